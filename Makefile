@@ -1,0 +1,53 @@
+# kafkalog: the two commands of the README's quick start, and the checks they stand on.
+#
+#   make demo    build everything into .venv and run the main job
+#   make test    build everything into .venv, then lint, type-check and run the whole test suite
+#
+# Each target sets up what it needs; nothing has to be installed by hand first but Python 3.11+.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
+
+.PHONY: all demo test lint typecheck stubtest pytest bench build clean
+
+all: test
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Installs kafkalog (compiling kafkalog._core) with its test, bench and dev tools. Editable, so a
+# change to a .py file is live at once; a change to the .pyx or the C header rebuilds here.
+$(STAMP): $(PY) $(SOURCES)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -c "import kafkalog._core"
+	touch $(STAMP)
+
+build: $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m kafkalog.demo
+
+lint: $(STAMP)
+	$(PY) -m ruff check kafkalog tests bench
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+stubtest: $(STAMP)
+	$(PY) -m mypy.stubtest kafkalog._core --concise --mypy-config-file pyproject.toml
+
+pytest: $(STAMP)
+	$(PY) -m pytest
+
+test: lint typecheck stubtest pytest
+
+bench: $(STAMP)
+	$(PY) -m pytest bench --benchmark-only -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info kafkalog/_core.c kafkalog/_core.html kafkalog/*.so

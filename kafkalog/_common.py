@@ -1,0 +1,142 @@
+"""Layout constants and column types shared by the two kernel twins (``_core.pyx`` and ``_core_py.py``).
+
+Byte positions follow Kafka's ``Records``, ``LegacyRecord`` and ``DefaultRecordBatch`` (clients,
+tag 3.8.0); all integers on disk are big-endian.  Both twins import from here so that a position
+changed in one place changes for both.
+
+The batch scan and the record decode return numpy structured arrays with these dtypes.  The compiled
+twin writes them through packed C structs of the same layout, so a field added here must be added, in
+the same place, to the ``cdef packed struct`` declarations in ``_core.pyx``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+# --- framing common to every magic (Records.java) ------------------------------------------------
+OFFSET_OFFSET = 0
+SIZE_OFFSET = 8
+LOG_OVERHEAD = 12  # offset (int64) + size (int32)
+MAGIC_OFFSET = 16  # the magic byte sits at the same place in v0, v1 and v2
+HEADER_SIZE_UP_TO_MAGIC = 17
+
+MAGIC_V0 = 0
+MAGIC_V1 = 1
+MAGIC_V2 = 2
+CURRENT_MAGIC = MAGIC_V2
+
+# --- legacy messages, v0 and v1 (LegacyRecord.java); positions inside the message, after the frame --
+LEGACY_CRC_OFFSET = 0
+LEGACY_MAGIC_OFFSET = 4
+LEGACY_ATTRIBUTES_OFFSET = 5
+LEGACY_TIMESTAMP_OFFSET = 6  # v1 only
+LEGACY_KEY_SIZE_OFFSET_V0 = 6
+LEGACY_KEY_SIZE_OFFSET_V1 = 14
+RECORD_OVERHEAD_V0 = 14  # crc + magic + attributes + key size + value size
+RECORD_OVERHEAD_V1 = 22  # ... + timestamp
+MIN_RECORD_OVERHEAD = RECORD_OVERHEAD_V0  # the smallest size field any entry may carry
+LEGACY_COMPRESSION_MASK = 0x07
+LEGACY_TIMESTAMP_TYPE_MASK = 0x08
+
+# --- record batch v2 (DefaultRecordBatch.java); positions from the start of the batch ------------
+BASE_OFFSET_OFFSET = 0
+LENGTH_OFFSET = 8
+PARTITION_LEADER_EPOCH_OFFSET = 12
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+LAST_OFFSET_DELTA_OFFSET = 23
+BASE_TIMESTAMP_OFFSET = 27
+MAX_TIMESTAMP_OFFSET = 35
+PRODUCER_ID_OFFSET = 43
+PRODUCER_EPOCH_OFFSET = 51
+BASE_SEQUENCE_OFFSET = 53
+RECORDS_COUNT_OFFSET = 57
+RECORDS_OFFSET = 61
+RECORD_BATCH_OVERHEAD = RECORDS_OFFSET
+
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+NO_TIMESTAMP = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+
+# The fewest bytes one v2 record can take: length, attributes, timestamp delta, offset delta, key
+# length, value length and header count, one byte each.  Used to refuse a record count that the bytes
+# cannot hold before anything is allocated for it.
+MIN_V2_RECORD_SIZE = 7
+MAX_VARINT_BYTES = 5
+MAX_VARLONG_BYTES = 10
+
+
+class ScanStop(enum.IntEnum):
+    """Why the batch scan stopped.  Every reason but ``END`` and ``LIMIT`` leaves bytes unread."""
+
+    END = 0  #: the range was consumed exactly
+    PARTIAL = 1  #: the bytes left are the start of an entry that does not fit (a write cut short)
+    SIZE_TOO_SMALL = 2  #: a size field below what the entry's magic needs
+    TOO_LARGE = 3  #: a size field past the caller's limit
+    BAD_MAGIC = 4  #: a magic byte other than 0, 1, 2
+    BAD_CRC = 5  #: the stored CRC does not match the bytes (only when asked to stop on it)
+    LIMIT = 6  #: the caller's batch limit was reached before the end
+
+
+#: One row per log entry found by the scan.  ``position`` is where its 12-byte frame starts and
+#: ``size`` the whole entry (frame included).  For legacy entries ``base_offset`` and ``last_offset``
+#: are both the frame's offset (for a compressed wrapper that is its last inner offset; the true base
+#: needs decompression) and ``record_count`` is -1 for a wrapper.  ``valid`` is 1 or 0 when the CRC
+#: was checked, -1 when it was not.
+BATCH_DTYPE = np.dtype(
+    [
+        ("position", "i8"),
+        ("size", "i4"),
+        ("base_offset", "i8"),
+        ("last_offset", "i8"),
+        ("max_timestamp", "i8"),
+        ("crc", "u4"),
+        ("record_count", "i4"),
+        ("attributes", "i2"),
+        ("magic", "i1"),
+        ("valid", "i1"),
+    ],
+    align=False,
+)
+
+#: One row per record found by the record decode.  Positions index the buffer handed to the kernel;
+#: a length of -1 means null.  ``header_index``/``header_count`` select rows of the header columns.
+#: ``crc``, ``attributes`` and ``magic`` are the legacy message's own (0 and 2 for v2 records).
+RECORD_DTYPE = np.dtype(
+    [
+        ("offset", "i8"),
+        ("timestamp", "i8"),
+        ("key_pos", "i8"),
+        ("value_pos", "i8"),
+        ("key_len", "i4"),
+        ("value_len", "i4"),
+        ("header_index", "i4"),
+        ("header_count", "i4"),
+        ("crc", "u4"),
+        ("attributes", "i1"),
+        ("magic", "i1"),
+        ("pad", "i2"),
+    ],
+    align=False,
+)
+
+#: One row per record header.  ``value_len`` is -1 for a null header value.
+HEADER_DTYPE = np.dtype(
+    [
+        ("key_pos", "i8"),
+        ("value_pos", "i8"),
+        ("key_len", "i4"),
+        ("value_len", "i4"),
+    ],
+    align=False,
+)

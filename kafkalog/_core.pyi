@@ -1,0 +1,94 @@
+"""The compiled kernels' interface (``kafkalog/_core.pyx``); checked against the build by stubtest.
+
+Buffers are any C-contiguous bytes-like object: ``bytes``, ``bytearray``, ``memoryview``, ``mmap``.
+The plain twin ``kafkalog/_core_py.py`` has the same names and signatures.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Buffer, disjoint_base
+
+__all__ = [
+    "IMPLEMENTATION",
+    "Record",
+    "crc32",
+    "crc32c",
+    "crc32c_hardware",
+    "decode_legacy_records",
+    "decode_v2_record_objects",
+    "decode_v2_records",
+    "encode_v2_records",
+    "scan_batches",
+    "set_crc32c_software",
+]
+
+IMPLEMENTATION: str
+
+@disjoint_base
+class Record:
+    @property
+    def offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def headers(self) -> list[tuple[str, bytes | None]]: ...
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+    ) -> None: ...
+    def as_tuple(self) -> tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Any, ...]: ...
+
+def crc32c(data: Buffer, crc: int = 0) -> int: ...  # const unsigned char[::1]
+def crc32(data: Buffer, crc: int = 0) -> int: ...  # const unsigned char[::1]
+def crc32c_hardware() -> bool: ...
+def set_crc32c_software(on: bool) -> None: ...
+def scan_batches(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int = 0,
+    end: int = -1,
+    check_crc: bool = True,
+    stop_on_invalid: bool = True,
+    max_entry_size: int = 0x7FFFFFFF,
+    max_batches: int = 0x7FFFFFFFFFFFFFFF,
+) -> tuple[npt.NDArray[np.void], int, int]: ...
+def decode_v2_records(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+) -> tuple[npt.NDArray[np.void], npt.NDArray[np.void]]: ...
+def decode_v2_record_objects(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+) -> list[Record]: ...
+def decode_legacy_records(buf: Buffer, start: int, end: int) -> npt.NDArray[np.void]: ...
+def encode_v2_records(
+    timestamps: Sequence[int],
+    keys: Sequence[Buffer | None],
+    values: Sequence[Buffer | None],
+    headers: Sequence[Sequence[tuple[str, Buffer | None]] | None] | None,
+    base_timestamp: int,
+    offset_deltas: Sequence[int] | None = None,
+) -> bytes: ...

@@ -1,0 +1,941 @@
+# cython: freethreading_compatible = False
+"""The compiled kernels: the loops that touch every byte of a log, over typed memoryviews.
+
+Twin of ``kafkalog/_core_py.py``: the same functions, signatures, results and errors, checked by
+one test suite and timed side by side by ``bench/``.  Read the plain twin to learn what a kernel
+does; read this one to see how it is made fast:
+
+* buffers arrive as ``const unsigned char[::1]`` (bytes, bytearray, memoryview or mmap) and are
+  released when the call returns, so no view of an mmap outlives the call (design.md §3);
+* fixed-width fields are read with the big-endian helpers of ``_kernels.h`` (memcpy + bswap);
+* CRC-32C runs three crc32q chains on SSE4.2 CPUs and a slicing-by-8 table elsewhere;
+* results are written through packed structs straight into numpy structured arrays whose dtypes
+  are defined once, in ``_common.py``;
+* errors are found in C and raised by one Python function, with the plain twin's messages.
+
+Compiler directives are set in one place, ``setup.py`` (``KAFKALOG_CYTHON_DEBUG=1`` turns the checks
+back on).
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE
+from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
+
+__all__ = [
+    "IMPLEMENTATION",
+    "Record",
+    "crc32",
+    "crc32c",
+    "crc32c_hardware",
+    "decode_legacy_records",
+    "decode_v2_record_objects",
+    "decode_v2_records",
+    "encode_v2_records",
+    "scan_batches",
+    "set_crc32c_software",
+]
+
+IMPLEMENTATION = "cython"
+
+
+cdef extern from "_kernels.h" nogil:
+    int64_t kl_get_i64(const unsigned char *p)
+    int32_t kl_get_i32(const unsigned char *p)
+    uint32_t kl_get_u32(const unsigned char *p)
+    int16_t kl_get_i16(const unsigned char *p)
+    void kl_crc_init()
+    void kl_crc32c_force_software(int on)
+    uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t n)
+    uint32_t kl_crc32(uint32_t crc, const unsigned char *p, size_t n)
+    int kl_have_sse42
+
+
+kl_crc_init()
+
+# Layout constants (the values of kafkalog/_common.py, as C constants for the loops).
+cdef enum:
+    LOG_OVERHEAD = 12
+    MAGIC_OFFSET = 16
+    HEADER_SIZE_UP_TO_MAGIC = 17
+    CRC_OFFSET = 17
+    ATTRIBUTES_OFFSET = 21
+    LAST_OFFSET_DELTA_OFFSET = 23
+    MAX_TIMESTAMP_OFFSET = 35
+    RECORDS_COUNT_OFFSET = 57
+    RECORD_BATCH_OVERHEAD = 61
+    MIN_RECORD_OVERHEAD = 14
+    RECORD_OVERHEAD_V1 = 22
+    MIN_V2_RECORD_SIZE = 7
+    LEGACY_COMPRESSION_MASK = 0x07
+    # CRC work below this many bytes is not worth giving the GIL away for.
+    NOGIL_CRC_BYTES = 65536
+
+# ScanStop values (kafkalog._common.ScanStop).
+cdef enum:
+    STOP_END = 0
+    STOP_PARTIAL = 1
+    STOP_SIZE_TOO_SMALL = 2
+    STOP_TOO_LARGE = 3
+    STOP_BAD_MAGIC = 4
+    STOP_BAD_CRC = 5
+    STOP_LIMIT = 6
+
+cdef packed struct BatchRow:
+    int64_t position
+    int32_t size
+    int64_t base_offset
+    int64_t last_offset
+    int64_t max_timestamp
+    uint32_t crc
+    int32_t record_count
+    int16_t attributes
+    int8_t magic
+    int8_t valid
+
+cdef packed struct RecordRow:
+    int64_t offset
+    int64_t timestamp
+    int64_t key_pos
+    int64_t value_pos
+    int32_t key_len
+    int32_t value_len
+    int32_t header_index
+    int32_t header_count
+    uint32_t crc
+    int8_t attributes
+    int8_t magic
+    int16_t pad
+
+cdef packed struct HeaderRow:
+    int64_t key_pos
+    int64_t value_pos
+    int32_t key_len
+    int32_t value_len
+
+
+# ---------------------------------------------------------------------------------------------------
+# CRCs
+
+
+def crc32c(const unsigned char[::1] data, uint32_t crc=0):
+    """CRC-32C (Castagnoli) of ``data``, continuing from ``crc`` (Kafka: ``Crc32C.compute``)."""
+    cdef size_t n = data.shape[0]
+    cdef const unsigned char *p = &data[0] if n else NULL
+    if n >= NOGIL_CRC_BYTES:
+        with nogil:
+            crc = kl_crc32c(crc, p, n)
+        return crc
+    return kl_crc32c(crc, p, n)
+
+
+def crc32(const unsigned char[::1] data, uint32_t crc=0):
+    """CRC-32 (IEEE, as ``java.util.zip.CRC32``) of ``data``, continuing from ``crc``.
+
+    The CRC of legacy (v0/v1) messages.
+    """
+    cdef size_t n = data.shape[0]
+    cdef const unsigned char *p = &data[0] if n else NULL
+    if n >= NOGIL_CRC_BYTES:
+        with nogil:
+            crc = kl_crc32(crc, p, n)
+        return crc
+    return kl_crc32(crc, p, n)
+
+
+def crc32c_hardware():
+    """Whether CRC-32C runs on the CPU's crc32 instruction (SSE4.2)."""
+    return bool(kl_have_sse42)
+
+
+def set_crc32c_software(bint on):
+    """Force the table CRC-32C even where the CPU has SSE4.2 (for benchmarks); ``False`` undoes it."""
+    kl_crc32c_force_software(1 if on else 0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The batch scan
+
+
+cdef inline uint32_t _entry_crc(const unsigned char *p, size_t n, bint v2) noexcept nogil:
+    return kl_crc32c(0, p, n) if v2 else kl_crc32(0, p, n)
+
+
+def scan_batches(const unsigned char[::1] buf, Py_ssize_t start=0, Py_ssize_t end=-1,
+                 bint check_crc=True, bint stop_on_invalid=True,
+                 int64_t max_entry_size=0x7FFFFFFF, int64_t max_batches=0x7FFFFFFFFFFFFFFF):
+    """Walk the log entries of ``buf[start:end]`` (any magic, mixed) and describe each one.
+
+    Same contract as ``_core_py.scan_batches``: returns ``(batches, stop_position, stop_reason)``
+    and never raises on bad bytes.
+    """
+    cdef Py_ssize_t total = buf.shape[0]
+    if end < 0 or end > total:
+        end = total
+    if start < 0:
+        start = 0
+    cdef const unsigned char *p = &buf[0] if total else NULL
+    cdef Py_ssize_t capacity = (end - start) // (LOG_OVERHEAD + MIN_RECORD_OVERHEAD) + 1
+    if capacity > 4096:
+        capacity = 4096
+    if capacity > max_batches:
+        capacity = max_batches if max_batches > 0 else 1
+    rows_array = np.empty(capacity, dtype=BATCH_DTYPE)
+    cdef BatchRow[::1] rows = rows_array
+    cdef Py_ssize_t n = 0
+    cdef Py_ssize_t pos = start
+    cdef Py_ssize_t remaining, entry_end, crc_len
+    cdef int64_t offset
+    cdef int32_t size
+    cdef int magic, reason = STOP_END
+    cdef uint32_t stored, computed
+    cdef int8_t valid
+    cdef const unsigned char *e
+    cdef BatchRow *row
+    while True:
+        remaining = end - pos
+        if remaining <= 0:
+            reason = STOP_END
+            break
+        if n >= max_batches:
+            reason = STOP_LIMIT
+            break
+        if remaining < LOG_OVERHEAD:
+            reason = STOP_PARTIAL
+            break
+        e = p + pos
+        offset = kl_get_i64(e)
+        size = kl_get_i32(e + 8)
+        if size < MIN_RECORD_OVERHEAD:
+            reason = STOP_SIZE_TOO_SMALL
+            break
+        if size > max_entry_size:
+            reason = STOP_TOO_LARGE
+            break
+        if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + <Py_ssize_t>size:
+            reason = STOP_PARTIAL
+            break
+        magic = e[MAGIC_OFFSET]
+        if magic > 2:
+            reason = STOP_BAD_MAGIC
+            break
+        if magic == 2 and LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD:
+            reason = STOP_SIZE_TOO_SMALL
+            break
+        if magic == 1 and size < RECORD_OVERHEAD_V1:
+            reason = STOP_SIZE_TOO_SMALL
+            break
+        entry_end = pos + LOG_OVERHEAD + size
+        valid = -1
+        if check_crc:
+            if magic == 2:
+                stored = kl_get_u32(e + CRC_OFFSET)
+                crc_len = entry_end - pos - ATTRIBUTES_OFFSET
+                if size >= NOGIL_CRC_BYTES:
+                    with nogil:
+                        computed = _entry_crc(e + ATTRIBUTES_OFFSET, crc_len, True)
+                else:
+                    computed = _entry_crc(e + ATTRIBUTES_OFFSET, crc_len, True)
+            else:
+                stored = kl_get_u32(e + LOG_OVERHEAD)
+                computed = _entry_crc(e + MAGIC_OFFSET, entry_end - pos - MAGIC_OFFSET, False)
+            valid = 1 if computed == stored else 0
+            if not valid and stop_on_invalid:
+                reason = STOP_BAD_CRC
+                break
+        if n == capacity:
+            capacity *= 2
+            grown = np.empty(capacity, dtype=BATCH_DTYPE)
+            grown[:n] = rows_array[:n]
+            rows_array = grown
+            rows = rows_array
+        row = &rows[n]
+        row.position = pos
+        row.size = <int32_t>(entry_end - pos)
+        row.base_offset = offset
+        row.magic = <int8_t>magic
+        row.valid = valid
+        if magic == 2:
+            row.crc = kl_get_u32(e + CRC_OFFSET)
+            row.attributes = kl_get_i16(e + ATTRIBUTES_OFFSET)
+            # Java long arithmetic: a hostile delta wraps instead of being undefined behaviour.
+            row.last_offset = <int64_t>(
+                <uint64_t>offset + <uint64_t><int64_t>kl_get_i32(e + LAST_OFFSET_DELTA_OFFSET))
+            row.max_timestamp = kl_get_i64(e + MAX_TIMESTAMP_OFFSET)
+            row.record_count = kl_get_i32(e + RECORDS_COUNT_OFFSET)
+        else:
+            row.crc = kl_get_u32(e + LOG_OVERHEAD)
+            row.attributes = e[LOG_OVERHEAD + 5]
+            row.last_offset = offset
+            row.max_timestamp = kl_get_i64(e + LOG_OVERHEAD + 6) if magic == 1 else -1
+            row.record_count = 1 if (e[LOG_OVERHEAD + 5] & LEGACY_COMPRESSION_MASK) == 0 else -1
+        n += 1
+        pos = entry_end
+    return rows_array[:n].copy() if n < capacity // 2 else rows_array[:n], pos, reason
+
+
+# ---------------------------------------------------------------------------------------------------
+# Varints (Kafka's ByteUtils) and the v2 record parser
+
+
+# Error codes of the parsers; _raise turns one into the plain twin's exception and message.
+cdef enum:
+    E_OK = 0
+    E_PREMATURE_EOF
+    E_VARINT_PAST
+    E_VARINT_LONG
+    E_VARLONG_PAST
+    E_VARLONG_LONG
+    E_RECORD_SIZE_AVAIL
+    E_EMPTY_BODY
+    E_KEY_SIZE
+    E_VALUE_SIZE
+    E_NEG_HEADERS
+    E_TOO_MANY_HEADERS
+    E_NEG_HEADER_KEY
+    E_HEADER_KEY_SIZE
+    E_HEADER_VALUE_SIZE
+    E_RECORD_SIZE_READ
+    E_REMAINING
+    E_COUNT_NEGATIVE
+    E_COUNT_TOO_BIG
+    E_LEGACY_SHORT_FRAME
+    E_LEGACY_SIZE_SMALL
+    E_LEGACY_TRUNCATED
+    E_LEGACY_MAGIC
+    E_LEGACY_V1_SMALL
+    E_LEGACY_KEY
+    E_LEGACY_VALUE
+
+
+cdef struct Err:
+    int code
+    Py_ssize_t pos
+    int64_t a
+    int64_t b
+
+
+cdef int _raise(Err *err) except -1:
+    cdef int code = err.code
+    cdef Py_ssize_t pos = err.pos
+    a = err.a
+    b = err.b
+    if code == E_PREMATURE_EOF:
+        raise InvalidRecordError("Incorrect declared batch size, premature EOF reached", pos)
+    if code == E_VARINT_PAST:
+        raise InvalidRecordError("Found invalid record structure: a varint runs past the record", pos)
+    if code == E_VARINT_LONG:
+        raise InvalidRecordError("Varint is too long, the most significant bit in the 5th byte is set", pos)
+    if code == E_VARLONG_PAST:
+        raise InvalidRecordError("Found invalid record structure: a varlong runs past the record", pos)
+    if code == E_VARLONG_LONG:
+        raise InvalidRecordError("Varlong is too long, most significant bit in the 10th byte is set", pos)
+    if code == E_RECORD_SIZE_AVAIL:
+        raise InvalidRecordError(
+            f"Invalid record size: expected {a} bytes in record payload, but instead the "
+            f"buffer has only {b} remaining bytes", pos)
+    if code == E_EMPTY_BODY:
+        raise InvalidRecordError("Found invalid record structure: empty record body", pos)
+    if code == E_KEY_SIZE:
+        raise InvalidRecordError(f"Found invalid record structure: key size {a}", pos)
+    if code == E_VALUE_SIZE:
+        raise InvalidRecordError(f"Found invalid record structure: value size {a}", pos)
+    if code == E_NEG_HEADERS:
+        raise InvalidRecordError(f"Found invalid number of record headers {a}", pos)
+    if code == E_TOO_MANY_HEADERS:
+        raise InvalidRecordError(
+            f"Found invalid number of record headers {a}: more than the {b} bytes left in the record", pos)
+    if code == E_NEG_HEADER_KEY:
+        raise InvalidRecordError(f"Invalid negative header key size {a}", pos)
+    if code == E_HEADER_KEY_SIZE:
+        raise InvalidRecordError(f"Found invalid record structure: header key size {a}", pos)
+    if code == E_HEADER_VALUE_SIZE:
+        raise InvalidRecordError(f"Found invalid record structure: header value size {a}", pos)
+    if code == E_RECORD_SIZE_READ:
+        raise InvalidRecordError(
+            f"Invalid record size: expected to read {a} bytes in record payload, but instead read {b}", pos)
+    if code == E_REMAINING:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", pos)
+    if code == E_COUNT_NEGATIVE:
+        raise InvalidRecordError(f"Found invalid record count {a}", pos)
+    if code == E_COUNT_TOO_BIG:
+        raise InvalidRecordError(
+            f"Incorrect declared batch size, premature EOF reached: {a} records cannot fit in {b} bytes", pos)
+    if code == E_LEGACY_SHORT_FRAME:
+        raise CorruptRecordError(
+            f"Truncated message: {a} bytes left, fewer than the {LOG_OVERHEAD}-byte log overhead", pos)
+    if code == E_LEGACY_SIZE_SMALL:
+        raise CorruptRecordError(
+            f"Message size {a} is smaller than the minimum record overhead ({MIN_RECORD_OVERHEAD})", pos)
+    if code == E_LEGACY_TRUNCATED:
+        raise CorruptRecordError(f"Truncated message: size {a} but only {b} bytes follow", pos)
+    if code == E_LEGACY_MAGIC:
+        raise UnsupportedMagicError(f"Invalid magic {a} in a legacy message set", pos)
+    if code == E_LEGACY_V1_SMALL:
+        raise CorruptRecordError(
+            f"Message size {a} is smaller than the v1 record overhead ({RECORD_OVERHEAD_V1})", pos)
+    if code == E_LEGACY_KEY:
+        raise CorruptRecordError(f"Key size {a} runs past the message of size {b}", pos)
+    if code == E_LEGACY_VALUE:
+        raise CorruptRecordError(f"Value size {a} runs past the message of size {b}", pos)
+    raise AssertionError(f"unknown kernel error code {code}")
+
+
+cdef inline int _fail(Err *err, int code, Py_ssize_t pos, int64_t a=0, int64_t b=0) noexcept nogil:
+    err.code = code
+    err.pos = pos
+    err.a = a
+    err.b = b
+    return code
+
+
+cdef inline int _read_varint(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end, int32_t *out,
+                             Err *err) noexcept nogil:
+    """ByteUtils.readVarint: at most 5 bytes; the high bits of the 5th fall off, as Java's do."""
+    cdef uint32_t value = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    cdef Py_ssize_t i = pos[0]
+    while True:
+        if i >= end:
+            return _fail(err, E_VARINT_PAST, i)
+        b = p[i]
+        i += 1
+        if (b & 0x80) == 0:
+            value |= (<uint32_t>b) << shift
+            break
+        value |= (<uint32_t>(b & 0x7F)) << shift
+        shift += 7
+        if shift > 28:
+            return _fail(err, E_VARINT_LONG, i)
+    pos[0] = i
+    out[0] = <int32_t>((value >> 1) ^ (-(value & 1)))
+    return E_OK
+
+
+cdef inline int _read_varlong(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end, int64_t *out,
+                              Err *err) noexcept nogil:
+    """ByteUtils.readVarlong: at most 10 bytes, wrapped to 64 bits."""
+    cdef uint64_t value = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    cdef Py_ssize_t i = pos[0]
+    while True:
+        if i >= end:
+            return _fail(err, E_VARLONG_PAST, i)
+        b = p[i]
+        i += 1
+        if (b & 0x80) == 0:
+            value |= (<uint64_t>b) << shift
+            break
+        value |= (<uint64_t>(b & 0x7F)) << shift
+        shift += 7
+        if shift > 63:
+            return _fail(err, E_VARLONG_LONG, i)
+    pos[0] = i
+    out[0] = <int64_t>((value >> 1) ^ (-(value & 1)))
+    return E_OK
+
+
+cdef struct V2Record:
+    int64_t offset
+    int64_t timestamp
+    Py_ssize_t key_pos
+    Py_ssize_t value_pos
+    int32_t key_len
+    int32_t value_len
+    int32_t n_headers
+    Py_ssize_t record_start
+    Py_ssize_t body_start
+    Py_ssize_t body_end
+    int32_t length
+
+
+cdef inline int _check_count(int64_t count, Py_ssize_t start, Py_ssize_t end, Err *err) noexcept nogil:
+    if count < 0:
+        return _fail(err, E_COUNT_NEGATIVE, start, count)
+    if count > (end - start) // MIN_V2_RECORD_SIZE:
+        return _fail(err, E_COUNT_TOO_BIG, start, count, end - start)
+    return E_OK
+
+
+cdef inline int _read_record_head(const unsigned char *p, Py_ssize_t *pos, Py_ssize_t end,
+                                  int64_t base_offset, int64_t base_timestamp, bint has_append_time,
+                                  int64_t append_time, V2Record *r, Err *err) noexcept nogil:
+    """DefaultRecord.readFrom up to the header count (the same checks as _walk_v2_records, in order)."""
+    cdef int32_t length, offset_delta, key_len, value_len, n_headers
+    cdef int64_t timestamp_delta
+    if pos[0] >= end:
+        return _fail(err, E_PREMATURE_EOF, pos[0])
+    r.record_start = pos[0]
+    if _read_varint(p, pos, end, &length, err):
+        return err.code
+    if length < 0 or length > end - pos[0]:
+        return _fail(err, E_RECORD_SIZE_AVAIL, r.record_start, length, end - pos[0])
+    r.length = length
+    r.body_start = pos[0]
+    r.body_end = pos[0] + length
+    if pos[0] >= r.body_end:
+        return _fail(err, E_EMPTY_BODY, r.record_start)
+    pos[0] += 1  # attributes: unused by every version so far
+    if _read_varlong(p, pos, r.body_end, &timestamp_delta, err):
+        return err.code
+    if _read_varint(p, pos, r.body_end, &offset_delta, err):
+        return err.code
+    if _read_varint(p, pos, r.body_end, &key_len, err):
+        return err.code
+    r.key_pos = pos[0]
+    if key_len >= 0:
+        if key_len > r.body_end - pos[0]:
+            return _fail(err, E_KEY_SIZE, r.record_start, key_len)
+        pos[0] += key_len
+    else:
+        key_len = -1
+    if _read_varint(p, pos, r.body_end, &value_len, err):
+        return err.code
+    r.value_pos = pos[0]
+    if value_len >= 0:
+        if value_len > r.body_end - pos[0]:
+            return _fail(err, E_VALUE_SIZE, r.record_start, value_len)
+        pos[0] += value_len
+    else:
+        value_len = -1
+    if _read_varint(p, pos, r.body_end, &n_headers, err):
+        return err.code
+    if n_headers < 0:
+        return _fail(err, E_NEG_HEADERS, r.record_start, n_headers)
+    if n_headers > r.body_end - pos[0]:
+        return _fail(err, E_TOO_MANY_HEADERS, r.record_start, n_headers, r.body_end - pos[0])
+    r.key_len = key_len
+    r.value_len = value_len
+    r.n_headers = n_headers
+    r.offset = <int64_t>(<uint64_t>base_offset + <uint64_t><int64_t>offset_delta)
+    if has_append_time:
+        r.timestamp = append_time
+    else:
+        r.timestamp = <int64_t>(<uint64_t>base_timestamp + <uint64_t>timestamp_delta)
+    return E_OK
+
+
+cdef inline int _read_header(const unsigned char *p, Py_ssize_t *pos, V2Record *r, HeaderRow *h,
+                             Err *err) noexcept nogil:
+    cdef int32_t key_len, value_len
+    if _read_varint(p, pos, r.body_end, &key_len, err):
+        return err.code
+    if key_len < 0:
+        return _fail(err, E_NEG_HEADER_KEY, r.record_start, key_len)
+    if key_len > r.body_end - pos[0]:
+        return _fail(err, E_HEADER_KEY_SIZE, r.record_start, key_len)
+    h.key_pos = pos[0]
+    h.key_len = key_len
+    pos[0] += key_len
+    if _read_varint(p, pos, r.body_end, &value_len, err):
+        return err.code
+    h.value_pos = pos[0]
+    if value_len >= 0:
+        if value_len > r.body_end - pos[0]:
+            return _fail(err, E_HEADER_VALUE_SIZE, r.record_start, value_len)
+        pos[0] += value_len
+    else:
+        value_len = -1
+    h.value_len = value_len
+    return E_OK
+
+
+cdef inline int _finish_record(Py_ssize_t pos, V2Record *r, Err *err) noexcept nogil:
+    if pos != r.body_end:
+        return _fail(err, E_RECORD_SIZE_READ, r.record_start, r.length, pos - r.body_start)
+    return E_OK
+
+
+cdef inline int _bounds(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end) except -1:
+    if start < 0 or end < start or end > total:
+        raise ValueError(f"range [{start}, {end}) is outside the buffer of {total} bytes")
+    return 0
+
+
+def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                      int64_t base_offset, int64_t base_timestamp, append_time=None):
+    """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
+    _bounds(buf.shape[0], start, end)
+    cdef Err err
+    err.code = E_OK
+    if _check_count(count, start, end, &err):
+        _raise(&err)
+    cdef bint has_append_time = append_time is not None
+    cdef int64_t append_ts = append_time if has_append_time else 0
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    records_array = np.empty(count, dtype=RECORD_DTYPE)
+    cdef RecordRow[::1] records = records_array
+    cdef Py_ssize_t header_capacity = 16
+    headers_array = np.empty(header_capacity, dtype=HEADER_DTYPE)
+    cdef HeaderRow[::1] headers = headers_array
+    cdef Py_ssize_t n_headers = 0
+    cdef Py_ssize_t pos = start
+    cdef int64_t i
+    cdef int32_t _h
+    cdef V2Record r
+    cdef RecordRow *row
+    memset(&r, 0, sizeof(r))
+    for i in range(count):
+        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
+                             &r, &err):
+            _raise(&err)
+        row = &records[i]
+        row.offset = r.offset
+        row.timestamp = r.timestamp
+        row.key_pos = r.key_pos
+        row.key_len = r.key_len
+        row.value_pos = r.value_pos
+        row.value_len = r.value_len
+        row.header_index = <int32_t>n_headers
+        row.header_count = r.n_headers
+        row.crc = 0
+        row.attributes = 0
+        row.magic = 2
+        row.pad = 0
+        if r.n_headers:
+            if n_headers + r.n_headers > header_capacity:
+                while n_headers + r.n_headers > header_capacity:
+                    header_capacity *= 2
+                grown = np.empty(header_capacity, dtype=HEADER_DTYPE)
+                grown[:n_headers] = headers_array[:n_headers]
+                headers_array = grown
+                headers = headers_array
+            for _h in range(r.n_headers):
+                if _read_header(p, &pos, &r, &headers[n_headers], &err):
+                    _raise(&err)
+                n_headers += 1
+        if _finish_record(pos, &r, &err):
+            _raise(&err)
+    if pos != end:
+        _fail(&err, E_REMAINING, pos)
+        _raise(&err)
+    return records_array, headers_array[:n_headers].copy()
+
+
+cdef class Record:
+    """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
+    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``).
+
+    Kafka: ``org.apache.kafka.common.record.Record``.  Equal to any record, of either twin, with the
+    same five fields.
+    """
+
+    cdef readonly int64_t offset
+    cdef readonly int64_t timestamp
+    cdef readonly object key
+    cdef readonly object value
+    cdef readonly list headers
+
+    def __init__(self, int64_t offset, int64_t timestamp, key, value, headers=None):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers = list(headers) if headers is not None else []
+
+    def as_tuple(self):
+        return (self.offset, self.timestamp, self.key, self.value, self.headers)
+
+    def __eq__(self, other):
+        as_tuple = getattr(other, "as_tuple", None)
+        if as_tuple is None:
+            return NotImplemented
+        return self.as_tuple() == as_tuple()
+
+    def __hash__(self):
+        return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
+
+    def __reduce__(self):
+        return (Record, self.as_tuple())
+
+    def __repr__(self):
+        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r})")
+
+
+cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_t length):
+    if length < 0:
+        return None
+    return PyBytes_FromStringAndSize(<const char *>(p + pos), length)
+
+
+def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
+                             int64_t count, int64_t base_offset, int64_t base_timestamp,
+                             append_time=None):
+    """The same decode as ``decode_v2_records``, producing ``Record`` objects."""
+    _bounds(buf.shape[0], start, end)
+    cdef Err err
+    err.code = E_OK
+    if _check_count(count, start, end, &err):
+        _raise(&err)
+    cdef bint has_append_time = append_time is not None
+    cdef int64_t append_ts = append_time if has_append_time else 0
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef list out = []
+    cdef Py_ssize_t pos = start
+    cdef int64_t _i
+    cdef int32_t _h
+    cdef V2Record r
+    cdef HeaderRow hrow
+    cdef Record rec
+    cdef list headers
+    memset(&r, 0, sizeof(r))
+    memset(&hrow, 0, sizeof(hrow))
+    for _i in range(count):
+        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
+                             &r, &err):
+            _raise(&err)
+        rec = Record.__new__(Record)
+        rec.offset = r.offset
+        rec.timestamp = r.timestamp
+        rec.key = _bytes_or_none(p, r.key_pos, r.key_len)
+        rec.value = _bytes_or_none(p, r.value_pos, r.value_len)
+        headers = []
+        for _h in range(r.n_headers):
+            if _read_header(p, &pos, &r, &hrow, &err):
+                _raise(&err)
+            headers.append((
+                PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, "replace"),
+                _bytes_or_none(p, hrow.value_pos, hrow.value_len),
+            ))
+        rec.headers = headers
+        if _finish_record(pos, &r, &err):
+            _raise(&err)
+        out.append(rec)
+    if pos != end:
+        _fail(&err, E_REMAINING, pos)
+        _raise(&err)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Legacy messages
+
+
+def decode_legacy_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end):
+    """Decode the framed v0/v1 messages filling ``buf[start:end]`` into columns (see ``_core_py``)."""
+    _bounds(buf.shape[0], start, end)
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    cdef Py_ssize_t capacity = (end - start) // (LOG_OVERHEAD + MIN_RECORD_OVERHEAD) + 1
+    if capacity > 4096:
+        capacity = 4096
+    rows_array = np.empty(capacity, dtype=RECORD_DTYPE)
+    cdef RecordRow[::1] rows = rows_array
+    cdef Py_ssize_t n = 0
+    cdef Py_ssize_t pos = start
+    cdef Py_ssize_t message, message_end, key_size_at, key_pos, value_size_at, value_pos
+    cdef int64_t offset, timestamp
+    cdef int32_t size, key_len, value_len
+    cdef int magic
+    cdef Err err
+    cdef RecordRow *row
+    err.code = E_OK
+    while pos < end:
+        if end - pos < LOG_OVERHEAD:
+            _fail(&err, E_LEGACY_SHORT_FRAME, pos, end - pos)
+            _raise(&err)
+        offset = kl_get_i64(p + pos)
+        size = kl_get_i32(p + pos + 8)
+        if size < MIN_RECORD_OVERHEAD:
+            _fail(&err, E_LEGACY_SIZE_SMALL, pos, size)
+            _raise(&err)
+        if size > end - pos - LOG_OVERHEAD:
+            _fail(&err, E_LEGACY_TRUNCATED, pos, size, end - pos - LOG_OVERHEAD)
+            _raise(&err)
+        message = pos + LOG_OVERHEAD
+        message_end = message + size
+        magic = p[message + 4]
+        if magic > 1:
+            _fail(&err, E_LEGACY_MAGIC, pos, magic)
+            _raise(&err)
+        if magic == 1:
+            if size < RECORD_OVERHEAD_V1:
+                _fail(&err, E_LEGACY_V1_SMALL, pos, size)
+                _raise(&err)
+            timestamp = kl_get_i64(p + message + 6)
+            key_size_at = message + 14
+        else:
+            timestamp = -1
+            key_size_at = message + 6
+        key_len = kl_get_i32(p + key_size_at)
+        key_pos = key_size_at + 4
+        if key_len < 0:
+            key_len = -1
+        elif key_len > message_end - 4 - key_pos:
+            _fail(&err, E_LEGACY_KEY, pos, key_len, size)
+            _raise(&err)
+        value_size_at = key_pos + (key_len if key_len > 0 else 0)
+        value_len = kl_get_i32(p + value_size_at)
+        value_pos = value_size_at + 4
+        if value_len < 0:
+            value_len = -1
+        elif value_len > message_end - value_pos:
+            _fail(&err, E_LEGACY_VALUE, pos, value_len, size)
+            _raise(&err)
+        if n == capacity:
+            capacity *= 2
+            grown = np.empty(capacity, dtype=RECORD_DTYPE)
+            grown[:n] = rows_array[:n]
+            rows_array = grown
+            rows = rows_array
+        row = &rows[n]
+        row.offset = offset
+        row.timestamp = timestamp
+        row.key_pos = key_pos
+        row.value_pos = value_pos
+        row.key_len = key_len
+        row.value_len = value_len
+        row.header_index = 0
+        row.header_count = 0
+        row.crc = kl_get_u32(p + message)
+        row.attributes = <int8_t>p[message + 5]
+        row.magic = <int8_t>magic
+        row.pad = 0
+        n += 1
+        pos = message_end
+    return rows_array[:n].copy()
+
+
+# ---------------------------------------------------------------------------------------------------
+# v2 encode
+
+
+cdef inline Py_ssize_t _varint_size(uint32_t v) noexcept nogil:
+    cdef Py_ssize_t n = 1
+    while v & ~0x7F:
+        v >>= 7
+        n += 1
+    return n
+
+
+cdef inline Py_ssize_t _varlong_size(uint64_t v) noexcept nogil:
+    cdef Py_ssize_t n = 1
+    while v & ~(<uint64_t>0x7F):
+        v >>= 7
+        n += 1
+    return n
+
+
+cdef inline uint32_t _zigzag32(int32_t v) noexcept nogil:
+    return (<uint32_t>v << 1) ^ <uint32_t>(v >> 31)
+
+
+cdef inline uint64_t _zigzag64(int64_t v) noexcept nogil:
+    return (<uint64_t>v << 1) ^ <uint64_t>(v >> 63)
+
+
+cdef inline unsigned char *_put_varint(unsigned char *out, uint32_t v) noexcept nogil:
+    while v & ~0x7F:
+        out[0] = <unsigned char>((v & 0x7F) | 0x80)
+        out += 1
+        v >>= 7
+    out[0] = <unsigned char>v
+    return out + 1
+
+
+cdef inline unsigned char *_put_varlong(unsigned char *out, uint64_t v) noexcept nogil:
+    while v & ~(<uint64_t>0x7F):
+        out[0] = <unsigned char>((v & 0x7F) | 0x80)
+        out += 1
+        v >>= 7
+    out[0] = <unsigned char>v
+    return out + 1
+
+
+cdef inline bytes _as_bytes(object x):
+    if type(x) is bytes:
+        return <bytes>x
+    return bytes(x)
+
+
+cdef inline Py_ssize_t _field_size(object x) except -1:
+    """Bytes a key or value field takes: its varint length and its data (-1 for null: one byte)."""
+    cdef Py_ssize_t n
+    if x is None:
+        return 1
+    n = PyBytes_GET_SIZE(x)
+    return _varint_size(_zigzag32(<int32_t>n)) + n
+
+
+cdef inline unsigned char *_put_field(unsigned char *out, object x):
+    cdef Py_ssize_t n
+    if x is None:
+        out[0] = 1
+        return out + 1
+    n = PyBytes_GET_SIZE(x)
+    out = _put_varint(out, _zigzag32(<int32_t>n))
+    memcpy(out, PyBytes_AS_STRING(x), n)
+    return out + n
+
+
+def encode_v2_records(timestamps, keys, values, headers, int64_t base_timestamp, offset_deltas=None):
+    """The records section of a v2 batch (Kafka: ``DefaultRecord.writeTo``), see ``_core_py``."""
+    cdef Py_ssize_t n = len(timestamps)
+    if len(keys) != n or len(values) != n or (headers is not None and len(headers) != n) or (
+            offset_deltas is not None and len(offset_deltas) != n):
+        raise ValueError("encode_v2_records: the columns differ in length")
+    # First pass: normalise the fields to bytes and size every record, so the output is allocated once.
+    cdef list key_list = [None if k is None else _as_bytes(k) for k in keys]
+    cdef list value_list = [None if v is None else _as_bytes(v) for v in values]
+    cdef list header_list = [None] * n
+    cdef Py_ssize_t *body_sizes = <Py_ssize_t *>malloc((n if n else 1) * sizeof(Py_ssize_t))
+    if body_sizes == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t i, body, total = 0
+    cdef int64_t ts_delta
+    cdef int32_t offset_delta
+    cdef unsigned char *out
+    cdef object record_headers, hk, hv
+    try:
+        for i in range(n):
+            ts_delta = <int64_t>(<uint64_t><int64_t>timestamps[i] - <uint64_t>base_timestamp)
+            offset_delta = <int32_t>(offset_deltas[i] if offset_deltas is not None else i)
+            body = 1 + _varlong_size(_zigzag64(ts_delta)) + _varint_size(_zigzag32(offset_delta))
+            body += _field_size(key_list[i]) + _field_size(value_list[i])
+            record_headers = headers[i] if headers is not None else None
+            if record_headers:
+                encoded = []
+                for hk, hv in record_headers:
+                    if hk is None:
+                        raise ValueError("Invalid null header key found in headers")
+                    encoded.append((hk.encode("utf-8"), None if hv is None else _as_bytes(hv)))
+                header_list[i] = encoded
+                body += _varint_size(_zigzag32(<int32_t>len(encoded)))
+                for hk, hv in encoded:
+                    body += _field_size(hk) + _field_size(hv)
+            else:
+                body += 1
+            body_sizes[i] = body
+            total += _varint_size(_zigzag32(<int32_t>body)) + body
+        result = PyBytes_FromStringAndSize(NULL, total)
+        out = <unsigned char *>PyBytes_AS_STRING(result)
+        for i in range(n):
+            out = _put_varint(out, _zigzag32(<int32_t>body_sizes[i]))
+            out[0] = 0
+            out += 1
+            ts_delta = <int64_t>(<uint64_t><int64_t>timestamps[i] - <uint64_t>base_timestamp)
+            out = _put_varlong(out, _zigzag64(ts_delta))
+            offset_delta = <int32_t>(offset_deltas[i] if offset_deltas is not None else i)
+            out = _put_varint(out, _zigzag32(offset_delta))
+            out = _put_field(out, key_list[i])
+            out = _put_field(out, value_list[i])
+            record_headers = header_list[i]
+            if record_headers is None:
+                out[0] = 0
+                out += 1
+            else:
+                out = _put_varint(out, _zigzag32(<int32_t>len(record_headers)))
+                for hk, hv in record_headers:
+                    out = _put_field(out, hk)
+                    out = _put_field(out, hv)
+        return result
+    finally:
+        free(body_sizes)

@@ -1,0 +1,628 @@
+"""The kernels in plain Python: the readable reference, and the fallback when ``_core`` is not built.
+
+Every function here has a twin of the same name, signature and behaviour in ``_core.pyx``; the test
+suite runs both through one fixture, so a difference between them is a failing test.  This file is
+written to be read next to Kafka's Java: each kernel names the Kafka code whose rules it applies.
+
+Kernels take the buffer as an argument and keep no view of it after they return (the mmap rule in
+``docs/design.md`` §3), so an mmap they were given can still be resized or closed.  Buffers are any
+object with the buffer protocol: ``bytes``, ``bytearray``, ``memoryview``, ``mmap.mmap``.
+
+Errors are kafkalog's own (:mod:`kafkalog.errors`) and carry the byte position of the bad entry.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import crcmod.predefined
+import numpy as np
+import numpy.typing as npt
+
+from ._common import (
+    ATTRIBUTES_OFFSET,
+    BATCH_DTYPE,
+    CRC_OFFSET,
+    HEADER_DTYPE,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LAST_OFFSET_DELTA_OFFSET,
+    LEGACY_COMPRESSION_MASK,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_V1,
+    MAGIC_V2,
+    MAX_TIMESTAMP_OFFSET,
+    MIN_RECORD_OVERHEAD,
+    MIN_V2_RECORD_SIZE,
+    RECORD_BATCH_OVERHEAD,
+    RECORD_DTYPE,
+    RECORD_OVERHEAD_V1,
+    RECORDS_COUNT_OFFSET,
+    ScanStop,
+)
+from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
+
+__all__ = [
+    "IMPLEMENTATION",
+    "Record",
+    "crc32",
+    "crc32c",
+    "crc32c_hardware",
+    "decode_legacy_records",
+    "decode_v2_record_objects",
+    "decode_v2_records",
+    "encode_v2_records",
+    "scan_batches",
+    "set_crc32c_software",
+]
+
+IMPLEMENTATION = "python"
+
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_I16 = struct.Struct(">h")
+_FRAME = struct.Struct(">qi")  # offset, size
+
+_crc32c_fun = crcmod.predefined.mkCrcFun("crc-32c")
+_MASK32 = 0xFFFFFFFF
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def _wrap64(x: int) -> int:
+    """``x`` as a Java ``long`` would hold it: the sums of hostile deltas wrap, as they do in Kafka."""
+    return ((x + (1 << 63)) & _MASK64) - (1 << 63)
+
+
+# ---------------------------------------------------------------------------------------------------
+# CRCs
+
+
+def crc32c(data: Any, crc: int = 0) -> int:
+    """CRC-32C (Castagnoli) of ``data``, continuing from ``crc`` (Kafka: ``Crc32C.compute``).
+
+    crcmod's table implementation is the reference the compiled twin is tested and timed against.
+    """
+    return int(_crc32c_fun(data, crc))
+
+
+def crc32(data: Any, crc: int = 0) -> int:
+    """CRC-32 (IEEE, as ``java.util.zip.CRC32``) of ``data``, continuing from ``crc``.
+
+    The CRC of legacy (v0/v1) messages.
+    """
+    return zlib.crc32(data, crc) & _MASK32
+
+
+def crc32c_hardware() -> bool:
+    """Whether CRC-32C runs on the CPU's crc32 instruction.  The plain twin never does."""
+    return False
+
+
+def set_crc32c_software(on: bool) -> None:
+    """Force the table CRC-32C even where the CPU has SSE4.2 (for benchmarks); nothing to do here."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# The batch scan
+
+
+def scan_batches(
+    buf: Any,
+    start: int = 0,
+    end: int = -1,
+    check_crc: bool = True,
+    stop_on_invalid: bool = True,
+    max_entry_size: int = 0x7FFFFFFF,
+    max_batches: int = 0x7FFFFFFFFFFFFFFF,
+) -> tuple[npt.NDArray[Any], int, int]:
+    """Walk the log entries of ``buf[start:end]`` (any magic, mixed) and describe each one.
+
+    Returns ``(batches, stop_position, stop_reason)``: a :data:`~kafkalog._common.BATCH_DTYPE` array
+    with a row per complete entry, the position after the last one, and a :class:`ScanStop`.
+
+    The framing checks are Kafka's ``ByteBufferLogInputStream.nextBatchSize`` and
+    ``FileLogInputStream.nextBatch``, in that order: a size below the 14-byte minimum record overhead
+    is corrupt, a size above ``max_entry_size`` is too large, an entry that runs past ``end`` is a
+    partial write, a magic outside 0..2 is corrupt.  The scan also refuses a v1 entry smaller than
+    its 22-byte overhead and a v2 batch smaller than its 61-byte header, whose fields would otherwise
+    be read from the next entry.  With ``check_crc`` the CRC is computed (CRC-32C over bytes 21.. of
+    a v2 batch, CRC-32 over the magic.. of a legacy message; Kafka's ``isValid``), and with
+    ``stop_on_invalid`` the first mismatch ends the scan before that entry, as ``LogSegment.recover``
+    needs.  The scan never raises on bad bytes: it stops and says why, and the caller decides.
+    """
+    size_of_buf = len(buf) if not isinstance(buf, memoryview) else buf.nbytes
+    if end < 0 or end > size_of_buf:
+        end = size_of_buf
+    if start < 0:
+        start = 0
+    rows: list[tuple[int, int, int, int, int, int, int, int, int, int]] = []
+    pos = start
+    reason = ScanStop.END
+    with memoryview(buf) as view:
+        view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        while True:
+            remaining = end - pos
+            if remaining <= 0:
+                reason = ScanStop.END
+                break
+            if len(rows) >= max_batches:
+                reason = ScanStop.LIMIT
+                break
+            if remaining < LOG_OVERHEAD:
+                reason = ScanStop.PARTIAL
+                break
+            offset, size = _FRAME.unpack_from(view, pos)
+            if size < MIN_RECORD_OVERHEAD:
+                reason = ScanStop.SIZE_TOO_SMALL
+                break
+            if size > max_entry_size:
+                reason = ScanStop.TOO_LARGE
+                break
+            if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + size:
+                reason = ScanStop.PARTIAL
+                break
+            magic = view[pos + MAGIC_OFFSET]
+            if magic > MAGIC_V2:
+                reason = ScanStop.BAD_MAGIC
+                break
+            entry_end = pos + LOG_OVERHEAD + size
+            if magic == MAGIC_V2:
+                if LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD:
+                    reason = ScanStop.SIZE_TOO_SMALL
+                    break
+                stored_crc = _U32.unpack_from(view, pos + CRC_OFFSET)[0]
+                attributes = _I16.unpack_from(view, pos + ATTRIBUTES_OFFSET)[0]
+                last_offset = _wrap64(offset + _I32.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0])
+                max_timestamp = _I64.unpack_from(view, pos + MAX_TIMESTAMP_OFFSET)[0]
+                count = _I32.unpack_from(view, pos + RECORDS_COUNT_OFFSET)[0]
+                crc_start = pos + ATTRIBUTES_OFFSET
+            else:
+                if magic == MAGIC_V1 and size < RECORD_OVERHEAD_V1:
+                    reason = ScanStop.SIZE_TOO_SMALL
+                    break
+                message = pos + LOG_OVERHEAD
+                stored_crc = _U32.unpack_from(view, message)[0]
+                attributes = view[message + 5]
+                last_offset = offset
+                max_timestamp = _I64.unpack_from(view, message + 6)[0] if magic == MAGIC_V1 else -1
+                count = 1 if attributes & LEGACY_COMPRESSION_MASK == 0 else -1
+                crc_start = message + 4
+            valid = -1
+            if check_crc:
+                if magic == MAGIC_V2:
+                    computed = crc32c(view[crc_start:entry_end])
+                else:
+                    computed = crc32(view[crc_start:entry_end])
+                valid = 1 if computed == stored_crc else 0
+                if not valid and stop_on_invalid:
+                    reason = ScanStop.BAD_CRC
+                    break
+            rows.append(
+                (pos, LOG_OVERHEAD + size, offset, last_offset, max_timestamp, stored_crc, count,
+                 attributes, magic, valid)
+            )
+            pos = entry_end
+    return np.array(rows, dtype=BATCH_DTYPE), pos, int(reason)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Varints (Kafka's ByteUtils.readVarint / readVarlong / writeVarint / writeVarlong)
+
+
+def _read_varint(view: memoryview, pos: int, end: int) -> tuple[int, int]:
+    """A zig-zag varint of at most 5 bytes; bits past 32 are dropped, as Java's int shift drops them."""
+    value = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise InvalidRecordError("Found invalid record structure: a varint runs past the record", pos)
+        b = view[pos]
+        pos += 1
+        if b & 0x80 == 0:
+            value |= b << shift
+            break
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 28:
+            raise InvalidRecordError(
+                "Varint is too long, the most significant bit in the 5th byte is set", pos
+            )
+    value &= _MASK32
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def _read_varlong(view: memoryview, pos: int, end: int) -> tuple[int, int]:
+    """A zig-zag varlong of at most 10 bytes, wrapped to 64 bits."""
+    value = 0
+    shift = 0
+    while True:
+        if pos >= end:
+            raise InvalidRecordError("Found invalid record structure: a varlong runs past the record", pos)
+        b = view[pos]
+        pos += 1
+        if b & 0x80 == 0:
+            value |= b << shift
+            break
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 63:
+            raise InvalidRecordError("Varlong is too long, most significant bit in the 10th byte is set", pos)
+    value &= _MASK64
+    return (value >> 1) ^ -(value & 1), pos
+
+
+def _write_varint(out: bytearray, value: int) -> None:
+    v = ((value << 1) ^ (value >> 31)) & _MASK32
+    while v & ~0x7F:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+def _write_varlong(out: bytearray, value: int) -> None:
+    v = ((value << 1) ^ (value >> 63)) & _MASK64
+    while v & ~0x7F:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Record decode
+
+
+class Record:
+    """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
+    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``).
+
+    Kafka: ``org.apache.kafka.common.record.Record`` (``DefaultRecord`` for v2, ``LegacyRecord``
+    seen through a legacy batch).  Equal to any record, of either twin, with the same five fields.
+    """
+
+    __slots__ = ("headers", "key", "offset", "timestamp", "value")
+
+    def __init__(
+        self,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+        headers: list[tuple[str, bytes | None]] | None = None,
+    ) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.key = key
+        self.value = value
+        self.headers = headers if headers is not None else []
+
+    def as_tuple(self) -> tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]:
+        return (self.offset, self.timestamp, self.key, self.value, self.headers)
+
+    def __eq__(self, other: object) -> bool:
+        as_tuple = getattr(other, "as_tuple", None)
+        if as_tuple is None:
+            return NotImplemented
+        return bool(self.as_tuple() == as_tuple())
+
+    def __hash__(self) -> int:
+        return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Record, self.as_tuple())
+
+    def __repr__(self) -> str:
+        return (
+            f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r})"
+        )
+
+
+def _check_count(count: int, start: int, end: int) -> None:
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid record count {count}", start)
+    if count > (end - start) // MIN_V2_RECORD_SIZE:
+        raise InvalidRecordError(
+            f"Incorrect declared batch size, premature EOF reached: {count} records cannot fit in "
+            f"{end - start} bytes",
+            start,
+        )
+
+
+def _walk_v2_records(
+    view: memoryview,
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None,
+    record: Any,
+    header: Any,
+) -> None:
+    """The loop of Kafka's ``DefaultRecord.readFrom``, once per record, in Kafka's order of checks.
+
+    ``record(offset, timestamp, key_pos, key_len, value_pos, value_len, n_headers)`` and
+    ``header(key_pos, key_len, value_pos, value_len)`` receive each parsed piece, so the column decode
+    and the object decode share one parser.
+    """
+    _check_count(count, start, end)
+    pos = start
+    for _ in range(count):
+        if pos >= end:
+            raise InvalidRecordError("Incorrect declared batch size, premature EOF reached", pos)
+        record_start = pos
+        length, pos = _read_varint(view, pos, end)
+        if length < 0 or length > end - pos:
+            raise InvalidRecordError(
+                f"Invalid record size: expected {length} bytes in record payload, but instead the "
+                f"buffer has only {end - pos} remaining bytes",
+                record_start,
+            )
+        body_start = pos
+        body_end = pos + length
+        if pos >= body_end:
+            raise InvalidRecordError("Found invalid record structure: empty record body", record_start)
+        pos += 1  # attributes: unused by every version so far
+        timestamp_delta, pos = _read_varlong(view, pos, body_end)
+        offset_delta, pos = _read_varint(view, pos, body_end)
+        key_len, pos = _read_varint(view, pos, body_end)
+        key_pos = pos
+        if key_len >= 0:
+            if key_len > body_end - pos:
+                raise InvalidRecordError(f"Found invalid record structure: key size {key_len}", record_start)
+            pos += key_len
+        else:
+            key_len = -1
+        value_len, pos = _read_varint(view, pos, body_end)
+        value_pos = pos
+        if value_len >= 0:
+            if value_len > body_end - pos:
+                raise InvalidRecordError(
+                    f"Found invalid record structure: value size {value_len}", record_start
+                )
+            pos += value_len
+        else:
+            value_len = -1
+        n_headers, pos = _read_varint(view, pos, body_end)
+        if n_headers < 0:
+            raise InvalidRecordError(f"Found invalid number of record headers {n_headers}", record_start)
+        if n_headers > body_end - pos:
+            raise InvalidRecordError(
+                f"Found invalid number of record headers {n_headers}: more than the "
+                f"{body_end - pos} bytes left in the record",
+                record_start,
+            )
+        offset = _wrap64(base_offset + offset_delta)
+        timestamp = append_time if append_time is not None else _wrap64(base_timestamp + timestamp_delta)
+        record(offset, timestamp, key_pos, key_len, value_pos, value_len, n_headers)
+        for _ in range(n_headers):
+            hk_len, pos = _read_varint(view, pos, body_end)
+            if hk_len < 0:
+                raise InvalidRecordError(f"Invalid negative header key size {hk_len}", record_start)
+            if hk_len > body_end - pos:
+                raise InvalidRecordError(
+                    f"Found invalid record structure: header key size {hk_len}", record_start
+                )
+            hk_pos = pos
+            pos += hk_len
+            hv_len, pos = _read_varint(view, pos, body_end)
+            hv_pos = pos
+            if hv_len >= 0:
+                if hv_len > body_end - pos:
+                    raise InvalidRecordError(
+                        f"Found invalid record structure: header value size {hv_len}", record_start
+                    )
+                pos += hv_len
+            else:
+                hv_len = -1
+            header(hk_pos, hk_len, hv_pos, hv_len)
+        if pos != body_end:
+            raise InvalidRecordError(
+                f"Invalid record size: expected to read {length} bytes in record payload, but instead "
+                f"read {pos - body_start}",
+                record_start,
+            )
+    if pos != end:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", pos)
+
+
+def decode_v2_records(
+    buf: Any,
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+    """Decode the ``count`` v2 records in ``buf[start:end]`` into columns.
+
+    ``buf[start:end]`` holds the records of one batch with nothing before or after: the bytes after a
+    v2 header, or the decompressed stream of a compressed batch.  ``append_time`` is the batch's max
+    timestamp when its type is LogAppendTime (then every record reports it), else ``None``.
+    Returns ``(records, headers)`` as :data:`RECORD_DTYPE` and :data:`HEADER_DTYPE` arrays whose
+    positions index ``buf``.  Raises :class:`InvalidRecordError` with the position of the bad record.
+    """
+    records: list[tuple[int, ...]] = []
+    headers: list[tuple[int, int, int, int]] = []
+
+    def on_record(offset: int, ts: int, kp: int, kl: int, vp: int, vl: int, nh: int) -> None:
+        records.append((offset, ts, kp, vp, kl, vl, len(headers), nh, 0, 0, MAGIC_V2, 0))
+
+    def on_header(kp: int, kl: int, vp: int, vl: int) -> None:
+        headers.append((kp, vp, kl, vl))
+
+    with memoryview(buf) as view:
+        _walk_v2_records(view.cast("B") if view.format != "B" else view, start, end, count, base_offset,
+                         base_timestamp, append_time, on_record, on_header)
+    return np.array(records, dtype=RECORD_DTYPE), np.array(headers, dtype=HEADER_DTYPE)
+
+
+def decode_v2_record_objects(
+    buf: Any,
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+) -> list[Record]:
+    """The same decode as :func:`decode_v2_records`, producing :class:`Record` objects.
+
+    Header keys are decoded as UTF-8 with replacement, as Kafka's ``Utils.utf8`` (a Java ``String``)
+    does.
+    """
+    out: list[Record] = []
+    with memoryview(buf) as view:
+        view = view.cast("B") if view.format != "B" else view
+
+        def on_record(offset: int, ts: int, kp: int, kl: int, vp: int, vl: int, nh: int) -> None:
+            key = bytes(view[kp:kp + kl]) if kl >= 0 else None
+            value = bytes(view[vp:vp + vl]) if vl >= 0 else None
+            out.append(Record(offset, ts, key, value, []))
+
+        def on_header(kp: int, kl: int, vp: int, vl: int) -> None:
+            out[-1].headers.append(
+                (bytes(view[kp:kp + kl]).decode("utf-8", "replace"),
+                 bytes(view[vp:vp + vl]) if vl >= 0 else None)
+            )
+
+        _walk_v2_records(view, start, end, count, base_offset, base_timestamp, append_time,
+                         on_record, on_header)
+    return out
+
+
+def decode_legacy_records(buf: Any, start: int, end: int) -> npt.NDArray[Any]:
+    """Decode the framed v0/v1 messages filling ``buf[start:end]`` into :data:`RECORD_DTYPE` columns.
+
+    Used for the top level of a legacy message set and for the inner set of a decompressed wrapper
+    (Kafka: ``AbstractLegacyRecordBatch`` and its ``DeepRecordsIterator``).  The range must hold whole
+    messages: a partial one is corrupt here, because a caller only hands over bytes it believes are
+    complete.  Offsets are the frame's, as stored (relative for the inner messages of a v1 wrapper);
+    the CRC is reported, not checked.  Null keys and values have length -1.
+    """
+    rows: list[tuple[int, ...]] = []
+    pos = start
+    with memoryview(buf) as view:
+        view = view.cast("B") if view.format != "B" else view
+        while pos < end:
+            if end - pos < LOG_OVERHEAD:
+                raise CorruptRecordError(
+                    f"Truncated message: {end - pos} bytes left, fewer than the {LOG_OVERHEAD}-byte "
+                    "log overhead",
+                    pos,
+                )
+            offset, size = _FRAME.unpack_from(view, pos)
+            if size < MIN_RECORD_OVERHEAD:
+                raise CorruptRecordError(
+                    f"Message size {size} is smaller than the minimum record overhead "
+                    f"({MIN_RECORD_OVERHEAD})",
+                    pos,
+                )
+            if size > end - pos - LOG_OVERHEAD:
+                raise CorruptRecordError(
+                    f"Truncated message: size {size} but only {end - pos - LOG_OVERHEAD} bytes follow",
+                    pos,
+                )
+            message = pos + LOG_OVERHEAD
+            message_end = message + size
+            crc = _U32.unpack_from(view, message)[0]
+            magic = view[message + 4]
+            if magic > MAGIC_V1:
+                raise UnsupportedMagicError(f"Invalid magic {magic} in a legacy message set", pos)
+            attributes = view[message + 5]
+            if magic == MAGIC_V1:
+                if size < RECORD_OVERHEAD_V1:
+                    raise CorruptRecordError(
+                        f"Message size {size} is smaller than the v1 record overhead ({RECORD_OVERHEAD_V1})",
+                        pos,
+                    )
+                timestamp = _I64.unpack_from(view, message + 6)[0]
+                key_size_at = message + 14
+            else:
+                timestamp = -1
+                key_size_at = message + 6
+            key_len = _I32.unpack_from(view, key_size_at)[0]
+            key_pos = key_size_at + 4
+            if key_len < 0:
+                key_len = -1
+            elif key_len > message_end - 4 - key_pos:
+                raise CorruptRecordError(f"Key size {key_len} runs past the message of size {size}", pos)
+            value_size_at = key_pos + max(key_len, 0)
+            value_len = _I32.unpack_from(view, value_size_at)[0]
+            value_pos = value_size_at + 4
+            if value_len < 0:
+                value_len = -1
+            elif value_len > message_end - value_pos:
+                raise CorruptRecordError(
+                    f"Value size {value_len} runs past the message of size {size}", pos
+                )
+            signed_attributes = attributes - 256 if attributes > 127 else attributes
+            rows.append((offset, timestamp, key_pos, value_pos, key_len, value_len, 0, 0, crc,
+                         signed_attributes, magic, 0))
+            pos = message_end
+    return np.array(rows, dtype=RECORD_DTYPE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# v2 encode
+
+
+def encode_v2_records(
+    timestamps: Sequence[int],
+    keys: Sequence[Any],
+    values: Sequence[Any],
+    headers: Sequence[Sequence[tuple[str, Any]] | None] | None,
+    base_timestamp: int,
+    offset_deltas: Sequence[int] | None = None,
+) -> bytes:
+    """The records section of a v2 batch (Kafka: ``DefaultRecord.writeTo``, once per record).
+
+    Record ``i`` gets offset delta ``offset_deltas[i]`` (``i`` when ``None``) and timestamp delta
+    ``timestamps[i] - base_timestamp``.  Keys, values and header values are bytes-like or ``None``;
+    header keys are ``str`` (written as UTF-8) and may not be ``None``, as Kafka's ``RecordHeader``
+    requires.
+    """
+    n = len(timestamps)
+    if len(keys) != n or len(values) != n or (headers is not None and len(headers) != n) or (
+        offset_deltas is not None and len(offset_deltas) != n
+    ):
+        raise ValueError("encode_v2_records: the columns differ in length")
+    out = bytearray()
+    body = bytearray()
+    for i in range(n):
+        body.clear()
+        body.append(0)  # attributes
+        _write_varlong(body, timestamps[i] - base_timestamp)
+        _write_varint(body, offset_deltas[i] if offset_deltas is not None else i)
+        for field in (keys[i], values[i]):
+            if field is None:
+                body.append(1)  # varint -1
+            else:
+                data = bytes(field)
+                _write_varint(body, len(data))
+                body += data
+        record_headers = headers[i] if headers is not None else None
+        if not record_headers:
+            body.append(0)
+        else:
+            _write_varint(body, len(record_headers))
+            for header_key, header_value in record_headers:
+                if header_key is None:
+                    raise ValueError("Invalid null header key found in headers")
+                encoded_key = header_key.encode("utf-8")
+                _write_varint(body, len(encoded_key))
+                body += encoded_key
+                if header_value is None:
+                    body.append(1)
+                else:
+                    data = bytes(header_value)
+                    _write_varint(body, len(data))
+                    body += data
+        _write_varint(out, len(body))
+        out += body
+    return bytes(out)

@@ -1,0 +1,205 @@
+/*
+ * Small C helpers under kafkalog/_core.pyx: big-endian loads and stores, CRC-32 (legacy v0/v1
+ * messages, IEEE polynomial as java.util.zip.CRC32 and zlib) and CRC-32C (v2 batches, Castagnoli
+ * polynomial as org.apache.kafka.common.utils.Crc32C).
+ *
+ * CRC-32C uses the SSE4.2 crc32 instruction when the CPU has it.  One crc32q has a latency of three
+ * cycles but a throughput of one per cycle, so a single dependency chain wastes two thirds of the
+ * unit: the hardware path runs three chains over three adjacent blocks and joins them with a
+ * "shift by n zero bytes" operator, precomputed as four 256-entry tables per block length.  Without
+ * SSE4.2 (or off x86-64) a slicing-by-8 table does eight bytes per step.  Every entry point takes
+ * and returns the finished CRC value (pre- and post-inverted), so calls chain: crc(a+b) ==
+ * crc(b, crc(a)).
+ *
+ * kl_crc_init() must run once before any CRC call; _core.pyx calls it at import.
+ */
+#ifndef KAFKALOG_KERNELS_H
+#define KAFKALOG_KERNELS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ---- big-endian access: memcpy keeps unaligned loads legal, the byte swap compiles to bswap/movbe */
+
+static inline int64_t kl_get_i64(const unsigned char *p) {
+    uint64_t v; memcpy(&v, p, 8); return (int64_t)__builtin_bswap64(v);
+}
+static inline int32_t kl_get_i32(const unsigned char *p) {
+    uint32_t v; memcpy(&v, p, 4); return (int32_t)__builtin_bswap32(v);
+}
+static inline uint32_t kl_get_u32(const unsigned char *p) {
+    uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v);
+}
+static inline int16_t kl_get_i16(const unsigned char *p) {
+    uint16_t v; memcpy(&v, p, 2); return (int16_t)__builtin_bswap16(v);
+}
+static inline void kl_put_i64(unsigned char *p, int64_t x) {
+    uint64_t v = __builtin_bswap64((uint64_t)x); memcpy(p, &v, 8);
+}
+static inline void kl_put_i32(unsigned char *p, int32_t x) {
+    uint32_t v = __builtin_bswap32((uint32_t)x); memcpy(p, &v, 4);
+}
+static inline void kl_put_i16(unsigned char *p, int16_t x) {
+    uint16_t v = __builtin_bswap16((uint16_t)x); memcpy(p, &v, 2);
+}
+
+/* ---- tables */
+
+#define KL_POLY_CRC32  0xedb88320u   /* IEEE 802.3, reflected */
+#define KL_POLY_CRC32C 0x82f63b78u   /* Castagnoli, reflected */
+
+static uint32_t kl_crc32_table[8][256];
+static uint32_t kl_crc32c_table[8][256];
+/* Shift operators for the three-chain hardware loop: long blocks of 8 KiB, short ones of 256 bytes. */
+#define KL_LONG 8192
+#define KL_SHORT 256
+static uint32_t kl_crc32c_long[4][256];
+static uint32_t kl_crc32c_short[4][256];
+static int kl_have_sse42 = 0;
+
+static void kl_slicing_table(uint32_t table[8][256], uint32_t poly) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        table[0][n] = c;
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = table[0][n];
+        for (int k = 1; k < 8; k++) {
+            c = table[0][c & 0xff] ^ (c >> 8);
+            table[k][n] = c;
+        }
+    }
+}
+
+/* The raw register after feeding `len` zero bytes, starting from `reg` (no inversion). */
+static uint32_t kl_crc32c_feed_zeros(uint32_t reg, size_t len) {
+    while (len--) reg = kl_crc32c_table[0][reg & 0xff] ^ (reg >> 8);
+    return reg;
+}
+
+/* Feeding zeros is linear in the register, so the operator is fixed by its effect on the 32 basis
+ * bits; the four tables then apply it a byte of the register at a time. */
+static void kl_shift_table(uint32_t table[4][256], size_t len) {
+    uint32_t basis[32];
+    for (int b = 0; b < 32; b++) basis[b] = kl_crc32c_feed_zeros((uint32_t)1 << b, len);
+    for (int i = 0; i < 4; i++) {
+        for (uint32_t n = 0; n < 256; n++) {
+            uint32_t v = 0;
+            for (int b = 0; b < 8; b++)
+                if (n & (1u << b)) v ^= basis[i * 8 + b];
+            table[i][n] = v;
+        }
+    }
+}
+
+static inline uint32_t kl_shift(uint32_t table[4][256], uint32_t reg) {
+    return table[0][reg & 0xff] ^ table[1][(reg >> 8) & 0xff] ^
+           table[2][(reg >> 16) & 0xff] ^ table[3][reg >> 24];
+}
+
+/* ---- software CRCs (slicing-by-8) on the raw register */
+
+static uint32_t kl_crc_sw(uint32_t table[8][256], uint32_t reg, const unsigned char *p, size_t len) {
+    while (len && ((uintptr_t)p & 7)) { reg = table[0][(reg ^ *p++) & 0xff] ^ (reg >> 8); len--; }
+    while (len >= 8) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4); memcpy(&hi, p + 4, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        lo = __builtin_bswap32(lo); hi = __builtin_bswap32(hi);
+#endif
+        lo ^= reg;
+        reg = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
+              table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
+              table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+        p += 8; len -= 8;
+    }
+    while (len--) reg = table[0][(reg ^ *p++) & 0xff] ^ (reg >> 8);
+    return reg;
+}
+
+/* ---- hardware CRC-32C */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KL_HAVE_HW_PATH 1
+__attribute__((target("sse4.2")))
+static uint32_t kl_crc32c_hw(uint32_t reg, const unsigned char *p, size_t len) {
+    uint64_t c0 = reg;
+    while (len && ((uintptr_t)p & 7)) { c0 = __builtin_ia32_crc32qi((uint32_t)c0, *p++); len--; }
+    while (len >= 3 * KL_LONG) {
+        uint64_t c1 = 0, c2 = 0;
+        const unsigned char *end = p + KL_LONG;
+        do {
+            uint64_t a, b, c;
+            memcpy(&a, p, 8); memcpy(&b, p + KL_LONG, 8); memcpy(&c, p + 2 * KL_LONG, 8);
+            c0 = __builtin_ia32_crc32di(c0, a);
+            c1 = __builtin_ia32_crc32di(c1, b);
+            c2 = __builtin_ia32_crc32di(c2, c);
+            p += 8;
+        } while (p < end);
+        c0 = kl_shift(kl_crc32c_long, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = kl_shift(kl_crc32c_long, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * KL_LONG; len -= 3 * KL_LONG;
+    }
+    while (len >= 3 * KL_SHORT) {
+        uint64_t c1 = 0, c2 = 0;
+        const unsigned char *end = p + KL_SHORT;
+        do {
+            uint64_t a, b, c;
+            memcpy(&a, p, 8); memcpy(&b, p + KL_SHORT, 8); memcpy(&c, p + 2 * KL_SHORT, 8);
+            c0 = __builtin_ia32_crc32di(c0, a);
+            c1 = __builtin_ia32_crc32di(c1, b);
+            c2 = __builtin_ia32_crc32di(c2, c);
+            p += 8;
+        } while (p < end);
+        c0 = kl_shift(kl_crc32c_short, (uint32_t)c0) ^ (uint32_t)c1;
+        c0 = kl_shift(kl_crc32c_short, (uint32_t)c0) ^ (uint32_t)c2;
+        p += 2 * KL_SHORT; len -= 3 * KL_SHORT;
+    }
+    while (len >= 8) {
+        uint64_t a; memcpy(&a, p, 8);
+        c0 = __builtin_ia32_crc32di(c0, a);
+        p += 8; len -= 8;
+    }
+    while (len--) c0 = __builtin_ia32_crc32qi((uint32_t)c0, *p++);
+    return (uint32_t)c0;
+}
+#else
+#define KL_HAVE_HW_PATH 0
+#endif
+
+static void kl_crc_init(void) {
+    kl_slicing_table(kl_crc32_table, KL_POLY_CRC32);
+    kl_slicing_table(kl_crc32c_table, KL_POLY_CRC32C);
+    kl_shift_table(kl_crc32c_long, KL_LONG);
+    kl_shift_table(kl_crc32c_short, KL_SHORT);
+#if KL_HAVE_HW_PATH
+    __builtin_cpu_init();
+    kl_have_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#endif
+}
+
+/* Set by tests and benchmarks to time the table path on a machine that has SSE4.2. */
+static void kl_crc32c_force_software(int on) {
+#if KL_HAVE_HW_PATH
+    if (on) kl_have_sse42 = 0;
+    else { __builtin_cpu_init(); kl_have_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0; }
+#else
+    (void)on;
+#endif
+}
+
+static inline uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t len) {
+    uint32_t reg = ~crc;
+#if KL_HAVE_HW_PATH
+    if (kl_have_sse42) return ~kl_crc32c_hw(reg, p, len);
+#endif
+    return ~kl_crc_sw(kl_crc32c_table, reg, p, len);
+}
+
+static inline uint32_t kl_crc32(uint32_t crc, const unsigned char *p, size_t len) {
+    return ~kl_crc_sw(kl_crc32_table, ~crc, p, len);
+}
+
+#endif

@@ -1,0 +1,101 @@
+"""kafkalog's one error hierarchy.
+
+Names follow Kafka's exceptions (``org.apache.kafka.common.errors`` and ``kafka.common``), with
+``Exception`` spelled ``Error`` as Python does.  Where a built-in error means the same thing the class
+also derives from it, so ``except ValueError`` keeps working for callers that do not know kafkalog.
+
+Every message carries what a reader needs to find the problem: the file path when there is one, the
+byte position, and the numbers that disagreed.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KafkaLogError",
+    "CorruptRecordError",
+    "InvalidRecordError",
+    "RecordTooLargeError",
+    "UnsupportedCompressionError",
+    "UnsupportedMagicError",
+    "CorruptIndexError",
+    "InvalidOffsetError",
+    "IndexOffsetOverflowError",
+    "OffsetOutOfRangeError",
+    "LogSegmentOffsetOverflowError",
+    "KafkaStorageError",
+]
+
+
+class KafkaLogError(Exception):
+    """Base class of every error kafkalog raises on purpose."""
+
+
+class CorruptRecordError(KafkaLogError, ValueError):
+    """Bytes that claim to be a message, message set or record batch are not one.
+
+    Kafka: ``CorruptRecordException``.  Raised for bad CRCs, sizes that do not fit, truncated data and
+    malformed varints.  ``position`` is the byte offset in the buffer or file where the bad entry starts
+    (``None`` when it is not known) and ``path`` the file, when the bytes came from one.
+    """
+
+    def __init__(self, message: str, position: int | None = None, path: str | None = None) -> None:
+        where = []
+        if path is not None:
+            where.append(f"in {path}")
+        if position is not None:
+            where.append(f"at position {position}")
+        super().__init__(f"{message} ({' '.join(where)})" if where else message)
+        self.position = position
+        self.path = path
+
+
+class InvalidRecordError(CorruptRecordError):
+    """A record inside a batch is malformed (Kafka: ``InvalidRecordException``)."""
+
+
+class RecordTooLargeError(CorruptRecordError):
+    """An entry, or what it decompresses to, is larger than the configured limit.
+
+    Kafka: ``RecordTooLargeException`` (and ``RecordBatchTooLargeException``).  A compressed payload that
+    would expand past the limit raises this before the memory is spent.
+    """
+
+
+class UnsupportedCompressionError(CorruptRecordError):
+    """The attributes name a codec this magic cannot carry.
+
+    Kafka: ``UnsupportedCompressionTypeException``.
+    """
+
+
+class UnsupportedMagicError(CorruptRecordError):
+    """A magic byte other than 0, 1 or 2 (Kafka: ``CorruptRecordException`` from the input streams)."""
+
+
+class CorruptIndexError(KafkaLogError, ValueError):
+    """An index file fails its sanity check (Kafka: ``CorruptIndexException``)."""
+
+
+class InvalidOffsetError(KafkaLogError, ValueError):
+    """An offset out of order or out of place (Kafka: ``InvalidOffsetException``)."""
+
+
+class IndexOffsetOverflowError(KafkaLogError, OverflowError):
+    """An offset too far from the segment's base to fit a 4-byte relative offset."""
+
+
+class OffsetOutOfRangeError(KafkaLogError, ValueError):
+    """A fetch offset outside the log's range (Kafka: ``OffsetOutOfRangeException``)."""
+
+
+class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):
+    """A segment holds offsets that do not fit its index (Kafka: ``LogSegmentOffsetOverflowException``)."""
+
+    def __init__(self, message: str, segment: object = None, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.segment = segment
+        self.offset = offset
+
+
+class KafkaStorageError(KafkaLogError, OSError):
+    """An I/O failure on a log directory (Kafka: ``KafkaStorageException``)."""

@@ -1,0 +1,461 @@
+"""Record batches: the interface every magic shares, and the v2 batch (magic 2) with its builder.
+
+Port of ``RecordBatch.java``, ``DefaultRecordBatch.java`` and the v2 half of
+``MemoryRecordsBuilder.java`` (clients, ``org.apache.kafka.common.record``, tag 3.8.0).
+
+v2 batch layout (big-endian; positions from the start of the batch; 61-byte header)::
+
+    0  baseOffset            int64   offset of the first record
+    8  batchLength           int32   bytes after this field (the batch is 12 + batchLength long)
+    12 partitionLeaderEpoch  int32   not covered by the CRC, so a broker can stamp it in place
+    16 magic                 int8    2
+    17 crc                   uint32  CRC-32C of bytes 21..end
+    21 attributes            int16   0-2 codec, 3 LogAppendTime, 4 transactional, 5 control,
+                                     6 baseTimestamp holds the delete horizon (set by the cleaner)
+    23 lastOffsetDelta       int32   lastOffset - baseOffset (kept by compaction)
+    27 baseTimestamp         int64   first record's timestamp, or the delete horizon
+    35 maxTimestamp          int64   max record timestamp, or the broker's append time
+    43 producerId            int64   -1 when none
+    51 producerEpoch         int16   -1 when none
+    53 baseSequence          int32   -1 when none
+    57 recordsCount          int32
+    61 records               the records, or one compressed stream of them
+
+Invariants a reader relies on: the CRC covers every byte the producer wrote except the leader epoch;
+``lastOffset`` may exceed the last record's offset after compaction; an emptied batch may remain as a
+header with ``recordsCount`` 0 so producer state survives cleaning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy.typing as npt
+
+from .. import _impl
+from .._common import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from ..errors import CorruptRecordError, InvalidRecordError
+from .compression import CompressionType, compress, decompress
+from .types import ControlRecordType, EndTransactionMarker, TimestampType
+
+__all__ = [
+    "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "DefaultRecordBatch",
+    "RecordBatch",
+    "RecordColumns",
+    "RecordInput",
+    "build_default_batch",
+    "increment_sequence",
+    "normalize_records",
+]
+
+#: The most bytes one batch may decompress to before the reader gives up (a decompression bomb).
+DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+
+#: What the builders accept per record: ``(key, value)``, ``(key, value, timestamp)`` or
+#: ``(key, value, timestamp, headers)``, or any object with those four attributes.
+RecordInput = Any
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_INT32_MAX = 0x7FFFFFFF
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Kafka's ``DefaultRecordBatch.incrementSequence``: add, wrapping past ``Integer.MAX_VALUE`` to 0."""
+    if sequence > _INT32_MAX - increment:
+        return increment - (_INT32_MAX - sequence) - 1
+    return sequence + increment
+
+
+def _range_crc32c(buf: Any, start: int, end: int) -> int:
+    """CRC-32C of ``buf[start:end]`` through views released on return (the mmap rule)."""
+    with memoryview(buf) as whole, whole[start:end] as part:
+        return int(_impl.core.crc32c(part))
+
+
+@dataclass(frozen=True)
+class RecordColumns:
+    """The records of a batch as columns (the record-decode kernel's output).
+
+    ``records`` is a :data:`~kafkalog._common.RECORD_DTYPE` array and ``headers`` a
+    :data:`~kafkalog._common.HEADER_DTYPE` array; their positions index ``data``, which is the
+    buffer the records were decoded from (the decompressed bytes for a compressed batch).
+    """
+
+    records: npt.NDArray[Any]
+    headers: npt.NDArray[Any]
+    data: Any
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def key(self, i: int) -> bytes | None:
+        row = self.records[i]
+        n = int(row["key_len"])
+        return None if n < 0 else bytes(self.data[int(row["key_pos"]):int(row["key_pos"]) + n])
+
+    def value(self, i: int) -> bytes | None:
+        row = self.records[i]
+        n = int(row["value_len"])
+        return None if n < 0 else bytes(self.data[int(row["value_pos"]):int(row["value_pos"]) + n])
+
+
+
+class RecordBatch:
+    """What every batch offers, whatever its magic (Kafka: ``RecordBatch``).
+
+    A batch is a view of ``size_in_bytes`` bytes at ``position`` in a buffer; it keeps a reference to
+    the buffer object (never a memoryview of it), so the batch does not pin an mmap.
+    """
+
+    __slots__ = ("_buf", "_max_decompressed_size", "position", "size_in_bytes")
+
+    magic: int
+
+    def __init__(self, buf: Any, position: int, size_in_bytes: int,
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+        self._buf = buf
+        self.position = position
+        self.size_in_bytes = size_in_bytes
+        self._max_decompressed_size = max_decompressed_size
+
+    # Subclasses define these.
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    crc: int
+    attributes: int
+    partition_leader_epoch: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def compression(self) -> CompressionType:
+        return CompressionType.of(self.attributes & COMPRESSION_CODEC_MASK)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        raise NotImplementedError
+
+    @property
+    def is_transactional(self) -> bool:
+        return False
+
+    @property
+    def is_control(self) -> bool:
+        return False
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id > NO_PRODUCER_ID
+
+    @property
+    def last_sequence(self) -> int:
+        return NO_SEQUENCE
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return None
+
+    def computed_crc(self) -> int:
+        raise NotImplementedError
+
+    def is_valid(self) -> bool:
+        """Whether the stored CRC matches the bytes (Kafka: ``isValid``)."""
+        return self.computed_crc() == self.crc
+
+    def ensure_valid(self) -> None:
+        """Raise :class:`CorruptRecordError` unless the batch is valid (Kafka: ``ensureValid``)."""
+        computed = self.computed_crc()
+        if computed != self.crc:
+            raise CorruptRecordError(
+                f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})", self.position
+            )
+
+    def records(self) -> list[Any]:
+        """The batch's records, decompressed and decoded, as :class:`~kafkalog.record.Record`."""
+        raise NotImplementedError
+
+    def record_columns(self) -> RecordColumns:
+        """The batch's records as columns, without a Python object per record."""
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.records())
+
+    def raw_bytes(self) -> bytes:
+        """A copy of the batch's bytes, frame included."""
+        return bytes(self._buf[self.position:self.position + self.size_in_bytes])
+
+
+class DefaultRecordBatch(RecordBatch):
+    """A v2 record batch (Kafka: ``DefaultRecordBatch``).  See the module docstring for the layout."""
+
+    __slots__ = (
+        "attributes",
+        "base_offset",
+        "base_sequence",
+        "base_timestamp",
+        "count",
+        "crc",
+        "last_offset_delta",
+        "max_timestamp",
+        "partition_leader_epoch",
+        "producer_epoch",
+        "producer_id",
+    )
+
+    magic = MAGIC_V2
+
+    def __init__(self, buf: Any, position: int, size_in_bytes: int,
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+        super().__init__(buf, position, size_in_bytes, max_decompressed_size)
+        if size_in_bytes < RECORD_BATCH_OVERHEAD:
+            raise CorruptRecordError(
+                f"Record batch size {size_in_bytes} is smaller than the v2 header "
+                f"({RECORD_BATCH_OVERHEAD} bytes)",
+                position,
+            )
+        (self.base_offset, _length, self.partition_leader_epoch, _magic, self.crc, self.attributes,
+         self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
+         self.producer_epoch, self.base_sequence, self.count) = _HEADER.unpack_from(buf, position)
+
+    @property
+    def last_offset(self) -> int:  # type: ignore[override]
+        return int(self.base_offset + self.last_offset_delta)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.attributes & TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """The cleaner's delete horizon when attribute bit 6 is set (Kafka 3.1+, KIP-534), else ``None``."""
+        return int(self.base_timestamp) if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    def computed_crc(self) -> int:
+        start = self.position + ATTRIBUTES_OFFSET
+        return _range_crc32c(self._buf, start, self.position + self.size_in_bytes)
+
+    def _records_bytes(self) -> tuple[Any, int, int]:
+        """Where the records are: the batch's own bytes, or a decompressed copy."""
+        start = self.position + RECORD_BATCH_OVERHEAD
+        end = self.position + self.size_in_bytes
+        codec = self.attributes & COMPRESSION_CODEC_MASK
+        if codec == CompressionType.NONE:
+            return self._buf, start, end
+        with memoryview(self._buf) as whole, whole[start:end] as compressed:
+            try:
+                data = decompress(codec, compressed, magic=MAGIC_V2, max_size=self._max_decompressed_size)
+            except CorruptRecordError as e:
+                raise type(e)(f"{e.args[0]} (batch at position {self.position})", self.position) from e
+        return data, 0, len(data)
+
+    def _append_time(self) -> int | None:
+        return int(self.max_timestamp) if self.attributes & TIMESTAMP_TYPE_MASK else None
+
+    def records(self) -> list[Any]:
+        if self.count < 0:
+            raise InvalidRecordError(f"Found invalid record count {self.count}", self.position)
+        data, start, end = self._records_bytes()
+        return list(_impl.core.decode_v2_record_objects(
+            data, start, end, self.count, self.base_offset, self.base_timestamp, self._append_time()
+        ))
+
+    def record_columns(self) -> RecordColumns:
+        data, start, end = self._records_bytes()
+        records, headers = _impl.core.decode_v2_records(
+            data, start, end, self.count, self.base_offset, self.base_timestamp, self._append_time()
+        )
+        return RecordColumns(records, headers, data)
+
+    def control_type(self) -> ControlRecordType | None:
+        """For a control batch, the type its one record's key names; ``None`` for a data batch."""
+        if not self.is_control:
+            return None
+        records = self.records()
+        if not records:
+            raise InvalidRecordError("Control batch holds no record", self.position)
+        return ControlRecordType.parse(records[0].key)
+
+    def end_transaction_marker(self) -> EndTransactionMarker | None:
+        """The ABORT/COMMIT marker of a transaction-marker batch, else ``None``."""
+        control_type = self.control_type()
+        if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            return None
+        record = self.records()[0]
+        return EndTransactionMarker.deserialize(record.key, record.value)
+
+    def __repr__(self) -> str:
+        return (
+            f"DefaultRecordBatch(base_offset={self.base_offset}, last_offset={self.last_offset}, "
+            f"count={self.count}, compression={self.compression.kafka_name}, "
+            f"timestamp_type={self.timestamp_type}, max_timestamp={self.max_timestamp}, "
+            f"size={self.size_in_bytes}, position={self.position})"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Building
+
+
+def _unpack_record(record: RecordInput) -> tuple[Any, Any, int, Sequence[tuple[str, Any]] | None]:
+    """Accepts ``(key, value[, timestamp[, headers]])`` or an object with those attributes."""
+    if isinstance(record, tuple | list):
+        n = len(record)
+        if not 2 <= n <= 4:
+            raise ValueError(
+                f"A record is (key, value), (key, value, timestamp) or (key, value, timestamp, headers); "
+                f"got a sequence of {n}"
+            )
+        key, value = record[0], record[1]
+        timestamp = record[2] if n > 2 else None
+        headers = record[3] if n > 3 else None
+    else:
+        key, value = record.key, record.value
+        timestamp = getattr(record, "timestamp", None)
+        headers = getattr(record, "headers", None)
+    return key, value, NO_TIMESTAMP if timestamp is None else int(timestamp), headers
+
+
+def normalize_records(records: Iterable[RecordInput]) -> tuple[list[Any], list[Any], list[int], list[Any]]:
+    """Split record inputs into key, value, timestamp and header columns, checking their types."""
+    keys: list[Any] = []
+    values: list[Any] = []
+    timestamps: list[int] = []
+    headers: list[Any] = []
+    for record in records:
+        key, value, timestamp, record_headers = _unpack_record(record)
+        for name, field in (("key", key), ("value", value)):
+            if field is not None and not isinstance(field, bytes | bytearray | memoryview):
+                raise TypeError(f"A record {name} must be bytes-like or None, not {type(field).__name__}")
+        if timestamp < NO_TIMESTAMP:
+            raise ValueError(f"Invalid negative timestamp {timestamp}")
+        keys.append(key)
+        values.append(value)
+        timestamps.append(timestamp)
+        headers.append(list(record_headers) if record_headers else None)
+    return keys, values, timestamps, headers
+
+
+def build_default_batch(
+    records: Iterable[RecordInput],
+    *,
+    base_offset: int = 0,
+    compression: CompressionType | int | str = CompressionType.NONE,
+    timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    delete_horizon_ms: int | None = None,
+    offset_deltas: Sequence[int] | None = None,
+    last_offset_delta: int | None = None,
+) -> bytes:
+    """The bytes of one v2 batch, as Kafka's ``MemoryRecordsBuilder`` writes them.
+
+    ``baseTimestamp`` is the first record's timestamp (or the delete horizon, with bit 6 set);
+    ``maxTimestamp`` the largest record timestamp, or ``log_append_time`` for a LogAppendTime batch,
+    which Kafka requires.  Offsets are ``base_offset + i`` unless ``offset_deltas`` gives them (the
+    cleaner keeps gaps); ``last_offset_delta`` overrides the last delta, as the cleaner does to keep
+    a batch's original last offset.  An empty batch has base and max timestamp -1.
+    """
+    codec = CompressionType.of(compression)
+    ts_type = TimestampType.of(timestamp_type)
+    if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
+        raise ValueError("A v2 batch has a timestamp type: CreateTime or LogAppendTime")
+    if ts_type is TimestampType.LOG_APPEND_TIME and log_append_time is None:
+        raise ValueError("A LogAppendTime batch needs log_append_time")
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        raise ValueError("Cannot write a transactional batch without a valid producer id")
+    keys, values, timestamps, headers = normalize_records(records)
+    n = len(keys)
+    if offset_deltas is not None:
+        if len(offset_deltas) != n:
+            raise ValueError("offset_deltas must give one delta per record")
+        if any(b <= a for a, b in itertools.pairwise(offset_deltas)):
+            raise ValueError("offset_deltas must increase strictly")
+    if n == 0:
+        base_timestamp = NO_TIMESTAMP
+        max_timestamp = NO_TIMESTAMP
+        computed_last_delta = 0
+    else:
+        base_timestamp = timestamps[0]
+        max_timestamp = max(timestamps)
+        computed_last_delta = offset_deltas[-1] if offset_deltas is not None else n - 1
+    if ts_type is TimestampType.LOG_APPEND_TIME:
+        assert log_append_time is not None
+        max_timestamp = log_append_time
+    if delete_horizon_ms is not None:
+        base_timestamp = delete_horizon_ms
+    body = _impl.core.encode_v2_records(timestamps, keys, values, headers,
+                                  base_timestamp if n else 0, offset_deltas)
+    if codec is not CompressionType.NONE:
+        body = compress(codec, body, magic=MAGIC_V2)
+    attributes = int(codec)
+    if ts_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
+    if delete_horizon_ms is not None:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+    size = RECORD_BATCH_OVERHEAD + len(body)
+    out = bytearray(size)
+    _HEADER.pack_into(
+        out, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes,
+        computed_last_delta if last_offset_delta is None else last_offset_delta,
+        base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, n,
+    )
+    out[RECORD_BATCH_OVERHEAD:] = body
+    struct.pack_into(">I", out, 17, _range_crc32c(out, ATTRIBUTES_OFFSET, size))
+    return bytes(out)
+

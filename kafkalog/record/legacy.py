@@ -1,0 +1,301 @@
+"""Legacy messages, magic 0 and 1, and the compressed wrapper messages that hold a set of them.
+
+Port of ``LegacyRecord.java``, ``AbstractLegacyRecordBatch.java`` and the legacy half of
+``MemoryRecordsBuilder.java`` (clients, tag 3.8.0), which replaced ``kafka.message.Message`` and
+``ByteBufferMessageSet`` of 0.10.1 with the same bytes.
+
+One log entry = 12-byte frame + one message (big-endian)::
+
+    0  offset      int64   the message's offset; for a wrapper, the offset of its LAST inner message
+    8  size        int32   bytes of the message that follows
+    12 crc         uint32  CRC-32 (IEEE) of bytes 16..end: magic through the value
+    16 magic       int8    0 or 1
+    17 attributes  int8    bits 0-2 codec (none, gzip, snappy, lz4), bit 3 LogAppendTime (v1)
+    18 timestamp   int64   v1 only; -1 = none
+       key size    int32   -1 = null key, then the key bytes
+       value size  int32   -1 = null value (a tombstone), then the value bytes
+
+A compressed set is one wrapper message whose key is null and whose value, decompressed, is a run of
+framed uncompressed messages of the wrapper's magic.  Inner offsets are absolute in v0 and relative
+(0..n-1) in v1, where the absolute offset of inner message ``i`` is
+``wrapper offset - last inner relative offset + relative offset of i``.  A v1 wrapper's timestamp is
+the largest inner timestamp (CreateTime) or the broker's append time (LogAppendTime, which every
+inner record then reports).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from .. import _impl
+from .._common import (
+    HEADER_DTYPE,
+    LEGACY_COMPRESSION_MASK,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAGIC_V0,
+    MAGIC_V1,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    NO_TIMESTAMP,
+    RECORD_OVERHEAD_V1,
+)
+from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from .batch import DEFAULT_MAX_DECOMPRESSED_SIZE, RecordBatch, RecordColumns, RecordInput, normalize_records
+from .compression import CompressionType, compress, decompress
+from .types import TimestampType
+
+__all__ = ["LegacyRecordBatch", "build_legacy_message_set", "legacy_entry"]
+
+_FRAME = struct.Struct(">qi")
+_MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
+# Legacy messages have no headers; every column set of theirs shares this empty, read-only array.
+_NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
+_NO_HEADERS.flags.writeable = False
+
+
+class LegacyRecordBatch(RecordBatch):
+    """One top-level v0/v1 log entry seen as a batch (Kafka: ``AbstractLegacyRecordBatch``).
+
+    An uncompressed message is a batch of one record; a wrapper is a batch of its inner messages.
+    """
+
+    __slots__ = ("_inner", "attributes", "crc", "magic", "offset", "timestamp")
+
+    partition_leader_epoch = NO_PARTITION_LEADER_EPOCH
+    producer_id = NO_PRODUCER_ID
+    producer_epoch = NO_PRODUCER_EPOCH
+    base_sequence = NO_SEQUENCE
+
+    def __init__(self, buf: Any, position: int, size_in_bytes: int,
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+        super().__init__(buf, position, size_in_bytes, max_decompressed_size)
+        self.offset, _size = _FRAME.unpack_from(buf, position)
+        self.crc, self.magic, self.attributes = _MESSAGE_HEAD.unpack_from(buf, position + LOG_OVERHEAD)
+        if self.magic not in (MAGIC_V0, MAGIC_V1):
+            raise CorruptRecordError(f"Invalid magic {self.magic} for a legacy message", position)
+        if self.magic == MAGIC_V1 and size_in_bytes < LOG_OVERHEAD + RECORD_OVERHEAD_V1:
+            raise CorruptRecordError(f"v1 message of {size_in_bytes} bytes is too short", position)
+        self.timestamp = (
+            _I64.unpack_from(buf, position + LOG_OVERHEAD + 6)[0] if self.magic == MAGIC_V1 else NO_TIMESTAMP
+        )
+        self._inner: RecordColumns | None = None
+
+    @property
+    def is_compressed(self) -> bool:
+        return bool(self.attributes & LEGACY_COMPRESSION_MASK)
+
+    @property
+    def compression(self) -> CompressionType:
+        codec = self.attributes & LEGACY_COMPRESSION_MASK
+        if codec > CompressionType.LZ4:
+            raise UnsupportedCompressionError(
+                f"Compression codec {codec} is not valid for magic {self.magic}", self.position
+            )
+        return CompressionType(codec)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.magic == MAGIC_V0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def max_timestamp(self) -> int:  # type: ignore[override]
+        return int(self.timestamp)
+
+    @property
+    def last_offset(self) -> int:  # type: ignore[override]
+        return int(self.offset)
+
+    @property
+    def base_offset(self) -> int:  # type: ignore[override]
+        """The first record's offset: the entry's own for a plain message; needs decompression for a
+        wrapper (Kafka: ``AbstractLegacyRecordBatch.baseOffset``)."""
+        if not self.is_compressed:
+            return int(self.offset)
+        inner = self._inner_columns()
+        return int(inner.records["offset"][0]) if len(inner) else int(self.offset)
+
+    @property
+    def count(self) -> int:
+        return 1 if not self.is_compressed else len(self._inner_columns())
+
+    def computed_crc(self) -> int:
+        with memoryview(self._buf) as whole, \
+                whole[self.position + MAGIC_OFFSET:self.position + self.size_in_bytes] as part:
+            return int(_impl.core.crc32(part))
+
+    def _own_columns(self) -> RecordColumns:
+        rows = _impl.core.decode_legacy_records(self._buf, self.position, self.position + self.size_in_bytes)
+        return RecordColumns(rows, _NO_HEADERS, self._buf)
+
+    def _inner_columns(self) -> RecordColumns:
+        """The inner messages of a wrapper with absolute offsets and reported timestamps (Kafka's
+        ``DeepRecordsIterator``), decoded once and kept."""
+        if self._inner is not None:
+            return self._inner
+        own = self._own_columns()
+        row = own.records[0]
+        if int(row["value_len"]) < 0:
+            raise InvalidRecordError("Found invalid compressed record set with null value", self.position)
+        value_pos = int(row["value_pos"])
+        value_end = value_pos + int(row["value_len"])
+        codec = self.compression
+        with memoryview(self._buf) as whole, whole[value_pos:value_end] as payload:
+            try:
+                data = decompress(codec, payload, magic=self.magic, max_size=self._max_decompressed_size)
+            except CorruptRecordError as e:
+                raise type(e)(f"{e.args[0]} (wrapper message at position {self.position})",
+                              self.position) from e
+        try:
+            rows = _impl.core.decode_legacy_records(data, 0, len(data))
+        except CorruptRecordError as e:
+            raise type(e)(
+                f"Corrupt inner message set in the wrapper at position {self.position}: {e.args[0]}",
+                self.position,
+            ) from e
+        if len(rows):
+            if np.any(rows["magic"] != self.magic):
+                bad = int(rows["magic"][rows["magic"] != self.magic][0])
+                raise InvalidRecordError(
+                    f"Compressed message magic {bad} does not match wrapper magic {self.magic}", self.position
+                )
+            if np.any(rows["attributes"] & LEGACY_COMPRESSION_MASK):
+                raise InvalidRecordError(
+                    "Compressed message set contains a compressed inner message", self.position
+                )
+            if self.magic == MAGIC_V1:
+                last_inner = int(rows["offset"][-1])
+                if self.offset == 0:
+                    # librdkafka once wrote wrapper offset 0: the inner offsets are then taken as given.
+                    absolute_base = 0
+                elif self.offset < last_inner:
+                    raise InvalidRecordError(
+                        f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                        f"'{self.offset}' is less than the last inner message offset '{last_inner}' and "
+                        "it is not zero",
+                        self.position,
+                    )
+                else:
+                    absolute_base = int(self.offset) - last_inner
+                rows["offset"] += absolute_base
+                if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
+                    rows["timestamp"] = self.timestamp
+        self._inner = RecordColumns(rows, _NO_HEADERS, data)
+        return self._inner
+
+    def record_columns(self) -> RecordColumns:
+        return self._inner_columns() if self.is_compressed else self._own_columns()
+
+    def records(self) -> list[Any]:
+        columns = self.record_columns()
+        data = columns.data
+        out = []
+        for row in columns.records.tolist():
+            offset, timestamp, key_pos, value_pos, key_len, value_len = row[:6]
+            out.append(_impl.core.Record(
+                offset,
+                timestamp,
+                None if key_len < 0 else bytes(data[key_pos:key_pos + key_len]),
+                None if value_len < 0 else bytes(data[value_pos:value_pos + value_len]),
+                [],
+            ))
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"LegacyRecordBatch(offset={self.offset}, magic={self.magic}, "
+            f"compression={self.compression.kafka_name}, timestamp_type={self.timestamp_type}, "
+            f"timestamp={self.timestamp}, size={self.size_in_bytes}, position={self.position})"
+        )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Building
+
+
+def legacy_entry(offset: int, magic: int, attributes: int, timestamp: int, key: Any, value: Any) -> bytes:
+    """One framed legacy message (Kafka: ``LegacyRecord.write`` behind the 12-byte log overhead)."""
+    body = bytearray()
+    body.append(magic)
+    body.append(attributes & 0xFF)
+    if magic == MAGIC_V1:
+        body += _I64.pack(timestamp)
+    for field in (key, value):
+        if field is None:
+            body += _I32.pack(-1)
+        else:
+            data = bytes(field)
+            body += _I32.pack(len(data))
+            body += data
+    crc = zlib.crc32(body) & 0xFFFFFFFF
+    return _FRAME.pack(offset, 4 + len(body)) + struct.pack(">I", crc) + bytes(body)
+
+
+def build_legacy_message_set(
+    records: Iterable[RecordInput],
+    *,
+    magic: int,
+    base_offset: int = 0,
+    compression: CompressionType | int | str = CompressionType.NONE,
+    timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+) -> bytes:
+    """The bytes of a v0 or v1 message set, as Kafka's ``MemoryRecordsBuilder`` writes them.
+
+    Uncompressed: one entry per record at offsets ``base_offset + i``; with LogAppendTime each v1
+    message's timestamp is replaced by the append time.  Compressed: one wrapper at the last offset
+    whose value holds the inner messages (absolute offsets for v0, relative for v1), whose timestamp
+    is the inner maximum (CreateTime) or the append time (LogAppendTime).  v0 has no timestamps, so
+    the timestamps given are dropped and LogAppendTime is refused.
+    """
+    if magic not in (MAGIC_V0, MAGIC_V1):
+        raise ValueError(f"Legacy message sets have magic 0 or 1, not {magic}")
+    codec = CompressionType.of(compression)
+    if codec is CompressionType.ZSTD:
+        raise UnsupportedCompressionError(f"ZStandard compression is not supported for magic {magic}")
+    ts_type = TimestampType.of(timestamp_type)
+    if magic == MAGIC_V0 and ts_type is TimestampType.LOG_APPEND_TIME:
+        raise ValueError("Magic v0 messages carry no timestamp: LogAppendTime needs magic 1 or 2")
+    log_append = ts_type is TimestampType.LOG_APPEND_TIME
+    if log_append and log_append_time is None:
+        raise ValueError("A LogAppendTime message set needs log_append_time")
+    keys, values, timestamps, headers = normalize_records(records)
+    if any(headers):
+        raise ValueError(f"Magic v{magic} does not support record headers")
+    n = len(keys)
+    type_bit = LEGACY_TIMESTAMP_TYPE_MASK if (magic == MAGIC_V1 and log_append) else 0
+    if magic == MAGIC_V0:
+        timestamps = [NO_TIMESTAMP] * n
+    if codec is CompressionType.NONE:
+        out = bytearray()
+        for i in range(n):
+            ts = log_append_time if log_append and log_append_time is not None else timestamps[i]
+            out += legacy_entry(base_offset + i, magic, type_bit, ts, keys[i], values[i])
+        return bytes(out)
+    if n == 0:
+        return b""
+    inner = bytearray()
+    for i in range(n):
+        inner_offset = base_offset + i if magic == MAGIC_V0 else i
+        inner += legacy_entry(inner_offset, magic, type_bit, timestamps[i], keys[i], values[i])
+    wrapper_timestamp = log_append_time if (log_append and log_append_time is not None) else max(timestamps)
+    if magic == MAGIC_V0:
+        wrapper_timestamp = NO_TIMESTAMP
+    return legacy_entry(
+        base_offset + n - 1, magic, int(codec) | type_bit, wrapper_timestamp, None,
+        compress(codec, bytes(inner), magic=magic),
+    )

@@ -1,0 +1,284 @@
+"""MemoryRecords: a run of log entries of any magic in one buffer, and the builders that make one.
+
+Port of ``MemoryRecords.java`` and ``ByteBufferLogInputStream.java`` (clients, tag 3.8.0), the
+successor of 0.10.1's ``ByteBufferMessageSet``.  The buffer may be ``bytes``, ``bytearray``, a
+``memoryview`` or an ``mmap``; MemoryRecords keeps the object itself, never a view of it, so an mmap
+underneath can still be closed once the MemoryRecords is dropped.
+
+Walking the buffer is the batch-scan kernel's job (``_core.scan_batches``); this class turns what the
+scan found into batch objects and what made it stop into kafkalog errors with their positions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy.typing as npt
+
+from .. import _impl
+from .._common import (
+    LOG_OVERHEAD,
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
+    MIN_RECORD_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    ScanStop,
+)
+from ..errors import CorruptRecordError, RecordTooLargeError, UnsupportedMagicError
+from .batch import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DefaultRecordBatch,
+    RecordBatch,
+    RecordInput,
+    build_default_batch,
+)
+from .compression import CompressionType
+from .legacy import LegacyRecordBatch, build_legacy_message_set
+from .types import ControlRecordType, EndTransactionMarker, TimestampType
+
+__all__ = ["MemoryRecords", "ScanResult"]
+
+_INT32_MAX = 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What the batch scan found: one row per complete entry (:data:`~kafkalog._common.BATCH_DTYPE`),
+    the position it stopped at, and why (:class:`~kafkalog._common.ScanStop`)."""
+
+    batches: npt.NDArray[Any]
+    stop_position: int
+    stop_reason: ScanStop
+
+    @property
+    def valid_bytes(self) -> int:
+        """Bytes from the start of the scan to the end of the last entry it accepted."""
+        if len(self.batches) == 0:
+            return 0
+        last = self.batches[-1]
+        return int(last["position"]) + int(last["size"]) - int(self.batches[0]["position"])
+
+
+def _batch_at(buf: Any, position: int, size: int, magic: int, max_decompressed_size: int) -> RecordBatch:
+    if magic == MAGIC_V2:
+        return DefaultRecordBatch(buf, position, size, max_decompressed_size)
+    return LegacyRecordBatch(buf, position, size, max_decompressed_size)
+
+
+class MemoryRecords:
+    """A buffer of log entries: v0/v1 messages and v2 batches, in any mix (Kafka: ``MemoryRecords``).
+
+    ``max_batch_size`` bounds the size field an entry may declare (Kafka: the ``maxMessageSize`` of
+    ``ByteBufferLogInputStream``) and ``max_decompressed_size`` what one batch may decompress to.
+    """
+
+    __slots__ = ("_buf", "_size", "max_batch_size", "max_decompressed_size")
+
+    def __init__(self, buffer: Any, *, max_batch_size: int = _INT32_MAX,
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+        if isinstance(buffer, str):
+            raise TypeError("MemoryRecords needs a bytes-like buffer, not str")
+        with memoryview(buffer) as view:
+            if not view.c_contiguous:
+                raise ValueError("MemoryRecords needs a contiguous buffer")
+            self._size = view.nbytes
+        self._buf = buffer
+        self.max_batch_size = max_batch_size
+        self.max_decompressed_size = max_decompressed_size
+
+    @property
+    def buffer(self) -> Any:
+        return self._buf
+
+    def size_in_bytes(self) -> int:
+        return self._size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def scan(self, *, check_crc: bool = True, stop_on_invalid: bool = True, start: int = 0,
+             end: int = -1, max_batches: int | None = None) -> ScanResult:
+        """Run the batch scan over the buffer (see ``_core_py.scan_batches`` for the rules)."""
+        batches, stop, reason = _impl.core.scan_batches(
+            self._buf, start, end, check_crc, stop_on_invalid, self.max_batch_size - LOG_OVERHEAD,
+            0x7FFFFFFFFFFFFFFF if max_batches is None else max_batches,
+        )
+        return ScanResult(batches, int(stop), ScanStop(reason))
+
+    def _raise_for(self, reason: ScanStop, position: int) -> None:
+        """Turn a scan stop into Kafka's error for it (``ByteBufferLogInputStream.nextBatchSize``)."""
+        remaining = self._size - position
+        if reason in (ScanStop.END, ScanStop.LIMIT):
+            return
+        size = None
+        if remaining >= LOG_OVERHEAD:
+            with memoryview(self._buf) as view:
+                size = int.from_bytes(view[position + 8:position + 12], "big", signed=True)
+        if reason is ScanStop.PARTIAL:
+            if size is None:
+                raise CorruptRecordError(
+                    f"Truncated batch: {remaining} trailing bytes, fewer than the {LOG_OVERHEAD}-byte log "
+                    "overhead",
+                    position,
+                )
+            raise CorruptRecordError(
+                f"Truncated batch: its size field says {LOG_OVERHEAD + size} bytes but only {remaining} "
+                "remain",
+                position,
+            )
+        if reason is ScanStop.SIZE_TOO_SMALL:
+            raise CorruptRecordError(
+                f"Record size {size} is smaller than the minimum record overhead for its magic "
+                f"(at least {MIN_RECORD_OVERHEAD})",
+                position,
+            )
+        if reason is ScanStop.TOO_LARGE:
+            raise RecordTooLargeError(
+                f"Record size {size} exceeds the largest allowable message size ({self.max_batch_size})",
+                position,
+            )
+        if reason is ScanStop.BAD_MAGIC:
+            with memoryview(self._buf) as view:
+                magic = view[position + 16]
+            raise UnsupportedMagicError(f"Invalid magic found in record: {magic}", position)
+        if reason is ScanStop.BAD_CRC:
+            raise CorruptRecordError("Record is corrupt (stored crc does not match the bytes)", position)
+
+    def batches(self, *, strict: bool = True) -> Iterator[RecordBatch]:
+        """The entries of the buffer as batches, shallowly: no CRC check, no decompression.
+
+        ``strict`` (the default) raises on a partial trailing entry; ``strict=False`` stops before
+        it, as Kafka's readers do on a log whose last write was cut short.  Corrupt framing (a size
+        too small or too large, a bad magic) raises either way.
+        """
+        result = self.scan(check_crc=False, stop_on_invalid=False)
+        rows = result.batches
+        positions = rows["position"].tolist()
+        sizes = rows["size"].tolist()
+        magics = rows["magic"].tolist()
+        buf = self._buf
+        limit = self.max_decompressed_size
+        for position, size, magic in zip(positions, sizes, magics, strict=True):
+            yield _batch_at(buf, position, size, magic, limit)
+        if result.stop_reason is not ScanStop.PARTIAL or strict:
+            self._raise_for(result.stop_reason, result.stop_position)
+
+    def records(self, *, strict: bool = True) -> Iterator[Any]:
+        """Every record of every batch, in order (deep iteration)."""
+        for batch in self.batches(strict=strict):
+            yield from batch.records()
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        return self.batches()
+
+    def valid_bytes(self) -> int:
+        """Length of the prefix made of whole entries with valid CRCs (what recovery would keep)."""
+        result = self.scan(check_crc=True, stop_on_invalid=True)
+        return result.stop_position
+
+    def __repr__(self) -> str:
+        return f"MemoryRecords(size={self._size})"
+
+    # -----------------------------------------------------------------------------------------------
+    # Builders
+
+    @classmethod
+    def with_records(
+        cls,
+        records: Iterable[RecordInput],
+        *,
+        magic: int = MAGIC_V2,
+        compression: CompressionType | int | str = CompressionType.NONE,
+        base_offset: int = 0,
+        timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
+        log_append_time: int | None = None,
+        producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = NO_PRODUCER_EPOCH,
+        base_sequence: int = NO_SEQUENCE,
+        is_transactional: bool = False,
+        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+        delete_horizon_ms: int | None = None,
+    ) -> MemoryRecords:
+        """Records in one batch of ``magic``, as a Kafka producer writes them (Kafka:
+        ``MemoryRecords.withRecords``).
+
+        Each record is ``(key, value)``, ``(key, value, timestamp)`` or ``(key, value, timestamp,
+        headers)`` with ``headers`` a list of ``(str, bytes | None)``; a missing timestamp is -1.  For
+        magic 0/1 uncompressed every record is its own message; compressed, they share one wrapper.
+        Producer fields, transactions, headers and the delete horizon need magic 2.
+        """
+        if magic == MAGIC_V2:
+            data = build_default_batch(
+                records, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+                log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+                base_sequence=base_sequence, is_transactional=is_transactional,
+                partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
+            )
+            return cls(data)
+        if magic not in (MAGIC_V0, MAGIC_V1):
+            raise UnsupportedMagicError(f"Unknown magic {magic}: Kafka writes 0, 1 or 2")
+        v2_only = {
+            "producer_id": producer_id != NO_PRODUCER_ID,
+            "producer_epoch": producer_epoch != NO_PRODUCER_EPOCH,
+            "base_sequence": base_sequence != NO_SEQUENCE,
+            "is_transactional": is_transactional,
+            "partition_leader_epoch": partition_leader_epoch != NO_PARTITION_LEADER_EPOCH,
+            "delete_horizon_ms": delete_horizon_ms is not None,
+        }
+        used = [name for name, set_ in v2_only.items() if set_]
+        if used:
+            raise ValueError(f"{', '.join(used)} need magic 2; magic {magic} cannot carry them")
+        data = build_legacy_message_set(
+            records, magic=magic, base_offset=base_offset, compression=compression,
+            timestamp_type=timestamp_type, log_append_time=log_append_time,
+        )
+        return cls(data)
+
+    @classmethod
+    def with_end_transaction_marker(
+        cls,
+        producer_id: int,
+        producer_epoch: int,
+        marker: EndTransactionMarker,
+        *,
+        base_offset: int = 0,
+        timestamp: int | None = None,
+        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    ) -> MemoryRecords:
+        """A control batch holding one ABORT or COMMIT marker (Kafka:
+        ``MemoryRecords.withEndTransactionMarker``); ``timestamp`` defaults to now."""
+        if marker.control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            raise ValueError("An end transaction marker is ABORT or COMMIT")
+        ts = int(time.time() * 1000) if timestamp is None else timestamp
+        data = build_default_batch(
+            [(marker.record_key(), marker.record_value(), ts)], base_offset=base_offset,
+            producer_id=producer_id, producer_epoch=producer_epoch, is_transactional=True,
+            is_control=True, partition_leader_epoch=partition_leader_epoch,
+        )
+        return cls(data)
+
+    @classmethod
+    def with_control_record(
+        cls,
+        control_type: ControlRecordType,
+        value: bytes | None,
+        *,
+        base_offset: int = 0,
+        timestamp: int | None = None,
+        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    ) -> MemoryRecords:
+        """A non-transactional control batch of one record, as KRaft writes LEADER_CHANGE and the
+        snapshot and voter records; ``value`` is the type's payload, passed through as given."""
+        ts = int(time.time() * 1000) if timestamp is None else timestamp
+        data = build_default_batch(
+            [(control_type.record_key(), value, ts)], base_offset=base_offset, is_control=True,
+            partition_leader_epoch=partition_leader_epoch,
+        )
+        return cls(data)

@@ -1,0 +1,319 @@
+"""The record layer against the facts of Kafka's formats (spec §1): exact bytes, builder semantics,
+the offset and timestamp rules of legacy wrappers, v2 producer and control fields, and the columns
+the record decode produces.  Every test runs on both kernel twins through ``impl``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import struct
+import zlib
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from kafkalog import (
+    CompressionType,
+    ControlRecordType,
+    CorruptRecordError,
+    EndTransactionMarker,
+    InvalidRecordError,
+    MemoryRecords,
+    TimestampType,
+)
+from kafkalog.record import DefaultRecordBatch, LegacyRecordBatch
+from kafkalog.record.legacy import legacy_entry
+
+# spec §1.8, cross-checked there against kafka-python 2.0.2.
+V0_KV = bytes.fromhex("0000000000000000" "00000010" "1fecd70a" "00" "00" "00000001" "6b" "00000001" "76")
+V1_KV = bytes.fromhex(
+    "0000000000000000" "00000018" "e4e321bc" "01" "00" "00000000000003e8" "00000001" "6b" "00000001" "76"
+)
+V2_EXAMPLE = bytes.fromhex(
+    "0000000000000000" "00000049" "00000000" "02" "19063059" "0000" "00000001"
+    "00000000000003e8" "00000000000003e9" "ffffffffffffffff" "ffff" "ffffffff" "00000002"
+    "14" "00" "00" "00" "04" "6b30" "04" "7630" "00"
+    "18" "00" "02" "02" "04" "6b31" "01" "02" "02" "68" "02" "78"
+)
+
+
+def test_crc_check_values(impl: ModuleType) -> None:
+    assert impl.crc32c(b"123456789") == 0xE3069283
+    assert impl.crc32(b"123456789") == 0xCBF43926
+    assert impl.crc32c(b"") == 0
+    data = bytes(range(256)) * 50
+    assert impl.crc32c(data[1000:], impl.crc32c(data[:1000])) == impl.crc32c(data)
+    assert impl.crc32(data) == zlib.crc32(data)
+
+
+def test_v0_and_v1_bytes_match_the_spec(impl: ModuleType) -> None:
+    assert MemoryRecords.with_records([(b"k", b"v")], magic=0).buffer == V0_KV
+    assert MemoryRecords.with_records([(b"k", b"v", 1000)], magic=1).buffer == V1_KV
+
+
+def test_v2_bytes_match_the_spec(impl: ModuleType) -> None:
+    built = MemoryRecords.with_records(
+        [(b"k0", b"v0", 1000), (b"k1", None, 1001, [("h", b"x")])], partition_leader_epoch=0
+    )
+    assert built.buffer == V2_EXAMPLE
+
+
+def test_v2_example_decodes_field_by_field(impl: ModuleType) -> None:
+    (batch,) = MemoryRecords(V2_EXAMPLE).batches()
+    assert isinstance(batch, DefaultRecordBatch)
+    assert (batch.base_offset, batch.last_offset, batch.count, batch.size_in_bytes) == (0, 1, 2, 85)
+    assert (batch.magic, batch.crc, batch.partition_leader_epoch) == (2, 419835993, 0)
+    assert batch.compression is CompressionType.NONE
+    assert batch.timestamp_type is TimestampType.CREATE_TIME
+    assert (batch.base_timestamp, batch.max_timestamp) == (1000, 1001)
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence) == (-1, -1, -1, -1)
+    assert not batch.is_transactional and not batch.is_control and batch.delete_horizon_ms is None
+    assert batch.is_valid()
+    assert [r.as_tuple() for r in batch.records()] == [
+        (0, 1000, b"k0", b"v0", []),
+        (1, 1001, b"k1", None, [("h", b"x")]),
+    ]
+
+
+def test_record_columns_point_at_the_bytes(impl: ModuleType) -> None:
+    (batch,) = MemoryRecords(V2_EXAMPLE).batches()
+    cols = batch.record_columns()
+    assert cols.records["offset"].tolist() == [0, 1]
+    assert cols.records["timestamp"].tolist() == [1000, 1001]
+    assert cols.records["value_len"].tolist() == [2, -1]
+    assert [cols.key(0), cols.value(0), cols.key(1), cols.value(1)] == [b"k0", b"v0", b"k1", None]
+    assert cols.records["header_count"].tolist() == [0, 1]
+    h = cols.headers[int(cols.records["header_index"][1])]
+    assert bytes(cols.data[int(h["key_pos"]):int(h["key_pos"]) + int(h["key_len"])]) == b"h"
+    assert bytes(cols.data[int(h["value_pos"]):int(h["value_pos"]) + int(h["value_len"])]) == b"x"
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+def test_v2_round_trip_every_codec(impl: ModuleType, codec: str) -> None:
+    records = [
+        (b"key-%d" % i, (b"value-%d " % i) * (i % 7), 1_700_000_000_000 + 3 * i, [("n", b"%d" % i)])
+        for i in range(50)
+    ]
+    records.append((None, None, 1_700_000_000_500, [("null", None)]))
+    built = MemoryRecords.with_records(records, compression=codec, base_offset=1000)
+    (batch,) = built.batches()
+    assert batch.compression.kafka_name == codec
+    assert batch.is_valid()
+    assert (batch.base_offset, batch.last_offset, batch.count) == (1000, 1050, 51)
+    assert batch.max_timestamp == max(r[2] for r in records)
+    got = [r.as_tuple() for r in batch.records()]
+    assert got == [(1000 + i, r[2], r[0], r[1], list(r[3])) for i, r in enumerate(records)]
+    assert batch.record_columns().records["offset"].tolist() == list(range(1000, 1051))
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
+def test_legacy_round_trip(impl: ModuleType, magic: int, codec: str) -> None:
+    records = [(b"k%d" % i if i % 4 else None, b"v" * i if i % 5 else None, 5000 + i) for i in range(20)]
+    built = MemoryRecords.with_records(records, magic=magic, compression=codec, base_offset=70)
+    batches = list(built.batches())
+    assert all(isinstance(b, LegacyRecordBatch) and b.is_valid() for b in batches)
+    assert len(batches) == (20 if codec == "none" else 1)
+    expected_ts = [5000 + i if magic == 1 else -1 for i in range(20)]
+    got = [r.as_tuple() for r in built.records()]
+    assert got == [(70 + i, expected_ts[i], r[0], r[1], []) for i, r in enumerate(records)]
+    if codec != "none":
+        (wrapper,) = batches
+        assert wrapper.last_offset == 89 and wrapper.base_offset == 70 and wrapper.count == 20
+        assert wrapper.max_timestamp == (5019 if magic == 1 else -1)
+
+
+def _inner_offsets(wrapper: bytes, magic: int) -> list[int]:
+    """The offsets written inside a gzip wrapper, read with zlib and struct only."""
+    size = struct.unpack_from(">i", wrapper, 8)[0]
+    key_size_at = 12 + (14 if magic == 1 else 6)  # frame, crc, magic, attributes[, timestamp]
+    value_len_at = key_size_at + 4  # the key is null: its size -1 is all there is of it
+    value_len = struct.unpack_from(">i", wrapper, value_len_at)[0]
+    assert value_len_at + 4 + value_len == 12 + size
+    inner = zlib.decompress(wrapper[value_len_at + 4:], 31)
+    offsets, pos = [], 0
+    while pos < len(inner):
+        offset, inner_size = struct.unpack_from(">qi", inner, pos)
+        offsets.append(offset)
+        pos += 12 + inner_size
+    return offsets
+
+
+def test_wrapper_inner_offsets_are_absolute_in_v0_and_relative_in_v1(impl: ModuleType) -> None:
+    records = [(b"k", b"v%d" % i, 10 + i) for i in range(4)]
+    v0 = bytes(MemoryRecords.with_records(records, magic=0, compression="gzip", base_offset=500).buffer)
+    v1 = bytes(MemoryRecords.with_records(records, magic=1, compression="gzip", base_offset=500).buffer)
+    assert struct.unpack_from(">q", v0)[0] == 503 and struct.unpack_from(">q", v1)[0] == 503
+    assert _inner_offsets(v0, 0) == [500, 501, 502, 503]
+    assert _inner_offsets(v1, 1) == [0, 1, 2, 3]
+
+
+def test_v1_wrapper_offset_zero_keeps_inner_offsets(impl: ModuleType) -> None:
+    # Some librdkafka versions wrote wrapper offset 0; Kafka then takes inner offsets as given.
+    built = bytearray(MemoryRecords.with_records([(b"a", b"1", 1), (b"b", b"2", 2)], magic=1,
+                                                 compression="gzip", base_offset=0).buffer)
+    assert struct.unpack_from(">q", built)[0] == 1
+    struct.pack_into(">q", built, 0, 0)  # the frame offset is outside the CRC
+    assert [r.offset for r in MemoryRecords(bytes(built)).records()] == [0, 1]
+
+
+def test_v1_wrapper_offset_below_last_inner_is_invalid(impl: ModuleType) -> None:
+    built = bytearray(MemoryRecords.with_records([(b"a", b"1", 1), (b"b", b"2", 2), (b"c", b"3", 3)],
+                                                 magic=1, compression="gzip").buffer)
+    struct.pack_into(">q", built, 0, 1)  # last inner relative offset is 2
+    with pytest.raises(InvalidRecordError, match="less than the last inner message offset"):
+        list(MemoryRecords(bytes(built)).records())
+
+
+def test_log_append_time(impl: ModuleType) -> None:
+    records = [(b"k", b"v%d" % i, 100 + i) for i in range(3)]
+    for magic, codec in ((1, "gzip"), (1, "none"), (2, "none"), (2, "lz4")):
+        built = MemoryRecords.with_records(records, magic=magic, compression=codec,
+                                           timestamp_type="LogAppendTime", log_append_time=99_000)
+        batches = list(built.batches())
+        assert all(b.timestamp_type is TimestampType.LOG_APPEND_TIME for b in batches)
+        assert all(b.max_timestamp == 99_000 for b in batches)
+        assert [r.timestamp for r in built.records()] == [99_000] * 3, (magic, codec)
+    with pytest.raises(ValueError, match="log_append_time"):
+        MemoryRecords.with_records(records, timestamp_type="LogAppendTime")
+    with pytest.raises(ValueError, match="v0"):
+        MemoryRecords.with_records(records, magic=0, timestamp_type="LogAppendTime", log_append_time=1)
+
+
+def test_producer_fields_and_sequence_wrap(impl: ModuleType) -> None:
+    built = MemoryRecords.with_records(
+        [(b"k", b"v", 1)] * 5, producer_id=77, producer_epoch=3, base_sequence=0x7FFFFFFE,
+        is_transactional=True, partition_leader_epoch=9,
+    )
+    (batch,) = built.batches()
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (77, 3, 0x7FFFFFFE)
+    assert batch.last_sequence == 2  # Kafka's incrementSequence wraps past Integer.MAX_VALUE to 0
+    assert batch.is_transactional and batch.has_producer_id and batch.partition_leader_epoch == 9
+
+
+def test_partition_leader_epoch_is_outside_the_crc(impl: ModuleType) -> None:
+    data = bytearray(V2_EXAMPLE)
+    struct.pack_into(">i", data, 12, 12345)
+    (batch,) = MemoryRecords(bytes(data)).batches()
+    assert batch.partition_leader_epoch == 12345 and batch.is_valid()
+
+
+def test_delete_horizon_bit(impl: ModuleType) -> None:
+    built = MemoryRecords.with_records([(b"k", None, 5000), (b"j", b"x", 5007)], delete_horizon_ms=86_400_000)
+    (batch,) = built.batches()
+    assert batch.has_delete_horizon and batch.delete_horizon_ms == 86_400_000
+    assert batch.attributes & 0x40
+    # Timestamps are deltas against the horizon, so the records keep their own.
+    assert [r.timestamp for r in batch.records()] == [5000, 5007]
+    assert batch.max_timestamp == 5007
+
+
+def test_end_transaction_markers(impl: ModuleType) -> None:
+    for kind in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+        built = MemoryRecords.with_end_transaction_marker(
+            42, 7, EndTransactionMarker(kind, 13), base_offset=88, timestamp=1234
+        )
+        (batch,) = built.batches()
+        assert batch.is_control and batch.is_transactional and batch.count == 1
+        assert (batch.producer_id, batch.producer_epoch) == (42, 7)
+        assert batch.control_type() is kind
+        assert batch.end_transaction_marker() == EndTransactionMarker(kind, 13)
+        (record,) = batch.records()
+        assert record.key == struct.pack(">hh", 0, int(kind))
+        assert record.value == struct.pack(">hi", 0, 13)
+
+
+def test_kraft_control_types_are_types_not_errors(impl: ModuleType) -> None:
+    for kind in (ControlRecordType.LEADER_CHANGE, ControlRecordType.SNAPSHOT_HEADER,
+                 ControlRecordType.SNAPSHOT_FOOTER, ControlRecordType.KRAFT_VERSION,
+                 ControlRecordType.KRAFT_VOTERS):
+        (batch,) = MemoryRecords.with_control_record(kind, b"\x00\x01", timestamp=5).batches()
+        assert batch.is_control and not batch.is_transactional
+        assert batch.control_type() is kind and batch.end_transaction_marker() is None
+    assert ControlRecordType.parse(struct.pack(">hh", 0, 99)) is ControlRecordType.UNKNOWN
+    assert ControlRecordType.parse(struct.pack(">hh", 3, 1)) is ControlRecordType.COMMIT
+    with pytest.raises(InvalidRecordError):
+        ControlRecordType.parse(b"\x00")
+    with pytest.raises(InvalidRecordError):
+        ControlRecordType.parse(struct.pack(">hh", -1, 1))
+
+
+def test_mixed_magics_in_one_buffer_over_mmap(impl: ModuleType, tmp_path: pytest.TempPathFactory) -> None:
+    parts = [
+        MemoryRecords.with_records([(b"a", b"0")], magic=0, base_offset=0).buffer,
+        MemoryRecords.with_records([(b"b", b"1", 11), (b"c", b"2", 12)], magic=1, compression="snappy",
+                                   base_offset=1).buffer,
+        MemoryRecords.with_records([(b"d", b"3", 13)], magic=2, compression="zstd", base_offset=3).buffer,
+    ]
+    path = tmp_path / "mixed.log"  # type: ignore[operator]
+    path.write_bytes(b"".join(parts))
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        log = MemoryRecords(mm)
+        assert [b.magic for b in log.batches()] == [0, 1, 2]
+        assert [(r.offset, r.value) for r in log.records()] == [(0, b"0"), (1, b"1"), (2, b"2"), (3, b"3")]
+        scan = log.scan()
+        assert scan.batches["magic"].tolist() == [0, 1, 2]
+        assert scan.batches["last_offset"].tolist() == [0, 2, 3]
+        assert scan.batches["valid"].tolist() == [1, 1, 1]
+        assert scan.valid_bytes == len(mm)
+        del log, scan
+    # the mmap closed above: no kafkalog object kept a view of it
+
+
+def test_scan_columns_for_legacy_entries(impl: ModuleType) -> None:
+    data = legacy_entry(5, 1, 0x08, 777, b"k", b"v") + legacy_entry(6, 0, 0, -1, None, b"w")
+    batches, stop, reason = impl.scan_batches(data)
+    assert (stop, reason) == (len(data), 0)
+    assert batches["base_offset"].tolist() == [5, 6]
+    assert batches["max_timestamp"].tolist() == [777, -1]
+    assert batches["record_count"].tolist() == [1, 1]
+    assert batches["attributes"].tolist() == [8, 0]
+    assert batches["size"].tolist() == [12 + 22 + 2, 12 + 14 + 1]
+
+
+def test_scan_limits_and_ranges(impl: ModuleType) -> None:
+    one = MemoryRecords.with_records([(b"k", b"v", 1)]).buffer
+    data = one * 5
+    batches, stop, reason = impl.scan_batches(data, max_batches=2)
+    assert (len(batches), stop, reason) == (2, 2 * len(one), 6)
+    batches, stop, reason = impl.scan_batches(data, len(one), 3 * len(one))
+    assert batches["position"].tolist() == [len(one), 2 * len(one)] and stop == 3 * len(one)
+    batches, stop, reason = impl.scan_batches(data + b"\x00" * 5)
+    assert (len(batches), stop, reason) == (5, 5 * len(one), 1)  # PARTIAL: 5 bytes cannot hold a frame
+
+
+def test_ensure_valid_names_both_crcs(impl: ModuleType) -> None:
+    data = bytearray(V2_EXAMPLE)
+    data[-1] ^= 0xFF
+    (batch,) = MemoryRecords(bytes(data)).batches()
+    assert not batch.is_valid()
+    with pytest.raises(CorruptRecordError, match=r"stored crc = 419835993, computed crc = \d+") as info:
+        batch.ensure_valid()
+    assert info.value.position == 0
+
+
+def test_timestamp_type_names() -> None:
+    assert str(TimestampType.CREATE_TIME) == "CreateTime"
+    assert TimestampType.of("LogAppendTime") is TimestampType.LOG_APPEND_TIME
+    assert TimestampType.of(-1) is TimestampType.NO_TIMESTAMP_TYPE
+    with pytest.raises(ValueError):
+        TimestampType.of("Whenever")
+
+
+def test_empty_buffer_and_empty_v2_batch(impl: ModuleType) -> None:
+    assert list(MemoryRecords(b"").batches()) == []
+    (batch,) = MemoryRecords.with_records([]).batches()
+    assert (batch.count, batch.base_timestamp, batch.max_timestamp, batch.records()) == (0, -1, -1, [])
+    assert batch.is_valid()
+
+
+def test_records_from_either_twin_compare_equal() -> None:
+    from kafkalog import _impl
+
+    twins = _impl.both()
+    made = {name: twin.Record(5, 6, b"k", None, [("h", b"x")]) for name, twin in twins.items()}
+    for a in made.values():
+        for b in made.values():
+            assert a == b and hash(a) == hash(b)
+    assert np.array([1]).dtype  # numpy imported for the column tests above
