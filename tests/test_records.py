@@ -67,7 +67,8 @@ def test_v2_example_decodes_field_by_field(impl: ModuleType) -> None:
     assert batch.compression is CompressionType.NONE
     assert batch.timestamp_type is TimestampType.CREATE_TIME
     assert (batch.base_timestamp, batch.max_timestamp) == (1000, 1001)
-    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence) == (-1, -1, -1, -1)
+    producer = (batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence)
+    assert producer == (-1, -1, -1, -1)
     assert not batch.is_transactional and not batch.is_control and batch.delete_horizon_ms is None
     assert batch.is_valid()
     assert [r.as_tuple() for r in batch.records()] == [
