@@ -114,11 +114,11 @@ def run(directory: str | None = None, out: TextIO = sys.stdout) -> int:
     batches = build_segment(now_ms)
     with _directory(directory) as where:
         path = os.path.join(where, SEGMENT_NAME)
-        with open(path, "wb") as f:
+        with open(path, "wb") as segment:
             for _label, data in batches:
-                f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+                segment.write(data)
+            segment.flush()
+            os.fsync(segment.fileno())
         size = os.path.getsize(path)
         print(f"kafkalog demo — kernels: {implementation()} "
               f"(CRC-32C in hardware: {'yes' if core.crc32c_hardware() else 'no'})", file=out)

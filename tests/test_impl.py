@@ -64,6 +64,5 @@ def test_using_switches_and_restores() -> None:
     with _impl.using("python") as core:
         assert core.IMPLEMENTATION == "python" and implementation() == "python"
     assert implementation() == before
-    with pytest.raises(ImportError, match="not available"):
-        with _impl.using("fortran"):
-            pass
+    with pytest.raises(ImportError, match="not available"), _impl.using("fortran"):
+        pass

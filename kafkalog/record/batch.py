@@ -181,6 +181,19 @@ class RecordBatch:
     def delete_horizon_ms(self) -> int | None:
         return None
 
+    @property
+    def count(self) -> int:
+        """How many records the batch holds (a legacy wrapper is decompressed to tell)."""
+        raise NotImplementedError
+
+    def control_type(self) -> ControlRecordType | None:
+        """For a control batch, the type its one record's key names; ``None`` for a data batch."""
+        return None
+
+    def end_transaction_marker(self) -> EndTransactionMarker | None:
+        """The ABORT/COMMIT marker of a transaction-marker batch, else ``None``."""
+        return None
+
     def computed_crc(self) -> int:
         raise NotImplementedError
 
@@ -216,11 +229,11 @@ class DefaultRecordBatch(RecordBatch):
     """A v2 record batch (Kafka: ``DefaultRecordBatch``).  See the module docstring for the layout."""
 
     __slots__ = (
+        "_count",
         "attributes",
         "base_offset",
         "base_sequence",
         "base_timestamp",
-        "count",
         "crc",
         "last_offset_delta",
         "max_timestamp",
@@ -242,7 +255,12 @@ class DefaultRecordBatch(RecordBatch):
             )
         (self.base_offset, _length, self.partition_leader_epoch, _magic, self.crc, self.attributes,
          self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
-         self.producer_epoch, self.base_sequence, self.count) = _HEADER.unpack_from(buf, position)
+         self.producer_epoch, self.base_sequence, self._count) = _HEADER.unpack_from(buf, position)
+
+    @property
+    def count(self) -> int:
+        """``recordsCount`` from the header (Kafka: ``DefaultRecordBatch.countOrNull``)."""
+        return int(self._count)
 
     @property
     def last_offset(self) -> int:  # type: ignore[override]
@@ -314,7 +332,6 @@ class DefaultRecordBatch(RecordBatch):
         return RecordColumns(records, headers, data)
 
     def control_type(self) -> ControlRecordType | None:
-        """For a control batch, the type its one record's key names; ``None`` for a data batch."""
         if not self.is_control:
             return None
         records = self.records()
@@ -323,7 +340,6 @@ class DefaultRecordBatch(RecordBatch):
         return ControlRecordType.parse(records[0].key)
 
     def end_transaction_marker(self) -> EndTransactionMarker | None:
-        """The ABORT/COMMIT marker of a transaction-marker batch, else ``None``."""
         control_type = self.control_type()
         if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
             return None
