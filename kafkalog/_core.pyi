@@ -18,6 +18,8 @@ __all__ = [
     "crc32c",
     "crc32c_hardware",
     "decode_legacy_records",
+    "decode_v2_batch_objects",
+    "decode_v2_batches",
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
@@ -82,6 +84,14 @@ def decode_v2_record_objects(
     base_offset: int,
     base_timestamp: int,
     append_time: int | None = None,
+) -> list[Record]: ...
+def decode_v2_batches(
+    buf: Buffer,  # const unsigned char[::1]
+    batches: npt.NDArray[np.void],  # const BatchRow[::1]
+) -> tuple[npt.NDArray[np.void], npt.NDArray[np.void], npt.NDArray[np.int64]]: ...
+def decode_v2_batch_objects(
+    buf: Buffer,  # const unsigned char[::1]
+    batches: npt.NDArray[np.void],  # const BatchRow[::1]
 ) -> list[Record]: ...
 def decode_legacy_records(buf: Buffer, start: int, end: int) -> npt.NDArray[np.void]: ...
 def encode_v2_records(

@@ -17,6 +17,7 @@ Compiler directives are set in one place, ``setup.py`` (``KAFKALOG_CYTHON_DEBUG=
 back on).
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
@@ -35,6 +36,8 @@ __all__ = [
     "crc32c",
     "crc32c_hardware",
     "decode_legacy_records",
+    "decode_v2_batch_objects",
+    "decode_v2_batches",
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
@@ -69,6 +72,9 @@ cdef enum:
     LAST_OFFSET_DELTA_OFFSET = 23
     MAX_TIMESTAMP_OFFSET = 35
     RECORDS_COUNT_OFFSET = 57
+    BASE_TIMESTAMP_OFFSET = 27
+    COMPRESSION_CODEC_MASK = 0x07
+    TIMESTAMP_TYPE_MASK = 0x08
     RECORD_BATCH_OVERHEAD = 61
     MIN_RECORD_OVERHEAD = 14
     RECORD_OVERHEAD_V1 = 22
@@ -560,6 +566,78 @@ cdef inline int _bounds(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end) exce
     return 0
 
 
+cdef class _HeaderSink:
+    """The header rows of a column decode, grown by doubling (their number is only known at the end)."""
+
+    cdef object array
+    cdef HeaderRow[::1] rows
+    cdef Py_ssize_t n
+    cdef Py_ssize_t capacity
+
+    def __cinit__(self):
+        self.capacity = 16
+        self.array = np.empty(self.capacity, dtype=HEADER_DTYPE)
+        self.rows = self.array
+        self.n = 0
+
+    cdef int reserve(self, Py_ssize_t more) except -1:
+        if self.n + more <= self.capacity:
+            return 0
+        while self.n + more > self.capacity:
+            self.capacity *= 2
+        grown = np.empty(self.capacity, dtype=HEADER_DTYPE)
+        grown[:self.n] = self.array[:self.n]
+        self.array = grown
+        self.rows = self.array
+        return 0
+
+    cdef object result(self):
+        return self.array[:self.n].copy()
+
+
+cdef int _decode_columns(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                         int64_t base_offset, int64_t base_timestamp, bint has_append_time,
+                         int64_t append_ts, RecordRow *out, _HeaderSink headers) except -1:
+    """One batch's records into ``out[0:count]`` and ``headers`` (the loop of decode_v2_records)."""
+    cdef Err err
+    cdef Py_ssize_t pos = start
+    cdef int64_t i
+    cdef int32_t _h
+    cdef V2Record r
+    cdef RecordRow *row
+    err.code = E_OK
+    memset(&r, 0, sizeof(r))
+    for i in range(count):
+        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
+                             &r, &err):
+            _raise(&err)
+        row = out + i
+        row.offset = r.offset
+        row.timestamp = r.timestamp
+        row.key_pos = r.key_pos
+        row.key_len = r.key_len
+        row.value_pos = r.value_pos
+        row.value_len = r.value_len
+        row.header_index = <int32_t>headers.n
+        row.header_count = r.n_headers
+        row.crc = 0
+        row.attributes = 0
+        row.magic = 2
+        row.pad = 0
+        if r.n_headers:
+            headers.reserve(r.n_headers)
+            for _h in range(r.n_headers):
+                if _read_header(p, &pos, &r, &headers.rows[headers.n], &err):
+                    _raise(&err)
+                headers.n += 1
+        if _finish_record(pos, &r, &err):
+            _raise(&err)
+    if pos != end:
+        _fail(&err, E_REMAINING, pos)
+        _raise(&err)
+    return 0
+
+
 def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
                       int64_t base_offset, int64_t base_timestamp, append_time=None):
     """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
@@ -573,53 +651,83 @@ def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     records_array = np.empty(count, dtype=RECORD_DTYPE)
     cdef RecordRow[::1] records = records_array
-    cdef Py_ssize_t header_capacity = 16
-    headers_array = np.empty(header_capacity, dtype=HEADER_DTYPE)
-    cdef HeaderRow[::1] headers = headers_array
-    cdef Py_ssize_t n_headers = 0
-    cdef Py_ssize_t pos = start
-    cdef int64_t i
-    cdef int32_t _h
-    cdef V2Record r
-    cdef RecordRow *row
-    memset(&r, 0, sizeof(r))
-    for i in range(count):
-        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
-                             &r, &err):
-            _raise(&err)
-        row = &records[i]
-        row.offset = r.offset
-        row.timestamp = r.timestamp
-        row.key_pos = r.key_pos
-        row.key_len = r.key_len
-        row.value_pos = r.value_pos
-        row.value_len = r.value_len
-        row.header_index = <int32_t>n_headers
-        row.header_count = r.n_headers
-        row.crc = 0
-        row.attributes = 0
-        row.magic = 2
-        row.pad = 0
-        if r.n_headers:
-            if n_headers + r.n_headers > header_capacity:
-                while n_headers + r.n_headers > header_capacity:
-                    header_capacity *= 2
-                grown = np.empty(header_capacity, dtype=HEADER_DTYPE)
-                grown[:n_headers] = headers_array[:n_headers]
-                headers_array = grown
-                headers = headers_array
-            for _h in range(r.n_headers):
-                if _read_header(p, &pos, &r, &headers[n_headers], &err):
-                    _raise(&err)
-                n_headers += 1
-        if _finish_record(pos, &r, &err):
-            _raise(&err)
-    if pos != end:
-        _fail(&err, E_REMAINING, pos)
+    cdef _HeaderSink headers = _HeaderSink()
+    # Called for count 0 too: bytes after the last declared record are an error either way.
+    _decode_columns(p, start, end, count, base_offset, base_timestamp, has_append_time, append_ts,
+                    &records[0] if count else NULL, headers)
+    return records_array, headers.result()
+
+
+cdef struct BatchHead:
+    Py_ssize_t start
+    Py_ssize_t end
+    int64_t count
+    int64_t base_offset
+    int64_t base_timestamp
+    bint has_append_time
+    int64_t append_ts
+
+
+cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *row, BatchHead *h) except -1:
+    """Where one uncompressed v2 batch's records are and how to read them, checked against the buffer."""
+    cdef Py_ssize_t pos = row.position
+    cdef Py_ssize_t size = row.size
+    cdef int16_t attributes
+    cdef Err err
+    if pos < 0 or size < RECORD_BATCH_OVERHEAD or pos > total - size:
+        raise ValueError(f"batch row (position {pos}, size {size}) is outside the buffer of {total} bytes")
+    if p[pos + MAGIC_OFFSET] != 2:
+        raise ValueError(f"the entry at position {pos} is not a v2 batch")
+    attributes = kl_get_i16(p + pos + ATTRIBUTES_OFFSET)
+    if attributes & COMPRESSION_CODEC_MASK:
+        raise ValueError(f"the batch at position {pos} is compressed: decode its decompressed records")
+    h.start = pos + RECORD_BATCH_OVERHEAD
+    h.end = pos + size
+    h.count = kl_get_i32(p + pos + RECORDS_COUNT_OFFSET)
+    h.base_offset = kl_get_i64(p + pos)
+    h.base_timestamp = kl_get_i64(p + pos + BASE_TIMESTAMP_OFFSET)
+    h.has_append_time = (attributes & TIMESTAMP_TYPE_MASK) != 0
+    h.append_ts = kl_get_i64(p + pos + MAX_TIMESTAMP_OFFSET)
+    err.code = E_OK
+    if _check_count(h.count, h.start, h.end, &err):
         _raise(&err)
-    return records_array, headers_array[:n_headers].copy()
+    return 0
 
 
+def decode_v2_batches(const unsigned char[::1] buf, batches):
+    """Decode every record of a run of uncompressed v2 batches into one set of columns (see ``_core_py``)."""
+    cdef const BatchRow[::1] rows = batches
+    cdef Py_ssize_t total = buf.shape[0]
+    cdef const unsigned char *p = &buf[0] if total else NULL
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t i
+    cdef int64_t n_records = 0
+    cdef BatchHead h
+    for i in range(n):
+        _batch_head(p, total, &rows[i], &h)
+        n_records += h.count
+    records_array = np.empty(n_records, dtype=RECORD_DTYPE)
+    starts_array = np.empty(n + 1, dtype=np.int64)
+    cdef RecordRow[::1] records = records_array
+    cdef int64_t[::1] starts = starts_array
+    cdef _HeaderSink headers = _HeaderSink()
+    cdef int64_t at = 0
+    for i in range(n):
+        _batch_head(p, total, &rows[i], &h)
+        starts[i] = at
+        _decode_columns(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp,
+                        h.has_append_time, h.append_ts, &records[at] if h.count else NULL, headers)
+        at += h.count
+    starts[n] = at
+    return records_array, headers.result(), starts_array
+
+
+# Records are leaves: bytes, ints and a list of (str, bytes) pairs, so the cycle collector has
+# nothing to find in them.  Taking them out of its bookkeeping matters: decoding tens of thousands
+# at once otherwise triggers a collection every few hundred records, each walking the list built so
+# far.  (A caller who builds a cycle through a record's headers list leaks it; nothing worse.)
+@cython.no_gc
+@cython.freelist(64)
 cdef class Record:
     """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
     ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``).
@@ -632,14 +740,22 @@ cdef class Record:
     cdef readonly int64_t timestamp
     cdef readonly object key
     cdef readonly object value
-    cdef readonly list headers
+    # None until a record has headers or someone asks for them: most records have none, and an
+    # empty list per record is a measurable share of the object decode.
+    cdef list _headers
 
     def __init__(self, int64_t offset, int64_t timestamp, key, value, headers=None):
         self.offset = offset
         self.timestamp = timestamp
         self.key = key
         self.value = value
-        self.headers = list(headers) if headers is not None else []
+        self._headers = list(headers) if headers is not None else None
+
+    @property
+    def headers(self):
+        if self._headers is None:
+            self._headers = []
+        return self._headers
 
     def as_tuple(self):
         return (self.offset, self.timestamp, self.key, self.value, self.headers)
@@ -667,6 +783,49 @@ cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_
     return PyBytes_FromStringAndSize(<const char *>(p + pos), length)
 
 
+cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                         int64_t base_offset, int64_t base_timestamp, bint has_append_time,
+                         int64_t append_ts, list out) except -1:
+    """One batch's records appended to ``out`` as Record objects (the loop of decode_v2_record_objects)."""
+    cdef Err err
+    cdef Py_ssize_t pos = start
+    cdef int64_t _i
+    cdef int32_t _h
+    cdef V2Record r
+    cdef HeaderRow hrow
+    cdef Record rec
+    cdef list headers
+    err.code = E_OK
+    memset(&r, 0, sizeof(r))
+    memset(&hrow, 0, sizeof(hrow))
+    for _i in range(count):
+        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
+                             &r, &err):
+            _raise(&err)
+        rec = Record.__new__(Record)
+        rec.offset = r.offset
+        rec.timestamp = r.timestamp
+        rec.key = _bytes_or_none(p, r.key_pos, r.key_len)
+        rec.value = _bytes_or_none(p, r.value_pos, r.value_len)
+        if r.n_headers:
+            headers = []
+            for _h in range(r.n_headers):
+                if _read_header(p, &pos, &r, &hrow, &err):
+                    _raise(&err)
+                headers.append((
+                    PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, "replace"),
+                    _bytes_or_none(p, hrow.value_pos, hrow.value_len),
+                ))
+            rec._headers = headers
+        if _finish_record(pos, &r, &err):
+            _raise(&err)
+        out.append(rec)
+    if pos != end:
+        _fail(&err, E_REMAINING, pos)
+        _raise(&err)
+    return 0
+
+
 def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
                              int64_t count, int64_t base_offset, int64_t base_timestamp,
                              append_time=None):
@@ -680,39 +839,22 @@ def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_
     cdef int64_t append_ts = append_time if has_append_time else 0
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef list out = []
-    cdef Py_ssize_t pos = start
-    cdef int64_t _i
-    cdef int32_t _h
-    cdef V2Record r
-    cdef HeaderRow hrow
-    cdef Record rec
-    cdef list headers
-    memset(&r, 0, sizeof(r))
-    memset(&hrow, 0, sizeof(hrow))
-    for _i in range(count):
-        if _read_record_head(p, &pos, end, base_offset, base_timestamp, has_append_time, append_ts,
-                             &r, &err):
-            _raise(&err)
-        rec = Record.__new__(Record)
-        rec.offset = r.offset
-        rec.timestamp = r.timestamp
-        rec.key = _bytes_or_none(p, r.key_pos, r.key_len)
-        rec.value = _bytes_or_none(p, r.value_pos, r.value_len)
-        headers = []
-        for _h in range(r.n_headers):
-            if _read_header(p, &pos, &r, &hrow, &err):
-                _raise(&err)
-            headers.append((
-                PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, "replace"),
-                _bytes_or_none(p, hrow.value_pos, hrow.value_len),
-            ))
-        rec.headers = headers
-        if _finish_record(pos, &r, &err):
-            _raise(&err)
-        out.append(rec)
-    if pos != end:
-        _fail(&err, E_REMAINING, pos)
-        _raise(&err)
+    _decode_objects(p, start, end, count, base_offset, base_timestamp, has_append_time, append_ts, out)
+    return out
+
+
+def decode_v2_batch_objects(const unsigned char[::1] buf, batches):
+    """Every record of a run of uncompressed v2 batches as Record objects, in one list (see ``_core_py``)."""
+    cdef const BatchRow[::1] rows = batches
+    cdef Py_ssize_t total = buf.shape[0]
+    cdef const unsigned char *p = &buf[0] if total else NULL
+    cdef Py_ssize_t i
+    cdef BatchHead h
+    cdef list out = []
+    for i in range(rows.shape[0]):
+        _batch_head(p, total, &rows[i], &h)
+        _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
+                        h.append_ts, out)
     return out
 
 

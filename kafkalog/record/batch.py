@@ -77,6 +77,7 @@ RecordInput = Any
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT32_MAX = 0x7FFFFFFF
+_INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -98,12 +99,15 @@ class RecordColumns:
 
     ``records`` is a :data:`~kafkalog._common.RECORD_DTYPE` array and ``headers`` a
     :data:`~kafkalog._common.HEADER_DTYPE` array; their positions index ``data``, which is the
-    buffer the records were decoded from (the decompressed bytes for a compressed batch).
+    buffer the records were decoded from (the decompressed bytes for a compressed batch).  One set of
+    columns may hold the records of several batches (``MemoryRecords.record_columns``).
     """
 
     records: npt.NDArray[Any]
     headers: npt.NDArray[Any]
     data: Any
+    #: For columns of several batches: the records of batch ``i`` are ``records[starts[i]:starts[i+1]]``.
+    starts: npt.NDArray[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.records)
@@ -320,9 +324,10 @@ class DefaultRecordBatch(RecordBatch):
         if self.count < 0:
             raise InvalidRecordError(f"Found invalid record count {self.count}", self.position)
         data, start, end = self._records_bytes()
-        return list(_impl.core.decode_v2_record_objects(
+        records: list[Any] = _impl.core.decode_v2_record_objects(
             data, start, end, self.count, self.base_offset, self.base_timestamp, self._append_time()
-        ))
+        )
+        return records
 
     def record_columns(self) -> RecordColumns:
         data, start, end = self._records_bytes()
@@ -371,11 +376,18 @@ def _unpack_record(record: RecordInput) -> tuple[Any, Any, int, Sequence[tuple[s
         key, value = record[0], record[1]
         timestamp = record[2] if n > 2 else None
         headers = record[3] if n > 3 else None
-    else:
+    elif hasattr(record, "key") and hasattr(record, "value"):
         key, value = record.key, record.value
         timestamp = getattr(record, "timestamp", None)
         headers = getattr(record, "headers", None)
-    return key, value, NO_TIMESTAMP if timestamp is None else int(timestamp), headers
+    else:
+        raise TypeError(
+            "A record is a tuple (key, value[, timestamp[, headers]]) or an object with key and value "
+            f"attributes, not {type(record).__name__}"
+        )
+    if timestamp is not None and not isinstance(timestamp, int):
+        raise TypeError(f"A record timestamp is an int (milliseconds), not {type(timestamp).__name__}")
+    return key, value, NO_TIMESTAMP if timestamp is None else timestamp, headers
 
 
 def normalize_records(records: Iterable[RecordInput]) -> tuple[list[Any], list[Any], list[int], list[Any]]:
@@ -391,6 +403,21 @@ def normalize_records(records: Iterable[RecordInput]) -> tuple[list[Any], list[A
                 raise TypeError(f"A record {name} must be bytes-like or None, not {type(field).__name__}")
         if timestamp < NO_TIMESTAMP:
             raise ValueError(f"Invalid negative timestamp {timestamp}")
+        if timestamp > _INT64_MAX:
+            raise ValueError(f"Invalid timestamp {timestamp}: larger than a Java long holds")
+        if record_headers:
+            for header in record_headers:
+                if not isinstance(header, tuple | list) or len(header) != 2:
+                    raise TypeError(f"A record header is a (key, value) pair, not {header!r}")
+                header_key, header_value = header
+                if header_key is None:
+                    raise ValueError("Invalid null header key found in headers")
+                if not isinstance(header_key, str):
+                    raise TypeError(f"A header key is a str, not {type(header_key).__name__}")
+                if header_value is not None and not isinstance(header_value, bytes | bytearray | memoryview):
+                    raise TypeError(
+                        f"A header value is bytes-like or None, not {type(header_value).__name__}"
+                    )
         keys.append(key)
         values.append(value)
         timestamps.append(timestamp)

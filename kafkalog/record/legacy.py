@@ -59,6 +59,7 @@ _FRAME = struct.Struct(">qi")
 _MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
+_INT64_MAX = 0x7FFFFFFFFFFFFFFF
 # Legacy messages have no headers; every column set of theirs shares this empty, read-only array.
 _NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
 _NO_HEADERS.flags.writeable = False
@@ -179,6 +180,13 @@ class LegacyRecordBatch(RecordBatch):
                 )
             if self.magic == MAGIC_V1:
                 last_inner = int(rows["offset"][-1])
+                lowest, highest = int(rows["offset"].min()), int(rows["offset"].max())
+                if lowest < 0:
+                    raise InvalidRecordError(
+                        f"Found invalid relative offset {lowest} in a compressed v1 message set: inner "
+                        "offsets count from 0",
+                        self.position,
+                    )
                 if self.offset == 0:
                     # librdkafka once wrote wrapper offset 0: the inner offsets are then taken as given.
                     absolute_base = 0
@@ -191,6 +199,12 @@ class LegacyRecordBatch(RecordBatch):
                     )
                 else:
                     absolute_base = int(self.offset) - last_inner
+                if absolute_base + highest > _INT64_MAX:
+                    raise InvalidRecordError(
+                        f"Found invalid inner offset {highest} in the compressed v1 message set at wrapper "
+                        f"offset {self.offset}: its absolute offset does not fit a long",
+                        self.position,
+                    )
                 rows["offset"] += absolute_base
                 if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
                     rows["timestamp"] = self.timestamp

@@ -16,11 +16,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from .. import _impl
 from .._common import (
+    COMPRESSION_CODEC_MASK,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
@@ -29,6 +32,8 @@ from .._common import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    RECORD_BATCH_OVERHEAD,
+    RECORD_OVERHEAD_V1,
     ScanStop,
 )
 from ..errors import CorruptRecordError, RecordTooLargeError, UnsupportedMagicError
@@ -36,6 +41,7 @@ from .batch import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     DefaultRecordBatch,
     RecordBatch,
+    RecordColumns,
     RecordInput,
     build_default_batch,
 )
@@ -43,9 +49,17 @@ from .compression import CompressionType
 from .legacy import LegacyRecordBatch, build_legacy_message_set
 from .types import ControlRecordType, EndTransactionMarker, TimestampType
 
-__all__ = ["MemoryRecords", "ScanResult"]
+__all__ = ["DECODE_CHUNK_BYTES", "OBJECT_CHUNK_BYTES", "MemoryRecords", "ScanResult"]
 
 _INT32_MAX = 0x7FFFFFFF
+
+#: The most bytes of uncompressed v2 batches that ``records()`` and ``record_columns()`` hand to one
+#: kernel call: large enough that the cost of a call disappears, small enough that reading a large
+#: segment never holds all of its records at once.
+DECODE_CHUNK_BYTES = 4 * 1024 * 1024
+#: The same for ``records()``, which builds Python objects: a smaller run keeps the objects made by one
+#: call in the CPU cache until the caller has walked them.
+OBJECT_CHUNK_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,32 @@ class ScanResult:
             return 0
         last = self.batches[-1]
         return int(last["position"]) + int(last["size"]) - int(self.batches[0]["position"])
+
+
+def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int) -> Iterator[tuple[bool, npt.NDArray[Any]]]:
+    """Split scan rows into runs the multi-batch kernels can take whole (uncompressed v2 batches, up to
+    ``chunk_bytes`` a run) and single rows that need a batch object (legacy or compressed).
+
+    Yields ``(is_run, rows)`` in buffer order.  The splitting is done on numpy columns, so its Python
+    steps are per run, not per batch.
+    """
+    n = len(rows)
+    if n == 0:
+        return
+    fast = (rows["magic"] == MAGIC_V2) & ((rows["attributes"] & COMPRESSION_CODEC_MASK) == 0)
+    ends = np.cumsum(rows["size"], dtype=np.int64)  # bytes of rows[0..i] inclusive
+    start = 0
+    for stop in [*np.flatnonzero(~fast).tolist(), n]:
+        i = start
+        while i < stop:
+            before = int(ends[i - 1]) if i else 0
+            j = int(np.searchsorted(ends, before + chunk_bytes, side="right"))
+            j = min(max(j, i + 1), stop)
+            yield True, rows[i:j]
+            i = j
+        if stop < n:
+            yield False, rows[stop:stop + 1]
+        start = stop + 1
 
 
 def _batch_at(buf: Any, position: int, size: int, magic: int, max_decompressed_size: int) -> RecordBatch:
@@ -89,7 +129,11 @@ class MemoryRecords:
             if not view.c_contiguous:
                 raise ValueError("MemoryRecords needs a contiguous buffer")
             self._size = view.nbytes
-        self._buf = buffer
+            plain_bytes = view.format == "B" and view.ndim == 1
+        # Keep the caller's object when it is already bytes (so an mmap is held, not a view of it);
+        # see any other buffer (an int8 array, an array('I')) as its bytes, since slicing the object
+        # itself would count items.
+        self._buf = buffer if plain_bytes else memoryview(buffer).cast("B")
         self.max_batch_size = max_batch_size
         self.max_decompressed_size = max_decompressed_size
 
@@ -107,7 +151,7 @@ class MemoryRecords:
              end: int = -1, max_batches: int | None = None) -> ScanResult:
         """Run the batch scan over the buffer (see ``_core_py.scan_batches`` for the rules)."""
         batches, stop, reason = _impl.core.scan_batches(
-            self._buf, start, end, check_crc, stop_on_invalid, self.max_batch_size - LOG_OVERHEAD,
+            self._buf, start, end, check_crc, stop_on_invalid, self.max_batch_size,
             0x7FFFFFFFFFFFFFFF if max_batches is None else max_batches,
         )
         return ScanResult(batches, int(stop), ScanStop(reason))
@@ -134,10 +178,17 @@ class MemoryRecords:
                 position,
             )
         if reason is ScanStop.SIZE_TOO_SMALL:
+            minimum, what = MIN_RECORD_OVERHEAD, "the minimum record overhead"
+            if size is not None and size >= MIN_RECORD_OVERHEAD and remaining > MAGIC_OFFSET:
+                # The size passed the 14-byte floor, so it is the entry's own magic that needs more.
+                with memoryview(self._buf) as view:
+                    magic = view[position + MAGIC_OFFSET]
+                if magic == MAGIC_V2:
+                    minimum, what = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD, "the v2 batch header"
+                elif magic == MAGIC_V1:
+                    minimum, what = RECORD_OVERHEAD_V1, "the v1 record overhead"
             raise CorruptRecordError(
-                f"Record size {size} is smaller than the minimum record overhead for its magic "
-                f"(at least {MIN_RECORD_OVERHEAD})",
-                position,
+                f"Record size {size} is smaller than {what} ({minimum})", position
             )
         if reason is ScanStop.TOO_LARGE:
             raise RecordTooLargeError(
@@ -146,7 +197,7 @@ class MemoryRecords:
             )
         if reason is ScanStop.BAD_MAGIC:
             with memoryview(self._buf) as view:
-                magic = view[position + 16]
+                magic = view[position + MAGIC_OFFSET]
             raise UnsupportedMagicError(f"Invalid magic found in record: {magic}", position)
         if reason is ScanStop.BAD_CRC:
             raise CorruptRecordError("Record is corrupt (stored crc does not match the bytes)", position)
@@ -171,9 +222,45 @@ class MemoryRecords:
             self._raise_for(result.stop_reason, result.stop_position)
 
     def records(self, *, strict: bool = True) -> Iterator[Any]:
-        """Every record of every batch, in order (deep iteration)."""
-        for batch in self.batches(strict=strict):
-            yield from batch.records()
+        """Every record of every batch, in order (deep iteration).
+
+        Runs of uncompressed v2 batches are decoded by one kernel call each (see
+        :data:`OBJECT_CHUNK_BYTES`); legacy and compressed batches one at a time.  ``strict`` is as
+        for :meth:`batches`.
+        """
+        result = self.scan(check_crc=False, stop_on_invalid=False)
+        buf = self._buf
+        for is_run, rows in _decode_plan(result.batches, OBJECT_CHUNK_BYTES):
+            if is_run:
+                yield from _impl.core.decode_v2_batch_objects(buf, rows)
+            else:
+                yield from self._batch_for(rows[0]).records()
+        if result.stop_reason is not ScanStop.PARTIAL or strict:
+            self._raise_for(result.stop_reason, result.stop_position)
+
+    def record_columns(self, *, strict: bool = True) -> list[RecordColumns]:
+        """Every record of the buffer as columns: one :class:`RecordColumns` per run of uncompressed v2
+        batches (decoded by one kernel call, ``data`` is this buffer) and one per legacy or compressed
+        batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch boundaries.
+        """
+        result = self.scan(check_crc=False, stop_on_invalid=False)
+        buf = self._buf
+        out: list[RecordColumns] = []
+        for is_run, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES):
+            if is_run:
+                records, headers, starts = _impl.core.decode_v2_batches(buf, rows)
+                out.append(RecordColumns(records, headers, buf, starts))
+            else:
+                columns = self._batch_for(rows[0]).record_columns()
+                out.append(RecordColumns(columns.records, columns.headers, columns.data,
+                                         np.array([0, len(columns)], dtype=np.int64)))
+        if result.stop_reason is not ScanStop.PARTIAL or strict:
+            self._raise_for(result.stop_reason, result.stop_position)
+        return out
+
+    def _batch_for(self, row: Any) -> RecordBatch:
+        return _batch_at(self._buf, int(row["position"]), int(row["size"]), int(row["magic"]),
+                         self.max_decompressed_size)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()

@@ -1,0 +1,178 @@
+"""Shared fixtures for the benchmarks: the twin switch, the compiled core, and the ratio summary.
+
+``impl`` works like the test suite's fixture of the same name (it is not imported from ``tests/``):
+a benchmark that asks for it runs once per kernel twin, ``[python]`` and ``[cython]``, with that twin
+made live by ``kafkalog._impl.using`` and the twin's module as the value.  ``compiled`` gives the
+compiled twin (live) for the rows that only make sense compiled.
+
+Every benchmark sets ``benchmark.group`` so a kernel's rows (compiled, pure twin, peers) sit together
+in pytest-benchmark's table, and hands its result to ``throughput``, which adds records/s or bytes/s
+to ``benchmark.extra_info`` and remembers the timings.  At the end of the session the ratios the
+foundation issue targets are printed (and added to ``--benchmark-json`` output).  They are
+measurements, never assertions: a ratio below its target is reported, not failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kafkalog import _impl
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The seconds one benchmark row took per call: its fastest and its median round."""
+
+    min: float
+    median: float
+    rounds: int
+    records: int | None = None
+    nbytes: int | None = None
+
+    def rate(self, seconds: float) -> str:
+        """What one call moves per second at ``seconds`` a call: records/s, or MB/s for byte kernels."""
+        if self.records is not None:
+            return f"{self.records / seconds / 1e6:9.3f} M records/s"
+        if self.nbytes is not None:
+            return f"{self.nbytes / seconds / 1e6:9.0f} MB/s"
+        return ""
+
+
+_RESULTS = pytest.StashKey[dict[str, Timing]]()
+
+# (what is compared, kafkalog's row, the row it is compared with, the issue's target or None).
+# A ratio is the other row's time over kafkalog's: above 1 means kafkalog's row is faster.
+RATIOS: list[tuple[str, str, str, float | None]] = [
+    ("CRC-32C 1 MiB: compiled vs crcmod (pure twin)", "crc32c/cython", "crc32c/python", 10.0),
+    ("CRC-32C 1 MiB: compiled table path vs crcmod", "crc32c/cython-table", "crc32c/python", None),
+    ("CRC-32C 1 MiB: compiled vs zlib.crc32 (other polynomial)", "crc32c/cython", "crc32/zlib", None),
+    ("decode 100k: columns (compiled) vs aiokafka (compiled)", "decode/columns/cython", "decode/aiokafka",
+     3.0),
+    ("decode 100k: columns (compiled) vs columns (pure twin)", "decode/columns/cython",
+     "decode/columns/python", 30.0),
+    ("decode 100k: objects (compiled) vs aiokafka (compiled)", "decode/objects/cython", "decode/aiokafka",
+     1.0),
+    ("decode 100k: objects per batch (compiled) vs aiokafka (compiled)", "decode/objects-per-batch/cython",
+     "decode/aiokafka", 1.0),
+    ("decode 100k: columns (compiled) vs kafka-python", "decode/columns/cython", "decode/kafka-python",
+     None),
+    ("decode 100k: objects (compiled) vs kafka-python", "decode/objects/cython", "decode/kafka-python",
+     None),
+    ("decode 100k: kernels only (compiled) vs aiokafka (compiled)", "decode/kernels/cython",
+     "decode/aiokafka", None),
+    ("scan 256 MiB with CRC (compiled) vs numpy copy", "scan256/cython", "scan256/numpy-copy", 1.0),
+    ("scan 4 MiB with CRC: compiled vs pure twin", "scan4/cython", "scan4/python", None),
+]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "impl" in metafunc.fixturenames:
+        names = ["python"]
+        # tests/conftest.py registers --no-cython; honour it when both folders run together.
+        if not metafunc.config.getoption("--no-cython", default=False):
+            names.append("cython")
+        metafunc.parametrize("impl", names, indirect=True)
+
+
+@pytest.fixture
+def impl(request: pytest.FixtureRequest) -> Iterator[ModuleType]:
+    """The twin named by the test's parameter, live for the duration of the benchmark."""
+    name = request.param
+    if name not in _impl.both():
+        pytest.skip(f"kafkalog's {name} kernels are not built")
+    with _impl.using(name) as core:
+        yield core
+
+
+@pytest.fixture
+def compiled() -> Iterator[ModuleType]:
+    """The compiled twin, live; the benchmark is skipped when it is not built."""
+    if "cython" not in _impl.both():
+        pytest.skip("kafkalog._core is not built")
+    with _impl.using("cython") as core:
+        yield core
+
+
+def _stats_of(benchmark: Any, records: int | None, nbytes: int | None) -> Timing | None:
+    metadata = getattr(benchmark, "stats", None)
+    if metadata is None:  # --benchmark-disable: the function ran once, untimed
+        return None
+    stats = metadata.stats
+    return Timing(float(stats.min), float(stats.median), int(stats.rounds), records, nbytes)
+
+
+@pytest.fixture
+def throughput(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """``throughput(benchmark, key, records=..., nbytes=...)``, called after the benchmark ran.
+
+    Puts records/s and MB/s (from the fastest round, and from the median round) in
+    ``benchmark.extra_info`` and remembers the timing under ``key`` for the ratio summary.
+    """
+    results = request.config.stash.setdefault(_RESULTS, {})
+
+    def note(benchmark: Any, key: str, *, records: int | None = None, nbytes: int | None = None) -> None:
+        timing = _stats_of(benchmark, records, nbytes)
+        if timing is None:
+            return
+        results[key] = timing
+        benchmark.extra_info["key"] = key
+        if records is not None:
+            benchmark.extra_info["records"] = records
+            benchmark.extra_info["records_per_s"] = records / timing.min
+            benchmark.extra_info["records_per_s_median"] = records / timing.median
+        if nbytes is not None:
+            benchmark.extra_info["bytes"] = nbytes
+            benchmark.extra_info["mb_per_s"] = nbytes / timing.min / 1e6
+            benchmark.extra_info["mb_per_s_median"] = nbytes / timing.median / 1e6
+
+    return note
+
+
+def measured_ratios(results: dict[str, Timing]) -> list[dict[str, Any]]:
+    """The RATIOS whose two rows both ran, from the fastest rounds and from the median rounds."""
+    out = []
+    for label, ours, other, target in RATIOS:
+        if ours in results and other in results:
+            a, b = results[ours], results[other]
+            out.append({
+                "label": label, "kafkalog": ours, "other": other, "target": target,
+                "ratio_min": b.min / a.min, "ratio_median": b.median / a.median,
+                "kafkalog_min_s": a.min, "other_min_s": b.min,
+            })
+    return out
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_json: dict[str, Any]) -> None:
+    output_json["kafkalog_ratios"] = measured_ratios(config.stash.get(_RESULTS, {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    results = config.stash.get(_RESULTS, {})
+    if not results:
+        return
+    tr = terminalreporter
+    tr.write_sep("-", "kafkalog benchmark rows: fastest round (and median round)")
+    for key, t in results.items():
+        tr.write_line(
+            f"{key:<32} {t.min * 1e3:10.3f} ms {t.rate(t.min)}   (median {t.median * 1e3:10.3f} ms "
+            f"{t.rate(t.median).strip()}, {t.rounds} rounds)"
+        )
+    rows = measured_ratios(results)
+    if not rows:
+        return
+    tr.write_sep("-", "kafkalog ratios: other's time / kafkalog's, fastest rounds (median rounds); one run")
+    for row in rows:
+        target = row["target"]
+        if target is None:
+            verdict = "(reference)"
+        else:
+            verdict = f"target >= {target:g}x: {'met' if row['ratio_min'] >= target else 'NOT met'}"
+        tr.write_line(
+            f"{row['label']:<66} {row['ratio_min']:8.2f}x  (median {row['ratio_median']:7.2f}x)  {verdict}"
+        )
