@@ -318,3 +318,22 @@ def test_records_from_either_twin_compare_equal() -> None:
         for b in made.values():
             assert a == b and hash(a) == hash(b)
     assert np.array([1]).dtype  # numpy imported for the column tests above
+
+
+def test_error_in_a_compressed_batch_points_at_the_batch(impl: ModuleType) -> None:
+    """A bad record inside a compressed batch is reported at the batch's position in the buffer, with
+    the offset inside the decompressed stream in the message."""
+    from kafkalog.record.compression import compress
+
+    good = MemoryRecords.with_records([(b"a", b"1", 1)]).buffer
+    records = impl.encode_v2_records([5], [b"k"], [b"v"], None, 5) + b"\x00\x00"  # 2 stray bytes
+    batch = bytearray(MemoryRecords.with_records([(b"k", b"v", 5)], compression="gzip").buffer[:61])
+    batch += compress("gzip", records, magic=2)
+    struct.pack_into(">q", batch, 0, 1)
+    struct.pack_into(">i", batch, 8, len(batch) - 12)
+    struct.pack_into(">I", batch, 17, impl.crc32c(bytes(batch[21:])))
+    data = bytes(good) + bytes(batch)
+    with pytest.raises(InvalidRecordError, match=r"records still remaining .*at byte \d+ of the decompressed "
+                                                 r"records of the gzip batch") as info:
+        list(MemoryRecords(data).records())
+    assert info.value.position == len(good)

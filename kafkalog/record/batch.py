@@ -320,20 +320,34 @@ class DefaultRecordBatch(RecordBatch):
     def _append_time(self) -> int | None:
         return int(self.max_timestamp) if self.attributes & TIMESTAMP_TYPE_MASK else None
 
-    def records(self) -> list[Any]:
-        if self.count < 0:
-            raise InvalidRecordError(f"Found invalid record count {self.count}", self.position)
+    def _decode(self, kernel: Any) -> tuple[Any, Any]:
+        """Run a record-decode kernel over this batch's records; returns (kernel result, data).
+
+        In an uncompressed batch a bad record's position is already a position in the buffer.  In a
+        compressed one it is a position in the decompressed stream, which means nothing to someone
+        looking at the file, so the error is raised again at the batch, naming the stream offset.
+        """
         data, start, end = self._records_bytes()
-        records: list[Any] = _impl.core.decode_v2_record_objects(
-            data, start, end, self.count, self.base_offset, self.base_timestamp, self._append_time()
-        )
+        try:
+            result = kernel(data, start, end, self.count, self.base_offset, self.base_timestamp,
+                            self._append_time())
+        except CorruptRecordError as e:
+            if data is self._buf:
+                raise
+            message = str(e.args[0]).rsplit(" (at position ", 1)[0]
+            raise type(e)(
+                f"{message} (at byte {e.position} of the decompressed records of the "
+                f"{self.compression.kafka_name} batch)",
+                self.position,
+            ) from e
+        return result, data
+
+    def records(self) -> list[Any]:
+        records: list[Any] = self._decode(_impl.core.decode_v2_record_objects)[0]
         return records
 
     def record_columns(self) -> RecordColumns:
-        data, start, end = self._records_bytes()
-        records, headers = _impl.core.decode_v2_records(
-            data, start, end, self.count, self.base_offset, self.base_timestamp, self._append_time()
-        )
+        (records, headers), data = self._decode(_impl.core.decode_v2_records)
         return RecordColumns(records, headers, data)
 
     def control_type(self) -> ControlRecordType | None:
