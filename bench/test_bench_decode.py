@@ -99,43 +99,37 @@ def kafkalog_columns_per_batch(buf: bytes) -> tuple[int, Any]:
     return n, cols
 
 
-def kafkalog_objects(buf: bytes) -> tuple[int, tuple[Any, ...]]:
-    n = 0
+def _touch(records: Any, n: int, last: tuple[Any, ...]) -> tuple[int, tuple[Any, ...]]:
+    """Read key, value, offset and timestamp of every record, as a consumer would; the loop every
+    object row shares, so the rows differ only in how they get their records."""
     key = value = offset = timestamp = None
-    for record in MemoryRecords(buf).records():
+    seen = 0
+    for record in records:
         key = record.key
         value = record.value
         offset = record.offset
         timestamp = record.timestamp
-        n += 1
-    return n, (offset, timestamp, key, value)
+        seen += 1
+    return n + seen, ((offset, timestamp, key, value) if seen else last)
+
+
+def kafkalog_objects(buf: bytes) -> tuple[int, tuple[Any, ...]]:
+    return _touch(MemoryRecords(buf).records(), 0, ())
 
 
 def kafkalog_objects_per_batch(buf: bytes) -> tuple[int, tuple[Any, ...]]:
-    n = 0
-    key = value = offset = timestamp = None
+    n, last = 0, ()
     for batch in MemoryRecords(buf).batches():
-        for record in batch.records():
-            key = record.key
-            value = record.value
-            offset = record.offset
-            timestamp = record.timestamp
-            n += 1
-    return n, (offset, timestamp, key, value)
+        n, last = _touch(batch.records(), n, last)
+    return n, last
 
 
 def _peer_loop(memory_records: Any) -> tuple[int, tuple[Any, ...]]:
     """aiokafka's and kafka-python's MemoryRecords share this interface: has_next / next_batch."""
-    n = 0
-    key = value = offset = timestamp = None
+    n, last = 0, ()
     while memory_records.has_next():
-        for record in memory_records.next_batch():
-            key = record.key
-            value = record.value
-            offset = record.offset
-            timestamp = record.timestamp
-            n += 1
-    return n, (offset, timestamp, key, value)
+        n, last = _touch(memory_records.next_batch(), n, last)
+    return n, last
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -638,26 +638,7 @@ cdef int _decode_columns(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
     return 0
 
 
-def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
-                      int64_t base_offset, int64_t base_timestamp, append_time=None):
-    """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
-    _bounds(buf.shape[0], start, end)
-    cdef Err err
-    err.code = E_OK
-    if _check_count(count, start, end, &err):
-        _raise(&err)
-    cdef bint has_append_time = append_time is not None
-    cdef int64_t append_ts = append_time if has_append_time else 0
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
-    records_array = np.empty(count, dtype=RECORD_DTYPE)
-    cdef RecordRow[::1] records = records_array
-    cdef _HeaderSink headers = _HeaderSink()
-    # Called for count 0 too: bytes after the last declared record are an error either way.
-    _decode_columns(p, start, end, count, base_offset, base_timestamp, has_append_time, append_ts,
-                    &records[0] if count else NULL, headers)
-    return records_array, headers.result()
-
-
+# What a record decode needs to know of one batch: where its records are and how to read them.
 cdef struct BatchHead:
     Py_ssize_t start
     Py_ssize_t end
@@ -666,6 +647,40 @@ cdef struct BatchHead:
     int64_t base_timestamp
     bint has_append_time
     int64_t append_ts
+
+
+cdef int _head_from_args(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                         int64_t base_offset, int64_t base_timestamp, object append_time,
+                         BatchHead *h) except -1:
+    """The single-batch kernels' arguments, checked, as a BatchHead (``_batch_head`` reads a scan row)."""
+    cdef Err err
+    _bounds(total, start, end)
+    err.code = E_OK
+    if _check_count(count, start, end, &err):
+        _raise(&err)
+    h.start = start
+    h.end = end
+    h.count = count
+    h.base_offset = base_offset
+    h.base_timestamp = base_timestamp
+    h.has_append_time = append_time is not None
+    h.append_ts = append_time if h.has_append_time else 0
+    return 0
+
+
+def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                      int64_t base_offset, int64_t base_timestamp, append_time=None):
+    """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
+    cdef BatchHead h
+    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
+    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    records_array = np.empty(count, dtype=RECORD_DTYPE)
+    cdef RecordRow[::1] records = records_array
+    cdef _HeaderSink headers = _HeaderSink()
+    # Called for count 0 too: bytes after the last declared record are an error either way.
+    _decode_columns(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
+                    h.append_ts, &records[0] if count else NULL, headers)
+    return records_array, headers.result()
 
 
 cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *row, BatchHead *h) except -1:
@@ -830,16 +845,12 @@ def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_
                              int64_t count, int64_t base_offset, int64_t base_timestamp,
                              append_time=None):
     """The same decode as ``decode_v2_records``, producing ``Record`` objects."""
-    _bounds(buf.shape[0], start, end)
-    cdef Err err
-    err.code = E_OK
-    if _check_count(count, start, end, &err):
-        _raise(&err)
-    cdef bint has_append_time = append_time is not None
-    cdef int64_t append_ts = append_time if has_append_time else 0
+    cdef BatchHead h
+    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef list out = []
-    _decode_objects(p, start, end, count, base_offset, base_timestamp, has_append_time, append_ts, out)
+    _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
+                    h.append_ts, out)
     return out
 
 
