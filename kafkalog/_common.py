@@ -88,6 +88,21 @@ class ScanStop(enum.IntEnum):
     LIMIT = 6  #: the caller's batch limit was reached before the end
 
 
+class IndexKind(enum.IntEnum):
+    """Which index and which half of its entries a search compares (Kafka's ``IndexSearchType``)."""
+
+    OFFSET_KEY = 0  #: offset index, by offset (``base + int32`` at 0 of an 8-byte entry)
+    OFFSET_VALUE = 1  #: offset index, by file position (``int32`` at 4)
+    TIME_KEY = 2  #: time index, by timestamp (``int64`` at 0 of a 12-byte entry)
+    TIME_VALUE = 3  #: time index, by offset (``base + int32`` at 8)
+
+
+INDEX_ENTRY_SIZE = {IndexKind.OFFSET_KEY: 8, IndexKind.OFFSET_VALUE: 8, IndexKind.TIME_KEY: 12,
+               IndexKind.TIME_VALUE: 12}
+#: Kafka's warm section: the last 8 KiB of an index, the pages appends and recent reads keep in memory.
+WARM_SECTION_BYTES = 8192
+
+
 #: One row per log entry found by the scan.  ``position`` is where its 12-byte frame starts and
 #: ``size`` the whole entry (frame included).  For legacy entries ``base_offset`` and ``last_offset``
 #: are both the frame's offset (for a compressed wrapper that is its last inner offset; the true base

@@ -23,7 +23,10 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "index_lookup",
+    "index_search",
     "scan_batches",
+    "search_for_offset",
     "set_crc32c_software",
 ]
 
@@ -67,6 +70,28 @@ def scan_batches(
     max_entry_size: int = 0x7FFFFFFF,
     max_batches: int = 0x7FFFFFFFFFFFFFFF,
 ) -> tuple[npt.NDArray[np.void], int, int]: ...
+def search_for_offset(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int,
+    end: int,
+    target_offset: int,
+    max_entry_size: int = 0x7FFFFFFF,
+) -> tuple[int, int, int, int, int]: ...
+def index_search(
+    buf: Buffer,  # const unsigned char[::1]
+    entries: int,
+    kind: int,
+    target: int,
+    base_offset: int,
+    smallest_upper_bound: bool = False,
+) -> int: ...
+def index_lookup(
+    buf: Buffer,  # any buffer, read through Py_buffer
+    entries: int,
+    kind: int,
+    target: int,
+    base_offset: int,
+) -> tuple[int, int] | None: ...
 def decode_v2_records(
     buf: Buffer,  # const unsigned char[::1]
     start: int,

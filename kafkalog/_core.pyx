@@ -18,6 +18,7 @@ back on).
 """
 
 cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
@@ -41,7 +42,10 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "index_lookup",
+    "index_search",
     "scan_batches",
+    "search_for_offset",
     "set_crc32c_software",
 ]
 
@@ -82,6 +86,7 @@ cdef enum:
     LEGACY_COMPRESSION_MASK = 0x07
     # CRC work below this many bytes is not worth giving the GIL away for.
     NOGIL_CRC_BYTES = 65536
+    WARM_SECTION_BYTES = 8192
 
 # ScanStop values (kafkalog._common.ScanStop).
 cdef enum:
@@ -173,6 +178,46 @@ cdef inline uint32_t _entry_crc(const unsigned char *p, size_t n, bint v2) noexc
     return kl_crc32c(0, p, n) if v2 else kl_crc32(0, p, n)
 
 
+cdef struct Frame:
+    int64_t offset
+    int32_t size
+    int magic
+
+
+cdef inline int _next_frame(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
+                            int64_t max_entry_size, Frame *f) noexcept nogil:
+    """-1 when a whole entry starts at ``pos`` (``f`` filled in), else the ScanStop that ends a walk
+    there.  The same checks, in the same order, as ``_core_py._next_frame``."""
+    cdef Py_ssize_t remaining = end - pos
+    cdef const unsigned char *e = p + pos
+    if remaining <= 0:
+        return STOP_END
+    if remaining < LOG_OVERHEAD:
+        return STOP_PARTIAL
+    f.offset = kl_get_i64(e)
+    f.size = kl_get_i32(e + 8)
+    if f.size < MIN_RECORD_OVERHEAD:
+        return STOP_SIZE_TOO_SMALL
+    if f.size > max_entry_size:
+        return STOP_TOO_LARGE
+    if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + <Py_ssize_t>f.size:
+        return STOP_PARTIAL
+    f.magic = e[MAGIC_OFFSET]
+    if f.magic > 2:
+        return STOP_BAD_MAGIC
+    if (f.magic == 2 and LOG_OVERHEAD + f.size < RECORD_BATCH_OVERHEAD) or (
+            f.magic == 1 and f.size < RECORD_OVERHEAD_V1):
+        return STOP_SIZE_TOO_SMALL
+    return -1
+
+
+cdef inline int64_t _last_offset(const unsigned char *e, Frame *f) noexcept nogil:
+    # Java long arithmetic: a hostile delta wraps instead of being undefined behaviour.
+    if f.magic == 2:
+        return <int64_t>(<uint64_t>f.offset + <uint64_t><int64_t>kl_get_i32(e + LAST_OFFSET_DELTA_OFFSET))
+    return f.offset
+
+
 def scan_batches(const unsigned char[::1] buf, Py_ssize_t start=0, Py_ssize_t end=-1,
                  bint check_crc=True, bint stop_on_invalid=True,
                  int64_t max_entry_size=0x7FFFFFFF, int64_t max_batches=0x7FFFFFFFFFFFFFFF):
@@ -196,54 +241,30 @@ def scan_batches(const unsigned char[::1] buf, Py_ssize_t start=0, Py_ssize_t en
     cdef BatchRow[::1] rows = rows_array
     cdef Py_ssize_t n = 0
     cdef Py_ssize_t pos = start
-    cdef Py_ssize_t remaining, entry_end, crc_len
-    cdef int64_t offset
-    cdef int32_t size
-    cdef int magic, reason = STOP_END
+    cdef Py_ssize_t entry_end, crc_len
+    cdef int reason
     cdef uint32_t stored, computed
     cdef int8_t valid
     cdef const unsigned char *e
     cdef BatchRow *row
+    cdef Frame f
     while True:
-        remaining = end - pos
-        if remaining <= 0:
-            reason = STOP_END
+        reason = _next_frame(p, pos, end, max_entry_size, &f)
+        if reason == STOP_END:
             break
         if n >= max_batches:
             reason = STOP_LIMIT
             break
-        if remaining < LOG_OVERHEAD:
-            reason = STOP_PARTIAL
+        if reason >= 0:
             break
         e = p + pos
-        offset = kl_get_i64(e)
-        size = kl_get_i32(e + 8)
-        if size < MIN_RECORD_OVERHEAD:
-            reason = STOP_SIZE_TOO_SMALL
-            break
-        if size > max_entry_size:
-            reason = STOP_TOO_LARGE
-            break
-        if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + <Py_ssize_t>size:
-            reason = STOP_PARTIAL
-            break
-        magic = e[MAGIC_OFFSET]
-        if magic > 2:
-            reason = STOP_BAD_MAGIC
-            break
-        if magic == 2 and LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD:
-            reason = STOP_SIZE_TOO_SMALL
-            break
-        if magic == 1 and size < RECORD_OVERHEAD_V1:
-            reason = STOP_SIZE_TOO_SMALL
-            break
-        entry_end = pos + LOG_OVERHEAD + size
+        entry_end = pos + LOG_OVERHEAD + f.size
         valid = -1
         if check_crc:
-            if magic == 2:
+            if f.magic == 2:
                 stored = kl_get_u32(e + CRC_OFFSET)
                 crc_len = entry_end - pos - ATTRIBUTES_OFFSET
-                if size >= NOGIL_CRC_BYTES:
+                if f.size >= NOGIL_CRC_BYTES:
                     with nogil:
                         computed = _entry_crc(e + ATTRIBUTES_OFFSET, crc_len, True)
                 else:
@@ -264,26 +285,144 @@ def scan_batches(const unsigned char[::1] buf, Py_ssize_t start=0, Py_ssize_t en
         row = &rows[n]
         row.position = pos
         row.size = <int32_t>(entry_end - pos)
-        row.base_offset = offset
-        row.magic = <int8_t>magic
+        row.base_offset = f.offset
+        row.last_offset = _last_offset(e, &f)
+        row.magic = <int8_t>f.magic
         row.valid = valid
-        if magic == 2:
+        if f.magic == 2:
             row.crc = kl_get_u32(e + CRC_OFFSET)
             row.attributes = kl_get_i16(e + ATTRIBUTES_OFFSET)
-            # Java long arithmetic: a hostile delta wraps instead of being undefined behaviour.
-            row.last_offset = <int64_t>(
-                <uint64_t>offset + <uint64_t><int64_t>kl_get_i32(e + LAST_OFFSET_DELTA_OFFSET))
             row.max_timestamp = kl_get_i64(e + MAX_TIMESTAMP_OFFSET)
             row.record_count = kl_get_i32(e + RECORDS_COUNT_OFFSET)
         else:
             row.crc = kl_get_u32(e + LOG_OVERHEAD)
             row.attributes = e[LOG_OVERHEAD + 5]
-            row.last_offset = offset
-            row.max_timestamp = kl_get_i64(e + LOG_OVERHEAD + 6) if magic == 1 else -1
+            row.max_timestamp = kl_get_i64(e + LOG_OVERHEAD + 6) if f.magic == 1 else -1
             row.record_count = 1 if (e[LOG_OVERHEAD + 5] & LEGACY_COMPRESSION_MASK) == 0 else -1
         n += 1
         pos = entry_end
     return rows_array[:n].copy() if n < capacity // 2 else rows_array[:n], pos, reason
+
+
+def search_for_offset(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
+                      int64_t target_offset, int64_t max_entry_size=0x7FFFFFFF):
+    """The first entry in ``buf[start:end]`` whose last offset is >= ``target_offset`` (see ``_core_py``).
+
+    Returns ``(position, size, last_offset, stop_position, stop_reason)``.
+    """
+    cdef Py_ssize_t total = buf.shape[0]
+    if end < 0 or end > total:
+        end = total
+    if start < 0:
+        start = 0
+    cdef const unsigned char *p = &buf[0] if total else NULL
+    cdef Py_ssize_t pos = start
+    cdef int reason
+    cdef int64_t last
+    cdef Frame f
+    with nogil:
+        while True:
+            reason = _next_frame(p, pos, end, max_entry_size, &f)
+            if reason >= 0:
+                break
+            last = _last_offset(p + pos, &f)
+            if last >= target_offset:
+                break
+            pos += LOG_OVERHEAD + f.size
+    if reason >= 0:
+        return -1, 0, -1, pos, reason
+    return pos, LOG_OVERHEAD + f.size, last, pos, STOP_END
+
+
+# ---------------------------------------------------------------------------------------------------
+# Index search
+
+
+cdef inline int64_t _index_key(const unsigned char *p, Py_ssize_t slot, int kind,
+                               int64_t base) noexcept nogil:
+    if kind == 0:
+        return base + kl_get_i32(p + slot * 8)
+    if kind == 1:
+        return kl_get_i32(p + slot * 8 + 4)
+    if kind == 2:
+        return kl_get_i64(p + slot * 12)
+    return base + kl_get_i32(p + slot * 12 + 8)
+
+
+def index_search(const unsigned char[::1] buf, Py_ssize_t entries, int kind, int64_t target,
+                 int64_t base_offset, bint smallest_upper_bound=False):
+    """The slot of the largest entry <= ``target`` (or the smallest >= it); -1 when none (see ``_core_py``).
+
+    Kafka 2.1+ ``AbstractIndex.indexSlotRangeFor``, warm section first.
+    """
+    if kind < 0 or kind > 3:
+        raise ValueError(f"{kind} is not a valid IndexKind")
+    cdef Py_ssize_t entry_size = 8 if kind < 2 else 12
+    if entries < 0:
+        raise ValueError(f"negative entry count {entries}")
+    if entries * entry_size > buf.shape[0]:
+        raise ValueError(f"{entries} entries of {entry_size} bytes do not fit the {buf.shape[0]}-byte index")
+    if entries == 0:
+        return -1
+    return _slot_for(&buf[0], entries, kind, target, base_offset, smallest_upper_bound)
+
+
+cdef Py_ssize_t _slot_for(const unsigned char *p, Py_ssize_t entries, int kind, int64_t target,
+                          int64_t base_offset, bint smallest_upper_bound) noexcept nogil:
+    """Kafka 2.1+ ``indexSlotRangeFor`` over ``entries`` checked entries: warm section first."""
+    cdef Py_ssize_t entry_size = 8 if kind < 2 else 12
+    cdef Py_ssize_t first_hot = entries - 1 - WARM_SECTION_BYTES // entry_size
+    cdef Py_ssize_t lo, hi, mid
+    cdef int64_t found
+    if entries == 0:
+        return -1
+    if first_hot < 0:
+        first_hot = 0
+    if _index_key(p, first_hot, kind, base_offset) < target:
+        lo, hi = first_hot, entries - 1
+    elif _index_key(p, 0, kind, base_offset) > target:
+        return 0 if smallest_upper_bound else -1
+    else:
+        lo, hi = 0, first_hot
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        found = _index_key(p, mid, kind, base_offset)
+        if found > target:
+            hi = mid - 1
+        elif found < target:
+            lo = mid
+        else:
+            return mid
+    if smallest_upper_bound:
+        return -1 if lo == entries - 1 else lo + 1
+    return lo
+
+
+def index_lookup(object buf, Py_ssize_t entries, int kind, int64_t target, int64_t base_offset):
+    """The largest-lower-bound entry for ``target`` as ``(key, value)``, or ``None`` (see ``_core_py``).
+
+    The buffer is taken through the raw buffer protocol rather than a typed memoryview: this runs once
+    per fetch, and setting up a memoryview costs more than the search of a warm index.
+    """
+    cdef Py_buffer view
+    cdef Py_ssize_t slot, entry_size
+    cdef const unsigned char *e
+    if kind < 0 or kind > 3:
+        raise ValueError(f"{kind} is not a valid IndexKind")
+    entry_size = 8 if kind < 2 else 12
+    PyObject_GetBuffer(buf, &view, PyBUF_SIMPLE)
+    try:
+        if entries < 0 or entries * entry_size > view.len:
+            raise ValueError(f"{entries} entries of {entry_size} bytes do not fit the {view.len}-byte index")
+        slot = _slot_for(<const unsigned char *>view.buf, entries, kind, target, base_offset, False)
+        if slot < 0:
+            return None
+        e = <const unsigned char *>view.buf + slot * entry_size
+        if kind < 2:
+            return base_offset + kl_get_i32(e), kl_get_i32(e + 4)
+        return kl_get_i64(e), base_offset + kl_get_i32(e + 8)
+    finally:
+        PyBuffer_Release(&view)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from ._common import (
     CRC_OFFSET,
     HEADER_DTYPE,
     HEADER_SIZE_UP_TO_MAGIC,
+    INDEX_ENTRY_SIZE,
     LAST_OFFSET_DELTA_OFFSET,
     LEGACY_COMPRESSION_MASK,
     LOG_OVERHEAD,
@@ -44,6 +45,8 @@ from ._common import (
     RECORD_OVERHEAD_V1,
     RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK,
+    WARM_SECTION_BYTES,
+    IndexKind,
     ScanStop,
 )
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
@@ -60,7 +63,10 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "index_lookup",
+    "index_search",
     "scan_batches",
+    "search_for_offset",
     "set_crc32c_software",
 ]
 
@@ -71,6 +77,8 @@ _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
 _I16 = struct.Struct(">h")
 _FRAME = struct.Struct(">qi")  # offset, size
+_OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position
+_TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
 
 _crc32c_fun = crcmod.predefined.mkCrcFun("crc-32c")
 _MASK32 = 0xFFFFFFFF
@@ -115,6 +123,45 @@ def set_crc32c_software(on: bool) -> None:
 # The batch scan
 
 
+def _next_frame(
+    view: memoryview, pos: int, end: int, max_entry_size: int
+) -> tuple[ScanStop | None, int, int, int]:
+    """Frame the entry at ``pos``: ``(None, offset, size, magic)`` when a whole entry starts there, else
+    ``(reason, 0, 0, 0)`` with the :class:`ScanStop` that ends a walk at ``pos``.
+
+    The checks of Kafka's ``ByteBufferLogInputStream.nextBatchSize`` and ``FileLogInputStream.nextBatch``,
+    in that order, plus the per-magic minimum sizes (a v1 message needs 22 bytes, a v2 batch its 61-byte
+    header), so no field is read from the next entry.  The scan and the offset search share it.
+    """
+    remaining = end - pos
+    if remaining <= 0:
+        return ScanStop.END, 0, 0, 0
+    if remaining < LOG_OVERHEAD:
+        return ScanStop.PARTIAL, 0, 0, 0
+    offset, size = _FRAME.unpack_from(view, pos)
+    if size < MIN_RECORD_OVERHEAD:
+        return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
+    if size > max_entry_size:
+        return ScanStop.TOO_LARGE, 0, 0, 0
+    if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + size:
+        return ScanStop.PARTIAL, 0, 0, 0
+    magic = view[pos + MAGIC_OFFSET]
+    if magic > MAGIC_V2:
+        return ScanStop.BAD_MAGIC, 0, 0, 0
+    if (magic == MAGIC_V2 and LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD) or (
+        magic == MAGIC_V1 and size < RECORD_OVERHEAD_V1
+    ):
+        return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
+    return None, offset, size, magic
+
+
+def _last_offset(view: memoryview, pos: int, offset: int, magic: int) -> int:
+    """An entry's last offset: base + lastOffsetDelta for v2, the frame's offset for legacy."""
+    if magic == MAGIC_V2:
+        return _wrap64(offset + _I32.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0])
+    return offset
+
+
 def scan_batches(
     buf: Any,
     start: int = 0,
@@ -146,53 +193,31 @@ def scan_batches(
         start = 0
     rows: list[tuple[int, int, int, int, int, int, int, int, int, int]] = []
     pos = start
-    reason = ScanStop.END
-    with memoryview(buf) as view:
-        view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    reason: ScanStop
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
         while True:
-            remaining = end - pos
-            if remaining <= 0:
-                reason = ScanStop.END
+            stop, offset, size, magic = _next_frame(view, pos, end, max_entry_size)
+            if stop is ScanStop.END:
+                reason = stop
                 break
             if len(rows) >= max_batches:
                 reason = ScanStop.LIMIT
                 break
-            if remaining < LOG_OVERHEAD:
-                reason = ScanStop.PARTIAL
-                break
-            offset, size = _FRAME.unpack_from(view, pos)
-            if size < MIN_RECORD_OVERHEAD:
-                reason = ScanStop.SIZE_TOO_SMALL
-                break
-            if size > max_entry_size:
-                reason = ScanStop.TOO_LARGE
-                break
-            if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + size:
-                reason = ScanStop.PARTIAL
-                break
-            magic = view[pos + MAGIC_OFFSET]
-            if magic > MAGIC_V2:
-                reason = ScanStop.BAD_MAGIC
+            if stop is not None:
+                reason = stop
                 break
             entry_end = pos + LOG_OVERHEAD + size
             if magic == MAGIC_V2:
-                if LOG_OVERHEAD + size < RECORD_BATCH_OVERHEAD:
-                    reason = ScanStop.SIZE_TOO_SMALL
-                    break
                 stored_crc = _U32.unpack_from(view, pos + CRC_OFFSET)[0]
                 attributes = _I16.unpack_from(view, pos + ATTRIBUTES_OFFSET)[0]
-                last_offset = _wrap64(offset + _I32.unpack_from(view, pos + LAST_OFFSET_DELTA_OFFSET)[0])
                 max_timestamp = _I64.unpack_from(view, pos + MAX_TIMESTAMP_OFFSET)[0]
                 count = _I32.unpack_from(view, pos + RECORDS_COUNT_OFFSET)[0]
                 crc_start = pos + ATTRIBUTES_OFFSET
             else:
-                if magic == MAGIC_V1 and size < RECORD_OVERHEAD_V1:
-                    reason = ScanStop.SIZE_TOO_SMALL
-                    break
                 message = pos + LOG_OVERHEAD
                 stored_crc = _U32.unpack_from(view, message)[0]
                 attributes = view[message + 5]
-                last_offset = offset
                 max_timestamp = _I64.unpack_from(view, message + 6)[0] if magic == MAGIC_V1 else -1
                 count = 1 if attributes & LEGACY_COMPRESSION_MASK == 0 else -1
                 crc_start = message + 4
@@ -207,11 +232,115 @@ def scan_batches(
                     reason = ScanStop.BAD_CRC
                     break
             rows.append(
-                (pos, LOG_OVERHEAD + size, offset, last_offset, max_timestamp, stored_crc, count,
-                 attributes, magic, valid)
+                (pos, LOG_OVERHEAD + size, offset, _last_offset(view, pos, offset, magic), max_timestamp,
+                 stored_crc, count, attributes, magic, valid)
             )
             pos = entry_end
     return np.array(rows, dtype=BATCH_DTYPE), pos, int(reason)
+
+
+def search_for_offset(
+    buf: Any, start: int, end: int, target_offset: int, max_entry_size: int = 0x7FFFFFFF
+) -> tuple[int, int, int, int, int]:
+    """The first entry in ``buf[start:end]`` whose last offset is >= ``target_offset``.
+
+    Kafka: ``FileRecords.searchForOffsetWithSize`` (modern; 0.10.1's ``FileMessageSet.searchFor`` compared
+    the shallow offset, which for a v2 batch is its base: modern Kafka matches on the last offset so a
+    target inside a batch finds that batch).  Returns ``(position, size, last_offset, stop_position,
+    stop_reason)``; ``position`` is -1 when no entry qualifies, and then ``stop_position`` and
+    ``stop_reason`` (a :class:`ScanStop`) say where and why the walk ended.  Only the framing is read;
+    CRCs are not checked, as Kafka's search does not check them.
+    """
+    size_of_buf = len(buf) if not isinstance(buf, memoryview) else buf.nbytes
+    if end < 0 or end > size_of_buf:
+        end = size_of_buf
+    pos = max(start, 0)
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        while True:
+            stop, offset, size, magic = _next_frame(view, pos, end, max_entry_size)
+            if stop is not None:
+                return -1, 0, -1, pos, int(stop)
+            last = _last_offset(view, pos, offset, magic)
+            if last >= target_offset:
+                return pos, LOG_OVERHEAD + size, last, pos, int(ScanStop.END)
+            pos += LOG_OVERHEAD + size
+
+
+# ---------------------------------------------------------------------------------------------------
+# Index search
+
+
+def index_search(
+    buf: Any, entries: int, kind: int, target: int, base_offset: int, smallest_upper_bound: bool = False
+) -> int:
+    """The slot of the largest entry <= ``target`` (or, with ``smallest_upper_bound``, of the smallest
+    entry >= it) among the first ``entries`` entries of an index buffer; -1 when there is none.
+
+    Kafka 2.1+ ``AbstractIndex.indexSlotRangeFor`` (KAFKA-6432), followed instead of 0.10.1's plain binary
+    search because it decides which pages a lookup touches: it first looks in the warm section (the
+    last 8 KiB of entries) and only falls back to the whole index when the target is older.  The binary
+    search is Kafka's, quirk included: a smallest-upper-bound search for exactly the first entry's key
+    answers slot 1 (or -1 when there is one entry), because slot 0 is never compared.
+    """
+    kind = IndexKind(kind)
+    entry_size = INDEX_ENTRY_SIZE[kind]
+    if entries < 0:
+        raise ValueError(f"negative entry count {entries}")
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        if entries * entry_size > view.nbytes:
+            raise ValueError(
+                f"{entries} entries of {entry_size} bytes do not fit the {view.nbytes}-byte index"
+            )
+        if entries == 0:
+            return -1
+
+        def key(slot: int) -> int:
+            at = slot * entry_size
+            if kind is IndexKind.OFFSET_KEY:
+                return base_offset + int(_I32.unpack_from(view, at)[0])
+            if kind is IndexKind.OFFSET_VALUE:
+                return int(_I32.unpack_from(view, at + 4)[0])
+            if kind is IndexKind.TIME_KEY:
+                return int(_I64.unpack_from(view, at)[0])
+            return base_offset + int(_I32.unpack_from(view, at + 8)[0])
+
+        def binary_search(lo: int, hi: int) -> int:
+            while lo < hi:
+                mid = (lo + hi + 1) >> 1
+                found = key(mid)
+                if found > target:
+                    hi = mid - 1
+                elif found < target:
+                    lo = mid
+                else:
+                    return mid
+            if smallest_upper_bound:
+                return -1 if lo == entries - 1 else lo + 1
+            return lo
+
+        first_hot = max(0, entries - 1 - WARM_SECTION_BYTES // entry_size)
+        if key(first_hot) < target:
+            return binary_search(first_hot, entries - 1)
+        if key(0) > target:
+            return 0 if smallest_upper_bound else -1
+        return binary_search(0, first_hot)
+
+
+def index_lookup(buf: Any, entries: int, kind: int, target: int, base_offset: int) -> tuple[int, int] | None:
+    """The entry of the largest-lower-bound slot for ``target`` as ``(key, value)`` (offset and position,
+    or timestamp and offset, both absolute), or ``None`` when there is none: the search and the read of
+    the entry in one call, which is all an index ``lookup`` needs."""
+    slot = index_search(buf, entries, kind, target, base_offset)
+    if slot < 0:
+        return None
+    at = slot * INDEX_ENTRY_SIZE[IndexKind(kind)]
+    if kind in (IndexKind.OFFSET_KEY, IndexKind.OFFSET_VALUE):
+        relative, position = _OFFSET_ENTRY.unpack_from(buf, at)
+        return base_offset + relative, position
+    timestamp, relative = _TIME_ENTRY.unpack_from(buf, at)
+    return timestamp, base_offset + relative
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -23,6 +23,9 @@ __all__ = [
     "OffsetOutOfRangeError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
+    "IllegalArgumentError",
+    "IllegalStateError",
+    "ReadOnlyError",
 ]
 
 
@@ -99,3 +102,17 @@ class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):
 
 class KafkaStorageError(KafkaLogError, OSError):
     """An I/O failure on a log directory (Kafka: ``KafkaStorageException``)."""
+
+
+class IllegalArgumentError(KafkaLogError, ValueError):
+    """A call whose arguments break the method's contract (Kafka: ``IllegalArgumentException``), such as
+    an append to a full index or a slice at a negative position."""
+
+
+class IllegalStateError(KafkaLogError, RuntimeError):
+    """An operation the object's state does not allow (Kafka: ``IllegalStateException``), such as a
+    time-index entry whose timestamp goes backwards."""
+
+
+class ReadOnlyError(KafkaLogError, PermissionError):
+    """A write to a file opened read-only: opening a broker's files read-only must never change a byte."""

@@ -1,0 +1,614 @@
+"""The sparse indexes of a segment: AbstractIndex, OffsetIndex and TimeIndex.
+
+Port of ``kafka/log/AbstractIndex.scala``, ``OffsetIndex.scala`` and ``TimeIndex.scala`` (Kafka
+0.10.1.1), with the modern behaviour of ``storage/.../log/AbstractIndex.java``, ``OffsetIndex.java`` and
+``TimeIndex.java`` (3.8.0) where the spec marks it: the warm-section slot search (2.1), absolute offsets
+from ``entry`` (modern), a sanity check that accepts a last offset equal to the base offset (2.1).
+
+On disk (big-endian, no header)::
+
+    <base>.index      8-byte entries   relative offset int32 | position int32
+    <base>.timeindex  12-byte entries  timestamp int64 | relative offset int32
+
+``relative offset = offset - base offset`` must fit in [0, 2**31 - 1].  Both files are sparse: an entry
+roughly every ``index.interval.bytes`` of log.  Offset-index entries increase strictly in offset and
+position; time-index entries increase strictly in timestamp and never decrease in offset.  An entry
+(T, O) of the time index says: up to and including the batch whose last offset is O, the largest
+timestamp in the segment is T.
+
+Lifecycle (owned by :class:`AbstractIndex`, the same for both): a new file is created preallocated to
+``max_index_size`` rounded down to whole entries and memory-mapped; an existing file is mapped at its
+length and every whole entry in it is taken as valid (so an index left untrimmed by a crash reads as
+full of zero entries until recovery rebuilds it); ``trim_to_valid_size`` (on close and roll) cuts the
+file to its entries.  The time index keeps its last slot for the entry written when the segment rolls.
+
+The mmap rule (design.md §3): no view of the map outlives a call.  Searches hand the mmap object to the
+``index_search`` kernel under the index lock, and ``resize``/``close`` take the same lock, so the map
+can always be resized or closed.
+
+A read-only index (``writable=False``) maps the file as it is and never writes, resizes or trims it; a
+missing file then reads as an empty index, so a broker's directory with unsaved indexes still opens.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import threading
+from pathlib import Path
+from typing import Any, ClassVar, NamedTuple
+
+from . import _impl
+from ._common import IndexKind
+from .errors import (
+    CorruptIndexError,
+    IllegalArgumentError,
+    IllegalStateError,
+    IndexOffsetOverflowError,
+    InvalidOffsetError,
+    KafkaStorageError,
+    ReadOnlyError,
+)
+
+__all__ = [
+    "DEFAULT_MAX_INDEX_SIZE",
+    "AbstractIndex",
+    "OffsetIndex",
+    "OffsetPosition",
+    "TimeIndex",
+    "TimestampOffset",
+]
+
+#: ``segment.index.bytes`` default: 10 MiB.
+DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024
+_INT32_MAX = 0x7FFFFFFF
+
+
+class OffsetPosition(NamedTuple):
+    """An offset-index entry: an absolute ``offset`` and the file ``position`` of its batch."""
+
+    offset: int
+    position: int
+
+
+class TimestampOffset(NamedTuple):
+    """A time-index entry: a ``timestamp`` and the absolute ``offset`` it was reached by."""
+
+    timestamp: int
+    offset: int
+
+
+# Builds a NamedTuple from a (key, value) pair without its Python-level __new__: half the cost, and a
+# lookup is otherwise mostly that cost.
+_new_tuple = tuple.__new__
+
+
+def _round_down(n: int, factor: int) -> int:
+    return factor * (n // factor)
+
+
+class AbstractIndex:
+    """What the offset and time indexes share: the file, its mmap, its size and the slot search.
+
+    Kafka: ``AbstractIndex``.  Subclasses declare ``ENTRY_SIZE``, the two kernel search kinds, how to
+    parse an entry, and their own ``truncate_to``, ``sanity_check`` and append rule.
+    """
+
+    ENTRY_SIZE: ClassVar[int]
+    KEY_KIND: ClassVar[IndexKind]
+    VALUE_KIND: ClassVar[IndexKind]
+
+    def __init__(self, path: str | os.PathLike[str], base_offset: int, max_index_size: int | None = None,
+                 writable: bool = True) -> None:
+        self._lock = threading.RLock()
+        self._path = Path(path)
+        self.base_offset = base_offset
+        self.max_index_size = DEFAULT_MAX_INDEX_SIZE if max_index_size is None or max_index_size < 0 \
+            else max_index_size
+        self.writable = writable
+        self._file: Any = None
+        self._map: mmap.mmap | None = None
+        self._closed = False
+        try:
+            newly_created = self._open_writable() if writable else self._open_read_only()
+        except OSError as e:
+            self._release()
+            raise KafkaStorageError(f"Cannot open index file {self._path}: {e}") from e
+        # A new file is all zeros and holds nothing yet; an existing file's whole entries are all taken
+        # as valid (Kafka: position = limit rounded down), which recovery corrects after a crash.
+        self._entries = 0 if newly_created else self._length() // self.ENTRY_SIZE
+        self._after_resize()
+
+    # -- opening and mapping ------------------------------------------------------------------------
+
+    def _open_writable(self) -> bool:
+        """Kafka's constructor: create and preallocate a new file, or map an existing one whole.
+        Returns whether the file was created."""
+        newly_created = not self._path.exists()
+        if newly_created and self.max_index_size < self.ENTRY_SIZE:
+            raise IllegalArgumentError(f"Invalid max index size: {self.max_index_size}")
+        self._file = open(self._path, "a+b" if newly_created else "r+b", buffering=0)  # noqa: SIM115
+        if newly_created:
+            os.ftruncate(self._file.fileno(), _round_down(self.max_index_size, self.ENTRY_SIZE))
+        self._remap()
+        return newly_created
+
+    def _open_read_only(self) -> bool:
+        if self._path.exists():
+            self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115
+            self._remap()
+        # else: an index the broker never saved reads as empty; nothing is created
+        return False
+
+    def _length(self) -> int:
+        return 0 if self._file is None else os.fstat(self._file.fileno()).st_size
+
+    def _remap(self) -> None:
+        """Map the whole file afresh (called with the lock held, or from the constructor)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        length = self._length()
+        if length > 0:
+            access = mmap.ACCESS_WRITE if self.writable else mmap.ACCESS_READ
+            self._map = mmap.mmap(self._file.fileno(), length, access=access)
+
+    def _after_resize(self) -> None:
+        """Recompute what depends on the mapped length (subclasses re-read their last entry)."""
+        self._max_entries = self._length() // self.ENTRY_SIZE
+        self._load_last_entry()
+
+    def _load_last_entry(self) -> None:
+        raise NotImplementedError
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateError(f"Index {self._path} is closed")
+
+    def _check_writable(self, what: str) -> None:
+        self._check_open()
+        if not self.writable:
+            raise ReadOnlyError(f"Cannot {what} index {self._path}: it was opened read-only")
+
+    # -- size ---------------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def file(self) -> Path:
+        """Kafka's ``file``: the index's path."""
+        return self._path
+
+    @property
+    def entries(self) -> int:
+        """How many entries the index holds."""
+        return self._entries
+
+    @property
+    def max_entries(self) -> int:
+        """How many entries fit the file as it is mapped."""
+        return self._max_entries
+
+    def size_in_bytes(self) -> int:
+        """Bytes of valid entries (Kafka: ``sizeInBytes``)."""
+        return self._entries * self.ENTRY_SIZE
+
+    def length(self) -> int:
+        """The file's length, preallocated space included."""
+        with self._lock:
+            return self._length()
+
+    def is_full(self) -> bool:
+        """Kafka: ``isFull``.  The time index overrides it to keep a slot for the roll."""
+        return self._entries >= self._max_entries
+
+    def resize(self, new_size: int) -> bool:
+        """Set the file (and map) to ``new_size`` rounded down to whole entries (Kafka: ``resize``).
+
+        Returns ``False`` when the size does not change (modern Kafka; 0.10.1 returned nothing).
+        """
+        with self._lock:
+            self._check_writable("resize")
+            rounded = _round_down(new_size, self.ENTRY_SIZE)
+            if rounded == self._length():
+                return False
+            if self._map is not None:
+                self._map.close()
+                self._map = None
+            os.ftruncate(self._file.fileno(), rounded)
+            self._remap()
+            self._entries = min(self._entries, rounded // self.ENTRY_SIZE)
+            self._after_resize()
+            return True
+
+    def trim_to_valid_size(self) -> None:
+        """Cut the file to its entries (Kafka: ``trimToValidSize``), on close and when the segment rolls."""
+        with self._lock:
+            self.resize(self._entries * self.ENTRY_SIZE)
+
+    def reset(self) -> None:
+        """Drop every entry and give the file its full size again (Kafka: ``reset``), before a rebuild."""
+        with self._lock:
+            self.truncate()
+            self.resize(self.max_index_size)
+
+    def truncate(self) -> None:
+        """Remove every entry (Kafka: ``truncate``)."""
+        self.truncate_to_entries(0)
+
+    def truncate_to_entries(self, entries: int) -> None:
+        """Keep the first ``entries`` entries (Kafka: ``truncateToEntries``)."""
+        with self._lock:
+            self._check_writable("truncate")
+            if not 0 <= entries <= self._entries:
+                raise IllegalArgumentError(
+                    f"Cannot truncate index {self._path} of {self._entries} entries to {entries} entries"
+                )
+            self._entries = entries
+            self._load_last_entry()
+
+    def flush(self) -> None:
+        """Write the map's dirty pages to disk (Kafka: ``flush``, ``MappedByteBuffer.force``)."""
+        with self._lock:
+            if self.writable and self._map is not None and not self._closed:
+                self._map.flush()
+
+    def close(self) -> None:
+        """Trim the file to its entries and release it (Kafka: ``close``).  Closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if self.writable and self._file is not None:
+                    self.trim_to_valid_size()
+            finally:
+                self._release()
+
+    def close_handler(self) -> None:
+        """Release the file without trimming it (Kafka: ``closeHandler``), as before a delete."""
+        with self._lock:
+            self._release()
+
+    def _release(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._closed = True
+
+    def delete(self) -> bool:
+        """Release and delete the file; ``False`` if it did not exist (Kafka: ``deleteIfExists``)."""
+        with self._lock:
+            self._check_writable("delete")
+            self._release()
+            try:
+                self._path.unlink()
+            except FileNotFoundError:
+                return False
+            return True
+
+    def rename_to(self, path: str | os.PathLike[str]) -> None:
+        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails."""
+        with self._lock:
+            self._check_writable("rename")
+            target = Path(path)
+            try:
+                if self._path.exists():
+                    os.replace(self._path, target)
+            finally:
+                self._path = target
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- offsets and search -------------------------------------------------------------------------
+
+    def relative_offset(self, offset: int) -> int:
+        """``offset - base_offset``, checked to fit an int32 (Kafka: ``toRelative`` / ``relativeOffset``)."""
+        relative = offset - self.base_offset
+        if relative < 0 or relative > _INT32_MAX:
+            raise IndexOffsetOverflowError(
+                f"Integer overflow for offset: {offset} ({self._path}): relative to base offset "
+                f"{self.base_offset} it is {relative}"
+            )
+        return relative
+
+    def can_append_offset(self, offset: int) -> bool:
+        """Whether ``offset`` fits this index's relative range (Kafka: ``canAppendOffset``)."""
+        return 0 <= offset - self.base_offset <= _INT32_MAX
+
+    def _slot(self, target: int, kind: IndexKind, smallest_upper_bound: bool = False) -> int:
+        """The kernel's slot search over the live entries (Kafka: ``indexSlotRangeFor``); lock held."""
+        if self._entries == 0 or self._map is None:
+            return -1
+        return int(_impl.core.index_search(self._map, self._entries, int(kind), target, self.base_offset,
+                                           smallest_upper_bound))
+
+    def largest_lower_bound_slot_for(self, target: int, by_value: bool = False) -> int:
+        """Slot of the largest entry <= ``target``, or -1 (Kafka: ``largestLowerBoundSlotFor``)."""
+        with self._lock:
+            self._check_open()
+            return self._slot(target, self.VALUE_KIND if by_value else self.KEY_KIND)
+
+    def smallest_upper_bound_slot_for(self, target: int, by_value: bool = False) -> int:
+        """Slot of the smallest entry >= ``target``, or -1 (Kafka: ``smallestUpperBoundSlotFor``)."""
+        with self._lock:
+            self._check_open()
+            return self._slot(target, self.VALUE_KIND if by_value else self.KEY_KIND, True)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(path={str(self._path)!r}, base_offset={self.base_offset}, "
+                f"entries={self._entries}, max_entries={self._max_entries}, writable={self.writable})")
+
+
+class OffsetIndex(AbstractIndex):
+    """Offsets to file positions (Kafka: ``OffsetIndex``): 8-byte entries, relative offset then position.
+
+    ``lookup(o)`` finds the last indexed batch at or before offset ``o``, from which a scan of the log
+    reaches ``o``.  Entries are keyed by the last offset of the append they index (Kafka 2.0+,
+    KAFKA-6530; 0.10.1 keyed them by the first).
+    """
+
+    ENTRY_SIZE = 8
+    KEY_KIND = IndexKind.OFFSET_KEY
+    VALUE_KIND = IndexKind.OFFSET_VALUE
+    _ENTRY = struct.Struct(">ii")
+
+    def _load_last_entry(self) -> None:
+        self._last_offset = self._entry_at(self._entries - 1).offset if self._entries else self.base_offset
+
+    def _entry_at(self, n: int) -> OffsetPosition:
+        assert self._map is not None
+        relative, position = self._ENTRY.unpack_from(self._map, n * self.ENTRY_SIZE)
+        return OffsetPosition(self.base_offset + relative, position)
+
+    def relative_offset_at(self, n: int) -> int:
+        """The relative offset stored in slot ``n`` (Kafka: private ``relativeOffset(buffer, n)``)."""
+        with self._lock:
+            self._check_open()
+            return self._entry_at(n).offset - self.base_offset
+
+    def physical(self, n: int) -> int:
+        """The position stored in slot ``n`` (Kafka: private ``physical(buffer, n)``)."""
+        with self._lock:
+            self._check_open()
+            return self._entry_at(n).position
+
+    @property
+    def last_offset(self) -> int:
+        """The last entry's offset, or the base offset when empty (Kafka: ``lastOffset``)."""
+        return self._last_offset
+
+    def read_last_entry(self) -> OffsetPosition:
+        """Kafka: ``lastEntry`` (0.10.1 ``readLastEntry``)."""
+        with self._lock:
+            self._check_open()
+            return self._entry_at(self._entries - 1) if self._entries else OffsetPosition(self.base_offset, 0)
+
+    def lookup(self, target_offset: int) -> OffsetPosition:
+        """The largest entry whose offset is <= ``target_offset``; ``(base_offset, 0)`` when there is none
+        (Kafka: ``lookup``).
+
+        The hot path of every fetch, written for it: one kernel call finds and reads the entry, and the
+        lock is taken with ``acquire``/``release`` rather than ``with``.
+        """
+        lock = self._lock
+        lock.acquire()
+        try:
+            if self._closed:
+                raise IllegalStateError(f"Index {self._path} is closed")
+            found = None if self._entries == 0 else _impl.core.index_lookup(
+                self._map, self._entries, 0, target_offset, self.base_offset)  # 0: IndexKind.OFFSET_KEY
+        finally:
+            lock.release()
+        return OffsetPosition(self.base_offset, 0) if found is None else _new_tuple(OffsetPosition, found)
+
+    def entry(self, n: int) -> OffsetPosition:
+        """Entry ``n`` with its absolute offset (Kafka: ``entry``; 0.10.1 gave the relative offset)."""
+        with self._lock:
+            self._check_open()
+            if n < 0 or n >= self._entries:
+                raise IllegalArgumentError(
+                    f"Attempt to fetch the {n}th entry from index {self._path}, which has size "
+                    f"{self._entries}."
+                )
+            return self._entry_at(n)
+
+    def fetch_upper_bound_offset(
+        self, fetch_offset: OffsetPosition, fetch_size: int
+    ) -> OffsetPosition | None:
+        """The first entry at or past ``fetch_offset.position + fetch_size``, or ``None`` (Kafka:
+        ``fetchUpperBoundOffset``), which bounds how far a fetch of that size can reach."""
+        with self._lock:
+            self._check_open()
+            slot = self._slot(fetch_offset.position + fetch_size, IndexKind.OFFSET_VALUE, True)
+            return None if slot == -1 else self._entry_at(slot)
+
+    def append(self, offset: int, position: int) -> None:
+        """Add an entry; ``offset`` must be larger than every offset before it (Kafka: ``append``)."""
+        with self._lock:
+            self._check_writable("append to")
+            if self.is_full():
+                raise IllegalArgumentError(f"Attempt to append to a full index (size = {self._entries}).")
+            if self._entries == 0 or offset > self._last_offset:
+                if not 0 <= position <= _INT32_MAX:
+                    raise IllegalArgumentError(f"Position {position} does not fit a 4-byte index entry")
+                assert self._map is not None
+                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE,
+                                      self.relative_offset(offset), position)
+                self._entries += 1
+                self._last_offset = offset
+            else:
+                raise InvalidOffsetError(
+                    f"Attempt to append an offset ({offset}) to position {self._entries} no larger than "
+                    f"the last offset appended ({self._last_offset}) to {self._path}."
+                )
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""
+        with self._lock:
+            self._check_writable("truncate")
+            slot = self._slot(offset, IndexKind.OFFSET_KEY)
+            if slot < 0:
+                new_entries = 0
+            elif self._entry_at(slot).offset == offset:
+                new_entries = slot
+            else:
+                new_entries = slot + 1
+            self.truncate_to_entries(new_entries)
+
+    def sanity_check(self) -> None:
+        """Raise :class:`CorruptIndexError` if the file cannot be a valid offset index (Kafka 2.1+:
+        a last offset equal to the base offset is allowed, as one batch at the base offset makes it)."""
+        with self._lock:
+            self._check_open()
+            if self._entries != 0 and self._last_offset < self.base_offset:
+                raise CorruptIndexError(
+                    f"Corrupt index found, index file ({self._path}) has non-zero size but the last "
+                    f"offset is {self._last_offset} which is less than the base offset {self.base_offset}."
+                )
+            length = self._length()
+            if length % self.ENTRY_SIZE != 0:
+                raise CorruptIndexError(
+                    f"Index file {self._path} is corrupt, found {length} bytes which is neither "
+                    f"positive nor a multiple of {self.ENTRY_SIZE}."
+                )
+
+
+class TimeIndex(AbstractIndex):
+    """Timestamps to offsets (Kafka: ``TimeIndex``): 12-byte entries, timestamp then relative offset.
+
+    ``lookup(t)`` gives the last entry whose timestamp is <= ``t``; the batches after its offset are
+    where a timestamp search continues.  An entry is only added when the timestamp grows, so a v0
+    segment (no timestamps) has none.  The last slot is kept for the entry written when the segment
+    rolls, so the index reports full one entry early.
+    """
+
+    ENTRY_SIZE = 12
+    KEY_KIND = IndexKind.TIME_KEY
+    VALUE_KIND = IndexKind.TIME_VALUE
+    _ENTRY = struct.Struct(">qi")
+
+    def _load_last_entry(self) -> None:
+        self._last_entry = self._entry_at(self._entries - 1) if self._entries else \
+            TimestampOffset(-1, self.base_offset)
+
+    def _entry_at(self, n: int) -> TimestampOffset:
+        assert self._map is not None
+        timestamp, relative = self._ENTRY.unpack_from(self._map, n * self.ENTRY_SIZE)
+        return TimestampOffset(timestamp, self.base_offset + relative)
+
+    def is_full(self) -> bool:
+        """Full one slot early: the last slot is for the entry the roll writes (Kafka: ``isFull``)."""
+        return self._entries >= self._max_entries - 1
+
+    @property
+    def last_entry(self) -> TimestampOffset:
+        """The last entry, or ``(-1, base_offset)`` when empty (Kafka: ``lastEntry``)."""
+        return self._last_entry
+
+    def read_last_entry(self) -> TimestampOffset:
+        return self._last_entry
+
+    def entry(self, n: int) -> TimestampOffset:
+        """Entry ``n`` with its absolute offset (Kafka: ``entry``)."""
+        with self._lock:
+            self._check_open()
+            if n < 0 or n >= self._entries:
+                raise IllegalArgumentError(
+                    f"Attempt to fetch the {n}th entry from time index {self._path}, which has size "
+                    f"{self._entries}."
+                )
+            return self._entry_at(n)
+
+    def lookup(self, target_timestamp: int) -> TimestampOffset:
+        """The last entry whose timestamp is <= ``target_timestamp``; ``(-1, base_offset)`` when there is
+        none (Kafka: ``lookup``)."""
+        with self._lock:
+            self._check_open()
+            found = None if self._entries == 0 else _impl.core.index_lookup(
+                self._map, self._entries, IndexKind.TIME_KEY, target_timestamp, self.base_offset)
+        return TimestampOffset(-1, self.base_offset) if found is None else _new_tuple(TimestampOffset, found)
+
+    def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
+        """Add ``(timestamp, offset)`` if the timestamp is larger than the last one (Kafka: ``maybeAppend``).
+
+        ``skip_full_check`` lets the roll use the slot kept for it.
+        """
+        with self._lock:
+            self._check_writable("append to")
+            if not skip_full_check and self.is_full():
+                raise IllegalArgumentError(
+                    f"Attempt to append to a full time index (size = {self._entries})."
+                )
+            last = self._last_entry
+            if self._entries != 0 and offset < last.offset:
+                raise InvalidOffsetError(
+                    f"Attempt to append an offset ({offset}) to slot {self._entries} no larger than the last "
+                    f"offset appended ({last.offset}) to {self._path}."
+                )
+            if self._entries != 0 and timestamp < last.timestamp:
+                raise IllegalStateError(
+                    f"Attempt to append a timestamp ({timestamp}) to slot {self._entries} no larger than the "
+                    f"last timestamp appended ({last.timestamp}) to {self._path}."
+                )
+            if timestamp > last.timestamp:
+                if self._entries >= self._max_entries:
+                    raise IllegalArgumentError(
+                        f"Attempt to append to a full time index (size = {self._entries}), its reserved slot "
+                        "included."
+                    )
+                assert self._map is not None
+                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE, timestamp,
+                                      self.relative_offset(offset))
+                self._entries += 1
+                self._last_entry = TimestampOffset(timestamp, offset)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""
+        with self._lock:
+            self._check_writable("truncate")
+            slot = self._slot(offset, IndexKind.TIME_VALUE)
+            if slot < 0:
+                new_entries = 0
+            elif self._entry_at(slot).offset == offset:
+                new_entries = slot
+            else:
+                new_entries = slot + 1
+            self.truncate_to_entries(new_entries)
+
+    def sanity_check(self) -> None:
+        """Raise :class:`CorruptIndexError` if the file cannot be a valid time index.
+
+        Kafka: ``TimeIndex.sanityCheck``.
+        """
+        with self._lock:
+            self._check_open()
+            last = self._last_entry
+            if self._entries != 0:
+                first_timestamp = self._entry_at(0).timestamp
+                if last.timestamp < first_timestamp:
+                    raise CorruptIndexError(
+                        f"Corrupt time index found, time index file ({self._path}) has non-zero size but the "
+                        f"last timestamp is {last.timestamp} which is less than the first timestamp "
+                        f"{first_timestamp}"
+                    )
+                if last.offset < self.base_offset:
+                    raise CorruptIndexError(
+                        f"Corrupt time index found, time index file ({self._path}) has non-zero size but the "
+                        f"last offset is {last.offset} which is less than the first offset {self.base_offset}"
+                    )
+            length = self._length()
+            if length % self.ENTRY_SIZE != 0:
+                raise CorruptIndexError(
+                    f"Time index file {self._path} is corrupt, found {length} bytes which is neither "
+                    f"positive nor a multiple of {self.ENTRY_SIZE}."
+                )
