@@ -48,8 +48,16 @@ class CorruptRecordError(KafkaLogError, ValueError):
         if position is not None:
             where.append(f"at position {position}")
         super().__init__(f"{message} ({' '.join(where)})" if where else message)
+        self.detail = message
         self.position = position
         self.path = path
+
+    def at(self, position: int | None, path: str | None = None, note: str = "") -> CorruptRecordError:
+        """The same error said of another place: a position in a file rather than in a buffer read from
+        it, say.  ``note`` is added to the message."""
+        moved = type(self)(self.detail + note, position, path if path is not None else self.path)
+        moved.__cause__ = self
+        return moved
 
 
 class InvalidRecordError(CorruptRecordError):

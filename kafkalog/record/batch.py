@@ -127,20 +127,26 @@ class RecordColumns:
 class RecordBatch:
     """What every batch offers, whatever its magic (Kafka: ``RecordBatch``).
 
-    A batch is a view of ``size_in_bytes`` bytes at ``position`` in a buffer; it keeps a reference to
-    the buffer object (never a memoryview of it), so the batch does not pin an mmap.
+    A batch is a view of ``size_in_bytes`` bytes in a buffer; it keeps a reference to the buffer object
+    (never a memoryview of it), so the batch does not pin an mmap.  ``position`` is where the batch
+    sits in its log: the buffer offset plus ``origin``, for a batch read from a file in chunks.
     """
 
-    __slots__ = ("_buf", "_max_decompressed_size", "position", "size_in_bytes")
+    __slots__ = ("_at", "_buf", "_max_decompressed_size", "position", "size_in_bytes")
 
     magic: int
 
     def __init__(self, buf: Any, position: int, size_in_bytes: int,
-                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE, origin: int = 0) -> None:
         self._buf = buf
-        self.position = position
+        self._at = position
+        self.position = origin + position
         self.size_in_bytes = size_in_bytes
         self._max_decompressed_size = max_decompressed_size
+
+    def _in_log(self, buffer_position: int | None) -> int | None:
+        """A position in the batch's buffer as a position in its log."""
+        return None if buffer_position is None else buffer_position + self.position - self._at
 
     # Subclasses define these.
     base_offset: int
@@ -226,7 +232,7 @@ class RecordBatch:
 
     def raw_bytes(self) -> bytes:
         """A copy of the batch's bytes, frame included."""
-        return bytes(self._buf[self.position:self.position + self.size_in_bytes])
+        return bytes(self._buf[self._at:self._at + self.size_in_bytes])
 
 
 class DefaultRecordBatch(RecordBatch):
@@ -249,13 +255,13 @@ class DefaultRecordBatch(RecordBatch):
     magic = MAGIC_V2
 
     def __init__(self, buf: Any, position: int, size_in_bytes: int,
-                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
-        super().__init__(buf, position, size_in_bytes, max_decompressed_size)
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE, origin: int = 0) -> None:
+        super().__init__(buf, position, size_in_bytes, max_decompressed_size, origin)
         if size_in_bytes < RECORD_BATCH_OVERHEAD:
             raise CorruptRecordError(
                 f"Record batch size {size_in_bytes} is smaller than the v2 header "
                 f"({RECORD_BATCH_OVERHEAD} bytes)",
-                position,
+                self.position,
             )
         (self.base_offset, _length, self.partition_leader_epoch, _magic, self.crc, self.attributes,
          self.last_offset_delta, self.base_timestamp, self.max_timestamp, self.producer_id,
@@ -300,13 +306,13 @@ class DefaultRecordBatch(RecordBatch):
         return increment_sequence(self.base_sequence, self.last_offset_delta)
 
     def computed_crc(self) -> int:
-        start = self.position + ATTRIBUTES_OFFSET
-        return _range_crc32c(self._buf, start, self.position + self.size_in_bytes)
+        start = self._at + ATTRIBUTES_OFFSET
+        return _range_crc32c(self._buf, start, self._at + self.size_in_bytes)
 
     def _records_bytes(self) -> tuple[Any, int, int]:
         """Where the records are: the batch's own bytes, or a decompressed copy."""
-        start = self.position + RECORD_BATCH_OVERHEAD
-        end = self.position + self.size_in_bytes
+        start = self._at + RECORD_BATCH_OVERHEAD
+        end = self._at + self.size_in_bytes
         codec = self.attributes & COMPRESSION_CODEC_MASK
         if codec == CompressionType.NONE:
             return self._buf, start, end
@@ -314,7 +320,7 @@ class DefaultRecordBatch(RecordBatch):
             try:
                 data = decompress(codec, compressed, magic=MAGIC_V2, max_size=self._max_decompressed_size)
             except CorruptRecordError as e:
-                raise type(e)(f"{e.args[0]} (batch at position {self.position})", self.position) from e
+                raise e.at(self.position) from e
         return data, 0, len(data)
 
     def _append_time(self) -> int | None:
@@ -333,13 +339,11 @@ class DefaultRecordBatch(RecordBatch):
                             self._append_time())
         except CorruptRecordError as e:
             if data is self._buf:
-                raise
-            message = str(e.args[0]).rsplit(" (at position ", 1)[0]
-            raise type(e)(
-                f"{message} (at byte {e.position} of the decompressed records of the "
-                f"{self.compression.kafka_name} batch)",
-                self.position,
-            ) from e
+                if self.position == self._at:
+                    raise
+                raise e.at(self._in_log(e.position)) from e
+            raise e.at(self.position, note=f" (at byte {e.position} of the decompressed records of the "
+                                           f"{self.compression.kafka_name} batch)") from e
         return result, data
 
     def records(self) -> list[Any]:

@@ -79,14 +79,14 @@ class LegacyRecordBatch(RecordBatch):
     base_sequence = NO_SEQUENCE
 
     def __init__(self, buf: Any, position: int, size_in_bytes: int,
-                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
-        super().__init__(buf, position, size_in_bytes, max_decompressed_size)
+                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE, origin: int = 0) -> None:
+        super().__init__(buf, position, size_in_bytes, max_decompressed_size, origin)
         self.offset, _size = _FRAME.unpack_from(buf, position)
         self.crc, self.magic, self.attributes = _MESSAGE_HEAD.unpack_from(buf, position + LOG_OVERHEAD)
         if self.magic not in (MAGIC_V0, MAGIC_V1):
-            raise CorruptRecordError(f"Invalid magic {self.magic} for a legacy message", position)
+            raise CorruptRecordError(f"Invalid magic {self.magic} for a legacy message", self.position)
         if self.magic == MAGIC_V1 and size_in_bytes < LOG_OVERHEAD + RECORD_OVERHEAD_V1:
-            raise CorruptRecordError(f"v1 message of {size_in_bytes} bytes is too short", position)
+            raise CorruptRecordError(f"v1 message of {size_in_bytes} bytes is too short", self.position)
         self.timestamp = (
             _I64.unpack_from(buf, position + LOG_OVERHEAD + 6)[0] if self.magic == MAGIC_V1 else NO_TIMESTAMP
         )
@@ -136,11 +136,16 @@ class LegacyRecordBatch(RecordBatch):
 
     def computed_crc(self) -> int:
         with memoryview(self._buf) as whole, \
-                whole[self.position + MAGIC_OFFSET:self.position + self.size_in_bytes] as part:
+                whole[self._at + MAGIC_OFFSET:self._at + self.size_in_bytes] as part:
             return int(_impl.core.crc32(part))
 
     def _own_columns(self) -> RecordColumns:
-        rows = _impl.core.decode_legacy_records(self._buf, self.position, self.position + self.size_in_bytes)
+        try:
+            rows = _impl.core.decode_legacy_records(self._buf, self._at, self._at + self.size_in_bytes)
+        except CorruptRecordError as e:
+            if self.position == self._at:
+                raise
+            raise e.at(self._in_log(e.position)) from e
         return RecordColumns(rows, _NO_HEADERS, self._buf)
 
     def _inner_columns(self) -> RecordColumns:
@@ -159,15 +164,12 @@ class LegacyRecordBatch(RecordBatch):
             try:
                 data = decompress(codec, payload, magic=self.magic, max_size=self._max_decompressed_size)
             except CorruptRecordError as e:
-                raise type(e)(f"{e.args[0]} (wrapper message at position {self.position})",
-                              self.position) from e
+                raise e.at(self.position) from e
         try:
             rows = _impl.core.decode_legacy_records(data, 0, len(data))
         except CorruptRecordError as e:
-            raise type(e)(
-                f"Corrupt inner message set in the wrapper at position {self.position}: {e.args[0]}",
-                self.position,
-            ) from e
+            raise e.at(self.position, note=f" (at byte {e.position} of the wrapper's decompressed "
+                                           "message set)") from e
         if len(rows):
             if np.any(rows["magic"] != self.magic):
                 bad = int(rows["magic"][rows["magic"] != self.magic][0])
