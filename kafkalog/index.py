@@ -39,6 +39,9 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from . import _impl
 from ._common import IndexKind
 from .errors import (
@@ -452,6 +455,36 @@ class OffsetIndex(AbstractIndex):
                     f"the last offset appended ({self._last_offset}) to {self._path}."
                 )
 
+    def append_entries(self, offsets: npt.NDArray[Any], positions: npt.NDArray[Any]) -> None:
+        """:meth:`append` for many entries at once, as recovery rebuilds an index: the same checks,
+        made on the whole arrays, and one write.  Input that one of the appends would refuse is replayed
+        one entry at a time, so the error is raised at the same entry with the same message."""
+        with self._lock:
+            self._check_writable("append to")
+            offsets = np.asarray(offsets, dtype=np.int64)
+            positions = np.asarray(positions, dtype=np.int64)
+            k = len(offsets)
+            if k == 0:
+                return
+            relative = offsets - self.base_offset
+            fits = (self._entries + k <= self._max_entries
+                    and (self._entries == 0 or offsets[0] > self._last_offset)
+                    and bool(np.all(offsets[1:] > offsets[:-1]))
+                    and bool(np.all((relative >= 0) & (relative <= _INT32_MAX)))
+                    and bool(np.all((positions >= 0) & (positions <= _INT32_MAX))))
+            if not fits:
+                for offset, position in zip(offsets.tolist(), positions.tolist(), strict=True):
+                    self.append(offset, position)
+                return
+            entries = np.empty(k, dtype=[("relative", ">i4"), ("position", ">i4")])
+            entries["relative"] = relative
+            entries["position"] = positions
+            assert self._map is not None
+            at = self._entries * self.ENTRY_SIZE
+            self._map[at:at + k * self.ENTRY_SIZE] = entries.tobytes()
+            self._entries += k
+            self._last_offset = int(offsets[-1])
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""
         with self._lock:
@@ -571,6 +604,50 @@ class TimeIndex(AbstractIndex):
                                       self.relative_offset(offset))
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)
+
+    def append_entries(self, timestamps: npt.NDArray[Any], offsets: npt.NDArray[Any]) -> None:
+        """:meth:`maybe_append` for many candidates at once, as recovery rebuilds an index.
+
+        The candidates must not go backwards (recovery passes the running largest timestamp and its
+        offset); only those with a larger timestamp than every entry before are written, in one write.
+        Anything a call of ``maybe_append`` would refuse, or a run that reaches the full mark, is replayed
+        one call at a time so the error comes from the same call.
+        """
+        with self._lock:
+            self._check_writable("append to")
+            timestamps = np.asarray(timestamps, dtype=np.int64)
+            offsets = np.asarray(offsets, dtype=np.int64)
+            k = len(timestamps)
+            if k == 0:
+                return
+            last = self._last_entry
+            previous = np.maximum.accumulate(np.concatenate(([last.timestamp], timestamps[:-1])))
+            keep = timestamps > previous
+            kept = int(keep.sum())
+            relative = offsets[keep] - self.base_offset
+            # After the first kept candidate the index is never empty, so every later candidate is
+            # checked against the entry before it, as maybe_append would check it.
+            checked = np.concatenate(([self._entries != 0], (np.cumsum(keep)[:-1] + self._entries) > 0))
+            last_offsets = np.maximum.accumulate(np.where(keep, offsets, np.iinfo(np.int64).min))
+            last_offsets = np.concatenate(([last.offset], np.maximum(last_offsets[:-1], last.offset)))
+            fits = (self._entries + kept < self._max_entries - 1
+                    and bool(np.all(~checked | (offsets >= last_offsets)))
+                    and bool(np.all(~checked | (timestamps >= previous)))
+                    and bool(np.all((relative >= 0) & (relative <= _INT32_MAX))))
+            if not fits:
+                for timestamp, offset in zip(timestamps.tolist(), offsets.tolist(), strict=True):
+                    self.maybe_append(timestamp, offset)
+                return
+            if kept == 0:
+                return
+            entries = np.empty(kept, dtype=[("timestamp", ">i8"), ("relative", ">i4")])
+            entries["timestamp"] = timestamps[keep]
+            entries["relative"] = relative
+            assert self._map is not None
+            at = self._entries * self.ENTRY_SIZE
+            self._map[at:at + kept * self.ENTRY_SIZE] = entries.tobytes()
+            self._entries += kept
+            self._last_entry = TimestampOffset(int(timestamps[keep][-1]), int(offsets[keep][-1]))
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""

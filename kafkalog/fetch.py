@@ -1,0 +1,62 @@
+"""What a read of a log returns: where the fetch starts, and the records it got.
+
+Ports of ``LogOffsetMetadata`` (``kafka/server/LogOffsetMetadata.scala``, now
+``storage/.../LogOffsetMetadata.java``) and ``FetchDataInfo`` (``kafka/server/FetchDataInfo.scala``,
+now ``storage/.../FetchDataInfo.java``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .record import MemoryRecords
+
+__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "FetchDataInfo", "LogOffsetMetadata"]
+
+#: Kafka's ``UNKNOWN_OFFSET`` / ``UNKNOWN_FILE_POSITION`` for metadata that only knows the offset.
+UNKNOWN_OFFSET = -1
+#: A read that found its offset but returns no bytes (Kafka: ``MemoryRecords.EMPTY``).
+EMPTY_RECORDS = MemoryRecords(b"")
+
+
+@dataclass(frozen=True)
+class LogOffsetMetadata:
+    """An offset and, when known, where it is: the base offset of its segment and the byte position of
+    its batch in that segment (Kafka: ``LogOffsetMetadata``)."""
+
+    message_offset: int
+    segment_base_offset: int = UNKNOWN_OFFSET
+    relative_position_in_segment: int = UNKNOWN_OFFSET
+
+    @property
+    def message_offset_only(self) -> bool:
+        """Whether only the offset is known (Kafka: ``messageOffsetOnly``)."""
+        return (self.segment_base_offset == UNKNOWN_OFFSET
+                and self.relative_position_in_segment == UNKNOWN_OFFSET)
+
+    def on_older_segment(self, that: LogOffsetMetadata) -> bool:
+        """Whether this offset is in an older segment than ``that`` (Kafka: ``onOlderSegment``)."""
+        return self.segment_base_offset < that.segment_base_offset
+
+    def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        return self.segment_base_offset == that.segment_base_offset
+
+    def position_diff(self, that: LogOffsetMetadata) -> int:
+        """Bytes from ``that`` to this offset in the same segment (Kafka: ``positionDiff``)."""
+        return self.relative_position_in_segment - that.relative_position_in_segment
+
+
+@dataclass(frozen=True)
+class FetchDataInfo:
+    """The result of a read (Kafka: ``FetchDataInfo``).
+
+    ``records`` has ``batches()``, ``records()`` and ``size_in_bytes()``: a slice of the segment file
+    (:class:`~kafkalog.file_message_set.FileMessageSet`, read on demand) or :data:`EMPTY_RECORDS`.
+    ``first_entry_incomplete`` is set when the size limit cut the first batch short.
+    """
+
+    fetch_offset_metadata: LogOffsetMetadata
+    records: Any
+    first_entry_incomplete: bool = False
+    aborted_transactions: list[Any] | None = None

@@ -1,0 +1,517 @@
+"""FileMessageSet: the ``.log`` file of a segment, or a slice of one.
+
+Port of ``kafka/log/FileMessageSet.scala`` (Kafka 0.10.1.1) with the behaviour of its successor
+``clients/.../record/FileRecords.java`` (3.8.0) where the spec marks it: ``search_for`` matches on a
+batch's last offset (modern ``searchForOffsetWithSize``), slices refuse a start past the end, appends
+refuse to grow the file past 2 GiB - 1.
+
+The file is a concatenation of log entries (kafka-log-spec §1) with no header.  A set is the whole
+file (``start`` 0, ``end`` its logical size) or a slice ``[start, end)`` of it sharing the same open
+file; slices never change.  With ``preallocate`` a new file is created at ``init_file_size`` bytes but
+its logical size starts at 0; ``close`` and ``trim`` cut the file back to the logical size, and after a
+crash the zero tail is found by recovery (a size field of 0 is corrupt).
+
+How it reads.  Walking entries (``search_for``, ``scan``, iteration) is the kernels' work, over a
+read-only mmap of the file held by the shared :class:`FileChannel`: a kernel gets the mmap object for
+the length of one call, under the channel lock, and no view of it is kept (the mmap rule), so the map
+can be replaced when the file grows and dropped before the file is truncated.  Batches handed to the
+caller are built over ``bytes`` read with ``pread`` in bounded chunks, never over the map.  A read-only
+set (``writable=False``) never writes, truncates or renames its file.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _impl
+from ._common import BATCH_DTYPE, ScanStop
+from .errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    IllegalStateError,
+    KafkaLogError,
+    KafkaStorageError,
+    ReadOnlyError,
+    RecordTooLargeError,
+)
+from .record import MemoryRecords, RecordBatch, ScanResult
+from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
+from .record.legacy import LegacyRecordBatch
+
+__all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
+
+_INT32_MAX = 0x7FFFFFFF
+#: The most bytes ``batches()`` reads into memory at once.
+READ_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+class LogOffsetPosition(NamedTuple):
+    """Where a batch is: its last ``offset``, file ``position`` and ``size``.
+
+    Kafka: ``FileRecords.LogOffsetPosition``.
+    """
+
+    offset: int
+    position: int
+    size: int
+
+
+class TimestampAndOffset(NamedTuple):
+    """A record found by timestamp (Kafka: ``FileRecords.TimestampAndOffset``)."""
+
+    timestamp: int
+    offset: int
+
+
+class FileChannel:
+    """The open ``.log`` file that a set and its slices share (Kafka: the ``FileChannel``).
+
+    It owns the file descriptor, the read-only mmap the scan kernels walk, and the lock that orders map
+    replacement against kernel calls.
+    """
+
+    def __init__(self, path: Path, writable: bool) -> None:
+        self.path = path
+        self.writable = writable
+        self.lock = threading.RLock()
+        self._map: mmap.mmap | None = None
+        flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
+        self.fd: int | None = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+
+    def size(self) -> int:
+        """The file's length on disk (Kafka: ``channel.size``)."""
+        return os.fstat(self._fd()).st_size
+
+    def _fd(self) -> int:
+        if self.fd is None:
+            raise IllegalStateError(f"File {self.path} is closed")
+        return self.fd
+
+    def mapped(self, end: int) -> mmap.mmap:
+        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns."""
+        if self._map is None or len(self._map) < end:
+            self.drop_map()
+            length = self.size()
+            if length < end:
+                raise IllegalStateError(
+                    f"{self.path} is {length} bytes long, shorter than the {end} asked for"
+                )
+            self._map = mmap.mmap(self._fd(), length, access=mmap.ACCESS_READ)
+        return self._map
+
+    def drop_map(self) -> None:
+        """Unmap, as before the file is truncated (a page past the end of a file must never be touched)."""
+        with self.lock:
+            if self._map is not None:
+                self._map.close()
+                self._map = None
+
+    def pread(self, position: int, size: int) -> bytes:
+        data = os.pread(self._fd(), size, position)
+        if len(data) != size:
+            raise KafkaStorageError(
+                f"Short read from {self.path}: {len(data)} of {size} bytes at position {position}"
+            )
+        return data
+
+    def write_at(self, data: Any, position: int) -> int:
+        with memoryview(data) as view:
+            written = 0
+            while written < view.nbytes:
+                written += os.pwrite(self._fd(), view[written:], position + written)
+            return written
+
+    def truncate(self, size: int) -> None:
+        """Cut the file to ``size`` bytes, dropping the map first (its tail would be past the end)."""
+        with self.lock:
+            self.drop_map()
+            os.ftruncate(self._fd(), size)
+
+    def set_length(self, size: int) -> None:
+        """Set the file's length, as preallocation does (Kafka: ``RandomAccessFile.setLength``)."""
+        self.truncate(size)
+
+    def force(self) -> None:
+        os.fsync(self._fd())
+
+    def close(self) -> None:
+        with self.lock:
+            self.drop_map()
+            if self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
+
+    @property
+    def closed(self) -> bool:
+        return self.fd is None
+
+
+class FileMessageSet:
+    """A ``.log`` file, or a slice of one (Kafka: ``FileMessageSet`` / ``FileRecords``).
+
+    ``FileMessageSet(path)`` opens an existing file; :meth:`open` creates one.  Iterating gives the
+    batches (shallow); :meth:`records` the records (deep).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, file_already_exists: bool = True,
+                 init_file_size: int = 0, preallocate: bool = False, writable: bool = True,
+                 _channel: FileChannel | None = None, _start: int = 0, _end: int | None = None) -> None:
+        self._file = Path(path)
+        self.is_slice = _channel is not None
+        self.writable = writable
+        self.start = _start
+        if _channel is not None:
+            # A slice (Kafka: isSlice = true): a fixed window of a file another set owns.
+            assert _end is not None
+            self._channel = _channel
+            self._size = _end - _start
+            return
+        if not writable and not file_already_exists:
+            raise ReadOnlyError(f"Cannot create {self._file}: the set was opened read-only")
+        if file_already_exists and not self._file.exists():
+            raise KafkaStorageError(f"Log file {self._file} does not exist")
+        self._channel = FileChannel(self._file, writable)
+        try:
+            if writable and preallocate and not file_already_exists:
+                self._channel.set_length(init_file_size)
+                end = 0
+            else:
+                end = _INT32_MAX
+            length = self._channel.size()
+            if length > _INT32_MAX:
+                raise KafkaStorageError(
+                    f"The size of segment {self._file} ({length}) is larger than the maximum allowed segment "
+                    f"size of {_INT32_MAX} bytes"
+                )
+        except BaseException:
+            self._channel.close()
+            raise
+        self._size = min(length, end) - _start
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, file_already_exists: bool = False, init_file_size: int = 0,
+             preallocate: bool = False, writable: bool = True) -> FileMessageSet:
+        """Open or create a log file (Kafka: ``FileRecords.open``)."""
+        return cls(path, file_already_exists=file_already_exists, init_file_size=init_file_size,
+                   preallocate=preallocate, writable=writable)
+
+    # -- what it is ---------------------------------------------------------------------------------
+
+    @property
+    def file(self) -> Path:
+        return self._file
+
+    @property
+    def channel(self) -> FileChannel:
+        return self._channel
+
+    @property
+    def end(self) -> int:
+        return self.start + self._size
+
+    def size_in_bytes(self) -> int:
+        """The logical size: bytes of entries, not the preallocated length (Kafka: ``sizeInBytes``)."""
+        return self._size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def last_modified(self) -> float:
+        """The file's modification time, in milliseconds since the epoch."""
+        return os.stat(self._file).st_mtime * 1000.0
+
+    def set_last_modified(self, ms: int) -> None:
+        self._check_writable("touch")
+        os.utime(self._file, (ms / 1000.0, ms / 1000.0))
+
+    def _check_writable(self, what: str) -> None:
+        if self._channel.closed:
+            raise IllegalStateError(f"Log file {self._file} is closed")
+        if not self.writable:
+            raise ReadOnlyError(f"Cannot {what} {self._file}: it was opened read-only")
+        if self.is_slice:
+            raise IllegalStateError(f"Cannot {what} a slice of {self._file}")
+
+    def __repr__(self) -> str:
+        return (f"FileMessageSet(file={str(self._file)!r}, start={self.start}, size={self._size}"
+                f"{', slice' if self.is_slice else ''}{'' if self.writable else ', read-only'})")
+
+    # -- slices and reads ---------------------------------------------------------------------------
+
+    def read(self, position: int, size: int) -> FileMessageSet:
+        """A slice of ``size`` bytes from ``position`` of this set (Kafka 0.10.1 ``read``, modern ``slice``).
+
+        The end is clamped to the set's end; a negative position or size, or a start past the end, is an
+        :class:`IllegalArgumentError`.
+        """
+        current = self._size
+        if position < 0:
+            raise IllegalArgumentError(f"Invalid position: {position} in read from {self}")
+        if position > current:
+            raise IllegalArgumentError(f"Slice from position {position} exceeds end position of {self}")
+        if size < 0:
+            raise IllegalArgumentError(f"Invalid size: {size} in read from {self}")
+        end = self.start + position + size
+        if end > self.start + current:
+            end = self.start + current
+        return FileMessageSet(self._file, writable=self.writable, _channel=self._channel,
+                              _start=self.start + position, _end=end)
+
+    slice = read
+
+    def read_bytes(self) -> bytes:
+        """The set's bytes, read from the file."""
+        return self._channel.pread(self.start, self._size) if self._size else b""
+
+    def read_into(
+        self, buffer: bytearray | memoryview, relative_position: int
+    ) -> bytearray | memoryview:
+        """Fill ``buffer`` from ``relative_position`` of this set (Kafka: ``readInto``)."""
+        with memoryview(buffer) as view:
+            n = min(view.nbytes, max(self._size - relative_position, 0))
+            view[:n] = self._channel.pread(self.start + relative_position, n)
+        return buffer
+
+    def to_memory_records(self) -> MemoryRecords:
+        """The set's bytes as :class:`MemoryRecords` (a copy, independent of the file)."""
+        return MemoryRecords(self.read_bytes())
+
+    def write_to(self, destination: Any, write_position: int, size: int) -> int:
+        """Copy ``size`` bytes from ``write_position`` of this set to ``destination`` (a file object or a
+        socket), with ``os.sendfile`` when it has a file descriptor (Kafka: ``writeTo``)."""
+        if write_position < 0 or size < 0:
+            raise IllegalArgumentError(f"Invalid write of {size} bytes from position {write_position}")
+        count = max(0, min(size, self._size - write_position))
+        position = self.start + write_position
+        fileno = getattr(destination, "fileno", None)
+        if fileno is not None and hasattr(os, "sendfile"):
+            try:
+                out_fd = fileno()
+            except (OSError, ValueError):
+                out_fd = None
+            if out_fd is not None:
+                if hasattr(destination, "flush"):
+                    destination.flush()
+                sent = 0
+                while sent < count:
+                    n = os.sendfile(out_fd, self._channel._fd(), position + sent, count - sent)
+                    if n == 0:
+                        break
+                    sent += n
+                return sent
+        data = self._channel.pread(position, count)
+        destination.write(data)
+        return count
+
+    # -- writing ------------------------------------------------------------------------------------
+
+    def append(self, records: MemoryRecords | bytes | bytearray | memoryview) -> int:
+        """Write ``records`` at the end of the file; returns the bytes written (Kafka: ``append``)."""
+        self._check_writable("append to")
+        data = records.buffer if isinstance(records, MemoryRecords) else records
+        with memoryview(data) as view:
+            size = view.nbytes
+            if size > _INT32_MAX - self._size:
+                raise IllegalArgumentError(
+                    f"Append of size {size} bytes is too large for segment with current file position at "
+                    f"{self._size}"
+                )
+            written = self._channel.write_at(view, self.start + self._size)
+        self._size += written
+        return written
+
+    def flush(self) -> None:
+        """fsync the file (Kafka: ``flush``, ``channel.force(true)``)."""
+        if self.writable and not self._channel.closed:
+            self._channel.force()
+
+    def truncate_to(self, target_size: int) -> int:
+        """Cut the file to ``target_size`` bytes; returns the bytes removed (Kafka: ``truncateTo``).
+
+        The file is only cut when it is longer than ``target_size`` (a preallocated tail included).
+        """
+        self._check_writable("truncate")
+        original = self._size
+        if target_size > original or target_size < 0:
+            raise KafkaLogError(
+                f"Attempt to truncate log segment {self._file} to {target_size} bytes failed, size of this "
+                f"log segment is {original} bytes."
+            )
+        if target_size < self._channel.size():
+            self._channel.truncate(target_size)
+            self._size = target_size
+        return original - target_size
+
+    def trim(self) -> None:
+        """Cut a preallocated file to its logical size (Kafka: ``trim``)."""
+        self.truncate_to(self._size)
+
+    def close(self) -> None:
+        """Flush, trim and close (Kafka: ``close``); closing twice is harmless.  A slice closes nothing."""
+        if self.is_slice or self._channel.closed:
+            return
+        try:
+            if self.writable:
+                self.flush()
+                self.trim()
+        finally:
+            self._channel.close()
+
+    def close_handlers(self) -> None:
+        """Close the file without flushing or trimming (Kafka: ``closeHandlers``)."""
+        if not self.is_slice:
+            self._channel.close()
+
+    def delete(self) -> bool:
+        """Close and delete the file; ``False`` if it was already gone (Kafka: ``deleteIfExists``)."""
+        self._check_writable("delete")
+        self.close_handlers()
+        try:
+            self._file.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def rename_to(self, path: str | os.PathLike[str]) -> None:
+        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails."""
+        self._check_writable("rename")
+        target = Path(path)
+        try:
+            os.replace(self._file, target)
+        finally:
+            self._file = target
+            self._channel.path = target
+
+    def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
+        """Point at the same file name in another directory, after the directory was renamed."""
+        self._file = Path(parent) / self._file.name
+        self._channel.path = self._file
+
+    def __enter__(self) -> FileMessageSet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- walking the entries ------------------------------------------------------------------------
+
+    def scan(self, *, check_crc: bool = True, stop_on_invalid: bool = True, starting_position: int = 0,
+             max_entry_size: int = _INT32_MAX) -> ScanResult:
+        """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file).
+
+        The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
+        """
+        start = self.start + starting_position
+        end = self.end
+        if start >= end:
+            return ScanResult(np.empty(0, dtype=BATCH_DTYPE), start, ScanStop.END)
+        channel = self._channel
+        with channel.lock:
+            batches, stop, reason = _impl.core.scan_batches(channel.mapped(end), start, end, check_crc,
+                                                            stop_on_invalid, max_entry_size)
+        return ScanResult(batches, int(stop), ScanStop(reason))
+
+    def _raise_for(self, reason: ScanStop, position: int, max_entry_size: int) -> None:
+        """Kafka's ``FileLogInputStream`` errors for a scan that ended on corrupt framing."""
+        if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT):
+            return  # a partial trailing entry is a write in progress, invisible to readers
+        size = int.from_bytes(self._channel.pread(position + 8, 4), "big", signed=True)
+        if reason is ScanStop.TOO_LARGE:
+            raise RecordTooLargeError(
+                f"Record size {size} exceeds the largest allowable message size ({max_entry_size})",
+                position, str(self._file))
+        if reason is ScanStop.BAD_MAGIC:
+            magic = self._channel.pread(position + 16, 1)[0]
+            raise CorruptRecordError(f"Invalid magic found in record: {magic}", position, str(self._file))
+        if reason is ScanStop.BAD_CRC:
+            raise CorruptRecordError("Record is corrupt (stored crc does not match the bytes)", position,
+                                     str(self._file))
+        raise CorruptRecordError(
+            f"Found record size {size} smaller than the minimum record overhead for its magic", position,
+            str(self._file))
+
+    def search_for(self, target_offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
+        """The first batch at or after ``starting_position`` whose last offset is >= ``target_offset``:
+        its ``(last offset, position, size)``, or ``None`` (Kafka: ``searchForOffsetWithSize``; 0.10.1's
+        ``searchFor`` compared the first offset).  Positions are file positions.
+        """
+        start = self.start + starting_position
+        end = self.end
+        if start >= end:
+            return None
+        channel = self._channel
+        with channel.lock:
+            position, size, last_offset, stop, reason = _impl.core.search_for_offset(
+                channel.mapped(end), start, end, target_offset)
+        if position >= 0:
+            return LogOffsetPosition(last_offset, position, size)
+        self._raise_for(ScanStop(reason), stop, _INT32_MAX)
+        return None
+
+    def batches(self, *, max_entry_size: int = _INT32_MAX,
+                max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> Iterator[RecordBatch]:
+        """The set's batches, shallowly (Kafka: ``batches`` / 0.10.1 ``shallowIterator``).
+
+        A partial entry at the end is not returned (it is a write in progress); corrupt framing raises
+        :class:`CorruptRecordError` with the file and position.  Batches are read into memory
+        :data:`READ_CHUNK_BYTES` at a time and report their positions in the file.
+        """
+        result = self.scan(check_crc=False, stop_on_invalid=False, max_entry_size=max_entry_size)
+        rows = result.batches
+        positions = rows["position"].tolist()
+        sizes = rows["size"].tolist()
+        magics = rows["magic"].tolist()
+        i = 0
+        n = len(positions)
+        while i < n:
+            chunk_start = positions[i]
+            j = i + 1
+            while j < n and positions[j] + sizes[j] - chunk_start <= READ_CHUNK_BYTES:
+                j += 1
+            chunk = self._channel.pread(chunk_start, positions[j - 1] + sizes[j - 1] - chunk_start)
+            for k in range(i, j):
+                kind = DefaultRecordBatch if magics[k] == 2 else LegacyRecordBatch
+                yield kind(chunk, positions[k] - chunk_start, sizes[k], max_decompressed_size, chunk_start)
+            i = j
+        self._raise_for(result.stop_reason, result.stop_position, max_entry_size)
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        return self.batches()
+
+    def records(self) -> Iterator[Any]:
+        """Every record of every batch (deep iteration)."""
+        for batch in self.batches():
+            yield from batch.records()
+
+    def search_for_timestamp(self, target_timestamp: int, starting_position: int = 0,
+                             starting_offset: int = 0) -> TimestampAndOffset | None:
+        """The first record with timestamp >= ``target_timestamp`` and offset >= ``starting_offset``, in
+        the first batch from ``starting_position`` whose max timestamp reaches the target (Kafka:
+        ``searchForTimestamp``); ``None`` when no batch does."""
+        rows = self.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position).batches
+        for row in rows[rows["max_timestamp"] >= target_timestamp]:
+            batch_bytes = self._channel.pread(int(row["position"]), int(row["size"]))
+            batch = MemoryRecords(batch_bytes)
+            for record in batch.records():
+                if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                    return TimestampAndOffset(record.timestamp, record.offset)
+        return None
+
+    def largest_timestamp_after(self, starting_position: int) -> TimestampAndOffset:
+        """The largest batch max timestamp from ``starting_position`` on, with that batch's last offset;
+        ``(-1, -1)`` when there is no batch (Kafka: ``largestTimestampAfter``)."""
+        rows = self.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position).batches
+        if len(rows) == 0:
+            return TimestampAndOffset(-1, -1)
+        best = int(rows["max_timestamp"].argmax())
+        timestamp = int(rows["max_timestamp"][best])
+        if timestamp < 0:
+            return TimestampAndOffset(-1, -1)
+        return TimestampAndOffset(timestamp, int(rows["last_offset"][best]))

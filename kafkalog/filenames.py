@@ -1,0 +1,93 @@
+"""The names of a log's files (Kafka: the ``Log`` companion object in 0.10.1, ``LogFileUtils`` now).
+
+A segment's files share a base name, its base offset as 20 zero-padded decimal digits, and differ in
+suffix: ``.log`` (the entries), ``.index`` (offset index), ``.timeindex`` (time index), ``.txnindex``
+(aborted transactions, written by brokers from 0.11; kafkalog leaves it alone).  While a file is
+being replaced or removed a second suffix follows the first: ``.cleaned`` (cleaner output in
+progress), ``.swap`` (ready to be swapped in), ``.deleted`` (waiting for asynchronous deletion).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import IllegalArgumentError
+
+__all__ = [
+    "CLEANED_FILE_SUFFIX",
+    "DELETED_FILE_SUFFIX",
+    "INDEX_FILE_SUFFIX",
+    "LOG_FILE_SUFFIX",
+    "SWAP_FILE_SUFFIX",
+    "TIME_INDEX_FILE_SUFFIX",
+    "TXN_INDEX_FILE_SUFFIX",
+    "filename_prefix_from_offset",
+    "index_filename",
+    "log_filename",
+    "offset_from_file_name",
+    "replace_suffix",
+    "time_index_filename",
+    "txn_index_filename",
+]
+
+LOG_FILE_SUFFIX = ".log"
+INDEX_FILE_SUFFIX = ".index"
+TIME_INDEX_FILE_SUFFIX = ".timeindex"
+TXN_INDEX_FILE_SUFFIX = ".txnindex"
+DELETED_FILE_SUFFIX = ".deleted"
+CLEANED_FILE_SUFFIX = ".cleaned"
+SWAP_FILE_SUFFIX = ".swap"
+
+
+def filename_prefix_from_offset(offset: int) -> str:
+    """``offset`` as 20 zero-padded digits, no grouping (Kafka: ``filenamePrefixFromOffset``)."""
+    if offset < 0:
+        raise IllegalArgumentError(f"A segment file name cannot hold the negative offset {offset}")
+    return f"{offset:020d}"
+
+
+def _file(directory: str | os.PathLike[str], offset: int, suffix: str, extra: str) -> Path:
+    return Path(directory) / f"{filename_prefix_from_offset(offset)}{suffix}{extra}"
+
+
+def log_filename(directory: str | os.PathLike[str], offset: int, suffix: str = "") -> Path:
+    """``<dir>/<offset>.log[suffix]`` (Kafka: ``logFilename`` / ``LogFileUtils.logFile``)."""
+    return _file(directory, offset, LOG_FILE_SUFFIX, suffix)
+
+
+def index_filename(directory: str | os.PathLike[str], offset: int, suffix: str = "") -> Path:
+    """``<dir>/<offset>.index[suffix]`` (Kafka: ``indexFilename`` / ``LogFileUtils.offsetIndexFile``)."""
+    return _file(directory, offset, INDEX_FILE_SUFFIX, suffix)
+
+
+def time_index_filename(directory: str | os.PathLike[str], offset: int, suffix: str = "") -> Path:
+    """``<dir>/<offset>.timeindex[suffix]`` (Kafka: ``timeIndexFilename``, ``LogFileUtils.timeIndexFile``)."""
+    return _file(directory, offset, TIME_INDEX_FILE_SUFFIX, suffix)
+
+
+def txn_index_filename(directory: str | os.PathLike[str], offset: int, suffix: str = "") -> Path:
+    """``<dir>/<offset>.txnindex[suffix]`` (Kafka: ``transactionIndexFile``)."""
+    return _file(directory, offset, TXN_INDEX_FILE_SUFFIX, suffix)
+
+
+def offset_from_file_name(name: str) -> int:
+    """The base offset a segment file is named for: the digits before the first '.' (Kafka:
+    ``offsetFromFileName``)."""
+    prefix = os.path.basename(name).split(".", 1)[0]
+    if not prefix.isdigit():
+        raise IllegalArgumentError(
+            f"{name!r} is not named for an offset: expected 20 digits before the first '.'"
+        )
+    return int(prefix)
+
+
+def replace_suffix(path: str | os.PathLike[str], old_suffix: str, new_suffix: str) -> Path:
+    """``path`` with ``old_suffix`` at its end replaced by ``new_suffix``.
+
+    Kafka: ``CoreUtils.replaceSuffix``.
+    """
+    text = str(path)
+    if not text.endswith(old_suffix):
+        raise IllegalArgumentError(f"Expected string to end with '{old_suffix}' but string is '{text}'")
+    return Path(text[: len(text) - len(old_suffix)] + new_suffix)
