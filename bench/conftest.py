@@ -67,6 +67,14 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "decode/aiokafka", None),
     ("scan 256 MiB with CRC (compiled) vs numpy copy", "scan256/cython", "scan256/numpy-copy", 1.0),
     ("scan 4 MiB with CRC: compiled vs pure twin", "scan4/cython", "scan4/python", None),
+    ("index lookup 10 MiB, uniform targets: compiled vs pure twin", "lookup-uniform/cython",
+     "lookup-uniform/python", 10.0),
+    ("index lookup 10 MiB, warm-section targets: compiled vs pure twin", "lookup-warm/cython",
+     "lookup-warm/python", 10.0),
+    ("segment read 1 MiB from a 1 GiB segment: compiled vs pure twin", "read1g/cython", "read1g/python",
+     None),
+    ("recover 1 GiB (compiled) vs numpy copy", "recover1g/cython", "recover1g/numpy-copy", 0.5),
+    ("recover 16 MiB: compiled vs pure twin", "recover16/cython", "recover16/python", None),
 ]
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "decode_v2_records",
     "encode_v2_records",
     "index_lookup",
+    "index_points",
     "index_search",
     "scan_batches",
     "search_for_offset",
@@ -92,6 +93,10 @@ def index_lookup(
     target: int,
     base_offset: int,
 ) -> tuple[int, int] | None: ...
+def index_points(
+    positions: npt.NDArray[np.int64],  # const int64_t[::1]
+    interval: int,
+) -> npt.NDArray[np.int64]: ...
 def decode_v2_records(
     buf: Buffer,  # const unsigned char[::1]
     start: int,

@@ -43,6 +43,7 @@ __all__ = [
     "decode_v2_records",
     "encode_v2_records",
     "index_lookup",
+    "index_points",
     "index_search",
     "scan_batches",
     "search_for_offset",
@@ -423,6 +424,22 @@ def index_lookup(object buf, Py_ssize_t entries, int kind, int64_t target, int64
         return kl_get_i64(e), base_offset + kl_get_i32(e + 8)
     finally:
         PyBuffer_Release(&view)
+
+
+def index_points(const int64_t[::1] positions, int64_t interval):
+    """Which batches get an index entry when a segment is rebuilt (see ``_core_py``): one pass."""
+    cdef Py_ssize_t n = positions.shape[0]
+    chosen_array = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] chosen = chosen_array
+    cdef Py_ssize_t i, k = 0
+    cdef int64_t last = 0
+    with nogil:
+        for i in range(n):
+            if positions[i] - last > interval:
+                chosen[k] = i
+                k += 1
+                last = positions[i]
+    return chosen_array[:k].copy()
 
 
 # ---------------------------------------------------------------------------------------------------

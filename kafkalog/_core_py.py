@@ -64,6 +64,7 @@ __all__ = [
     "decode_v2_records",
     "encode_v2_records",
     "index_lookup",
+    "index_points",
     "index_search",
     "scan_batches",
     "search_for_offset",
@@ -223,10 +224,8 @@ def scan_batches(
                 crc_start = message + 4
             valid = -1
             if check_crc:
-                if magic == MAGIC_V2:
-                    computed = crc32c(view[crc_start:entry_end])
-                else:
-                    computed = crc32(view[crc_start:entry_end])
+                crc = crc32c if magic == MAGIC_V2 else crc32  # CRC-32C for v2, CRC-32 for legacy
+                computed = crc(view[crc_start:entry_end])
                 valid = 1 if computed == stored_crc else 0
                 if not valid and stop_on_invalid:
                     reason = ScanStop.BAD_CRC
@@ -341,6 +340,22 @@ def index_lookup(buf: Any, entries: int, kind: int, target: int, base_offset: in
         return base_offset + relative, position
     timestamp, relative = _TIME_ENTRY.unpack_from(buf, at)
     return timestamp, base_offset + relative
+
+
+def index_points(positions: npt.NDArray[Any], interval: int) -> npt.NDArray[Any]:
+    """Which batches get an index entry when a segment is rebuilt (the rule of ``LogSegment.recover``):
+    ``positions[i]`` (batch starts, increasing) gets one when it is more than ``interval`` bytes past the
+    last batch that got one, counting from position 0.  Returns their indices, increasing.
+    """
+    chosen: list[int] = []
+    n = len(positions)
+    last = 0
+    i = int(np.searchsorted(positions, last + interval, side="right"))
+    while i < n:
+        chosen.append(i)
+        last = int(positions[i])
+        i = int(np.searchsorted(positions, last + interval, side="right"))
+    return np.array(chosen, dtype=np.int64)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -7,8 +7,7 @@ now ``storage/.../FetchDataInfo.java``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .record import MemoryRecords
 
@@ -20,8 +19,7 @@ UNKNOWN_OFFSET = -1
 EMPTY_RECORDS = MemoryRecords(b"")
 
 
-@dataclass(frozen=True)
-class LogOffsetMetadata:
+class LogOffsetMetadata(NamedTuple):
     """An offset and, when known, where it is: the base offset of its segment and the byte position of
     its batch in that segment (Kafka: ``LogOffsetMetadata``)."""
 
@@ -47,8 +45,7 @@ class LogOffsetMetadata:
         return self.relative_position_in_segment - that.relative_position_in_segment
 
 
-@dataclass(frozen=True)
-class FetchDataInfo:
+class FetchDataInfo(NamedTuple):
     """The result of a read (Kafka: ``FetchDataInfo``).
 
     ``records`` has ``batches()``, ``records()`` and ``size_in_bytes()``: a slice of the segment file

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _impl
-from ._common import BATCH_DTYPE, ScanStop
+from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, ScanStop
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -163,7 +163,7 @@ class FileMessageSet:
     def __init__(self, path: str | os.PathLike[str], *, file_already_exists: bool = True,
                  init_file_size: int = 0, preallocate: bool = False, writable: bool = True,
                  _channel: FileChannel | None = None, _start: int = 0, _end: int | None = None) -> None:
-        self._file = Path(path)
+        self._file = path if isinstance(path, Path) else Path(path)
         self.is_slice = _channel is not None
         self.writable = writable
         self.start = _start
@@ -370,8 +370,12 @@ class FileMessageSet:
             self._channel.close()
 
     def delete(self) -> bool:
-        """Close and delete the file; ``False`` if it was already gone (Kafka: ``deleteIfExists``)."""
-        self._check_writable("delete")
+        """Close and delete the file; ``False`` if it was already gone (Kafka: ``deleteIfExists``).
+        A closed set can still be deleted; a read-only one or a slice never."""
+        if not self.writable:
+            raise ReadOnlyError(f"Cannot delete {self._file}: it was opened read-only")
+        if self.is_slice:
+            raise IllegalStateError(f"Cannot delete a slice of {self._file}")
         self.close_handlers()
         try:
             self._file.unlink()
@@ -422,6 +426,11 @@ class FileMessageSet:
         """Kafka's ``FileLogInputStream`` errors for a scan that ended on corrupt framing."""
         if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT):
             return  # a partial trailing entry is a write in progress, invisible to readers
+        if self.end - position <= HEADER_SIZE_UP_TO_MAGIC:
+            # FileLogInputStream ends the iteration before reading the size field when no more than a
+            # header up to the magic byte is left (ByteBufferLogInputStream reads it first, which the
+            # shared scan kernel follows): such a tail is a write in progress, whatever it holds.
+            return
         size = int.from_bytes(self._channel.pread(position + 8, 4), "big", signed=True)
         if reason is ScanStop.TOO_LARGE:
             raise RecordTooLargeError(

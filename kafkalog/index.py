@@ -57,6 +57,7 @@ from .errors import (
 __all__ = [
     "DEFAULT_MAX_INDEX_SIZE",
     "AbstractIndex",
+    "LazyIndex",
     "OffsetIndex",
     "OffsetPosition",
     "TimeIndex",
@@ -285,9 +286,11 @@ class AbstractIndex:
         self._closed = True
 
     def delete(self) -> bool:
-        """Release and delete the file; ``False`` if it did not exist (Kafka: ``deleteIfExists``)."""
+        """Release and delete the file; ``False`` if it did not exist (Kafka: ``deleteIfExists``).
+        A closed index can still be deleted; a read-only one never."""
         with self._lock:
-            self._check_writable("delete")
+            if not self.writable:
+                raise ReadOnlyError(f"Cannot delete index {self._path}: it was opened read-only")
             self._release()
             try:
                 self._path.unlink()
@@ -689,3 +692,118 @@ class TimeIndex(AbstractIndex):
                     f"Time index file {self._path} is corrupt, found {length} bytes which is neither "
                     f"positive nor a multiple of {self.ENTRY_SIZE}."
                 )
+
+
+def _check_index_file(path: Path, entry_size: int, base_offset: int, time_index: bool) -> None:
+    """The sanity check of an index file done with a stat and a pread or two, without mapping it."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            length = os.fstat(f.fileno()).st_size
+            entries = length // entry_size
+            if entries:
+                last = os.pread(f.fileno(), entry_size, (entries - 1) * entry_size)
+                if time_index:
+                    first_timestamp = struct.unpack(">q", os.pread(f.fileno(), 8, 0))[0]
+                    last_timestamp, relative = struct.unpack(">qi", last)
+                    if last_timestamp < first_timestamp:
+                        raise CorruptIndexError(
+                            f"Corrupt time index found, time index file ({path}) has non-zero size but the "
+                            f"last timestamp is {last_timestamp} which is less than the first timestamp "
+                            f"{first_timestamp}")
+                else:
+                    relative = struct.unpack(">i", last[:4])[0]
+                if base_offset + relative < base_offset:
+                    raise CorruptIndexError(
+                        f"Corrupt {'time ' if time_index else ''}index found, index file ({path}) has non-zero "
+                        f"size but the last offset is {base_offset + relative} which is less than the base "
+                        f"offset {base_offset}.")
+    except FileNotFoundError:
+        return
+    if length % entry_size != 0:
+        raise CorruptIndexError(
+            f"Index file {path} is corrupt, found {length} bytes which is neither positive nor a multiple of "
+            f"{entry_size}.")
+
+
+class LazyIndex:
+    """An index that is opened at first use (Kafka 2.x+: ``LazyIndex``).
+
+    A log of thousands of segments opens without mapping thousands of files: only the segments that
+    are read or written map their indexes.  Renaming and deleting an index that was never opened work
+    on the file alone; closing one does nothing.  ``check_file`` runs the index's sanity check with a
+    stat and a pread, so loading a log can still refuse a corrupt index without opening it.
+    """
+
+    def __init__(self, kind: type[AbstractIndex], path: str | os.PathLike[str], base_offset: int,
+                 max_index_size: int | None = None, writable: bool = True) -> None:
+        self._kind = kind
+        self._path = Path(path)
+        self.base_offset = base_offset
+        self.max_index_size = max_index_size
+        self.writable = writable
+        self._index: AbstractIndex | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def file(self) -> Path:
+        return self._index.path if self._index is not None else self._path
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._index is not None
+
+    def get(self) -> Any:
+        """The index, opened now if it was not yet."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                if self._index is None:
+                    self._index = self._kind(self._path, self.base_offset, self.max_index_size, self.writable)
+                index = self._index
+        return index
+
+    def check_file(self) -> None:
+        """The index's sanity check; on the open index if it is open, else on the file."""
+        if self._index is not None:
+            self._index.sanity_check()  # type: ignore[attr-defined]
+        else:
+            _check_index_file(self._path, self._kind.ENTRY_SIZE, self.base_offset, self._kind is TimeIndex)
+
+    def rename_to(self, path: str | os.PathLike[str]) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.rename_to(path)
+            else:
+                if not self.writable:
+                    raise ReadOnlyError(f"Cannot rename index {self._path}: it was opened read-only")
+                target = Path(path)
+                try:
+                    if self._path.exists():
+                        os.replace(self._path, target)
+                finally:
+                    self._path = target
+
+    def delete(self) -> bool:
+        with self._lock:
+            if self._index is not None:
+                return self._index.delete()
+            if not self.writable:
+                raise ReadOnlyError(f"Cannot delete index {self._path}: it was opened read-only")
+            try:
+                self._path.unlink()
+            except FileNotFoundError:
+                return False
+            return True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.close()
+
+    def close_handler(self) -> None:
+        with self._lock:
+            if self._index is not None:
+                self._index.close_handler()
+
+    def __repr__(self) -> str:
+        return f"LazyIndex({self._kind.__name__}, {str(self.file)!r}, loaded={self.is_loaded})"

@@ -33,16 +33,18 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from . import _impl
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
+    KafkaLogError,
     LogSegmentOffsetOverflowError,
     ReadOnlyError,
 )
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
 from .file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from .filenames import index_filename, log_filename, replace_suffix, time_index_filename
-from .index import OffsetIndex, TimeIndex, TimestampOffset
+from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
 from .record import MemoryRecords, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 
@@ -79,13 +81,13 @@ class RollParams(NamedTuple):
 class LogSegment:
     """A segment of a log (Kafka: ``LogSegment``).  Open one with :meth:`open`."""
 
-    def __init__(self, log: FileMessageSet, offset_index: OffsetIndex, time_index: TimeIndex,
-                 base_offset: int, index_interval_bytes: int, rolling_jitter_ms: int, time: Time,
-                 max_index_size: int,
-                 read_only: bool = False) -> None:
+    def __init__(self, log: FileMessageSet, offset_index: OffsetIndex | LazyIndex,
+                 time_index: TimeIndex | LazyIndex, base_offset: int, index_interval_bytes: int,
+                 rolling_jitter_ms: int, time: Time, max_index_size: int, read_only: bool = False) -> None:
         self.log = log
-        self.offset_index = offset_index
-        self.time_index = time_index
+        self._lazy_offset_index = offset_index if isinstance(offset_index, LazyIndex) else \
+            _loaded(offset_index)
+        self._lazy_time_index = time_index if isinstance(time_index, LazyIndex) else _loaded(time_index)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
         self.rolling_jitter_ms = rolling_jitter_ms
@@ -119,20 +121,26 @@ class LogSegment:
         log = FileMessageSet(log_filename(dir, base_offset, file_suffix),
                              file_already_exists=file_already_exists, init_file_size=init_file_size,
                              preallocate=preallocate, writable=not read_only)
-        try:
-            offset_index = OffsetIndex(index_filename(dir, base_offset, file_suffix), base_offset,
-                                       config.max_index_size, writable=not read_only)
-            try:
-                time_index = TimeIndex(time_index_filename(dir, base_offset, file_suffix), base_offset,
-                                       config.max_index_size, writable=not read_only)
-            except BaseException:
-                offset_index.close_handler()
-                raise
-        except BaseException:
-            log.close_handlers()
-            raise
+        # The indexes are opened at first use (Kafka: LazyIndex), so opening a log of many segments maps
+        # only the files that are used.
+        offset_index = LazyIndex(OffsetIndex, index_filename(dir, base_offset, file_suffix), base_offset,
+                                 config.max_index_size, writable=not read_only)
+        time_index = LazyIndex(TimeIndex, time_index_filename(dir, base_offset, file_suffix), base_offset,
+                               config.max_index_size, writable=not read_only)
         return cls(log, offset_index, time_index, base_offset, config.index_interval,
                    config.random_segment_jitter(), time, config.max_index_size, read_only)
+
+    @property
+    def offset_index(self) -> OffsetIndex:
+        """The offset index, opened at first use (Kafka: ``offsetIndex()``)."""
+        index: OffsetIndex = self._lazy_offset_index.get()
+        return index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        """The time index, opened at first use (Kafka: ``timeIndex()``)."""
+        index: TimeIndex = self._lazy_time_index.get()
+        return index
 
     def _check_writable(self, what: str) -> None:
         if self.read_only:
@@ -146,7 +154,7 @@ class LogSegment:
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
         """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``)."""
-        return self.offset_index.can_append_offset(offset)
+        return 0 <= offset - self.base_offset <= _INT32_MAX
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):
@@ -221,7 +229,7 @@ class LogSegment:
     def set_last_modified(self, ms: int) -> None:
         """Set the modification time of the log and index files (Kafka: ``lastModified_=``)."""
         self._check_writable("touch")
-        for path in (self.log.file, self.offset_index.file, self.time_index.file):
+        for path in (self.log.file, self._lazy_offset_index.file, self._lazy_time_index.file):
             if path.exists():
                 os.utime(path, (ms / 1000.0, ms / 1000.0))
 
@@ -396,16 +404,9 @@ class LogSegment:
         previous_max = np.concatenate(([-1], running_max[:-1]))
         raised = timestamps > previous_max
         owner = np.maximum.accumulate(np.where(raised, np.arange(n), -1))
-        # Offset-index points: greedily, the first batch starting more than the interval past the last.
-        chosen = []
-        last_entry = 0
-        i = int(np.searchsorted(starts, last_entry + self.index_interval_bytes, side="right"))
-        while i < n:
-            chosen.append(i)
-            last_entry = int(starts[i])
-            i = int(np.searchsorted(starts, last_entry + self.index_interval_bytes, side="right"))
-        if chosen:
-            at = np.array(chosen)
+        # Offset-index points: each batch starting more than the interval past the last one indexed.
+        at = _impl.core.index_points(np.ascontiguousarray(starts, dtype=np.int64), self.index_interval_bytes)
+        if len(at):
             self.offset_index.append_entries(rows["last_offset"][at], starts[at])
             times = running_max[at]
             offsets = np.where(owner[at] >= 0, rows["last_offset"][np.maximum(owner[at], 0)], -1)
@@ -470,8 +471,10 @@ class LogSegment:
             raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
         if time_index_file_newly_created and not self.read_only:
             self.time_index.resize(0)
-        self.offset_index.sanity_check()
-        self.time_index.sanity_check()
+        # Checked through the lazy indexes: an index not yet opened is checked on its file, by a stat and
+        # a pread, so loading a log still refuses a corrupt index without mapping it.
+        self._lazy_offset_index.check_file()
+        self._lazy_time_index.check_file()
 
     def flush(self) -> None:
         """fsync the log and flush both indexes (Kafka: ``flush``)."""
@@ -486,8 +489,8 @@ class LogSegment:
         as the ``.cleaned`` -> ``.swap`` -> live and live -> ``.deleted`` steps do."""
         self._check_writable("rename")
         self.log.rename_to(replace_suffix(self.log.file, old_suffix, new_suffix))
-        self.offset_index.rename_to(replace_suffix(self.offset_index.file, old_suffix, new_suffix))
-        self.time_index.rename_to(replace_suffix(self.time_index.file, old_suffix, new_suffix))
+        for index in (self._lazy_offset_index, self._lazy_time_index):
+            index.rename_to(replace_suffix(index.file, old_suffix, new_suffix))
 
     def has_suffix(self, suffix: str) -> bool:
         return str(self.log.file).endswith(suffix)
@@ -499,26 +502,30 @@ class LogSegment:
             self.close_handlers()
             return
         try:
-            if self._max_timestamp_and_offset is not None and self.time_index.entries >= 0:
-                self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far,
-                                             skip_full_check=True)
+            if self._max_timestamp_and_offset is not None:
+                # Kafka swallows (and logs) a failure here: closing must still release the files.
+                try:
+                    self.time_index.maybe_append(self.max_timestamp_so_far,
+                                                 self.offset_of_max_timestamp_so_far, skip_full_check=True)
+                except KafkaLogError as e:
+                    logger.warning("Could not write the last time index entry of %s on close: %s", self, e)
         finally:
-            self.offset_index.close()
-            self.time_index.close()
+            self._lazy_offset_index.close()
+            self._lazy_time_index.close()
             self.log.close()
 
     def close_handlers(self) -> None:
         """Release the files without trimming (Kafka: ``closeHandlers``)."""
-        self.offset_index.close_handler()
-        self.time_index.close_handler()
+        self._lazy_offset_index.close_handler()
+        self._lazy_time_index.close_handler()
         self.log.close_handlers()
 
     def delete(self) -> None:
         """Delete the segment's files; files already gone are not an error (Kafka: ``deleteIfExists``)."""
         self._check_writable("delete")
         self.log.delete()
-        self.offset_index.delete()
-        self.time_index.delete()
+        self._lazy_offset_index.delete()
+        self._lazy_time_index.delete()
 
     def __enter__(self) -> LogSegment:
         return self
@@ -535,6 +542,13 @@ class LogSegment:
     @property
     def dir(self) -> Path:
         return self.log.file.parent
+
+
+def _loaded(index: OffsetIndex | TimeIndex) -> LazyIndex:
+    """A LazyIndex around an index that is already open (for segments built from open indexes)."""
+    lazy = LazyIndex(type(index), index.path, index.base_offset, index.max_index_size, index.writable)
+    lazy._index = index
+    return lazy
 
 
 def _stop_description(reason: ScanStop) -> str:
