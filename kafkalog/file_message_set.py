@@ -224,8 +224,12 @@ class FileMessageSet:
         return self._size
 
     def last_modified(self) -> float:
-        """The file's modification time, in milliseconds since the epoch."""
-        return os.stat(self._file).st_mtime * 1000.0
+        """The file's modification time, in milliseconds since the epoch; 0 when the file is gone, as
+        Java's ``File.lastModified`` answers."""
+        try:
+            return os.stat(self._file).st_mtime * 1000.0
+        except FileNotFoundError:
+            return 0.0
 
     def set_last_modified(self, ms: int) -> None:
         self._check_writable("touch")

@@ -426,8 +426,10 @@ class LogSegment:
         mapping = self.translate_offset(offset)
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
-        self.offset_index.resize(self.max_index_size)
-        self.time_index.resize(self.max_index_size)
+        # Each index back to its own full size (Kafka: resize(maxIndexSize) per index), so the segment
+        # takes appends again.
+        self.offset_index.resize(self.offset_index.max_index_size)
+        self.time_index.resize(self.time_index.max_index_size)
         bytes_truncated = 0 if mapping is None else self.log.truncate_to(mapping.position)
         if self.log.size_in_bytes() == 0:
             self.created = self.time.milliseconds()
