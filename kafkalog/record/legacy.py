@@ -47,6 +47,7 @@ from .._common import (
     NO_SEQUENCE,
     NO_TIMESTAMP,
     RECORD_OVERHEAD_V1,
+    ScanStop,
 )
 from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .batch import DEFAULT_MAX_DECOMPRESSED_SIZE, RecordBatch, RecordColumns, RecordInput, normalize_records
@@ -165,51 +166,53 @@ class LegacyRecordBatch(RecordBatch):
                 data = decompress(codec, payload, magic=self.magic, max_size=self._max_decompressed_size)
             except CorruptRecordError as e:
                 raise e.at(self.position) from e
+        # Kafka's DataLogInputStream ends the inner set silently at a message cut short, so the decode
+        # stops where the last whole one ends; corrupt framing before that still raises.
+        _rows, stop, reason = _impl.core.scan_batches(data, 0, len(data), False, False)
+        end = stop if reason == ScanStop.PARTIAL else len(data)
         try:
-            rows = _impl.core.decode_legacy_records(data, 0, len(data))
+            rows = _impl.core.decode_legacy_records(data, 0, end)
         except CorruptRecordError as e:
             raise e.at(self.position, note=f" (at byte {e.position} of the wrapper's decompressed "
                                            "message set)") from e
-        if len(rows):
-            if np.any(rows["magic"] != self.magic):
-                bad = int(rows["magic"][rows["magic"] != self.magic][0])
+        if len(rows) == 0:
+            raise InvalidRecordError("Found invalid compressed record set with no inner records", self.position)
+        # Inner magics are not required to match the wrapper's: Kafka's reader only checks that when asked
+        # (ensureMatchingMagic), which its read path never does.
+        if np.any(rows["attributes"] & LEGACY_COMPRESSION_MASK):
+            raise InvalidRecordError(
+                "Compressed message set contains a compressed inner message", self.position
+            )
+        if self.magic == MAGIC_V1:
+            last_inner = int(rows["offset"][-1])
+            lowest, highest = int(rows["offset"].min()), int(rows["offset"].max())
+            if lowest < 0:
                 raise InvalidRecordError(
-                    f"Compressed message magic {bad} does not match wrapper magic {self.magic}", self.position
+                    f"Found invalid relative offset {lowest} in a compressed v1 message set: inner "
+                    "offsets count from 0",
+                    self.position,
                 )
-            if np.any(rows["attributes"] & LEGACY_COMPRESSION_MASK):
+            if self.offset == 0:
+                # librdkafka once wrote wrapper offset 0: the inner offsets are then taken as given.
+                absolute_base = 0
+            elif self.offset < last_inner:
                 raise InvalidRecordError(
-                    "Compressed message set contains a compressed inner message", self.position
+                    f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                    f"'{self.offset}' is less than the last inner message offset '{last_inner}' and "
+                    "it is not zero",
+                    self.position,
                 )
-            if self.magic == MAGIC_V1:
-                last_inner = int(rows["offset"][-1])
-                lowest, highest = int(rows["offset"].min()), int(rows["offset"].max())
-                if lowest < 0:
-                    raise InvalidRecordError(
-                        f"Found invalid relative offset {lowest} in a compressed v1 message set: inner "
-                        "offsets count from 0",
-                        self.position,
-                    )
-                if self.offset == 0:
-                    # librdkafka once wrote wrapper offset 0: the inner offsets are then taken as given.
-                    absolute_base = 0
-                elif self.offset < last_inner:
-                    raise InvalidRecordError(
-                        f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                        f"'{self.offset}' is less than the last inner message offset '{last_inner}' and "
-                        "it is not zero",
-                        self.position,
-                    )
-                else:
-                    absolute_base = int(self.offset) - last_inner
-                if absolute_base + highest > _INT64_MAX:
-                    raise InvalidRecordError(
-                        f"Found invalid inner offset {highest} in the compressed v1 message set at wrapper "
-                        f"offset {self.offset}: its absolute offset does not fit a long",
-                        self.position,
-                    )
-                rows["offset"] += absolute_base
-                if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
-                    rows["timestamp"] = self.timestamp
+            else:
+                absolute_base = int(self.offset) - last_inner
+            if absolute_base + highest > _INT64_MAX:
+                raise InvalidRecordError(
+                    f"Found invalid inner offset {highest} in the compressed v1 message set at wrapper "
+                    f"offset {self.offset}: its absolute offset does not fit a long",
+                    self.position,
+                )
+            rows["offset"] += absolute_base
+            if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
+                rows["timestamp"] = self.timestamp
         self._inner = RecordColumns(rows, _NO_HEADERS, data)
         return self._inner
 

@@ -1,0 +1,929 @@
+"""Log: a partition's append-only sequence of segments.
+
+Port of ``kafka/log/Log.scala`` (Kafka 0.10.1.1), with the modern behaviour of ``UnifiedLog.scala``,
+``LocalLog.scala`` and ``LogLoader.java`` (3.8.0) where the spec marks it (§3.10-3.18): loading with
+swap-file completion and index checks, recovery from the checkpointed recovery point, log start offset,
+retention bounded by the high watermark and never taking the last segment, asynchronous deletion,
+roll of an empty active segment, truncation, and the ``.cleaned`` -> ``.swap`` -> live swap protocol.
+
+A log is a directory ``<topic>-<partition>`` of segments (:class:`~kafkalog.segment.LogSegment`),
+named for their base offsets.  Invariants:
+
+* segments cover increasing, non-overlapping offset ranges; the last one is the *active* segment and
+  the only one appended to;
+* ``log_start_offset <= high_watermark <= log_end_offset``; the recovery point is the offset up to which
+  everything is known to be flushed, and after a crash every segment past it is re-checked;
+* one writer at a time: appends, rolls, truncations and deletions hold the log's lock; readers take
+  a consistent snapshot of the segment list and never block on a writer's disk I/O for long.
+
+Not ported: producer state, leader-epoch cache, transaction index and remote (tiered) storage, which
+belong to replication and transactions; kafkalog leaves their files (``.snapshot``, ``.txnindex``,
+``leader-epoch-checkpoint``) untouched.  The log appends as a leader does (offsets assigned) or as a
+follower does (offsets given, ``assign_offsets=False``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .config import LogConfig
+from .errors import (
+    CorruptIndexError,
+    IllegalArgumentError,
+    InvalidOffsetError,
+    KafkaLogError,
+    KafkaStorageError,
+    OffsetOutOfRangeError,
+    ReadOnlyError,
+    RecordTooLargeError,
+)
+from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
+from .filenames import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
+    filename_prefix_from_offset,
+    index_filename,
+    log_filename,
+    offset_from_file_name,
+    time_index_filename,
+    txn_index_filename,
+)
+from .fsutil import fsync_dir, raise_open_file_limit
+from .log_segments import LogSegments
+from .record import MemoryRecords
+from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
+from .segment import NO_MAX_POSITION, LogSegment, RollParams
+from .topic import TopicPartition, parse_topic_partition_name
+from .validator import (
+    LogAppendInfo,
+    analyze_and_validate_records,
+    trim_invalid_bytes,
+    validate_messages_and_assign_offsets,
+)
+
+__all__ = [
+    "CLEAN_SHUTDOWN_FILE",
+    "Log",
+    "LogAppendInfo",
+    "filename_prefix_from_offset",
+    "index_filename",
+    "log_filename",
+    "parse_topic_partition_name",
+    "time_index_filename",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The marker a clean shutdown leaves in the log directory root (Kafka: ``CleanShutdownFile``).
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+#: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
+DELETE_DIR_SUFFIX = "-delete"
+_INT32_MAX = 0x7FFFFFFF
+_SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+
+
+class Log:
+    """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
+
+    ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
+    not clean.  ``read_only=True`` opens a live or archived broker directory without changing a byte:
+    nothing is recovered, trimmed, renamed or deleted, and writes raise :class:`ReadOnlyError`.
+    """
+
+    def __init__(self, dir: str | os.PathLike[str], config: LogConfig | None = None, *,
+                 log_start_offset: int = 0, recovery_point: int = 0, scheduler: Scheduler | None = None,
+                 time: Time | None = None, read_only: bool = False, had_clean_shutdown: bool | None = None,
+                 topic_partition: TopicPartition | None = None) -> None:
+        self.dir = Path(dir)
+        self.config = config if config is not None else LogConfig()
+        self.time = time if time is not None else SYSTEM_TIME
+        self.read_only = read_only
+        self.topic_partition = topic_partition if topic_partition is not None else \
+            parse_topic_partition_name(self.dir.name)
+        self._lock = threading.RLock()
+        self._owns_scheduler = scheduler is None
+        if scheduler is None:
+            scheduler = KafkaScheduler(1, thread_name_prefix=f"kafkalog-{self.topic_partition}-")
+            if not read_only:
+                scheduler.startup()
+        self.scheduler = scheduler
+        self._closed = False
+        self.segments = LogSegments(self.topic_partition)
+        self._high_watermark: int | None = None
+        self.recovery_point = recovery_point
+        self._log_start_offset = log_start_offset
+        self._last_flushed_time = self.time.milliseconds()
+        if had_clean_shutdown is None:
+            had_clean_shutdown = (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
+        self.had_clean_shutdown = had_clean_shutdown
+        try:
+            self._load(log_start_offset, recovery_point)
+        except BaseException:
+            self.segments.close_handlers()
+            if self._owns_scheduler and self.scheduler.is_started:
+                self.scheduler.shutdown()
+            raise
+
+    # -- loading (Kafka: Log.loadSegments / LogLoader.load, recoverLog) ------------------------------
+
+    def _load(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> None:
+        raise_open_file_limit()
+        if self.read_only:
+            if not self.dir.is_dir():
+                raise KafkaStorageError(f"Log directory {self.dir} does not exist")
+        else:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
+        if swap_files:
+            self._complete_swaps(swap_files)
+        self._load_segment_files()
+        if self.dir.name.endswith(DELETE_DIR_SUFFIX):
+            # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
+            if self.segments.is_empty():
+                self._add_new_segment(0)
+            self.recovery_point = 0
+            next_offset = self._active().read_next_offset()
+        else:
+            next_offset = self._recover_log(log_start_offset_checkpoint, recovery_point_checkpoint)
+            if not self.read_only:
+                active = self._active()
+                active.resize_indexes(self.config.max_index_size)
+        first = self.segments.first_segment_base_offset()
+        self._log_start_offset = max(log_start_offset_checkpoint, first if first is not None else 0)
+        self._update_log_end_offset(next_offset)
+
+    def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
+        """Delete ``.deleted`` files, drop incomplete cleaner and split output, and return the swap files
+        that are complete (Kafka: ``LogLoader.removeTempFilesAndCollectSwapFiles``)."""
+        swap_files: list[Path] = []
+        cleaned_files: list[Path] = []
+        min_cleaned_offset = None
+        for path in sorted(self.dir.iterdir()):
+            if not path.is_file():
+                continue
+            name = path.name
+            if name.endswith(DELETED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+                logger.debug("Deleting stray temporary file %s", path)
+                path.unlink(missing_ok=True)
+            elif name.endswith(CLEANED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+                offset = offset_from_file_name(name)
+                min_cleaned_offset = offset if min_cleaned_offset is None else min(min_cleaned_offset, offset)
+                cleaned_files.append(path)
+            elif name.endswith(SWAP_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+                swap_files.append(path)
+        valid_swaps = []
+        for path in swap_files:
+            if min_cleaned_offset is not None and offset_from_file_name(path.name) >= min_cleaned_offset:
+                # A swap at or past cleaner output still in progress is an incomplete split.
+                logger.info("Deleting invalid swap file %s (min cleaned offset %s)", path, min_cleaned_offset)
+                path.unlink(missing_ok=True)
+            else:
+                valid_swaps.append(path)
+        for path in cleaned_files:
+            logger.debug("Deleting stray .clean file %s", path)
+            path.unlink(missing_ok=True)
+        return valid_swaps
+
+    def _complete_swaps(self, swap_files: list[Path]) -> None:
+        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load`` steps 2-4):
+        the swapped-in segments win, the old ones they cover are deleted, the ``.swap`` names dropped."""
+        min_swap, max_swap = None, None
+        for path in swap_files:
+            if not path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
+                continue
+            base = offset_from_file_name(path.name)
+            segment = LogSegment.open(self.dir, base, self.config, self.time, file_already_exists=True,
+                                      file_suffix=SWAP_FILE_SUFFIX)
+            try:
+                next_offset = segment.read_next_offset()
+            finally:
+                segment.close_handlers()
+            min_swap = base if min_swap is None else min(min_swap, base)
+            max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
+        if min_swap is not None and max_swap is not None:
+            for path in sorted(self.dir.iterdir()):
+                name = path.name
+                if (path.is_file() and _SEGMENT_FILE.match(name) and not name.endswith(SWAP_FILE_SUFFIX)
+                        and min_swap <= offset_from_file_name(name) < max_swap):
+                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
+                                min_swap, max_swap)
+                    path.unlink(missing_ok=True)
+        for path in swap_files:
+            target = path.with_name(path.name[: -len(SWAP_FILE_SUFFIX)])
+            os.replace(path, target)
+        fsync_dir(self.dir)
+
+    def _load_segment_files(self) -> None:
+        """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
+        ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
+        names = sorted(p.name for p in self.dir.iterdir() if p.is_file())
+        logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX) and _SEGMENT_FILE.match(n)}
+        for name in names:
+            if not _SEGMENT_FILE.match(name) or name.endswith((SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX,
+                                                               DELETED_FILE_SUFFIX)):
+                continue
+            if name.endswith((INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)):
+                base = name.split(".", 1)[0]
+                if f"{base}{LOG_FILE_SUFFIX}" not in logs and not self.read_only:
+                    logger.warning("Found an orphaned index file %s, with no corresponding log file.",
+                                   self.dir / name)
+                    (self.dir / name).unlink(missing_ok=True)
+        for name in sorted(logs):
+            base_offset = offset_from_file_name(name)
+            time_index_exists = time_index_filename(self.dir, base_offset).exists()
+            segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
+                                      read_only=self.read_only)
+            try:
+                if not index_filename(self.dir, base_offset).exists():
+                    if not self.read_only:
+                        logger.error("Could not find offset index file corresponding to log file %s, "
+                                     "recovering segment and rebuilding index files...", segment.log.file)
+                        self._recover_segment(segment)
+                else:
+                    try:
+                        segment.sanity_check(not time_index_exists)
+                    except CorruptIndexError as e:
+                        if self.read_only:
+                            raise
+                        logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
+                                       "recovering segment and rebuilding index files...", segment.log.file, e)
+                        self._recover_segment(segment)
+            except BaseException:
+                segment.close_handlers()
+                raise
+            self.segments.add(segment)
+
+    def _recover_segment(self, segment: LogSegment) -> int:
+        """Kafka: ``recoverSegment`` (without the producer state this port does not keep)."""
+        return segment.recover()
+
+    def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
+        """Check every segment past the recovery point when the last shutdown was not clean, and cut the
+        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
+        if not self.had_clean_shutdown and not self.read_only:
+            unflushed = self.segments.values(recovery_point_checkpoint, None)
+            for i, segment in enumerate(unflushed):
+                logger.info("Recovering unflushed segment %d in %s", segment.base_offset, self.dir)
+                try:
+                    truncated = self._recover_segment(segment)
+                except InvalidOffsetError:
+                    logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
+                                   "creating an empty one with starting offset %d", segment.base_offset)
+                    truncated = segment.truncate_to(segment.base_offset)
+                if truncated > 0:
+                    # Everything after a torn write is suspect: drop the later segments.
+                    later = unflushed[i + 1:]
+                    if later:
+                        logger.warning("Deleting %d segments after %d, which follow a truncated segment",
+                                       len(later), segment.base_offset)
+                        self._remove_and_delete_segments(later, async_delete=True)
+                    break
+        if not self.segments.is_empty():
+            log_end_offset = self._active().read_next_offset()
+            if log_end_offset < log_start_offset_checkpoint and not self.read_only:
+                logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
+                               "(%d). This could happen if segment files were deleted from the file system.",
+                               log_end_offset, log_start_offset_checkpoint)
+                self._remove_and_delete_segments(self.segments.values(), async_delete=True)
+        if self.segments.is_empty():
+            if self.read_only:
+                raise KafkaStorageError(f"Log directory {self.dir} holds no segment")
+            self._add_new_segment(log_start_offset_checkpoint)
+        log_end_offset = self._active().read_next_offset()
+        if self.had_clean_shutdown or self.read_only:
+            self.recovery_point = log_end_offset
+        else:
+            self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
+        return log_end_offset
+
+    def _add_new_segment(self, base_offset: int) -> LogSegment:
+        segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
+                                  init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+        self.segments.add(segment)
+        return segment
+
+    # -- what the log holds -------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The directory name, ``topic-partition`` (Kafka: ``name``)."""
+        return self.dir.name
+
+    def _active(self) -> LogSegment:
+        segment = self.segments.last_segment()
+        if segment is None:
+            raise KafkaLogError(f"Log {self.dir} has no segment")
+        return segment
+
+    @property
+    def active_segment(self) -> LogSegment:
+        """The segment appends go to (Kafka: ``activeSegment``)."""
+        return self._active()
+
+    def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]:
+        """The segments, or those holding offsets in ``[from_offset, to_offset)`` (Kafka: ``logSegments``)."""
+        return self.segments.values(from_offset, to_offset)
+
+    @property
+    def number_of_segments(self) -> int:
+        return len(self.segments)
+
+    def size(self) -> int:
+        """Bytes in all segments (Kafka: ``size``)."""
+        return self.segments.size_in_bytes()
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first offset a reader may fetch (Kafka: ``logStartOffset``)."""
+        return self._log_start_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        """The next offset to be appended and where it will go (Kafka: ``logEndOffsetMetadata``)."""
+        return self._next_offset_metadata
+
+    @property
+    def log_end_offset(self) -> int:
+        """The next offset to be appended (Kafka: ``logEndOffset``)."""
+        return self._next_offset_metadata.message_offset
+
+    @property
+    def high_watermark(self) -> int:
+        """The offset up to which records are committed; the log end offset unless the caller set it."""
+        hw = self._high_watermark
+        return self.log_end_offset if hw is None else min(hw, self.log_end_offset)
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int | None) -> None:
+        """Set by whoever knows what is replicated (Kafka: ``updateHighWatermark``): clamped to
+        ``[log_start_offset, log_end_offset]``; ``None`` makes it follow the log end offset again."""
+        with self._lock:
+            if offset is None:
+                self._high_watermark = None
+            else:
+                self._high_watermark = max(self._log_start_offset, min(offset, self.log_end_offset))
+
+    def unflushed_messages(self) -> int:
+        """Offsets appended since the last flush (Kafka: ``unflushedMessages``)."""
+        return self.log_end_offset - self.recovery_point
+
+    @property
+    def last_flush_time(self) -> int:
+        """When the log was last flushed, in ms (Kafka: ``lastFlushTime``)."""
+        return self._last_flushed_time
+
+    def _update_log_end_offset(self, offset: int) -> None:
+        """Kafka: ``updateLogEndOffset``."""
+        active = self._active()
+        self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
+        if self._high_watermark is not None and self._high_watermark > offset:
+            self._high_watermark = offset
+
+    def _check_writable(self, what: str) -> None:
+        if self._closed:
+            raise KafkaStorageError(f"Cannot {what} log {self.dir}: it is closed")
+        if self.read_only:
+            raise ReadOnlyError(f"Cannot {what} log {self.dir}: it was opened read-only")
+
+    # -- appending ----------------------------------------------------------------------------------
+
+    def append(self, records: MemoryRecords | bytes, assign_offsets: bool = True, *,
+               leader_epoch: int = -1) -> LogAppendInfo:
+        """Append ``records`` to the active segment, rolling first if needed (Kafka: ``append``).
+
+        With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
+        set for LogAppendTime topics and the records converted or recompressed as the topic's
+        configuration asks.  Without it (a follower's append) the records keep their offsets, which
+        must follow the log end offset.  Returns what was appended; invalid trailing bytes are dropped
+        and a batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+        """
+        if not isinstance(records, MemoryRecords):
+            records = MemoryRecords(records)
+        origin = "client" if assign_offsets else "replication"
+        append_info = analyze_and_validate_records(records, self.config, origin=origin)
+        if append_info.shallow_count == 0:
+            return append_info
+        valid_records = trim_invalid_bytes(records, append_info)
+        with self._lock:
+            self._check_writable("append to")
+            if assign_offsets:
+                offset = self.log_end_offset
+                append_info.first_offset = offset
+                result = validate_messages_and_assign_offsets(
+                    valid_records, offset, self.time.milliseconds(), self.config,
+                    source_compression=append_info.source_compression, origin=origin,
+                    partition_leader_epoch=leader_epoch)
+                valid_records = result.valid_records
+                append_info.max_timestamp = result.max_timestamp
+                append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+                append_info.last_offset = result.last_offset
+                append_info.log_append_time = result.log_append_time
+                if result.message_size_maybe_changed:
+                    for batch in valid_records.batches():
+                        if batch.size_in_bytes > self.config.max_message_size:
+                            raise RecordTooLargeError(
+                                f"Message batch size is {batch.size_in_bytes} bytes in append to partition "
+                                f"{self.topic_partition} which exceeds the maximum configured size of "
+                                f"{self.config.max_message_size}.")
+            else:
+                if not append_info.offsets_monotonic:
+                    raise InvalidOffsetError(
+                        f"Out of order offsets found in append to {self.topic_partition}")
+                first = append_info.first_offset if append_info.first_offset is not None else \
+                    append_info.last_offset_of_first_batch
+                if first < self.log_end_offset:
+                    raise InvalidOffsetError(
+                        f"Unexpected offset in append to {self.topic_partition}. First offset {first} is less "
+                        f"than the next offset {self.log_end_offset}. First 10 offsets in append: "
+                        f"{[b.last_offset for b in list(valid_records.batches())[:10]]}, last offset in append: "
+                        f"{append_info.last_offset}. Log start offset = {self._log_start_offset}")
+            size = valid_records.size_in_bytes()
+            if size > self.config.segment_size:
+                raise RecordTooLargeError(
+                    f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
+                    f"exceeds the maximum configured segment size of {self.config.segment_size}.")
+            segment = self._maybe_roll(size, append_info)
+            segment.append(append_info.last_offset, append_info.max_timestamp,
+                           append_info.shallow_offset_of_max_timestamp, valid_records)
+            self._update_log_end_offset(append_info.last_offset + 1)
+            logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, and "
+                         "messages: %s", append_info.last_offset, append_info.first_offset,
+                         self.log_end_offset, valid_records)
+            if self.unflushed_messages() >= self.config.flush_interval:
+                self.flush()
+        return append_info
+
+    def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1) -> LogAppendInfo:
+        """Kafka: ``appendAsLeader``."""
+        return self.append(records, True, leader_epoch=leader_epoch)
+
+    def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
+        """Kafka: ``appendAsFollower``."""
+        return self.append(records, False)
+
+    def _max_segment_ms(self) -> int:
+        """Kafka: ``LogConfig.maxSegmentMs``: compacted topics roll by ``max.compaction.lag.ms`` too."""
+        result: int = self.config.max_segment_ms()
+        return result
+
+    def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:
+        """Roll if the active segment is full, old or cannot hold the new offsets (Kafka: ``maybeRoll``)."""
+        segment = self._active()
+        now = self.time.milliseconds()
+        params = RollParams(self._max_segment_ms(), self.config.segment_size, append_info.max_timestamp,
+                            append_info.last_offset, messages_size, now)
+        if segment.should_roll(params):
+            logger.debug("Rolling new log segment (log_size = %d/%d}, offset_index_size = %d/%d, time_index_size "
+                         "= %d/%d, inactive_time_ms = %d/%d).", segment.size(), self.config.segment_size,
+                         segment.offset_index.entries, segment.offset_index.max_entries,
+                         segment.time_index.entries, segment.time_index.max_entries,
+                         segment.time_waited_for_roll(now, append_info.max_timestamp),
+                         self.config.segment_ms - segment.rolling_jitter_ms)
+            if append_info.first_offset is not None:
+                roll_offset = append_info.first_offset
+            else:
+                # A legacy follower append does not say where it starts: roll at the lowest offset the
+                # new segment could need, so its base is never above the append (Kafka's heuristic).
+                roll_offset = max(append_info.last_offset - _INT32_MAX, 0)
+            return self.roll(roll_offset)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """Start a new active segment (Kafka: ``roll``).
+
+        Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
+        active segment at that base is replaced (deleted and created again); any other segment there is
+        an error, as is a base below the active segment's.  The previous segment is trimmed and flushed
+        in the background.
+        """
+        with self._lock:
+            self._check_writable("roll")
+            start = self.time.hi_res_milliseconds()
+            new_offset = max(expected_next_offset if expected_next_offset is not None else 0, self.log_end_offset)
+            active = self.segments.last_segment()
+            if self.segments.contains(new_offset):
+                if active is not None and active.base_offset == new_offset and active.size() == 0:
+                    logger.warning("Trying to roll a new log segment with start offset %d =max(provided offset = "
+                                   "%s, LEO = %d) while it already exists and is active with size 0. Size of "
+                                   "time index: %d, size of offset index: %d.", new_offset,
+                                   expected_next_offset, self.log_end_offset, active.time_index.entries,
+                                   active.offset_index.entries)
+                    self._remove_and_delete_segments([active], async_delete=True)
+                    active = None
+                else:
+                    raise KafkaLogError(
+                        f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
+                        f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
+                        f"{self.log_end_offset}) while it already exists.")
+            elif active is not None and new_offset < active.base_offset:
+                raise KafkaLogError(
+                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
+                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
+                    f"{self.log_end_offset}) lower than start offset of the active segment {active}")
+            else:
+                for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
+                             time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
+                    if path.exists():
+                        logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
+                        path.unlink()
+            if active is not None:
+                active.on_become_inactive_segment()
+            segment = self._add_new_segment(new_offset)
+            self._update_log_end_offset(self.log_end_offset)
+            self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
+            logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
+                        self.time.hi_res_milliseconds() - start)
+            return segment
+
+    # -- flushing -----------------------------------------------------------------------------------
+
+    def flush(self, offset: int | None = None) -> None:
+        """fsync every segment holding offsets in ``[recovery_point, offset)`` and move the recovery point
+        to ``offset`` (the log end offset by default) (Kafka: ``flush``)."""
+        if self.read_only or self._closed:
+            return
+        offset = self.log_end_offset if offset is None else offset
+        if offset <= self.recovery_point:
+            return
+        logger.debug("Flushing log up to offset %d, last flushed: %d, current time: %d, unflushed: %d",
+                     offset, self._last_flushed_time, self.time.milliseconds(), self.unflushed_messages())
+        segments = self.segments.values(self.recovery_point, offset)
+        for segment in segments:
+            segment.flush()
+        if any(segment.base_offset >= self.recovery_point for segment in segments):
+            fsync_dir(self.dir)  # a new segment's directory entry must be durable too
+        with self._lock:
+            if offset > self.recovery_point:
+                self.recovery_point = offset
+                self._last_flushed_time = self.time.milliseconds()
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def read(self, start_offset: int, max_length: int, max_offset: int | None = None,
+             min_one_message: bool = True) -> FetchDataInfo:
+        """Read up to ``max_length`` bytes of batches starting at the one holding ``start_offset``
+        (Kafka: ``read``).
+
+        ``max_offset`` (exclusive) bounds what may be returned, as a fetch bounded by the high watermark
+        is; by default the log end offset.  An offset below the log start offset or past the log end
+        offset is an :class:`OffsetOutOfRangeError`; an offset equal to the bound returns no records.
+        """
+        if start_offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments starting from offset: {self._log_start_offset}.")
+        next_offset_metadata = self._next_offset_metadata
+        end_offset = next_offset_metadata.message_offset
+        if max_offset is None or max_offset >= end_offset:
+            max_offset_metadata = next_offset_metadata
+        else:
+            max_offset_metadata = self.convert_to_offset_metadata(max_offset)
+        if start_offset == max_offset_metadata.message_offset:
+            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
+        segment = self.segments.floor_segment(start_offset)
+        if start_offset > end_offset or segment is None:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments upto {end_offset}.")
+        if start_offset > max_offset_metadata.message_offset:
+            return FetchDataInfo(self.convert_to_offset_metadata(start_offset), EMPTY_RECORDS)
+        while segment is not None:
+            if segment.base_offset < max_offset_metadata.segment_base_offset:
+                max_position: Any = segment.size()
+            elif segment.base_offset == max_offset_metadata.segment_base_offset and \
+                    not max_offset_metadata.message_offset_only:
+                max_position = max_offset_metadata.relative_position_in_segment
+            else:
+                max_position = NO_MAX_POSITION
+            fetch = segment.read(start_offset, max_length, max_position, min_one_message)
+            if fetch is not None:
+                return fetch
+            segment = self.segments.higher_segment(segment.base_offset)
+        # Past the last batch of the last segment, though in range: every later record was deleted.
+        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
+
+    def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``)."""
+        segment = self.segments.floor_segment(offset)
+        if offset > self.log_end_offset or offset < self._log_start_offset or segment is None:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {offset} for partition {self.topic_partition}, but we only have "
+                f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
+        while segment is not None:
+            fetch = segment.read(offset, 1, NO_MAX_POSITION, False)
+            if fetch is not None:
+                return fetch.fetch_offset_metadata
+            segment = self.segments.higher_segment(segment.base_offset)
+        return self._next_offset_metadata
+
+    def records(self, start_offset: int | None = None) -> Any:
+        """Every record from ``start_offset`` (the log start offset by default) to the end, in order: a
+        convenience over :meth:`read` that reads a segment at a time."""
+        offset = self._log_start_offset if start_offset is None else start_offset
+        while offset < self.log_end_offset:
+            fetch = self.read(offset, 4 * 1024 * 1024)
+            got_any = False
+            for batch in fetch.records.batches():
+                for record in batch.records():
+                    if record.offset >= offset:
+                        got_any = True
+                        yield record
+                offset = max(offset, batch.next_offset)
+            if not got_any and fetch.records.size_in_bytes() == 0:
+                break
+
+    def find_offset_by_timestamp(self, target_timestamp: int) -> Any:
+        """The first record with timestamp >= ``target_timestamp`` (Kafka: ``fetchOffsetByTimestamp``,
+        without the special timestamps), or ``None``."""
+        for segment in self.segments.values():
+            if segment.largest_timestamp() < target_timestamp:
+                continue
+            found = segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+            if found is not None:
+                return found
+        return None
+
+    # -- truncation ---------------------------------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Remove every record with offset >= ``target_offset`` (Kafka: ``truncateTo``); ``False`` when there
+        is none."""
+        if target_offset < 0:
+            raise IllegalArgumentError(
+                f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
+        with self._lock:
+            self._check_writable("truncate")
+            if target_offset >= self.log_end_offset:
+                logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
+                            target_offset, self.log_end_offset - 1)
+                return False
+            logger.info("Truncating to offset %d", target_offset)
+            first = self.segments.first_segment()
+            if first is not None and first.base_offset > target_offset:
+                self.truncate_fully_and_start_at(target_offset)
+            else:
+                later = [s for s in self.segments.values() if s.base_offset > target_offset]
+                self._remove_and_delete_segments(later, async_delete=True)
+                self._active().truncate_to(target_offset)
+                self._update_log_end_offset(target_offset)
+                self.recovery_point = min(self.recovery_point, target_offset)
+                self._log_start_offset = min(self._log_start_offset, target_offset)
+            return True
+
+    def truncate_fully_and_start_at(self, new_offset: int) -> None:
+        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``)."""
+        with self._lock:
+            self._check_writable("truncate")
+            logger.debug("Truncate and start at offset %d", new_offset)
+            self._remove_and_delete_segments(self.segments.values(), async_delete=True)
+            self._add_new_segment(new_offset)
+            self._update_log_end_offset(new_offset)
+            self.recovery_point = new_offset
+            self._log_start_offset = new_offset
+            if self._high_watermark is not None:
+                self._high_watermark = new_offset
+
+    # -- retention ----------------------------------------------------------------------------------
+
+    def delete_old_segments(self) -> int:
+        """Apply retention: by log start offset always; by size and time when the cleanup policy includes
+        ``delete`` (Kafka: ``deleteOldSegments``).  Returns the number of segments deleted."""
+        self._check_writable("delete segments of")
+        if self.config.delete:
+            return (self.delete_log_start_offset_breached_segments()
+                    + self.delete_retention_size_breached_segments()
+                    + self.delete_retention_ms_breached_segments())
+        return self.delete_log_start_offset_breached_segments()
+
+    def delete_retention_ms_breached_segments(self) -> int:
+        """Kafka: ``deleteRetentionMsBreachedSegments``: segments whose newest record is older than
+        ``retention.ms``."""
+        retention_ms = self.config.retention_ms
+        if retention_ms < 0:
+            return 0
+        start_ms = self.time.milliseconds()
+        return self._delete_old_segments(
+            lambda segment, _next: start_ms - segment.largest_timestamp() > retention_ms,
+            f"retention time {retention_ms}ms breach")
+
+    def delete_retention_size_breached_segments(self) -> int:
+        """Kafka: ``deleteRetentionSizeBreachedSegments``: oldest segments while the log exceeds
+        ``retention.bytes`` by at least their size."""
+        retention_size = self.config.retention_size
+        size = self.size()
+        if retention_size < 0 or size < retention_size:
+            return 0
+        diff = size - retention_size
+
+        def should_delete(segment: LogSegment, _next: LogSegment | None) -> bool:
+            nonlocal diff
+            if diff - segment.size() >= 0:
+                diff -= segment.size()
+                return True
+            return False
+
+        return self._delete_old_segments(should_delete, f"retention size in bytes {retention_size} breach")
+
+    def delete_log_start_offset_breached_segments(self) -> int:
+        """Kafka: ``deleteLogStartOffsetBreachedSegments``: segments wholly below the log start offset."""
+        return self._delete_old_segments(
+            lambda _segment, next_segment: next_segment is not None
+            and next_segment.base_offset <= self._log_start_offset,
+            f"log start offset {self._log_start_offset} breach")
+
+    def _delete_old_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool],
+                             reason: str) -> int:
+        with self._lock:
+            deletable = self.deletable_segments(predicate)
+            if deletable:
+                return self.delete_segments(deletable, reason)
+            return 0
+
+    def deletable_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> list[LogSegment]:
+        """Oldest segments, in order, while ``predicate`` holds, each wholly below the high watermark; never
+        an empty last segment (Kafka: ``deletableSegments``)."""
+        with self._lock:
+            segments = self.segments.values()
+            deletable = []
+            high_watermark = self.high_watermark
+            for i, segment in enumerate(segments):
+                next_segment = segments[i + 1] if i + 1 < len(segments) else None
+                upper_bound = next_segment.base_offset if next_segment is not None else self.log_end_offset
+                last_and_empty = next_segment is None and segment.size() == 0
+                if high_watermark >= upper_bound and predicate(segment, next_segment) and not last_and_empty:
+                    deletable.append(segment)
+                else:
+                    break
+            return deletable
+
+    def delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
+        """Remove ``deletable`` from the log and delete their files after ``file.delete.delay.ms``, rolling
+        first if they are all the log has (Kafka: ``deleteSegments``)."""
+        with self._lock:
+            self._check_writable("delete segments of")
+            count = len(deletable)
+            if count == 0:
+                return 0
+            to_delete = list(deletable)
+            if len(self.segments) == count:
+                new_segment = self.roll()
+                if to_delete[-1].base_offset == new_segment.base_offset:
+                    logger.warning("Empty active segment at %d was deleted and recreated due to %s",
+                                   to_delete[-1].base_offset, reason)
+                    to_delete = to_delete[:-1]
+            logger.info("Deleting segments due to %s: %s", reason, to_delete)
+            self._remove_and_delete_segments(to_delete, async_delete=True)
+            first = self.segments.first_segment_base_offset()
+            if first is not None:
+                self.maybe_increment_log_start_offset(first)
+            return count
+
+    def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
+        """Move the log start offset forward, never past the high watermark (Kafka:
+        ``maybeIncrementLogStartOffset``); returns whether it moved."""
+        with self._lock:
+            if new_log_start_offset > self.high_watermark:
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {new_log_start_offset} of partition "
+                    f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}")
+            if new_log_start_offset > self._log_start_offset:
+                logger.info("Incremented log start offset to %d", new_log_start_offset)
+                self._log_start_offset = new_log_start_offset
+                self.recovery_point = max(self.recovery_point, new_log_start_offset)
+                return True
+            return False
+
+    # -- removing and replacing segments ------------------------------------------------------------
+
+    def add_segment(self, segment: LogSegment) -> LogSegment | None:
+        """Kafka: ``addSegment``."""
+        return self.segments.add(segment)
+
+    def _remove_and_delete_segments(self, segments: list[LogSegment], async_delete: bool) -> None:
+        """Take ``segments`` out of the log, rename their files to ``.deleted`` and delete them, now or after
+        ``file.delete.delay.ms`` (Kafka: ``removeAndDeleteSegments`` / ``asyncDeleteSegment``)."""
+        to_delete = list(segments)
+        for segment in to_delete:
+            self.segments.remove(segment.base_offset)
+        for segment in to_delete:
+            if not segment.has_suffix(DELETED_FILE_SUFFIX):
+                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        if async_delete:
+            def delete_files() -> None:
+                for segment in to_delete:
+                    logger.info("Deleting segment files %s", segment)
+                    segment.delete()
+
+            self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
+        else:
+            for segment in to_delete:
+                segment.delete()
+
+    def delete_segment(self, segment: LogSegment) -> None:
+        """Remove one segment and delete it in the background (Kafka: ``deleteSegment``)."""
+        with self._lock:
+            self._check_writable("delete a segment of")
+            self._remove_and_delete_segments([segment], async_delete=True)
+
+    def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment],
+                         is_recovered_swap_file: bool = False) -> None:
+        """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
+        one set or the other (Kafka: ``replaceSegments``, spec §3.18).
+
+        1. the new segments are renamed ``.cleaned`` -> ``.swap`` (highest base first) and put in the map;
+        2. the old ones leave the map (unless a new one took their base) and are renamed ``.deleted`` and
+           deleted in the background;
+        3. the ``.swap`` suffix is dropped and the directory fsynced.
+        Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`).
+        """
+        with self._lock:
+            self._check_writable("replace segments of")
+            new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
+            old_sorted = [s for s in sorted(old_segments, key=lambda s: s.base_offset)
+                          if self.segments.get(s.base_offset) is s]
+            for segment in reversed(new_sorted):
+                if not is_recovered_swap_file:
+                    segment.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
+                self.segments.add(segment)
+            new_bases = {s.base_offset for s in new_sorted}
+            first_new = new_sorted[0].base_offset if new_sorted else None
+            to_delete = []
+            for segment in old_sorted:
+                if segment.base_offset != first_new and segment.base_offset not in new_bases:
+                    self.segments.remove(segment.base_offset)
+                to_delete.append(segment)
+            for segment in to_delete:
+                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+
+            def delete_files() -> None:
+                for segment in to_delete:
+                    segment.delete()
+
+            self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
+            for segment in new_sorted:
+                segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
+            fsync_dir(self.dir)
+
+    # -- closing ------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                if not self.read_only:
+                    self.flush()
+                    self.segments.close()
+                else:
+                    self.segments.close_handlers()
+            finally:
+                self._closed = True
+                if self._owns_scheduler and self.scheduler.is_started:
+                    self.scheduler.shutdown()
+
+    def close_handlers(self) -> None:
+        """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error."""
+        with self._lock:
+            self.segments.close_handlers()
+            self._closed = True
+            if self._owns_scheduler and self.scheduler.is_started:
+                self.scheduler.shutdown()
+
+    def delete(self) -> None:
+        """Delete every segment and the directory (Kafka: ``delete``)."""
+        with self._lock:
+            self._check_writable("delete")
+            for segment in self.segments.values():
+                segment.delete()
+            self.segments.clear()
+            self._closed = True
+            if self._owns_scheduler and self.scheduler.is_started:
+                self.scheduler.shutdown()
+            try:
+                self.dir.rmdir()
+            except OSError as e:
+                logger.warning("Could not delete log directory %s: %s", self.dir, e)
+
+    def __enter__(self) -> Log:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Log(dir={str(self.dir)!r}, topic_partition={self.topic_partition}, "
+                f"log_start_offset={self._log_start_offset}, log_end_offset={self.log_end_offset}, "
+                f"segments={len(self.segments)}{', read-only' if self.read_only else ''})")
+

@@ -1,0 +1,1434 @@
+"""Append-time validation: the shallow pass of ``Log.append`` and Kafka's ``LogValidator``.
+
+Ports of (Apache Kafka, tag 3.8.0):
+
+* ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java`` - offset assignment,
+  timestamp and key checks, magic conversion and recompression (:class:`LogValidator`,
+  :func:`validate_messages_and_assign_offsets`);
+* ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogAppendInfo.java``
+  (:class:`LogAppendInfo`);
+* ``core/src/main/scala/kafka/log/UnifiedLog.scala``: ``analyzeAndValidateRecords`` and
+  ``trimInvalidBytes`` (:func:`analyze_and_validate_records`, :func:`trim_invalid_bytes`);
+
+and of 0.10.1.1's ``core/src/main/scala/kafka/log/Log.scala`` (``analyzeAndValidateMessageSet``,
+``trimInvalidBytes`` and the ``LogAppendInfo`` fields ``targetCodec``, ``shallowCount`` and
+``offsetsMonotonic``, kept here beside 3.8's).  0.10.1 has no ``LogValidator.scala``: the same checks are
+``ByteBufferMessageSet.validateMessagesAndAssignOffsets`` (``core/.../message``), which 0.10.2 moved into
+``LogValidator``; 3.8 is its descendant, and this port follows 3.8's order of checks and messages.
+
+The leader's append, in Kafka's order::
+
+    info = analyze_and_validate_records(records, config)        # shallow: sizes, CRCs, offsets
+    if info.valid_bytes <= 0: return info                      # nothing valid
+    records = trim_invalid_bytes(records, info)                # drop a partial trailing batch
+    result = validate_messages_and_assign_offsets(             # deep: offsets from the log end,
+        records, log_end_offset, now_ms, config,               # timestamps, keys, conversion
+        source_compression=info.source_compression)
+    # then: re-check batch sizes when result.message_size_maybe_changed, roll, append ...
+
+Three paths, chosen as ``LogValidator.validateMessagesAndAssignOffsets`` chooses them:
+
+* source and target codec ``none``, every batch already of the log's magic: **in place**
+  (``assignOffsetsNonCompressed``).  Each batch's offsets are rewritten (v2: the base offset, so that
+  ``base + lastOffsetDelta`` is the last assigned offset; v0/v1: the frame offset of each message), v2
+  batches get the partition leader epoch, and v1/v2 batches the max timestamp (the append time, with the
+  LogAppendTime attribute bit, under ``LogAppendTime``).  The CRC is recomputed only where it covers a
+  changed field: a v2 CRC (CRC-32C from the attributes to the end) covers the attributes and the max
+  timestamp but not the base offset or the leader epoch; a legacy CRC (CRC-32 from the magic to the end)
+  covers the attributes and timestamp but not the frame offset.
+* source and target codec ``none`` but a magic to convert (up or down): **rebuild** every record into
+  uncompressed batches of the log's magic (``convertAndAssignOffsetsNonCompressed``).
+* either codec compressed: ``validateMessagesAndAssignOffsetsCompressed``.  In place when the codec is
+  kept, the magic matches and is not v0, and the records' offsets are 0, 1, 2, ... (old clients get v1 inner
+  offsets wrong): only the wrapper's or batch's header changes.  Otherwise every record is rebuilt into one
+  batch (one wrapper for v0/v1) of the target codec and magic (``buildRecordsAndAssignOffsets``).
+
+A writable buffer (``bytearray``, a writable ``memoryview`` or ``mmap``) is rewritten in place, as Kafka
+rewrites the request's ``ByteBuffer``: a caller that needs its bytes unchanged passes ``bytes``, which are
+copied before anything is written.
+
+Left out, because it needs machinery this port does not have:
+
+* the inter-broker protocol: the refusal of ZStandard below ``inter.broker.protocol.version`` 2.1
+  (``UnsupportedCompressionTypeException`` at the top of ``validateMessagesAndAssignOffsetsCompressed``),
+  and the IBP that made 3.x ignore ``message.format.version`` (``LogConfig.record_version`` always honours
+  it);
+* producer state and the transaction coordinator: ``analyzeAndValidateProducerState``, duplicate
+  detection, ``VerificationGuard`` and the follower's ``UnexpectedAppendOffsetException`` belong to
+  ``append`` after this step and are not here;
+* ``RecordValidationStats`` (bytes and nanoseconds spent converting), ``BufferSupplier`` (buffer reuse) and
+  ``LogAppendInfo.leaderHwChange`` / ``recordValidationStats``;
+* compression levels (``compression.gzip.level`` ...): the record layer's codecs write at Kafka's default
+  levels, so a target ``Compression`` is its codec only.  As in Kafka, a batch whose codec already matches is
+  not recompressed whatever level it was written at.
+
+Where this port differs from Kafka, and why:
+
+* the offset counter (Kafka's ``LongRef``) is an ``int`` in and :attr:`ValidationResult.next_offset` out
+  (``last_offset`` is ``next_offset - 1``);
+* ``topic_partition`` is optional; without it the messages leave out the partition;
+* Kafka's ``MetricsRecorder`` is an optional object here (:class:`MetricsRecorder`,
+  :class:`MetricsCounter`), also told of rejected bytes (UnifiedLog's ``bytesRejectedRate``);
+* records rebuilt with no record at all (possible only for a non-client origin) give empty records with
+  max timestamp -1 where Kafka's ``MemoryRecordsBuilder.info`` would fail on its null last offset;
+* a v0 log under ``LogAppendTime`` rebuilds with the CreateTime bit, which is what Kafka writes too (v0 has
+  no timestamp type bit), because the record layer's builder refuses the combination;
+* the record layer's batches are read-only views, so the header rewrites (Kafka's ``setLastOffset``,
+  ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are written here against the buffer; and its legacy
+  reader is stricter than the iterator Kafka validates with (it refuses an inner magic that differs from the
+  wrapper's, which Kafka reports per record, and a partial inner message, which Kafka's stream ignores), so
+  the inner messages of a wrapper are read here as ``DeepRecordsIterator`` reads them.
+
+Kept as Kafka has them, though they may surprise:
+
+* ``validateRecord`` catches ``InvalidRecordException`` around the inner legacy CRC check to add the
+  partition to the message, but ``LegacyRecord.ensureValid`` throws ``CorruptRecordException``, which that
+  catch does not see: the error goes out with ``ensureValid``'s own message and no checksum metric.  This
+  port does the same.
+* Kafka keeps no check on tombstones (null values) here, on compacted topics or not; neither does this
+  port.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from . import _impl
+from ._common import (
+    ATTRIBUTES_OFFSET,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    CRC_OFFSET,
+    DELETE_HORIZON_FLAG_MASK,
+    LEGACY_ATTRIBUTES_OFFSET,
+    LEGACY_COMPRESSION_MASK,
+    LEGACY_CRC_OFFSET,
+    LEGACY_MAGIC_OFFSET,
+    LEGACY_TIMESTAMP_OFFSET,
+    LEGACY_TIMESTAMP_TYPE_MASK,
+    LOG_OVERHEAD,
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
+    MAX_TIMESTAMP_OFFSET,
+    MIN_RECORD_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_TIMESTAMP,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    RECORD_OVERHEAD_V1,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+from .config import BrokerCompressionType, LogConfig
+from .errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    IllegalStateError,
+    InvalidOffsetError,
+    InvalidRecordError,
+    KafkaLogError,
+    RecordTooLargeError,
+)
+from .record.batch import DefaultRecordBatch, RecordBatch, build_default_batch
+from .record.compression import CompressionType, decompress
+from .record.legacy import LegacyRecordBatch, build_legacy_message_set
+from .record.memory import MemoryRecords
+from .record.types import TimestampType
+
+__all__ = [
+    "AppendOrigin",
+    "InvalidTimestampError",
+    "LogAppendInfo",
+    "LogValidator",
+    "MetricsCounter",
+    "MetricsRecorder",
+    "OffsetsOutOfOrderError",
+    "RecordError",
+    "RecordValidationError",
+    "UnsupportedForMessageFormatError",
+    "ValidationResult",
+    "analyze_and_validate_records",
+    "target_compression",
+    "trim_invalid_bytes",
+    "validate_messages_and_assign_offsets",
+]
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
+_U8 = struct.Struct(">B")
+_FRAME = struct.Struct(">qi")
+_LEGACY_HEAD = struct.Struct(">Ibb")  # crc, magic, attributes (Java bytes are signed)
+_LEGACY_KEY_SIZE_OFFSET_V0 = 6
+_LEGACY_KEY_SIZE_OFFSET_V1 = 14
+
+
+def _java_long(value: int) -> int:
+    """``value`` as Java's ``long`` arithmetic leaves it (two's complement, 64 bits)."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _in(prefix: str, topic_partition: str | None) -> str:
+    """``prefix + topic_partition``, or nothing when the partition is not known."""
+    return "" if topic_partition is None else f"{prefix}{topic_partition}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Errors (Kafka: RecordValidationException, InvalidTimestampException, UnsupportedForMessageFormatException,
+# OffsetsOutOfOrderException)
+
+
+class RecordError(NamedTuple):
+    """One rejected record: its index in its batch and why (Kafka: ``ProduceResponse.RecordError``)."""
+
+    batch_index: int
+    message: str | None = None
+
+    def __str__(self) -> str:
+        message = "null" if self.message is None else f"'{self.message}'"
+        return f"RecordError(batchIndex={self.batch_index}, message={message})"
+
+
+class RecordValidationError(InvalidRecordError):
+    """One or more records of a batch were rejected (Kafka: ``RecordValidationException`` wrapping an
+    ``InvalidRecordException``).
+
+    ``record_errors`` lists every rejected record of the batch (Kafka fails the whole batch and reports them
+    all, KIP-467).  Raised as this class for invalid records (a missing key on a compacted topic, an inner
+    magic that does not match its wrapper) and as :class:`InvalidTimestampError` when any record of the batch
+    had an invalid timestamp, which takes precedence as in Kafka.
+    """
+
+    def __init__(self, message: str, record_errors: Iterable[RecordError] = ()) -> None:
+        super().__init__(message)
+        self.record_errors: list[RecordError] = list(record_errors)
+
+
+class InvalidTimestampError(RecordValidationError):
+    """Records rejected for their timestamps (Kafka: ``RecordValidationException`` wrapping an
+    ``InvalidTimestampException``): a CreateTime timestamp outside ``message.timestamp.before.max.ms`` /
+    ``after.max.ms`` of now, or a producer that set LogAppendTime on a LogAppendTime topic."""
+
+
+class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
+    """A batch that the log's message format cannot carry: transactional or idempotent records for a log
+    below v2 (Kafka: ``UnsupportedForMessageFormatException``)."""
+
+
+class OffsetsOutOfOrderError(InvalidOffsetError):
+    """An append that must keep its offsets has offsets that do not increase (Kafka:
+    ``OffsetsOutOfOrderException``)."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Origins and metrics
+
+
+class AppendOrigin(enum.StrEnum):
+    """Who is appending (Kafka: ``AppendOrigin``); members compare equal to their lower-case names.
+
+    Only ``client`` appends get the strict batch checks (base offset 0, count and offset range, no control
+    batches, sequence numbers); ``raft_leader`` batches must carry the leader's epoch.
+    """
+
+    REPLICATION = "replication"
+    COORDINATOR = "coordinator"
+    CLIENT = "client"
+    RAFT_LEADER = "raft_leader"
+
+    @classmethod
+    def of(cls, value: AppendOrigin | str) -> AppendOrigin:
+        """Accepts a member, a lower- or upper-case name (``"client"``, ``"RAFT_LEADER"``)."""
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).lower())
+        except ValueError:
+            names = ", ".join(member.value for member in cls)
+            raise ValueError(f"Unknown append origin {value!r}: expected one of {names}") from None
+
+
+class MetricsRecorder(Protocol):
+    """What the validator reports to the broker's meters (Kafka: ``LogValidator.MetricsRecorder``, which
+    ``UnifiedLog.newValidatorMetricsRecorder`` maps onto ``BrokerTopicStats``), plus the rejected bytes
+    that ``UnifiedLog`` marks on ``bytesRejectedRate``."""
+
+    def record_invalid_magic(self) -> None: ...
+
+    def record_invalid_offset(self) -> None: ...
+
+    def record_invalid_sequence(self) -> None: ...
+
+    def record_invalid_checksums(self) -> None: ...
+
+    def record_no_key_compacted_topic(self) -> None: ...
+
+    def record_bytes_rejected(self, size: int) -> None: ...
+
+
+@dataclass
+class MetricsCounter:
+    """A :class:`MetricsRecorder` that counts, named after Kafka's meters
+    (``InvalidMagicNumberRecordsPerSec``, ``InvalidOffsetOrSequenceRecordsPerSec`` (offsets and sequences),
+    ``InvalidMessageCrcRecordsPerSec``, ``NoKeyCompactedTopicRecordsPerSec``, ``BytesRejectedPerSec``)."""
+
+    invalid_magic: int = 0
+    invalid_offset_or_sequence: int = 0
+    invalid_checksums: int = 0
+    no_key_compacted_topic: int = 0
+    bytes_rejected: int = 0
+
+    def record_invalid_magic(self) -> None:
+        self.invalid_magic += 1
+
+    def record_invalid_offset(self) -> None:
+        self.invalid_offset_or_sequence += 1
+
+    def record_invalid_sequence(self) -> None:
+        self.invalid_offset_or_sequence += 1
+
+    def record_invalid_checksums(self) -> None:
+        self.invalid_checksums += 1
+
+    def record_no_key_compacted_topic(self) -> None:
+        self.no_key_compacted_topic += 1
+
+    def record_bytes_rejected(self, size: int) -> None:
+        self.bytes_rejected += size
+
+
+class _NoMetrics:
+    """The recorder used when the caller passes none."""
+
+    def record_invalid_magic(self) -> None:
+        pass
+
+    def record_invalid_offset(self) -> None:
+        pass
+
+    def record_invalid_sequence(self) -> None:
+        pass
+
+    def record_invalid_checksums(self) -> None:
+        pass
+
+    def record_no_key_compacted_topic(self) -> None:
+        pass
+
+    def record_bytes_rejected(self, size: int) -> None:
+        pass
+
+
+_NO_METRICS = _NoMetrics()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LogAppendInfo
+
+
+@dataclass
+class LogAppendInfo:
+    """What an append found out about its records (Kafka 3.8: ``LogAppendInfo``; 0.10.1: ``LogAppendInfo``
+    in ``Log.scala``, whose ``targetCodec``, ``shallowCount`` and ``offsetsMonotonic`` are kept too).
+
+    The shallow pass (:func:`analyze_and_validate_records`) fills it from the batch headers; the leader's
+    append then sets ``first_offset``, ``last_offset``, ``max_timestamp``, ``shallow_offset_of_max_timestamp``
+    and ``log_append_time`` from the offsets it assigned (:class:`ValidationResult`).
+
+    ``first_offset`` is ``None`` (Kafka: -1) until known: the shallow pass knows it for v2 batches only,
+    because a v0/v1 wrapper holds its last offset (``last_offset_of_first_batch`` stands in for it).
+    ``shallow_offset_of_max_timestamp`` is the last offset of the first batch holding the max timestamp.
+    """
+
+    first_offset: int | None = None
+    last_offset: int = -1
+    max_timestamp: int = NO_TIMESTAMP
+    shallow_offset_of_max_timestamp: int = -1
+    log_append_time: int = NO_TIMESTAMP
+    log_start_offset: int = -1
+    source_compression: CompressionType = CompressionType.NONE
+    target_compression: CompressionType = CompressionType.NONE
+    shallow_count: int = 0
+    valid_bytes: int = -1
+    offsets_monotonic: bool = False
+    last_offset_of_first_batch: int = -1
+    record_errors: list[RecordError] = field(default_factory=list)
+    last_leader_epoch: int | None = None
+
+    @property
+    def num_messages(self) -> int:
+        """``last - first + 1`` when both are known, else 0 (Kafka: ``numMessages``, the most messages the
+        append can hold: compaction may have left gaps)."""
+        if self.first_offset is not None and self.first_offset >= 0 and self.last_offset >= 0:
+            return self.last_offset - self.first_offset + 1
+        return 0
+
+    @property
+    def first_or_last_offset_of_first_batch(self) -> int:
+        """The first offset when known, else the last offset of the first batch (Kafka:
+        ``firstOrLastOffsetOfFirstBatch``)."""
+        if self.first_offset is not None and self.first_offset >= 0:
+            return self.first_offset
+        return self.last_offset_of_first_batch
+
+    @classmethod
+    def unknown(cls, log_start_offset: int = -1, record_errors: Iterable[RecordError] = ()) -> LogAppendInfo:
+        """Kafka's ``UNKNOWN_LOG_APPEND_INFO`` / ``unknownLogAppendInfoWithLogStartOffset`` /
+        ``unknownLogAppendInfoWithAdditionalInfo``: an append that did not happen."""
+        return cls(log_start_offset=log_start_offset, record_errors=list(record_errors))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The shallow pass (UnifiedLog.analyzeAndValidateRecords, trimInvalidBytes)
+
+
+def target_compression(config: BrokerCompressionType | LogConfig, source: CompressionType | int | str
+                       ) -> CompressionType:
+    """The codec a log writes a batch in: its ``compression.type``, or the producer's codec when that is
+    ``producer`` (Kafka 3.8: ``BrokerCompressionType.targetCompression``; 0.10.1:
+    ``BrokerCompressionCodec.getTargetCompressionCodec``)."""
+    broker = config.compression_type if isinstance(config, LogConfig) else config
+    chosen = broker.record_compression
+    return CompressionType.of(source) if chosen is None else chosen
+
+
+def analyze_and_validate_records(
+    records: MemoryRecords,
+    config: LogConfig,
+    *,
+    origin: AppendOrigin | str = AppendOrigin.CLIENT,
+    ignore_record_size: bool = False,
+    require_offsets_monotonic: bool = False,
+    leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    log_start_offset: int = -1,
+    topic_partition: str | None = None,
+    metrics: MetricsRecorder | None = None,
+) -> LogAppendInfo:
+    """Check every batch's header and CRC and sum up the append (Kafka 3.8:
+    ``UnifiedLog.analyzeAndValidateRecords``; 0.10.1: ``Log.analyzeAndValidateMessageSet``).
+
+    Per batch, in Kafka's order: a ``raft_leader`` batch must carry ``leader_epoch``; a v2 batch from a
+    client must have base offset 0; the first batch gives ``first_offset`` (v2 only) and
+    ``last_offset_of_first_batch``; offsets must increase (``offsets_monotonic``); the batch may not be
+    larger than ``max.message.bytes`` (unless ``ignore_record_size``, the follower's case); its CRC must
+    hold.  The largest max timestamp and the last offset of its batch, the valid bytes, the number of
+    batches and the source codec (the codec of the last compressed batch, Kafka's rule: the leader path
+    holds one batch whenever it is v2 or compressed) are collected.
+
+    The buffer is read as Kafka's ``MemoryRecords.batches()`` reads it: a partial batch at the end is not an
+    error, it is left out of ``valid_bytes`` (see :func:`trim_invalid_bytes`).
+
+    Raises:
+        InvalidRecordError: a client's v2 batch with a base offset other than 0, or a Raft leader's batch
+            without the leader epoch.
+        RecordTooLargeError: a batch larger than ``max.message.bytes``, naming both sizes.
+        CorruptRecordError: a batch whose CRC does not match, or framing the batch reader refuses.
+        OffsetsOutOfOrderError: offsets that do not increase, when ``require_offsets_monotonic`` (Kafka asks
+            for it when the append keeps the offsets it is given).
+    """
+    origin = AppendOrigin.of(origin)
+    recorder: MetricsRecorder = _NO_METRICS if metrics is None else metrics
+    valid_bytes = 0
+    first_offset: int | None = None
+    last_offset = -1
+    last_leader_epoch = NO_PARTITION_LEADER_EPOCH
+    source = CompressionType.NONE
+    monotonic = True
+    max_timestamp = NO_TIMESTAMP
+    shallow_offset_of_max_timestamp = -1
+    read_first_message = False
+    last_offset_of_first_batch = -1
+    shallow_count = 0
+
+    for batch in records.batches(strict=False):
+        if origin is AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
+            raise InvalidRecordError("Append from Raft leader did not set the batch epoch correctly",
+                                     batch.position)
+        # Only v2 is checked, to keep old clients working.
+        if batch.magic >= MAGIC_V2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
+            raise InvalidRecordError(
+                f"The baseOffset of the record batch in the append{_in(' to ', topic_partition)} "
+                f"should be 0, but it is {batch.base_offset}",
+                batch.position,
+            )
+        # A v0/v1 wrapper holds its last offset: its first needs decompression, so only v2 gives it here.
+        if not read_first_message:
+            if batch.magic >= MAGIC_V2:
+                first_offset = batch.base_offset
+            last_offset_of_first_batch = batch.last_offset
+            read_first_message = True
+
+        if last_offset >= batch.last_offset:
+            monotonic = False
+        last_offset = batch.last_offset
+        last_leader_epoch = batch.partition_leader_epoch
+
+        batch_size = batch.size_in_bytes
+        if not ignore_record_size and batch_size > config.max_message_size:
+            recorder.record_bytes_rejected(records.size_in_bytes())
+            raise RecordTooLargeError(
+                f"The record batch size in the append{_in(' to ', topic_partition)} is {batch_size} bytes "
+                f"which exceeds the maximum configured value of {config.max_message_size}.",
+                batch.position,
+            )
+
+        if not batch.is_valid():
+            recorder.record_invalid_checksums()
+            raise CorruptRecordError(
+                f"Record is corrupt (stored crc = {batch.crc})"
+                f"{_in(' in topic partition ', topic_partition)}.",
+                batch.position,
+            )
+
+        if batch.max_timestamp > max_timestamp:
+            max_timestamp = batch.max_timestamp
+            shallow_offset_of_max_timestamp = last_offset
+
+        valid_bytes += batch_size
+        shallow_count += 1
+        codec = CompressionType.of(batch.attributes & COMPRESSION_CODEC_MASK)
+        if codec is not CompressionType.NONE:
+            source = codec
+
+    if require_offsets_monotonic and not monotonic:
+        offsets = [record.offset for record in records.records(strict=False)]
+        raise OffsetsOutOfOrderError(
+            f"Out of order offsets found in append{_in(' to ', topic_partition)}: {offsets}"
+        )
+
+    return LogAppendInfo(
+        first_offset=first_offset,
+        last_offset=last_offset,
+        max_timestamp=max_timestamp,
+        shallow_offset_of_max_timestamp=shallow_offset_of_max_timestamp,
+        log_append_time=NO_TIMESTAMP,
+        log_start_offset=log_start_offset,
+        source_compression=source,
+        target_compression=target_compression(config, source),
+        shallow_count=shallow_count,
+        valid_bytes=valid_bytes,
+        offsets_monotonic=monotonic,
+        last_offset_of_first_batch=last_offset_of_first_batch,
+        record_errors=[],
+        last_leader_epoch=None if last_leader_epoch == NO_PARTITION_LEADER_EPOCH else last_leader_epoch,
+    )
+
+
+def trim_invalid_bytes(records: MemoryRecords, info: LogAppendInfo, *,
+                       topic_partition: str | None = None) -> MemoryRecords:
+    """The records without what follows their valid bytes (a partial trailing batch) (Kafka:
+    ``UnifiedLog.trimInvalidBytes``; 0.10.1: ``Log.trimInvalidBytes``).
+
+    Returns ``records`` itself when every byte is valid; otherwise new records over a writable copy of the
+    valid prefix (Kafka shares the buffer; a copy keeps no view of the caller's buffer alive, and being
+    writable lets the validator rewrite it in place).
+
+    Raises:
+        CorruptRecordError: ``info.valid_bytes`` is negative.
+    """
+    valid_bytes = info.valid_bytes
+    if valid_bytes < 0:
+        raise CorruptRecordError(
+            f"Cannot append record batch with illegal length {valid_bytes} to log"
+            f"{_in(' for ', topic_partition)}. A possible cause is a corrupted produce request."
+        )
+    if valid_bytes == records.size_in_bytes():
+        return records
+    with memoryview(records.buffer) as view, view[:valid_bytes] as prefix:
+        trimmed = bytearray(prefix)
+    return MemoryRecords(trimmed, max_batch_size=records.max_batch_size,
+                         max_decompressed_size=records.max_decompressed_size)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Records as the validator sees them
+
+
+class _LegacyRecord:
+    """One v0/v1 message seen as a record: Kafka's ``LegacyRecord`` inside the ``BasicLegacyRecordBatch``
+    or ``ByteBufferLegacyRecordBatch`` that iteration hands out.
+
+    ``wrapper_timestamp``/``wrapper_type`` are set for the v1 messages inside a wrapper, which report the
+    wrapper's timestamp type (and its timestamp under LogAppendTime), as ``DeepRecordsIterator`` makes them.
+    """
+
+    __slots__ = ("_data", "_end", "_start", "attributes", "crc", "key", "magic", "offset", "own_timestamp",
+                 "value", "wrapper_timestamp", "wrapper_type")
+
+    def __init__(self, data: Any, start: int, size: int, offset: int) -> None:
+        """Read the message of ``size`` bytes at ``data[start:]`` (its CRC first) whose frame said
+        ``offset``."""
+        end = start + size
+        if size < MIN_RECORD_OVERHEAD:
+            raise CorruptRecordError(
+                f"Record is corrupt (crc could not be retrieved as the record is too small, size = {size})"
+            )
+        self._data = data
+        self._start = start
+        self._end = end
+        self.offset = offset
+        self.crc, self.magic, self.attributes = _LEGACY_HEAD.unpack_from(data, start + LEGACY_CRC_OFFSET)
+        # LegacyRecord reads any magic but 0 with the v1 layout.
+        if self.magic == MAGIC_V0:
+            self.own_timestamp = NO_TIMESTAMP
+            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V0
+        else:
+            if size < RECORD_OVERHEAD_V1:
+                raise CorruptRecordError(
+                    f"Invalid legacy record: {size} bytes cannot hold a v1 message header "
+                    f"({RECORD_OVERHEAD_V1} bytes)"
+                )
+            self.own_timestamp = _I64.unpack_from(data, start + LEGACY_TIMESTAMP_OFFSET)[0]
+            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V1
+        self.key, value_size_at = self._size_delimited(key_size_at, "key")
+        self.value, _ = self._size_delimited(value_size_at, "value")
+        self.wrapper_timestamp: int | None = None
+        self.wrapper_type: TimestampType | None = None
+
+    def _size_delimited(self, at: int, what: str) -> tuple[bytes | None, int]:
+        """Kafka's ``Utils.sizeDelimited``: an int32 length (negative: null) and that many bytes."""
+        if at + 4 > self._end:
+            raise CorruptRecordError(f"Invalid legacy record: its {what} size runs past the record")
+        length = _I32.unpack_from(self._data, at)[0]
+        if length < 0:
+            return None, at + 4
+        if at + 4 + length > self._end:
+            raise CorruptRecordError(
+                f"Invalid legacy record: {what} size {length} runs past the record of "
+                f"{self._end - self._start} bytes"
+            )
+        return bytes(self._data[at + 4:at + 4 + length]), at + 4 + length
+
+    @property
+    def timestamp(self) -> int:
+        """Kafka's ``LegacyRecord.timestamp``: -1 in v0, the wrapper's under LogAppendTime, else its own."""
+        if self.magic == MAGIC_V0:
+            return NO_TIMESTAMP
+        if self.wrapper_type is TimestampType.LOG_APPEND_TIME and self.wrapper_timestamp is not None:
+            return self.wrapper_timestamp
+        return int(self.own_timestamp)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        """Kafka's ``LegacyRecord.timestampType(magic, wrapperRecordTimestampType, attributes)``."""
+        if self.magic == MAGIC_V0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self.wrapper_type is not None:
+            return self.wrapper_type
+        if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def is_compressed(self) -> bool:
+        return bool(self.attributes & LEGACY_COMPRESSION_MASK)
+
+    @property
+    def headers(self) -> list[tuple[str, bytes | None]]:
+        return []
+
+    def computed_crc(self) -> int:
+        with memoryview(self._data) as whole, \
+                whole[self._start + LEGACY_MAGIC_OFFSET:self._end] as part:
+            return int(_impl.core.crc32(part))
+
+    def ensure_valid(self) -> None:
+        """Kafka's ``LegacyRecord.ensureValid``."""
+        computed = self.computed_crc()
+        if computed != self.crc:
+            raise CorruptRecordError(
+                f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})"
+            )
+
+    def __str__(self) -> str:
+        """Kafka's ``AbstractLegacyRecordBatch.toString`` around ``LegacyRecord.toString``."""
+        codec = self.attributes & LEGACY_COMPRESSION_MASK
+        codec_name = CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else str(codec)
+        key_size = 0 if self.key is None else len(self.key)
+        value_size = 0 if self.value is None else len(self.value)
+        timestamp = f"{self.timestamp_type}={self.timestamp}, " if self.magic > 0 else ""
+        return (
+            f"LegacyRecordBatch(offset={self.offset}, Record(magic={self.magic}, "
+            f"attributes={self.attributes}, compression={codec_name}, crc={self.crc}, "
+            f"{timestamp}key={key_size} bytes, value={value_size} bytes))"
+        )
+
+
+def _describe(record: Any) -> str:
+    """A record as Kafka's ``toString`` shows it in error messages."""
+    if isinstance(record, _LegacyRecord):
+        return str(record)
+    key_size = 0 if record.key is None else len(record.key)
+    value_size = 0 if record.value is None else len(record.value)
+    return (f"DefaultRecord(offset={record.offset}, timestamp={record.timestamp}, key={key_size} bytes, "
+            f"value={value_size} bytes)")
+
+
+def _has_magic(record: Any, magic: int) -> bool:
+    """Kafka's ``Record.hasMagic``: a v2 record has any magic from 2 on; a legacy one exactly its own."""
+    if isinstance(record, _LegacyRecord):
+        return bool(record.magic == magic)
+    return magic >= MAGIC_V2
+
+
+def _deep_legacy_records(batch: LegacyRecordBatch, buf: Any, max_decompressed_size: int
+                         ) -> Iterator[_LegacyRecord]:
+    """The inner messages of a v0/v1 wrapper (Kafka: ``AbstractLegacyRecordBatch.DeepRecordsIterator``
+    without ``ensureMatchingMagic``, as ``iterator(BufferSupplier)`` builds it).
+
+    Everything is decompressed and read before the first record is handed out (Kafka does it in the
+    iterator's constructor, which this function is up to its ``return``); v1 inner offsets are made absolute
+    from the wrapper's.  An inner message that is itself compressed fails when it is reached.
+    """
+    wrapper = _LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
+                            batch.last_offset)
+    wrapper_magic = wrapper.magic
+    if wrapper_magic not in (MAGIC_V0, MAGIC_V1):
+        raise InvalidRecordError(
+            f"Invalid wrapper magic found in legacy deep record iterator {wrapper_magic}", batch.position
+        )
+    codec_id = wrapper.attributes & LEGACY_COMPRESSION_MASK
+    if codec_id == CompressionType.ZSTD:
+        raise InvalidRecordError(
+            f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}",
+            batch.position,
+        )
+    if wrapper.value is None:
+        raise InvalidRecordError(
+            f"Found invalid compressed record set with null value (magic = {wrapper_magic})", batch.position
+        )
+    try:
+        data = decompress(codec_id, wrapper.value, magic=wrapper_magic, max_size=max_decompressed_size)
+    except CorruptRecordError as e:
+        raise e.at(batch.position) from e
+
+    # DataLogInputStream.nextBatch: a frame or message cut short ends the stream without an error.
+    entries: list[_LegacyRecord] = []
+    pos = 0
+    end = len(data)
+    while end - pos >= LOG_OVERHEAD:
+        offset, size = _FRAME.unpack_from(data, pos)
+        if size < MIN_RECORD_OVERHEAD:
+            raise CorruptRecordError(
+                f"Record size is less than the minimum record overhead ({MIN_RECORD_OVERHEAD})",
+                batch.position,
+            )
+        if size > end - pos - LOG_OVERHEAD:
+            break
+        try:
+            entry = _LegacyRecord(data, pos + LOG_OVERHEAD, size, offset)
+        except CorruptRecordError as e:
+            raise e.at(batch.position) from e
+        if entry.magic == MAGIC_V1:
+            entry.wrapper_timestamp = wrapper.timestamp
+            entry.wrapper_type = wrapper.timestamp_type
+        entries.append(entry)
+        pos += LOG_OVERHEAD + size
+
+    if not entries:
+        raise InvalidRecordError("Found invalid compressed record set with no inner records", batch.position)
+
+    absolute_base_offset = -1
+    if wrapper_magic == MAGIC_V1:
+        last_offset_from_wrapper = batch.last_offset
+        if last_offset_from_wrapper == 0:
+            # Some librdkafka versions write wrapper offset 0: the inner offsets are then taken as they are.
+            absolute_base_offset = 0
+        else:
+            last_inner_offset = entries[-1].offset
+            if last_offset_from_wrapper < last_inner_offset:
+                raise InvalidRecordError(
+                    f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                    f"'{last_offset_from_wrapper}' is less than the last inner message offset "
+                    f"'{last_inner_offset}' and it is not zero.",
+                    batch.position,
+                )
+            absolute_base_offset = last_offset_from_wrapper - last_inner_offset
+
+    def make_next() -> Iterator[_LegacyRecord]:
+        for entry in entries:
+            if wrapper_magic == MAGIC_V1:
+                entry.offset = _java_long(absolute_base_offset + entry.offset)
+            if entry.is_compressed:
+                raise InvalidRecordError("Inner messages must not be compressed", batch.position)
+            yield entry
+
+    return make_next()
+
+
+def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> Iterator[Any]:
+    """A batch's records as Kafka's ``batch.iterator()`` / ``streamingIterator()`` gives them: a v2 batch's
+    decoded records; an uncompressed legacy message is its own one record; a wrapper's inner messages."""
+    if isinstance(batch, DefaultRecordBatch):
+        return iter(batch.records())
+    assert isinstance(batch, LegacyRecordBatch)
+    if not batch.attributes & LEGACY_COMPRESSION_MASK:
+        return iter([_LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
+                                   batch.last_offset)])
+    return _deep_legacy_records(batch, buf, max_decompressed_size)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Rewriting batch headers in place (Kafka: MutableRecordBatch.setLastOffset, setMaxTimestamp,
+# setPartitionLeaderEpoch).  The record layer's batches are read-only views, so these write the buffer.
+
+
+def _crc_of(kernel: Callable[[Any], int], buf: Any, start: int, end: int) -> int:
+    with memoryview(buf) as whole, whole[start:end] as part:
+        return int(kernel(part))
+
+
+def _set_last_offset(buf: Any, batch: RecordBatch, offset: int) -> None:
+    """v2: base offset = ``offset - lastOffsetDelta``; v0/v1: the frame's offset.  Neither is under a CRC."""
+    if isinstance(batch, DefaultRecordBatch):
+        _I64.pack_into(buf, batch.position, _java_long(offset - batch.last_offset_delta))
+    else:
+        _I64.pack_into(buf, batch.position, offset)
+
+
+def _set_partition_leader_epoch(buf: Any, batch: RecordBatch, epoch: int) -> None:
+    """v2 only; the epoch is outside the CRC."""
+    if not isinstance(batch, DefaultRecordBatch):
+        raise IllegalStateError("Magic versions prior to 2 do not support partition leader epoch")
+    _I32.pack_into(buf, batch.position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+
+
+def _set_max_timestamp(buf: Any, batch: RecordBatch, timestamp_type: TimestampType,
+                       max_timestamp: int) -> None:
+    """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when neither
+    changes (Kafka: ``DefaultRecordBatch.setMaxTimestamp``, ``ByteBufferLegacyRecordBatch.setMaxTimestamp``).
+
+    The attributes are computed afresh as Kafka's ``computeAttributes`` does: the codec, the timestamp type
+    and (v2) the transactional, control and delete-horizon bits.
+    """
+    position = batch.position
+    end = position + batch.size_in_bytes
+    if isinstance(batch, DefaultRecordBatch):
+        if batch.timestamp_type is timestamp_type and batch.max_timestamp == max_timestamp:
+            return
+        attributes = batch.attributes & COMPRESSION_CODEC_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= TIMESTAMP_TYPE_MASK
+        if batch.is_transactional:
+            attributes |= TRANSACTIONAL_FLAG_MASK
+        if batch.is_control:
+            attributes |= CONTROL_FLAG_MASK
+        if batch.has_delete_horizon:
+            attributes |= DELETE_HORIZON_FLAG_MASK
+        _I16.pack_into(buf, position + ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(buf, position + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        crc = _crc_of(_impl.core.crc32c, buf, position + ATTRIBUTES_OFFSET, end)
+        _U32.pack_into(buf, position + CRC_OFFSET, crc)
+        return
+    assert isinstance(batch, LegacyRecordBatch)
+    if batch.magic == MAGIC_V0:
+        raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
+    if batch.timestamp_type is timestamp_type and batch.timestamp == max_timestamp:
+        return
+    attributes = batch.attributes & LEGACY_COMPRESSION_MASK
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= LEGACY_TIMESTAMP_TYPE_MASK
+    message = position + LOG_OVERHEAD
+    _U8.pack_into(buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
+    _I64.pack_into(buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
+    crc = _crc_of(_impl.core.crc32, buf, message + LEGACY_MAGIC_OFFSET, end)
+    _U32.pack_into(buf, message + LEGACY_CRC_OFFSET, crc)
+
+
+def _writable(records: MemoryRecords) -> MemoryRecords:
+    """``records`` when its buffer can be written, else records over a ``bytearray`` copy."""
+    with memoryview(records.buffer) as view:
+        if not view.readonly:
+            return records
+        copy = bytearray(view)
+    return MemoryRecords(copy, max_batch_size=records.max_batch_size,
+                         max_decompressed_size=records.max_decompressed_size)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building new records (Kafka: MemoryRecordsBuilder, as the validator uses it)
+
+
+def _build_records(
+    records: list[Any],
+    offsets: list[int],
+    *,
+    magic: int,
+    compression: CompressionType,
+    timestamp_type: TimestampType,
+    log_append_time: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    is_transactional: bool,
+    partition_leader_epoch: int,
+    template: MemoryRecords,
+) -> tuple[MemoryRecords, int, int]:
+    """One batch (uncompressed v0/v1: one message per record) of ``records`` at ``offsets``; returns the
+    records, their max timestamp and its shallow offset (Kafka: ``MemoryRecords.builder(...)``,
+    ``appendWithOffset(offset, record)`` per record, ``build()`` and ``info()``).
+
+    The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
+    """
+    if magic < MAGIC_V2:
+        if is_transactional:
+            raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
+        if compression is CompressionType.ZSTD:
+            raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
+    rows = []
+    for record in records:
+        timestamp = record.timestamp
+        if timestamp < 0 and timestamp != NO_TIMESTAMP:
+            raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
+        headers = record.headers
+        if magic < MAGIC_V2 and headers:
+            raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
+        rows.append((record.key, record.value, timestamp, headers or None))
+    # MemoryRecordsBuilder.validateProducerState, at close()
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
+    if producer_id != NO_PRODUCER_ID:
+        if producer_epoch == NO_PRODUCER_EPOCH:
+            raise IllegalArgumentError("Invalid negative producer epoch")
+        if base_sequence < 0:
+            raise IllegalArgumentError("Invalid negative sequence number used")
+        if magic < MAGIC_V2:
+            raise IllegalArgumentError(f"Idempotent messages are not supported for magic {magic}")
+
+    def wrap(data: bytes) -> MemoryRecords:
+        return MemoryRecords(data, max_batch_size=template.max_batch_size,
+                             max_decompressed_size=template.max_decompressed_size)
+
+    if not rows:
+        return wrap(b""), NO_TIMESTAMP, -1
+    base_offset = offsets[0]
+    if magic == MAGIC_V2:
+        data = build_default_batch(
+            rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+            log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+            base_sequence=base_sequence, is_transactional=is_transactional,
+            partition_leader_epoch=partition_leader_epoch,
+        )
+    else:
+        # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
+        legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
+        data = build_legacy_message_set(
+            [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
+            base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
+            log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
+        )
+    # MemoryRecordsBuilder.info()
+    last_offset = offsets[-1]
+    one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return wrap(data), log_append_time, last_offset if one_batch else base_offset
+    max_timestamp = NO_TIMESTAMP
+    offset_of_max_timestamp = -1
+    if magic > MAGIC_V0:
+        for (_, _, timestamp, _), offset in zip(rows, offsets, strict=True):
+            if timestamp > max_timestamp:
+                max_timestamp = timestamp
+                offset_of_max_timestamp = offset
+    if max_timestamp == NO_TIMESTAMP:
+        return wrap(data), NO_TIMESTAMP, -1
+    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LogValidator
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """What validation made of the records (Kafka: ``LogValidator.ValidationResult``).
+
+    ``valid_records`` are the records to append, with offsets from the ``next_offset`` given up to this
+    ``next_offset`` (exclusive); ``max_timestamp`` and ``shallow_offset_of_max_timestamp`` (the last offset
+    of the batch that holds it) feed the time index; ``message_size_maybe_changed`` says the records were
+    rebuilt, so the caller must check the batch sizes against ``max.message.bytes`` again;
+    ``log_append_time`` is the ``now_ms`` used.
+    """
+
+    valid_records: MemoryRecords
+    max_timestamp: int
+    shallow_offset_of_max_timestamp: int
+    message_size_maybe_changed: bool
+    log_append_time: int
+    next_offset: int
+
+    @property
+    def last_offset(self) -> int:
+        """The last offset assigned: ``next_offset - 1`` (Kafka: ``setLastOffset(offset.value - 1)``)."""
+        return self.next_offset - 1
+
+
+class _ApiRecordError(NamedTuple):
+    """A rejected record and the API error it maps to (Kafka: ``LogValidator.ApiRecordError``)."""
+
+    invalid_timestamp: bool  # Errors.INVALID_TIMESTAMP, else Errors.INVALID_RECORD
+    record_error: RecordError
+
+
+def _process_record_errors(record_errors: list[_ApiRecordError]) -> None:
+    """Fail the batch when any of its records failed (Kafka: ``processRecordErrors``)."""
+    if not record_errors:
+        return
+    errors = [e.record_error for e in record_errors]
+    if any(e.invalid_timestamp for e in record_errors):
+        raise InvalidTimestampError("One or more records have been rejected due to invalid timestamp", errors)
+    shown = ", ".join(str(e) for e in errors[:3])
+    raise RecordValidationError(
+        f"One or more records have been rejected due to {len(errors)} record errors in total, and only "
+        f"showing the first three errors at most: [{shown}]",
+        errors,
+    )
+
+
+class LogValidator:
+    """Kafka's ``LogValidator``: one validation of one request's records.
+
+    ``now_ms`` stands for Kafka's ``time.milliseconds()``; the rest are the constructor's arguments
+    (``interBrokerProtocolVersion`` left out, see the module docstring).  Most callers want
+    :func:`validate_messages_and_assign_offsets`, which takes these from a :class:`LogConfig`.
+    """
+
+    def __init__(
+        self,
+        records: MemoryRecords,
+        *,
+        now_ms: int,
+        source_compression: CompressionType | int | str,
+        target_compression: CompressionType | int | str,
+        compacted_topic: bool = False,
+        to_magic: int = MAGIC_V2,
+        timestamp_type: TimestampType | str | int = TimestampType.CREATE_TIME,
+        timestamp_before_max_ms: int = 0x7FFFFFFFFFFFFFFF,
+        timestamp_after_max_ms: int = 0x7FFFFFFFFFFFFFFF,
+        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+        origin: AppendOrigin | str = AppendOrigin.CLIENT,
+        topic_partition: str | None = None,
+    ) -> None:
+        if to_magic not in (MAGIC_V0, MAGIC_V1, MAGIC_V2):
+            raise IllegalArgumentError(f"Unknown magic {to_magic}: the log writes 0, 1 or 2")
+        self.records = records
+        self.now_ms = now_ms
+        self.source_compression = CompressionType.of(source_compression)
+        self.target_compression = CompressionType.of(target_compression)
+        self.compacted_topic = compacted_topic
+        self.to_magic = to_magic
+        self.timestamp_type = TimestampType.of(timestamp_type)
+        self.timestamp_before_max_ms = timestamp_before_max_ms
+        self.timestamp_after_max_ms = timestamp_after_max_ms
+        self.partition_leader_epoch = partition_leader_epoch
+        self.origin = AppendOrigin.of(origin)
+        self.topic_partition = topic_partition
+
+    # --- the entry point ------------------------------------------------------------------------------
+
+    def validate_messages_and_assign_offsets(self, next_offset: int,
+                                             metrics: MetricsRecorder | None = None) -> ValidationResult:
+        """Assign offsets from ``next_offset`` and check every record (Kafka:
+        ``validateMessagesAndAssignOffsets``): keys on compacted topics, timestamps, inner offsets and
+        magics of compressed sets, batch counts; converting to ``to_magic`` and ``target_compression`` as
+        needed, and in place when nothing has to be rebuilt.
+
+        Raises:
+            InvalidRecordError: a batch Kafka refuses (see :meth:`_validate_batch`), more than one batch where
+                only one is allowed, or undecodable records.
+            RecordValidationError: records rejected (missing keys on a compacted topic, inner magics that do
+                not match), with every rejected record in ``record_errors``.
+            InvalidTimestampError: records rejected for their timestamps.
+            UnsupportedForMessageFormatError: transactional or idempotent batches for a log below v2.
+            CorruptRecordError: an inner v0/v1 message whose CRC does not match.
+        """
+        recorder: MetricsRecorder = _NO_METRICS if metrics is None else metrics
+        if (self.source_compression is CompressionType.NONE
+                and self.target_compression is CompressionType.NONE):
+            if not self._has_matching_magic():
+                return self._convert_and_assign_offsets_non_compressed(next_offset, recorder)
+            return self._assign_offsets_non_compressed(next_offset, recorder)
+        return self._validate_messages_and_assign_offsets_compressed(next_offset, recorder)
+
+    # --- helpers --------------------------------------------------------------------------------------
+
+    def _has_matching_magic(self) -> bool:
+        """Kafka: ``AbstractRecords.hasMatchingMagic``."""
+        return all(batch.magic == self.to_magic for batch in self.records.batches(strict=False))
+
+    def _first_batch_and_maybe_validate_no_more_batches(self, records: MemoryRecords,
+                                                        source: CompressionType) -> RecordBatch:
+        """Kafka: ``getFirstBatchAndMaybeValidateNoMoreBatches``: v2 and compressed sets hold one batch."""
+        batches = records.batches(strict=False)
+        batch = next(batches, None)
+        if batch is None:
+            raise InvalidRecordError("Record batch has no batches at all")
+        only_one = batch.magic >= MAGIC_V2 or source is not CompressionType.NONE
+        if only_one and next(batches, None) is not None:
+            raise InvalidRecordError("Compressed outer record has more than one batch")
+        return batch
+
+    def _records_of(self, batch: RecordBatch, records: MemoryRecords) -> Iterator[Any]:
+        return _batch_records(batch, records.buffer, records.max_decompressed_size)
+
+    # --- the three paths ------------------------------------------------------------------------------
+
+    def _convert_and_assign_offsets_non_compressed(self, next_offset: int,
+                                                   metrics: MetricsRecorder) -> ValidationResult:
+        """Rebuild uncompressed records in the log's magic (Kafka:
+        ``convertAndAssignOffsetsNonCompressed``)."""
+        now = self.now_ms
+        records = self.records
+        # Kafka sizes the new buffer first (estimateSizeInBytes over records.records()), which decodes every
+        # record before any batch is checked; decoding up front keeps that order of errors.
+        batches = list(records.batches(strict=False))
+        decoded = [list(self._records_of(batch, records)) for batch in batches]
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
+        offset_counter = next_offset
+        kept: list[Any] = []
+        offsets: list[int] = []
+        for batch, batch_records in zip(batches, decoded, strict=True):
+            self._validate_batch(first_batch, batch, metrics)
+            record_errors: list[_ApiRecordError] = []
+            for record_index, record in enumerate(batch_records):
+                error = self._validate_record(batch, record, record_index, now, metrics)
+                if error is not None:
+                    record_errors.append(error)
+                # the batch fails if any record does, so nothing more is appended after a failure
+                if not record_errors:
+                    kept.append(record)
+                    offsets.append(offset_counter)
+                    offset_counter += 1
+            _process_record_errors(record_errors)
+
+        converted, max_timestamp, shallow_offset = _build_records(
+            kept, offsets, magic=self.to_magic, compression=CompressionType.NONE,
+            timestamp_type=self.timestamp_type, log_append_time=now, producer_id=first_batch.producer_id,
+            producer_epoch=first_batch.producer_epoch, base_sequence=first_batch.base_sequence,
+            is_transactional=first_batch.is_transactional, partition_leader_epoch=self.partition_leader_epoch,
+            template=records,
+        )
+        return ValidationResult(converted, max_timestamp, shallow_offset, True, now, offset_counter)
+
+    def _assign_offsets_non_compressed(self, next_offset: int, metrics: MetricsRecorder) -> ValidationResult:
+        """Assign offsets and timestamps to uncompressed batches of the log's magic in place (Kafka:
+        ``assignOffsetsNonCompressed``)."""
+        now = self.now_ms
+        max_timestamp = NO_TIMESTAMP
+        shallow_offset_of_max_timestamp = -1
+        initial_offset = next_offset
+        offset_counter = next_offset
+        records = _writable(self.records)
+        buf = records.buffer
+
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
+        for batch in records.batches(strict=False):
+            self._validate_batch(first_batch, batch, metrics)
+            max_batch_timestamp = NO_TIMESTAMP
+            record_errors: list[_ApiRecordError] = []
+            for record_index, record in enumerate(self._records_of(batch, records)):
+                error = self._validate_record(batch, record, record_index, now, metrics)
+                if error is not None:
+                    record_errors.append(error)
+                offset_counter += 1
+                if batch.magic > MAGIC_V0 and record.timestamp > max_batch_timestamp:
+                    max_batch_timestamp = record.timestamp
+            _process_record_errors(record_errors)
+
+            if batch.magic > MAGIC_V0 and max_batch_timestamp > max_timestamp:
+                max_timestamp = max_batch_timestamp
+                shallow_offset_of_max_timestamp = offset_counter - 1
+
+            _set_last_offset(buf, batch, offset_counter - 1)
+            if batch.magic >= MAGIC_V2:
+                _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+            if batch.magic > MAGIC_V0:
+                if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+                    _set_max_timestamp(buf, batch, TimestampType.LOG_APPEND_TIME, now)
+                else:
+                    _set_max_timestamp(buf, batch, self.timestamp_type, max_batch_timestamp)
+
+        if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            # the same answers as MemoryRecordsBuilder.info() would give
+            max_timestamp = now
+            if self.to_magic == MAGIC_V0:
+                max_timestamp = NO_TIMESTAMP
+                shallow_offset_of_max_timestamp = -1
+            elif self.to_magic == MAGIC_V1:
+                # single-message batches with one timestamp: the first is the earliest batch holding it
+                shallow_offset_of_max_timestamp = initial_offset
+            else:
+                # one batch: its last offset
+                shallow_offset_of_max_timestamp = offset_counter - 1
+
+        return ValidationResult(records, max_timestamp, shallow_offset_of_max_timestamp, False, now,
+                                offset_counter)
+
+    def _validate_messages_and_assign_offsets_compressed(self, next_offset: int,
+                                                         metrics: MetricsRecorder) -> ValidationResult:
+        """Validate a compressed set (or records to compress) and assign offsets, in place when the codec and
+        magic are kept and the inner offsets are already 0, 1, 2, ... (Kafka:
+        ``validateMessagesAndAssignOffsetsCompressed``).
+
+        In place is impossible when (1) source and target codec differ, (2) the magic must change, or
+        (3) the log is v0, whose inner offsets are absolute.  An uncompressed control batch is never
+        compressed.
+        """
+        # (Kafka first refuses zstd below inter.broker.protocol.version 2.1: left out.)
+        in_place_assignment = self.source_compression is self.target_compression
+        now = self.now_ms
+        max_timestamp = NO_TIMESTAMP
+        expected_inner_offset = 0
+        validated_records: list[Any] = []
+
+        records = self.records
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression)
+        # Checking the first batch is enough: several batches happen only for uncompressed v0/v1, and all
+        # batches must have the first one's magic.
+        if first_batch.magic != self.to_magic or self.to_magic == MAGIC_V0:
+            in_place_assignment = False
+        # Do not compress control records unless they are written compressed.
+        if self.source_compression is CompressionType.NONE and first_batch.is_control:
+            in_place_assignment = True
+
+        for batch in records.batches(strict=False):
+            self._validate_batch(first_batch, batch, metrics)
+            record_errors: list[_ApiRecordError] = []
+            for record_index, record in enumerate(self._records_of(batch, records)):
+                expected_offset = expected_inner_offset
+                expected_inner_offset += 1
+
+                error = self._validate_record_compression(record_index, record)
+                if error is None:
+                    error = self._validate_record(batch, record, record_index, now, metrics)
+
+                if error is None and batch.magic > MAGIC_V0 and self.to_magic > MAGIC_V0:
+                    if record.timestamp > max_timestamp:
+                        max_timestamp = record.timestamp
+                    # Some old clients get v1 inner offsets wrong; the broker rewrites rather than rejects.
+                    if record.offset != expected_offset:
+                        in_place_assignment = False
+
+                if error is not None:
+                    record_errors.append(error)
+                else:
+                    validated_records.append(record)
+            _process_record_errors(record_errors)
+
+        if not in_place_assignment:
+            return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records)
+
+        # Only the header changes; the compressed payload is kept (one batch on this path).
+        records = _writable(records)
+        buf = records.buffer
+        batch = next(records.batches(strict=False))
+        offset_counter = next_offset + len(validated_records)
+        last_offset = offset_counter - 1
+        _set_last_offset(buf, batch, last_offset)
+        if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            max_timestamp = now
+        if self.to_magic >= MAGIC_V1:
+            _set_max_timestamp(buf, batch, self.timestamp_type, max_timestamp)
+        if self.to_magic >= MAGIC_V2:
+            _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+        return ValidationResult(records, max_timestamp, last_offset, False, now, offset_counter)
+
+    def _build_records_and_assign_offsets(self, next_offset: int, log_append_time: int,
+                                          first_batch: RecordBatch,
+                                          validated_records: list[Any]) -> ValidationResult:
+        """Write the records into one new batch of the target codec and magic (Kafka:
+        ``buildRecordsAndAssignOffsets``)."""
+        offsets = list(range(next_offset, next_offset + len(validated_records)))
+        built, max_timestamp, shallow_offset = _build_records(
+            validated_records, offsets, magic=self.to_magic, compression=self.target_compression,
+            timestamp_type=self.timestamp_type, log_append_time=log_append_time,
+            producer_id=first_batch.producer_id, producer_epoch=first_batch.producer_epoch,
+            base_sequence=first_batch.base_sequence, is_transactional=first_batch.is_transactional,
+            partition_leader_epoch=self.partition_leader_epoch, template=self.records,
+        )
+        return ValidationResult(built, max_timestamp, shallow_offset, True, log_append_time,
+                                next_offset + len(validated_records))
+
+    # --- checks ---------------------------------------------------------------------------------------
+
+    def _validate_batch(self, first_batch: RecordBatch, batch: RecordBatch, metrics: MetricsRecorder) -> None:
+        """Kafka: ``validateBatch``.  Every batch must have the first one's magic; a client's v2 batch must
+        have a positive count that matches its offset range; clients may not write control batches nor
+        idempotent batches without a sequence; a log below v2 cannot take transactional or idempotent
+        batches."""
+        tp = self.topic_partition
+        where = _in(" in topic partition ", tp)
+        if first_batch.magic != batch.magic:
+            metrics.record_invalid_magic()
+            raise InvalidRecordError(
+                f"Batch magic {batch.magic} is not the same as the first batch's magic byte "
+                f"{first_batch.magic}{where}",
+                batch.position,
+            )
+        if self.origin is AppendOrigin.CLIENT:
+            if batch.magic >= MAGIC_V2:
+                count_from_offsets = batch.last_offset - batch.base_offset + 1
+                if count_from_offsets <= 0:
+                    metrics.record_invalid_offset()
+                    raise InvalidRecordError(
+                        f"Batch has an invalid offset range: [{batch.base_offset}, "
+                        f"{batch.last_offset}]{where}",
+                        batch.position,
+                    )
+                count = batch.count
+                if count <= 0:
+                    metrics.record_invalid_offset()
+                    raise InvalidRecordError(f"Invalid reported count for record batch: {count}{where}",
+                                             batch.position)
+                if count_from_offsets != count:
+                    metrics.record_invalid_offset()
+                    raise InvalidRecordError(
+                        f"Inconsistent batch offset range [{batch.base_offset}, {batch.last_offset}] "
+                        f"and count of records {count}{where}",
+                        batch.position,
+                    )
+            if batch.is_control:
+                metrics.record_invalid_offset()
+                raise InvalidRecordError(f"Clients are not allowed to write control records{where}",
+                                         batch.position)
+            if batch.has_producer_id and batch.base_sequence < 0:
+                metrics.record_invalid_sequence()
+                raise InvalidRecordError(
+                    f"Invalid sequence number {batch.base_sequence} in record batch with producerId "
+                    f"{batch.producer_id}{where}",
+                    batch.position,
+                )
+        if batch.is_transactional and self.to_magic < MAGIC_V2:
+            raise UnsupportedForMessageFormatError(
+                f"Transactional records cannot be used with magic version {self.to_magic}"
+            )
+        if batch.has_producer_id and self.to_magic < MAGIC_V2:
+            raise UnsupportedForMessageFormatError(
+                f"Idempotent records cannot be used with magic version {self.to_magic}"
+            )
+
+    def _validate_record(self, batch: RecordBatch, record: Any, record_index: int, now: int,
+                         metrics: MetricsRecorder) -> _ApiRecordError | None:
+        """Kafka: ``validateRecord``: the record's magic, the inner CRC of a v0/v1 wrapper, then the key
+        (``validateKey``) and the timestamp (``validateTimestamp``)."""
+        tp = self.topic_partition
+        if not _has_magic(record, batch.magic):
+            metrics.record_invalid_magic()
+            return _ApiRecordError(False, RecordError(
+                record_index,
+                f"Record {_describe(record)}'s magic does not match outer magic {batch.magic}"
+                f"{_in(' in topic partition ', tp)}",
+            ))
+        # Only the inner messages of a v0/v1 wrapper have a CRC to check here: a plain message was checked
+        # with its batch in analyze_and_validate_records, and v2 records have none.  (Kafka's catch of
+        # InvalidRecordException around this does not see ensureValid's CorruptRecordException.)
+        if batch.magic <= MAGIC_V1 and batch.attributes & LEGACY_COMPRESSION_MASK:
+            assert isinstance(record, _LegacyRecord)
+            try:
+                record.ensure_valid()
+            except CorruptRecordError as e:
+                raise e.at(batch.position) from e
+        key_error = self._validate_key(record, record_index, metrics)
+        if key_error is not None:
+            return key_error
+        return self._validate_timestamp(batch, record, record_index, now)
+
+    def _validate_key(self, record: Any, record_index: int,
+                      metrics: MetricsRecorder) -> _ApiRecordError | None:
+        """Kafka: ``validateKey``: a compacted topic needs a key on every record."""
+        if self.compacted_topic and record.key is None:
+            metrics.record_no_key_compacted_topic()
+            return _ApiRecordError(False, RecordError(
+                record_index,
+                f"Compacted topic cannot accept message without key"
+                f"{_in(' in topic partition ', self.topic_partition)}",
+            ))
+        return None
+
+    def _validate_timestamp(self, batch: RecordBatch, record: Any, record_index: int,
+                            now: int) -> _ApiRecordError | None:
+        """Kafka: ``validateTimestamp``: under CreateTime a timestamp (other than -1) must lie within
+        ``[now - before.max.ms, now + after.max.ms]``; otherwise a LogAppendTime batch from a producer is
+        refused.  Bounds are computed in Java ``long`` arithmetic, as Kafka prints them."""
+        timestamp = record.timestamp
+        if self.timestamp_type is TimestampType.CREATE_TIME and timestamp != NO_TIMESTAMP:
+            if self._record_has_invalid_timestamp(timestamp, now):
+                low = _java_long(now - self.timestamp_before_max_ms)
+                high = _java_long(now + self.timestamp_after_max_ms)
+                return _ApiRecordError(True, RecordError(
+                    record_index,
+                    f"Timestamp {timestamp} of message with offset {record.offset} is out of range. The "
+                    f"timestamp should be within [{low}, {high}]",
+                ))
+        elif batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            return _ApiRecordError(True, RecordError(
+                record_index,
+                f"Invalid timestamp type in message {_describe(record)}. Producer should not set timestamp "
+                "type to LogAppendTime.",
+            ))
+        return None
+
+    def _record_has_invalid_timestamp(self, timestamp: int, now: int) -> bool:
+        """Kafka: ``recordHasInvalidTimestamp``."""
+        difference = _java_long(now - timestamp)
+        return (difference > self.timestamp_before_max_ms
+                or _java_long(-difference) > self.timestamp_after_max_ms)
+
+    def _validate_record_compression(self, record_index: int, record: Any) -> _ApiRecordError | None:
+        """Kafka: ``validateRecordCompression``: no compressed record inside a compressed set.  (The legacy
+        deep iterator already refuses compressed inner messages, and v2 records are never compressed, so
+        this can only pass; it is kept for Kafka's order of checks.)"""
+        if (self.source_compression is not CompressionType.NONE and isinstance(record, _LegacyRecord)
+                and record.is_compressed):
+            return _ApiRecordError(False, RecordError(
+                record_index,
+                "Compressed outer record should not have an inner record with a compression attribute set: "
+                f"{_describe(record)}",
+            ))
+        return None
+
+
+def validate_messages_and_assign_offsets(
+    records: MemoryRecords,
+    next_offset: int,
+    now_ms: int,
+    config: LogConfig,
+    *,
+    source_compression: CompressionType | int | str,
+    origin: AppendOrigin | str = AppendOrigin.CLIENT,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    topic_partition: str | None = None,
+    metrics: MetricsRecorder | None = None,
+) -> ValidationResult:
+    """Validate ``records`` and assign them offsets from ``next_offset``, as the leader's append does
+    (Kafka: ``UnifiedLog.append`` building a ``LogValidator`` from the log's config, then
+    ``LogValidator.validateMessagesAndAssignOffsets``).
+
+    From ``config``: the target codec (``compression.type``; ``producer`` keeps ``source_compression``),
+    ``cleanup.policy`` compact (keys required), the magic (``record_version()``, from
+    ``message.format.version``), ``message.timestamp.type`` and the before/after bounds.  See
+    :class:`LogValidator` for the checks and the module docstring for the three paths.
+    """
+    source = CompressionType.of(source_compression)
+    validator = LogValidator(
+        records,
+        now_ms=now_ms,
+        source_compression=source,
+        target_compression=target_compression(config, source),
+        compacted_topic=config.compact,
+        to_magic=config.record_version(),
+        timestamp_type=config.message_timestamp_type,
+        timestamp_before_max_ms=config.message_timestamp_before_max_ms,
+        timestamp_after_max_ms=config.message_timestamp_after_max_ms,
+        partition_leader_epoch=partition_leader_epoch,
+        origin=origin,
+        topic_partition=topic_partition,
+    )
+    return validator.validate_messages_and_assign_offsets(next_offset, metrics)
