@@ -39,6 +39,7 @@ from .errors import (
     InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
+    LogSegmentOffsetOverflowError,
     OffsetOutOfRangeError,
     ReadOnlyError,
     RecordTooLargeError,
@@ -155,7 +156,8 @@ class Log:
             self.recovery_point = 0
             next_offset = self._active().read_next_offset()
         else:
-            next_offset = self._recover_log(log_start_offset_checkpoint, recovery_point_checkpoint)
+            next_offset = self._retry_on_offset_overflow(
+                lambda: self._recover_log(log_start_offset_checkpoint, recovery_point_checkpoint))
             if not self.read_only:
                 active = self._active()
                 active.resize_indexes(self.config.max_index_size)
@@ -244,25 +246,102 @@ class Log:
             time_index_exists = time_index_filename(self.dir, base_offset).exists()
             segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
                                       read_only=self.read_only)
-            try:
-                if not index_filename(self.dir, base_offset).exists():
-                    if not self.read_only:
-                        logger.error("Could not find offset index file corresponding to log file %s, "
-                                     "recovering segment and rebuilding index files...", segment.log.file)
-                        self._recover_segment(segment)
-                else:
-                    try:
-                        segment.sanity_check(not time_index_exists)
-                    except CorruptIndexError as e:
-                        if self.read_only:
-                            raise
-                        logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
-                                       "recovering segment and rebuilding index files...", segment.log.file, e)
-                        self._recover_segment(segment)
-            except BaseException:
-                segment.close_handlers()
-                raise
+            # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
+            # split the segment in place.
             self.segments.add(segment)
+            if not index_filename(self.dir, base_offset).exists():
+                if not self.read_only:
+                    logger.error("Could not find offset index file corresponding to log file %s, "
+                                 "recovering segment and rebuilding index files...", segment.log.file)
+                    self._recover_segment_retrying(segment)
+            else:
+                try:
+                    segment.sanity_check(not time_index_exists)
+                except CorruptIndexError as e:
+                    if self.read_only:
+                        raise
+                    logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
+                                   "recovering segment and rebuilding index files...", segment.log.file, e)
+                    self._recover_segment_retrying(segment)
+
+    def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
+        """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step
+        again (Kafka: ``LogLoader.retryOnOffsetOverflow``)."""
+        while True:
+            try:
+                return step()
+            except LogSegmentOffsetOverflowError as e:
+                segment = e.segment
+                if not isinstance(segment, LogSegment) or self.read_only:
+                    raise
+                logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+                self.split_overflowed_segment(segment)
+
+    def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
+        """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit,
+        and swap them in (Kafka: ``splitOverflowedSegment``, KAFKA-6264).
+
+        Batches are copied into ``.cleaned`` segments, a new one starting at the base offset of the first
+        batch that does not fit the previous one; the copies must add up to the original's size before
+        :meth:`replace_segments` swaps them in.
+        """
+        with self._lock:
+            self._check_writable("split a segment of")
+            if not segment.log.file.name.endswith(LOG_FILE_SUFFIX):
+                raise IllegalArgumentError(f"Cannot split file {segment.log.file}")
+            if not segment.has_overflow():
+                raise IllegalArgumentError(f"Split operation is only permitted for segments with overflow: {segment}")
+            source = segment.log
+            new_segments: list[LogSegment] = []
+            try:
+                position = 0
+                while position < source.size_in_bytes():
+                    first = next(iter(source.read(position, source.size_in_bytes() - position).batches()))
+                    new_segment = self._create_cleaned_segment(first.base_offset)
+                    new_segments.append(new_segment)
+                    appended = new_segment.append_from_file(source, position)
+                    if appended == 0:
+                        raise KafkaLogError(f"Failed to append records from position {position} in {segment}")
+                    position += appended
+                total = 0
+                for new_segment in new_segments:
+                    new_segment.on_become_inactive_segment()
+                    new_segment.flush()
+                    new_segment.set_last_modified(int(segment.last_modified()))
+                    total += new_segment.size()
+                if total != source.size_in_bytes():
+                    raise KafkaLogError(
+                        f"Inconsistent segment sizes after split before: {source.size_in_bytes()} after: {total}")
+            except BaseException:
+                for new_segment in new_segments:
+                    new_segment.close_handlers()
+                    new_segment.delete()
+                raise
+            logger.info("Replacing overflowed segment %s with split segments %s", segment, new_segments)
+            self.replace_segments(new_segments, [segment])
+            return new_segments
+
+    def _create_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """A new, empty ``.cleaned`` segment (Kafka: ``createNewCleanedSegment``): stale files of that name go."""
+        for path in (log_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
+                     index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
+                     time_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
+                     txn_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX)):
+            path.unlink(missing_ok=True)
+        return LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=False,
+                               init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate,
+                               file_suffix=CLEANED_FILE_SUFFIX)
+
+    def _recover_segment_retrying(self, segment: LogSegment) -> None:
+        """Rebuild a segment's indexes, splitting it first if its offsets overflowed (then the split
+        segments, written from valid batches, need no rebuild)."""
+        try:
+            self._recover_segment(segment)
+        except LogSegmentOffsetOverflowError as e:
+            if self.read_only:
+                raise
+            logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+            self.split_overflowed_segment(segment)
 
     def _recover_segment(self, segment: LogSegment) -> int:
         """Kafka: ``recoverSegment`` (without the producer state this port does not keep)."""
