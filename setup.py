@@ -31,6 +31,7 @@ extensions = [
         ["kafkalog/_core.pyx"],
         include_dirs=["kafkalog"],
         depends=["kafkalog/_kernels.h"],
+        libraries=["m"],  # sin() for the MD5 constants
         extra_compile_args=extra_compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )

@@ -25,6 +25,12 @@ __all__ = [
     "encode_v2_records",
     "index_lookup",
     "index_points",
+    "md5",
+    "offset_map_get",
+    "offset_map_latest_codes",
+    "offset_map_position_of",
+    "offset_map_put",
+    "offset_map_put_records",
     "index_search",
     "scan_batches",
     "search_for_offset",
@@ -132,3 +138,28 @@ def encode_v2_records(
     base_timestamp: int,
     offset_deltas: Sequence[int] | None = None,
 ) -> bytes: ...
+def md5(data: Buffer) -> bytes: ...  # const unsigned char[::1]
+def offset_map_position_of(hash: Buffer, attempt: int, slots: int) -> int: ...
+def offset_map_put(
+    table: npt.NDArray[np.uint8],  # unsigned char[::1]
+    slots: int,
+    key: Buffer,  # const unsigned char[::1]
+    offset: int,
+) -> tuple[bool, int]: ...
+def offset_map_get(table: npt.NDArray[np.uint8], slots: int, key: Buffer) -> tuple[int, int]: ...
+def offset_map_put_records(
+    table: npt.NDArray[np.uint8],
+    slots: int,
+    data: Buffer,
+    records: npt.NDArray[np.void],  # const RecordRow[::1]
+    start_offset: int,
+    entries: int,
+    max_entries: int,
+) -> tuple[int, int, int, int, int, bool]: ...
+def offset_map_latest_codes(
+    table: npt.NDArray[np.uint8],
+    slots: int,
+    data: Buffer,
+    records: npt.NDArray[np.void],
+    latest_offset: int,
+) -> tuple[npt.NDArray[np.int8], int, int]: ...

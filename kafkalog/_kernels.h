@@ -16,6 +16,7 @@
 #ifndef KAFKALOG_KERNELS_H
 #define KAFKALOG_KERNELS_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
@@ -169,11 +170,14 @@ static uint32_t kl_crc32c_hw(uint32_t reg, const unsigned char *p, size_t len) {
 #define KL_HAVE_HW_PATH 0
 #endif
 
+static void kl_md5_init(void);
+
 static void kl_crc_init(void) {
     kl_slicing_table(kl_crc32_table, KL_POLY_CRC32);
     kl_slicing_table(kl_crc32c_table, KL_POLY_CRC32C);
     kl_shift_table(kl_crc32c_long, KL_LONG);
     kl_shift_table(kl_crc32c_short, KL_SHORT);
+    kl_md5_init();
 #if KL_HAVE_HW_PATH
     __builtin_cpu_init();
     kl_have_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0;
@@ -200,6 +204,68 @@ static inline uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t le
 
 static inline uint32_t kl_crc32(uint32_t crc, const unsigned char *p, size_t len) {
     return ~kl_crc_sw(kl_crc32_table, ~crc, p, len);
+}
+
+/* ---- MD5 (RFC 1321), for SkimpyOffsetMap's key hashes.
+ * 64 steps per 64-byte block in four rounds of sixteen; each step mixes one message word into the
+ * four-word state with a round function, a constant K[i] = floor(|sin(i + 1)| * 2^32) and a left
+ * rotation.  The message is padded with 0x80, zeros and its bit length (little-endian) to a whole
+ * number of blocks; the digest is the final state, little-endian. */
+
+static uint32_t kl_md5_k[64];
+static const unsigned char kl_md5_shift[64] = {
+    7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
+    5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
+    4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
+    6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+};
+
+static void kl_md5_init(void) {
+    for (int i = 0; i < 64; i++) kl_md5_k[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
+}
+
+static inline uint32_t kl_get_u32le(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static void kl_md5_block(uint32_t h[4], const unsigned char *block) {
+    uint32_t m[16];
+    for (int i = 0; i < 16; i++) m[i] = kl_get_u32le(block + 4 * i);
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
+    for (int i = 0; i < 64; i++) {
+        uint32_t f;
+        int g;
+        if (i < 16) { f = (b & c) | (~b & d); g = i; }
+        else if (i < 32) { f = (d & b) | (~d & c); g = (5 * i + 1) & 15; }
+        else if (i < 48) { f = b ^ c ^ d; g = (3 * i + 5) & 15; }
+        else { f = c ^ (b | ~d); g = (7 * i) & 15; }
+        f = f + a + kl_md5_k[i] + m[g];
+        a = d; d = c; c = b;
+        b = b + ((f << kl_md5_shift[i]) | (f >> (32 - kl_md5_shift[i])));
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+}
+
+static void kl_md5(const unsigned char *p, size_t n, unsigned char out[16]) {
+    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
+    size_t full = n & ~(size_t)63;
+    for (size_t i = 0; i < full; i += 64) kl_md5_block(h, p + i);
+    unsigned char tail[128];
+    size_t rest = n - full;
+    memcpy(tail, p + full, rest);
+    tail[rest] = 0x80;
+    size_t tail_len = rest < 56 ? 64 : 128;
+    memset(tail + rest + 1, 0, tail_len - rest - 1);
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++) tail[tail_len - 8 + i] = (unsigned char)(bits >> (8 * i));
+    kl_md5_block(h, tail);
+    if (tail_len == 128) kl_md5_block(h, tail + 64);
+    for (int i = 0; i < 4; i++) {
+        out[4 * i] = (unsigned char)h[i];
+        out[4 * i + 1] = (unsigned char)(h[i] >> 8);
+        out[4 * i + 2] = (unsigned char)(h[i] >> 16);
+        out[4 * i + 3] = (unsigned char)(h[i] >> 24);
+    }
 }
 
 #endif
