@@ -104,7 +104,7 @@ class AbstractIndex:
     VALUE_KIND: ClassVar[IndexKind]
 
     def __init__(self, path: str | os.PathLike[str], base_offset: int, max_index_size: int | None = None,
-                 writable: bool = True) -> None:
+                 writable: bool = True, *, ignore_file: bool = False) -> None:
         self._lock = threading.RLock()
         self._path = Path(path)
         self.base_offset = base_offset
@@ -115,7 +115,9 @@ class AbstractIndex:
         self._map: mmap.mmap | None = None
         self._closed = False
         try:
-            newly_created = self._open_writable() if writable else self._open_read_only()
+            if ignore_file and writable:
+                raise IllegalArgumentError("Only a read-only index can ignore its file")
+            newly_created = self._open_writable() if writable else self._open_read_only(ignore_file)
         except OSError as e:
             self._release()
             raise KafkaStorageError(f"Cannot open index file {self._path}: {e}") from e
@@ -138,8 +140,10 @@ class AbstractIndex:
         self._remap()
         return newly_created
 
-    def _open_read_only(self) -> bool:
-        if self._path.exists():
+    def _open_read_only(self, ignore_file: bool = False) -> bool:
+        """Map the file as it is; a missing file, or one the caller cannot trust (``ignore_file``: it failed
+        its sanity check and a read-only open may not rebuild it), reads as an empty index."""
+        if self._path.exists() and not ignore_file:
             self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115
             self._remap()
         # else: an index the broker never saved reads as empty; nothing is created
@@ -308,6 +312,12 @@ class AbstractIndex:
                     os.replace(self._path, target)
             finally:
                 self._path = target
+
+    def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
+        """Point at the same file name in another directory, after the directory was renamed (Kafka:
+        ``updateParentDir``)."""
+        with self._lock:
+            self._path = Path(parent) / self._path.name
 
     def __enter__(self) -> Any:
         return self
@@ -743,6 +753,7 @@ class LazyIndex:
         self.writable = writable
         self._index: AbstractIndex | None = None
         self._lock = threading.Lock()
+        self._ignore_file = False
 
     @property
     def file(self) -> Path:
@@ -758,9 +769,24 @@ class LazyIndex:
         if index is None:
             with self._lock:
                 if self._index is None:
-                    self._index = self._kind(self._path, self.base_offset, self.max_index_size, self.writable)
+                    self._index = self._kind(self._path, self.base_offset, self.max_index_size, self.writable,
+                                             ignore_file=self._ignore_file)
                 index = self._index
         return index
+
+    def ignore_file(self) -> None:
+        """Read as empty from now on: a read-only segment whose index failed its check cannot rebuild it,
+        and a lookup in an empty index scans from the start of the log, which is slower but right."""
+        with self._lock:
+            if not self.writable:
+                if self._index is not None:
+                    self._index.close_handler()
+                    self._index = None
+                self._ignore_file = True
+
+    @property
+    def file_ignored(self) -> bool:
+        return self._ignore_file
 
     def check_file(self) -> None:
         """The index's sanity check; on the open index if it is open, else on the file."""
@@ -782,6 +808,13 @@ class LazyIndex:
                         os.replace(self._path, target)
                 finally:
                     self._path = target
+
+    def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
+        """Kafka: ``LazyIndex.updateParentDir``."""
+        with self._lock:
+            if self._index is not None:
+                self._index.update_parent_dir(parent)
+            self._path = Path(parent) / self._path.name
 
     def delete(self) -> bool:
         with self._lock:

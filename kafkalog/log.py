@@ -68,6 +68,7 @@ from .segment import NO_MAX_POSITION, LogSegment, RollParams
 from .topic import TopicPartition, parse_topic_partition_name
 from .validator import (
     LogAppendInfo,
+    OffsetsOutOfOrderError,
     analyze_and_validate_records,
     trim_invalid_bytes,
     validate_messages_and_assign_offsets,
@@ -259,7 +260,10 @@ class Log:
                     segment.sanity_check(not time_index_exists)
                 except CorruptIndexError as e:
                     if self.read_only:
-                        raise
+                        logger.warning("Index files of %s fail their check (%s); reading the segment without "
+                                       "them, as a read-only open cannot rebuild them.", segment.log.file, e)
+                        segment.ignore_index_files()
+                        continue
                     logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
                                    "recovering segment and rebuilding index files...", segment.log.file, e)
                     self._recover_segment_retrying(segment)
@@ -490,7 +494,9 @@ class Log:
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
         origin = "client" if assign_offsets else "replication"
-        append_info = analyze_and_validate_records(records, self.config, origin=origin)
+        # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
+        append_info = analyze_and_validate_records(records, self.config, origin=origin,
+                                                   ignore_record_size=not assign_offsets)
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
@@ -517,8 +523,9 @@ class Log:
                                 f"{self.config.max_message_size}.")
             else:
                 if not append_info.offsets_monotonic:
-                    raise InvalidOffsetError(
-                        f"Out of order offsets found in append to {self.topic_partition}")
+                    raise OffsetsOutOfOrderError(
+                        f"Out of order offsets found in append to {self.topic_partition}: "
+                        f"{[b.last_offset for b in valid_records.batches()]}")
                 first = append_info.first_offset if append_info.first_offset is not None else \
                     append_info.last_offset_of_first_batch
                 if first < self.log_end_offset:
@@ -777,7 +784,10 @@ class Log:
 
     def delete_old_segments(self) -> int:
         """Apply retention: by log start offset always; by size and time when the cleanup policy includes
-        ``delete`` (Kafka: ``deleteOldSegments``).  Returns the number of segments deleted."""
+        ``delete`` (Kafka: ``deleteOldSegments``).  Returns the number of segments deleted; 0 for a closed or
+        deleted log, which has none left to delete."""
+        if self._closed:
+            return 0
         self._check_writable("delete segments of")
         if self.config.delete:
             return (self.delete_log_start_offset_breached_segments()

@@ -66,7 +66,7 @@ class LogSegments:
     def update_parent_dir(self, directory: Any) -> None:
         """Point every segment's files at a renamed directory (Kafka: ``updateParentDir``)."""
         for segment in self.values():
-            segment.log.update_parent_dir(directory)
+            segment.update_parent_dir(directory)
 
     # -- questions ----------------------------------------------------------------------------------
 

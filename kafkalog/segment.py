@@ -173,8 +173,22 @@ class LogSegment:
 
     def _max_timestamp_and_offset_so_far(self) -> TimestampOffset:
         if self._max_timestamp_and_offset is None:
-            self._max_timestamp_and_offset = self.time_index.last_entry
+            if self._lazy_time_index.file_ignored and self.log.size_in_bytes() > 0:
+                # A read-only segment whose time index could not be trusted: ask the log itself.
+                found = self.log.largest_timestamp_after(0)
+                self._max_timestamp_and_offset = TimestampOffset(found.timestamp, found.offset)
+            else:
+                self._max_timestamp_and_offset = self.time_index.last_entry
         return self._max_timestamp_and_offset
+
+    def ignore_index_files(self) -> None:
+        """For a read-only segment whose indexes failed their check (a broker's active segment after a
+        crash, or while it runs, has a preallocated zero tail): read as if it had no index files."""
+        if not self.read_only:
+            raise IllegalArgumentError("Only a read-only segment ignores its index files; a writable one recovers")
+        self._lazy_offset_index.ignore_file()
+        self._lazy_time_index.ignore_file()
+        self._max_timestamp_and_offset = None
 
     def _set_max_timestamp(self, timestamp: int, offset: int) -> None:
         self._max_timestamp_and_offset = TimestampOffset(timestamp, offset)
@@ -471,6 +485,8 @@ class LogSegment:
         now (an older segment had none) is emptied, for recovery to fill."""
         if not self.log.file.exists():
             raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
+        if not self._lazy_offset_index.file.exists():
+            raise FileNotFoundError(f"Offset index file {self._lazy_offset_index.file} does not exist")
         if time_index_file_newly_created and not self.read_only:
             self.time_index.resize(0)
         # Checked through the lazy indexes: an index not yet opened is checked on its file, by a stat and
@@ -493,6 +509,12 @@ class LogSegment:
         self.log.rename_to(replace_suffix(self.log.file, old_suffix, new_suffix))
         for index in (self._lazy_offset_index, self._lazy_time_index):
             index.rename_to(replace_suffix(index.file, old_suffix, new_suffix))
+
+    def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
+        """Point the segment's files at a renamed directory (Kafka: ``updateParentDir``)."""
+        self.log.update_parent_dir(parent)
+        self._lazy_offset_index.update_parent_dir(parent)
+        self._lazy_time_index.update_parent_dir(parent)
 
     def has_suffix(self, suffix: str) -> bool:
         return str(self.log.file).endswith(suffix)
