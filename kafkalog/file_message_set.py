@@ -50,6 +50,8 @@ __all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOf
 _INT32_MAX = 0x7FFFFFFF
 #: The most bytes ``batches()`` reads into memory at once.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
+#: Batches ``search_for_timestamp`` looks at per step of its walk.
+_SEARCH_STEP_BATCHES = 256
 
 
 class LogOffsetPosition(NamedTuple):
@@ -508,13 +510,20 @@ class FileMessageSet:
         """The first record with timestamp >= ``target_timestamp`` and offset >= ``starting_offset``, in
         the first batch from ``starting_position`` whose max timestamp reaches the target (Kafka:
         ``searchForTimestamp``); ``None`` when no batch does."""
-        rows = self.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position).batches
-        for row in rows[rows["max_timestamp"] >= target_timestamp]:
-            batch_bytes = self._channel.pread(int(row["position"]), int(row["size"]))
-            batch = MemoryRecords(batch_bytes)
-            for record in batch.records():
-                if record.timestamp >= target_timestamp and record.offset >= starting_offset:
-                    return TimestampAndOffset(record.timestamp, record.offset)
+        # Walk the batches a few hundred at a time, as Kafka's iteration stops at the first that qualifies.
+        position = self.start + starting_position
+        while position < self.end:
+            with self._channel.lock:
+                rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(self.end), position, self.end,
+                                                              False, False, _INT32_MAX, _SEARCH_STEP_BATCHES)
+            for row in rows[rows["max_timestamp"] >= target_timestamp]:
+                batch = MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"])))
+                for record in batch.records():
+                    if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                        return TimestampAndOffset(record.timestamp, record.offset)
+            if len(rows) == 0:
+                break
+            position = int(stop)
         return None
 
     def largest_timestamp_after(self, starting_position: int) -> TimestampAndOffset:

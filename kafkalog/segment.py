@@ -485,7 +485,9 @@ class LogSegment:
         now (an older segment had none) is emptied, for recovery to fill."""
         if not self.log.file.exists():
             raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
-        if not self._lazy_offset_index.file.exists():
+        if not self._lazy_offset_index.file.exists() and not self.read_only:
+            # Kafka: NoSuchFileException, and the loader rebuilds the index.  A read-only segment cannot
+            # rebuild and reads a missing index as empty, so there is nothing to check.
             raise FileNotFoundError(f"Offset index file {self._lazy_offset_index.file} does not exist")
         if time_index_file_newly_created and not self.read_only:
             self.time_index.resize(0)
