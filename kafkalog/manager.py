@@ -93,7 +93,8 @@ class LogManager:
         self._dir_locks: list[Any] = []
         self._started = False
         self._shut_down = False
-        #: The log cleaner, when compaction is enabled (issue 5); ``None`` until then.
+        #: The log cleaner (:class:`~kafkalog.cleaner.LogCleaner`) when ``cleaner_config`` enables it
+        #: (``log.cleaner.enable``), else ``None``; its threads start with :meth:`startup`.
         self.cleaner: Any = None
         raise_open_file_limit()
         self.log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
@@ -106,6 +107,11 @@ class LogManager:
                 log.close_handlers()
             self._unlock_log_dirs()
             raise
+        if cleaner_config is not None and getattr(cleaner_config, "enable_cleaner", False) and not read_only:
+            from .cleaner import LogCleaner
+
+            self.cleaner = LogCleaner(cleaner_config, list(self.log_dirs), self.logs_by_topic_partition,
+                                      time=self.time)
 
     def _topic_config(self, topic: str, config: LogConfig | Mapping[str, Any]) -> LogConfig:
         validate_topic(topic)
@@ -423,6 +429,7 @@ class LogManager:
                 return None
             if self.cleaner is not None:
                 self.cleaner.abort_cleaning(topic_partition)
+                self.cleaner.cleaner_manager.update_checkpoints(log.dir.parent, partition_to_remove=topic_partition)
             log.close()
             target = log.dir.with_name(f"{topic_partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
             os.replace(log.dir, target)

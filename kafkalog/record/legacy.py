@@ -25,9 +25,10 @@ inner record then reports).
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -272,8 +273,12 @@ def build_legacy_message_set(
     compression: CompressionType | int | str = CompressionType.NONE,
     timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
     log_append_time: int | None = None,
+    offsets: Sequence[int] | None = None,
 ) -> bytes:
     """The bytes of a v0 or v1 message set, as Kafka's ``MemoryRecordsBuilder`` writes them.
+
+    ``offsets`` gives each record's offset (increasing; the cleaner keeps the gaps compaction leaves),
+    instead of ``base_offset + i``; inner offsets of a v1 wrapper are then relative to the first.
 
     Uncompressed: one entry per record at offsets ``base_offset + i``; with LogAppendTime each v1
     message's timestamp is replaced by the append time.  Compressed: one wrapper at the last offset
@@ -296,6 +301,12 @@ def build_legacy_message_set(
     if any(headers):
         raise ValueError(f"Magic v{magic} does not support record headers")
     n = len(keys)
+    if offsets is not None:
+        if len(offsets) != n or any(b <= a for a, b in itertools.pairwise(offsets)):
+            raise ValueError("offsets must give one increasing offset per record")
+        absolute = list(offsets)
+    else:
+        absolute = [base_offset + i for i in range(n)]
     type_bit = LEGACY_TIMESTAMP_TYPE_MASK if (magic == MAGIC_V1 and log_append) else 0
     if magic == MAGIC_V0:
         timestamps = [NO_TIMESTAMP] * n
@@ -303,18 +314,18 @@ def build_legacy_message_set(
         out = bytearray()
         for i in range(n):
             ts = log_append_time if log_append and log_append_time is not None else timestamps[i]
-            out += legacy_entry(base_offset + i, magic, type_bit, ts, keys[i], values[i])
+            out += legacy_entry(absolute[i], magic, type_bit, ts, keys[i], values[i])
         return bytes(out)
     if n == 0:
         return b""
     inner = bytearray()
     for i in range(n):
-        inner_offset = base_offset + i if magic == MAGIC_V0 else i
+        inner_offset = absolute[i] if magic == MAGIC_V0 else absolute[i] - absolute[0]
         inner += legacy_entry(inner_offset, magic, type_bit, timestamps[i], keys[i], values[i])
     wrapper_timestamp = log_append_time if (log_append and log_append_time is not None) else max(timestamps)
     if magic == MAGIC_V0:
         wrapper_timestamp = NO_TIMESTAMP
     return legacy_entry(
-        base_offset + n - 1, magic, int(codec) | type_bit, wrapper_timestamp, None,
+        absolute[-1], magic, int(codec) | type_bit, wrapper_timestamp, None,
         compress(codec, bytes(inner), magic=magic),
     )

@@ -1,0 +1,932 @@
+"""Log compaction: the Cleaner, its statistics, the cleaner threads and the LogCleaner that runs them.
+
+Port of ``kafka/log/LogCleaner.scala`` (Kafka 0.10.1.1; 3.8.0 for modern behaviour, spec §4): a cleaning
+round of a compacted log
+
+1. builds an offset map (:class:`~kafkalog.offset_map.SkimpyOffsetMap`) of the latest offset of every key
+   in the dirty section ``[first dirty offset, first uncleanable offset)``, stopping when the map is full
+   (the round then ends where the map does: ``end offset = map.latest_offset + 1``);
+2. groups every segment below the end offset (the already-clean head too) into groups that fit one
+   segment, and for each group writes the records worth keeping into a new ``.cleaned`` segment;
+3. swaps each cleaned segment in for its group with the ``.cleaned`` -> ``.swap`` -> live protocol
+   (:meth:`kafkalog.log.Log.replace_segments`), so a crash leaves the old or the new files, never both.
+
+A record is kept when it is past the mapped range, or holds the latest offset of its key and either a
+value or a tombstone still inside its delete horizon: for v2 batches the horizon is written into the
+batch (attribute bit 6, Kafka 3.1+) the first time a cleaning keeps a tombstone, for v0/v1 it comes from
+the segments' modification times.  A batch keeps its base offset, and for v2 its last offset too (so a
+producer's sequence numbers survive); a batch emptied of records is dropped, or kept as a bare header
+when it is the last a producer wrote.  Aborted transactional batches are removed whatever their keys;
+transaction markers are kept until their transaction is gone from the log and their own horizon passed.
+
+The passes over records are kernels: the map is filled from decoded record columns in one call per run of
+batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
+Where Kafka reads the transaction index, this port reads the log's own control batches, which say the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import struct
+import threading
+import time as _time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cleaner_config import CleanerConfig
+from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean
+from .errors import IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
+from .log import Log
+from .offset_map import OffsetMap, SkimpyOffsetMap
+from .record import ControlRecordType, MemoryRecords, RecordBatch
+from .record.batch import build_default_batch
+from .record.legacy import build_legacy_message_set
+from .record.types import TimestampType
+from .scheduler import SYSTEM_TIME, Time
+from .segment import LogSegment
+from .topic import TopicPartition
+
+__all__ = ["Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler"]
+
+logger = logging.getLogger("kafkalog.cleaner")
+
+_DELETE, _DELETE_EMPTY, _RETAIN_EMPTY = "DELETE", "DELETE_EMPTY", "RETAIN_EMPTY"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statistics
+
+
+def _java_float(x: float, digits: int = 1, grouping: bool = True) -> str:
+    """A number as Java's ``String.format("%,.1f")`` prints it, ``Infinity`` and ``NaN`` included."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return f"{x:,.{digits}f}" if grouping else f"{x:.{digits}f}"
+
+
+def _mb(n: float) -> float:
+    return n / (1024.0 * 1024.0)
+
+
+@dataclass
+class CleanerStats:
+    """What a cleaning round did (Kafka: ``CleanerStats``), and the summary line Kafka logs for it."""
+
+    time: Time = field(default=SYSTEM_TIME)
+    bytes_read: int = 0
+    bytes_written: int = 0
+    map_bytes_read: int = 0
+    map_messages_read: int = 0
+    messages_read: int = 0
+    invalid_messages_read: int = 0
+    messages_written: int = 0
+    buffer_utilization: float = 0.0
+    start_time: int = -1
+    map_complete_time: int = -1
+    end_time: int = -1
+
+    def __post_init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """Kafka: ``clear`` (0.10.1; modern makes a new object)."""
+        self.start_time = self.time.milliseconds()
+        self.map_complete_time = -1
+        self.end_time = -1
+        self.bytes_read = self.bytes_written = self.map_bytes_read = self.map_messages_read = 0
+        self.messages_read = self.invalid_messages_read = self.messages_written = 0
+        self.buffer_utilization = 0.0
+
+    def read_messages(self, messages: int, size: int) -> None:
+        """Kafka: ``readMessages`` (0.10.1: ``readMessage``)."""
+        self.messages_read += messages
+        self.bytes_read += size
+
+    read_message = read_messages
+
+    def invalid_message(self) -> None:
+        """Kafka: ``invalidMessage``."""
+        self.invalid_messages_read += 1
+
+    def recopy_messages(self, messages: int, size: int) -> None:
+        """Kafka: ``recopyMessages`` (0.10.1: ``recopyMessage``)."""
+        self.messages_written += messages
+        self.bytes_written += size
+
+    recopy_message = recopy_messages
+
+    def index_messages_read(self, count: int) -> None:
+        """Kafka: ``indexMessagesRead`` (0.10.1: ``indexMessage``)."""
+        self.map_messages_read += count
+
+    index_message = index_messages_read
+
+    def index_bytes_read(self, size: int) -> None:
+        """Kafka: ``indexBytesRead``."""
+        self.map_bytes_read += size
+
+    def index_done(self) -> None:
+        """Kafka: ``indexDone``."""
+        self.map_complete_time = self.time.milliseconds()
+
+    def all_done(self) -> None:
+        """Kafka: ``allDone``."""
+        self.end_time = self.time.milliseconds()
+
+    def elapsed_secs(self) -> float:
+        """Kafka: ``elapsedSecs``."""
+        return (self.end_time - self.start_time) / 1000.0
+
+    def elapsed_index_secs(self) -> float:
+        """Kafka: ``elapsedIndexSecs``."""
+        return (self.map_complete_time - self.start_time) / 1000.0
+
+    def summary(self, thread_id: int, log_name: str, first_dirty: int, end_offset: int) -> str:
+        """The message of Kafka's INFO line after a clean (``LogCleaner.recordStats``), with Java's number
+        formats: ``%,.1f`` groups thousands, a zero elapsed time prints ``Infinity`` or ``NaN``."""
+        def div(a: float, b: float) -> float:
+            if b == 0:
+                return math.nan if a == 0 else math.copysign(math.inf, a)
+            return a / b
+
+        elapsed = self.elapsed_secs()
+        index = self.elapsed_index_secs()
+        clean = elapsed - index
+        lines = [
+            "",
+            f"\tLog cleaner thread {thread_id} cleaned log {log_name} (dirty section = [{first_dirty}, {end_offset}])",
+            f"\t{_java_float(_mb(self.bytes_read))} MB of log processed in {_java_float(elapsed)} seconds "
+            f"({_java_float(div(_mb(self.bytes_read), elapsed))} MB/sec).",
+            f"\tIndexed {_java_float(_mb(self.map_bytes_read))} MB in {_java_float(index, grouping=False)} seconds "
+            f"({_java_float(div(_mb(self.map_bytes_read), index))} Mb/sec, "
+            f"{_java_float(div(100 * index, elapsed), grouping=False)}% of total time)",
+            f"\tBuffer utilization: {_java_float(100 * self.buffer_utilization, grouping=False)}%",
+            f"\tCleaned {_java_float(_mb(self.bytes_read))} MB in {_java_float(clean, grouping=False)} seconds "
+            f"({_java_float(div(_mb(self.bytes_read), clean))} Mb/sec, "
+            f"{_java_float(div(100 * clean, elapsed), grouping=False)}% of total time)",
+            f"\tStart size: {_java_float(_mb(self.bytes_read))} MB ({self.messages_read:,} messages)",
+            f"\tEnd size: {_java_float(_mb(self.bytes_written))} MB ({self.messages_written:,} messages)",
+            f"\t{_java_float(100 * (1 - div(self.bytes_written, self.bytes_read)), grouping=False)}% size reduction "
+            f"({_java_float(100 * (1 - div(self.messages_written, self.messages_read)), grouping=False)}% fewer "
+            "messages)",
+            "",
+        ]
+        return "\n".join(lines)
+
+
+class Throttler:
+    """Limits the cleaner's I/O to ``desired_rate_per_sec`` bytes a second (Kafka: ``kafka.utils.Throttler``):
+    after each ``check_interval_ms`` it sleeps long enough to bring the observed rate down to the target."""
+
+    def __init__(self, desired_rate_per_sec: float, check_interval_ms: int = 300, time: Time = SYSTEM_TIME) -> None:
+        self.desired_rate_per_sec = desired_rate_per_sec
+        self.check_interval_ms = check_interval_ms
+        self.time = time
+        self._lock = threading.Lock()
+        self._period_start = time.milliseconds()
+        self._observed = 0.0
+
+    def maybe_throttle(self, observed: float) -> None:
+        """Kafka: ``maybeThrottle``."""
+        if self.desired_rate_per_sec >= 1e300:
+            return
+        with self._lock:
+            self._observed += observed
+            now = self.time.milliseconds()
+            elapsed_ms = now - self._period_start
+            if elapsed_ms > self.check_interval_ms and self._observed > 0:
+                rate = self._observed / (elapsed_ms / 1000.0)
+                if rate > self.desired_rate_per_sec:
+                    desired_ms = self._observed / self.desired_rate_per_sec * 1000.0
+                    sleep_ms = round(desired_ms - elapsed_ms)
+                    if sleep_ms > 0:
+                        logger.debug("Natural rate is %f per second but desired rate is %f, sleeping for %d ms "
+                                     "to compensate.", rate, self.desired_rate_per_sec, sleep_ms)
+                        self.time.sleep(sleep_ms)
+                self._period_start = self.time.milliseconds()
+                self._observed = 0.0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Transactions, read from the log's control batches
+
+
+@dataclass(frozen=True)
+class AbortedTxn:
+    """A transaction that ended with an ABORT marker (Kafka: ``AbortedTxn``): its producer, first offset
+    and the marker's offset."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+
+
+def _control_type(batch: RecordBatch) -> ControlRecordType | None:
+    try:
+        return batch.control_type()
+    except KafkaLogError:
+        return ControlRecordType.UNKNOWN
+
+
+def collect_aborted_transactions(log: Log, start: int, end: int) -> list[AbortedTxn]:
+    """The aborted transactions with a marker at or after ``start`` that began before ``end``, read from
+    the log's own batches (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``)."""
+    open_txns: dict[int, int] = {}
+    aborted: list[AbortedTxn] = []
+    for segment in log.log_segments(None, end):
+        for batch in segment.log.batches():
+            if not batch.is_transactional:
+                continue
+            pid = batch.producer_id
+            if batch.is_control:
+                first = open_txns.pop(pid, None)
+                if (_control_type(batch) is ControlRecordType.ABORT and first is not None
+                        and batch.last_offset >= start and first < end):
+                    aborted.append(AbortedTxn(pid, first, batch.last_offset))
+            else:
+                open_txns.setdefault(pid, batch.base_offset)
+    aborted.sort(key=lambda txn: txn.first_offset)
+    return aborted
+
+
+def last_records_of_active_producers(log: Log) -> dict[int, tuple[int, int]]:
+    """For each producer id, the last offset and epoch of its last batch in the log (what Kafka's
+    producer state says as ``lastRecordsOfActiveProducers``; read here from the batch headers)."""
+    last: dict[int, tuple[int, int]] = {}
+    for segment in log.log_segments():
+        for batch in segment.log.batches():
+            if batch.has_producer_id:
+                last[batch.producer_id] = (batch.last_offset, batch.producer_epoch)
+    return last
+
+
+class _AbortedTxnMetadata:
+    __slots__ = ("aborted_txn", "last_observed_batch_offset")
+
+    def __init__(self, aborted_txn: AbortedTxn) -> None:
+        self.aborted_txn = aborted_txn
+        self.last_observed_batch_offset: int | None = None
+
+
+class CleanedTransactionMetadata:
+    """Which batches of a cleaning pass belong to aborted transactions and which markers may go (Kafka:
+    ``CleanedTransactionMetadata``)."""
+
+    def __init__(self) -> None:
+        self._aborted_transactions: list[AbortedTxn] = []
+        self._ongoing_committed_txns: set[int] = set()
+        self._ongoing_aborted_txns: dict[int, _AbortedTxnMetadata] = {}
+
+    def add_aborted_transactions(self, aborted: Iterable[AbortedTxn]) -> None:
+        seen = set(self._aborted_transactions)
+        self._aborted_transactions.extend(txn for txn in aborted if txn not in seen)
+        self._aborted_transactions.sort(key=lambda txn: txn.first_offset)
+
+    def _consume_aborted_txns_up_to(self, offset: int) -> None:
+        while self._aborted_transactions and self._aborted_transactions[0].first_offset <= offset:
+            txn = self._aborted_transactions.pop(0)
+            self._ongoing_aborted_txns[txn.producer_id] = _AbortedTxnMetadata(txn)
+
+    def on_control_batch_read(self, batch: RecordBatch) -> bool:
+        """Whether a marker may be removed (Kafka: ``onControlBatchRead``): an ABORT once every batch of its
+        transaction is gone, a COMMIT when no batch of its transaction was seen in this pass."""
+        self._consume_aborted_txns_up_to(batch.last_offset)
+        control_type = _control_type(batch)
+        pid = batch.producer_id
+        if control_type is ControlRecordType.ABORT:
+            metadata = self._ongoing_aborted_txns.pop(pid, None)
+            return metadata is None or metadata.last_observed_batch_offset is None
+        if control_type is ControlRecordType.COMMIT:
+            if pid in self._ongoing_committed_txns:
+                self._ongoing_committed_txns.discard(pid)
+                return False
+            return True
+        return False
+
+    def on_batch_read(self, batch: RecordBatch) -> bool:
+        """Whether a data batch belongs to an aborted transaction (Kafka: ``onBatchRead``)."""
+        self._consume_aborted_txns_up_to(batch.last_offset)
+        if batch.is_transactional:
+            metadata = self._ongoing_aborted_txns.get(batch.producer_id)
+            if metadata is not None:
+                metadata.last_observed_batch_offset = batch.last_offset
+                return True
+            self._ongoing_committed_txns.add(batch.producer_id)
+        return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Cleaner
+
+
+class Cleaner:
+    """Cleans one log at a time (Kafka: ``Cleaner``).
+
+    ``check_done(tp)`` is called between steps and raises :class:`LogCleaningAbortedError` when the round
+    must stop (the log was truncated or deleted, or the cleaner is shutting down).
+    """
+
+    def __init__(self, id: int, offset_map: OffsetMap, io_buffer_size: int, max_io_buffer_size: int,
+                 dup_buffer_load_factor: float, throttler: Throttler, time: Time,
+                 check_done: Callable[[TopicPartition], None]) -> None:
+        self.id = id
+        self.offset_map = offset_map
+        self.io_buffer_size = io_buffer_size
+        self.max_io_buffer_size = max_io_buffer_size
+        self.dup_buffer_load_factor = dup_buffer_load_factor
+        self.throttler = throttler
+        self.time = time
+        self.check_done = check_done
+        if offset_map.slots * dup_buffer_load_factor <= 1:
+            raise IllegalStateError(
+                "offset map is too small to fit in even a single message, so log cleaning will never make "
+                "progress. You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
+        self._buffer_size = io_buffer_size
+
+    # -- buffers ------------------------------------------------------------------------------------
+
+    def grow_buffers(self, max_log_message_size: int) -> None:
+        """Double the I/O buffer, up to the larger of the message size limit and the configured maximum
+        (Kafka: ``growBuffers``)."""
+        max_buffer_size = max(max_log_message_size, self.max_io_buffer_size)
+        if self._buffer_size >= max_buffer_size:
+            raise IllegalStateError(
+                f"This log contains a message larger than maximum allowable size of {max_buffer_size}.")
+        self._buffer_size = min(self._buffer_size * 2, max_buffer_size)
+
+    def restore_buffers(self) -> None:
+        """Kafka: ``restoreBuffers``."""
+        self._buffer_size = self.io_buffer_size
+
+    def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
+            tuple[int, list[Any]]]:
+        """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
+        Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does."""
+        scan = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
+        rows = scan.batches
+        positions = rows["position"].tolist()
+        sizes = rows["size"].tolist()
+        i, n = 0, len(positions)
+        while i < n:
+            self.check_done_hook()
+            while sizes[i] > self._buffer_size:
+                self.grow_buffers(max_log_message_size)
+            j, total = i, 0
+            while j < n and total + sizes[j] <= self._buffer_size:
+                total += sizes[j]
+                j += 1
+            chunk_start = positions[i]
+            data = segment.log.channel.pread(chunk_start, total)
+            self.throttler.maybe_throttle(total)
+            batches = list(MemoryRecords(data).batches(strict=False))
+            yield chunk_start, batches
+            i = j
+
+    _current_tp: TopicPartition | None = None
+
+    def check_done_hook(self) -> None:
+        if self._current_tp is not None:
+            self.check_done(self._current_tp)
+
+    # -- a round ------------------------------------------------------------------------------------
+
+    def clean(self, cleanable: LogToClean) -> tuple[int, CleanerStats]:
+        """Clean the log's dirty section; returns the first offset not cleaned and the statistics
+        (Kafka: ``clean``)."""
+        return self.do_clean(cleanable, self.time.milliseconds())
+
+    def do_clean(self, cleanable: LogToClean, current_time: int) -> tuple[int, CleanerStats]:
+        """Kafka: ``doClean``."""
+        log = cleanable.log
+        self._current_tp = cleanable.topic_partition
+        logger.info("Beginning cleaning of log %s", log.name)
+        segments_before = log.log_segments(0, cleanable.first_dirty_offset)
+        legacy_delete_horizon_ms = (int(segments_before[-1].last_modified()) - log.config.delete_retention_ms
+                                    if segments_before else 0)
+        stats = CleanerStats(self.time)
+        logger.info("Building offset map for %s...", log.name)
+        upper_bound_offset = cleanable.first_uncleanable_offset
+        self.build_offset_map(log, cleanable.first_dirty_offset, upper_bound_offset, self.offset_map, stats)
+        end_offset = self.offset_map.latest_offset + 1
+        stats.index_done()
+        cleanable_segments = log.log_segments(0, cleanable.first_uncleanable_offset)
+        cleanable_horizon_ms = cleanable_segments[-1].last_modified() if cleanable_segments else 0
+        logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to upper bound deletion "
+                    "horizon %s)...", log.name, _java_date(cleanable_horizon_ms), _java_date(legacy_delete_horizon_ms))
+        transaction_metadata = CleanedTransactionMetadata()
+        groups = self.group_segments_by_size(log.log_segments(0, end_offset), log.config.segment_size,
+                                             log.config.max_index_size, cleanable.first_uncleanable_offset)
+        for group in groups:
+            self.clean_segments(log, group, self.offset_map, current_time, stats, transaction_metadata,
+                                legacy_delete_horizon_ms, upper_bound_offset)
+        stats.buffer_utilization = self.offset_map.utilization
+        stats.all_done()
+        return end_offset, stats
+
+    # -- the offset map -----------------------------------------------------------------------------
+
+    def build_offset_map(self, log: Log, start: int, end: int, offset_map: OffsetMap, stats: CleanerStats) -> None:
+        """Map every key of ``[start, end)`` to its latest offset, segment by segment, until the map is full
+        (Kafka: ``buildOffsetMap``)."""
+        offset_map.clear()
+        dirty = log.log_segments(start, end)
+        next_starts = [segment.base_offset for segment in dirty[1:]] + [end]
+        logger.info("Building offset map for log %s for %d segments in offset range [%d, %d).", log.name,
+                    len(dirty), start, end)
+        transaction_metadata = CleanedTransactionMetadata()
+        transaction_metadata.add_aborted_transactions(collect_aborted_transactions(log, start, end))
+        for i, (segment, next_start) in enumerate(zip(dirty, next_starts, strict=True)):
+            self.check_done(log.topic_partition)
+            full = self.build_offset_map_for_segment(log.topic_partition, segment, offset_map, start, next_start,
+                                                     log.config.max_message_size, transaction_metadata, stats)
+            if full:
+                logger.debug("Offset map is full, %d segments fully mapped, segment with base offset %d is "
+                             "partially mapped", i, segment.base_offset)
+                break
+        logger.info("Offset map for log %s complete.", log.name)
+
+    def build_offset_map_for_segment(self, topic_partition: TopicPartition, segment: LogSegment,
+                                     offset_map: OffsetMap, start_offset: int, next_segment_start_offset: int,
+                                     max_log_message_size: int, transaction_metadata: CleanedTransactionMetadata,
+                                     stats: CleanerStats) -> bool:
+        """Add one segment's keys to the map; ``True`` when the map filled up before the segment's end
+        (Kafka: ``buildOffsetMapForSegment``).  Fullness is checked before every put, as Kafka checks it."""
+        position = segment.offset_index.lookup(start_offset).position
+        max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
+        skimpy = isinstance(offset_map, SkimpyOffsetMap)
+        for chunk_start, batches in self._chunks(segment, position, max_log_message_size):
+            bytes_read = 0
+            for batch in batches:
+                bytes_read += batch.size_in_bytes
+                if batch.is_control:
+                    transaction_metadata.on_control_batch_read(batch)
+                    stats.index_messages_read(1)
+                elif transaction_metadata.on_batch_read(batch):
+                    stats.index_messages_read(max(batch.count, 0))
+                else:
+                    columns = batch.record_columns()
+                    if skimpy:
+                        assert isinstance(offset_map, SkimpyOffsetMap)
+                        processed, full = offset_map.put_records(columns.data, columns.records, start_offset,
+                                                                 max_desired_map_size)
+                        stats.index_messages_read(processed)
+                        if full:
+                            return True
+                    else:
+                        for k in range(len(columns)):
+                            offset = int(columns.records["offset"][k])
+                            key = columns.key(k)
+                            if key is not None and offset >= start_offset:
+                                if offset_map.size < max_desired_map_size:
+                                    offset_map.put(key, offset)
+                                else:
+                                    return True
+                            stats.index_messages_read(1)
+                if batch.last_offset >= start_offset:
+                    offset_map.update_latest_offset(batch.last_offset)
+            stats.index_bytes_read(bytes_read)
+            del chunk_start
+        # Skip the offset gaps at the segment's end, so the round does not stall on them.
+        offset_map.update_latest_offset(next_segment_start_offset - 1)
+        self.restore_buffers()
+        return False
+
+    # -- grouping -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def group_segments_by_size(segments: list[LogSegment], max_size: int, max_index_size: int,
+                               first_uncleanable_offset: int) -> list[list[LogSegment]]:
+        """Group consecutive segments so that each group fits one segment: its log size, both index sizes
+        and its offset range (Kafka: ``groupSegmentsBySize``)."""
+        grouped: list[list[LogSegment]] = []
+        remaining = list(segments)
+        while remaining:
+            group = [remaining.pop(0)]
+            log_size = group[0].size()
+            index_size = group[0].offset_index.size_in_bytes()
+            time_index_size = group[0].time_index.size_in_bytes()
+            while remaining:
+                segment = remaining[0]
+                if log_size + segment.size() > max_size:
+                    break
+                if index_size + segment.offset_index.size_in_bytes() > max_index_size:
+                    break
+                if time_index_size + segment.time_index.size_in_bytes() > max_index_size:
+                    break
+                last_offset = (remaining[1].base_offset - 1) if len(remaining) > 1 else first_uncleanable_offset - 1
+                if segment.size() != 0 and last_offset - group[0].base_offset > 0x7FFFFFFF:
+                    break
+                group.append(remaining.pop(0))
+                log_size += segment.size()
+                index_size += segment.offset_index.size_in_bytes()
+                time_index_size += segment.time_index.size_in_bytes()
+            grouped.append(group)
+        return grouped
+
+    # -- cleaning a group ---------------------------------------------------------------------------
+
+    def clean_segments(self, log: Log, segments: list[LogSegment], offset_map: OffsetMap, current_time: int,
+                       stats: CleanerStats, transaction_metadata: CleanedTransactionMetadata,
+                       legacy_delete_horizon_ms: int, upper_bound_offset_of_cleaning_round: int) -> None:
+        """Write a group's kept records into one ``.cleaned`` segment and swap it in (Kafka: ``cleanSegments``)."""
+        first = segments[0]
+        cleaned = log._create_cleaned_segment(first.base_offset)
+        try:
+            last_records = last_records_of_active_producers(log)
+            for i, current in enumerate(segments):
+                next_segment = segments[i + 1] if i + 1 < len(segments) else None
+                start_offset = current.base_offset
+                upper_bound = next_segment.base_offset if next_segment is not None else current.read_next_offset()
+                transaction_metadata.add_aborted_transactions(
+                    collect_aborted_transactions(log, start_offset, upper_bound))
+                retain_legacy_deletes = current.last_modified() > legacy_delete_horizon_ms
+                logger.info("Cleaning %s in log %s into %d with an upper bound deletion horizon %d computed from the "
+                            "segment last modified time of %d,%s deletes.", current, log.name, cleaned.base_offset,
+                            legacy_delete_horizon_ms, current.last_modified(),
+                            "retaining" if retain_legacy_deletes else "discarding")
+                try:
+                    self.clean_into(log.topic_partition, current, cleaned, offset_map, retain_legacy_deletes,
+                                    log.config.delete_retention_ms, log.config.max_message_size,
+                                    transaction_metadata, last_records, upper_bound_offset_of_cleaning_round,
+                                    stats, current_time)
+                except LogSegmentOffsetOverflowError as e:
+                    logger.info("Caught segment overflow error during cleaning: %s", e)
+                    log.split_overflowed_segment(current)
+                    raise LogCleaningAbortedError(f"Split {current} on offset overflow; cleaning restarts") from e
+            cleaned.on_become_inactive_segment()
+            cleaned.flush()
+            cleaned.set_last_modified(int(segments[-1].last_modified()))
+            logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log)
+            log.replace_segments([cleaned], segments)
+        except BaseException:
+            try:
+                cleaned.close_handlers()
+                cleaned.delete()
+            except Exception as delete_error:
+                logger.warning("Failed to delete cleaned segment %s: %s", cleaned, delete_error)
+            raise
+
+    def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment, offset_map: OffsetMap,
+                   retain_legacy_deletes_and_txn_markers: bool, delete_retention_ms: int, max_log_message_size: int,
+                   transaction_metadata: CleanedTransactionMetadata,
+                   last_records_of_active_producers: dict[int, tuple[int, int]],
+                   upper_bound_offset_of_cleaning_round: int, stats: CleanerStats, current_time: int) -> None:
+        """Copy what ``source`` keeps into ``dest`` (Kafka: ``cleanInto`` with ``MemoryRecords.filterTo``)."""
+        for _chunk_start, batches in self._chunks(source, 0, max_log_message_size):
+            out = bytearray()
+            max_offset = -1
+            max_timestamp = -1
+            shallow_offset_of_max = -1
+            messages_read = messages_retained = bytes_read = 0
+            for batch in batches:
+                bytes_read += batch.size_in_bytes
+                retention, remove_marker = self._check_batch_retention(
+                    batch, transaction_metadata, last_records_of_active_producers,
+                    upper_bound_offset_of_cleaning_round, current_time)
+                if retention == _DELETE:
+                    continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
+                discard_records = self._discard_batch_records
+                records = batch.records()
+                messages_read += len(records)
+                if discard_records:
+                    kept: list[Any] = []
+                elif batch.is_control:
+                    kept = records
+                else:
+                    kept = self._retained_records(batch, records, offset_map, retain_legacy_deletes_and_txn_markers,
+                                                  stats, current_time)
+                if kept:
+                    contains_tombstones = any(r.value is None for r in kept)
+                    need_horizon = (batch.magic >= 2 and (contains_tombstones or remove_marker)
+                                    and batch.delete_horizon_ms is None)
+                    if len(kept) == len(records) and not need_horizon:
+                        data = batch.raw_bytes()
+                        batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
+                    else:
+                        horizon = current_time + delete_retention_ms if need_horizon else batch.delete_horizon_ms
+                        data = _rebuild_batch(batch, kept, horizon)
+                        (batch_max_ts, batch_shallow) = _max_timestamp_of(data)
+                    out += data
+                    messages_retained += len(kept)
+                    last_kept = batch.last_offset if batch.magic >= 2 else kept[-1].offset
+                    max_offset = max(max_offset, last_kept)
+                    if batch_max_ts > max_timestamp:
+                        max_timestamp, shallow_offset_of_max = batch_max_ts, batch_shallow
+                elif retention == _RETAIN_EMPTY:
+                    if batch.magic < 2:
+                        raise IllegalStateError("Empty batches are only supported for magic v2 and above")
+                    data = _empty_batch(batch)
+                    out += data
+                    max_offset = max(max_offset, batch.last_offset)
+                    if batch.max_timestamp > max_timestamp:
+                        max_timestamp, shallow_offset_of_max = batch.max_timestamp, batch.last_offset
+            stats.read_messages(messages_read, bytes_read)
+            stats.recopy_messages(messages_retained, len(out))
+            if out:
+                dest.append(max_offset, max_timestamp, shallow_offset_of_max, MemoryRecords(bytes(out)))
+                self.throttler.maybe_throttle(len(out))
+        self.restore_buffers()
+
+    _discard_batch_records = False
+
+    def _check_batch_retention(self, batch: RecordBatch, transaction_metadata: CleanedTransactionMetadata,
+                               last_records: dict[int, tuple[int, int]], upper_bound_offset_of_cleaning_round: int,
+                               current_time: int) -> tuple[str, bool]:
+        """Kafka's cleaner ``RecordFilter.checkBatchRetention``: the batch's fate and whether it is a marker
+        that may go once its horizon passes."""
+        if batch.is_control:
+            can_discard = transaction_metadata.on_control_batch_read(batch)
+            horizon = batch.delete_horizon_ms
+            self._discard_batch_records = can_discard and horizon is not None and horizon <= current_time
+        else:
+            can_discard = transaction_metadata.on_batch_read(batch)
+            self._discard_batch_records = can_discard
+        last_of_producer = False
+        if batch.has_producer_id:
+            last = last_records.get(batch.producer_id)
+            last_of_producer = last is not None and last[0] == batch.last_offset
+        if batch.has_producer_id and last_of_producer:
+            retention = _RETAIN_EMPTY
+        elif self._discard_batch_records:
+            retention = _DELETE
+        else:
+            retention = _DELETE_EMPTY
+        return retention, can_discard and batch.is_control
+
+    def _retained_records(self, batch: RecordBatch, records: list[Any], offset_map: OffsetMap,
+                          retain_legacy_deletes: bool, stats: CleanerStats, current_time: int) -> list[Any]:
+        """The records of a data batch that :meth:`should_retain_record` keeps, decided for the whole batch
+        by one kernel call (each record: past the map, latest for its key, superseded, or keyless)."""
+        if isinstance(offset_map, SkimpyOffsetMap):
+            columns = batch.record_columns()
+            codes = offset_map.latest_codes(columns.data, columns.records).tolist()
+        else:
+            codes = [self._code(offset_map, r) for r in records]
+        if batch.magic >= 2:
+            horizon = batch.delete_horizon_ms
+            retain_deletes = horizon is None or current_time < horizon
+        else:
+            retain_deletes = retain_legacy_deletes
+        kept = []
+        for record, code in zip(records, codes, strict=True):
+            if code == 2 or (code == 1 and (record.value is not None or retain_deletes)):
+                kept.append(record)
+            elif code == -1:
+                stats.invalid_message()
+        return kept
+
+    @staticmethod
+    def _code(offset_map: OffsetMap, record: Any) -> int:
+        if record.offset > offset_map.latest_offset:
+            return 2
+        if record.key is None:
+            return -1
+        return 1 if record.offset >= offset_map.get(record.key) else 0
+
+    def should_retain_record(self, offset_map: OffsetMap, retain_deletes_for_legacy_records: bool,
+                             batch: RecordBatch, record: Any, stats: CleanerStats, current_time: int) -> bool:
+        """Kafka: ``shouldRetainRecord``: keep a record past the mapped range, or the latest of its key when it
+        has a value or its tombstone is still inside the delete horizon; drop keyless records."""
+        if record.offset > offset_map.latest_offset:
+            return True
+        if record.key is None:
+            stats.invalid_message()
+            return False
+        latest = record.offset >= offset_map.get(record.key)
+        if batch.magic >= 2:
+            horizon = batch.delete_horizon_ms
+            retain_deletes = horizon is None or current_time < horizon
+        else:
+            retain_deletes = retain_deletes_for_legacy_records
+        return latest and (record.value is not None or retain_deletes)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rebuilding batches
+
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+def _rebuild_batch(batch: RecordBatch, kept: list[Any], delete_horizon_ms: int | None) -> bytes:
+    """The kept records of ``batch`` as a batch of the same magic, codec, timestamp type and producer fields
+    (Kafka: ``MemoryRecords.buildRetainedRecordsInto``): v2 keeps the base offset and overrides the last offset
+    with the original's; legacy starts at the first kept offset."""
+    records = [(r.key, r.value, r.timestamp, r.headers) for r in kept]
+    log_append_time = batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+    if batch.magic >= 2:
+        return build_default_batch(
+            records, base_offset=batch.base_offset, compression=batch.compression, timestamp_type=batch.timestamp_type,
+            log_append_time=log_append_time, producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+            base_sequence=batch.base_sequence, is_transactional=batch.is_transactional, is_control=batch.is_control,
+            partition_leader_epoch=batch.partition_leader_epoch,
+            delete_horizon_ms=delete_horizon_ms if delete_horizon_ms is not None and delete_horizon_ms >= 0 else None,
+            offset_deltas=[r.offset - batch.base_offset for r in kept],
+            last_offset_delta=batch.last_offset - batch.base_offset)
+    timestamp_type = batch.timestamp_type
+    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        timestamp_type = TimestampType.CREATE_TIME
+    return build_legacy_message_set(
+        [(r.key, r.value, max(r.timestamp, -1)) for r in kept], magic=batch.magic, compression=batch.compression,
+        timestamp_type=timestamp_type, log_append_time=log_append_time, offsets=[r.offset for r in kept])
+
+
+def _max_timestamp_of(data: bytes) -> tuple[int, int]:
+    """The largest max timestamp among the entries in ``data`` and the last offset of the entry holding it."""
+    best, offset = -1, -1
+    for batch in MemoryRecords(data).batches():
+        if batch.max_timestamp > best:
+            best, offset = batch.max_timestamp, batch.last_offset
+    return best, offset
+
+
+def _empty_batch(batch: RecordBatch) -> bytes:
+    """A header-only v2 batch keeping a producer's state (Kafka: ``DefaultRecordBatch.writeEmptyHeader``):
+    no records, base timestamp -1, the original's offsets, max timestamp and producer fields."""
+    attributes = int(batch.timestamp_type is TimestampType.LOG_APPEND_TIME) << 3
+    attributes |= 0x10 if batch.is_transactional else 0
+    attributes |= 0x20 if batch.is_control else 0
+    out = bytearray(61)
+    _HEADER.pack_into(out, 0, batch.base_offset, 61 - 12, batch.partition_leader_epoch, 2, 0, attributes,
+                      batch.last_offset - batch.base_offset, -1, batch.max_timestamp, batch.producer_id,
+                      batch.producer_epoch, batch.base_sequence, 0)
+    from . import _impl
+
+    struct.pack_into(">I", out, 17, _impl.core.crc32c(bytes(out[21:])))
+    return bytes(out)
+
+
+def _java_date(ms: float) -> str:
+    """A timestamp as ``java.util.Date.toString`` prints it (in UTC)."""
+    return _time.strftime("%a %b %d %H:%M:%S UTC %Y", _time.gmtime(ms / 1000.0))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Threads and the LogCleaner
+
+
+class CleanerThread(threading.Thread):
+    """One cleaner thread (Kafka: ``CleanerThread``): cleans the filthiest log, then applies retention to
+    compacted logs, and backs off when there is nothing to clean."""
+
+    def __init__(self, thread_id: int, log_cleaner: LogCleaner) -> None:
+        super().__init__(name=f"kafka-log-cleaner-thread-{thread_id}", daemon=True)
+        self.thread_id = thread_id
+        self.log_cleaner = log_cleaner
+        config = log_cleaner.config
+        self.cleaner = Cleaner(
+            thread_id,
+            SkimpyOffsetMap(min(config.dedupe_buffer_size // max(config.num_threads, 1), 0x7FFFFFFF),
+                            config.hash_algorithm),
+            config.io_buffer_size // max(config.num_threads, 1) // 2,
+            config.max_message_size,
+            config.dedupe_buffer_load_factor,
+            log_cleaner.throttler,
+            log_cleaner.time,
+            self._check_done)
+        self.last_stats: CleanerStats | None = None
+        self._shutdown = threading.Event()
+
+    def _check_done(self, topic_partition: TopicPartition) -> None:
+        if self._shutdown.is_set():
+            raise LogCleaningAbortedError("The cleaner is shutting down")
+        self.log_cleaner.cleaner_manager.check_cleaning_aborted(topic_partition)
+
+    def initiate_shutdown(self) -> None:
+        self._shutdown.set()
+
+    def run(self) -> None:
+        logger.info("[%s]: Starting", self.name)
+        while not self._shutdown.is_set():
+            try:
+                cleaned = self.clean_filthiest_log()
+            except Exception:
+                logger.exception("[%s]: Error due to", self.name)
+                cleaned = False
+            if not cleaned:
+                self._shutdown.wait(self.log_cleaner.config.backoff_ms / 1000.0)
+        logger.info("[%s]: Stopped", self.name)
+
+    def try_clean_filthiest_log(self) -> bool:
+        """Kafka: ``tryCleanFilthiestLog``."""
+        try:
+            return self.clean_filthiest_log()
+        except LogCleaningError as e:
+            logger.warning("[%s]: Unexpected exception thrown when cleaning log %s. Marking its partition (%s) as "
+                           "uncleanable", self.name, e.log, e.log.topic_partition, exc_info=True)
+            self.log_cleaner.cleaner_manager.mark_partition_uncleanable(e.log.dir.parent, e.log.topic_partition)
+            return False
+
+    def clean_filthiest_log(self) -> bool:
+        """Clean the dirtiest compacted log, then run retention on compacted logs; ``True`` when something was
+        cleaned (Kafka: ``cleanFilthiestLog``, 0.10.1 ``cleanOrSleep``)."""
+        manager = self.log_cleaner.cleaner_manager
+        cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time)
+        cleaned = False
+        if cleanable is not None:
+            cleaned = True
+            self.clean_log(cleanable)
+        for tp, log in manager.deletable_logs():
+            try:
+                log.delete_old_segments()
+            finally:
+                manager.done_deleting([tp])
+        return cleaned
+
+    cleanOrSleep = clean_filthiest_log
+
+    def clean_log(self, cleanable: LogToClean) -> None:
+        """Kafka: ``cleanLog``."""
+        manager = self.log_cleaner.cleaner_manager
+        start_offset = cleanable.first_dirty_offset
+        end_offset = start_offset
+        try:
+            end_offset, stats = self.cleaner.clean(cleanable)
+            self.last_stats = stats
+            logger.info("[%s]: %s", self.name, stats.summary(self.thread_id, cleanable.log.name, start_offset,
+                                                          end_offset))
+            if stats.invalid_messages_read > 0:
+                logger.warning("\tFound %d invalid messages during compaction.", stats.invalid_messages_read)
+        except LogCleaningAbortedError:
+            pass  # the log was truncated, deleted or the cleaner stopped: nothing to record
+        except KafkaLogError as e:
+            raise LogCleaningError(cleanable.log, str(e), e) from e
+        finally:
+            manager.done_cleaning(cleanable.topic_partition, cleanable.log.dir.parent, end_offset)
+
+
+class LogCleaner:
+    """The cleaner of a LogManager's compacted logs (Kafka: ``LogCleaner``): ``log.cleaner.threads`` threads
+    and the manager of their states and checkpoints."""
+
+    def __init__(self, config: CleanerConfig, log_dirs: list[Any], logs: Any, time: Time = SYSTEM_TIME,
+                 read_only: bool = False) -> None:
+        self.config = config
+        self.time = time
+        self.cleaner_manager = LogCleanerManager(log_dirs, logs, time=time, read_only=read_only)
+        self.throttler = Throttler(config.max_io_bytes_per_second, 300, time)
+        self.cleaners: list[CleanerThread] = []
+
+    def startup(self) -> None:
+        """Start the cleaner threads (Kafka: ``startup``)."""
+        logger.info("Starting the log cleaner")
+        for i in range(self.config.num_threads):
+            thread = CleanerThread(i, self)
+            self.cleaners.append(thread)
+            thread.start()
+
+    def shutdown(self) -> None:
+        """Stop the threads and wait for them (Kafka: ``shutdown``)."""
+        logger.info("Shutting down the log cleaner.")
+        for thread in self.cleaners:
+            thread.initiate_shutdown()
+        for thread in self.cleaners:
+            thread.join()
+        self.cleaners.clear()
+
+    def abort_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Kafka: ``abortCleaning``."""
+        self.cleaner_manager.abort_cleaning(topic_partition)
+
+    def abort_and_pause_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Kafka: ``abortAndPauseCleaning``."""
+        self.cleaner_manager.abort_and_pause_cleaning(topic_partition)
+
+    def resume_cleaning(self, topic_partitions: Iterable[TopicPartition]) -> None:
+        """Kafka: ``resumeCleaning``."""
+        self.cleaner_manager.resume_cleaning(topic_partitions)
+
+    def update_checkpoints(self, data_dir: Any, partition_to_update: Any = None) -> None:
+        """Kafka: ``updateCheckpoints``."""
+        self.cleaner_manager.update_checkpoints(data_dir, partition_to_update)
+
+    def maybe_truncate_checkpoint(self, data_dir: Any, topic_partition: TopicPartition, offset: int) -> None:
+        """Kafka: ``maybeTruncateCheckpoint``."""
+        self.cleaner_manager.maybe_truncate_checkpoint(data_dir, topic_partition, offset)
+
+    def await_cleaned(self, topic_partition: TopicPartition, offset: int, timeout_ms: int = 60000) -> bool:
+        """Wait until the log's cleaner checkpoint reaches ``offset`` (Kafka: ``awaitCleaned``, for tests)."""
+        deadline = _time.monotonic() + timeout_ms / 1000.0
+        while True:
+            checkpoint = self.cleaner_manager.all_cleaner_checkpoints().get(topic_partition)
+            if checkpoint is not None and checkpoint >= offset:
+                return True
+            if _time.monotonic() >= deadline:
+                return False
+            _time.sleep(0.05)
+
+    def run_once(self) -> list[CleanerStats]:
+        """Clean every compacted log that qualifies, once, in the calling thread (no threads started): what a
+        command-line ``clean`` or a Spark task does."""
+        thread = CleanerThread(0, self)
+        stats = []
+        while thread.try_clean_filthiest_log():
+            if thread.last_stats is not None:
+                stats.append(thread.last_stats)
+                thread.last_stats = None
+        return stats
+
