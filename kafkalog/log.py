@@ -122,6 +122,9 @@ class Log:
         self.scheduler = scheduler
         self._closed = False
         self.segments = LogSegments(self.topic_partition)
+        # Segments out of the log but not yet deleted (file.delete.delay.ms): closing the log releases their
+        # files, which stay as .deleted for the next open to remove.
+        self._pending_deletions: list[LogSegment] = []
         self._high_watermark: int | None = None
         self.recovery_point = recovery_point
         self._log_start_offset = log_start_offset
@@ -909,15 +912,36 @@ class Log:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
         if async_delete:
-            def delete_files() -> None:
-                for segment in to_delete:
-                    logger.info("Deleting segment files %s", segment)
-                    segment.delete()
-
-            self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
+            self._schedule_deletion(to_delete)
         else:
             for segment in to_delete:
                 segment.delete()
+
+    def _schedule_deletion(self, segments: list[LogSegment]) -> None:
+        """Delete ``segments`` (renamed ``.deleted``) after ``file.delete.delay.ms`` (Kafka's "delete-file"
+        task), so readers still holding them finish first."""
+        with self._lock:
+            self._pending_deletions.extend(segments)
+
+        def delete_files() -> None:
+            for segment in segments:
+                with self._lock:
+                    if segment not in self._pending_deletions:
+                        continue  # the log was closed or deleted meanwhile and took care of it
+                    self._pending_deletions.remove(segment)
+                logger.info("Deleting segment files %s", segment)
+                segment.delete()
+
+        self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
+
+    def _release_pending_deletions(self, delete: bool) -> None:
+        with self._lock:
+            pending, self._pending_deletions = self._pending_deletions, []
+        for segment in pending:
+            if delete:
+                segment.delete()
+            else:
+                segment.close_handlers()
 
     def delete_segment(self, segment: LogSegment) -> None:
         """Remove one segment and delete it in the background (Kafka: ``deleteSegment``)."""
@@ -954,12 +978,7 @@ class Log:
                 to_delete.append(segment)
             for segment in to_delete:
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-
-            def delete_files() -> None:
-                for segment in to_delete:
-                    segment.delete()
-
-            self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
+            self._schedule_deletion(to_delete)
             for segment in new_sorted:
                 segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
             fsync_dir(self.dir)
@@ -977,6 +996,7 @@ class Log:
                     self.segments.close()
                 else:
                     self.segments.close_handlers()
+                self._release_pending_deletions(delete=False)
             finally:
                 self._closed = True
                 if self._owns_scheduler and self.scheduler.is_started:
@@ -986,6 +1006,7 @@ class Log:
         """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error."""
         with self._lock:
             self.segments.close_handlers()
+            self._release_pending_deletions(delete=False)
             self._closed = True
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
@@ -997,6 +1018,7 @@ class Log:
             for segment in self.segments.values():
                 segment.delete()
             self.segments.clear()
+            self._release_pending_deletions(delete=True)
             self._closed = True
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()

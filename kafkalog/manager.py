@@ -26,7 +26,6 @@ import logging
 import os
 import shutil
 import threading
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,13 @@ from .errors import KafkaLogError, KafkaStorageError, ReadOnlyError
 from .fsutil import fsync_dir, raise_open_file_limit
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
-from .topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name, validate_topic
+from .topic import (
+    InvalidPartitionDirError,
+    TopicPartition,
+    log_delete_dir_name,
+    parse_topic_partition_name,
+    validate_topic,
+)
 
 __all__ = ["LogManager"]
 
@@ -431,7 +436,8 @@ class LogManager:
                 self.cleaner.abort_cleaning(topic_partition)
                 self.cleaner.cleaner_manager.update_checkpoints(log.dir.parent, partition_to_remove=topic_partition)
             log.close()
-            target = log.dir.with_name(f"{topic_partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}")
+            # Kafka's logDeleteDirName: the topic is shortened so the name fits 255 characters.
+            target = log.dir.with_name(log_delete_dir_name(topic_partition))
             os.replace(log.dir, target)
             log.dir = target
             log.segments.update_parent_dir(target)
