@@ -75,6 +75,11 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      None),
     ("recover 1 GiB (compiled) vs numpy copy", "recover1g/cython", "recover1g/numpy-copy", 0.5),
     ("recover 16 MiB: compiled vs pure twin", "recover16/cython", "recover16/python", None),
+    ("log append 1 MiB batches, 256 MiB (compiled) vs os.write", "logappend1m/cython", "logappend1m/os-write",
+     0.5),
+    ("log append 1 MiB batches from read-only bytes (copied) vs os.write", "logappend1m-bytes/cython",
+     "logappend1m/os-write", None),
+    ("log append 1-record batches: compiled vs pure twin", "logappend1/cython", "logappend1/python", None),
 ]
 
 

@@ -97,6 +97,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
+
 from . import _impl
 from ._common import (
     ATTRIBUTES_OFFSET,
@@ -1133,13 +1135,18 @@ class LogValidator:
             self._validate_batch(first_batch, batch, metrics)
             max_batch_timestamp = NO_TIMESTAMP
             record_errors: list[_ApiRecordError] = []
-            for record_index, record in enumerate(self._records_of(batch, records)):
-                error = self._validate_record(batch, record, record_index, now, metrics)
-                if error is not None:
-                    record_errors.append(error)
-                offset_counter += 1
-                if batch.magic > MAGIC_V0 and record.timestamp > max_batch_timestamp:
-                    max_batch_timestamp = record.timestamp
+            if batch.magic >= MAGIC_V2 and batch.timestamp_type is TimestampType.CREATE_TIME:
+                # The common case, checked on the decoded columns instead of a Record per record.
+                count, max_batch_timestamp = self._validate_v2_columns(batch, now, metrics, record_errors)
+                offset_counter += count
+            else:
+                for record_index, record in enumerate(self._records_of(batch, records)):
+                    error = self._validate_record(batch, record, record_index, now, metrics)
+                    if error is not None:
+                        record_errors.append(error)
+                    offset_counter += 1
+                    if batch.magic > MAGIC_V0 and record.timestamp > max_batch_timestamp:
+                        max_batch_timestamp = record.timestamp
             _process_record_errors(record_errors)
 
             if batch.magic > MAGIC_V0 and max_batch_timestamp > max_timestamp:
@@ -1339,6 +1346,47 @@ class LogValidator:
         if key_error is not None:
             return key_error
         return self._validate_timestamp(batch, record, record_index, now)
+
+    def _validate_v2_columns(self, batch: RecordBatch, now: int, metrics: MetricsRecorder,
+                             record_errors: list[_ApiRecordError]) -> tuple[int, int]:
+        """``validateRecord`` for every record of an uncompressed CreateTime v2 batch at once, on the columns
+        the record-decode kernel gives: the same checks in the same order (a record's missing key is reported
+        before its timestamp), the same messages.  Returns the record count and the largest timestamp.
+
+        v2 records always have the batch's magic and no CRC of their own, so only the key and timestamp
+        checks apply; this is what makes the path worth having (Kafka runs the loop JIT-compiled)."""
+        columns = batch.record_columns()
+        rows = columns.records
+        count = len(rows)
+        if count == 0:
+            return 0, NO_TIMESTAMP
+        timestamps = rows["timestamp"]
+        bad_key = (rows["key_len"] < 0) if self.compacted_topic else np.zeros(count, dtype=bool)
+        bad_time = np.zeros(count, dtype=bool)
+        if self.timestamp_type is TimestampType.CREATE_TIME:
+            present = timestamps != NO_TIMESTAMP
+            # Java long arithmetic: numpy int64 arrays wrap the same way.
+            difference = np.int64(now) - timestamps
+            bad_time = present & ((difference > self.timestamp_before_max_ms)
+                                  | (-difference > self.timestamp_after_max_ms))
+        for record_index in np.flatnonzero(bad_key | bad_time).tolist():
+            if bad_key[record_index]:
+                metrics.record_no_key_compacted_topic()
+                record_errors.append(_ApiRecordError(False, RecordError(
+                    record_index,
+                    f"Compacted topic cannot accept message without key"
+                    f"{_in(' in topic partition ', self.topic_partition)}",
+                )))
+            else:
+                timestamp = int(timestamps[record_index])
+                low = _java_long(now - self.timestamp_before_max_ms)
+                high = _java_long(now + self.timestamp_after_max_ms)
+                record_errors.append(_ApiRecordError(True, RecordError(
+                    record_index,
+                    f"Timestamp {timestamp} of message with offset {int(rows['offset'][record_index])} is out of "
+                    f"range. The timestamp should be within [{low}, {high}]",
+                )))
+        return count, max(int(timestamps.max()), NO_TIMESTAMP)
 
     def _validate_key(self, record: Any, record_index: int,
                       metrics: MetricsRecorder) -> _ApiRecordError | None:
