@@ -80,6 +80,15 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
     ("log append 1 MiB batches from read-only bytes (copied) vs os.write", "logappend1m-bytes/cython",
      "logappend1m/os-write", None),
     ("log append 1-record batches: compiled vs pure twin", "logappend1/cython", "logappend1/python", None),
+    ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
+    ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
+    ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),
+    ("offset map 64k keys, compiled: latest_codes vs per-key get", "mapcodes/cython", "mapget-perkey/cython",
+     None),
+    ("offset map per-key put 64k: compiled vs pure twin", "mapput-perkey/cython", "mapput-perkey/python", None),
+    ("offset map per-key get 64k: compiled vs pure twin", "mapget-perkey/cython", "mapget-perkey/python", None),
+    ("clean 263 MiB log (compiled) vs read+write file copy", "clean256/cython", "clean256/file-copy", None),
+    ("clean 8.2 MiB log: compiled vs pure twin", "clean8/cython", "clean8/python", None),
 ]
 
 

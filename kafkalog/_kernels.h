@@ -228,21 +228,60 @@ static inline uint32_t kl_get_u32le(const unsigned char *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
+/* One 64-byte block.  The steps are spelled out (as RFC 1321's reference does) so the compiler keeps the
+ * state in registers; F and G use the equivalent forms d ^ (b & (c ^ d)) and c ^ (d & (b ^ c)), one
+ * operation shorter than the definitions. */
+#define KL_MD5_F(b, c, d) ((d) ^ ((b) & ((c) ^ (d))))
+#define KL_MD5_G(b, c, d) ((c) ^ ((d) & ((b) ^ (c))))
+#define KL_MD5_H(b, c, d) ((b) ^ (c) ^ (d))
+#define KL_MD5_I(b, c, d) ((c) ^ ((b) | ~(d)))
+#define KL_MD5_STEP(f, a, b, c, d, i, g) \
+    do { \
+        (a) += f((b), (c), (d)) + m[(g)] + kl_md5_k[(i)]; \
+        (a) = ((a) << kl_md5_shift[(i)]) | ((a) >> (32 - kl_md5_shift[(i)])); \
+        (a) += (b); \
+    } while (0)
+
 static void kl_md5_block(uint32_t h[4], const unsigned char *block) {
     uint32_t m[16];
     for (int i = 0; i < 16; i++) m[i] = kl_get_u32le(block + 4 * i);
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
-    for (int i = 0; i < 64; i++) {
-        uint32_t f;
-        int g;
-        if (i < 16) { f = (b & c) | (~b & d); g = i; }
-        else if (i < 32) { f = (d & b) | (~d & c); g = (5 * i + 1) & 15; }
-        else if (i < 48) { f = b ^ c ^ d; g = (3 * i + 5) & 15; }
-        else { f = c ^ (b | ~d); g = (7 * i) & 15; }
-        f = f + a + kl_md5_k[i] + m[g];
-        a = d; d = c; c = b;
-        b = b + ((f << kl_md5_shift[i]) | (f >> (32 - kl_md5_shift[i])));
-    }
+    /* Round 1: message words in order. */
+    KL_MD5_STEP(KL_MD5_F, a, b, c, d, 0, 0);   KL_MD5_STEP(KL_MD5_F, d, a, b, c, 1, 1);
+    KL_MD5_STEP(KL_MD5_F, c, d, a, b, 2, 2);   KL_MD5_STEP(KL_MD5_F, b, c, d, a, 3, 3);
+    KL_MD5_STEP(KL_MD5_F, a, b, c, d, 4, 4);   KL_MD5_STEP(KL_MD5_F, d, a, b, c, 5, 5);
+    KL_MD5_STEP(KL_MD5_F, c, d, a, b, 6, 6);   KL_MD5_STEP(KL_MD5_F, b, c, d, a, 7, 7);
+    KL_MD5_STEP(KL_MD5_F, a, b, c, d, 8, 8);   KL_MD5_STEP(KL_MD5_F, d, a, b, c, 9, 9);
+    KL_MD5_STEP(KL_MD5_F, c, d, a, b, 10, 10); KL_MD5_STEP(KL_MD5_F, b, c, d, a, 11, 11);
+    KL_MD5_STEP(KL_MD5_F, a, b, c, d, 12, 12); KL_MD5_STEP(KL_MD5_F, d, a, b, c, 13, 13);
+    KL_MD5_STEP(KL_MD5_F, c, d, a, b, 14, 14); KL_MD5_STEP(KL_MD5_F, b, c, d, a, 15, 15);
+    /* Round 2: word (5i + 1) mod 16. */
+    KL_MD5_STEP(KL_MD5_G, a, b, c, d, 16, 1);  KL_MD5_STEP(KL_MD5_G, d, a, b, c, 17, 6);
+    KL_MD5_STEP(KL_MD5_G, c, d, a, b, 18, 11); KL_MD5_STEP(KL_MD5_G, b, c, d, a, 19, 0);
+    KL_MD5_STEP(KL_MD5_G, a, b, c, d, 20, 5);  KL_MD5_STEP(KL_MD5_G, d, a, b, c, 21, 10);
+    KL_MD5_STEP(KL_MD5_G, c, d, a, b, 22, 15); KL_MD5_STEP(KL_MD5_G, b, c, d, a, 23, 4);
+    KL_MD5_STEP(KL_MD5_G, a, b, c, d, 24, 9);  KL_MD5_STEP(KL_MD5_G, d, a, b, c, 25, 14);
+    KL_MD5_STEP(KL_MD5_G, c, d, a, b, 26, 3);  KL_MD5_STEP(KL_MD5_G, b, c, d, a, 27, 8);
+    KL_MD5_STEP(KL_MD5_G, a, b, c, d, 28, 13); KL_MD5_STEP(KL_MD5_G, d, a, b, c, 29, 2);
+    KL_MD5_STEP(KL_MD5_G, c, d, a, b, 30, 7);  KL_MD5_STEP(KL_MD5_G, b, c, d, a, 31, 12);
+    /* Round 3: word (3i + 5) mod 16. */
+    KL_MD5_STEP(KL_MD5_H, a, b, c, d, 32, 5);  KL_MD5_STEP(KL_MD5_H, d, a, b, c, 33, 8);
+    KL_MD5_STEP(KL_MD5_H, c, d, a, b, 34, 11); KL_MD5_STEP(KL_MD5_H, b, c, d, a, 35, 14);
+    KL_MD5_STEP(KL_MD5_H, a, b, c, d, 36, 1);  KL_MD5_STEP(KL_MD5_H, d, a, b, c, 37, 4);
+    KL_MD5_STEP(KL_MD5_H, c, d, a, b, 38, 7);  KL_MD5_STEP(KL_MD5_H, b, c, d, a, 39, 10);
+    KL_MD5_STEP(KL_MD5_H, a, b, c, d, 40, 13); KL_MD5_STEP(KL_MD5_H, d, a, b, c, 41, 0);
+    KL_MD5_STEP(KL_MD5_H, c, d, a, b, 42, 3);  KL_MD5_STEP(KL_MD5_H, b, c, d, a, 43, 6);
+    KL_MD5_STEP(KL_MD5_H, a, b, c, d, 44, 9);  KL_MD5_STEP(KL_MD5_H, d, a, b, c, 45, 12);
+    KL_MD5_STEP(KL_MD5_H, c, d, a, b, 46, 15); KL_MD5_STEP(KL_MD5_H, b, c, d, a, 47, 2);
+    /* Round 4: word 7i mod 16. */
+    KL_MD5_STEP(KL_MD5_I, a, b, c, d, 48, 0);  KL_MD5_STEP(KL_MD5_I, d, a, b, c, 49, 7);
+    KL_MD5_STEP(KL_MD5_I, c, d, a, b, 50, 14); KL_MD5_STEP(KL_MD5_I, b, c, d, a, 51, 5);
+    KL_MD5_STEP(KL_MD5_I, a, b, c, d, 52, 12); KL_MD5_STEP(KL_MD5_I, d, a, b, c, 53, 3);
+    KL_MD5_STEP(KL_MD5_I, c, d, a, b, 54, 10); KL_MD5_STEP(KL_MD5_I, b, c, d, a, 55, 1);
+    KL_MD5_STEP(KL_MD5_I, a, b, c, d, 56, 8);  KL_MD5_STEP(KL_MD5_I, d, a, b, c, 57, 15);
+    KL_MD5_STEP(KL_MD5_I, c, d, a, b, 58, 6);  KL_MD5_STEP(KL_MD5_I, b, c, d, a, 59, 13);
+    KL_MD5_STEP(KL_MD5_I, a, b, c, d, 60, 4);  KL_MD5_STEP(KL_MD5_I, d, a, b, c, 61, 11);
+    KL_MD5_STEP(KL_MD5_I, c, d, a, b, 62, 2);  KL_MD5_STEP(KL_MD5_I, b, c, d, a, 63, 9);
     h[0] += a; h[1] += b; h[2] += c; h[3] += d;
 }
 

@@ -26,6 +26,7 @@ Where Kafka reads the transaction index, this port reads the log's own control b
 
 from __future__ import annotations
 
+import decimal
 import logging
 import math
 import struct
@@ -35,13 +36,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .cleaner_config import CleanerConfig
 from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean
-from .errors import IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
+from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
-from .record import ControlRecordType, MemoryRecords, RecordBatch
-from .record.batch import build_default_batch
+from .record import ControlRecordType, MemoryRecords, RecordBatch, ScanStop
+from .record.batch import encode_default_batch
 from .record.legacy import build_legacy_message_set
 from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, Time
@@ -60,12 +63,14 @@ _DELETE, _DELETE_EMPTY, _RETAIN_EMPTY = "DELETE", "DELETE_EMPTY", "RETAIN_EMPTY"
 
 
 def _java_float(x: float, digits: int = 1, grouping: bool = True) -> str:
-    """A number as Java's ``String.format("%,.1f")`` prints it, ``Infinity`` and ``NaN`` included."""
+    """A number as Java's ``String.format("%,.1f")`` prints it: rounded half-up on the double's exact value
+    (Python's ``format`` rounds half-to-even), ``Infinity`` and ``NaN`` spelled out."""
     if math.isnan(x):
         return "NaN"
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
-    return f"{x:,.{digits}f}" if grouping else f"{x:.{digits}f}"
+    rounded = decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP)
+    return f"{rounded:,.{digits}f}" if grouping else f"{rounded:.{digits}f}"
 
 
 def _mb(n: float) -> float:
@@ -253,6 +258,41 @@ def collect_aborted_transactions(log: Log, start: int, end: int) -> list[Aborted
     return aborted
 
 
+class ProducerFacts:
+    """What a cleaning round needs to know of producers and transactions, read once per round from the
+    batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's last batch,
+    and the aborted transactions."""
+
+    def __init__(self, log: Log) -> None:
+        #: producer id -> (offset of its last data batch or None, its latest epoch): Kafka's
+        #: ``lastRecordsOfActiveProducers`` (lastDataOffset, producerEpoch).
+        self.last_records: dict[int, tuple[int | None, int]] = {}
+        self._aborted: list[AbortedTxn] = []
+        open_txns: dict[int, int] = {}
+        # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
+        # segments' transaction indexes too).
+        for segment in log.log_segments():
+            for batch in segment.log.batches():
+                if not batch.has_producer_id:
+                    continue
+                pid = batch.producer_id
+                last_data = self.last_records.get(pid, (None, 0))[0]
+                self.last_records[pid] = (last_data if batch.is_control else batch.last_offset, batch.producer_epoch)
+                if not batch.is_transactional:
+                    continue
+                if batch.is_control:
+                    first = open_txns.pop(pid, None)
+                    if _control_type(batch) is ControlRecordType.ABORT and first is not None:
+                        self._aborted.append(AbortedTxn(pid, first, batch.last_offset))
+                else:
+                    open_txns.setdefault(pid, batch.base_offset)
+        self._aborted.sort(key=lambda txn: txn.first_offset)
+
+    def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions whose marker is at or after ``start`` and that began before ``end``."""
+        return [txn for txn in self._aborted if txn.last_offset >= start and txn.first_offset < end]
+
+
 def last_records_of_active_producers(log: Log) -> dict[int, tuple[int, int]]:
     """For each producer id, the last offset and epoch of its last batch in the log (what Kafka's
     producer state says as ``lastRecordsOfActiveProducers``; read here from the batch headers)."""
@@ -289,7 +329,7 @@ class CleanedTransactionMetadata:
     def _consume_aborted_txns_up_to(self, offset: int) -> None:
         while self._aborted_transactions and self._aborted_transactions[0].first_offset <= offset:
             txn = self._aborted_transactions.pop(0)
-            self._ongoing_aborted_txns[txn.producer_id] = _AbortedTxnMetadata(txn)
+            self._ongoing_aborted_txns.setdefault(txn.producer_id, _AbortedTxnMetadata(txn))  # getOrElseUpdate
 
     def on_control_batch_read(self, batch: RecordBatch) -> bool:
         """Whether a marker may be removed (Kafka: ``onControlBatchRead``): an ABORT once every batch of its
@@ -358,23 +398,52 @@ class Cleaner:
                 f"This log contains a message larger than maximum allowable size of {max_buffer_size}.")
         self._buffer_size = min(self._buffer_size * 2, max_buffer_size)
 
+    def _grow_buffers_or_fail(self, segment: LogSegment, position: int, next_batch_size: int,
+                              max_log_message_size: int) -> None:
+        """Kafka: ``growBuffersOrFail``: up to the message size limit; past it, to the next batch's own size when
+        the segment really holds a batch that big."""
+        if self._buffer_size >= max_log_message_size:
+            where = f"log segment {segment.log.file} at position {position}"
+            if next_batch_size <= 0:
+                raise IllegalStateError(f"Invalid batch size {next_batch_size} for {where}")
+            if next_batch_size <= self._buffer_size:
+                raise IllegalStateError(
+                    f"Batch size {next_batch_size} < buffer size {self._buffer_size}, but not processed for {where}")
+            bytes_left = segment.log.end - position
+            if next_batch_size > bytes_left:
+                raise CorruptRecordError(
+                    f"Log segment may be corrupt, batch size {next_batch_size} > {bytes_left} bytes left in segment "
+                    f"for {where}", position, str(segment.log.file))
+            self.grow_buffers(next_batch_size)
+        else:
+            self.grow_buffers(max_log_message_size)
+
     def restore_buffers(self) -> None:
         """Kafka: ``restoreBuffers``."""
         self._buffer_size = self.io_buffer_size
 
     def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
-            tuple[int, list[Any]]]:
+            tuple[int, list[_DecodedBatch]]]:
         """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
         Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does."""
         scan = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
         rows = scan.batches
         positions = rows["position"].tolist()
         sizes = rows["size"].tolist()
+        if scan.stop_reason not in (ScanStop.END, ScanStop.LIMIT):
+            # Kafka's cleaner reads what follows as a batch it cannot complete and refuses the segment
+            # (growBuffersOrFail) rather than drop the bytes.
+            position = scan.stop_position
+            left = segment.log.end - position
+            raise CorruptRecordError(
+                f"Log segment may be corrupt, batch at position {position} cannot be read "
+                f"({scan.stop_reason.name.lower()}, {left} bytes left in segment) for log segment {segment.log.file}",
+                position, str(segment.log.file))
         i, n = 0, len(positions)
         while i < n:
             self.check_done_hook()
             while sizes[i] > self._buffer_size:
-                self.grow_buffers(max_log_message_size)
+                self._grow_buffers_or_fail(segment, positions[i], sizes[i], max_log_message_size)
             j, total = i, 0
             while j < n and total + sizes[j] <= self._buffer_size:
                 total += sizes[j]
@@ -382,11 +451,11 @@ class Cleaner:
             chunk_start = positions[i]
             data = segment.log.channel.pread(chunk_start, total)
             self.throttler.maybe_throttle(total)
-            batches = list(MemoryRecords(data).batches(strict=False))
-            yield chunk_start, batches
+            yield chunk_start, _decoded_batches(MemoryRecords(data))
             i = j
 
     _current_tp: TopicPartition | None = None
+    _facts: ProducerFacts | None = None
 
     def check_done_hook(self) -> None:
         if self._current_tp is not None:
@@ -410,6 +479,7 @@ class Cleaner:
         stats = CleanerStats(self.time)
         logger.info("Building offset map for %s...", log.name)
         upper_bound_offset = cleanable.first_uncleanable_offset
+        self._facts = ProducerFacts(log)
         self.build_offset_map(log, cleanable.first_dirty_offset, upper_bound_offset, self.offset_map, stats)
         end_offset = self.offset_map.latest_offset + 1
         stats.index_done()
@@ -433,12 +503,13 @@ class Cleaner:
         """Map every key of ``[start, end)`` to its latest offset, segment by segment, until the map is full
         (Kafka: ``buildOffsetMap``)."""
         offset_map.clear()
-        dirty = log.log_segments(start, end)
-        next_starts = [segment.base_offset for segment in dirty[1:]] + [end]
+        dirty = log.log_segments(start, end) if start < end else []
+        next_starts = [segment.base_offset for segment in dirty[1:]] + ([end] if dirty else [])
         logger.info("Building offset map for log %s for %d segments in offset range [%d, %d).", log.name,
                     len(dirty), start, end)
         transaction_metadata = CleanedTransactionMetadata()
-        transaction_metadata.add_aborted_transactions(collect_aborted_transactions(log, start, end))
+        facts = self._facts if self._facts is not None else ProducerFacts(log)
+        transaction_metadata.add_aborted_transactions(facts.aborted_in(start, end))
         for i, (segment, next_start) in enumerate(zip(dirty, next_starts, strict=True)):
             self.check_done(log.topic_partition)
             full = self.build_offset_map_for_segment(log.topic_partition, segment, offset_map, start, next_start,
@@ -458,41 +529,76 @@ class Cleaner:
         position = segment.offset_index.lookup(start_offset).position
         max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
         skimpy = isinstance(offset_map, SkimpyOffsetMap)
-        for chunk_start, batches in self._chunks(segment, position, max_log_message_size):
+        for _chunk_start, decoded in self._chunks(segment, position, max_log_message_size):
             bytes_read = 0
-            for batch in batches:
-                bytes_read += batch.size_in_bytes
-                if batch.is_control:
-                    transaction_metadata.on_control_batch_read(batch)
-                    stats.index_messages_read(1)
-                elif transaction_metadata.on_batch_read(batch):
-                    stats.index_messages_read(max(batch.count, 0))
-                else:
-                    columns = batch.record_columns()
-                    if skimpy:
-                        assert isinstance(offset_map, SkimpyOffsetMap)
-                        processed, full = offset_map.put_records(columns.data, columns.records, start_offset,
-                                                                 max_desired_map_size)
-                        stats.index_messages_read(processed)
-                        if full:
-                            return True
-                    else:
-                        for k in range(len(columns)):
-                            offset = int(columns.records["offset"][k])
-                            key = columns.key(k)
-                            if key is not None and offset >= start_offset:
-                                if offset_map.size < max_desired_map_size:
-                                    offset_map.put(key, offset)
-                                else:
-                                    return True
-                            stats.index_messages_read(1)
-                if batch.last_offset >= start_offset:
-                    offset_map.update_latest_offset(batch.last_offset)
+            k = 0
+            while k < len(decoded):
+                item = decoded[k]
+                batch = item.batch
+                if batch.is_control or batch.is_transactional:
+                    bytes_read += batch.size_in_bytes
+                    if batch.is_control:
+                        transaction_metadata.on_control_batch_read(batch)
+                        stats.index_messages_read(1)
+                    elif transaction_metadata.on_batch_read(batch):
+                        stats.index_messages_read(item.hi - item.lo)
+                    elif self._map_run(offset_map, decoded[k:k + 1], start_offset, max_desired_map_size, skimpy,
+                                       stats):
+                        return True
+                    if batch.last_offset >= start_offset:
+                        offset_map.update_latest_offset(batch.last_offset)
+                    k += 1
+                    continue
+                # A run of plain data batches sharing one set of columns goes to the kernel in one call.
+                j = k + 1
+                while (j < len(decoded) and decoded[j].columns is item.columns
+                       and not decoded[j].batch.is_control and not decoded[j].batch.is_transactional):
+                    j += 1
+                if self._map_run(offset_map, decoded[k:j], start_offset, max_desired_map_size, skimpy, stats):
+                    return True
+                bytes_read += sum(d.batch.size_in_bytes for d in decoded[k:j])
+                k = j
             stats.index_bytes_read(bytes_read)
-            del chunk_start
         # Skip the offset gaps at the segment's end, so the round does not stall on them.
         offset_map.update_latest_offset(next_segment_start_offset - 1)
         self.restore_buffers()
+        return False
+
+    @staticmethod
+    def _map_run(offset_map: OffsetMap, run: list[_DecodedBatch], start_offset: int, max_desired_map_size: int,
+                 skimpy: bool, stats: CleanerStats) -> bool:
+        """Put the keys of consecutive batches into the map; ``True`` when it filled.  After each whole batch
+        whose last offset reaches ``start_offset`` the map's latest offset moves to it, as in Kafka's loop."""
+        columns = run[0].columns
+        lo, hi = run[0].lo, run[-1].hi
+        rows = columns.records[lo:hi]
+        if skimpy:
+            assert isinstance(offset_map, SkimpyOffsetMap)
+            last_put_before = offset_map.latest_offset
+            processed, full = offset_map.put_records(columns.data, rows, start_offset, max_desired_map_size)
+            stats.index_messages_read(processed)
+            completed = [d.batch.last_offset for d in run if d.hi - lo <= processed
+                         and d.batch.last_offset >= start_offset]
+            if full:
+                # Batches wholly before the record that found the map full were completed.
+                latest = max([offset_map.latest_offset, *completed]) if completed else offset_map.latest_offset
+                offset_map.update_latest_offset(max(latest, last_put_before))
+                return True
+            if completed:
+                offset_map.update_latest_offset(max(offset_map.latest_offset, completed[-1]))
+            return False
+        for d in run:
+            for k in range(d.lo, d.hi):
+                offset = int(columns.records["offset"][k])
+                key = columns.key(k)
+                if key is not None and offset >= start_offset:
+                    if offset_map.size < max_desired_map_size:
+                        offset_map.put(key, offset)
+                    else:
+                        return True
+                stats.index_messages_read(1)
+            if d.batch.last_offset >= start_offset:
+                offset_map.update_latest_offset(d.batch.last_offset)
         return False
 
     # -- grouping -----------------------------------------------------------------------------------
@@ -533,16 +639,17 @@ class Cleaner:
                        stats: CleanerStats, transaction_metadata: CleanedTransactionMetadata,
                        legacy_delete_horizon_ms: int, upper_bound_offset_of_cleaning_round: int) -> None:
         """Write a group's kept records into one ``.cleaned`` segment and swap it in (Kafka: ``cleanSegments``)."""
+        self._current_tp = log.topic_partition
         first = segments[0]
         cleaned = log._create_cleaned_segment(first.base_offset)
         try:
-            last_records = last_records_of_active_producers(log)
+            facts = self._facts if self._facts is not None else ProducerFacts(log)
+            last_records = facts.last_records
             for i, current in enumerate(segments):
                 next_segment = segments[i + 1] if i + 1 < len(segments) else None
                 start_offset = current.base_offset
                 upper_bound = next_segment.base_offset if next_segment is not None else current.read_next_offset()
-                transaction_metadata.add_aborted_transactions(
-                    collect_aborted_transactions(log, start_offset, upper_bound))
+                transaction_metadata.add_aborted_transactions(facts.aborted_in(start_offset, upper_bound))
                 retain_legacy_deletes = current.last_modified() > legacy_delete_horizon_ms
                 logger.info("Cleaning %s in log %s into %d with an upper bound deletion horizon %d computed from the "
                             "segment last modified time of %d,%s deletes.", current, log.name, cleaned.base_offset,
@@ -573,54 +680,81 @@ class Cleaner:
     def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment, offset_map: OffsetMap,
                    retain_legacy_deletes_and_txn_markers: bool, delete_retention_ms: int, max_log_message_size: int,
                    transaction_metadata: CleanedTransactionMetadata,
-                   last_records_of_active_producers: dict[int, tuple[int, int]],
+                   last_records_of_active_producers: dict[int, tuple[int | None, int]],
                    upper_bound_offset_of_cleaning_round: int, stats: CleanerStats, current_time: int) -> None:
         """Copy what ``source`` keeps into ``dest`` (Kafka: ``cleanInto`` with ``MemoryRecords.filterTo``)."""
-        for _chunk_start, batches in self._chunks(source, 0, max_log_message_size):
+        skimpy = isinstance(offset_map, SkimpyOffsetMap)
+        for _chunk_start, decoded in self._chunks(source, 0, max_log_message_size):
             out = bytearray()
             max_offset = -1
             max_timestamp = -1
             shallow_offset_of_max = -1
             messages_read = messages_retained = bytes_read = 0
-            for batch in batches:
+            codes_by_columns: dict[int, Any] = {}
+            for item in decoded:
+                batch = item.batch
                 bytes_read += batch.size_in_bytes
                 retention, remove_marker = self._check_batch_retention(
                     batch, transaction_metadata, last_records_of_active_producers,
                     upper_bound_offset_of_cleaning_round, current_time)
                 if retention == _DELETE:
                     continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
-                discard_records = self._discard_batch_records
-                records = batch.records()
-                messages_read += len(records)
-                if discard_records:
-                    kept: list[Any] = []
+                columns = item.columns
+                rows = columns.records[item.lo:item.hi]
+                count = item.hi - item.lo
+                messages_read += count
+                if self._discard_batch_records:
+                    keep = np.zeros(count, dtype=bool)
                 elif batch.is_control:
-                    kept = records
+                    keep = np.ones(count, dtype=bool)
                 else:
-                    kept = self._retained_records(batch, records, offset_map, retain_legacy_deletes_and_txn_markers,
-                                                  stats, current_time)
-                if kept:
-                    contains_tombstones = any(r.value is None for r in kept)
+                    if skimpy:
+                        assert isinstance(offset_map, SkimpyOffsetMap)
+                        key = id(columns)
+                        if key not in codes_by_columns:
+                            codes_by_columns[key] = offset_map.latest_codes(columns.data, columns.records)
+                        codes = codes_by_columns[key][item.lo:item.hi]
+                    else:
+                        codes = np.array([self._code(offset_map, r) for r in _records_of(columns, item.lo, item.hi)],
+                                         dtype=np.int8)
+                    if batch.magic >= 2:
+                        horizon = batch.delete_horizon_ms
+                        retain_deletes = horizon is None or current_time < horizon
+                    else:
+                        retain_deletes = retain_legacy_deletes_and_txn_markers
+                    keep = (codes == 2) | ((codes == 1) & ((rows["value_len"] >= 0) | retain_deletes))
+                    for _ in range(int((codes == -1).sum())):
+                        stats.invalid_message()
+                kept_count = int(keep.sum())
+                if kept_count:
+                    kept_rows = rows[keep]
+                    contains_tombstones = bool((kept_rows["value_len"] < 0).any())
                     need_horizon = (batch.magic >= 2 and (contains_tombstones or remove_marker)
                                     and batch.delete_horizon_ms is None)
-                    if len(kept) == len(records) and not need_horizon:
-                        data = batch.raw_bytes()
+                    magic_mismatch = batch.magic < 2 and bool((kept_rows["magic"] != batch.magic).any())
+                    if kept_count == count and not need_horizon and not magic_mismatch:
+                        out += batch.raw_bytes()
                         batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
                     else:
                         horizon = current_time + delete_retention_ms if need_horizon else batch.delete_horizon_ms
-                        data = _rebuild_batch(batch, kept, horizon)
-                        (batch_max_ts, batch_shallow) = _max_timestamp_of(data)
-                    out += data
-                    messages_retained += len(kept)
-                    last_kept = batch.last_offset if batch.magic >= 2 else kept[-1].offset
+                        data = _rebuild_batch(batch, columns, item.lo + np.flatnonzero(keep), horizon)
+                        out += data
+                        if batch.magic >= 2:
+                            batch_max_ts = (batch.max_timestamp
+                                            if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+                                            else int(kept_rows["timestamp"].max()))
+                            batch_shallow = batch.last_offset
+                        else:
+                            batch_max_ts, batch_shallow = _max_timestamp_of(data)
+                    messages_retained += kept_count
+                    last_kept = batch.last_offset if batch.magic >= 2 else int(kept_rows["offset"][-1])
                     max_offset = max(max_offset, last_kept)
                     if batch_max_ts > max_timestamp:
                         max_timestamp, shallow_offset_of_max = batch_max_ts, batch_shallow
                 elif retention == _RETAIN_EMPTY:
                     if batch.magic < 2:
                         raise IllegalStateError("Empty batches are only supported for magic v2 and above")
-                    data = _empty_batch(batch)
-                    out += data
+                    out += _empty_batch(batch)
                     max_offset = max(max_offset, batch.last_offset)
                     if batch.max_timestamp > max_timestamp:
                         max_timestamp, shallow_offset_of_max = batch.max_timestamp, batch.last_offset
@@ -634,7 +768,8 @@ class Cleaner:
     _discard_batch_records = False
 
     def _check_batch_retention(self, batch: RecordBatch, transaction_metadata: CleanedTransactionMetadata,
-                               last_records: dict[int, tuple[int, int]], upper_bound_offset_of_cleaning_round: int,
+                               last_records: dict[int, tuple[int | None, int]],
+                               upper_bound_offset_of_cleaning_round: int,
                                current_time: int) -> tuple[str, bool]:
         """Kafka's cleaner ``RecordFilter.checkBatchRetention``: the batch's fate and whether it is a marker
         that may go once its horizon passes."""
@@ -648,36 +783,21 @@ class Cleaner:
         last_of_producer = False
         if batch.has_producer_id:
             last = last_records.get(batch.producer_id)
-            last_of_producer = last is not None and last[0] == batch.last_offset
+            if last is not None:
+                last_data_offset, epoch = last
+                last_of_producer = (batch.last_offset == last_data_offset if last_data_offset is not None
+                                    else batch.is_control and batch.producer_epoch == epoch)
         if batch.has_producer_id and last_of_producer:
+            retention = _RETAIN_EMPTY
+        elif batch.next_offset == upper_bound_offset_of_cleaning_round:
+            # Kafka after 3.8 (KAFKA-17076): keep the round's last batch, emptied if need be, so the log end
+            # the round reached stays visible and the next round starts where this one stopped.
             retention = _RETAIN_EMPTY
         elif self._discard_batch_records:
             retention = _DELETE
         else:
             retention = _DELETE_EMPTY
         return retention, can_discard and batch.is_control
-
-    def _retained_records(self, batch: RecordBatch, records: list[Any], offset_map: OffsetMap,
-                          retain_legacy_deletes: bool, stats: CleanerStats, current_time: int) -> list[Any]:
-        """The records of a data batch that :meth:`should_retain_record` keeps, decided for the whole batch
-        by one kernel call (each record: past the map, latest for its key, superseded, or keyless)."""
-        if isinstance(offset_map, SkimpyOffsetMap):
-            columns = batch.record_columns()
-            codes = offset_map.latest_codes(columns.data, columns.records).tolist()
-        else:
-            codes = [self._code(offset_map, r) for r in records]
-        if batch.magic >= 2:
-            horizon = batch.delete_horizon_ms
-            retain_deletes = horizon is None or current_time < horizon
-        else:
-            retain_deletes = retain_legacy_deletes
-        kept = []
-        for record, code in zip(records, codes, strict=True):
-            if code == 2 or (code == 1 and (record.value is not None or retain_deletes)):
-                kept.append(record)
-            elif code == -1:
-                stats.invalid_message()
-        return kept
 
     @staticmethod
     def _code(offset_map: OffsetMap, record: Any) -> int:
@@ -712,27 +832,85 @@ class Cleaner:
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
-def _rebuild_batch(batch: RecordBatch, kept: list[Any], delete_horizon_ms: int | None) -> bytes:
-    """The kept records of ``batch`` as a batch of the same magic, codec, timestamp type and producer fields
-    (Kafka: ``MemoryRecords.buildRetainedRecordsInto``): v2 keeps the base offset and overrides the last offset
-    with the original's; legacy starts at the first kept offset."""
-    records = [(r.key, r.value, r.timestamp, r.headers) for r in kept]
+@dataclass(frozen=True)
+class _DecodedBatch:
+    """A batch of a chunk and where its records are in the chunk's columns: ``columns.records[lo:hi]``."""
+
+    batch: RecordBatch
+    columns: Any
+    lo: int
+    hi: int
+
+
+def _decoded_batches(records: MemoryRecords) -> list[_DecodedBatch]:
+    """The batches of ``records`` with their decoded columns: runs of uncompressed v2 batches share one set of
+    columns (one kernel call), every other batch has its own."""
+    batches = list(records.batches(strict=False))
+    out: list[_DecodedBatch] = []
+    for columns in records.record_columns(strict=False):
+        assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
+        starts = columns.starts.tolist()
+        for b in range(len(starts) - 1):
+            out.append(_DecodedBatch(batches[len(out)], columns, starts[b], starts[b + 1]))
+    if len(out) != len(batches):
+        raise IllegalStateError(f"{len(batches)} batches but {len(out)} decoded")
+    return out
+
+
+def _records_of(columns: Any, lo: int, hi: int) -> list[Any]:
+    """Record tuples ``(offset, key, value, timestamp, headers)`` of ``columns.records[lo:hi]``."""
+    from . import _impl
+
+    out = []
+    data = columns.data
+    headers = columns.headers
+    for row in columns.records[lo:hi]:
+        record_headers = []
+        for h in range(int(row["header_index"]), int(row["header_index"]) + int(row["header_count"])):
+            hrow = headers[h]
+            kp, kl, vp, vl = int(hrow["key_pos"]), int(hrow["key_len"]), int(hrow["value_pos"]), int(hrow["value_len"])
+            record_headers.append((bytes(data[kp:kp + kl]).decode("utf-8", "replace"),
+                                   None if vl < 0 else bytes(data[vp:vp + vl])))
+        kp, kl, vp, vl = int(row["key_pos"]), int(row["key_len"]), int(row["value_pos"]), int(row["value_len"])
+        out.append(_impl.core.Record(int(row["offset"]), int(row["timestamp"]),
+                                     None if kl < 0 else bytes(data[kp:kp + kl]),
+                                     None if vl < 0 else bytes(data[vp:vp + vl]), record_headers))
+    return out
+
+
+def _rebuild_batch(batch: RecordBatch, columns: Any, kept_index: Any, delete_horizon_ms: int | None) -> bytes:
+    """The kept records (rows ``kept_index`` of the batch's columns) as a batch of the same magic, codec,
+    timestamp type and producer fields (Kafka: ``MemoryRecords.buildRetainedRecordsInto``): v2 keeps the base
+    offset and overrides the last offset with the original's; legacy starts at the first kept offset."""
+    rows = columns.records[kept_index]
+    data = columns.data
+    keys = [None if kl < 0 else bytes(data[kp:kp + kl]) for kp, kl in zip(rows["key_pos"].tolist(),
+                                                                         rows["key_len"].tolist(), strict=True)]
+    values = [None if vl < 0 else bytes(data[vp:vp + vl]) for vp, vl in zip(rows["value_pos"].tolist(),
+                                                                           rows["value_len"].tolist(), strict=True)]
+    timestamps = rows["timestamp"].tolist()
+    offsets = rows["offset"].tolist()
     log_append_time = batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
     if batch.magic >= 2:
-        return build_default_batch(
-            records, base_offset=batch.base_offset, compression=batch.compression, timestamp_type=batch.timestamp_type,
-            log_append_time=log_append_time, producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-            base_sequence=batch.base_sequence, is_transactional=batch.is_transactional, is_control=batch.is_control,
+        headers: list[Any] | None = None
+        if bool((rows["header_count"] > 0).any()):
+            headers = [r.headers or None for r in (_records_of(columns, int(i), int(i) + 1)[0] for i in kept_index)]
+        return encode_default_batch(
+            keys, values, timestamps, headers, base_offset=batch.base_offset, compression=batch.compression,
+            timestamp_type=batch.timestamp_type, log_append_time=log_append_time, producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+            is_transactional=batch.is_transactional, is_control=batch.is_control,
             partition_leader_epoch=batch.partition_leader_epoch,
             delete_horizon_ms=delete_horizon_ms if delete_horizon_ms is not None and delete_horizon_ms >= 0 else None,
-            offset_deltas=[r.offset - batch.base_offset for r in kept],
+            offset_deltas=[o - batch.base_offset for o in offsets],
             last_offset_delta=batch.last_offset - batch.base_offset)
     timestamp_type = batch.timestamp_type
     if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
         timestamp_type = TimestampType.CREATE_TIME
     return build_legacy_message_set(
-        [(r.key, r.value, max(r.timestamp, -1)) for r in kept], magic=batch.magic, compression=batch.compression,
-        timestamp_type=timestamp_type, log_append_time=log_append_time, offsets=[r.offset for r in kept])
+        list(zip(keys, values, [max(t, -1) for t in timestamps], strict=True)), magic=batch.magic,
+        compression=batch.compression, timestamp_type=timestamp_type, log_append_time=log_append_time,
+        offsets=offsets)
 
 
 def _max_timestamp_of(data: bytes) -> tuple[int, int]:

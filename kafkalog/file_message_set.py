@@ -97,14 +97,18 @@ class FileChannel:
         return self.fd
 
     def mapped(self, end: int) -> mmap.mmap:
-        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns."""
-        if self._map is None or len(self._map) < end:
+        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns.
+
+        The file's length is checked every time: touching a mapped page past the end of a file that was cut
+        short (by another process, say) kills the process with SIGBUS, so a shrunken file is remapped, and a
+        range past its end is an error instead.
+        """
+        length = self.size()
+        if length < end:
             self.drop_map()
-            length = self.size()
-            if length < end:
-                raise IllegalStateError(
-                    f"{self.path} is {length} bytes long, shorter than the {end} asked for"
-                )
+            raise IllegalStateError(f"{self.path} is {length} bytes long, shorter than the {end} asked for")
+        if self._map is None or len(self._map) < end or len(self._map) > length:
+            self.drop_map()
             self._map = mmap.mmap(self._fd(), length, access=mmap.ACCESS_READ)
         return self._map
 

@@ -985,8 +985,15 @@ class Log:
 
     # -- closing ------------------------------------------------------------------------------------
 
+    def _stop_own_scheduler(self) -> None:
+        """Stop the scheduler this log made for itself, *without* holding the log's lock: its thread may be
+        running a flush that needs the lock, and stopping waits for it."""
+        if self._owns_scheduler and self.scheduler.is_started:
+            self.scheduler.shutdown()
+
     def close(self) -> None:
         """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files."""
+        self._stop_own_scheduler()
         with self._lock:
             if self._closed:
                 return
@@ -999,29 +1006,25 @@ class Log:
                 self._release_pending_deletions(delete=False)
             finally:
                 self._closed = True
-                if self._owns_scheduler and self.scheduler.is_started:
-                    self.scheduler.shutdown()
 
     def close_handlers(self) -> None:
         """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error."""
+        self._stop_own_scheduler()
         with self._lock:
             self.segments.close_handlers()
             self._release_pending_deletions(delete=False)
             self._closed = True
-            if self._owns_scheduler and self.scheduler.is_started:
-                self.scheduler.shutdown()
 
     def delete(self) -> None:
         """Delete every segment and the directory (Kafka: ``delete``)."""
+        self._check_writable("delete")
+        self._stop_own_scheduler()
         with self._lock:
-            self._check_writable("delete")
             for segment in self.segments.values():
                 segment.delete()
             self.segments.clear()
             self._release_pending_deletions(delete=True)
             self._closed = True
-            if self._owns_scheduler and self.scheduler.is_started:
-                self.scheduler.shutdown()
             try:
                 self.dir.rmdir()
             except OSError as e:

@@ -98,6 +98,9 @@ class LogManager:
         self._dir_locks: list[Any] = []
         self._started = False
         self._shut_down = False
+        # The tasks this manager put on the scheduler: cancelled at shutdown, as a scheduler the caller owns
+        # keeps running and must not write checkpoints into directories this manager no longer locks.
+        self._tasks: list[Any] = []
         #: The log cleaner (:class:`~kafkalog.cleaner.LogCleaner`) when ``cleaner_config`` enables it
         #: (``log.cleaner.enable``), else ``None``; its threads start with :meth:`startup`.
         self.cleaner: Any = None
@@ -247,18 +250,22 @@ class LogManager:
         if self._owns_scheduler and not self.scheduler.is_started:
             self.scheduler.startup()
         logger.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
-        self.scheduler.schedule("kafka-log-retention", self.cleanup_logs, delay_ms=INITIAL_TASK_DELAY_MS,
-                                period_ms=self.retention_check_ms)
+        self._schedule("kafka-log-retention", self.cleanup_logs, INITIAL_TASK_DELAY_MS, self.retention_check_ms)
         logger.info("Starting log flusher with a default period of %d ms.", self.flush_check_ms)
-        self.scheduler.schedule("kafka-log-flusher", self.flush_dirty_logs, delay_ms=INITIAL_TASK_DELAY_MS,
-                                period_ms=self.flush_check_ms)
-        self.scheduler.schedule("kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets,
-                                delay_ms=INITIAL_TASK_DELAY_MS, period_ms=self.flush_recovery_offset_checkpoint_ms)
-        self.scheduler.schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
-                                delay_ms=INITIAL_TASK_DELAY_MS, period_ms=self.flush_start_offset_checkpoint_ms)
-        self.scheduler.schedule("kafka-delete-logs", self.delete_logs, delay_ms=INITIAL_TASK_DELAY_MS)
+        self._schedule("kafka-log-flusher", self.flush_dirty_logs, INITIAL_TASK_DELAY_MS, self.flush_check_ms)
+        self._schedule("kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets,
+                       INITIAL_TASK_DELAY_MS, self.flush_recovery_offset_checkpoint_ms)
+        self._schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
+                       INITIAL_TASK_DELAY_MS, self.flush_start_offset_checkpoint_ms)
+        self._schedule("kafka-delete-logs", self.delete_logs, INITIAL_TASK_DELAY_MS)
         if self.cleaner is not None:
             self.cleaner.startup()
+
+    def _schedule(self, name: str, fun: Any, delay_ms: int, period_ms: int = -1) -> None:
+        task = self.scheduler.schedule(name, fun, delay_ms=delay_ms, period_ms=period_ms)
+        with self._lock:
+            self._tasks = [t for t in self._tasks if not getattr(t, "done", lambda: False)()]
+            self._tasks.append(task)
 
     def shutdown(self) -> None:
         """Flush and close every log, write the checkpoints and the clean-shutdown marker, release the
@@ -269,6 +276,12 @@ class LogManager:
             self._shut_down = True
         logger.info("Shutting down.")
         try:
+            with self._lock:
+                tasks, self._tasks = self._tasks, []
+            for task in tasks:
+                cancel = getattr(task, "cancel", None)
+                if cancel is not None:
+                    cancel()
             if self.cleaner is not None:
                 self.cleaner.shutdown()
             if self._owns_scheduler and self.scheduler.is_started:
@@ -381,9 +394,8 @@ class LogManager:
             log.close_handlers()
             shutil.rmtree(log.dir, ignore_errors=True)
         if self._logs_to_be_deleted and not self._shut_down:
-            self.scheduler.schedule("kafka-delete-logs", self.delete_logs,
-                                    delay_ms=min(log.config.file_delete_delay_ms
-                                                 for log, _ in self._logs_to_be_deleted))
+            self._schedule("kafka-delete-logs", self.delete_logs,
+                           min(log.config.file_delete_delay_ms for log, _ in self._logs_to_be_deleted))
 
     # -- the logs ------------------------------------------------------------------------------------
 
@@ -447,7 +459,7 @@ class LogManager:
             logger.info("Log for partition %s is renamed to %s and is scheduled for deletion", topic_partition,
                         target)
         if self._started and not self._shut_down:
-            self.scheduler.schedule("kafka-delete-logs", self.delete_logs, delay_ms=log.config.file_delete_delay_ms)
+            self._schedule("kafka-delete-logs", self.delete_logs, log.config.file_delete_delay_ms)
         return log
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int]) -> None:
@@ -456,12 +468,17 @@ class LogManager:
             log = self._logs.get(tp)
             if log is None:
                 continue
-            if self.cleaner is not None and offset < log.active_segment.base_offset:
+            # Decided before the truncation moves the active segment: cleaning past the truncation point
+            # must stop, and its checkpoint must not stay beyond the new log end.
+            stop_cleaner = self.cleaner is not None and offset < log.active_segment.base_offset
+            if stop_cleaner:
                 self.cleaner.abort_and_pause_cleaning(tp)
             try:
                 log.truncate_to(offset)
+                if stop_cleaner:
+                    self.cleaner.maybe_truncate_checkpoint(log.dir.parent, tp, log.active_segment.base_offset)
             finally:
-                if self.cleaner is not None and offset < log.active_segment.base_offset:
+                if stop_cleaner:
                     self.cleaner.resume_cleaning([tp])
         self.checkpoint_recovery_point_offsets()
 
@@ -474,6 +491,8 @@ class LogManager:
             self.cleaner.abort_and_pause_cleaning(topic_partition)
         try:
             log.truncate_fully_and_start_at(new_offset)
+            if self.cleaner is not None:
+                self.cleaner.maybe_truncate_checkpoint(log.dir.parent, topic_partition, log.active_segment.base_offset)
         finally:
             if self.cleaner is not None:
                 self.cleaner.resume_cleaning([topic_partition])
