@@ -206,6 +206,15 @@ static inline uint32_t kl_crc32(uint32_t crc, const unsigned char *p, size_t len
     return ~kl_crc_sw(kl_crc32_table, ~crc, p, len);
 }
 
+/* ---- a prefetch hint (the offset map's first probe of the next keys, while this key is handled) */
+static inline void kl_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1, 1);
+#else
+    (void)p;
+#endif
+}
+
 /* ---- MD5 (RFC 1321), for SkimpyOffsetMap's key hashes.
  * 64 steps per 64-byte block in four rounds of sixteen; each step mixes one message word into the
  * four-word state with a round function, a constant K[i] = floor(|sin(i + 1)| * 2^32) and a left
@@ -283,6 +292,96 @@ static void kl_md5_block(uint32_t h[4], const unsigned char *block) {
     KL_MD5_STEP(KL_MD5_I, a, b, c, d, 60, 4);  KL_MD5_STEP(KL_MD5_I, d, a, b, c, 61, 11);
     KL_MD5_STEP(KL_MD5_I, c, d, a, b, 62, 2);  KL_MD5_STEP(KL_MD5_I, b, c, d, a, 63, 9);
     h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+}
+
+static void kl_md5(const unsigned char *p, size_t n, unsigned char out[16]);
+
+/* Two short messages (up to 55 bytes: one padded block each) hashed together, their steps interleaved.
+ * Each MD5 is one long chain of dependent additions; two independent chains let the CPU execute both at
+ * once, which is where the offset map's time goes for the short keys it hashes. */
+#define KL_MD5_STEP2(f, a, b, c, d, A, B, C, D, i, g) \
+    do { \
+        (a) += f((b), (c), (d)) + m1[(g)] + kl_md5_k[(i)]; \
+        (A) += f((B), (C), (D)) + m2[(g)] + kl_md5_k[(i)]; \
+        (a) = ((a) << kl_md5_shift[(i)]) | ((a) >> (32 - kl_md5_shift[(i)])); \
+        (A) = ((A) << kl_md5_shift[(i)]) | ((A) >> (32 - kl_md5_shift[(i)])); \
+        (a) += (b); (A) += (B); \
+    } while (0)
+
+static inline void kl_md5_pad_short(const unsigned char *p, size_t n, uint32_t m[16]) {
+    unsigned char block[64];
+    memcpy(block, p, n);
+    block[n] = 0x80;
+    memset(block + n + 1, 0, 56 - n - 1);
+    uint64_t bits = (uint64_t)n * 8;
+    for (int i = 0; i < 8; i++) block[56 + i] = (unsigned char)(bits >> (8 * i));
+    for (int i = 0; i < 16; i++) m[i] = kl_get_u32le(block + 4 * i);
+}
+
+static inline void kl_md5_out(uint32_t a, uint32_t b, uint32_t c, uint32_t d, unsigned char out[16]) {
+    uint32_t h[4] = {0x67452301u + a, 0xefcdab89u + b, 0x98badcfeu + c, 0x10325476u + d};
+    for (int i = 0; i < 4; i++) {
+        out[4 * i] = (unsigned char)h[i];
+        out[4 * i + 1] = (unsigned char)(h[i] >> 8);
+        out[4 * i + 2] = (unsigned char)(h[i] >> 16);
+        out[4 * i + 3] = (unsigned char)(h[i] >> 24);
+    }
+}
+
+static void kl_md5_short_x2(const unsigned char *p1, size_t n1, const unsigned char *p2, size_t n2,
+                            unsigned char out1[16], unsigned char out2[16]) {
+    uint32_t m1[16], m2[16];
+    kl_md5_pad_short(p1, n1, m1);
+    kl_md5_pad_short(p2, n2, m2);
+    uint32_t a = 0x67452301u, b = 0xefcdab89u, c = 0x98badcfeu, d = 0x10325476u;
+    uint32_t A = a, B = b, C = c, D = d;
+    KL_MD5_STEP2(KL_MD5_F, a, b, c, d, A, B, C, D, 0, 0);   KL_MD5_STEP2(KL_MD5_F, d, a, b, c, D, A, B, C, 1, 1);
+    KL_MD5_STEP2(KL_MD5_F, c, d, a, b, C, D, A, B, 2, 2);   KL_MD5_STEP2(KL_MD5_F, b, c, d, a, B, C, D, A, 3, 3);
+    KL_MD5_STEP2(KL_MD5_F, a, b, c, d, A, B, C, D, 4, 4);   KL_MD5_STEP2(KL_MD5_F, d, a, b, c, D, A, B, C, 5, 5);
+    KL_MD5_STEP2(KL_MD5_F, c, d, a, b, C, D, A, B, 6, 6);   KL_MD5_STEP2(KL_MD5_F, b, c, d, a, B, C, D, A, 7, 7);
+    KL_MD5_STEP2(KL_MD5_F, a, b, c, d, A, B, C, D, 8, 8);   KL_MD5_STEP2(KL_MD5_F, d, a, b, c, D, A, B, C, 9, 9);
+    KL_MD5_STEP2(KL_MD5_F, c, d, a, b, C, D, A, B, 10, 10); KL_MD5_STEP2(KL_MD5_F, b, c, d, a, B, C, D, A, 11, 11);
+    KL_MD5_STEP2(KL_MD5_F, a, b, c, d, A, B, C, D, 12, 12); KL_MD5_STEP2(KL_MD5_F, d, a, b, c, D, A, B, C, 13, 13);
+    KL_MD5_STEP2(KL_MD5_F, c, d, a, b, C, D, A, B, 14, 14); KL_MD5_STEP2(KL_MD5_F, b, c, d, a, B, C, D, A, 15, 15);
+    KL_MD5_STEP2(KL_MD5_G, a, b, c, d, A, B, C, D, 16, 1);  KL_MD5_STEP2(KL_MD5_G, d, a, b, c, D, A, B, C, 17, 6);
+    KL_MD5_STEP2(KL_MD5_G, c, d, a, b, C, D, A, B, 18, 11); KL_MD5_STEP2(KL_MD5_G, b, c, d, a, B, C, D, A, 19, 0);
+    KL_MD5_STEP2(KL_MD5_G, a, b, c, d, A, B, C, D, 20, 5);  KL_MD5_STEP2(KL_MD5_G, d, a, b, c, D, A, B, C, 21, 10);
+    KL_MD5_STEP2(KL_MD5_G, c, d, a, b, C, D, A, B, 22, 15); KL_MD5_STEP2(KL_MD5_G, b, c, d, a, B, C, D, A, 23, 4);
+    KL_MD5_STEP2(KL_MD5_G, a, b, c, d, A, B, C, D, 24, 9);  KL_MD5_STEP2(KL_MD5_G, d, a, b, c, D, A, B, C, 25, 14);
+    KL_MD5_STEP2(KL_MD5_G, c, d, a, b, C, D, A, B, 26, 3);  KL_MD5_STEP2(KL_MD5_G, b, c, d, a, B, C, D, A, 27, 8);
+    KL_MD5_STEP2(KL_MD5_G, a, b, c, d, A, B, C, D, 28, 13); KL_MD5_STEP2(KL_MD5_G, d, a, b, c, D, A, B, C, 29, 2);
+    KL_MD5_STEP2(KL_MD5_G, c, d, a, b, C, D, A, B, 30, 7);  KL_MD5_STEP2(KL_MD5_G, b, c, d, a, B, C, D, A, 31, 12);
+    KL_MD5_STEP2(KL_MD5_H, a, b, c, d, A, B, C, D, 32, 5);  KL_MD5_STEP2(KL_MD5_H, d, a, b, c, D, A, B, C, 33, 8);
+    KL_MD5_STEP2(KL_MD5_H, c, d, a, b, C, D, A, B, 34, 11); KL_MD5_STEP2(KL_MD5_H, b, c, d, a, B, C, D, A, 35, 14);
+    KL_MD5_STEP2(KL_MD5_H, a, b, c, d, A, B, C, D, 36, 1);  KL_MD5_STEP2(KL_MD5_H, d, a, b, c, D, A, B, C, 37, 4);
+    KL_MD5_STEP2(KL_MD5_H, c, d, a, b, C, D, A, B, 38, 7);  KL_MD5_STEP2(KL_MD5_H, b, c, d, a, B, C, D, A, 39, 10);
+    KL_MD5_STEP2(KL_MD5_H, a, b, c, d, A, B, C, D, 40, 13); KL_MD5_STEP2(KL_MD5_H, d, a, b, c, D, A, B, C, 41, 0);
+    KL_MD5_STEP2(KL_MD5_H, c, d, a, b, C, D, A, B, 42, 3);  KL_MD5_STEP2(KL_MD5_H, b, c, d, a, B, C, D, A, 43, 6);
+    KL_MD5_STEP2(KL_MD5_H, a, b, c, d, A, B, C, D, 44, 9);  KL_MD5_STEP2(KL_MD5_H, d, a, b, c, D, A, B, C, 45, 12);
+    KL_MD5_STEP2(KL_MD5_H, c, d, a, b, C, D, A, B, 46, 15); KL_MD5_STEP2(KL_MD5_H, b, c, d, a, B, C, D, A, 47, 2);
+    KL_MD5_STEP2(KL_MD5_I, a, b, c, d, A, B, C, D, 48, 0);  KL_MD5_STEP2(KL_MD5_I, d, a, b, c, D, A, B, C, 49, 7);
+    KL_MD5_STEP2(KL_MD5_I, c, d, a, b, C, D, A, B, 50, 14); KL_MD5_STEP2(KL_MD5_I, b, c, d, a, B, C, D, A, 51, 5);
+    KL_MD5_STEP2(KL_MD5_I, a, b, c, d, A, B, C, D, 52, 12); KL_MD5_STEP2(KL_MD5_I, d, a, b, c, D, A, B, C, 53, 3);
+    KL_MD5_STEP2(KL_MD5_I, c, d, a, b, C, D, A, B, 54, 10); KL_MD5_STEP2(KL_MD5_I, b, c, d, a, B, C, D, A, 55, 1);
+    KL_MD5_STEP2(KL_MD5_I, a, b, c, d, A, B, C, D, 56, 8);  KL_MD5_STEP2(KL_MD5_I, d, a, b, c, D, A, B, C, 57, 15);
+    KL_MD5_STEP2(KL_MD5_I, c, d, a, b, C, D, A, B, 58, 6);  KL_MD5_STEP2(KL_MD5_I, b, c, d, a, B, C, D, A, 59, 13);
+    KL_MD5_STEP2(KL_MD5_I, a, b, c, d, A, B, C, D, 60, 4);  KL_MD5_STEP2(KL_MD5_I, d, a, b, c, D, A, B, C, 61, 11);
+    KL_MD5_STEP2(KL_MD5_I, c, d, a, b, C, D, A, B, 62, 2);  KL_MD5_STEP2(KL_MD5_I, b, c, d, a, B, C, D, A, 63, 9);
+    kl_md5_out(a, b, c, d, out1);
+    kl_md5_out(A, B, C, D, out2);
+}
+
+/* The MD5s of a group of keys (``n`` pointers and lengths): short keys two at a time, the rest alone. */
+static void kl_md5_many(const unsigned char *const *keys, const int32_t *lens, int n, unsigned char (*out)[16]) {
+    int pending = -1;
+    for (int i = 0; i < n; i++) {
+        if (lens[i] < 0) continue;
+        if (lens[i] > 55) { kl_md5(keys[i], (size_t)lens[i], out[i]); continue; }
+        if (pending < 0) { pending = i; continue; }
+        kl_md5_short_x2(keys[pending], (size_t)lens[pending], keys[i], (size_t)lens[i], out[pending], out[i]);
+        pending = -1;
+    }
+    if (pending >= 0) kl_md5(keys[pending], (size_t)lens[pending], out[pending]);
 }
 
 static void kl_md5(const unsigned char *p, size_t n, unsigned char out[16]) {

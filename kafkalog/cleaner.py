@@ -789,9 +789,10 @@ class Cleaner:
                                     else batch.is_control and batch.producer_epoch == epoch)
         if batch.has_producer_id and last_of_producer:
             retention = _RETAIN_EMPTY
-        elif batch.next_offset == upper_bound_offset_of_cleaning_round:
+        elif batch.magic >= 2 and batch.next_offset == upper_bound_offset_of_cleaning_round:
             # Kafka after 3.8 (KAFKA-17076): keep the round's last batch, emptied if need be, so the log end
-            # the round reached stays visible and the next round starts where this one stopped.
+            # the round reached stays visible and the next round starts where this one stopped.  Only a v2
+            # batch can be kept empty; a legacy entry is dropped as before.
             retention = _RETAIN_EMPTY
         elif self._discard_batch_records:
             retention = _DELETE
