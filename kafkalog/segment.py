@@ -435,9 +435,16 @@ class LogSegment:
     def truncate_to(self, offset: int) -> int:
         """Remove every batch holding an offset >= ``offset``, and their index entries; returns the bytes
         removed (Kafka: ``truncateTo``).  A batch straddling ``offset`` goes whole; the indexes are sized
-        back up so the segment can take appends again."""
+        back up so the segment can take appends again.  Unlike Kafka (3.8 included), the largest
+        timestamp is checked before the indexes are cut; see the comment below."""
         self._check_writable("truncate")
         mapping = self.translate_offset(offset)
+        # Read before the time index is cut.  Kafka asks only afterwards, and on a segment whose
+        # largest timestamp was never loaded (any segment reopened from disk) it then reads the cut
+        # index: when no entry is left it sees -1, skips the rescan, and the kept batches' timestamps
+        # are lost to retention and to the entry written at roll.  Asking first is the same check on
+        # the value the segment held before the truncation.
+        had_timestamps = self.max_timestamp_so_far >= 0
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
         # Each index back to its own full size (Kafka: resize(maxIndexSize) per index), so the segment
@@ -450,7 +457,7 @@ class LogSegment:
             self._rolling_based_timestamp = None
             self._rolling_based_timestamp_loaded = True
         self._bytes_since_last_index_entry = 0
-        if self.max_timestamp_so_far >= 0:
+        if had_timestamps:
             self._load_largest_timestamp()
         return bytes_truncated
 
