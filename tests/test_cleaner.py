@@ -51,6 +51,7 @@ from typing import Any
 
 import cramjam
 import pytest
+from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 from kafkalog import MemoryRecords, _impl
 from kafkalog.cleaner import (
@@ -2160,50 +2161,6 @@ def test_log_cleaner_run_once_logs_kafka_summary(env: Env, caplog: pytest.LogCap
 
 
 # -- offset overflow ----------------------------------------------------------------------------------------
-
-
-def initialize_log_dir_with_overflowed_segment(directory: Path) -> None:
-    """Kafka's ``LogTestUtils.initializeLogDirWithOverflowedSegment``: three segments written by hand, the
-    second holding offsets past its base + Int.MaxValue; empty index files, so loading does not recover
-    them."""
-    directory.mkdir(parents=True)
-
-    def write_sample_batches(base_offset: int, out: Any) -> int:
-        def rec(offset: int) -> tuple[bytes, bytes]:
-            return (key(offset), key(offset))
-
-        for offset, records in (
-            (base_offset, [rec(base_offset)]),
-            (base_offset + 1, [rec(base_offset + 1), rec(base_offset + 2)]),
-            (base_offset + INT_MAX - 1, [rec(base_offset + INT_MAX - 1)]),
-        ):
-            out.write(
-                bytes(
-                    MemoryRecords.with_records(records, base_offset=offset, partition_leader_epoch=0).buffer
-                )
-            )
-        return base_offset + INT_MAX
-
-    def segment_files(base_offset: int) -> Any:
-        (directory / f"{base_offset:020d}.index").touch()
-        (directory / f"{base_offset:020d}.timeindex").touch()
-        return open(directory / f"{base_offset:020d}.log", "wb")
-
-    with segment_files(0) as out:
-        next_offset = write_sample_batches(0, out)
-    with segment_files(next_offset) as out:
-        next_offset = write_sample_batches(write_sample_batches(next_offset, out), out)
-    with segment_files(next_offset) as out:
-        write_sample_batches(next_offset, out)
-
-
-def first_overflow_segment(log: Log) -> LogSegment | None:
-    """Kafka's ``LogTestUtils.firstOverflowSegment``."""
-    for segment in log.log_segments():
-        for batch in segment.log.batches():
-            if batch.last_offset > segment.base_offset + INT_MAX or batch.base_offset < segment.base_offset:
-                return segment
-    return None
 
 
 def test_segment_with_offset_overflow(env: Env) -> None:

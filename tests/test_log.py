@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
@@ -849,44 +850,6 @@ def test_should_delete_start_offset_breached_segments_when_policy_does_not_inclu
 
 
 # -- offset overflow ------------------------------------------------------------------------------------
-
-
-def write_sample_batches(directory: Path, base_offset: int, file: FileMessageSet) -> int:
-    """Kafka's ``writeSampleBatches``: batches at base, base+1 (two records) and base + Int.MaxValue - 1,
-    plus empty index files (so loading does not recover, and truncate, the segment)."""
-    def records(offset: int, count: int = 1) -> MemoryRecords:
-        keys = [str(o).encode() for o in range(offset, offset + count)]
-        return MemoryRecords.with_records([(key, key) for key in keys], base_offset=offset,
-                                          partition_leader_epoch=0)
-
-    file.append(records(base_offset))
-    file.append(records(base_offset + 1, 2))
-    file.append(records(base_offset + INT32_MAX - 1))
-    index_filename(directory, base_offset).touch()
-    time_index_filename(directory, base_offset).touch()
-    return base_offset + INT32_MAX
-
-
-def initialize_log_dir_with_overflowed_segment(directory: Path) -> None:
-    """Kafka's ``initializeLogDirWithOverflowedSegment``: three segments, the second holding offsets that
-    overflow its base offset."""
-    directory.mkdir(parents=True, exist_ok=True)
-    next_offset = 0
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        next_offset = write_sample_batches(directory, next_offset, file)
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        following = write_sample_batches(directory, next_offset, file)
-        next_offset = write_sample_batches(directory, following, file)
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        write_sample_batches(directory, next_offset, file)
-
-
-def first_overflow_segment(log: Log) -> Any:
-    for segment in log.log_segments():
-        for batch in segment.log.batches():
-            if batch.last_offset > segment.base_offset + INT32_MAX or batch.base_offset < segment.base_offset:
-                return segment
-    return None
 
 
 def test_split_on_offset_overflow(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:

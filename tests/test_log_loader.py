@@ -40,11 +40,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, ReadOnlyError
-from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -455,44 +455,6 @@ def test_load_partition_dir_with_no_segments_should_not_throw(create_log: LogFac
 
 
 # -- offset overflow and the split protocol -------------------------------------------------------------
-
-
-def write_sample_batches(directory: Path, base_offset: int, file: FileMessageSet) -> int:
-    """Kafka's ``writeSampleBatches``: batches at base, base+1 (two records) and base + Int.MaxValue - 1, each
-    record's key and value its offset, plus empty index files (so loading does not recover the segment)."""
-    def records(offset: int, count: int = 1) -> MemoryRecords:
-        keys = [str(o).encode() for o in range(offset, offset + count)]
-        return MemoryRecords.with_records([(key, key) for key in keys], base_offset=offset,
-                                          partition_leader_epoch=0)
-
-    file.append(records(base_offset))
-    file.append(records(base_offset + 1, 2))
-    file.append(records(base_offset + INT32_MAX - 1))
-    index_filename(directory, base_offset).touch()
-    time_index_filename(directory, base_offset).touch()
-    return base_offset + INT32_MAX
-
-
-def initialize_log_dir_with_overflowed_segment(directory: Path) -> None:
-    """Kafka's ``initializeLogDirWithOverflowedSegment``: three segments, the second holding offsets that
-    overflow its base offset."""
-    directory.mkdir(parents=True, exist_ok=True)
-    next_offset = 0
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        next_offset = write_sample_batches(directory, next_offset, file)
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        following = write_sample_batches(directory, next_offset, file)
-        next_offset = write_sample_batches(directory, following, file)
-    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
-        write_sample_batches(directory, next_offset, file)
-
-
-def first_overflow_segment(log: Log) -> Any:
-    for segment in log.log_segments():
-        for batch in segment.log.batches():
-            if batch.last_offset > segment.base_offset + INT32_MAX or batch.base_offset < segment.base_offset:
-                return segment
-    return None
 
 
 def keys_in_log(log: Log) -> list[int]:

@@ -1,0 +1,57 @@
+"""Helpers shared by the Log, LogLoader and cleaner tests (Kafka: ``kafka.log.LogTestUtils``).
+
+Segments whose batches overflow the 32-bit relative offsets of their indexes cannot be made through
+``Log.append``, which rolls first; these write them by hand, as Kafka's tests do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kafkalog import MemoryRecords
+from kafkalog.file_message_set import FileMessageSet
+from kafkalog.filenames import index_filename, log_filename, time_index_filename
+from kafkalog.log import Log
+from kafkalog.segment import LogSegment
+
+INT32_MAX = 2**31 - 1
+
+
+def write_sample_batches(directory: Path, base_offset: int, file: FileMessageSet) -> int:
+    """Kafka's ``writeSampleBatches``: batches at base, base+1 (two records) and base + Int.MaxValue - 1,
+    each record's key and value its offset, plus empty index files for the segment at ``base_offset``
+    (so loading does not recover, and truncate, it).  Returns the offset after the last batch."""
+    def records(offset: int, count: int = 1) -> MemoryRecords:
+        keys = [str(o).encode() for o in range(offset, offset + count)]
+        return MemoryRecords.with_records([(key, key) for key in keys], base_offset=offset,
+                                          partition_leader_epoch=0)
+
+    file.append(records(base_offset))
+    file.append(records(base_offset + 1, 2))
+    file.append(records(base_offset + INT32_MAX - 1))
+    index_filename(directory, base_offset).touch()
+    time_index_filename(directory, base_offset).touch()
+    return base_offset + INT32_MAX
+
+
+def initialize_log_dir_with_overflowed_segment(directory: Path) -> None:
+    """Kafka's ``initializeLogDirWithOverflowedSegment``: three segments, the second holding offsets that
+    overflow its base offset."""
+    directory.mkdir(parents=True, exist_ok=True)
+    next_offset = 0
+    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
+        next_offset = write_sample_batches(directory, next_offset, file)
+    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
+        following = write_sample_batches(directory, next_offset, file)
+        next_offset = write_sample_batches(directory, following, file)
+    with FileMessageSet.open(log_filename(directory, next_offset)) as file:
+        write_sample_batches(directory, next_offset, file)
+
+
+def first_overflow_segment(log: Log) -> LogSegment | None:
+    """Kafka's ``firstOverflowSegment``: the first segment holding a batch its indexes cannot address."""
+    for segment in log.log_segments():
+        for batch in segment.log.batches():
+            if batch.last_offset > segment.base_offset + INT32_MAX or batch.base_offset < segment.base_offset:
+                return segment
+    return None
