@@ -96,12 +96,14 @@ class AbstractIndex:
     """What the offset and time indexes share: the file, its mmap, its size and the slot search.
 
     Kafka: ``AbstractIndex``.  Subclasses declare ``ENTRY_SIZE``, the two kernel search kinds, how to
-    parse an entry, and their own ``truncate_to``, ``sanity_check`` and append rule.
+    parse an entry, which search kind finds offsets, and their own ``sanity_check`` and append rule.
     """
 
     ENTRY_SIZE: ClassVar[int]
     KEY_KIND: ClassVar[IndexKind]
     VALUE_KIND: ClassVar[IndexKind]
+    # The kind whose column holds offsets: the key of an offset index, the value of a time index.
+    OFFSET_KIND: ClassVar[IndexKind]
 
     def __init__(self, path: str | os.PathLike[str], base_offset: int, max_index_size: int | None = None,
                  writable: bool = True, *, ignore_file: bool = False) -> None:
@@ -168,6 +170,9 @@ class AbstractIndex:
         self._load_last_entry()
 
     def _load_last_entry(self) -> None:
+        raise NotImplementedError
+
+    def _entry_at(self, n: int) -> OffsetPosition | TimestampOffset:
         raise NotImplementedError
 
     def _check_open(self) -> None:
@@ -246,6 +251,20 @@ class AbstractIndex:
     def truncate(self) -> None:
         """Remove every entry (Kafka: ``truncate``)."""
         self.truncate_to_entries(0)
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove every entry whose offset is >= ``offset`` (Kafka: ``OffsetIndex.truncateTo`` and
+        ``TimeIndex.truncateTo``, the same steps, each searching the column that holds its offsets)."""
+        with self._lock:
+            self._check_writable("truncate")
+            slot = self._slot(offset, self.OFFSET_KIND)
+            if slot < 0:
+                new_entries = 0
+            elif self._entry_at(slot).offset == offset:
+                new_entries = slot
+            else:
+                new_entries = slot + 1
+            self.truncate_to_entries(new_entries)
 
     def truncate_to_entries(self, entries: int) -> None:
         """Keep the first ``entries`` entries (Kafka: ``truncateToEntries``)."""
@@ -376,6 +395,7 @@ class OffsetIndex(AbstractIndex):
     ENTRY_SIZE = 8
     KEY_KIND = IndexKind.OFFSET_KEY
     VALUE_KIND = IndexKind.OFFSET_VALUE
+    OFFSET_KIND = IndexKind.OFFSET_KEY
     _ENTRY = struct.Struct(">ii")
 
     def _load_last_entry(self) -> None:
@@ -498,19 +518,6 @@ class OffsetIndex(AbstractIndex):
             self._entries += k
             self._last_offset = int(offsets[-1])
 
-    def truncate_to(self, offset: int) -> None:
-        """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""
-        with self._lock:
-            self._check_writable("truncate")
-            slot = self._slot(offset, IndexKind.OFFSET_KEY)
-            if slot < 0:
-                new_entries = 0
-            elif self._entry_at(slot).offset == offset:
-                new_entries = slot
-            else:
-                new_entries = slot + 1
-            self.truncate_to_entries(new_entries)
-
     def sanity_check(self) -> None:
         """Raise :class:`CorruptIndexError` if the file cannot be a valid offset index (Kafka 2.1+:
         a last offset equal to the base offset is allowed, as one batch at the base offset makes it)."""
@@ -541,6 +548,7 @@ class TimeIndex(AbstractIndex):
     ENTRY_SIZE = 12
     KEY_KIND = IndexKind.TIME_KEY
     VALUE_KIND = IndexKind.TIME_VALUE
+    OFFSET_KIND = IndexKind.TIME_VALUE
     _ENTRY = struct.Struct(">qi")
 
     def _load_last_entry(self) -> None:
@@ -661,19 +669,6 @@ class TimeIndex(AbstractIndex):
             self._map[at:at + kept * self.ENTRY_SIZE] = entries.tobytes()
             self._entries += kept
             self._last_entry = TimestampOffset(int(timestamps[keep][-1]), int(offsets[keep][-1]))
-
-    def truncate_to(self, offset: int) -> None:
-        """Remove every entry whose offset is >= ``offset`` (Kafka: ``truncateTo``)."""
-        with self._lock:
-            self._check_writable("truncate")
-            slot = self._slot(offset, IndexKind.TIME_VALUE)
-            if slot < 0:
-                new_entries = 0
-            elif self._entry_at(slot).offset == offset:
-                new_entries = slot
-            else:
-                new_entries = slot + 1
-            self.truncate_to_entries(new_entries)
 
     def sanity_check(self) -> None:
         """Raise :class:`CorruptIndexError` if the file cannot be a valid time index.
