@@ -1371,6 +1371,18 @@ def offset_map_get(const unsigned char[::1] table, Py_ssize_t slots, const unsig
     return found, probes
 
 
+cdef int _check_keys_inside(const RecordRow[::1] records, Py_ssize_t total) except -1:
+    """Raise ValueError unless every keyed record's key lies inside the data (the kernels below then
+    read keys without checks, outside the GIL)."""
+    cdef Py_ssize_t i
+    cdef const RecordRow *row
+    for i in range(records.shape[0]):
+        row = &records[i]
+        if row.key_len >= 0 and (row.key_pos < 0 or row.key_pos + row.key_len > total):
+            raise ValueError(f"record {i}'s key ({row.key_pos}, {row.key_len}) is outside the data")
+    return 0
+
+
 def offset_map_put_records(unsigned char[::1] table, Py_ssize_t slots, const unsigned char[::1] data,
                            const RecordRow[::1] records, int64_t start_offset, int64_t entries,
                            int64_t max_entries):
@@ -1390,10 +1402,7 @@ def offset_map_put_records(unsigned char[::1] table, Py_ssize_t slots, const uns
     cdef int64_t lookups = 0, probes = 0, last = -1
     cdef Py_ssize_t i
     cdef const RecordRow *row
-    for i in range(n):
-        row = &records[i]
-        if row.key_len >= 0 and (row.key_pos < 0 or row.key_pos + row.key_len > total):
-            raise ValueError(f"record {i}'s key ({row.key_pos}, {row.key_len}) is outside the data")
+    _check_keys_inside(records, total)
     cdef unsigned char hashes[MAP_PREFETCH_GROUP][16]
     cdef const unsigned char *key_ptrs[MAP_PREFETCH_GROUP]
     cdef int32_t key_lens[MAP_PREFETCH_GROUP]
@@ -1449,10 +1458,7 @@ def offset_map_latest_codes(const unsigned char[::1] table, Py_ssize_t slots, co
     cdef int64_t lookups = 0, probes = 0, found
     cdef Py_ssize_t i
     cdef const RecordRow *row
-    for i in range(n):
-        row = &records[i]
-        if row.key_len >= 0 and (row.key_pos < 0 or row.key_pos + row.key_len > total):
-            raise ValueError(f"record {i}'s key ({row.key_pos}, {row.key_len}) is outside the data")
+    _check_keys_inside(records, total)
     cdef unsigned char hashes[MAP_PREFETCH_GROUP][16]
     cdef const unsigned char *key_ptrs[MAP_PREFETCH_GROUP]
     cdef int32_t key_lens[MAP_PREFETCH_GROUP]
