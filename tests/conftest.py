@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
+import tempfile
 from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 import pytest
+from log_test_utils import LogFactory
 
 from kafkalog import _impl
+from kafkalog.config import LogConfig
+from kafkalog.log import Log
+from kafkalog.scheduler import MockTime
 
 GOLDEN = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "golden"
 REQUIRE_EXTENSION = os.environ.get("KAFKALOG_REQUIRE_EXTENSION", "") not in ("", "0")
@@ -50,3 +57,49 @@ def golden() -> pathlib.Path:
     if not GOLDEN.is_dir():
         pytest.skip(f"golden data not found at {GOLDEN}")
     return GOLDEN
+
+
+@pytest.fixture
+def mock_time() -> MockTime:
+    return MockTime()
+
+
+@pytest.fixture
+def scratch(tmp_path: pathlib.Path) -> Iterator[pathlib.Path]:
+    """A scratch directory on tmpfs (``/dev/shm``) when there is one, else ``tmp_path``: rolls, closes and
+    swaps fsync and msync, which on a disk cost milliseconds each and would make the log tests slow."""
+    shm = pathlib.Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    directory = pathlib.Path(tempfile.mkdtemp(prefix="kafkalog-test-", dir=shm))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def log_dir(scratch: pathlib.Path) -> pathlib.Path:
+    return scratch / "topic-0"
+
+
+@pytest.fixture
+def create_log(log_dir: pathlib.Path, mock_time: MockTime, impl: ModuleType) -> Iterator[LogFactory]:
+    """Kafka's ``createLog(dir, config, logStartOffset = 0, recoveryPoint = 0, lastShutdownClean = true)``
+    with the mock clock and scheduler, under the ``impl`` twin; every log made is closed after the test
+    and the tasks still queued (deferred deletions) are run, so no file stays open."""
+    made: list[Log] = []
+
+    def create(log_config: LogConfig | None = None, directory: pathlib.Path | None = None,
+               **kwargs: Any) -> Log:
+        kwargs.setdefault("had_clean_shutdown", True)
+        log = Log(directory if directory is not None else log_dir, log_config if log_config is not None
+                  else LogConfig(), scheduler=mock_time.scheduler, time=mock_time, **kwargs)
+        made.append(log)
+        return log
+
+    yield create
+    for log in made:
+        log.close()
+    mock_time.scheduler.shutdown()

@@ -1,4 +1,5 @@
-"""Helpers shared by the Log, LogLoader and cleaner tests (Kafka: ``kafka.log.LogTestUtils``).
+"""Helpers shared by the Log, LogLoader and cleaner tests (Kafka: ``kafka.log.LogTestUtils``, and
+``TestUtils.singletonRecords``).
 
 Segments whose batches overflow the 32-bit relative offsets of their indexes cannot be made through
 ``Log.append``, which rolls first; these write them by hand, as Kafka's tests do.
@@ -6,15 +7,34 @@ Segments whose batches overflow the 32-bit relative offsets of their indexes can
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kafkalog import MemoryRecords
+from kafkalog.config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
 from kafkalog.segment import LogSegment
 
 INT32_MAX = 2**31 - 1
+NO_TIMESTAMP = -1
+
+# What the ``create_log`` fixture (conftest.py) hands a test: ``create(config=None, directory=None, **kwargs)``.
+LogFactory = Callable[..., Log]
+
+
+def singleton(value: bytes | None, key: bytes | None = None, timestamp: int = NO_TIMESTAMP, *,
+              magic: int = 2, compression: str = "none", base_offset: int = 0) -> MemoryRecords:
+    """Kafka's ``TestUtils.singletonRecords``: one record in one batch."""
+    return MemoryRecords.with_records([(key, value, timestamp)], magic=magic, compression=compression,
+                                      base_offset=base_offset)
+
+
+def config(**props: Any) -> LogConfig:
+    """Kafka's ``LogTestUtils.createLogConfig``, with property names spelt with underscores."""
+    return LogConfig({name.replace("_", "."): value for name, value in props.items()})
 
 
 def write_sample_batches(directory: Path, base_offset: int, file: FileMessageSet) -> int:

@@ -39,10 +39,8 @@ import gzip
 import logging
 import os
 import random
-import shutil
 import struct
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -186,20 +184,6 @@ class Env:
             log.close()
         for segment in self.segments_to_close:
             segment.close_handlers()
-
-
-@pytest.fixture
-def scratch(tmp_path: Path) -> Iterator[Path]:
-    """A scratch directory on tmpfs when there is one (rolls fsync), else ``tmp_path``."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield tmp_path
-        return
-    directory = Path(tempfile.mkdtemp(prefix="kafkalog-test-cleaner-", dir=shm))
-    try:
-        yield directory
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

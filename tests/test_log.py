@@ -26,19 +26,19 @@ testStartOffsetsRemoteLogStorageIsEnabled, testActiveSegmentDeletionDueToRetenti
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
+from log_test_utils import (
+    LogFactory,
+    config,
+    first_overflow_segment,
+    initialize_log_dir_with_overflowed_segment,
+    singleton,
+)
 
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
 from kafkalog.errors import (
     IllegalArgumentError,
     InvalidOffsetError,
@@ -59,21 +59,6 @@ LONG_MAX = 2**63 - 1
 NO_TIMESTAMP = -1
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024
 
-LogFactory = Callable[..., Log]
-
-
-def singleton(value: bytes | None, key: bytes | None = None, timestamp: int = NO_TIMESTAMP, *,
-              magic: int = 2, compression: str = "none", base_offset: int = 0) -> MemoryRecords:
-    """Kafka's ``TestUtils.singletonRecords``: one record in one batch."""
-    return MemoryRecords.with_records([(key, value, timestamp)], magic=magic, compression=compression,
-                                      base_offset=base_offset)
-
-
-def config(**props: Any) -> LogConfig:
-    """Kafka's ``LogTestUtils.createLogConfig``, with property names spelt with underscores."""
-    return LogConfig({name.replace("_", "."): value for name, value in props.items()})
-
-
 def first_batch(fetch: FetchDataInfo) -> Any:
     return next(iter(fetch.records.batches()))
 
@@ -85,51 +70,6 @@ def first_record(fetch: FetchDataInfo) -> Any:
 def all_records(log: Log) -> list[tuple[Any, ...]]:
     """Kafka's ``UnifiedLogTest.allRecords``: every record of every segment, read from the files."""
     return [record.as_tuple() for segment in log.log_segments() for record in segment.log.records()]
-
-
-@pytest.fixture
-def mock_time() -> MockTime:
-    return MockTime()
-
-
-@pytest.fixture
-def scratch(tmp_path: Path) -> Iterator[Path]:
-    """A scratch directory on tmpfs (``/dev/shm``) when there is one, else ``tmp_path``: a log's rolls
-    fsync and msync, which on a disk cost milliseconds each and would make these tests slow."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield tmp_path
-        return
-    directory = Path(tempfile.mkdtemp(prefix="kafkalog-test-log-", dir=shm))
-    try:
-        yield directory
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-def log_dir(scratch: Path) -> Path:
-    return scratch / "topic-0"
-
-
-@pytest.fixture
-def create_log(log_dir: Path, mock_time: MockTime, impl: ModuleType) -> Iterator[LogFactory]:
-    """Kafka's ``createLog(dir, config, logStartOffset = 0, recoveryPoint = 0, lastShutdownClean = true)``
-    with the mock clock and scheduler; every log made is closed after the test and the tasks still queued
-    (deferred deletions) are run, so no file stays open."""
-    made: list[Log] = []
-
-    def create(log_config: LogConfig | None = None, directory: Path | None = None, **kwargs: Any) -> Log:
-        kwargs.setdefault("had_clean_shutdown", True)
-        log = Log(directory if directory is not None else log_dir, log_config if log_config is not None
-                  else LogConfig(), scheduler=mock_time.scheduler, time=mock_time, **kwargs)
-        made.append(log)
-        return log
-
-    yield create
-    for log in made:
-        log.close()
-    mock_time.scheduler.shutdown()
 
 
 def create_empty_logs(directory: Path, *offsets: int) -> None:

@@ -32,15 +32,17 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
+from log_test_utils import (
+    LogFactory,
+    config,
+    first_overflow_segment,
+    initialize_log_dir_with_overflowed_segment,
+    singleton,
+)
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
@@ -62,20 +64,6 @@ INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
 NO_TIMESTAMP = -1
 
-LogFactory = Callable[..., Log]
-
-
-def singleton(value: bytes | None, key: bytes | None = None, timestamp: int = NO_TIMESTAMP, *,
-              magic: int = 2) -> MemoryRecords:
-    """Kafka's ``TestUtils.singletonRecords``: one record in one batch."""
-    return MemoryRecords.with_records([(key, value, timestamp)], magic=magic)
-
-
-def config(**props: Any) -> LogConfig:
-    """Kafka's ``LogTestUtils.createLogConfig``, with property names spelt with underscores."""
-    return LogConfig({name.replace("_", "."): value for name, value in props.items()})
-
-
 def first_batch(log: Log, offset: int, max_length: int = 100) -> Any:
     return next(iter(log.read(offset, max_length).records.batches()))
 
@@ -90,53 +78,8 @@ def names(directory: Path) -> list[str]:
 
 
 @pytest.fixture
-def mock_time() -> MockTime:
-    return MockTime()
-
-
-@pytest.fixture
 def rng() -> random.Random:
     return random.Random(20240701)
-
-
-@pytest.fixture
-def scratch(tmp_path: Path) -> Iterator[Path]:
-    """A scratch directory on tmpfs (``/dev/shm``) when there is one, else ``tmp_path``: rolls and closes
-    fsync and msync, which on a disk cost milliseconds each and would make these tests slow."""
-    shm = Path("/dev/shm")
-    if not (shm.is_dir() and os.access(shm, os.W_OK)):
-        yield tmp_path
-        return
-    directory = Path(tempfile.mkdtemp(prefix="kafkalog-test-loader-", dir=shm))
-    try:
-        yield directory
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-def log_dir(scratch: Path) -> Path:
-    return scratch / "topic-0"
-
-
-@pytest.fixture
-def create_log(log_dir: Path, mock_time: MockTime, impl: ModuleType) -> Iterator[LogFactory]:
-    """Kafka's ``createLog(dir, config, logStartOffset = 0, recoveryPoint = 0, lastShutdownClean = true)``
-    with the mock clock and scheduler; every log made is closed after the test and the tasks still queued
-    are run, so no file stays open."""
-    made: list[Log] = []
-
-    def create(log_config: LogConfig | None = None, directory: Path | None = None, **kwargs: Any) -> Log:
-        kwargs.setdefault("had_clean_shutdown", True)
-        log = Log(directory if directory is not None else log_dir, log_config if log_config is not None
-                  else LogConfig(), scheduler=mock_time.scheduler, time=mock_time, **kwargs)
-        made.append(log)
-        return log
-
-    yield create
-    for log in made:
-        log.close()
-    mock_time.scheduler.shutdown()
 
 
 # -- recovery to the right offset -----------------------------------------------------------------------
