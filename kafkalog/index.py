@@ -37,7 +37,7 @@ import os
 import struct
 import threading
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -104,6 +104,8 @@ class AbstractIndex:
     VALUE_KIND: ClassVar[IndexKind]
     # The kind whose column holds offsets: the key of an offset index, the value of a time index.
     OFFSET_KIND: ClassVar[IndexKind]
+    # How Kafka's messages name the file: "index" or "time index".
+    _DESCRIPTION: ClassVar[str]
 
     def __init__(self, path: str | os.PathLike[str], base_offset: int, max_index_size: int | None = None,
                  writable: bool = True, *, ignore_file: bool = False) -> None:
@@ -252,6 +254,17 @@ class AbstractIndex:
         """Remove every entry (Kafka: ``truncate``)."""
         self.truncate_to_entries(0)
 
+    def _checked_entry(self, n: int) -> OffsetPosition | TimestampOffset:
+        """Entry ``n``, or Kafka's error for a slot outside the live entries (the body of both ``entry``s)."""
+        with self._lock:
+            self._check_open()
+            if n < 0 or n >= self._entries:
+                raise IllegalArgumentError(
+                    f"Attempt to fetch the {n}th entry from {self._DESCRIPTION} {self._path}, which has size "
+                    f"{self._entries}."
+                )
+            return self._entry_at(n)
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset`` (Kafka: ``OffsetIndex.truncateTo`` and
         ``TimeIndex.truncateTo``, the same steps, each searching the column that holds its offsets)."""
@@ -396,6 +409,7 @@ class OffsetIndex(AbstractIndex):
     KEY_KIND = IndexKind.OFFSET_KEY
     VALUE_KIND = IndexKind.OFFSET_VALUE
     OFFSET_KIND = IndexKind.OFFSET_KEY
+    _DESCRIPTION = "index"
     _ENTRY = struct.Struct(">ii")
 
     def _load_last_entry(self) -> None:
@@ -449,14 +463,7 @@ class OffsetIndex(AbstractIndex):
 
     def entry(self, n: int) -> OffsetPosition:
         """Entry ``n`` with its absolute offset (Kafka: ``entry``; 0.10.1 gave the relative offset)."""
-        with self._lock:
-            self._check_open()
-            if n < 0 or n >= self._entries:
-                raise IllegalArgumentError(
-                    f"Attempt to fetch the {n}th entry from index {self._path}, which has size "
-                    f"{self._entries}."
-                )
-            return self._entry_at(n)
+        return cast(OffsetPosition, self._checked_entry(n))
 
     def fetch_upper_bound_offset(
         self, fetch_offset: OffsetPosition, fetch_size: int
@@ -549,6 +556,7 @@ class TimeIndex(AbstractIndex):
     KEY_KIND = IndexKind.TIME_KEY
     VALUE_KIND = IndexKind.TIME_VALUE
     OFFSET_KIND = IndexKind.TIME_VALUE
+    _DESCRIPTION = "time index"
     _ENTRY = struct.Struct(">qi")
 
     def _load_last_entry(self) -> None:
@@ -574,14 +582,7 @@ class TimeIndex(AbstractIndex):
 
     def entry(self, n: int) -> TimestampOffset:
         """Entry ``n`` with its absolute offset (Kafka: ``entry``)."""
-        with self._lock:
-            self._check_open()
-            if n < 0 or n >= self._entries:
-                raise IllegalArgumentError(
-                    f"Attempt to fetch the {n}th entry from time index {self._path}, which has size "
-                    f"{self._entries}."
-                )
-            return self._entry_at(n)
+        return cast(TimestampOffset, self._checked_entry(n))
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """The last entry whose timestamp is <= ``target_timestamp``; ``(-1, base_offset)`` when there is

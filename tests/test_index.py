@@ -223,6 +223,14 @@ def test_entry_overflow(offset_index: OffsetIndex) -> None:
         offset_index.entry(1)
 
 
+def test_entry_out_of_range_names_the_index(offset_index: OffsetIndex, time_index: TimeIndex) -> None:
+    # Kafka's messages: "... from index <file> ..." and "... from time index <file> ...".
+    with pytest.raises(IllegalArgumentError, match=r"Attempt to fetch the 0th entry from index .*, which has size 0"):
+        offset_index.entry(0)
+    with pytest.raises(IllegalArgumentError, match=r"the -1th entry from time index .*, which has size 0"):
+        time_index.entry(-1)
+
+
 def test_append_too_many(offset_index: OffsetIndex) -> None:
     idx = offset_index
     for i in range(idx.max_entries):
