@@ -16,6 +16,12 @@ import enum
 import numpy as np
 
 # --- framing common to every magic (Records.java) ------------------------------------------------
+# Java's Integer and Long bounds, which Kafka's formats and checks are written in terms of.
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
 OFFSET_OFFSET = 0
 SIZE_OFFSET = 8
 LOG_OVERHEAD = 12  # offset (int64) + size (int32)

@@ -61,6 +61,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Generic, NamedTuple, Protocol, TypeVar
 
+from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from .topic import TopicPartition
 
@@ -100,8 +101,6 @@ LOCK_FILE = ".lock"
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 
 _TMP_SUFFIX = ".tmp"
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 # Java's \s (no UNICODE_CHARACTER_CLASS): space, \t, \n, \x0B, \f, \r.
 _JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
@@ -343,7 +342,7 @@ class CheckpointFile(Generic[T]):
         if not lines:
             return []
         try:
-            read_version = _parse_java_int(lines[0], _INT32_MIN, _INT32_MAX)
+            read_version = _parse_java_int(lines[0], INT32_MIN, INT32_MAX)
         except ValueError:
             raise self._malformed(1, lines[0]) from None
         if read_version != self._version:
@@ -357,7 +356,7 @@ class CheckpointFile(Generic[T]):
         if len(lines) < 2:
             return []
         try:
-            expected_size = _parse_java_int(lines[1], _INT32_MIN, _INT32_MAX)
+            expected_size = _parse_java_int(lines[1], INT32_MIN, INT32_MAX)
         except ValueError:
             raise self._malformed(2, lines[1]) from None
         if expected_size < 0:
@@ -458,9 +457,9 @@ class OffsetCheckpointFormatter:
         topic, partition = tp
         if _JAVA_WHITESPACE.search(topic) is not None:
             raise IllegalArgumentError(f"Topic {topic!r} holds whitespace: it cannot go in a checkpoint")
-        if not _INT32_MIN <= partition <= _INT32_MAX:
+        if not INT32_MIN <= partition <= INT32_MAX:
             raise IllegalArgumentError(f"Partition {partition} of {topic!r} does not fit a Java int")
-        if not _INT64_MIN <= offset <= _INT64_MAX:
+        if not INT64_MIN <= offset <= INT64_MAX:
             raise IllegalArgumentError(f"Offset {offset} for {topic}-{partition} does not fit a Java long")
         return f"{topic} {int(partition)} {int(offset)}"
 
@@ -470,8 +469,8 @@ class OffsetCheckpointFormatter:
             return None
         topic, partition, offset = fields
         return (
-            TopicPartition(topic, _parse_java_int(partition, _INT32_MIN, _INT32_MAX)),
-            _parse_java_int(offset, _INT64_MIN, _INT64_MAX),
+            TopicPartition(topic, _parse_java_int(partition, INT32_MIN, INT32_MAX)),
+            _parse_java_int(offset, INT64_MIN, INT64_MAX),
         )
 
 
@@ -568,9 +567,9 @@ class LeaderEpochCheckpointFormatter:
 
     def to_string(self, entry: EpochEntry) -> str:
         epoch, start_offset = entry
-        if not _INT32_MIN <= epoch <= _INT32_MAX:
+        if not INT32_MIN <= epoch <= INT32_MAX:
             raise IllegalArgumentError(f"Leader epoch {epoch} does not fit a Java int")
-        if not _INT64_MIN <= start_offset <= _INT64_MAX:
+        if not INT64_MIN <= start_offset <= INT64_MAX:
             raise IllegalArgumentError(f"Start offset {start_offset} does not fit a Java long")
         return f"{int(epoch)} {int(start_offset)}"
 
@@ -579,8 +578,8 @@ class LeaderEpochCheckpointFormatter:
         if len(fields) != 2:
             return None
         return EpochEntry(
-            _parse_java_int(fields[0], _INT32_MIN, _INT32_MAX),
-            _parse_java_int(fields[1], _INT64_MIN, _INT64_MAX),
+            _parse_java_int(fields[0], INT32_MIN, INT32_MAX),
+            _parse_java_int(fields[1], INT64_MIN, INT64_MAX),
         )
 
 

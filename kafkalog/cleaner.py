@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ._common import INT32_MAX
 from .cleaner_config import CleanerConfig
 from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean
 from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
@@ -624,7 +625,7 @@ class Cleaner:
                 if time_index_size + segment.time_index.size_in_bytes() > max_index_size:
                     break
                 last_offset = (remaining[1].base_offset - 1) if len(remaining) > 1 else first_uncleanable_offset - 1
-                if segment.size() != 0 and last_offset - group[0].base_offset > 0x7FFFFFFF:
+                if segment.size() != 0 and last_offset - group[0].base_offset > INT32_MAX:
                     break
                 group.append(remaining.pop(0))
                 log_size += segment.size()
@@ -959,7 +960,7 @@ class CleanerThread(threading.Thread):
         config = log_cleaner.config
         self.cleaner = Cleaner(
             thread_id,
-            SkimpyOffsetMap(min(config.dedupe_buffer_size // max(config.num_threads, 1), 0x7FFFFFFF),
+            SkimpyOffsetMap(min(config.dedupe_buffer_size // max(config.num_threads, 1), INT32_MAX),
                             config.hash_algorithm),
             config.io_buffer_size // max(config.num_threads, 1) // 2,
             config.max_message_size,

@@ -58,6 +58,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS, ConfigError
 from .config import _parse_type as _kafka_parse_type
 from .errors import IllegalStateError
@@ -83,10 +84,6 @@ __all__ = [
     "PROPERTY_ATTRIBUTES",
 ]
 
-_INT_MAX: Final = 2**31 - 1
-_INT_MIN: Final = -(2**31)
-_LONG_MAX: Final = 2**63 - 1
-_LONG_MIN: Final = -(2**63)
 
 # Kafka 3.8.0 CleanerConfig constants.
 HASH_ALGORITHM: Final = "MD5"
@@ -157,7 +154,7 @@ def _check_int(attribute: str, value: object, low: int, high: int, minimum: int)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError.invalid(name, value, f"Expected an integer, but it was a {type(value).__name__}")
     if not low <= value <= high:
-        bits = "32-bit integer" if high == _INT_MAX else "64-bit integer (long)"
+        bits = "32-bit integer" if high == INT32_MAX else "64-bit integer (long)"
         raise ConfigError.invalid(name, value, f"Expected value to be a {bits}, but it is out of range")
     if value < minimum:
         raise ConfigError.invalid(name, value, f"Value must be at least {minimum}")
@@ -207,8 +204,8 @@ class CleanerConfig:
     def __post_init__(self) -> None:
         # KafkaConfig 3.8.0: threads atLeast(0), io buffer atLeast(0), backoff atLeast(0),
         # message.max.bytes atLeast(0); the rest are this port's (module docstring).
-        _check_int("num_threads", self.num_threads, _INT_MIN, _INT_MAX, 0)
-        _check_int("dedupe_buffer_size", self.dedupe_buffer_size, _LONG_MIN, _LONG_MAX, 0)
+        _check_int("num_threads", self.num_threads, INT32_MIN, INT32_MAX, 0)
+        _check_int("dedupe_buffer_size", self.dedupe_buffer_size, INT64_MIN, INT64_MAX, 0)
         _check_double("dedupe_buffer_load_factor", self.dedupe_buffer_load_factor)
         if not 0.0 < self.dedupe_buffer_load_factor <= 1.0:
             raise ConfigError.invalid(
@@ -216,14 +213,14 @@ class CleanerConfig:
                 self.dedupe_buffer_load_factor,
                 "Value must be above 0 and at most 1",
             )
-        _check_int("io_buffer_size", self.io_buffer_size, _INT_MIN, _INT_MAX, 0)
-        _check_int("max_message_size", self.max_message_size, _INT_MIN, _INT_MAX, 0)
+        _check_int("io_buffer_size", self.io_buffer_size, INT32_MIN, INT32_MAX, 0)
+        _check_int("max_message_size", self.max_message_size, INT32_MIN, INT32_MAX, 0)
         _check_double("max_io_bytes_per_second", self.max_io_bytes_per_second)
         if not self.max_io_bytes_per_second > 0:
             raise ConfigError.invalid(
                 LOG_CLEANER_IO_MAX_BYTES_PER_SECOND_PROP, self.max_io_bytes_per_second, "Value must be above 0"
             )
-        _check_int("backoff_ms", self.backoff_ms, _LONG_MIN, _LONG_MAX, 0)
+        _check_int("backoff_ms", self.backoff_ms, INT64_MIN, INT64_MAX, 0)
         if not isinstance(self.enable_cleaner, bool):
             raise ConfigError.invalid(
                 LOG_CLEANER_ENABLE_PROP, self.enable_cleaner, "Expected value to be either true or false"
@@ -306,7 +303,7 @@ class CleanerConfig:
         """The offset-map memory of each cleaner thread: ``min(dedupe_buffer_size / num_threads, 2**31 - 1)``
         (Kafka: ``CleanerThread``'s ``SkimpyOffsetMap`` size; the excess is ignored, with a warning there)."""
         self._require_threads()
-        return min(self.dedupe_buffer_size // self.num_threads, _INT_MAX)
+        return min(self.dedupe_buffer_size // self.num_threads, INT32_MAX)
 
     @property
     def io_buffer_size_per_thread(self) -> int:

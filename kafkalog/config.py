@@ -101,7 +101,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from ._common import LOG_OVERHEAD, MAGIC_V0, MAGIC_V1, MAGIC_V2, RECORD_OVERHEAD_V0
+from ._common import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    LOG_OVERHEAD,
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
+    RECORD_OVERHEAD_V0,
+)
 from .errors import KafkaLogError
 from .record.compression import CompressionType
 from .record.types import TimestampType
@@ -235,10 +245,6 @@ MESSAGE_DOWNCONVERSION_ENABLE_CONFIG: Final = "message.downconversion.enable"
 CLEANUP_POLICY_COMPACT: Final = "compact"
 CLEANUP_POLICY_DELETE: Final = "delete"
 
-_INT_MIN: Final = -(2**31)
-_INT_MAX: Final = 2**31 - 1
-_LONG_MIN: Final = -(2**63)
-_LONG_MAX: Final = 2**63 - 1
 
 
 class BrokerCompressionType(enum.StrEnum):
@@ -283,15 +289,15 @@ DEFAULT_SEGMENT_BYTES: Final = 1024 * 1024 * 1024
 DEFAULT_SEGMENT_MS: Final = 24 * 7 * 60 * 60 * 1000
 DEFAULT_SEGMENT_JITTER_MS: Final = 0
 DEFAULT_SEGMENT_INDEX_BYTES: Final = 10 * 1024 * 1024  # ServerLogConfigs.LOG_INDEX_SIZE_MAX_BYTES_DEFAULT
-DEFAULT_FLUSH_MESSAGES: Final = _LONG_MAX  # LOG_FLUSH_INTERVAL_MESSAGES_DEFAULT
-DEFAULT_FLUSH_MS: Final = _LONG_MAX  # LOG_FLUSH_SCHEDULER_INTERVAL_MS_DEFAULT
+DEFAULT_FLUSH_MESSAGES: Final = INT64_MAX  # LOG_FLUSH_INTERVAL_MESSAGES_DEFAULT
+DEFAULT_FLUSH_MS: Final = INT64_MAX  # LOG_FLUSH_SCHEDULER_INTERVAL_MS_DEFAULT
 DEFAULT_RETENTION_BYTES: Final = -1  # LOG_RETENTION_BYTES_DEFAULT
 DEFAULT_RETENTION_MS: Final = 24 * 7 * 60 * 60 * 1000
 DEFAULT_MAX_MESSAGE_BYTES: Final = 1024 * 1024 + LOG_OVERHEAD
 DEFAULT_INDEX_INTERVAL_BYTES: Final = 4096  # LOG_INDEX_INTERVAL_BYTES_DEFAULT
 DEFAULT_DELETE_RETENTION_MS: Final = 24 * 60 * 60 * 1000
 DEFAULT_MIN_COMPACTION_LAG_MS: Final = 0
-DEFAULT_MAX_COMPACTION_LAG_MS: Final = _LONG_MAX
+DEFAULT_MAX_COMPACTION_LAG_MS: Final = INT64_MAX
 DEFAULT_FILE_DELETE_DELAY_MS: Final = 60000  # LOG_DELETE_DELAY_MS_DEFAULT
 DEFAULT_MIN_CLEANABLE_DIRTY_RATIO: Final = 0.5
 DEFAULT_CLEANUP_POLICY: Final = CLEANUP_POLICY_DELETE  # LOG_CLEANUP_POLICY_DEFAULT
@@ -304,9 +310,9 @@ DEFAULT_COMPRESSION_ZSTD_LEVEL: Final = 3  # ZstdCompression.DEFAULT_LEVEL = Zst
 DEFAULT_PREALLOCATE: Final = False
 DEFAULT_MESSAGE_FORMAT_VERSION: Final = "3.0-IV1"  # LOG_MESSAGE_FORMAT_VERSION_DEFAULT = IBP_3_0_IV1
 DEFAULT_MESSAGE_TIMESTAMP_TYPE: Final = "CreateTime"  # LOG_MESSAGE_TIMESTAMP_TYPE_DEFAULT
-DEFAULT_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS: Final = _LONG_MAX
-DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: Final = _LONG_MAX
-DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: Final = _LONG_MAX
+DEFAULT_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS: Final = INT64_MAX
+DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: Final = INT64_MAX
+DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: Final = INT64_MAX
 DEFAULT_MESSAGE_DOWNCONVERSION_ENABLE: Final = True  # LOG_MESSAGE_DOWNCONVERSION_ENABLE_DEFAULT
 
 _GZIP_MIN_LEVEL: Final = 1  # Deflater.BEST_SPEED
@@ -416,9 +422,9 @@ def _parse_type(name: str, value: object, type_: str) -> object:
         )
     if type_ in ("INT", "LONG"):
         if type_ == "INT":
-            low, high, what = _INT_MIN, _INT_MAX, "a 32-bit integer"
+            low, high, what = INT32_MIN, INT32_MAX, "a 32-bit integer"
         else:
-            low, high, what = _LONG_MIN, _LONG_MAX, "a 64-bit integer (long)"
+            low, high, what = INT64_MIN, INT64_MAX, "a 64-bit integer (long)"
         if text is not None:
             # (the length check keeps int() away from its 4300-digit limit; zeros in front are allowed)
             digits = text.lstrip("+-").lstrip("0")
@@ -659,7 +665,7 @@ def _validate_values(values: Mapping[str, object]) -> None:
 
 def _utils_abs(n: int) -> int:
     """Kafka's ``Utils.abs`` on an int: ``Integer.MIN_VALUE`` maps to 0, where ``Math.abs`` overflows."""
-    return 0 if n == _INT_MIN else abs(n)
+    return 0 if n == INT32_MIN else abs(n)
 
 
 _RANDOM: Final = random.Random()
@@ -756,9 +762,9 @@ class LogConfig:
         # Kafka 3.6+ getMessageTimestampBeforeMaxMs / getMessageTimestampAfterMaxMs: during the deprecation
         # of message.timestamp.difference.max.ms, a before/after bound left at its default takes its value.
         difference = self.message_timestamp_difference_max_ms
-        if self.message_timestamp_before_max_ms == _LONG_MAX:
+        if self.message_timestamp_before_max_ms == INT64_MAX:
             set_(self, "message_timestamp_before_max_ms", difference)
-        if self.message_timestamp_after_max_ms == _LONG_MAX:
+        if self.message_timestamp_after_max_ms == INT64_MAX:
             set_(self, "message_timestamp_after_max_ms", difference)
 
     # --- Kafka's static methods -----------------------------------------------------------------------
@@ -847,7 +853,7 @@ class LogConfig:
         """
         if self.segment_jitter_ms == 0:
             return 0
-        draw = (rng if rng is not None else _RANDOM).randrange(_INT_MIN, _INT_MAX + 1)
+        draw = (rng if rng is not None else _RANDOM).randrange(INT32_MIN, INT32_MAX + 1)
         return _utils_abs(draw) % min(self.segment_jitter_ms, self.segment_ms)
 
     def max_segment_ms(self) -> int:

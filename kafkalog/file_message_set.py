@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _impl
-from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, ScanStop
+from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, ScanStop
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -47,7 +47,6 @@ from .record.legacy import LegacyRecordBatch
 
 __all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
 
-_INT32_MAX = 0x7FFFFFFF
 #: The most bytes ``batches()`` reads into memory at once.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
 #: Batches ``search_for_timestamp`` looks at per step of its walk.
@@ -189,12 +188,12 @@ class FileMessageSet:
                 self._channel.set_length(init_file_size)
                 end = 0
             else:
-                end = _INT32_MAX
+                end = INT32_MAX
             length = self._channel.size()
-            if length > _INT32_MAX:
+            if length > INT32_MAX:
                 raise KafkaStorageError(
                     f"The size of segment {self._file} ({length}) is larger than the maximum allowed segment "
-                    f"size of {_INT32_MAX} bytes"
+                    f"size of {INT32_MAX} bytes"
                 )
         except BaseException:
             self._channel.close()
@@ -328,7 +327,7 @@ class FileMessageSet:
         data = records.buffer if isinstance(records, MemoryRecords) else records
         with memoryview(data) as view:
             size = view.nbytes
-            if size > _INT32_MAX - self._size:
+            if size > INT32_MAX - self._size:
                 raise IllegalArgumentError(
                     f"Append of size {size} bytes is too large for segment with current file position at "
                     f"{self._size}"
@@ -417,7 +416,7 @@ class FileMessageSet:
     # -- walking the entries ------------------------------------------------------------------------
 
     def scan(self, *, check_crc: bool = True, stop_on_invalid: bool = True, starting_position: int = 0,
-             max_entry_size: int = _INT32_MAX) -> ScanResult:
+             max_entry_size: int = INT32_MAX) -> ScanResult:
         """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file).
 
         The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
@@ -471,10 +470,10 @@ class FileMessageSet:
                 channel.mapped(end), start, end, target_offset)
         if position >= 0:
             return LogOffsetPosition(last_offset, position, size)
-        self._raise_for(ScanStop(reason), stop, _INT32_MAX)
+        self._raise_for(ScanStop(reason), stop, INT32_MAX)
         return None
 
-    def batches(self, *, max_entry_size: int = _INT32_MAX,
+    def batches(self, *, max_entry_size: int = INT32_MAX,
                 max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> Iterator[RecordBatch]:
         """The set's batches, shallowly (Kafka: ``batches`` / 0.10.1 ``shallowIterator``).
 
@@ -519,7 +518,7 @@ class FileMessageSet:
         while position < self.end:
             with self._channel.lock:
                 rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(self.end), position, self.end,
-                                                              False, False, _INT32_MAX, _SEARCH_STEP_BATCHES)
+                                                              False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 batch = MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"])))
                 for record in batch.records():

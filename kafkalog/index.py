@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import IndexKind
+from ._common import INT32_MAX, IndexKind
 from .errors import (
     CorruptIndexError,
     IllegalArgumentError,
@@ -66,7 +66,6 @@ __all__ = [
 
 #: ``segment.index.bytes`` default: 10 MiB.
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024
-_INT32_MAX = 0x7FFFFFFF
 
 
 class OffsetPosition(NamedTuple):
@@ -362,7 +361,7 @@ class AbstractIndex:
     def relative_offset(self, offset: int) -> int:
         """``offset - base_offset``, checked to fit an int32 (Kafka: ``toRelative`` / ``relativeOffset``)."""
         relative = offset - self.base_offset
-        if relative < 0 or relative > _INT32_MAX:
+        if relative < 0 or relative > INT32_MAX:
             raise IndexOffsetOverflowError(
                 f"Integer overflow for offset: {offset} ({self._path}): relative to base offset "
                 f"{self.base_offset} it is {relative}"
@@ -371,7 +370,7 @@ class AbstractIndex:
 
     def can_append_offset(self, offset: int) -> bool:
         """Whether ``offset`` fits this index's relative range (Kafka: ``canAppendOffset``)."""
-        return 0 <= offset - self.base_offset <= _INT32_MAX
+        return 0 <= offset - self.base_offset <= INT32_MAX
 
     def _slot(self, target: int, kind: IndexKind, smallest_upper_bound: bool = False) -> int:
         """The kernel's slot search over the live entries (Kafka: ``indexSlotRangeFor``); lock held."""
@@ -482,7 +481,7 @@ class OffsetIndex(AbstractIndex):
             if self.is_full():
                 raise IllegalArgumentError(f"Attempt to append to a full index (size = {self._entries}).")
             if self._entries == 0 or offset > self._last_offset:
-                if not 0 <= position <= _INT32_MAX:
+                if not 0 <= position <= INT32_MAX:
                     raise IllegalArgumentError(f"Position {position} does not fit a 4-byte index entry")
                 assert self._map is not None
                 self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE,
@@ -510,8 +509,8 @@ class OffsetIndex(AbstractIndex):
             fits = (self._entries + k <= self._max_entries
                     and (self._entries == 0 or offsets[0] > self._last_offset)
                     and bool(np.all(offsets[1:] > offsets[:-1]))
-                    and bool(np.all((relative >= 0) & (relative <= _INT32_MAX)))
-                    and bool(np.all((positions >= 0) & (positions <= _INT32_MAX))))
+                    and bool(np.all((relative >= 0) & (relative <= INT32_MAX)))
+                    and bool(np.all((positions >= 0) & (positions <= INT32_MAX))))
             if not fits:
                 for offset, position in zip(offsets.tolist(), positions.tolist(), strict=True):
                     self.append(offset, position)
@@ -655,7 +654,7 @@ class TimeIndex(AbstractIndex):
             fits = (self._entries + kept < self._max_entries - 1
                     and bool(np.all(~checked | (offsets >= last_offsets)))
                     and bool(np.all(~checked | (timestamps >= previous)))
-                    and bool(np.all((relative >= 0) & (relative <= _INT32_MAX))))
+                    and bool(np.all((relative >= 0) & (relative <= INT32_MAX))))
             if not fits:
                 for timestamp, offset in zip(timestamps.tolist(), offsets.tolist(), strict=True):
                     self.maybe_append(timestamp, offset)

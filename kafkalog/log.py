@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._common import INT32_MAX
 from .config import LogConfig
 from .errors import (
     CorruptIndexError,
@@ -91,7 +92,6 @@ logger = logging.getLogger(__name__)
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 #: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
-_INT32_MAX = 0x7FFFFFFF
 _SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
 
 
@@ -584,7 +584,7 @@ class Log:
             else:
                 # A legacy follower append does not say where it starts: roll at the lowest offset the
                 # new segment could need, so its base is never above the append (Kafka's heuristic).
-                roll_offset = max(append_info.last_offset - _INT32_MAX, 0)
+                roll_offset = max(append_info.last_offset - INT32_MAX, 0)
             return self.roll(roll_offset)
         return segment
 

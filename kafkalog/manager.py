@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._common import INT64_MAX
 from .checkpoint import (
     CLEAN_SHUTDOWN_FILE,
     LOCK_FILE,
@@ -54,7 +55,6 @@ __all__ = ["LogManager"]
 
 logger = logging.getLogger(__name__)
 
-_LONG_MAX = 0x7FFFFFFFFFFFFFFF
 #: Kafka's ``InitialTaskDelayMs``: background tasks start this long after startup.
 INITIAL_TASK_DELAY_MS = 30 * 1000
 #: Suffix of a partition directory renamed for deletion (Kafka: ``DeleteDirSuffix``).
@@ -73,7 +73,7 @@ class LogManager:
                  default_config: LogConfig | None = None,
                  topic_configs: Mapping[str, LogConfig | Mapping[str, Any]] | None = None,
                  cleaner_config: Any = None, *, recovery_threads_per_data_dir: int = 1,
-                 flush_check_ms: int = _LONG_MAX, flush_recovery_offset_checkpoint_ms: int = 60000,
+                 flush_check_ms: int = INT64_MAX, flush_recovery_offset_checkpoint_ms: int = 60000,
                  flush_start_offset_checkpoint_ms: int = 60000, retention_check_ms: int = 300000,
                  scheduler: Scheduler | None = None, time: Time | None = None,
                  read_only: bool = False) -> None:

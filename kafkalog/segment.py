@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
+from ._common import INT32_MAX, INT64_MAX
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
@@ -52,8 +53,6 @@ __all__ = ["NO_MAX_POSITION", "LogSegment", "RollParams"]
 
 logger = logging.getLogger(__name__)
 
-_INT32_MAX = 0x7FFFFFFF
-_LONG_MAX = 0x7FFFFFFFFFFFFFFF
 
 
 class _NoMaxPosition:
@@ -154,7 +153,7 @@ class LogSegment:
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
         """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``)."""
-        return 0 <= offset - self.base_offset <= _INT32_MAX
+        return 0 <= offset - self.base_offset <= INT32_MAX
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):
@@ -209,7 +208,7 @@ class LogSegment:
         ``getFirstBatchTimestamp``)."""
         self._load_first_batch_timestamp()
         ts = self._rolling_based_timestamp
-        return ts if ts is not None and self.log.size_in_bytes() > 0 else _LONG_MAX
+        return ts if ts is not None and self.log.size_in_bytes() > 0 else INT64_MAX
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
         """How long the segment has been filling, by record time when batches have timestamps and by the
@@ -387,7 +386,7 @@ class LogSegment:
         rows = scan.batches
         valid_bytes = scan.stop_position - self.log.start if len(rows) else 0
         relative = rows["last_offset"] - self.base_offset
-        bad = np.flatnonzero((relative < 0) | (relative > _INT32_MAX))
+        bad = np.flatnonzero((relative < 0) | (relative > INT32_MAX))
         if len(bad):
             offset = int(rows["last_offset"][bad[0]])
             raise LogSegmentOffsetOverflowError(

@@ -26,6 +26,7 @@ import re
 import uuid
 from typing import NamedTuple
 
+from ._common import INT32_MAX, INT32_MIN
 from .errors import KafkaLogError
 
 __all__ = [
@@ -69,8 +70,6 @@ DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
 STRAY_DIR_SUFFIX = "-stray"
 
-_INT32_MIN = -(2**31)
-_INT32_MAX = 2**31 - 1
 _MAX_FILE_NAME_LENGTH = 255
 
 # Java's \S without UNICODE_CHARACTER_CLASS: anything but the six ASCII whitespace characters.
@@ -306,6 +305,6 @@ def parse_topic_partition_name(dir_name: str | os.PathLike[str] | None) -> Topic
     if _JAVA_INT.fullmatch(partition_string) is None:
         raise fail(f"the partition '{partition_string}' is not an integer")
     partition = int(partition_string)
-    if not _INT32_MIN <= partition <= _INT32_MAX:
+    if not INT32_MIN <= partition <= INT32_MAX:
         raise fail(f"the partition '{partition_string}' does not fit a 32-bit int")
     return TopicPartition(topic, partition)

@@ -42,6 +42,8 @@ from .._common import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
+    INT32_MAX,
+    INT64_MAX,
     LOG_OVERHEAD,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
@@ -76,14 +78,12 @@ DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
 RecordInput = Any
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
-_INT32_MAX = 0x7FFFFFFF
-_INT64_MAX = 0x7FFFFFFFFFFFFFFF
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
     """Kafka's ``DefaultRecordBatch.incrementSequence``: add, wrapping past ``Integer.MAX_VALUE`` to 0."""
-    if sequence > _INT32_MAX - increment:
-        return increment - (_INT32_MAX - sequence) - 1
+    if sequence > INT32_MAX - increment:
+        return increment - (INT32_MAX - sequence) - 1
     return sequence + increment
 
 
@@ -421,7 +421,7 @@ def normalize_records(records: Iterable[RecordInput]) -> tuple[list[Any], list[A
                 raise TypeError(f"A record {name} must be bytes-like or None, not {type(field).__name__}")
         if timestamp < NO_TIMESTAMP:
             raise ValueError(f"Invalid negative timestamp {timestamp}")
-        if timestamp > _INT64_MAX:
+        if timestamp > INT64_MAX:
             raise ValueError(f"Invalid timestamp {timestamp}: larger than a Java long holds")
         if record_headers:
             for header in record_headers:

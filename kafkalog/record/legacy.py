@@ -36,6 +36,7 @@ import numpy as np
 from .. import _impl
 from .._common import (
     HEADER_DTYPE,
+    INT64_MAX,
     LEGACY_COMPRESSION_MASK,
     LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
@@ -61,7 +62,6 @@ _FRAME = struct.Struct(">qi")
 _MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
-_INT64_MAX = 0x7FFFFFFFFFFFFFFF
 # Legacy messages have no headers; every column set of theirs shares this empty, read-only array.
 _NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
 _NO_HEADERS.flags.writeable = False
@@ -205,7 +205,7 @@ class LegacyRecordBatch(RecordBatch):
                 )
             else:
                 absolute_base = int(self.offset) - last_inner
-            if absolute_base + highest > _INT64_MAX:
+            if absolute_base + highest > INT64_MAX:
                 raise InvalidRecordError(
                     f"Found invalid inner offset {highest} in the compressed v1 message set at wrapper "
                     f"offset {self.offset}: its absolute offset does not fit a long",

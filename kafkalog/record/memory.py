@@ -23,6 +23,8 @@ import numpy.typing as npt
 from .. import _impl
 from .._common import (
     COMPRESSION_CODEC_MASK,
+    INT32_MAX,
+    INT64_MAX,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MAGIC_V0,
@@ -52,7 +54,6 @@ from .types import ControlRecordType, EndTransactionMarker, TimestampType
 
 __all__ = ["DECODE_CHUNK_BYTES", "OBJECT_CHUNK_BYTES", "MemoryRecords", "ScanResult"]
 
-_INT32_MAX = 0x7FFFFFFF
 
 #: The most bytes of uncompressed v2 batches that ``records()`` and ``record_columns()`` hand to one
 #: kernel call: large enough that the cost of a call disappears, small enough that reading a large
@@ -122,7 +123,7 @@ class MemoryRecords:
 
     __slots__ = ("_buf", "_size", "max_batch_size", "max_decompressed_size")
 
-    def __init__(self, buffer: Any, *, max_batch_size: int = _INT32_MAX,
+    def __init__(self, buffer: Any, *, max_batch_size: int = INT32_MAX,
                  max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> None:
         if isinstance(buffer, str):
             raise TypeError("MemoryRecords needs a bytes-like buffer, not str")
@@ -153,7 +154,7 @@ class MemoryRecords:
         """Run the batch scan over the buffer (see ``_core_py.scan_batches`` for the rules)."""
         batches, stop, reason = _impl.core.scan_batches(
             self._buf, start, end, check_crc, stop_on_invalid, self.max_batch_size,
-            0x7FFFFFFFFFFFFFFF if max_batches is None else max_batches,
+            INT64_MAX if max_batches is None else max_batches,
         )
         return ScanResult(batches, int(stop), ScanStop(reason))
 
