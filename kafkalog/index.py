@@ -264,6 +264,15 @@ class AbstractIndex:
                 )
             return self._entry_at(n)
 
+    def _check_length_is_whole_entries(self) -> None:
+        """The last step of both ``sanityCheck``s: the file holds a whole number of entries; lock held."""
+        length = self._length()
+        if length % self.ENTRY_SIZE != 0:
+            raise CorruptIndexError(
+                f"{self._DESCRIPTION.capitalize()} file {self._path} is corrupt, found {length} bytes which is "
+                f"neither positive nor a multiple of {self.ENTRY_SIZE}."
+            )
+
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset`` (Kafka: ``OffsetIndex.truncateTo`` and
         ``TimeIndex.truncateTo``, the same steps, each searching the column that holds its offsets)."""
@@ -534,12 +543,7 @@ class OffsetIndex(AbstractIndex):
                     f"Corrupt index found, index file ({self._path}) has non-zero size but the last "
                     f"offset is {self._last_offset} which is less than the base offset {self.base_offset}."
                 )
-            length = self._length()
-            if length % self.ENTRY_SIZE != 0:
-                raise CorruptIndexError(
-                    f"Index file {self._path} is corrupt, found {length} bytes which is neither "
-                    f"positive nor a multiple of {self.ENTRY_SIZE}."
-                )
+            self._check_length_is_whole_entries()
 
 
 class TimeIndex(AbstractIndex):
@@ -691,12 +695,7 @@ class TimeIndex(AbstractIndex):
                         f"Corrupt time index found, time index file ({self._path}) has non-zero size but the "
                         f"last offset is {last.offset} which is less than the first offset {self.base_offset}"
                     )
-            length = self._length()
-            if length % self.ENTRY_SIZE != 0:
-                raise CorruptIndexError(
-                    f"Time index file {self._path} is corrupt, found {length} bytes which is neither "
-                    f"positive nor a multiple of {self.ENTRY_SIZE}."
-                )
+            self._check_length_is_whole_entries()
 
 
 def _check_index_file(path: Path, entry_size: int, base_offset: int, time_index: bool) -> None:
