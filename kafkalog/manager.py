@@ -21,7 +21,6 @@ lock or changing a byte.
 from __future__ import annotations
 
 import concurrent.futures
-import fcntl
 import logging
 import os
 import shutil
@@ -33,14 +32,13 @@ from typing import Any
 from ._common import INT64_MAX
 from .checkpoint import (
     CLEAN_SHUTDOWN_FILE,
-    LOCK_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
 from .config import LogConfig
 from .errors import KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import fsync_dir, raise_open_file_limit
+from .fsutil import DirLock, fsync_dir, raise_open_file_limit
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .topic import (
@@ -95,7 +93,7 @@ class LogManager:
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, Log] = {}
         self._logs_to_be_deleted: list[tuple[Log, int]] = []
-        self._dir_locks: list[Any] = []
+        self._dir_locks: list[DirLock] = []
         self._started = False
         self._shut_down = False
         # The tasks this manager put on the scheduler: cancelled at shutdown, as a scheduler the caller owns
@@ -157,23 +155,15 @@ class LogManager:
     def _lock_log_dirs(self) -> None:
         """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second process gets a clear error."""
         for d in self.log_dirs:
-            f = open(d / LOCK_FILE, "a+b")  # noqa: SIM115 - held until shutdown
             try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                f.close()
+                self._dir_locks.append(DirLock(d))
+            except KafkaStorageError:
                 self._unlock_log_dirs()
-                raise KafkaStorageError(
-                    f"Failed to acquire lock on file {LOCK_FILE} in {d}. A Kafka instance in another process or "
-                    "thread is using this directory.") from None
-            self._dir_locks.append(f)
+                raise
 
     def _unlock_log_dirs(self) -> None:
-        for f in self._dir_locks:
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
-            finally:
-                f.close()
+        for lock in self._dir_locks:
+            lock.release()
         self._dir_locks.clear()
 
     # -- loading -------------------------------------------------------------------------------------
