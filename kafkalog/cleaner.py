@@ -1099,12 +1099,15 @@ class LogCleaner:
                 return False
             _time.sleep(0.05)
 
-    def run_once(self) -> list[CleanerStats]:
-        """Clean every compacted log that qualifies, once, in the calling thread (no threads started): what a
-        command-line ``clean`` or a Spark task does."""
+    def run_once(self, max_rounds: int | None = None) -> list[CleanerStats]:
+        """Clean the filthiest qualifying compacted log, round after round, until none qualifies or
+        ``max_rounds`` rounds have run, in the calling thread (no threads started): what a command-line
+        ``clean`` or a Spark task does.  Returns the statistics of each round."""
         thread = CleanerThread(0, self)
-        stats = []
-        while thread.try_clean_filthiest_log():
+        stats: list[CleanerStats] = []
+        rounds = 0
+        while (max_rounds is None or rounds < max_rounds) and thread.try_clean_filthiest_log():
+            rounds += 1
             if thread.last_stats is not None:
                 stats.append(thread.last_stats)
                 thread.last_stats = None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _impl
 from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, ScanStop
@@ -49,6 +50,8 @@ __all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOf
 
 #: The most bytes ``batches()`` reads into memory at once.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
+#: The size of the chunks :meth:`FileMessageSet.memory_chunks` reads.
+MEMORY_CHUNK_BYTES = 8 * 1024 * 1024
 #: Batches ``search_for_timestamp`` looks at per step of its walk.
 _SEARCH_STEP_BATCHES = 256
 
@@ -499,6 +502,26 @@ class FileMessageSet:
                 yield kind(chunk, positions[k] - chunk_start, sizes[k], max_decompressed_size, chunk_start)
             i = j
         self._raise_for(result.stop_reason, result.stop_position, max_entry_size)
+
+    def memory_chunks(self, rows: npt.NDArray[Any] | None = None,
+                      chunk_bytes: int = MEMORY_CHUNK_BYTES) -> Iterator[tuple[int, MemoryRecords]]:
+        """The set's whole batches as :class:`MemoryRecords` of about ``chunk_bytes`` each (a batch larger
+        than that is a chunk of its own), with the file position each chunk starts at.
+
+        ``rows`` are the scan rows to read (default: a scan of the whole set, stopping before a partial
+        or corrupt tail).  This is how a reader decodes a whole segment with the multi-batch kernels
+        while holding only one chunk in memory.
+        """
+        if rows is None:
+            rows = self.scan(check_crc=False, stop_on_invalid=False).batches
+        ends = rows["position"] + rows["size"]
+        i, n = 0, len(rows)
+        while i < n:
+            start = int(rows["position"][i])
+            j = int(np.searchsorted(ends, start + chunk_bytes, side="right"))
+            j = min(max(j, i + 1), n)
+            yield start, MemoryRecords(self._channel.pread(start, int(ends[j - 1]) - start))
+            i = j
 
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()

@@ -29,6 +29,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ from .filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from .fsutil import fsync_dir, raise_open_file_limit
+from .fsutil import fsync_dir, interrupts_deferred, raise_open_file_limit
 from .log_segments import LogSegments
 from .record import MemoryRecords
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
@@ -76,6 +77,7 @@ from .validator import (
 )
 
 __all__ = [
+    "LoadReport",
     "CLEAN_SHUTDOWN_FILE",
     "Log",
     "LogAppendInfo",
@@ -93,6 +95,38 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 #: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
 _SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+
+
+@dataclass
+class LoadReport:
+    """What opening a log changed on disk, in the order it happened (kafkalog's addition: Kafka only logs
+    these steps).  ``kafkalog recover`` prints it; a read-only open leaves every list empty.
+
+    - ``removed_files``: ``.deleted`` files, incomplete ``.cleaned`` output and invalid swaps, deleted;
+    - ``completed_swaps``: ``.swap`` files renamed into place (and ``replaced_files`` they superseded);
+    - ``rebuilt_indexes``: ``(base offset, reason)`` of each segment whose indexes were rebuilt at load;
+    - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment checked by recovery;
+    - ``deleted_segments``: base offsets of segments deleted by recovery (after a truncated one, or all of
+      them when the log end fell below the log start offset);
+    - ``split_segments``: base offsets of segments split because their offsets overflowed the index.
+    """
+
+    removed_files: list[str] = field(default_factory=list)
+    completed_swaps: list[str] = field(default_factory=list)
+    replaced_files: list[str] = field(default_factory=list)
+    rebuilt_indexes: list[tuple[int, str]] = field(default_factory=list)
+    recovered_segments: list[tuple[int, int]] = field(default_factory=list)
+    deleted_segments: list[int] = field(default_factory=list)
+    split_segments: list[int] = field(default_factory=list)
+
+    @property
+    def truncated_bytes(self) -> int:
+        return sum(n for _base, n in self.recovered_segments)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed_files or self.completed_swaps or self.rebuilt_indexes or self.truncated_bytes
+                    or self.deleted_segments or self.split_segments)
 
 
 class Log:
@@ -122,6 +156,8 @@ class Log:
         self.scheduler = scheduler
         self._closed = False
         self.segments = LogSegments(self.topic_partition)
+        #: What opening the log changed on disk (:class:`LoadReport`).
+        self.load_report = LoadReport()
         # Segments out of the log but not yet deleted (file.delete.delay.ms): closing the log releases their
         # files, which stay as .deleted for the next open to remove.
         self._pending_deletions: list[LogSegment] = []
@@ -182,6 +218,7 @@ class Log:
             if name.endswith(DELETED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
                 logger.debug("Deleting stray temporary file %s", path)
                 path.unlink(missing_ok=True)
+                self.load_report.removed_files.append(name)
             elif name.endswith(CLEANED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
                 offset = offset_from_file_name(name)
                 min_cleaned_offset = offset if min_cleaned_offset is None else min(min_cleaned_offset, offset)
@@ -194,11 +231,13 @@ class Log:
                 # A swap at or past cleaner output still in progress is an incomplete split.
                 logger.info("Deleting invalid swap file %s (min cleaned offset %s)", path, min_cleaned_offset)
                 path.unlink(missing_ok=True)
+                self.load_report.removed_files.append(path.name)
             else:
                 valid_swaps.append(path)
         for path in cleaned_files:
             logger.debug("Deleting stray .clean file %s", path)
             path.unlink(missing_ok=True)
+            self.load_report.removed_files.append(path.name)
         return valid_swaps
 
     def _complete_swaps(self, swap_files: list[Path]) -> None:
@@ -225,9 +264,11 @@ class Log:
                     logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
                                 min_swap, max_swap)
                     path.unlink(missing_ok=True)
+                    self.load_report.replaced_files.append(name)
         for path in swap_files:
             target = path.with_name(path.name[: -len(SWAP_FILE_SUFFIX)])
             os.replace(path, target)
+            self.load_report.completed_swaps.append(path.name)
         fsync_dir(self.dir)
 
     def _load_segment_files(self) -> None:
@@ -257,6 +298,7 @@ class Log:
                 if not self.read_only:
                     logger.error("Could not find offset index file corresponding to log file %s, "
                                  "recovering segment and rebuilding index files...", segment.log.file)
+                    self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
                     self._recover_segment_retrying(segment)
             else:
                 try:
@@ -269,6 +311,7 @@ class Log:
                         continue
                     logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
                                    "recovering segment and rebuilding index files...", segment.log.file, e)
+                    self.load_report.rebuilt_indexes.append((base_offset, str(e)))
                     self._recover_segment_retrying(segment)
 
     def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
@@ -282,6 +325,7 @@ class Log:
                 if not isinstance(segment, LogSegment) or self.read_only:
                     raise
                 logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+                self.load_report.split_segments.append(segment.base_offset)
                 self.split_overflowed_segment(segment)
 
     def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
@@ -348,6 +392,7 @@ class Log:
             if self.read_only:
                 raise
             logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+            self.load_report.split_segments.append(segment.base_offset)
             self.split_overflowed_segment(segment)
 
     def _recover_segment(self, segment: LogSegment) -> int:
@@ -367,12 +412,14 @@ class Log:
                     logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
                                    "creating an empty one with starting offset %d", segment.base_offset)
                     truncated = segment.truncate_to(segment.base_offset)
+                self.load_report.recovered_segments.append((segment.base_offset, truncated))
                 if truncated > 0:
                     # Everything after a torn write is suspect: drop the later segments.
                     later = unflushed[i + 1:]
                     if later:
                         logger.warning("Deleting %d segments after %d, which follow a truncated segment",
                                        len(later), segment.base_offset)
+                        self.load_report.deleted_segments.extend(s.base_offset for s in later)
                         self._remove_and_delete_segments(later, async_delete=True)
                     break
         if not self.segments.is_empty():
@@ -381,6 +428,7 @@ class Log:
                 logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
                                "(%d). This could happen if segment files were deleted from the file system.",
                                log_end_offset, log_start_offset_checkpoint)
+                self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
                 self._remove_and_delete_segments(self.segments.values(), async_delete=True)
         if self.segments.is_empty():
             if self.read_only:
@@ -958,9 +1006,10 @@ class Log:
         2. the old ones leave the map (unless a new one took their base) and are renamed ``.deleted`` and
            deleted in the background;
         3. the ``.swap`` suffix is dropped and the directory fsynced.
-        Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`).
+        Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`); a Ctrl-C during the
+        swap is held until it is done.
         """
-        with self._lock:
+        with self._lock, interrupts_deferred():
             self._check_writable("replace segments of")
             new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
             old_sorted = [s for s in sorted(old_segments, key=lambda s: s.base_offset)

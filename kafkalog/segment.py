@@ -45,6 +45,7 @@ from .errors import (
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
 from .file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from .filenames import index_filename, log_filename, replace_suffix, time_index_filename
+from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
 from .record import MemoryRecords, ScanStop
 from .scheduler import SYSTEM_TIME, Time
@@ -378,7 +379,13 @@ class LogSegment:
         The batch-scan kernel checks every batch in one pass over the mmap; the index entries are then
         chosen from its rows with numpy (the same rule as :meth:`append`: an entry once more than
         ``index.interval.bytes`` follow the last, keyed by the batch's last offset) and written in bulk.
+
+        A Ctrl-C during the rebuild is held until it is done, so no half-built index is left behind.
         """
+        with interrupts_deferred():
+            return self._recover()
+
+    def _recover(self) -> int:
         self._check_writable("recover")
         self.offset_index.reset()
         self.time_index.reset()

@@ -36,6 +36,7 @@ import numpy as np
 from .. import _impl
 from .._common import (
     HEADER_DTYPE,
+    INT32_MAX,
     INT64_MAX,
     LEGACY_COMPRESSION_MASK,
     LEGACY_TIMESTAMP_TYPE_MASK,
@@ -219,6 +220,21 @@ class LegacyRecordBatch(RecordBatch):
 
     def record_columns(self) -> RecordColumns:
         return self._inner_columns() if self.is_compressed else self._own_columns()
+
+    def record_validity(self) -> list[bool]:
+        """Whether each record's own CRC matches its bytes, in record order.
+
+        A plain message is its own record; a wrapper's inner messages each carry a CRC of their own,
+        which Kafka's deep iterator exposes (``isValid`` of each inner ``AbstractLegacyRecordBatch``) and
+        which a shallow check of the wrapper does not cover.
+        """
+        if not self.is_compressed:
+            return [self.is_valid()]
+        data = self._inner_columns().data
+        count = len(self._inner_columns())
+        rows, _stop, _reason = _impl.core.scan_batches(data, 0, len(data), True, False, INT32_MAX, count)
+        valid = [bool(v) for v in rows["valid"].tolist()]
+        return valid + [False] * (count - len(valid))
 
     def records(self) -> list[Any]:
         columns = self.record_columns()
