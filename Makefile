@@ -29,7 +29,7 @@ $(STAMP): $(PY) $(SOURCES)
 build: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m kafkalog.demo
+	$(PY) -m kafkalog demo
 
 lint: $(STAMP)
 	$(PY) -m ruff check kafkalog tests bench

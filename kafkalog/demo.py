@@ -1,189 +1,193 @@
-"""``make demo``: every message format and codec Kafka has written, into one segment file and back.
+"""``make demo`` / ``kafkalog demo``: a narrated tour of Kafka's log layer on a fresh directory.
 
-Builds a batch for each (magic, codec) a broker can hold (v0 and v1 messages with none, gzip,
-snappy and lz4; v2 batches with those and zstd), plus a LogAppendTime batch, an idempotent batch
-with headers, a transaction and its COMMIT marker, and a KRaft-style LEADER_CHANGE control batch.
-It appends them, at consecutive offsets, to ``00000000000000000000.log`` in a fresh directory,
-reopens the file through an mmap, and prints what the batch scan and the record decoder find there,
-with each batch's CRC checked.
+Each step says what Kafka does and shows it happening on disk:
 
-Run ``python -m kafkalog.demo [--dir DIR]``; without ``--dir`` a temporary directory is used and
-removed afterwards.
+1. a LogManager creates two partitions in a log dir laid out as a broker's;
+2. appends in every message format (v0, v1 gzip, v2 with zstd, headers, LogAppendTime), rolling
+   segments as ``segment.bytes`` fills;
+3. reads by offset (the offset index finds the position) and by timestamp (the time index);
+4. retention by size deletes the oldest segments and moves the log start offset;
+5. the cleaner compacts a keyed topic: each key's latest value is kept, tombstones remove keys;
+6. a crash: a torn write and a lost index, then recovery truncates and rebuilds;
+7. the result, dumped as Kafka's ``kafka-dump-log.sh`` prints it.
+
+Run ``python -m kafkalog.demo [--dir DIR]`` (or ``kafkalog demo``); without ``--dir`` a temporary
+directory is used and removed afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
-import mmap
-import os
+import io
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TextIO
 
 from . import implementation
-from ._impl import core
-from .record import (
-    CompressionType,
-    ControlRecordType,
-    EndTransactionMarker,
-    MemoryRecords,
-    TimestampType,
-)
+from .cleaner_config import CleanerConfig
+from .cli.console import Console
+from .cli.dump import DumpLogSegments, DumpOptions
+from .config import LogConfig
+from .log import Log
+from .manager import LogManager
+from .record import MemoryRecords
+from .topic import TopicPartition
 
-SEGMENT_NAME = f"{0:020d}.log"
-LEGACY_CODECS = ("none", "gzip", "snappy", "lz4")
-V2_CODECS = (*LEGACY_CODECS, "zstd")
+__all__ = ["main", "run"]
 
-
-def _sample_records(base_timestamp: int, n: int, tag: str) -> list[tuple[bytes | None, bytes | None, int]]:
-    """Keyed records with one tombstone and one null key, as a compacted topic would hold."""
-    records: list[tuple[bytes | None, bytes | None, int]] = []
-    for i in range(n):
-        key: bytes | None = f"user-{i % 3}".encode()
-        value: bytes | None = f"{tag} event {i}: balance={100 + 7 * i}".encode()
-        if i == n - 1:
-            value = None  # a tombstone: deletes the key once compacted
-        if i == 1:
-            key = None
-        records.append((key, value, base_timestamp + i))
-    return records
+BASE_TIME = 1_700_000_000_000
 
 
-def build_segment(now_ms: int) -> list[tuple[str, bytes]]:
-    """The demo's batches, in order, with a label for each; offsets follow one another."""
-    out: list[tuple[str, bytes]] = []
-    offset = 0
+class _Narrator:
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.step = 0
 
-    def add(label: str, records: MemoryRecords) -> None:
-        nonlocal offset
-        out.append((label, bytes(records.buffer)))
-        last = max(batch.last_offset for batch in records.batches())
-        offset = last + 1
+    def heading(self, text: str) -> None:
+        self.step += 1
+        self.out.write(f"\n== {self.step}. {text}\n")
 
-    for magic, codecs in ((0, LEGACY_CODECS), (1, LEGACY_CODECS), (2, V2_CODECS)):
-        for codec in codecs:
-            records = _sample_records(now_ms, 4, f"v{magic}/{codec}")
-            add(f"v{magic} {codec}", MemoryRecords.with_records(
-                records, magic=magic, compression=codec, base_offset=offset))
-    add("v1 LogAppendTime", MemoryRecords.with_records(
-        _sample_records(now_ms - 5000, 3, "append-time"), magic=1, compression="gzip",
-        timestamp_type="LogAppendTime", log_append_time=now_ms, base_offset=offset))
-    add("v2 LogAppendTime", MemoryRecords.with_records(
-        _sample_records(now_ms - 5000, 3, "append-time"), magic=2, compression="lz4",
-        timestamp_type="LogAppendTime", log_append_time=now_ms, base_offset=offset))
-    add("v2 idempotent + headers", MemoryRecords.with_records(
-        [(b"order-1", b"created", now_ms, [("trace-id", b"abc123"), ("retry", None)]),
-         (b"order-1", b"paid", now_ms + 1, [("trace-id", b"abc124")])],
-        producer_id=4000, producer_epoch=0, base_sequence=0, partition_leader_epoch=3,
-        base_offset=offset))
-    add("v2 transactional", MemoryRecords.with_records(
-        [(b"acct-9", b"debit 10", now_ms), (b"acct-7", b"credit 10", now_ms)],
-        compression="snappy", producer_id=4001, producer_epoch=2, base_sequence=0,
-        is_transactional=True, partition_leader_epoch=3, base_offset=offset))
-    add("v2 COMMIT marker", MemoryRecords.with_end_transaction_marker(
-        4001, 2, EndTransactionMarker(ControlRecordType.COMMIT, coordinator_epoch=5),
-        base_offset=offset, timestamp=now_ms, partition_leader_epoch=3))
-    add("v2 LEADER_CHANGE", MemoryRecords.with_control_record(
-        ControlRecordType.LEADER_CHANGE, b"\x00\x00\x00\x00\x00\x01", base_offset=offset,
-        timestamp=now_ms, partition_leader_epoch=4))
-    return out
+    def say(self, text: str) -> None:
+        self.out.write(f"   {text}\n")
 
 
-def _show(value: bytes | None, width: int = 34) -> str:
-    if value is None:
-        return "null"
-    text = value.decode("utf-8", "replace")
-    return repr(text if len(text) <= width else text[: width - 1] + "…")
+def _segments(log: Log) -> str:
+    return ", ".join(f"{s.base_offset}({s.size()} B)" for s in log.log_segments())
+
+
+def _show(value: bytes | None) -> str:
+    return "null" if value is None else value.decode("utf-8", errors="replace")
 
 
 @contextmanager
-def _directory(path: str | None) -> Iterator[str]:
+def _directory(path: str | None) -> Iterator[Path]:
     if path is not None:
-        os.makedirs(path, exist_ok=True)
-        yield path
+        Path(path).mkdir(parents=True, exist_ok=True)
+        yield Path(path)
         return
     with tempfile.TemporaryDirectory(prefix="kafkalog-demo-") as tmp:
-        yield tmp
+        yield Path(tmp)
+
+
+def _append_formats(say: _Narrator, log: Log) -> None:
+    leo = log.log_end_offset
+    # A follower's append keeps each batch as written, so old formats can sit beside new ones.
+    v0 = MemoryRecords.with_records([(b"k0", f"v0 message {i}".encode(), BASE_TIME + i) for i in range(3)],
+                                    magic=0, base_offset=leo)
+    log.append(v0, assign_offsets=False)
+    say.say(f"v0 messages (Kafka 0.8-0.9, no timestamps)      offsets {leo}..{log.log_end_offset - 1}")
+    leo = log.log_end_offset
+    v1 = MemoryRecords.with_records([(b"k1", f"v1 gzip {i}".encode(), BASE_TIME + 10 + i) for i in range(5)],
+                                    magic=1, compression="gzip", base_offset=leo)
+    log.append(v1, assign_offsets=False)
+    say.say(f"a v1 gzip wrapper (Kafka 0.10, CreateTime)       offsets {leo}..{log.log_end_offset - 1}")
+    for n in range(12):
+        records = [(f"order-{n}".encode(), f"created #{n}.{i} {'x' * 60}".encode(), BASE_TIME + 100 * n + i,
+                    [("trace", f"{n}-{i}".encode())]) for i in range(4)]
+        info = log.append(MemoryRecords.with_records(records, compression="zstd" if n % 2 else "none"))
+        if n in (0, 1):
+            codec = "zstd" if n % 2 else "none"
+            say.say(f"a v2 batch, {codec:<4}, with headers (leader append)   offsets "
+                    f"{info.first_offset}..{info.last_offset}")
+    say.say(f"... and 10 more v2 batches. Log end offset {log.log_end_offset}; segments (base offset and size): "
+            f"{_segments(log)}")
 
 
 def run(directory: str | None = None, out: TextIO = sys.stdout) -> int:
-    now_ms = int(time.time() * 1000)
-    batches = build_segment(now_ms)
-    with _directory(directory) as where:
-        path = os.path.join(where, SEGMENT_NAME)
-        with open(path, "wb") as segment:
-            for _label, data in batches:
-                segment.write(data)
-            segment.flush()
-            os.fsync(segment.fileno())
-        size = os.path.getsize(path)
-        print(f"kafkalog demo — kernels: {implementation()} "
-              f"(CRC-32C in hardware: {'yes' if core.crc32c_hardware() else 'no'})", file=out)
-        print(f"wrote {len(batches)} batches, {size} bytes, to {path}\n", file=out)
+    say = _Narrator(out)
+    out.write(f"kafkalog tour ({implementation()} kernels)\n")
+    with _directory(directory) as root:
+        log_dir = root / "kafka-logs"
+        config = LogConfig({"segment.bytes": 1024, "index.interval.bytes": 256, "retention.ms": -1})
+        compacted = LogConfig({"segment.bytes": 1024, "cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01})
 
-        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            log = MemoryRecords(mm)
-            scan = log.scan(check_crc=True)
-            print(f"batch scan: {len(scan.batches)} entries, stopped at byte {scan.stop_position} "
-                  f"({scan.stop_reason.name}), {scan.valid_bytes} valid bytes\n", file=out)
-            header = (f"{'what':<24} {'offsets':>9} {'pos':>6} {'size':>5} {'magic':>5} "
-                      f"{'codec':<7} {'timestamp type':<15} {'n':>2} {'crc ok':<6}")
-            print(header, file=out)
-            print("-" * len(header), file=out)
-            total_records = 0
-            tombstones = 0
-            # Label each entry read back with the chunk written at its position (an uncompressed
-            # v0/v1 set is one entry per record, so a chunk may hold several).
-            starts = []
-            at = 0
-            for label, data in batches:
-                starts.append((at, label))
-                at += len(data)
-            for batch in log.batches():
-                label = next(name for start, name in reversed(starts) if start <= batch.position)
-                records = batch.records()
-                total_records += len(records)
-                tombstones += sum(r.value is None for r in records)
-                offsets = f"{batch.base_offset}-{batch.last_offset}"
-                print(f"{label:<24} {offsets:>9} {batch.position:>6} {batch.size_in_bytes:>5} "
-                      f"{batch.magic:>5} {batch.compression.kafka_name:<7} {batch.timestamp_type!s:<15} "
-                      f"{len(records):>2} {'yes' if batch.is_valid() else 'NO':<6}", file=out)
-            print(f"\n{total_records} records, {tombstones} tombstones\n", file=out)
+        say.heading("A log dir, laid out as a broker's log.dirs")
+        with LogManager(log_dir, config, {"users": compacted}, CleanerConfig.from_enable(True)) as manager:
+            orders = manager.create_log(TopicPartition("orders", 0))
+            users = manager.create_log(TopicPartition("users", 0))
+            say.say(f"{log_dir}: {', '.join(sorted(p.name for p in log_dir.iterdir()))}")
+            say.say("Each partition is a directory <topic>-<partition>; the checkpoints record per partition "
+                    "how far it is flushed and where it starts.")
 
-            print("a closer look at three batches:", file=out)
-            for batch in log.batches():
-                if batch.magic == 1 and batch.compression is CompressionType.GZIP \
-                        and batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
-                    print(f"  v1 gzip wrapper at offset {batch.last_offset}: inner offsets were written "
-                          f"relative, read back absolute:", file=out)
-                    for r in batch.records():
-                        print(f"    offset {r.offset} ts {r.timestamp} (the wrapper's append time) "
-                              f"key {_show(r.key)} value {_show(r.value)}", file=out)
-                elif batch.magic == 2 and batch.producer_id == 4000:
-                    print(f"  idempotent batch: producerId {batch.producer_id} epoch {batch.producer_epoch} "
-                          f"sequences {batch.base_sequence}..{batch.last_sequence} "
-                          f"leader epoch {batch.partition_leader_epoch}", file=out)
-                    for r in batch.records():
-                        print(f"    offset {r.offset} key {_show(r.key)} value {_show(r.value)} "
-                              f"headers {r.headers}", file=out)
-                elif batch.magic == 2 and batch.is_control:
-                    marker = batch.end_transaction_marker()
-                    kind = batch.control_type()
-                    detail = (f"coordinator epoch {marker.coordinator_epoch}" if marker
-                              else "a KRaft control record")
-                    print(f"  control batch at offset {batch.base_offset}: {kind.name if kind else '?'} "
-                          f"({detail}), transactional={batch.is_transactional}", file=out)
-        ok = scan.stop_reason.name == "END" and scan.valid_bytes == size
-        print(f"\nsegment {'reads back whole and valid' if ok else 'FAILED its check'}.", file=out)
-        return 0 if ok else 1
+            say.heading("Appending in every message format; segments roll at segment.bytes (1 KiB here)")
+            _append_formats(say, orders)
+            names = sorted(p.name for p in orders.dir.iterdir())
+            say.say(f"{orders.dir.name}/ holds {len(names)} files, e.g. {', '.join(names[:3])}")
+            say.say("A segment is <base offset>.log with its .index (offset -> byte position, every "
+                    "index.interval.bytes) and .timeindex (timestamp -> offset).")
+
+            say.heading("Reading by offset and by timestamp")
+            fetch = orders.read(20, max_length=300)
+            first = next(iter(fetch.records.records()))
+            say.say(f"read(20): the offset index points into segment {fetch.fetch_offset_metadata.segment_base_offset}"
+                    f" at byte {fetch.fetch_offset_metadata.relative_position_in_segment}; first record: offset "
+                    f"{first.offset}, key {_show(first.key)}, headers {first.headers}")
+            found = orders.find_offset_by_timestamp(BASE_TIME + 500)
+            say.say(f"find_offset_by_timestamp({BASE_TIME + 500}): the time index answers offset "
+                    f"{found.offset} (timestamp {found.timestamp})")
+
+            say.heading("Retention: retention.bytes deletes the oldest segments")
+            before = orders.log_start_offset, orders.number_of_segments
+            orders.config = LogConfig({**config.to_props(), "retention.bytes": 3000})
+            deleted = orders.delete_old_segments()
+            say.say(f"deleted {deleted} segments; log start offset {before[0]} -> {orders.log_start_offset}, "
+                    f"{before[1]} -> {orders.number_of_segments} segments")
+
+            say.heading("Compaction: the cleaner keeps each key's latest record")
+            for round_ in range(6):
+                batch: list[tuple[bytes, bytes | None, int]] = [
+                    (f"user-{u}".encode(), f"profile v{round_} of user {u}".encode(), BASE_TIME + round_)
+                         for u in range(8)]
+                if round_ == 5:
+                    batch.append((b"user-3", None, BASE_TIME + 9))  # a tombstone deletes user-3
+                users.append(MemoryRecords.with_records(batch))
+            users.roll()
+            records_before = sum(1 for _ in users.records())
+            size_before = users.size()
+            stats = manager.cleaner.run_once() if manager.cleaner is not None else []
+            latest = {r.key: r.value for r in users.records()}
+            say.say(f"{len(stats)} cleaning round(s): {records_before} records, {size_before} B -> "
+                    f"{sum(1 for _ in users.records())} records, {users.size()} B")
+            say.say(f"user-0 -> {_show(latest.get(b'user-0'))!r}; user-3 -> {_show(latest.get(b'user-3'))} "
+                    "(its tombstone stays for delete.retention.ms, then goes too)")
+            orders_dir = orders.dir
+
+        say.heading("A crash: a torn write and a lost index, then recovery")
+        active = sorted(orders_dir.glob("*.log"))[-1]
+        with open(active, "ab") as f:
+            f.write(b"\x00\x00\x00\x00\x00\x00\x00\x99\x00\x00\x01\x00half a batch")
+        sorted(orders_dir.glob("*.index"))[0].unlink()
+        (log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
+        say.say(f"appended 24 bytes of a torn batch to {active.name}, deleted an index, removed the clean-shutdown "
+                "marker")
+        with Log(orders_dir, config, had_clean_shutdown=False) as reopened:
+            report = reopened.load_report
+            for base, reason in report.rebuilt_indexes:
+                say.say(f"segment {base}: indexes rebuilt ({reason})")
+            for base, truncated in report.recovered_segments:
+                if truncated:
+                    say.say(f"segment {base}: {truncated} bytes of torn write truncated")
+            say.say(f"log end offset after recovery: {reopened.log_end_offset}")
+
+        say.heading("The result, as kafka-dump-log.sh --deep-iteration prints it")
+        buffer = io.StringIO()
+        console = Console(buffer, buffer, progress=False)
+        DumpLogSegments(DumpOptions([str(active)], deep_iteration=True), console).run()
+        lines = buffer.getvalue().splitlines()
+        for line in lines[:8]:
+            say.say(line if len(line) <= 160 else line[:157] + "...")
+        if len(lines) > 8:
+            say.say(f"... {len(lines) - 8} more lines")
+    out.write("\nDone: every step above ran on real segment files through kafkalog's port of Kafka's log layer.\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafkalog.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="write the segment here instead of a temporary directory")
+    parser.add_argument("--dir", help="work in this directory (kept afterwards) instead of a temporary one")
     args = parser.parse_args(argv)
     return run(args.dir)
 

@@ -1,0 +1,104 @@
+"""The ``kafkalog`` command (also ``python -m kafkalog``).
+
+Subcommands, one module each, each a small function from parsed arguments to an exit status:
+
+- ``dump``     Kafka's kafka-dump-log, line for line (:mod:`kafkalog.cli.dump`)
+- ``verify``   read-only check of partition dirs or whole log.dirs (:mod:`kafkalog.cli.verify`)
+- ``recover``  recover a partition dir in place, as a broker's open after a crash would
+- ``clean``    compact a partition dir once, or until nothing is left to clean
+- ``stats``    per-partition statistics as a table, JSON or CSV
+- ``demo``     a narrated tour of the log layer on a fresh directory
+
+Exit status, for every subcommand: 0 success; 1 the command ran and found problems (corruption,
+mismatches, a failed check); 2 bad usage or input it could not read (a missing file, a directory that
+is not a partition dir); 130 interrupted by Ctrl-C.  Data goes to stdout, diagnostics to stderr;
+``-v`` turns on the library's logging (``-vv`` for debug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .. import __version__, implementation
+from ..errors import KafkaLogError
+from .console import Console
+
+#: The subcommand modules, in the order ``--help`` lists them; each has ``add_parser`` and ``run``.
+SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "demo")
+
+__all__ = ["SUBCOMMANDS", "EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kafkalog",
+        description="Read, check, recover and compact Kafka log directories (a port of Kafka's log layer).",
+        epilog="Exit status: 0 success, 1 problems found, 2 bad usage or unreadable input, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"kafkalog {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log what the library does to stderr (-vv for debug)")
+    parser.add_argument("--no-progress", action="store_true", help="never draw progress bars")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"{__name__}.{name}").add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse's own exit: --help, --version, a usage error
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    err = stderr if stderr is not None else sys.stderr
+    if not args.verbose:
+        # What the library logs, the commands report themselves; without -v it stays quiet.
+        logging.getLogger("kafkalog").addHandler(logging.NullHandler())
+    else:
+        handler = logging.StreamHandler(err)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger("kafkalog")
+        root.addHandler(handler)
+        root.setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
+        root.info("kafkalog %s, %s kernels", __version__, implementation())
+    console = Console(stdout, stderr, progress=False if args.no_progress else None,
+                      streaming_output=getattr(args, "streaming_output", False))
+    try:
+        return int(args.run(args, console))
+    except KeyboardInterrupt:
+        console.error("kafkalog: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout went away (``kafkalog dump ... | head``): not an error of ours.
+        _silence_stdout()
+        return EXIT_OK
+    except (KafkaLogError, OSError) as e:
+        console.error(f"kafkalog {args.command}: {e}")
+        return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def entry_point() -> None:
+    """The console script."""
+    sys.exit(main())

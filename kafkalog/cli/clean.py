@@ -1,0 +1,93 @@
+"""``kafkalog clean DIR``: compact a partition dir once, or until nothing is left to clean.
+
+Runs Kafka's cleaner (:class:`~kafkalog.cleaner.LogCleaner`, in the calling thread) on the one partition:
+each round builds the offset map over the dirty section, recopies the segments keeping each key's
+latest record, swaps the cleaned segments in and advances the log dir's ``cleaner-offset-checkpoint``.
+After each round it prints the cleaner's summary, as Kafka's cleaner logs it.  ``cleanup.policy`` is
+``compact`` and ``min.cleanable.dirty.ratio`` 0 unless ``--config`` says otherwise, since asking for a
+clean is asking for one now.  Holds the log dir's ``.lock`` throughout; a Ctrl-C leaves no ``.cleaned``
+file behind (the round's output is deleted, and a swap under way finishes first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE
+from ..cleaner import LogCleaner
+from ..cleaner_config import CleanerConfig
+from ..fsutil import DirLock
+from ..log import Log
+from .console import Console, format_bytes
+from .partition_dir import PartitionDir, add_config_argument, log_config_from
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "clean", help="compact a partition dir (one cleaning round, or --until-clean)",
+        description="Compact a partition dir with Kafka's log cleaner and print the cleaner's statistics.")
+    parser.add_argument("dir", metavar="DIR", help="the partition dir (<topic>-<partition>)")
+    parser.add_argument("--until-clean", action="store_true",
+                        help="run rounds until no dirty section is left (default: one round)")
+    parser.add_argument("--dedupe-buffer-size", type=int, default=128 * 1024 * 1024, metavar="BYTES",
+                        help="memory for the offset map (log.cleaner.dedupe.buffer.size, default %(default)s)")
+    add_config_argument(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object per cleaning round")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    partition = PartitionDir.of(args.dir)
+    config = log_config_from(args.config, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
+    if not config.compact:
+        console.error(f"kafkalog clean: cleanup.policy={config.cleanup_policy} does not compact")
+        return 2
+    cleaner_config = CleanerConfig(1, args.dedupe_buffer_size, 0.9, 1024 * 1024, config.max_message_size)
+    rounds = 0
+    with DirLock(partition.log_dir):
+        log = Log(partition.path, config, recovery_point=partition.recovery_point,
+                  log_start_offset=partition.log_start_offset)
+        try:
+            size_before = log.size()
+            cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
+            started = time.monotonic()
+            with console.progress(None, f"clean {partition.topic_partition}", unit="round") as bar:
+                while True:
+                    first_dirty = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE) or log.log_start_offset
+                    stats = cleaner.run_once(max_rounds=1)
+                    if not stats:
+                        break
+                    rounds += 1
+                    bar.update()
+                    end = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE) or first_dirty
+                    _print_round(console, args.json, log.name, stats[0], first_dirty, end)
+                    if not args.until_clean:
+                        break
+            size_after = log.size()
+            elapsed = time.monotonic() - started
+        finally:
+            log.close()
+    if not args.json:
+        if rounds == 0:
+            console.print(f"Nothing to clean in {partition.topic_partition}: no dirty section outside the active "
+                          "segment")
+        console.print(f"{partition.topic_partition}: {rounds} round{'s' if rounds != 1 else ''} in {elapsed:.2f} s, "
+                      f"{format_bytes(size_before)} -> {format_bytes(size_after)}")
+    return 0
+
+
+def _print_round(console: Console, as_json: bool, name: str, stats: Any, first_dirty: int, end: int) -> None:
+    if as_json:
+        console.json_line({
+            "log": name, "firstDirtyOffset": first_dirty, "endOffset": end, "bytesRead": stats.bytes_read,
+            "bytesWritten": stats.bytes_written, "messagesRead": stats.messages_read,
+            "messagesWritten": stats.messages_written, "invalidMessagesRead": stats.invalid_messages_read,
+            "mapMessagesRead": stats.map_messages_read, "bufferUtilization": stats.buffer_utilization,
+            "elapsedSecs": stats.elapsed_secs(), "elapsedIndexSecs": stats.elapsed_index_secs()})
+    else:
+        console.print(stats.summary(0, name, first_dirty, end).strip("\n"))

@@ -1,0 +1,647 @@
+"""``kafkalog dump``: Kafka's ``kafka-dump-log.sh``, line for line.
+
+Port of ``kafka.tools.DumpLogSegments`` (core, tag 3.8.0, with the KRaft control records of 3.9): the
+same options, the same lines on stdout (the 3.3+ text: ``Log starting offset``, ``baseOffset: ...``
+batch lines, ``| offset: ...`` record lines) and the same reports on stderr at the end (index
+mismatches, time-index errors, non-consecutive offsets).  Files are dispatched on the text after the
+last ``.`` of their name: ``.log`` and KRaft ``.checkpoint``, ``.index``, ``.timeindex``, ``.snapshot``
+and ``.txnindex``.
+
+Where Kafka's tool would stop with a Java stack trace (a missing file, a name that is not an offset, a
+corrupt batch header, a record that does not decode), this one writes one line naming the file and the
+problem to stderr and goes on with the next batch or file.  Unlike Kafka's tool it sets its exit
+status: 0 when everything read back whole, 1 when it found corruption, invalid bytes or index
+mismatches, 2 when a file could not be read at all.  Note that Kafka's index check is stricter than a
+broker needs: it reports an entry whose offset is the last offset of a *later* batch of the same append
+as a mismatch, which brokers write (``kafkalog verify`` applies the broker's rule).
+
+``--json`` gives the same facts, one JSON object per line, keyed by the labels of the text (``type``
+says which line it stands for; the stderr reports come last as ``problem`` objects).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import errno
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
+from ..errors import KafkaLogError
+from ..file_message_set import FileMessageSet
+from ..index import OffsetIndex, TimeIndex
+from ..producer_state import read_snapshot
+from ..record.batch import RecordBatch, increment_sequence
+from ..record.kraft import kraft_control_json
+from ..record.legacy import LegacyRecordBatch
+from ..record.types import ControlRecordType, EndTransactionMarker
+from ..transaction_index import read_aborted_txns
+from .console import Console
+
+__all__ = ["DumpLogSegments", "DumpOptions", "add_parser", "run"]
+
+RECORD_INDENT = "|"
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+
+EXIT_OK, EXIT_FOUND, EXIT_UNREADABLE = 0, 1, 2
+
+
+# -- decoders (Kafka: org.apache.kafka.tools.api.*Decoder) -------------------------------------------
+
+def _string(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _fixed(fmt: str, what: str) -> Callable[[bytes], str]:
+    size = struct.calcsize(fmt)
+
+    def decode(data: bytes) -> str:
+        if len(data) != size:
+            return f"<not {what}: {len(data)} bytes>"
+        return str(struct.unpack(fmt, data)[0])
+
+    return decode
+
+
+_DECODERS: dict[str, Callable[[bytes], str]] = {
+    "string": _string,
+    "int": _fixed(">i", "an int"),
+    "long": _fixed(">q", "a long"),
+    "hex": lambda data: data.hex(),
+}
+# Kafka's class names for the same decoders; the old kafka.serializer ones print a deprecation line.
+_DECODER_CLASSES = {
+    "org.apache.kafka.tools.api.StringDecoder": "string",
+    "org.apache.kafka.tools.api.IntegerDecoder": "int",
+    "org.apache.kafka.tools.api.LongDecoder": "long",
+    "org.apache.kafka.tools.api.DefaultDecoder": "hex",
+}
+_DEPRECATED_DECODERS = {
+    "kafka.serializer.StringDecoder": "org.apache.kafka.tools.api.StringDecoder",
+    "kafka.serializer.IntegerDecoder": "org.apache.kafka.tools.api.IntegerDecoder",
+    "kafka.serializer.LongDecoder": "org.apache.kafka.tools.api.LongDecoder",
+    "kafka.serializer.DefaultDecoder": "org.apache.kafka.tools.api.DefaultDecoder",
+}
+
+
+class DumpUsageError(KafkaLogError, ValueError):
+    """Options the tool cannot honour."""
+
+
+def resolve_decoder(name: str, notes: list[str]) -> Callable[[bytes], str]:
+    """A decoder by Kafka class name or short name (string, int, long, hex).
+
+    Kafka's ``DefaultDecoder`` yields raw bytes, which its tool prints as a JVM object id; here it
+    prints them as hex.
+    """
+    if name in _DEPRECATED_DECODERS:
+        notes.append(f"{name} is deprecated. Please use {_DEPRECATED_DECODERS[name]} instead")
+        name = _DEPRECATED_DECODERS[name]
+    short = _DECODER_CLASSES.get(name, name)
+    if short not in _DECODERS:
+        raise DumpUsageError(f"Unknown decoder {name!r}: use string, int, long or hex, or Kafka's class names "
+                             f"({', '.join(_DECODER_CLASSES)})")
+    return _DECODERS[short]
+
+
+@dataclass
+class DumpOptions:
+    """The options of ``DumpLogSegmentsOptions``, resolved (print-data-log implies deep iteration)."""
+
+    files: list[str]
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT32_MAX
+    skip_record_metadata: bool = False
+    key_decoder: Callable[[bytes], str] = _string
+    value_decoder: Callable[[bytes], str] = _string
+    json: bool = False
+
+    def __post_init__(self) -> None:
+        if self.print_data_log:
+            self.deep_iteration = True
+
+
+def _java_file_string(arg: str) -> str:
+    """What ``new File(arg).toString`` prints: repeated separators collapsed, a trailing one dropped."""
+    text = re.sub("/+", "/", arg)
+    return text[:-1] if len(text) > 1 and text.endswith("/") else text
+
+
+def _java_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _optional_long(value: int | None) -> str:
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def _base_offset_of(path: Path) -> int:
+    """The offset in a segment file's name (Kafka: ``name.split("\\.")(0).toLong``)."""
+    stem = path.name.split(".", 1)[0]
+    if not re.fullmatch(r"-?\d+", stem) or not INT64_MIN <= int(stem) <= INT64_MAX:
+        raise DumpUsageError(f"{path.name} is not named after an offset (expected e.g. 00000000000000000000"
+                             f"{path.suffix})")
+    return int(stem)
+
+
+@dataclass
+class _TimeIndexDumpErrors:
+    """Kafka: ``DumpLogSegments.TimeIndexDumpErrors`` (kept in file order)."""
+
+    mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    out_of_order: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    not_found: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.mismatches or self.out_of_order or self.not_found)
+
+
+@dataclass
+class _DeepRecord:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]]
+    crc: int | None = None  # legacy records only
+    valid: bool | None = None
+
+
+class DumpLogSegments:
+    """One run of the tool over ``options.files``; :meth:`run` returns the exit status."""
+
+    def __init__(self, options: DumpOptions, console: Console) -> None:
+        self.options = options
+        self.console = console
+        self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_index_errors = _TimeIndexDumpErrors()
+        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        self.status = EXIT_OK
+
+    # -- output -------------------------------------------------------------------------------------
+
+    def _emit(self, text: str, kind: str, **facts: Any) -> None:
+        if self.options.json:
+            self.console.json_line({"type": kind, **facts})
+        else:
+            self.console.print(text)
+
+    def _problem(self, file: Path | str, message: str, status: int = EXIT_FOUND) -> None:
+        """A problem Kafka's tool would have died on: reported at once, and the run goes on."""
+        self.status = max(self.status, status)
+        if self.options.json:
+            self.console.json_line({"type": "problem", "file": str(file), "message": message})
+        else:
+            self.console.error(f"kafkalog dump: {file}: {message}")
+
+    # -- the run (Kafka: DumpLogSegments.main) --------------------------------------------------------
+
+    def run(self) -> int:
+        with self.console.progress(len(self.options.files), "dump", unit="file") as bar:
+            for arg in self.options.files:
+                file = Path(arg)
+                self._emit(f"Dumping {_java_file_string(arg)}", "file", file=_java_file_string(arg))
+                try:
+                    self._dump_file(file)
+                except BrokenPipeError:
+                    raise
+                except (OSError, KafkaLogError) as e:
+                    self._problem(file, _describe(e), EXIT_FOUND if isinstance(e, KafkaLogError)
+                                  and not isinstance(e, OSError | DumpUsageError) else EXIT_UNREADABLE)
+                bar.update()
+        self._print_reports()
+        return self.status
+
+    def _dump_file(self, file: Path) -> None:
+        name = file.name
+        dot = name.rfind(".")
+        suffix = name[dot:] if dot >= 0 else ""
+        if suffix in (".log", ".checkpoint"):
+            self.dump_log(file)
+        elif suffix == ".index":
+            self.dump_index(file)
+        elif suffix == ".timeindex":
+            self.dump_time_index(file)
+        elif suffix == ".snapshot":
+            self.dump_producer_snapshot(file)
+        elif suffix == ".txnindex":
+            self.dump_txn_index(file)
+        else:
+            self.console.error(f"Ignoring unknown file {_java_file_string(str(file))}")
+
+    def _print_reports(self) -> None:
+        """The stderr reports Kafka prints after the last file, in its order."""
+        emit_json = self.options.json
+
+        def report(header: str, lines: list[str], kind: str, file: str, pairs: list[tuple[int, int]],
+                   names: tuple[str, str]) -> None:
+            if emit_json:
+                for a, b in pairs:
+                    self.console.json_line({"type": "problem", "kind": kind, "file": file, names[0]: a, names[1]: b})
+                return
+            self.console.error(header)
+            for line in lines:
+                self.console.error(line)
+
+        for file, pairs in self.index_mismatches.items():
+            report(f"Mismatches in :{file}", [f"  Index offset: {a}, log offset: {b}" for a, b in pairs],
+                   "indexMismatch", file, pairs, ("indexOffset", "logOffset"))
+        errors = self.time_index_errors
+        for file, pairs in errors.mismatches.items():
+            report(f"Found timestamp mismatch in :{file}",
+                   [f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs],
+                   "timestampMismatch", file, pairs, ("indexTimestamp", "logTimestamp"))
+        for file, pairs in errors.out_of_order.items():
+            report(f"Found out of order timestamp in :{file}",
+                   [f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs],
+                   "outOfOrderTimestamp", file, pairs, ("indexTimestamp", "previousIndexTimestamp"))
+        for file, pairs in errors.not_found.items():
+            report("The following indexed offsets are not found in the log.",
+                   [f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs],
+                   "indexedOffsetNotFound", file, pairs, ("indexedOffset", "foundLogOffset"))
+        for file, pairs in self.non_consecutive.items():
+            report(f"Non-consecutive offsets in {file}", [f"  {a} is followed by {b}" for a, b in pairs],
+                   "nonConsecutiveOffsets", file, pairs, ("offset", "followedBy"))
+        if self.index_mismatches or errors:
+            self.status = max(self.status, EXIT_FOUND)
+
+    # -- .txnindex and .snapshot ----------------------------------------------------------------------
+
+    def dump_txn_index(self, file: Path) -> None:
+        """Kafka: ``dumpTxnIndex``."""
+        _base_offset_of(file)
+        for txn in read_aborted_txns(file):
+            self._emit(f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+                       f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}",
+                       "abortedTxn", version=txn.version, producerId=txn.producer_id,
+                       firstOffset=txn.first_offset, lastOffset=txn.last_offset,
+                       lastStableOffset=txn.last_stable_offset)
+
+    def dump_producer_snapshot(self, file: Path) -> None:
+        """Kafka: ``dumpProducerIdSnapshot`` (a corrupt snapshot is reported, as Kafka does, on stderr)."""
+        for entry in read_snapshot(file):
+            text = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
+                    f"coordinatorEpoch: {entry.coordinator_epoch} "
+                    f"currentTxnFirstOffset: {_optional_long(entry.current_txn_first_offset)} "
+                    f"lastTimestamp: {entry.last_timestamp} ")
+            facts: dict[str, Any] = {
+                "producerId": entry.producer_id, "producerEpoch": entry.producer_epoch,
+                "coordinatorEpoch": entry.coordinator_epoch, "currentTxnFirstOffset": entry.current_txn_first_offset,
+                "lastTimestamp": entry.last_timestamp}
+            metadata = entry.batch_metadata
+            if metadata is not None:
+                text += (f"firstSequence: {metadata.first_seq} lastSequence: {metadata.last_seq} "
+                         f"lastOffset: {metadata.last_offset} offsetDelta: {metadata.offset_delta} "
+                         f"timestamp: {metadata.timestamp}")
+                facts.update(firstSequence=metadata.first_seq, lastSequence=metadata.last_seq,
+                             lastOffset=metadata.last_offset, offsetDelta=metadata.offset_delta,
+                             timestamp=metadata.timestamp)
+            self._emit(text, "producerState", **facts)
+
+    # -- .index --------------------------------------------------------------------------------------
+
+    def dump_index(self, file: Path) -> None:
+        """Kafka: ``dumpIndex``: each entry's batch must be at its position with its offset as last offset."""
+        start_offset = _base_offset_of(file)
+        log_file = file.absolute().parent / f"{file.name.split('.', 1)[0]}.log"
+        if not file.exists():
+            raise FileNotFoundError(errno.ENOENT, "No such file", str(file))
+        with FileMessageSet(log_file, writable=False) as records:
+            index = OffsetIndex(file, start_offset, -1, writable=False)
+            try:
+                if index.entries == 0:
+                    self._emit(f"{_java_file_string(str(file))} is empty.", "indexEmpty")
+                    return
+                if self.options.index_sanity_check:
+                    index.sanity_check()
+                    self._emit(f"{_java_file_string(str(file))} passed sanity check.", "sanityCheckPassed")
+                    return
+                key = str(file.absolute())
+                for i in range(index.entries):
+                    entry = index.entry(i)
+                    # A crashed broker leaves a zero-filled tail: its first zero entry ends the index.
+                    if entry.offset == index.base_offset and i > 0:
+                        return
+                    last_offset = -1
+                    if entry.position < records.size_in_bytes():
+                        window = records.read(entry.position, self.options.max_message_size)
+                        first = next(iter(window.batches(max_entry_size=self.options.max_message_size)), None)
+                        last_offset = first.last_offset if first is not None else -1
+                    if last_offset != entry.offset:
+                        self.index_mismatches.setdefault(key, []).insert(0, (entry.offset, last_offset))
+                    if not self.options.verify_index_only:
+                        self._emit(f"offset: {entry.offset} position: {entry.position}", "indexEntry",
+                                   offset=entry.offset, position=entry.position)
+            finally:
+                index.close_handler()
+
+    # -- .timeindex -----------------------------------------------------------------------------------
+
+    def dump_time_index(self, file: Path) -> None:
+        """Kafka: ``dumpTimeIndex``: each entry's offset must be a batch's last offset, its timestamp that
+        batch's largest, and timestamps must rise."""
+        start_offset = _base_offset_of(file)
+        stem = file.name.split(".", 1)[0]
+        parent = file.absolute().parent
+        if not file.exists():
+            raise FileNotFoundError(errno.ENOENT, "No such file", str(file))
+        with FileMessageSet(parent / f"{stem}.log", writable=False) as records:
+            index = OffsetIndex(parent / f"{stem}.index", start_offset, -1, writable=False)
+            time_index = TimeIndex(file, start_offset, -1, writable=False)
+            try:
+                if self.options.index_sanity_check:
+                    time_index.sanity_check()
+                    self._emit(f"{_java_file_string(str(file))} passed sanity check.", "sanityCheckPassed")
+                    return
+                key = str(file.absolute())
+                errors = self.time_index_errors
+                previous = NO_TIMESTAMP
+                for i in range(time_index.entries):
+                    entry = time_index.entry(i)
+                    if entry.offset == time_index.base_offset and i > 0:
+                        return
+                    position = index.lookup(entry.offset).position
+                    found = None
+                    if position < records.size_in_bytes():
+                        for batch in records.read(position, INT32_MAX).batches():
+                            if batch.last_offset >= entry.offset:
+                                found = batch
+                                break
+                    if found is None:
+                        errors.not_found.setdefault(key, []).append((entry.offset, -1))
+                    elif found.last_offset != entry.offset:
+                        errors.not_found.setdefault(key, []).append((entry.offset, found.last_offset))
+                    else:
+                        max_timestamp = NO_TIMESTAMP
+                        for record in found.records():
+                            max_timestamp = max(max_timestamp, record.timestamp)
+                        if max_timestamp != entry.timestamp:
+                            errors.mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
+                        if previous >= entry.timestamp:
+                            errors.out_of_order.setdefault(key, []).append((entry.timestamp, previous))
+                    if not self.options.verify_index_only:
+                        self._emit(f"timestamp: {entry.timestamp} offset: {entry.offset}", "timeIndexEntry",
+                                   timestamp=entry.timestamp, offset=entry.offset)
+                    previous = entry.timestamp
+            finally:
+                index.close_handler()
+                time_index.close_handler()
+
+    # -- .log and .checkpoint --------------------------------------------------------------------------
+
+    def dump_log(self, file: Path) -> None:
+        """Kafka: ``dumpLog``: every batch, and with deep iteration every record, from position 0."""
+        name = file.name
+        if name.endswith(".log"):
+            start_offset = _base_offset_of(file)
+            self._emit(f"Log starting offset: {start_offset}", "logStart", startingOffset=start_offset)
+        elif name == BOOTSTRAP_SNAPSHOT:
+            self._emit("KRaft bootstrap snapshot", "bootstrapSnapshot")
+        else:
+            match = _SNAPSHOT_NAME.match(name)
+            if match is None:
+                raise DumpUsageError(f"{name} is not a KRaft snapshot name (<20-digit offset>-<10-digit epoch>"
+                                     ".checkpoint)")
+            end_offset, epoch = int(match.group(1)), int(match.group(2))
+            self._emit(f"Snapshot end offset: {end_offset}, epoch: {epoch}", "snapshotStart",
+                       endOffset=end_offset, epoch=epoch)
+        options = self.options
+        with FileMessageSet(file, writable=False) as whole:
+            records = whole.read(0, options.max_bytes)
+            valid_bytes = 0
+            last_offset = -1
+            key = str(file.absolute())
+            with self.console.progress(records.size_in_bytes(), name, unit="B", unit_scale=True) as bar:
+                try:
+                    for batch in records.batches():
+                        self._print_batch_level(batch, valid_bytes)
+                        if not batch.is_valid():
+                            self.status = max(self.status, EXIT_FOUND)
+                        if options.deep_iteration:
+                            last_offset = self._print_records(file, key, batch, last_offset)
+                        valid_bytes += batch.size_in_bytes
+                        bar.update(batch.size_in_bytes)
+                except KafkaLogError as e:
+                    self._problem(file, _describe(e))
+            trailing = records.size_in_bytes() - valid_bytes
+            if trailing > 0 and options.max_bytes == INT32_MAX:
+                self.status = max(self.status, EXIT_FOUND)
+                self._emit(f"Found {trailing} invalid bytes at the end of {name}", "invalidBytes",
+                           bytes=trailing, fileName=name)
+
+    def _print_batch_level(self, batch: RecordBatch, accumulative_bytes: int) -> None:
+        """Kafka: ``printBatchLevel``."""
+        facts: dict[str, Any] = {}
+        if batch.magic >= MAGIC_V2:
+            facts.update(baseOffset=batch.base_offset, lastOffset=batch.last_offset, count=batch.count,
+                         baseSequence=batch.base_sequence, lastSequence=batch.last_sequence,
+                         producerId=batch.producer_id, producerEpoch=batch.producer_epoch,
+                         partitionLeaderEpoch=batch.partition_leader_epoch,
+                         isTransactional=batch.is_transactional, isControl=batch.is_control)
+            text = " ".join(f"{label}: {_text(value)}" for label, value in facts.items())
+            horizon = batch.delete_horizon_ms
+            text += f" deleteHorizonMs: {_optional_long(horizon)}"
+            facts["deleteHorizonMs"] = horizon
+        else:
+            facts["offset"] = batch.last_offset
+            text = f"offset: {batch.last_offset}"
+        timestamp_type = str(batch.timestamp_type)
+        valid = batch.is_valid()
+        compression = batch.compression.kafka_name
+        text += (f" position: {accumulative_bytes} {timestamp_type}: {batch.max_timestamp} "
+                 f"size: {batch.size_in_bytes} magic: {batch.magic} compresscodec: {compression} "
+                 f"crc: {batch.crc} isvalid: {_java_bool(valid)}")
+        facts.update(position=accumulative_bytes, timestampType=timestamp_type, maxTimestamp=batch.max_timestamp,
+                     size=batch.size_in_bytes, magic=batch.magic, compresscodec=compression, crc=batch.crc,
+                     isvalid=valid)
+        self._emit(text, "batch", **facts)
+
+    def _print_records(self, file: Path, key: str, batch: RecordBatch, last_offset: int) -> int:
+        """The deep part of ``dumpLog``: one line per record; returns the last offset seen."""
+        options = self.options
+        try:
+            records = _deep_records(batch)
+        except KafkaLogError as e:
+            self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
+            return last_offset
+        timestamp_type = str(batch.timestamp_type)
+        is_v2 = batch.magic >= MAGIC_V2
+        for record in records:
+            if last_offset != -1 and record.offset != last_offset + 1:
+                self.non_consecutive.setdefault(key, []).insert(0, (last_offset, record.offset))
+            last_offset = record.offset
+            text = ""
+            facts: dict[str, Any] = {}
+            prefix = f"{RECORD_INDENT} "
+            if not options.skip_record_metadata:
+                key_size = -1 if record.key is None else len(record.key)
+                value_size = -1 if record.value is None else len(record.value)
+                text = (f"{prefix}offset: {record.offset} {timestamp_type}: {record.timestamp} "
+                        f"keySize: {key_size} valueSize: {value_size}")
+                facts.update(offset=record.offset, timestampType=timestamp_type, timestamp=record.timestamp,
+                             keySize=key_size, valueSize=value_size)
+                prefix = " "
+                if is_v2:
+                    sequence = -1 if batch.base_sequence < 0 else \
+                        increment_sequence(batch.base_sequence, record.offset - batch.base_offset)
+                    header_keys = [k for k, _v in record.headers]
+                    text += f" sequence: {sequence} headerKeys: [{','.join(header_keys)}]"
+                    facts.update(sequence=sequence, headerKeys=header_keys)
+                if record.crc is not None:
+                    text += f" isValid: {_java_bool(bool(record.valid))} crc: {record.crc}}}"
+                    facts.update(isValid=record.valid, crc=record.crc)
+                    if not record.valid:
+                        self.status = max(self.status, EXIT_FOUND)
+                if batch.is_control:
+                    control_text, control_facts = self._control_part(file, batch, record)
+                    text += control_text
+                    facts.update(control_facts)
+            if options.print_data_log and not batch.is_control:
+                if record.key is not None:
+                    decoded = options.key_decoder(record.key)
+                    text += f"{prefix}key: {decoded}"
+                    facts["key"] = decoded
+                    prefix = " "
+                if record.value is not None:
+                    decoded = options.value_decoder(record.value)
+                    text += f" payload: {decoded}"
+                    facts["payload"] = decoded
+                if options.json and record.headers:
+                    facts["headers"] = [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
+                                        for k, v in record.headers]
+            self._emit(text, "record", **facts)
+        return last_offset
+
+    def _control_part(self, file: Path, batch: RecordBatch, record: _DeepRecord) -> tuple[str, dict[str, Any]]:
+        try:
+            control_type = ControlRecordType.parse(record.key)
+            if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+                marker = EndTransactionMarker.deserialize(record.key, record.value)
+                name = marker.control_type.name
+                return (f" endTxnMarker: {name} coordinatorEpoch: {marker.coordinator_epoch}",
+                        {"endTxnMarker": name, "coordinatorEpoch": marker.coordinator_epoch})
+            kraft = kraft_control_json(control_type, record.value)
+            if kraft is not None:
+                return f" {kraft[0]} {kraft[1]}", {kraft[0]: kraft[1]}
+            assert record.key is not None
+            type_id = ControlRecordType.type_id(record.key)
+            return f" controlType: {control_type.name}({type_id})", {"controlType": f"{control_type.name}({type_id})"}
+        except KafkaLogError as e:
+            self._problem(file, f"control record at offset {record.offset}: {_describe(e)}")
+            return "", {}
+
+
+def _text(value: Any) -> str:
+    return _java_bool(value) if isinstance(value, bool) else str(value)
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"No such file: {error.filename or error}"
+    if isinstance(error, PermissionError):
+        return f"Permission denied: {error.filename or error}"
+    if isinstance(error, IsADirectoryError):
+        return f"Is a directory: {error.filename or error}"
+    return str(error)
+
+
+def _deep_records(batch: RecordBatch) -> list[_DeepRecord]:
+    """A batch's records as deep iteration sees them; legacy records carry their own CRC and validity
+    (Kafka's deep iterator yields each legacy message as a batch of its own)."""
+    if not isinstance(batch, LegacyRecordBatch):
+        return [_DeepRecord(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in batch.records()]
+    records = batch.records()
+    crcs = batch.record_columns().records["crc"].tolist() if batch.is_compressed else [batch.crc]
+    return [_DeepRecord(r.offset, r.timestamp, r.key, r.value, [], crc, ok)
+            for r, crc, ok in zip(records, crcs, batch.record_validity(), strict=True)]
+
+
+# -- the subcommand ----------------------------------------------------------------------------------
+
+_UNSUPPORTED_DECODERS = ("offsets_decoder", "transaction_log_decoder", "cluster_metadata_decoder",
+                         "remote_log_metadata_decoder", "share_group_state_decoder")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "dump", help="print segment, index and snapshot files as Kafka's kafka-dump-log does",
+        description="Parse log, index, time index, producer snapshot and transaction index files and print "
+                    "them as Kafka's kafka-dump-log.sh (DumpLogSegments) does. Exit status: 0 all read back "
+                    "whole, 1 corruption, invalid bytes or index mismatches found, 2 a file could not be read.")
+    parser.add_argument("--files", required=True, metavar="FILE1,FILE2,...",
+                        help="REQUIRED: the comma separated list of data and index log files to be dumped")
+    parser.add_argument("--print-data-log", action="store_true",
+                        help="print the messages' keys and payloads (implies --deep-iteration)")
+    parser.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
+    parser.add_argument("--verify-index-only", action="store_true",
+                        help="check the index against the log without printing its entries")
+    parser.add_argument("--index-sanity-check", action="store_true",
+                        help="run the check a broker runs on startup to decide whether to rebuild an index")
+    parser.add_argument("--max-message-size", type=_positive_int, default=DEFAULT_MAX_MESSAGE_SIZE,
+                        metavar="SIZE", help="size of the largest message (default %(default)s)")
+    parser.add_argument("--max-bytes", type=_positive_int, default=INT32_MAX, metavar="SIZE",
+                        help="read at most this many bytes of each .log file")
+    parser.add_argument("--skip-record-metadata", action="store_true",
+                        help="print only keys and payloads for each record")
+    parser.add_argument("--key-decoder-class", metavar="DECODER",
+                        help="decode keys as string (default), int, long or hex (Kafka class names work too); "
+                             "implies --print-data-log")
+    parser.add_argument("--value-decoder-class", metavar="DECODER",
+                        help="decode payloads as string (default), int, long or hex; implies --print-data-log")
+    for name in _UNSUPPORTED_DECODERS:
+        parser.add_argument(f"--{name.replace('_', '-')}", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json", action="store_true",
+                        help="print the same facts as one JSON object per line, problems included")
+    parser.set_defaults(run=run, streaming_output=True)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 < value <= INT32_MAX:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {INT32_MAX}: {value}")
+    return value
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    for name in _UNSUPPORTED_DECODERS:
+        if getattr(args, name):
+            console.error(f"kafkalog dump: --{name.replace('_', '-')} is not supported: kafkalog decodes keys and "
+                          "payloads as string, int, long or hex (--key-decoder-class, --value-decoder-class)")
+            return EXIT_UNREADABLE
+    notes: list[str] = []
+    try:
+        key_decoder = resolve_decoder(args.key_decoder_class or "string", notes)
+        value_decoder = resolve_decoder(args.value_decoder_class or "string", notes)
+    except DumpUsageError as e:
+        console.error(f"kafkalog dump: {e}")
+        return EXIT_UNREADABLE
+    files = [f for f in args.files.split(",") if f]
+    if not files:
+        console.error("kafkalog dump: --files names no file")
+        return EXIT_UNREADABLE
+    for note in notes:
+        console.print(note)
+    options = DumpOptions(
+        files=files,
+        print_data_log=args.print_data_log or args.key_decoder_class is not None
+        or args.value_decoder_class is not None,
+        deep_iteration=args.deep_iteration, verify_index_only=args.verify_index_only,
+        index_sanity_check=args.index_sanity_check, max_message_size=args.max_message_size,
+        max_bytes=args.max_bytes, skip_record_metadata=args.skip_record_metadata,
+        key_decoder=key_decoder, value_decoder=value_decoder, json=args.json)
+    return DumpLogSegments(options, console).run()

@@ -1,0 +1,90 @@
+"""``kafkalog recover DIR``: recover a partition dir in place, as a broker's open after a crash does.
+
+Opens the log as after an unclean shutdown (Kafka: ``LogLoader.load`` with ``hadCleanShutdown`` false):
+leftover ``.deleted``/``.cleaned`` files are removed and interrupted swaps completed, missing or corrupt
+indexes rebuilt, and every segment from the recovery point on checked batch by batch, the log cut at
+the first torn or corrupt batch and later segments deleted.  ``--full`` checks every segment from the
+first (rebuilding all the indexes).  Then the log is flushed, this partition's recovery point written
+to the log dir's checkpoint, and what changed is reported.  Holds the log dir's ``.lock`` throughout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from ..checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
+from ..fsutil import DirLock
+from ..log import Log
+from .console import Console, format_bytes
+from .partition_dir import PartitionDir, add_config_argument, log_config_from
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "recover", help="recover a partition dir in place, as a broker does after a crash",
+        description="Recover a partition dir as opening it after a crash would: truncate torn writes, rebuild "
+                    "indexes, complete interrupted swaps; then report what changed.")
+    parser.add_argument("dir", metavar="DIR", help="the partition dir (<topic>-<partition>)")
+    parser.add_argument("--full", action="store_true",
+                        help="check every segment, not only those past the checkpointed recovery point")
+    add_config_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    partition = PartitionDir.of(args.dir)
+    config = log_config_from(args.config)
+    with DirLock(partition.log_dir):
+        recovery_point = 0 if args.full else partition.recovery_point
+        started = time.monotonic()
+        log = Log(partition.path, config, recovery_point=recovery_point,
+                  log_start_offset=partition.log_start_offset, had_clean_shutdown=False)
+        try:
+            log.flush()
+            end_offset = log.log_end_offset
+            report = log.load_report
+            segments, size = log.number_of_segments, log.size()
+        finally:
+            log.close()
+        partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
+        elapsed = time.monotonic() - started
+    if args.json:
+        console.json_line({
+            "partition": str(partition.topic_partition), "dir": str(partition.path),
+            "recoveredFrom": recovery_point, "logEndOffset": end_offset, "segments": segments, "bytes": size,
+            "removedFiles": report.removed_files, "completedSwaps": report.completed_swaps,
+            "replacedFiles": report.replaced_files,
+            "rebuiltIndexes": [{"baseOffset": b, "reason": r} for b, r in report.rebuilt_indexes],
+            "recoveredSegments": [{"baseOffset": b, "truncatedBytes": n} for b, n in report.recovered_segments],
+            "deletedSegments": report.deleted_segments, "splitSegments": report.split_segments,
+            "truncatedBytes": report.truncated_bytes, "seconds": round(elapsed, 3)})
+        return 0
+    console.print(f"Recovered {partition.topic_partition} ({partition.path}) in {elapsed:.2f} s, checking segments "
+                  f"from offset {recovery_point}")
+    for name in report.removed_files:
+        console.print(f"  removed leftover file {name}")
+    for name in report.completed_swaps:
+        console.print(f"  completed interrupted swap {name}")
+    for name in report.replaced_files:
+        console.print(f"  deleted {name}, replaced by a completed swap")
+    for base, reason in report.rebuilt_indexes:
+        console.print(f"  rebuilt the indexes of segment {base}: {reason}")
+    for base, truncated in report.recovered_segments:
+        what = f"truncated {format_bytes(truncated)} ({truncated} bytes) of torn or corrupt data" if truncated \
+            else "intact, indexes rebuilt"
+        console.print(f"  segment {base}: {what}")
+    for base in report.deleted_segments:
+        console.print(f"  deleted segment {base}, which followed the truncation")
+    for base in report.split_segments:
+        console.print(f"  split segment {base}: its offsets overflowed the index")
+    if not report.changed and not report.recovered_segments:
+        console.print("  nothing to check: no segment lies past the recovery point")
+    console.print(f"Log end offset {end_offset}, {segments} segment{'s' if segments != 1 else ''}, "
+                  f"{format_bytes(size)}; recovery point checkpointed at {end_offset}")
+    return 0

@@ -1,0 +1,93 @@
+"""``kafkalog stats DIR...``: per-partition statistics as a table, ``--json`` or ``--csv``.
+
+Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.stats` for what is
+counted.  Partitions are opened read-only: a live broker's directory can be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import KafkaLogError
+from ..stats import PartitionStats, partition_stats
+from ..verify import classify_dir, partition_dirs
+from .console import Console, format_bytes
+
+__all__ = ["add_parser", "run"]
+
+COLUMNS = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
+           "min_timestamp", "max_timestamp", "magics", "codecs", "keyed_records", "distinct_keys", "tombstones",
+           "first_dirty_offset", "dirty_ratio"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "stats", help="per-partition statistics: offsets, records, timestamps, codecs, keys, dirty ratio",
+        description="Per-partition statistics of partition dirs or whole log dirs, read-only.")
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON object per partition")
+    output.add_argument("--csv", action="store_true", help="CSV with a header row")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _time(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    try:
+        return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return " ".join(f"{name}:{n}" for name, n in counts.items()) or "-"
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    status = 0
+    dirs: list[Path] = []
+    for arg in args.dirs:
+        try:
+            kind = classify_dir(arg)
+        except (OSError, KafkaLogError) as e:
+            console.error(f"kafkalog stats: {e}")
+            status = 2
+            continue
+        dirs.extend([Path(arg)] if kind == "partition" else partition_dirs(arg))
+    total = sum(e.stat().st_size for d in dirs for e in os.scandir(d) if e.name.endswith(".log"))
+    results: list[PartitionStats] = []
+    with console.progress(total, "stats", unit="B", unit_scale=True) as bar:
+        for directory in dirs:
+            bar.describe(directory.name)
+            try:
+                results.append(partition_stats(directory, progress=bar.update))
+            except (OSError, KafkaLogError) as e:
+                console.error(f"kafkalog stats: {directory}: {e}")
+                status = 2
+    if args.json:
+        for stats in results:
+            console.json_line(stats.as_dict())
+    elif args.csv:
+        console.csv(COLUMNS, [[_csv_value(getattr(s, c)) for c in COLUMNS] for s in results])
+    else:
+        console.table(
+            ["PARTITION", "SEGS", "SIZE", "OFFSETS", "RECORDS", "FIRST TIMESTAMP", "LAST TIMESTAMP", "FORMATS",
+             "CODECS", "KEYS", "TOMBSTONES", "DIRTY"],
+            [[f"{s.topic}-{s.partition}", s.segments, format_bytes(s.size),
+              f"{s.log_start_offset}..{s.log_end_offset}", s.records, _time(s.min_timestamp),
+              _time(s.max_timestamp), _counts(s.magics), _counts(s.codecs), s.distinct_keys, s.tombstones,
+              None if s.dirty_ratio is None else f"{s.dirty_ratio:.2f}"] for s in results],
+            align_right=(1, 2, 4, 9, 10, 11))
+    return status
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _counts(value)
+    return value

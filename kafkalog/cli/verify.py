@@ -1,0 +1,119 @@
+"""``kafkalog verify DIR...``: a read-only check of partition dirs or whole log.dirs.
+
+Runs :mod:`kafkalog.verify` on each directory (a partition dir is checked alone; a log dir with all its
+partitions and its checkpoint files), prints one table row per partition, then the findings: errors
+and warnings always, notes with ``--notes``.  Exit status 0 when no error was found, 1 when one was,
+2 when a directory could not be checked at all.  ``--json`` prints one object per partition instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import KafkaLogError
+from ..verify import (
+    LogDirReport,
+    PartitionReport,
+    Severity,
+    classify_dir,
+    iter_findings,
+    partition_dirs,
+    verify_log_dir,
+    verify_partition,
+)
+from .console import Console, format_bytes
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "verify", help="check partition dirs or log.dirs without changing them",
+        description="Check CRCs, offsets, both indexes and the checkpoint files of partition dirs or whole "
+                    "log.dirs, read-only. Exit status: 0 no error found, 1 errors found, 2 a directory could "
+                    "not be checked.")
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir (<topic>-<partition>) or a log dir")
+    parser.add_argument("--shallow", action="store_true",
+                        help="check batch headers and CRCs only, without decoding every record")
+    parser.add_argument("--notes", action="store_true", help="also list notes (normal states worth knowing)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per partition, findings included")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _log_bytes(directory: Path) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(directory) if e.name.endswith(".log") and e.is_file())
+    except OSError:
+        return 0
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    targets: list[tuple[Path, str]] = []
+    status = 0
+    for arg in args.dirs:
+        try:
+            targets.append((Path(arg), classify_dir(arg)))
+        except (OSError, KafkaLogError) as e:
+            console.error(f"kafkalog verify: {e}")
+            status = 2
+    total = 0
+    for directory, kind in targets:
+        total += _log_bytes(directory) if kind == "partition" else sum(
+            _log_bytes(p) for p in partition_dirs(directory))
+    reports: list[PartitionReport | LogDirReport] = []
+    with console.progress(total, "verify", unit="B", unit_scale=True) as bar:
+        for directory, kind in targets:
+            bar.describe(directory.name)
+            try:
+                if kind == "partition":
+                    reports.append(verify_partition(directory, deep=not args.shallow, progress=bar.update))
+                else:
+                    reports.append(verify_log_dir(directory, deep=not args.shallow, progress=bar.update))
+            except (OSError, KafkaLogError) as e:
+                console.error(f"kafkalog verify: {directory}: {e}")
+                status = 2
+    partitions = [p for r in reports for p in (r.partitions if isinstance(r, LogDirReport) else [r])]
+    findings = [f for f in iter_findings(reports) if args.notes or f.severity is not Severity.NOTE]
+    if args.json:
+        for report in reports:
+            for partition in report.partitions if isinstance(report, LogDirReport) else [report]:
+                console.json_line(_partition_json(partition))
+            if isinstance(report, LogDirReport):
+                console.json_line({"type": "logDir", "dir": str(report.dir), "ok": report.ok,
+                                   "findings": [_finding_json(f) for f in report.findings]})
+    else:
+        console.table(
+            ["PARTITION", "SEGMENTS", "BATCHES", "RECORDS", "SIZE", "OFFSETS", "RESULT"],
+            [[str(p.topic_partition) if p.topic_partition else p.dir.name, p.segments, p.batches, p.records,
+              format_bytes(p.size),
+              None if p.log_start_offset is None else f"{p.log_start_offset}..{p.log_end_offset}",
+              "ok" if p.ok else f"{len(p.errors)} error{'s' if len(p.errors) != 1 else ''}"] for p in partitions],
+            align_right=(1, 2, 3, 4))
+        if findings:
+            console.print()
+            for finding in findings:
+                console.print(str(finding))
+        errors = sum(1 for f in iter_findings(reports) if f.severity is Severity.ERROR)
+        console.print()
+        console.print(f"{len(partitions)} partition{'s' if len(partitions) != 1 else ''} checked, "
+                      f"{errors} error{'s' if errors != 1 else ''}")
+    if any(f.severity is Severity.ERROR for f in iter_findings(reports)):
+        status = max(status, 1)
+    return status
+
+
+def _finding_json(finding: Any) -> dict[str, Any]:
+    return {"severity": finding.severity.value, "path": finding.path, "message": finding.message}
+
+
+def _partition_json(p: PartitionReport) -> dict[str, Any]:
+    return {"type": "partition", "dir": str(p.dir),
+            "topic": p.topic_partition.topic if p.topic_partition else None,
+            "partition": p.topic_partition.partition if p.topic_partition else None,
+            "segments": p.segments, "batches": p.batches, "records": p.records, "bytes": p.size,
+            "logStartOffset": p.log_start_offset, "logEndOffset": p.log_end_offset, "ok": p.ok,
+            "findings": [_finding_json(f) for f in p.findings]}
