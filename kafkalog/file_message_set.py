@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, ScanStop
+from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MAX, ScanStop
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -419,8 +419,9 @@ class FileMessageSet:
     # -- walking the entries ------------------------------------------------------------------------
 
     def scan(self, *, check_crc: bool = True, stop_on_invalid: bool = True, starting_position: int = 0,
-             max_entry_size: int = INT32_MAX) -> ScanResult:
-        """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file).
+             max_entry_size: int = INT32_MAX, max_batches: int | None = None) -> ScanResult:
+        """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file),
+        stopping after ``max_batches`` batches when given.
 
         The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
         """
@@ -431,7 +432,8 @@ class FileMessageSet:
         channel = self._channel
         with channel.lock:
             batches, stop, reason = _impl.core.scan_batches(channel.mapped(end), start, end, check_crc,
-                                                            stop_on_invalid, max_entry_size)
+                                                            stop_on_invalid, max_entry_size,
+                                                            INT64_MAX if max_batches is None else max_batches)
         return ScanResult(batches, int(stop), ScanStop(reason))
 
     def _raise_for(self, reason: ScanStop, position: int, max_entry_size: int) -> None:

@@ -25,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from ._common import COMPRESSION_CODEC_MASK
 from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from .cleaner_manager import LogToClean, cleanable_offsets
 from .config import LogConfig
 from .log import Log
+from .record import CompressionType
 from .record.batch import RecordColumns
 
 __all__ = ["PartitionStats", "partition_stats"]
@@ -59,6 +61,10 @@ class PartitionStats:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _codec_name(codec: int) -> str:
+    return CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else f"unknown({codec})"
 
 
 def _cleaner_checkpoint(log: Log) -> int | None:
@@ -107,9 +113,11 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
             stats.batches += len(rows)
             for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
                 magics[f"v{int(magic)}"] += int(n)
+            # Every magic keeps its codec in the low three bits of the attributes the scan already read.
+            for codec, n in zip(*np.unique(rows["attributes"] & COMPRESSION_CODEC_MASK, return_counts=True),
+                                strict=True):
+                codecs[_codec_name(int(codec))] += int(n)
             for _start, memory in segment.log.memory_chunks(rows):
-                for batch in memory.batches():
-                    codecs[batch.compression.kafka_name] += 1
                 for columns in memory.record_columns():
                     stats.records += len(columns)
                     timestamps = columns.records["timestamp"]

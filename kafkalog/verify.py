@@ -299,20 +299,27 @@ def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file:
     return count
 
 
-def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Path) -> None:
-    rows = segment.rows
-    index = OffsetIndex(index_file, segment.base_offset, -1, writable=False)
+def _index_entries(report: PartitionReport, index_class: type[OffsetIndex] | type[TimeIndex], file: Path,
+                   base_offset: int, is_zero: Callable[[Any], bool]) -> list[Any]:
+    """An index file's entries up to its zero-filled tail; none when it fails the broker's sanity check
+    (reported)."""
+    index = index_class(file, base_offset, -1, writable=False)
     try:
         try:
             index.sanity_check()
         except KafkaLogError as e:
-            report.add(Severity.ERROR, index_file, f"fails the broker's sanity check: {e}")
-            return
+            report.add(Severity.ERROR, file, f"fails the broker's sanity check: {e}")
+            return []
         entries = [index.entry(i) for i in range(index.entries)]
     finally:
         index.close_handler()
-    entries = _drop_zero_tail(report, index_file, entries,
-                              lambda e: e.offset == segment.base_offset and e.position == 0)
+    return _drop_zero_tail(report, file, entries, is_zero)
+
+
+def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Path) -> None:
+    rows = segment.rows
+    entries = _index_entries(report, OffsetIndex, index_file, segment.base_offset,
+                             lambda e: e.offset == segment.base_offset and e.position == 0)
     if not entries:
         return
     offsets = np.array([e.offset for e in entries], dtype=np.int64)
@@ -346,18 +353,8 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
 
 def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Path) -> None:
     rows = segment.rows
-    index = TimeIndex(time_index_file, segment.base_offset, -1, writable=False)
-    try:
-        try:
-            index.sanity_check()
-        except KafkaLogError as e:
-            report.add(Severity.ERROR, time_index_file, f"fails the broker's sanity check: {e}")
-            return
-        entries = [index.entry(i) for i in range(index.entries)]
-    finally:
-        index.close_handler()
-    entries = _drop_zero_tail(report, time_index_file, entries,
-                              lambda e: e.offset == segment.base_offset and e.timestamp == 0)
+    entries = _index_entries(report, TimeIndex, time_index_file, segment.base_offset,
+                             lambda e: e.offset == segment.base_offset and e.timestamp == 0)
     if not entries:
         return
     timestamps = np.array([e.timestamp for e in entries], dtype=np.int64)

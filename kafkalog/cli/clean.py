@@ -58,13 +58,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
             started = time.monotonic()
             with console.progress(None, f"clean {partition.topic_partition}", unit="round") as bar:
                 while True:
-                    first_dirty = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE) or log.log_start_offset
+                    checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                    first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint,
+                                                                                      log.log_start_offset)
                     stats = cleaner.run_once(max_rounds=1)
                     if not stats:
                         break
                     rounds += 1
                     bar.update()
-                    end = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE) or first_dirty
+                    after = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                    end = first_dirty if after is None else after
                     _print_round(console, args.json, log.name, stats[0], first_dirty, end)
                     if not args.until_clean:
                         break

@@ -36,6 +36,7 @@ from ..errors import KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..index import OffsetIndex, TimeIndex
 from ..producer_state import read_snapshot
+from ..record import MemoryRecords
 from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
@@ -335,9 +336,11 @@ class DumpLogSegments:
                         return
                     last_offset = -1
                     if entry.position < records.size_in_bytes():
+                        # Only the first batch of the window is wanted: scan no further than it.
                         window = records.read(entry.position, self.options.max_message_size)
-                        first = next(iter(window.batches(max_entry_size=self.options.max_message_size)), None)
-                        last_offset = first.last_offset if first is not None else -1
+                        first = window.scan(check_crc=False, stop_on_invalid=False,
+                                            max_entry_size=self.options.max_message_size, max_batches=1).batches
+                        last_offset = int(first["last_offset"][0]) if len(first) else -1
                     if last_offset != entry.offset:
                         self.index_mismatches.setdefault(key, []).insert(0, (entry.offset, last_offset))
                     if not self.options.verify_index_only:
@@ -372,19 +375,18 @@ class DumpLogSegments:
                     if entry.offset == time_index.base_offset and i > 0:
                         return
                     position = index.lookup(entry.offset).position
-                    found = None
-                    if position < records.size_in_bytes():
-                        for batch in records.read(position, INT32_MAX).batches():
-                            if batch.last_offset >= entry.offset:
-                                found = batch
-                                break
+                    # The search kernel stops at the first batch that reaches the offset, as Kafka's
+                    # lazy iteration does.
+                    found = records.search_for(entry.offset, position) \
+                        if position < records.size_in_bytes() else None
                     if found is None:
                         errors.not_found.setdefault(key, []).append((entry.offset, -1))
-                    elif found.last_offset != entry.offset:
-                        errors.not_found.setdefault(key, []).append((entry.offset, found.last_offset))
+                    elif found.offset != entry.offset:
+                        errors.not_found.setdefault(key, []).append((entry.offset, found.offset))
                     else:
+                        batch = next(MemoryRecords(records.channel.pread(found.position, found.size)).batches())
                         max_timestamp = NO_TIMESTAMP
-                        for record in found.records():
+                        for record in batch.records():
                             max_timestamp = max(max_timestamp, record.timestamp)
                         if max_timestamp != entry.timestamp:
                             errors.mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))

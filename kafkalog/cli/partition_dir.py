@@ -55,11 +55,15 @@ class PartitionDir:
 
     @property
     def recovery_point(self) -> int:
-        return self.checkpointed(RECOVERY_POINT_CHECKPOINT_FILE) or 0
+        """The checkpointed recovery point; 0 (check everything) when none is recorded."""
+        offset = self.checkpointed(RECOVERY_POINT_CHECKPOINT_FILE)
+        return 0 if offset is None else offset
 
     @property
     def log_start_offset(self) -> int:
-        return self.checkpointed(LOG_START_OFFSET_CHECKPOINT_FILE) or 0
+        """The checkpointed log start offset; 0 when none is recorded (the first segment's base wins)."""
+        offset = self.checkpointed(LOG_START_OFFSET_CHECKPOINT_FILE)
+        return 0 if offset is None else offset
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
