@@ -387,6 +387,9 @@ class Cleaner:
                 "offset map is too small to fit in even a single message, so log cleaning will never make "
                 "progress. You can increase log.cleaner.dedupe.buffer.size or decrease log.cleaner.threads")
         self._buffer_size = io_buffer_size
+        #: Told the size of every read of either pass, for a caller that draws a progress bar (kafkalog's
+        #: addition; Kafka's cleaner only logs its statistics when a round ends).
+        self.on_read: Callable[[int], None] | None = None
 
     # -- buffers ------------------------------------------------------------------------------------
 
@@ -452,6 +455,8 @@ class Cleaner:
             chunk_start = positions[i]
             data = segment.log.channel.pread(chunk_start, total)
             self.throttler.maybe_throttle(total)
+            if self.on_read is not None:
+                self.on_read(total)
             yield chunk_start, _decoded_batches(MemoryRecords(data))
             i = j
 
@@ -1099,11 +1104,14 @@ class LogCleaner:
                 return False
             _time.sleep(0.05)
 
-    def run_once(self, max_rounds: int | None = None) -> list[CleanerStats]:
+    def run_once(self, max_rounds: int | None = None, on_read: Callable[[int], None] | None = None
+                 ) -> list[CleanerStats]:
         """Clean the filthiest qualifying compacted log, round after round, until none qualifies or
         ``max_rounds`` rounds have run, in the calling thread (no threads started): what a command-line
-        ``clean`` or a Spark task does.  Returns the statistics of each round."""
+        ``clean`` or a Spark task does.  Returns the statistics of each round.  ``on_read`` is told the size
+        of every read the two passes make (the offset map's pass over the dirty section, then the recopy)."""
         thread = CleanerThread(0, self)
+        thread.cleaner.on_read = on_read
         stats: list[CleanerStats] = []
         rounds = 0
         while (max_rounds is None or rounds < max_rounds) and thread.try_clean_filthiest_log():

@@ -140,7 +140,8 @@ class Log:
     def __init__(self, dir: str | os.PathLike[str], config: LogConfig | None = None, *,
                  log_start_offset: int = 0, recovery_point: int = 0, scheduler: Scheduler | None = None,
                  time: Time | None = None, read_only: bool = False, had_clean_shutdown: bool | None = None,
-                 topic_partition: TopicPartition | None = None) -> None:
+                 topic_partition: TopicPartition | None = None,
+                 recovery_progress: Callable[[int, int], None] | None = None) -> None:
         self.dir = Path(dir)
         self.config = config if config is not None else LogConfig()
         self.time = time if time is not None else SYSTEM_TIME
@@ -168,6 +169,9 @@ class Log:
         if had_clean_shutdown is None:
             had_clean_shutdown = (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
         self.had_clean_shutdown = had_clean_shutdown
+        # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
+        # "N/M recovered" log lines, for a caller that draws a progress bar.
+        self._recovery_progress = recovery_progress
         try:
             self._load(log_start_offset, recovery_point)
         except BaseException:
@@ -404,8 +408,14 @@ class Log:
         log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
         if not self.had_clean_shutdown and not self.read_only:
             unflushed = self.segments.values(recovery_point_checkpoint, None)
+            to_check = sum(segment.size() for segment in unflushed)
+            checked = 0
+            if self._recovery_progress is not None:
+                self._recovery_progress(0, to_check)
             for i, segment in enumerate(unflushed):
-                logger.info("Recovering unflushed segment %d in %s", segment.base_offset, self.dir)
+                logger.info("Recovering unflushed segment %d. %d/%d recovered for %s", segment.base_offset, i,
+                            len(unflushed), self.topic_partition)
+                checked += segment.size()
                 try:
                     truncated = self._recover_segment(segment)
                 except InvalidOffsetError:
@@ -413,6 +423,8 @@ class Log:
                                    "creating an empty one with starting offset %d", segment.base_offset)
                     truncated = segment.truncate_to(segment.base_offset)
                 self.load_report.recovered_segments.append((segment.base_offset, truncated))
+                if self._recovery_progress is not None:
+                    self._recovery_progress(checked, to_check)
                 if truncated > 0:
                     # Everything after a torn write is suspect: drop the later segments.
                     later = unflushed[i + 1:]

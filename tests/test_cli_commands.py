@@ -8,13 +8,19 @@ import os
 import shutil
 import signal
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafkalog import cleaner as cleaner_module
+from kafkalog.cleaner import LogCleaner
+from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cli import console as console_module
 from kafkalog.cli import main
+from kafkalog.cli.console import format_bytes
 from kafkalog.config import LogConfig
 from kafkalog.demo import run as run_demo
 from kafkalog.fsutil import DirLock, interrupts_deferred
@@ -131,6 +137,41 @@ def test_verify_bad_input(tmp_path: Path) -> None:
     assert status == 1 and "Traceback" not in err and "RESULT" in out
 
 
+# Run as root, a child drops from its capability bounding set the two capabilities that let root read
+# any file (CAP_DAC_OVERRIDE 1, CAP_DAC_READ_SEARCH 2; prctl PR_CAPBSET_DROP 24), then execs the command,
+# which so runs subject to file modes.
+_WITHOUT_DAC_OVERRIDE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for capability in (1, 2):
+    if libc.prctl(24, capability, 0, 0, 0) != 0:
+        sys.exit(f"prctl: {os.strerror(ctypes.get_errno())}")
+os.execv(sys.executable, [sys.executable, "-m", "kafkalog", "--no-progress", *sys.argv[1:]])
+"""
+
+
+def test_unreadable_files_get_a_clear_message(golden: Path, tmp_path: Path) -> None:
+    """A segment the user may not read: a clear message naming it and a non-zero exit, never a traceback."""
+    partition = copy_tree(golden / "xpxwo100__bullShit/tmp/kafka-logs/foo-0", tmp_path / "logs" / "foo-0")
+    segment = partition / "00000000000000000000.log"
+    segment.chmod(0)
+    commands = [["verify", str(partition)], ["stats", str(partition)], ["dump", "--files", str(segment)],
+                ["recover", str(partition)], ["clean", str(partition)]]
+    for argv in commands:
+        if os.geteuid() == 0:
+            child = subprocess.run([sys.executable, "-c", _WITHOUT_DAC_OVERRIDE, *argv], capture_output=True,
+                                   text=True, timeout=120, check=False)
+            assert not child.stderr.startswith("prctl"), child.stderr
+            status, out, err = child.returncode, child.stdout, child.stderr
+        else:
+            status, out, err = run(*argv)
+        assert status in (1, 2), (argv, status, err)
+        # verify lists the file among its findings on stdout; the others stop with a message on stderr.
+        message = out if argv[0] == "verify" else err
+        assert "Permission denied" in message and str(segment) in message, (argv, out, err)
+        assert "Traceback" not in err, err
+
+
 # -- recover -------------------------------------------------------------------------------------------
 
 def _build_log_dir(root: Path, records: int = 300) -> Path:
@@ -179,6 +220,75 @@ def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: 
     assert status == 2 and "Traceback" not in err
 
 
+GOLDEN_PARTITIONS = [
+    "dipendrasaini__kafka-learnning-series/tmp/kafka-logs/invoice-0",
+    "yuanliubei__kafka-source-code/kafka-logs/__consumer_offsets-17",
+    "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44",
+    "asayers__kafkalite/tests/test-data/fs-data/hamlet-snappy-0",
+    "xpxwo100__bullShit/tmp/kafka-logs/TEST-TOPIC-0",
+    "Danielowo2000__BigDataTechnologies-Version-2/kafka_data/_confluent-ksql-default__command_topic-0",
+]
+
+
+@pytest.mark.parametrize("relative", GOLDEN_PARTITIONS)
+def test_recover_full_on_golden_copies_changes_nothing_but_missing_indexes(golden: Path, tmp_path: Path,
+                                                                           relative: str, impl: Any) -> None:
+    """A broker's own files are intact: a full recovery truncates nothing, and afterwards the log reads
+    exactly as the library read it before, with the recovery point checkpointed at the log end."""
+    source = golden / relative
+    partition = copy_tree(source, tmp_path / "logs" / source.name)
+    with Log(source, read_only=True) as before:
+        expected = [(r.offset, r.key, r.value) for r in before.records()]
+        end = before.log_end_offset
+    status, out, err = run("recover", "--full", "--json", str(partition))
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["truncatedBytes"] == 0 and report["deletedSegments"] == [] and report["logEndOffset"] == end
+    assert all(s["truncatedBytes"] == 0 for s in report["recoveredSegments"])
+    with Log(partition, read_only=True) as after:
+        assert [(r.offset, r.key, r.value) for r in after.records()] == expected
+    assert f"{source.name.rsplit('-', 1)[0]} {source.name.rsplit('-', 1)[1]} {end}" in \
+        (tmp_path / "logs" / "recovery-point-offset-checkpoint").read_text().split("\n")
+    assert verify_log_dir(tmp_path / "logs").ok
+
+
+def test_recover_cuts_a_golden_copy_at_a_flipped_byte(golden: Path, tmp_path: Path) -> None:
+    """A corrupt batch in the first of two golden segments: recovery keeps the batches before it and
+    deletes the segment after it, as Kafka's recoverLog does."""
+    source = golden / "dipendrasaini__kafka-learnning-series/tmp/kafka-logs/invoice-0"
+    partition = copy_tree(source, tmp_path / "logs" / "invoice-0")
+    segments = sorted(partition.glob("*.log"))
+    with Log(source, read_only=True) as before:
+        first = before.log_segments()[0]
+        batches = list(first.log.batches())
+        keep = [(r.offset, r.value) for r in before.records() if r.offset < batches[2].base_offset]
+    data = bytearray(segments[0].read_bytes())
+    data[batches[2].position + 70] ^= 0xFF
+    segments[0].write_bytes(bytes(data))
+    status, out, err = run("recover", "--full", str(partition))
+    assert status == 0, err
+    cut = len(data) - batches[2].position
+    assert f"segment 0: truncated {format_bytes(cut)} ({cut} bytes)" in out
+    for later in segments[1:]:
+        assert f"deleted segment {int(later.stem)}, which followed the truncation" in out
+    with Log(partition, read_only=True) as after:
+        assert [(r.offset, r.value) for r in after.records()] == keep
+        assert after.log_end_offset == batches[2].base_offset
+
+
+def test_recover_and_clean_draw_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    monkeypatch.setattr(console_module, "_is_terminal", lambda _stream: True)
+    for command in ("recover", "clean"):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([command, "--full" if command == "recover" else "--until-clean", str(partition)],
+                    stdout=out, stderr=err) == 0, err.getvalue()
+        bar = err.getvalue()
+        # tqdm redraws with carriage returns and wipes the bar when the work ends (leave=False).
+        assert f"{command} events-0" in bar and "B/s" in bar and "\r" in bar
+        assert f"{command} events-0" not in out.getvalue().split("\n", 1)[1]
+
+
 # -- clean and stats -----------------------------------------------------------------------------------
 
 def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> None:
@@ -199,6 +309,37 @@ def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> Non
     assert not list(partition.glob("*.cleaned")) and not list(partition.glob("*.swap"))
     status, out, _err = run("clean", str(partition))
     assert status == 0 and "Nothing to clean" in out
+
+
+@pytest.mark.parametrize("relative", ["yuanliubei__kafka-source-code/kafka-logs/__consumer_offsets-17",
+                                      "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44"])
+def test_clean_on_golden_copies_matches_the_library(golden: Path, tmp_path: Path, relative: str) -> None:
+    """``kafkalog clean --until-clean`` on one copy of a broker's compacted partition, the library's cleaner
+    on another: the same records survive and the statistics agree."""
+    source = golden / relative
+    by_command = copy_tree(source, tmp_path / "a" / source.name)
+    by_library = copy_tree(source, tmp_path / "b" / source.name)
+    config = LogConfig({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
+    with DirLock(tmp_path / "b"), Log(by_library, config) as log:
+        cleaner = LogCleaner(CleanerConfig(1, 128 * 1024 * 1024, 0.9, 1024 * 1024, config.max_message_size),
+                             [tmp_path / "b"], {log.topic_partition: log})
+        expected_stats = cleaner.run_once()
+        expected = [(r.offset, r.key, r.value) for r in log.records()]
+    assert expected_stats, "the golden partition has a dirty section to clean"
+    status, out, err = run("clean", "--until-clean", "--json", str(by_command))
+    assert status == 0, err
+    rounds = [json.loads(line) for line in out.splitlines()]
+    assert [(r["messagesRead"], r["messagesWritten"], r["bytesRead"], r["bytesWritten"]) for r in rounds] == \
+        [(s.messages_read, s.messages_written, s.bytes_read, s.bytes_written) for s in expected_stats]
+    with Log(by_command, read_only=True) as after:
+        assert [(r.offset, r.key, r.value) for r in after.records()] == expected
+    # The brokers had compacted these already; what survives is still each key's latest record.
+    end = rounds[-1]["endOffset"]
+    with Log(source, read_only=True) as before:
+        latest = {r.key: r.offset for r in before.records() if r.offset < end}
+    assert sorted(offset for offset, _key, _value in expected if offset < end) == sorted(latest.values())
+    assert (tmp_path / "a" / "cleaner-offset-checkpoint").read_text() == \
+        (tmp_path / "b" / "cleaner-offset-checkpoint").read_text()
 
 
 def test_stats_agree_with_the_library(tmp_path: Path, golden: Path) -> None:

@@ -12,6 +12,7 @@ file behind (the round's output is deleted, and a swap under way finishes first)
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 from typing import Any
 
@@ -56,21 +57,20 @@ def run(args: argparse.Namespace, console: Console) -> int:
             size_before = log.size()
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()
-            with console.progress(None, f"clean {partition.topic_partition}", unit="round") as bar:
-                while True:
-                    checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
-                    first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint,
-                                                                                      log.log_start_offset)
-                    stats = cleaner.run_once(max_rounds=1)
-                    if not stats:
-                        break
-                    rounds += 1
-                    bar.update()
-                    after = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
-                    end = first_dirty if after is None else after
-                    _print_round(console, args.json, log.name, stats[0], first_dirty, end)
-                    if not args.until_clean:
-                        break
+            while True:
+                checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint, log.log_start_offset)
+                with console.progress(_bytes_to_read(log, first_dirty), f"clean {partition.topic_partition}",
+                                      unit="B", unit_scale=True) as bar:
+                    stats = cleaner.run_once(max_rounds=1, on_read=bar.update)
+                if not stats:
+                    break
+                rounds += 1
+                after = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                end = first_dirty if after is None else after
+                _print_round(console, args.json, log.name, stats[0], first_dirty, end)
+                if not args.until_clean:
+                    break
             size_after = log.size()
             elapsed = time.monotonic() - started
         finally:
@@ -82,6 +82,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{partition.topic_partition}: {rounds} round{'s' if rounds != 1 else ''} in {elapsed:.2f} s, "
                       f"{format_bytes(size_before)} -> {format_bytes(size_after)}")
     return 0
+
+
+def _bytes_to_read(log: Log, first_dirty: int) -> int:
+    """About what one round reads, for its progress bar: the offset map's pass over the dirty segments,
+    then the recopy of every segment below the active one (the cleaner may stop short of either)."""
+    segments = log.log_segments()
+    recopied = sum(s.size() for s in segments[:-1])
+    # A segment holds offsets below the next one's base offset.
+    mapped = sum(s.size() for s, following in itertools.pairwise(segments) if following.base_offset > first_dirty)
+    return recopied + mapped
 
 
 def _print_round(console: Console, as_json: bool, name: str, stats: Any, first_dirty: int, end: int) -> None:

@@ -34,6 +34,13 @@ class Progress:
         if self._bar is not None:
             self._bar.update(n)
 
+    def reach(self, done: int, total: int | None) -> None:
+        """Show ``done`` out of ``total``, for work whose size is learnt only once it starts."""
+        if self._bar is not None:
+            if total != self._bar.total:
+                self._bar.total = total
+            self._bar.update(done - self._bar.n)
+
     def describe(self, text: str) -> None:
         if self._bar is not None:
             self._bar.set_postfix_str(text, refresh=False)

@@ -43,8 +43,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with DirLock(partition.log_dir):
         recovery_point = 0 if args.full else partition.recovery_point
         started = time.monotonic()
-        log = Log(partition.path, config, recovery_point=recovery_point,
-                  log_start_offset=partition.log_start_offset, had_clean_shutdown=False)
+        with console.progress(None, f"recover {partition.topic_partition}", unit="B", unit_scale=True) as bar:
+            log = Log(partition.path, config, recovery_point=recovery_point,
+                      log_start_offset=partition.log_start_offset, had_clean_shutdown=False,
+                      recovery_progress=bar.reach)
         try:
             log.flush()
             end_offset = log.log_end_offset
