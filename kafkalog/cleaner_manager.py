@@ -509,13 +509,19 @@ class LogCleanerManager:
 
         Entries of partitions that no longer have a log are dropped; ``partition_to_remove`` is removed, then
         ``partition_to_update`` (``(tp, offset)``) set.  A checkpoint I/O failure is logged, not raised.
+
+        Kafka keeps the entries of the partitions its ``LogManager`` holds, which are all the partition dirs
+        of the log dir.  A cleaner given some of a log dir's partitions (``kafkalog clean``, the Spark
+        ``compact`` job) also keeps the entries of partitions whose dir is still there: for a whole
+        ``LogManager`` the rule is the same, and a partial cleaner no longer drops its neighbours' offsets.
         """
         with self._lock:
             checkpoint = self._checkpoint_for(data_dir)
             self._check_writable(data_dir)
             try:
                 logs = self._logs()
-                updated = {tp: offset for tp, offset in checkpoint.read().items() if tp in logs}
+                updated = {tp: offset for tp, offset in checkpoint.read().items()
+                           if tp in logs or (Path(data_dir) / str(tp)).is_dir()}
                 # remove the partition offset if any
                 if partition_to_remove is not None:
                     updated.pop(TopicPartition(*partition_to_remove), None)
