@@ -23,6 +23,7 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "gather_slices",
     "index_lookup",
     "index_points",
     "md5",
@@ -138,6 +139,11 @@ def encode_v2_records(
     base_timestamp: int,
     offset_deltas: Sequence[int] | None = None,
 ) -> bytes: ...
+def gather_slices(
+    data: Buffer,  # const unsigned char[::1]
+    positions: npt.NDArray[np.int64],  # const int64_t[::1]
+    lengths: npt.NDArray[np.int32],  # const int32_t[::1]
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]: ...
 def md5(data: Buffer) -> bytes: ...  # const unsigned char[::1]
 def offset_map_position_of(hash: Buffer, attempt: int, slots: int) -> int: ...
 def offset_map_put(

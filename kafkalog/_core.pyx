@@ -42,6 +42,7 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "gather_slices",
     "index_lookup",
     "index_points",
     "md5",
@@ -1121,6 +1122,46 @@ def decode_legacy_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssi
         n += 1
         pos = message_end
     return rows_array[:n].copy()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Column gather (records and headers to Arrow's variable-width layout)
+
+
+cdef int64_t _INT32_MAX = 2147483647
+
+
+def gather_slices(const unsigned char[::1] data, const int64_t[::1] positions, const int32_t[::1] lengths):
+    """Copy slices end to end in Arrow's binary layout (see ``_core_py``): one memcpy a slice."""
+    cdef Py_ssize_t n = positions.shape[0], i
+    cdef Py_ssize_t size = data.shape[0]
+    cdef int64_t total = 0, length
+    if lengths.shape[0] != n:
+        raise ValueError(f"{n} positions but {lengths.shape[0]} lengths")
+    offsets_array = np.empty(n + 1, dtype=np.int32)
+    cdef int32_t[::1] offsets = offsets_array
+    cdef bint outside = False
+    with nogil:
+        offsets[0] = 0
+        for i in range(n):
+            length = lengths[i] if lengths[i] > 0 else 0
+            if length and (positions[i] < 0 or positions[i] + length > size):
+                outside = True
+            total += length
+            offsets[i + 1] = <int32_t>total  # meaningless past 2 GiB, which raises below
+    if total > _INT32_MAX:
+        raise ValueError(f"{total} bytes of slices do not fit Arrow's int32 offsets")
+    if outside:
+        raise ValueError(f"a slice lies outside the {size}-byte buffer")
+    values_array = np.empty(total, dtype=np.uint8)
+    if total == 0:
+        return offsets_array, values_array
+    cdef unsigned char[::1] values = values_array
+    with nogil:
+        for i in range(n):
+            if lengths[i] > 0:
+                memcpy(&values[offsets[i]], &data[positions[i]], <size_t>lengths[i])
+    return offsets_array, values_array
 
 
 # ---------------------------------------------------------------------------------------------------

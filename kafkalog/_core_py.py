@@ -32,6 +32,7 @@ from ._common import (
     HEADER_DTYPE,
     HEADER_SIZE_UP_TO_MAGIC,
     INDEX_ENTRY_SIZE,
+    INT32_MAX,
     LAST_OFFSET_DELTA_OFFSET,
     LEGACY_COMPRESSION_MASK,
     LOG_OVERHEAD,
@@ -64,6 +65,7 @@ __all__ = [
     "decode_v2_record_objects",
     "decode_v2_records",
     "encode_v2_records",
+    "gather_slices",
     "index_lookup",
     "index_points",
     "md5",
@@ -802,6 +804,39 @@ def decode_legacy_records(buf: Any, start: int, end: int) -> npt.NDArray[Any]:
                          signed_attributes, magic, 0))
             pos = message_end
     return np.array(rows, dtype=RECORD_DTYPE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Column gather (records and headers to Arrow's variable-width layout)
+
+
+def gather_slices(data: Any, positions: npt.NDArray[Any],
+                  lengths: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8]]:
+    """Copy the slices ``data[positions[i]:positions[i] + lengths[i]]`` end to end: Arrow's layout of a
+    binary or string column.  Returns ``(offsets, values)``: ``offsets`` has ``len(positions) + 1``
+    int32 entries, slice ``i`` being ``values[offsets[i]:offsets[i + 1]]``.  A negative length is a null
+    (Kafka's -1 key or value): an empty slice, which the caller marks null.
+
+    ``positions`` are int64 and ``lengths`` int32, as the record-decode kernels write them.  A slice
+    outside ``data``, or more than 2 GiB - 1 in all (Arrow's int32 offsets), raises ``ValueError``.
+    """
+    view = np.frombuffer(data, dtype=np.uint8)
+    positions = np.asarray(positions, dtype=np.int64)
+    sizes = np.maximum(np.asarray(lengths, dtype=np.int64), 0)
+    if len(positions) != len(sizes):
+        raise ValueError(f"{len(positions)} positions but {len(sizes)} lengths")
+    ends = np.cumsum(sizes)
+    total = int(ends[-1]) if len(ends) else 0
+    if total > INT32_MAX:
+        raise ValueError(f"{total} bytes of slices do not fit Arrow's int32 offsets")
+    taken = sizes > 0
+    if taken.any() and (int(positions[taken].min()) < 0 or int((positions + sizes)[taken].max()) > len(view)):
+        raise ValueError(f"a slice lies outside the {len(view)}-byte buffer")
+    offsets = np.zeros(len(positions) + 1, dtype=np.int32)
+    offsets[1:] = ends
+    # Byte j of the output comes from position (j - start of its slice) + start of the slice's source.
+    source = np.arange(total, dtype=np.int64) + np.repeat(positions - (ends - sizes), sizes)
+    return offsets, view[source]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,23 +1,24 @@
-"""A partition directory as the write commands (``recover``, ``clean``) handle it.
+"""A partition directory on its own, outside a :class:`~kafkalog.manager.LogManager`: its log dir's
+checkpoint entries, and opening it to read or to append.
 
 A partition dir lives in a log dir (its parent), which holds the broker's lock and checkpoint files.
-Like a broker, these commands take the log dir's ``.lock`` for as long as they work (a running broker
-or kafkalog process makes them stop with a clear message), read the recovery point and log start
-offset from the log dir's checkpoints, and write back the entry of the one partition they changed.
+The ``kafkalog`` commands and the Spark jobs work on one partition at a time; like a broker they read
+the recovery point and log start offset from the log dir's checkpoints and write back the entries of
+the partitions they changed.
 """
 
 from __future__ import annotations
 
-import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
-from ..config import LogConfig
-from ..topic import TopicPartition, parse_topic_partition_name
-from ..verify import NotAPartitionDirError, classify_dir
+from .checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
+from .log import Log
+from .topic import TopicPartition, parse_topic_partition_name
+from .verify import NotAPartitionDirError, classify_dir
 
-__all__ = ["PartitionDir", "add_config_argument", "log_config_from"]
+__all__ = ["PartitionDir"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class PartitionDir:
     topic_partition: TopicPartition
 
     @classmethod
-    def of(cls, arg: str) -> PartitionDir:
+    def of(cls, arg: str | os.PathLike[str]) -> PartitionDir:
         """The partition dir ``arg`` names; a log dir, a file or a missing path is refused."""
         path = Path(arg)
         if classify_dir(path) != "partition":
@@ -65,18 +66,8 @@ class PartitionDir:
         offset = self.checkpointed(LOG_START_OFFSET_CHECKPOINT_FILE)
         return 0 if offset is None else offset
 
-
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="a topic config (Kafka's name, e.g. max.message.bytes=2097152); repeatable")
-
-
-def log_config_from(pairs: list[str], defaults: dict[str, str] | None = None) -> LogConfig:
-    """A :class:`LogConfig` from ``--config KEY=VALUE`` arguments over ``defaults``."""
-    props = dict(defaults or {})
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise argparse.ArgumentTypeError(f"--config wants KEY=VALUE, got {pair!r}")
-        props[key.strip()] = value.strip()
-    return LogConfig(props)
+    def open_read_only(self) -> Log:
+        """The log as it is on disk, changing nothing (a broker may be running on it), with the log start
+        offset the log dir's checkpoint records."""
+        return Log(self.path, read_only=True, log_start_offset=self.log_start_offset,
+                   topic_partition=self.topic_partition)

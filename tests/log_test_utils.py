@@ -17,6 +17,7 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
 from kafkalog.segment import LogSegment
+from kafkalog.verify import classify_dir
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
@@ -75,3 +76,15 @@ def first_overflow_segment(log: Log) -> LogSegment | None:
             if batch.last_offset > segment.base_offset + INT32_MAX or batch.base_offset < segment.base_offset:
                 return segment
     return None
+
+
+def golden_log_dirs(golden: Path) -> list[Path]:
+    """Every log dir (a broker's ``log.dirs`` entry) in the golden folder, sorted."""
+    found = []
+    for directory in sorted(p for p in golden.rglob("*") if p.is_dir()):
+        try:
+            if classify_dir(directory) == "logdir" and directory != golden:
+                found.append(directory)
+        except Exception:
+            continue
+    return found

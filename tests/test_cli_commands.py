@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from log_test_utils import golden_log_dirs
 
 from kafkalog import cleaner as cleaner_module
 from kafkalog.cleaner import LogCleaner
@@ -28,7 +29,7 @@ from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import classify_dir, verify_log_dir
+from kafkalog.verify import verify_log_dir
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -43,17 +44,6 @@ def copy_tree(source: Path, target: Path) -> Path:
         for name in dirs + files:
             os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)
     return target
-
-
-def golden_log_dirs(golden: Path) -> list[Path]:
-    found = []
-    for directory in sorted(p for p in golden.rglob("*") if p.is_dir()):
-        try:
-            if classify_dir(directory) == "logdir" and directory != golden:
-                found.append(directory)
-        except Exception:
-            continue
-    return found
 
 
 # -- verify -------------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..fsutil import DirLock
 from ..log import Log
+from ..partition_dir import PartitionDir
+from .config_argument import add_config_argument, log_config_from
 from .console import Console, format_bytes
-from .partition_dir import PartitionDir, add_config_argument, log_config_from
 
 __all__ = ["add_parser", "run"]
 

@@ -108,6 +108,9 @@ class RecordColumns:
     data: Any
     #: For columns of several batches: the records of batch ``i`` are ``records[starts[i]:starts[i+1]]``.
     starts: npt.NDArray[Any] | None = None
+    #: The scan rows (:data:`~kafkalog._common.BATCH_DTYPE`) of those batches, when the columns came from
+    #: :meth:`MemoryRecords.record_columns`: the batch-level facts (attributes, producer, timestamp type).
+    batches: npt.NDArray[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.records)

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from .. import _impl
 from .._common import (
     COMPRESSION_CODEC_MASK,
+    HEADER_DTYPE,
     INT32_MAX,
     INT64_MAX,
     LOG_OVERHEAD,
@@ -82,30 +83,44 @@ class ScanResult:
         return int(last["position"]) + int(last["size"]) - int(self.batches[0]["position"])
 
 
-def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int) -> Iterator[tuple[bool, npt.NDArray[Any]]]:
-    """Split scan rows into runs the multi-batch kernels can take whole (uncompressed v2 batches, up to
-    ``chunk_bytes`` a run) and single rows that need a batch object (legacy or compressed).
+_NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
 
-    Yields ``(is_run, rows)`` in buffer order.  The splitting is done on numpy columns, so its Python
-    steps are per run, not per batch.
+#: Kinds of the runs :func:`_decode_plan` yields.
+RUN_V2, RUN_LEGACY, SINGLE = "v2", "legacy", "single"
+
+
+def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int,
+                 legacy_runs: bool = False) -> Iterator[tuple[str, npt.NDArray[Any]]]:
+    """Split scan rows into runs a multi-entry kernel can take whole (uncompressed v2 batches for
+    ``decode_v2_batches``; with ``legacy_runs``, uncompressed v0/v1 messages for ``decode_legacy_records``),
+    up to ``chunk_bytes`` a run, and single rows that need a batch object (compressed, or legacy without
+    ``legacy_runs``).
+
+    Yields ``(kind, rows)`` in buffer order, kind one of :data:`RUN_V2`, :data:`RUN_LEGACY`,
+    :data:`SINGLE`.  The splitting is done on numpy columns, so its Python steps are per run, not per
+    batch.
     """
     n = len(rows)
     if n == 0:
         return
-    fast = (rows["magic"] == MAGIC_V2) & ((rows["attributes"] & COMPRESSION_CODEC_MASK) == 0)
+    uncompressed = (rows["attributes"] & COMPRESSION_CODEC_MASK) == 0
+    v2 = rows["magic"] == MAGIC_V2
+    kinds = np.where(uncompressed & v2, 2, np.where(uncompressed & ~v2 & legacy_runs, 1, 0)).astype(np.int8)
     ends = np.cumsum(rows["size"], dtype=np.int64)  # bytes of rows[0..i] inclusive
-    start = 0
-    for stop in [*np.flatnonzero(~fast).tolist(), n]:
-        i = start
-        while i < stop:
+    # Boundaries where the kind changes, and every single row on its own.
+    cuts = np.flatnonzero((kinds[1:] != kinds[:-1]) | (kinds[1:] == 0)) + 1
+    for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), n], strict=True):
+        kind = int(kinds[lo])
+        if kind == 0:
+            yield SINGLE, rows[lo:hi]
+            continue
+        i = lo
+        while i < hi:
             before = int(ends[i - 1]) if i else 0
             j = int(np.searchsorted(ends, before + chunk_bytes, side="right"))
-            j = min(max(j, i + 1), stop)
-            yield True, rows[i:j]
+            j = min(max(j, i + 1), hi)
+            yield (RUN_V2 if kind == 2 else RUN_LEGACY), rows[i:j]
             i = j
-        if stop < n:
-            yield False, rows[stop:stop + 1]
-        start = stop + 1
 
 
 def _batch_at(buf: Any, position: int, size: int, magic: int, max_decompressed_size: int) -> RecordBatch:
@@ -239,8 +254,8 @@ class MemoryRecords:
         """The records of :meth:`records`, as one iterable per run or per batch."""
         result = self.scan(check_crc=False, stop_on_invalid=False)
         buf = self._buf
-        for is_run, rows in _decode_plan(result.batches, OBJECT_CHUNK_BYTES):
-            if is_run:
+        for kind, rows in _decode_plan(result.batches, OBJECT_CHUNK_BYTES):
+            if kind == RUN_V2:
                 yield _impl.core.decode_v2_batch_objects(buf, rows)
             else:
                 yield self._batch_for(rows[0]).records()
@@ -250,19 +265,27 @@ class MemoryRecords:
     def record_columns(self, *, strict: bool = True) -> list[RecordColumns]:
         """Every record of the buffer as columns: one :class:`RecordColumns` per run of uncompressed v2
         batches (decoded by one kernel call, ``data`` is this buffer) and one per legacy or compressed
-        batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch boundaries.
+        batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch boundaries, and
+        ``batches``, the scan rows of its batches (positions in this buffer).
         """
         result = self.scan(check_crc=False, stop_on_invalid=False)
         buf = self._buf
         out: list[RecordColumns] = []
-        for is_run, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES):
-            if is_run:
+        for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
+            if kind == RUN_V2:
                 records, headers, starts = _impl.core.decode_v2_batches(buf, rows)
-                out.append(RecordColumns(records, headers, buf, starts))
+                out.append(RecordColumns(records, headers, buf, starts, rows))
+            elif kind == RUN_LEGACY:
+                # Each uncompressed legacy message is a batch of one record.
+                first, last = rows[0], rows[-1]
+                records = _impl.core.decode_legacy_records(
+                    buf, int(first["position"]), int(last["position"]) + int(last["size"]))
+                out.append(RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64),
+                                         rows))
             else:
                 columns = self._batch_for(rows[0]).record_columns()
                 out.append(RecordColumns(columns.records, columns.headers, columns.data,
-                                         np.array([0, len(columns)], dtype=np.int64)))
+                                         np.array([0, len(columns)], dtype=np.int64), rows))
         if result.stop_reason is not ScanStop.PARTIAL or strict:
             self._raise_for(result.stop_reason, result.stop_position)
         return out

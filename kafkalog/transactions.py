@@ -1,0 +1,148 @@
+"""What a ``read_committed`` consumer sees of a partition's transactions, read from the batch headers.
+
+A transactional producer's batches carry the transactional bit (attribute ``0x10``) and its producer
+id; the transaction ends with a control batch (``0x20``) whose one record's key names ``COMMIT`` or
+``ABORT``.  A consumer with ``isolation.level=read_committed``:
+
+- never sees control batches (no consumer does, whatever its isolation level);
+- skips the batches of aborted transactions: a transactional batch of producer ``p`` at offset ``o`` is
+  aborted when ``p`` has an aborted transaction with ``first_offset <= o <= last_offset`` (Kafka:
+  ``Fetcher``'s ``abortedProducerIds`` walk over the fetch response's ``abortedTransactions``);
+- reads no further than the last stable offset: the first offset of the earliest transaction not yet
+  ended (``UnifiedLog.lastStableOffset``), or the log end offset when none is open.
+
+A broker keeps the aborted transactions in ``.txnindex`` files and the open ones in its producer state;
+kafkalog reads both facts from the log itself, so a log written by kafkalog (which keeps no
+``.txnindex``) and a copied broker directory are read alike.  The scan kernel finds the transactional
+batches; only those are read further, so a log without transactions costs one header scan.
+"""
+
+from __future__ import annotations
+
+import bisect
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
+from .errors import KafkaLogError
+from .record import ControlRecordType
+from .record.batch import DefaultRecordBatch
+
+if TYPE_CHECKING:
+    from .log import Log
+    from .segment import LogSegment
+
+__all__ = ["AbortedTransaction", "TransactionState", "transactional_rows"]
+
+_PRODUCER_ID = struct.Struct(">q")
+
+
+@dataclass(frozen=True, order=True)
+class AbortedTransaction:
+    """A transaction that ended with an ABORT marker: its first offset, its producer, and the marker's
+    offset (Kafka: ``AbortedTxn``, without the last stable offset a broker also records)."""
+
+    first_offset: int
+    producer_id: int
+    last_offset: int
+
+
+def transactional_rows(rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The scan rows of v2 batches with the transactional bit set (data and control batches)."""
+    mask = (rows["magic"] == MAGIC_V2) & ((rows["attributes"] & TRANSACTIONAL_FLAG_MASK) != 0)
+    found: npt.NDArray[Any] = rows[mask]
+    return found
+
+
+@dataclass(frozen=True)
+class TransactionState:
+    """The aborted transactions of a partition and its last stable offset.
+
+    ``aborted`` is sorted by first offset.  The state is small (one entry per aborted transaction) and
+    pickles, so a planner reads it once and hands it to every reader of the partition.
+    """
+
+    aborted: tuple[AbortedTransaction, ...] = ()
+    last_stable_offset: int = 0
+    _by_producer: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for txn in self.aborted:
+            firsts, lasts = self._by_producer.setdefault(txn.producer_id, ([], []))
+            firsts.append(txn.first_offset)
+            lasts.append(txn.last_offset)
+
+    @classmethod
+    def of(cls, log: Log) -> TransactionState:
+        """Read the state of ``log`` from its segments' batch headers."""
+        open_txns: dict[int, int] = {}
+        aborted: list[AbortedTransaction] = []
+        for segment in log.log_segments():
+            for producer_id, base_offset, last_offset, is_control, control in _transactional_batches(segment):
+                if not is_control:
+                    open_txns.setdefault(producer_id, base_offset)
+                    continue
+                first = open_txns.pop(producer_id, None)
+                if control is ControlRecordType.ABORT and first is not None:
+                    aborted.append(AbortedTransaction(first, producer_id, last_offset))
+        end = log.log_end_offset
+        last_stable = min(open_txns.values(), default=end)
+        return cls(tuple(sorted(aborted)), min(last_stable, end))
+
+    def between(self, start: int, end: int) -> TransactionState:
+        """The state restricted to transactions that overlap ``[start, end)``: what a reader of that range
+        needs (Kafka: ``collectAbortedTransactions(startOffset, upperBoundOffset)``)."""
+        return TransactionState(tuple(t for t in self.aborted if t.last_offset >= start and t.first_offset < end),
+                                self.last_stable_offset)
+
+    def is_aborted(self, producer_id: int, offset: int) -> bool:
+        """Whether a transactional batch of ``producer_id`` at ``offset`` belongs to an aborted transaction."""
+        found = self._by_producer.get(producer_id)
+        if found is None:
+            return False
+        firsts, lasts = found
+        i = bisect.bisect_right(firsts, offset) - 1
+        return i >= 0 and offset <= lasts[i]
+
+    def hidden_batches(self, data: Any, rows: npt.NDArray[Any], origin: int = 0,
+                       read_committed: bool = True) -> npt.NDArray[np.bool_]:
+        """For scan ``rows`` whose bytes are in ``data`` (row positions minus ``origin`` index it): which
+        batches a consumer does not return — control batches always, aborted ones when
+        ``read_committed``."""
+        hidden = (rows["magic"] == MAGIC_V2) & ((rows["attributes"] & CONTROL_FLAG_MASK) != 0)
+        if read_committed and self.aborted:
+            for i in np.flatnonzero((rows["magic"] == MAGIC_V2)
+                                    & ((rows["attributes"] & TRANSACTIONAL_FLAG_MASK) != 0)).tolist():
+                at = int(rows["position"][i]) - origin + PRODUCER_ID_OFFSET
+                (producer_id,) = _PRODUCER_ID.unpack_from(data, at)
+                if self.is_aborted(producer_id, int(rows["base_offset"][i])):
+                    hidden[i] = True
+        result: npt.NDArray[np.bool_] = hidden
+        return result
+
+
+def _transactional_batches(segment: LogSegment) -> list[tuple[int, int, int, bool, ControlRecordType | None]]:
+    """``(producer id, base offset, last offset, is control, control type)`` of each transactional batch
+    of ``segment``, in order."""
+    rows = transactional_rows(segment.log.scan(check_crc=False, stop_on_invalid=False).batches)
+    found = []
+    channel = segment.log.channel
+    for row in rows:
+        position, size = int(row["position"]), int(row["size"])
+        is_control = bool(int(row["attributes"]) & CONTROL_FLAG_MASK)
+        control = None
+        if is_control:
+            batch = DefaultRecordBatch(channel.pread(position, size), 0, size)
+            try:
+                control = batch.control_type()
+            except KafkaLogError:
+                control = ControlRecordType.UNKNOWN
+            producer_id = batch.producer_id
+        else:
+            (producer_id,) = _PRODUCER_ID.unpack(channel.pread(position + PRODUCER_ID_OFFSET, 8))
+        found.append((producer_id, int(row["base_offset"]), int(row["last_offset"]), is_control, control))
+    return found
