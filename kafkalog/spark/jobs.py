@@ -1,0 +1,134 @@
+"""The cleaner and the statistics as Spark jobs: one Spark task per partition.
+
+``stats(spark, log_dirs)`` runs :func:`kafkalog.stats.partition_stats` on every partition dir, read-only,
+and returns a DataFrame with a row per partition.
+
+``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
+partition whose ``cleanup.policy`` (the ``config`` given, Kafka's names) compacts, until nothing is
+left to clean, and returns a DataFrame of the :class:`~kafkalog.cleaner.CleanerStats` of every round.
+Each task holds its log dir's ``.lock`` while it cleans, as a broker's cleaner thread works under the
+broker's lock: partitions of different log dirs are cleaned at once, the partitions of one log dir one
+after the other (a task waits up to ``lock_timeout_s`` for the lock, then fails), and a running broker is
+never cleaned under.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE
+from ..cleaner import LogCleaner
+from ..cleaner_config import CleanerConfig
+from ..config import LogConfig
+from ..errors import KafkaStorageError
+from ..fsutil import DirLock
+from ..log import Log
+from ..partition_dir import PartitionDir
+from ..stats import partition_stats
+from .plan import find_partitions
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["CLEANER_STATS_SCHEMA", "STATS_SCHEMA", "clean_partition", "compact", "stats"]
+
+STATS_SCHEMA = ("topic string, partition int, dir string, segments int, size long, log_start_offset long, "
+                "log_end_offset long, batches long, records long, min_timestamp long, max_timestamp long, "
+                "magics map<string, long>, codecs map<string, long>, keyed_records long, distinct_keys long, "
+                "tombstones long, first_dirty_offset long, dirty_ratio double")
+
+CLEANER_STATS_SCHEMA = ("topic string, partition int, round int, first_dirty_offset long, end_offset long, "
+                        "bytes_read long, bytes_written long, messages_read long, messages_written long, "
+                        "invalid_messages_read long, map_messages_read long, buffer_utilization double, "
+                        "elapsed_secs double, elapsed_index_secs double, size_before long, size_after long")
+
+
+def _partition_paths(log_dirs: str | Iterable[str]) -> list[str]:
+    paths = (log_dirs,) if isinstance(log_dirs, str) else tuple(str(p) for p in log_dirs)
+    return [str(path) for _tp, path in find_partitions(paths)]
+
+
+def stats(spark: SparkSession, log_dirs: str | Iterable[str]) -> DataFrame:
+    """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs)."""
+    paths = _partition_paths(log_dirs)
+
+    def run(chunk: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        for path in chunk:
+            s = partition_stats(path)
+            yield (s.topic, s.partition, s.dir, s.segments, s.size, s.log_start_offset, s.log_end_offset, s.batches,
+                   s.records, s.min_timestamp, s.max_timestamp, s.magics, s.codecs, s.keyed_records,
+                   s.distinct_keys, s.tombstones, s.first_dirty_offset, s.dirty_ratio)
+
+    # Collected at once: the rows are few, and the DataFrame must not recompute them on every action.
+    rows = spark.sparkContext.parallelize(paths, max(1, len(paths))).mapPartitions(run).collect()
+    return spark.createDataFrame(rows, STATS_SCHEMA)
+
+
+def _locked(log_dir: Path, timeout_s: float) -> DirLock:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return DirLock(log_dir)
+        except KafkaStorageError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int = 128 * 1024 * 1024,
+                    lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
+    """Clean one partition dir until nothing is left to clean; a row of statistics per round (the job's
+    task, also usable on its own)."""
+    partition = PartitionDir.of(path)
+    log_config = LogConfig({"min.cleanable.dirty.ratio": "0", **config})
+    if not log_config.compact:
+        return []
+    cleaner_config = CleanerConfig(1, dedupe_buffer_size, 0.9, 1024 * 1024, log_config.max_message_size)
+    rows: list[tuple[Any, ...]] = []
+    tp = partition.topic_partition
+    lock = _locked(partition.log_dir, lock_timeout_s)
+    try:
+        log = Log(partition.path, log_config, recovery_point=partition.recovery_point,
+                  log_start_offset=partition.log_start_offset)
+        try:
+            cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
+            round_ = 0
+            while True:
+                checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint, log.log_start_offset)
+                size_before = log.size()
+                done = cleaner.run_once(max_rounds=1)
+                if not done:
+                    break
+                round_ += 1
+                end = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+                s = done[0]
+                rows.append((tp.topic, tp.partition, round_, first_dirty, first_dirty if end is None else end,
+                             s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
+                             s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
+                             float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size()))
+        finally:
+            log.close()
+    finally:
+        lock.release()
+    return rows
+
+
+def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: dict[str, str] | None = None, *,
+            dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0) -> DataFrame:
+    """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` (from ``config``, Kafka's topic
+    config names; default ``compact`` for every partition) compacts; one Spark task a partition.  Returns
+    the cleaner's statistics, a row per cleaning round."""
+    paths = _partition_paths(log_dirs)
+    topic_config = {"cleanup.policy": "compact", **(config or {})}
+
+    def run(chunk: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+        for path in chunk:
+            yield from clean_partition(path, topic_config, dedupe_buffer_size, lock_timeout_s)
+
+    # Run now, once: a lazy DataFrame would clean again on every action.
+    rows = spark.sparkContext.parallelize(paths, max(1, len(paths))).mapPartitions(run).collect()
+    return spark.createDataFrame(rows, CLEANER_STATS_SCHEMA)

@@ -1,0 +1,344 @@
+"""Planning a read: which partitions, which offsets, and which byte ranges of which segments each task reads.
+
+The planner runs on the Spark driver.  It finds the partition dirs under the paths it is given, opens
+each log read-only (a broker may be running on it) to learn its log start offset, log end offset,
+aborted transactions and last stable offset, resolves the requested offsets against them, and cuts the
+range into :class:`ReadTask` s:
+
+- a task covers a run of whole segments, or a piece of one large segment, of about
+  ``maxPartitionBytes`` (128 MiB by default); so a partition with many segments, or one large segment,
+  is read by many tasks at once;
+- pieces of a segment are cut at batch boundaries found by the batch-scan kernel, so each batch
+  belongs to exactly one task, and the record filter ``[start, end)`` does the rest;
+- a task carries the aborted transactions that overlap its offsets (Kafka's
+  ``collectAbortedTransactions(startOffset, upperBoundOffset)``), so it needs nothing else from the
+  driver.
+
+A task (:meth:`ReadTask.read`) opens only its segments' ``.log`` files, read-only, scans its byte range
+with the batch-scan kernel (checking CRCs, as a consumer with ``check.crcs=true`` does), reads it a
+few MiB at a time, decodes each piece with the record kernels and yields Arrow record batches
+(:mod:`kafkalog.spark.arrow`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .._common import MAGIC_V2, ScanStop
+from ..errors import CorruptRecordError, KafkaLogError
+from ..file_message_set import FileMessageSet
+from ..filenames import log_filename
+from ..partition_dir import PartitionDir
+from ..topic import TopicPartition
+from ..transactions import TransactionState
+from ..verify import NotAPartitionDirError, classify_dir, partition_dirs
+from .arrow import to_arrow
+from .options import EARLIEST, LATEST, OffsetSpec, ReadOptions, SparkOptionError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "OffsetOutOfRangeError",
+    "PartitionFacts",
+    "ReadTask",
+    "SegmentSlice",
+    "find_partitions",
+    "partition_facts",
+    "plan_read",
+    "resolve_offsets",
+]
+
+#: Bytes read and decoded at a time by a task: what bounds its memory, whatever the segment size.
+READ_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+class OffsetOutOfRangeError(KafkaLogError):
+    """Requested offsets the log no longer (or does not yet) hold, with ``failOnDataLoss`` on."""
+
+
+@dataclass(frozen=True)
+class SegmentSlice:
+    """Bytes ``[start_position, end_position)`` of the segment with base offset ``base_offset``."""
+
+    base_offset: int
+    start_position: int
+    end_position: int
+
+    @property
+    def size(self) -> int:
+        return self.end_position - self.start_position
+
+
+@dataclass(frozen=True)
+class PartitionFacts:
+    """What the planner learns of one partition dir by opening it read-only."""
+
+    dir: str
+    topic_partition: TopicPartition
+    log_start_offset: int
+    log_end_offset: int
+    transactions: TransactionState
+    #: ``(base offset, size in bytes)`` of each segment, in offset order.
+    segments: tuple[tuple[int, int], ...]
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.transactions.last_stable_offset
+
+
+def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None
+                    ) -> list[tuple[TopicPartition, Path]]:
+    """The partition dirs under ``paths`` (each a log dir or a partition dir) that ``options`` selects,
+    sorted by topic and partition.  Dirs waiting for deletion (``-delete``) and future replicas
+    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused."""
+    found: dict[TopicPartition, Path] = {}
+    for arg in paths:
+        path = Path(arg)
+        try:
+            kind = classify_dir(path)
+        except FileNotFoundError:
+            raise NotAPartitionDirError(f"No such directory: {path}") from None
+        candidates = [path] if kind == "partition" else partition_dirs(path)
+        for directory in candidates:
+            name = directory.name
+            if name.endswith("-delete") or name.endswith("-future"):
+                continue
+            partition = PartitionDir.of(directory) if kind == "partition" else PartitionDir(
+                directory.resolve(), _parse(directory))
+            tp = partition.topic_partition
+            if options is not None and not options.selects(tp.topic):
+                continue
+            if tp in found and found[tp] != partition.path:
+                raise SparkOptionError(f"partition {tp} is found twice: in {found[tp]} and in {partition.path}")
+            found[tp] = partition.path
+    return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
+
+
+def _parse(directory: Path) -> TopicPartition:
+    from ..topic import parse_topic_partition_name
+
+    return parse_topic_partition_name(directory.name)
+
+
+def partition_facts(path: Path) -> PartitionFacts:
+    """Open the partition dir read-only and read what planning needs."""
+    partition = PartitionDir.of(path)
+    with partition.open_read_only() as log:
+        segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
+        return PartitionFacts(str(partition.path), partition.topic_partition, log.log_start_offset,
+                              log.log_end_offset, TransactionState.of(log), segments)
+
+
+def _requested(spec: OffsetSpec, tp: TopicPartition, name: str) -> int:
+    if isinstance(spec, int):
+        return spec
+    if tp not in spec:
+        raise SparkOptionError(f"{name} names offsets, so it must name every partition read: {tp} is missing "
+                               "(use -2 for earliest, -1 for latest)")
+    return spec[tp]
+
+
+def resolve_offsets(facts: PartitionFacts, starting: OffsetSpec, ending: OffsetSpec, *, read_committed: bool,
+                    fail_on_data_loss: bool) -> tuple[int, int]:
+    """``[start, end)`` of one partition: -2 is the log start offset, -1 the log end offset (the last stable
+    offset for ``read_committed``, as a consumer's ``endOffsets`` gives it).  An offset before the log
+    start or past the end is refused when ``fail_on_data_loss`` (Spark's default) and clamped otherwise."""
+    tp = facts.topic_partition
+    latest = facts.last_stable_offset if read_committed else facts.log_end_offset
+    bounds = {EARLIEST: facts.log_start_offset, LATEST: latest}
+    start = _requested(starting, tp, "startingOffsets")
+    end = _requested(ending, tp, "endingOffsets")
+    start = bounds.get(start, start)
+    end = bounds.get(end, end)
+    for name, offset in (("starting", start), ("ending", end)):
+        if fail_on_data_loss and not facts.log_start_offset <= offset <= facts.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"The {name} offset {offset} of {tp} is out of range: the log holds offsets "
+                f"{facts.log_start_offset} to {facts.log_end_offset} (exclusive). Some data may have been "
+                "deleted, or the offset is wrong; set failOnDataLoss=false to read what is there.")
+    start = min(max(start, facts.log_start_offset), latest)
+    end = min(max(end, facts.log_start_offset), latest)
+    if end < start:
+        raise SparkOptionError(f"{tp}: the ending offset {end} is before the starting offset {start}")
+    return start, end
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """One Spark task of a read: some bytes of some segments of one partition, and the filter to apply."""
+
+    dir: str
+    topic: str
+    partition: int
+    slices: tuple[SegmentSlice, ...]
+    start_offset: int
+    end_offset: int
+    transactions: TransactionState
+    read_committed: bool
+    include_headers: bool
+    check_crcs: bool
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.slices)
+
+    def read(self) -> Iterator[pa.RecordBatch]:
+        """The task's records as Arrow record batches of the data source's schema."""
+        for piece in self.slices:
+            yield from self._read_slice(piece)
+
+    def _read_slice(self, piece: SegmentSlice) -> Iterator[pa.RecordBatch]:
+        path = log_filename(self.dir, piece.base_offset)
+        try:
+            segment = FileMessageSet(path, writable=False)
+        except FileNotFoundError:
+            raise KafkaLogError(f"{path} is gone: the log was truncated, cleaned or deleted while the query ran "
+                                "(read a copy, or stop the broker)") from None
+        with segment:
+            end = min(piece.end_position, segment.size_in_bytes())
+            if piece.start_position >= end:
+                return
+            part = segment.read(piece.start_position, end - piece.start_position)
+            scan = part.scan(check_crc=self.check_crcs, stop_on_invalid=True)
+            if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL):
+                raise CorruptRecordError(
+                    f"{path}: corrupt batch at position {scan.stop_position} ({scan.stop_reason.name.lower()}); "
+                    "`kafkalog verify` tells more, `kafkalog recover` cuts the log there", scan.stop_position,
+                    str(path))
+            rows = scan.batches
+            # Whole batches below the range are skipped unread; a v2 batch's base offset also bounds it above.
+            wanted = rows["last_offset"] >= self.start_offset
+            wanted &= (rows["magic"] != MAGIC_V2) | (rows["base_offset"] < self.end_offset)
+            rows = rows[wanted]
+            if len(rows) == 0:
+                return
+            for _position, chunk in part.memory_chunks(rows, READ_CHUNK_BYTES):
+                buffer = chunk.buffer
+                for columns in chunk.record_columns():
+                    assert columns.batches is not None
+                    hidden = self.transactions.hidden_batches(buffer, columns.batches, 0, self.read_committed)
+                    batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
+                                     start_offset=self.start_offset, end_offset=self.end_offset,
+                                     include_headers=self.include_headers)
+                    if batch is not None:
+                        yield batch
+
+
+def _cut_points(path: Path, start: int, end: int, target: int) -> list[int]:
+    """Batch boundaries that cut bytes ``[start, end)`` of a segment into pieces of about ``target`` bytes."""
+    with FileMessageSet(path, writable=False) as segment:
+        rows = segment.read(start, end - start).scan(check_crc=False, stop_on_invalid=False).batches
+    positions = rows["position"]
+    cuts: list[int] = []
+    want = start + target
+    while want < end:
+        i = int(np.searchsorted(positions, want))
+        if i >= len(positions):
+            break
+        cut = int(positions[i])
+        if cut > (cuts[-1] if cuts else start):
+            cuts.append(cut)
+        want = cut + target
+    return cuts
+
+
+def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
+    """The byte ranges of the segments that hold offsets ``[start, end)``."""
+    found = []
+    segments = facts.segments
+    for i, (base, size) in enumerate(segments):
+        following = segments[i + 1][0] if i + 1 < len(segments) else None
+        if following is not None and following <= start:
+            continue
+        if base >= end:
+            break
+        if size:
+            found.append(SegmentSlice(base, 0, size))
+    if found and start > found[0].base_offset:
+        # Skip the first segment's bytes below the start, as a fetch does, through the offset index.
+        from ..segment import LogSegment
+
+        segment = LogSegment.open(facts.dir, found[0].base_offset, read_only=True)
+        try:
+            position = segment.translate_offset(start)
+        finally:
+            segment.close_handlers()
+        if position is not None:
+            found[0] = SegmentSlice(found[0].base_offset, position.position, found[0].end_position)
+    return found
+
+
+def plan_read(options: ReadOptions) -> list[ReadTask]:
+    """The tasks of a batch read with ``options``."""
+    partitions = find_partitions(options.paths, options)
+    if not partitions:
+        raise SparkOptionError(f"no partition found under {', '.join(options.paths)}"
+                               + (" for the selected topics" if options.topics or options.topic_pattern else ""))
+    facts = [partition_facts(path) for _tp, path in partitions]
+    known = {f.topic_partition for f in facts}
+    for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
+        if isinstance(spec, dict):
+            unknown = sorted(str(tp) for tp in spec if tp not in known)
+            if unknown:
+                raise SparkOptionError(f"{name} names partitions that are not under the paths: "
+                                           f"{', '.join(unknown)}")
+    ranges = [(f, *resolve_offsets(f, options.starting, options.ending, read_committed=options.read_committed,
+                                    fail_on_data_loss=options.fail_on_data_loss)) for f in facts]
+    return split_ranges(ranges, options)
+
+
+def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOptions) -> list[ReadTask]:
+    """Cut each partition's ``[start, end)`` into tasks of about ``maxPartitionBytes`` (fewer bytes a task
+    when ``minPartitions`` asks for more tasks than that gives)."""
+    spans = [(f, start, end, _slices(f, start, end)) for f, start, end in ranges if end > start]
+    total = sum(s.size for *_rest, slices in spans for s in slices)
+    target = options.max_partition_bytes
+    if options.min_partitions:
+        target = max(1, min(target, -(-total // options.min_partitions)))
+    tasks: list[ReadTask] = []
+    for facts, start, end, slices in spans:
+        transactions = facts.transactions.between(start, end)
+        tp = facts.topic_partition
+        tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), start, end, transactions,
+                              options.read_committed, options.include_headers, options.check_crcs)
+                     for group in _group(facts, slices, target))
+    return tasks
+
+
+def _group(facts: PartitionFacts, slices: list[SegmentSlice], target: int) -> list[list[SegmentSlice]]:
+    """Slices in groups of about ``target`` bytes: small segments together, a large one cut in pieces."""
+    groups: list[list[SegmentSlice]] = []
+    group: list[SegmentSlice] = []
+    size = 0
+    for piece in slices:
+        if piece.size > target:
+            if group:
+                groups.append(group)
+                group, size = [], 0
+            path = log_filename(facts.dir, piece.base_offset)
+            bounds = [piece.start_position, *_cut_points(path, piece.start_position, piece.end_position, target),
+                      piece.end_position]
+            groups.extend([SegmentSlice(piece.base_offset, lo, hi)] for lo, hi in itertools.pairwise(bounds))
+            continue
+        if group and size + piece.size > target:
+            groups.append(group)
+            group, size = [], 0
+        group.append(piece)
+        size += piece.size
+    if group:
+        groups.append(group)
+    return groups
+
+
+def describe(tasks: list[ReadTask]) -> str:
+    """One line a task, for logs and errors."""
+    return os.linesep.join(f"{t.topic}-{t.partition} [{t.start_offset}, {t.end_offset}) "
+                           f"{len(t.slices)} slice(s), {t.size} bytes" for t in tasks)

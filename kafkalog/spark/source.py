@@ -1,0 +1,123 @@
+"""The ``kafkalog`` data source: Spark's side of reading and writing Kafka log directories.
+
+Registered under the name ``kafkalog`` (Spark's own ``kafka`` source keeps that name) by
+:func:`kafkalog.spark.register`.  The classes here only translate between Spark's Python data-source
+API (``pyspark.sql.datasource``, Spark 4.2+) and kafkalog: planning and reading live in
+:mod:`kafkalog.spark.plan`, the Arrow conversion in :mod:`kafkalog.spark.arrow`, stream offsets in
+:mod:`kafkalog.spark.stream` and appends in :mod:`kafkalog.spark.write`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.types import StructType
+
+from .arrow import SPARK_SCHEMA, SPARK_SCHEMA_WITH_HEADERS
+from .options import ReadOptions, SparkOptionError
+from .plan import ReadTask, plan_read
+from .stream import from_json, initial_position, latest_position, plan_micro_batch, to_json
+from .write import StagedFile, WriteOptions, WritePlan, commit, discard, stage
+
+__all__ = ["KafkaLogDataSource"]
+
+
+class KafkaLogDataSource(DataSource):
+    """``spark.read.format("kafkalog")``, ``df.write.format("kafkalog")`` and
+    ``spark.readStream.format("kafkalog")`` over log dirs and partition dirs."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkalog"
+
+    def schema(self) -> str:
+        include_headers = str(self.options.get("includeHeaders", "false")).strip().lower() in ("true", "1", "yes")
+        return SPARK_SCHEMA_WITH_HEADERS if include_headers else SPARK_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _BatchReader(ReadOptions.parse(self.options))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return _StreamReader(ReadOptions.parse(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        if overwrite:
+            raise SparkOptionError("a Kafka log is only appended to: use mode('append')")
+        return _Writer(WritePlan.create(WriteOptions.parse(self.options, schema.fieldNames())))
+
+
+def _read(partition: InputPartition) -> Iterator[Any]:
+    task: ReadTask = partition.value
+    yield from task.read()
+
+
+class _BatchReader(DataSourceReader):
+    def __init__(self, options: ReadOptions) -> None:
+        # Planned now, on the driver, so a bad path or offset fails the query before any task starts.
+        self.tasks = plan_read(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [InputPartition(task) for task in self.tasks]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return _read(partition)
+
+
+class _StreamReader(DataSourceStreamReader):
+    def __init__(self, options: ReadOptions) -> None:
+        self.options = options
+
+    def initialOffset(self) -> dict[str, Any]:
+        return to_json(initial_position(self.options))
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self.options.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        max_offsets = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return to_json(latest_position(self.options, from_json(start), max_offsets))
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        return [InputPartition(t) for t in plan_micro_batch(self.options, from_json(start), from_json(end))]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return _read(partition)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Nothing to release: the logs are only read, and Spark's checkpoint holds the position."""
+
+
+@dataclass
+class _Staged(WriterCommitMessage):
+    files: list[StagedFile]
+
+
+class _Writer(DataSourceArrowWriter):
+    def __init__(self, plan: WritePlan) -> None:
+        self.plan = plan
+
+    def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        order = context.partitionId() if context is not None else 0
+        return _Staged(stage(self.plan, iterator, order))
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        staged = [f for m in messages if isinstance(m, _Staged) for f in m.files]
+        commit(self.plan, staged)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        discard(self.plan)

@@ -1,0 +1,115 @@
+"""Offsets of a streaming read: where each micro-batch of ``spark.readStream.format("kafkalog")`` ends.
+
+A stream's position is Kafka's offsets JSON, ``{"topic": {"partition": next offset}}``, which Spark
+writes to the query's checkpoint after each micro-batch and hands back on restart, so a restarted
+query resumes where it stopped.  Each trigger:
+
+- the partitions under the paths are listed again: a partition that appeared since the last trigger
+  is read from its log start offset (as Spark's Kafka source reads new partitions from earliest);
+- a partition's end is its log end offset, or its last stable offset for ``read_committed``;
+- ``maxOffsetsPerTrigger`` caps the offsets a micro-batch takes, shared between partitions in
+  proportion to how far each is behind (Spark: ``KafkaMicroBatchStream.rateLimit``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..topic import TopicPartition
+from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError
+from .plan import PartitionFacts, ReadTask, find_partitions, partition_facts, resolve_offsets, split_ranges
+
+__all__ = ["StreamPosition", "from_json", "initial_position", "latest_position", "plan_micro_batch", "to_json"]
+
+#: Next offset to read, per partition.
+StreamPosition = dict[TopicPartition, int]
+
+
+def to_json(position: StreamPosition) -> dict[str, dict[str, int]]:
+    """The position as Spark stores it (Kafka's offsets JSON, as a dict)."""
+    out: dict[str, dict[str, int]] = {}
+    for tp in sorted(position, key=lambda t: (t.topic, t.partition)):
+        out.setdefault(tp.topic, {})[str(tp.partition)] = position[tp]
+    return out
+
+
+def from_json(offsets: dict[str, dict[str, int]]) -> StreamPosition:
+    try:
+        return {TopicPartition(topic, int(p)): int(o) for topic, parts in offsets.items() for p, o in parts.items()}
+    except (AttributeError, TypeError, ValueError):
+        raise SparkOptionError(f"not a kafkalog stream offset: {offsets!r}") from None
+
+
+def _facts(options: ReadOptions) -> dict[TopicPartition, PartitionFacts]:
+    return {tp: partition_facts(path) for tp, path in find_partitions(options.paths, options)}
+
+
+def _end(facts: PartitionFacts, options: ReadOptions) -> int:
+    return facts.last_stable_offset if options.read_committed else facts.log_end_offset
+
+
+def initial_position(options: ReadOptions) -> StreamPosition:
+    """Where a new query starts: ``startingOffsets`` (latest by default) resolved against the logs now."""
+    facts = _facts(options)
+    if not facts:
+        raise SparkOptionError(f"no partition found under {', '.join(options.paths)}")
+    position = {}
+    for tp, f in facts.items():
+        starting = options.starting
+        if isinstance(starting, dict) and tp not in starting:
+            starting = LATEST
+        position[tp] = resolve_offsets(f, starting, LATEST, read_committed=options.read_committed,
+                                       fail_on_data_loss=options.fail_on_data_loss)[0]
+    return position
+
+
+def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: int | None) -> StreamPosition:
+    """Where the next micro-batch ends, from ``start``, taking at most ``max_offsets`` offsets in all."""
+    facts = _facts(options)
+    available: dict[TopicPartition, tuple[int, int]] = {}
+    for tp, f in facts.items():
+        begin = start.get(tp)
+        if begin is None:
+            begin = f.log_start_offset  # a new partition: from its beginning
+        available[tp] = (begin, max(begin, _end(f, options)))
+    if max_offsets is not None:
+        lag = {tp: end - begin for tp, (begin, end) in available.items()}
+        total = sum(lag.values())
+        if total > max_offsets:
+            # Each partition's share is proportional to its lag (Spark's rateLimit), at least one offset.
+            available = {tp: (begin, begin + min(lag[tp], max(1, int(lag[tp] * max_offsets / total))) if lag[tp]
+                              else begin) for tp, (begin, end) in available.items()}
+    end = {tp: e for tp, (_b, e) in available.items()}
+    # Partitions that vanished (deleted) keep their last position, so the offsets never go back.
+    for tp, offset in start.items():
+        end.setdefault(tp, offset)
+    return end
+
+
+def plan_micro_batch(options: ReadOptions, start: StreamPosition, end: StreamPosition) -> list[ReadTask]:
+    """The read tasks of one micro-batch, ``[start, end)`` per partition."""
+    ranges = []
+    for tp, stop in end.items():
+        begin = start.get(tp, EARLIEST)
+        directory = _directory_of(options, tp)
+        if directory is None:
+            continue
+        f = partition_facts(directory)
+        if begin == EARLIEST:
+            begin = f.log_start_offset
+        if begin < f.log_start_offset:
+            if options.fail_on_data_loss:
+                raise SparkOptionError(
+                    f"{tp}: offsets {begin} to {f.log_start_offset} were deleted before the stream read them; "
+                    "set failOnDataLoss=false to skip them")
+            begin = f.log_start_offset
+        if stop > begin:
+            ranges.append((f, begin, stop))
+    return split_ranges(ranges, options)
+
+
+def _directory_of(options: ReadOptions, tp: TopicPartition) -> Path | None:
+    for found, path in find_partitions(options.paths, options):
+        if found == tp:
+            return path
+    return None
