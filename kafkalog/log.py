@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import INT32_MAX
+from .checkpoint import CLEAN_SHUTDOWN_FILE
 from .config import LogConfig
 from .errors import (
     CorruptIndexError,
@@ -90,8 +91,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: The marker a clean shutdown leaves in the log directory root (Kafka: ``CleanShutdownFile``).
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 #: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
 _SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")

@@ -13,7 +13,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
+from .checkpoint import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    OffsetCheckpoint,
+)
 from .log import Log
 from .topic import TopicPartition, parse_topic_partition_name
 from .verify import NotAPartitionDirError, classify_dir
@@ -65,6 +70,12 @@ class PartitionDir:
         """The checkpointed log start offset; 0 when none is recorded (the first segment's base wins)."""
         offset = self.checkpointed(LOG_START_OFFSET_CHECKPOINT_FILE)
         return 0 if offset is None else offset
+
+    def cleaned_up_to(self, log_start_offset: int) -> int:
+        """Where the next cleaning round starts: the log dir's cleaner checkpoint for this partition, but not
+        below ``log_start_offset`` (the first step of Kafka's ``LogCleanerManager.cleanableOffsets``)."""
+        checkpoint = self.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+        return log_start_offset if checkpoint is None else max(checkpoint, log_start_offset)
 
     def open_read_only(self) -> Log:
         """The log as it is on disk, changing nothing (a broker may be running on it), with the log start

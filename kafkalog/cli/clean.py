@@ -16,7 +16,6 @@ import itertools
 import time
 from typing import Any
 
-from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE
 from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..fsutil import DirLock
@@ -59,17 +58,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()
             while True:
-                checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
-                first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint, log.log_start_offset)
+                first_dirty = partition.cleaned_up_to(log.log_start_offset)
                 with console.progress(_bytes_to_read(log, first_dirty), f"clean {partition.topic_partition}",
                                       unit="B", unit_scale=True) as bar:
                     stats = cleaner.run_once(max_rounds=1, on_read=bar.update)
                 if not stats:
                     break
                 rounds += 1
-                after = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
-                end = first_dirty if after is None else after
-                _print_round(console, args.json, log.name, stats[0], first_dirty, end)
+                _print_round(console, args.json, log.name, stats[0], first_dirty, partition.cleaned_up_to(first_dirty))
                 if not args.until_clean:
                     break
             size_after = log.size()

@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE
 from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..config import LogConfig
@@ -97,16 +96,14 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
             round_ = 0
             while True:
-                checkpoint = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
-                first_dirty = log.log_start_offset if checkpoint is None else max(checkpoint, log.log_start_offset)
+                first_dirty = partition.cleaned_up_to(log.log_start_offset)
                 size_before = log.size()
                 done = cleaner.run_once(max_rounds=1)
                 if not done:
                     break
                 round_ += 1
-                end = partition.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
                 s = done[0]
-                rows.append((tp.topic, tp.partition, round_, first_dirty, first_dirty if end is None else end,
+                rows.append((tp.topic, tp.partition, round_, first_dirty, partition.cleaned_up_to(first_dirty),
                              s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
                              s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
                              float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size()))

@@ -23,7 +23,6 @@ few MiB at a time, decodes each piece with the record kernels and yields Arrow r
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,8 @@ from ..errors import CorruptRecordError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
 from ..partition_dir import PartitionDir
-from ..topic import TopicPartition
+from ..segment import LogSegment
+from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
 from ..verify import NotAPartitionDirError, classify_dir, partition_dirs
 from .arrow import to_arrow
@@ -111,8 +111,7 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
             name = directory.name
             if name.endswith("-delete") or name.endswith("-future"):
                 continue
-            partition = PartitionDir.of(directory) if kind == "partition" else PartitionDir(
-                directory.resolve(), _parse(directory))
+            partition = PartitionDir(directory.resolve(), parse_topic_partition_name(directory.name))
             tp = partition.topic_partition
             if options is not None and not options.selects(tp.topic):
                 continue
@@ -120,12 +119,6 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
                 raise SparkOptionError(f"partition {tp} is found twice: in {found[tp]} and in {partition.path}")
             found[tp] = partition.path
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
-
-
-def _parse(directory: Path) -> TopicPartition:
-    from ..topic import parse_topic_partition_name
-
-    return parse_topic_partition_name(directory.name)
 
 
 def partition_facts(path: Path) -> PartitionFacts:
@@ -264,8 +257,6 @@ def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
             found.append(SegmentSlice(base, 0, size))
     if found and start > found[0].base_offset:
         # Skip the first segment's bytes below the start, as a fetch does, through the offset index.
-        from ..segment import LogSegment
-
         segment = LogSegment.open(facts.dir, found[0].base_offset, read_only=True)
         try:
             position = segment.translate_offset(start)
@@ -337,8 +328,3 @@ def _group(facts: PartitionFacts, slices: list[SegmentSlice], target: int) -> li
         groups.append(group)
     return groups
 
-
-def describe(tasks: list[ReadTask]) -> str:
-    """One line a task, for logs and errors."""
-    return os.linesep.join(f"{t.topic}-{t.partition} [{t.start_offset}, {t.end_offset}) "
-                           f"{len(t.slices)} slice(s), {t.size} bytes" for t in tasks)

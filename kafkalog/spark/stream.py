@@ -13,8 +13,6 @@ query resumes where it stopped.  Each trigger:
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..topic import TopicPartition
 from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError
 from .plan import PartitionFacts, ReadTask, find_partitions, partition_facts, resolve_offsets, split_ranges
@@ -89,11 +87,12 @@ def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: in
 def plan_micro_batch(options: ReadOptions, start: StreamPosition, end: StreamPosition) -> list[ReadTask]:
     """The read tasks of one micro-batch, ``[start, end)`` per partition."""
     ranges = []
+    directories = dict(find_partitions(options.paths, options))
     for tp, stop in end.items():
         begin = start.get(tp, EARLIEST)
-        directory = _directory_of(options, tp)
+        directory = directories.get(tp)
         if directory is None:
-            continue
+            continue  # deleted since: its position stays, nothing is read
         f = partition_facts(directory)
         if begin == EARLIEST:
             begin = f.log_start_offset
@@ -107,9 +106,3 @@ def plan_micro_batch(options: ReadOptions, start: StreamPosition, end: StreamPos
             ranges.append((f, begin, stop))
     return split_ranges(ranges, options)
 
-
-def _directory_of(options: ReadOptions, tp: TopicPartition) -> Path | None:
-    for found, path in find_partitions(options.paths, options):
-        if found == tp:
-            return path
-    return None
