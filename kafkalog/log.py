@@ -696,17 +696,25 @@ class Log:
 
     # -- flushing -----------------------------------------------------------------------------------
 
-    def flush(self, offset: int | None = None) -> None:
+    def flush(self, offset: int | None = None, *, including_offset: bool = False) -> None:
         """fsync every segment holding offsets in ``[recovery_point, offset)`` and move the recovery point
-        to ``offset`` (the log end offset by default) (Kafka: ``flush``)."""
+        to ``offset`` (the log end offset by default) (Kafka 0.10.1: ``flush``; 3.8: ``UnifiedLog.flush``).
+
+        ``including_offset`` flushes the segment holding ``offset`` as well, even when the recovery point
+        is there already: ``flush(including_offset=True)`` is Kafka 3.x's ``flush(forceFlushActiveSegment
+        = true)``, which a shutdown uses so that an empty active segment (just rolled) gets its lazily
+        created index files written; without them the next start would rebuild them as after a crash.
+        """
         if self.read_only or self._closed:
             return
         offset = self.log_end_offset if offset is None else offset
-        if offset <= self.recovery_point:
+        flush_offset = offset + 1 if including_offset else offset
+        if flush_offset <= self.recovery_point:
             return
-        logger.debug("Flushing log up to offset %d, last flushed: %d, current time: %d, unflushed: %d",
-                     offset, self._last_flushed_time, self.time.milliseconds(), self.unflushed_messages())
-        segments = self.segments.values(self.recovery_point, offset)
+        logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
+                     offset, "inclusive" if including_offset else "exclusive", self._last_flushed_time,
+                     self.time.milliseconds(), self.unflushed_messages())
+        segments = self.segments.values(self.recovery_point, flush_offset)
         for segment in segments:
             segment.flush()
         if any(segment.base_offset >= self.recovery_point for segment in segments):

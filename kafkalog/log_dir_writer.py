@@ -88,7 +88,7 @@ class LogDirWriter:
             return
         try:
             for tp, log in self._logs.items():
-                log.flush()
+                log.flush(including_offset=True)  # as a broker's shutdown: the active segment too
                 self._recovery_points[tp] = log.log_end_offset
                 self._log_start_offsets[tp] = log.log_start_offset
             if self._logs:

@@ -285,7 +285,8 @@ class LogManager:
             for d in self.log_dirs:
                 logs = self.logs_by_dir().get(d, {})
                 for log in logs.values():
-                    log.flush()
+                    # Kafka 3.x flushes the active segment too (flush(true)): see Log.flush.
+                    log.flush(including_offset=True)
                     log.close()
                 self._checkpoint_recovery_offsets_in_dir(d)
                 self._checkpoint_log_start_offsets_in_dir(d)

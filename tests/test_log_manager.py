@@ -675,6 +675,28 @@ def test_clean_shutdown_marker_and_no_recovery_on_reopen(make_manager: ManagerFa
         assert record_tuples(log) == expected[tp]
 
 
+def test_shutdown_writes_the_indexes_of_a_just_rolled_empty_segment(make_manager: ManagerFactory, log_dir: Path,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka 3.x's shutdown flushes with ``forceFlushActiveSegment``: a log rolled just before shutdown has
+    an empty active segment whose lazy indexes were never opened, and the flush writes them, so the next
+    start finds every index and rebuilds nothing (0.10.1's ``flush()`` stopped at the recovery point)."""
+    manager = make_manager()
+    log = manager.get_or_create_log(TopicPartition(NAME, 0))
+    append_many(log, 10, key=b"k")
+    log.roll()
+    active = log.active_segment.base_offset
+    assert active == 10 and log.recovery_point == 10
+    manager.shutdown()
+    for suffix in (".log", ".index", ".timeindex"):
+        assert (log_dir / f"{NAME}-0" / f"{active:020d}{suffix}").exists(), suffix
+    caplog.clear()
+    reopened = make_manager()
+    log = reopened.get_log(TopicPartition(NAME, 0))
+    assert log is not None and log.log_end_offset == 10
+    assert log.load_report.rebuilt_indexes == [] and log.load_report.recovered_segments == []
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+
+
 def _open_paths(under: Path) -> list[str]:
     """The files under ``under`` this process holds open (descriptors and mappings both own one)."""
     paths = []

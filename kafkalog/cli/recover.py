@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                       log_start_offset=partition.log_start_offset, had_clean_shutdown=False,
                       recovery_progress=bar.reach)
         try:
-            log.flush()
+            log.flush(including_offset=True)
             end_offset = log.log_end_offset
             report = log.load_report
             segments, size = log.number_of_segments, log.size()
