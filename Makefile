@@ -1,6 +1,7 @@
 # kafkalog: the two commands of the README's quick start, and the checks they stand on.
 #
-#   make demo    build everything into .venv and run the main job
+#   make demo    build everything into .venv and run the main job (kafkalog.spark.demo, on an embedded
+#                Spark; needs Java 17): DEMO_ARGS="--records 100000 --master local[2]" to change it
 #   make test    build everything into .venv, then lint, type-check and run the whole test suite
 #
 # Each target sets up what it needs; nothing has to be installed by hand first but Python 3.11+.
@@ -11,7 +12,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
-.PHONY: all demo test lint typecheck stubtest pytest bench build clean
+.PHONY: all demo tour test lint typecheck stubtest pytest bench build clean
 
 all: test
 
@@ -28,7 +29,12 @@ $(STAMP): $(PY) $(SOURCES)
 
 build: $(STAMP)
 
+DEMO_ARGS ?=
+
 demo: $(STAMP)
+	$(PY) -m kafkalog.spark.demo $(DEMO_ARGS)
+
+tour: $(STAMP)
 	$(PY) -m kafkalog demo
 
 lint: $(STAMP)

@@ -1,4 +1,4 @@
-"""``make demo`` / ``kafkalog demo``: a narrated tour of Kafka's log layer on a fresh directory.
+"""``kafkalog demo`` / ``make tour``: a narrated tour of Kafka's log layer on a fresh directory.
 
 Each step says what Kafka does and shows it happening on disk:
 

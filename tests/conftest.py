@@ -59,6 +59,19 @@ def golden() -> pathlib.Path:
     return GOLDEN
 
 
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """The test session's one Spark session, ``local[2]``, with the ``kafkalog`` data source registered
+    (skips when the ``spark`` extra is not installed)."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    from kafkalog.spark import session
+
+    spark = session("local[2]", "kafkalog-tests", spark_sql_shuffle_partitions=2, spark_ui_showConsoleProgress="false")
+    spark.sparkContext.setLogLevel("ERROR")
+    yield spark
+    spark.stop()
+
+
 @pytest.fixture
 def mock_time() -> MockTime:
     return MockTime()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,21 +23,13 @@ from kafkalog.fsutil import DirLock  # noqa: E402
 from kafkalog.log_dir_writer import LogDirWriter  # noqa: E402
 from kafkalog.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords  # noqa: E402
-from kafkalog.spark import compact, session, stats  # noqa: E402
+from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.plan import find_partitions  # noqa: E402
 from kafkalog.stats import partition_stats  # noqa: E402
 from kafkalog.topic import TopicPartition  # noqa: E402
 from kafkalog.transactions import TransactionState  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    spark = session("local[2]", "kafkalog-tests", spark_sql_shuffle_partitions=2)
-    spark.sparkContext.setLogLevel("ERROR")
-    yield spark
-    spark.stop()
 
 
 def library_rows(path: Path, read_committed: bool = True) -> list[tuple[Any, ...]]:

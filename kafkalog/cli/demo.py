@@ -1,4 +1,4 @@
-"""``kafkalog demo``: the narrated tour of :mod:`kafkalog.demo` (what ``make demo`` runs)."""
+"""``kafkalog demo``: the narrated tour of :mod:`kafkalog.demo` (``make tour``; ``make demo`` is the Spark job)."""
 
 from __future__ import annotations
 

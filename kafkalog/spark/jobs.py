@@ -4,8 +4,8 @@
 and returns a DataFrame with a row per partition.
 
 ``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
-partition whose ``cleanup.policy`` (the ``config`` given, Kafka's names) compacts, until nothing is
-left to clean, and returns a DataFrame of the :class:`~kafkalog.cleaner.CleanerStats` of every round.
+partition whose ``cleanup.policy`` (the ``config`` and ``topic_configs`` given, Kafka's names) compacts,
+until nothing is left to clean, and returns a DataFrame of the :class:`~kafkalog.cleaner.CleanerStats` of every round.
 Each task holds its log dir's ``.lock`` while it cleans, as a broker's cleaner thread works under the
 broker's lock: partitions of different log dirs are cleaned at once, the partitions of one log dir one
 after the other (a task waits up to ``lock_timeout_s`` for the lock, then fails), and a running broker is
@@ -15,7 +15,7 @@ never cleaned under.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,18 +114,29 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
     return rows
 
 
-def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: dict[str, str] | None = None, *,
+def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[str, Any] | None = None, *,
+            topic_configs: Mapping[str, Mapping[str, Any]] | None = None,
             dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0) -> DataFrame:
-    """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` (from ``config``, Kafka's topic
-    config names; default ``compact`` for every partition) compacts; one Spark task a partition.  Returns
-    the cleaner's statistics, a row per cleaning round."""
-    paths = _partition_paths(log_dirs)
-    topic_config = {"cleanup.policy": "compact", **(config or {})}
+    """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` compacts; one Spark task a
+    partition.  Returns the cleaner's statistics, a row per cleaning round.
 
-    def run(chunk: Iterable[str]) -> Iterator[tuple[Any, ...]]:
-        for path in chunk:
+    A partition's config is ``config`` overlaid with ``topic_configs[topic]``, Kafka's topic config names
+    (a broker's defaults and its per-topic overrides: the log dirs do not record them); ``cleanup.policy``
+    defaults to ``compact``.  Both are checked on the driver, so a bad value fails before any task runs.
+    """
+    paths = _partition_paths(log_dirs)
+    base = {"cleanup.policy": "compact", **{k: str(v) for k, v in (config or {}).items()}}
+    overrides = {topic: {k: str(v) for k, v in c.items()} for topic, c in (topic_configs or {}).items()}
+    work = []
+    for path in paths:
+        topic_config = {**base, **overrides.get(PartitionDir.of(path).topic_partition.topic, {})}
+        LogConfig(topic_config)
+        work.append((path, topic_config))
+
+    def run(chunk: Iterable[tuple[str, dict[str, str]]]) -> Iterator[tuple[Any, ...]]:
+        for path, topic_config in chunk:
             yield from clean_partition(path, topic_config, dedupe_buffer_size, lock_timeout_s)
 
     # Run now, once: a lazy DataFrame would clean again on every action.
-    rows = spark.sparkContext.parallelize(paths, max(1, len(paths))).mapPartitions(run).collect()
+    rows = spark.sparkContext.parallelize(work, max(1, len(work))).mapPartitions(run).collect()
     return spark.createDataFrame(rows, CLEANER_STATS_SCHEMA)
