@@ -89,6 +89,14 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
     ("offset map per-key get 64k: compiled vs pure twin", "mapget-perkey/cython", "mapget-perkey/python", None),
     ("clean 263 MiB log (compiled) vs read+write file copy", "clean256/cython", "clean256/file-copy", None),
     ("clean 8.2 MiB log: compiled vs pure twin", "clean8/cython", "clean8/python", None),
+    ("Spark read 1 GiB v2, local[2]: kafkalog source vs tuple-per-record source", "spark/kafkalog/local[2]",
+     "spark/tuples/local[2]", 5.0),
+    ("Spark read 1 GiB v2, local[1]: kafkalog source vs tuple-per-record source", "spark/kafkalog/local[1]",
+     "spark/tuples/local[1]", 5.0),
+    ("Spark read 1 GiB v2, kafkalog source: local[2] vs local[1]", "spark/kafkalog/local[2]",
+     "spark/kafkalog/local[1]", None),
+    ("Spark read 1 GiB v2, tuple-per-record source: local[2] vs local[1]", "spark/tuples/local[2]",
+     "spark/tuples/local[1]", None),
 ]
 
 
