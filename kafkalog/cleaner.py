@@ -51,6 +51,7 @@ from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
 from .topic import TopicPartition
+from .transactions import AbortedTransaction, TransactionState, producer_batches
 
 __all__ = ["Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler"]
 
@@ -221,14 +222,8 @@ class Throttler:
 # Transactions, read from the log's control batches
 
 
-@dataclass(frozen=True)
-class AbortedTxn:
-    """A transaction that ended with an ABORT marker (Kafka: ``AbortedTxn``): its producer, first offset
-    and the marker's offset."""
-
-    producer_id: int
-    first_offset: int
-    last_offset: int
+#: Kafka's ``AbortedTxn``: an aborted transaction's producer, first offset and marker offset.
+AbortedTxn = AbortedTransaction
 
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:
@@ -240,69 +235,34 @@ def _control_type(batch: RecordBatch) -> ControlRecordType | None:
 
 def collect_aborted_transactions(log: Log, start: int, end: int) -> list[AbortedTxn]:
     """The aborted transactions with a marker at or after ``start`` that began before ``end``, read from
-    the log's own batches (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``)."""
-    open_txns: dict[int, int] = {}
-    aborted: list[AbortedTxn] = []
-    for segment in log.log_segments(None, end):
-        for batch in segment.log.batches():
-            if not batch.is_transactional:
-                continue
-            pid = batch.producer_id
-            if batch.is_control:
-                first = open_txns.pop(pid, None)
-                if (_control_type(batch) is ControlRecordType.ABORT and first is not None
-                        and batch.last_offset >= start and first < end):
-                    aborted.append(AbortedTxn(pid, first, batch.last_offset))
-            else:
-                open_txns.setdefault(pid, batch.base_offset)
-    aborted.sort(key=lambda txn: txn.first_offset)
-    return aborted
+    the log's batch headers (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``, which
+    also reads the later segments' indexes, as a marker may lie past ``end``)."""
+    return list(TransactionState.of(log).between(start, end).aborted)
 
 
 class ProducerFacts:
-    """What a cleaning round needs to know of producers and transactions, read once per round from the
-    batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's last batch,
-    and the aborted transactions."""
+    """What a cleaning round needs to know of producers and transactions, read once per round in one walk
+    over the batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's
+    last batch, and the aborted transactions."""
 
     def __init__(self, log: Log) -> None:
         #: producer id -> (offset of its last data batch or None, its latest epoch): Kafka's
         #: ``lastRecordsOfActiveProducers`` (lastDataOffset, producerEpoch).
         self.last_records: dict[int, tuple[int | None, int]] = {}
-        self._aborted: list[AbortedTxn] = []
-        open_txns: dict[int, int] = {}
+        batches = []
         # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
         # segments' transaction indexes too).
         for segment in log.log_segments():
-            for batch in segment.log.batches():
-                if not batch.has_producer_id:
-                    continue
-                pid = batch.producer_id
-                last_data = self.last_records.get(pid, (None, 0))[0]
-                self.last_records[pid] = (last_data if batch.is_control else batch.last_offset, batch.producer_epoch)
-                if not batch.is_transactional:
-                    continue
-                if batch.is_control:
-                    first = open_txns.pop(pid, None)
-                    if _control_type(batch) is ControlRecordType.ABORT and first is not None:
-                        self._aborted.append(AbortedTxn(pid, first, batch.last_offset))
-                else:
-                    open_txns.setdefault(pid, batch.base_offset)
-        self._aborted.sort(key=lambda txn: txn.first_offset)
+            for batch in producer_batches(segment):
+                last_data = self.last_records.get(batch.producer_id, (None, 0))[0]
+                self.last_records[batch.producer_id] = (last_data if batch.is_control else batch.last_offset,
+                                                        batch.producer_epoch)
+                batches.append(batch)
+        self.transactions = TransactionState.from_batches(batches, log.log_end_offset)
 
     def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
         """Aborted transactions whose marker is at or after ``start`` and that began before ``end``."""
-        return [txn for txn in self._aborted if txn.last_offset >= start and txn.first_offset < end]
-
-
-def last_records_of_active_producers(log: Log) -> dict[int, tuple[int, int]]:
-    """For each producer id, the last offset and epoch of its last batch in the log (what Kafka's
-    producer state says as ``lastRecordsOfActiveProducers``; read here from the batch headers)."""
-    last: dict[int, tuple[int, int]] = {}
-    for segment in log.log_segments():
-        for batch in segment.log.batches():
-            if batch.has_producer_id:
-                last[batch.producer_id] = (batch.last_offset, batch.producer_epoch)
-    return last
+        return list(self.transactions.between(start, end).aborted)
 
 
 class _AbortedTxnMetadata:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +37,10 @@ if TYPE_CHECKING:
     from .log import Log
     from .segment import LogSegment
 
-__all__ = ["AbortedTransaction", "TransactionState", "transactional_rows"]
+__all__ = ["AbortedTransaction", "ProducerBatch", "TransactionState", "producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
+_PRODUCER = struct.Struct(">qh")  # producer id, producer epoch: adjacent in a v2 batch header
 
 
 @dataclass(frozen=True, order=True)
@@ -79,19 +81,28 @@ class TransactionState:
     @classmethod
     def of(cls, log: Log) -> TransactionState:
         """Read the state of ``log`` from its segments' batch headers."""
+        batches = (batch for segment in log.log_segments()
+                   for batch in producer_batches(segment, transactional_only=True))
+        return cls.from_batches(batches, log.log_end_offset)
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int) -> TransactionState:
+        """The state from a partition's producer batches in offset order (non-transactional ones are
+        passed over): a transaction opens at its producer's first transactional data batch and ends at
+        its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset."""
         open_txns: dict[int, int] = {}
         aborted: list[AbortedTransaction] = []
-        for segment in log.log_segments():
-            for producer_id, base_offset, last_offset, is_control, control in _transactional_batches(segment):
-                if not is_control:
-                    open_txns.setdefault(producer_id, base_offset)
-                    continue
-                first = open_txns.pop(producer_id, None)
-                if control is ControlRecordType.ABORT and first is not None:
-                    aborted.append(AbortedTransaction(first, producer_id, last_offset))
-        end = log.log_end_offset
-        last_stable = min(open_txns.values(), default=end)
-        return cls(tuple(sorted(aborted)), min(last_stable, end))
+        for batch in batches:
+            if not batch.is_transactional:
+                continue
+            if not batch.is_control:
+                open_txns.setdefault(batch.producer_id, batch.base_offset)
+                continue
+            first = open_txns.pop(batch.producer_id, None)
+            if batch.control is ControlRecordType.ABORT and first is not None:
+                aborted.append(AbortedTransaction(first, batch.producer_id, batch.last_offset))
+        last_stable = min(open_txns.values(), default=log_end_offset)
+        return cls(tuple(sorted(aborted)), min(last_stable, log_end_offset))
 
     def between(self, start: int, end: int) -> TransactionState:
         """The state restricted to transactions that overlap ``[start, end)``: what a reader of that range
@@ -125,24 +136,41 @@ class TransactionState:
         return result
 
 
-def _transactional_batches(segment: LogSegment) -> list[tuple[int, int, int, bool, ControlRecordType | None]]:
-    """``(producer id, base offset, last offset, is control, control type)`` of each transactional batch
-    of ``segment``, in order."""
-    rows = transactional_rows(segment.log.scan(check_crc=False, stop_on_invalid=False).batches)
+@dataclass(frozen=True)
+class ProducerBatch:
+    """The producer fields of one v2 batch that has a producer id (idempotent or transactional), and
+    for a control batch the type of its marker (``UNKNOWN`` when the marker does not parse)."""
+
+    producer_id: int
+    producer_epoch: int
+    base_offset: int
+    last_offset: int
+    is_transactional: bool
+    is_control: bool
+    control: ControlRecordType | None = None
+
+
+def producer_batches(segment: LogSegment, transactional_only: bool = False) -> list[ProducerBatch]:
+    """The batches of ``segment`` that have a producer id, in order, from a header scan: only the
+    producer fields of each v2 batch are read (a control batch is read whole, for its marker), so a
+    segment of old formats, or with ``transactional_only`` one without transactions, costs the scan
+    alone."""
+    rows = segment.log.scan(check_crc=False, stop_on_invalid=False).batches
+    rows = transactional_rows(rows) if transactional_only else rows[rows["magic"] == MAGIC_V2]
     found = []
     channel = segment.log.channel
     for row in rows:
-        position, size = int(row["position"]), int(row["size"])
-        is_control = bool(int(row["attributes"]) & CONTROL_FLAG_MASK)
+        position, size, attributes = int(row["position"]), int(row["size"]), int(row["attributes"])
+        producer_id, producer_epoch = _PRODUCER.unpack(channel.pread(position + PRODUCER_ID_OFFSET, _PRODUCER.size))
+        if producer_id < 0:
+            continue
         control = None
+        is_control = bool(attributes & CONTROL_FLAG_MASK)
         if is_control:
-            batch = DefaultRecordBatch(channel.pread(position, size), 0, size)
             try:
-                control = batch.control_type()
+                control = DefaultRecordBatch(channel.pread(position, size), 0, size).control_type()
             except KafkaLogError:
                 control = ControlRecordType.UNKNOWN
-            producer_id = batch.producer_id
-        else:
-            (producer_id,) = _PRODUCER_ID.unpack(channel.pread(position + PRODUCER_ID_OFFSET, 8))
-        found.append((producer_id, int(row["base_offset"]), int(row["last_offset"]), is_control, control))
+        found.append(ProducerBatch(producer_id, producer_epoch, int(row["base_offset"]), int(row["last_offset"]),
+                                   bool(attributes & TRANSACTIONAL_FLAG_MASK), is_control, control))
     return found
