@@ -20,10 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import TextIO
 
 from . import implementation
@@ -31,6 +27,7 @@ from .cleaner_config import CleanerConfig
 from .cli.console import Console
 from .cli.dump import DumpLogSegments, DumpOptions
 from .config import LogConfig
+from .fsutil import work_directory
 from .log import Log
 from .manager import LogManager
 from .record import MemoryRecords
@@ -62,16 +59,6 @@ def _show(value: bytes | None) -> str:
     return "null" if value is None else value.decode("utf-8", errors="replace")
 
 
-@contextmanager
-def _directory(path: str | None) -> Iterator[Path]:
-    if path is not None:
-        Path(path).mkdir(parents=True, exist_ok=True)
-        yield Path(path)
-        return
-    with tempfile.TemporaryDirectory(prefix="kafkalog-demo-") as tmp:
-        yield Path(tmp)
-
-
 def _append_formats(say: _Narrator, log: Log) -> None:
     leo = log.log_end_offset
     # A follower's append keeps each batch as written, so old formats can sit beside new ones.
@@ -99,7 +86,7 @@ def _append_formats(say: _Narrator, log: Log) -> None:
 def run(directory: str | None = None, out: TextIO = sys.stdout) -> int:
     say = _Narrator(out)
     out.write(f"kafkalog tour ({implementation()} kernels)\n")
-    with _directory(directory) as root:
+    with work_directory(directory, "kafkalog-demo-") as root:
         log_dir = root / "kafka-logs"
         config = LogConfig({"segment.bytes": 1024, "index.interval.bytes": 256, "retention.ms": -1})
         compacted = LogConfig({"segment.bytes": 1024, "cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01})

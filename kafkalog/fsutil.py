@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import BinaryIO
 from .checkpoint import LOCK_FILE
 from .errors import KafkaStorageError
 
-__all__ = ["DirLock", "fsync_dir", "interrupts_deferred", "raise_open_file_limit"]
+__all__ = ["DirLock", "fsync_dir", "interrupts_deferred", "raise_open_file_limit", "work_directory"]
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -112,3 +113,15 @@ def interrupts_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if received:
         raise KeyboardInterrupt
+
+
+@contextmanager
+def work_directory(path: str | os.PathLike[str] | None, prefix: str) -> Iterator[Path]:
+    """``path``, made if missing and kept afterwards; or, for ``None``, a new temporary directory named
+    ``prefix...`` that is removed with everything in it on exit (the demos' ``--dir``)."""
+    if path is not None:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)

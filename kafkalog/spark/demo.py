@@ -21,15 +21,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import implementation
+from ..fsutil import work_directory
 from ..workload import TOPICS, WorkloadResult, topic_configs, write_workload
 
 if TYPE_CHECKING:
@@ -80,16 +79,6 @@ def _table(out: TextIO, header: Sequence[str], rows: Sequence[Sequence[Any]]) ->
             out.write("   " + "  ".join("-" * w for w in widths) + "\n")
 
 
-@contextmanager
-def _directory(path: str | None) -> Iterator[Path]:
-    if path is not None:
-        Path(path).mkdir(parents=True, exist_ok=True)
-        yield Path(path)
-        return
-    with tempfile.TemporaryDirectory(prefix="kafkalog-spark-demo-") as tmp:
-        yield Path(tmp)
-
-
 def _per_topic_sizes(spark: SparkSession, log_dirs: list[str]) -> dict[str, tuple[int, int, int]]:
     from pyspark.sql import functions as F
 
@@ -125,7 +114,7 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
         spark.sparkContext.setLogLevel("ERROR")
     cores = spark.sparkContext.defaultParallelism
     try:
-        with _directory(directory) as root:
+        with work_directory(directory, "kafkalog-spark-demo-") as root:
             log_dirs = [str(root / "kafka-logs-1"), str(root / "kafka-logs-2")]
             compacted = [t.name for t in TOPICS if t.compacted]
             kept = [t.name for t in TOPICS if not t.compacted]
