@@ -1,7 +1,7 @@
 """Log: a partition's append-only sequence of segments.
 
 Port of ``kafka/log/Log.scala`` (Kafka 0.10.1.1), with the modern behaviour of ``UnifiedLog.scala``,
-``LocalLog.scala`` and ``LogLoader.java`` (3.8.0) where the spec marks it (§3.10-3.18): loading with
+``LocalLog.scala`` and ``LogLoader.scala`` (3.8.0) where the spec marks it (§3.10-3.18): loading with
 swap-file completion and index checks, recovery from the checkpointed recovery point, log start offset,
 retention bounded by the high watermark and never taking the last segment, asynchronous deletion,
 roll of an empty active segment, truncation, and the ``.cleaned`` -> ``.swap`` -> live swap protocol.
@@ -458,6 +458,20 @@ class Log:
         self.segments.add(segment)
         return segment
 
+    def _create_and_delete_segment(self, new_offset: int, old: LogSegment) -> LogSegment:
+        """Add a new empty segment at ``new_offset``, then delete ``old`` (Kafka 3.x:
+        ``LocalLog.createAndDeleteSegment``).  When both have the same base offset the old files are renamed
+        ``.deleted`` first, so the new ones can take their names; the map entry is then replaced in place."""
+        if new_offset == old.base_offset:
+            old.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        segment = self._add_new_segment(new_offset)
+        if new_offset != old.base_offset:
+            self.segments.remove(old.base_offset)
+        if not old.has_suffix(DELETED_FILE_SUFFIX):
+            old.change_file_suffixes("", DELETED_FILE_SUFFIX)
+        self._schedule_deletion([old])
+        return segment
+
     # -- what the log holds -------------------------------------------------------------------------
 
     @property
@@ -733,7 +747,7 @@ class Log:
 
         ``max_offset`` (exclusive) bounds what may be returned, as a fetch bounded by the high watermark
         is; by default the log end offset.  An offset below the log start offset or past the log end
-        offset is an :class:`OffsetOutOfRangeError`; an offset equal to the bound returns no records.
+        offset is an :class:`~kafkalog.errors.OffsetOutOfRangeError`; an offset equal to the bound returns no records.
         """
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
@@ -838,12 +852,21 @@ class Log:
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int) -> None:
-        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``)."""
+        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``).
+
+        In Kafka 3.x's order (``LocalLog.truncateFullyAndStartAt``): all segments but the last go, then the
+        new segment is added before the last old one leaves, so the log is never without an active segment
+        (0.10.1 deleted them all first).
+        """
         with self._lock:
             self._check_writable("truncate")
             logger.debug("Truncate and start at offset %d", new_offset)
-            self._remove_and_delete_segments(self.segments.values(), async_delete=True)
-            self._add_new_segment(new_offset)
+            old = self.segments.values()
+            if old:
+                self._remove_and_delete_segments(old[:-1], async_delete=True)
+                self._create_and_delete_segment(new_offset, old[-1])
+            else:
+                self._add_new_segment(new_offset)
             self._update_log_end_offset(new_offset)
             self.recovery_point = new_offset
             self._log_start_offset = new_offset
@@ -942,10 +965,13 @@ class Log:
                                    to_delete[-1].base_offset, reason)
                     to_delete = to_delete[:-1]
             logger.info("Deleting segments due to %s: %s", reason, to_delete)
-            self._remove_and_delete_segments(to_delete, async_delete=True)
-            first = self.segments.first_segment_base_offset()
-            if first is not None:
-                self.maybe_increment_log_start_offset(first)
+            if to_delete:
+                # Kafka 3.x moves the log start offset first, so a reader never finds the segments gone
+                # while the start offset still points into them.
+                following = self.segments.higher_segment(to_delete[-1].base_offset)
+                if following is not None:
+                    self.maybe_increment_log_start_offset(following.base_offset)
+                self._remove_and_delete_segments(to_delete, async_delete=True)
             return count
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
@@ -1025,6 +1051,7 @@ class Log:
         2. the old ones leave the map (unless a new one took their base) and are renamed ``.deleted`` and
            deleted in the background;
         3. the ``.swap`` suffix is dropped and the directory fsynced.
+
         Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`); a Ctrl-C during the
         swap is held until it is done.
         """

@@ -42,6 +42,7 @@ from .fsutil import DirLock, fsync_dir, raise_open_file_limit
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .topic import (
+    CLUSTER_METADATA_TOPIC_NAME,
     InvalidPartitionDirError,
     TopicPartition,
     log_delete_dir_name,
@@ -57,6 +58,8 @@ logger = logging.getLogger(__name__)
 INITIAL_TASK_DELAY_MS = 30 * 1000
 #: Suffix of a partition directory renamed for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
+#: The directory tiered storage keeps its index cache in, in a log dir (Kafka: ``RemoteIndexCache.DIR_NAME``).
+REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
 
 
 class LogManager:
@@ -181,12 +184,15 @@ class LogManager:
             log_start_offsets = self._read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
             partition_dirs = []
             for entry in sorted(d.iterdir()):
-                if not entry.is_dir():
+                if not entry.is_dir() or entry.name == REMOTE_INDEX_CACHE_DIR:
                     continue
                 try:
                     tp = parse_topic_partition_name(entry.name)
                 except InvalidPartitionDirError as e:
                     logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
+                    continue
+                if tp.topic == CLUSTER_METADATA_TOPIC_NAME:
+                    # Kafka 3.x: the KRaft metadata log belongs to the Raft layer, never to the LogManager.
                     continue
                 partition_dirs.append((entry, tp))
             with concurrent.futures.ThreadPoolExecutor(self.recovery_threads_per_data_dir,
@@ -307,27 +313,42 @@ class LogManager:
         self.shutdown()
 
     def cleanup_logs(self) -> int:
-        """Apply retention to every log whose policy includes ``delete`` (Kafka: ``cleanupLogs``); compacted
-        logs get theirs from the cleaner.  Returns the number of segments deleted."""
+        """Apply retention (Kafka: ``cleanupLogs``); returns the number of segments deleted.
+
+        With a cleaner, as in Kafka 3.8: the compacted logs (``compact,delete`` included) get their retention
+        from the cleaner threads, after cleaning; the others are paused for the cleaner while retention works
+        on them (should their policy turn to ``compact`` meanwhile) and resumed after.  Without a cleaner,
+        kafkalog applies retention to every log whose policy includes ``delete``: Kafka's filter (not
+        compacted) would leave a ``compact,delete`` log without any retention, which no broker shows, since a
+        broker's cleaner would apply it.
+        """
         total = 0
         start = self.time.milliseconds()
-        for tp, log in list(self._logs.items()):
-            if not log.config.delete:
-                continue
-            try:
-                total += log.delete_old_segments()
-            except KafkaLogError as e:
-                logger.error("Retention of %s failed: %s", tp, e)
+        if self.cleaner is not None:
+            deletable = self.cleaner.cleaner_manager.pause_cleaning_for_non_compacted_partitions()
+        else:
+            deletable = [(tp, log) for tp, log in list(self._logs.items()) if log.config.delete]
+        try:
+            for tp, log in deletable:
+                try:
+                    total += log.delete_old_segments()
+                except KafkaLogError as e:
+                    logger.error("Retention of %s failed: %s", tp, e)
+        finally:
+            if self.cleaner is not None:
+                self.cleaner.resume_cleaning([tp for tp, _log in deletable])
         logger.debug("Log cleanup completed. %d files deleted in %d ms", total,
                      self.time.milliseconds() - start)
         return total
 
     def cleanup_expired_segments(self, log: Log) -> int:
-        """Kafka 0.10.1: ``cleanupExpiredSegments`` (time retention of one log)."""
+        """Time retention of one log (Kafka 0.10.0: ``cleanupExpiredSegments``; from 0.10.1 a part of
+        ``Log.deleteOldSegments``)."""
         return log.delete_retention_ms_breached_segments()
 
     def cleanup_segments_to_maintain_size(self, log: Log) -> int:
-        """Kafka 0.10.1: ``cleanupSegmentsToMaintainSize`` (size retention of one log)."""
+        """Size retention of one log (Kafka 0.10.0: ``cleanupSegmentsToMaintainSize``; from 0.10.1 a part of
+        ``Log.deleteOldSegments``)."""
         return log.delete_retention_size_breached_segments()
 
     def flush_dirty_logs(self) -> None:

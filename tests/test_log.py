@@ -838,3 +838,41 @@ def test_degenerate_segment_split(create_log: LogFactory, log_dir: Path, segment
     assert log.active_segment.base_offset == batches[0][0]
     assert all_records(log) == before
     assert first_overflow_segment(log) is None
+
+
+def test_a_reader_never_finds_the_log_without_an_active_segment_or_with_a_stale_start(
+        create_log: LogFactory, mock_time: MockTime) -> None:
+    """Kafka 3.x's orders: ``truncateFullyAndStartAt`` adds the new segment before the last old one leaves
+    (``createAndDeleteSegment``), and ``deleteSegments`` moves the log start offset before the segments leave
+    the map.  Checked at every removal from the segment map, as a concurrent reader would see it."""
+    log = create_log(config(segment_bytes=300, retention_ms=60_000))
+    now = mock_time.milliseconds()
+    for i in range(40):
+        # the first records are older than retention.ms: their segments are deleted by time
+        log.append_as_leader(singleton(f"value {i}".encode(), timestamp=now - 120_000 if i < 12 else now),
+                             leader_epoch=0)
+    assert log.number_of_segments > 3
+    seen: list[tuple[int, int, int]] = []
+    remove = log.segments.remove
+
+    def watching(base_offset: int) -> None:
+        seen.append((base_offset, len(log.segments), log.log_start_offset))
+        remove(base_offset)
+
+    log.segments.remove = watching  # type: ignore[method-assign]
+    log.high_watermark = log.log_end_offset
+    deleted = log.delete_old_segments()
+    assert deleted >= 1 and log.log_start_offset > 0
+    # at every removal the start offset had already moved past the removed segments
+    assert len(seen) == deleted and all(start == log.log_start_offset for _base, _count, start in seen)
+    seen.clear()
+    log.truncate_fully_and_start_at(100)
+    assert seen and all(count >= 2 for _base, count, _start in seen)  # one always stays after the removal
+    assert [s.base_offset for s in log.log_segments()] == [100] and log.log_end_offset == 100
+    # the same base offset: the old files become .deleted before the new ones take their names
+    log.append_as_leader(singleton(b"again", timestamp=mock_time.milliseconds()), leader_epoch=0)
+    log.truncate_fully_and_start_at(100)
+    assert [s.base_offset for s in log.log_segments()] == [100] and log.log_end_offset == 100
+    assert log.active_segment.size() == 0 and log.dir.joinpath(f"{100:020d}.log.deleted").exists()
+    mock_time.sleep(log.config.file_delete_delay_ms + 1)
+    assert sorted(p.name for p in log.dir.glob("*.deleted")) == []

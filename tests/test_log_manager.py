@@ -923,3 +923,63 @@ def test_offset_out_of_range_on_read(make_manager: ManagerFactory, populated: An
     on_disk = [r.as_tuple() for path in sorted((manager.log_dirs[0] / "plain-0").glob("*.log"))
                for r in MemoryRecords(path.read_bytes()).records()]
     assert on_disk == expected_after[TopicPartition("plain", 0)]
+
+
+def test_the_kraft_metadata_log_and_the_remote_index_cache_are_not_loaded(make_manager: ManagerFactory,
+                                                                          log_dir: Path) -> None:
+    """Kafka 3.8's ``loadLogs`` skips ``__cluster_metadata-0`` (the Raft layer owns it) and tiered storage's
+    ``remote-log-index-cache``: neither becomes a log, gets files, or enters a checkpoint."""
+    metadata = log_dir / "__cluster_metadata-0"
+    metadata.mkdir(parents=True)
+    (log_dir / "remote-log-index-cache").mkdir()
+    manager = make_manager()
+    log = manager.get_or_create_log(TopicPartition(NAME, 0))
+    append_many(log, 3)
+    assert [tp for tp in manager.logs_by_topic_partition()] == [TopicPartition(NAME, 0)]
+    manager.shutdown()
+    assert list(metadata.iterdir()) == [] and list((log_dir / "remote-log-index-cache").iterdir()) == []
+    assert read_checkpoint(log_dir / RECOVERY_POINT_FILE) == {TopicPartition(NAME, 0): 3}
+
+
+def test_retention_with_a_cleaner_pauses_the_deletable_logs_and_leaves_compacted_ones_to_it(
+        make_manager: ManagerFactory, mock_time: MockTime) -> None:
+    """Kafka 3.8's ``cleanupLogs`` with a cleaner: ``pauseCleaningForNonCompactedPartitions`` gives the logs
+    retention works on (not the compacted ones, ``compact,delete`` included: the cleaner threads apply
+    theirs), paused for the cleaner while it runs and resumed after."""
+    from kafkalog.cleaner_config import CleanerConfig
+    from kafkalog.cleaner_manager import LogCleaningPaused
+
+    topics = {"plain": {"cleanup.policy": "delete"}, "both": {"cleanup.policy": "compact,delete"}}
+    manager = LogManager(make_manager().log_dirs[0].parent / "with-cleaner", LOG_CONFIG, topics,
+                         CleanerConfig.from_enable(True), scheduler=mock_time.scheduler, time=mock_time)
+    try:
+        logs = {topic: manager.get_or_create_log(TopicPartition(topic, 0)) for topic in topics}
+        for log in logs.values():
+            for i in range(30):
+                log.append_as_leader(singleton(b"x" * 100, f"k{i}".encode()), leader_epoch=0)
+            log.high_watermark = log.log_end_offset
+            for segment in log.log_segments():
+                segment.set_last_modified(mock_time.milliseconds())
+            assert log.number_of_segments > 1
+        assert manager.cleaner is not None
+        states = []
+        real = Log.delete_old_segments
+
+        def observing(log: Log) -> int:
+            states.append((log.topic_partition.topic,
+                           manager.cleaner.cleaner_manager.cleaning_state(log.topic_partition)))
+            return real(log)
+
+        mock_time.sleep(MAX_LOG_AGE_MS + 1)
+        Log.delete_old_segments = observing  # type: ignore[method-assign]
+        try:
+            deleted = manager.cleanup_logs()
+        finally:
+            Log.delete_old_segments = real  # type: ignore[method-assign]
+        assert deleted > 0
+        assert [topic for topic, _state in states] == ["plain"]
+        assert isinstance(states[0][1], LogCleaningPaused)
+        assert manager.cleaner.cleaner_manager.cleaning_state(TopicPartition("plain", 0)) is None  # resumed
+        assert logs["both"].log_start_offset == 0  # left to the cleaner threads
+    finally:
+        manager.shutdown()
