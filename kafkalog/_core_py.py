@@ -252,8 +252,8 @@ def search_for_offset(
 ) -> tuple[int, int, int, int, int]:
     """The first entry in ``buf[start:end]`` whose last offset is >= ``target_offset``.
 
-    Kafka: ``FileRecords.searchForOffsetWithSize`` (modern; 0.10.1's ``FileMessageSet.searchFor`` compared
-    the shallow offset, which for a v2 batch is its base: modern Kafka matches on the last offset so a
+    Kafka: ``FileRecords.searchForOffsetWithSize`` (modern; 0.10.1's ``FileMessageSet.searchForOffsetWithSize``
+    compared the shallow offset, which for a v2 batch is its base: modern Kafka matches on the last offset so a
     target inside a batch finds that batch).  Returns ``(position, size, last_offset, stop_position,
     stop_reason)``; ``position`` is -1 when no entry qualifies, and then ``stop_position`` and
     ``stop_reason`` (a :class:`ScanStop`) say where and why the walk ended.  Only the framing is read;

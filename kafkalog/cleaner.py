@@ -53,7 +53,8 @@ from .segment import LogSegment
 from .topic import TopicPartition
 from .transactions import AbortedTransaction, TransactionState, producer_batches
 
-__all__ = ["Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler"]
+__all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler",
+           "collect_aborted_transactions"]
 
 logger = logging.getLogger("kafkalog.cleaner")
 

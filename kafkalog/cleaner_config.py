@@ -45,6 +45,7 @@ Where this departs from Kafka, on purpose (all are values Kafka accepts and then
 * NaN is refused for both doubles;
 * ``hash_algorithm`` (0.10.1.1's field; 3.8.0 always uses MD5) must name a digest Java's ``MessageDigest``
   and Python's ``hashlib`` both have.
+
 Whether the per-thread offset map holds at least one entry depends on the hash size and is checked by the
 cleaner itself, as in Kafka (``Cleaner``'s ``require``).
 """

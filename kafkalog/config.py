@@ -12,41 +12,41 @@ values or as the strings Kafka reads from a properties file (``"1073741824"``, `
 ``"delete,compact"``).  Values are parsed and checked exactly as Kafka's ``ConfigDef`` does, and anything
 Kafka would refuse raises :class:`ConfigError` naming the property and the value.
 
-=====================================  ==================  ==========================  ======================
-property                               default             valid                       attribute
-=====================================  ==================  ==========================  ======================
-segment.bytes                          1073741824 (1 GiB)  int32 >= 14                 segment_size
-segment.ms                             604800000 (7 d)     int64 >= 1                  segment_ms
-segment.jitter.ms                      0                   int64 >= 0                  segment_jitter_ms
-segment.index.bytes                    10485760 (10 MiB)   int32 >= 4                  max_index_size
-flush.messages                         2**63 - 1           int64 >= 1                  flush_interval
-flush.ms                               2**63 - 1           int64 >= 0                  flush_ms
-retention.bytes                        -1 (unlimited)      int64                       retention_size
-retention.ms                           604800000 (7 d)     int64 >= -1 (-1 unlimited)  retention_ms
-max.message.bytes                      1048588 (1 MiB+12)  int32 >= 0                  max_message_size
-index.interval.bytes                   4096                int32 >= 0                  index_interval
-delete.retention.ms                    86400000 (1 d)      int64 >= 0                  delete_retention_ms
-min.compaction.lag.ms                  0                   int64 >= 0                  compaction_lag_ms
-max.compaction.lag.ms                  2**63 - 1           int64 >= 1                  max_compaction_lag_ms
-file.delete.delay.ms                   60000               int64 >= 0                  file_delete_delay_ms
-min.cleanable.dirty.ratio              0.5                 double in [0, 1]            min_cleanable_ratio
-cleanup.policy                         delete              list of compact, delete     cleanup_policy,
-                                                                                       compact, delete
-unclean.leader.election.enable         false               boolean                     unclean_leader_...
-min.insync.replicas                    1                   int32 >= 1                  min_in_sync_replicas
-compression.type                       producer            uncompressed, zstd, lz4,    compression_type
-                                                           snappy, gzip, producer
-compression.gzip.level                 -1                  1..9 or -1                  compression_gzip_level
-compression.lz4.level                  9                   1..17                       compression_lz4_level
-compression.zstd.level                 3                   -131072..22                 compression_zstd_level
-preallocate                            false               boolean                     preallocate
-message.format.version                 3.0-IV1             a Kafka version             message_format_version
-message.timestamp.type                 CreateTime          CreateTime, LogAppendTime   message_timestamp_type
-message.timestamp.difference.max.ms    2**63 - 1           int64 >= 0                  message_timestamp_...
-message.timestamp.before.max.ms        2**63 - 1           int64 >= 0                  message_timestamp_...
-message.timestamp.after.max.ms         2**63 - 1           int64 >= 0                  message_timestamp_...
-message.downconversion.enable          true                boolean                     message_down_...
-=====================================  ==================  ==========================  ======================
+===================================  ==================  ==========================  ===================================
+property                             default             valid                       attribute
+===================================  ==================  ==========================  ===================================
+segment.bytes                        1073741824 (1 GiB)  int32 >= 14                 segment_size
+segment.ms                           604800000 (7 d)     int64 >= 1                  segment_ms
+segment.jitter.ms                    0                   int64 >= 0                  segment_jitter_ms
+segment.index.bytes                  10485760 (10 MiB)   int32 >= 4                  max_index_size
+flush.messages                       2**63 - 1           int64 >= 1                  flush_interval
+flush.ms                             2**63 - 1           int64 >= 0                  flush_ms
+retention.bytes                      -1 (unlimited)      int64                       retention_size
+retention.ms                         604800000 (7 d)     int64 >= -1 (-1 unlimited)  retention_ms
+max.message.bytes                    1048588 (1 MiB+12)  int32 >= 0                  max_message_size
+index.interval.bytes                 4096                int32 >= 0                  index_interval
+delete.retention.ms                  86400000 (1 d)      int64 >= 0                  delete_retention_ms
+min.compaction.lag.ms                0                   int64 >= 0                  compaction_lag_ms
+max.compaction.lag.ms                2**63 - 1           int64 >= 1                  max_compaction_lag_ms
+file.delete.delay.ms                 60000               int64 >= 0                  file_delete_delay_ms
+min.cleanable.dirty.ratio            0.5                 double in [0, 1]            min_cleanable_ratio
+cleanup.policy                       delete              list of compact, delete     cleanup_policy,
+                                                                                     compact, delete
+unclean.leader.election.enable       false               boolean                     unclean_leader_election_enable
+min.insync.replicas                  1                   int32 >= 1                  min_in_sync_replicas
+compression.type                     producer            uncompressed, zstd, lz4,    compression_type
+                                                         snappy, gzip, producer
+compression.gzip.level               -1                  1..9 or -1                  compression_gzip_level
+compression.lz4.level                9                   1..17                       compression_lz4_level
+compression.zstd.level               3                   -131072..22                 compression_zstd_level
+preallocate                          false               boolean                     preallocate
+message.format.version               3.0-IV1             a Kafka version             message_format_version
+message.timestamp.type               CreateTime          CreateTime, LogAppendTime   message_timestamp_type
+message.timestamp.difference.max.ms  2**63 - 1           int64 >= 0                  message_timestamp_difference_max_ms
+message.timestamp.before.max.ms      2**63 - 1           int64 >= 0                  message_timestamp_before_max_ms
+message.timestamp.after.max.ms       2**63 - 1           int64 >= 0                  message_timestamp_after_max_ms
+message.downconversion.enable        true                boolean                     message_down_conversion_enable
+===================================  ==================  ==========================  ===================================
 
 :data:`PROPERTY_ATTRIBUTES` maps every property to its attribute and :data:`SERVER_CONFIG_SYNONYMS` to the
 broker property that supplies its default (``log.segment.bytes``, ``log.roll.ms``, ...).

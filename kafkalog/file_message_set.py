@@ -462,8 +462,10 @@ class FileMessageSet:
 
     def search_for(self, target_offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The first batch at or after ``starting_position`` whose last offset is >= ``target_offset``:
-        its ``(last offset, position, size)``, or ``None`` (Kafka: ``searchForOffsetWithSize``; 0.10.1's
-        ``searchFor`` compared the first offset).  Positions are file positions.
+        its ``(last offset, position, size)``, or ``None`` (Kafka: ``searchForOffsetWithSize``, 0.10.1's name;
+        0.10.0's ``searchFor``.  Both compared the frame's offset, which for a v2 batch is its base offset;
+        3.x compares the last offset, as here, so a target inside a batch finds that batch).  Positions are
+        file positions.
         """
         start = self.start + starting_position
         end = self.end

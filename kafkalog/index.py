@@ -730,7 +730,8 @@ def _check_index_file(path: Path, entry_size: int, base_offset: int, time_index:
 
 
 class LazyIndex:
-    """An index that is opened at first use (Kafka 2.x+: ``LazyIndex``).
+    """An index that is opened at first use (Kafka: ``LazyIndex``; lazy index loading arrived in 2.3, the
+    ``LazyIndex`` class in 2.4).
 
     A log of thousands of segments opens without mapping thousands of files: only the segments that
     are read or written map their indexes.  Renaming and deleting an index that was never opened work

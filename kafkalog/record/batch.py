@@ -66,6 +66,7 @@ __all__ = [
     "RecordColumns",
     "RecordInput",
     "build_default_batch",
+    "encode_default_batch",
     "increment_sequence",
     "normalize_records",
 ]

@@ -129,7 +129,7 @@ def to_arrow(columns: RecordColumns, hidden_batches: npt.NDArray[np.bool_] | Non
     """The records of ``columns`` with offsets in ``[start_offset, end_offset)``, less those of the batches
     ``hidden_batches`` marks (one flag per row of ``columns.batches``), as one Arrow record batch;
     ``None`` when no record is left.  ``columns`` must come from
-    :meth:`~kafkalog.record.MemoryRecords.record_columns`, which gives the batch rows."""
+    :meth:`~kafkalog.record.memory.MemoryRecords.record_columns`, which gives the batch rows."""
     import pyarrow as pa
 
     records = columns.records
