@@ -14,8 +14,11 @@ measurements, never assertions: a ratio below its target is reported, not failed
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -177,9 +180,46 @@ def measured_ratios(results: dict[str, Timing]) -> list[dict[str, Any]]:
     return out
 
 
+def machine_description() -> dict[str, Any]:
+    """What the report says of the machine: CPU model, cores, memory, load, kernels and library versions."""
+    from importlib import metadata
+
+    described: dict[str, Any] = {"cpu_count": os.cpu_count(), "kernels": _impl.implementation()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                described["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                described["memory_gib"] = int(line.split()[1]) / (1 << 20)
+                break
+    except OSError:
+        pass  # not Linux: the report says less
+    with contextlib.suppress(OSError):  # no load average on this system
+        described["load_average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    versions = {}
+    for name in ("numpy", "pytest-benchmark", "crcmod", "aiokafka", "kafka-python", "pyspark", "pyarrow"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    described["versions"] = versions
+    return described
+
+
+_MACHINE = pytest.StashKey[dict[str, Any]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Described before the first benchmark, so the load average is the one the run started under.
+    config.stash[_MACHINE] = machine_description()
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_json: dict[str, Any]) -> None:
     output_json["kafkalog_ratios"] = measured_ratios(config.stash.get(_RESULTS, {}))
+    output_json["kafkalog_machine"] = config.stash.get(_MACHINE, {})
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

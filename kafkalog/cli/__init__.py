@@ -8,6 +8,7 @@ Subcommands, one module each, each a small function from parsed arguments to an 
 - ``clean``    compact a partition dir once, or until nothing is left to clean
 - ``stats``    per-partition statistics as a table, JSON or CSV
 - ``demo``     a narrated tour of the log layer on a fresh directory
+- ``bench``    run the benchmark suite and write the report (:mod:`kafkalog.cli.bench`)
 
 Exit status, for every subcommand: 0 success; 1 the command ran and found problems (corruption,
 mismatches, a failed check); 2 bad usage or input it could not read (a missing file, a directory that
@@ -29,7 +30,7 @@ from ..errors import KafkaLogError
 from .console import Console
 
 #: The subcommand modules, in the order ``--help`` lists them; each has ``add_parser`` and ``run``.
-SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "demo")
+SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "demo", "bench")
 
 __all__ = ["SUBCOMMANDS", "EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
