@@ -2,7 +2,8 @@
 #
 #   make demo    build everything into .venv and run the main job (kafkalog.spark.demo, on an embedded
 #                Spark; needs Java 17): DEMO_ARGS="--records 100000 --master local[2]" to change it
-#   make test    build everything into .venv, then lint, type-check and run the whole test suite
+#   make test    build everything into .venv, then lint, type-check, run the whole test suite and build
+#                the docs (their examples run as doctests)
 #
 # Each target sets up what it needs; nothing has to be installed by hand first but Python 3.11+.
 
@@ -12,7 +13,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
-.PHONY: all demo tour test lint typecheck stubtest pytest bench build clean
+.PHONY: all demo tour test lint typecheck stubtest pytest docs bench build clean
 
 all: test
 
@@ -38,7 +39,7 @@ tour: $(STAMP)
 	$(PY) -m kafkalog demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check kafkalog tests bench
+	$(PY) -m ruff check kafkalog tests bench docs
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx
 
 typecheck: $(STAMP)
@@ -50,10 +51,21 @@ stubtest: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest
 
-test: lint typecheck stubtest pytest
+# The reference: HTML, then every example in it run by the doctest builder; warnings (nitpicky
+# cross-references included) are errors.  Output in docs/_build/html.
+DOCS_FLAGS := -n -W --keep-going -q
+
+docs: $(STAMP)
+	$(PY) -m sphinx $(DOCS_FLAGS) -b html docs docs/_build/html
+	$(PY) -m sphinx $(DOCS_FLAGS) -b doctest docs docs/_build/doctest
+
+test: lint typecheck stubtest pytest docs
+
+# Every benchmark, then bench/report/ (report.md and charts); BENCH_ARGS="--quick" for the one-minute run.
+BENCH_ARGS ?=
 
 bench: $(STAMP)
-	$(PY) -m pytest bench --benchmark-only -p no:cacheprovider
+	$(PY) -m kafkalog bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info kafkalog/_core.c kafkalog/_core.html kafkalog/*.so
+	rm -rf $(VENV) build dist *.egg-info kafkalog/_core.c kafkalog/_core.html kafkalog/*.so docs/_build docs/_generated
