@@ -4,7 +4,15 @@ A port of Kafka's ``kafka.log`` package (Log, LogSegment, OffsetIndex, TimeIndex
 LogCleaner, LogManager) and of its message formats, reading and writing the bytes a broker does.
 The loops that touch every byte are compiled (``kafkalog._core``) and also written in plain Python
 (``kafkalog._core_py``); :func:`implementation` says which twin is live.
+
+The classes users touch are here: ``kafkalog.Log``, ``kafkalog.LogManager``, ``kafkalog.LogCleaner``,
+``kafkalog.LogConfig``, ``kafkalog.CleanerConfig``, ``kafkalog.LogSegment``, ``kafkalog.TopicPartition``
+and the record builders and readers.  The storage classes are imported on first use, so ``import
+kafkalog`` stays light.
 """
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from ._impl import implementation
 from .errors import (
@@ -24,19 +32,49 @@ from .record import (
     TimestampType,
 )
 
+if TYPE_CHECKING:
+    from .cleaner import LogCleaner
+    from .cleaner_config import CleanerConfig
+    from .config import LogConfig
+    from .log import Log
+    from .manager import LogManager
+    from .segment import LogSegment
+    from .topic import TopicPartition
+
 __version__ = "0.1.0.dev0"
 
+#: The names loaded on first use, and their modules.
+_LAZY = {"Log": ".log", "LogManager": ".manager", "LogCleaner": ".cleaner", "LogConfig": ".config",
+         "CleanerConfig": ".cleaner_config", "LogSegment": ".segment", "TopicPartition": ".topic"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
+    "CleanerConfig",
     "CompressionType",
     "ControlRecordType",
     "CorruptRecordError",
     "EndTransactionMarker",
     "InvalidRecordError",
     "KafkaLogError",
+    "Log",
+    "LogCleaner",
+    "LogConfig",
+    "LogManager",
+    "LogSegment",
     "MemoryRecords",
     "Record",
     "RecordTooLargeError",
     "TimestampType",
+    "TopicPartition",
     "UnsupportedCompressionError",
     "UnsupportedMagicError",
     "__version__",

@@ -12,9 +12,11 @@ What differs from Kafka's test, and why:
   holds three files per segment (``.log``, ``.index``, ``.timeindex``) where Kafka counts four plus one;
 * ``cleanup.policy=compact,delete``: Kafka 3.8's ``LogManager.cleanupLogs`` skips every compacted log and
   the cleaner threads run ``deleteOldSegments`` on them after each pass, which for ``compact,delete`` applies
-  time and size retention (``UnifiedLog.deleteOldSegments``).  kafkalog's LogManager runs no cleaner yet, so
-  a broker's observable behaviour is checked: the expired segments of a ``compact,delete`` log go, those of a
-  ``compact`` log stay (Kafka's own test never started its manager, so it asserted nothing either way);
+  time and size retention (``UnifiedLog.deleteOldSegments``).  These tests' managers run without a cleaner,
+  and kafkalog's then applies that retention itself, so a broker's observable behaviour is checked: the
+  expired segments of a ``compact,delete`` log go, those of a ``compact`` log stay (Kafka's own test never
+  started its manager, so it asserted nothing either way); with a cleaner, retention leaves compacted logs
+  to it, as Kafka 3.8 does (``test_retention_with_a_cleaner_...``);
 * the overly long topic is the longest legal one (249 characters): kafkalog's ``create_log`` checks topic
   names, which Kafka leaves to the controller, so Kafka's 253 ``x`` are an :class:`InvalidTopicError` here;
 * ``.kafka_cleanshutdown`` is the empty marker of Kafka <= 3.6 (there is no broker epoch to record);

@@ -1,0 +1,33 @@
+"""The package's own namespace: what ``import kafkalog`` gives (design.md §7's library API)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import kafkalog
+
+
+def test_the_storage_classes_are_on_the_package_and_load_on_first_use() -> None:
+    from kafkalog.cleaner import LogCleaner
+    from kafkalog.cleaner_config import CleanerConfig
+    from kafkalog.config import LogConfig
+    from kafkalog.log import Log
+    from kafkalog.manager import LogManager
+    from kafkalog.segment import LogSegment
+    from kafkalog.topic import TopicPartition
+
+    assert (kafkalog.Log, kafkalog.LogManager, kafkalog.LogCleaner, kafkalog.LogConfig, kafkalog.CleanerConfig,
+            kafkalog.LogSegment, kafkalog.TopicPartition) == (
+        Log, LogManager, LogCleaner, LogConfig, CleanerConfig, LogSegment, TopicPartition)
+    assert set(kafkalog.__all__) >= {"Log", "LogManager", "LogCleaner", "MemoryRecords", "implementation"}
+    for name in kafkalog.__all__:
+        assert getattr(kafkalog, name) is not None, name
+    with pytest.raises(AttributeError, match="no attribute 'Logg'"):
+        kafkalog.Logg  # noqa: B018
+    # a fresh interpreter: importing the package does not import the log layer yet
+    code = "import sys, kafkalog; print('kafkalog.log' in sys.modules, kafkalog.LogManager.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "LogManager"]
