@@ -100,6 +100,21 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark/kafkalog/local[1]", None),
     ("Spark read 1 GiB v2, tuple-per-record source: local[2] vs local[1]", "spark/tuples/local[2]",
      "spark/tuples/local[1]", None),
+    ("encode v2 100k: compiled vs pure twin", "encode/cython", "encode/python", None),
+    ("encode v2 100k: kernel only (compiled) vs aiokafka builder", "encode/cython", "encode/aiokafka", None),
+    ("encode v2 100k: with_records (compiled) vs aiokafka builder", "encode/with-records/cython",
+     "encode/aiokafka", None),
+    ("decode legacy v1 100k: compiled vs pure twin", "legacy/cython", "legacy/python", None),
+    ("decode legacy v1 100k: columns (compiled) vs aiokafka", "legacy/cython", "legacy/aiokafka", None),
+    ("decode legacy v1 100k: columns (compiled) vs kafka-python", "legacy/cython", "legacy/kafka-python",
+     None),
+    ("gather 100k keys+values: compiled vs pure twin (numpy)", "gather/cython", "gather/python", None),
+    ("gather 100k keys+values: compiled vs b''.join of slices", "gather/cython", "gather/join", None),
+    ("md5 64k keys: compiled vs pure twin (hashlib)", "md5/cython", "md5/python", None),
+    ("md5 64k keys: compiled vs hashlib.md5 loop", "md5/cython", "md5/hashlib", None),
+    ("search_for_offset 4 MiB: compiled vs pure twin", "search-offset/cython", "search-offset/python", None),
+    ("time index search 10 MiB: compiled vs pure twin", "index-search/cython", "index-search/python", None),
+    ("index_points 1 GiB segment: compiled vs pure twin", "index-points/cython", "index-points/python", None),
 ]
 
 
