@@ -118,6 +118,26 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
 ]
 
 
+#: ``KAFKALOG_BENCH_QUICK=1`` (set by ``kafkalog bench --quick``): the rows with a fixed number of rounds
+#: run at most this many, without warm-up, so the whole suite takes about a minute.
+QUICK_ROUNDS = 2
+QUICK = os.environ.get("KAFKALOG_BENCH_QUICK", "") not in ("", "0")
+
+
+@pytest.fixture
+def benchmark(benchmark: Any) -> Any:
+    """pytest-benchmark's fixture; in quick mode its ``pedantic`` runs at most :data:`QUICK_ROUNDS`
+    rounds and no warm-up (the calibrated rows are shortened by ``--benchmark-max-time`` instead)."""
+    if QUICK:
+        pedantic = benchmark.pedantic
+
+        def quick(*args: Any, rounds: int = 1, warmup_rounds: int = 0, **kwargs: Any) -> Any:
+            return pedantic(*args, rounds=min(rounds, QUICK_ROUNDS), warmup_rounds=0, **kwargs)
+
+        benchmark.pedantic = quick
+    return benchmark
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "impl" in metafunc.fixturenames:
         names = ["python"]

@@ -3,7 +3,8 @@
 The suite is ``bench/`` of a source checkout (pytest-benchmark; the ``bench`` extra), run in a child
 ``pytest`` with ``--benchmark-json``; the report (``report.md`` and PNG charts) then goes to ``--out``
 (default ``bench/report``).  ``--quick`` is the one-minute version: few rounds a row (at most 0.05 s of
-timing or 2 rounds each) and no Spark read; ``-k`` selects rows as pytest's ``-k`` does.  ``make bench``
+timing, or 2 rounds without warm-up where a row fixes its rounds: ``KAFKALOG_BENCH_QUICK=1`` for the
+suite) and no Spark read; ``-k`` selects rows as pytest's ``-k`` does.  ``make bench``
 is ``kafkalog bench``.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +76,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     json_path.unlink(missing_ok=True)
     command = pytest_command(bench_dir, json_path, quick=args.quick, select=args.select)
     console.error(f"kafkalog bench: {' '.join(command[2:])}")
-    status = subprocess.call(command, cwd=bench_dir.parent)
+    env = {**os.environ, "KAFKALOG_BENCH_QUICK": "1"} if args.quick else None
+    status = subprocess.call(command, cwd=bench_dir.parent, env=env)
     if status != 0 or not json_path.exists():
         console.error(f"kafkalog bench: the benchmark run failed (pytest exit status {status}); no report written")
         return EXIT_BENCH_FAILED
