@@ -946,15 +946,18 @@ class CleanerThread(threading.Thread):
         self._shutdown.set()
 
     def run(self) -> None:
+        """The thread's loop (Kafka 3.8: ``doWork``): clean the filthiest log, marking a log that fails
+        uncleanable; back off when there was nothing to clean; forget uncleanable partitions that are gone."""
         logger.info("[%s]: Starting", self.name)
         while not self._shutdown.is_set():
             try:
-                cleaned = self.clean_filthiest_log()
+                cleaned = self.try_clean_filthiest_log()
             except Exception:
                 logger.exception("[%s]: Error due to", self.name)
                 cleaned = False
             if not cleaned:
                 self._shutdown.wait(self.log_cleaner.config.backoff_ms / 1000.0)
+            self.log_cleaner.cleaner_manager.maintain_uncleanable_partitions()
         logger.info("[%s]: Stopped", self.name)
 
     def try_clean_filthiest_log(self) -> bool:
@@ -969,18 +972,32 @@ class CleanerThread(threading.Thread):
 
     def clean_filthiest_log(self) -> bool:
         """Clean the dirtiest compacted log, then run retention on compacted logs; ``True`` when something was
-        cleaned (Kafka: ``cleanFilthiestLog``, 0.10.1 ``cleanOrSleep``)."""
+        cleaned (Kafka: ``cleanFilthiestLog``, 0.10.1 ``cleanOrSleep``).
+
+        As Kafka 3.8: any failure of either step is a :class:`LogCleaningError` naming the log (whose partition
+        :meth:`try_clean_filthiest_log` then marks uncleanable), and every log taken for retention is handed
+        back, even when one of them fails.
+        """
         manager = self.log_cleaner.cleaner_manager
         cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time)
         cleaned = False
         if cleanable is not None:
-            cleaned = True
-            self.clean_log(cleanable)
-        for tp, log in manager.deletable_logs():
             try:
-                log.delete_old_segments()
-            finally:
-                manager.done_deleting([tp])
+                self.clean_log(cleanable)
+            except LogCleaningError:
+                raise
+            except Exception as e:
+                raise LogCleaningError(cleanable.log, str(e), e) from e
+            cleaned = True
+        deletable = manager.deletable_logs()
+        try:
+            for _tp, log in deletable:
+                try:
+                    log.delete_old_segments()
+                except Exception as e:
+                    raise LogCleaningError(log, str(e), e) from e
+        finally:
+            manager.done_deleting([tp for tp, _log in deletable])
         return cleaned
 
     cleanOrSleep = clean_filthiest_log
@@ -999,9 +1016,9 @@ class CleanerThread(threading.Thread):
                 logger.warning("\tFound %d invalid messages during compaction.", stats.invalid_messages_read)
         except LogCleaningAbortedError:
             pass  # the log was truncated, deleted or the cleaner stopped: nothing to record
-        except KafkaLogError as e:
-            raise LogCleaningError(cleanable.log, str(e), e) from e
         finally:
+            # Any other failure goes up to clean_filthiest_log, which names the log in a LogCleaningError.
+            # (Kafka takes an IOException out of the log dir instead; kafkalog has no offline log dirs.)
             manager.done_cleaning(cleanable.topic_partition, cleanable.log.dir.parent, end_offset)
 
 

@@ -214,8 +214,8 @@ class LogToClean:
 
     * ``clean_bytes`` - the size of every segment with a base offset below ``first_dirty_offset``
       (Kafka: ``logSegments(-1, firstDirtyOffset)``);
-    * ``first_uncleanable_offset`` - the base offset of the first non-active segment at or after
-      ``uncleanable_offset``, or the active segment's base when there is none;
+    * ``first_uncleanable_offset`` - the base offset of the segment holding ``uncleanable_offset`` (rounded
+      down to a segment boundary), or the active segment's base when that offset is in the active segment;
     * ``cleanable_bytes`` (alias ``dirty_bytes``) - the size of every segment overlapping
       ``[min(first_dirty_offset, first_uncleanable_offset), first_uncleanable_offset)``;
     * ``total_bytes`` = clean + cleanable, and ``cleanable_ratio`` = cleanable / total (NaN, as Java's
@@ -386,8 +386,9 @@ def calculate_cleanable_bytes(log: Log, first_dirty_offset: int, uncleanable_off
     """``(first_uncleanable_offset, cleanable_bytes)`` of ``log``
     (Kafka: ``LogCleanerManager.calculateCleanableBytes``).
 
-    The first uncleanable offset is the base of the first non-active segment at or after ``uncleanable_offset``
-    (the active segment's base when there is none); the cleanable bytes are the sizes of the segments overlapping
+    The first uncleanable offset is the base of the non-active segment holding ``uncleanable_offset`` (Kafka's
+    ``nonActiveLogSegmentsFrom`` starts at the segment containing it), or the active segment's base when the
+    offset is in the active segment; the cleanable bytes are the sizes of the segments overlapping
     ``[min(first_dirty_offset, first_uncleanable_offset), first_uncleanable_offset)``.
     """
     non_active = log.segments.non_active_log_segments_from(uncleanable_offset)

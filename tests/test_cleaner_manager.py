@@ -23,6 +23,7 @@ import threading
 import time as wall_time
 from collections.abc import Iterator, Mapping
 from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -1202,3 +1203,74 @@ def test_cleaner_config_constructor_rejects() -> None:
     assert no_threads.num_threads == 0  # Kafka allows it: no cleaner thread at all
     with pytest.raises(IllegalStateError, match="0 threads"):
         _ = no_threads.io_buffer_size_per_thread
+
+
+# --- the cleaner thread's failures (Kafka 3.8: cleanFilthiestLog / tryCleanFilthiestLog) --------------------------
+
+
+def _two_compacted_logs(tmp_path: pathlib.Path, time: MockTime) -> dict[TopicPartition, Log]:
+    config = LogConfig({"cleanup.policy": "compact,delete", "segment.bytes": 300, "retention.ms": 600_000})
+    logs = {}
+    for partition in range(2):
+        log = Log(tmp_path / f"t-{partition}", config, time=time, scheduler=time.scheduler)
+        for i in range(20):
+            log.append(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v" * 20, time.milliseconds())]))
+        log.roll()
+        logs[log.topic_partition] = log
+    return logs
+
+
+def test_a_failing_retention_hands_every_log_back_and_marks_only_its_own_uncleanable(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkalog.cleaner import CleanerThread, LogCleaner
+
+    time = MockTime(current_time_ms=1_700_000_000_000)
+    logs = _two_compacted_logs(tmp_path, time)
+    cleaner = LogCleaner(CleanerConfig(dedupe_buffer_size=1 << 20), [tmp_path], logs, time=time)
+    manager = cleaner.cleaner_manager
+    failing = TopicPartition("t", 0)
+    retention = Log.delete_old_segments
+
+    def failing_retention(log: Log) -> int:
+        if log.topic_partition == failing:
+            raise OSError("the disk said no")
+        return retention(log)
+
+    monkeypatch.setattr(Log, "delete_old_segments", failing_retention)
+    try:
+        assert CleanerThread(0, cleaner).try_clean_filthiest_log() is False
+        # both logs taken for retention were handed back, the one after the failure too
+        assert manager.cleaning_state(TopicPartition("t", 0)) is None
+        assert manager.cleaning_state(TopicPartition("t", 1)) is None
+        assert manager.uncleanable_partitions(tmp_path) == {failing}
+        # the healthy log is still chosen; the failing one no longer is
+        assert [tp for tp, _log in manager.deletable_logs()] == [TopicPartition("t", 1)]
+    finally:
+        for log in logs.values():
+            log.close()
+
+
+def test_any_error_while_cleaning_marks_the_partition_uncleanable(tmp_path: pathlib.Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only kafkalog's own errors: Kafka wraps every exception of ``cleanLog`` in a LogCleaningException."""
+    from kafkalog.cleaner import Cleaner, CleanerThread, LogCleaner
+
+    time = MockTime(current_time_ms=1_700_000_000_000)
+    logs = _two_compacted_logs(tmp_path, time)
+    cleaner = LogCleaner(CleanerConfig(dedupe_buffer_size=1 << 20), [tmp_path], logs, time=time)
+
+    def broken_clean(self: Cleaner, cleanable: LogToClean) -> NoReturn:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(Cleaner, "clean", broken_clean)
+    try:
+        thread = CleanerThread(0, cleaner)
+        assert thread.try_clean_filthiest_log() is False
+        assert thread.try_clean_filthiest_log() is False
+        # each failing log was handed back (no state left) and set aside
+        assert cleaner.cleaner_manager.uncleanable_partitions(tmp_path) == set(logs)
+        assert all(cleaner.cleaner_manager.cleaning_state(tp) is None for tp in logs)
+        assert thread.try_clean_filthiest_log() is False  # nothing left to choose
+    finally:
+        for log in logs.values():
+            log.close()
