@@ -53,7 +53,7 @@ class Row:
         """``compiled`` or ``plain`` (kafkalog's two twins) or ``peer`` (another library or a
         reference line such as a memory copy)."""
         variant = self.key.split("/", 1)[-1]
-        if "python" in variant.split("/") or variant == "python":
+        if "python" in variant.split("/"):
             return "plain"
         if "cython" in variant or variant.startswith("kafkalog"):
             return "compiled"
@@ -157,12 +157,20 @@ def _rate(rate: tuple[float, str] | None) -> str:
 _COLOURS = {"compiled": "#4e79a7", "plain": "#f28e2b", "peer": "#9c9c9c"}
 
 
-def _chart_group(rows: Sequence[Row], title: str, path: Path) -> None:
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend (imported on first use: the bench extra)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _chart_group(rows: Sequence[Row], title: str, path: Path) -> None:
     from matplotlib.patches import Rectangle
+
+    plt = _pyplot()
 
     rated = [(row, row.rate(row.min_s)) for row in rows]
     with_rate = [(row, rate) for row, rate in rated if rate is not None]
@@ -188,10 +196,7 @@ def _chart_group(rows: Sequence[Row], title: str, path: Path) -> None:
 
 
 def _chart_ratios(ratios: Sequence[Ratio], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(9, 0.38 * len(ratios) + 1.2))
     labels = [r.label for r in ratios]

@@ -8,6 +8,7 @@ The PNGs go to ``docs/_generated/`` (not in git), which the pages include as ``/
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,7 @@ def _log_files(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if ".log" in p.name)
 
 
+@functools.cache
 def _compact_example() -> _Compaction:
     updates = [("A", "1"), ("B", "1"), ("C", "1"), ("A", "2"), ("D", "1"), ("B", "2"), ("C", None),
                ("E", "1"), ("A", "3"), ("D", "2"), ("E", "2"), ("B", "3")]

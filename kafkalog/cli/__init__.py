@@ -27,17 +27,13 @@ from typing import TextIO
 
 from .. import __version__, implementation
 from ..errors import KafkaLogError
-from .console import Console
+from .console import EXIT_FOUND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Console
 
 #: The subcommand modules, in the order ``--help`` lists them; each has ``add_parser`` and ``run``.
 SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "demo", "bench")
 
 __all__ = ["SUBCOMMANDS", "EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 
-EXIT_OK = 0
-EXIT_FOUND = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:

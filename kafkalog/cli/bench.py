@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench_report import load, write_report
-from .console import Console
+from .console import EXIT_FOUND, EXIT_USAGE, Console
 
 __all__ = ["BENCH_DIR", "add_parser", "pytest_command", "run"]
 
@@ -27,8 +27,7 @@ __all__ = ["BENCH_DIR", "add_parser", "pytest_command", "run"]
 BENCH_DIR = Path(__file__).resolve().parent.parent.parent / "bench"
 
 QUICK_OPTIONS = ["--benchmark-max-time=0.05", "--benchmark-min-rounds=2"]
-EXIT_BENCH_FAILED = 1
-EXIT_USAGE = 2
+EXIT_BENCH_FAILED = EXIT_FOUND  # the benchmark run itself failed
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -22,7 +22,7 @@ from ..fsutil import DirLock
 from ..log import Log
 from ..partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
-from .console import Console, format_bytes
+from .console import EXIT_USAGE, Console, format_bytes
 
 __all__ = ["add_parser", "run"]
 
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     config = log_config_from(args.config, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
     if not config.compact:
         console.error(f"kafkalog clean: cleanup.policy={config.cleanup_policy} does not compact")
-        return 2
+        return EXIT_USAGE
     cleaner_config = CleanerConfig(1, args.dedupe_buffer_size, 0.9, 1024 * 1024, config.max_message_size)
     rounds = 0
     with DirLock(partition.log_dir):

@@ -19,7 +19,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar
 
-__all__ = ["Console", "Progress", "format_bytes", "render_table"]
+__all__ = ["EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "Console", "Progress", "format_bytes",
+           "render_table"]
+
+#: The exit statuses of every subcommand: success; problems found in the data (corruption, mismatches, a
+#: failed check); bad usage or input that could not be read; interrupted (128 + SIGINT).
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 T = TypeVar("T")
 

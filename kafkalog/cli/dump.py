@@ -42,7 +42,7 @@ from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
 from ..transaction_index import read_aborted_txns
-from .console import Console
+from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
 
 __all__ = ["DumpLogSegments", "DumpOptions", "add_parser", "run"]
 
@@ -51,7 +51,7 @@ DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
 
-EXIT_OK, EXIT_FOUND, EXIT_UNREADABLE = 0, 1, 2
+EXIT_UNREADABLE = EXIT_USAGE  # a file that could not be read at all
 
 
 # -- decoders (Kafka: org.apache.kafka.tools.api.*Decoder) -------------------------------------------

@@ -27,6 +27,7 @@ from ..fsutil import DirLock
 from ..log import Log
 from ..partition_dir import PartitionDir
 from ..stats import partition_stats
+from ..topic import TopicPartition
 from .plan import find_partitions
 
 if TYPE_CHECKING:
@@ -45,14 +46,14 @@ CLEANER_STATS_SCHEMA = ("topic string, partition int, round int, first_dirty_off
                         "elapsed_secs double, elapsed_index_secs double, size_before long, size_after long")
 
 
-def _partition_paths(log_dirs: str | Iterable[str]) -> list[str]:
+def _partitions(log_dirs: str | Iterable[str]) -> list[tuple[TopicPartition, str]]:
     paths = (log_dirs,) if isinstance(log_dirs, str) else tuple(str(p) for p in log_dirs)
-    return [str(path) for _tp, path in find_partitions(paths)]
+    return [(tp, str(path)) for tp, path in find_partitions(paths)]
 
 
 def stats(spark: SparkSession, log_dirs: str | Iterable[str]) -> DataFrame:
     """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs)."""
-    paths = _partition_paths(log_dirs)
+    paths = [path for _tp, path in _partitions(log_dirs)]
 
     def run(chunk: Iterable[str]) -> Iterator[tuple[Any, ...]]:
         for path in chunk:
@@ -124,12 +125,11 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
     (a broker's defaults and its per-topic overrides: the log dirs do not record them); ``cleanup.policy``
     defaults to ``compact``.  Both are checked on the driver, so a bad value fails before any task runs.
     """
-    paths = _partition_paths(log_dirs)
     base = {"cleanup.policy": "compact", **{k: str(v) for k, v in (config or {}).items()}}
     overrides = {topic: {k: str(v) for k, v in c.items()} for topic, c in (topic_configs or {}).items()}
     work = []
-    for path in paths:
-        topic_config = {**base, **overrides.get(PartitionDir.of(path).topic_partition.topic, {})}
+    for tp, path in _partitions(log_dirs):
+        topic_config = {**base, **overrides.get(tp.topic, {})}
         LogConfig(topic_config)
         work.append((path, topic_config))
 
