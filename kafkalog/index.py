@@ -222,19 +222,25 @@ class AbstractIndex:
     def resize(self, new_size: int) -> bool:
         """Set the file (and map) to ``new_size`` rounded down to whole entries (Kafka: ``resize``).
 
-        Returns ``False`` when the size does not change (modern Kafka; 0.10.1 returned nothing).
+        Returns ``False`` when the size does not change (modern Kafka; 0.10.1 returned nothing).  A size that
+        cannot hold the live entries is an :class:`IllegalArgumentError`, as in Kafka (whose new mmap refuses
+        the old write position); kafkalog refuses before it touches the file, where Kafka has already cut it.
         """
         with self._lock:
             self._check_writable("resize")
             rounded = _round_down(new_size, self.ENTRY_SIZE)
             if rounded == self._length():
                 return False
+            live = self._entries * self.ENTRY_SIZE
+            if rounded < live:
+                raise IllegalArgumentError(
+                    f"Cannot resize {self._DESCRIPTION} {self._path} to {rounded} bytes: its {self._entries} "
+                    f"entries take {live} (newPosition > limit: ({live} > {rounded}))")
             if self._map is not None:
                 self._map.close()
                 self._map = None
             os.ftruncate(self._file.fileno(), rounded)
             self._remap()
-            self._entries = min(self._entries, rounded // self.ENTRY_SIZE)
             self._after_resize()
             return True
 

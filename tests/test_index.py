@@ -1181,6 +1181,11 @@ def test_close_trims_reset_and_resize(impl: ModuleType, tmp_path: Path, cls: typ
     assert idx.is_full()
     assert idx.resize(100 * cls.ENTRY_SIZE) is True
     add(idx, 3)
+    # Below the live entries (AbstractIndex.resize: the new map refuses the write position) nothing changes.
+    with pytest.raises(IllegalArgumentError, match=r"newPosition > limit: \(32 > 24\)" if cls is OffsetIndex
+                       else r"newPosition > limit: \(48 > 36\)"):
+        idx.resize(3 * cls.ENTRY_SIZE + 1)
+    assert (idx.entries, idx.length(), path.stat().st_size) == (4, 100 * cls.ENTRY_SIZE, 100 * cls.ENTRY_SIZE)
     idx.close()
     assert path.stat().st_size == 4 * cls.ENTRY_SIZE
     with cls(path, 10) as reopened:
