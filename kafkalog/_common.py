@@ -161,3 +161,41 @@ HEADER_DTYPE = np.dtype(
     ],
     align=False,
 )
+
+
+# Kafka: ``TimestampType.java`` (clients, tag 3.8.0): bit 3 of a v1 message's or a v2 batch's attributes,
+# and "none" for v0.  Defined here rather than in ``record.types`` because both kernel twins give it to
+# every record they decode, and the record layer imports the twins.
+class TimestampType(enum.IntEnum):
+    """What a timestamp means (Kafka: ``TimestampType``); ``str()`` gives Kafka's name."""
+
+    NO_TIMESTAMP_TYPE = -1  #: v0 messages carry no timestamp
+    CREATE_TIME = 0  #: set by the producer
+    LOG_APPEND_TIME = 1  #: set by the broker when it appended the batch
+
+    @property
+    def kafka_name(self) -> str:
+        return _TIMESTAMP_NAMES[self]
+
+    def __str__(self) -> str:
+        return self.kafka_name
+
+    @classmethod
+    def of(cls, value: str | int | TimestampType) -> TimestampType:
+        """Accepts Kafka's names (``"CreateTime"``), the enum names and the ids."""
+        if isinstance(value, str):
+            for member, name in _TIMESTAMP_NAMES.items():
+                if value in (name, member.name, member.name.lower()):
+                    return member
+            raise ValueError(f"Unknown timestamp type {value!r}: expected CreateTime or LogAppendTime")
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"Unknown timestamp type id {value!r}") from None
+
+
+_TIMESTAMP_NAMES = {
+    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
+    TimestampType.CREATE_TIME: "CreateTime",
+    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
+}

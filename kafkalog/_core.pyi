@@ -11,6 +11,9 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Buffer, disjoint_base
 
+from ._common import TimestampType
+from .record.types import ControlRecordType
+
 __all__ = [
     "IMPLEMENTATION",
     "Record",
@@ -52,6 +55,12 @@ class Record:
     def value(self) -> bytes | None: ...
     @property
     def headers(self) -> list[tuple[str, bytes | None]]: ...
+    @property
+    def timestamp_type(self) -> TimestampType: ...
+    @property
+    def is_control(self) -> bool: ...
+    @property
+    def control_type(self) -> ControlRecordType | None: ...
     def __init__(
         self,
         offset: int,
@@ -59,6 +68,8 @@ class Record:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]] | None = None,
+        timestamp_type: int = ...,
+        is_control: bool = False,
     ) -> None: ...
     def as_tuple(self) -> tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]: ...
     def __eq__(self, other: object, /) -> bool: ...
@@ -121,6 +132,7 @@ def decode_v2_record_objects(
     base_offset: int,
     base_timestamp: int,
     append_time: int | None = None,
+    is_control: bool = False,
 ) -> list[Record]: ...
 def decode_v2_batches(
     buf: Buffer,  # const unsigned char[::1]

@@ -27,7 +27,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
-from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE
+from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE, TimestampType
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
 
 __all__ = [
@@ -91,6 +91,7 @@ cdef enum:
     BASE_TIMESTAMP_OFFSET = 27
     COMPRESSION_CODEC_MASK = 0x07
     TIMESTAMP_TYPE_MASK = 0x08
+    CONTROL_FLAG_MASK = 0x20
     RECORD_BATCH_OVERHEAD = 61
     MIN_RECORD_OVERHEAD = 14
     RECORD_OVERHEAD_V1 = 22
@@ -814,6 +815,7 @@ cdef struct BatchHead:
     int64_t base_timestamp
     bint has_append_time
     int64_t append_ts
+    bint is_control
 
 
 cdef int _head_from_args(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end, int64_t count,
@@ -832,6 +834,7 @@ cdef int _head_from_args(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end, int
     h.base_timestamp = base_timestamp
     h.has_append_time = append_time is not None
     h.append_ts = append_time if h.has_append_time else 0
+    h.is_control = False
     return 0
 
 
@@ -870,6 +873,7 @@ cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *r
     h.base_timestamp = kl_get_i64(p + pos + BASE_TIMESTAMP_OFFSET)
     h.has_append_time = (attributes & TIMESTAMP_TYPE_MASK) != 0
     h.append_ts = kl_get_i64(p + pos + MAX_TIMESTAMP_OFFSET)
+    h.is_control = (attributes & CONTROL_FLAG_MASK) != 0
     err.code = E_OK
     if _check_count(h.count, h.start, h.end, &err):
         _raise(&err)
@@ -908,14 +912,24 @@ def decode_v2_batches(const unsigned char[::1] buf, batches):
 # nothing to find in them.  Taking them out of its bookkeeping matters: decoding tens of thousands
 # at once otherwise triggers a collection every few hundred records, each walking the list built so
 # far.  (A caller who builds a cycle through a record's headers list leaks it; nothing worse.)
+# A record's timestamp type, by its stored number + 1 (-1 NoTimestampType, 0 CreateTime, 1 LogAppendTime).
+cdef tuple _TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME,
+                               TimestampType.LOG_APPEND_TIME)
+
+
+# Records are leaves: bytes, ints and a list of (str, bytes) pairs, so the cycle collector has
+# nothing to find in them.  Taking them out of its bookkeeping matters: decoding tens of thousands
+# at once otherwise triggers a collection every few hundred records, each walking the list built so
+# far.  (A caller who builds a cycle through a record's headers list leaks it; nothing worse.)
 @cython.no_gc
 @cython.freelist(64)
 cdef class Record:
     """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
-    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``).
+    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``); and what the
+    batch it came from says of it: ``timestamp_type`` and ``is_control`` (``control_type`` names which).
 
-    Kafka: ``org.apache.kafka.common.record.Record``.  Equal to any record, of either twin, with the
-    same five fields.
+    Kafka: ``org.apache.kafka.common.record.Record``, with the batch facts a ``ConsumerRecord`` carries.
+    Equal to any record, of either twin, with the same offset, timestamp, key, value and headers.
     """
 
     cdef readonly int64_t offset
@@ -925,19 +939,36 @@ cdef class Record:
     # None until a record has headers or someone asks for them: most records have none, and an
     # empty list per record is a measurable share of the object decode.
     cdef list _headers
+    cdef int8_t _timestamp_type
+    cdef readonly bint is_control
 
-    def __init__(self, int64_t offset, int64_t timestamp, key, value, headers=None):
+    def __init__(self, int64_t offset, int64_t timestamp, key, value, headers=None,
+                 timestamp_type=TimestampType.CREATE_TIME, bint is_control=False):
         self.offset = offset
         self.timestamp = timestamp
         self.key = key
         self.value = value
         self._headers = list(headers) if headers is not None else None
+        self._timestamp_type = TimestampType(timestamp_type)
+        self.is_control = is_control
 
     @property
     def headers(self):
         if self._headers is None:
             self._headers = []
         return self._headers
+
+    @property
+    def timestamp_type(self):
+        return _TIMESTAMP_TYPES[self._timestamp_type + 1]
+
+    @property
+    def control_type(self):
+        if not self.is_control:
+            return None
+        # The record layer imports this module, so its control types are found when first asked for.
+        from .record.types import ControlRecordType
+        return ControlRecordType.parse(self.key)
 
     def as_tuple(self):
         return (self.offset, self.timestamp, self.key, self.value, self.headers)
@@ -952,11 +983,12 @@ cdef class Record:
         return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
 
     def __reduce__(self):
-        return (Record, self.as_tuple())
+        return (Record, (*self.as_tuple(), self._timestamp_type, self.is_control))
 
     def __repr__(self):
+        control = ", is_control=True" if self.is_control else ""
         return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
-                f"value={self.value!r}, headers={self.headers!r})")
+                f"value={self.value!r}, headers={self.headers!r}{control})")
 
 
 cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_t length):
@@ -967,7 +999,7 @@ cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_
 
 cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, int64_t count,
                          int64_t base_offset, int64_t base_timestamp, bint has_append_time,
-                         int64_t append_ts, list out) except -1:
+                         int64_t append_ts, bint is_control, list out) except -1:
     """One batch's records appended to ``out`` as Record objects (the loop of decode_v2_record_objects)."""
     cdef Err err
     cdef Py_ssize_t pos = start
@@ -987,6 +1019,8 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
         rec = Record.__new__(Record)
         rec.offset = r.offset
         rec.timestamp = r.timestamp
+        rec._timestamp_type = 1 if has_append_time else 0
+        rec.is_control = is_control
         rec.key = _bytes_or_none(p, r.key_pos, r.key_len)
         rec.value = _bytes_or_none(p, r.value_pos, r.value_len)
         if r.n_headers:
@@ -1010,14 +1044,14 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
 
 def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
                              int64_t count, int64_t base_offset, int64_t base_timestamp,
-                             append_time=None):
+                             append_time=None, bint is_control=False):
     """The same decode as ``decode_v2_records``, producing ``Record`` objects."""
     cdef BatchHead h
     _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
     cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
     cdef list out = []
     _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
-                    h.append_ts, out)
+                    h.append_ts, is_control, out)
     return out
 
 
@@ -1032,7 +1066,7 @@ def decode_v2_batch_objects(const unsigned char[::1] buf, batches):
     for i in range(rows.shape[0]):
         _batch_head(p, total, &rows[i], &h)
         _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
-                        h.append_ts, out)
+                        h.append_ts, h.is_control, out)
     return out
 
 

@@ -17,7 +17,7 @@ import hashlib
 import struct
 import zlib
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import crcmod.predefined
 import numpy as np
@@ -28,6 +28,7 @@ from ._common import (
     BASE_TIMESTAMP_OFFSET,
     BATCH_DTYPE,
     COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
     CRC_OFFSET,
     HEADER_DTYPE,
     HEADER_SIZE_UP_TO_MAGIC,
@@ -50,8 +51,12 @@ from ._common import (
     WARM_SECTION_BYTES,
     IndexKind,
     ScanStop,
+    TimestampType,
 )
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
+
+if TYPE_CHECKING:
+    from .record.types import ControlRecordType
 
 __all__ = [
     "IMPLEMENTATION",
@@ -435,13 +440,17 @@ def _write_varlong(out: bytearray, value: int) -> None:
 
 class Record:
     """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
-    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``).
+    ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``); and what the
+    batch it came from says of it: ``timestamp_type`` (:class:`~kafkalog._common.TimestampType`) and
+    ``is_control`` (a transaction marker or a KRaft control record; ``control_type`` names which).
 
     Kafka: ``org.apache.kafka.common.record.Record`` (``DefaultRecord`` for v2, ``LegacyRecord``
-    seen through a legacy batch).  Equal to any record, of either twin, with the same five fields.
+    seen through a legacy batch), with the batch facts a ``ConsumerRecord`` carries.  Equal to any
+    record, of either twin, with the same offset, timestamp, key, value and headers: the batch facts
+    describe where a record was read, not the record, and take no part in equality.
     """
 
-    __slots__ = ("headers", "key", "offset", "timestamp", "value")
+    __slots__ = ("_timestamp_type", "headers", "is_control", "key", "offset", "timestamp", "value")
 
     def __init__(
         self,
@@ -450,12 +459,26 @@ class Record:
         key: bytes | None,
         value: bytes | None,
         headers: list[tuple[str, bytes | None]] | None = None,
+        timestamp_type: int = TimestampType.CREATE_TIME,
+        is_control: bool = False,
     ) -> None:
         self.offset = offset
         self.timestamp = timestamp
         self.key = key
         self.value = value
         self.headers = headers if headers is not None else []
+        self._timestamp_type = TimestampType(timestamp_type)
+        self.is_control = bool(is_control)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        return self._timestamp_type
+
+    @property
+    def control_type(self) -> ControlRecordType | None:
+        """For a control record, the :class:`~kafkalog.record.ControlRecordType` its key names (``UNKNOWN``
+        for a type this port does not know); ``None`` for a data record."""
+        return _control_type(self.key) if self.is_control else None
 
     def as_tuple(self) -> tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]:
         return (self.offset, self.timestamp, self.key, self.value, self.headers)
@@ -470,13 +493,21 @@ class Record:
         return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Record, self.as_tuple())
+        return (Record, (*self.as_tuple(), int(self._timestamp_type), self.is_control))
 
     def __repr__(self) -> str:
+        control = ", is_control=True" if self.is_control else ""
         return (
             f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
-            f"value={self.value!r}, headers={self.headers!r})"
+            f"value={self.value!r}, headers={self.headers!r}{control})"
         )
+
+
+def _control_type(key: bytes | None) -> ControlRecordType:
+    # The record layer imports this module, so its control types are found when first asked for.
+    from .record.types import ControlRecordType
+
+    return ControlRecordType.parse(key)
 
 
 def _check_count(count: int, start: int, end: int) -> None:
@@ -628,20 +659,23 @@ def decode_v2_record_objects(
     base_offset: int,
     base_timestamp: int,
     append_time: int | None = None,
+    is_control: bool = False,
 ) -> list[Record]:
     """The same decode as :func:`decode_v2_records`, producing :class:`Record` objects.
 
-    Header keys are decoded as UTF-8 with replacement, as Kafka's ``Utils.utf8`` (a Java ``String``)
-    does.
+    Each record carries its batch's timestamp type (LogAppendTime when ``append_time`` is given) and
+    ``is_control``, the batch's control bit.  Header keys are decoded as UTF-8 with replacement, as
+    Kafka's ``Utils.utf8`` (a Java ``String``) does.
     """
     out: list[Record] = []
+    timestamp_type = TimestampType.CREATE_TIME if append_time is None else TimestampType.LOG_APPEND_TIME
     with memoryview(buf) as view:
         view = view.cast("B") if view.format != "B" else view
 
         def on_record(offset: int, ts: int, kp: int, kl: int, vp: int, vl: int, nh: int) -> None:
             key = bytes(view[kp:kp + kl]) if kl >= 0 else None
             value = bytes(view[vp:vp + vl]) if vl >= 0 else None
-            out.append(Record(offset, ts, key, value, []))
+            out.append(Record(offset, ts, key, value, [], timestamp_type, is_control))
 
         def on_header(kp: int, kl: int, vp: int, vl: int) -> None:
             out[-1].headers.append(
@@ -661,6 +695,7 @@ class _BatchHead(NamedTuple):
     base_offset: int
     base_timestamp: int
     append_time: int | None
+    is_control: bool
 
 
 def _batch_head(view: memoryview, row: Any) -> _BatchHead:
@@ -686,7 +721,8 @@ def _batch_head(view: memoryview, row: Any) -> _BatchHead:
         _I64.unpack_from(view, pos + MAX_TIMESTAMP_OFFSET)[0] if attributes & TIMESTAMP_TYPE_MASK else None
     )
     return _BatchHead(start, end, count, _I64.unpack_from(view, pos)[0],
-                      _I64.unpack_from(view, pos + BASE_TIMESTAMP_OFFSET)[0], append_time)
+                      _I64.unpack_from(view, pos + BASE_TIMESTAMP_OFFSET)[0], append_time,
+                      bool(attributes & CONTROL_FLAG_MASK))
 
 
 def decode_v2_batches(
@@ -730,7 +766,7 @@ def decode_v2_batch_objects(buf: Any, batches: npt.NDArray[Any]) -> list[Record]
     out: list[Record] = []
     for head in heads:
         out += decode_v2_record_objects(buf, head.start, head.end, head.n_records, head.base_offset,
-                                        head.base_timestamp, head.append_time)
+                                        head.base_timestamp, head.append_time, head.is_control)
     return out
 
 

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MAX, ScanStop
+from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MAX, LOG_OVERHEAD, ScanStop
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -436,6 +436,11 @@ class FileMessageSet:
                                                             INT64_MAX if max_batches is None else max_batches)
         return ScanResult(batches, int(stop), ScanStop(reason))
 
+    def raise_for_stop(self, scan: ScanResult, max_entry_size: int = INT32_MAX) -> None:
+        """Raise Kafka's error for what ended ``scan`` (a :meth:`scan` of this set), naming the file and the
+        position; nothing for its end, a partial trailing entry (a write in progress) or its batch limit."""
+        self._raise_for(scan.stop_reason, scan.stop_position, max_entry_size)
+
     def _raise_for(self, reason: ScanStop, position: int, max_entry_size: int) -> None:
         """Kafka's ``FileLogInputStream`` errors for a scan that ended on corrupt framing."""
         if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT):
@@ -454,6 +459,11 @@ class FileMessageSet:
             magic = self._channel.pread(position + 16, 1)[0]
             raise CorruptRecordError(f"Invalid magic found in record: {magic}", position, str(self._file))
         if reason is ScanStop.BAD_CRC:
+            entry = MemoryRecords(self._channel.pread(position, LOG_OVERHEAD + size))
+            try:
+                next(entry.batches(strict=True)).ensure_valid()
+            except CorruptRecordError as e:
+                raise e.at(position, str(self._file)) from None
             raise CorruptRecordError("Record is corrupt (stored crc does not match the bytes)", position,
                                      str(self._file))
         raise CorruptRecordError(
@@ -530,10 +540,22 @@ class FileMessageSet:
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()
 
-    def records(self) -> Iterator[Any]:
-        """Every record of every batch (deep iteration)."""
-        for batch in self.batches():
-            yield from batch.records()
+    def records(self, *, check_crcs: bool = True) -> Iterator[Any]:
+        """Every record of every batch, control records included (deep iteration; Kafka: ``records``).
+
+        As :meth:`MemoryRecords.records <kafkalog.record.MemoryRecords.records>`: each batch's CRC is checked
+        before its records are returned unless ``check_crcs=False``, and a mismatch raises
+        :class:`CorruptRecordError` naming this file and the batch's position, after the records before it.
+        A partial batch at the end (a write in progress) is not read; corrupt framing raises.
+        """
+        scan = self.scan(check_crc=False, stop_on_invalid=False)
+        path = str(self._file)
+        for position, chunk in self.memory_chunks(scan.batches):
+            try:
+                yield from chunk.records(check_crcs=check_crcs)
+            except CorruptRecordError as e:
+                raise e.at(None if e.position is None else position + e.position, path) from e
+        self.raise_for_stop(scan)
 
     def search_for_timestamp(self, target_timestamp: int, starting_position: int = 0,
                              starting_offset: int = 0) -> TimestampAndOffset | None:
@@ -548,7 +570,7 @@ class FileMessageSet:
                                                               False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 batch = MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"])))
-                for record in batch.records():
+                for record in batch.records(check_crcs=False):
                     if record.timestamp >= target_timestamp and record.offset >= starting_offset:
                         return TimestampAndOffset(record.timestamp, record.offset)
             if len(rows) == 0:

@@ -28,7 +28,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from typing import Any
 from ._common import INT32_MAX
 from .checkpoint import CLEAN_SHUTDOWN_FILE
 from .config import LogConfig
+from .consumer_view import ConsumerView, IsolationLevel
 from .errors import (
     CorruptIndexError,
     IllegalArgumentError,
@@ -48,6 +49,7 @@ from .errors import (
     RecordTooLargeError,
 )
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
+from .file_message_set import FileMessageSet
 from .filenames import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -65,7 +67,7 @@ from .filenames import (
 )
 from .fsutil import fsync_dir, interrupts_deferred, raise_open_file_limit
 from .log_segments import LogSegments
-from .record import MemoryRecords
+from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment, RollParams
 from .topic import TopicPartition, parse_topic_partition_name
@@ -797,21 +799,42 @@ class Log:
             segment = self.segments.higher_segment(segment.base_offset)
         return self._next_offset_metadata
 
-    def records(self, start_offset: int | None = None) -> Any:
-        """Every record from ``start_offset`` (the log start offset by default) to the end, in order: a
-        convenience over :meth:`read` that reads a segment at a time."""
-        offset = self._log_start_offset if start_offset is None else start_offset
-        while offset < self.log_end_offset:
-            fetch = self.read(offset, 4 * 1024 * 1024)
-            got_any = False
-            for batch in fetch.records.batches():
-                for record in batch.records():
-                    if record.offset >= offset:
-                        got_any = True
-                        yield record
-                offset = max(offset, batch.next_offset)
-            if not got_any and fetch.records.size_in_bytes() == 0:
-                break
+    def records(self, start_offset: int | None = None, end_offset: int | None = None, *,
+                isolation: str | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+                check_crcs: bool = True) -> Iterator[Record]:
+        """The records a consumer is given from ``start_offset`` (the log start offset by default) up to
+        ``end_offset`` (exclusive; the end of what the consumer may read by default), in offset order.
+
+        This is the consumer's view (:mod:`kafkalog.consumer_view`, shared with the Spark source): reading
+        stops at the high watermark (``read_uncommitted``, the default) or at the last stable offset
+        (``isolation="read_committed"``, which also skips the records of aborted transactions); control
+        records are never returned; each batch's CRC is checked before its records are handed out, and a
+        mismatch raises :class:`~kafkalog.errors.CorruptRecordError` naming the segment file and position
+        (``check_crcs=False`` reads past it).  A start offset outside the log is an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError`, as a fetch of it would be.  Segments are read a
+        chunk at a time, so a large log is never held in memory whole.
+        """
+        view = ConsumerView.of(self, start_offset, end_offset, isolation=isolation, check_crcs=check_crcs)
+        start = view.start_offset
+        if start < self._log_start_offset or start > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start} for partition {self.topic_partition}, but we only have "
+                f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
+        return view.records(self._segment_reads(start, view.end_offset))
+
+    def _segment_reads(self, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]:
+        """The segments holding ``[start_offset, end_offset)``, each as it is now (a slice up to its current
+        size, so a concurrent append is not half-read) with the position to read it from."""
+        if start_offset >= end_offset:
+            return
+        for segment in self.segments.values(start_offset, end_offset):
+            position = 0
+            if segment.base_offset <= start_offset:
+                found = segment.translate_offset(start_offset)
+                if found is None:
+                    continue
+                position = found.position
+            yield segment.log.read(position, segment.size() - position), 0
 
     def find_offset_by_timestamp(self, target_timestamp: int) -> Any:
         """The first record with timestamp >= ``target_timestamp`` (Kafka: ``fetchOffsetByTimestamp``,

@@ -179,7 +179,7 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         seen: list[int] = []
 
         def walk(records: MemoryRecords = records, seen: list[int] = seen) -> None:
-            for batch in records.batches():
+            for batch in records.batches(strict=True):
                 seen.append(batch.position)
 
         error = raises(CorruptRecordError, walk)
@@ -188,12 +188,18 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         assert "Truncated" in str(error)
         assert str(cut - partial_at) in str(error)  # how many bytes were left
         assert seen == [pos for pos, _ in complete]
-        error = raises(CorruptRecordError, lambda records=records: list(records.records()))
+        error = raises(CorruptRecordError, lambda records=records: list(records.records(strict=True)))
         assert error.position == partial_at
-        # Not strict: the complete entries before the cut, then a silent stop.
-        lenient = list(records.batches(strict=False))
+        error = raises(CorruptRecordError, lambda records=records: records.record_columns(strict=True))
+        assert error.position == partial_at
+        # Not strict, the default (a fetch cut at max_length, as Kafka's ByteBufferLogInputStream reads it):
+        # the complete entries before the cut, then a silent stop, alike for batches, records and columns.
+        lenient = list(records.batches())
         assert [(b.position, b.size_in_bytes) for b in lenient] == complete
-        assert len(list(records.records(strict=False))) == sum(len(b.records()) for b in lenient)
+        deep = list(records.records())
+        assert len(deep) == sum(len(b.records()) for b in lenient)
+        columns = records.record_columns()
+        assert [int(o) for c in columns for o in c.records["offset"]] == [r.offset for r in deep]
         scan = records.scan()
         assert scan.stop_reason is ScanStop.PARTIAL
         assert scan.stop_position == partial_at
@@ -301,11 +307,11 @@ def test_size_past_the_end_of_the_buffer_is_a_truncation(impl: ModuleType, magic
     last_at, last_size = spans[-1]
     struct.pack_into(">i", buf, last_at + 8, last_size - 12 + 100)
     records = MemoryRecords(bytes(buf))
-    error = raises(CorruptRecordError, lambda: list(records.batches()))
+    error = raises(CorruptRecordError, lambda: list(records.batches(strict=True)))
     assert type(error) is CorruptRecordError
     assert error.position == last_at
     assert "Truncated" in str(error)
-    assert [b.position for b in records.batches(strict=False)] == [pos for pos, _ in spans[:-1]]
+    assert [b.position for b in records.batches()] == [pos for pos, _ in spans[:-1]]
     assert records.valid_bytes() == last_at
 
 
@@ -345,6 +351,33 @@ def test_flipped_body_byte_fails_the_crc(impl: ModuleType, magic: int) -> None:
     every = records.scan(check_crc=True, stop_on_invalid=False)
     assert every.batches["valid"].tolist() == [1 if pos != bad_at else 0 for pos, _ in spans]
     assert every.stop_reason is ScanStop.END
+    # Deep reads check each batch's CRC, as a consumer with check.crcs=true: the records before the bad
+    # batch, then Kafka's message at its position; check_crcs=False reads every record.
+    seen: list[int] = []
+
+    def deep() -> None:
+        for record in records.records():
+            seen.append(record.offset)
+
+    error = raises(CorruptRecordError, deep)
+    assert error.position == bad_at
+    assert f"stored crc = {stored}, computed crc = {computed}" in str(error)
+    assert seen == [r.offset for r in batches[0].records()]
+    error = raises(CorruptRecordError, records.record_columns)
+    assert (error.position, error.detail) == (bad_at, f"Record is corrupt (stored crc = {stored}, computed crc = "
+                                                      f"{computed})")
+    raises(CorruptRecordError, bad.records)
+    raises(CorruptRecordError, bad.record_columns)
+    if magic == 2:
+        # The bad batch is the gzip one: read past its CRC, its flipped byte breaks the stream instead.
+        error = raises(CorruptRecordError, lambda: list(records.records(check_crcs=False)))
+        assert error.position == bad_at
+        assert "gzip" in str(error)
+    else:
+        forensic = list(records.records(check_crcs=False))
+        assert [r.offset for r in forensic] == [r.offset for b in batches for r in b.records(check_crcs=False)]
+        assert len(forensic) == 6
+        assert sum(len(c) for c in records.record_columns(check_crcs=False)) == len(forensic)
 
 
 @pytest.mark.parametrize("magic", [0, 1, 2])

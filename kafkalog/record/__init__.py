@@ -5,6 +5,8 @@ The port of ``org.apache.kafka.common.record`` (and of 0.10.1's ``kafka.message`
 writes.
 """
 
+from typing import TYPE_CHECKING
+
 from .._common import ScanStop
 from .._impl import core
 from .batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch, RecordBatch, RecordColumns
@@ -13,8 +15,11 @@ from .legacy import LegacyRecordBatch
 from .memory import MemoryRecords, ScanResult
 from .types import ControlRecordType, EndTransactionMarker, TimestampType
 
-#: The record type of the live kernels (both twins' records compare equal field by field).
-Record = core.Record
+if TYPE_CHECKING:
+    from .._core import Record
+else:
+    #: The record type of the live kernels (both twins' records compare equal field by field).
+    Record = core.Record
 
 __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",

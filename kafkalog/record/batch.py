@@ -32,6 +32,7 @@ import itertools
 import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy.typing as npt
@@ -223,16 +224,29 @@ class RecordBatch:
                 f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})", self.position
             )
 
-    def records(self) -> list[Any]:
-        """The batch's records, decompressed and decoded, as :class:`~kafkalog.record.Record`."""
+    def records(self, *, check_crcs: bool = True) -> list[Any]:
+        """The batch's records, decompressed and decoded, as :class:`~kafkalog.record.Record`.
+
+        With ``check_crcs`` (the default, a consumer's ``check.crcs=true``) the batch's CRC is checked
+        first, and a legacy wrapper's inner messages' CRCs too: a mismatch is a
+        :class:`~kafkalog.errors.CorruptRecordError` at the batch's position.  ``check_crcs=False`` reads
+        whatever the bytes say, for forensic tools.
+        """
         raise NotImplementedError
 
-    def record_columns(self) -> RecordColumns:
-        """The batch's records as columns, without a Python object per record."""
+    def record_columns(self, *, check_crcs: bool = True) -> RecordColumns:
+        """The batch's records as columns, without a Python object per record (``check_crcs`` as for
+        :meth:`records`)."""
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.records())
+
+    def ensure_valid_deep(self) -> None:
+        """What a consumer with ``check.crcs=true`` checks before it returns a batch's records: the
+        batch's CRC (Kafka: ``RecordBatch.ensureValid``), and for a legacy wrapper each inner message's
+        own (``LegacyRecord.ensureValid``, which the consumer runs on every legacy record)."""
+        self.ensure_valid()
 
     def raw_bytes(self) -> bytes:
         """A copy of the batch's bytes, frame included."""
@@ -350,18 +364,23 @@ class DefaultRecordBatch(RecordBatch):
                                            f"{self.compression.kafka_name} batch)") from e
         return result, data
 
-    def records(self) -> list[Any]:
-        records: list[Any] = self._decode(_impl.core.decode_v2_record_objects)[0]
+    def records(self, *, check_crcs: bool = True) -> list[Any]:
+        if check_crcs:
+            self.ensure_valid()
+        kernel = partial(_impl.core.decode_v2_record_objects, is_control=self.is_control)
+        records: list[Any] = self._decode(kernel)[0]
         return records
 
-    def record_columns(self) -> RecordColumns:
+    def record_columns(self, *, check_crcs: bool = True) -> RecordColumns:
+        if check_crcs:
+            self.ensure_valid()
         (records, headers), data = self._decode(_impl.core.decode_v2_records)
         return RecordColumns(records, headers, data)
 
     def control_type(self) -> ControlRecordType | None:
         if not self.is_control:
             return None
-        records = self.records()
+        records = self.records(check_crcs=False)
         if not records:
             raise InvalidRecordError("Control batch holds no record", self.position)
         return ControlRecordType.parse(records[0].key)
@@ -370,7 +389,7 @@ class DefaultRecordBatch(RecordBatch):
         control_type = self.control_type()
         if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
             return None
-        record = self.records()[0]
+        record = self.records(check_crcs=False)[0]
         return EndTransactionMarker.deserialize(record.key, record.value)
 
     def __repr__(self) -> str:

@@ -218,8 +218,21 @@ class LegacyRecordBatch(RecordBatch):
         self._inner = RecordColumns(rows, _NO_HEADERS, data)
         return self._inner
 
-    def record_columns(self) -> RecordColumns:
+    def record_columns(self, *, check_crcs: bool = True) -> RecordColumns:
+        if check_crcs:
+            self.ensure_valid_deep()
         return self._inner_columns() if self.is_compressed else self._own_columns()
+
+    def ensure_valid_deep(self) -> None:
+        self.ensure_valid()
+        if not self.is_compressed:
+            return
+        for i, valid in enumerate(self.record_validity()):
+            if not valid:
+                inner = self._inner_columns().records[i]
+                raise CorruptRecordError(
+                    f"Record is corrupt (inner message {i} of the wrapper, at offset {int(inner['offset'])}: "
+                    f"stored crc = {int(inner['crc'])} does not match its bytes)", self.position)
 
     def record_validity(self) -> list[bool]:
         """Whether each record's own CRC matches its bytes, in record order.
@@ -236,18 +249,32 @@ class LegacyRecordBatch(RecordBatch):
         valid = [bool(v) for v in rows["valid"].tolist()]
         return valid + [False] * (count - len(valid))
 
-    def records(self) -> list[Any]:
-        columns = self.record_columns()
+    def records(self, *, check_crcs: bool = True) -> list[Any]:
+        """The batch's records (see :meth:`RecordBatch.records`).  Each says its timestamp type as Kafka's
+        ``LegacyRecord.timestampType`` does: a v1 wrapper's LogAppendTime holds for its inner messages,
+        otherwise a message's own magic and attribute bit decide."""
+        columns = self.record_columns(check_crcs=check_crcs)
         data = columns.data
+        wrapper_append_time = (self.is_compressed and self.magic == MAGIC_V1
+                               and bool(self.attributes & LEGACY_TIMESTAMP_TYPE_MASK))
+        make = _impl.core.Record
         out = []
         for row in columns.records.tolist():
             offset, timestamp, key_pos, value_pos, key_len, value_len = row[:6]
-            out.append(_impl.core.Record(
+            attributes, magic = row[9], row[10]
+            if wrapper_append_time or (magic == MAGIC_V1 and attributes & LEGACY_TIMESTAMP_TYPE_MASK):
+                timestamp_type = TimestampType.LOG_APPEND_TIME
+            elif magic == MAGIC_V0:
+                timestamp_type = TimestampType.NO_TIMESTAMP_TYPE
+            else:
+                timestamp_type = TimestampType.CREATE_TIME
+            out.append(make(
                 offset,
                 timestamp,
                 None if key_len < 0 else bytes(data[key_pos:key_pos + key_len]),
                 None if value_len < 0 else bytes(data[value_pos:value_pos + value_len]),
                 [],
+                timestamp_type,
             ))
         return out
 

@@ -123,6 +123,17 @@ def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int,
             i = j
 
 
+def _runs_with_mask(rows: npt.NDArray[Any], keep: npt.NDArray[np.bool_] | None
+                    ) -> Iterator[tuple[str, npt.NDArray[Any], npt.NDArray[np.bool_]]]:
+    """:func:`_decode_plan`'s runs for Record objects, each with the part of ``keep`` (all true when
+    ``None``) that covers it."""
+    at = 0
+    for kind, run in _decode_plan(rows, OBJECT_CHUNK_BYTES):
+        n = len(run)
+        yield kind, run, (np.ones(n, dtype=bool) if keep is None else keep[at:at + n])
+        at += n
+
+
 def _batch_at(buf: Any, position: int, size: int, magic: int, max_decompressed_size: int) -> RecordBatch:
     if magic == MAGIC_V2:
         return DefaultRecordBatch(buf, position, size, max_decompressed_size)
@@ -217,14 +228,15 @@ class MemoryRecords:
                 magic = view[position + MAGIC_OFFSET]
             raise UnsupportedMagicError(f"Invalid magic found in record: {magic}", position)
         if reason is ScanStop.BAD_CRC:
+            self._batch_for_position(position).ensure_valid()
             raise CorruptRecordError("Record is corrupt (stored crc does not match the bytes)", position)
 
-    def batches(self, *, strict: bool = True) -> Iterator[RecordBatch]:
+    def batches(self, *, strict: bool = False) -> Iterator[RecordBatch]:
         """The entries of the buffer as batches, shallowly: no CRC check, no decompression.
 
-        ``strict`` (the default) raises on a partial trailing entry; ``strict=False`` stops before
-        it, as Kafka's readers do on a log whose last write was cut short.  Corrupt framing (a size
-        too small or too large, a bad magic) raises either way.
+        A partial entry at the end (a fetch of ``max_length`` bytes cuts the last batch, as Kafka's
+        ``ByteBufferLogInputStream`` expects) ends the iteration before it; ``strict=True`` raises on it
+        instead.  Corrupt framing (a size too small or too large, a bad magic) raises either way.
         """
         result = self.scan(check_crc=False, stop_on_invalid=False)
         rows = result.batches
@@ -235,40 +247,84 @@ class MemoryRecords:
         limit = self.max_decompressed_size
         for position, size, magic in zip(positions, sizes, magics, strict=True):
             yield _batch_at(buf, position, size, magic, limit)
+        self._raise_for_stop(result, strict)
+
+    def _raise_for_stop(self, result: ScanResult, strict: bool) -> None:
+        """Raise what ended ``result``'s scan, unless it is the end or (not ``strict``) a partial tail."""
         if result.stop_reason is not ScanStop.PARTIAL or strict:
             self._raise_for(result.stop_reason, result.stop_position)
 
-    def records(self, *, strict: bool = True) -> Iterator[Any]:
-        """Every record of every batch, in order (deep iteration).
+    def records(self, *, strict: bool = False, check_crcs: bool = True) -> Iterator[Any]:
+        """Every record of every batch, in order (deep iteration), control records included (each says
+        ``is_control``).
+
+        Each batch's CRC is checked before its records are returned (a consumer's ``check.crcs=true``;
+        for a legacy wrapper its inner messages' too): the records before a corrupt batch are yielded,
+        then a :class:`CorruptRecordError` at its position is raised.  ``check_crcs=False`` reads past
+        bad CRCs, for forensic tools.  ``strict`` is as for :meth:`batches`.
 
         Runs of uncompressed v2 batches are decoded by one kernel call each (see
-        :data:`OBJECT_CHUNK_BYTES`); legacy and compressed batches one at a time.  ``strict`` is as
-        for :meth:`batches`: its error is raised once every record before the bad entry has been
-        yielded.  Nothing is read until the first record is asked for.
+        :data:`OBJECT_CHUNK_BYTES`); legacy and compressed batches one at a time.  Nothing is read until
+        the first record is asked for.
         """
         # chain walks each run's list at C speed; a generator yielding record by record would
         # cost a frame resumption per record, a fifth of the whole object decode.
-        return itertools.chain.from_iterable(self._record_runs(strict))
+        return itertools.chain.from_iterable(self._record_runs(strict, check_crcs))
 
-    def _record_runs(self, strict: bool) -> Iterator[Iterable[Any]]:
+    def _record_runs(self, strict: bool, check_crcs: bool) -> Iterator[Iterable[Any]]:
         """The records of :meth:`records`, as one iterable per run or per batch."""
         result = self.scan(check_crc=False, stop_on_invalid=False)
-        buf = self._buf
-        for kind, rows in _decode_plan(result.batches, OBJECT_CHUNK_BYTES):
-            if kind == RUN_V2:
-                yield _impl.core.decode_v2_batch_objects(buf, rows)
-            else:
-                yield self._batch_for(rows[0]).records()
-        if result.stop_reason is not ScanStop.PARTIAL or strict:
-            self._raise_for(result.stop_reason, result.stop_position)
+        yield from self.records_of(result.batches, check_crcs=check_crcs)
+        self._raise_for_stop(result, strict)
 
-    def record_columns(self, *, strict: bool = True) -> list[RecordColumns]:
+    def records_of(self, rows: npt.NDArray[Any], *, hidden: npt.NDArray[np.bool_] | None = None,
+                   check_crcs: bool = True) -> Iterator[Iterable[Any]]:
+        """The records of the batches ``rows`` (scan rows of this buffer, each batch after the one before) as
+        :class:`~kafkalog.record.Record` objects, less those of the batches ``hidden`` marks (a consumer's
+        control and aborted batches): one iterable per run of uncompressed v2 batches (one kernel call)
+        and one per other batch.
+
+        With ``check_crcs`` every batch's CRC is checked before its records are handed out, the hidden
+        ones' too, as a consumer checks every batch it fetches; a run's CRCs by one scan over its bytes.
+        A mismatch raises :class:`CorruptRecordError` after the records of the batches before it.
+        """
+        buf = self._buf
+        keep = None if hidden is None else ~hidden
+        for kind, run, visible in _runs_with_mask(rows, keep):
+            if kind == RUN_V2:
+                bad_position = self._first_bad_crc(run) if check_crcs else None
+                if bad_position is not None:
+                    good = run["position"] < bad_position
+                    if np.any(visible & good):
+                        yield _impl.core.decode_v2_batch_objects(buf, run[visible & good])
+                    self._raise_for(ScanStop.BAD_CRC, bad_position)
+                if visible.all():
+                    yield _impl.core.decode_v2_batch_objects(buf, run)
+                elif visible.any():
+                    yield _impl.core.decode_v2_batch_objects(buf, run[visible])
+            else:
+                batch = self._batch_for(run[0])
+                if visible[0]:
+                    yield batch.records(check_crcs=check_crcs)
+                elif check_crcs:
+                    batch.ensure_valid()
+
+    def _first_bad_crc(self, run: npt.NDArray[Any]) -> int | None:
+        """The position of the first batch of a contiguous run whose CRC does not match, or ``None``."""
+        end = int(run["position"][-1]) + int(run["size"][-1])
+        result = self.scan(check_crc=True, stop_on_invalid=True, start=int(run["position"][0]), end=end)
+        return None if result.stop_reason is ScanStop.END else result.stop_position
+
+    def record_columns(self, *, strict: bool = False, check_crcs: bool = True) -> list[RecordColumns]:
         """Every record of the buffer as columns: one :class:`RecordColumns` per run of uncompressed v2
         batches (decoded by one kernel call, ``data`` is this buffer) and one per legacy or compressed
         batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch boundaries, and
         ``batches``, the scan rows of its batches (positions in this buffer).
+
+        CRCs are checked as by :meth:`records`; a corrupt batch raises once the columns of every batch
+        before it are built (they are not returned).  ``strict`` is as for :meth:`batches`.
         """
-        result = self.scan(check_crc=False, stop_on_invalid=False)
+        result = self.scan(check_crc=check_crcs, stop_on_invalid=check_crcs)
         buf = self._buf
         out: list[RecordColumns] = []
         for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
@@ -283,12 +339,17 @@ class MemoryRecords:
                 out.append(RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64),
                                          rows))
             else:
-                columns = self._batch_for(rows[0]).record_columns()
+                columns = self._batch_for(rows[0]).record_columns(check_crcs=check_crcs)
                 out.append(RecordColumns(columns.records, columns.headers, columns.data,
                                          np.array([0, len(columns)], dtype=np.int64), rows))
-        if result.stop_reason is not ScanStop.PARTIAL or strict:
-            self._raise_for(result.stop_reason, result.stop_position)
+        self._raise_for_stop(result, strict)
         return out
+
+    def _batch_for_position(self, position: int) -> RecordBatch:
+        with memoryview(self._buf) as view:
+            size = LOG_OVERHEAD + int.from_bytes(view[position + 8:position + 12], "big", signed=True)
+            magic = view[position + MAGIC_OFFSET]
+        return _batch_at(self._buf, position, size, magic, self.max_decompressed_size)
 
     def _batch_for(self, row: Any) -> RecordBatch:
         return _batch_at(self._buf, int(row["position"]), int(row["size"]), int(row["magic"]),

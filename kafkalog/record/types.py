@@ -1,7 +1,8 @@
 """The small value types of Kafka's record classes: timestamp types and control records.
 
-Ports of ``TimestampType.java``, ``ControlRecordType.java`` and ``EndTransactionMarker.java``
-(clients, ``org.apache.kafka.common.record``, tag 3.8.0).
+Ports of ``ControlRecordType.java`` and ``EndTransactionMarker.java`` (clients,
+``org.apache.kafka.common.record``, tag 3.8.0), and the home of ``TimestampType.java``'s port, which lives
+in ``kafkalog._common`` because both kernel twins hand it out on every record they decode.
 
 Control records (v2 only) live alone in a batch whose attributes have the control bit (0x20) set.
 Their key is 4 bytes, ``int16 version, int16 type``; an ABORT or COMMIT marker's value is 6 bytes,
@@ -15,44 +16,11 @@ import enum
 import struct
 from typing import NamedTuple
 
+from .._common import TimestampType
 from ..errors import InvalidRecordError
 
 __all__ = ["ControlRecordType", "EndTransactionMarker", "TimestampType"]
 
-
-class TimestampType(enum.IntEnum):
-    """What a timestamp means (Kafka: ``TimestampType``); ``str()`` gives Kafka's name."""
-
-    NO_TIMESTAMP_TYPE = -1  #: v0 messages carry no timestamp
-    CREATE_TIME = 0  #: set by the producer
-    LOG_APPEND_TIME = 1  #: set by the broker when it appended the batch
-
-    @property
-    def kafka_name(self) -> str:
-        return _TIMESTAMP_NAMES[self]
-
-    def __str__(self) -> str:
-        return self.kafka_name
-
-    @classmethod
-    def of(cls, value: str | int | TimestampType) -> TimestampType:
-        """Accepts Kafka's names (``"CreateTime"``), the enum names and the ids."""
-        if isinstance(value, str):
-            for member, name in _TIMESTAMP_NAMES.items():
-                if value in (name, member.name, member.name.lower()):
-                    return member
-            raise ValueError(f"Unknown timestamp type {value!r}: expected CreateTime or LogAppendTime")
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(f"Unknown timestamp type id {value!r}") from None
-
-
-_TIMESTAMP_NAMES = {
-    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
-    TimestampType.CREATE_TIME: "CreateTime",
-    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
-}
 
 _CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")

@@ -14,10 +14,11 @@ range into :class:`ReadTask` s:
   ``collectAbortedTransactions(startOffset, upperBoundOffset)``), so it needs nothing else from the
   driver.
 
-A task (:meth:`ReadTask.read`) opens only its segments' ``.log`` files, read-only, scans its byte range
-with the batch-scan kernel (checking CRCs, as a consumer with ``check.crcs=true`` does), reads it a
-few MiB at a time, decodes each piece with the record kernels and yields Arrow record batches
-(:mod:`kafkalog.spark.arrow`).
+A task (:meth:`ReadTask.read`) opens only its segments' ``.log`` files, read-only, and reads its byte range
+through the consumer's view (:mod:`kafkalog.consumer_view`, the one ``Log.records()`` reads through too):
+a few MiB at a time, CRCs checked as a consumer with ``check.crcs=true`` does, decoded by the record
+kernels into Arrow record batches (:mod:`kafkalog.spark.arrow`) without the control batches and, for
+``read_committed``, the aborted ones.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._common import MAGIC_V2, ScanStop
+from ..consumer_view import ConsumerView, IsolationLevel
 from ..errors import CorruptRecordError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
@@ -166,18 +167,16 @@ def resolve_offsets(facts: PartitionFacts, starting: OffsetSpec, ending: OffsetS
 
 @dataclass(frozen=True)
 class ReadTask:
-    """One Spark task of a read: some bytes of some segments of one partition, and the filter to apply."""
+    """One Spark task of a read: some bytes of some segments of one partition, read through the consumer's
+    view of its offsets (:class:`~kafkalog.consumer_view.ConsumerView`: the range, CRC checks, control and
+    aborted batches hidden)."""
 
     dir: str
     topic: str
     partition: int
     slices: tuple[SegmentSlice, ...]
-    start_offset: int
-    end_offset: int
-    transactions: TransactionState
-    read_committed: bool
+    view: ConsumerView
     include_headers: bool
-    check_crcs: bool
 
     @property
     def size(self) -> int:
@@ -195,31 +194,23 @@ class ReadTask:
         except FileNotFoundError:
             raise KafkaLogError(f"{path} is gone: the log was truncated, cleaned or deleted while the query ran "
                                 "(read a copy, or stop the broker)") from None
+        view = self.view
         with segment:
             end = min(piece.end_position, segment.size_in_bytes())
             if piece.start_position >= end:
                 return
             part = segment.read(piece.start_position, end - piece.start_position)
-            scan = part.scan(check_crc=self.check_crcs, stop_on_invalid=True)
-            if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL):
-                raise CorruptRecordError(
-                    f"{path}: corrupt batch at position {scan.stop_position} ({scan.stop_reason.name.lower()}); "
-                    "`kafkalog verify` tells more, `kafkalog recover` cuts the log there", scan.stop_position,
-                    str(path))
-            rows = scan.batches
-            # Whole batches below the range are skipped unread; a v2 batch's base offset also bounds it above.
-            wanted = rows["last_offset"] >= self.start_offset
-            wanted &= (rows["magic"] != MAGIC_V2) | (rows["base_offset"] < self.end_offset)
-            rows = rows[wanted]
-            if len(rows) == 0:
-                return
-            for _position, chunk in part.memory_chunks(rows, READ_CHUNK_BYTES):
-                buffer = chunk.buffer
-                for columns in chunk.record_columns():
+            for position, chunk in view.chunks(part, 0, READ_CHUNK_BYTES):
+                try:
+                    runs = chunk.record_columns(check_crcs=view.check_crcs)
+                except CorruptRecordError as e:
+                    raise e.at(None if e.position is None else position + e.position, str(path),
+                               note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there") from e
+                for columns in runs:
                     assert columns.batches is not None
-                    hidden = self.transactions.hidden_batches(buffer, columns.batches, 0, self.read_committed)
+                    hidden = view.hidden_batches(chunk.buffer, columns.batches)
                     batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
-                                     start_offset=self.start_offset, end_offset=self.end_offset,
+                                     start_offset=view.start_offset, end_offset=view.end_offset,
                                      include_headers=self.include_headers)
                     if batch is not None:
                         yield batch
@@ -296,10 +287,10 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         target = max(1, min(target, -(-total // options.min_partitions)))
     tasks: list[ReadTask] = []
     for facts, start, end, slices in spans:
-        transactions = facts.transactions.between(start, end)
+        isolation = IsolationLevel.READ_COMMITTED if options.read_committed else IsolationLevel.READ_UNCOMMITTED
+        view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
         tp = facts.topic_partition
-        tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), start, end, transactions,
-                              options.read_committed, options.include_headers, options.check_crcs)
+        tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers)
                      for group in _group(facts, slices, target))
     return tasks
 

@@ -1,0 +1,154 @@
+"""The consumer's view of a partition: what a Kafka consumer is given when it reads a log.
+
+A consumer (Kafka 3.8.0 ``CompletedFetch.nextFetchedRecord`` over a fetch bounded by the broker's
+``FetchIsolation``) reads a partition through four rules, and kafkalog's two consumers — ``Log.records()``
+and the Spark source — both read through this module, so they cannot drift apart:
+
+- **a bound**: a ``read_uncommitted`` consumer reads up to the high watermark, a ``read_committed`` one up
+  to the last stable offset (the first offset of the earliest transaction still open);
+- **CRCs** (``check.crcs=true``, the default): every batch fetched is checked before its records are
+  returned, control and aborted batches included; a mismatch is a
+  :class:`~kafkalog.errors.CorruptRecordError` naming the file and the byte position, raised once the
+  records before the bad batch have been handed out;
+- **control batches** (transaction markers, KRaft control records) are never returned;
+- **aborted transactions** (``read_committed`` only): the batches of a transaction that ended with an ABORT
+  marker are skipped (:class:`~kafkalog.transactions.TransactionState`).
+
+The view is a small frozen value: it pickles, so a Spark planner builds it once on the driver and every
+task of the partition reads through it.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ._common import MAGIC_V2, ScanStop
+from .errors import CorruptRecordError
+from .transactions import TransactionState
+
+if TYPE_CHECKING:
+    from .file_message_set import FileMessageSet
+    from .log import Log
+    from .record import MemoryRecords
+
+__all__ = ["ConsumerView", "IsolationLevel"]
+
+#: The bytes of a segment one chunk of a consumer's read holds in memory.
+CONSUMER_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+class IsolationLevel(enum.IntEnum):
+    """Which records a consumer may read (Kafka: ``org.apache.kafka.common.IsolationLevel``);
+    ``str()`` gives Kafka's ``isolation.level`` value."""
+
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def of(cls, value: str | int | IsolationLevel) -> IsolationLevel:
+        """Accepts Kafka's ``isolation.level`` values (``"read_committed"``), the enum and its ids."""
+        if isinstance(value, str):
+            name = value.strip().lower().replace("-", "_")
+            for member in cls:
+                if name == str(member):
+                    return member
+            raise ValueError(f"Unknown isolation level {value!r}: expected read_uncommitted or read_committed")
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"Unknown isolation level id {value!r}") from None
+
+
+@dataclass(frozen=True)
+class ConsumerView:
+    """A consumer's read of offsets ``[start_offset, end_offset)`` of one partition.
+
+    ``end_offset`` is already bounded by the high watermark or the last stable offset (:meth:`of` does
+    that); ``transactions`` says which transactional batches are aborted.
+    """
+
+    start_offset: int
+    end_offset: int
+    isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
+    transactions: TransactionState = field(default_factory=TransactionState)
+    check_crcs: bool = True
+
+    @property
+    def read_committed(self) -> bool:
+        return self.isolation is IsolationLevel.READ_COMMITTED
+
+    @classmethod
+    def of(cls, log: Log, start_offset: int | None = None, end_offset: int | None = None, *,
+           isolation: str | int | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+           check_crcs: bool = True) -> ConsumerView:
+        """The view of ``log`` a consumer with ``isolation`` gets: from ``start_offset`` (the log start
+        offset by default) up to ``end_offset`` (exclusive), never past the high watermark, nor for
+        ``read_committed`` past the last stable offset, which is read from the log's batch headers."""
+        level = IsolationLevel.of(isolation)
+        start = log.log_start_offset if start_offset is None else start_offset
+        bound = log.high_watermark
+        transactions = TransactionState()
+        if level is IsolationLevel.READ_COMMITTED:
+            transactions = TransactionState.of(log)
+            bound = min(bound, transactions.last_stable_offset)
+        end = bound if end_offset is None else min(end_offset, bound)
+        return cls(start, max(start, end), level, transactions, check_crcs)
+
+    # -- the rules, on scan rows ---------------------------------------------------------------------
+
+    def rows_in_range(self, rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """The scan rows that may hold offsets of the range: whole batches below it are skipped unread,
+        and a v2 batch's base offset bounds it above (a legacy wrapper's first offset needs decompressing)."""
+        wanted = rows["last_offset"] >= self.start_offset
+        wanted &= (rows["magic"] != MAGIC_V2) | (rows["base_offset"] < self.end_offset)
+        found: npt.NDArray[Any] = rows[wanted]
+        return found
+
+    def hidden_batches(self, data: Any, rows: npt.NDArray[Any], origin: int = 0) -> npt.NDArray[np.bool_]:
+        """Which of ``rows`` (batches in ``data``, positions less ``origin``) the consumer does not return:
+        control batches always, aborted ones when ``read_committed``."""
+        return self.transactions.hidden_batches(data, rows, origin, self.read_committed)
+
+    # -- reading a segment ---------------------------------------------------------------------------
+
+    def chunks(self, segment: FileMessageSet, start_position: int = 0,
+               chunk_bytes: int = CONSUMER_CHUNK_BYTES) -> Iterator[tuple[int, MemoryRecords]]:
+        """The whole batches of ``segment`` from ``start_position`` (a file position) that may hold offsets
+        of the range, as in-memory chunks with the file position each starts at.  Corrupt framing raises
+        with the file and position once the chunks before it are handed out; a partial batch at the end
+        (a write in progress) is not read."""
+        scan = segment.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
+        rows = self.rows_in_range(scan.batches)
+        if len(rows):
+            yield from segment.memory_chunks(rows, chunk_bytes)
+        if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL):
+            segment.raise_for_stop(scan)
+
+    def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Any]:
+        """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as
+        :class:`~kafkalog.record.Record` objects; stops at the end of the range."""
+        for segment, start_position in segments:
+            path = str(segment.file)
+            for position, chunk in self.chunks(segment, start_position):
+                rows = chunk.scan(check_crc=False, stop_on_invalid=False).batches
+                hidden = self.hidden_batches(chunk.buffer, rows)
+                runs = chunk.records_of(rows, hidden=hidden, check_crcs=self.check_crcs)
+                try:
+                    for record in itertools.chain.from_iterable(runs):
+                        offset = record.offset
+                        if offset >= self.end_offset:
+                            return
+                        if offset >= self.start_offset:
+                            yield record
+                except CorruptRecordError as e:
+                    raise e.at(None if e.position is None else position + e.position, path) from e
