@@ -32,8 +32,15 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MAX, ScanStop
+from ._common import (
+    BATCH_DTYPE,
+    HEADER_SIZE_UP_TO_MAGIC,
+    INT32_MAX,
+    INT64_MAX,
+    ScanStop,
+)
 from .errors import (
+    ConcurrentTruncationError,
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
@@ -297,10 +304,27 @@ class FileMessageSet:
 
     def write_to(self, destination: Any, write_position: int, size: int) -> int:
         """Copy ``size`` bytes from ``write_position`` of this set to ``destination`` (a file object or a
-        socket), with ``os.sendfile`` when it has a file descriptor (Kafka: ``writeTo``)."""
+        socket), with ``os.sendfile`` when it has a file descriptor; returns the bytes written, no more than
+        the set holds past ``write_position`` (Kafka: ``writeTo``).
+
+        Raises:
+            ConcurrentTruncationError: the file was truncated below the set's end since the set was made
+                (Kafka's "has been truncated during write"): what the set promised is no longer there.
+            IllegalArgumentError: a negative position or size.
+        """
         if write_position < 0 or size < 0:
             raise IllegalArgumentError(f"Invalid write of {size} bytes from position {write_position}")
-        count = max(0, min(size, self._size - write_position))
+        # Ensure that the underlying size has not changed.
+        new_size = min(self._channel.size(), self.end) - self.start
+        old_size = self._size
+        if new_size < old_size:
+            path = str(self._file.absolute())
+            raise ConcurrentTruncationError(
+                f"Size of FileMessageSet {path} has been truncated during write: old size {old_size}, new size "
+                f"{new_size}",
+                path, old_size, new_size,
+            )
+        count = max(0, min(size, old_size - write_position))
         position = self.start + write_position
         fileno = getattr(destination, "fileno", None)
         if fileno is not None and hasattr(os, "sendfile"):

@@ -1,15 +1,18 @@
-"""FileMessageSet against Kafka's FileRecordsTest (clients, 3.8.0) and FileMessageSetTest (0.10.1.1).
+"""FileMessageSet against Kafka's FileRecordsTest (clients/src/test/java/org/apache/kafka/common/record,
+3.8.0) and FileMessageSetTest (core/src/test/scala/unit/kafka/log, 0.10.1.1).
 
 Spec §3.3 and §7.5.  The fixture file holds Kafka's three single-record v2 batches with the values
-``abcd``, ``efgh`` and ``ijkl`` at offsets 0, 1 and 2.  Kafka's mock-channel cases (truncate called or
-not, the 2 GiB overflow, the oversize file) use a real file here: a counted ``truncate`` on the channel,
-and sparse files of 2 GiB, which cost no disk.  Every test runs on both kernel twins (``impl``).
+``abcd``, ``efgh`` and ``ijkl`` at offsets 0, 1 and 2.  Kafka's mock-channel cases (truncate called or not,
+the 2 GiB overflow, the oversize file, the count handed to ``transferFrom``) use a real file here: a
+counted ``truncate`` on the channel, sparse files of 2 GiB, which cost no disk, and the bytes that arrive.
+Every test runs on both kernel twins (``impl``).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -18,6 +21,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import (
+    ConcurrentTruncationError,
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
@@ -209,7 +213,8 @@ def test_read(fms: FileMessageSet, impl: ModuleType) -> None:
 
 
 def test_read_argument_checks(fms: FileMessageSet, impl: ModuleType) -> None:
-    """Negative positions or sizes and a start past the end are refused (testOutOfRangeSlice)."""
+    """testOutOfRangeSlice: a slice from past the end is refused (IllegalArgumentError); so are negative
+    positions and sizes, and past the end of a slice."""
     size = fms.size_in_bytes()
     with pytest.raises(IllegalArgumentError):
         fms.read(-1, 10)
@@ -659,8 +664,9 @@ def test_closed_set_refuses_writes(tmp_path: Path, impl: ModuleType) -> None:
 
 
 def test_write_to_file(fms: FileMessageSet, tmp_path: Path, impl: ModuleType) -> None:
-    """writeTo (testBytesLengthOfWriteTo): a third, then the rest with one byte too many; only what the
-    set holds is written, into a real file (sendfile) and into a file-like object without a descriptor."""
+    """testBytesLengthOfWriteTo: a third, then the rest with one byte too many; only what the set holds is
+    written (Kafka checks the count passed to the channel's ``transferFrom``; here the count returned and the
+    bytes that arrive), into a real file (sendfile) and into a file-like object without a descriptor."""
     size = fms.size_in_bytes()
     first = size // 3
     whole = fms.read_bytes()
@@ -713,3 +719,67 @@ def test_to_memory_records_and_records_agree(fms: FileMessageSet, impl: ModuleTy
 def test_set_last_modified(fms: FileMessageSet, impl: ModuleType) -> None:
     fms.set_last_modified(1_600_000_000_000)
     assert fms.last_modified() == 1_600_000_000_000.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Concurrent writes
+
+
+def test_slice_size_limit_with_concurrent_write(scratch: Path, impl: ModuleType) -> None:
+    """testSliceSizeLimitWithConcurrentWrite: a reader slicing ``[0, size)`` while a writer appends always
+    gets a slice of the size it read, never more: slices are fixed windows.  Two threads, until the file
+    holds 16384 bytes (on tmpfs: the writer flushes after every three batches, as Kafka's helper does)."""
+    log = FileMessageSet.open(scratch / "concurrent.log")
+    max_size = 16384
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while log.size_in_bytes() < max_size:
+                current = log.size_in_bytes()
+                piece = log.read(0, current)
+                assert piece.size_in_bytes() == current
+        except BaseException as e:
+            failures.append(e)
+
+    def writer() -> None:
+        try:
+            while log.size_in_bytes() < max_size:
+                append_values(log, VALUES)
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert not any(thread.is_alive() for thread in threads)
+        assert not failures, failures
+    finally:
+        log.close()
+
+
+def test_write_to_after_the_file_was_truncated_underneath(
+    fms: FileMessageSet, tmp_path: Path, impl: ModuleType
+) -> None:
+    """writeTo checks that the file still holds the set: truncated underneath (by another handle, here), it
+    raises Kafka's "has been truncated during write" with the path and both sizes, for the whole set and
+    for a slice past the new end; a slice that still fits is written."""
+    piece = fms.read(72, 144)
+    early = fms.read(0, 72)
+    os.truncate(fms.file, 100)
+    path = str(fms.file.absolute())
+    with pytest.raises(ConcurrentTruncationError) as caught:
+        fms.write_to(io.BytesIO(), 0, 216)
+    error = caught.value
+    assert isinstance(error, KafkaLogError)
+    assert str(error) == (f"Size of FileMessageSet {path} has been truncated during write: old size 216, new "
+                          "size 100")
+    assert (error.path, error.old_size, error.new_size) == (path, 216, 100)
+    with pytest.raises(ConcurrentTruncationError, match=r"old size 144, new size 28$"):
+        piece.write_to(io.BytesIO(), 0, 144)
+    out = io.BytesIO()
+    assert early.write_to(out, 0, 72) == 72
+    assert len(out.getvalue()) == 72
