@@ -26,6 +26,7 @@ __all__ = [
     "IllegalArgumentError",
     "IllegalStateError",
     "ReadOnlyError",
+    "ConcurrentTruncationError",
 ]
 
 
@@ -124,3 +125,16 @@ class IllegalStateError(KafkaLogError, RuntimeError):
 
 class ReadOnlyError(KafkaLogError, PermissionError):
     """A write to a file opened read-only: opening a broker's files read-only must never change a byte."""
+
+
+class ConcurrentTruncationError(KafkaLogError, RuntimeError):
+    """A file was cut shorter than a set reading it believes it is, while the set was in use (Kafka: the
+    ``KafkaException`` "has been truncated during write" of ``FileRecords.writeTo``, 0.10.1
+    ``FileMessageSet.writeTo``).  ``path`` is the file, ``old_size`` the set's size and ``new_size`` what the
+    file still holds of it."""
+
+    def __init__(self, message: str, path: str | None = None, old_size: int = -1, new_size: int = -1) -> None:
+        super().__init__(message)
+        self.path = path
+        self.old_size = old_size
+        self.new_size = new_size

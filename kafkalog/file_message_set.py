@@ -17,6 +17,10 @@ the length of one call, under the channel lock, and no view of it is kept (the m
 can be replaced when the file grows and dropped before the file is truncated.  Batches handed to the
 caller are built over ``bytes`` read with ``pread`` in bounded chunks, never over the map.  A read-only
 set (``writable=False``) never writes, truncates or renames its file.
+
+For a reader of an older message format the set converts itself: ``down_convert`` (3.x
+``FileRecords.downConvert``), ``to_message_format`` and ``is_magic_value_in_all_wrapper_messages`` (0.10.1),
+over :mod:`kafkalog.record.convert`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from __future__ import annotations
 import mmap
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -32,8 +37,18 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import BATCH_DTYPE, HEADER_SIZE_UP_TO_MAGIC, INT32_MAX, INT64_MAX, LOG_OVERHEAD, ScanStop
+from ._common import (
+    BATCH_DTYPE,
+    HEADER_SIZE_UP_TO_MAGIC,
+    INT32_MAX,
+    INT64_MAX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_RECORD_OVERHEAD,
+    ScanStop,
+)
 from .errors import (
+    ConcurrentTruncationError,
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
@@ -44,6 +59,7 @@ from .errors import (
 )
 from .record import MemoryRecords, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
+from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
 
 __all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
@@ -295,12 +311,97 @@ class FileMessageSet:
         """The set's bytes as :class:`MemoryRecords` (a copy, independent of the file)."""
         return MemoryRecords(self.read_bytes())
 
+    # -- conversion for older readers ----------------------------------------------------------------
+
+    def is_magic_value_in_all_wrapper_messages(self, expected_magic: int) -> bool:
+        """Whether every entry (a wrapper counts as one) has ``expected_magic`` (0.10.1:
+        ``isMagicValueInAllWrapperMessages``, asked before a fetch is sent as it is to a reader of that
+        format).
+
+        As 0.10.1 walks the file: a partial entry at the end counts when its magic byte is there and is
+        ignored otherwise; an entry whose size field is below the 14-byte minimum is an error.  The walk is
+        the batch-scan kernel's; an entry the kernel stops at (a size too small for its magic, an unknown
+        magic) is judged by its magic byte alone, as 0.10.1 judged every entry, and the walk goes on after it.
+
+        Raises:
+            IllegalStateError: an entry whose size field is below the minimum message overhead.
+        """
+        position = 0
+        while True:
+            result = self.scan(check_crc=False, stop_on_invalid=False, starting_position=position)
+            if np.any(result.batches["magic"] != expected_magic):
+                return False
+            stop = result.stop_position
+            remaining = self.end - stop
+            if result.stop_reason in (ScanStop.END, ScanStop.LIMIT) or remaining < LOG_OVERHEAD:
+                return True
+            if result.stop_reason is ScanStop.PARTIAL:
+                if remaining <= MAGIC_OFFSET:
+                    return True  # 0.10.1 reads no magic byte for it, and the walk ends
+                return self._channel.pread(stop + MAGIC_OFFSET, 1)[0] == expected_magic
+            size = int.from_bytes(self._channel.pread(stop + 8, 4), "big", signed=True)
+            if size < MIN_RECORD_OVERHEAD:
+                raise IllegalStateError(f"Invalid message size: {size}")
+            if self._channel.pread(stop + MAGIC_OFFSET, 1)[0] != expected_magic:
+                return False
+            position = stop + LOG_OVERHEAD + size - self.start
+
+    def has_matching_magic(self, magic: int) -> bool:
+        """Whether every batch has ``magic`` (Kafka 3.x: ``AbstractRecords.hasMatchingMagic``); reads the
+        batches as :meth:`batches` does, so corrupt framing before a mismatch raises."""
+        result = self.scan(check_crc=False, stop_on_invalid=False)
+        if np.any(result.batches["magic"] != magic):
+            return False
+        self._raise_for(result.stop_reason, result.stop_position, INT32_MAX)
+        return True
+
+    def down_convert(self, to_magic: int, first_offset: int, *,
+                     nanoseconds: Callable[[], int] = time.monotonic_ns
+                     ) -> ConvertedRecords[FileMessageSet | MemoryRecords]:
+        """The set's batches in ``to_magic`` or older, for a reader of that format (Kafka 3.x:
+        ``FileRecords.downConvert`` over ``RecordsUtil.downConvert``; see :mod:`kafkalog.record.convert`).
+
+        When no record had to be converted, the set itself comes back, with empty stats: it was already in
+        the reader's format, or it holds no whole batch (a fetch smaller than its first batch, which an old
+        consumer then reports as a message too large for its fetch size).
+        """
+        converted = down_convert(self.batches(), to_magic, first_offset, nanoseconds=nanoseconds)
+        if converted.record_conversion_stats.num_records_converted == 0:
+            return ConvertedRecords(self, RecordValidationStats.EMPTY)
+        return converted
+
+    def to_message_format(self, to_magic: int) -> FileMessageSet | MemoryRecords:
+        """Every message of the set in ``to_magic`` (0 or 1), offsets kept (0.10.1: ``toMessageFormat``; see
+        :func:`kafkalog.record.convert.to_message_format`).  The set itself when it holds bytes but no whole
+        message (0.10.1: "the message is too large"); empty records for an empty set."""
+        converted = to_message_format(self.batches(), to_magic)
+        if converted is None:
+            return self if self._size > 0 else MemoryRecords(b"")
+        return converted
+
     def write_to(self, destination: Any, write_position: int, size: int) -> int:
         """Copy ``size`` bytes from ``write_position`` of this set to ``destination`` (a file object or a
-        socket), with ``os.sendfile`` when it has a file descriptor (Kafka: ``writeTo``)."""
+        socket), with ``os.sendfile`` when it has a file descriptor; returns the bytes written, no more than
+        the set holds past ``write_position`` (Kafka: ``writeTo``).
+
+        Raises:
+            ConcurrentTruncationError: the file was truncated below the set's end since the set was made
+                (Kafka's "has been truncated during write"): what the set promised is no longer there.
+            IllegalArgumentError: a negative position or size.
+        """
         if write_position < 0 or size < 0:
             raise IllegalArgumentError(f"Invalid write of {size} bytes from position {write_position}")
-        count = max(0, min(size, self._size - write_position))
+        # Ensure that the underlying size has not changed.
+        new_size = min(self._channel.size(), self.end) - self.start
+        old_size = self._size
+        if new_size < old_size:
+            path = str(self._file.absolute())
+            raise ConcurrentTruncationError(
+                f"Size of FileMessageSet {path} has been truncated during write: old size {old_size}, new size "
+                f"{new_size}",
+                path, old_size, new_size,
+            )
+        count = max(0, min(size, old_size - write_position))
         position = self.start + write_position
         fileno = getattr(destination, "fileno", None)
         if fileno is not None and hasattr(os, "sendfile"):

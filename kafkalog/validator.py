@@ -47,17 +47,24 @@ A writable buffer (``bytearray``, a writable ``memoryview`` or ``mmap``) is rewr
 rewrites the request's ``ByteBuffer``: a caller that needs its bytes unchanged passes ``bytes``, which are
 copied before anything is written.
 
+The inter-broker protocol: kafkalog has no broker, so no broker-wide ``inter.broker.protocol.version``;
+:class:`LogValidator` takes one (``inter_broker_protocol_version``, a ``MetadataVersion`` name such as
+``"2.0-IV1"``; the newest by default) for the one check that depends on it, the refusal of ZStandard below
+2.1 (``UnsupportedCompressionTypeException`` at the top of ``validateMessagesAndAssignOffsetsCompressed``).
+The IBP that made 3.x ignore ``message.format.version`` is not modelled (``LogConfig.record_version``
+always honours it).
+
+:attr:`ValidationResult.record_validation_stats` is Kafka's ``RecordValidationStats``: the temporary bytes
+(decompressed and rebuilt, counted as ``MemoryRecordsBuilder.uncompressedBytesWritten`` counts them), the
+records rebuilt and the nanoseconds spent rebuilding (from ``nanoseconds``, ``time.monotonic_ns`` unless
+given).
+
 Left out, because it needs machinery this port does not have:
 
-* the inter-broker protocol: the refusal of ZStandard below ``inter.broker.protocol.version`` 2.1
-  (``UnsupportedCompressionTypeException`` at the top of ``validateMessagesAndAssignOffsetsCompressed``),
-  and the IBP that made 3.x ignore ``message.format.version`` (``LogConfig.record_version`` always honours
-  it);
 * producer state and the transaction coordinator: ``analyzeAndValidateProducerState``, duplicate
   detection, ``VerificationGuard`` and the follower's ``UnexpectedAppendOffsetException`` belong to
   ``append`` after this step and are not here;
-* ``RecordValidationStats`` (bytes and nanoseconds spent converting), ``BufferSupplier`` (buffer reuse) and
-  ``LogAppendInfo.leaderHwChange`` / ``recordValidationStats``;
+* ``BufferSupplier`` (buffer reuse) and ``LogAppendInfo.leaderHwChange`` / ``recordValidationStats``;
 * compression levels (``compression.gzip.level`` ...): the record layer's codecs write at Kafka's default
   levels, so a target ``Compression`` is its codec only.  As in Kafka, a batch whose codec already matches is
   not recompressed whatever level it was written at.
@@ -93,6 +100,7 @@ from __future__ import annotations
 
 import enum
 import struct
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
@@ -127,7 +135,7 @@ from ._common import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from .config import BrokerCompressionType, LogConfig
+from .config import BrokerCompressionType, LogConfig, _metadata_version_ordinal
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -136,9 +144,16 @@ from .errors import (
     InvalidRecordError,
     KafkaLogError,
     RecordTooLargeError,
+    UnsupportedCompressionError,
 )
 from .record.batch import DefaultRecordBatch, RecordBatch, build_default_batch
 from .record.compression import CompressionType, decompress
+from .record.convert import (
+    RecordValidationStats,
+    default_record_size_in_bytes,
+    legacy_record_size_in_bytes,
+    record_batch_header_size_in_bytes,
+)
 from .record.legacy import LegacyRecordBatch, build_legacy_message_set
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
@@ -153,6 +168,7 @@ __all__ = [
     "OffsetsOutOfOrderError",
     "RecordError",
     "RecordValidationError",
+    "RecordValidationStats",
     "UnsupportedForMessageFormatError",
     "ValidationResult",
     "analyze_and_validate_records",
@@ -634,6 +650,11 @@ class _LegacyRecord:
         return bool(self.attributes & LEGACY_COMPRESSION_MASK)
 
     @property
+    def size_in_bytes(self) -> int:
+        """The message's bytes, without its frame (Kafka: ``LegacyRecord.sizeInBytes``)."""
+        return self._end - self._start
+
+    @property
     def headers(self) -> list[tuple[str, bytes | None]]:
         return []
 
@@ -873,10 +894,11 @@ def _build_records(
     is_transactional: bool,
     partition_leader_epoch: int,
     template: MemoryRecords,
-) -> tuple[MemoryRecords, int, int]:
+) -> tuple[MemoryRecords, int, int, int]:
     """One batch (uncompressed v0/v1: one message per record) of ``records`` at ``offsets``; returns the
-    records, their max timestamp and its shallow offset (Kafka: ``MemoryRecords.builder(...)``,
-    ``appendWithOffset(offset, record)`` per record, ``build()`` and ``info()``).
+    records, their max timestamp, its shallow offset and the bytes written before compression (Kafka:
+    ``MemoryRecords.builder(...)``, ``appendWithOffset(offset, record)`` per record, ``build()``,
+    ``info()`` and ``uncompressedBytesWritten()``).
 
     The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
     """
@@ -909,8 +931,9 @@ def _build_records(
         return MemoryRecords(data, max_batch_size=template.max_batch_size,
                              max_decompressed_size=template.max_decompressed_size)
 
+    written = _uncompressed_bytes_written(rows, offsets, magic, compression)
     if not rows:
-        return wrap(b""), NO_TIMESTAMP, -1
+        return wrap(b""), NO_TIMESTAMP, -1, written
     base_offset = offsets[0]
     if magic == MAGIC_V2:
         data = build_default_batch(
@@ -931,7 +954,7 @@ def _build_records(
     last_offset = offsets[-1]
     one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
-        return wrap(data), log_append_time, last_offset if one_batch else base_offset
+        return wrap(data), log_append_time, last_offset if one_batch else base_offset, written
     max_timestamp = NO_TIMESTAMP
     offset_of_max_timestamp = -1
     if magic > MAGIC_V0:
@@ -940,8 +963,38 @@ def _build_records(
                 max_timestamp = timestamp
                 offset_of_max_timestamp = offset
     if max_timestamp == NO_TIMESTAMP:
-        return wrap(data), NO_TIMESTAMP, -1
-    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp
+        return wrap(data), NO_TIMESTAMP, -1, written
+    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
+
+
+def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: list[int], magic: int,
+                                compression: CompressionType) -> int:
+    """What Kafka's ``MemoryRecordsBuilder.uncompressedBytesWritten`` says after appending ``rows`` (key,
+    value, timestamp, headers) at ``offsets``: the batch header and every record as written before
+    compression (a v2 record's deltas count from the first offset and timestamp; a v0/v1 message with its
+    frame)."""
+    written = record_batch_header_size_in_bytes(magic, compression)
+    if magic >= MAGIC_V2:
+        if rows:
+            base_offset, base_timestamp = offsets[0], rows[0][2]
+            for (key, value, timestamp, headers), offset in zip(rows, offsets, strict=True):
+                written += default_record_size_in_bytes(offset - base_offset, timestamp - base_timestamp, key,
+                                                        value, headers or ())
+        return written
+    for key, value, _, _ in rows:
+        written += LOG_OVERHEAD + legacy_record_size_in_bytes(magic, key, value)
+    return written
+
+
+def _record_size_in_bytes(batch: RecordBatch, record: Any) -> int:
+    """A record's ``sizeInBytes`` as Kafka's validator sums it: a v2 record's encoded size, a v0/v1 inner
+    message with its frame."""
+    if isinstance(record, _LegacyRecord):
+        return LOG_OVERHEAD + record.size_in_bytes
+    assert isinstance(batch, DefaultRecordBatch)
+    return default_record_size_in_bytes(record.offset - batch.base_offset,
+                                        record.timestamp - batch.base_timestamp, record.key, record.value,
+                                        record.headers)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -956,7 +1009,8 @@ class ValidationResult:
     ``next_offset`` (exclusive); ``max_timestamp`` and ``shallow_offset_of_max_timestamp`` (the last offset
     of the batch that holds it) feed the time index; ``message_size_maybe_changed`` says the records were
     rebuilt, so the caller must check the batch sizes against ``max.message.bytes`` again;
-    ``log_append_time`` is the ``now_ms`` used.
+    ``log_append_time`` is the ``now_ms`` used; ``record_validation_stats`` what decompressing and rebuilding
+    cost (none for uncompressed records kept in place).
     """
 
     valid_records: MemoryRecords
@@ -965,6 +1019,7 @@ class ValidationResult:
     message_size_maybe_changed: bool
     log_append_time: int
     next_offset: int
+    record_validation_stats: RecordValidationStats = RecordValidationStats.EMPTY
 
     @property
     def last_offset(self) -> int:
@@ -994,12 +1049,20 @@ def _process_record_errors(record_errors: list[_ApiRecordError]) -> None:
     )
 
 
+_IBP_2_1_IV0 = _metadata_version_ordinal("2.1-IV0")
+
+
 class LogValidator:
     """Kafka's ``LogValidator``: one validation of one request's records.
 
-    ``now_ms`` stands for Kafka's ``time.milliseconds()``; the rest are the constructor's arguments
-    (``interBrokerProtocolVersion`` left out, see the module docstring).  Most callers want
+    ``now_ms`` stands for Kafka's ``time.milliseconds()`` and ``nanoseconds`` for ``time.nanoseconds``
+    (which times conversions); the rest are the constructor's arguments.  ``inter_broker_protocol_version``
+    is a ``MetadataVersion`` name (``"2.0-IV1"``, ``"2.1"``), ``None`` for the newest.  Most callers want
     :func:`validate_messages_and_assign_offsets`, which takes these from a :class:`LogConfig`.
+
+    Raises:
+        IllegalArgumentError: a ``to_magic`` other than 0, 1 or 2.
+        ValueError: an ``inter_broker_protocol_version`` that names no version.
     """
 
     def __init__(
@@ -1017,6 +1080,8 @@ class LogValidator:
         partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
         origin: AppendOrigin | str = AppendOrigin.CLIENT,
         topic_partition: str | None = None,
+        inter_broker_protocol_version: str | None = None,
+        nanoseconds: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         if to_magic not in (MAGIC_V0, MAGIC_V1, MAGIC_V2):
             raise IllegalArgumentError(f"Unknown magic {to_magic}: the log writes 0, 1 or 2")
@@ -1032,6 +1097,11 @@ class LogValidator:
         self.partition_leader_epoch = partition_leader_epoch
         self.origin = AppendOrigin.of(origin)
         self.topic_partition = topic_partition
+        self.inter_broker_protocol_version = inter_broker_protocol_version
+        # interBrokerProtocolVersion.isLessThan(IBP_2_1_IV0), worked out once
+        self._ibp_before_2_1 = (inter_broker_protocol_version is not None and
+                                _metadata_version_ordinal(inter_broker_protocol_version) < _IBP_2_1_IV0)
+        self.nanoseconds = nanoseconds
 
     # --- the entry point ------------------------------------------------------------------------------
 
@@ -1049,6 +1119,7 @@ class LogValidator:
                 not match), with every rejected record in ``record_errors``.
             InvalidTimestampError: records rejected for their timestamps.
             UnsupportedForMessageFormatError: transactional or idempotent batches for a log below v2.
+            UnsupportedCompressionError: a zstd target below inter-broker protocol 2.1.
             CorruptRecordError: an inner v0/v1 message whose CRC does not match.
         """
         recorder: MetricsRecorder = _NO_METRICS if metrics is None else metrics
@@ -1087,6 +1158,7 @@ class LogValidator:
         """Rebuild uncompressed records in the log's magic (Kafka:
         ``convertAndAssignOffsetsNonCompressed``)."""
         now = self.now_ms
+        start_nanos = self.nanoseconds()
         records = self.records
         # Kafka sizes the new buffer first (estimateSizeInBytes over records.records()), which decodes every
         # record before any batch is checked; decoding up front keeps that order of errors.
@@ -1110,14 +1182,15 @@ class LogValidator:
                     offset_counter += 1
             _process_record_errors(record_errors)
 
-        converted, max_timestamp, shallow_offset = _build_records(
+        converted, max_timestamp, shallow_offset, written = _build_records(
             kept, offsets, magic=self.to_magic, compression=CompressionType.NONE,
             timestamp_type=self.timestamp_type, log_append_time=now, producer_id=first_batch.producer_id,
             producer_epoch=first_batch.producer_epoch, base_sequence=first_batch.base_sequence,
             is_transactional=first_batch.is_transactional, partition_leader_epoch=self.partition_leader_epoch,
             template=records,
         )
-        return ValidationResult(converted, max_timestamp, shallow_offset, True, now, offset_counter)
+        stats = RecordValidationStats(written, len(kept), self.nanoseconds() - start_nanos)
+        return ValidationResult(converted, max_timestamp, shallow_offset, True, now, offset_counter, stats)
 
     def _assign_offsets_non_compressed(self, next_offset: int, metrics: MetricsRecorder) -> ValidationResult:
         """Assign offsets and timestamps to uncompressed batches of the log's magic in place (Kafka:
@@ -1188,12 +1261,17 @@ class LogValidator:
         (3) the log is v0, whose inner offsets are absolute.  An uncompressed control batch is never
         compressed.
         """
-        # (Kafka first refuses zstd below inter.broker.protocol.version 2.1: left out.)
+        if self.target_compression is CompressionType.ZSTD and self._ibp_before_2_1:
+            raise UnsupportedCompressionError(
+                "Produce requests to inter.broker.protocol.version < 2.1 broker are not allowed to use "
+                "ZStandard compression"
+            )
         in_place_assignment = self.source_compression is self.target_compression
         now = self.now_ms
         max_timestamp = NO_TIMESTAMP
         expected_inner_offset = 0
         validated_records: list[Any] = []
+        uncompressed_size_in_bytes = 0
 
         records = self.records
         first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression)
@@ -1207,6 +1285,7 @@ class LogValidator:
 
         for batch in records.batches(strict=False):
             self._validate_batch(first_batch, batch, metrics)
+            uncompressed_size_in_bytes += record_batch_header_size_in_bytes(self.to_magic, batch.compression)
             record_errors: list[_ApiRecordError] = []
             for record_index, record in enumerate(self._records_of(batch, records)):
                 expected_offset = expected_inner_offset
@@ -1226,11 +1305,13 @@ class LogValidator:
                 if error is not None:
                     record_errors.append(error)
                 else:
+                    uncompressed_size_in_bytes += _record_size_in_bytes(batch, record)
                     validated_records.append(record)
             _process_record_errors(record_errors)
 
         if not in_place_assignment:
-            return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records)
+            return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records,
+                                                          uncompressed_size_in_bytes)
 
         # Only the header changes; the compressed payload is kept (one batch on this path).
         records = _writable(records)
@@ -1245,23 +1326,28 @@ class LogValidator:
             _set_max_timestamp(buf, batch, self.timestamp_type, max_timestamp)
         if self.to_magic >= MAGIC_V2:
             _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
-        return ValidationResult(records, max_timestamp, last_offset, False, now, offset_counter)
+        return ValidationResult(records, max_timestamp, last_offset, False, now, offset_counter,
+                                RecordValidationStats(uncompressed_size_in_bytes, 0, 0))
 
     def _build_records_and_assign_offsets(self, next_offset: int, log_append_time: int,
-                                          first_batch: RecordBatch,
-                                          validated_records: list[Any]) -> ValidationResult:
+                                          first_batch: RecordBatch, validated_records: list[Any],
+                                          uncompressed_size_in_bytes: int) -> ValidationResult:
         """Write the records into one new batch of the target codec and magic (Kafka:
-        ``buildRecordsAndAssignOffsets``)."""
+        ``buildRecordsAndAssignOffsets``).  Every record counts as converted, as in Kafka (which says the
+        count over-counts when only the offsets or the codec forced the rebuild)."""
+        start_nanos = self.nanoseconds()
         offsets = list(range(next_offset, next_offset + len(validated_records)))
-        built, max_timestamp, shallow_offset = _build_records(
+        built, max_timestamp, shallow_offset, written = _build_records(
             validated_records, offsets, magic=self.to_magic, compression=self.target_compression,
             timestamp_type=self.timestamp_type, log_append_time=log_append_time,
             producer_id=first_batch.producer_id, producer_epoch=first_batch.producer_epoch,
             base_sequence=first_batch.base_sequence, is_transactional=first_batch.is_transactional,
             partition_leader_epoch=self.partition_leader_epoch, template=self.records,
         )
+        stats = RecordValidationStats(uncompressed_size_in_bytes + written, len(validated_records),
+                                      self.nanoseconds() - start_nanos)
         return ValidationResult(built, max_timestamp, shallow_offset, True, log_append_time,
-                                next_offset + len(validated_records))
+                                next_offset + len(validated_records), stats)
 
     # --- checks ---------------------------------------------------------------------------------------
 
@@ -1454,6 +1540,7 @@ def validate_messages_and_assign_offsets(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     topic_partition: str | None = None,
     metrics: MetricsRecorder | None = None,
+    inter_broker_protocol_version: str | None = None,
 ) -> ValidationResult:
     """Validate ``records`` and assign them offsets from ``next_offset``, as the leader's append does
     (Kafka: ``UnifiedLog.append`` building a ``LogValidator`` from the log's config, then
@@ -1461,8 +1548,9 @@ def validate_messages_and_assign_offsets(
 
     From ``config``: the target codec (``compression.type``; ``producer`` keeps ``source_compression``),
     ``cleanup.policy`` compact (keys required), the magic (``record_version()``, from
-    ``message.format.version``), ``message.timestamp.type`` and the before/after bounds.  See
-    :class:`LogValidator` for the checks and the module docstring for the three paths.
+    ``message.format.version``), ``message.timestamp.type`` and the before/after bounds; the inter-broker
+    protocol, which a log's config does not hold, is ``inter_broker_protocol_version`` (``None``: the
+    newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
     """
     source = CompressionType.of(source_compression)
     validator = LogValidator(
@@ -1478,5 +1566,6 @@ def validate_messages_and_assign_offsets(
         partition_leader_epoch=partition_leader_epoch,
         origin=origin,
         topic_partition=topic_partition,
+        inter_broker_protocol_version=inter_broker_protocol_version,
     )
     return validator.validate_messages_and_assign_offsets(next_offset, metrics)

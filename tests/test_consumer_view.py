@@ -8,9 +8,9 @@ transactions and stops at the last stable offset; ``ConsumerRecord`` carries the
 
 from __future__ import annotations
 
+import gzip
 import pickle
 import shutil
-import gzip
 from pathlib import Path
 from types import ModuleType
 from typing import Any

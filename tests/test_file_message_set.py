@@ -1,31 +1,45 @@
-"""FileMessageSet against Kafka's FileRecordsTest (clients, 3.8.0) and FileMessageSetTest (0.10.1.1).
+"""FileMessageSet against Kafka's FileRecordsTest (clients/src/test/java/org/apache/kafka/common/record,
+3.8.0) and FileMessageSetTest (core/src/test/scala/unit/kafka/log, 0.10.1.1).
 
 Spec §3.3 and §7.5.  The fixture file holds Kafka's three single-record v2 batches with the values
-``abcd``, ``efgh`` and ``ijkl`` at offsets 0, 1 and 2.  Kafka's mock-channel cases (truncate called or
-not, the 2 GiB overflow, the oversize file) use a real file here: a counted ``truncate`` on the channel,
-and sparse files of 2 GiB, which cost no disk.  Every test runs on both kernel twins (``impl``).
+``abcd``, ``efgh`` and ``ijkl`` at offsets 0, 1 and 2 (0.10.1.1's cases on v1 messages have a v1 fixture of
+their own).  Kafka's mock-channel cases (truncate called or not, the 2 GiB overflow, the oversize file, the
+count handed to ``transferFrom``) use a real file here: a counted ``truncate`` on the channel, sparse files
+of 2 GiB, which cost no disk, and the bytes that arrive.  The conversion cases (``downConvert``,
+``LazyDownConversionRecords``, 0.10.1's ``toMessageFormat``) run against :mod:`kafkalog.record.convert`
+through the set.  Every test runs on both kernel twins (``impl``).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import random
+import struct
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from kafkalog import MemoryRecords
+from kafkalog import MemoryRecords, TimestampType
 from kafkalog.errors import (
+    ConcurrentTruncationError,
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
     KafkaLogError,
     KafkaStorageError,
     ReadOnlyError,
+    UnsupportedCompressionError,
 )
 from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
+from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch
+from kafkalog.record.batch import build_default_batch
+from kafkalog.record.convert import LazyDownConversionRecords, RecordValidationStats
+from kafkalog.record.legacy import build_legacy_message_set
 from kafkalog.scheduler import MockTime
 
 INT32_MAX = 2**31 - 1
@@ -209,7 +223,8 @@ def test_read(fms: FileMessageSet, impl: ModuleType) -> None:
 
 
 def test_read_argument_checks(fms: FileMessageSet, impl: ModuleType) -> None:
-    """Negative positions or sizes and a start past the end are refused (testOutOfRangeSlice)."""
+    """testOutOfRangeSlice: a slice from past the end is refused (IllegalArgumentError); so are negative
+    positions and sizes, and past the end of a slice."""
     size = fms.size_in_bytes()
     with pytest.raises(IllegalArgumentError):
         fms.read(-1, 10)
@@ -659,8 +674,9 @@ def test_closed_set_refuses_writes(tmp_path: Path, impl: ModuleType) -> None:
 
 
 def test_write_to_file(fms: FileMessageSet, tmp_path: Path, impl: ModuleType) -> None:
-    """writeTo (testBytesLengthOfWriteTo): a third, then the rest with one byte too many; only what the
-    set holds is written, into a real file (sendfile) and into a file-like object without a descriptor."""
+    """testBytesLengthOfWriteTo: a third, then the rest with one byte too many; only what the set holds is
+    written (Kafka checks the count passed to the channel's ``transferFrom``; here the count returned and the
+    bytes that arrive), into a real file (sendfile) and into a file-like object without a descriptor."""
     size = fms.size_in_bytes()
     first = size // 3
     whole = fms.read_bytes()
@@ -713,3 +729,402 @@ def test_to_memory_records_and_records_agree(fms: FileMessageSet, impl: ModuleTy
 def test_set_last_modified(fms: FileMessageSet, impl: ModuleType) -> None:
     fms.set_last_modified(1_600_000_000_000)
     assert fms.last_modified() == 1_600_000_000_000.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Concurrent writes
+
+
+def test_slice_size_limit_with_concurrent_write(scratch: Path, impl: ModuleType) -> None:
+    """testSliceSizeLimitWithConcurrentWrite: a reader slicing ``[0, size)`` while a writer appends always
+    gets a slice of the size it read, never more: slices are fixed windows.  Two threads, until the file
+    holds 16384 bytes (on tmpfs: the writer flushes after every three batches, as Kafka's helper does)."""
+    log = FileMessageSet.open(scratch / "concurrent.log")
+    max_size = 16384
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while log.size_in_bytes() < max_size:
+                current = log.size_in_bytes()
+                piece = log.read(0, current)
+                assert piece.size_in_bytes() == current
+        except BaseException as e:
+            failures.append(e)
+
+    def writer() -> None:
+        try:
+            while log.size_in_bytes() < max_size:
+                append_values(log, VALUES)
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=writer)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert not any(thread.is_alive() for thread in threads)
+        assert not failures, failures
+    finally:
+        log.close()
+
+
+def test_write_to_after_the_file_was_truncated_underneath(
+    fms: FileMessageSet, tmp_path: Path, impl: ModuleType
+) -> None:
+    """writeTo checks that the file still holds the set: truncated underneath (by another handle, here), it
+    raises Kafka's "has been truncated during write" with the path and both sizes, for the whole set and
+    for a slice past the new end; a slice that still fits is written."""
+    piece = fms.read(72, 144)
+    early = fms.read(0, 72)
+    os.truncate(fms.file, 100)
+    path = str(fms.file.absolute())
+    with pytest.raises(ConcurrentTruncationError) as caught:
+        fms.write_to(io.BytesIO(), 0, 216)
+    error = caught.value
+    assert isinstance(error, KafkaLogError)
+    assert str(error) == (f"Size of FileMessageSet {path} has been truncated during write: old size 216, new "
+                          "size 100")
+    assert (error.path, error.old_size, error.new_size) == (path, 216, 100)
+    with pytest.raises(ConcurrentTruncationError, match=r"old size 144, new size 28$"):
+        piece.write_to(io.BytesIO(), 0, 144)
+    out = io.BytesIO()
+    assert early.write_to(out, 0, 72) == 72
+    assert len(out.getvalue()) == 72
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Conversion for older readers: FileRecords.downConvert and LazyDownConversionRecords (3.8.0),
+# FileMessageSet.toMessageFormat and isMagicValueInAllWrapperMessages (0.10.1.1)
+
+TP = "topic-1-0"
+HEADERS = [("headerKey1", b"headerValue1"), ("headerKey2", b"headerValue2"), ("headerKey3", b"headerValue3")]
+
+
+def down_convert_and_verify_records(
+    initial: list[tuple[int, bytes, bytes, list[tuple[str, bytes]]]], offsets: list[int], fms: FileMessageSet,
+    codec: str, to_magic: int, first_offset: int,
+) -> None:
+    """Kafka's ``downConvertAndVerifyRecords``: the whole set at once, then lazily in chunks of several
+    read sizes, down to one batch per chunk."""
+    sizes = [b.size_in_bytes for b in fms.batches()]
+    converted = fms.down_convert(to_magic, first_offset, nanoseconds=TIME.nanoseconds)
+    verify_converted_records(initial, offsets, [converted.records], codec, to_magic)
+    size = fms.size_in_bytes()
+    for read_size in (16 * 1024, size, size - 1, size // 4, max(sizes) + 1, 1):
+        lazy = LazyDownConversionRecords(TP, fms, to_magic, first_offset)
+        chunks = [chunk.records for chunk in lazy.iterator(read_size)]
+        verify_converted_records(initial, offsets, chunks, codec, to_magic)
+
+
+def verify_converted_records(
+    initial: list[tuple[int, bytes, bytes, list[tuple[str, bytes]]]], offsets: list[int], converted: list[Any],
+    codec: str, magic: int,
+) -> None:
+    """Kafka's ``verifyConvertedRecords``: no batch newer than ``magic``, the codec kept, and every record's
+    offset, key and value as written; v0 records have no timestamp, v1 and v2 ones theirs, v2 ones their
+    headers too.  No record is LogAppendTime, and every inner message has its batch's magic."""
+    i = 0
+    for records in converted:
+        for batch in records.batches():
+            assert batch.magic <= magic, f"Magic byte should be lower than or equal to {magic}"
+            expected_type = TimestampType.NO_TIMESTAMP_TYPE if batch.magic == 0 else TimestampType.CREATE_TIME
+            assert batch.timestamp_type is expected_type
+            assert batch.compression.kafka_name == codec, "Compression type should not be affected by conversion"
+            if isinstance(batch, LegacyRecordBatch):
+                assert set(batch.record_columns().records["magic"].tolist()) == {batch.magic}
+            for record in batch.records():
+                timestamp, key, value, headers = initial[i]
+                assert record.offset == offsets[i], "Offset should not change"
+                assert record.key == key, "Key should not change"
+                assert record.value == value, "Value should not change"
+                if batch.magic == 0:
+                    assert record.timestamp == -1
+                else:
+                    assert record.timestamp == timestamp, "Timestamp should not change"
+                if batch.magic == 2:
+                    assert record.headers == headers, "Headers should not change"
+                i += 1
+    assert i == len(offsets)
+
+
+def conversion_records() -> list[tuple[int, bytes, bytes, list[tuple[str, bytes]]]]:
+    """``doTestConversion``'s ten records (timestamp, key, value, headers)."""
+    values = [b"hello", b"goodbye", b"hello again", b"goodbye for now", b"hello again", b"I sense indecision",
+              b"what now", b"running out", b"ok, almost done", b"finally"]
+    return [(i + 1, b"k%d" % (i + 1), v, HEADERS if i in (7, 9) else []) for i, v in enumerate(values)]
+
+
+def do_test_conversion(tmp_path: Path, codec: str, to_magic: int) -> None:
+    """Kafka's ``doTestConversion``: a v0 batch (records 0-2), a v1 batch (3-5) and a v2 batch (6-9), each
+    written by a builder whose base offset is 0, at offsets with gaps."""
+    offsets = [0, 2, 3, 9, 11, 15, 16, 17, 22, 24]
+    records = conversion_records()
+    rows = [(key, value, timestamp, headers) for timestamp, key, value, headers in records]
+    data = build_legacy_message_set([r[:3] for r in rows[:3]], magic=0, compression=codec, offsets=offsets[:3])
+    data += build_legacy_message_set([r[:3] for r in rows[3:6]], magic=1, compression=codec,
+                                     offsets=offsets[3:6])
+    data += build_default_batch(rows[6:], base_offset=0, compression=codec, offset_deltas=offsets[6:])
+    with FileMessageSet.open(tmp_path / f"convert-{codec}-{to_magic}.log") as fms:
+        fms.append(MemoryRecords(data))
+        fms.flush()
+        down_convert_and_verify_records(records, offsets, fms, codec, to_magic, 0)
+        if to_magic <= 1 and codec == "none":
+            # from the middle of a batch that converts: the records before the first offset are left out
+            first_offset = 11 if to_magic == 0 else 17  # a v1 record, a v2 record
+            index = offsets.index(first_offset) - 1
+            down_convert_and_verify_records(records[:index] + records[index + 1:],
+                                            offsets[:index] + offsets[index + 1:], fms, codec, to_magic,
+                                            first_offset)
+        else:
+            # the first offset does not matter here
+            down_convert_and_verify_records(records, offsets, fms, codec, to_magic, 10)
+
+
+def test_conversion(tmp_path: Path, impl: ModuleType) -> None:
+    """testConversion: down-conversion of a file holding v0, v1 and v2 batches, to each magic, uncompressed
+    and gzip."""
+    for codec in ("none", "gzip"):
+        for to_magic in (0, 1, 2):
+            do_test_conversion(tmp_path, codec, to_magic)
+
+
+def test_downconversion_after_message_format_downgrade(tmp_path: Path, impl: ModuleType) -> None:
+    """testDownconversionAfterMessageFormatDowngrade: a v2 gzip batch then a v1 gzip batch (the topic's
+    format was downgraded), 3000 random bytes each, down-converted to v1."""
+    payload = random.Random(7).randbytes(3000)
+    records = [(1, b"k1", payload, []), (2, b"k2", payload, [])]
+    data = build_default_batch([(b"k1", payload, 1)], base_offset=0, compression="gzip")
+    data += build_legacy_message_set([(b"k2", payload, 2)], magic=1, compression="gzip", offsets=[1])
+    with FileMessageSet.open(tmp_path / "downgrade.log") as fms:
+        fms.append(MemoryRecords(data))
+        fms.flush()
+        down_convert_and_verify_records(records, [0, 1], fms, "gzip", 1, 0)
+
+
+def test_format_conversion_with_partial_message(fms: FileMessageSet, impl: ModuleType) -> None:
+    """testFormatConversionWithPartialMessage (3.8.0): a slice one byte short of the second batch holds no
+    whole batch: down-conversion gives the slice back as it is, and lazy down-conversion gives nothing."""
+    batch = list(fms.batches())[1]
+    found = fms.search_for(1, 0)
+    assert found is not None
+    size = batch.size_in_bytes
+    piece = fms.read(found.position, size - 1)
+    converted = piece.down_convert(0, 0, nanoseconds=TIME.nanoseconds)
+    assert converted.records is piece
+    assert converted.record_conversion_stats == RecordValidationStats.EMPTY
+    assert list(converted.records.batches()) == [], "No message should be there"
+    assert converted.records.size_in_bytes() == size - 1, f"There should be {size - 1} bytes"
+    lazy = LazyDownConversionRecords(TP, piece, 0, 0)
+    assert list(lazy.iterator(16 * 1024)) == [], "No messages should be returned"
+    # no whole batch to convert and none in the source: nothing is announced
+    assert lazy.size_in_bytes() == 0
+
+
+def test_format_conversion_with_no_messages(impl: ModuleType) -> None:
+    """testFormatConversionWithNoMessages: lazy down-conversion of empty records announces 0 bytes and
+    gives nothing."""
+    lazy = LazyDownConversionRecords(TP, MemoryRecords(b""), 0, 0)
+    assert lazy.size_in_bytes() == 0
+    assert list(lazy.iterator(16 * 1024)) == [], "No messages should be returned"
+
+
+def test_lazy_down_conversion_sizes_and_chunks(tmp_path: Path, impl: ModuleType) -> None:
+    """The announced size is the source's, or the first converted chunk's when larger (one whole batch,
+    which a consumer needs to make progress); an old consumer is announced an entry header when nothing
+    converts.  Chunks take the batches that fit the read size, at least one, and skip what converts to
+    nothing; no record is handed out twice, even when the first batches convert to nothing (a transaction
+    marker, which a v0/v1 reader does not see)."""
+    marker = MemoryRecords.with_end_transaction_marker(5, 1, EndTransactionMarker(ControlRecordType.COMMIT, 0),
+                                                       timestamp=TS)
+    data = bytes(marker.buffer) + b"".join(
+        MemoryRecords.with_records([(b"k", v, TS), (b"l", v, TS)], base_offset=1 + 2 * i).buffer
+        for i, v in enumerate(VALUES)
+    )
+    with FileMessageSet.open(tmp_path / "lazy.log") as source:
+        source.append(MemoryRecords(data))
+        lazy = LazyDownConversionRecords(TP, source, 0, 0)
+        assert lazy.size_in_bytes() == source.size_in_bytes()
+        chunks = list(lazy.iterator(1))
+        assert [[r.offset for r in chunk.records.records()] for chunk in chunks] == [[1, 2], [3, 4], [5, 6]]
+        assert all(chunk.record_conversion_stats.num_records_converted == 2 for chunk in chunks)
+        # a second iterator converts from the start again
+        assert len(list(lazy.iterator(1 << 20))) == 1
+        # the v0 form of a tiny v2 batch is larger than the batch: the first chunk's size is announced
+        tiny = MemoryRecords.with_records([(None, b"", TS)])
+        grown = LazyDownConversionRecords(TP, tiny, 1, 0)
+        first = next(iter(grown.iterator(1)))
+        assert grown.size_in_bytes() == max(tiny.size_in_bytes(), first.records.size_in_bytes())
+        assert "toMagic=1" in repr(grown)
+        # nothing converts, yet there are batches: an entry header is announced
+        assert LazyDownConversionRecords(TP, marker, 0, 0).size_in_bytes() == 12
+
+
+def test_down_conversion_refuses_zstd_and_drops_control_batches(impl: ModuleType) -> None:
+    """RecordsUtil.downConvert: v0/v1 have no zstd and no control batch; v2 keeps both."""
+    zstd = MemoryRecords.with_records([(b"k", b"v", TS)], compression="zstd")
+    with pytest.raises(UnsupportedCompressionError,
+                       match=r"^Down-conversion of zstandard-compressed batches is not supported"):
+        zstd.down_convert(1, 0)
+    kept = zstd.down_convert(2, 0)
+    assert kept.records.buffer == bytes(zstd.buffer)
+    assert kept.record_conversion_stats == RecordValidationStats(zstd.size_in_bytes(), 0,
+                                                                 kept.record_conversion_stats.conversion_time_nanos)
+    marker = MemoryRecords.with_end_transaction_marker(5, 1, EndTransactionMarker(ControlRecordType.ABORT, 0),
+                                                       timestamp=TS)
+    assert marker.down_convert(1, 0).records.size_in_bytes() == 0
+    assert marker.down_convert(2, 0).records.buffer == bytes(marker.buffer)
+
+
+def test_down_conversion_keeps_log_append_time(impl: ModuleType) -> None:
+    """A LogAppendTime batch converts to LogAppendTime messages stamped with the batch's append time."""
+    records = MemoryRecords.with_records([(b"k", b"a", 5), (b"l", b"b", 6)], timestamp_type="LogAppendTime",
+                                         log_append_time=99, base_offset=40)
+    for codec_records in (records, MemoryRecords.with_records(
+            [(b"k", b"a", 5), (b"l", b"b", 6)], timestamp_type="LogAppendTime", log_append_time=99,
+            base_offset=40, compression="gzip")):
+        converted = codec_records.down_convert(1, 0)
+        batches = list(converted.records.batches())
+        assert all(b.timestamp_type is TimestampType.LOG_APPEND_TIME and b.magic == 1 for b in batches)
+        assert [(r.offset, r.timestamp, r.value) for r in converted.records.records()] == [(40, 99, b"a"),
+                                                                                          (41, 99, b"b")]
+        stats = converted.record_conversion_stats
+        assert stats.num_records_converted == 2
+        assert stats.temporary_memory_bytes > codec_records.size_in_bytes()
+
+
+# 0.10.1.1's FileMessageSetTest uses v1 messages ("abcd", "efgh", "ijkl" at offsets 0, 1, 2).
+
+
+@pytest.fixture
+def v1_set(tmp_path: Path, impl: ModuleType) -> Iterator[FileMessageSet]:
+    records = FileMessageSet.open(tmp_path / "v1.log")
+    records.append(MemoryRecords.with_records([(None, v, TS) for v in VALUES], magic=1))
+    records.flush()
+    yield records
+    records.close()
+
+
+def test_format_conversion_with_partial_message_0_10_1_1(v1_set: FileMessageSet, impl: ModuleType) -> None:
+    """FileMessageSetTest.testFormatConversionWithPartialMessage (0.10.1.1): a slice one byte short of the
+    second message converts to nothing, so the slice itself is returned, bytes and all."""
+    message = list(v1_set.batches())[1]
+    found = v1_set.search_for(1, 0)
+    assert found is not None
+    size = message.size_in_bytes
+    piece = v1_set.read(found.position, size - 1)
+    converted = piece.to_message_format(0)
+    assert converted is piece
+    assert list(converted.records()) == [], "No message should be there"
+    assert converted.size_in_bytes() == size - 1, f"There should be {size - 1} bytes"
+
+
+def test_message_format_conversion(tmp_path: Path, impl: ModuleType) -> None:
+    """FileMessageSetTest.testMessageFormatConversion (0.10.1.1): v1 to v0 and v0 to v1 (up-conversion,
+    which 0.10.1 never needed but supported), uncompressed and gzip; offsets, keys and values kept."""
+    offsets = [0, 2]
+    keys, values = [b"k1", b"k2"], [b"hello", b"goodbye"]
+
+    def message_set(magic: int, codec: str) -> MemoryRecords:
+        return MemoryRecords(build_legacy_message_set(
+            [(k, v, i + 1) for i, (k, v) in enumerate(zip(keys, values, strict=True))], magic=magic,
+            compression=codec, offsets=offsets))
+
+    for from_magic, to_magic in ((1, 0), (0, 1)):
+        for codec in ("none", "gzip"):
+            with FileMessageSet.open(tmp_path / f"fmt-{from_magic}-{codec}.log") as fms:
+                fms.append(message_set(from_magic, codec))
+                fms.flush()
+                converted = fms.to_message_format(to_magic)
+                assert isinstance(converted, MemoryRecords)
+                seen = 0
+                for batch in converted.batches():
+                    assert batch.magic == to_magic
+                    assert batch.compression.kafka_name == codec
+                    assert set(batch.record_columns().records["magic"].tolist()) == {to_magic}
+                    for record in batch.records():
+                        assert record.offset == offsets[seen], "offset should not change"
+                        assert record.key == keys[seen], "key should not change"
+                        assert record.value == values[seen], "payload should not change"
+                        # up-converted v0 messages have no timestamp; down-converted ones lose theirs
+                        assert record.timestamp == -1
+                        seen += 1
+                assert seen == 2
+                for batch in converted.batches():
+                    batch.ensure_valid()
+                    assert all(batch.record_validity())
+
+
+def test_to_message_format_keeps_what_is_already_in_format(tmp_path: Path, impl: ModuleType) -> None:
+    """Uncompressed messages already in the target magic are kept byte for byte (LogAppendTime bit and
+    all), v2 batches convert as downConvert converts them, one set is built with the first entry's codec,
+    and an empty set converts to empty records."""
+    plain_v1 = MemoryRecords.with_records([(b"a", b"1", 7)], magic=1, timestamp_type="LogAppendTime",
+                                          log_append_time=70, base_offset=3)
+    v2 = MemoryRecords.with_records([(b"b", b"2", 8, [("h", b"x")]), (b"c", b"3", 9)], base_offset=4,
+                                    compression="snappy")
+    with FileMessageSet.open(tmp_path / "mixed.log") as fms:
+        fms.append(plain_v1)
+        fms.append(v2)
+        converted = fms.to_message_format(1)
+        assert isinstance(converted, MemoryRecords)
+        entries = list(converted.batches())
+        assert entries[0].raw_bytes() == bytes(plain_v1.buffer)
+        assert [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in converted.records()] == [
+            (3, 70, b"a", b"1", []), (4, 8, b"b", b"2", []), (5, 9, b"c", b"3", [])]
+        assert [e.compression.kafka_name for e in entries] == ["none"] * 3
+        with pytest.raises(IllegalArgumentError):
+            fms.to_message_format(2)
+    with FileMessageSet.open(tmp_path / "mixed-gzip.log") as fms:
+        fms.append(MemoryRecords.with_records([(b"a", b"1", 7)], magic=0, compression="gzip", base_offset=3))
+        fms.append(v2)
+        converted = fms.to_message_format(1)
+        wrapper = list(converted.batches())
+        assert len(wrapper) == 1 and wrapper[0].compression is CompressionType.GZIP
+        assert (wrapper[0].last_offset, wrapper[0].max_timestamp) == (5, 9)
+        assert [(r.offset, r.timestamp, r.key) for r in converted.records()] == [(3, -1, b"a"), (4, 8, b"b"),
+                                                                                  (5, 9, b"c")]
+    with FileMessageSet.open(tmp_path / "empty.log") as fms:
+        empty = fms.to_message_format(0)
+        assert isinstance(empty, MemoryRecords) and empty.size_in_bytes() == 0
+
+
+def test_is_magic_value_in_all_wrapper_messages(tmp_path: Path, impl: ModuleType) -> None:
+    """0.10.1.1's isMagicValueInAllWrapperMessages, and 3.x's hasMatchingMagic: a wrapper counts as one entry;
+    a partial last entry counts when its magic byte is there; a size below 14 is an error."""
+    v1 = MemoryRecords.with_records([(None, v, TS) for v in VALUES], magic=1, compression="gzip")
+    v0 = MemoryRecords.with_records([(None, b"x")], magic=0, base_offset=3)
+    with FileMessageSet.open(tmp_path / "magic.log") as fms:
+        assert fms.is_magic_value_in_all_wrapper_messages(0) and fms.has_matching_magic(0)
+        fms.append(v1)
+        assert fms.is_magic_value_in_all_wrapper_messages(1)
+        assert not fms.is_magic_value_in_all_wrapper_messages(0)
+        assert fms.has_matching_magic(1) and not fms.has_matching_magic(2)
+        fms.append(v0)
+        assert not fms.is_magic_value_in_all_wrapper_messages(1)
+        assert not fms.has_matching_magic(1)
+        assert not fms.read(0, v1.size_in_bytes()).is_magic_value_in_all_wrapper_messages(0)
+        assert fms.read(v1.size_in_bytes(), 100).is_magic_value_in_all_wrapper_messages(0)
+    with FileMessageSet.open(tmp_path / "partial.log") as fms:
+        fms.append(v1)
+        whole = fms.size_in_bytes()
+        # a partial v0 entry after it: its magic byte is read
+        fms.append(bytes(v0.buffer)[:20])
+        assert not fms.is_magic_value_in_all_wrapper_messages(1)
+        assert fms.read(0, whole + 16).is_magic_value_in_all_wrapper_messages(1)  # no magic byte yet
+        assert fms.read(0, whole + 5).is_magic_value_in_all_wrapper_messages(1)  # no size yet
+    with FileMessageSet.open(tmp_path / "small.log") as fms:
+        fms.append(v1)
+        fms.append(struct.pack(">qi", 9, 13) + b"\x00" * 13)
+        with pytest.raises(IllegalStateError, match=r"^Invalid message size: 13$"):
+            fms.is_magic_value_in_all_wrapper_messages(1)
+        with pytest.raises(CorruptRecordError):
+            fms.has_matching_magic(1)
+    with FileMessageSet.open(tmp_path / "short-v1.log") as fms:
+        # a v1 entry of 20 bytes (the scan wants 22) is judged by its magic, and the walk goes on
+        fms.append(struct.pack(">qiIbb", 0, 20, 0, 1, 0) + b"\x00" * 14)
+        fms.append(v1)
+        assert fms.is_magic_value_in_all_wrapper_messages(1)
+        assert not fms.is_magic_value_in_all_wrapper_messages(2)

@@ -15,7 +15,7 @@ import itertools
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +52,9 @@ from .batch import (
 from .compression import CompressionType
 from .legacy import LegacyRecordBatch, build_legacy_message_set
 from .types import ControlRecordType, EndTransactionMarker, TimestampType
+
+if TYPE_CHECKING:
+    from .convert import ConvertedRecords
 
 __all__ = ["DECODE_CHUNK_BYTES", "OBJECT_CHUNK_BYTES", "MemoryRecords", "ScanResult"]
 
@@ -365,6 +368,13 @@ class MemoryRecords:
 
     def __repr__(self) -> str:
         return f"MemoryRecords(size={self._size})"
+
+    def down_convert(self, to_magic: int, first_offset: int) -> ConvertedRecords[MemoryRecords]:
+        """The batches in ``to_magic`` or older, for a reader of that format (Kafka:
+        ``MemoryRecords.downConvert``; see :func:`kafkalog.record.convert.down_convert`)."""
+        from .convert import down_convert  # convert builds MemoryRecords
+
+        return down_convert(self.batches(), to_magic, first_offset)
 
     # -----------------------------------------------------------------------------------------------
     # Builders
