@@ -715,7 +715,7 @@ class Log:
     # -- appending ----------------------------------------------------------------------------------
 
     def append(self, records: MemoryRecords | bytes, assign_offsets: bool = True, *,
-               leader_epoch: int = -1) -> LogAppendInfo:
+               leader_epoch: int = -1, origin: str | None = None) -> LogAppendInfo:
         """Append ``records`` to the active segment, rolling first if needed (Kafka: ``append``).
 
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
@@ -723,10 +723,15 @@ class Log:
         configuration asks.  Without it (a follower's append) the records keep their offsets, which
         must follow the log end offset.  Returns what was appended; invalid trailing bytes are dropped
         and a batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+
+        ``origin`` is Kafka's ``AppendOrigin``: ``client`` for a leader's append unless given (a
+        ``coordinator`` may write transaction markers, which a client may not), ``replication`` for a
+        follower's.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
-        origin = "client" if assign_offsets else "replication"
+        if origin is None:
+            origin = "client" if assign_offsets else "replication"
         # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=not assign_offsets)
@@ -783,9 +788,10 @@ class Log:
                 self.flush()
         return append_info
 
-    def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1) -> LogAppendInfo:
+    def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1,
+                         origin: str = "client") -> LogAppendInfo:
         """Kafka: ``appendAsLeader``."""
-        return self.append(records, True, leader_epoch=leader_epoch)
+        return self.append(records, True, leader_epoch=leader_epoch, origin=origin)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
         """Kafka: ``appendAsFollower``."""
