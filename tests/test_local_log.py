@@ -25,8 +25,8 @@ Two differences follow from ``Log`` being ``UnifiedLog`` too, and the tests say 
   ``UnifiedLog``'s ``maybeHandleIOException`` makes of the ``ClosedChannelException`` ``LocalLog`` meets).
 
 The directory-name cases (``testParseTopicPartitionName*``, ``testLogDeleteDirName``) are in test_topic.py
-with the rest of :mod:`kafkalog.topic`; ``testRollEmptyActiveSegment``, ``testRollSegmentThatAlreadyExists``
-and ``testRollSegmentErrorWhenNextOffsetIsIllegal`` are in test_log.py with the other roll cases.
+with the rest of :mod:`kafkalog.topic`; ``testRollEmptyActiveSegment`` and
+``testRollSegmentErrorWhenNextOffsetIsIllegal`` are in test_log.py with the other roll cases.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 from log_test_utils import config
 
+import kafkalog.log
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalStateError, KafkaStorageError
@@ -49,6 +50,7 @@ from kafkalog.filenames import (
     offset_from_file,
     time_index_filename,
 )
+from kafkalog.fsutil import fsync_dir
 from kafkalog.log import Log, LogTruncation, SegmentDeletionReason, delete_segment_files
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
@@ -474,14 +476,39 @@ def test_flushing_non_existent_dir(log: Log, mock_time: MockTime, monkeypatch: p
     # simulate the directory being renamed concurrently
     monkeypatch.setattr(log, "dir", Path("__NON_EXISTENT__"))
     synced: list[Path] = []
-    monkeypatch.setattr("kafkalog.log.fsync_dir", lambda path: synced.append(Path(path)) or _fsync(path))
+
+    def recording_fsync_dir(path: Any) -> None:
+        synced.append(Path(path))
+        fsync_dir(path)
+
+    monkeypatch.setattr(kafkalog.log, "fsync_dir", recording_fsync_dir)
     log.flush(new_segment.base_offset)
     log.flush(new_segment.base_offset, including_offset=True)
     assert synced == [Path("__NON_EXISTENT__")]
     assert log.recovery_point == new_segment.base_offset
 
 
-def _fsync(path: Any) -> None:
-    from kafkalog.fsutil import fsync_dir
+def test_roll_segment_that_already_exists(log: Log, mock_time: MockTime) -> None:
+    """LocalLogTest.testRollSegmentThatAlreadyExists (UnifiedLogTest's case of that name is in test_log.py)."""
+    assert log.number_of_segments == 1, "Log begins with a single empty segment."
 
-    fsync_dir(path)
+    # rolling the empty active segment at its own base offset makes it again
+    log.roll(0)
+    assert log.number_of_segments == 1, "Expect 1 segment after roll() empty segment with base offset."
+
+    # the active segment takes appends
+    key_values1 = [("k1", "v1")]
+    append_records(log, records(key_values1, mock_time.milliseconds()))
+    assert log.active_segment.base_offset == 0
+    key_values2 = [("k2", "v2")]
+    append_records(log, records(key_values2, mock_time.milliseconds() + 10), initial_offset=1)
+    assert log.log_end_offset == 2, "Expect two records in the log"
+    read_result = read_records(log)
+    assert len(list(read_result.records.records())) == 2
+    assert records_to_kvs(read_result) == key_values1 + key_values2
+
+    # a roll leaves the active segment empty
+    log.roll()
+    assert log.active_segment.base_offset == 2, "Expect base offset of active segment to be LEO"
+    assert log.number_of_segments == 2, "Expect two segments."
+    assert log.log_end_offset == 2
