@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from .errors import KafkaLogError
 from .record import MemoryRecords
 
-__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "FetchDataInfo", "LogOffsetMetadata"]
+__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo", "LogOffsetMetadata"]
 
 #: Kafka's ``UNKNOWN_OFFSET`` / ``UNKNOWN_FILE_POSITION`` for metadata that only knows the offset.
 UNKNOWN_OFFSET = -1
@@ -21,7 +22,12 @@ EMPTY_RECORDS = MemoryRecords(b"")
 
 class LogOffsetMetadata(NamedTuple):
     """An offset and, when known, where it is: the base offset of its segment and the byte position of
-    its batch in that segment (Kafka: ``LogOffsetMetadata``)."""
+    its batch in that segment (Kafka: ``LogOffsetMetadata``).
+
+    ``LogOffsetMetadata(offset)`` knows only the offset (:attr:`message_offset_only`); such metadata is on
+    no segment, so it is neither older than nor on the same segment as any other, and has no position to
+    compare.
+    """
 
     message_offset: int
     segment_base_offset: int = UNKNOWN_OFFSET
@@ -34,15 +40,40 @@ class LogOffsetMetadata(NamedTuple):
                 and self.relative_position_in_segment == UNKNOWN_OFFSET)
 
     def on_older_segment(self, that: LogOffsetMetadata) -> bool:
-        """Whether this offset is in an older segment than ``that`` (Kafka: ``onOlderSegment``)."""
+        """Whether this offset is in an older segment than ``that``; ``False`` when either knows only its
+        offset (Kafka: ``onOlderSegment``)."""
+        if self.message_offset_only or that.message_offset_only:
+            return False
         return self.segment_base_offset < that.segment_base_offset
 
     def on_same_segment(self, that: LogOffsetMetadata) -> bool:
+        """Whether this offset is in the same segment as ``that``; ``False`` when either knows only its
+        offset (Kafka: ``onSameSegment``)."""
+        if self.message_offset_only or that.message_offset_only:
+            return False
         return self.segment_base_offset == that.segment_base_offset
 
     def position_diff(self, that: LogOffsetMetadata) -> int:
-        """Bytes from ``that`` to this offset in the same segment (Kafka: ``positionDiff``)."""
+        """Bytes from ``that`` to this offset in their segment (Kafka: ``positionDiff``).
+
+        Raises:
+            KafkaLogError: when either knows only its offset, or they are on different segments.
+        """
+        if self.message_offset_only or that.message_offset_only:
+            raise KafkaLogError(f"{self} cannot compare its segment position with {that} since it only has "
+                                "message offset info")
+        if not self.on_same_segment(that):
+            raise KafkaLogError(f"{self} cannot compare its segment position with {that} since they are not "
+                                "on the same segment")
         return self.relative_position_in_segment - that.relative_position_in_segment
+
+    def __str__(self) -> str:
+        return (f"(offset={self.message_offset}, segment=[{self.segment_base_offset}:"
+                f"{self.relative_position_in_segment}])")
+
+
+#: Metadata of no offset at all (Kafka: ``LogOffsetMetadata.UNKNOWN_OFFSET_METADATA``).
+UNKNOWN_OFFSET_METADATA = LogOffsetMetadata(-1, UNKNOWN_OFFSET, UNKNOWN_OFFSET)
 
 
 class FetchDataInfo(NamedTuple):

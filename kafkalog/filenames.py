@@ -25,6 +25,7 @@ __all__ = [
     "filename_prefix_from_offset",
     "index_filename",
     "log_filename",
+    "offset_from_file",
     "offset_from_file_name",
     "replace_suffix",
     "time_index_filename",
@@ -80,6 +81,11 @@ def offset_from_file_name(name: str) -> int:
             f"{name!r} is not named for an offset: expected 20 digits before the first '.'"
         )
     return int(prefix)
+
+
+def offset_from_file(path: str | os.PathLike[str]) -> int:
+    """The base offset a segment file is named for (Kafka: ``LogFileUtils.offsetFromFile``)."""
+    return offset_from_file_name(Path(path).name)
 
 
 def replace_suffix(path: str | os.PathLike[str], old_suffix: str, new_suffix: str) -> Path:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from .consumer_view import ConsumerView, IsolationLevel
 from .errors import (
     CorruptIndexError,
     IllegalArgumentError,
+    IllegalStateError,
     InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
@@ -70,7 +72,7 @@ from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment, RollParams
-from .topic import TopicPartition, parse_topic_partition_name
+from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
 from .validator import (
     LogAppendInfo,
     OffsetsOutOfOrderError,
@@ -84,6 +86,11 @@ __all__ = [
     "CLEAN_SHUTDOWN_FILE",
     "Log",
     "LogAppendInfo",
+    "LogDeletion",
+    "LogRoll",
+    "LogTruncation",
+    "SegmentDeletionReason",
+    "delete_segment_files",
     "filename_prefix_from_offset",
     "index_filename",
     "log_filename",
@@ -130,6 +137,79 @@ class LoadReport:
                     or self.deleted_segments or self.split_segments)
 
 
+class SegmentDeletionReason:
+    """Why segments are being deleted, said in the log before they go (Kafka: ``SegmentDeletionReason``)."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+    def log_reason(self, to_delete: list[LogSegment]) -> None:
+        """Kafka: ``logReason``."""
+        raise NotImplementedError
+
+
+class LogTruncation(SegmentDeletionReason):
+    """Kafka: ``LogTruncation``."""
+
+    def log_reason(self, to_delete: list[LogSegment]) -> None:
+        logger.info("[%s] Deleting segments as part of log truncation: %s", self.log.topic_partition,
+                    ",".join(map(str, to_delete)))
+
+
+class LogRoll(SegmentDeletionReason):
+    """Kafka: ``LogRoll``."""
+
+    def log_reason(self, to_delete: list[LogSegment]) -> None:
+        logger.info("[%s] Deleting segments as part of log roll: %s", self.log.topic_partition,
+                    ",".join(map(str, to_delete)))
+
+
+class LogDeletion(SegmentDeletionReason):
+    """Kafka: ``LogDeletion``."""
+
+    def log_reason(self, to_delete: list[LogSegment]) -> None:
+        logger.info("[%s] Deleting segments as the log has been deleted: %s", self.log.topic_partition,
+                    ",".join(map(str, to_delete)))
+
+
+class _DescribedDeletion(SegmentDeletionReason):
+    """Retention and recovery deletions, whose reason is a sentence (Kafka's ``RetentionMsBreach``,
+    ``RetentionSizeBreach``, ``StartOffsetBreach`` and LogLoader's messages)."""
+
+    def __init__(self, log: Log, description: str) -> None:
+        super().__init__(log)
+        self.description = description
+
+    def log_reason(self, to_delete: list[LogSegment]) -> None:
+        logger.info("[%s] Deleting segments due to %s: %s", self.log.topic_partition, self.description,
+                    ",".join(map(str, to_delete)))
+
+
+def delete_segment_files(segments: list[LogSegment], async_delete: bool, dir: Path, topic_partition: Any,
+                         config: LogConfig, scheduler: Scheduler, log_prefix: str = "") -> None:
+    """Rename each segment's files to ``.deleted`` (unless they are already), then delete them: now, or after
+    ``file.delete.delay.ms`` in a "delete-file" task (Kafka: ``LocalLog.deleteSegmentFiles``).
+
+    The rename comes first so that a crash between the two steps leaves files that the next load deletes;
+    the delay lets readers that still hold a segment finish with it.  Files already gone are not an error.
+    """
+    to_delete = list(segments)
+    for segment in to_delete:
+        if not segment.has_suffix(DELETED_FILE_SUFFIX):
+            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
+
+    def delete_segments() -> None:
+        logger.info("%sDeleting segment files %s of %s in %s", log_prefix, ",".join(map(str, to_delete)),
+                    topic_partition, dir)
+        for segment in to_delete:
+            segment.delete()
+
+    if async_delete:
+        scheduler.schedule("delete-file", delete_segments, delay_ms=config.file_delete_delay_ms)
+    else:
+        delete_segments()
+
+
 class Log:
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
@@ -157,6 +237,9 @@ class Log:
                 scheduler.startup()
         self.scheduler = scheduler
         self._closed = False
+        # Kafka's isMemoryMappedBufferClosed: set once the files are released (close_handlers) or deleted
+        # (delete); after that no operation may touch the disk, closing included.
+        self._memory_mapped_buffer_closed = False
         self.segments = LogSegments(self.topic_partition)
         #: What opening the log changed on disk (:class:`LoadReport`).
         self.load_report = LoadReport()
@@ -433,7 +516,9 @@ class Log:
                         logger.warning("Deleting %d segments after %d, which follow a truncated segment",
                                        len(later), segment.base_offset)
                         self.load_report.deleted_segments.extend(s.base_offset for s in later)
-                        self._remove_and_delete_segments(later, async_delete=True)
+                        self._remove_and_delete_segments(
+                            later, async_delete=True,
+                            reason=_DescribedDeletion(self, f"recovery, after truncated segment {segment.base_offset}"))
                     break
         if not self.segments.is_empty():
             log_end_offset = self._active().read_next_offset()
@@ -442,7 +527,10 @@ class Log:
                                "(%d). This could happen if segment files were deleted from the file system.",
                                log_end_offset, log_start_offset_checkpoint)
                 self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
-                self._remove_and_delete_segments(self.segments.values(), async_delete=True)
+                self._remove_and_delete_segments(
+                    self.segments.values(), async_delete=True,
+                    reason=_DescribedDeletion(self, f"log end offset {log_end_offset} below the log start offset "
+                                                    f"{log_start_offset_checkpoint}"))
         if self.segments.is_empty():
             if self.read_only:
                 raise KafkaStorageError(f"Log directory {self.dir} holds no segment")
@@ -460,18 +548,20 @@ class Log:
         self.segments.add(segment)
         return segment
 
-    def _create_and_delete_segment(self, new_offset: int, old: LogSegment) -> LogSegment:
+    def _create_and_delete_segment(self, new_offset: int, old: LogSegment, async_delete: bool = True,
+                                   reason: SegmentDeletionReason | None = None) -> LogSegment:
         """Add a new empty segment at ``new_offset``, then delete ``old`` (Kafka 3.x:
-        ``LocalLog.createAndDeleteSegment``).  When both have the same base offset the old files are renamed
-        ``.deleted`` first, so the new ones can take their names; the map entry is then replaced in place."""
+        ``LocalLog.createAndDeleteSegment``), so the log has an active segment at every moment.  When both
+        have the same base offset the old files are renamed ``.deleted`` first, so the new ones can take their
+        names, and the map entry is replaced in place; otherwise the old entry is removed after the new one
+        is added.  Returns the new segment."""
         if new_offset == old.base_offset:
             old.change_file_suffixes("", DELETED_FILE_SUFFIX)
         segment = self._add_new_segment(new_offset)
+        (reason if reason is not None else LogTruncation(self)).log_reason([old])
         if new_offset != old.base_offset:
             self.segments.remove(old.base_offset)
-        if not old.has_suffix(DELETED_FILE_SUFFIX):
-            old.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        self._schedule_deletion([old])
+        self._delete_segment_files([old], async_delete)
         return segment
 
     # -- what the log holds -------------------------------------------------------------------------
@@ -480,6 +570,57 @@ class Log:
     def name(self) -> str:
         """The directory name, ``topic-partition`` (Kafka: ``name``)."""
         return self.dir.name
+
+    @property
+    def parent_dir(self) -> str:
+        """The log directory (``log.dirs`` entry) holding this partition's directory, as a string, as Kafka's
+        ``parentDir`` is."""
+        return str(self.dir.parent)
+
+    @property
+    def parent_dir_file(self) -> Path:
+        """Kafka: ``parentDirFile``."""
+        return self.dir.parent
+
+    @property
+    def is_future(self) -> bool:
+        """Whether this is a replica being moved to another log directory (Kafka: ``isFuture``)."""
+        return self.dir.name.endswith(FUTURE_DIR_SUFFIX)
+
+    def rename_dir(self, name: str) -> bool:
+        """Rename the partition's directory to ``name``, in the same log directory, and point every segment at
+        it (Kafka: ``LocalLog.renameDir``; ``UnifiedLog.renameDir`` also moves the producer state, the
+        leader-epoch cache and ``partition.metadata``, which kafkalog does not keep).
+
+        Returns whether the directory changed: renaming to the current name does nothing and returns
+        ``False``.  The rename is atomic (``os.replace``); a failure is a :class:`KafkaStorageError`.
+        """
+        with self._lock:
+            self._check_writable("rename the directory of")
+            renamed = self.dir.parent / name
+            try:
+                os.replace(self.dir, renamed)
+            except OSError as e:
+                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
+                                        f"{self.parent_dir}: {e}") from e
+            if renamed != self.dir:
+                self.dir = renamed
+                self.segments.update_parent_dir(renamed)
+                return True
+            return False
+
+    def update_config(self, new_config: LogConfig) -> LogConfig:
+        """Use ``new_config`` from now on; returns the old one (Kafka: ``updateConfig``).  A downgraded
+        message format is warned about (``LocalLog.updateConfig``): appends convert to it, and existing
+        batches stay as they are."""
+        with self._lock:
+            old_config = self.config
+            self.config = new_config
+            old_version, new_version = old_config.record_version(), new_config.record_version()
+            if new_version < old_version:
+                logger.warning("Record format version has been downgraded from V%d to V%d.", old_version,
+                               new_version)
+            return old_config
 
     def _active(self) -> LogSegment:
         segment = self.segments.last_segment()
@@ -495,6 +636,12 @@ class Log:
     def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]:
         """The segments, or those holding offsets in ``[from_offset, to_offset)`` (Kafka: ``logSegments``)."""
         return self.segments.values(from_offset, to_offset)
+
+    def non_active_log_segments_from(self, from_offset: int) -> list[LogSegment]:
+        """The segments from the one holding ``from_offset`` up to the active one, which is left out; none when
+        ``from_offset`` is past the active segment's base (Kafka: ``nonActiveLogSegmentsFrom``)."""
+        with self._lock:
+            return self.segments.non_active_log_segments_from(from_offset)
 
     @property
     def number_of_segments(self) -> int:
@@ -545,11 +692,21 @@ class Log:
         return self._last_flushed_time
 
     def _update_log_end_offset(self, offset: int) -> None:
-        """Kafka: ``updateLogEndOffset``."""
+        """Set the log end offset, where the active segment ends, and keep the recovery point and the high
+        watermark at or below it (Kafka: ``LocalLog.updateLogEndOffset``; ``UnifiedLog.updateLogEndOffset``
+        for the high watermark)."""
         active = self._active()
         self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
+        if self.recovery_point > offset:
+            self.recovery_point = offset
         if self._high_watermark is not None and self._high_watermark > offset:
             self._high_watermark = offset
+
+    def _check_if_memory_mapped_buffer_closed(self) -> None:
+        """Kafka: ``checkIfMemoryMappedBufferClosed``: the files were released or deleted."""
+        if self._memory_mapped_buffer_closed:
+            raise KafkaStorageError(
+                f"The memory mapped buffer for log of {self.topic_partition} is already closed")
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -560,7 +717,7 @@ class Log:
     # -- appending ----------------------------------------------------------------------------------
 
     def append(self, records: MemoryRecords | bytes, assign_offsets: bool = True, *,
-               leader_epoch: int = -1) -> LogAppendInfo:
+               leader_epoch: int = -1, origin: str | None = None) -> LogAppendInfo:
         """Append ``records`` to the active segment, rolling first if needed (Kafka: ``append``).
 
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
@@ -568,10 +725,15 @@ class Log:
         configuration asks.  Without it (a follower's append) the records keep their offsets, which
         must follow the log end offset.  Returns what was appended; invalid trailing bytes are dropped
         and a batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+
+        ``origin`` is Kafka's ``AppendOrigin``: ``client`` for a leader's append unless given (a
+        ``coordinator`` may write transaction markers, which a client may not), ``replication`` for a
+        follower's.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
-        origin = "client" if assign_offsets else "replication"
+        if origin is None:
+            origin = "client" if assign_offsets else "replication"
         # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=not assign_offsets)
@@ -628,9 +790,10 @@ class Log:
                 self.flush()
         return append_info
 
-    def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1) -> LogAppendInfo:
+    def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1,
+                         origin: str = "client") -> LogAppendInfo:
         """Kafka: ``appendAsLeader``."""
-        return self.append(records, True, leader_epoch=leader_epoch)
+        return self.append(records, True, leader_epoch=leader_epoch, origin=origin)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
         """Kafka: ``appendAsFollower``."""
@@ -667,9 +830,10 @@ class Log:
         """Start a new active segment (Kafka: ``roll``).
 
         Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
-        active segment at that base is replaced (deleted and created again); any other segment there is
-        an error, as is a base below the active segment's.  The previous segment is trimmed and flushed
-        in the background.
+        active segment at that base is replaced: a new one is made and the old one deleted, in that order
+        (Kafka 3.x: ``createAndDeleteSegment``, KAFKA-6388), so the log is never without an active segment.
+        Any other segment at that base is an error, as is a base below the active segment's.  The previous
+        segment is trimmed and, as ``UnifiedLog.roll`` does, flushed in the background.
         """
         with self._lock:
             self._check_writable("roll")
@@ -683,32 +847,38 @@ class Log:
                                    "time index: %d, size of offset index: %d.", new_offset,
                                    expected_next_offset, self.log_end_offset, active.time_index.entries,
                                    active.offset_index.entries)
-                    self._remove_and_delete_segments([active], async_delete=True)
-                    active = None
-                else:
-                    raise KafkaLogError(
-                        f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                        f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                        f"{self.log_end_offset}) while it already exists.")
-            elif active is not None and new_offset < active.base_offset:
+                    segment = self._create_and_delete_segment(new_offset, active, async_delete=True,
+                                                              reason=LogRoll(self))
+                    return self._rolled(segment, start)
+                raise KafkaLogError(
+                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
+                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
+                    f"{self.log_end_offset}) while it already exists. Existing segment is "
+                    f"{self.segments.get(new_offset)}.")
+            if active is not None and new_offset < active.base_offset:
                 raise KafkaLogError(
                     f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
                     f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
                     f"{self.log_end_offset}) lower than start offset of the active segment {active}")
-            else:
-                for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
-                             time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
-                    if path.exists():
-                        logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
-                        path.unlink()
+            for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
+                         time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
+                if path.exists():
+                    logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
+                    path.unlink()
             if active is not None:
                 active.on_become_inactive_segment()
-            segment = self._add_new_segment(new_offset)
-            self._update_log_end_offset(self.log_end_offset)
-            self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
-            logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
-                        self.time.hi_res_milliseconds() - start)
-            return segment
+            return self._rolled(self._add_new_segment(new_offset), start)
+
+    def _rolled(self, segment: LogSegment, start: float) -> LogSegment:
+        """The end of a roll: the log end offset's metadata moves to the new segment (the offset itself does
+        not change), and the segments before it are flushed in the background (``UnifiedLog.roll``'s
+        "flush-log" task)."""
+        self._update_log_end_offset(self.log_end_offset)
+        new_offset = segment.base_offset
+        self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
+        logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
+                    self.time.hi_res_milliseconds() - start)
+        return segment
 
     # -- flushing -----------------------------------------------------------------------------------
 
@@ -730,26 +900,45 @@ class Log:
         logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
                      offset, "inclusive" if including_offset else "exclusive", self._last_flushed_time,
                      self.time.milliseconds(), self.unflushed_messages())
-        segments = self.segments.values(self.recovery_point, flush_offset)
-        for segment in segments:
-            segment.flush()
-        if any(segment.base_offset >= self.recovery_point for segment in segments):
-            fsync_dir(self.dir)  # a new segment's directory entry must be durable too
+        self._flush_segments(flush_offset)
         with self._lock:
-            if offset > self.recovery_point:
-                self.recovery_point = offset
-                self._last_flushed_time = self.time.milliseconds()
+            self._mark_flushed(offset)
+
+    def _flush_segments(self, offset: int) -> None:
+        """fsync the segments holding offsets in ``[recovery_point, offset)``, and the directory when one of them
+        is new since the last flush; the recovery point stays where it is (Kafka: ``LocalLog.flush``).
+
+        A directory that no longer exists (renamed meanwhile for deletion) is not an error: it is going away.
+        """
+        current_recovery_point = self.recovery_point
+        if current_recovery_point <= offset:
+            segments = self.segments.values(current_recovery_point, offset)
+            for segment in segments:
+                segment.flush()
+            if any(segment.base_offset >= current_recovery_point for segment in segments):
+                fsync_dir(self.dir)  # a new segment's directory entry must be durable too
+
+    def _mark_flushed(self, offset: int) -> None:
+        """Move the recovery point up to ``offset`` and note the time, if it is an advance (Kafka:
+        ``LocalLog.markFlushed``)."""
+        self._check_if_memory_mapped_buffer_closed()
+        if offset > self.recovery_point:
+            self.recovery_point = offset
+            self._last_flushed_time = self.time.milliseconds()
 
     # -- reading ------------------------------------------------------------------------------------
 
-    def read(self, start_offset: int, max_length: int, max_offset: int | None = None,
+    def read(self, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
              min_one_message: bool = True) -> FetchDataInfo:
         """Read up to ``max_length`` bytes of batches starting at the one holding ``start_offset``
-        (Kafka: ``read``).
+        (Kafka: ``UnifiedLog.read`` over ``LocalLog.read``).
 
         ``max_offset`` (exclusive) bounds what may be returned, as a fetch bounded by the high watermark
-        is; by default the log end offset.  An offset below the log start offset or past the log end
-        offset is an :class:`~kafkalog.errors.OffsetOutOfRangeError`; an offset equal to the bound returns no records.
+        is; by default the log end offset.  It may be given as :class:`LogOffsetMetadata`, as Kafka's
+        ``maxOffsetMetadata`` is: where it is on a segment, the read stops at its position there; when it knows
+        only its offset, nothing past the segments before it is returned.  An offset below the log start
+        offset or past the log end offset is an :class:`~kafkalog.errors.OffsetOutOfRangeError`; an offset
+        at the bound returns no records, and one past it no records with the metadata of where it is.
         """
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
@@ -757,17 +946,19 @@ class Log:
                 f"have log segments starting from offset: {self._log_start_offset}.")
         next_offset_metadata = self._next_offset_metadata
         end_offset = next_offset_metadata.message_offset
-        if max_offset is None or max_offset >= end_offset:
+        if isinstance(max_offset, LogOffsetMetadata):
+            max_offset_metadata = max_offset
+        elif max_offset is None or max_offset >= end_offset:
             max_offset_metadata = next_offset_metadata
         else:
             max_offset_metadata = self.convert_to_offset_metadata(max_offset)
-        if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
         segment = self.segments.floor_segment(start_offset)
         if start_offset > end_offset or segment is None:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments upto {end_offset}.")
+        if start_offset == max_offset_metadata.message_offset:
+            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
         if start_offset > max_offset_metadata.message_offset:
             return FetchDataInfo(self.convert_to_offset_metadata(start_offset), EMPTY_RECORDS)
         while segment is not None:
@@ -866,35 +1057,40 @@ class Log:
             if first is not None and first.base_offset > target_offset:
                 self.truncate_fully_and_start_at(target_offset)
             else:
+                # LocalLog.truncateTo: later segments go, the active one is cut, and the log end offset
+                # (with it the recovery point, never above it) moves back.
                 later = [s for s in self.segments.values() if s.base_offset > target_offset]
-                self._remove_and_delete_segments(later, async_delete=True)
+                self._remove_and_delete_segments(later, async_delete=True, reason=LogTruncation(self))
                 self._active().truncate_to(target_offset)
                 self._update_log_end_offset(target_offset)
-                self.recovery_point = min(self.recovery_point, target_offset)
                 self._log_start_offset = min(self._log_start_offset, target_offset)
             return True
 
-    def truncate_fully_and_start_at(self, new_offset: int) -> None:
-        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``).
+    def truncate_fully_and_start_at(self, new_offset: int) -> list[LogSegment]:
+        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``);
+        returns the segments deleted, as ``LocalLog.truncateFullyAndStartAt`` does.
 
         In Kafka 3.x's order (``LocalLog.truncateFullyAndStartAt``): all segments but the last go, then the
         new segment is added before the last old one leaves, so the log is never without an active segment
-        (0.10.1 deleted them all first).
+        (0.10.1 deleted them all first).  The log start offset and the high watermark become ``new_offset``;
+        the recovery point becomes ``min(recovery point, new_offset)`` (0.10.1 and 3.x alike): nothing at or
+        past ``new_offset`` has been flushed yet.
         """
         with self._lock:
             self._check_writable("truncate")
             logger.debug("Truncate and start at offset %d", new_offset)
             old = self.segments.values()
             if old:
-                self._remove_and_delete_segments(old[:-1], async_delete=True)
-                self._create_and_delete_segment(new_offset, old[-1])
+                self._remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
+                self._create_and_delete_segment(new_offset, old[-1], async_delete=True,
+                                                reason=LogTruncation(self))
             else:
                 self._add_new_segment(new_offset)
             self._update_log_end_offset(new_offset)
-            self.recovery_point = new_offset
             self._log_start_offset = new_offset
             if self._high_watermark is not None:
                 self._high_watermark = new_offset
+            return old
 
     # -- retention ----------------------------------------------------------------------------------
 
@@ -994,7 +1190,8 @@ class Log:
                 following = self.segments.higher_segment(to_delete[-1].base_offset)
                 if following is not None:
                     self.maybe_increment_log_start_offset(following.base_offset)
-                self._remove_and_delete_segments(to_delete, async_delete=True)
+                self._remove_and_delete_segments(to_delete, async_delete=True,
+                                                 reason=_DescribedDeletion(self, reason))
             return count
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
@@ -1018,20 +1215,30 @@ class Log:
         """Kafka: ``addSegment``."""
         return self.segments.add(segment)
 
-    def _remove_and_delete_segments(self, segments: list[LogSegment], async_delete: bool) -> None:
-        """Take ``segments`` out of the log, rename their files to ``.deleted`` and delete them, now or after
-        ``file.delete.delay.ms`` (Kafka: ``removeAndDeleteSegments`` / ``asyncDeleteSegment``)."""
+    def _remove_and_delete_segments(self, segments: list[LogSegment], async_delete: bool,
+                                    reason: SegmentDeletionReason) -> None:
+        """Take ``segments`` out of the log (so no read finds them), rename their files to ``.deleted`` and
+        delete them, now or after ``file.delete.delay.ms`` (Kafka: ``LocalLog.removeAndDeleteSegments``;
+        0.10.1 ``deleteSegment`` / ``asyncDeleteSegment``).  ``reason`` says in the log why, first."""
         to_delete = list(segments)
+        if not to_delete:
+            return
+        reason.log_reason(to_delete)
         for segment in to_delete:
             self.segments.remove(segment.base_offset)
-        for segment in to_delete:
+        self._delete_segment_files(to_delete, async_delete)
+
+    def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
+        """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
+        the log releases their files before the task runs (kafkalog's addition: the next open deletes the
+        ``.deleted`` files left)."""
+        if not async_delete:
+            delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler)
+            return
+        for segment in segments:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
                 segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        if async_delete:
-            self._schedule_deletion(to_delete)
-        else:
-            for segment in to_delete:
-                segment.delete()
+        self._schedule_deletion(segments)
 
     def _schedule_deletion(self, segments: list[LogSegment]) -> None:
         """Delete ``segments`` (renamed ``.deleted``) after ``file.delete.delay.ms`` (Kafka's "delete-file"
@@ -1063,7 +1270,8 @@ class Log:
         """Remove one segment and delete it in the background (Kafka: ``deleteSegment``)."""
         with self._lock:
             self._check_writable("delete a segment of")
-            self._remove_and_delete_segments([segment], async_delete=True)
+            self._remove_and_delete_segments([segment], async_delete=True,
+                                             reason=_DescribedDeletion(self, "a caller's request"))
 
     def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment],
                          is_recovered_swap_file: bool = False) -> None:
@@ -1110,9 +1318,15 @@ class Log:
             self.scheduler.shutdown()
 
     def close(self) -> None:
-        """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files."""
+        """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files.
+
+        Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
+        deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
+        nothing may touch its files any more.
+        """
         self._stop_own_scheduler()
         with self._lock:
+            self._check_if_memory_mapped_buffer_closed()
             if self._closed:
                 return
             try:
@@ -1126,33 +1340,67 @@ class Log:
                 self._closed = True
 
     def close_handlers(self) -> None:
-        """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error."""
+        """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error.
+        Calling it twice is harmless; after it the log refuses every operation that touches its files."""
         self._stop_own_scheduler()
         with self._lock:
             self.segments.close_handlers()
             self._release_pending_deletions(delete=False)
+            self._memory_mapped_buffer_closed = True
             self._closed = True
 
     def delete(self) -> None:
-        """Delete every segment and the directory (Kafka: ``delete``)."""
+        """Delete every segment at once, then the directory with whatever else it holds (Kafka:
+        ``UnifiedLog.delete``: ``LocalLog.deleteAllSegments`` then ``deleteEmptyDir``)."""
         self._check_writable("delete")
         self._stop_own_scheduler()
         with self._lock:
-            for segment in self.segments.values():
-                segment.delete()
-            self.segments.clear()
+            self._check_if_memory_mapped_buffer_closed()
+            self._delete_all_segments()
             self._release_pending_deletions(delete=True)
             self._closed = True
+            self._delete_empty_dir()
+
+    def _delete_all_segments(self) -> list[LogSegment]:
+        """Remove and delete every segment now, and release the log's files for good; returns the segments
+        deleted (Kafka: ``LocalLog.deleteAllSegments``)."""
+        with self._lock:
+            deletable = self.segments.values()
+            self._remove_and_delete_segments(deletable, async_delete=False, reason=LogDeletion(self))
+            self._memory_mapped_buffer_closed = True
+            return deletable
+
+    def _delete_empty_dir(self) -> None:
+        """Delete the directory, once it has no segment and the log's files are released (Kafka:
+        ``LocalLog.deleteEmptyDir``).
+
+        Raises:
+            IllegalStateError: when segments are left or the files are still open.
+            KafkaStorageError: when the directory cannot be deleted.
+        """
+        with self._lock:
+            if not self.segments.is_empty():
+                raise IllegalStateError(
+                    f"Can not delete directory when {len(self.segments)} segments are still present")
+            if not self._memory_mapped_buffer_closed:
+                raise IllegalStateError(f"Can not delete directory when memory mapped buffer for log of "
+                                        f"{self.topic_partition} is still open.")
             try:
-                self.dir.rmdir()
+                shutil.rmtree(self.dir)
+            except FileNotFoundError:
+                pass
             except OSError as e:
-                logger.warning("Could not delete log directory %s: %s", self.dir, e)
+                raise KafkaStorageError(f"Error while deleting dir for {self.topic_partition} in dir "
+                                        f"{self.parent_dir}: {e}") from e
 
     def __enter__(self) -> Log:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        # A log whose files were already released or deleted has nothing left to close (and close() would
+        # refuse it); the ``with`` block only promises that the files are let go.
+        if not self._memory_mapped_buffer_closed:
+            self.close()
 
     def __repr__(self) -> str:
         return (f"Log(dir={str(self.dir)!r}, topic_partition={self.topic_partition}, "

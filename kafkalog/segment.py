@@ -44,7 +44,14 @@ from .errors import (
 )
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
 from .file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
-from .filenames import index_filename, log_filename, replace_suffix, time_index_filename
+from .filenames import (
+    LOG_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
+    index_filename,
+    log_filename,
+    replace_suffix,
+    time_index_filename,
+)
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
 from .record import MemoryRecords, ScanStop
@@ -533,6 +540,13 @@ class LogSegment:
 
     def has_suffix(self, suffix: str) -> bool:
         return str(self.log.file).endswith(suffix)
+
+    def deleted(self) -> bool:
+        """Whether every file of the segment is gone: the log, both indexes and a transaction index beside
+        them (Kafka: ``deleted``, visible for testing)."""
+        txn_index = self.log.file.with_name(self.log.file.name.replace(LOG_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX, 1))
+        return not any(path.exists() for path in (self.log.file, self._lazy_offset_index.file,
+                                                  self._lazy_time_index.file, txn_index))
 
     def close(self) -> None:
         """Write the pending time-index entry, then close (and trim) the indexes and the log (Kafka:

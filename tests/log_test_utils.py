@@ -16,6 +16,7 @@ from kafkalog.config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
+from kafkalog.record import EndTransactionMarker
 from kafkalog.segment import LogSegment
 from kafkalog.verify import classify_dir
 
@@ -88,3 +89,42 @@ def golden_log_dirs(golden: Path) -> list[Path]:
         except Exception:
             continue
     return found
+
+
+def append_idempotent_as_leader(log: Log, producer_id: int, producer_epoch: int, time: Any,
+                                is_transactional: bool = False) -> Callable[[int], None]:
+    """Kafka's ``appendIdempotentAsLeader``: a function that appends ``n`` records of ``producer_id`` in one
+    batch, their values the decimal sequence numbers, the sequence carrying on from call to call."""
+    sequence = 0
+
+    def append(num_records: int) -> None:
+        nonlocal sequence
+        batch = [(None, str(seq).encode(), time.milliseconds()) for seq in range(sequence, sequence + num_records)]
+        log.append_as_leader(MemoryRecords.with_records(batch, producer_id=producer_id,
+                                                        producer_epoch=producer_epoch, base_sequence=sequence,
+                                                        is_transactional=is_transactional), leader_epoch=0)
+        sequence += num_records
+
+    return append
+
+
+def append_transactional_as_leader(log: Log, producer_id: int, producer_epoch: int,
+                                   time: Any) -> Callable[[int], None]:
+    """Kafka's ``appendTransactionalAsLeader``."""
+    return append_idempotent_as_leader(log, producer_id, producer_epoch, time, is_transactional=True)
+
+
+def append_non_transactional_as_leader(log: Log, num_records: int) -> None:
+    """Kafka's ``appendNonTransactionalAsLeader``: ``num_records`` records without a producer, values 0, 1, ..."""
+    log.append_as_leader(MemoryRecords.with_records([(None, str(seq).encode()) for seq in range(num_records)]),
+                         leader_epoch=0)
+
+
+def append_end_txn_marker_as_leader(log: Log, producer_id: int, producer_epoch: int, control_type: Any,
+                                    timestamp: int, coordinator_epoch: int = 0, leader_epoch: int = 0) -> None:
+    """Kafka's ``appendEndTxnMarkerAsLeader``: a COMMIT or ABORT marker, appended as the transaction coordinator
+    does (``AppendOrigin.COORDINATOR``)."""
+    marker = MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch,
+                                                       EndTransactionMarker(control_type, coordinator_epoch),
+                                                       timestamp=timestamp, partition_leader_epoch=0)
+    log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")

@@ -185,15 +185,38 @@ def test_roll_segment_that_already_exists(create_log: LogFactory, mock_time: Moc
     assert log.number_of_segments == 2
 
 
-def test_roll_empty_active_segment(create_log: LogFactory, log_dir: Path) -> None:
-    """LocalLogTest.testRollEmptyActiveSegment: the empty active segment is replaced, the old one deleted."""
+def test_roll_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """LocalLogTest.testRollEmptyActiveSegment: the empty active segment is replaced, the old one deleted.
+
+    As Kafka 3.8 does it (``createAndDeleteSegment``): the new segment takes the old one's place in the map
+    before the old one goes, so a reader never finds the log without an active segment; the sizes of the map
+    after each change to it during the roll are recorded to show it.
+    """
     log = create_log()
     old_active = log.active_segment
+    sizes: list[int] = []
+    for name in ("add", "remove", "clear"):
+        change = getattr(log.segments, name)
+
+        def recorded(*args: Any, _change: Any = change) -> Any:
+            result = _change(*args)
+            sizes.append(len(log.segments))
+            return result
+
+        monkeypatch.setattr(log.segments, name, recorded)
     log.roll()
+    monkeypatch.undo()
+    assert sizes == [1]  # one change: the new segment put in the old one's place
     assert log.number_of_segments == 1
     assert log.active_segment is not old_active
     assert log.active_segment.base_offset == 0
+    assert any(log_dir.iterdir())
     assert old_active.has_suffix(DELETED_FILE_SUFFIX)
+    assert log_filename(log_dir, 0).exists()
+    assert log_filename(log_dir, 0, DELETED_FILE_SUFFIX).exists()
+    mock_time.sleep(log.config.file_delete_delay_ms)
+    assert old_active.deleted()
     assert log_filename(log_dir, 0).exists()
 
 

@@ -210,7 +210,8 @@ def test_parse_path_forms(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_name_with_period_for_deleted_topic() -> None:
-    # LocalLogTest.testParseTopicPartitionNameWithPeriodForDeletedTopic (KAFKA-5232)
+    """testParseTopicPartitionNameWithPeriodForDeletedTopic: a ``-delete`` name whose topic has a period parses
+    back to the topic and partition (KAFKA-5232)."""
     name = log_delete_dir_name(TopicPartition("foo.bar-testtopic", 42))
     assert parse_topic_partition_name(name) == TopicPartition("foo.bar-testtopic", 42)
 
@@ -293,20 +294,24 @@ def _error(dir_name: object) -> InvalidPartitionDirError:
 
 
 def test_parse_empty_name() -> None:
-    # LocalLogTest.testParseTopicPartitionNameForEmptyName: new File("")
+    """testParseTopicPartitionNameForEmptyName (also LogTest.testParseTopicPartitionNameForEmptyName (0.10.1.1)):
+    ``new File("")`` is refused."""
     error = _error("")
     assert error.reason == "the name is empty"
     assert f"Found directory {os.path.realpath('')}, '' is not in the form of topic-partition" in str(error)
 
 
 def test_parse_null() -> None:
-    # LocalLogTest.testParseTopicPartitionNameForNull
+    """testParseTopicPartitionNameForNull (also LogTest.testParseTopicPartitionNameForNull (0.10.1.1)): no
+    directory at all is refused."""
     error = _error(None)
     assert str(error) == "dir should not be null"
 
 
 def test_parse_missing_separator(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionNameForMissingSeparator
+    """testParseTopicPartitionNameForMissingSeparator (also
+    LogTest.testParseTopicPartitionNameForMissingSeparator (0.10.1.1), which has no ``-delete`` case): a name
+    with no '-' is refused, and so is its ``-delete`` form."""
     error = _error(tmp_path / "test_topic1999")
     assert error.reason == "the name has no '-'"
     assert error.name == "test_topic1999"
@@ -323,7 +328,8 @@ def test_parse_missing_separator(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_missing_topic(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionNameForMissingTopic
+    """testParseTopicPartitionNameForMissingTopic (also LogTest.testParseTopicPartitionNameForMissingTopic
+    (0.10.1.1), which has no ``-delete`` case): an empty topic is refused, and so is its ``-delete`` form."""
     error = _error(tmp_path / "-1999")
     assert error.reason == "the topic (before the last '-') is empty"
     assert "'-1999'" in str(error)
@@ -335,7 +341,9 @@ def test_parse_missing_topic(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_missing_partition(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionNameForMissingPartition: logDir.getPath + "test_topic-"
+    """testParseTopicPartitionNameForMissingPartition (also
+    LogTest.testParseTopicPartitionNameForMissingPartition (0.10.1.1), which has no ``-delete`` case): an empty
+    partition is refused (Kafka's path is ``logDir.getPath + "test_topic-"``), and so is its ``-delete`` form."""
     error = _error(str(tmp_path) + "test_topic-")
     assert error.reason == "the partition (after the last '-') is empty"
     error = _error(tmp_path / ("test_topic-." + DELETE_DIR_SUFFIX))
@@ -343,7 +351,8 @@ def test_parse_missing_partition(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_invalid_partition(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionNameForInvalidPartition
+    """testParseTopicPartitionNameForInvalidPartition: a partition that is not a number is refused, and so is
+    the ``-delete`` form."""
     error = _error(tmp_path / "test_topic-1999a")
     assert error.reason == "the partition '1999a' is not an integer"
     error = _error(tmp_path / ("test_topic1999a." + DELETE_DIR_SUFFIX))
@@ -351,7 +360,8 @@ def test_parse_invalid_partition(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_existing_invalid_dir(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionNameForExistingInvalidDir
+    """testParseTopicPartitionNameForExistingInvalidDir: existing directories that are not partitions are
+    refused."""
     (tmp_path / "non_kafka_dir").mkdir()
     (tmp_path / "non_kafka_dir-delete").mkdir()
     assert _error(tmp_path / "non_kafka_dir").reason == "the name has no '-'"
