@@ -33,6 +33,7 @@ import pytest
 from log_test_utils import (
     LogFactory,
     config,
+    create_empty_logs,
     first_overflow_segment,
     initialize_log_dir_with_overflowed_segment,
     singleton,
@@ -41,11 +42,11 @@ from log_test_utils import (
 from kafkalog import MemoryRecords
 from kafkalog.errors import (
     IllegalArgumentError,
-    InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
+    UnexpectedAppendOffsetError,
 )
 from kafkalog.fetch import EMPTY_RECORDS, FetchDataInfo
 from kafkalog.file_message_set import FileMessageSet
@@ -70,14 +71,6 @@ def first_record(fetch: FetchDataInfo) -> Any:
 def all_records(log: Log) -> list[tuple[Any, ...]]:
     """Kafka's ``UnifiedLogTest.allRecords``: every record of every segment, read from the files."""
     return [record.as_tuple() for segment in log.log_segments() for record in segment.log.records()]
-
-
-def create_empty_logs(directory: Path, *offsets: int) -> None:
-    """Kafka's ``createEmptyLogs``: an empty ``.log`` and ``.index`` per offset."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for offset in offsets:
-        log_filename(directory, offset).touch()
-        index_filename(directory, offset).touch()
 
 
 # -- rolling --------------------------------------------------------------------------------------------
@@ -414,7 +407,7 @@ def test_append_below_expected_offset_throws_exception(create_log: LogFactory) -
     for magic in (0, 1, 2):
         for compression in ("none", "lz4"):
             invalid = MemoryRecords.with_records([(None, b"1")], magic=magic, compression=compression)
-            with pytest.raises(InvalidOffsetError, match="less than the next offset"):
+            with pytest.raises(UnexpectedAppendOffsetError, match="less than the next offset"):
                 log.append_as_follower(invalid)
     assert log.log_end_offset == 2
 
