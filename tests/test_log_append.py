@@ -87,6 +87,19 @@ def test_append_empty_log_below_log_start_offset_throws_exception(create_log: Lo
     assert log.log_end_offset == 7
 
 
+def test_should_apply_epoch_to_message_on_append_if_leader(create_log: LogFactory) -> None:
+    """shouldApplyEpochToMessageOnAppendIfLeader: a leader's append stamps its epoch on every batch.  Kafka
+    first puts epoch 72 in the leader-epoch cache (``maybeAssignEpochStartOffset``), which kafkalog does not
+    keep (issue 20); the epoch stamped comes from the append, not the cache, so the assertions stand."""
+    epoch = 72
+    log = create_log(config())
+    for i in range(50):
+        log.append_as_leader(MemoryRecords.with_records([(None, str(i).encode())]), leader_epoch=epoch)
+    for i in range(50):
+        batch = next(iter(log.read(i, 1).records.batches()))
+        assert batch.partition_leader_epoch == 72, "Should have set leader epoch"
+
+
 def test_append_with_no_timestamp(create_log: LogFactory) -> None:
     log = create_log(config())
     log.append_as_leader(MemoryRecords.with_records([(b"key", b"value", NO_TIMESTAMP)]), leader_epoch=0)

@@ -335,3 +335,34 @@ def test_listener_hears_a_high_watermark_that_follows_the_log_end_offset(create_
     assert log.high_watermark == 4
     log.close()
     listener.verify()
+
+
+def test_offset_snapshot(create_log: LogFactory) -> None:
+    log = create_log(config(segment_bytes=1024 * 1024 * 5))
+    # Kafka's appendAsFollower(log, records, leaderEpoch = 5): the batch carries epoch 5
+    log.append_as_follower(MemoryRecords.with_records([(None, b"a"), (None, b"b"), (None, b"c")],
+                                                      partition_leader_epoch=5))
+
+    log.update_high_watermark(2)
+    offsets = log.fetch_offset_snapshot()
+    assert offsets.high_watermark.message_offset == 2
+    assert not offsets.high_watermark.message_offset_only
+
+    offsets = log.fetch_offset_snapshot()
+    assert offsets.high_watermark.message_offset == 2
+    assert not offsets.high_watermark.message_offset_only
+    # kafkalog's addition: the rest of the snapshot
+    assert offsets.log_start_offset == 0
+    assert offsets.log_end_offset == log.log_end_offset_metadata
+    assert offsets.last_stable_offset == offsets.high_watermark  # no transactions: Kafka's too
+
+
+def test_no_op_when_remote_log_storage_is_disabled(create_log: LogFactory) -> None:
+    """testNoOpWhenRemoteLogStorageIsDisabled: without remote storage, moving the log start offset moves it."""
+    log = create_log(config())
+    for i in range(100):
+        log.append_as_leader(singleton(f"test{i}".encode()), leader_epoch=0)
+
+    log.update_high_watermark(90)
+    log.maybe_increment_log_start_offset(20)
+    assert log.log_start_offset == 20
