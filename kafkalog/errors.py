@@ -22,7 +22,6 @@ __all__ = [
     "IndexOffsetOverflowError",
     "OffsetOutOfRangeError",
     "UnexpectedAppendOffsetError",
-    "UnsupportedForMessageFormatError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
     "IllegalArgumentError",
@@ -110,11 +109,6 @@ class UnexpectedAppendOffsetError(InvalidOffsetError):
         super().__init__(message)
         self.first_offset = first_offset
         self.last_offset = last_offset
-
-
-class UnsupportedForMessageFormatError(KafkaLogError):
-    """An operation the log's message format cannot support, such as a search by timestamp in a v0 log
-    (Kafka: ``UnsupportedForMessageFormatException``)."""
 
 
 class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):

@@ -47,7 +47,6 @@ from .errors import (
     ReadOnlyError,
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
-    UnsupportedForMessageFormatError,
 )
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
 from .file_message_set import TimestampAndOffset
@@ -76,6 +75,7 @@ from .validator import (
     AppendOrigin,
     LogAppendInfo,
     OffsetsOutOfOrderError,
+    UnsupportedForMessageFormatError,
     analyze_and_validate_records,
     trim_invalid_bytes,
     validate_messages_and_assign_offsets,
@@ -966,7 +966,7 @@ class Log:
 
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is, or the bare offset when it is outside the log (Kafka:
-        ``maybeConvertToOffsetMetadata``): never an :class:`OffsetOutOfRangeError`."""
+        ``maybeConvertToOffsetMetadata``): never an :class:`~kafkalog.errors.OffsetOutOfRangeError`."""
         try:
             return self.convert_to_offset_metadata(offset)
         except OffsetOutOfRangeError:

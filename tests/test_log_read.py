@@ -15,7 +15,7 @@ import pytest
 from log_test_utils import LogFactory, config, singleton
 
 from kafkalog import MemoryRecords
-from kafkalog.errors import IllegalArgumentError, UnsupportedForMessageFormatError
+from kafkalog.errors import IllegalArgumentError
 from kafkalog.file_message_set import TimestampAndOffset
 from kafkalog.log import (
     EARLIEST_LOCAL_TIMESTAMP,
@@ -27,6 +27,7 @@ from kafkalog.log import (
 )
 from kafkalog.scheduler import SYSTEM_TIME, MockTime
 from kafkalog.segment import LogSegment
+from kafkalog.validator import UnsupportedForMessageFormatError
 
 LONG_MAX = 2**63 - 1
 
