@@ -21,6 +21,7 @@ __all__ = [
     "InvalidOffsetError",
     "IndexOffsetOverflowError",
     "OffsetOutOfRangeError",
+    "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
     "IllegalArgumentError",
@@ -98,6 +99,17 @@ class IndexOffsetOverflowError(KafkaLogError, OverflowError):
 
 class OffsetOutOfRangeError(KafkaLogError, ValueError):
     """A fetch offset outside the log's range (Kafka: ``OffsetOutOfRangeException``)."""
+
+
+class UnexpectedAppendOffsetError(InvalidOffsetError):
+    """An append that keeps its offsets (a follower's, a Raft leader's) whose first offset, or the last
+    offset of its first batch when the first is not known, is below the log end offset (Kafka:
+    ``UnexpectedAppendOffsetException``).  ``first_offset`` and ``last_offset`` are the append's."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
 
 
 class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):

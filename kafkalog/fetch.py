@@ -1,8 +1,9 @@
 """What a read of a log returns: where the fetch starts, and the records it got.
 
 Ports of ``LogOffsetMetadata`` (``kafka/server/LogOffsetMetadata.scala``, now
-``storage/.../LogOffsetMetadata.java``) and ``FetchDataInfo`` (``kafka/server/FetchDataInfo.scala``,
-now ``storage/.../FetchDataInfo.java``).
+``storage/.../LogOffsetMetadata.java``), ``FetchDataInfo`` (``kafka/server/FetchDataInfo.scala``,
+now ``storage/.../FetchDataInfo.java``) and ``LogOffsetSnapshot`` (``storage/.../LogOffsetSnapshot.java``,
+3.8.0).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any, NamedTuple
 from .errors import KafkaLogError
 from .record import MemoryRecords
 
-__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo", "LogOffsetMetadata"]
+__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo", "LogOffsetMetadata",
+           "LogOffsetSnapshot"]
 
 #: Kafka's ``UNKNOWN_OFFSET`` / ``UNKNOWN_FILE_POSITION`` for metadata that only knows the offset.
 UNKNOWN_OFFSET = -1
@@ -88,3 +90,13 @@ class FetchDataInfo(NamedTuple):
     records: Any
     first_entry_incomplete: bool = False
     aborted_transactions: list[Any] | None = None
+
+
+class LogOffsetSnapshot(NamedTuple):
+    """A log's offsets taken together, each with its position (Kafka: ``LogOffsetSnapshot``, what
+    ``UnifiedLog.fetchOffsetSnapshot`` returns)."""
+
+    log_start_offset: int
+    log_end_offset: LogOffsetMetadata
+    high_watermark: LogOffsetMetadata
+    last_stable_offset: LogOffsetMetadata

@@ -45,6 +45,7 @@ from ._common import (
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MIN_RECORD_OVERHEAD,
+    NO_PARTITION_LEADER_EPOCH,
     ScanStop,
 )
 from .errors import (
@@ -84,10 +85,17 @@ class LogOffsetPosition(NamedTuple):
 
 
 class TimestampAndOffset(NamedTuple):
-    """A record found by timestamp (Kafka: ``FileRecords.TimestampAndOffset``)."""
+    """A record found by timestamp (Kafka: ``FileRecords.TimestampAndOffset``), with the partition leader
+    epoch of its batch when the batch has one (``None``: Kafka's ``Optional.empty()``)."""
 
     timestamp: int
     offset: int
+    leader_epoch: int | None = None
+
+
+def maybe_leader_epoch(leader_epoch: int) -> int | None:
+    """A batch's partition leader epoch, ``None`` when it has none (Kafka: ``FileRecords.maybeLeaderEpoch``)."""
+    return None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch
 
 
 class FileChannel:
@@ -497,8 +505,12 @@ class FileMessageSet:
         return True
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
-        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails."""
-        self._check_writable("rename")
+        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails.
+        A closed set can be renamed, as in Kafka (deleting a closed log renames its files ``.deleted``)."""
+        if not self.writable:
+            raise ReadOnlyError(f"Cannot rename {self._file}: it was opened read-only")
+        if self.is_slice:
+            raise IllegalStateError(f"Cannot rename a slice of {self._file}")
         target = Path(path)
         try:
             os.replace(self._file, target)
@@ -670,14 +682,20 @@ class FileMessageSet:
                 rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(self.end), position, self.end,
                                                               False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
-                batch = MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"])))
-                for record in batch.records(check_crcs=False):
-                    if record.timestamp >= target_timestamp and record.offset >= starting_offset:
-                        return TimestampAndOffset(record.timestamp, record.offset)
+                for batch in MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"]))).batches():
+                    for record in batch.records(check_crcs=False):
+                        if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                            return TimestampAndOffset(record.timestamp, record.offset,
+                                                      maybe_leader_epoch(batch.partition_leader_epoch))
             if len(rows) == 0:
                 break
             position = int(stop)
         return None
+
+    def batches_from(self, starting_position: int) -> Iterator[RecordBatch]:
+        """The batches from ``starting_position`` (relative to this set) to its end (Kafka:
+        ``batchesFrom``)."""
+        return self.read(starting_position, self.size_in_bytes() - starting_position).batches()
 
     def largest_timestamp_after(self, starting_position: int) -> TimestampAndOffset:
         """The largest batch max timestamp from ``starting_position`` on, with that batch's last offset;

@@ -19,6 +19,7 @@ __all__ = [
     "DELETED_FILE_SUFFIX",
     "INDEX_FILE_SUFFIX",
     "LOG_FILE_SUFFIX",
+    "PRODUCER_SNAPSHOT_FILE_SUFFIX",
     "SWAP_FILE_SUFFIX",
     "TIME_INDEX_FILE_SUFFIX",
     "TXN_INDEX_FILE_SUFFIX",
@@ -27,6 +28,7 @@ __all__ = [
     "log_filename",
     "offset_from_file",
     "offset_from_file_name",
+    "producer_snapshot_filename",
     "replace_suffix",
     "time_index_filename",
     "txn_index_filename",
@@ -39,6 +41,8 @@ TXN_INDEX_FILE_SUFFIX = ".txnindex"
 DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
+#: A broker's producer-state snapshot, named for the offset it was taken at (kafkalog only reads these).
+PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
 
 
 def filename_prefix_from_offset(offset: int) -> str:
@@ -70,6 +74,11 @@ def time_index_filename(directory: str | os.PathLike[str], offset: int, suffix: 
 def txn_index_filename(directory: str | os.PathLike[str], offset: int, suffix: str = "") -> Path:
     """``<dir>/<offset>.txnindex[suffix]`` (Kafka: ``transactionIndexFile``)."""
     return _file(directory, offset, TXN_INDEX_FILE_SUFFIX, suffix)
+
+
+def producer_snapshot_filename(directory: str | os.PathLike[str], offset: int) -> Path:
+    """``<dir>/<offset>.snapshot`` (Kafka: ``LogFileUtils.producerSnapshotFile``)."""
+    return _file(directory, offset, PRODUCER_SNAPSHOT_FILE_SUFFIX, "")
 
 
 def offset_from_file_name(name: str) -> int:

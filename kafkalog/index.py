@@ -349,9 +349,11 @@ class AbstractIndex:
             return True
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
-        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails."""
+        """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails.
+        A closed index can be renamed, as in Kafka."""
         with self._lock:
-            self._check_writable("rename")
+            if not self.writable:
+                raise ReadOnlyError(f"Cannot rename index {self._path}: it was opened read-only")
             target = Path(path)
             try:
                 if self._path.exists():

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._common import INT32_MAX
 from .checkpoint import CLEAN_SHUTDOWN_FILE
@@ -49,9 +49,10 @@ from .errors import (
     OffsetOutOfRangeError,
     ReadOnlyError,
     RecordTooLargeError,
+    UnexpectedAppendOffsetError,
 )
-from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
-from .file_message_set import FileMessageSet
+from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
+from .file_message_set import FileMessageSet, TimestampAndOffset
 from .filenames import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -74,19 +75,27 @@ from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment, RollParams
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
 from .validator import (
+    AppendOrigin,
     LogAppendInfo,
     OffsetsOutOfOrderError,
+    UnsupportedForMessageFormatError,
     analyze_and_validate_records,
     trim_invalid_bytes,
     validate_messages_and_assign_offsets,
 )
 
 __all__ = [
+    "EARLIEST_LOCAL_TIMESTAMP",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+    "NO_OP_OFFSETS_LISTENER",
     "LoadReport",
     "CLEAN_SHUTDOWN_FILE",
     "Log",
     "LogAppendInfo",
     "LogDeletion",
+    "LogOffsetsListener",
     "LogRoll",
     "LogTruncation",
     "SegmentDeletionReason",
@@ -103,6 +112,35 @@ logger = logging.getLogger(__name__)
 #: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
 _SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+
+# The special timestamps of a ListOffsets request that :meth:`Log.fetch_offset_by_timestamp` answers (Kafka:
+# ``ListOffsetsRequest.LATEST_TIMESTAMP`` and the others).
+#: The log end offset.
+LATEST_TIMESTAMP = -1
+#: The log start offset.
+EARLIEST_TIMESTAMP = -2
+#: The record with the largest timestamp.
+MAX_TIMESTAMP = -3
+#: The first offset on local storage: the log start offset, as kafkalog keeps no remote (tiered) storage.
+EARLIEST_LOCAL_TIMESTAMP = -4
+#: The timestamp of an answer that is an offset only (Kafka: ``ListOffsetsResponse.UNKNOWN_TIMESTAMP``).
+UNKNOWN_TIMESTAMP = -1
+
+
+class LogOffsetsListener(Protocol):
+    """Told of every change of a log's high watermark (Kafka: ``LogOffsetsListener``)."""
+
+    def on_high_watermark_updated(self, offset: int) -> None:
+        """Kafka: ``onHighWatermarkUpdated``."""
+
+
+class _NoOpOffsetsListener:
+    def on_high_watermark_updated(self, offset: int) -> None:
+        pass
+
+
+#: The listener of a log that was given none (Kafka: ``LogOffsetsListener.NO_OP_OFFSETS_LISTENER``).
+NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()
 
 
 @dataclass
@@ -222,7 +260,8 @@ class Log:
                  log_start_offset: int = 0, recovery_point: int = 0, scheduler: Scheduler | None = None,
                  time: Time | None = None, read_only: bool = False, had_clean_shutdown: bool | None = None,
                  topic_partition: TopicPartition | None = None,
-                 recovery_progress: Callable[[int, int], None] | None = None) -> None:
+                 recovery_progress: Callable[[int, int], None] | None = None,
+                 log_offsets_listener: LogOffsetsListener | None = None) -> None:
         self.dir = Path(dir)
         self.config = config if config is not None else LogConfig()
         self.time = time if time is not None else SYSTEM_TIME
@@ -247,6 +286,7 @@ class Log:
         # files, which stay as .deleted for the next open to remove.
         self._pending_deletions: list[LogSegment] = []
         self._high_watermark: int | None = None
+        self._log_offsets_listener = NO_OP_OFFSETS_LISTENER
         self.recovery_point = recovery_point
         self._log_start_offset = log_start_offset
         self._last_flushed_time = self.time.milliseconds()
@@ -263,6 +303,10 @@ class Log:
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
             raise
+        # Kafka's constructor tells the listener the initial high watermark.
+        if log_offsets_listener is not None:
+            self._log_offsets_listener = log_offsets_listener
+        self._log_offsets_listener.on_high_watermark_updated(self.high_watermark)
 
     # -- loading (Kafka: Log.loadSegments / LogLoader.load, recoverLog) ------------------------------
 
@@ -587,28 +631,6 @@ class Log:
         """Whether this is a replica being moved to another log directory (Kafka: ``isFuture``)."""
         return self.dir.name.endswith(FUTURE_DIR_SUFFIX)
 
-    def rename_dir(self, name: str) -> bool:
-        """Rename the partition's directory to ``name``, in the same log directory, and point every segment at
-        it (Kafka: ``LocalLog.renameDir``; ``UnifiedLog.renameDir`` also moves the producer state, the
-        leader-epoch cache and ``partition.metadata``, which kafkalog does not keep).
-
-        Returns whether the directory changed: renaming to the current name does nothing and returns
-        ``False``.  The rename is atomic (``os.replace``); a failure is a :class:`KafkaStorageError`.
-        """
-        with self._lock:
-            self._check_writable("rename the directory of")
-            renamed = self.dir.parent / name
-            try:
-                os.replace(self.dir, renamed)
-            except OSError as e:
-                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
-                                        f"{self.parent_dir}: {e}") from e
-            if renamed != self.dir:
-                self.dir = renamed
-                self.segments.update_parent_dir(renamed)
-                return True
-            return False
-
     def update_config(self, new_config: LogConfig) -> LogConfig:
         """Use ``new_config`` from now on; returns the old one (Kafka: ``updateConfig``).  A downgraded
         message format is warned about (``LocalLog.updateConfig``): appends convert to it, and existing
@@ -638,10 +660,16 @@ class Log:
         return self.segments.values(from_offset, to_offset)
 
     def non_active_log_segments_from(self, from_offset: int) -> list[LogSegment]:
-        """The segments from the one holding ``from_offset`` up to the active one, which is left out; none when
-        ``from_offset`` is past the active segment's base (Kafka: ``nonActiveLogSegmentsFrom``)."""
+        """The segments from the one holding ``from_offset`` up to, not including, the active one (Kafka:
+        ``nonActiveLogSegmentsFrom``)."""
         with self._lock:
             return self.segments.non_active_log_segments_from(from_offset)
+
+    def get_first_batch_timestamp_for_segments(self, segments: list[LogSegment]) -> list[int]:
+        """Each segment's first batch timestamp, ``Long.MAX`` for an empty one (Kafka:
+        ``getFirstBatchTimestampForSegments``; takes no lock, as the cleaner calls it on segments that retention
+        cannot touch meanwhile)."""
+        return [segment.get_first_batch_timestamp() for segment in segments]
 
     @property
     def number_of_segments(self) -> int:
@@ -668,19 +696,101 @@ class Log:
 
     @property
     def high_watermark(self) -> int:
-        """The offset up to which records are committed; the log end offset unless the caller set it."""
+        """The offset up to which records are committed (Kafka: ``highWatermark``).
+
+        kafkalog's deviation: until someone sets it, the high watermark *follows the log end offset*, as a
+        log with no replicas to wait for would have it (Kafka starts it at the log start offset and only a
+        partition's leader or follower moves it).  Once set (:meth:`update_high_watermark` and the others,
+        or assigning this property) it stays where it was put, as Kafka's does, until set again, lowered by
+        a truncation, or released by assigning ``None``.
+        """
         hw = self._high_watermark
         return self.log_end_offset if hw is None else min(hw, self.log_end_offset)
 
     @high_watermark.setter
     def high_watermark(self, offset: int | None) -> None:
-        """Set by whoever knows what is replicated (Kafka: ``updateHighWatermark``): clamped to
-        ``[log_start_offset, log_end_offset]``; ``None`` makes it follow the log end offset again."""
+        """:meth:`update_high_watermark`; ``None`` makes the high watermark follow the log end offset again."""
         with self._lock:
             if offset is None:
                 self._high_watermark = None
+                self._log_offsets_listener.on_high_watermark_updated(self.log_end_offset)
             else:
-                self._high_watermark = max(self._log_start_offset, min(offset, self.log_end_offset))
+                self.update_high_watermark(offset)
+
+    def update_high_watermark(self, hw: int | LogOffsetMetadata) -> int:
+        """Set the high watermark to ``hw``, bounded below by the log start offset and above by the log end
+        offset, and return where it was set (Kafka: ``updateHighWatermark``, a leader's initial one)."""
+        offset = hw.message_offset if isinstance(hw, LogOffsetMetadata) else hw
+        with self._lock:
+            end_offset = self.log_end_offset
+            if offset < self._log_start_offset:
+                new_high_watermark = self._log_start_offset
+            elif offset >= end_offset:
+                new_high_watermark = end_offset
+            else:
+                new_high_watermark = offset
+            self._update_high_watermark_metadata(new_high_watermark)
+            return new_high_watermark
+
+    def maybe_increment_high_watermark(self, new_high_watermark: LogOffsetMetadata) -> LogOffsetMetadata | None:
+        """Move the high watermark up to ``new_high_watermark`` if that is higher, or the same offset in a
+        newer segment, and return the old one; ``None`` when it did not move (Kafka:
+        ``maybeIncrementHighWatermark``, a leader's as its followers catch up).
+
+        Raises:
+            IllegalArgumentError: ``new_high_watermark`` is past the log end offset.
+        """
+        if new_high_watermark.message_offset > self.log_end_offset:
+            raise IllegalArgumentError(
+                f"High watermark {new_high_watermark} update exceeds current log end offset "
+                f"{self.log_end_offset_metadata}")
+        with self._lock:
+            old_high_watermark = self.fetch_high_watermark_metadata()
+            if (old_high_watermark.message_offset < new_high_watermark.message_offset
+                    or (old_high_watermark.message_offset == new_high_watermark.message_offset
+                        and old_high_watermark.on_older_segment(new_high_watermark))):
+                self._update_high_watermark_metadata(new_high_watermark.message_offset)
+                return old_high_watermark
+            return None
+
+    def maybe_update_high_watermark(self, hw: int) -> int | None:
+        """:meth:`update_high_watermark`, returning the new high watermark if it changed, else ``None``
+        (Kafka: ``maybeUpdateHighWatermark``, a follower's after it fetched from its leader)."""
+        with self._lock:
+            old_high_watermark = self.high_watermark
+            new_high_watermark = self.update_high_watermark(hw)
+            return None if new_high_watermark == old_high_watermark else new_high_watermark
+
+    def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
+        """The high watermark with its segment and position (Kafka: ``fetchHighWatermarkMetadata``, which
+        caches the position; kafkalog keeps only the offset and looks the position up)."""
+        with self._lock:
+            return self.maybe_convert_to_offset_metadata(self.high_watermark)
+
+    def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
+        """The log start offset, log end offset, high watermark and last stable offset, the last three with
+        their positions (Kafka: ``fetchOffsetSnapshot``).  kafkalog keeps no producer state, so the last
+        stable offset is the high watermark, as Kafka's is with no transaction open."""
+        with self._lock:
+            high_watermark = self.fetch_high_watermark_metadata()
+            return LogOffsetSnapshot(self._log_start_offset, self.log_end_offset_metadata, high_watermark,
+                                     high_watermark)
+
+    def _update_high_watermark_metadata(self, new_high_watermark: int) -> None:
+        """Kafka: ``updateHighWatermarkMetadata``: set the high watermark and tell the listener."""
+        if new_high_watermark < 0:
+            raise IllegalArgumentError("High watermark offset should be non-negative")
+        with self._lock:
+            if new_high_watermark < self.high_watermark:
+                logger.warning("Non-monotonic update of high watermark from %d to %d", self.high_watermark,
+                               new_high_watermark)
+            self._high_watermark = new_high_watermark
+            self._log_offsets_listener.on_high_watermark_updated(new_high_watermark)
+        logger.debug("Setting high watermark %d", new_high_watermark)
+
+    def set_log_offsets_listener(self, listener: LogOffsetsListener) -> None:
+        """Kafka: ``setLogOffsetsListener``; the new listener hears of the next change, not the current value."""
+        self._log_offsets_listener = listener
 
     def unflushed_messages(self) -> int:
         """Offsets appended since the last flush (Kafka: ``unflushedMessages``)."""
@@ -692,15 +802,19 @@ class Log:
         return self._last_flushed_time
 
     def _update_log_end_offset(self, offset: int) -> None:
-        """Set the log end offset, where the active segment ends, and keep the recovery point and the high
-        watermark at or below it (Kafka: ``LocalLog.updateLogEndOffset``; ``UnifiedLog.updateLogEndOffset``
-        for the high watermark)."""
+        """Set the log end offset, where the active segment ends, and keep the recovery point at or below it
+        (Kafka: ``LocalLog.updateLogEndOffset``); then ``UnifiedLog.updateHighWatermarkWithLogEndOffset``: a
+        high watermark at or past the new end is brought to it (after a truncation, or a roll that moved the
+        end's position), and the listener told.  A high watermark that follows the log end offset (nobody
+        set it) moves with it, and the listener hears of every move."""
         active = self._active()
         self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
         if self.recovery_point > offset:
             self.recovery_point = offset
-        if self._high_watermark is not None and self._high_watermark > offset:
-            self._high_watermark = offset
+        if self._high_watermark is None:
+            self._log_offsets_listener.on_high_watermark_updated(offset)
+        elif self._high_watermark >= offset:
+            self._update_high_watermark_metadata(offset)
 
     def _check_if_memory_mapped_buffer_closed(self) -> None:
         """Kafka: ``checkIfMemoryMappedBufferClosed``: the files were released or deleted."""
@@ -717,26 +831,30 @@ class Log:
     # -- appending ----------------------------------------------------------------------------------
 
     def append(self, records: MemoryRecords | bytes, assign_offsets: bool = True, *,
-               leader_epoch: int = -1, origin: str | None = None) -> LogAppendInfo:
+               leader_epoch: int = -1, origin: AppendOrigin | str | None = None,
+               ignore_record_size: bool | None = None) -> LogAppendInfo:
         """Append ``records`` to the active segment, rolling first if needed (Kafka: ``append``).
 
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
         set for LogAppendTime topics and the records converted or recompressed as the topic's
-        configuration asks.  Without it (a follower's append) the records keep their offsets, which
-        must follow the log end offset.  Returns what was appended; invalid trailing bytes are dropped
-        and a batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
-
-        ``origin`` is Kafka's ``AppendOrigin``: ``client`` for a leader's append unless given (a
-        ``coordinator`` may write transaction markers, which a client may not), ``replication`` for a
-        follower's.
+        configuration asks.  Without it (a follower's append, or a Raft leader's) the records keep their
+        offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`).
+        ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
+        for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
+        ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
+        its offsets).  Returns what was appended; invalid trailing bytes are dropped and a
+        batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
         if origin is None:
-            origin = "client" if assign_offsets else "replication"
-        # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
+            origin = AppendOrigin.CLIENT if assign_offsets else AppendOrigin.REPLICATION
+        if ignore_record_size is None:
+            # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
+            ignore_record_size = not assign_offsets
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
-                                                   ignore_record_size=not assign_offsets)
+                                                   ignore_record_size=ignore_record_size,
+                                                   leader_epoch=leader_epoch)
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
@@ -766,14 +884,21 @@ class Log:
                     raise OffsetsOutOfOrderError(
                         f"Out of order offsets found in append to {self.topic_partition}: "
                         f"{[b.last_offset for b in valid_records.batches()]}")
-                first = append_info.first_offset if append_info.first_offset is not None else \
-                    append_info.last_offset_of_first_batch
-                if first < self.log_end_offset:
-                    raise InvalidOffsetError(
-                        f"Unexpected offset in append to {self.topic_partition}. First offset {first} is less "
-                        f"than the next offset {self.log_end_offset}. First 10 offsets in append: "
+                if append_info.first_or_last_offset_of_first_batch < self.log_end_offset:
+                    # The log may still take it if it is empty: a leader's log start offset need not be at
+                    # a batch boundary (after deleteRecords), so a follower fetching from it can get this.
+                    known_first = append_info.first_offset
+                    has_first_offset = known_first is not None and known_first >= 0
+                    first_offset = known_first if known_first is not None and known_first >= 0 else \
+                        next(iter(records.batches())).base_offset
+                    first_or_last = "First offset" if has_first_offset else "Last offset of the first batch"
+                    raise UnexpectedAppendOffsetError(
+                        f"Unexpected offset in append to {self.topic_partition}. {first_or_last} "
+                        f"{append_info.first_or_last_offset_of_first_batch} is less than the next offset "
+                        f"{self.log_end_offset}. Last offsets of the first 10 batches in append: "
                         f"{[b.last_offset for b in list(valid_records.batches())[:10]]}, last offset in append: "
-                        f"{append_info.last_offset}. Log start offset = {self._log_start_offset}")
+                        f"{append_info.last_offset}. Log start offset = {self._log_start_offset}",
+                        first_offset, append_info.last_offset)
             size = valid_records.size_in_bytes()
             if size > self.config.segment_size:
                 raise RecordTooLargeError(
@@ -791,9 +916,14 @@ class Log:
         return append_info
 
     def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1,
-                         origin: str = "client") -> LogAppendInfo:
-        """Kafka: ``appendAsLeader``."""
-        return self.append(records, True, leader_epoch=leader_epoch, origin=origin)
+                         origin: AppendOrigin | str = AppendOrigin.CLIENT) -> LogAppendInfo:
+        """Kafka: ``appendAsLeader``: offsets assigned and the leader's epoch stamped, except for a Raft
+        leader (``origin="raft_leader"``, the KRaft metadata log), whose batches come with their offsets and
+        epoch, which are checked instead."""
+        origin = AppendOrigin.of(origin)
+        validate_and_assign_offsets = origin is not AppendOrigin.RAFT_LEADER
+        return self.append(records, validate_and_assign_offsets, leader_epoch=leader_epoch, origin=origin,
+                           ignore_record_size=False)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
         """Kafka: ``appendAsFollower``."""
@@ -990,6 +1120,14 @@ class Log:
             segment = self.segments.higher_segment(segment.base_offset)
         return self._next_offset_metadata
 
+    def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` is, or the bare offset when it is outside the log (Kafka:
+        ``maybeConvertToOffsetMetadata``): never an :class:`~kafkalog.errors.OffsetOutOfRangeError`."""
+        try:
+            return self.convert_to_offset_metadata(offset)
+        except OffsetOutOfRangeError:
+            return LogOffsetMetadata(offset)
+
     def records(self, start_offset: int | None = None, end_offset: int | None = None, *,
                 isolation: str | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
                 check_crcs: bool = True) -> Iterator[Record]:
@@ -1026,6 +1164,56 @@ class Log:
                     continue
                 position = found.position
             yield segment.log.read(position, segment.size() - position), 0
+
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """The offset of the first record whose timestamp is at least ``target_timestamp``, with that
+        timestamp and its batch's leader epoch; ``None`` when there is none (Kafka:
+        ``fetchOffsetByTimestamp``).
+
+        The special timestamps answer as Kafka's ListOffsets does: :data:`EARLIEST_TIMESTAMP` and
+        :data:`EARLIEST_LOCAL_TIMESTAMP` the log start offset, :data:`LATEST_TIMESTAMP` the log end offset
+        (both with :data:`UNKNOWN_TIMESTAMP`), :data:`MAX_TIMESTAMP` the record with the largest timestamp.
+        kafkalog keeps no leader-epoch cache and no remote storage, so the first three come without a leader
+        epoch, as Kafka's do for a log that has no cache; the local log start offset is the log start offset.
+
+        Raises:
+            UnsupportedForMessageFormatError: a search by timestamp in a log whose message format (v0) has
+                no timestamps.
+        """
+        logger.debug("Searching offset for timestamp %d", target_timestamp)
+        if self.config.record_version() < 1 and target_timestamp not in (
+                EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):
+            raise UnsupportedForMessageFormatError(
+                f"Cannot search offsets based on timestamp because message format version for partition "
+                f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
+                f"minimum required version 0.10.0-IV0")
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, None)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, None)
+        if target_timestamp == MAX_TIMESTAMP:
+            segments = self.log_segments()
+            # The first segment holding the largest timestamp, as Scala's maxBy picks.
+            latest = max(segments, key=lambda segment: segment.max_timestamp_so_far)
+            max_timestamp, offset = latest.max_timestamp_so_far, latest.offset_of_max_timestamp_so_far
+            # Look the batch's position up, to read as little as possible.
+            position = latest.offset_index.lookup(offset).position
+            for batch in latest.log.batches_from(position):
+                if batch.max_timestamp == max_timestamp:
+                    offset_of_max = _offset_of_max_timestamp(batch)
+                    if offset_of_max is None:
+                        return None
+                    epoch = batch.partition_leader_epoch
+                    return TimestampAndOffset(batch.max_timestamp, offset_of_max, epoch if epoch >= 0 else None)
+            return None
+        return self._search_offset_in_local_log(target_timestamp, self._log_start_offset)
+
+    def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None:
+        """Kafka: ``searchOffsetInLocalLog``: in the first segment whose largest timestamp reaches the target."""
+        for segment in self.log_segments():
+            if segment.largest_timestamp() >= target_timestamp:
+                return segment.find_offset_by_timestamp(target_timestamp, start_offset)
+        return None
 
     def find_offset_by_timestamp(self, target_timestamp: int) -> Any:
         """The first record with timestamp >= ``target_timestamp`` (Kafka: ``fetchOffsetByTimestamp``,
@@ -1066,19 +1254,21 @@ class Log:
                 self._log_start_offset = min(self._log_start_offset, target_offset)
             return True
 
-    def truncate_fully_and_start_at(self, new_offset: int) -> list[LogSegment]:
-        """Delete every segment and start again, empty, at ``new_offset`` (Kafka: ``truncateFullyAndStartAt``);
-        returns the segments deleted, as ``LocalLog.truncateFullyAndStartAt`` does.
+    def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> list[LogSegment]:
+        """Delete every segment and start again, empty, at ``new_offset``, with the log start offset
+        ``log_start_offset`` (``new_offset`` by default) (Kafka: ``truncateFullyAndStartAt``); returns the
+        segments deleted, as ``LocalLog.truncateFullyAndStartAt`` does.
 
         In Kafka 3.x's order (``LocalLog.truncateFullyAndStartAt``): all segments but the last go, then the
         new segment is added before the last old one leaves, so the log is never without an active segment
-        (0.10.1 deleted them all first).  The log start offset and the high watermark become ``new_offset``;
-        the recovery point becomes ``min(recovery point, new_offset)`` (0.10.1 and 3.x alike): nothing at or
-        past ``new_offset`` has been flushed yet.
+        (0.10.1 deleted them all first).  A high watermark that was set is then brought to the new end; the
+        recovery point becomes ``min(recovery point, new_offset)`` (0.10.1 and 3.x alike): nothing at or past
+        ``new_offset`` has been flushed yet.
         """
         with self._lock:
             self._check_writable("truncate")
-            logger.debug("Truncate and start at offset %d", new_offset)
+            logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
+                         new_offset if log_start_offset is None else log_start_offset)
             old = self.segments.values()
             if old:
                 self._remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
@@ -1087,9 +1277,9 @@ class Log:
             else:
                 self._add_new_segment(new_offset)
             self._update_log_end_offset(new_offset)
-            self._log_start_offset = new_offset
+            self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
             if self._high_watermark is not None:
-                self._high_watermark = new_offset
+                self.update_high_watermark(self.log_end_offset_metadata)
             return old
 
     # -- retention ----------------------------------------------------------------------------------
@@ -1329,6 +1519,7 @@ class Log:
             self._check_if_memory_mapped_buffer_closed()
             if self._closed:
                 return
+            self._log_offsets_listener = NO_OP_OFFSETS_LISTENER  # Kafka's close stops telling the listener
             try:
                 if not self.read_only:
                     self.flush()
@@ -1338,6 +1529,36 @@ class Log:
                 self._release_pending_deletions(delete=False)
             finally:
                 self._closed = True
+
+    def rename_dir(self, name: str, should_reinitialize: bool = True) -> bool:
+        """Rename the log's directory to ``name`` in the same parent, and point every segment at it (Kafka:
+        ``UnifiedLog.renameDir`` / ``LocalLog.renameDir``); returns whether the directory changed (renaming to
+        the current name does nothing).  The rename is atomic (``os.replace``).
+
+        ``should_reinitialize`` is Kafka's choice of reloading the leader-epoch cache and partition metadata
+        in the new directory (false when the rename is for a topic deletion); kafkalog keeps neither, so
+        there is nothing to reload either way.
+
+        Raises:
+            KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``).
+        """
+        with self._lock:
+            self._check_writable("rename the directory of")
+            renamed = self.dir.parent / name
+            try:
+                os.replace(self.dir, renamed)  # Kafka: Utils.atomicMoveWithFallback, then the parent is flushed
+                fsync_dir(renamed.parent)
+            except OSError as e:
+                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
+                                        f"{self.dir.parent}: {e}") from e
+            if renamed == self.dir:
+                return False
+            self.dir = renamed
+            self.segments.update_parent_dir(renamed)
+            for segment in self._pending_deletions:
+                segment.update_parent_dir(renamed)
+            logger.debug("Log directory renamed to %s (reinitialize: %s)", renamed, should_reinitialize)
+            return True
 
     def close_handlers(self) -> None:
         """Release the files without flushing or trimming (Kafka: ``closeHandlers``), as after an error.
@@ -1351,8 +1572,11 @@ class Log:
 
     def delete(self) -> None:
         """Delete every segment at once, then the directory with whatever else it holds (Kafka:
-        ``UnifiedLog.delete``: ``LocalLog.deleteAllSegments`` then ``deleteEmptyDir``)."""
-        self._check_writable("delete")
+        ``UnifiedLog.delete``: ``LocalLog.deleteAllSegments`` then ``deleteEmptyDir``).  A closed log can be
+        deleted, as in Kafka, but not one whose handlers were closed (after an I/O error) or that was deleted
+        already: that is a :class:`KafkaStorageError` (Kafka: ``checkIfMemoryMappedBufferClosed``)."""
+        if self.read_only:
+            raise ReadOnlyError(f"Cannot delete log {self.dir}: it was opened read-only")
         self._stop_own_scheduler()
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()
@@ -1407,3 +1631,14 @@ class Log:
                 f"log_start_offset={self._log_start_offset}, log_end_offset={self.log_end_offset}, "
                 f"segments={len(self.segments)}{', read-only' if self.read_only else ''})")
 
+
+def _offset_of_max_timestamp(batch: Any) -> int | None:
+    """The offset of the first record of ``batch`` holding its max timestamp; ``None`` for v0, which has no
+    timestamps (Kafka: ``RecordBatch.offsetOfMaxTimestamp``)."""
+    if batch.magic == 0:
+        return None
+    max_timestamp = batch.max_timestamp
+    for record in batch.records():
+        if record.timestamp == max_timestamp:
+            return int(record.offset)
+    return None

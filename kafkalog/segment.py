@@ -212,11 +212,11 @@ class LogSegment:
                 self._rolling_based_timestamp = first.max_timestamp if first is not None else None
 
     def get_first_batch_timestamp(self) -> int:
-        """The first batch's max timestamp, or ``Long.MAX`` for an empty segment (Kafka:
-        ``getFirstBatchTimestamp``)."""
+        """The first batch's max timestamp, or ``Long.MAX`` for an empty segment or a first batch without a
+        timestamp (Kafka: ``getFirstBatchTimestamp``)."""
         self._load_first_batch_timestamp()
         ts = self._rolling_based_timestamp
-        return ts if ts is not None and self.log.size_in_bytes() > 0 else INT64_MAX
+        return ts if ts is not None and ts >= 0 and self.log.size_in_bytes() > 0 else INT64_MAX
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
         """How long the segment has been filling, by record time when batches have timestamps and by the

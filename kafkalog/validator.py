@@ -238,7 +238,7 @@ class InvalidTimestampError(RecordValidationError):
 
 class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
     """A batch that the log's message format cannot carry: transactional or idempotent records for a log
-    below v2 (Kafka: ``UnsupportedForMessageFormatException``)."""
+    below v2; or a search by timestamp in a v0 log (Kafka: ``UnsupportedForMessageFormatException``)."""
 
 
 class OffsetsOutOfOrderError(InvalidOffsetError):

@@ -13,6 +13,7 @@ from typing import Any
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
+from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
@@ -25,6 +26,14 @@ NO_TIMESTAMP = -1
 
 # What the ``create_log`` fixture (conftest.py) hands a test: ``create(config=None, directory=None, **kwargs)``.
 LogFactory = Callable[..., Log]
+
+
+def create_empty_logs(directory: Path, *offsets: int) -> None:
+    """Kafka's ``createEmptyLogs``: an empty ``.log`` and ``.index`` per offset."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for offset in offsets:
+        log_filename(directory, offset).touch()
+        index_filename(directory, offset).touch()
 
 
 def singleton(value: bytes | None, key: bytes | None = None, timestamp: int = NO_TIMESTAMP, *,
@@ -77,6 +86,25 @@ def first_overflow_segment(log: Log) -> LogSegment | None:
             if batch.last_offset > segment.base_offset + INT32_MAX or batch.base_offset < segment.base_offset:
                 return segment
     return None
+
+
+def assert_valid_log_offset_metadata(log: Log, offset_metadata: LogOffsetMetadata) -> None:
+    """Kafka's ``UnifiedLogTest.assertValidLogOffsetMetadata``: the metadata names a segment of the log and a
+    position in it, and reading the segment at that offset finds the same metadata (or nothing, when the
+    position is the segment's end)."""
+    assert not offset_metadata.message_offset_only
+    base_offset = offset_metadata.segment_base_offset
+    segments = log.log_segments(base_offset, base_offset + 1)
+    assert segments, f"no segment at {base_offset}"
+    segment = segments[0]
+    assert segment.base_offset == base_offset
+    assert offset_metadata.relative_position_in_segment <= segment.size()
+    read = segment.read(offset_metadata.message_offset, 2048, segment.size(), False)
+    if offset_metadata.relative_position_in_segment < segment.size():
+        assert read is not None
+        assert read.fetch_offset_metadata == offset_metadata
+    else:
+        assert read is None
 
 
 def golden_log_dirs(golden: Path) -> list[Path]:

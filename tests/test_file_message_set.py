@@ -458,15 +458,16 @@ def _append_with_offset_and_timestamp(fms: FileMessageSet, magic: int, timestamp
 
 @pytest.mark.parametrize("magic", [0, 1, 2])
 def test_search_for_timestamp(tmp_path: Path, impl: ModuleType, magic: int) -> None:
-    """testSearchForTimestamp: two records (ts 10 at offset 5, ts 11 at offset 6); v0 has no timestamps."""
+    """testSearchForTimestamp: two records (ts 10 at offset 5 in leader epoch 0, ts 11 at offset 6 in epoch 1);
+    v0 has no timestamps, and only v2 batches carry the leader epoch."""
     with FileMessageSet.open(tmp_path / "ts.log", file_already_exists=False, init_file_size=1024 * 1024,
                              preallocate=True) as fms:
         _append_with_offset_and_timestamp(fms, magic, 10, 5, 0)
         _append_with_offset_and_timestamp(fms, magic, 11, 6, 1)
         expected = {
-            9: TimestampAndOffset(10, 5),
-            10: TimestampAndOffset(10, 5),
-            11: TimestampAndOffset(11, 6),
+            9: TimestampAndOffset(10, 5, 0 if magic == 2 else None),
+            10: TimestampAndOffset(10, 5, 0 if magic == 2 else None),
+            11: TimestampAndOffset(11, 6, 1 if magic == 2 else None),
         }
         for target, found in expected.items():
             assert fms.search_for_timestamp(target, 0, 0) == (None if magic == 0 else found)

@@ -13,15 +13,83 @@ Where kafkalog differs from Kafka by design the test says so:
 * ``flush()`` is Kafka's ``flush(false)`` (up to the log end offset, the active segment excluded when it is
   empty); ``read(..., max_offset=hw)`` is Kafka's ``FetchIsolation.HIGH_WATERMARK`` read.
 
-Not ported, because kafkalog keeps no producer state, leader-epoch cache, transaction index, partition
-metadata or remote storage: the producer-state and snapshot cases (testNonSequentialAppend,
-testProducerIdMap*, testDuplicateAppends, testRebuildTransactionalState, ...), the transaction and
-last-stable-offset cases (testFirstUnstableOffset*, testTransactionIndexUpdated*, testZombieCoordinator*,
-testFetchUpToLastStableOffset, ...), the leader-epoch cases (shouldApplyEpochToMessageOnAppendIfLeader,
-shouldTruncateLeaderEpochs*, testLeaderEpochCache*), the topic-id / partition.metadata cases, the metrics
-and listener cases and the remote-storage cases (testFetchOffsetByTimestampFromRemoteStorage,
-testStartOffsetsRemoteLogStorageIsEnabled, testActiveSegmentDeletionDueToRetentionTimeBreachWithRemoteStorage,
-...).  The epoch-cache assertions of testDeleteOldSegments are left out of its port for the same reason.
+The epoch-cache assertions of testDeleteOldSegments are left out of its port, as kafkalog keeps no
+leader-epoch cache (issue 20).  More of UnifiedLogTest is ported in ``test_log_append.py``,
+``test_log_offsets.py``, ``test_log_read.py`` and ``test_log_retention.py``.
+
+Kafka tests not ported:
+
+- ``UnifiedLogTest.testActiveProducers``, ``UnifiedLogTest.testInitializationOfProducerSnapshotsUpgradePath``,
+  ``UnifiedLogTest.testProducerExpireCheckAfterDelete``,
+  ``UnifiedLogTest.testProducerIdMapOffsetUpdatedForNonIdempotentData``,
+  ``UnifiedLogTest.testRebuildProducerIdMapWithCompactedData``,
+  ``UnifiedLogTest.testRebuildProducerStateWithEmptyCompactedBatch``,
+  ``UnifiedLogTest.testUpdateProducerIdMapWithCompactedData``, ``UnifiedLogTest.testProducerIdMapTruncateTo``,
+  ``UnifiedLogTest.testProducerIdMapTruncateToWithNoSnapshots``,
+  ``UnifiedLogTest.testRetentionDeletesProducerStateSnapshots``,
+  ``UnifiedLogTest.testLogStartOffsetMovementDeletesSnapshots``,
+  ``UnifiedLogTest.testCompactionDeletesProducerStateSnapshots``,
+  ``UnifiedLogTest.testLoadingLogDeletesProducerStateSnapshotsPastLogEndOffset``,
+  ``UnifiedLogTest.testProducerIdMapTruncateFullyAndStartAt``,
+  ``UnifiedLogTest.testProducerIdExpirationOnSegmentDeletion``,
+  ``UnifiedLogTest.testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint``,
+  ``UnifiedLogTest.testProducerSnapshotAfterSegmentRollOnAppend``, ``UnifiedLogTest.testPeriodicProducerIdExpiration``,
+  ``UnifiedLogTest.testDeleteSnapshotsOnIncrementLogStartOffset``,
+  ``UnifiedLogTest.testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: they check the
+  producer state (``ProducerStateManager``: its producer-id map, its expiration task, the ``.snapshot`` files it
+  takes at rolls and deletes with segments), which kafkalog does not keep (issue 20).
+- ``UnifiedLogTest.testDuplicateAppends``, ``UnifiedLogTest.testMultipleProducerIdsPerMemoryRecord``,
+  ``UnifiedLogTest.testDuplicateAppendToFollower``,
+  ``UnifiedLogTest.testMultipleProducersWithDuplicatesInSingleAppend``,
+  ``UnifiedLogTest.testOldProducerEpoch``, ``UnifiedLogTest.testAllowNonZeroSequenceOnFirstAppendNonZeroEpoch``:
+  the producer state's duplicate, sequence and epoch checks on idempotent appends, which kafkalog does not make
+  (issue 20).
+- ``UnifiedLogTest.testTransactionIsOngoingAndVerificationGuard``,
+  ``UnifiedLogTest.testEmptyTransactionStillClearsVerificationGuard``,
+  ``UnifiedLogTest.testDisabledVerificationClearsVerificationGuard``,
+  ``UnifiedLogTest.testEnablingVerificationWhenRequestIsAtLogLayer``: transaction verification (the producer
+  state's ``VerificationGuard`` and ongoing-transaction tracking), which kafkalog does not keep (issue 20).
+- ``UnifiedLogTest.testTruncateBelowFirstUnstableOffset``,
+  ``UnifiedLogTest.testTruncateFullyAndStartBelowFirstUnstableOffset``,
+  ``UnifiedLogTest.testFetchUpToLastStableOffset``, ``UnifiedLogTest.testRebuildTransactionalState``,
+  ``UnifiedLogTest.testFirstUnstableOffsetNoTransactionalData``,
+  ``UnifiedLogTest.testFirstUnstableOffsetWithTransactionalData``,
+  ``UnifiedLogTest.testReadCommittedWithConcurrentHighWatermarkUpdates``,
+  ``UnifiedLogTest.testLastStableOffsetDoesNotExceedLogStartOffsetMidSegment``,
+  ``UnifiedLogTest.testLastStableOffsetDoesNotExceedLogStartOffsetAfterSegmentDeletion``,
+  ``UnifiedLogTest.testLastStableOffsetWithMixedProducerData``, ``UnifiedLogTest.testZombieCoordinatorFenced``,
+  ``UnifiedLogTest.testZombieCoordinatorFencedEmptyTransaction``, ``UnifiedLogTest.testEndTxnWithFencedProducerEpoch``:
+  the first unstable and last stable offsets, read-committed fetches and coordinator fencing, all computed from
+  the producer state's open transactions, which kafkalog does not keep (issue 20).
+- ``UnifiedLogTest.testTransactionIndexUpdated``, ``UnifiedLogTest.testTransactionIndexUpdatedThroughReplication``,
+  ``UnifiedLogTest.testAppendToTransactionIndexFailure``,
+  ``UnifiedLogTest.testAbortedTransactionSpanningMultipleSegments``:
+  the ``.txnindex`` a log writes as transactions abort and the aborted transactions a fetch collects from it;
+  kafkalog writes no transaction index (issue 20).
+- ``UnifiedLogTest.testTruncateToEndOffsetClearsEpochCache``,
+  ``UnifiedLogTest.testWriteLeaderEpochCheckpointAfterDirectoryRename``,
+  ``UnifiedLogTest.testLeaderEpochCacheClearedAfterDowngradeInAppendedMessages``,
+  ``UnifiedLogTest.testLeaderEpochCacheClearedAfterDynamicMessageFormatDowngrade``,
+  ``UnifiedLogTest.testLeaderEpochCacheCreatedAfterMessageFormatUpgrade``,
+  ``UnifiedLogTest.followerShouldSaveEpochInformationFromReplicatedMessagesToTheEpochCache``,
+  ``UnifiedLogTest.shouldTruncateLeaderEpochsWhenDeletingSegments``,
+  ``UnifiedLogTest.shouldUpdateOffsetForLeaderEpochsWhenDeletingSegments``,
+  ``UnifiedLogTest.shouldTruncateLeaderEpochCheckpointFileWhenTruncatingLog``: the leader-epoch cache and its
+  ``leader-epoch-checkpoint`` file, which kafkalog does not keep (issue 20).
+- ``UnifiedLogTest.testLogFlushesPartitionMetadataOnAppend``, ``UnifiedLogTest.testLogFlushesPartitionMetadataOnClose``,
+  ``UnifiedLogTest.testLogRecoversTopicId``, ``UnifiedLogTest.testNoOpWhenKeepPartitionMetadataFileIsFalse``,
+  ``UnifiedLogTest.testLogFailsWhenInconsistentTopicIdSet``,
+  ``UnifiedLogTest.testTopicIdTransfersAfterDirectoryRename``,
+  ``UnifiedLogTest.testTopicIdFlushesBeforeDirectoryRename``: topic ids and the ``partition.metadata`` file that
+  holds them, which kafkalog leaves alone (issue 20).
+- ``UnifiedLogTest.testFetchOffsetByTimestampFromRemoteStorage``,
+  ``UnifiedLogTest.testRemoteLogStorageIsDisabledOnInternalAndRemoteLogMetadataTopic``,
+  ``UnifiedLogTest.testStartOffsetsRemoteLogStorageIsEnabled``,
+  ``UnifiedLogTest.testActiveSegmentDeletionDueToRetentionTimeBreachWithRemoteStorage``,
+  ``UnifiedLogTest.testSegmentDeletionEnabledBeforeUploadToRemoteTierWhenLogStartOffsetMovedAhead``,
+  ``UnifiedLogTest.testIncrementLocalLogStartOffsetAfterLocalLogDeletion``: remote (tiered) storage, its
+  ``RemoteLogManager`` and the local log start offset it keeps apart from the log start offset; kafkalog's
+  logs are local only.
 """
 
 from __future__ import annotations
@@ -33,6 +101,7 @@ import pytest
 from log_test_utils import (
     LogFactory,
     config,
+    create_empty_logs,
     first_overflow_segment,
     initialize_log_dir_with_overflowed_segment,
     singleton,
@@ -41,11 +110,11 @@ from log_test_utils import (
 from kafkalog import MemoryRecords
 from kafkalog.errors import (
     IllegalArgumentError,
-    InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
+    UnexpectedAppendOffsetError,
 )
 from kafkalog.fetch import EMPTY_RECORDS, FetchDataInfo
 from kafkalog.file_message_set import FileMessageSet
@@ -70,14 +139,6 @@ def first_record(fetch: FetchDataInfo) -> Any:
 def all_records(log: Log) -> list[tuple[Any, ...]]:
     """Kafka's ``UnifiedLogTest.allRecords``: every record of every segment, read from the files."""
     return [record.as_tuple() for segment in log.log_segments() for record in segment.log.records()]
-
-
-def create_empty_logs(directory: Path, *offsets: int) -> None:
-    """Kafka's ``createEmptyLogs``: an empty ``.log`` and ``.index`` per offset."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for offset in offsets:
-        log_filename(directory, offset).touch()
-        index_filename(directory, offset).touch()
 
 
 # -- rolling --------------------------------------------------------------------------------------------
@@ -437,7 +498,7 @@ def test_append_below_expected_offset_throws_exception(create_log: LogFactory) -
     for magic in (0, 1, 2):
         for compression in ("none", "lz4"):
             invalid = MemoryRecords.with_records([(None, b"1")], magic=magic, compression=compression)
-            with pytest.raises(InvalidOffsetError, match="less than the next offset"):
+            with pytest.raises(UnexpectedAppendOffsetError, match="less than the next offset"):
                 log.append_as_follower(invalid)
     assert log.log_end_offset == 2
 
@@ -845,6 +906,8 @@ def test_split_on_offset_overflow(create_log: LogFactory, log_dir: Path, mock_ti
 ], ids=["degenerate", "out-of-range-batch-last-offset"])
 def test_degenerate_segment_split(create_log: LogFactory, log_dir: Path, segment_base: int,
                                   batches: list[tuple[int, list[bytes]]]) -> None:
+    """testDegenerateSegmentSplit and UnifiedLogTest.testDegenerateSegmentSplitWithOutOfRangeBatchLastOffset: a
+    segment whose every batch overflows, or whose only batch's last offset does, splits into one segment."""
     log_dir.mkdir()
     with FileMessageSet.open(log_filename(log_dir, segment_base)) as file:
         for base_offset, values in batches:

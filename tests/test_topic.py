@@ -167,7 +167,8 @@ def test_collision_chars() -> None:
 
 
 def test_parse_topic_partition_name(tmp_path: pathlib.Path) -> None:
-    # LocalLogTest.testParseTopicPartitionName
+    """LocalLogTest.testParseTopicPartitionName and LogTest.testParseTopicPartitionName (0.10.1.1): a
+    directory ``<logDir>/test_topic-143`` is topic ``test_topic``, partition 143."""
     tp = parse_topic_partition_name(tmp_path / "test_topic-143")
     assert tp == TopicPartition("test_topic", 143)
     assert isinstance(tp, TopicPartition)
@@ -294,24 +295,24 @@ def _error(dir_name: object) -> InvalidPartitionDirError:
 
 
 def test_parse_empty_name() -> None:
-    """testParseTopicPartitionNameForEmptyName (also LogTest.testParseTopicPartitionNameForEmptyName (0.10.1.1)):
-    ``new File("")`` is refused."""
+    """LocalLogTest.testParseTopicPartitionNameForEmptyName and LogTest.testParseTopicPartitionNameForEmptyName
+    (0.10.1.1): ``new File("")`` is refused."""
     error = _error("")
     assert error.reason == "the name is empty"
     assert f"Found directory {os.path.realpath('')}, '' is not in the form of topic-partition" in str(error)
 
 
 def test_parse_null() -> None:
-    """testParseTopicPartitionNameForNull (also LogTest.testParseTopicPartitionNameForNull (0.10.1.1)): no
-    directory at all is refused."""
+    """LocalLogTest.testParseTopicPartitionNameForNull and LogTest.testParseTopicPartitionNameForNull
+    (0.10.1.1): a null directory is refused."""
     error = _error(None)
     assert str(error) == "dir should not be null"
 
 
 def test_parse_missing_separator(tmp_path: pathlib.Path) -> None:
-    """testParseTopicPartitionNameForMissingSeparator (also
-    LogTest.testParseTopicPartitionNameForMissingSeparator (0.10.1.1), which has no ``-delete`` case): a name
-    with no '-' is refused, and so is its ``-delete`` form."""
+    """LocalLogTest.testParseTopicPartitionNameForMissingSeparator and
+    LogTest.testParseTopicPartitionNameForMissingSeparator (0.10.1.1): ``<logDir>/test_topic1999`` is refused
+    (3.8.0 also refuses a ``-delete`` name without the separator)."""
     error = _error(tmp_path / "test_topic1999")
     assert error.reason == "the name has no '-'"
     assert error.name == "test_topic1999"
@@ -328,8 +329,8 @@ def test_parse_missing_separator(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_missing_topic(tmp_path: pathlib.Path) -> None:
-    """testParseTopicPartitionNameForMissingTopic (also LogTest.testParseTopicPartitionNameForMissingTopic
-    (0.10.1.1), which has no ``-delete`` case): an empty topic is refused, and so is its ``-delete`` form."""
+    """LocalLogTest.testParseTopicPartitionNameForMissingTopic and LogTest.testParseTopicPartitionNameForMissingTopic
+    (0.10.1.1): ``<logDir>/-1999`` is refused (3.8.0 also refuses its ``-delete`` name)."""
     error = _error(tmp_path / "-1999")
     assert error.reason == "the topic (before the last '-') is empty"
     assert "'-1999'" in str(error)
@@ -341,11 +342,14 @@ def test_parse_missing_topic(tmp_path: pathlib.Path) -> None:
 
 
 def test_parse_missing_partition(tmp_path: pathlib.Path) -> None:
-    """testParseTopicPartitionNameForMissingPartition (also
-    LogTest.testParseTopicPartitionNameForMissingPartition (0.10.1.1), which has no ``-delete`` case): an empty
-    partition is refused (Kafka's path is ``logDir.getPath + "test_topic-"``), and so is its ``-delete`` form."""
+    """LocalLogTest.testParseTopicPartitionNameForMissingPartition (``logDir.getPath + "test_topic-"``) and
+    LogTest.testParseTopicPartitionNameForMissingPartition (0.10.1.1: ``<logDir>/test_topic-``): a name with
+    nothing after its last '-' is refused (3.8.0 also refuses its ``-delete`` name)."""
     error = _error(str(tmp_path) + "test_topic-")
     assert error.reason == "the partition (after the last '-') is empty"
+    error = _error(tmp_path / "test_topic-")
+    assert error.reason == "the partition (after the last '-') is empty"
+    assert error.name == "test_topic-"
     error = _error(tmp_path / ("test_topic-." + DELETE_DIR_SUFFIX))
     assert "must be <topic>-<partition>.<uniqueId>-delete" in error.reason
 
