@@ -145,8 +145,9 @@ class Log:
         self.config = config if config is not None else LogConfig()
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
+        # The path, not its last component: the error names the directory by its real (canonical) path.
         self.topic_partition = topic_partition if topic_partition is not None else \
-            parse_topic_partition_name(self.dir.name)
+            parse_topic_partition_name(self.dir)
         self._lock = threading.RLock()
         self._owns_scheduler = scheduler is None
         if scheduler is None:
@@ -548,6 +549,45 @@ class Log:
         self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
         if self._high_watermark is not None and self._high_watermark > offset:
             self._high_watermark = offset
+
+    def update_config(self, new_config: LogConfig) -> LogConfig:
+        """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
+        ``LocalLog.updateConfig``).  Segments already written keep their files; the new values apply to the
+        next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
+        logs it (its leader-epoch cache, re-initialized there, is not ported)."""
+        with self._lock:
+            old_config = self.config
+            self.config = new_config
+        if new_config.record_version() < old_config.record_version():
+            logger.warning("Record format version has been downgraded from v%d to v%d.",
+                           old_config.record_version(), new_config.record_version())
+        return old_config
+
+    def rename_dir(self, name: str) -> bool:
+        """Rename the log's directory to ``name`` in the same parent, and point every segment at it (Kafka
+        3.8: ``UnifiedLog.renameDir`` / ``LocalLog.renameDir``, used to mark a partition ``-delete`` or
+        ``-stray``).  The log stays open: readers go on reading from the renamed files.  Returns whether the
+        directory changed.
+
+        Raises:
+            KafkaStorageError: the rename failed.
+            ReadOnlyError: the log was opened read-only.
+        """
+        if self.read_only:
+            raise ReadOnlyError(f"Cannot rename log {self.dir}: it was opened read-only")
+        with self._lock:
+            renamed = self.dir.parent / name
+            try:
+                os.replace(self.dir, renamed)  # Kafka: Utils.atomicMoveWithFallback, which syncs the parent
+            except OSError as e:
+                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
+                                        f"{self.dir.parent}: {e}") from e
+            fsync_dir(self.dir.parent)
+            if renamed == self.dir:
+                return False
+            self.dir = renamed
+            self.segments.update_parent_dir(renamed)
+            return True
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
