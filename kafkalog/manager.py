@@ -354,6 +354,7 @@ class LogManager:
         directory; one that fails is offline (logged), a duplicate is an error, and so is having none left.
         A read-only manager refuses any directory that fails."""
         live: list[Path] = []
+        failures: list[str] = []
         canonical_paths: set[Path] = set()
         for given in dirs:
             d = given.absolute()
@@ -377,6 +378,7 @@ class LogManager:
                     raise
                 logger.error("Failed to create or validate data directory %s: %s", d, e)
                 self.offline_log_dirs.append(d)
+                failures.append(str(e))
                 continue
             if canonical in canonical_paths:
                 raise KafkaStorageError(f"Duplicate log directory found: {', '.join(map(str, dirs))}")
@@ -384,7 +386,7 @@ class LogManager:
             live.append(canonical)
         if not live:
             raise KafkaStorageError(f"None of the specified log dirs from {', '.join(map(str, dirs))} can be "
-                                    "created or validated")
+                                    f"created or validated: {'; '.join(failures)}")
         return live
 
     def has_offline_log_dirs(self) -> bool:
