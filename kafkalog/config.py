@@ -46,21 +46,27 @@ message.timestamp.difference.max.ms  2**63 - 1           int64 >= 0             
 message.timestamp.before.max.ms      2**63 - 1           int64 >= 0                  message_timestamp_before_max_ms
 message.timestamp.after.max.ms       2**63 - 1           int64 >= 0                  message_timestamp_after_max_ms
 message.downconversion.enable        true                boolean                     message_down_conversion_enable
+remote.storage.enable                false               boolean                     remote_storage_enable
+local.retention.ms                   -2 (see below)      int64 >= -2 (-1 unlimited)  local_retention_ms
+local.retention.bytes                -2 (see below)      int64 >= -2 (-1 unlimited)  local_retention_bytes
 ===================================  ==================  ==========================  ===================================
 
 :data:`PROPERTY_ATTRIBUTES` maps every property to its attribute and :data:`SERVER_CONFIG_SYNONYMS` to the
-broker property that supplies its default (``log.segment.bytes``, ``log.roll.ms``, ...).
+broker property that supplies its default (``log.segment.bytes``, ``log.roll.ms``, ...); the three of
+:data:`CONFIGS_WITH_NO_SERVER_DEFAULTS` have none: ``remote.storage.enable`` and the two lists left out of the
+table, ``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas`` (attributes
+of the same names with ``_``; default empty; each element ``partition:broker``, or the whole list ``*``).
 
-Properties of Kafka 3.8's ``LogConfig`` left out, because they configure machinery this single-process port
-does not have; passing one is an unknown-name error:
-
-* ``leader.replication.throttled.replicas``, ``follower.replication.throttled.replicas`` - replication
-  quotas, which act on the fetches between brokers;
-* ``remote.storage.enable``, ``local.retention.ms``, ``local.retention.bytes`` - tiered storage, which needs
-  a remote log manager and a remote store.
-
-(``min.insync.replicas`` and ``unclean.leader.election.enable`` are about replication too, but they are kept:
-they are part of every topic's configuration and tools read them.)
+Every property of Kafka 3.8's ``LogConfig`` is here, with its default and validation, because a broker's topic
+configuration carries them all and a caller may pass one over whole.  Some configure machinery this
+single-process port has not got, and are parsed, validated and kept without acting on anything:
+``min.insync.replicas`` and ``unclean.leader.election.enable`` (replication), the two
+``*.replication.throttled.replicas`` lists (replication quotas), ``remote.storage.enable`` and
+``local.retention.*`` (tiered storage).  ``local_retention_ms`` and ``local_retention_bytes`` are the
+effective values: ``retention.ms`` / ``retention.bytes`` when left at -2 (Kafka's ``localRetentionMs()``).
+:meth:`LogConfig.validate` with the broker's defaults and :meth:`LogConfig.validate_broker_log_config_values`
+make Kafka's tiered-storage checks (local retention within the total retention, no remote storage on a
+compacted topic or on a broker without it).
 
 Where this port follows Kafka 3.8 instead of 0.10.1, and why:
 
@@ -154,6 +160,13 @@ __all__ = [
     "MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG",
     "MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG",
     "MESSAGE_DOWNCONVERSION_ENABLE_CONFIG",
+    "LEADER_REPLICATION_THROTTLED_REPLICAS_CONFIG",
+    "FOLLOWER_REPLICATION_THROTTLED_REPLICAS_CONFIG",
+    "REMOTE_LOG_STORAGE_ENABLE_CONFIG",
+    "LOCAL_LOG_RETENTION_MS_CONFIG",
+    "LOCAL_LOG_RETENTION_BYTES_CONFIG",
+    "CONFIGS_WITH_NO_SERVER_DEFAULTS",
+    "ensure_valid_throttled_replicas",
     "DEFAULT_SEGMENT_BYTES",
     "DEFAULT_SEGMENT_MS",
     "DEFAULT_SEGMENT_JITTER_MS",
@@ -183,6 +196,9 @@ __all__ = [
     "DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS",
     "DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS",
     "DEFAULT_MESSAGE_DOWNCONVERSION_ENABLE",
+    "DEFAULT_REMOTE_STORAGE_ENABLE",
+    "DEFAULT_LOCAL_RETENTION_MS",
+    "DEFAULT_LOCAL_RETENTION_BYTES",
 ]
 
 
@@ -241,6 +257,12 @@ MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG: Final = "message.timestamp.differenc
 MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG: Final = "message.timestamp.before.max.ms"
 MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG: Final = "message.timestamp.after.max.ms"
 MESSAGE_DOWNCONVERSION_ENABLE_CONFIG: Final = "message.downconversion.enable"
+# QuotaConfigs (replication throttling) and the tiered-storage properties of TopicConfig
+LEADER_REPLICATION_THROTTLED_REPLICAS_CONFIG: Final = "leader.replication.throttled.replicas"
+FOLLOWER_REPLICATION_THROTTLED_REPLICAS_CONFIG: Final = "follower.replication.throttled.replicas"
+REMOTE_LOG_STORAGE_ENABLE_CONFIG: Final = "remote.storage.enable"
+LOCAL_LOG_RETENTION_MS_CONFIG: Final = "local.retention.ms"
+LOCAL_LOG_RETENTION_BYTES_CONFIG: Final = "local.retention.bytes"
 
 CLEANUP_POLICY_COMPACT: Final = "compact"
 CLEANUP_POLICY_DELETE: Final = "delete"
@@ -314,6 +336,10 @@ DEFAULT_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS: Final = INT64_MAX
 DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS: Final = INT64_MAX
 DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS: Final = INT64_MAX
 DEFAULT_MESSAGE_DOWNCONVERSION_ENABLE: Final = True  # LOG_MESSAGE_DOWNCONVERSION_ENABLE_DEFAULT
+DEFAULT_REPLICATION_THROTTLED_REPLICAS: Final = ""  # QuotaConfigs.*_REPLICATION_THROTTLED_REPLICAS_DEFAULT
+DEFAULT_REMOTE_STORAGE_ENABLE: Final = False
+DEFAULT_LOCAL_RETENTION_MS: Final = -2  # derive from retention.ms
+DEFAULT_LOCAL_RETENTION_BYTES: Final = -2  # derive from retention.bytes
 
 _GZIP_MIN_LEVEL: Final = 1  # Deflater.BEST_SPEED
 _GZIP_MAX_LEVEL: Final = 9  # Deflater.BEST_COMPRESSION
@@ -393,7 +419,7 @@ class _ConfigKey(NamedTuple):
     default: object
     validator: _Validator | None
     attribute: str
-    server_default_property: str
+    server_default_property: str | None
 
 
 def _type_name(value: object) -> str:
@@ -514,6 +540,29 @@ def _gzip_level(name: str, value: Any) -> None:
         )
 
 
+_THROTTLED_REPLICA = re.compile(r"([0-9]+:[0-9]+)?")
+
+
+def _throttled_replica_list(name: str, value: Any) -> None:
+    """Kafka's ``ThrottledReplicaListValidator.ensureValid``: the literal ``*``, or ``partition:broker`` pairs
+    (empty elements allowed), elements trimmed."""
+    proposed = [str(element).strip() for element in value]
+    if not (all(_THROTTLED_REPLICA.fullmatch(s) for s in proposed) or "".join(proposed) == "*"):
+        raise ConfigError.invalid(
+            name, value, f"{name} must be the literal '*' or a list of replicas in the following format: "
+            "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+def ensure_valid_throttled_replicas(name: str, value: str) -> None:
+    """Check a throttled-replicas value as written, split at commas (Kafka:
+    ``ThrottledReplicaListValidator.ensureValidString``).
+
+    Raises:
+        ConfigError: ``value`` is neither ``*`` nor a list of ``partition:broker`` pairs.
+    """
+    _throttled_replica_list(name, value.split(","))
+
+
 def _metadata_version(name: str, value: Any) -> None:
     """Kafka's ``MetadataVersionValidator``."""
     try:
@@ -585,8 +634,18 @@ _CONFIG_DEF: Final[tuple[_ConfigKey, ...]] = (
                _at_least(0), "message_timestamp_before_max_ms", "log.message.timestamp.before.max.ms"),
     _ConfigKey(MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, "LONG", DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS,
                _at_least(0), "message_timestamp_after_max_ms", "log.message.timestamp.after.max.ms"),
+    _ConfigKey(LEADER_REPLICATION_THROTTLED_REPLICAS_CONFIG, "LIST", (), _throttled_replica_list,
+               "leader_replication_throttled_replicas", None),
+    _ConfigKey(FOLLOWER_REPLICATION_THROTTLED_REPLICAS_CONFIG, "LIST", (), _throttled_replica_list,
+               "follower_replication_throttled_replicas", None),
     _ConfigKey(MESSAGE_DOWNCONVERSION_ENABLE_CONFIG, "BOOLEAN", DEFAULT_MESSAGE_DOWNCONVERSION_ENABLE, None,
                "message_down_conversion_enable", "log.message.downconversion.enable"),
+    _ConfigKey(REMOTE_LOG_STORAGE_ENABLE_CONFIG, "BOOLEAN", DEFAULT_REMOTE_STORAGE_ENABLE, None,
+               "remote_storage_enable", None),
+    _ConfigKey(LOCAL_LOG_RETENTION_MS_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_MS, _at_least(-2),
+               "local_retention_ms", "log.local.retention.ms"),
+    _ConfigKey(LOCAL_LOG_RETENTION_BYTES_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_BYTES, _at_least(-2),
+               "local_retention_bytes", "log.local.retention.bytes"),
 )  # fmt: skip
 
 _KEYS: Final[dict[str, _ConfigKey]] = {key.name: key for key in _CONFIG_DEF}
@@ -599,8 +658,12 @@ PROPERTY_ATTRIBUTES: Final[Mapping[str, str]] = {key.name: key.attribute for key
 #: Property name -> the broker property whose value is the default for every topic (Kafka:
 #: ``ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS``, the first synonym of each).
 SERVER_CONFIG_SYNONYMS: Final[Mapping[str, str]] = {
-    key.name: key.server_default_property for key in _CONFIG_DEF
+    key.name: key.server_default_property for key in _CONFIG_DEF if key.server_default_property is not None
 }
+
+#: The properties no broker property supplies a default for (Kafka: ``LogConfig.CONFIGS_WITH_NO_SERVER_DEFAULTS``).
+CONFIGS_WITH_NO_SERVER_DEFAULTS: Final = frozenset(
+    key.name for key in _CONFIG_DEF if key.server_default_property is None)
 
 #: Property name -> default value, parsed (``cleanup.policy`` is a tuple of policies).
 DEFAULTS: Final[Mapping[str, object]] = {key.name: key.default for key in _CONFIG_DEF}
@@ -661,6 +724,59 @@ def _validate_values(values: Mapping[str, object]) -> None:
             name=MIN_COMPACTION_LAG_MS_CONFIG,
             value=min_lag,
         )
+
+
+def _validate_remote_storage_retention_size(values: Mapping[str, object]) -> None:
+    """Kafka's ``validateRemoteStorageRetentionSize``: a set ``local.retention.bytes`` is neither unlimited nor
+    above a limited ``retention.bytes``."""
+    retention_bytes = values[RETENTION_BYTES_CONFIG]
+    local_retention_bytes = values[LOCAL_LOG_RETENTION_BYTES_CONFIG]
+    assert isinstance(retention_bytes, int) and isinstance(local_retention_bytes, int)
+    if retention_bytes > -1 and local_retention_bytes != -2:
+        if local_retention_bytes == -1:
+            raise ConfigError.invalid(LOCAL_LOG_RETENTION_BYTES_CONFIG, local_retention_bytes,
+                                      f"Value must not be -1 as {RETENTION_BYTES_CONFIG} value is set as "
+                                      f"{retention_bytes}.")
+        if local_retention_bytes > retention_bytes:
+            raise ConfigError.invalid(LOCAL_LOG_RETENTION_BYTES_CONFIG, local_retention_bytes,
+                                      f"Value must not be more than {RETENTION_BYTES_CONFIG} property value: "
+                                      f"{retention_bytes}")
+
+
+def _validate_remote_storage_retention_time(values: Mapping[str, object]) -> None:
+    """Kafka's ``validateRemoteStorageRetentionTime``: a set ``local.retention.ms`` is neither unlimited nor
+    above a limited ``retention.ms``."""
+    retention_ms = values[RETENTION_MS_CONFIG]
+    local_retention_ms = values[LOCAL_LOG_RETENTION_MS_CONFIG]
+    assert isinstance(retention_ms, int) and isinstance(local_retention_ms, int)
+    if retention_ms != -1 and local_retention_ms != -2:
+        if local_retention_ms == -1:
+            raise ConfigError.invalid(LOCAL_LOG_RETENTION_MS_CONFIG, local_retention_ms,
+                                      f"Value must not be -1 as {RETENTION_MS_CONFIG} value is set as "
+                                      f"{retention_ms}.")
+        if local_retention_ms > retention_ms:
+            raise ConfigError.invalid(LOCAL_LOG_RETENTION_MS_CONFIG, local_retention_ms,
+                                      f"Value must not be more than {RETENTION_MS_CONFIG} property value: "
+                                      f"{retention_ms}")
+
+
+def _validate_no_remote_storage_for_compacted_topic(values: Mapping[str, object]) -> None:
+    """Kafka's ``validateNoRemoteStorageForCompactedTopic``."""
+    policy = values[CLEANUP_POLICY_CONFIG]
+    assert isinstance(policy, tuple)
+    if CLEANUP_POLICY_COMPACT in ",".join(policy).lower():
+        raise ConfigError("Remote log storage is unsupported for the compacted topics",
+                          name=CLEANUP_POLICY_CONFIG, value=policy)
+
+
+def _validate_topic_log_config_values(values: Mapping[str, object], remote_storage_system_enabled: bool) -> None:
+    """Kafka's ``validateTopicLogConfigValues``: a topic's values merged over the broker's defaults."""
+    _validate_values(values)
+    if values[REMOTE_LOG_STORAGE_ENABLE_CONFIG]:
+        LogConfig.validate_remote_storage_only_if_system_enabled(values, remote_storage_system_enabled, False)
+        _validate_no_remote_storage_for_compacted_topic(values)
+        _validate_remote_storage_retention_size(values)
+        _validate_remote_storage_retention_time(values)
 
 
 def _utils_abs(n: int) -> int:
@@ -732,7 +848,12 @@ class LogConfig:
     message_timestamp_difference_max_ms: int
     message_timestamp_before_max_ms: int
     message_timestamp_after_max_ms: int
+    leader_replication_throttled_replicas: tuple[str, ...]
+    follower_replication_throttled_replicas: tuple[str, ...]
     message_down_conversion_enable: bool
+    remote_storage_enable: bool
+    local_retention_ms: int
+    local_retention_bytes: int
     max_message_size: int
     overridden_configs: frozenset[str] = dataclasses.field(compare=False)
     _values: Mapping[str, object] = dataclasses.field(compare=False)
@@ -766,6 +887,11 @@ class LogConfig:
             set_(self, "message_timestamp_before_max_ms", difference)
         if self.message_timestamp_after_max_ms == INT64_MAX:
             set_(self, "message_timestamp_after_max_ms", difference)
+        # Kafka: localRetentionMs() / localRetentionBytes(): -2 means "as retention.ms / retention.bytes".
+        if self.local_retention_ms == DEFAULT_LOCAL_RETENTION_MS:
+            set_(self, "local_retention_ms", self.retention_ms)
+        if self.local_retention_bytes == DEFAULT_LOCAL_RETENTION_BYTES:
+            set_(self, "local_retention_bytes", self.retention_size)
 
     # --- Kafka's static methods -----------------------------------------------------------------------
 
@@ -787,8 +913,8 @@ class LogConfig:
 
     @staticmethod
     def server_config_name(config_name: str) -> str | None:
-        """The broker property that supplies ``config_name``'s default, or ``None`` (Kafka:
-        ``LogConfig.serverConfigName``)."""
+        """The broker property that supplies ``config_name``'s default, or ``None`` for an unknown name or one
+        of :data:`CONFIGS_WITH_NO_SERVER_DEFAULTS` (Kafka: ``LogConfig.serverConfigName``)."""
         return SERVER_CONFIG_SYNONYMS.get(config_name)
 
     @staticmethod
@@ -808,22 +934,67 @@ class LogConfig:
         _check_names(props)
 
     @staticmethod
-    def validate(props: Mapping[str, object], configured_props: Mapping[str, object] | None = None) -> None:
+    def validate(props: Mapping[str, object], configured_props: Mapping[str, object] | None = None,
+                 is_remote_log_storage_system_enabled: bool = False) -> None:
         """Check the names of ``props`` and that every value parses and is valid, together with the others.
 
-        Kafka: ``LogConfig.validate(props)`` and 3.x's ``validate(props, configuredProps, ...)``: with
-        ``configured_props`` (the broker's defaults) the values are checked merged over them, as a broker
-        checks a topic's new overrides.  Beyond the per-property checks of the constructor this checks
-        ``min.compaction.lag.ms`` <= ``max.compaction.lag.ms`` (Kafka 2.3+, ``validateValues``).  Kafka 3.x's
-        tiered-storage checks are not ported (see the module docstring).
+        Kafka: ``LogConfig.validate(props)`` and 3.x's ``validate(props, configuredProps,
+        isRemoteLogStorageSystemEnabled)``.  Beyond the per-property checks of the constructor this checks
+        ``min.compaction.lag.ms`` <= ``max.compaction.lag.ms`` (Kafka 2.3+, ``validateValues``).  With
+        ``configured_props`` (the broker's topic defaults, by topic property name: Kafka's
+        ``KafkaConfig.extractLogConfigMap``) the values are checked merged over them, as a broker checks a topic's
+        new overrides, and a topic with ``remote.storage.enable`` must also be on a broker with tiered storage
+        (``is_remote_log_storage_system_enabled``), not be compacted, and keep ``local.retention.*`` within
+        ``retention.*`` (``validateTopicLogConfigValues``).
 
         Raises:
             ConfigError: naming the property and value at fault.
         """
         _check_names(props)
-        combined: dict[str, object] = dict(configured_props or {})
-        combined.update(props)
-        _validate_values(_parse_props(combined))
+        if not configured_props:
+            _validate_values(_parse_props(props))
+        else:
+            combined: dict[str, object] = dict(configured_props)
+            combined.update(props)
+            _validate_topic_log_config_values(_parse_props(combined), is_remote_log_storage_system_enabled)
+
+    @staticmethod
+    def validate_broker_log_config_values(props: Mapping[str, object],
+                                          is_remote_log_storage_system_enabled: bool) -> None:
+        """Check the broker's topic defaults (Kafka: ``validateBrokerLogConfigValues``): the cross-property
+        checks, and with tiered storage on, ``local.retention.*`` within ``retention.*``.  ``props`` are by
+        topic property name (Kafka's ``KafkaConfig.extractLogConfigMap``); missing ones take their defaults.
+
+        Raises:
+            ConfigError: naming the property and value at fault.
+        """
+        values = _parse_props(props)
+        _validate_values(values)
+        if is_remote_log_storage_system_enabled:
+            _validate_remote_storage_retention_size(values)
+            _validate_remote_storage_retention_time(values)
+
+    @staticmethod
+    def validate_remote_storage_only_if_system_enabled(props: Mapping[str, object],
+                                                       is_remote_log_storage_system_enabled: bool,
+                                                       is_receiving_config_from_store: bool) -> None:
+        """Refuse ``remote.storage.enable`` on a broker without tiered storage (Kafka:
+        ``validateRemoteStorageOnlyIfSystemEnabled``); the message depends on whether the config is a new one
+        or comes from the store (the broker's own, when tiered storage was turned off under it).
+
+        Raises:
+            ConfigError: the topic asks for remote storage the broker has not got.
+        """
+        enabled = _parse_type(REMOTE_LOG_STORAGE_ENABLE_CONFIG,
+                              props.get(REMOTE_LOG_STORAGE_ENABLE_CONFIG, DEFAULT_REMOTE_STORAGE_ENABLE), "BOOLEAN")
+        if enabled and not is_remote_log_storage_system_enabled:
+            if is_receiving_config_from_store:
+                message = ("You have to delete all topics with the property remote.storage.enable=true before "
+                           "disabling tiered storage cluster-wide")
+            else:
+                message = ("Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+                           "with remote log storage.")
+            raise ConfigError(message, name=REMOTE_LOG_STORAGE_ENABLE_CONFIG, value=enabled)
 
     # --- per-config methods ---------------------------------------------------------------------------
 
@@ -835,6 +1006,10 @@ class LogConfig:
         ``message.timestamp.before.max.ms`` is the property, not the effective bound).
         """
         return {name: _format_value(value) for name, value in self._values.items()}
+
+    def values(self) -> dict[str, object]:
+        """Every property's parsed value, as given (Kafka: ``AbstractConfig.values``)."""
+        return dict(self._values)
 
     def get(self, config_name: str) -> object:
         """The parsed value of one property (Kafka: ``AbstractConfig.get``)."""

@@ -266,8 +266,9 @@ class Log:
         self.config = config if config is not None else LogConfig()
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
+        # The path, not its last component: the error names the directory by its real (canonical) path.
         self.topic_partition = topic_partition if topic_partition is not None else \
-            parse_topic_partition_name(self.dir.name)
+            parse_topic_partition_name(self.dir)
         self._lock = threading.RLock()
         self._owns_scheduler = scheduler is None
         if scheduler is None:
@@ -631,19 +632,6 @@ class Log:
         """Whether this is a replica being moved to another log directory (Kafka: ``isFuture``)."""
         return self.dir.name.endswith(FUTURE_DIR_SUFFIX)
 
-    def update_config(self, new_config: LogConfig) -> LogConfig:
-        """Use ``new_config`` from now on; returns the old one (Kafka: ``updateConfig``).  A downgraded
-        message format is warned about (``LocalLog.updateConfig``): appends convert to it, and existing
-        batches stay as they are."""
-        with self._lock:
-            old_config = self.config
-            self.config = new_config
-            old_version, new_version = old_config.record_version(), new_config.record_version()
-            if new_version < old_version:
-                logger.warning("Record format version has been downgraded from V%d to V%d.", old_version,
-                               new_version)
-            return old_config
-
     def _active(self) -> LogSegment:
         segment = self.segments.last_segment()
         if segment is None:
@@ -821,6 +809,19 @@ class Log:
         if self._memory_mapped_buffer_closed:
             raise KafkaStorageError(
                 f"The memory mapped buffer for log of {self.topic_partition} is already closed")
+
+    def update_config(self, new_config: LogConfig) -> LogConfig:
+        """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
+        ``LocalLog.updateConfig``).  Segments already written keep their files; the new values apply to the
+        next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
+        logs it (its leader-epoch cache, re-initialized there, is not ported)."""
+        with self._lock:
+            old_config = self.config
+            self.config = new_config
+        if new_config.record_version() < old_config.record_version():
+            logger.warning("Record format version has been downgraded from V%d to V%d.",
+                           old_config.record_version(), new_config.record_version())
+        return old_config
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -1532,15 +1533,17 @@ class Log:
 
     def rename_dir(self, name: str, should_reinitialize: bool = True) -> bool:
         """Rename the log's directory to ``name`` in the same parent, and point every segment at it (Kafka:
-        ``UnifiedLog.renameDir`` / ``LocalLog.renameDir``); returns whether the directory changed (renaming to
-        the current name does nothing).  The rename is atomic (``os.replace``).
+        ``UnifiedLog.renameDir`` / ``LocalLog.renameDir``, used to mark a partition ``-delete`` or ``-stray``);
+        returns whether the directory changed (renaming to the current name does nothing).  The rename is
+        atomic (``os.replace``), and the log stays open: readers go on reading from the renamed files.
 
         ``should_reinitialize`` is Kafka's choice of reloading the leader-epoch cache and partition metadata
         in the new directory (false when the rename is for a topic deletion); kafkalog keeps neither, so
         there is nothing to reload either way.
 
         Raises:
-            KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``).
+            KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``), or the log is closed.
+            ReadOnlyError: the log was opened read-only.
         """
         with self._lock:
             self._check_writable("rename the directory of")

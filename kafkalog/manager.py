@@ -3,7 +3,9 @@
 Port of ``kafka/log/LogManager.scala`` (Kafka 0.10.1.1) with the modern behaviour (3.8.0) the spec marks
 (§2.1, §2.9, §3.17): the clean-shutdown marker read and removed at startup, ``log-start-offset-checkpoint``,
 deletion of a partition by renaming its directory ``<topic>-<partition>.<uuid>-delete`` and removing it
-after ``file.delete.delay.ms``, new partitions placed in the directory holding the fewest.
+after ``file.delete.delay.ms``, new partitions placed in the directory holding the fewest, directories that
+fail validation set aside as offline, topic and broker configuration changes applied to live logs, and the
+directory ids of ``meta.properties``.
 
 A log directory (one entry of ``log.dirs``) holds one directory per partition plus broker files::
 
@@ -11,23 +13,47 @@ A log directory (one entry of ``log.dirs``) holds one directory per partition pl
     .kafka_cleanshutdown               present after a clean shutdown; removed at startup
     recovery-point-offset-checkpoint   per partition: the offset up to which it is flushed
     log-start-offset-checkpoint        per partition: the log start offset, when above the first segment
-    cleaner-offset-checkpoint          (the cleaner's; issue 5)
+    cleaner-offset-checkpoint          the cleaner's
+    meta.properties                    the broker's; read for its ``directory.id``, never written
 
-Files the port does not manage (``replication-offset-checkpoint``, ``meta.properties``, KRaft files)
-are never touched.  ``read_only=True`` opens a live or archived broker directory without taking its
-lock or changing a byte.
+A partition directory is ``<topic>-<partition>``, or one of three renamed forms (``LocalLog.scala``):
+``.<uuid>-delete`` (deleted, waiting for ``file.delete.delay.ms``), ``.<uuid>-future`` (a copy being moved
+to this directory by a reassignment) and ``.<uuid>-stray`` (a replica the broker found it should not have,
+set aside, never deleted).  Loading sorts them the way Kafka's ``loadLog`` does.
+
+Files the port does not manage (``replication-offset-checkpoint``, KRaft files) are never touched.
+``read_only=True`` opens a live or archived broker directory without taking its lock or changing a byte.
+
+Where this differs from Kafka 3.8, and why:
+
+* the logs are loaded by the constructor, as 0.10.1's were, not by ``startup`` (3.x); so there is no window
+  in which a shutdown can run while the logs still load, and a load that fails raises from the constructor,
+  leaving no clean-shutdown marker behind (the next open recovers);
+* a directory that cannot be opened while its logs load, or whose partition directory cannot be created, is
+  an error (a :class:`KafkaStorageError`), not a directory taken offline: a broker hands those to its
+  ``LogDirFailureChannel`` and a replica manager then stops serving the directory, machinery a library has
+  not got.  Directories that fail validation before anything is loaded (missing and not creatable, not a
+  readable directory, a path the file system refuses) are offline, as in Kafka, as long as one is left;
+* a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker;
+* the ``-future`` logs are loaded and kept (checkpointed, flushed, closed) but the replica movement that
+  makes and promotes them is the replica manager's, and not ported;
+* at shutdown the files of the logs waiting for deletion and of the stray logs are released, where the JVM
+  simply exits; a log whose close fails has its files released too.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import collections
 import concurrent.futures
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ._common import INT64_MAX
 from .checkpoint import (
@@ -37,29 +63,87 @@ from .checkpoint import (
     OffsetCheckpoint,
 )
 from .config import LogConfig
-from .errors import KafkaLogError, KafkaStorageError, ReadOnlyError
+from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .topic import (
     CLUSTER_METADATA_TOPIC_NAME,
+    DELETE_DIR_SUFFIX,
+    FUTURE_DIR_SUFFIX,
+    STRAY_DIR_SUFFIX,
     InvalidPartitionDirError,
     TopicPartition,
     log_delete_dir_name,
+    log_dir_name,
+    log_stray_dir_name,
     parse_topic_partition_name,
     validate_topic,
 )
 
-__all__ = ["LogManager"]
+__all__ = ["DIRECTORY_ID_LOST", "DIRECTORY_ID_UNASSIGNED", "LogManager", "wait_for_all_to_complete"]
 
 logger = logging.getLogger(__name__)
 
-#: Kafka's ``InitialTaskDelayMs``: background tasks start this long after startup.
+#: Kafka's ``log.initial.task.delay.ms`` default: background tasks start this long after startup.
 INITIAL_TASK_DELAY_MS = 30 * 1000
-#: Suffix of a partition directory renamed for deletion (Kafka: ``DeleteDirSuffix``).
-DELETE_DIR_SUFFIX = "-delete"
 #: The directory tiered storage keeps its index cache in, in a log dir (Kafka: ``RemoteIndexCache.DIR_NAME``).
 REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
+#: The broker's identity file in a log dir (Kafka: ``MetaPropertiesEnsemble.META_PROPERTIES_NAME``).
+META_PROPERTIES_FILE = "meta.properties"
+#: The property of ``meta.properties`` holding the directory's id (Kafka: ``MetaProperties.DIRECTORY_ID_PROP``).
+DIRECTORY_ID_PROP = "directory.id"
+#: Kafka's ``DirectoryId.UNASSIGNED`` (``new Uuid(0, 0)``): a replica not yet placed in a directory.
+DIRECTORY_ID_UNASSIGNED = "AAAAAAAAAAAAAAAAAAAAAA"
+#: Kafka's ``DirectoryId.LOST`` (``new Uuid(0, 1)``): a replica whose directory is offline or unknown.
+DIRECTORY_ID_LOST = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+class _Future(Protocol):
+    def result(self) -> object: ...
+
+
+def wait_for_all_to_complete(jobs: Iterable[_Future], callback: Callable[[BaseException], None]) -> bool:
+    """Wait for every job, handing each failure to ``callback``; whether all succeeded (Kafka:
+    ``LogManager.waitForAllToComplete``).  A failure does not stop the wait for the jobs after it."""
+    failures = 0
+    for job in jobs:
+        try:
+            job.result()
+        except Exception as e:
+            callback(e)
+            failures += 1
+    return failures == 0
+
+
+def _parse_uuid(text: str) -> str:
+    """Kafka's ``Uuid.fromString``: 16 bytes in URL-safe base64 without padding (22 characters)."""
+    if len(text) > 22:
+        raise ValueError(f"Input string with prefix `{text[:22]}` is too long to be decoded as a base64 UUID")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as e:
+        raise ValueError(f"Input string `{text}` decoded as {e}") from None
+    if len(raw) != 16:
+        raise ValueError(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the "
+                         "expected 16 bytes of a base64-encoded UUID")
+    return text
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    """A Java ``.properties`` file of ``key=value`` lines (``#``/``!`` comments; ``:`` separators too), as
+    ``PropertiesUtils.readPropertiesFile`` reads the broker's ``meta.properties``."""
+    props: dict[str, str] = {}
+    for raw in path.read_text(encoding="latin-1").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if cut < 0:
+            props[line] = ""
+        else:
+            props[line[:cut].strip()] = line[cut + 1:].strip()
+    return props
 
 
 class LogManager:
@@ -68,6 +152,12 @@ class LogManager:
     ``LogManager(log_dirs)`` locks and loads every directory; :meth:`startup` starts the background
     tasks (retention, flushing, checkpoints, deferred deletes) on the scheduler; :meth:`shutdown` flushes,
     closes, checkpoints and leaves the clean-shutdown marker.  Use it as a context manager to do both.
+
+    ``default_config`` is the broker's topic defaults, ``topic_configs`` each topic's overrides (a mapping of
+    properties laid over the defaults, or a whole :class:`LogConfig`): the manager is its own config
+    repository, changed with :meth:`update_topic_config` and :meth:`reconfigure_default_log_config`.
+    ``is_stray`` (Kafka: ``startup``'s ``isStray``) is asked about every log loaded: the directory of one it
+    says should not be on this broker is renamed ``-stray`` and set aside.
     """
 
     def __init__(self, log_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -76,26 +166,41 @@ class LogManager:
                  cleaner_config: Any = None, *, recovery_threads_per_data_dir: int = 1,
                  flush_check_ms: int = INT64_MAX, flush_recovery_offset_checkpoint_ms: int = 60000,
                  flush_start_offset_checkpoint_ms: int = 60000, retention_check_ms: int = 300000,
+                 initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
                  scheduler: Scheduler | None = None, time: Time | None = None,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, is_stray: Callable[[Log], bool] | None = None) -> None:
         if isinstance(log_dirs, str | os.PathLike):
             log_dirs = [log_dirs]
-        self.default_config = default_config if default_config is not None else LogConfig()
-        self.topic_configs: dict[str, LogConfig] = {
-            topic: self._topic_config(topic, config) for topic, config in (topic_configs or {}).items()}
+        self._current_default_config = default_config if default_config is not None else LogConfig()
+        # The topic overrides (Kafka: the ConfigRepository); each is checked now, against the defaults.
+        self._topic_overrides: dict[str, LogConfig | Mapping[str, Any]] = {}
+        for topic, overrides in (topic_configs or {}).items():
+            validate_topic(topic)
+            if not isinstance(overrides, LogConfig):
+                LogConfig.from_props(self._current_default_config.to_props(), overrides)
+                overrides = dict(overrides)
+            self._topic_overrides[topic] = overrides
         self.cleaner_config = cleaner_config
         self.recovery_threads_per_data_dir = max(1, recovery_threads_per_data_dir)
         self.flush_check_ms = flush_check_ms
         self.flush_recovery_offset_checkpoint_ms = flush_recovery_offset_checkpoint_ms
         self.flush_start_offset_checkpoint_ms = flush_start_offset_checkpoint_ms
         self.retention_check_ms = retention_check_ms
+        self.initial_task_delay_ms = initial_task_delay_ms
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
         self._owns_scheduler = scheduler is None
         self.scheduler = scheduler if scheduler is not None else KafkaScheduler(1, "kafka-scheduler-")
         self._lock = threading.RLock()
         self._logs: dict[TopicPartition, Log] = {}
-        self._logs_to_be_deleted: list[tuple[Log, int]] = []
+        #: Kafka's ``futureLogs``: ``-future`` copies, loaded and kept but never served by :meth:`get_log`.
+        self._future_logs: dict[TopicPartition, Log] = {}
+        #: Kafka's ``strayLogs``: set aside, never served, never deleted.
+        self._stray_logs: dict[TopicPartition, Log] = {}
+        #: Kafka's ``logsToBeDeleted``: (log, when its deletion was scheduled), oldest first.
+        self._logs_to_be_deleted: collections.deque[tuple[Log, int]] = collections.deque()
+        #: Kafka's ``partitionsInitializing``: partition -> whether its config changed while it was created.
+        self.partitions_initializing: dict[TopicPartition, bool] = {}
         self._dir_locks: list[DirLock] = []
         self._started = False
         self._shut_down = False
@@ -106,13 +211,18 @@ class LogManager:
         #: (``log.cleaner.enable``), else ``None``; its threads start with :meth:`startup`.
         self.cleaner: Any = None
         raise_open_file_limit()
+        #: The directories given that failed validation (Kafka: ``offlineLogDirs``), as absolute paths.
+        self.offline_log_dirs: list[Path] = []
+        #: The live directories, canonical (Kafka: ``liveLogDirs``).
         self.log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
         if not read_only:
             self._lock_log_dirs()
+        self._directory_ids: dict[Path, str] = {}
         try:
-            self._load_logs()
+            self._directory_ids = self._load_directory_ids()
+            self._load_logs(is_stray if is_stray is not None else (lambda _log: False))
         except BaseException:
-            for log in self._logs.values():
+            for log in self._every_loaded_log():
                 log.close_handlers()
             self._unlock_log_dirs()
             raise
@@ -122,38 +232,166 @@ class LogManager:
             self.cleaner = LogCleaner(cleaner_config, list(self.log_dirs), self.logs_by_topic_partition,
                                       time=self.time)
 
-    def _topic_config(self, topic: str, config: LogConfig | Mapping[str, Any]) -> LogConfig:
-        validate_topic(topic)
-        if isinstance(config, LogConfig):
-            return config
-        return LogConfig.from_props(self.default_config.to_props(), config)
+    # -- configuration -------------------------------------------------------------------------------
+
+    @property
+    def current_default_config(self) -> LogConfig:
+        """The broker's topic defaults (Kafka: ``currentDefaultConfig``)."""
+        return self._current_default_config
+
+    @property
+    def default_config(self) -> LogConfig:
+        """Alias of :attr:`current_default_config`."""
+        return self._current_default_config
+
+    @property
+    def topic_configs(self) -> dict[str, LogConfig]:
+        """The configuration of every topic that has overrides."""
+        return {topic: self.config_for(topic) for topic in self._topic_overrides}
+
+    def _topic_config_overrides(self, topic: str) -> LogConfig | Mapping[str, Any]:
+        """The overrides stored for ``topic``, empty when it has none (Kafka:
+        ``ConfigRepository.topicConfig``)."""
+        return self._topic_overrides.get(topic, {})
+
+    def _fetch_log_config(self, topic: str) -> LogConfig:
+        """The defaults with ``topic``'s overrides laid over them (Kafka: ``fetchLogConfig`` /
+        ``fetchTopicConfigOverrides``).  A topic given a whole :class:`LogConfig` gets that config."""
+        default = self._current_default_config
+        overrides = self._topic_config_overrides(topic)
+        if isinstance(overrides, LogConfig):
+            return overrides
+        if not overrides:
+            return default
+        return LogConfig.from_props(default.to_props(), overrides)
 
     def config_for(self, topic: str) -> LogConfig:
-        """The configuration of ``topic``: its overrides on the defaults."""
-        return self.topic_configs.get(topic, self.default_config)
+        """The configuration a log of ``topic`` gets: its overrides on the defaults."""
+        return self._fetch_log_config(topic)
+
+    def reconfigure_default_log_config(self, log_config: LogConfig) -> None:
+        """Make ``log_config`` the broker's topic defaults (Kafka: ``reconfigureDefaultLogConfig``), and give
+        every log the new defaults under its own overrides, marking the logs being created for a reload
+        (what the broker does right after, in ``DynamicLogConfig.reconfigure``/``updateLogsConfig``:
+        a library has no dynamic broker config to do it)."""
+        self._current_default_config = log_config
+        self.broker_config_updated()
+        defaults = log_config.to_props()
+        for log in self.all_logs():
+            overridden = {name: value for name, value in log.config.to_props().items()
+                          if name in log.config.overridden_configs}
+            log.update_config(LogConfig.from_props(defaults, overridden))
+
+    def update_topic_config(self, topic: str, new_topic_config: Mapping[str, Any],
+                            is_remote_log_storage_system_enabled: bool = False) -> None:
+        """Replace ``topic``'s overrides by ``new_topic_config`` and apply them to its live logs (Kafka:
+        ``updateTopicConfig``): the partitions of the topic being created are marked for a reload, each
+        log gets the defaults with the new overrides, and cleaning is aborted where ``compact`` went away.
+        An empty mapping removes the overrides.
+
+        The change is checked first, as a broker checks one before storing it (``LogConfig.validate`` over the
+        defaults, with the tiered-storage checks); Kafka's ``updateTopicConfig`` then checks again that a
+        stored config does not ask for remote storage the broker has lost.
+
+        Raises:
+            ConfigError: a property is unknown or a value invalid (nothing is changed), or the topic asks for
+                remote storage that ``is_remote_log_storage_system_enabled`` says the broker does not have.
+            InvalidTopicError: ``topic`` is not a legal topic name.
+        """
+        validate_topic(topic)
+        # What the broker checks before it stores a change (ConfigAdminManager: LogConfig.validate).
+        LogConfig.validate(new_topic_config, self._current_default_config.to_props(),
+                           is_remote_log_storage_system_enabled)
+        new_log_config = LogConfig.from_props(self._current_default_config.to_props(), new_topic_config)
+        # Validated whether or not the topic has logs here (Kafka: a tiered topic must not outlive the
+        # broker-wide switch).
+        LogConfig.validate_remote_storage_only_if_system_enabled(
+            new_log_config.values(), is_remote_log_storage_system_enabled, True)
+        # Kafka's caller has stored the new overrides in its config repository before this; here the manager
+        # is the repository.
+        with self._lock:
+            if new_topic_config:
+                self._topic_overrides[topic] = dict(new_topic_config)
+            else:
+                self._topic_overrides.pop(topic, None)
+        self.topic_config_updated(topic)
+        for log in self.logs_by_topic(topic):
+            old_log_config = log.update_config(new_log_config)
+            if old_log_config.compact and not new_log_config.compact:
+                self.abort_cleaning(log.topic_partition)
+
+    def initializing_log(self, topic_partition: TopicPartition) -> None:
+        """Say that the log of ``topic_partition`` is being created (Kafka: ``initializingLog``); to be
+        followed by :meth:`finished_initializing_log`.  :meth:`create_log` does both."""
+        with self._lock:
+            self.partitions_initializing[topic_partition] = False
+
+    def topic_config_updated(self, topic: str) -> None:
+        """Mark the partitions of ``topic`` being created for a config reload (Kafka: ``topicConfigUpdated``)."""
+        with self._lock:
+            for tp in self.partitions_initializing:
+                if tp.topic == topic:
+                    self.partitions_initializing[tp] = True
+
+    def broker_config_updated(self) -> None:
+        """Mark every partition being created for a config reload (Kafka: ``brokerConfigUpdated``)."""
+        with self._lock:
+            for tp in self.partitions_initializing:
+                self.partitions_initializing[tp] = True
+
+    def finished_initializing_log(self, topic_partition: TopicPartition, maybe_log: Log | None) -> None:
+        """Say that the log of ``topic_partition`` is created (or failed to be, ``None``); if its config
+        changed meanwhile, fetch it again and apply it (Kafka: ``finishedInitializingLog``, KAFKA-8813)."""
+        with self._lock:
+            changed = self.partitions_initializing.pop(topic_partition, None)
+        if changed and maybe_log is not None:
+            maybe_log.update_config(self._fetch_log_config(topic_partition.topic))
 
     # -- directories ---------------------------------------------------------------------------------
 
     def _create_and_validate_log_dirs(self, dirs: list[Path]) -> list[Path]:
-        """Kafka: ``createAndValidateLogDirs``: distinct, existing (created if missing), readable."""
-        canonical = [d.resolve() for d in dirs]
-        seen = set()
-        for d in canonical:
-            if d in seen:
-                raise KafkaStorageError(f"Duplicate log directory found: {', '.join(map(str, canonical))}")
-            seen.add(d)
-        for d in canonical:
-            if not d.exists():
+        """Kafka: ``createAndValidateLogDirs``: each directory is created if missing and must be a readable
+        directory; one that fails is offline (logged), a duplicate is an error, and so is having none left.
+        A read-only manager refuses any directory that fails."""
+        live: list[Path] = []
+        failures: list[str] = []
+        canonical_paths: set[Path] = set()
+        for given in dirs:
+            d = given.absolute()
+            try:
+                if not d.exists():
+                    if self.read_only:
+                        raise KafkaStorageError(f"Log directory {d} does not exist")
+                    logger.info("Log directory %s not found, creating it.", d)
+                    try:
+                        d.mkdir(parents=True)
+                    except OSError as e:
+                        raise KafkaStorageError(f"Failed to create data directory {d}: {e}") from e
+                    fsync_dir(d.parent)
+                if not d.is_dir() or not os.access(d, os.R_OK):
+                    raise KafkaStorageError(f"{d} is not a readable log directory.")
+                # resolve() fails for a path the file system refuses (a NUL byte, a loop): offline, as
+                # Kafka treats an IOException from getCanonicalPath.
+                canonical = d.resolve(strict=True)
+            except (OSError, ValueError) as e:
                 if self.read_only:
-                    raise KafkaStorageError(f"Log directory {d} does not exist")
-                logger.info("Log directory %s not found, creating it.", d)
-                try:
-                    d.mkdir(parents=True)
-                except OSError as e:
-                    raise KafkaStorageError(f"Failed to create data directory {d}: {e}") from e
-            if not d.is_dir() or not os.access(d, os.R_OK):
-                raise KafkaStorageError(f"{d} is not a readable log directory.")
-        return canonical
+                    raise
+                logger.error("Failed to create or validate data directory %s: %s", d, e)
+                self.offline_log_dirs.append(d)
+                failures.append(str(e))
+                continue
+            if canonical in canonical_paths:
+                raise KafkaStorageError(f"Duplicate log directory found: {', '.join(map(str, dirs))}")
+            canonical_paths.add(canonical)
+            live.append(canonical)
+        if not live:
+            raise KafkaStorageError(f"None of the specified log dirs from {', '.join(map(str, dirs))} can be "
+                                    f"created or validated: {'; '.join(failures)}")
+        return live
+
+    def has_offline_log_dirs(self) -> bool:
+        """Kafka: ``hasOfflineLogDirs``."""
+        return bool(self.offline_log_dirs)
 
     def _lock_log_dirs(self) -> None:
         """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second process gets a clear error."""
@@ -169,9 +407,54 @@ class LogManager:
             lock.release()
         self._dir_locks.clear()
 
+    def _load_directory_ids(self) -> dict[Path, str]:
+        """The ``directory.id`` of each live directory whose ``meta.properties`` has one (Kafka:
+        ``loadDirectoryIds``; the file is read, never written).
+
+        Raises:
+            KafkaStorageError: a ``directory.id`` that is not a base64 UUID.
+        """
+        ids: dict[Path, str] = {}
+        for d in self.log_dirs:
+            path = d / META_PROPERTIES_FILE
+            try:
+                props = _read_properties(path)
+            except FileNotFoundError:
+                logger.info("No meta.properties file found in %s.", d)
+                continue
+            except OSError as e:
+                logger.error("Disk error while loading ID %s: %s", d, e)
+                continue
+            directory_id = props.get(DIRECTORY_ID_PROP)
+            if directory_id is not None:
+                try:
+                    ids[d] = _parse_uuid(directory_id)
+                except ValueError as e:
+                    raise KafkaStorageError(f"Unable to read {DIRECTORY_ID_PROP} as a Uuid: {e} ({path})") from e
+        return ids
+
+    def directory_id(self, dir: str | os.PathLike[str]) -> str | None:
+        """The id of the live directory ``dir`` from its ``meta.properties``, if it has one (Kafka:
+        ``directoryId``)."""
+        return self._directory_ids.get(Path(dir).resolve())
+
+    def directory_path(self, directory_id: str) -> Path | None:
+        """The live directory with that id (Kafka: ``directoryPath``)."""
+        return next((d for d, i in self._directory_ids.items() if i == directory_id), None)
+
+    @property
+    def directory_ids_set(self) -> set[str]:
+        """Kafka: ``directoryIdsSet``."""
+        return set(self._directory_ids.values())
+
     # -- loading -------------------------------------------------------------------------------------
 
-    def _load_logs(self) -> None:
+    def _every_loaded_log(self) -> list[Log]:
+        with self._lock:
+            return [*self._logs.values(), *self._future_logs.values(), *self._stray_logs.values(),
+                    *(log for log, _ in self._logs_to_be_deleted)]
+
+    def _load_logs(self, is_stray: Callable[[Log], bool]) -> None:
         """Load every partition of every directory, ``recovery_threads_per_data_dir`` at a time per
         directory (Kafka: ``loadLogs``)."""
         for d in self.log_dirs:
@@ -187,7 +470,7 @@ class LogManager:
                 if not entry.is_dir() or entry.name == REMOTE_INDEX_CACHE_DIR:
                     continue
                 try:
-                    tp = parse_topic_partition_name(entry.name)
+                    tp = parse_topic_partition_name(entry)
                 except InvalidPartitionDirError as e:
                     logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
                     continue
@@ -198,13 +481,9 @@ class LogManager:
             with concurrent.futures.ThreadPoolExecutor(self.recovery_threads_per_data_dir,
                                                        thread_name_prefix="log-recovery-") as pool:
                 jobs = [pool.submit(self._load_log, entry, tp, had_clean_shutdown, recovery_points,
-                                    log_start_offsets) for entry, tp in partition_dirs]
-                errors = []
-                for job in jobs:
-                    try:
-                        job.result()
-                    except BaseException as e:
-                        errors.append(e)
+                                    log_start_offsets, is_stray) for entry, tp in partition_dirs]
+                errors: list[BaseException] = []
+                wait_for_all_to_complete(jobs, errors.append)
                 if errors:
                     raise errors[0]
             logger.info("Loaded %d logs from %s", len(partition_dirs), d)
@@ -217,26 +496,62 @@ class LogManager:
             return {}
 
     def _load_log(self, log_dir: Path, tp: TopicPartition, had_clean_shutdown: bool,
-                  recovery_points: dict[TopicPartition, int], log_start_offsets: dict[TopicPartition, int]) -> None:
-        """Kafka: ``loadLog``."""
-        log = Log(log_dir, self.config_for(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
+                  recovery_points: Mapping[TopicPartition, int], log_start_offsets: Mapping[TopicPartition, int],
+                  is_stray: Callable[[Log], bool]) -> Log:
+        """Open one partition directory and file the log by its name (Kafka: ``loadLog``): ``-delete`` ones
+        wait for deletion, ``-stray`` ones are set aside, a log ``is_stray`` rejects is renamed ``-stray``
+        and set aside, ``-future`` ones are future logs, the others the logs served."""
+        log = Log(log_dir, self._fetch_log_config(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
                   recovery_point=recovery_points.get(tp, 0), scheduler=self.scheduler, time=self.time,
                   read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp)
+        name = log_dir.name
         with self._lock:
-            if log_dir.name.endswith(DELETE_DIR_SUFFIX):
-                self._logs_to_be_deleted.append((log, self.time.milliseconds()))
-                return
-            previous = self._logs.get(tp)
-            if previous is not None:
-                log.close_handlers()
-                raise KafkaStorageError(
-                    f"Duplicate log directories found: {log.dir}, {previous.dir}!")
-            self._logs[tp] = log
+            if name.endswith(DELETE_DIR_SUFFIX):
+                self._add_log_to_be_deleted(log)
+            elif name.endswith(STRAY_DIR_SUFFIX):
+                self._stray_logs[tp] = log
+                logger.warning("Loaded stray log: %s", log_dir)
+            elif is_stray(log):
+                # KRaft cannot stop a topic being re-created while a replica of the old one sits in an offline
+                # directory: when that directory comes back, the old replica is set aside, not served.
+                log.rename_dir(log_stray_dir_name(tp))
+                self._stray_logs[tp] = log
+                logger.warning("Log in %s marked stray and renamed to %s", log_dir, log.dir)
+            else:
+                future = name.endswith(FUTURE_DIR_SUFFIX)
+                logs = self._future_logs if future else self._logs
+                previous = logs.get(tp)
+                if previous is not None:
+                    log.close_handlers()
+                    if future:
+                        raise IllegalStateError(f"Duplicate log directories found: {log.dir}, {previous.dir}")
+                    raise IllegalStateError(
+                        f"Duplicate log directories for {tp} are found in both {log.dir} and {previous.dir}. "
+                        "It is likely because log directory failure happened while broker was replacing "
+                        "current replica with future replica. Recover broker from this failure by manually "
+                        "deleting one of the two directories for this partition. It is recommended to delete "
+                        "the partition in the log directory that is known to have failed recently.")
+                logs[tp] = log
+        return log
+
+    def _add_log_to_be_deleted(self, log: Log) -> None:
+        """Kafka: ``addLogToBeDeleted``."""
+        with self._lock:
+            self._logs_to_be_deleted.append((log, self.time.milliseconds()))
+
+    @property
+    def has_logs_to_be_deleted(self) -> bool:
+        """Kafka: ``hasLogsToBeDeleted`` (for tests)."""
+        return bool(self._logs_to_be_deleted)
+
+    def stray_logs(self) -> dict[TopicPartition, Log]:
+        """The logs set aside as stray (Kafka: ``strayLogs``)."""
+        return dict(self._stray_logs)
 
     # -- background tasks ----------------------------------------------------------------------------
 
     def startup(self) -> None:
-        """Start the background tasks (Kafka: ``startup``)."""
+        """Start the background tasks (Kafka: ``startup``; the logs are already loaded)."""
         if self.read_only:
             return
         with self._lock:
@@ -245,65 +560,104 @@ class LogManager:
             self._started = True
         if self._owns_scheduler and not self.scheduler.is_started:
             self.scheduler.startup()
+        delay = self.initial_task_delay_ms
         logger.info("Starting log cleanup with a period of %d ms.", self.retention_check_ms)
-        self._schedule("kafka-log-retention", self.cleanup_logs, INITIAL_TASK_DELAY_MS, self.retention_check_ms)
+        self._schedule("kafka-log-retention", self.cleanup_logs, delay, self.retention_check_ms)
         logger.info("Starting log flusher with a default period of %d ms.", self.flush_check_ms)
-        self._schedule("kafka-log-flusher", self.flush_dirty_logs, INITIAL_TASK_DELAY_MS, self.flush_check_ms)
-        self._schedule("kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets,
-                       INITIAL_TASK_DELAY_MS, self.flush_recovery_offset_checkpoint_ms)
-        self._schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets,
-                       INITIAL_TASK_DELAY_MS, self.flush_start_offset_checkpoint_ms)
-        self._schedule("kafka-delete-logs", self.delete_logs, INITIAL_TASK_DELAY_MS)
+        self._schedule("kafka-log-flusher", self.flush_dirty_logs, delay, self.flush_check_ms)
+        self._schedule("kafka-recovery-point-checkpoint", self.checkpoint_recovery_point_offsets, delay,
+                       self.flush_recovery_offset_checkpoint_ms)
+        self._schedule("kafka-log-start-offset-checkpoint", self.checkpoint_log_start_offsets, delay,
+                       self.flush_start_offset_checkpoint_ms)
+        # Runs once, then reschedules itself for when the next deletion is due (deleteLogs).
+        self._schedule("kafka-delete-logs", self.delete_logs, delay)
         if self.cleaner is not None:
             self.cleaner.startup()
 
     def _schedule(self, name: str, fun: Any, delay_ms: int, period_ms: int = -1) -> None:
-        task = self.scheduler.schedule(name, fun, delay_ms=delay_ms, period_ms=period_ms)
         with self._lock:
+            if self._shut_down:
+                return
+            task = self.scheduler.schedule(name, fun, delay_ms=delay_ms, period_ms=period_ms)
             self._tasks = [t for t in self._tasks if not getattr(t, "done", lambda: False)()]
             self._tasks.append(task)
 
     def shutdown(self) -> None:
-        """Flush and close every log, write the checkpoints and the clean-shutdown marker, release the
-        locks (Kafka: ``shutdown``).  Calling it twice is harmless."""
+        """Flush and close every log, write each directory's checkpoints and clean-shutdown marker, release
+        the locks (Kafka: ``shutdown``).  Calling it twice is harmless.
+
+        The logs of each directory are closed by ``recovery_threads_per_data_dir`` threads; a directory where
+        one fails gets neither checkpoints nor a marker (its next open recovers), the failure is logged and
+        the other directories are done all the same.  Every close has finished when this returns.
+        """
         with self._lock:
             if self._shut_down:
                 return
             self._shut_down = True
+            tasks, self._tasks = self._tasks, []
         logger.info("Shutting down.")
         try:
-            with self._lock:
-                tasks, self._tasks = self._tasks, []
             for task in tasks:
                 cancel = getattr(task, "cancel", None)
                 if cancel is not None:
                     cancel()
             if self.cleaner is not None:
-                self.cleaner.shutdown()
+                try:
+                    self.cleaner.shutdown()
+                except Exception:
+                    logger.exception("Error while shutting down the log cleaner")
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
             if self.read_only:
-                for log in self.all_logs():
-                    log.close()
-                for log, _ in self._logs_to_be_deleted:
+                for log in self._every_loaded_log():
                     log.close()
                 return
-            for d in self.log_dirs:
-                logs = self.logs_by_dir().get(d, {})
-                for log in logs.values():
-                    # Kafka 3.x flushes the active segment too (flush(true)): see Log.flush.
-                    log.flush(including_offset=True)
-                    log.close()
-                self._checkpoint_recovery_offsets_in_dir(d)
-                self._checkpoint_log_start_offsets_in_dir(d)
-                for log, _ in self._logs_to_be_deleted:
-                    if log.dir.parent == d:
-                        log.close()
-                (d / CLEAN_SHUTDOWN_FILE).touch()
-                fsync_dir(d)
+            self._close_logs_and_checkpoint()
         finally:
+            for log in self._stray_logs.values():
+                log.close_handlers()
+            for log, _ in self._logs_to_be_deleted:
+                log.close_handlers()
             self._unlock_log_dirs()
         logger.info("Shutdown complete.")
+
+    def _close_logs_and_checkpoint(self) -> None:
+        logs_by_dir = self.logs_by_dir()
+        pools: list[concurrent.futures.ThreadPoolExecutor] = []
+        jobs: dict[Path, list[concurrent.futures.Future[None]]] = {}
+        try:
+            for d in self.log_dirs:
+                logger.debug("Flushing and closing logs at %s", d)
+                pool = concurrent.futures.ThreadPoolExecutor(self.recovery_threads_per_data_dir,
+                                                             thread_name_prefix=f"log-closing-{d}")
+                pools.append(pool)
+                jobs[d] = [pool.submit(self._flush_and_close, log) for log in logs_by_dir.get(d, {}).values()]
+            for d, dir_jobs in jobs.items():
+                if wait_for_all_to_complete(dir_jobs, lambda e: logger.warning(
+                        "There was an error in one of the threads during LogManager shutdown: %s", e)):
+                    logs = logs_by_dir.get(d, {})
+                    self._checkpoint_recovery_offsets_in_dir(d, logs)
+                    self._checkpoint_log_start_offsets_in_dir(d, logs)
+                    # Kafka writes the marker where the last shutdown was clean or every log was loaded: here
+                    # loading is done (or failed) in the constructor, so every live directory qualifies.
+                    try:
+                        (d / CLEAN_SHUTDOWN_FILE).touch()
+                        fsync_dir(d)
+                    except OSError as e:
+                        logger.warning("Could not write the clean shutdown marker in %s: %s", d, e)
+        finally:
+            for pool in pools:
+                pool.shutdown(wait=True)
+
+    @staticmethod
+    def _flush_and_close(log: Log) -> None:
+        """One shutdown job: flush to the latest possible recovery point (the active segment too), close."""
+        try:
+            log.flush(including_offset=True)
+            log.close()
+        except BaseException:
+            log.close_handlers()  # its files at least are released
+            raise
 
     def __enter__(self) -> LogManager:
         self.startup()
@@ -320,7 +674,7 @@ class LogManager:
         on them (should their policy turn to ``compact`` meanwhile) and resumed after.  Without a cleaner,
         kafkalog applies retention to every log whose policy includes ``delete``: Kafka's filter (not
         compacted) would leave a ``compact,delete`` log without any retention, which no broker shows, since a
-        broker's cleaner would apply it.
+        broker's cleaner would apply it.  A partition's future log is cleaned with it.
         """
         total = 0
         start = self.time.milliseconds()
@@ -330,10 +684,13 @@ class LogManager:
             deletable = [(tp, log) for tp, log in list(self._logs.items()) if log.config.delete]
         try:
             for tp, log in deletable:
-                try:
-                    total += log.delete_old_segments()
-                except KafkaLogError as e:
-                    logger.error("Retention of %s failed: %s", tp, e)
+                for each in (log, self._future_logs.get(tp)):
+                    if each is None:
+                        continue
+                    try:
+                        total += each.delete_old_segments()
+                    except KafkaLogError as e:
+                        logger.error("Retention of %s failed: %s", each.name, e)
         finally:
             if self.cleaner is not None:
                 self.cleaner.resume_cleaning([tp for tp, _log in deletable])
@@ -353,7 +710,7 @@ class LogManager:
 
     def flush_dirty_logs(self) -> None:
         """Flush every log that has not been flushed for ``flush.ms`` (Kafka: ``flushDirtyLogs``)."""
-        for tp, log in list(self._logs.items()):
+        for tp, log in [*self._logs.items(), *self._future_logs.items()]:
             try:
                 since = self.time.milliseconds() - log.last_flush_time
                 if since >= log.config.flush_ms:
@@ -362,117 +719,254 @@ class LogManager:
                 logger.error("Error flushing topic %s: %s", tp.topic, e)
 
     def checkpoint_recovery_point_offsets(self) -> None:
-        """Write every directory's ``recovery-point-offset-checkpoint`` (Kafka: ``checkpointRecoveryPointOffsets``)."""
+        """Write every directory's ``recovery-point-offset-checkpoint`` (Kafka: ``checkpointLogRecoveryOffsets``)."""
+        by_dir = self.logs_by_dir()
         for d in self.log_dirs:
-            self._checkpoint_recovery_offsets_in_dir(d)
+            self._checkpoint_recovery_offsets_in_dir(d, by_dir.get(d, {}))
 
     checkpoint_log_recovery_offsets = checkpoint_recovery_point_offsets
 
     def checkpoint_logs_in_dir(self, d: Path) -> None:
-        """Kafka 0.10.1: ``checkpointLogsInDir``."""
-        self._checkpoint_recovery_offsets_in_dir(d)
+        """Kafka 0.10.1: ``checkpointLogsInDir``; 3.8: ``checkpointRecoveryOffsetsInDir``."""
+        self._checkpoint_recovery_offsets_in_dir(Path(d))
 
-    def _checkpoint_recovery_offsets_in_dir(self, d: Path) -> None:
+    checkpoint_recovery_offsets_in_dir = checkpoint_logs_in_dir
+
+    def _checkpoint_recovery_offsets_in_dir(self, d: Path, logs: Mapping[TopicPartition, Log] | None = None) -> None:
+        """Kafka: ``checkpointRecoveryOffsetsInDir``: a write that fails is logged."""
         if self.read_only:
             return
-        logs = self.logs_by_dir().get(d, {})
-        OffsetCheckpoint(d / RECOVERY_POINT_CHECKPOINT_FILE).write(
-            {tp: log.recovery_point for tp, log in logs.items()})
+        if logs is None:
+            logs = self.logs_by_dir().get(d, {})
+        try:
+            OffsetCheckpoint(d / RECOVERY_POINT_CHECKPOINT_FILE).write(
+                {tp: log.recovery_point for tp, log in logs.items()})
+        except (KafkaLogError, OSError) as e:
+            logger.error("Disk error while writing recovery offsets checkpoint in directory %s: %s", d, e)
 
     def checkpoint_log_start_offsets(self) -> None:
         """Write every directory's ``log-start-offset-checkpoint`` (Kafka: ``checkpointLogStartOffsets``):
         only logs whose start offset is above their first segment's base are listed."""
+        by_dir = self.logs_by_dir()
         for d in self.log_dirs:
-            self._checkpoint_log_start_offsets_in_dir(d)
+            self._checkpoint_log_start_offsets_in_dir(d, by_dir.get(d, {}))
 
-    def _checkpoint_log_start_offsets_in_dir(self, d: Path) -> None:
+    def _checkpoint_log_start_offsets_in_dir(self, d: Path, logs: Mapping[TopicPartition, Log] | None = None) -> None:
+        """Kafka: ``checkpointLogStartOffsetsInDir``: a write that fails is logged."""
         if self.read_only:
             return
+        if logs is None:
+            logs = self.logs_by_dir().get(d, {})
         entries = {}
-        for tp, log in self.logs_by_dir().get(d, {}).items():
+        for tp, log in logs.items():
             first = log.segments.first_segment_base_offset()
             if first is not None and log.log_start_offset > first:
                 entries[tp] = log.log_start_offset
-        OffsetCheckpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE).write(entries)
+        try:
+            OffsetCheckpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE).write(entries)
+        except (KafkaLogError, OSError) as e:
+            logger.error("Disk error while writing log start offsets checkpoint in directory %s: %s", d, e)
 
     def delete_logs(self) -> None:
-        """Delete the directories of logs removed at least ``file.delete.delay.ms`` ago (Kafka: ``deleteLogs``)."""
-        now = self.time.milliseconds()
-        with self._lock:
-            due = [(log, at) for log, at in self._logs_to_be_deleted if now - at >= log.config.file_delete_delay_ms]
-            self._logs_to_be_deleted = [item for item in self._logs_to_be_deleted if item not in due]
-        for log, _ in due:
-            logger.info("Deleting log %s", log.dir)
-            log.close_handlers()
-            shutil.rmtree(log.dir, ignore_errors=True)
-        if self._logs_to_be_deleted and not self._shut_down:
-            self._schedule("kafka-delete-logs", self.delete_logs,
-                           min(log.config.file_delete_delay_ms for log, _ in self._logs_to_be_deleted))
+        """Delete the logs removed at least ``file.delete.delay.ms`` (the broker default) ago, oldest first,
+        then run again when the next one is due, or after the delay (at least 1 ms) when none waits (Kafka:
+        ``deleteLogs``).  Until then a removed log stays readable, its files renamed under ``-delete``."""
+        next_delay_ms = 0
+        file_delete_delay_ms = self._current_default_config.file_delete_delay_ms
+        try:
+            while True:
+                with self._lock:
+                    if self._logs_to_be_deleted:
+                        _log, scheduled_ms = self._logs_to_be_deleted[0]
+                        next_delay_ms = scheduled_ms + file_delete_delay_ms - self.time.milliseconds()
+                    else:
+                        # with a delay of 0 and nothing to delete, Kafka would otherwise wait for ever
+                        next_delay_ms = max(file_delete_delay_ms, 1)
+                    if next_delay_ms > 0:
+                        break
+                    removed_log, _ = self._logs_to_be_deleted.popleft()
+                try:
+                    removed_log.delete()
+                    # Kafka's Utils.delete is recursive: the broker's files kafkalog does not manage go too.
+                    if removed_log.dir.exists():
+                        shutil.rmtree(removed_log.dir)
+                    logger.info("Deleted log for partition %s in %s.", removed_log.topic_partition, removed_log.dir)
+                except (KafkaLogError, OSError) as e:
+                    logger.error("Exception while deleting %s in dir %s: %s", removed_log, removed_log.dir.parent, e)
+        except Exception:
+            logger.exception("Exception in kafka-delete-logs thread.")
+        finally:
+            self._schedule("kafka-delete-logs", self.delete_logs, next_delay_ms)
 
     # -- the logs ------------------------------------------------------------------------------------
 
-    def get_log(self, topic_partition: TopicPartition) -> Log | None:
-        """Kafka: ``getLog``."""
-        return self._logs.get(topic_partition)
+    def get_log(self, topic_partition: TopicPartition, is_future: bool = False) -> Log | None:
+        """The log of ``topic_partition``, or its future log (Kafka: ``getLog``)."""
+        return (self._future_logs if is_future else self._logs).get(topic_partition)
 
-    def create_log(self, topic_partition: TopicPartition, config: LogConfig | None = None) -> Log:
-        """The log of ``topic_partition``, created in the directory holding the fewest logs if it does not
-        exist (Kafka: ``createLog`` / ``getOrCreateLog``)."""
+    def create_log(self, topic_partition: TopicPartition, config: LogConfig | None = None, *,
+                   is_new: bool = False, target_log_directory_id: str | None = None) -> Log:
+        """The log of ``topic_partition``, created if it does not exist (Kafka: ``getOrCreateLog``).
+
+        A new log goes to the directory whose id is ``target_log_directory_id`` (unless that is
+        :data:`DIRECTORY_ID_UNASSIGNED`, :data:`DIRECTORY_ID_LOST` or no live directory's id), else to the
+        directories holding the fewest logs, trying the next when one fails.  It gets ``config``, or the
+        topic's configuration; a config change while it is created is applied to it (the
+        ``initializingLog`` / ``finishedInitializingLog`` bracket of Kafka's ``Partition``).
+
+        Raises:
+            KafkaStorageError: a directory is offline and the partition is not ``is_new`` (its log may be in
+                that directory), or no directory could hold the log.
+            InvalidTopicError: an illegal topic name (kafkalog's check: Kafka leaves it to the controller).
+        """
         if self.read_only:
             raise ReadOnlyError(f"Cannot create log {topic_partition}: the log manager is read-only")
         validate_topic(topic_partition.topic)
         if topic_partition.partition < 0:
             raise KafkaLogError(f"Invalid partition {topic_partition.partition} for topic {topic_partition.topic}")
+        existing = self._logs.get(topic_partition)
+        if existing is not None:
+            return existing
+        self.initializing_log(topic_partition)
+        log: Log | None = None
+        try:
+            log = self._get_or_create_log(topic_partition, config, is_new, target_log_directory_id)
+        finally:
+            self.finished_initializing_log(topic_partition, log)
+        return log
+
+    get_or_create_log = create_log
+
+    def _get_or_create_log(self, topic_partition: TopicPartition, config: LogConfig | None, is_new: bool,
+                           target_log_directory_id: str | None) -> Log:
         with self._lock:
             existing = self._logs.get(topic_partition)
             if existing is not None:
                 return existing
-            directory = self.next_log_dir() / str(topic_partition)
-            log = Log(directory, config if config is not None else self.config_for(topic_partition.topic),
-                      scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
+            if not is_new and self.offline_log_dirs:
+                raise KafkaStorageError(
+                    f"Can not create log for {topic_partition} because log directories "
+                    f"{','.join(map(str, self.offline_log_dirs))} are offline")
+            preferred = None
+            if target_log_directory_id not in (None, DIRECTORY_ID_UNASSIGNED, DIRECTORY_ID_LOST):
+                preferred = self.directory_path(target_log_directory_id)
+            candidates = [preferred] if preferred is not None else self._next_log_dirs()
+            name = log_dir_name(topic_partition)
+            directory = None
+            for candidate in candidates:
+                try:
+                    directory = self._create_log_directory(candidate, name)
+                    break
+                except KafkaStorageError:
+                    continue
+            if directory is None:
+                raise KafkaStorageError(
+                    f"No log directories available. Tried {', '.join(str(d) for d in candidates)}")
+            if config is None:
+                config = self._fetch_log_config(topic_partition.topic)
+            log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
                       topic_partition=topic_partition)
             self._logs[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
-                        directory.parent, log.config.overridden_configs_as_loggable_string())
+                        directory, config.overridden_configs_as_loggable_string())
             return log
 
-    get_or_create_log = create_log
+    def _create_log_directory(self, log_dir: Path, log_dir_name: str) -> Path:
+        """Make ``log_dir/log_dir_name`` (Kafka: ``createLogDirectory``; a failure there also reports the
+        directory to the broker's failure channel, which kafkalog has not got).
+
+        Raises:
+            KafkaStorageError: ``log_dir`` is offline or the directory could not be made.
+        """
+        if log_dir not in self.log_dirs:
+            raise KafkaStorageError(f"Can not create log {log_dir_name} because log directory {log_dir} is offline")
+        directory = log_dir / log_dir_name
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            message = f"Error while creating log for {log_dir_name} in dir {log_dir}"
+            logger.warning("%s: %s", message, e)
+            raise KafkaStorageError(f"{message}: {e}") from e
+        return directory
+
+    def _next_log_dirs(self) -> list[Path]:
+        """The live directories, those holding the fewest logs (future logs count) first (Kafka:
+        ``nextLogDirs``)."""
+        if len(self.log_dirs) == 1:
+            return [self.log_dirs[0]]
+        counts = {d: 0 for d in self.log_dirs}
+        for log in self.all_logs():
+            counts[log.dir.parent] = counts.get(log.dir.parent, 0) + 1
+        return sorted(self.log_dirs, key=lambda d: counts[d])
 
     def next_log_dir(self) -> Path:
-        """The directory holding the fewest logs (Kafka: ``nextLogDir``)."""
-        if len(self.log_dirs) == 1:
-            return self.log_dirs[0]
-        counts = {d: 0 for d in self.log_dirs}
-        for log in self._logs.values():
-            counts[log.dir.parent] = counts.get(log.dir.parent, 0) + 1
-        return min(self.log_dirs, key=lambda d: counts[d])
+        """The directory holding the fewest logs (Kafka 0.10.1: ``nextLogDir``)."""
+        return self._next_log_dirs()[0]
 
-    def delete_log(self, topic_partition: TopicPartition) -> Log | None:
-        """Remove a partition: its directory is renamed ``<topic>-<partition>.<uuid>-delete`` now and deleted
-        after ``file.delete.delay.ms`` (Kafka: ``asyncDelete`` / 0.10.1 ``deleteLog``)."""
+    def delete_log(self, topic_partition: TopicPartition, is_future: bool = False, checkpoint: bool = True,
+                   is_stray: bool = False) -> Log | None:
+        """Remove a partition's log (Kafka 3.8: ``asyncDelete``; 0.10.1: ``deleteLog``) and return it.
+
+        Its directory is renamed ``<topic>-<partition>.<uuid>-delete`` at once and deleted
+        ``file.delete.delay.ms`` later by the ``kafka-delete-logs`` task: until then the log stays open, so
+        a reader holding it goes on reading (from the renamed files).  With ``is_stray`` it is renamed
+        ``-stray`` instead and never deleted.  ``checkpoint`` rewrites the directory's checkpoints without it.
+
+        Raises:
+            KafkaStorageError: there is no such log and a directory is offline (it may be there).
+        """
         if self.read_only:
             raise ReadOnlyError(f"Cannot delete log {topic_partition}: the log manager is read-only")
         with self._lock:
-            log = self._logs.pop(topic_partition, None)
-            if log is None:
-                return None
-            if self.cleaner is not None:
-                self.cleaner.abort_cleaning(topic_partition)
-                self.cleaner.cleaner_manager.update_checkpoints(log.dir.parent, partition_to_remove=topic_partition)
-            log.close()
+            removed = (self._future_logs if is_future else self._logs).pop(topic_partition, None)
+        if removed is None:
+            if self.offline_log_dirs:
+                raise KafkaStorageError(
+                    f"Failed to delete log for {'future ' if is_future else ''}{topic_partition} because it may "
+                    f"be in one of the offline directories {','.join(map(str, self.offline_log_dirs))}")
+            return None
+        # No cleaning may go on in a log about to be deleted.
+        if self.cleaner is not None and not is_future:
+            self.cleaner.abort_cleaning(topic_partition)
+            if checkpoint:
+                self.cleaner.cleaner_manager.update_checkpoints(removed.dir.parent,
+                                                                partition_to_remove=topic_partition)
+        if is_stray:
+            removed.rename_dir(log_stray_dir_name(topic_partition))
+            logger.warning("Log for partition %s is marked as stray and renamed to %s", topic_partition,
+                           removed.dir)
+        else:
             # Kafka's logDeleteDirName: the topic is shortened so the name fits 255 characters.
-            target = log.dir.with_name(log_delete_dir_name(topic_partition))
-            os.replace(log.dir, target)
-            log.dir = target
-            log.segments.update_parent_dir(target)
-            self._logs_to_be_deleted.append((log, self.time.milliseconds()))
-            self._checkpoint_recovery_offsets_in_dir(target.parent)
-            self._checkpoint_log_start_offsets_in_dir(target.parent)
+            removed.rename_dir(log_delete_dir_name(topic_partition))
+            self._add_log_to_be_deleted(removed)
             logger.info("Log for partition %s is renamed to %s and is scheduled for deletion", topic_partition,
-                        target)
-        if self._started and not self._shut_down:
-            self._schedule("kafka-delete-logs", self.delete_logs, log.config.file_delete_delay_ms)
-        return log
+                        removed.dir)
+        if checkpoint:
+            d = removed.dir.parent
+            logs = self.logs_by_dir().get(d, {})
+            self._checkpoint_recovery_offsets_in_dir(d, logs)
+            self._checkpoint_log_start_offsets_in_dir(d, logs)
+        return removed
+
+    async_delete = delete_log
+
+    def abort_and_pause_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Kafka: ``abortAndPauseCleaning`` (nothing without a cleaner)."""
+        if self.cleaner is not None:
+            self.cleaner.abort_and_pause_cleaning(topic_partition)
+            logger.info("The cleaning for partition %s is aborted and paused", topic_partition)
+
+    def abort_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Kafka: ``abortCleaning`` (nothing without a cleaner)."""
+        if self.cleaner is not None:
+            self.cleaner.abort_cleaning(topic_partition)
+            logger.info("The cleaning for partition %s is aborted", topic_partition)
+
+    def _resume_cleaning(self, topic_partition: TopicPartition) -> None:
+        """Kafka: ``resumeCleaning``."""
+        if self.cleaner is not None:
+            self.cleaner.resume_cleaning([topic_partition])
+            logger.info("Cleaning for partition %s is resumed", topic_partition)
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int]) -> None:
         """Truncate several logs, then checkpoint their recovery points (Kafka: ``truncateTo``)."""
@@ -484,14 +978,14 @@ class LogManager:
             # must stop, and its checkpoint must not stay beyond the new log end.
             stop_cleaner = self.cleaner is not None and offset < log.active_segment.base_offset
             if stop_cleaner:
-                self.cleaner.abort_and_pause_cleaning(tp)
+                self.abort_and_pause_cleaning(tp)
             try:
                 log.truncate_to(offset)
                 if stop_cleaner:
                     self.cleaner.maybe_truncate_checkpoint(log.dir.parent, tp, log.active_segment.base_offset)
             finally:
                 if stop_cleaner:
-                    self.cleaner.resume_cleaning([tp])
+                    self._resume_cleaning(tp)
         self.checkpoint_recovery_point_offsets()
 
     def truncate_fully_and_start_at(self, topic_partition: TopicPartition, new_offset: int) -> None:
@@ -499,32 +993,33 @@ class LogManager:
         log = self._logs.get(topic_partition)
         if log is None:
             return
-        if self.cleaner is not None:
-            self.cleaner.abort_and_pause_cleaning(topic_partition)
+        self.abort_and_pause_cleaning(topic_partition)
         try:
             log.truncate_fully_and_start_at(new_offset)
             if self.cleaner is not None:
                 self.cleaner.maybe_truncate_checkpoint(log.dir.parent, topic_partition, log.active_segment.base_offset)
         finally:
-            if self.cleaner is not None:
-                self.cleaner.resume_cleaning([topic_partition])
+            self._resume_cleaning(topic_partition)
         self.checkpoint_recovery_point_offsets()
 
     def all_logs(self) -> list[Log]:
-        """Kafka: ``allLogs``."""
-        return list(self._logs.values())
+        """The logs and the future logs (Kafka: ``allLogs``)."""
+        return [*self._logs.values(), *self._future_logs.values()]
+
+    def logs_by_topic(self, topic: str) -> list[Log]:
+        """The logs and future logs of ``topic`` (Kafka: ``logsByTopic``)."""
+        return [log for tp, log in [*self._logs.items(), *self._future_logs.items()] if tp.topic == topic]
 
     def logs_by_topic_partition(self) -> dict[TopicPartition, Log]:
         """Kafka: ``logsByTopicPartition``."""
         return dict(self._logs)
 
     def logs_by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
-        """The logs of each directory (Kafka: ``logsByDir``)."""
+        """The logs and future logs of each directory (Kafka: ``logsByDir``)."""
         by_dir: dict[Path, dict[TopicPartition, Log]] = {}
-        for tp, log in self._logs.items():
+        for tp, log in [*self._logs.items(), *self._future_logs.items()]:
             by_dir.setdefault(log.dir.parent, {})[tp] = log
         return by_dir
 
     def __repr__(self) -> str:
         return f"LogManager(log_dirs={[str(d) for d in self.log_dirs]}, logs={len(self._logs)})"
-

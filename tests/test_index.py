@@ -388,6 +388,8 @@ def test_offset_sanity_check_last_offset_below_base(impl: ModuleType, tmp_path: 
 
 
 def test_time_lookup(time_index: TimeIndex) -> None:
+    """TimeIndexTest.testLookUp (3.8.0 and 0.10.1.1): before the first entry, between two, on one; and
+    past the last."""
     idx = time_index
     assert idx.lookup(100) == TimestampOffset(-1, BASE_OFFSET)
     append_time_entries(idx, MAX_ENTRIES - 1)
@@ -399,6 +401,7 @@ def test_time_lookup(time_index: TimeIndex) -> None:
 
 
 def test_time_entry(time_index: TimeIndex) -> None:
+    """TimeIndexTest.testEntry, and the last slot and one past it."""
     append_time_entries(time_index, MAX_ENTRIES - 1)
     assert time_index.entry(0) == TimestampOffset(10, 55)
     assert time_index.entry(1) == TimestampOffset(20, 65)
@@ -410,11 +413,13 @@ def test_time_entry(time_index: TimeIndex) -> None:
 
 
 def test_time_entry_overflow(time_index: TimeIndex) -> None:
+    """TimeIndexTest.testEntryOverflow."""
     with pytest.raises(IllegalArgumentError):
         time_index.entry(0)
 
 
 def test_time_truncate(time_index: TimeIndex) -> None:
+    """TimeIndexTest.testTruncate (3.8.0 and 0.10.1.1), and truncations between and on entries."""
     idx = time_index
     append_time_entries(idx, MAX_ENTRIES - 1)
     idx.truncate()
@@ -435,6 +440,8 @@ def test_time_truncate(time_index: TimeIndex) -> None:
 
 
 def test_time_append(time_index: TimeIndex) -> None:
+    """TimeIndexTest.testAppend (3.8.0 and 0.10.1.1): a full index refuses a new entry unless the segment
+    rolls (``skip_full_check``), and an offset below the last entry is an InvalidOffsetError."""
     idx = time_index
     append_time_entries(idx, MAX_ENTRIES - 1)
     with pytest.raises(IllegalArgumentError):

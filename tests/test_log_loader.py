@@ -998,12 +998,12 @@ def test_log_recovery_is_called_upon_broker_crash(scratch: Path, mock_time: Mock
         # load after a clean shutdown
         marker.write_text('{"version":0,"brokerEpoch":0}')
         manager.clean_shutdown_intercepted = False
-        manager._load_logs()
+        manager._load_logs(lambda _log: False)
         assert manager.clean_shutdown_intercepted is True, "Unexpected value intercepted for clean shutdown flag"
         assert not marker.exists(), "Clean shutdown file must not exist after loadLogs has completed"
         # load without the clean-shutdown file
         manager.clean_shutdown_intercepted = True
-        manager._load_logs()
+        manager._load_logs(lambda _log: False)
         assert manager.clean_shutdown_intercepted is False, "Unexpected value intercepted for clean shutdown flag"
         assert not marker.exists(), "Clean shutdown file must not exist after loadLogs has completed"
     finally:
@@ -1017,16 +1017,16 @@ def test_log_recovery_is_called_upon_broker_crash(scratch: Path, mock_time: Mock
         marker.write_text('{"version":0,"brokerEpoch":0}')
         manager.error = RuntimeError("Simulated Runtime error")
         with pytest.raises(RuntimeError):
-            manager._load_logs()
+            manager._load_logs(lambda _log: False)
         assert not marker.exists(), "Clean shutdown file must not have existed"
         manager.error = KafkaStorageError("Simulated Kafka storage error without IOException cause")
         with pytest.raises(KafkaStorageError):
-            manager._load_logs()
+            manager._load_logs(lambda _log: False)
 
         # no error on the next load: it knows the last shutdown was not clean
         manager.error = None
         manager.clean_shutdown_intercepted = True
-        manager._load_logs()
+        manager._load_logs(lambda _log: False)
         assert manager.clean_shutdown_intercepted is False, "Unexpected value for clean shutdown flag"
     finally:
         manager.shutdown()
