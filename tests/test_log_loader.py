@@ -52,6 +52,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -963,12 +964,15 @@ class InterceptingLogManager(LogManager):
         super().__init__(*args, **kwargs)
 
     def _load_log(self, log_dir: Path, tp: TopicPartition, had_clean_shutdown: bool,
-                  recovery_points: dict[TopicPartition, int], log_start_offsets: dict[TopicPartition, int]) -> None:
+                  recovery_points: Mapping[TopicPartition, int], log_start_offsets: Mapping[TopicPartition, int],
+                  is_stray: Callable[[Log], bool]) -> Log:
         if self.error is not None:
             raise self.error
         self.clean_shutdown_intercepted = had_clean_shutdown
-        if self.get_log(tp) is None:
-            super()._load_log(log_dir, tp, had_clean_shutdown, recovery_points, log_start_offsets)
+        log = self.get_log(tp)
+        if log is None:
+            log = super()._load_log(log_dir, tp, had_clean_shutdown, recovery_points, log_start_offsets, is_stray)
+        return log
 
 
 def test_log_recovery_is_called_upon_broker_crash(scratch: Path, mock_time: MockTime, impl: Any) -> None:
