@@ -15,9 +15,12 @@ Rows of the group ``decode v2 100k records``:
   and their records, touching the same four fields.
 * kafka-python: its (pure Python) ``MemoryRecords``, the same loop.
 
-None of the rows checks CRCs (none of these readers does while iterating).  Targets: columns >= 3x
-aiokafka and >= 30x the pure twin; objects (either loop) no slower than aiokafka.  records/s is in
-``extra_info``.
+kafkalog's deep reads check every batch's CRC by default, as a consumer with ``check.crcs=true`` does, so
+its rows above include the check; the peers do not check while iterating.  The cost of the check has rows of
+its own: the columns and the objects with ``check_crcs=False`` (compiled), beside the default ones.
+
+Targets: columns >= 3x aiokafka and >= 30x the pure twin; objects (either loop) no slower than aiokafka.
+records/s is in ``extra_info``.
 """
 
 from __future__ import annotations
@@ -90,6 +93,11 @@ def kafkalog_columns(buf: bytes) -> tuple[int, Any]:
     return sum(len(c) for c in chunks), tail
 
 
+def kafkalog_columns_unchecked(buf: bytes) -> tuple[int, Any]:
+    chunks = MemoryRecords(buf).record_columns(check_crcs=False)
+    return sum(len(c) for c in chunks), chunks[-1]
+
+
 def kafkalog_columns_per_batch(buf: bytes) -> tuple[int, Any]:
     n = 0
     cols = None
@@ -115,6 +123,10 @@ def _touch(records: Any, n: int, last: tuple[Any, ...]) -> tuple[int, tuple[Any,
 
 def kafkalog_objects(buf: bytes) -> tuple[int, tuple[Any, ...]]:
     return _touch(MemoryRecords(buf).records(), 0, ())
+
+
+def kafkalog_objects_unchecked(buf: bytes) -> tuple[int, tuple[Any, ...]]:
+    return _touch(MemoryRecords(buf).records(check_crcs=False), 0, ())
 
 
 def kafkalog_objects_per_batch(buf: bytes) -> tuple[int, tuple[Any, ...]]:
@@ -144,6 +156,27 @@ def test_decode_columns_kafkalog(benchmark: Any, impl: ModuleType, buf: bytes, l
     assert (int(cols.records["offset"][-1]), int(cols.records["timestamp"][-1]), cols.key(PER_BATCH - 1),
             cols.value(PER_BATCH - 1)) == last_record
     throughput(benchmark, f"decode/columns/{impl.IMPLEMENTATION}", records=RECORDS)
+
+
+def test_decode_columns_unchecked_kafkalog(benchmark: Any, compiled: ModuleType, buf: bytes,
+                                           throughput: Callable[..., None]) -> None:
+    """The columns without the CRC check (``check_crcs=False``): the check's cost is this row against the
+    default one."""
+    benchmark.group = GROUP
+    n, _last = benchmark(kafkalog_columns_unchecked, buf)
+    assert n == RECORDS
+    throughput(benchmark, "decode/columns-unchecked/cython", records=RECORDS)
+
+
+def test_decode_objects_unchecked_kafkalog(benchmark: Any, compiled: ModuleType, buf: bytes,
+                                           last_record: tuple[Any, ...],
+                                           throughput: Callable[..., None]) -> None:
+    """The objects without the CRC check (``check_crcs=False``)."""
+    benchmark.group = GROUP
+    n, last = benchmark(kafkalog_objects_unchecked, buf)
+    assert n == RECORDS
+    assert last == last_record
+    throughput(benchmark, "decode/objects-unchecked/cython", records=RECORDS)
 
 
 def test_decode_columns_per_batch_kafkalog(benchmark: Any, compiled: ModuleType, buf: bytes,
