@@ -1196,13 +1196,31 @@ def test_cleaner_config_constructor_rejects() -> None:
         CleanerConfig(enable_cleaner=1)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="hash_algorithm"):
         CleanerConfig(hash_algorithm="CRC32")
-    assert CleanerConfig(hash_algorithm="sha-256").hashlib_name == "sha256"
     assert CleanerConfig(max_io_bytes_per_second=math.inf).max_io_bytes_per_second == math.inf
     assert CleanerConfig(dedupe_buffer_load_factor=1).dedupe_buffer_load_factor == 1.0
     no_threads = CleanerConfig(num_threads=0)
     assert no_threads.num_threads == 0  # Kafka allows it: no cleaner thread at all
     with pytest.raises(IllegalStateError, match="0 threads"):
         _ = no_threads.io_buffer_size_per_thread
+
+
+def test_cleaner_config_hash_algorithm_is_md5_only(impl: ModuleType, tmp_path: pathlib.Path) -> None:
+    """Kafka 3.8.0 fixes the offset map's digest (``CleanerConfig.HASH_ALGORITHM = "MD5"``; ``SkimpyOffsetMap``
+    always hashes with MD5), and kafkalog's map computes MD5 alone: another digest, which 0.10.1's
+    ``CleanerConfig(hashAlgorithm)`` took, is refused when the configuration is made, not when a cleaner thread
+    builds its map.  The name is Java's, case-insensitive."""
+    for name in ("SHA-256", "sha-256", "SHA-1", "SHA", "SHA-512"):
+        with pytest.raises(ConfigError, match="MD5 only") as raised:
+            CleanerConfig(hash_algorithm=name)
+        assert raised.value.name == "hash_algorithm"
+    config = CleanerConfig(dedupe_buffer_size=1 << 16, hash_algorithm="md5")
+    assert config.hashlib_name == "md5"
+    # every configuration that can be made gives its threads a map
+    from kafkalog.cleaner import LogCleaner
+
+    cleaner = LogCleaner(config, [tmp_path], {}, time=MockTime())
+    stats = cleaner.run_once()
+    assert stats == []
 
 
 # --- the cleaner thread's failures (Kafka 3.8: cleanFilthiestLog / tryCleanFilthiestLog) --------------------------
