@@ -175,6 +175,10 @@ class FileMessageSet:
         self.is_slice = _channel is not None
         self.writable = writable
         self.start = _start
+        #: How many times :meth:`truncate_to` removed bytes: with the size, it tells a reader that caches
+        #: what it scanned whether the bytes it saw are still there (a truncation followed by appends can
+        #: bring the size back).  kafkalog's; Kafka has no need of it.
+        self.truncations = 0
         if _channel is not None:
             # A slice (Kafka: isSlice = true): a fixed window of a file another set owns.
             assert _end is not None
@@ -359,6 +363,8 @@ class FileMessageSet:
         if target_size < self._channel.size():
             self._channel.truncate(target_size)
             self._size = target_size
+        if target_size < original:
+            self.truncations += 1
         return original - target_size
 
     def trim(self) -> None:
