@@ -796,9 +796,8 @@ class Log:
         The log end is taken once, first: an offset equal to it gets that very metadata, never that of a later
         log end (appends made meanwhile, maybe after a truncation to ``offset``, would otherwise put the bound
         past ``offset``, and a read bounded by it, as by the high watermark, would return records past it).
-
-        Raises:
-            OffsetOutOfRangeError: ``offset`` is below the log start offset or past the log end offset.
+        An offset below the log start offset or past the log end offset is an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError`.
         """
         return self.read(offset, 1, min_one_message=False).fetch_offset_metadata
 
