@@ -32,7 +32,7 @@ import math
 import struct
 import threading
 import time as _time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ import numpy as np
 
 from ._common import INT32_MAX
 from .cleaner_config import CleanerConfig
-from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean
+from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean, PreCleanStats
 from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
@@ -197,6 +197,11 @@ class Throttler:
         self._lock = threading.Lock()
         self._period_start = time.milliseconds()
         self._observed = 0.0
+
+    def update_desired_rate_per_sec(self, updated_desired_rate_per_sec: float) -> None:
+        """Kafka: ``updateDesiredRatePerSec`` (a reconfigured ``log.cleaner.io.max.bytes.per.second``)."""
+        with self._lock:
+            self.desired_rate_per_sec = updated_desired_rate_per_sec
 
     def maybe_throttle(self, observed: float) -> None:
         """Kafka: ``maybeThrottle``."""
@@ -409,6 +414,10 @@ class Cleaner:
             self.check_done_hook()
             while sizes[i] > self._buffer_size:
                 self._grow_buffers_or_fail(segment, positions[i], sizes[i], max_log_message_size)
+                # Kafka's loops check at every read, those that only grew the buffer too: an I/O buffer of 0
+                # bytes (log.cleaner.io.buffer.size below 2 per thread) never grows, and the thread goes on
+                # reading nothing until it is stopped, as Kafka's does.
+                self.check_done_hook()
             j, total = i, 0
             while j < n and total + sizes[j] <= self._buffer_size:
                 total += sizes[j]
@@ -934,8 +943,13 @@ class CleanerThread(threading.Thread):
             log_cleaner.throttler,
             log_cleaner.time,
             self._check_done)
+        #: The statistics of the thread's last cleaning round (Kafka: ``lastStats``; ``None`` before the first,
+        #: where Kafka has an empty ``CleanerStats``).
         self.last_stats: CleanerStats | None = None
+        #: What the last grab that found a log to clean saw of the logs (Kafka: ``lastPreCleanStats``).
+        self.last_pre_clean_stats = PreCleanStats()
         self._shutdown = threading.Event()
+        self._shutdown_complete = threading.Event()
 
     def _check_done(self, topic_partition: TopicPartition) -> None:
         if self._shutdown.is_set():
@@ -945,20 +959,39 @@ class CleanerThread(threading.Thread):
     def initiate_shutdown(self) -> None:
         self._shutdown.set()
 
+    @property
+    def is_running(self) -> bool:
+        """Kafka: ``ShutdownableThread.isRunning``: no shutdown was asked for."""
+        return not self._shutdown.is_set()
+
+    @property
+    def is_thread_failed(self) -> bool:
+        """The thread ended without being asked to: an unexpected error stopped it (Kafka:
+        ``ShutdownableThread.isThreadFailed``, ``isShutdownComplete && !isShutdownInitiated``)."""
+        return self._shutdown_complete.is_set() and not self._shutdown.is_set()
+
     def run(self) -> None:
-        """The thread's loop (Kafka 3.8: ``doWork``): clean the filthiest log, marking a log that fails
-        uncleanable; back off when there was nothing to clean; forget uncleanable partitions that are gone."""
+        """Kafka's ``ShutdownableThread.run`` around ``CleanerThread.doWork``: until shut down, clean the filthiest
+        log (a log that fails is marked uncleanable), back off when there was nothing to clean, and forget
+        uncleanable partitions that are gone.  Any other error ends the thread, logged when no shutdown was
+        asked for, and the thread counts as failed (:attr:`is_thread_failed`, :attr:`LogCleaner.dead_thread_count`)."""
         logger.info("[%s]: Starting", self.name)
-        while not self._shutdown.is_set():
-            try:
-                cleaned = self.try_clean_filthiest_log()
-            except Exception:
+        try:
+            while self.is_running:
+                self.do_work()
+        except Exception:
+            if self.is_running:
                 logger.exception("[%s]: Error due to", self.name)
-                cleaned = False
-            if not cleaned:
-                self._shutdown.wait(self.log_cleaner.config.backoff_ms / 1000.0)
-            self.log_cleaner.cleaner_manager.maintain_uncleanable_partitions()
+        finally:
+            self._shutdown_complete.set()
         logger.info("[%s]: Stopped", self.name)
+
+    def do_work(self) -> None:
+        """One turn of the loop (Kafka 3.8: ``doWork``)."""
+        cleaned = self.try_clean_filthiest_log()
+        if not cleaned:
+            self._shutdown.wait(self.log_cleaner.config.backoff_ms / 1000.0)
+        self.log_cleaner.cleaner_manager.maintain_uncleanable_partitions()
 
     def try_clean_filthiest_log(self) -> bool:
         """Kafka: ``tryCleanFilthiestLog``."""
@@ -979,9 +1012,11 @@ class CleanerThread(threading.Thread):
         back, even when one of them fails.
         """
         manager = self.log_cleaner.cleaner_manager
-        cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time)
+        pre_clean_stats = PreCleanStats()
+        cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time, pre_clean_stats)
         cleaned = False
         if cleanable is not None:
+            self.last_pre_clean_stats = pre_clean_stats
             try:
                 self.clean_log(cleanable)
             except LogCleaningError:
@@ -1028,11 +1063,63 @@ class LogCleaner:
 
     def __init__(self, config: CleanerConfig, log_dirs: list[Any], logs: Any, time: Time = SYSTEM_TIME,
                  read_only: bool = False) -> None:
+        #: The configuration, which :meth:`reconfigure` replaces (Kafka: ``config``, ``@volatile``).
         self.config = config
         self.time = time
+        #: The logs: a ``{TopicPartition: Log}`` mapping, read afresh at every use (so removing a partition from
+        #: it is what Kafka's ``cleaner.logs.remove(tp)`` is), or a callable returning one (Kafka: ``logs``).
+        self.logs = logs
         self.cleaner_manager = LogCleanerManager(log_dirs, logs, time=time, read_only=read_only)
         self.throttler = Throttler(config.max_io_bytes_per_second, 300, time)
         self.cleaners: list[CleanerThread] = []
+
+    # -- gauges (Kafka registers them as Yammer gauges; here they are read on demand) ----------------
+
+    def _max_over_cleaner_threads(self, f: Callable[[CleanerThread], float]) -> int:
+        """Kafka: ``maxOverCleanerThreads``: the largest ``f`` over the threads, as an int; 0 with no thread."""
+        return int(max((f(thread) for thread in self.cleaners), default=0.0))
+
+    @property
+    def max_buffer_utilization_percent(self) -> int:
+        """Gauge ``max-buffer-utilization-percent``: the fullest offset map of the threads' last rounds, computed
+        as Kafka does, the largest utilization made an int before the ``* 100`` (so 0 unless a map was full)."""
+        return self._max_over_cleaner_threads(
+            lambda t: t.last_stats.buffer_utilization if t.last_stats is not None else 0.0) * 100
+
+    @property
+    def cleaner_recopy_percent(self) -> int:
+        """Gauge ``cleaner-recopy-percent``: bytes written over bytes read in the threads' last rounds."""
+        stats = [t.last_stats for t in self.cleaners if t.last_stats is not None]
+        written = sum(s.bytes_written for s in stats)
+        read = max(sum(s.bytes_read for s in stats), 1)
+        return int(100 * (written / read))
+
+    @property
+    def max_clean_time_secs(self) -> int:
+        """Gauge ``max-clean-time-secs``: the longest of the threads' last rounds."""
+        return self._max_over_cleaner_threads(
+            lambda t: t.last_stats.elapsed_secs() if t.last_stats is not None else 0.0)
+
+    @property
+    def max_compaction_delay_secs(self) -> int:
+        """Gauge ``max-compaction-delay-secs``: the longest compaction delay the threads' last grabs saw."""
+        return self._max_over_cleaner_threads(
+            lambda t: float(t.last_pre_clean_stats.max_compaction_delay_ms)) // 1000
+
+    @property
+    def dead_thread_count(self) -> int:
+        """Gauge ``DeadThreadCount``: threads an unexpected error stopped (Kafka: ``deadThreadCount``)."""
+        return sum(1 for thread in self.cleaners if thread.is_thread_failed)
+
+    @property
+    def current_config(self) -> CleanerConfig:
+        """Kafka: ``currentConfig`` (for tests)."""
+        return self.config
+
+    @property
+    def cleaner_count(self) -> int:
+        """Kafka: ``cleanerCount`` (for tests): the threads started and not shut down."""
+        return len(self.cleaners)
 
     def startup(self) -> None:
         """Start the cleaner threads (Kafka: ``startup``)."""
@@ -1043,13 +1130,31 @@ class LogCleaner:
             thread.start()
 
     def shutdown(self) -> None:
-        """Stop the threads and wait for them (Kafka: ``shutdown``)."""
+        """Stop the threads and wait for them (Kafka: ``shutdown``; there are no gauges to remove)."""
         logger.info("Shutting down the log cleaner.")
         for thread in self.cleaners:
             thread.initiate_shutdown()
         for thread in self.cleaners:
             thread.join()
         self.cleaners.clear()
+
+    def reconfigure(self, old_config: CleanerConfig | Mapping[str, Any],
+                    new_config: CleanerConfig | Mapping[str, Any]) -> None:
+        """Take a new configuration (Kafka: ``reconfigure``, of a broker's dynamic config): the throttler takes
+        the new ``log.cleaner.io.max.bytes.per.second`` if it changed, then the threads are stopped and new ones
+        started under the new configuration (so failed threads are replaced too).
+
+        Each configuration is a :class:`CleanerConfig` or, as Kafka's ``KafkaConfig``, a broker's properties
+        (read by :meth:`CleanerConfig.from_props`, Kafka's ``LogCleaner.cleanerConfig``).
+        """
+        old = old_config if isinstance(old_config, CleanerConfig) else CleanerConfig.from_props(old_config)
+        self.config = new_config if isinstance(new_config, CleanerConfig) else CleanerConfig.from_props(new_config)
+        max_io_bytes_per_second = self.config.max_io_bytes_per_second
+        if max_io_bytes_per_second != old.max_io_bytes_per_second:
+            logger.info("Updating logCleanerIoMaxBytesPerSecond: %s", max_io_bytes_per_second)
+            self.throttler.update_desired_rate_per_sec(max_io_bytes_per_second)
+        self.shutdown()
+        self.startup()
 
     def abort_cleaning(self, topic_partition: TopicPartition) -> None:
         """Kafka: ``abortCleaning``."""
@@ -1063,9 +1168,10 @@ class LogCleaner:
         """Kafka: ``resumeCleaning``."""
         self.cleaner_manager.resume_cleaning(topic_partitions)
 
-    def update_checkpoints(self, data_dir: Any, partition_to_update: Any = None) -> None:
-        """Kafka: ``updateCheckpoints``."""
-        self.cleaner_manager.update_checkpoints(data_dir, partition_to_update)
+    def update_checkpoints(self, data_dir: Any, partition_to_remove: TopicPartition | None = None) -> None:
+        """Rewrite ``data_dir``'s cleaner checkpoint, removing ``partition_to_remove`` if given (Kafka 3.8:
+        ``updateCheckpoints(dataDir, partitionToRemove)``)."""
+        self.cleaner_manager.update_checkpoints(data_dir, partition_to_remove=partition_to_remove)
 
     def maybe_truncate_checkpoint(self, data_dir: Any, topic_partition: TopicPartition, offset: int) -> None:
         """Kafka: ``maybeTruncateCheckpoint``."""

@@ -18,7 +18,7 @@ message.max.bytes                       1048588 (1 MiB + 12)     int32 >= 0     
 log.cleaner.io.max.bytes.per.second     1.7976931348623157e308   > 0             max_io_bytes_per_second
 log.cleaner.backoff.ms                  15000                    int64 >= 0      backoff_ms
 log.cleaner.enable                      true                     boolean         enable_cleaner
-(none: fixed in Kafka 3.8)              MD5                      a digest name   hash_algorithm
+(none: fixed in Kafka 3.8)              MD5                      MD5 only        hash_algorithm
 ======================================  =======================  ==============  ========================
 
 The defaults are the broker's (3.8.0: ``CleanerConfig.LOG_CLEANER_*`` and ``message.max.bytes``), which are
@@ -43,8 +43,11 @@ Where this departs from Kafka, on purpose (all are values Kafka accepts and then
 * ``log.cleaner.dedupe.buffer.size`` must not be negative (Kafka fails allocating the map when the cleaner
   starts);
 * NaN is refused for both doubles;
-* ``hash_algorithm`` (0.10.1.1's field; 3.8.0 always uses MD5) must name a digest Java's ``MessageDigest``
-  and Python's ``hashlib`` both have.
+* ``hash_algorithm`` (0.10.1.1's field, where any ``MessageDigest`` name was taken) must be MD5, in any case:
+  Kafka 3.8.0 has no such setting (``CleanerConfig.HASH_ALGORITHM`` is fixed at MD5 and ``SkimpyOffsetMap``
+  always hashes with it), and kafkalog's offset map, whose kernels (both twins) lay out 16-byte MD5 hashes
+  with Kafka's probe sequence, computes nothing else.  A configuration the map cannot run is refused here,
+  when it is made, rather than when the cleaner threads start.
 
 Whether the per-thread offset map holds at least one entry depends on the hash size and is checked by the
 cleaner itself, as in Kafka (``Cleaner``'s ``require``).
@@ -127,22 +130,10 @@ _TOPIC_DEFAULT_PROPERTIES: Final = frozenset(
     name for name in SERVER_CONFIG_SYNONYMS.values() if name.startswith(_LOG_CLEANER_PREFIX)
 )
 
-#: Java ``MessageDigest`` algorithm names (case-insensitive there too) -> ``hashlib`` names.
+#: The digests the offset map computes, by Java ``MessageDigest`` name (case-insensitive there too) ->
+#: ``hashlib`` name: MD5 alone, as in Kafka 3.8 (module docstring).
 _DIGESTS: Final[Mapping[str, str]] = {
     "MD5": "md5",
-    "SHA": "sha1",
-    "SHA-1": "sha1",
-    "SHA1": "sha1",
-    "SHA-224": "sha224",
-    "SHA-256": "sha256",
-    "SHA-384": "sha384",
-    "SHA-512": "sha512",
-    "SHA-512/224": "sha512_224",
-    "SHA-512/256": "sha512_256",
-    "SHA3-224": "sha3_224",
-    "SHA3-256": "sha3_256",
-    "SHA3-384": "sha3_384",
-    "SHA3-512": "sha3_512",
 }
 
 
@@ -184,7 +175,8 @@ class CleanerConfig:
     * ``max_io_bytes_per_second`` - the read and write I/O all cleaner threads together may do;
     * ``backoff_ms`` - how long to wait before looking again when no log is eligible for cleaning;
     * ``enable_cleaner`` - ``False`` turns the cleaner off entirely;
-    * ``hash_algorithm`` - the digest used to compare keys (a Java ``MessageDigest`` name).
+    * ``hash_algorithm`` - the digest used to compare keys: ``"MD5"`` (any case), the only one the offset
+      map computes (Kafka 3.8 fixes it; 0.10.1 took any ``MessageDigest`` name).
 
     Immutable, compared and hashed by value.  Every value is checked when the object is made.
 
@@ -230,7 +222,7 @@ class CleanerConfig:
             raise ConfigError.invalid(
                 "hash_algorithm",
                 self.hash_algorithm,
-                f"Unknown digest algorithm; known: {', '.join(_DIGESTS)}",
+                "The offset map hashes keys with MD5 only (as Kafka 3.8's SkimpyOffsetMap does)",
             )
         # Doubles given as ints are stored as floats, as ConfigDef parses them.
         object.__setattr__(self, "dedupe_buffer_load_factor", float(self.dedupe_buffer_load_factor))

@@ -24,8 +24,9 @@ is working on it, the thread sees ``LogCleaningAborted`` at its next :meth:`~Log
 stops with :class:`LogCleaningAbortedError`, and its :meth:`~LogCleanerManager.done_cleaning` moves the state to
 ``LogCleaningPaused(1)`` and wakes the waiter, as Kafka's condition variable does.
 
-Left out, as the issue says: the transactions' last stable offset (kafkalog keeps no producer state, so the log's
-high watermark is the last stable offset) and remote storage.  Where this departs from Kafka otherwise:
+The last stable offset that bounds cleaning is Kafka's, but read from the log's transactional batch headers
+(kafkalog keeps no producer state; see :func:`_last_stable_offset`).  Left out: remote storage.  Where this
+departs from Kafka otherwise:
 
 * the gauges (``max-dirty-percent``, ``time-since-last-run-ms``, ``uncleanable-partitions-count``,
   ``uncleanable-bytes``) are plain methods and properties, read on demand;
@@ -59,6 +60,7 @@ from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, Kafk
 from .log import Log
 from .scheduler import SYSTEM_TIME, Time
 from .topic import TopicPartition
+from .transactions import first_unstable_offset
 
 __all__ = [
     "LogCleanerManager",
@@ -293,9 +295,19 @@ def is_compact_and_delete(log: Log) -> bool:
 
 
 def _last_stable_offset(log: Log) -> int:
-    """The log's last stable offset.  kafkalog keeps no producer state, so there is never an open transaction
-    below the high watermark and the last stable offset is the high watermark (Kafka: ``lastStableOffset``)."""
-    return log.high_watermark
+    """The log's last stable offset (Kafka: ``UnifiedLog.lastStableOffset``): the first unstable offset (raised
+    to the log start offset) when it is below the high watermark, else the high watermark.
+
+    kafkalog keeps no producer state; the first unstable offset, the first offset of the earliest transaction
+    that is open or whose marker is not yet below the high watermark, is read from the log's transactional
+    batch headers (:func:`kafkalog.transactions.first_unstable_offset`, which sums each segment up once and
+    keeps the sums while the log lives, so a cleaning round does not rescan the log).
+    """
+    high_watermark = log.high_watermark
+    first_unstable = first_unstable_offset(log, high_watermark)
+    if first_unstable is None:
+        return high_watermark
+    return min(high_watermark, max(first_unstable, log.log_start_offset))
 
 
 def max_compaction_delay(log: Log, first_dirty_offset: int, now: int) -> int:
@@ -323,9 +335,9 @@ def cleanable_offsets(log: Log, last_clean_offset: int | None, now: int) -> Offs
     cleaning in ms.  The first dirty offset is the checkpoint, or the log start offset when there is none; a
     checkpoint below the log start offset or beyond the log end offset is reset to the log start offset and
     ``force_update_checkpoint`` is set.  The first uncleanable offset is the smallest of the last stable offset
-    (here the high watermark), the active segment's base offset and, when ``min.compaction.lag.ms`` > 0, the base
-    offset of the first dirty non-active segment whose largest timestamp is later than ``now - lag``; it is
-    raised to the first dirty offset if below it.
+    (at most the high watermark: :func:`_last_stable_offset`), the active segment's base offset and, when
+    ``min.compaction.lag.ms`` > 0, the base offset of the first dirty non-active segment whose largest timestamp
+    is later than ``now - lag``; it is raised to the first dirty offset if below it.
     """
     log_start_offset = log.log_start_offset
     checkpoint_dirty_offset = log_start_offset if last_clean_offset is None else last_clean_offset

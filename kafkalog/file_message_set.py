@@ -199,6 +199,10 @@ class FileMessageSet:
         self.is_slice = _channel is not None
         self.writable = writable
         self.start = _start
+        #: How many times :meth:`truncate_to` removed bytes: with the size, it tells a reader that caches
+        #: what it scanned whether the bytes it saw are still there (a truncation followed by appends can
+        #: bring the size back).  kafkalog's; Kafka has no need of it.
+        self.truncations = 0
         if _channel is not None:
             # A slice (Kafka: isSlice = true): a fixed window of a file another set owns.
             assert _end is not None
@@ -465,9 +469,14 @@ class FileMessageSet:
                 f"Attempt to truncate log segment {self._file} to {target_size} bytes failed, size of this "
                 f"log segment is {original} bytes."
             )
-        if target_size < self._channel.size():
-            self._channel.truncate(target_size)
-            self._size = target_size
+        # The file and the size are cut together under the channel's lock, which scans take to read the end:
+        # a reader never maps an end the file no longer reaches.
+        with self._channel.lock:
+            if target_size < self._channel.size():
+                self._channel.truncate(target_size)
+                self._size = target_size
+            if target_size < original:
+                self.truncations += 1
         return original - target_size
 
     def trim(self) -> None:
@@ -539,11 +548,12 @@ class FileMessageSet:
         The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
         """
         start = self.start + starting_position
-        end = self.end
-        if start >= end:
-            return ScanResult(np.empty(0, dtype=BATCH_DTYPE), start, ScanStop.END)
         channel = self._channel
         with channel.lock:
+            # The end is read under the lock that truncate_to holds while it cuts the file and the size.
+            end = self.end
+            if start >= end:
+                return ScanResult(np.empty(0, dtype=BATCH_DTYPE), start, ScanStop.END)
             batches, stop, reason = _impl.core.scan_batches(channel.mapped(end), start, end, check_crc,
                                                             stop_on_invalid, max_entry_size,
                                                             INT64_MAX if max_batches is None else max_batches)
@@ -591,11 +601,11 @@ class FileMessageSet:
         file positions.
         """
         start = self.start + starting_position
-        end = self.end
-        if start >= end:
-            return None
         channel = self._channel
         with channel.lock:
+            end = self.end  # under the lock, as in scan
+            if start >= end:
+                return None
             position, size, last_offset, stop, reason = _impl.core.search_for_offset(
                 channel.mapped(end), start, end, target_offset)
         if position >= 0:
@@ -679,7 +689,10 @@ class FileMessageSet:
         position = self.start + starting_position
         while position < self.end:
             with self._channel.lock:
-                rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(self.end), position, self.end,
+                end = self.end  # under the lock, as in scan
+                if position >= end:
+                    break
+                rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(end), position, end,
                                                               False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 for batch in MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"]))).batches():

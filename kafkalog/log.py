@@ -1070,6 +1070,11 @@ class Log:
         only its offset, nothing past the segments before it is returned.  An offset below the log start
         offset or past the log end offset is an :class:`~kafkalog.errors.OffsetOutOfRangeError`; an offset
         at the bound returns no records, and one past it no records with the metadata of where it is.
+
+        ``max_offset`` is made a position under the log's lock, as Kafka makes its high watermark one
+        (``fetchHighWatermarkMetadata``): no append or truncation can move the log while the position is
+        found, so the bound is where ``max_offset`` is, and a committed ``max_offset`` keeps the read off
+        the uncommitted records past it.
         """
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
@@ -1082,7 +1087,8 @@ class Log:
         elif max_offset is None or max_offset >= end_offset:
             max_offset_metadata = next_offset_metadata
         else:
-            max_offset_metadata = self.convert_to_offset_metadata(max_offset)
+            with self._lock:
+                max_offset_metadata = self.convert_to_offset_metadata(max_offset)
         segment = self.segments.floor_segment(start_offset)
         if start_offset > end_offset or segment is None:
             raise OffsetOutOfRangeError(
@@ -1108,18 +1114,16 @@ class Log:
         return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
 
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
-        """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``)."""
-        segment = self.segments.floor_segment(offset)
-        if offset > self.log_end_offset or offset < self._log_start_offset or segment is None:
-            raise OffsetOutOfRangeError(
-                f"Received request for offset {offset} for partition {self.topic_partition}, but we only have "
-                f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
-        while segment is not None:
-            fetch = segment.read(offset, 1, NO_MAX_POSITION, False)
-            if fetch is not None:
-                return fetch.fetch_offset_metadata
-            segment = self.segments.higher_segment(segment.base_offset)
-        return self._next_offset_metadata
+        """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
+        :meth:`read` bounded by the log end as it was when the call began).
+
+        The log end is taken once, first: an offset equal to it gets that very metadata, never that of a later
+        log end (appends made meanwhile, maybe after a truncation to ``offset``, would otherwise put the bound
+        past ``offset``, and a read bounded by it, as by the high watermark, would return records past it).
+        An offset below the log start offset or past the log end offset is an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError`.
+        """
+        return self.read(offset, 1, min_one_message=False).fetch_offset_metadata
 
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is, or the bare offset when it is outside the log (Kafka:

@@ -16,6 +16,7 @@ also run the cleaner's whole-segment passes over it.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -141,8 +142,14 @@ class SkimpyOffsetMap(OffsetMap):
 
     @property
     def collision_rate(self) -> float:
-        """Extra probes per lookup (Kafka: ``collisionRate``)."""
-        return (self.probes - self.lookups) / self.lookups if self.lookups else 0.0
+        """Extra probes per lookup (Kafka: ``collisionRate``, ``(probes - lookups) / (double) lookups``).
+
+        NaN before any lookup (or after :meth:`clear`), as Java's ``0 / 0.0`` is; Python's division would
+        raise instead.
+        """
+        if self.lookups == 0:
+            return math.nan if self.probes == 0 else math.copysign(math.inf, self.probes)
+        return (self.probes - self.lookups) / self.lookups
 
     def put_records(
         self, data: Any, records: npt.NDArray[Any], start_offset: int, max_entries: int

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import bisect
 import struct
+import threading
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,7 +39,8 @@ if TYPE_CHECKING:
     from .log import Log
     from .segment import LogSegment
 
-__all__ = ["AbortedTransaction", "ProducerBatch", "TransactionState", "producer_batches", "transactional_rows"]
+__all__ = ["AbortedTransaction", "ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
+           "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 _PRODUCER = struct.Struct(">qh")  # producer id, producer epoch: adjacent in a v2 batch header
@@ -155,8 +158,20 @@ def producer_batches(segment: LogSegment, transactional_only: bool = False) -> l
     producer fields of each v2 batch are read (a control batch is read whole, for its marker), so a
     segment of old formats, or with ``transactional_only`` one without transactions, costs the scan
     alone."""
-    rows = segment.log.scan(check_crc=False, stop_on_invalid=False).batches
-    rows = transactional_rows(rows) if transactional_only else rows[rows["magic"] == MAGIC_V2]
+    return scan_producer_batches(segment, transactional_only)[0]
+
+
+def scan_producer_batches(segment: LogSegment, transactional_only: bool = False,
+                          starting_position: int = 0) -> tuple[list[ProducerBatch], int, int | None]:
+    """:func:`producer_batches` of the batches from ``starting_position`` (a batch boundary), the position
+    just past the last whole batch scanned (where a later call resumes once the segment has grown), and
+    the offset after that batch (None when there was none)."""
+    all_rows = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position).batches
+    end, next_offset = starting_position, None
+    if len(all_rows):
+        end = int(all_rows[-1]["position"]) + int(all_rows[-1]["size"]) - segment.log.start
+        next_offset = int(all_rows[-1]["last_offset"]) + 1
+    rows = transactional_rows(all_rows) if transactional_only else all_rows[all_rows["magic"] == MAGIC_V2]
     found = []
     channel = segment.log.channel
     for row in rows:
@@ -173,4 +188,116 @@ def producer_batches(segment: LogSegment, transactional_only: bool = False) -> l
                 control = ControlRecordType.UNKNOWN
         found.append(ProducerBatch(producer_id, producer_epoch, int(row["base_offset"]), int(row["last_offset"]),
                                    bool(attributes & TRANSACTIONAL_FLAG_MASK), is_control, control))
-    return found
+    return found, end, next_offset
+
+
+# ---------------------------------------------------------------------------------------------------
+# The first unstable offset, kept up to date as the log grows
+
+
+#: A run of transactional batches summed up as what it does to the open transactions: producer id ->
+#: (whether a marker of that producer's closes the transaction open before the run, the first offset of
+#: the transaction the run leaves open and that began in it, or None).  Applying it to the open
+#: transactions ``{producer id: first offset}``: drop the producer when the flag is set, then open its
+#: transaction at the offset unless one is open.  Runs compose, so a segment is summed up once and its
+#: sum extended as it grows.
+_Effect = dict[int, tuple[bool, int | None]]
+
+
+def _effect_of(batches: Iterable[ProducerBatch], effect: _Effect | None = None) -> _Effect:
+    """``effect`` (empty by default) followed by ``batches``, transactional ones in offset order."""
+    out: _Effect = {} if effect is None else dict(effect)
+    for batch in batches:
+        if not batch.is_transactional:
+            continue
+        closes, first = out.get(batch.producer_id, (False, None))
+        if batch.is_control:
+            out[batch.producer_id] = (True, None)
+        elif first is None:
+            out[batch.producer_id] = (closes, batch.base_offset)
+    return out
+
+
+def _apply(effect: _Effect, open_txns: dict[int, int]) -> None:
+    for producer_id, (closes, first) in effect.items():
+        if closes:
+            open_txns.pop(producer_id, None)
+        if first is not None:
+            open_txns.setdefault(producer_id, first)
+
+
+class _SegmentScan:
+    """What is known of one segment: how far it was scanned, the sum of its transactional batches there,
+    and the offset after its last batch; valid while the segment object and its truncation count stay."""
+
+    __slots__ = ("effect", "next_offset", "position", "segment", "truncations")
+
+    def __init__(self, segment: LogSegment, truncations: int) -> None:
+        self.segment = segment
+        self.truncations = truncations
+        self.position = 0
+        self.effect: _Effect = {}
+        self.next_offset = segment.base_offset
+
+    def extend(self) -> None:
+        found, self.position, next_offset = scan_producer_batches(self.segment, True, self.position)
+        if next_offset is not None:
+            self.next_offset = next_offset
+        self.effect = _effect_of(found, self.effect)
+
+
+class _LogScan:
+    """The per-segment sums of one log's transactional batches."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.segments: dict[int, _SegmentScan] = {}
+
+    def first_unstable_offset(self, log: Log, upper_bound: int) -> int | None:
+        with self.lock:
+            fresh: dict[int, _SegmentScan] = {}
+            open_txns: dict[int, int] = {}
+            done = False
+            for segment in log.log_segments():
+                truncations = segment.log.truncations  # read before scanning: a truncation meanwhile rescans
+                known = self.segments.get(segment.base_offset)
+                if known is None or known.segment is not segment or known.truncations != truncations:
+                    known = _SegmentScan(segment, truncations)
+                if known.position < segment.log.size_in_bytes():
+                    known.extend()
+                fresh[segment.base_offset] = known
+                if done:
+                    continue
+                if known.next_offset <= upper_bound:
+                    _apply(known.effect, open_txns)
+                else:
+                    # The bound falls in this segment: its batches below the bound, one by one.
+                    if segment.base_offset < upper_bound:
+                        below = [b for b in scan_producer_batches(segment, True)[0] if b.base_offset < upper_bound]
+                        _apply(_effect_of(below), open_txns)
+                    done = True
+            self.segments = fresh
+            return min(open_txns.values(), default=None)
+
+
+_scans: weakref.WeakKeyDictionary[Log, _LogScan] = weakref.WeakKeyDictionary()
+_scans_lock = threading.Lock()
+
+
+def first_unstable_offset(log: Log, upper_bound: int) -> int | None:
+    """The first offset of the earliest transaction not ended below ``upper_bound``, or None (Kafka:
+    ``ProducerStateManager.firstUnstableOffset``, the earlier of the first ongoing transaction and the
+    first completed one whose marker is not yet below the high watermark: with the high watermark as
+    ``upper_bound``, a marker at or past it does not end its transaction).
+
+    Read from the log's transactional batch headers, as the rest of this module does.  Each segment is
+    summed up once per log (a cache held as long as the log lives) and its sum extended as it grows; a
+    segment replaced (cleaning) or truncated is read again, and the segment holding ``upper_bound`` is
+    read batch by batch.  A transaction whose data batches are all gone from the log (retention deleted
+    the segments that held them) is not seen, where Kafka's producer state still knows it open.
+    """
+    with _scans_lock:
+        scan = _scans.get(log)
+        if scan is None:
+            scan = _scans[log] = _LogScan()
+    return scan.first_unstable_offset(log, upper_bound)

@@ -25,12 +25,19 @@ Left out (kafkalog keeps no producer state, transaction index, metrics or broker
   in testMultiPassSegmentCleaningWithAbortedTransactions: Kafka reads them from the rewritten ``.txnindex``
   and producer state, kafkalog derives aborted transactions from the batches in the log, where only the
   marker of such a transaction is left (the checks before cleaning and the cleaning results are ported);
-* testCleanSegmentsWithConcurrentSegmentDeletion (needs a Log whose ``replaceSegments`` blocks mid-swap),
-  testRemoveMetricsOnClose, testMaxCleanTimeSecs and testReconfigureLogCleanerIoMaxBytesPerSecond (metrics
-  and broker reconfiguration);
 * testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/test_cleaner_manager.py.
 
+The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog
+registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
+Kafka does from a ``KafkaConfig``.
+
 Every test takes ``impl`` (reading a log runs the record kernels) and runs once per twin.
+
+Kafka tests not ported:
+
+- ``testRemoveMetricsOnClose``: checks, with Mockito mocks of ``KafkaMetricsGroup``, that the cleaner and its
+  manager register their Yammer gauges and remove each on shutdown; kafkalog's gauges are plain properties,
+  with nothing to register or remove.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import os
 import random
 import struct
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -419,6 +427,72 @@ def test_clean_segments(env: Env) -> None:
     assert files_with_suffix(env.dir, ".swap") == []
 
 
+def test_clean_segments_with_concurrent_segment_deletion(env: Env) -> None:
+    """Retention deletes the segments being cleaned while the cleaner is about to swap its cleaned segment in:
+    the swap leaves the deleted segments alone (each file is renamed ``.deleted`` once, not twice), and the
+    cleaned segment joins the active one."""
+    delete_start = threading.Event()
+    delete_complete = threading.Event()
+
+    class BlockingLog(Log):
+        """Kafka's anonymous ``UnifiedLog`` whose ``replaceSegments`` waits for the deleting thread."""
+
+        def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment],
+                             is_recovered_swap_file: bool = False) -> None:
+            delete_start.set()
+            if not delete_complete.wait(5):
+                raise IllegalStateError("Log segment deletion timed out")
+            super().replace_segments(new_segments, old_segments, is_recovered_swap_file)
+
+    log = BlockingLog(env.dir, env.config(segment_bytes=1024, cleanup_policy="compact,delete"),
+                      scheduler=env.time.scheduler, time=env.time, had_clean_shutdown=True)
+    env.logs.append(log)
+    failures: list[BaseException] = []
+
+    def delete_old_segments() -> None:
+        """Kafka's thread: right before the swap, move the log start offset to the active segment and apply
+        retention."""
+        try:
+            delete_start.wait(5)
+            log.high_watermark = log.active_segment.base_offset
+            log.maybe_increment_log_start_offset(log.active_segment.base_offset)
+            log.high_watermark = log.active_segment.base_offset
+            log.delete_old_segments()
+        except BaseException as e:  # pragma: no cover - reported below
+            failures.append(e)
+        finally:
+            delete_complete.set()
+
+    thread = threading.Thread(target=delete_old_segments)
+    thread.start()
+    try:
+        # append records so that the segment count reaches 3
+        while log.number_of_segments < 3:
+            log.append_as_leader(record(0, log.log_end_offset), 0)
+            log.roll()
+        assert log.number_of_segments == 3
+
+        # the first segment's file, and the name its asynchronous deletion gives it
+        first_log_file = log.log_segments()[0].log
+        expected_file_name = str(first_log_file.file) + ".deleted"
+
+        # clean the log: the swap waits for the deletion
+        offset_map = FakeOffsetMap(INT_MAX)
+        cleaner = env.make_cleaner(INT_MAX)
+        segments = log.log_segments(0, log.active_segment.base_offset)
+        stats = CleanerStats(env.time)
+        cleaner.build_offset_map(log, 0, log.active_segment.base_offset, offset_map, stats)
+        cleaner.clean_segments(log, segments, offset_map, 0, stats, CleanedTransactionMetadata(), -1,
+                               log.active_segment.base_offset)
+    finally:
+        delete_start.set()
+        thread.join()
+    assert failures == []
+    # the first segment's file was renamed for its asynchronous deletion exactly once
+    assert str(first_log_file.file) == expected_file_name
+    assert log.number_of_segments == 2
+
+
 def test_clean_segments_retaining_last_empty_batch(env: Env) -> None:
     cleaner = env.make_cleaner(INT_MAX)
     log = env.make_log(env.config(segment_bytes=1024))
@@ -557,8 +631,10 @@ def test_log_cleaner_retains_producer_last_sequence(env: Env) -> None:
 
 
 def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
-    """The cleaning part of Kafka's testDuplicateCheckAfterCleaning (its duplicate appends need producer
-    state)."""
+    """testDuplicateCheckAfterCleaning: the cleaning keeps each producer's last batch, offsets and sequence
+    numbers, across a reload and a second round.  Left out: Kafka's duplicate appends after each reload (the
+    same batch again returns the first append's offsets), which need producer state (sequence checks) that
+    kafkalog does not keep, and so the second reload, which only precedes one of them."""
     cleaner = env.make_cleaner(INT_MAX)
     config = env.config(segment_bytes=2048)
     log = env.make_log(config)
@@ -2142,6 +2218,54 @@ def test_log_cleaner_run_once_logs_kafka_summary(env: Env, caplog: pytest.LogCap
     summary = stats.summary(0, "test-0", 0, 40)
     assert summary.startswith("\n\tLog cleaner thread 0 cleaned log test-0 (dirty section = [0, 40])\n")
     assert "[kafka-log-cleaner-thread-0]: " + summary in caplog.messages
+
+
+def test_max_clean_time_secs(env: Env) -> None:
+    """The gauges over the cleaner threads (max-buffer-utilization-percent, max-clean-time-secs,
+    max-compaction-delay-secs) are 0 when there is no thread.  Kafka reads them through its metrics registry;
+    kafkalog's are properties of the LogCleaner."""
+    log_dir = env.root / "data"
+    log_dir.mkdir()
+    log_cleaner = LogCleaner(CleanerConfig.from_enable(True), [log_dir], {}, time=env.time)
+    try:
+        assert log_cleaner.cleaner_count == 0
+        assert log_cleaner.max_buffer_utilization_percent == 0
+        assert log_cleaner.max_clean_time_secs == 0
+        assert log_cleaner.max_compaction_delay_secs == 0
+    finally:
+        log_cleaner.shutdown()
+
+
+def test_reconfigure_log_cleaner_io_max_bytes_per_second(env: Env) -> None:
+    """The throttler starts from ``log.cleaner.io.max.bytes.per.second`` and takes the new value when the
+    cleaner is reconfigured.  Kafka's broker configs are here a broker's properties
+    (``CleanerConfig.from_props``, Kafka's ``LogCleaner.cleanerConfig(KafkaConfig)``)."""
+    log_dir = env.root / "data"
+    log_dir.mkdir()
+    old_kafka_props = {"broker.id": "1", "log.dirs": str(log_dir), "log.cleaner.io.max.bytes.per.second": "10000000"}
+
+    class NoThreadsLogCleaner(LogCleaner):
+        """``reconfigure`` stops and starts the threads: as in Kafka's test, they do nothing here, so no thread is
+        left behind."""
+
+        def startup(self) -> None:
+            pass
+
+        def shutdown(self) -> None:
+            pass
+
+    log_cleaner = NoThreadsLogCleaner(CleanerConfig.from_props(old_kafka_props), [log_dir], {}, time=env.time)
+    try:
+        assert log_cleaner.throttler.desired_rate_per_sec == 10000000, (
+            "Throttler.desired_rate_per_sec should be initialized from the initial "
+            "log.cleaner.io.max.bytes.per.second config.")
+        new_kafka_props = {**old_kafka_props, "log.cleaner.io.max.bytes.per.second": "20000000"}
+        log_cleaner.reconfigure(old_kafka_props, new_kafka_props)
+        assert log_cleaner.throttler.desired_rate_per_sec == 20000000, (
+            "Throttler.desired_rate_per_sec should be updated with the new log.cleaner.io.max.bytes.per.second "
+            "config.")
+    finally:
+        log_cleaner.shutdown()
 
 
 # -- offset overflow ----------------------------------------------------------------------------------------

@@ -4,11 +4,17 @@ cleaner checkpoints, and the cleaner's configuration.
 The cases port Kafka 3.8.0 ``core/src/test/scala/unit/kafka/log/LogCleanerManagerTest.scala`` (same names in
 snake_case; values as there), ``testLogToClean`` and ``testLogToCleanWithUncleanableSection`` of
 ``LogCleanerTest.scala``, and add the blocking of ``abort_and_pause_cleaning`` with a second thread, the
-``max.compaction.lag.ms`` selection, the checkpoint file bytes, read-only mode and the gauges.  Not ported:
-``testUndecidedTransactionalDataNotCleanable`` (kafkalog keeps no producer state: its last stable offset is the
-high watermark, which ``test_cleanable_offsets_for_none`` covers).
+``max.compaction.lag.ms`` selection, the checkpoint file bytes, read-only mode and the gauges.  The last stable
+offset of ``testUndecidedTransactionalDataNotCleanable`` is read from the log's transactional batch headers
+(kafkalog keeps no producer state).
 
 Tests that build logs (and so read records) take the ``impl`` fixture and run once per kernel twin.
+
+Kafka tests not ported:
+
+- ``testLogsWithSegmentsToDeleteShouldNotConsiderCleanupPolicyCompactLogs``: 0.10.1.1's; later Kafka reversed it
+  (3.8.0's ``deletableLogs`` takes every compacted log, as one may hold segments below its log start offset), and
+  kafkalog follows 3.8.0: its testLogsWithSegmentsToDeleteShouldConsiderCleanupPolicyCompactLogs is ported here.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from kafkalog.cleaner_manager import (
 from kafkalog.config import ConfigError, LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, KafkaLogError, ReadOnlyError
 from kafkalog.log import Log
-from kafkalog.record import MemoryRecords
+from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
 
@@ -718,6 +724,112 @@ def test_cleanable_offsets_for_none(impl: ModuleType, env: Env) -> None:
     assert offsets == (0, 50, False)
 
 
+def test_undecided_transactional_data_not_cleanable(impl: ModuleType, env: Env) -> None:
+    """Data of a transaction not yet decided (no marker, or a marker not yet below the high watermark) bounds
+    the cleanable range at the transaction's first offset, whatever the compaction lag; once the marker is
+    below the high watermark the segment is cleanable at once, and the marker's own segment after the lag.
+    kafkalog reads the transaction from the batch headers where Kafka asks its producer state."""
+    compaction_lag = 60 * 60 * 1000
+    log = env.make_log({"segment.bytes": 1024, "min.compaction.lag.ms": compaction_lag})
+    producer_id, producer_epoch, sequence = 15, 0, 0
+    now = env.time.milliseconds()
+    log.append_as_leader(MemoryRecords.with_records(
+        [(b"1", b"a", now), (b"2", b"b", now)], producer_id=producer_id, producer_epoch=producer_epoch,
+        base_sequence=sequence, is_transactional=True), 0)
+    log.append_as_leader(MemoryRecords.with_records(
+        [(b"3", b"c", now)], producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=sequence + 2,
+        is_transactional=True), 0)
+    log.roll()
+    log.high_watermark = 3
+
+    env.time.sleep(compaction_lag + 1)
+    # although the compaction lag has been exceeded, the undecided data should not be cleaned
+    offsets = cleanable_offsets(log, 0, env.time.milliseconds())
+    assert offsets.first_dirty_offset == 0
+    assert offsets.first_uncleanable_dirty_offset == 0
+
+    # Kafka appends the marker as the coordinator; kafkalog has no such origin, so it goes in as a follower's
+    log.append_as_follower(MemoryRecords.with_end_transaction_marker(
+        producer_id, producer_epoch, EndTransactionMarker(ControlRecordType.ABORT, 15), base_offset=3,
+        timestamp=env.time.milliseconds()))
+    log.roll()
+    # (the marker at offset 3 is not below a high watermark of 3: still undecided)
+    assert cleanable_offsets(log, 0, env.time.milliseconds()).first_uncleanable_dirty_offset == 0
+    log.high_watermark = 4
+
+    # the first segment should now become cleanable immediately
+    offsets = cleanable_offsets(log, 0, env.time.milliseconds())
+    assert offsets.first_dirty_offset == 0
+    assert offsets.first_uncleanable_dirty_offset == 3
+
+    env.time.sleep(compaction_lag + 1)
+
+    # the second segment becomes cleanable after the compaction lag
+    offsets = cleanable_offsets(log, 0, env.time.milliseconds())
+    assert offsets.first_dirty_offset == 0
+    assert offsets.first_uncleanable_dirty_offset == 4
+
+
+def test_last_stable_offset_follows_the_log(impl: ModuleType, env: Env) -> None:
+    """The first unstable offset is summed up per segment and kept: it follows appends to the active segment, a
+    segment swapped in by the cleaner, a truncation followed by appends that bring the segment back to its size,
+    the high watermark falling inside a segment, and retention moving the log start offset past an open
+    transaction's first offset (Kafka raises the first unstable offset to the log start offset)."""
+    from kafkalog.cleaner_manager import _last_stable_offset
+
+    log = env.make_log({"segment.bytes": 1024})
+
+    def txn(pid: int, key: bytes) -> None:
+        log.append_as_leader(MemoryRecords.with_records(
+            [(key, key, env.time.milliseconds())], producer_id=pid, producer_epoch=0, base_sequence=0,
+            is_transactional=True), 0)
+
+    def marker(pid: int, control_type: ControlRecordType) -> None:
+        log.append_as_follower(MemoryRecords.with_end_transaction_marker(
+            pid, 0, EndTransactionMarker(control_type, 0), base_offset=log.log_end_offset,
+            timestamp=env.time.milliseconds()))
+
+    def plain(key: bytes) -> None:
+        log.append_as_leader(MemoryRecords.with_records([(key, key, env.time.milliseconds())]), 0)
+
+    plain(b"a")            # 0
+    txn(1, b"b")           # 1: producer 1 opens
+    assert _last_stable_offset(log) == 1  # the high watermark follows the log end: 2
+    plain(b"c")            # 2
+    marker(1, ControlRecordType.COMMIT)   # 3
+    assert _last_stable_offset(log) == 4
+    log.roll()
+    txn(2, b"d")           # 4: producer 2 opens, in the second segment
+    plain(b"e")            # 5
+    assert _last_stable_offset(log) == 4
+    log.high_watermark = 4
+    assert _last_stable_offset(log) == 4
+    log.high_watermark = 3  # the COMMIT at 3 is not below the high watermark: producer 1 is undecided again
+    assert _last_stable_offset(log) == 1
+    log.high_watermark = None
+    # truncate below the open transaction and append as many bytes again, without a transaction
+    size = log.active_segment.size()
+    log.truncate_to(4)
+    plain(b"x")            # 4
+    plain(b"y")            # 5
+    assert log.active_segment.size() <= size
+    assert _last_stable_offset(log) == 6
+    txn(3, b"f")           # 6
+    log.roll()
+    plain(b"g")            # 7
+    assert _last_stable_offset(log) == 6
+    # the log start offset passes the transaction's first offset (its segment is deleted): Kafka's first
+    # unstable offset is raised to the log start offset, and so the last stable offset
+    log.high_watermark = 7
+    log.maybe_increment_log_start_offset(7)
+    log.high_watermark = None
+    assert _last_stable_offset(log) == 7
+    assert log.delete_old_segments() == 2
+    # with the segments gone, kafkalog no longer sees producer 3's transaction (module docstring of
+    # kafkalog.transactions): the log is stable up to its end
+    assert _last_stable_offset(log) == log.log_end_offset == 8
+
+
 def test_cleanable_offsets_active_segment(impl: ModuleType, env: Env) -> None:
     log = env.make_log({"segment.bytes": 1024})
     while log.number_of_segments < 8:
@@ -1196,13 +1308,31 @@ def test_cleaner_config_constructor_rejects() -> None:
         CleanerConfig(enable_cleaner=1)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="hash_algorithm"):
         CleanerConfig(hash_algorithm="CRC32")
-    assert CleanerConfig(hash_algorithm="sha-256").hashlib_name == "sha256"
     assert CleanerConfig(max_io_bytes_per_second=math.inf).max_io_bytes_per_second == math.inf
     assert CleanerConfig(dedupe_buffer_load_factor=1).dedupe_buffer_load_factor == 1.0
     no_threads = CleanerConfig(num_threads=0)
     assert no_threads.num_threads == 0  # Kafka allows it: no cleaner thread at all
     with pytest.raises(IllegalStateError, match="0 threads"):
         _ = no_threads.io_buffer_size_per_thread
+
+
+def test_cleaner_config_hash_algorithm_is_md5_only(impl: ModuleType, tmp_path: pathlib.Path) -> None:
+    """Kafka 3.8.0 fixes the offset map's digest (``CleanerConfig.HASH_ALGORITHM = "MD5"``; ``SkimpyOffsetMap``
+    always hashes with MD5), and kafkalog's map computes MD5 alone: another digest, which 0.10.1's
+    ``CleanerConfig(hashAlgorithm)`` took, is refused when the configuration is made, not when a cleaner thread
+    builds its map.  The name is Java's, case-insensitive."""
+    for name in ("SHA-256", "sha-256", "SHA-1", "SHA", "SHA-512"):
+        with pytest.raises(ConfigError, match="MD5 only") as raised:
+            CleanerConfig(hash_algorithm=name)
+        assert raised.value.name == "hash_algorithm"
+    config = CleanerConfig(dedupe_buffer_size=1 << 16, hash_algorithm="md5")
+    assert config.hashlib_name == "md5"
+    # every configuration that can be made gives its threads a map
+    from kafkalog.cleaner import LogCleaner
+
+    cleaner = LogCleaner(config, [tmp_path], {}, time=MockTime())
+    stats = cleaner.run_once()
+    assert stats == []
 
 
 # --- the cleaner thread's failures (Kafka 3.8: cleanFilthiestLog / tryCleanFilthiestLog) --------------------------

@@ -15,6 +15,7 @@ Every test that touches a kernel takes ``impl`` and runs once per twin.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import struct
 from types import ModuleType
@@ -295,6 +296,21 @@ def test_constructor_limits(impl: ModuleType) -> None:
     with pytest.raises(IllegalArgumentError):
         SkimpyOffsetMap(4096, "SHA-256")
     assert SkimpyOffsetMap(4096, "md5").hash_algorithm == "MD5"
+
+
+def test_collision_rate_before_any_lookup_is_nan(impl: ModuleType) -> None:
+    """Kafka's ``collisionRate`` is ``(probes - lookups) / (double) lookups``: Java's ``0 / 0.0``, NaN, for a new
+    map and again after ``clear`` (which resets both counters); a probe counted with no lookup (``positionOf``
+    alone) gives ``x / 0.0``, Infinity."""
+    offset_map = SkimpyOffsetMap(MEMORY_SIZE)
+    assert (offset_map.lookups, offset_map.probes) == (0, 0)
+    assert math.isnan(offset_map.collision_rate)
+    offset_map.put(key(37), 37)
+    assert offset_map.collision_rate == 0.0
+    offset_map.clear()
+    assert math.isnan(offset_map.collision_rate)
+    offset_map.position_of(hashlib.md5(key(37)).digest(), 0)
+    assert offset_map.collision_rate == math.inf
 
 
 def test_collision_rate(impl: ModuleType) -> None:
