@@ -17,7 +17,7 @@ from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
-from kafkalog.record import EndTransactionMarker
+from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.segment import LogSegment
 from kafkalog.verify import classify_dir
 
@@ -156,3 +156,29 @@ def append_end_txn_marker_as_leader(log: Log, producer_id: int, producer_epoch: 
                                                        EndTransactionMarker(control_type, coordinator_epoch),
                                                        timestamp=timestamp, partition_leader_epoch=0)
     log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
+
+
+def append_transaction_sample(log: Log) -> None:
+    """Offsets 0..6 of a partition with every kind of transactional state: ``plain`` (no producer),
+    ``aborted`` (producer 7) and its ABORT marker, ``committed`` (producer 8) and its COMMIT marker, ``open``
+    (producer 9, never ended) and ``after the open one``; the last stable offset is 5.  Appended as a follower
+    replicates them (offsets given), since a client may not write markers.  Every record's key is the first
+    byte of its value, its timestamp 1000."""
+    def data(value: bytes, producer_id: int | None = None) -> None:
+        txn: dict[str, Any] = {} if producer_id is None else {
+            "producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
+        log.append(MemoryRecords.with_records([(value[:1], value, 1_000)], base_offset=log.log_end_offset, **txn),
+                   assign_offsets=False)
+
+    def marker(producer_id: int, kind: ControlRecordType) -> None:
+        log.append(MemoryRecords.with_end_transaction_marker(producer_id, 0, EndTransactionMarker(kind, 0),
+                                                             base_offset=log.log_end_offset, timestamp=1_000),
+                   assign_offsets=False)
+
+    data(b"plain")
+    data(b"aborted", 7)
+    marker(7, ControlRecordType.ABORT)
+    data(b"committed", 8)
+    marker(8, ControlRecordType.COMMIT)
+    data(b"open", 9)
+    data(b"after the open one")

@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import LogFactory
+from log_test_utils import LogFactory, append_transaction_sample
 
 from kafkalog import _impl
 from kafkalog.cli import main as cli_main
@@ -199,28 +199,9 @@ def test_both_twins_give_the_same_facts() -> None:
 
 
 def transactional_log(create_log: LogFactory) -> Log:
-    """plain, aborted (p7), ABORT, committed (p8), COMMIT, open (p9), after-the-open-one: offsets 0..6, LSO 5.
-    Appended as a follower does (offsets given), since a client may not write markers."""
+    """A log of ``append_transaction_sample``: data, aborted, committed and open transactions, LSO 5."""
     log = create_log()
-
-    def data(value: bytes, producer_id: int | None = None) -> None:
-        txn = {} if producer_id is None else {"producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0,
-                                              "is_transactional": True}
-        log.append(MemoryRecords.with_records([(value[:1], value, 1_000)], base_offset=log.log_end_offset, **txn),
-                   assign_offsets=False)
-
-    def marker(producer_id: int, kind: ControlRecordType) -> None:
-        log.append(MemoryRecords.with_end_transaction_marker(producer_id, 0, EndTransactionMarker(kind, 0),
-                                                             base_offset=log.log_end_offset, timestamp=1_000),
-                   assign_offsets=False)
-
-    data(b"plain")
-    data(b"aborted", 7)
-    marker(7, ControlRecordType.ABORT)
-    data(b"committed", 8)
-    marker(8, ControlRecordType.COMMIT)
-    data(b"open", 9)
-    data(b"after the open one")
+    append_transaction_sample(log)
     return log
 
 

@@ -15,13 +15,13 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
-from log_test_utils import golden_log_dirs  # noqa: E402
+from log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402
 
 from kafkalog.config import LogConfig  # noqa: E402
 from kafkalog.fsutil import DirLock  # noqa: E402
 from kafkalog.log_dir_writer import LogDirWriter  # noqa: E402
 from kafkalog.partition_dir import PartitionDir  # noqa: E402
-from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords  # noqa: E402
+from kafkalog.record import MemoryRecords  # noqa: E402
 from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.plan import find_partitions  # noqa: E402
 from kafkalog.stats import partition_stats  # noqa: E402
@@ -123,25 +123,7 @@ def test_read_committed_leaves_out_aborted_records_and_open_transactions(spark: 
     with LogDirWriter(root) as writer:
         log = writer.log(TopicPartition("txn", 0))
 
-        # Appended as a follower replicates them (offsets given), since a client may not write markers.
-        def data(value: bytes, producer_id: int | None = None) -> None:
-            txn = {} if producer_id is None else {"producer_id": producer_id, "producer_epoch": 0,
-                                                  "base_sequence": 0, "is_transactional": True}
-            log.append(MemoryRecords.with_records([(value[:1], value)], base_offset=log.log_end_offset, **txn),
-                       assign_offsets=False)
-
-        def marker(producer_id: int, kind: ControlRecordType) -> None:
-            log.append(MemoryRecords.with_end_transaction_marker(producer_id, 0, EndTransactionMarker(kind, 0),
-                                                                 base_offset=log.log_end_offset),
-                       assign_offsets=False)
-
-        data(b"plain")
-        data(b"aborted", 7)
-        marker(7, ControlRecordType.ABORT)
-        data(b"committed", 8)
-        marker(8, ControlRecordType.COMMIT)
-        data(b"open", 9)
-        data(b"after the open one")
+        append_transaction_sample(log)
     committed = spark.read.format("kafkalog").load(str(root)).collect()
     assert [r.value for r in committed] == [b"plain", b"committed"]  # stops at the open transaction (LSO 5)
     everything = spark.read.format("kafkalog").option("kafka.isolation.level", "read_uncommitted").load(str(root))
