@@ -949,7 +949,9 @@ cdef class Record:
         self.key = key
         self.value = value
         self._headers = list(headers) if headers is not None else None
-        self._timestamp_type = TimestampType(timestamp_type)
+        if timestamp_type not in (-1, 0, 1):
+            raise ValueError(f"Unknown timestamp type id {timestamp_type!r}")
+        self._timestamp_type = timestamp_type
         self.is_control = is_control
 
     @property

@@ -438,6 +438,11 @@ def _write_varlong(out: bytearray, value: int) -> None:
 # Record decode
 
 
+#: A record's timestamp type, by its number + 1 (-1 NoTimestampType, 0 CreateTime, 1 LogAppendTime).
+_TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+_TIMESTAMP_TYPE_IDS = frozenset((-1, 0, 1))
+
+
 class Record:
     """One record as a reader sees it: absolute ``offset``, ``timestamp`` (ms, -1 for none), ``key`` and
     ``value`` (``bytes`` or ``None``) and ``headers`` (a list of ``(str, bytes | None)``); and what the
@@ -467,12 +472,16 @@ class Record:
         self.key = key
         self.value = value
         self.headers = headers if headers is not None else []
-        self._timestamp_type = TimestampType(timestamp_type)
+        if timestamp_type not in _TIMESTAMP_TYPE_IDS:
+            raise ValueError(f"Unknown timestamp type id {timestamp_type!r}")
+        # Kept as the plain number: the decode makes a record per record it reads, and an enum lookup
+        # each time would be a fifth of the plain twin's object decode.
+        self._timestamp_type = int(timestamp_type)
         self.is_control = bool(is_control)
 
     @property
     def timestamp_type(self) -> TimestampType:
-        return self._timestamp_type
+        return _TIMESTAMP_TYPES[self._timestamp_type + 1]
 
     @property
     def control_type(self) -> ControlRecordType | None:
@@ -493,7 +502,7 @@ class Record:
         return hash((self.offset, self.timestamp, self.key, self.value, tuple(self.headers)))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Record, (*self.as_tuple(), int(self._timestamp_type), self.is_control))
+        return (Record, (*self.as_tuple(), self._timestamp_type, self.is_control))
 
     def __repr__(self) -> str:
         control = ", is_control=True" if self.is_control else ""
@@ -668,7 +677,7 @@ def decode_v2_record_objects(
     Kafka's ``Utils.utf8`` (a Java ``String``) does.
     """
     out: list[Record] = []
-    timestamp_type = TimestampType.CREATE_TIME if append_time is None else TimestampType.LOG_APPEND_TIME
+    timestamp_type = 0 if append_time is None else 1  # CreateTime, LogAppendTime
     with memoryview(buf) as view:
         view = view.cast("B") if view.format != "B" else view
 

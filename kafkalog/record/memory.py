@@ -282,41 +282,40 @@ class MemoryRecords:
 
     def records_of(self, rows: npt.NDArray[Any], *, hidden: npt.NDArray[np.bool_] | None = None,
                    check_crcs: bool = True) -> Iterator[Iterable[Any]]:
-        """The records of the batches ``rows`` (scan rows of this buffer, each batch after the one before) as
-        :class:`~kafkalog.record.Record` objects, less those of the batches ``hidden`` marks (a consumer's
-        control and aborted batches): one iterable per run of uncompressed v2 batches (one kernel call)
-        and one per other batch.
+        """The records of the batches ``rows`` (scan rows of this buffer, each batch right after the one before)
+        as :class:`~kafkalog.record.Record` objects, less those of the batches ``hidden`` marks (a consumer's
+        control and aborted batches): one iterable per run of uncompressed v2 batches (one kernel call) and one
+        per other batch.
 
-        With ``check_crcs`` every batch's CRC is checked before its records are handed out, the hidden
-        ones' too, as a consumer checks every batch it fetches; a run's CRCs by one scan over its bytes.
-        A mismatch raises :class:`CorruptRecordError` after the records of the batches before it.
+        With ``check_crcs`` every batch's CRC is checked before its records are handed out, the hidden ones'
+        too, as a consumer checks every batch it fetches: one scan over the rows' bytes, before the first
+        record, and a legacy wrapper's inner messages as it is decoded.  A mismatch raises
+        :class:`CorruptRecordError` after the records of the batches before it.
         """
         buf = self._buf
         keep = None if hidden is None else ~hidden
+        bad = self._first_bad_crc(rows) if check_crcs and len(rows) else None
         for kind, run, visible in _runs_with_mask(rows, keep):
+            if bad is not None and int(run["position"][-1]) >= bad:
+                # The bad batch is in this run: the records of the batches before it, then the error.
+                before = visible & (run["position"] < bad)
+                if kind == RUN_V2 and before.any():
+                    yield _impl.core.decode_v2_batch_objects(buf, run[before])
+                self._raise_for(ScanStop.BAD_CRC, bad)
             if kind == RUN_V2:
-                bad_position = self._first_bad_crc(run) if check_crcs else None
-                if bad_position is not None:
-                    good = run["position"] < bad_position
-                    if np.any(visible & good):
-                        yield _impl.core.decode_v2_batch_objects(buf, run[visible & good])
-                    self._raise_for(ScanStop.BAD_CRC, bad_position)
                 if visible.all():
                     yield _impl.core.decode_v2_batch_objects(buf, run)
                 elif visible.any():
                     yield _impl.core.decode_v2_batch_objects(buf, run[visible])
-            else:
-                batch = self._batch_for(run[0])
-                if visible[0]:
-                    yield batch.records(check_crcs=check_crcs)
-                elif check_crcs:
-                    batch.ensure_valid()
+            elif visible[0]:
+                # Its own CRC was checked by the scan above; a legacy wrapper's inner messages are checked here.
+                yield self._batch_for(run[0]).records(check_crcs=check_crcs)
 
-    def _first_bad_crc(self, run: npt.NDArray[Any]) -> int | None:
-        """The position of the first batch of a contiguous run whose CRC does not match, or ``None``."""
-        end = int(run["position"][-1]) + int(run["size"][-1])
-        result = self.scan(check_crc=True, stop_on_invalid=True, start=int(run["position"][0]), end=end)
-        return None if result.stop_reason is ScanStop.END else result.stop_position
+    def _first_bad_crc(self, rows: npt.NDArray[Any]) -> int | None:
+        """The position of the first batch of the contiguous ``rows`` whose CRC does not match, or ``None``."""
+        end = int(rows["position"][-1]) + int(rows["size"][-1])
+        result = self.scan(check_crc=True, stop_on_invalid=True, start=int(rows["position"][0]), end=end)
+        return result.stop_position if result.stop_reason is ScanStop.BAD_CRC else None
 
     def record_columns(self, *, strict: bool = False, check_crcs: bool = True) -> list[RecordColumns]:
         """Every record of the buffer as columns: one :class:`RecordColumns` per run of uncompressed v2
