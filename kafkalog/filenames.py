@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ._common import INT64_MAX
 from .errors import IllegalArgumentError
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "offset_from_file_name",
     "producer_snapshot_filename",
     "replace_suffix",
+    "segment_file_offset",
     "time_index_filename",
     "txn_index_filename",
 ]
@@ -83,18 +85,54 @@ def producer_snapshot_filename(directory: str | os.PathLike[str], offset: int) -
 
 def offset_from_file_name(name: str) -> int:
     """The base offset a segment file is named for: the digits before the first '.' (Kafka:
-    ``offsetFromFileName``)."""
+    ``offsetFromFileName``, which is ``Long.parseLong`` of them).
+
+    Raises:
+        IllegalArgumentError: the prefix is not ASCII digits, or is a number past ``Long.MaxValue``
+            (``99999999999999999999.log`` has the 20 digits of a segment name, but ``parseLong`` throws
+            ``NumberFormatException`` on it; kafkalog's message names the file and the bound).
+    """
     prefix = os.path.basename(name).split(".", 1)[0]
-    if not prefix.isdigit():
+    if not (prefix.isascii() and prefix.isdigit()):
         raise IllegalArgumentError(
             f"{name!r} is not named for an offset: expected 20 digits before the first '.'"
         )
-    return int(prefix)
+    offset = int(prefix)
+    if offset > INT64_MAX:
+        raise IllegalArgumentError(
+            f"{name!r} is not named for an offset: {prefix} is past the largest offset a log can hold, "
+            f"{INT64_MAX} (Long.MaxValue)"
+        )
+    return offset
 
 
 def offset_from_file(path: str | os.PathLike[str]) -> int:
     """The base offset a segment file is named for (Kafka: ``LogFileUtils.offsetFromFile``)."""
     return offset_from_file_name(Path(path).name)
+
+
+def segment_file_offset(name: str) -> int:
+    """The base offset of a file named as a segment's files are: exactly the 20 digits
+    :func:`filename_prefix_from_offset` writes for an offset in ``[0, Long.MaxValue]``.
+
+    What the loaders (``Log``, and through it ``LogManager`` and the commands) ask of a file before they
+    take it for part of a segment.  Kafka's loader takes any prefix ``parseLong`` reads and then opens the
+    segment by its canonical name, so ``5.log`` and ``000000000000000000005.log`` are read as offset 5
+    while the files it opens are ``00000000000000000005.*``, and a prefix past ``Long.MaxValue`` stops the
+    load.  kafkalog's loaders skip such a file with a warning instead, leaving it alone, as they do every
+    file that is not a segment's.
+
+    Raises:
+        IllegalArgumentError: the name is not a segment file's, saying why.
+    """
+    offset = offset_from_file_name(name)
+    prefix = os.path.basename(name).split(".", 1)[0]
+    if prefix != filename_prefix_from_offset(offset):
+        raise IllegalArgumentError(
+            f"{name!r} is not named for an offset the way a segment's files are: offset {offset} is "
+            f"{filename_prefix_from_offset(offset)}, 20 digits"
+        )
+    return offset
 
 
 def replace_suffix(path: str | os.PathLike[str], old_suffix: str, new_suffix: str) -> Path:

@@ -65,6 +65,7 @@ from .filenames import (
     index_filename,
     log_filename,
     offset_from_file_name,
+    segment_file_offset,
     time_index_filename,
     txn_index_filename,
 )
@@ -111,7 +112,7 @@ logger = logging.getLogger(__name__)
 
 #: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
 DELETE_DIR_SUFFIX = "-delete"
-_SEGMENT_FILE = re.compile(r"^\d+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+_SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
 
 # The special timestamps of a ListOffsets request that :meth:`Log.fetch_offset_by_timestamp` answers (Kafka:
 # ``ListOffsetsRequest.LATEST_TIMESTAMP`` and the others).
@@ -154,7 +155,10 @@ class LoadReport:
     - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment checked by recovery;
     - ``deleted_segments``: base offsets of segments deleted by recovery (after a truncated one, or all of
       them when the log end fell below the log start offset);
-    - ``split_segments``: base offsets of segments split because their offsets overflowed the index.
+    - ``split_segments``: base offsets of segments split because their offsets overflowed the index;
+    - ``skipped_files``: ``(name, why)`` of each file named like a segment's file but not for an offset the
+      way Kafka names one (past ``Long.MaxValue``, not 20 digits), left alone.  Not a change: a read-only
+      open lists them too.
     """
 
     removed_files: list[str] = field(default_factory=list)
@@ -164,6 +168,7 @@ class LoadReport:
     recovered_segments: list[tuple[int, int]] = field(default_factory=list)
     deleted_segments: list[int] = field(default_factory=list)
     split_segments: list[int] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def truncated_bytes(self) -> int:
@@ -344,19 +349,17 @@ class Log:
         swap_files: list[Path] = []
         cleaned_files: list[Path] = []
         min_cleaned_offset = None
-        for path in sorted(self.dir.iterdir()):
-            if not path.is_file():
-                continue
-            name = path.name
-            if name.endswith(DELETED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+        for name in self._segment_file_names():
+            path = self.dir / name
+            if name.endswith(DELETED_FILE_SUFFIX):
                 logger.debug("Deleting stray temporary file %s", path)
                 path.unlink(missing_ok=True)
                 self.load_report.removed_files.append(name)
-            elif name.endswith(CLEANED_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+            elif name.endswith(CLEANED_FILE_SUFFIX):
                 offset = offset_from_file_name(name)
                 min_cleaned_offset = offset if min_cleaned_offset is None else min(min_cleaned_offset, offset)
                 cleaned_files.append(path)
-            elif name.endswith(SWAP_FILE_SUFFIX) and _SEGMENT_FILE.match(name):
+            elif name.endswith(SWAP_FILE_SUFFIX):
                 swap_files.append(path)
         valid_swaps = []
         for path in swap_files:
@@ -390,10 +393,9 @@ class Log:
             min_swap = base if min_swap is None else min(min_swap, base)
             max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
         if min_swap is not None and max_swap is not None:
-            for path in sorted(self.dir.iterdir()):
-                name = path.name
-                if (path.is_file() and _SEGMENT_FILE.match(name) and not name.endswith(SWAP_FILE_SUFFIX)
-                        and min_swap <= offset_from_file_name(name) < max_swap):
+            for name in self._segment_file_names():
+                path = self.dir / name
+                if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
                     logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
                                 min_swap, max_swap)
                     path.unlink(missing_ok=True)
@@ -404,14 +406,38 @@ class Log:
             self.load_report.completed_swaps.append(path.name)
         fsync_dir(self.dir)
 
+    def _segment_file_names(self) -> list[str]:
+        """The sorted names of the regular files of the directory that belong to a segment:
+        ``<offset>.<log|index|timeindex|txnindex>`` with an optional ``.swap``/``.cleaned``/``.deleted``.
+
+        A file of that shape whose prefix is not an offset as Kafka writes one (20 digits, at most
+        ``Long.MaxValue``: :func:`~kafkalog.filenames.segment_file_offset`) is skipped with a warning and
+        listed in ``load_report.skipped_files``, and left alone, as every other file that is not a segment's
+        is.  Kafka's loader stops at a prefix past ``Long.MaxValue`` (``NumberFormatException``) and reads a
+        prefix of another length as an offset whose files have another name.
+        """
+        names = []
+        for path in sorted(self.dir.iterdir()):
+            name = path.name
+            if not _SEGMENT_FILE.match(name) or not path.is_file():
+                continue
+            try:
+                segment_file_offset(name)
+            except IllegalArgumentError as e:
+                if all(skipped != name for skipped, _why in self.load_report.skipped_files):
+                    logger.warning("Skipping %s, which is not a segment's file: %s", path, e)
+                    self.load_report.skipped_files.append((name, str(e)))
+                continue
+            names.append(name)
+        return names
+
     def _load_segment_files(self) -> None:
         """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
         ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
-        names = sorted(p.name for p in self.dir.iterdir() if p.is_file())
-        logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX) and _SEGMENT_FILE.match(n)}
+        names = self._segment_file_names()
+        logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX)}
         for name in names:
-            if not _SEGMENT_FILE.match(name) or name.endswith((SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX,
-                                                               DELETED_FILE_SUFFIX)):
+            if name.endswith((SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX)):
                 continue
             if name.endswith((INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)):
                 base = name.split(".", 1)[0]

@@ -58,6 +58,8 @@ class PartitionStats:
     tombstones: int = 0
     first_dirty_offset: int = 0
     dirty_ratio: float | None = None
+    #: Files named like a segment's but not for an offset as Kafka writes one, left out (``Log.load_report``).
+    skipped_files: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,7 +105,8 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
         tp = log.topic_partition
         stats = PartitionStats(tp.topic, tp.partition, str(directory), segments=log.number_of_segments,
                                size=log.size(), log_start_offset=log.log_start_offset,
-                               log_end_offset=log.log_end_offset)
+                               log_end_offset=log.log_end_offset,
+                               skipped_files=[name for name, _why in log.load_report.skipped_files])
         magics: Counter[str] = Counter()
         codecs: Counter[str] = Counter()
         hashes: list[Any] = []

@@ -55,7 +55,7 @@ from .checkpoint import (
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
 )
-from .errors import KafkaLogError
+from .errors import IllegalArgumentError, KafkaLogError
 from .file_message_set import FileMessageSet
 from .filenames import (
     CLEANED_FILE_SUFFIX,
@@ -65,6 +65,8 @@ from .filenames import (
     SWAP_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
+    offset_from_file_name,
+    segment_file_offset,
 )
 from .index import OffsetIndex, TimeIndex
 from .producer_state import read_snapshot
@@ -84,7 +86,10 @@ __all__ = [
     "verify_partition",
 ]
 
-_OFFSET_NAME = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
+_OFFSET_NAME = re.compile(r"^([0-9]{20})\.(log|index|timeindex|txnindex|snapshot)$")
+#: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
+#: ``isIndexFile`` and the swap and cleaned suffixes, then ``offsetFromFile``).
+_SEGMENT_SHAPE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex|snapshot)(\.(swap|cleaned))?$")
 _TEMP_SUFFIXES = (CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX)
 OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE,
                       LOG_START_OFFSET_CHECKPOINT_FILE, CLEANER_OFFSET_CHECKPOINT_FILE)
@@ -420,7 +425,10 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     for name in names:
         file = directory / name
         match = _OFFSET_NAME.match(name)
-        if name.endswith(_TEMP_SUFFIXES):
+        problem = _offset_name_problem(name)
+        if problem is not None:
+            report.add(Severity.ERROR, file, problem)
+        elif name.endswith(_TEMP_SUFFIXES):
             report.add(Severity.NOTE, file, "left by an interrupted clean, split or delete: a broker completes "
                                             "or removes it when it opens the log")
         elif match and match.group(2) == "log":
@@ -429,7 +437,8 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
             if f"{match.group(1)}{LOG_FILE_SUFFIX}" not in names:
                 report.add(Severity.WARNING, file, "an index with no log segment (a broker deletes it on open)")
         elif name.endswith(LOG_FILE_SUFFIX):
-            report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: brokers ignore it")
+            report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
+                                             "partition (Long.parseLong fails); kafkalog's loaders skip it")
     report.segments = len(logs)
     previous: _Segment | None = None
     for base_offset, log_file in logs:
@@ -460,9 +469,30 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     return report
 
 
+def _offset_name_problem(name: str) -> str | None:
+    """Why a file named like a segment's (or a producer snapshot) is not named for an offset as Kafka writes
+    one; ``None`` for a good name or another file."""
+    if not _SEGMENT_SHAPE.match(name):
+        return None
+    try:
+        segment_file_offset(name)
+    except IllegalArgumentError as e:
+        try:
+            offset: int | None = offset_from_file_name(name)
+        except IllegalArgumentError:
+            offset = None
+        if offset is None:
+            return f"{e}: a broker cannot load the partition (Long.parseLong fails); kafkalog's loaders skip it"
+        return (f"{e}: a broker reads it as offset {offset}, whose files have another name; kafkalog's loaders "
+                "skip it")
+    return None
+
+
 def _check_partition_files(report: PartitionReport, directory: Path, names: list[str]) -> None:
     for name in names:
         file = directory / name
+        if _offset_name_problem(name) is not None:
+            continue  # reported as such
         try:
             if name == LEADER_EPOCH_CHECKPOINT_FILE:
                 epochs = LeaderEpochCheckpoint(file, read_only=True).read()

@@ -54,6 +54,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         log = Log(partition.path, config, recovery_point=partition.recovery_point,
                   log_start_offset=partition.log_start_offset)
         try:
+            for name, reason in log.load_report.skipped_files:
+                console.error(f"kafkalog clean: skipped {name}, left as it is: {reason}")
             size_before = log.size()
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()

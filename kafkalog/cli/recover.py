@@ -66,10 +66,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
             "rebuiltIndexes": [{"baseOffset": b, "reason": r} for b, r in report.rebuilt_indexes],
             "recoveredSegments": [{"baseOffset": b, "truncatedBytes": n} for b, n in report.recovered_segments],
             "deletedSegments": report.deleted_segments, "splitSegments": report.split_segments,
-            "truncatedBytes": report.truncated_bytes, "seconds": round(elapsed, 3)})
+            "truncatedBytes": report.truncated_bytes,
+            "skippedFiles": [{"name": n, "reason": r} for n, r in report.skipped_files],
+            "seconds": round(elapsed, 3)})
         return 0
     console.print(f"Recovered {partition.topic_partition} ({partition.path}) in {elapsed:.2f} s, checking segments "
                   f"from offset {recovery_point}")
+    for name, reason in report.skipped_files:
+        console.print(f"  skipped {name}, left as it is: {reason}")
     for name in report.removed_files:
         console.print(f"  removed leftover file {name}")
     for name in report.completed_swaps:

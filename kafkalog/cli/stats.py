@@ -67,6 +67,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
             bar.describe(directory.name)
             try:
                 results.append(partition_stats(directory, progress=bar.update))
+                for name in results[-1].skipped_files:
+                    console.error(f"kafkalog stats: {directory}: skipped {name}: not named for an offset the way a "
+                                  "segment's files are")
             except (OSError, KafkaLogError) as e:
                 console.error(f"kafkalog stats: {directory}: {e}")
                 status = 2
