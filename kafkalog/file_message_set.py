@@ -238,6 +238,20 @@ class FileMessageSet:
         return cls(path, file_already_exists=file_already_exists, init_file_size=init_file_size,
                    preallocate=preallocate, writable=writable)
 
+    @classmethod
+    def absent(cls, path: str | os.PathLike[str]) -> FileMessageSet:
+        """A read-only, empty set named ``path``, a file that does not exist and is not created.
+
+        kafkalog's, for a read-only open of a partition dir that holds no segment: a broker would create
+        an empty segment there, a read-only open reads as that segment would.  The set reads ``/dev/null``
+        (zero bytes, no map); its name is ``path``, for messages.
+        """
+        channel = FileChannel(Path(os.devnull), writable=False)
+        channel.path = Path(path)
+        empty = cls(path, writable=False, _channel=channel, _start=0, _end=0)
+        empty.is_slice = False  # it owns its channel: closing the set closes it
+        return empty
+
     # -- what it is ---------------------------------------------------------------------------------
 
     @property

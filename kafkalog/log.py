@@ -258,7 +258,8 @@ class Log:
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
     not clean.  ``read_only=True`` opens a live or archived broker directory without changing a byte:
-    nothing is recovered, trimmed, renamed or deleted, and writes raise :class:`ReadOnlyError`.
+    nothing is recovered, trimmed, renamed or deleted, and writes raise :class:`ReadOnlyError`; a directory
+    with no segment reads as the empty log a broker would create in it, from ``log_start_offset``.
     """
 
     def __init__(self, dir: str | os.PathLike[str], config: LogConfig | None = None, *,
@@ -330,7 +331,7 @@ class Log:
         if self.dir.name.endswith(DELETE_DIR_SUFFIX):
             # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
             if self.segments.is_empty():
-                self._add_new_segment(0)
+                self._add_empty_segment(0)
             self.recovery_point = 0
             next_offset = self._active().read_next_offset()
         else:
@@ -603,15 +604,23 @@ class Log:
                     reason=_DescribedDeletion(self, f"log end offset {log_end_offset} below the log start offset "
                                                     f"{log_start_offset_checkpoint}"))
         if self.segments.is_empty():
-            if self.read_only:
-                raise KafkaStorageError(f"Log directory {self.dir} holds no segment")
-            self._add_new_segment(log_start_offset_checkpoint)
+            self._add_empty_segment(log_start_offset_checkpoint)
         log_end_offset = self._active().read_next_offset()
         if self.had_clean_shutdown or self.read_only:
             self.recovery_point = log_end_offset
         else:
             self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
         return log_end_offset
+
+    def _add_empty_segment(self, base_offset: int) -> None:
+        """The segment a log with none gets at load (Kafka: ``LogLoader.load``): a new one, or, for a read-only
+        open, which writes nothing, an empty one with no file behind it (:meth:`LogSegment.absent`)."""
+        if not self.read_only:
+            self._add_new_segment(base_offset)
+            return
+        logger.info("Log directory %s holds no segment: reading it as an empty log from offset %d, as a broker "
+                    "would create it (nothing is written)", self.dir, base_offset)
+        self.segments.add(LogSegment.absent(self.dir, base_offset, self.config, self.time))
 
     def _add_new_segment(self, base_offset: int) -> LogSegment:
         segment = LogSegment.open(self.dir, base_offset, self.config, self.time,

@@ -137,6 +137,23 @@ class LogSegment:
         return cls(log, offset_index, time_index, base_offset, config.index_interval,
                    config.random_segment_jitter(), time, config.max_index_size, read_only)
 
+    @classmethod
+    def absent(cls, dir: str | os.PathLike[str], base_offset: int, config: LogConfig | None = None,
+               time: Time | None = None) -> LogSegment:
+        """A read-only, empty segment at ``base_offset`` with no file behind it: what a read-only open of a
+        partition dir that holds no segment reads, where a broker's open creates the files (Kafka:
+        ``LogLoader.load`` opens a new segment at the log start offset).  kafkalog's; nothing is written.
+        Its log is :meth:`FileMessageSet.absent`, its indexes are missing files, which read as empty."""
+        config = config if config is not None else LogConfig()
+        time = time if time is not None else SYSTEM_TIME
+        log = FileMessageSet.absent(log_filename(dir, base_offset))
+        offset_index = LazyIndex(OffsetIndex, index_filename(dir, base_offset), base_offset, config.max_index_size,
+                                 writable=False)
+        time_index = LazyIndex(TimeIndex, time_index_filename(dir, base_offset), base_offset,
+                               config.max_index_size, writable=False)
+        return cls(log, offset_index, time_index, base_offset, config.index_interval, config.random_segment_jitter(),
+                   time, config.max_index_size, read_only=True)
+
     @property
     def offset_index(self) -> OffsetIndex:
         """The offset index, opened at first use (Kafka: ``offsetIndex()``)."""

@@ -3,7 +3,8 @@
 Each partition is opened read-only (:class:`~kafkalog.log.Log` with ``read_only=True``: nothing on disk
 changes) and every record is decoded once, a chunk of whole batches at a time, by the column kernels:
 
-- segments, bytes, log start and end offsets, batches and records;
+- segments, bytes, log start and end offsets (the log start offset as the log dir's checkpoint records it, as
+  a broker loads it), batches and records;
 - the timestamp range of the records (``-1`` timestamps, v0 messages, left out);
 - batches per message format and per codec;
 - keys: records with a key, distinct keys (counted by a 64-bit hash of each key, 8 bytes a key),
@@ -26,12 +27,13 @@ from typing import Any
 import numpy as np
 
 from ._common import COMPRESSION_CODEC_MASK
-from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
+from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from .cleaner_manager import LogToClean, cleanable_offsets
 from .config import LogConfig
 from .log import Log
 from .record import CompressionType
 from .record.batch import RecordColumns
+from .topic import parse_topic_partition_name
 
 __all__ = ["PartitionStats", "partition_stats"]
 
@@ -69,11 +71,12 @@ def _codec_name(codec: int) -> str:
     return CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else f"unknown({codec})"
 
 
-def _cleaner_checkpoint(log: Log) -> int | None:
-    file = log.dir.parent / CLEANER_OFFSET_CHECKPOINT_FILE
+def _checkpointed(directory: Path, name: str) -> int | None:
+    """The partition's entry in its log dir's checkpoint ``name``; ``None`` when there is none."""
+    file = directory.parent / name
     if not file.exists():
         return None
-    return OffsetCheckpoint(file, read_only=True).read().get(log.topic_partition)
+    return OffsetCheckpoint(file, read_only=True).read().get(parse_topic_partition_name(directory))
 
 
 def _count_keys(columns: RecordColumns, hashes: list[Any]) -> tuple[int, int]:
@@ -101,7 +104,10 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
     """
     directory = Path(path)
     step = progress if progress is not None else (lambda _n: None)
-    with Log(directory, config, read_only=True) as log:
+    # The log start offset as the log dir's checkpoint records it, as a broker loads it (and a partition dir
+    # with no segment reads as an empty log from there).
+    log_start = _checkpointed(directory, LOG_START_OFFSET_CHECKPOINT_FILE)
+    with Log(directory, config, read_only=True, log_start_offset=log_start or 0) as log:
         tp = log.topic_partition
         stats = PartitionStats(tp.topic, tp.partition, str(directory), segments=log.number_of_segments,
                                size=log.size(), log_start_offset=log.log_start_offset,
@@ -137,7 +143,8 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
         stats.distinct_keys = len(np.unique(np.concatenate(hashes))) if hashes else 0
         if lowest is not math.inf:
             stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
-        offsets = cleanable_offsets(log, _cleaner_checkpoint(log), log.time.milliseconds())
+        cleaned = _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE)
+        offsets = cleanable_offsets(log, cleaned, log.time.milliseconds())
         to_clean = LogToClean(tp, log, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset)
         stats.first_dirty_offset = offsets.first_dirty_offset
         stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio

@@ -440,6 +440,9 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
             report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
                                              "partition (Long.parseLong fails); kafkalog's loaders skip it")
     report.segments = len(logs)
+    if not logs:
+        report.add(Severity.NOTE, directory, "holds no segment: a broker opening it creates an empty one at the "
+                                             "log start offset; read-only opens read it as that empty log")
     previous: _Segment | None = None
     for base_offset, log_file in logs:
         try:
