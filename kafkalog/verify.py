@@ -18,7 +18,9 @@ Per segment (``<base>.log`` and its indexes):
   - time index: whole 12-byte entries; timestamps strictly rising and offsets not falling; each entry
     ``(t, o)`` names an offset in the segment, and the batch holding ``o`` has max timestamp ``t`` with no
     earlier batch later than ``t``;
-  - a zero-filled index tail (a preallocated index not trimmed by a clean shutdown) is a note.
+  - a zero-filled index tail (a preallocated index not trimmed by a clean shutdown) is a note; an index's
+    entries end at its first all-zero entry after the first, and only they are read (with the tail's data
+    regions, to see that it is zero), so a 10 MiB or a sparse 8 GiB preallocated index costs what it holds.
 
 Per partition: segment base offsets rise and each follows the previous segment's last offset; the
 leader-epoch checkpoint, producer snapshots and transaction indexes read back; leftover
@@ -33,9 +35,11 @@ and the log end offset, and the cleaner's checkpoint is not past the log end.
 from __future__ import annotations
 
 import enum
+import errno
 import itertools
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +48,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._common import INT32_MAX, ScanStop
+from ._common import INT32_MAX, INT64_MAX, ScanStop
 from .checkpoint import (
     CLEAN_SHUTDOWN_FILE,
     CLEANER_OFFSET_CHECKPOINT_FILE,
@@ -68,7 +72,6 @@ from .filenames import (
     offset_from_file_name,
     segment_file_offset,
 )
-from .index import OffsetIndex, TimeIndex
 from .producer_state import read_snapshot
 from .record import MemoryRecords
 from .record.legacy import LegacyRecordBatch
@@ -305,108 +308,238 @@ def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file:
     return count
 
 
-def _index_entries(report: PartitionReport, index_class: type[OffsetIndex] | type[TimeIndex], file: Path,
-                   base_offset: int, is_zero: Callable[[Any], bool]) -> list[Any]:
-    """An index file's entries up to its zero-filled tail; none when it fails the broker's sanity check
-    (reported)."""
-    index = index_class(file, base_offset, -1, writable=False)
+#: Index entries read at a time while looking for the end of the live entries: a first read of 4096 entries
+#: (most indexes hold fewer), each next one twice the last, up to this many.
+_INDEX_READ_MAX_ENTRIES = 1 << 17
+#: The most bytes of an index's zero tail read to see that it is all zeros (holes are not read: a broker's
+#: preallocated tail is sparse, and the tail of a file preallocated for real costs a few milliseconds a MiB).
+_TAIL_READ_BUDGET = 64 * 1024 * 1024
+_OFFSET_ENTRY = np.dtype([("relative", ">i4"), ("position", ">i4")])
+_TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
+
+
+def _index_entries(report: PartitionReport, file: Path, entry: np.dtype[Any], kind: str,
+                   base_offset: int) -> npt.NDArray[Any] | None:
+    """The live entries of an index file; ``None`` when it cannot be read or fails the broker's sanity check
+    (reported).
+
+    The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a
+    broker trims only at a clean shutdown; DumpLogSegments' rule).  The file is read with ``pread`` a chunk
+    at a time until that entry, so the check costs what the index holds, not what its file's length is (a
+    broker preallocates 10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only
+    where the file has data (a hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a
+    preallocated tail from a zeroed entry among live ones.  The broker's sanity check (Kafka:
+    ``OffsetIndex.sanityCheck``, ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole
+    preallocated file a time index always fails it, and the broker rebuilds the index, which is what the
+    note about the tail says.
+    """
+    size = entry.itemsize
     try:
-        try:
-            index.sanity_check()
-        except KafkaLogError as e:
-            report.add(Severity.ERROR, file, f"fails the broker's sanity check: {e}")
-            return []
-        entries = [index.entry(i) for i in range(index.entries)]
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        report.add(Severity.ERROR, file, f"cannot be read: {e}")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            report.add(Severity.ERROR, file, "is not a regular file: a broker cannot map it")
+            return None
+        length = info.st_size
+        if length % size:
+            report.add(Severity.ERROR, file, f"fails the broker's sanity check: Index file {file} is corrupt, found "
+                                             f"{length} bytes which is neither positive nor a multiple of {size}.")
+            return None
+        slots = length // size
+        parts: list[npt.NDArray[Any]] = []
+        done, step = 0, 4096
+        while done < slots:
+            data = os.pread(fd, min(step, slots - done) * size, done * size)
+            count = len(data) // size
+            if count == 0:
+                break  # the file was cut short while it was read: what was read is what there is
+            raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
+            zero = np.flatnonzero(~raw.any(axis=1))
+            if done == 0:
+                zero = zero[zero > 0]
+            if len(zero):
+                end = done + int(zero[0])
+                parts.append(np.frombuffer(data, dtype=entry, count=int(zero[0])))
+                _check_zero_tail(report, file, fd, end, slots, size)
+                break
+            parts.append(np.frombuffer(data, dtype=entry, count=count))
+            done += count
+            step = min(step * 2, _INDEX_READ_MAX_ENTRIES)
     finally:
-        index.close_handler()
-    return _drop_zero_tail(report, file, entries, is_zero)
+        os.close(fd)
+    entries = np.concatenate(parts) if parts else np.empty(0, dtype=entry)
+    if len(entries):
+        problem = None
+        if kind == "time" and int(entries["timestamp"][-1]) < int(entries["timestamp"][0]):
+            problem = (f"Corrupt time index found, time index file ({file}) has non-zero size but the last "
+                       f"timestamp is {int(entries['timestamp'][-1])} which is less than the first timestamp "
+                       f"{int(entries['timestamp'][0])}")
+        elif int(entries["relative"][-1]) < 0:
+            last = base_offset + int(entries["relative"][-1])
+            problem = (f"Corrupt time index found, time index file ({file}) has non-zero size but the last offset "
+                       f"is {last} which is less than the first offset {base_offset}" if kind == "time" else
+                       f"Corrupt index found, index file ({file}) has non-zero size but the last offset is {last} "
+                       f"which is less than the base offset {base_offset}.")
+        if problem is not None:
+            report.add(Severity.ERROR, file, f"fails the broker's sanity check: {problem}")
+            return None
+    return entries
+
+
+def _check_zero_tail(report: PartitionReport, file: Path, fd: int, end: int, slots: int, size: int) -> None:
+    """Note the zero tail from entry ``end`` (zero-filled) of an index of ``slots`` entries, or report the
+    entries that are not zero after it: then entry ``end`` is a zeroed entry, not the end of the entries."""
+    found, complete = _first_nonzero_byte(fd, (end + 1) * size, slots * size, _TAIL_READ_BUDGET)
+    if found is not None:
+        report.add(Severity.ERROR, file, f"entry {end} is zero-filled, which ends an index's entries, but entry "
+                                         f"{found // size} after it is not: the entries from {end} on are not "
+                                         "checked (a broker takes them all, and its lookups stop at the zero entry)")
+        return
+    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: the {slots - end} "
+                                    "slots from there are a preallocated tail the broker did not trim (no clean "
+                                    "shutdown)" + ("" if complete else f"; past the first {_TAIL_READ_BUDGET} bytes "
+                                                   "of its data the tail was not read"))
+
+
+def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int | None, bool]:
+    """The position of the first non-zero byte in ``[start, end)`` of a file, and whether the whole range was
+    looked at.  Only the file's data regions are read (``SEEK_DATA``/``SEEK_HOLE``: a hole reads as zeros), so
+    a sparse preallocated tail costs a seek or two, and at most ``budget`` bytes are read in all."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    position, spent = start, 0
+    while position < end:
+        stop = end
+        if seek_data is not None and seek_hole is not None:
+            try:
+                position = os.lseek(fd, position, seek_data)
+                stop = min(os.lseek(fd, position, seek_hole), end)
+            except OSError as e:
+                if e.errno == errno.ENXIO:
+                    return None, True  # no data from here to the end of the file
+                stop = end  # the file system cannot tell: read it
+        while position < stop:
+            if spent >= budget:
+                return None, False
+            data = os.pread(fd, min(stop - position, 1 << 20, budget - spent), position)
+            if not data:
+                return None, True  # the file was cut short while it was read
+            nonzero = np.flatnonzero(np.frombuffer(data, dtype=np.uint8))
+            if len(nonzero):
+                return position + int(nonzero[0]), True
+            position += len(data)
+            spent += len(data)
+    return None, True
+
+
+def _absolute_offsets(report: PartitionReport, file: Path, base_offset: int,
+                      relative: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+    """The entries' offsets (base offset plus relative offset) and the entry numbers they belong to, without
+    the entries whose offset would be past ``Long.MaxValue`` (reported): a segment based near it holds none."""
+    relative = relative.astype(np.int64)
+    over = np.flatnonzero(relative > INT64_MAX - base_offset)
+    for i in over[:5]:
+        report.add(Severity.ERROR, file, f"entry {int(i)} names offset {base_offset + int(relative[i])}, past the "
+                                         f"largest offset a log can hold ({INT64_MAX})")
+    keep = np.flatnonzero(relative <= INT64_MAX - base_offset)
+    return np.int64(base_offset) + relative[keep], keep
+
+
+def _report_some(report: PartitionReport, file: Path, messages: list[str], total: int, more: str) -> None:
+    for message in messages:
+        report.add(Severity.ERROR, file, message)
+    if total > len(messages):
+        report.add(Severity.ERROR, file, f"{total - len(messages)} more {more}")
 
 
 def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Path) -> None:
     rows = segment.rows
-    entries = _index_entries(report, OffsetIndex, index_file, segment.base_offset,
-                             lambda e: e.offset == segment.base_offset and e.position == 0)
-    if not entries:
+    entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset)
+    if entries is None or not len(entries):
         return
-    offsets = np.array([e.offset for e in entries], dtype=np.int64)
-    positions = np.array([e.position for e in entries], dtype=np.int64)
+    offsets, numbers = _absolute_offsets(report, index_file, segment.base_offset, entries["relative"])
+    positions = entries["position"][numbers].astype(np.int64)
     for i in np.flatnonzero(offsets[1:] <= offsets[:-1])[:5] + 1:
-        report.add(Severity.ERROR, index_file, f"entry {i} (offset {int(offsets[i])}) does not rise above entry "
-                                               f"{i - 1} (offset {int(offsets[i - 1])})")
+        report.add(Severity.ERROR, index_file, f"entry {int(numbers[i])} (offset {int(offsets[i])}) does not rise "
+                                               f"above entry {int(numbers[i - 1])} (offset {int(offsets[i - 1])})")
+    if not len(offsets):
+        return
+    n = len(rows)
     batch_positions = rows["position"]
-    running_max = np.maximum.accumulate(rows["last_offset"]) if len(rows) else rows["last_offset"]
-    problems = 0
-    for o, p in zip(offsets.tolist(), positions.tolist(), strict=True):
-        k = int(np.searchsorted(batch_positions, p))
-        if k >= len(rows) or int(batch_positions[k]) != p:
-            message = f"entry (offset {o}, position {p}) does not point at the start of a batch" + (
-                " (past the last whole batch)" if k >= len(rows) else "")
-        elif k > 0 and int(running_max[k - 1]) >= o:
+    # Each entry against the batches, all at once; the first failed condition is the entry's message.
+    k = np.searchsorted(batch_positions, positions)
+    at = np.minimum(k, max(n - 1, 0))
+    not_at_a_batch = (k >= n) | (batch_positions[at] != positions) if n else np.ones(len(offsets), dtype=bool)
+    if n:
+        running_max = np.maximum.accumulate(rows["last_offset"])
+        before = np.where(k > 0, running_max[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
+        past_holder = ~not_at_a_batch & (k > 0) & (before >= offsets)
+        past_last = ~not_at_a_batch & ~past_holder & (int(running_max[-1]) < offsets)
+    else:
+        past_holder = past_last = np.zeros(len(offsets), dtype=bool)
+    bad = np.flatnonzero(not_at_a_batch | past_holder | past_last)
+    messages = []
+    for i in bad[:10]:
+        o, p = int(offsets[i]), int(positions[i])
+        if not_at_a_batch[i]:
+            messages.append(f"entry (offset {o}, position {p}) does not point at the start of a batch"
+                            + (" (past the last whole batch)" if k[i] >= n else ""))
+        elif past_holder[i]:
             holder = int(np.searchsorted(running_max, o))
-            message = (f"entry (offset {o}, position {p}) points past the batch holding offset {o} "
-                       f"(at position {int(batch_positions[holder])}): lookups of it would miss")
-        elif int(running_max[-1]) < o:
-            message = (f"entry (offset {o}, position {p}) names an offset past the segment's last "
-                       f"({int(running_max[-1])})")
+            messages.append(f"entry (offset {o}, position {p}) points past the batch holding offset {o} "
+                            f"(at position {int(batch_positions[holder])}): lookups of it would miss")
         else:
-            continue
-        problems += 1
-        if problems <= 10:
-            report.add(Severity.ERROR, index_file, message)
-    if problems > 10:
-        report.add(Severity.ERROR, index_file, f"{problems - 10} more entries point at the wrong batch")
+            messages.append(f"entry (offset {o}, position {p}) names an offset past the segment's last "
+                            f"({int(running_max[-1])})")
+    _report_some(report, index_file, messages, len(bad), "entries point at the wrong batch")
 
 
 def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Path) -> None:
     rows = segment.rows
-    entries = _index_entries(report, TimeIndex, time_index_file, segment.base_offset,
-                             lambda e: e.offset == segment.base_offset and e.timestamp == 0)
-    if not entries:
+    entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset)
+    if entries is None or not len(entries):
         return
-    timestamps = np.array([e.timestamp for e in entries], dtype=np.int64)
-    offsets = np.array([e.offset for e in entries], dtype=np.int64)
+    offsets, numbers = _absolute_offsets(report, time_index_file, segment.base_offset, entries["relative"])
+    timestamps = entries["timestamp"][numbers].astype(np.int64)
     for i in np.flatnonzero(timestamps[1:] <= timestamps[:-1])[:5] + 1:
         report.add(Severity.ERROR, time_index_file,
-                   f"entry {i} (timestamp {int(timestamps[i])}) is not later than entry {i - 1} (timestamp "
-                   f"{int(timestamps[i - 1])}): timestamps out of order")
+                   f"entry {int(numbers[i])} (timestamp {int(timestamps[i])}) is not later than entry "
+                   f"{int(numbers[i - 1])} (timestamp {int(timestamps[i - 1])}): timestamps out of order")
     for i in np.flatnonzero(offsets[1:] < offsets[:-1])[:5] + 1:
         report.add(Severity.ERROR, time_index_file,
-                   f"entry {i} (offset {int(offsets[i])}) is below entry {i - 1} (offset {int(offsets[i - 1])})")
-    if len(rows) == 0:
-        report.add(Severity.ERROR, time_index_file, f"has {len(entries)} entries but the log holds no batch")
+                   f"entry {int(numbers[i])} (offset {int(offsets[i])}) is below entry {int(numbers[i - 1])} "
+                   f"(offset {int(offsets[i - 1])})")
+    if not len(offsets):
+        return
+    n = len(rows)
+    if n == 0:
+        report.add(Severity.ERROR, time_index_file, f"has {len(offsets)} entries but the log holds no batch")
         return
     running_last = np.maximum.accumulate(rows["last_offset"])
     running_max_ts = np.maximum.accumulate(rows["max_timestamp"])
-    problems = 0
-    for t, o in zip(timestamps.tolist(), offsets.tolist(), strict=True):
-        k = int(np.searchsorted(running_last, o))
-        if k >= len(rows) or o < segment.base_offset:
-            message = f"entry (timestamp {t}, offset {o}) names an offset outside the segment"
-        elif int(rows["max_timestamp"][k]) != t:
-            message = (f"entry (timestamp {t}, offset {o}): the batch holding offset {o} (at position "
-                       f"{int(rows['position'][k])}) has max timestamp {int(rows['max_timestamp'][k])}")
-        elif int(running_max_ts[k]) > t:
-            message = (f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
-                       f"{int(running_max_ts[k])}, so lookups by timestamp would miss it")
+    max_timestamps = rows["max_timestamp"]
+    # Each entry against the batches, all at once; the first failed condition is the entry's message.
+    k = np.searchsorted(running_last, offsets)
+    at = np.minimum(k, n - 1)
+    outside = (k >= n) | (offsets < segment.base_offset)
+    wrong_batch = ~outside & (max_timestamps[at] != timestamps)
+    hidden = ~outside & ~wrong_batch & (running_max_ts[at] > timestamps)
+    bad = np.flatnonzero(outside | wrong_batch | hidden)
+    messages = []
+    for i in bad[:10]:
+        t, o, b = int(timestamps[i]), int(offsets[i]), int(at[i])
+        if outside[i]:
+            messages.append(f"entry (timestamp {t}, offset {o}) names an offset outside the segment")
+        elif wrong_batch[i]:
+            messages.append(f"entry (timestamp {t}, offset {o}): the batch holding offset {o} (at position "
+                            f"{int(rows['position'][b])}) has max timestamp {int(max_timestamps[b])}")
         else:
-            continue
-        problems += 1
-        if problems <= 10:
-            report.add(Severity.ERROR, time_index_file, message)
-    if problems > 10:
-        report.add(Severity.ERROR, time_index_file, f"{problems - 10} more entries disagree with the log")
-
-
-def _drop_zero_tail(report: PartitionReport, file: Path, entries: list[Any],
-                    is_zero: Callable[[Any], bool]) -> list[Any]:
-    """Entries up to a preallocated index's zero-filled tail (its first all-zero entry after the first,
-    Kafka DumpLogSegments' rule), noting the tail."""
-    for i in range(1, len(entries)):
-        if is_zero(entries[i]):
-            report.add(Severity.NOTE, file, f"ends in {len(entries) - i} zero-filled entries (a preallocated "
-                                            "index the broker did not trim: no clean shutdown)")
-            return entries[:i]
-    return entries
+            messages.append(f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
+                            f"{int(running_max_ts[b])}, so lookups by timestamp would miss it")
+    _report_some(report, time_index_file, messages, len(bad), "entries disagree with the log")
 
 
 # -- one partition ----------------------------------------------------------------------------------
