@@ -88,6 +88,9 @@ class RollParams(NamedTuple):
 class LogSegment:
     """A segment of a log (Kafka: ``LogSegment``).  Open one with :meth:`open`."""
 
+    #: Whether the segment has no file behind it (:meth:`absent`; kafkalog's).
+    is_absent = False
+
     def __init__(self, log: FileMessageSet, offset_index: OffsetIndex | LazyIndex,
                  time_index: TimeIndex | LazyIndex, base_offset: int, index_interval_bytes: int,
                  rolling_jitter_ms: int, time: Time, max_index_size: int, read_only: bool = False) -> None:
@@ -151,8 +154,10 @@ class LogSegment:
                                  writable=False)
         time_index = LazyIndex(TimeIndex, time_index_filename(dir, base_offset), base_offset,
                                config.max_index_size, writable=False)
-        return cls(log, offset_index, time_index, base_offset, config.index_interval, config.random_segment_jitter(),
-                   time, config.max_index_size, read_only=True)
+        segment = cls(log, offset_index, time_index, base_offset, config.index_interval,
+                      config.random_segment_jitter(), time, config.max_index_size, read_only=True)
+        segment.is_absent = True
+        return segment
 
     @property
     def offset_index(self) -> OffsetIndex:
