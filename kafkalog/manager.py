@@ -201,7 +201,8 @@ class LogManager:
         self._logs_to_be_deleted: collections.deque[tuple[Log, int]] = collections.deque()
         #: Kafka's ``partitionsInitializing``: partition -> whether its config changed while it was created.
         self.partitions_initializing: dict[TopicPartition, bool] = {}
-        self._dir_locks: list[DirLock] = []
+        #: The ``.lock`` of each live directory, held while the manager is open (not when read-only).
+        self._dir_locks: dict[Path, DirLock] = {}
         self._started = False
         self._shut_down = False
         # The tasks this manager put on the scheduler: cancelled at shutdown, as a scheduler the caller owns
@@ -394,16 +395,18 @@ class LogManager:
         return bool(self.offline_log_dirs)
 
     def _lock_log_dirs(self) -> None:
-        """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second process gets a clear error."""
+        """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second writer, in this process or
+        another, gets a :class:`~kafkalog.errors.LogDirInUseError` naming the directory and its holder.  The
+        logs this manager opens are opened under these locks."""
         for d in self.log_dirs:
             try:
-                self._dir_locks.append(DirLock(d))
+                self._dir_locks[d] = DirLock(d, holder="a LogManager", admit_logs=False)
             except KafkaStorageError:
                 self._unlock_log_dirs()
                 raise
 
     def _unlock_log_dirs(self) -> None:
-        for lock in self._dir_locks:
+        for lock in self._dir_locks.values():
             lock.release()
         self._dir_locks.clear()
 
@@ -458,11 +461,11 @@ class LogManager:
         """Load every partition of every directory, ``recovery_threads_per_data_dir`` at a time per
         directory (Kafka: ``loadLogs``)."""
         for d in self.log_dirs:
-            marker = d / CLEAN_SHUTDOWN_FILE
-            had_clean_shutdown = marker.exists()
-            if had_clean_shutdown and not self.read_only:
+            if self.read_only:
+                had_clean_shutdown = (d / CLEAN_SHUTDOWN_FILE).is_file()  # nothing is recovered either way
+            else:
                 # Kafka removes the marker before loading: a crash from here on is an unclean shutdown.
-                marker.unlink()
+                had_clean_shutdown = self._dir_locks[d].take_clean_shutdown_marker()
             recovery_points = self._read_checkpoint(d / RECOVERY_POINT_CHECKPOINT_FILE)
             log_start_offsets = self._read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
             partition_dirs = []
@@ -503,7 +506,8 @@ class LogManager:
         and set aside, ``-future`` ones are future logs, the others the logs served."""
         log = Log(log_dir, self._fetch_log_config(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
                   recovery_point=recovery_points.get(tp, 0), scheduler=self.scheduler, time=self.time,
-                  read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp)
+                  read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp,
+                  dir_lock=self._dir_locks.get(log_dir.parent))
         name = log_dir.name
         with self._lock:
             if name.endswith(DELETE_DIR_SUFFIX):
@@ -865,7 +869,7 @@ class LogManager:
             if config is None:
                 config = self._fetch_log_config(topic_partition.topic)
             log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
-                      topic_partition=topic_partition)
+                      topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent])
             self._logs[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
                         directory, config.overridden_configs_as_loggable_string())

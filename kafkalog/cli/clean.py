@@ -50,9 +50,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return EXIT_USAGE
     cleaner_config = CleanerConfig(1, args.dedupe_buffer_size, 0.9, 1024 * 1024, config.max_message_size)
     rounds = 0
-    with DirLock(partition.log_dir):
+    with DirLock(partition.log_dir, holder="kafkalog clean") as lock:
         log = Log(partition.path, config, recovery_point=partition.recovery_point,
-                  log_start_offset=partition.log_start_offset)
+                  log_start_offset=partition.log_start_offset, dir_lock=lock)
         try:
             size_before = log.size()
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             elapsed = time.monotonic() - started
         finally:
             log.close()
+        lock.restore_clean_shutdown_marker()  # the open removed it, if it was there
     if not args.json:
         if rounds == 0:
             console.print(f"Nothing to clean in {partition.topic_partition}: no dirty section outside the active "
