@@ -28,7 +28,8 @@ Where this differs from Kafka 3.8, and why:
 
 * the logs are loaded by the constructor, as 0.10.1's were, not by ``startup`` (3.x); so there is no window
   in which a shutdown can run while the logs still load, and a load that fails raises from the constructor,
-  leaving no clean-shutdown marker behind (the next open recovers);
+  leaving no clean-shutdown marker behind (the next open recovers); the manager's own scheduler starts there
+  too, before loading, as a broker's starts before its logs load, and a scheduler given must already run;
 * a directory that cannot be opened while its logs load, or whose partition directory cannot be created, is
   an error (a :class:`KafkaStorageError`), not a directory taken offline: a broker hands those to its
   ``LogDirFailureChannel`` and a replica manager then stops serving the directory, machinery a library has
@@ -66,7 +67,7 @@ from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit
 from .log import Log
-from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
+from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
     CLUSTER_METADATA_TOPIC_NAME,
     DELETE_DIR_SUFFIX,
@@ -153,6 +154,12 @@ class LogManager:
     tasks (retention, flushing, checkpoints, deferred deletes) on the scheduler; :meth:`shutdown` flushes,
     closes, checkpoints and leaves the clean-shutdown marker.  Use it as a context manager to do both.
 
+    ``scheduler`` runs the background work, the logs' too (a roll's flush, a deferred deletion, which
+    loading itself may schedule); without one the manager makes a :class:`~kafkalog.scheduler.KafkaScheduler`
+    of its own, started in the constructor before the logs load (as a broker starts its scheduler before its
+    ``LogManager``) and stopped by :meth:`shutdown` or by a constructor that fails.  A scheduler given to a
+    writable manager must already be running (:class:`~kafkalog.scheduler.SchedulerStateError` otherwise).
+
     ``default_config`` is the broker's topic defaults, ``topic_configs`` each topic's overrides (a mapping of
     properties laid over the defaults, or a whole :class:`LogConfig`): the manager is its own config
     repository, changed with :meth:`update_topic_config` and :meth:`reconfigure_default_log_config`.
@@ -214,17 +221,29 @@ class LogManager:
         raise_open_file_limit()
         #: The directories given that failed validation (Kafka: ``offlineLogDirs``), as absolute paths.
         self.offline_log_dirs: list[Path] = []
+        if not read_only and not self._owns_scheduler and not self.scheduler.is_started:
+            # Loading may schedule deletions (recovery drops what follows a torn write); a broker starts its
+            # scheduler before its LogManager, which loads in startup().  Refused before anything is touched.
+            raise SchedulerStateError(
+                f"The scheduler given to the LogManager ({self.scheduler!r}) must be started before the logs "
+                "load, in the constructor (a broker starts its KafkaScheduler before its LogManager)")
         #: The live directories, canonical (Kafka: ``liveLogDirs``).
         self.log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
         if not read_only:
             self._lock_log_dirs()
         self._directory_ids: dict[Path, str] = {}
         try:
+            if self._owns_scheduler and not read_only:
+                # Kafka: the broker's scheduler runs before the logs load, and loading uses it (recovery's
+                # deletions, a roll's flush); a read-only manager schedules nothing.
+                self.scheduler.startup()
             self._directory_ids = self._load_directory_ids()
             self._load_logs(is_stray if is_stray is not None else (lambda _log: False))
         except BaseException:
             for log in self._every_loaded_log():
                 log.close_handlers()
+            if self._owns_scheduler and self.scheduler.is_started:
+                self.scheduler.shutdown()
             self._unlock_log_dirs()
             raise
         if cleaner_config is not None and getattr(cleaner_config, "enable_cleaner", False) and not read_only:
@@ -555,7 +574,8 @@ class LogManager:
     # -- background tasks ----------------------------------------------------------------------------
 
     def startup(self) -> None:
-        """Start the background tasks (Kafka: ``startup``; the logs are already loaded)."""
+        """Start the background tasks (Kafka: ``startup``; the logs are already loaded, and the manager's own
+        scheduler runs since the constructor)."""
         if self.read_only:
             return
         with self._lock:
