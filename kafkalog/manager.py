@@ -35,7 +35,8 @@ Where this differs from Kafka 3.8, and why:
   ``LogDirFailureChannel`` and a replica manager then stops serving the directory, machinery a library has
   not got.  Directories that fail validation before anything is loaded (missing and not creatable, not a
   readable directory, a path the file system refuses) are offline, as in Kafka, as long as one is left;
-* a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker;
+* a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker,
+  and so is one whose topic is not a legal topic name (``my topic-0``), which Kafka would load;
 * the ``-future`` logs are loaded and kept (checkpointed, flushed, closed) but the replica movement that
   makes and promotes them is the replica manager's, and not ported;
 * at shutdown the files of the logs waiting for deletion and of the stray logs are released, where the JVM
@@ -74,6 +75,7 @@ from .topic import (
     FUTURE_DIR_SUFFIX,
     STRAY_DIR_SUFFIX,
     InvalidPartitionDirError,
+    InvalidTopicError,
     TopicPartition,
     log_delete_dir_name,
     log_dir_name,
@@ -493,7 +495,11 @@ class LogManager:
                     continue
                 try:
                     tp = parse_topic_partition_name(entry)
-                except InvalidPartitionDirError as e:
+                    # Kafka's LocalLog.parseTopicPartitionName does not check the topic; a broker never makes
+                    # such a directory, and no checkpoint could list it (a space splits a line, a byte that is
+                    # not UTF-8 cannot be written), so one would cost the whole directory its checkpoints.
+                    validate_topic(tp.topic)
+                except (InvalidPartitionDirError, InvalidTopicError) as e:
                     logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
                     continue
                 if tp.topic == CLUSTER_METADATA_TOPIC_NAME:

@@ -1626,3 +1626,26 @@ def test_a_given_scheduler_must_run_before_the_logs_load(tmp_path: Path) -> None
     finally:
         scheduler.shutdown()
     LogManager(tmp_path / "logs", read_only=True, scheduler=KafkaScheduler(1)).shutdown()  # a reader schedules nothing
+
+
+@pytest.mark.parametrize("name", [b"my topic-0", b"t\xff-0", b"t" * 250 + b"-0"])
+def test_partition_dirs_that_are_no_topic_are_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                      name: bytes) -> None:
+    """Issue 15, defect 8: a directory named ``<topic>-<partition>`` whose topic Kafka does not allow (a space,
+    a byte that is not UTF-8, a name longer than 249 characters) was loaded, and then no checkpoint could
+    list it, so the whole directory's recovery points and its clean-shutdown marker were not written.  It is
+    skipped at load with a warning (Kafka's ``loadLog`` refuses it: ``Topic.validate``), and left as it is."""
+    root = tmp_path / "logs"
+    with LogManager(root, SMALL_SEGMENTS) as manager:
+        append_many(manager.get_or_create_log(TopicPartition(NAME, 0)), 3)
+    stranger = os.path.join(os.fsencode(root), name)
+    shutil.copytree(os.fsencode(root / f"{NAME}-0"), stranger)
+    before = sorted(os.listdir(stranger))
+    for read_only in (True, False):
+        with LogManager(root, SMALL_SEGMENTS, read_only=read_only) as manager:
+            assert list(manager.logs_by_topic_partition()) == [TopicPartition(NAME, 0)]
+        assert "is not a partition directory" in caplog.text and "Topic name is invalid" in caplog.text
+        caplog.clear()
+    assert (root / CLEAN_SHUTDOWN_FILE).exists()
+    assert read_checkpoint(root / RECOVERY_POINT_FILE) == {TopicPartition(NAME, 0): 3}
+    assert sorted(os.listdir(stranger)) == before
