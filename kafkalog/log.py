@@ -69,7 +69,15 @@ from .filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from .fsutil import DirLock, fsync_dir, hold_log_dir, interrupts_deferred, raise_open_file_limit
+from .fsutil import (
+    DirLock,
+    describe_file_kind,
+    fsync_dir,
+    hold_log_dir,
+    interrupts_deferred,
+    raise_open_file_limit,
+    storage_error,
+)
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
@@ -321,11 +329,15 @@ class Log:
         self._recovery_progress = recovery_progress
         try:
             self._load(log_start_offset, recovery_point)
-        except BaseException:
+        except BaseException as e:
             self.segments.close_handlers()
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
             self._release_dir_hold(clean=False)
+            if isinstance(e, OSError) and not isinstance(e, KafkaLogError):
+                # A file the loader cannot open or remove (no permission, a directory in its place): Kafka's
+                # IOException, which takes the log dir offline; here the caller's KafkaStorageError.
+                raise storage_error(e, f"Error while loading the log in {self.dir}") from e
             raise
         # Kafka's constructor tells the listener the initial high watermark.
         if log_offsets_listener is not None:
@@ -338,9 +350,13 @@ class Log:
         raise_open_file_limit()
         if self.read_only:
             if not self.dir.is_dir():
-                raise KafkaStorageError(f"Log directory {self.dir} does not exist")
+                what = "does not exist" if not self.dir.exists() else f"is {describe_file_kind(self.dir)}"
+                raise KafkaStorageError(f"Log directory {self.dir} {what}")
         else:
+            if self.dir.exists() and not self.dir.is_dir():
+                raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
             self.dir.mkdir(parents=True, exist_ok=True)
+        self._check_file_kinds()
         swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
         if swap_files:
             self._complete_swaps(swap_files)
@@ -360,6 +376,22 @@ class Log:
         first = self.segments.first_segment_base_offset()
         self._log_start_offset = max(log_start_offset_checkpoint, first if first is not None else 0)
         self._update_log_end_offset(next_offset)
+
+    def _check_file_kinds(self) -> None:
+        """Refuse a log dir holding something named like a segment file (any suffix) that is no regular file: a
+        directory, a FIFO, a socket, a link to nothing (kafkalog's check).  Loading would open it (an index:
+        ``IsADirectoryError``, or a FIFO's open that never returns), or skip it and remove its segment's
+        indexes as orphans, and a later roll would run into it.  Kafka skips a ``.log`` that is no file
+        and fails on the rest with an ``IOException``; here each is a :class:`KafkaStorageError` naming it,
+        before anything is opened or removed.
+        """
+        with os.scandir(self.dir) as entries:
+            for entry in entries:
+                if _SEGMENT_FILE.match(entry.name) and not entry.is_file():
+                    raise KafkaStorageError(
+                        f"{entry.path} is named like a segment file but is not a regular file "
+                        f"({describe_file_kind(entry.path)}): kafkalog neither reads nor removes it; move it out "
+                        "of the log directory to open the log")
 
     def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
         """Delete ``.deleted`` files, drop incomplete cleaner and split output, and return the swap files
@@ -611,8 +643,19 @@ class Log:
         return log_end_offset
 
     def _add_new_segment(self, base_offset: int) -> LogSegment:
-        segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
-                                  init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+        """A new, empty segment at ``base_offset``, in the map (loading, a roll, a truncation).
+
+        Raises:
+            KafkaStorageError: its files cannot be created (Kafka: the ``IOException`` that
+                ``maybeHandleIOException`` turns into a ``KafkaStorageException``), naming the file.
+        """
+        try:
+            segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
+                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+        except OSError as e:
+            if isinstance(e, KafkaLogError):
+                raise
+            raise storage_error(e, f"Error while creating segment {base_offset} of the log in {self.dir}") from e
         self.segments.add(segment)
         return segment
 

@@ -66,7 +66,7 @@ from .checkpoint import (
 )
 from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import DirLock, fsync_dir, raise_open_file_limit
+from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
@@ -241,12 +241,14 @@ class LogManager:
                 self.scheduler.startup()
             self._directory_ids = self._load_directory_ids()
             self._load_logs(is_stray if is_stray is not None else (lambda _log: False))
-        except BaseException:
+        except BaseException as e:
             for log in self._every_loaded_log():
                 log.close_handlers()
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
             self._unlock_log_dirs()
+            if isinstance(e, OSError) and not isinstance(e, KafkaLogError):
+                raise storage_error(e, "Error while loading the logs of " + ", ".join(map(str, self.log_dirs))) from e
             raise
         if cleaner_config is not None and getattr(cleaner_config, "enable_cleaner", False) and not read_only:
             from .cleaner import LogCleaner
