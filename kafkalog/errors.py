@@ -24,6 +24,7 @@ __all__ = [
     "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
+    "LogDirInUseError",
     "IllegalArgumentError",
     "IllegalStateError",
     "ReadOnlyError",
@@ -123,6 +124,21 @@ class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):
 
 class KafkaStorageError(KafkaLogError, OSError):
     """An I/O failure on a log directory (Kafka: ``KafkaStorageException``)."""
+
+
+class LogDirInUseError(KafkaStorageError):
+    """A log directory's ``.lock`` is held by another writer, in this process or another (Kafka: the
+    ``KafkaException`` of ``LogManager.lockLogDirs``, "Failed to acquire lock on file .lock in ...").
+
+    ``path`` is the lock file, ``holder`` what holds it when this process does (``"a LogManager"``), ``pid``
+    the holding process when it is known (this one's, or another's as the kernel reports it)."""
+
+    def __init__(self, message: str, path: object = None, holder: str | None = None,
+                 pid: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.holder = holder
+        self.pid = pid
 
 
 class IllegalArgumentError(KafkaLogError, ValueError):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import logging
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -13,10 +16,57 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
-from .checkpoint import LOCK_FILE
-from .errors import KafkaStorageError
+from .checkpoint import CLEAN_SHUTDOWN_FILE, LOCK_FILE
+from .errors import KafkaStorageError, LogDirInUseError
 
-__all__ = ["DirLock", "fsync_dir", "interrupts_deferred", "raise_open_file_limit", "work_directory"]
+__all__ = [
+    "DirLock",
+    "LogDirHold",
+    "clean_shutdown_marker_present",
+    "describe_file_kind",
+    "fsync_dir",
+    "hold_log_dir",
+    "interrupts_deferred",
+    "raise_open_file_limit",
+    "storage_error",
+    "work_directory",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def storage_error(error: OSError, doing: str) -> KafkaStorageError:
+    """``error``, a foreign ``OSError`` (``IsADirectoryError``, ``PermissionError``...), as the
+    :class:`KafkaStorageError` of ``doing`` (Kafka: ``maybeHandleIOException`` wrapping an ``IOException`` in a
+    ``KafkaStorageException``), keeping its ``errno`` and ``filename``: the message names the file.  A
+    :class:`KafkaStorageError` is returned as it is; the caller re-raises the other kafkalog errors."""
+    if isinstance(error, KafkaStorageError):
+        return error
+    if error.errno is None:
+        return KafkaStorageError(f"{doing}: {error}")
+    if error.filename is None:
+        return KafkaStorageError(error.errno, f"{doing}: {error.strerror}")
+    return KafkaStorageError(error.errno, f"{doing}: {error.strerror}", error.filename)
+
+
+def describe_file_kind(path: str | os.PathLike[str]) -> str:
+    """What ``path`` is, for a message: "a directory", "a FIFO", "a socket", "a device", "a symbolic link to
+    nothing", "a regular file"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nothing" if os.path.islink(path) else "missing"
+    except OSError as e:
+        return f"not to be looked at ({e.strerror})"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a regular file" if stat.S_ISREG(mode) else f"a file of mode {stat.filemode(mode)}"
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
@@ -52,42 +102,378 @@ def raise_open_file_limit() -> None:
         pass
 
 
+#: Serialises taking and releasing dir locks in this process (re-entrant: a shared hold takes a lock inside it).
+_registry_lock = threading.RLock()
+#: The lock files this process holds, by (st_dev, st_ino), and who holds each (Java keeps the same table,
+#: ``FileLockTable``, and its ``tryLock`` throws ``OverlappingFileLockException`` from it).  A second attempt
+#: is refused from this table before it opens the file: closing *any* descriptor of a file drops every POSIX
+#: record lock the process has on it, so opening the file and closing it again on failure would let a broker
+#: in.
+_held: dict[tuple[int, int], DirLock] = {}
+
+
+def _forget_held_locks_in_child() -> None:
+    """After ``fork``: the child holds no record lock (those are not inherited) and shares the parent's
+    flocks, so it must neither trust nor release the parent's entries."""
+    global _registry_lock
+    _registry_lock = threading.RLock()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_held_locks_in_child)
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    """The identity of the file at ``path`` (``None`` when there is none), found without opening it."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise storage_error(e, f"Cannot check the lock file of {path.parent}") from e
+    return st.st_dev, st.st_ino
+
+
+def _lock_owner(fd: int) -> int | None:
+    """The process holding a record lock, or else an flock, on the file of ``fd``, as Linux's ``/proc/locks``
+    reports it; ``None`` where that is not known."""
+    st = os.fstat(fd)
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    owners: dict[str, int] = {}
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as table:
+            for line in table:
+                fields = line.split()
+                # "1: POSIX  ADVISORY  WRITE 4242 fd:01:1234 0 EOF"; a waiter's line has "->" after the number
+                if len(fields) >= 6 and fields[1] != "->" and fields[5] == device and fields[4].isdigit():
+                    owners.setdefault(fields[1], int(fields[4]))
+    except OSError:
+        return None
+    return owners.get("POSIX", owners.get("FLOCK"))
+
+
+def _describe_process(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read(4096).replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return f"process {pid}"
+    if len(command) > 160:
+        command = command[:157] + "..."
+    return f"process {pid} ({command})" if command else f"process {pid}"
+
+
+def clean_shutdown_marker_present(directory: str | os.PathLike[str]) -> bool:
+    """Whether the log dir ``directory`` holds the clean-shutdown marker (Kafka:
+    ``CleanShutdownFileHandler.exists``).
+
+    Raises:
+        KafkaStorageError: ``.kafka_cleanshutdown`` is there but is no regular file (a directory, a FIFO), or
+            cannot be looked at: neither trusted nor ignored, since a writer would go on to remove it.
+    """
+    path = Path(directory) / CLEAN_SHUTDOWN_FILE
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise storage_error(e, f"Cannot check the clean shutdown marker of {path.parent}") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise KafkaStorageError(f"The clean shutdown marker {path} is not a regular file ({describe_file_kind(path)}):"
+                                " move it away to open the log dir for writing")
+    return True
+
+
 class DirLock:
     """The ``.lock`` file of a log dir, held exclusively (Kafka: ``FileLock`` in ``LogManager.lockLogDirs``).
 
     Two locks are taken on it: a POSIX record lock (``lockf``), which is what a Kafka broker's
     ``FileChannel.tryLock`` takes on Linux, so a running broker and kafkalog exclude each other; and an
-    ``flock``, which, unlike a record lock, also excludes a second holder in the same process.
+    ``flock``, which, unlike a record lock, also excludes a second holder in the same process.  ``holder`` says
+    who holds it (``"a LogManager"``), for the error a second writer gets.  A writable ``Log`` opened in this
+    process without a lock while this one is held opens under it, unless ``admit_logs`` is false: a
+    LogManager or a LogDirWriter opens its logs itself, and a log opened behind its back would escape its
+    checkpoints and its clean-shutdown marker.
+
+    A second attempt in this process is refused from a table of the lock files the process holds, before the
+    file is opened: a record lock belongs to the process, and closing any descriptor of the file, as a failed
+    attempt must, would drop it.  A forked child holds none of its parent's locks, and releasing one it
+    inherited does not unlock the parent's.
+
+    The lock also keeps the log dir's writers' books (the :class:`~kafkalog.log.Log` objects opened for
+    writing under it, see :func:`hold_log_dir`) and the clean-shutdown marker: whoever opens the log dir for
+    writing removes the marker before loading (:meth:`take_clean_shutdown_marker`), as Kafka's
+    ``LogManager.loadLogs`` does, and a writer whose logs all closed cleanly may put it back
+    (:meth:`restore_clean_shutdown_marker`).
+
+    Raises:
+        LogDirInUseError: another holder, in this process or another, has the lock; the message names the dir
+            and the holder (in another process: its pid and command line, from ``/proc/locks``).
+        KafkaStorageError: the lock file cannot be opened or locked (a directory in its place, no permission,
+            a missing log dir).
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.path = Path(directory) / LOCK_FILE
-        self._file: BinaryIO | None = open(self.path, "a+b")  # noqa: SIM115 - held until release
+    def __init__(self, directory: str | os.PathLike[str], holder: str = "a kafkalog writer", *,
+                 admit_logs: bool = True) -> None:
+        self.directory = Path(os.path.realpath(directory))
+        self.path = self.directory / LOCK_FILE
+        self.holder = holder
+        self.admit_logs = admit_logs
+        self._pid = os.getpid()
+        self._file: BinaryIO | None = None
+        self._key: tuple[int, int] | None = None
+        # Whether the marker was there when taken (None: not taken yet) and its bytes, to put back.
+        self._marker: bool | None = None
+        self._marker_content = b""
+        # The partition dirs open for writing under this lock, and those closed after an error since.
+        self._writers: set[Path] = set()
+        self._unclean: set[Path] = set()
+        # A hold shared by the standalone writable logs of this process (released with its last writer).
+        self._shared = False
+        with _registry_lock:
+            self._acquire()
+
+    def _in_use(self, who: str, pid: int | None) -> LogDirInUseError:
+        return LogDirInUseError(
+            f"Failed to acquire lock on file {LOCK_FILE} in {self.directory}. A Kafka instance in another process "
+            f"or thread is using this directory: it is held by {who}.", self.path, who, pid)
+
+    def _acquire(self) -> None:
+        key = _file_key(self.path)
+        other = _held.get(key) if key is not None else None
+        if other is not None:
+            raise self._in_use(f"{other.describe()} in this process ({os.getpid()})", os.getpid())
         try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.lockf(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._file.close()
-            self._file = None
-            raise KafkaStorageError(
-                f"Failed to acquire lock on file {LOCK_FILE} in {Path(directory)}. A Kafka instance in another "
-                "process or thread is using this directory.") from None
+            file = open(self.path, "a+b")  # noqa: SIM115 - held until release
+        except OSError as e:
+            raise storage_error(e, f"Cannot open the lock file of log dir {self.directory}") from e
+        try:
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            owner = _lock_owner(file.fileno()) if e.errno in (errno.EAGAIN, errno.EACCES) else None
+            # This process holds no lock on the file (the table says so), so closing it drops none.
+            file.close()
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise storage_error(e, f"Cannot lock the lock file of log dir {self.directory}") from e
+            raise self._in_use(_describe_process(owner) if owner is not None else "another process",
+                               owner) from None
+        st = os.fstat(file.fileno())
+        self._key = (st.st_dev, st.st_ino)
+        self._file = file
+        _held[self._key] = self
+
+    @classmethod
+    def _for_standalone_log(cls, directory: Path) -> DirLock:
+        """The lock a writable log opened without one holds ``directory`` with: the lock this process holds
+        on it if that admits logs, else a lock the standalone writable logs of this process share, taken if
+        no one in this process holds the directory."""
+        with _registry_lock:
+            key = _file_key(directory / LOCK_FILE)
+            held = _held.get(key) if key is not None else None
+            if held is not None and (held._shared or held.admit_logs):
+                return held
+            lock = cls(directory, holder="a writable Log")  # refused when held here by a LogManager
+            lock._shared = True
+            return lock
+
+    @property
+    def held(self) -> bool:
+        """Whether this lock is still held (not released, and by this process)."""
+        return self._file is not None and self._pid == os.getpid()
+
+    def describe(self) -> str:
+        """Who holds the lock, for messages: the holder, and the logs open for writing under a shared hold."""
+        if self._shared and self._writers:
+            return f"{self.holder} of {', '.join(sorted(p.name for p in self._writers))}"
+        return self.holder
+
+    def covers(self, log_dir: str | os.PathLike[str]) -> bool:
+        """Whether this is the lock of the log dir ``log_dir``."""
+        return self.held and os.path.realpath(log_dir) == str(self.directory)
 
     def release(self) -> None:
-        if self._file is None:
-            return
-        try:
-            fcntl.lockf(self._file.fileno(), fcntl.LOCK_UN)
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
-        finally:
-            self._file.close()
-            self._file = None
+        """Unlock and close the file; a second call does nothing.  In a forked child the lock (the parent's)
+        is not unlocked: the child only closes its copy of the descriptor."""
+        with _registry_lock:
+            file, self._file = self._file, None
+            if file is None:
+                return
+            try:
+                if self._pid == os.getpid():
+                    if self._key is not None and _held.get(self._key) is self:
+                        del _held[self._key]
+                    fcntl.lockf(file.fileno(), fcntl.LOCK_UN)
+                    fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+            finally:
+                file.close()
 
     def __enter__(self) -> DirLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+    def __repr__(self) -> str:
+        return f"DirLock({str(self.directory)!r}, holder={self.holder!r}{'' if self.held else ', released'})"
+
+    # -- the clean-shutdown marker --------------------------------------------------------------------------
+
+    def take_clean_shutdown_marker(self) -> bool:
+        """Remove the log dir's clean-shutdown marker, durably, and say whether it was there (Kafka: the
+        start of ``LogManager.loadLogs``: a crash from here on is an unclean shutdown).  The logs opened for
+        writing under this lock later are told what the last call found (the file is gone by then).
+
+        Raises:
+            KafkaStorageError: the marker is no regular file, or cannot be read or removed.
+        """
+        with _registry_lock:
+            marker = self.directory / CLEAN_SHUTDOWN_FILE
+            present = clean_shutdown_marker_present(self.directory)
+            if present:
+                try:
+                    with open(marker, "rb") as f:
+                        self._marker_content = f.read(4096)  # Kafka 3.7+: {"version":0,"brokerEpoch":N}
+                except OSError as e:  # kept for putting back only: Kafka's loadLogs does not read it either
+                    logger.debug("Could not read %s: %s", marker, e)
+                    self._marker_content = b""
+                try:
+                    marker.unlink()
+                except OSError as e:
+                    raise storage_error(e, f"Cannot remove the clean shutdown marker of {self.directory}") from e
+                fsync_dir(self.directory)
+            self._marker = present
+            return present
+
+    def restore_clean_shutdown_marker(self) -> bool:
+        """Put back the marker :meth:`take_clean_shutdown_marker` removed, with the bytes it held, when no log
+        is open for writing under this lock and none was closed after an error (whose next open must
+        recover); returns whether it did.
+
+        Raises:
+            KafkaStorageError: the marker could not be written.
+        """
+        with _registry_lock:
+            if not self._marker or self._writers or self._unclean or not self.held:
+                return False
+            marker = self.directory / CLEAN_SHUTDOWN_FILE
+            try:
+                with open(marker, "wb") as f:
+                    f.write(self._marker_content)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise storage_error(e, f"Cannot write the clean shutdown marker of {self.directory}") from e
+            fsync_dir(self.directory)
+            self._marker = None  # a later writer under this lock takes it again
+            return True
+
+    # -- the writers' books (see hold_log_dir) --------------------------------------------------------------
+
+    def _open_writer(self, partition_dir: Path) -> bool:
+        with _registry_lock:
+            if not self.held:
+                raise KafkaStorageError(f"The lock of {self.directory} was released: {partition_dir} cannot be "
+                                        "opened for writing under it")
+            if partition_dir in self._writers:
+                raise LogDirInUseError(f"The log {partition_dir} is already open for writing in this process "
+                                       f"({os.getpid()}): close it first", self.path, self.describe(), os.getpid())
+            marker = self._marker if self._marker is not None else self.take_clean_shutdown_marker()
+            had_clean_shutdown = marker and partition_dir not in self._unclean
+            self._writers.add(partition_dir)
+            return had_clean_shutdown
+
+    def _close_writer(self, partition_dir: Path, clean: bool) -> None:
+        with _registry_lock:
+            self._writers.discard(partition_dir)
+            if clean:
+                self._unclean.discard(partition_dir)
+            else:
+                self._unclean.add(partition_dir)
+            if self._shared and not self._writers:
+                try:
+                    self.restore_clean_shutdown_marker()
+                except KafkaStorageError as e:
+                    logger.warning("%s: the next open of %s recovers its logs", e, self.directory)
+                finally:
+                    self.release()
+
+    def _move_writer(self, old: Path, new: Path) -> None:
+        with _registry_lock:
+            if old in self._writers:
+                self._writers.discard(old)
+                self._writers.add(new)
+            if old in self._unclean:
+                self._unclean.discard(old)
+                self._unclean.add(new)
+
+
+class LogDirHold:
+    """What a writable :class:`~kafkalog.log.Log` holds of its log dir while it is open: a place in the books
+    of the log dir's :class:`DirLock` (see :func:`hold_log_dir`)."""
+
+    def __init__(self, lock: DirLock, partition_dir: Path, had_clean_shutdown: bool) -> None:
+        self.lock = lock
+        self.partition_dir = partition_dir
+        #: Whether the log dir's marker said the last shutdown was clean (and this log was not closed after an
+        #: error since, in this process).
+        self.had_clean_shutdown = had_clean_shutdown
+        self._released = False
+
+    def moved(self, new_dir: str | os.PathLike[str]) -> None:
+        """The partition dir was renamed, in the same log dir."""
+        new = self.lock.directory / Path(new_dir).name
+        self.lock._move_writer(self.partition_dir, new)
+        self.partition_dir = new
+
+    def release(self, clean: bool) -> None:
+        """Leave the books: ``clean`` when the log was flushed and closed (or deleted); otherwise its next open
+        in this process recovers it.  The last writer of a shared hold puts the marker back if it may, and
+        unlocks.  A second call does nothing."""
+        if self._released:
+            return
+        self._released = True
+        self.lock._close_writer(self.partition_dir, clean)
+
+
+def hold_log_dir(partition_dir: str | os.PathLike[str], dir_lock: DirLock | None = None) -> LogDirHold:
+    """Hold the log dir of ``partition_dir`` (its parent) for a :class:`~kafkalog.log.Log` opened for writing.
+
+    ``dir_lock`` is the lock of that log dir that the caller holds (a LogManager's, a LogDirWriter's, the
+    ``recover`` command's); without one, the log opens under the lock this process holds on the log dir if
+    that admits logs (a plain :class:`DirLock`), and otherwise the standalone writable logs of this process
+    share a lock of their own, taken with the first and released with the last, which removes the
+    clean-shutdown marker before the first loads and puts it back when the last closes, if every one closed
+    cleanly.  The log dir is created if
+    missing.  A partition can be open for writing once at a time.
+
+    Raises:
+        LogDirInUseError: another writer holds the log dir (another process, a LogManager of this one), or
+            the partition is already open for writing in this process.
+        KafkaStorageError: the log dir cannot be created or locked, or ``dir_lock`` is not its lock.
+    """
+    path = Path(partition_dir)
+    if dir_lock is None:
+        try:
+            path.absolute().parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise storage_error(e, f"Cannot create the log dir of {path}") from e
+    log_dir = Path(os.path.realpath(path.absolute().parent))
+    key = log_dir / path.absolute().name
+    if dir_lock is None:
+        lock = DirLock._for_standalone_log(log_dir)
+    else:
+        if not dir_lock.covers(log_dir):
+            raise KafkaStorageError(f"{dir_lock!r} is not the held lock of {log_dir}, the log dir of {path}")
+        lock = dir_lock
+    try:
+        had_clean_shutdown = lock._open_writer(key)
+    except BaseException:
+        if lock._shared and not lock._writers:
+            lock.release()
+        raise
+    return LogDirHold(lock, key, had_clean_shutdown)
 
 
 @contextmanager

@@ -29,6 +29,7 @@ import os
 import re
 import shutil
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,15 @@ from .filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from .fsutil import fsync_dir, interrupts_deferred, raise_open_file_limit
+from .fsutil import (
+    DirLock,
+    describe_file_kind,
+    fsync_dir,
+    hold_log_dir,
+    interrupts_deferred,
+    raise_open_file_limit,
+    storage_error,
+)
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
@@ -258,8 +267,22 @@ class Log:
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
     not clean.  ``read_only=True`` opens a live or archived broker directory without changing a byte:
-    nothing is recovered, trimmed, renamed or deleted, and writes raise :class:`ReadOnlyError`; a directory
-    with no segment reads as the empty log a broker would create in it, from ``log_start_offset``.
+    nothing is recovered, trimmed, renamed or deleted, no lock is taken, and writes raise
+    :class:`ReadOnlyError`; a directory with no segment reads as the empty log a broker would create in it,
+    from ``log_start_offset``.
+
+    A log opened for writing holds its log dir (``dir``'s parent) for as long as it is open, as a broker's
+    ``LogManager`` does (kafkalog's addition: Kafka's ``UnifiedLog`` is only ever opened by its manager).
+    ``dir_lock`` is the log dir's :class:`~kafkalog.fsutil.DirLock` when the caller holds it (a
+    :class:`~kafkalog.manager.LogManager` passes its own); without one the log takes the lock itself, shared
+    with the other writable logs of that log dir in this process, so another process, or a LogManager, cannot
+    open the log dir for writing meanwhile (:func:`~kafkalog.fsutil.hold_log_dir`).  The first writer of a log
+    dir removes its ``.kafka_cleanshutdown`` marker before loading, as Kafka's ``LogManager.loadLogs`` does;
+    ``had_clean_shutdown`` (``None``: what the marker said) decides whether this log is recovered.
+
+    Raises:
+        LogDirInUseError: another writer holds the log dir, or this partition is open for writing already.
+        KafkaStorageError: the directory or a file of it cannot be read, written or locked.
     """
 
     def __init__(self, dir: str | os.PathLike[str], config: LogConfig | None = None, *,
@@ -267,7 +290,7 @@ class Log:
                  time: Time | None = None, read_only: bool = False, had_clean_shutdown: bool | None = None,
                  topic_partition: TopicPartition | None = None,
                  recovery_progress: Callable[[int, int], None] | None = None,
-                 log_offsets_listener: LogOffsetsListener | None = None) -> None:
+                 log_offsets_listener: LogOffsetsListener | None = None, dir_lock: DirLock | None = None) -> None:
         self.dir = Path(dir)
         self.config = config if config is not None else LogConfig()
         self.time = time if time is not None else SYSTEM_TIME
@@ -275,6 +298,11 @@ class Log:
         # The path, not its last component: the error names the directory by its real (canonical) path.
         self.topic_partition = topic_partition if topic_partition is not None else \
             parse_topic_partition_name(self.dir)
+        # A writer holds the log dir before it touches a file of it; a reader takes nothing.
+        self._dir_hold = None if read_only else hold_log_dir(self.dir, dir_lock)
+        if self._dir_hold is not None:
+            # A log dropped without close is an unclean close: its next open in this process recovers it.
+            weakref.finalize(self, self._dir_hold.release, False)
         self._lock = threading.RLock()
         self._owns_scheduler = scheduler is None
         if scheduler is None:
@@ -298,17 +326,24 @@ class Log:
         self._log_start_offset = log_start_offset
         self._last_flushed_time = self.time.milliseconds()
         if had_clean_shutdown is None:
-            had_clean_shutdown = (self.dir.parent / CLEAN_SHUTDOWN_FILE).exists()
+            # A reader does not recover either way; a writer trusts the marker its log dir's lock took.
+            had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
+                (self.dir.parent / CLEAN_SHUTDOWN_FILE).is_file()
         self.had_clean_shutdown = had_clean_shutdown
         # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
         # "N/M recovered" log lines, for a caller that draws a progress bar.
         self._recovery_progress = recovery_progress
         try:
             self._load(log_start_offset, recovery_point)
-        except BaseException:
+        except BaseException as e:
             self.segments.close_handlers()
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
+            self._release_dir_hold(clean=False)
+            if isinstance(e, OSError) and not isinstance(e, KafkaLogError):
+                # A file the loader cannot open or remove (no permission, a directory in its place): Kafka's
+                # IOException, which takes the log dir offline; here the caller's KafkaStorageError.
+                raise storage_error(e, f"Error while loading the log in {self.dir}") from e
             raise
         # Kafka's constructor tells the listener the initial high watermark.
         if log_offsets_listener is not None:
@@ -321,9 +356,13 @@ class Log:
         raise_open_file_limit()
         if self.read_only:
             if not self.dir.is_dir():
-                raise KafkaStorageError(f"Log directory {self.dir} does not exist")
+                what = "does not exist" if not self.dir.exists() else f"is {describe_file_kind(self.dir)}"
+                raise KafkaStorageError(f"Log directory {self.dir} {what}")
         else:
+            if self.dir.exists() and not self.dir.is_dir():
+                raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
             self.dir.mkdir(parents=True, exist_ok=True)
+        self._check_file_kinds()
         swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
         if swap_files:
             self._complete_swaps(swap_files)
@@ -343,6 +382,22 @@ class Log:
         first = self.segments.first_segment_base_offset()
         self._log_start_offset = max(log_start_offset_checkpoint, first if first is not None else 0)
         self._update_log_end_offset(next_offset)
+
+    def _check_file_kinds(self) -> None:
+        """Refuse a log dir holding something named like a segment file (any suffix) that is no regular file: a
+        directory, a FIFO, a socket, a link to nothing (kafkalog's check).  Loading would open it (an index:
+        ``IsADirectoryError``, or a FIFO's open that never returns), or skip it and remove its segment's
+        indexes as orphans, and a later roll would run into it.  Kafka skips a ``.log`` that is no file
+        and fails on the rest with an ``IOException``; here each is a :class:`KafkaStorageError` naming it,
+        before anything is opened or removed.
+        """
+        with os.scandir(self.dir) as entries:
+            for entry in entries:
+                if _SEGMENT_FILE.match(entry.name) and not entry.is_file():
+                    raise KafkaStorageError(
+                        f"{entry.path} is named like a segment file but is not a regular file "
+                        f"({describe_file_kind(entry.path)}): kafkalog neither reads nor removes it; move it out "
+                        "of the log directory to open the log")
 
     def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
         """Delete ``.deleted`` files, drop incomplete cleaner and split output, and return the swap files
@@ -623,8 +678,19 @@ class Log:
         self.segments.add(LogSegment.absent(self.dir, base_offset, self.config, self.time))
 
     def _add_new_segment(self, base_offset: int) -> LogSegment:
-        segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
-                                  init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+        """A new, empty segment at ``base_offset``, in the map (loading, a roll, a truncation).
+
+        Raises:
+            KafkaStorageError: its files cannot be created (Kafka: the ``IOException`` that
+                ``maybeHandleIOException`` turns into a ``KafkaStorageException``), naming the file.
+        """
+        try:
+            segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
+                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
+        except OSError as e:
+            if isinstance(e, KafkaLogError):
+                raise
+            raise storage_error(e, f"Error while creating segment {base_offset} of the log in {self.dir}") from e
         self.segments.add(segment)
         return segment
 
@@ -1541,6 +1607,12 @@ class Log:
 
     # -- closing ------------------------------------------------------------------------------------
 
+    def _release_dir_hold(self, clean: bool) -> None:
+        """Leave the log dir's books (:class:`~kafkalog.fsutil.LogDirHold`): ``clean`` after a flush and close
+        or a deletion, otherwise the next open of this log in this process recovers it."""
+        if self._dir_hold is not None:
+            self._dir_hold.release(clean)
+
     def _stop_own_scheduler(self) -> None:
         """Stop the scheduler this log made for itself, *without* holding the log's lock: its thread may be
         running a flush that needs the lock, and stopping waits for it."""
@@ -1560,6 +1632,7 @@ class Log:
             if self._closed:
                 return
             self._log_offsets_listener = NO_OP_OFFSETS_LISTENER  # Kafka's close stops telling the listener
+            clean = False
             try:
                 if not self.read_only:
                     self.flush()
@@ -1567,8 +1640,10 @@ class Log:
                 else:
                     self.segments.close_handlers()
                 self._release_pending_deletions(delete=False)
+                clean = True
             finally:
                 self._closed = True
+                self._release_dir_hold(clean)
 
     def rename_dir(self, name: str, should_reinitialize: bool = True) -> bool:
         """Rename the log's directory to ``name`` in the same parent, and point every segment at it (Kafka:
@@ -1596,6 +1671,8 @@ class Log:
             if renamed == self.dir:
                 return False
             self.dir = renamed
+            if self._dir_hold is not None:
+                self._dir_hold.moved(renamed)
             self.segments.update_parent_dir(renamed)
             for segment in self._pending_deletions:
                 segment.update_parent_dir(renamed)
@@ -1607,10 +1684,13 @@ class Log:
         Calling it twice is harmless; after it the log refuses every operation that touches its files."""
         self._stop_own_scheduler()
         with self._lock:
-            self.segments.close_handlers()
-            self._release_pending_deletions(delete=False)
-            self._memory_mapped_buffer_closed = True
-            self._closed = True
+            try:
+                self.segments.close_handlers()
+                self._release_pending_deletions(delete=False)
+            finally:
+                self._memory_mapped_buffer_closed = True
+                self._closed = True
+                self._release_dir_hold(clean=False)
 
     def delete(self) -> None:
         """Delete every segment at once, then the directory with whatever else it holds (Kafka:
@@ -1622,10 +1702,15 @@ class Log:
         self._stop_own_scheduler()
         with self._lock:
             self._check_if_memory_mapped_buffer_closed()
-            self._delete_all_segments()
-            self._release_pending_deletions(delete=True)
-            self._closed = True
-            self._delete_empty_dir()
+            deleted = False
+            try:
+                self._delete_all_segments()
+                self._release_pending_deletions(delete=True)
+                self._closed = True
+                self._delete_empty_dir()
+                deleted = True
+            finally:
+                self._release_dir_hold(clean=deleted)
 
     def _delete_all_segments(self) -> list[LogSegment]:
         """Remove and delete every segment now, and release the log's files for good; returns the segments

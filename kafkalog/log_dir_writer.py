@@ -27,7 +27,6 @@ from pathlib import Path
 from types import TracebackType
 
 from .checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
@@ -50,16 +49,12 @@ class LogDirWriter:
         self.root = Path(root)
         self.config = config if config is not None else LogConfig()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock: DirLock | None = DirLock(self.root)
+        self._lock: DirLock | None = DirLock(self.root, holder="a LogDirWriter", admit_logs=False)
         self._logs: dict[TopicPartition, Log] = {}
-        marker = self.root / CLEAN_SHUTDOWN_FILE
-        self._had_clean_shutdown = marker.exists()
         try:
             self._recovery_points = OffsetCheckpoint(self.root / RECOVERY_POINT_CHECKPOINT_FILE).read()
             self._log_start_offsets = OffsetCheckpoint(self.root / LOG_START_OFFSET_CHECKPOINT_FILE).read()
-            if self._had_clean_shutdown:
-                marker.unlink()
-                fsync_dir(self.root)
+            self._had_clean_shutdown = self._lock.take_clean_shutdown_marker()
         except BaseException:
             self._release()
             raise
@@ -74,7 +69,8 @@ class LogDirWriter:
             existed = directory.is_dir()
             log = Log(directory, self.config, recovery_point=self._recovery_points.get(topic_partition, 0),
                       log_start_offset=self._log_start_offsets.get(topic_partition, 0),
-                      had_clean_shutdown=self._had_clean_shutdown, topic_partition=topic_partition)
+                      had_clean_shutdown=self._had_clean_shutdown, topic_partition=topic_partition,
+                      dir_lock=self._lock)
             if not existed:
                 fsync_dir(self.root)
                 logger.info("Created log for partition %s in %s", topic_partition, directory)
@@ -97,9 +93,7 @@ class LogDirWriter:
             for log in self._logs.values():
                 log.close()
             self._logs.clear()
-            if self._had_clean_shutdown:
-                (self.root / CLEAN_SHUTDOWN_FILE).touch()
-                fsync_dir(self.root)
+            self._lock.restore_clean_shutdown_marker()  # if there was one
         finally:
             self._release()
 

@@ -28,13 +28,15 @@ Where this differs from Kafka 3.8, and why:
 
 * the logs are loaded by the constructor, as 0.10.1's were, not by ``startup`` (3.x); so there is no window
   in which a shutdown can run while the logs still load, and a load that fails raises from the constructor,
-  leaving no clean-shutdown marker behind (the next open recovers);
+  leaving no clean-shutdown marker behind (the next open recovers); the manager's own scheduler starts there
+  too, before loading, as a broker's starts before its logs load, and a scheduler given must already run;
 * a directory that cannot be opened while its logs load, or whose partition directory cannot be created, is
   an error (a :class:`KafkaStorageError`), not a directory taken offline: a broker hands those to its
   ``LogDirFailureChannel`` and a replica manager then stops serving the directory, machinery a library has
   not got.  Directories that fail validation before anything is loaded (missing and not creatable, not a
   readable directory, a path the file system refuses) are offline, as in Kafka, as long as one is left;
-* a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker;
+* a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker,
+  and so is one whose topic is not a legal topic name (``my topic-0``), which Kafka would load;
 * the ``-future`` logs are loaded and kept (checkpointed, flushed, closed) but the replica movement that
   makes and promotes them is the replica manager's, and not ported;
 * at shutdown the files of the logs waiting for deletion and of the stray logs are released, where the JVM
@@ -64,15 +66,16 @@ from .checkpoint import (
 )
 from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import DirLock, fsync_dir, raise_open_file_limit
+from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
-from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
+from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
     CLUSTER_METADATA_TOPIC_NAME,
     DELETE_DIR_SUFFIX,
     FUTURE_DIR_SUFFIX,
     STRAY_DIR_SUFFIX,
     InvalidPartitionDirError,
+    InvalidTopicError,
     TopicPartition,
     log_delete_dir_name,
     log_dir_name,
@@ -153,6 +156,12 @@ class LogManager:
     tasks (retention, flushing, checkpoints, deferred deletes) on the scheduler; :meth:`shutdown` flushes,
     closes, checkpoints and leaves the clean-shutdown marker.  Use it as a context manager to do both.
 
+    ``scheduler`` runs the background work, the logs' too (a roll's flush, a deferred deletion, which
+    loading itself may schedule); without one the manager makes a :class:`~kafkalog.scheduler.KafkaScheduler`
+    of its own, started in the constructor before the logs load (as a broker starts its scheduler before its
+    ``LogManager``) and stopped by :meth:`shutdown` or by a constructor that fails.  A scheduler given to a
+    writable manager must already be running (:class:`~kafkalog.scheduler.SchedulerStateError` otherwise).
+
     ``default_config`` is the broker's topic defaults, ``topic_configs`` each topic's overrides (a mapping of
     properties laid over the defaults, or a whole :class:`LogConfig`): the manager is its own config
     repository, changed with :meth:`update_topic_config` and :meth:`reconfigure_default_log_config`.
@@ -201,7 +210,8 @@ class LogManager:
         self._logs_to_be_deleted: collections.deque[tuple[Log, int]] = collections.deque()
         #: Kafka's ``partitionsInitializing``: partition -> whether its config changed while it was created.
         self.partitions_initializing: dict[TopicPartition, bool] = {}
-        self._dir_locks: list[DirLock] = []
+        #: The ``.lock`` of each live directory, held while the manager is open (not when read-only).
+        self._dir_locks: dict[Path, DirLock] = {}
         self._started = False
         self._shut_down = False
         # The tasks this manager put on the scheduler: cancelled at shutdown, as a scheduler the caller owns
@@ -213,18 +223,32 @@ class LogManager:
         raise_open_file_limit()
         #: The directories given that failed validation (Kafka: ``offlineLogDirs``), as absolute paths.
         self.offline_log_dirs: list[Path] = []
+        if not read_only and not self._owns_scheduler and not self.scheduler.is_started:
+            # Loading may schedule deletions (recovery drops what follows a torn write); a broker starts its
+            # scheduler before its LogManager, which loads in startup().  Refused before anything is touched.
+            raise SchedulerStateError(
+                f"The scheduler given to the LogManager ({self.scheduler!r}) must be started before the logs "
+                "load, in the constructor (a broker starts its KafkaScheduler before its LogManager)")
         #: The live directories, canonical (Kafka: ``liveLogDirs``).
         self.log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
         if not read_only:
             self._lock_log_dirs()
         self._directory_ids: dict[Path, str] = {}
         try:
+            if self._owns_scheduler and not read_only:
+                # Kafka: the broker's scheduler runs before the logs load, and loading uses it (recovery's
+                # deletions, a roll's flush); a read-only manager schedules nothing.
+                self.scheduler.startup()
             self._directory_ids = self._load_directory_ids()
             self._load_logs(is_stray if is_stray is not None else (lambda _log: False))
-        except BaseException:
+        except BaseException as e:
             for log in self._every_loaded_log():
                 log.close_handlers()
+            if self._owns_scheduler and self.scheduler.is_started:
+                self.scheduler.shutdown()
             self._unlock_log_dirs()
+            if isinstance(e, OSError) and not isinstance(e, KafkaLogError):
+                raise storage_error(e, "Error while loading the logs of " + ", ".join(map(str, self.log_dirs))) from e
             raise
         if cleaner_config is not None and getattr(cleaner_config, "enable_cleaner", False) and not read_only:
             from .cleaner import LogCleaner
@@ -394,16 +418,18 @@ class LogManager:
         return bool(self.offline_log_dirs)
 
     def _lock_log_dirs(self) -> None:
-        """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second process gets a clear error."""
+        """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second writer, in this process or
+        another, gets a :class:`~kafkalog.errors.LogDirInUseError` naming the directory and its holder.  The
+        logs this manager opens are opened under these locks."""
         for d in self.log_dirs:
             try:
-                self._dir_locks.append(DirLock(d))
+                self._dir_locks[d] = DirLock(d, holder="a LogManager", admit_logs=False)
             except KafkaStorageError:
                 self._unlock_log_dirs()
                 raise
 
     def _unlock_log_dirs(self) -> None:
-        for lock in self._dir_locks:
+        for lock in self._dir_locks.values():
             lock.release()
         self._dir_locks.clear()
 
@@ -458,11 +484,11 @@ class LogManager:
         """Load every partition of every directory, ``recovery_threads_per_data_dir`` at a time per
         directory (Kafka: ``loadLogs``)."""
         for d in self.log_dirs:
-            marker = d / CLEAN_SHUTDOWN_FILE
-            had_clean_shutdown = marker.exists()
-            if had_clean_shutdown and not self.read_only:
+            if self.read_only:
+                had_clean_shutdown = (d / CLEAN_SHUTDOWN_FILE).is_file()  # nothing is recovered either way
+            else:
                 # Kafka removes the marker before loading: a crash from here on is an unclean shutdown.
-                marker.unlink()
+                had_clean_shutdown = self._dir_locks[d].take_clean_shutdown_marker()
             recovery_points = self._read_checkpoint(d / RECOVERY_POINT_CHECKPOINT_FILE)
             log_start_offsets = self._read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
             partition_dirs = []
@@ -471,7 +497,11 @@ class LogManager:
                     continue
                 try:
                     tp = parse_topic_partition_name(entry)
-                except InvalidPartitionDirError as e:
+                    # Kafka's LocalLog.parseTopicPartitionName does not check the topic; a broker never makes
+                    # such a directory, and no checkpoint could list it (a space splits a line, a byte that is
+                    # not UTF-8 cannot be written), so one would cost the whole directory its checkpoints.
+                    validate_topic(tp.topic)
+                except (InvalidPartitionDirError, InvalidTopicError) as e:
                     logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
                     continue
                 if tp.topic == CLUSTER_METADATA_TOPIC_NAME:
@@ -503,7 +533,8 @@ class LogManager:
         and set aside, ``-future`` ones are future logs, the others the logs served."""
         log = Log(log_dir, self._fetch_log_config(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
                   recovery_point=recovery_points.get(tp, 0), scheduler=self.scheduler, time=self.time,
-                  read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp)
+                  read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp,
+                  dir_lock=self._dir_locks.get(log_dir.parent))
         name = log_dir.name
         with self._lock:
             if name.endswith(DELETE_DIR_SUFFIX):
@@ -551,7 +582,8 @@ class LogManager:
     # -- background tasks ----------------------------------------------------------------------------
 
     def startup(self) -> None:
-        """Start the background tasks (Kafka: ``startup``; the logs are already loaded)."""
+        """Start the background tasks (Kafka: ``startup``; the logs are already loaded, and the manager's own
+        scheduler runs since the constructor)."""
         if self.read_only:
             return
         with self._lock:
@@ -865,7 +897,7 @@ class LogManager:
             if config is None:
                 config = self._fetch_log_config(topic_partition.topic)
             log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
-                      topic_partition=topic_partition)
+                      topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent])
             self._logs[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
                         directory, config.overridden_configs_as_loggable_string())

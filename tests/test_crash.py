@@ -23,12 +23,20 @@ the child's recovery-point checkpoint or from 0, and checks that:
 then appends more records itself and closes the log cleanly, and the next child opens that clean log.
 Each kernel twin runs 5 rounds (a fresh log each) of 6 kills, 60 kills in all, about 7 s a twin; the
 child runs the same twin as the parent (``KAFKALOG_PURE_PYTHON`` for the plain one).
+
+A second run (:func:`test_kill_a_log_manager_while_its_cleaner_runs`, issue 15) kills a child whose
+``LogManager`` has a running ``LogCleaner`` thread compacting its logs while it appends: the log dir is
+reopened with a ``LogManager`` as a broker's restart would, and checked (no cleaner or swap leftovers,
+every record the one written at its offset, the latest record of every key flushed before the kill kept),
+then closed and opened again, which must trust the clean shutdown.  2 rounds of 3 kills a twin, about
+4 s a round (marked slow); most kills land with cleaner output on disk (the test prints how many).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+import itertools
 import os
 import random
 import signal
@@ -313,3 +321,167 @@ def test_kill_and_recover(impl: ModuleType, tmp_path: Path, round_index: int) ->
     # The last check ran on a log that several children and the parent wrote: it must hold something.
     assert state.must_have_end > 0
     print(f"round {round_index} ({twin}): kills interrupted {interrupted}")
+
+
+# --- a LogManager killed while its cleaner threads compact its logs ---------------------------------------
+
+CLEANED_TOPIC = "compacted"
+CLEANED_PARTITIONS = 2
+CLEANED_KEYS = 300
+CLEANED_KILLS = 3
+CLEANED_ROUNDS = 2
+#: Compacted logs of 8 KiB segments, so the appends roll every few batches and the cleaner always has work.
+CLEANED_CONFIG: dict[str, Any] = {
+    "cleanup.policy": "compact", "segment.bytes": 8192, "segment.index.bytes": 4096, "index.interval.bytes": 512,
+    "min.cleanable.dirty.ratio": 0.0, "min.compaction.lag.ms": 0, "file.delete.delay.ms": 20,
+}
+
+
+def cleaned_record(seed: int, partition: int, offset: int) -> tuple[bytes, bytes, int]:
+    """The key, value and timestamp written at ``offset`` of ``partition``: a few hundred keys, so the cleaner
+    removes most records."""
+    digest = hashlib.blake2b(b"%d:%d:%d" % (seed, partition, offset), digest_size=16).digest()
+    key = b"key-%03d" % (int.from_bytes(digest[:4], "big") % CLEANED_KEYS)
+    return key, digest * (1 + digest[5] % 6), 1_700_000_000_000 + offset
+
+
+CLEANED_CHILD_BODY = """
+import random
+import sys
+from pathlib import Path
+
+from kafkalog import MemoryRecords
+from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.config import LogConfig
+from kafkalog.manager import LogManager
+from kafkalog.topic import TopicPartition
+
+root, seed, run = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(seed * 7919 + run)
+# one cleaner thread, a map of 2000 entries, waking every 5 ms when it found nothing to clean
+cleaner = CleanerConfig(1, 24 * 2000, 0.9, 64 * 1024, 1 << 20, 1e308, 5, True)
+manager = LogManager(root, LogConfig(CLEANED_CONFIG), cleaner_config=cleaner, retention_check_ms=10**9,
+                     flush_recovery_offset_checkpoint_ms=10**9, flush_start_offset_checkpoint_ms=10**9,
+                     initial_task_delay_ms=10**9)
+manager.startup()
+logs = [manager.get_or_create_log(TopicPartition(CLEANED_TOPIC, p)) for p in range(CLEANED_PARTITIONS)]
+print("ready", flush=True)
+for _ in range(1_000_000):
+    partition = rng.randrange(CLEANED_PARTITIONS)
+    log = logs[partition]
+    base = log.log_end_offset
+    batch = [cleaned_record(seed, partition, base + i) for i in range(rng.randint(1, 20))]
+    codec = rng.choice(["none", "none", "gzip", "lz4", "zstd"])
+    info = log.append(MemoryRecords.with_records(batch, compression=codec))
+    assert info.first_offset == base, (info, base)
+    if rng.random() < 0.1:
+        log.flush()
+        manager.checkpoint_recovery_point_offsets()
+        print("flushed", partition, log.log_end_offset, flush=True)
+"""
+
+CLEANED_CHILD = "from __future__ import annotations\nimport hashlib\n" + "\n".join(
+    [f"CLEANED_TOPIC = {CLEANED_TOPIC!r}", f"CLEANED_PARTITIONS = {CLEANED_PARTITIONS}",
+     f"CLEANED_KEYS = {CLEANED_KEYS}", f"CLEANED_CONFIG = {CLEANED_CONFIG!r}",
+     textwrap.dedent(inspect.getsource(cleaned_record))]) + CLEANED_CHILD_BODY
+
+
+def _cleaned_check(root: Path, seed: int, flushed: dict[int, int], cleaned: dict[int, int]) -> None:
+    """Reopen the log dir with a LogManager (recovering, the marker being gone) and check every partition: no
+    cleaner or swap leftovers, no overlapping segments, every record the one written at its offset, and the
+    latest record of every key flushed before the kill there (or a later one of that key); then close it
+    cleanly and check that the next open trusts that and finds the same records."""
+    from kafkalog.checkpoint import CLEAN_SHUTDOWN_FILE
+    from kafkalog.manager import LogManager
+
+    config = LogConfig(CLEANED_CONFIG)
+    assert not (root / CLEAN_SHUTDOWN_FILE).exists()
+    seen: dict[TopicPartition, list[tuple[int, bytes | None, bytes | None, int]]] = {}
+    with LogManager(root, config) as manager:
+        for partition in range(CLEANED_PARTITIONS):
+            tp = TopicPartition(CLEANED_TOPIC, partition)
+            log = manager.get_log(tp)
+            if log is None:
+                assert flushed.get(partition, 0) == 0, tp
+                continue
+            left = sorted(p.name for p in log.dir.iterdir() if p.name.endswith((".cleaned", ".swap")))
+            assert left == [], left
+            segments = log.log_segments()
+            for segment, following in itertools.pairwise(segments):
+                batches = list(segment.log.batches())
+                assert not batches or batches[-1].last_offset < following.base_offset, (segment, following)
+            records = [(r.offset, r.key, r.value, r.timestamp) for r in log.records()]
+            offsets = [r[0] for r in records]
+            assert offsets == sorted(set(offsets)), tp
+            for offset, key, value, timestamp in records:
+                assert (key, value, timestamp) == cleaned_record(seed, partition, offset), (tp, offset)
+            end = flushed.get(partition, 0)
+            assert log.log_end_offset >= end, (tp, log.log_end_offset, end)
+            latest: dict[bytes, int] = {}
+            for offset in range(end):
+                latest[cleaned_record(seed, partition, offset)[0]] = offset
+            newest: dict[bytes | None, int] = {}
+            for offset, key, _value, _timestamp in records:
+                newest[key] = offset
+            for key, offset in latest.items():
+                assert newest.get(key, -1) >= offset, f"{tp}: the flushed record {offset} of {key!r} is lost"
+            cleaned[partition] = max(cleaned.get(partition, 0), len(range(log.log_end_offset)) - len(records))
+            seen[tp] = records
+            index_checks(log)
+    with LogManager(root, config) as reopened:
+        for tp, records in seen.items():
+            log = reopened.get_log(tp)
+            assert log is not None and log.load_report.recovered_segments == [], tp
+            assert [(r.offset, r.key, r.value, r.timestamp) for r in log.records()] == records, tp
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_index", range(CLEANED_ROUNDS))
+def test_kill_a_log_manager_while_its_cleaner_runs(impl: ModuleType, tmp_path: Path, round_index: int) -> None:
+    """A child runs a LogManager whose cleaner thread compacts two logs (8 KiB segments, a dirty ratio of 0, a
+    5 ms backoff) while it appends to them and now and then flushes one and checkpoints the recovery points; the
+    test kills it at a random moment, reopens the log dir as a broker would (a LogManager, recovering) and checks
+    it (see :func:`_cleaned_check`); the next child goes on from there.  Each twin runs 2 rounds of 3 kills."""
+    twin = "cython" if impl.IMPLEMENTATION == "cython" else "python"
+    seed = 100 * round_index + (11 if twin == "cython" else 5)
+    rng = random.Random(seed)
+    root = tmp_path / "logs"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(Path(kafkalog.__file__).resolve().parent.parent)
+    env.pop("KAFKALOG_PURE_PYTHON", None)
+    if twin == "python":
+        env["KAFKALOG_PURE_PYTHON"] = "1"
+    flushed: dict[int, int] = {}
+    cleaned: dict[int, int] = {}
+    mid_cleaning = 0
+    for run in range(CLEANED_KILLS):
+        out_path, err_path = tmp_path / f"child-{run}.out", tmp_path / f"child-{run}.err"
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-c", CLEANED_CHILD, str(root), str(seed), str(run)],
+                                    stdout=out, stderr=err, env=env)
+        try:
+            deadline = time.monotonic() + CHILD_TIMEOUT_S
+            while b"ready" not in out_path.read_bytes():
+                assert proc.poll() is None, err_path.read_text()
+                assert time.monotonic() < deadline, "the child did not open its log dir"
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.3, 1.2))
+            assert proc.poll() is None, err_path.read_text()
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            proc.kill()
+            proc.wait(timeout=CHILD_TIMEOUT_S)
+        assert proc.returncode == -signal.SIGKILL, err_path.read_text()
+        # A kill that left cleaner output behind landed while a segment was being cleaned or swapped.
+        mid_cleaning += any(p.name.endswith((".cleaned", ".swap")) for p in root.rglob("*"))
+        text = out_path.read_text()
+        for line in text[:text.rfind("\n") + 1].splitlines():
+            fields = line.split()
+            if fields[0] == "flushed":
+                flushed[int(fields[1])] = max(flushed.get(int(fields[1]), 0), int(fields[2]))
+        _cleaned_check(root, seed, flushed, cleaned)
+    assert sum(flushed.values()) > 0
+    # The cleaner did run: records below the log end are gone (the latest of each key kept).
+    assert sum(cleaned.values()) > 0, cleaned
+    print(f"round {round_index} ({twin}): {mid_cleaning} of {CLEANED_KILLS} kills left cleaner output; the cleaner "
+          f"removed {cleaned} records below the flushed ends {flushed}")

@@ -50,9 +50,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return EXIT_USAGE
     cleaner_config = CleanerConfig(1, args.dedupe_buffer_size, 0.9, 1024 * 1024, config.max_message_size)
     rounds = 0
-    with DirLock(partition.log_dir):
+    with DirLock(partition.log_dir, holder="kafkalog clean") as lock:
         log = Log(partition.path, config, recovery_point=partition.recovery_point,
-                  log_start_offset=partition.log_start_offset)
+                  log_start_offset=partition.log_start_offset, dir_lock=lock)
         try:
             for name, reason in log.load_report.skipped_files:
                 console.error(f"kafkalog clean: skipped {name}, left as it is: {reason}")
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             elapsed = time.monotonic() - started
         finally:
             log.close()
+        lock.restore_clean_shutdown_marker()  # the open removed it, if it was there
     if not args.json:
         if rounds == 0:
             console.print(f"Nothing to clean in {partition.topic_partition}: no dirty section outside the active "

@@ -41,13 +41,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, console: Console) -> int:
     partition = PartitionDir.of(args.dir)
     config = log_config_from(args.config)
-    with DirLock(partition.log_dir):
+    with DirLock(partition.log_dir, holder="kafkalog recover") as lock:
         recovery_point = 0 if args.full else partition.recovery_point
         started = time.monotonic()
         with console.progress(None, f"recover {partition.topic_partition}", unit="B", unit_scale=True) as bar:
             log = Log(partition.path, config, recovery_point=recovery_point,
                       log_start_offset=partition.log_start_offset, had_clean_shutdown=False,
-                      recovery_progress=bar.reach)
+                      recovery_progress=bar.reach, dir_lock=lock)
         try:
             log.flush(including_offset=True)
             end_offset = log.log_end_offset
@@ -56,6 +56,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         finally:
             log.close()
         partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
+        # The log is whole again: a marker the open removed goes back, the other partitions untouched.
+        lock.restore_clean_shutdown_marker()
         elapsed = time.monotonic() - started
     if args.json:
         console.json_line({

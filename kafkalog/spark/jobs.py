@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..config import LogConfig
-from ..errors import KafkaStorageError
+from ..errors import LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
 from ..partition_dir import PartitionDir
@@ -71,8 +71,8 @@ def _locked(log_dir: Path, timeout_s: float) -> DirLock:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            return DirLock(log_dir)
-        except KafkaStorageError:
+            return DirLock(log_dir, holder="a Spark clean task")
+        except LogDirInUseError:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.05)
@@ -92,7 +92,7 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
     lock = _locked(partition.log_dir, lock_timeout_s)
     try:
         log = Log(partition.path, log_config, recovery_point=partition.recovery_point,
-                  log_start_offset=partition.log_start_offset)
+                  log_start_offset=partition.log_start_offset, dir_lock=lock)
         try:
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
             round_ = 0
@@ -110,6 +110,7 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
                              float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size()))
         finally:
             log.close()
+        lock.restore_clean_shutdown_marker()  # the open removed it, if it was there
     finally:
         lock.release()
     return rows
