@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -16,7 +18,107 @@ from typing import BinaryIO
 from .checkpoint import LOCK_FILE
 from .errors import KafkaStorageError
 
-__all__ = ["DirLock", "fsync_dir", "interrupts_deferred", "raise_open_file_limit", "work_directory"]
+__all__ = [
+    "DirLock",
+    "allocate",
+    "fsync_dir",
+    "interrupts_deferred",
+    "open_regular",
+    "raise_open_file_limit",
+    "read_regular",
+    "storage_error",
+    "work_directory",
+]
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _not_regular(path: str | os.PathLike[str], mode: int) -> KafkaStorageError:
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), f"a file of type {stat.S_IFMT(mode):o}")
+    return KafkaStorageError(f"{path} is {kind}, not a regular file: kafkalog reads and writes only regular files")
+
+
+def open_regular(path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int:
+    """``os.open(path, flags, mode)`` for a log's own files: never blocks, and opens regular files only.
+
+    A FIFO named like a segment would block an ``open`` for reading until a writer came, and opening a
+    device runs its driver, so the file's type is checked before it is opened (``stat``, which follows a
+    symbolic link as an open does), and again on the descriptor (the name may have been replaced in
+    between), which is opened with ``O_NONBLOCK`` (an open of a FIFO returns at once) and ``O_NOCTTY``.
+    ``O_NONBLOCK`` is cleared again before the descriptor is returned.  A missing file raises
+    ``FileNotFoundError`` as ``os.open`` does (unless ``flags`` create it).
+
+    Raises:
+        KafkaStorageError: the path is a FIFO, socket, device or directory, naming it and its type.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | extra, mode)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if extra & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file, opened as :func:`open_regular` opens it (never blocking on a FIFO).
+
+    Raises:
+        KafkaStorageError: the path is not a regular file.
+        FileNotFoundError: it does not exist.
+    """
+    fd = open_regular(path, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def storage_error(what: str, path: str | os.PathLike[str], error: OSError) -> KafkaStorageError:
+    """A :class:`KafkaStorageError` for ``error``, raised while doing ``what`` to ``path``; a full disk
+    (or quota) is said in words, so a reader knows to make room."""
+    reason = os.strerror(error.errno) if error.errno is not None else str(error)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason += " (the disk or the quota is full: free space, then retry)"
+    return KafkaStorageError(f"Error while {what} {path}: {reason}")
+
+
+def allocate(fd: int, offset: int, length: int, path: str | os.PathLike[str], what: str) -> None:
+    """Give ``[offset, offset + length)`` of the file blocks of its own (``posix_fallocate``), never
+    changing a byte of it nor growing it past its end.
+
+    A page of a sparse file that a map touches must have a block behind it: writing it through the map
+    on a full disk, or even reading it on a full tmpfs, kills the process with SIGBUS.  Allocated first,
+    the page is safe, and a full disk is this call's error instead.  Where the platform has no
+    ``posix_fallocate`` nothing is done.
+
+    Raises:
+        KafkaStorageError: the blocks could not be had (a full disk: ENOSPC), naming ``path``.
+    """
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None or length <= 0:
+        return
+    try:
+        fallocate(fd, offset, length)
+    except OSError as e:
+        raise storage_error(f"allocating {length} bytes at {offset} for {what}", path, e) from e
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
