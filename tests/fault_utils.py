@@ -91,6 +91,49 @@ def small_fs() -> Iterator[Path]:
         shutil.rmtree(target, ignore_errors=True)
 
 
+def _mount_ext4(target: Path, image: Path, size: int) -> str | None:
+    """Make an ext4 filesystem of ``size`` bytes in ``image`` and mount it at ``target`` through a loop
+    device; ``None`` when done, else why it could not be."""
+    mkfs = shutil.which("mkfs.ext4") or shutil.which("mkfs.ext4", path="/sbin:/usr/sbin")
+    mount = shutil.which("mount")
+    if not sys.platform.startswith("linux") or mkfs is None or mount is None:
+        return "no mkfs.ext4 or mount command"
+    with open(image, "wb") as f:
+        f.truncate(size)
+    try:
+        made = subprocess.run([mkfs, "-q", "-F", str(image)], capture_output=True, text=True, timeout=60,
+                              check=False)
+        if made.returncode != 0:
+            return f"mkfs.ext4 failed: {made.stderr.strip()}"
+        mounted = subprocess.run([mount, "-o", "loop", str(image), str(target)], capture_output=True, text=True,
+                                 timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"mount failed: {e}"
+    if mounted.returncode != 0:
+        return f"mounting a loop device is not permitted here: {mounted.stderr.strip() or mounted.returncode}"
+    return None
+
+
+@pytest.fixture(params=["tmpfs", "ext4"])
+def small_disk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """A directory on a small filesystem of its own: a 1 MiB tmpfs, or an 8 MiB ext4 on a loop device
+    (where a page written through a map into a sparse file has no block when the disk is full, as on a
+    broker's disk); skipped, saying why, where it cannot be mounted."""
+    target = Path(tempfile.mkdtemp(prefix="kafkalog-small-fs-"))
+    if request.param == "tmpfs":
+        reason = _mount_tmpfs(target, 1 << 20)
+    else:
+        reason = _mount_ext4(target, tmp_path / "ext4.img", 8 << 20)
+    if reason is not None:
+        target.rmdir()
+        pytest.skip(reason)
+    try:
+        yield target
+    finally:
+        _unmount(target)
+        shutil.rmtree(target, ignore_errors=True)
+
+
 def fill(directory: Path, name: str = "filler") -> Path:
     """Fill the filesystem of ``directory`` to the last byte with a file ``name``; returns its path."""
     path = directory / name

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from fault_utils import ROOT, child_env, fill, run_child, small_fs
+from fault_utils import ROOT, child_env, fill, run_child, small_disk, small_fs
 
 from kafkalog import MemoryRecords, file_message_set
 from kafkalog.checkpoint import OffsetCheckpoint
@@ -33,7 +33,7 @@ from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.index import OffsetIndex, TimeIndex
 from kafkalog.topic import TopicPartition
 
-__all__ = ["small_fs"]  # the fixture, imported for the tests below
+__all__ = ["small_disk", "small_fs"]  # the fixtures, imported for the tests below
 
 T0 = 1_700_000_000_000
 INT32_MAX = 2**31 - 1
@@ -229,8 +229,8 @@ print("survived", outcomes, index.entries, time_index.entries)
 """
 
 
-def test_index_append_on_a_full_disk(impl: ModuleType, small_fs: Path) -> None:
-    result = run_child(_INDEX_ON_FULL_DISK, impl.IMPLEMENTATION, str(small_fs))
+def test_index_append_on_a_full_disk(impl: ModuleType, small_disk: Path) -> None:
+    result = run_child(_INDEX_ON_FULL_DISK, impl.IMPLEMENTATION, str(small_disk))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["survived", "[True,", "True]", "0", "0"], result.stdout
 
@@ -344,10 +344,10 @@ print(outcome, before, after, segment.recover(), [b.last_offset for b in segment
 
 
 @pytest.mark.parametrize("where", ["index", "log"])
-def test_segment_append_on_a_full_disk(impl: ModuleType, small_fs: Path, where: str) -> None:
+def test_segment_append_on_a_full_disk(impl: ModuleType, small_disk: Path, where: str) -> None:
     """The append fails with a KafkaStorageError naming the file, leaves the segment as it was (no byte of
     the batch in the log, no index entry), and the next append, once there is room, is whole."""
-    result = run_child(_SEGMENT_ON_FULL_DISK, impl.IMPLEMENTATION, str(small_fs), where)
+    result = run_child(_SEGMENT_ON_FULL_DISK, impl.IMPLEMENTATION, str(small_disk), where)
     assert result.returncode == 0, result.stderr
     size = len(MemoryRecords.with_records([(b"k", b"v" * 100, T0)]).buffer)
     entries = 1 if where == "index" else 0
