@@ -47,31 +47,35 @@ def _not_regular(path: str | os.PathLike[str], mode: int) -> KafkaStorageError:
 def open_regular(path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int:
     """``os.open(path, flags, mode)`` for a log's own files: never blocks, and opens regular files only.
 
-    A FIFO named like a segment would block an ``open`` for reading until a writer came, and opening a
-    device runs its driver, so the file's type is checked before it is opened (``stat``, which follows a
-    symbolic link as an open does), and again on the descriptor (the name may have been replaced in
-    between), which is opened with ``O_NONBLOCK`` (an open of a FIFO returns at once) and ``O_NOCTTY``.
-    ``O_NONBLOCK`` is cleared again before the descriptor is returned.  A missing file raises
-    ``FileNotFoundError`` as ``os.open`` does (unless ``flags`` create it).
+    A FIFO named like a segment would block an ``open`` for reading until a writer came.  So the file is
+    opened with ``O_NONBLOCK`` (an open of a FIFO then returns at once) and ``O_NOCTTY``, its type is
+    checked on the descriptor (``fstat``), and ``O_NONBLOCK`` is cleared again before the descriptor is
+    returned.  An open the system refuses (a socket cannot be opened; a directory cannot be opened for
+    writing) is checked by name, to say what the file is.  A missing file raises ``FileNotFoundError`` as
+    ``os.open`` does (unless ``flags`` create it).
 
     Raises:
         KafkaStorageError: the path is a FIFO, socket, device or directory, naming it and its type.
     """
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    extra = nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        st = os.stat(path)
+        fd = os.open(path, flags | extra, mode)
     except FileNotFoundError:
-        if not flags & os.O_CREAT:
-            raise
-    else:
+        raise
+    except OSError as e:
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise e from None
         if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(path, st.st_mode)
-    extra = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags | extra, mode)
+            raise _not_regular(path, st.st_mode) from e
+        raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(path, st.st_mode)
-        if extra & getattr(os, "O_NONBLOCK", 0):
+        if nonblock:
             os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
