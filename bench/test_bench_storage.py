@@ -17,6 +17,11 @@ Groups:
   round starts from the same state.
 * ``recover 16 MiB``: recover of a 16 MiB segment of the same batches, with each twin (the pure twin
   is not run on 1 GiB).  No target.
+* ``scan a 1 GiB segment file, framing only`` and ``..., with CRCs``: a set opened on the 1 GiB file and
+  ``FileMessageSet.scan`` of it (compiled), as its writer does, walking a map of the file (mapped afresh, as
+  each open does), and as a read-only set does, reading the file 1 MiB at a time (a read-only set never
+  maps its file: another process may cut it, and a map touched past the new end is a SIGBUS).  No target:
+  the rows show what reading instead of mapping costs.
 
 The index and segment files are written under pytest's tmp path; the 1 GiB segment is built once for
 the module (one batch, repeated with its base offset patched: the base offset lies outside the CRC,
@@ -38,8 +43,10 @@ import numpy as np
 import pytest
 
 from kafkalog import MemoryRecords, _impl
+from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import log_filename
 from kafkalog.index import OffsetIndex, OffsetPosition
+from kafkalog.record import ScanResult
 from kafkalog.segment import LogSegment
 
 # -- the offset index -------------------------------------------------------------------------------
@@ -304,3 +311,26 @@ def test_recover_16mib(benchmark: Any, impl: ModuleType, small_segment: LogSegme
     truncated = _run_timed(benchmark, impl, small_segment.recover)
     _check_recovered(small_segment, len(batch), truncated)
     throughput(benchmark, f"recover16/{impl.IMPLEMENTATION}", nbytes=small_segment.size())
+
+
+# ---------------------------------------------------------------------------------------------------
+# FileMessageSet.scan: a map (the writer's set) against reads (a read-only set)
+
+
+@pytest.mark.parametrize("check_crc", [False, True], ids=["framing", "crc"])
+@pytest.mark.parametrize("how", ["mapped", "read"])
+def test_scan_segment_file(benchmark: Any, compiled: ModuleType, big_segment: LogSegment, batch: bytes,
+                           how: str, check_crc: bool, throughput: Callable[..., None]) -> None:
+    benchmark.group = f"scan a 1 GiB segment file, {'with CRCs' if check_crc else 'framing only'}"
+    def open_and_scan() -> ScanResult:
+        records = FileMessageSet(big_segment.log.file, writable=how == "mapped")
+        try:
+            assert records.channel.mappable == (how == "mapped")
+            return records.scan(check_crc=check_crc)
+        finally:
+            records.close_handlers()  # no trim, no fsync: the writable set only reads here
+
+    result = benchmark.pedantic(open_and_scan, rounds=BIG_ROUNDS, warmup_rounds=1)
+    n = big_segment.size() // len(batch)
+    assert (len(result.batches), result.stop_position) == (n, n * len(batch))
+    throughput(benchmark, f"scan1g-{'crc' if check_crc else 'framing'}/{how}", nbytes=big_segment.size())

@@ -52,6 +52,7 @@ Where kafkalog departs from Kafka, on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -292,7 +293,8 @@ class CheckpointFile(Generic[T]):
         """Replace the file's entries with ``entries`` (Kafka: ``CheckpointFile.write``).
 
         Writes ``<file>.tmp``, flushes and fsyncs it, renames it over the file and fsyncs the parent
-        directory.  A failure leaves the previous checkpoint whole.
+        directory.  A failure (a full disk, say) leaves the previous checkpoint whole and removes the
+        temporary file.
         """
         if self._read_only:
             raise ReadOnlyError(f"Checkpoint file {self._path} was opened read-only")
@@ -305,14 +307,18 @@ class CheckpointFile(Generic[T]):
                     os.fsync(out.fileno())
                 _atomic_move_with_fallback(self._temp_path, self._path)
             except OSError as e:
+                # A half-written temporary file is of no use, and on a full disk it holds space: remove it.
+                with contextlib.suppress(OSError):
+                    self._temp_path.unlink()
                 raise KafkaStorageError(f"Error while writing to checkpoint file {self._path}: {e}") from e
 
     def read(self) -> list[T]:
         """The file's entries, in file order (Kafka: ``CheckpointFile.read``)."""
         with self._lock:
             try:
-                with open(self._path, "rb") as f:
-                    data = f.read()
+                from .fsutil import read_regular  # here: fsutil imports this module
+
+                data = read_regular(self._path)
             except FileNotFoundError as e:
                 if self._read_only:
                     return []

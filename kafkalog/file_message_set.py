@@ -11,12 +11,21 @@ file; slices never change.  With ``preallocate`` a new file is created at ``init
 its logical size starts at 0; ``close`` and ``trim`` cut the file back to the logical size, and after a
 crash the zero tail is found by recovery (a size field of 0 is corrupt).
 
-How it reads.  Walking entries (``search_for``, ``scan``, iteration) is the kernels' work, over a
-read-only mmap of the file held by the shared :class:`FileChannel`: a kernel gets the mmap object for
-the length of one call, under the channel lock, and no view of it is kept (the mmap rule), so the map
-can be replaced when the file grows and dropped before the file is truncated.  Batches handed to the
-caller are built over ``bytes`` read with ``pread`` in bounded chunks, never over the map.  A read-only
-set (``writable=False``) never writes, truncates or renames its file.
+How it reads.  Walking entries (``search_for``, ``scan``, iteration) is the kernels' work.  A writable
+set's kernels walk a read-only mmap of the file held by the shared :class:`FileChannel`: a kernel gets
+the mmap object for the length of one call, under the channel lock, and no view of it is kept (the mmap
+rule), so the map can be replaced when the file grows and dropped before the file is truncated.  A
+read-only set (``writable=False``) never maps its file: another process (the broker, a ``Log``) may cut
+it at any moment, and a mapped page touched past the new end kills the reader with SIGBUS, so its
+kernels walk the bytes read with ``pread``, 1 MiB at a time (:func:`_scan_by_reads`), and a file cut
+under them reads shorter.  Batches handed to the caller are built over ``bytes`` read with ``pread`` in
+bounded chunks, never over the map.  A read-only set never writes, truncates or renames its file.
+
+Failures.  A full disk during an append is a :class:`KafkaStorageError` that says so, and the bytes the
+failed write left are cut off again (no part of a failed append is ever read or recovered as data).  A
+file that is not a regular file (a FIFO, a socket, a device) is refused when it is opened, naming it:
+opening a FIFO would block.  A read racing the close of its file (a segment deleted by retention)
+completes on the file it started on, or fails with :class:`IllegalStateError`.
 
 For a reader of an older message format the set converts itself: ``down_convert`` (3.x
 ``FileRecords.downConvert``), ``to_message_format`` and ``is_magic_value_in_all_wrapper_messages`` (0.10.1),
@@ -58,6 +67,7 @@ from .errors import (
     ReadOnlyError,
     RecordTooLargeError,
 )
+from .fsutil import open_regular, storage_error
 from .record import MemoryRecords, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
 from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
@@ -98,11 +108,106 @@ def maybe_leader_epoch(leader_epoch: int) -> int | None:
     return None if leader_epoch == NO_PARTITION_LEADER_EPOCH else leader_epoch
 
 
+#: How much a scan of a file that is not mapped reads at a time (more when one entry is larger).
+SCAN_READ_BYTES = 1 << 20
+#: What a search in a file that is not mapped reads first: a search starts at an index entry, and the
+#: offset it looks for is most often within an index interval (4 KiB by default) of it.
+SEARCH_READ_BYTES = 64 << 10
+
+
+def _whole_entry_size(data: bytes | memoryview, position: int) -> int:
+    """The size of the entry at ``position`` of ``data`` with its log overhead; the overhead alone when
+    ``data`` ends inside its header (the next read then holds the size field, at least)."""
+    if len(data) - position < LOG_OVERHEAD:
+        return LOG_OVERHEAD
+    return LOG_OVERHEAD + int.from_bytes(data[position + 8:position + 12], "big", signed=True)
+
+
+def _scan_by_reads(channel: FileChannel, start: int, end: int, check_crc: bool, stop_on_invalid: bool,
+                   max_entry_size: int, max_batches: int) -> tuple[npt.NDArray[Any], int, ScanStop]:
+    """The batch-scan kernel over ``[start, end)`` of a file that is not mapped, :data:`SCAN_READ_BYTES` read
+    at a time: the same rows, stop and reason as one kernel call over a map of the file.
+
+    A read that ends inside an entry (the kernel's ``PARTIAL`` at the end of the bytes read) or between two
+    (``END``) before ``end`` is followed by the next read, from that entry, at least as large as the entry.
+    A read that comes back short was cut by a writer: what was read is what the scan sees, ending there
+    (a shorter read, never a fault).  Memory: the rows, and one read of the largest entry or 1 MiB.
+    """
+    parts: list[npt.NDArray[Any]] = []
+    position = max(start, 0)  # as the kernel takes a negative start
+    want = SCAN_READ_BYTES
+    buffer = bytearray()
+    while True:
+        length = max(min(want, end - position), 0)
+        if len(buffer) < length:
+            buffer = bytearray(length)  # one buffer, reused: fresh memory for every read costs page faults
+        with memoryview(buffer)[:length] as view:
+            got = channel.read_into(view, position) if length else 0
+            rows, stop, code = _impl.core.scan_batches(view, 0, got, check_crc, stop_on_invalid, max_entry_size,
+                                                       max(max_batches, 0))
+            stop = int(stop)
+            reason = ScanStop(code)
+            more = reason in (ScanStop.END, ScanStop.PARTIAL) and got == length and position + length < end
+            if more and reason is ScanStop.PARTIAL:
+                want = max(SCAN_READ_BYTES, _whole_entry_size(view, stop))
+            else:
+                want = SCAN_READ_BYTES
+        if len(rows):
+            rows["position"] += position
+            parts.append(rows)
+            max_batches -= len(rows)
+        if more:
+            # The read ended before the set: go on from where the kernel stopped, with the whole next entry.
+            position += stop
+            continue
+        if len(parts) == 1:
+            return parts[0], position + stop, reason
+        return (np.concatenate(parts) if parts else np.empty(0, dtype=BATCH_DTYPE)), position + stop, reason
+
+
+def _search_by_reads(channel: FileChannel, start: int, end: int,
+                     target_offset: int) -> tuple[int, int, int, int, int]:
+    """The search kernel (``search_for_offset``) over ``[start, end)`` of a file that is not mapped, with
+    the answer of one kernel call over a map: reads of :data:`SEARCH_READ_BYTES`, growing fourfold up to
+    :data:`SCAN_READ_BYTES`, each going on where the last ended, as :func:`_scan_by_reads` does."""
+    position = max(start, 0)  # as the kernel takes a negative start
+    want = SEARCH_READ_BYTES
+    while True:
+        length = max(min(want, end - position), 0)
+        data = channel.pread_upto(position, length) if length else b""
+        found, size, last_offset, stop, code = _impl.core.search_for_offset(data, 0, len(data), target_offset)
+        if found >= 0:
+            return position + found, size, last_offset, position + stop, code
+        reason = ScanStop(code)
+        if (reason in (ScanStop.END, ScanStop.PARTIAL) and len(data) == length
+                and position + length < end):
+            want = min(want * 4, SCAN_READ_BYTES)
+            if reason is ScanStop.PARTIAL:
+                want = max(want, _whole_entry_size(data, stop))
+            position += stop
+            continue
+        return -1, 0, -1, position + stop, code
+
+
 class FileChannel:
     """The open ``.log`` file that a set and its slices share (Kafka: the ``FileChannel``).
 
     It owns the file descriptor, the read-only mmap the scan kernels walk, and the lock that orders map
     replacement against kernel calls.
+
+    Whether the file is mapped at all (:attr:`mappable`): only when this process owns it (``writable``:
+    the writer holds its log dir's lock, and every truncation goes through this channel, under its lock)
+    and the file has no holes.  A read-only channel never maps: a writer in another process may cut the
+    file at any moment, and a kernel that touched a mapped page past the new end would kill the process
+    with SIGBUS, so its scans read the bytes with ``pread`` (:meth:`FileMessageSet.scan`), and a file cut
+    under them reads shorter.  A sparse file (preallocated, or its preallocated tail after a crash) is not
+    mapped either: on a full tmpfs even reading a hole through a map is a SIGBUS.
+
+    The descriptor outlives :meth:`close` while a call is using it: every call that uses it counts itself
+    in and out (:meth:`_acquire`), and the descriptor is closed by the last one out.  So a read that races
+    the deletion of its segment completes on the file it started on, or, starting after the close, fails
+    with :class:`IllegalStateError`; it never uses a closed descriptor, nor one the number of which was
+    given to another file meanwhile.
     """
 
     def __init__(self, path: Path, writable: bool) -> None:
@@ -110,32 +215,77 @@ class FileChannel:
         self.writable = writable
         self.lock = threading.RLock()
         self._map: mmap.mmap | None = None
+        # The descriptor's users and the close that waits for them (_acquire / _release).
+        self._fd_lock = threading.Lock()
+        self._users = 0
+        self._closing_fd: int | None = None
         flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
-        self.fd: int | None = os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            self.fd: int | None = open_regular(path, flags)
+        except OSError as e:
+            if isinstance(e, (FileNotFoundError, KafkaStorageError)):
+                raise
+            raise storage_error(e, f"Error while opening {path}") from e
+        #: Whether scans may walk a map of the file rather than read it (see the class docstring).
+        self.mappable = writable and not self._has_holes()
+
+    def _has_holes(self) -> bool:
+        """Whether the file has a hole before its end (``SEEK_HOLE``; never where the platform cannot tell)."""
+        seek_hole = getattr(os, "SEEK_HOLE", None)
+        fd = self.fd
+        if seek_hole is None or fd is None:
+            return False
+        try:
+            return os.lseek(fd, 0, seek_hole) < os.fstat(fd).st_size
+        except OSError:
+            return False
+
+    def _acquire(self) -> int:
+        """The descriptor, counted in use until :meth:`_release`; a closed channel raises."""
+        with self._fd_lock:
+            fd = self.fd
+            if fd is None:
+                raise IllegalStateError(f"File {self.path} is closed")
+            self._users += 1
+            return fd
+
+    def _release(self) -> None:
+        with self._fd_lock:
+            self._users -= 1
+            if self._users or self._closing_fd is None:
+                return
+            fd, self._closing_fd = self._closing_fd, None
+        os.close(fd)
 
     def size(self) -> int:
         """The file's length on disk (Kafka: ``channel.size``)."""
-        return os.fstat(self._fd()).st_size
-
-    def _fd(self) -> int:
-        if self.fd is None:
-            raise IllegalStateError(f"File {self.path} is closed")
-        return self.fd
+        fd = self._acquire()
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            self._release()
 
     def mapped(self, end: int) -> mmap.mmap:
-        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns.
+        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns.  Only
+        for a :attr:`mappable` channel.
 
-        The file's length is checked every time: touching a mapped page past the end of a file that was cut
-        short (by another process, say) kills the process with SIGBUS, so a shrunken file is remapped, and a
-        range past its end is an error instead.
+        The file's length is checked every time and a range past its end is an error: touching a mapped
+        page past the end of a file kills the process with SIGBUS.  (No other process cuts a file this
+        process writes; a read-only channel, whose file another process may cut, never maps it.)
         """
-        length = self.size()
+        if not self.mappable:
+            raise IllegalStateError(f"{self.path} is not mapped: it is read-only or sparse")
+        # The lock held keeps close() (which takes it) from closing the descriptor under this call.
+        fd = self.fd
+        if fd is None:
+            raise IllegalStateError(f"File {self.path} is closed")
+        length = os.fstat(fd).st_size
         if length < end:
             self.drop_map()
             raise IllegalStateError(f"{self.path} is {length} bytes long, shorter than the {end} asked for")
         if self._map is None or len(self._map) < end or len(self._map) > length:
             self.drop_map()
-            self._map = mmap.mmap(self._fd(), length, access=mmap.ACCESS_READ)
+            self._map = mmap.mmap(fd, length, access=mmap.ACCESS_READ)
         return self._map
 
     def drop_map(self) -> None:
@@ -146,39 +296,118 @@ class FileChannel:
                 self._map = None
 
     def pread(self, position: int, size: int) -> bytes:
-        data = os.pread(self._fd(), size, position)
+        """``size`` bytes from ``position``; fewer (the file was cut) is a :class:`KafkaStorageError`."""
+        data = self.pread_upto(position, size)
         if len(data) != size:
             raise KafkaStorageError(
                 f"Short read from {self.path}: {len(data)} of {size} bytes at position {position}"
             )
         return data
 
+    def pread_upto(self, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``position``: fewer only where the file ends."""
+        fd = self._acquire()
+        try:
+            data = os.pread(fd, size, position)
+            if len(data) < size and data:
+                # A single read stops at 2 GiB; read on to the end asked for, or of the file.
+                parts = [data]
+                got = len(data)
+                while got < size:
+                    more = os.pread(fd, size - got, position + got)
+                    if not more:
+                        break
+                    parts.append(more)
+                    got += len(more)
+                data = b"".join(parts)
+            return data
+        except OSError as e:
+            raise storage_error(e, f"Error while reading {size} bytes at position {position} of {self.path}") from e
+        finally:
+            self._release()
+
+    def read_into(self, view: memoryview, position: int) -> int:
+        """Fill ``view`` from ``position`` (``preadv``); returns the bytes read, fewer only where the file
+        ends."""
+        fd = self._acquire()
+        try:
+            got = 0
+            while got < view.nbytes:
+                n = os.preadv(fd, [view[got:]], position + got)
+                if n == 0:
+                    break
+                got += n
+            return got
+        except OSError as e:
+            raise storage_error(
+                e, f"Error while reading {view.nbytes} bytes at position {position} of {self.path}") from e
+        finally:
+            self._release()
+
     def write_at(self, data: Any, position: int) -> int:
-        with memoryview(data) as view:
-            written = 0
-            while written < view.nbytes:
-                written += os.pwrite(self._fd(), view[written:], position + written)
-            return written
+        """Write all of ``data`` at ``position``; an ``OSError`` (a full disk) is raised as it is, for the
+        caller to undo what was written (:meth:`FileMessageSet.append`)."""
+        fd = self._acquire()
+        try:
+            with memoryview(data) as view:
+                written = 0
+                while written < view.nbytes:
+                    written += os.pwrite(fd, view[written:], position + written)
+                return written
+        finally:
+            self._release()
+
+    def send(self, out_fd: int, position: int, count: int) -> int:
+        """``sendfile`` ``count`` bytes from ``position`` to ``out_fd``; returns the bytes sent."""
+        fd = self._acquire()
+        try:
+            sent = 0
+            while sent < count:
+                n = os.sendfile(out_fd, fd, position + sent, count - sent)
+                if n == 0:
+                    break
+                sent += n
+            return sent
+        finally:
+            self._release()
 
     def truncate(self, size: int) -> None:
         """Cut the file to ``size`` bytes, dropping the map first (its tail would be past the end)."""
         with self.lock:
             self.drop_map()
-            os.ftruncate(self._fd(), size)
+            fd = self._acquire()
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                self._release()
+            self.mappable = self.writable and not self._has_holes()
 
     def set_length(self, size: int) -> None:
-        """Set the file's length, as preallocation does (Kafka: ``RandomAccessFile.setLength``)."""
+        """Set the file's length, as preallocation does (Kafka: ``RandomAccessFile.setLength``); the space
+        is left sparse, as Java leaves it, so the file is read rather than mapped until it is trimmed."""
         self.truncate(size)
 
     def force(self) -> None:
-        os.fsync(self._fd())
+        fd = self._acquire()
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            raise storage_error(e, f"Error while flushing {self.path}") from e
+        finally:
+            self._release()
 
     def close(self) -> None:
+        """Unmap and close; a call still using the descriptor keeps it open until it is done."""
         with self.lock:
             self.drop_map()
-            if self.fd is not None:
-                os.close(self.fd)
-                self.fd = None
+            with self._fd_lock:
+                fd, self.fd = self.fd, None
+                if fd is None:
+                    return
+                if self._users:
+                    self._closing_fd = fd  # the last user closes it (_release)
+                    return
+            os.close(fd)
 
     @property
     def closed(self) -> bool:
@@ -438,13 +667,7 @@ class FileMessageSet:
             if out_fd is not None:
                 if hasattr(destination, "flush"):
                     destination.flush()
-                sent = 0
-                while sent < count:
-                    n = os.sendfile(out_fd, self._channel._fd(), position + sent, count - sent)
-                    if n == 0:
-                        break
-                    sent += n
-                return sent
+                return self._channel.send(out_fd, position, count)
         data = self._channel.pread(position, count)
         destination.write(data)
         return count
@@ -462,9 +685,33 @@ class FileMessageSet:
                     f"Append of size {size} bytes is too large for segment with current file position at "
                     f"{self._size}"
                 )
-            written = self._channel.write_at(view, self.start + self._size)
+            position = self.start + self._size
+            try:
+                written = self._channel.write_at(view, position)
+            except OSError as e:
+                self._undo_write(position, size)
+                raise storage_error(
+                    e, f"Error while appending {size} bytes at position {position} to {self._file}") from e
         self._size += written
         return written
+
+    def _undo_write(self, position: int, size: int) -> None:
+        """Cut off what a failed write of ``size`` bytes at ``position`` left (part of a batch, or whole
+        batches of an append that as a whole failed), so no byte of it is read, or recovered after a crash,
+        as data.  A preallocated file (longer than the write could have made it) gets its length back,
+        sparse.  Cutting a file never needs space on the disk."""
+        with self._channel.lock:
+            try:
+                length = self._channel.size()
+                if length > position:
+                    self._channel.truncate(position)
+                    if length > position + size:
+                        self._channel.set_length(length)
+            except KafkaLogError:
+                raise
+            except OSError as e:
+                raise storage_error(e, f"Error while cutting back to {position} bytes, after a failed append, "
+                                                   f"{self._file}") from e
 
     def flush(self) -> None:
         """fsync the file (Kafka: ``flush``, ``channel.force(true)``)."""
@@ -561,17 +808,26 @@ class FileMessageSet:
 
         The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
         """
-        start = self.start + starting_position
+        batches, stop, reason = self._scan_from(self.start + starting_position, check_crc, stop_on_invalid,
+                                                max_entry_size, INT64_MAX if max_batches is None else max_batches)
+        return ScanResult(batches, stop, reason)
+
+    def _scan_from(self, start: int, check_crc: bool, stop_on_invalid: bool, max_entry_size: int,
+                   max_batches: int) -> tuple[npt.NDArray[Any], int, ScanStop]:
+        """The batch-scan kernel from file position ``start`` to the set's end: over the map, under the
+        channel lock, when the channel is mappable; else over the bytes read (:func:`_scan_by_reads`)."""
         channel = self._channel
+        if not channel.mappable:
+            return _scan_by_reads(channel, start, self.end, check_crc, stop_on_invalid, max_entry_size,
+                                  max_batches)
         with channel.lock:
             # The end is read under the lock that truncate_to holds while it cuts the file and the size.
             end = self.end
             if start >= end:
-                return ScanResult(np.empty(0, dtype=BATCH_DTYPE), start, ScanStop.END)
+                return np.empty(0, dtype=BATCH_DTYPE), start, ScanStop.END
             batches, stop, reason = _impl.core.scan_batches(channel.mapped(end), start, end, check_crc,
-                                                            stop_on_invalid, max_entry_size,
-                                                            INT64_MAX if max_batches is None else max_batches)
-        return ScanResult(batches, int(stop), ScanStop(reason))
+                                                            stop_on_invalid, max_entry_size, max_batches)
+        return batches, int(stop), ScanStop(reason)
 
     def raise_for_stop(self, scan: ScanResult, max_entry_size: int = INT32_MAX) -> None:
         """Raise Kafka's error for what ended ``scan`` (a :meth:`scan` of this set), naming the file and the
@@ -616,12 +872,15 @@ class FileMessageSet:
         """
         start = self.start + starting_position
         channel = self._channel
-        with channel.lock:
-            end = self.end  # under the lock, as in scan
-            if start >= end:
-                return None
-            position, size, last_offset, stop, reason = _impl.core.search_for_offset(
-                channel.mapped(end), start, end, target_offset)
+        if not channel.mappable:
+            position, size, last_offset, stop, reason = _search_by_reads(channel, start, self.end, target_offset)
+        else:
+            with channel.lock:
+                end = self.end  # under the lock, as in scan
+                if start >= end:
+                    return None
+                position, size, last_offset, stop, reason = _impl.core.search_for_offset(
+                    channel.mapped(end), start, end, target_offset)
         if position >= 0:
             return LogOffsetPosition(last_offset, position, size)
         self._raise_for(ScanStop(reason), stop, INT32_MAX)
@@ -702,12 +961,7 @@ class FileMessageSet:
         # Walk the batches a few hundred at a time, as Kafka's iteration stops at the first that qualifies.
         position = self.start + starting_position
         while position < self.end:
-            with self._channel.lock:
-                end = self.end  # under the lock, as in scan
-                if position >= end:
-                    break
-                rows, stop, _reason = _impl.core.scan_batches(self._channel.mapped(end), position, end,
-                                                              False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
+            rows, stop, _reason = self._scan_from(position, False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 for batch in MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"]))).batches():
                     for record in batch.records(check_crcs=False):

@@ -22,12 +22,15 @@ from .errors import KafkaStorageError, LogDirInUseError
 __all__ = [
     "DirLock",
     "LogDirHold",
+    "allocate",
     "clean_shutdown_marker_present",
     "describe_file_kind",
     "fsync_dir",
     "hold_log_dir",
     "interrupts_deferred",
+    "open_regular",
     "raise_open_file_limit",
+    "read_regular",
     "storage_error",
     "work_directory",
 ]
@@ -36,37 +39,124 @@ logger = logging.getLogger(__name__)
 
 
 def storage_error(error: OSError, doing: str) -> KafkaStorageError:
-    """``error``, a foreign ``OSError`` (``IsADirectoryError``, ``PermissionError``...), as the
+    """``error``, a foreign ``OSError`` (``IsADirectoryError``, ``PermissionError``, a full disk...), as the
     :class:`KafkaStorageError` of ``doing`` (Kafka: ``maybeHandleIOException`` wrapping an ``IOException`` in a
-    ``KafkaStorageException``), keeping its ``errno`` and ``filename``: the message names the file.  A
-    :class:`KafkaStorageError` is returned as it is; the caller re-raises the other kafkalog errors."""
+    ``KafkaStorageException``), keeping its ``errno`` and ``filename``: the message names the file, and a full
+    disk (or quota) is said in words, so a reader knows to make room.  A :class:`KafkaStorageError` is returned
+    as it is; the caller re-raises the other kafkalog errors."""
     if isinstance(error, KafkaStorageError):
         return error
     if error.errno is None:
         return KafkaStorageError(f"{doing}: {error}")
+    reason = error.strerror or os.strerror(error.errno)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        reason += " (the disk or the quota is full: free space, then retry)"
     if error.filename is None:
-        return KafkaStorageError(error.errno, f"{doing}: {error.strerror}")
-    return KafkaStorageError(error.errno, f"{doing}: {error.strerror}", error.filename)
+        return KafkaStorageError(error.errno, f"{doing}: {reason}")
+    return KafkaStorageError(error.errno, f"{doing}: {reason}", error.filename)
 
 
-def describe_file_kind(path: str | os.PathLike[str]) -> str:
-    """What ``path`` is, for a message: "a directory", "a FIFO", "a socket", "a device", "a symbolic link to
-    nothing", "a regular file"."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "a symbolic link to nothing" if os.path.islink(path) else "missing"
-    except OSError as e:
-        return f"not to be looked at ({e.strerror})"
+def _kind_of_mode(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
         return "a FIFO"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
     return "a regular file" if stat.S_ISREG(mode) else f"a file of mode {stat.filemode(mode)}"
+
+
+def describe_file_kind(path: str | os.PathLike[str]) -> str:
+    """What ``path`` is, for a message: "a directory", "a FIFO", "a socket", "a character device", "a symbolic
+    link to nothing", "a regular file"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a symbolic link to nothing" if os.path.islink(path) else "missing"
+    except OSError as e:
+        return f"not to be looked at ({e.strerror})"
+    return _kind_of_mode(mode)
+
+
+def _not_regular(path: str | os.PathLike[str], mode: int) -> KafkaStorageError:
+    return KafkaStorageError(f"{path} is {_kind_of_mode(mode)}, not a regular file: kafkalog reads and writes only "
+                             "regular files")
+
+
+def open_regular(path: str | os.PathLike[str], flags: int, mode: int = 0o644) -> int:
+    """``os.open(path, flags, mode)`` for a log's own files: never blocks, and opens regular files only.
+
+    A FIFO named like a segment would block an ``open`` for reading until a writer came.  So the file is
+    opened with ``O_NONBLOCK`` (an open of a FIFO then returns at once) and ``O_NOCTTY``, its type is
+    checked on the descriptor (``fstat``), and ``O_NONBLOCK`` is cleared again before the descriptor is
+    returned.  An open the system refuses (a socket cannot be opened; a directory cannot be opened for
+    writing) is checked by name, to say what the file is.  A missing file raises ``FileNotFoundError`` as
+    ``os.open`` does (unless ``flags`` create it).
+
+    Raises:
+        KafkaStorageError: the path is a FIFO, socket, device or directory, naming it and its type.
+    """
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    extra = nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | extra, mode)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        try:
+            st = os.stat(path)
+        except OSError:
+            raise e from None
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode) from e
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if nonblock:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file, opened as :func:`open_regular` opens it (never blocking on a FIFO).
+
+    Raises:
+        KafkaStorageError: the path is not a regular file.
+        FileNotFoundError: it does not exist.
+    """
+    fd = open_regular(path, os.O_RDONLY)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def allocate(fd: int, offset: int, length: int, path: str | os.PathLike[str], what: str) -> None:
+    """Give ``[offset, offset + length)`` of the file blocks of its own (``posix_fallocate``), never
+    changing a byte of it nor growing it past its end.
+
+    A page of a sparse file that a map touches must have a block behind it: writing it through the map
+    on a full disk, or even reading it on a full tmpfs, kills the process with SIGBUS.  Allocated first,
+    the page is safe, and a full disk is this call's error instead.  Where the platform has no
+    ``posix_fallocate`` nothing is done.
+
+    Raises:
+        KafkaStorageError: the blocks could not be had (a full disk: ENOSPC), naming ``path``.
+    """
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None or length <= 0:
+        return
+    try:
+        fallocate(fd, offset, length)
+    except OSError as e:
+        raise storage_error(e, f"Error while allocating {length} bytes at {offset} for {what} {path}") from e
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:

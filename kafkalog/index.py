@@ -22,16 +22,27 @@ length and every whole entry in it is taken as valid (so an index left untrimmed
 full of zero entries until recovery rebuilds it); ``trim_to_valid_size`` (on close and roll) cuts the
 file to its entries.  The time index keeps its last slot for the entry written when the segment rolls.
 
-The mmap rule (design.md §3): no view of the map outlives a call.  Searches hand the mmap object to the
-``index_search`` kernel under the index lock, and ``resize``/``close`` take the same lock, so the map
-can always be resized or closed.
+The mmap rule (design.md §3): no view of the map outlives a call.  Searches hand the mmap object (a map
+of the file, or a read-only index's private copy) to the ``index_search`` kernel under the index lock, and
+``resize``/``close`` take the same lock, so the map can always be resized or closed.
 
-A read-only index (``writable=False``) maps the file as it is and never writes, resizes or trims it; a
-missing file then reads as an empty index, so a broker's directory with unsaved indexes still opens.
+A read-only index (``writable=False``) never writes, resizes or trims its file, and does not map it
+either: the writer that owns the file trims it on every roll and close, and a lookup that touched a
+mapped page past the new end would kill the reader with SIGBUS.  It reads the file once, when it is
+opened, into private memory (the file's holes are skipped and cost nothing) and answers from that copy.
+A missing file reads as an empty index, so a broker's directory with unsaved indexes still opens.
+
+A writable index takes disk blocks for a page of its file before it writes an entry there through the
+map (:meth:`AbstractIndex.reserve`); the preallocated space stays sparse as Kafka leaves it, but a page
+written through a map with no block behind it (a full disk) kills the process with SIGBUS, where taking
+the block first is a :class:`~kafkalog.errors.KafkaStorageError`.  For the same reason an existing file
+opened writable gets blocks for the whole of its entries first (on tmpfs even reading a hole through a
+map needs a page).
 """
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import struct
@@ -53,6 +64,7 @@ from .errors import (
     KafkaStorageError,
     ReadOnlyError,
 )
+from .fsutil import allocate, open_regular, storage_error
 
 __all__ = [
     "DEFAULT_MAX_INDEX_SIZE",
@@ -114,8 +126,13 @@ class AbstractIndex:
         self.max_index_size = DEFAULT_MAX_INDEX_SIZE if max_index_size is None or max_index_size < 0 \
             else max_index_size
         self.writable = writable
-        self._file: Any = None
+        # The open file of a writable index (a read-only one keeps no file open: see _open_read_only).
+        self._fd: int | None = None
         self._map: mmap.mmap | None = None
+        # A read-only index's length: the length of the file when it was read.
+        self._copied_length = 0
+        # How many bytes from the start of the file are known to have blocks behind them (_reserve).
+        self._allocated = 0
         self._closed = False
         try:
             if ignore_file and writable:
@@ -123,7 +140,12 @@ class AbstractIndex:
             newly_created = self._open_writable() if writable else self._open_read_only(ignore_file)
         except OSError as e:
             self._release()
+            if isinstance(e, KafkaStorageError):
+                raise
             raise KafkaStorageError(f"Cannot open index file {self._path}: {e}") from e
+        except BaseException:
+            self._release()
+            raise
         # A new file is all zeros and holds nothing yet; an existing file's whole entries are all taken
         # as valid (Kafka: position = limit rounded down), which recovery corrects after a crash.
         self._entries = 0 if newly_created else self._length() // self.ENTRY_SIZE
@@ -133,37 +155,95 @@ class AbstractIndex:
 
     def _open_writable(self) -> bool:
         """Kafka's constructor: create and preallocate a new file, or map an existing one whole.
-        Returns whether the file was created."""
+        Returns whether the file was created.
+
+        The preallocated space stays sparse, as Kafka's ``setLength`` leaves it: blocks are taken a page at
+        a time as entries are written (:meth:`_reserve`).  In an existing file, every page of the entries
+        it is taken to hold gets its blocks now, before the map can touch one (after a crash those include
+        the never-written, maybe sparse, preallocated tail, which recovery reads and rewrites): on a full
+        tmpfs even reading such a page through the map would kill the process with SIGBUS.
+        """
         newly_created = not self._path.exists()
         if newly_created and self.max_index_size < self.ENTRY_SIZE:
             raise IllegalArgumentError(f"Invalid max index size: {self.max_index_size}")
-        self._file = open(self._path, "a+b" if newly_created else "r+b", buffering=0)  # noqa: SIM115
+        self._fd = fd = open_regular(self._path, os.O_RDWR | os.O_CREAT)
         if newly_created:
-            os.ftruncate(self._file.fileno(), _round_down(self.max_index_size, self.ENTRY_SIZE))
+            os.ftruncate(fd, _round_down(self.max_index_size, self.ENTRY_SIZE))
+        else:
+            entry_bytes = _round_down(self._length(), self.ENTRY_SIZE)
+            self._allocated = _allocated_prefix(fd)
+            if self._allocated < entry_bytes:
+                allocate(fd, self._allocated, entry_bytes - self._allocated, self._path,
+                         f"the entries of {self._DESCRIPTION}")
+                self._allocated = entry_bytes
         self._remap()
         return newly_created
 
     def _open_read_only(self, ignore_file: bool = False) -> bool:
-        """Map the file as it is; a missing file, or one the caller cannot trust (``ignore_file``: it failed
-        its sanity check and a read-only open may not rebuild it), reads as an empty index."""
-        if self._path.exists() and not ignore_file:
-            self._file = open(self._path, "rb", buffering=0)  # noqa: SIM115
-            self._remap()
-        # else: an index the broker never saved reads as empty; nothing is created
+        """Copy the file as it is into private memory; a missing file, or one the caller cannot trust
+        (``ignore_file``: it failed its sanity check and a read-only open may not rebuild it), reads as an
+        empty index.
+
+        A read-only index does not map its file: the broker (or a ``Log``) that owns it trims it on every
+        roll and close and cuts it on recovery, and a lookup that touched a mapped page past the new end
+        would kill the reader with SIGBUS.  The copy is a private anonymous map into which the file's data
+        is read with ``pread``; the file's holes are skipped (they read as zeros without costing memory), so
+        a sparse preallocated index costs only the entries it holds.  So a read-only index is what its file
+        was when it was opened, as its entry count always was.
+        """
+        if ignore_file:
+            return False
+        try:
+            fd = open_regular(self._path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False  # an index the broker never saved reads as empty; nothing is created
+        try:
+            self._copied_length = os.fstat(fd).st_size
+            self._map = _private_copy(fd, self._copied_length)
+            if self._map is not None and self._copied_length > len(self._map):
+                self._copied_length = len(self._map)  # cut while it was read: what was read is the index
+        finally:
+            os.close(fd)
         return False
 
     def _length(self) -> int:
-        return 0 if self._file is None else os.fstat(self._file.fileno()).st_size
+        if self._fd is None:
+            return self._copied_length
+        return os.fstat(self._fd).st_size
 
     def _remap(self) -> None:
-        """Map the whole file afresh (called with the lock held, or from the constructor)."""
+        """Map the whole file afresh (a writable index; called with the lock held, or from the
+        constructor)."""
         if self._map is not None:
             self._map.close()
             self._map = None
         length = self._length()
-        if length > 0:
-            access = mmap.ACCESS_WRITE if self.writable else mmap.ACCESS_READ
-            self._map = mmap.mmap(self._file.fileno(), length, access=access)
+        if length > 0 and self._fd is not None:
+            self._map = mmap.mmap(self._fd, length, access=mmap.ACCESS_WRITE)
+
+    def _reserve(self, end: int) -> None:
+        """Make sure bytes ``[0, end)`` of the file have blocks behind them before the map writes there
+        (lock held): a page of a sparse file written through a map on a full disk kills the process with
+        SIGBUS, where allocating it first is a :class:`KafkaStorageError`.  Blocks are taken a page at a
+        time, never past the end of the file."""
+        if end <= self._allocated or self._fd is None:
+            return
+        target = min(-(-end // mmap.PAGESIZE) * mmap.PAGESIZE, self._length())
+        if target > self._allocated:
+            allocate(self._fd, self._allocated, target - self._allocated, self._path, f"the {self._DESCRIPTION}")
+            self._allocated = target
+
+    def reserve(self, entries: int = 1) -> None:
+        """Take the blocks for the next ``entries`` entries now (kafkalog's; Kafka writes through the map and
+        never asks).  ``LogSegment.append`` calls it before it writes the log, so a full disk stops the
+        append before any of it is written, not between the log and its index.
+
+        Raises:
+            KafkaStorageError: the disk is full, naming the file.
+        """
+        with self._lock:
+            self._check_writable("append to")
+            self._reserve((self._entries + entries) * self.ENTRY_SIZE)
 
     def _after_resize(self) -> None:
         """Recompute what depends on the mapped length (subclasses re-read their last entry)."""
@@ -239,7 +319,9 @@ class AbstractIndex:
             if self._map is not None:
                 self._map.close()
                 self._map = None
-            os.ftruncate(self._file.fileno(), rounded)
+            assert self._fd is not None
+            os.ftruncate(self._fd, rounded)
+            self._allocated = min(self._allocated, rounded)
             self._remap()
             self._after_resize()
             return True
@@ -308,7 +390,10 @@ class AbstractIndex:
         """Write the map's dirty pages to disk (Kafka: ``flush``, ``MappedByteBuffer.force``)."""
         with self._lock:
             if self.writable and self._map is not None and not self._closed:
-                self._map.flush()
+                try:
+                    self._map.flush()
+                except OSError as e:
+                    raise storage_error(e, f"Error while flushing {self._DESCRIPTION} {self._path}") from e
 
     def close(self) -> None:
         """Trim the file to its entries and release it (Kafka: ``close``).  Closing twice is harmless."""
@@ -316,7 +401,7 @@ class AbstractIndex:
             if self._closed:
                 return
             try:
-                if self.writable and self._file is not None:
+                if self.writable and self._fd is not None:
                     self.trim_to_valid_size()
             finally:
                 self._release()
@@ -330,9 +415,9 @@ class AbstractIndex:
         if self._map is not None:
             self._map.close()
             self._map = None
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         self._closed = True
 
     def delete(self) -> bool:
@@ -500,9 +585,10 @@ class OffsetIndex(AbstractIndex):
             if self._entries == 0 or offset > self._last_offset:
                 if not 0 <= position <= INT32_MAX:
                     raise IllegalArgumentError(f"Position {position} does not fit a 4-byte index entry")
+                relative = self.relative_offset(offset)
+                self._reserve((self._entries + 1) * self.ENTRY_SIZE)
                 assert self._map is not None
-                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE,
-                                      self.relative_offset(offset), position)
+                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE, relative, position)
                 self._entries += 1
                 self._last_offset = offset
             else:
@@ -535,8 +621,9 @@ class OffsetIndex(AbstractIndex):
             entries = np.empty(k, dtype=[("relative", ">i4"), ("position", ">i4")])
             entries["relative"] = relative
             entries["position"] = positions
-            assert self._map is not None
             at = self._entries * self.ENTRY_SIZE
+            self._reserve(at + k * self.ENTRY_SIZE)
+            assert self._map is not None
             self._map[at:at + k * self.ENTRY_SIZE] = entries.tobytes()
             self._entries += k
             self._last_offset = int(offsets[-1])
@@ -632,9 +719,10 @@ class TimeIndex(AbstractIndex):
                         f"Attempt to append to a full time index (size = {self._entries}), its reserved slot "
                         "included."
                     )
+                relative = self.relative_offset(offset)
+                self._reserve((self._entries + 1) * self.ENTRY_SIZE)
                 assert self._map is not None
-                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE, timestamp,
-                                      self.relative_offset(offset))
+                self._ENTRY.pack_into(self._map, self._entries * self.ENTRY_SIZE, timestamp, relative)
                 self._entries += 1
                 self._last_entry = TimestampOffset(timestamp, offset)
 
@@ -676,8 +764,9 @@ class TimeIndex(AbstractIndex):
             entries = np.empty(kept, dtype=[("timestamp", ">i8"), ("relative", ">i4")])
             entries["timestamp"] = timestamps[keep]
             entries["relative"] = relative
-            assert self._map is not None
             at = self._entries * self.ENTRY_SIZE
+            self._reserve(at + kept * self.ENTRY_SIZE)
+            assert self._map is not None
             self._map[at:at + kept * self.ENTRY_SIZE] = entries.tobytes()
             self._entries += kept
             self._last_entry = TimestampOffset(int(timestamps[keep][-1]), int(offsets[keep][-1]))
@@ -706,31 +795,95 @@ class TimeIndex(AbstractIndex):
             self._check_length_is_whole_entries()
 
 
+def _allocated_prefix(fd: int) -> int:
+    """How many bytes from the start of the file have blocks behind them: where its first hole is
+    (``SEEK_HOLE``; the end of the file when it has none).  0 where the platform cannot tell."""
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_hole is None:
+        return 0
+    try:
+        return os.lseek(fd, 0, seek_hole)
+    except OSError:
+        return 0
+
+
+#: How much of an index file a read-only open reads with one ``preadv``.
+_COPY_CHUNK_BYTES = 8 << 20
+
+
+def _private_copy(fd: int, length: int) -> mmap.mmap | None:
+    """The first ``length`` bytes of the file in a private anonymous map (``None`` for an empty file).
+
+    Only the file's data is read (``SEEK_DATA`` / ``SEEK_HOLE``); its holes are left as the map's untouched
+    pages, which read as zeros and take no memory.  If the file is cut while it is read, the map is cut to
+    what was read.
+    """
+    if length <= 0:
+        return None
+    flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0) | getattr(mmap, "MAP_NORESERVE", 0)
+    copy = mmap.mmap(-1, length, flags=flags)
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    read_end = length
+    with memoryview(copy) as view:
+        position = 0
+        while position < length:
+            start, stop = position, length
+            if seek_data is not None and seek_hole is not None:
+                try:
+                    start = os.lseek(fd, position, seek_data)
+                    stop = min(os.lseek(fd, start, seek_hole), length)
+                except OSError as e:
+                    if e.errno == errno.ENXIO:
+                        break  # no data after position: the rest is a hole (or the file was cut)
+                    start, stop = position, length
+            while start < stop:
+                n = os.preadv(fd, [view[start:min(stop, start + _COPY_CHUNK_BYTES)]], start)
+                if n == 0:
+                    read_end = start  # the file was cut while it was read
+                    stop = position = length
+                    break
+                start += n
+            position = max(position, stop)
+    if read_end < length:
+        if read_end == 0:
+            copy.close()
+            return None
+        copy.resize(read_end)
+    return copy
+
+
 def _check_index_file(path: Path, entry_size: int, base_offset: int, time_index: bool) -> None:
     """The sanity check of an index file done with a stat and a pread or two, without mapping it."""
     try:
-        with open(path, "rb", buffering=0) as f:
-            length = os.fstat(f.fileno()).st_size
-            entries = length // entry_size
-            if entries:
-                last = os.pread(f.fileno(), entry_size, (entries - 1) * entry_size)
-                if time_index:
-                    first_timestamp = struct.unpack(">q", os.pread(f.fileno(), 8, 0))[0]
-                    last_timestamp, relative = struct.unpack(">qi", last)
-                    if last_timestamp < first_timestamp:
-                        raise CorruptIndexError(
-                            f"Corrupt time index found, time index file ({path}) has non-zero size but the "
-                            f"last timestamp is {last_timestamp} which is less than the first timestamp "
-                            f"{first_timestamp}")
-                else:
-                    relative = struct.unpack(">i", last[:4])[0]
-                if base_offset + relative < base_offset:
-                    raise CorruptIndexError(
-                        f"Corrupt {'time ' if time_index else ''}index found, index file ({path}) has non-zero "
-                        f"size but the last offset is {base_offset + relative} which is less than the base "
-                        f"offset {base_offset}.")
+        fd = open_regular(path, os.O_RDONLY)
     except FileNotFoundError:
         return
+    try:
+        length = os.fstat(fd).st_size
+        entries = length // entry_size
+        if entries:
+            last = os.pread(fd, entry_size, (entries - 1) * entry_size)
+            first = os.pread(fd, 8, 0)
+            if len(last) != entry_size or len(first) != 8:
+                raise CorruptIndexError(f"Index file {path} was cut to {os.fstat(fd).st_size} bytes while it "
+                                        f"was checked ({length} bytes before)")
+            if time_index:
+                first_timestamp = struct.unpack(">q", first)[0]
+                last_timestamp, relative = struct.unpack(">qi", last)
+                if last_timestamp < first_timestamp:
+                    raise CorruptIndexError(
+                        f"Corrupt time index found, time index file ({path}) has non-zero size but the "
+                        f"last timestamp is {last_timestamp} which is less than the first timestamp "
+                        f"{first_timestamp}")
+            else:
+                relative = struct.unpack(">i", last[:4])[0]
+            if base_offset + relative < base_offset:
+                raise CorruptIndexError(
+                    f"Corrupt {'time ' if time_index else ''}index found, index file ({path}) has non-zero "
+                    f"size but the last offset is {base_offset + relative} which is less than the base "
+                    f"offset {base_offset}.")
+    finally:
+        os.close(fd)
     if length % entry_size != 0:
         raise CorruptIndexError(
             f"Index file {path} is corrupt, found {length} bytes which is neither positive nor a multiple of "
@@ -757,6 +910,7 @@ class LazyIndex:
         self._index: AbstractIndex | None = None
         self._lock = threading.Lock()
         self._ignore_file = False
+        self._deleted = False
 
     @property
     def file(self) -> Path:
@@ -771,6 +925,9 @@ class LazyIndex:
         index = self._index
         if index is None:
             with self._lock:
+                if self._deleted:
+                    # A read that raced the deletion of the segment: opening now would make a new file.
+                    raise IllegalStateError(f"Index {self._path} was deleted")
                 if self._index is None:
                     self._index = self._kind(self._path, self.base_offset, self.max_index_size, self.writable,
                                              ignore_file=self._ignore_file)
@@ -821,6 +978,8 @@ class LazyIndex:
 
     def delete(self) -> bool:
         with self._lock:
+            if self.writable:
+                self._deleted = True
             if self._index is not None:
                 return self._index.delete()
             if not self.writable:

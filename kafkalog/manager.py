@@ -66,7 +66,7 @@ from .checkpoint import (
 )
 from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
+from .fsutil import DirLock, fsync_dir, raise_open_file_limit, read_regular, storage_error
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
@@ -137,7 +137,7 @@ def _read_properties(path: Path) -> dict[str, str]:
     """A Java ``.properties`` file of ``key=value`` lines (``#``/``!`` comments; ``:`` separators too), as
     ``PropertiesUtils.readPropertiesFile`` reads the broker's ``meta.properties``."""
     props: dict[str, str] = {}
-    for raw in path.read_text(encoding="latin-1").splitlines():
+    for raw in read_regular(path).decode("latin-1").splitlines():
         line = raw.strip()
         if not line or line[0] in "#!":
             continue

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import _impl
 from .errors import KafkaLogError
+from .fsutil import read_regular
 
 __all__ = ["BatchMetadata", "CorruptSnapshotError", "ProducerStateEntry", "read_snapshot"]
 
@@ -77,7 +78,7 @@ def read_snapshot(path: str | os.PathLike[str]) -> list[ProducerStateEntry]:
     size = file.stat().st_size
     if size > MAX_SNAPSHOT_BYTES:
         raise CorruptSnapshotError(f"Snapshot {file} is {size} bytes, more than a producer snapshot can hold")
-    data = file.read_bytes()
+    data = read_regular(file)
     if len(data) < _HEADER.size:
         raise CorruptSnapshotError(f"Snapshot failed schema validation: {file} is {len(data)} bytes, shorter "
                                    f"than the {_HEADER.size}-byte header")

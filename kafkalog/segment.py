@@ -295,10 +295,16 @@ class LogSegment:
             self._rolling_based_timestamp = largest_timestamp
             self._rolling_based_timestamp_loaded = True
         self._ensure_offset_in_range(largest_offset)
+        index_due = self._bytes_since_last_index_entry > self.index_interval_bytes
+        if index_due:
+            # The index pages are allocated before the log is written: a full disk stops the append here,
+            # with nothing written, rather than between the log and its indexes.
+            self.offset_index.reserve()
+            self.time_index.reserve()
         self.log.append(records)
         if largest_timestamp > self.max_timestamp_so_far:
             self._set_max_timestamp(largest_timestamp, shallow_offset_of_max_timestamp)
-        if self._bytes_since_last_index_entry > self.index_interval_bytes:
+        if index_due:
             self.offset_index.append(largest_offset, physical_position)
             self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
             self._bytes_since_last_index_entry = 0

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import KafkaLogError
+from .fsutil import open_regular
 
 __all__ = ["AbortedTxn", "TransactionIndexError", "read_aborted_txns"]
 
@@ -49,7 +50,7 @@ def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
     """Every whole entry of a ``.txnindex`` file (Kafka: ``TransactionIndex.allAbortedTxns``)."""
     file = Path(path)
     entries: list[AbortedTxn] = []
-    with open(file, "rb") as f:
+    with os.fdopen(open_regular(file, os.O_RDONLY), "rb") as f:
         while len(entries) < MAX_ENTRIES:
             raw = f.read(ABORTED_TXN_SIZE)
             if len(raw) < ABORTED_TXN_SIZE:
