@@ -110,6 +110,7 @@ cdef enum:
     STOP_BAD_MAGIC = 4
     STOP_BAD_CRC = 5
     STOP_LIMIT = 6
+    STOP_ZERO_TAIL = 7
 
 cdef packed struct BatchRow:
     int64_t position
@@ -197,6 +198,24 @@ cdef struct Frame:
     int magic
 
 
+cdef inline bint _all_zero(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    """Whether every byte of ``p[pos:end]`` is 0 (eight at a time, then the rest)."""
+    cdef uint64_t word = 0
+    cdef uint64_t acc = 0
+    cdef int i
+    while end - pos >= 64:
+        for i in range(8):
+            memcpy(&word, p + pos + 8 * i, 8)
+            acc |= word
+        if acc:
+            return False
+        pos += 64
+    while pos < end:
+        acc |= p[pos]
+        pos += 1
+    return acc == 0
+
+
 cdef inline int _next_frame(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
                             int64_t max_entry_size, Frame *f) noexcept nogil:
     """-1 when a whole entry starts at ``pos`` (``f`` filled in), else the ScanStop that ends a walk
@@ -210,7 +229,7 @@ cdef inline int _next_frame(const unsigned char *p, Py_ssize_t pos, Py_ssize_t e
     f.offset = kl_get_i64(e)
     f.size = kl_get_i32(e + 8)
     if f.size < MIN_RECORD_OVERHEAD:
-        return STOP_SIZE_TOO_SMALL
+        return STOP_ZERO_TAIL if _all_zero(p, pos, end) else STOP_SIZE_TOO_SMALL
     if f.size > max_entry_size:
         return STOP_TOO_LARGE
     if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + <Py_ssize_t>f.size:

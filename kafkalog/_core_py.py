@@ -147,6 +147,10 @@ def _next_frame(
     The checks of Kafka's ``ByteBufferLogInputStream.nextBatchSize`` and ``FileLogInputStream.nextBatch``,
     in that order, plus the per-magic minimum sizes (a v1 message needs 22 bytes, a v2 batch its 61-byte
     header), so no field is read from the next entry.  The scan and the offset search share it.
+
+    A size below the minimum is corrupt (Kafka 3.x) unless every byte from ``pos`` to ``end`` is zero: that
+    is a zero-filled tail (a preallocated segment that was not trimmed, a file extended but never written),
+    where the data ends, as 0.10.1's ``FileMessageSet.iterator`` ended at a size below the minimum.
     """
     remaining = end - pos
     if remaining <= 0:
@@ -155,7 +159,7 @@ def _next_frame(
         return ScanStop.PARTIAL, 0, 0, 0
     offset, size = _FRAME.unpack_from(view, pos)
     if size < MIN_RECORD_OVERHEAD:
-        return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
+        return (ScanStop.ZERO_TAIL if _all_zero(view, pos, end) else ScanStop.SIZE_TOO_SMALL), 0, 0, 0
     if size > max_entry_size:
         return ScanStop.TOO_LARGE, 0, 0, 0
     if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + size:
@@ -168,6 +172,12 @@ def _next_frame(
     ):
         return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
     return None, offset, size, magic
+
+
+def _all_zero(view: memoryview, pos: int, end: int) -> bool:
+    """Whether every byte of ``view[pos:end]`` is 0 (numpy reads it in place: no copy of a long tail)."""
+    with view[pos:end] as tail:
+        return not np.frombuffer(tail, dtype=np.uint8).any()
 
 
 def _last_offset(view: memoryview, pos: int, offset: int, magic: int) -> int:

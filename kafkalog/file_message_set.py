@@ -345,7 +345,8 @@ class FileMessageSet:
                 return False
             stop = result.stop_position
             remaining = self.end - stop
-            if result.stop_reason in (ScanStop.END, ScanStop.LIMIT) or remaining < LOG_OVERHEAD:
+            if result.stop_reason in (ScanStop.END, ScanStop.LIMIT, ScanStop.ZERO_TAIL) or \
+                    remaining < LOG_OVERHEAD:
                 return True
             if result.stop_reason is ScanStop.PARTIAL:
                 if remaining <= MAGIC_OFFSET:
@@ -566,8 +567,11 @@ class FileMessageSet:
 
     def _raise_for(self, reason: ScanStop, position: int, max_entry_size: int) -> None:
         """Kafka's ``FileLogInputStream`` errors for a scan that ended on corrupt framing."""
-        if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT):
-            return  # a partial trailing entry is a write in progress, invisible to readers
+        if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT, ScanStop.ZERO_TAIL):
+            # A partial trailing entry is a write in progress, invisible to readers; zeros to the end of the
+            # file are a preallocated segment's unwritten tail (Kafka's reader never reads past the logical
+            # size of such a file, 0.10.1's stopped at its first size below the minimum).
+            return
         if self.end - position <= HEADER_SIZE_UP_TO_MAGIC:
             # FileLogInputStream ends the iteration before reading the size field when no more than a
             # header up to the magic byte is left (ByteBufferLogInputStream reads it first, which the

@@ -226,6 +226,11 @@ def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: 
             report.add(Severity.ERROR, log_file,
                        f"{size - end} bytes at position {end} are not a whole batch (a torn write: recovery "
                        "truncates them)")
+        elif result.stop_reason is ScanStop.ZERO_TAIL:
+            report.add(Severity.NOTE, log_file,
+                       f"ends in {size - end} zero bytes after its last batch, at position {end} (a preallocated "
+                       "segment a broker did not trim, or a write that never reached the disk: readers stop there, "
+                       "recovery truncates them)")
         elif result.stop_reason in _STOP_MESSAGES:
             report.add(Severity.ERROR, log_file,
                        f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "

@@ -315,6 +315,48 @@ def test_size_past_the_end_of_the_buffer_is_a_truncation(impl: ModuleType, magic
     assert records.valid_bytes() == last_at
 
 
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("zeros", [12, 17, 18, 61, 4096, 1 << 20])
+def test_zero_filled_tail_is_the_end_of_the_data(impl: ModuleType, magic: int, zeros: int) -> None:
+    """Zeros after the last entry (a preallocated segment a broker did not trim, or a file extended but
+    never written) end every read there, strict ones too: a size field of 0 followed by nothing but zeros
+    is no entry.  0.10.1's ``FileMessageSet.iterator`` ended at any size below the minimum; modern Kafka
+    never reads past the logical end of a preallocated file, and its recovery cuts the tail."""
+    good = good_buffer(magic)
+    records = MemoryRecords(good + bytes(zeros))
+    expected = [(b.position, b.size_in_bytes) for b in MemoryRecords(good).batches()]
+    deep = [r.as_tuple() for r in MemoryRecords(good).records()]
+    for strict in (False, True):
+        assert [(b.position, b.size_in_bytes) for b in records.batches(strict=strict)] == expected
+        assert [r.as_tuple() for r in records.records(strict=strict)] == deep
+        assert [int(o) for c in records.record_columns(strict=strict) for o in c.records["offset"]] == \
+            [r[0] for r in deep]
+    scan = records.scan()
+    assert (scan.stop_reason, scan.stop_position) == (ScanStop.ZERO_TAIL, len(good))
+    assert records.valid_bytes() == len(good)
+    # The kernel's search for an offset past the data ends there too.
+    position, _size, _last, stop, reason = impl.search_for_offset(records.buffer, 0, -1, 1 << 40)
+    assert (position, stop, reason) == (-1, len(good), ScanStop.ZERO_TAIL)
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("where", [0, 7, 12, 13, 100, 4095])
+def test_a_non_zero_byte_in_the_tail_is_corruption(impl: ModuleType, magic: int, where: int) -> None:
+    """A size below the minimum is corrupt unless everything from it to the end is zero: one stray byte,
+    in the offset before the size field, or anywhere after it, and the reads raise as before."""
+    good = good_buffer(magic)
+    tail = bytearray(4096)
+    tail[where] = 0x5A
+    records = MemoryRecords(good + bytes(tail))
+    scan = records.scan()
+    assert (scan.stop_reason, scan.stop_position) == (ScanStop.SIZE_TOO_SMALL, len(good))
+    for strict in (False, True):
+        error = raises(CorruptRecordError, lambda strict=strict: list(records.batches(strict=strict)))
+        assert error.position == len(good)
+        error = raises(CorruptRecordError, lambda strict=strict: list(records.records(strict=strict)))
+        assert error.position == len(good)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Bad CRCs
 

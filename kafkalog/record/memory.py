@@ -190,7 +190,7 @@ class MemoryRecords:
     def _raise_for(self, reason: ScanStop, position: int) -> None:
         """Turn a scan stop into Kafka's error for it (``ByteBufferLogInputStream.nextBatchSize``)."""
         remaining = self._size - position
-        if reason in (ScanStop.END, ScanStop.LIMIT):
+        if reason in (ScanStop.END, ScanStop.LIMIT, ScanStop.ZERO_TAIL):
             return
         size = None
         if remaining >= LOG_OVERHEAD:
@@ -239,7 +239,9 @@ class MemoryRecords:
 
         A partial entry at the end (a fetch of ``max_length`` bytes cuts the last batch, as Kafka's
         ``ByteBufferLogInputStream`` expects) ends the iteration before it; ``strict=True`` raises on it
-        instead.  Corrupt framing (a size too small or too large, a bad magic) raises either way.
+        instead.  Zeros from the last entry to the end (a preallocated segment, :data:`ScanStop.ZERO_TAIL`)
+        end it too, strict or not.  Corrupt framing (a size too small or too large, a bad magic) raises
+        either way.
         """
         result = self.scan(check_crc=False, stop_on_invalid=False)
         rows = result.batches
