@@ -733,6 +733,43 @@ def test_fewer_records_than_the_declared_count(impl: ModuleType) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# A bad batch inside a run of good ones
+
+
+def _run_with_bad_batches(core: ModuleType) -> tuple[bytes, list[tuple[int, bytes, bytes]], int]:
+    """Five uncompressed v2 batches, small enough to be decoded as one run: two good ones, one whose second
+    record's key runs past the record, one that declares more records than its bytes can hold, and a good
+    one; the two bad ones have right CRCs.  Returns the buffer, the (offset, key, value) of the records of the
+    good batches before the first bad one, and the position of that batch's bad record."""
+    first = bytes(MemoryRecords.with_records(RECORDS, base_offset=0).buffer)
+    second = bytes(MemoryRecords.with_records(RECORDS, base_offset=3).buffer)
+    bad_record = v2_batch_with_section(core, FIRST + v2_record(v2_body(key=b"abc", key_len=1000)), 2,
+                                       base_offset=6)
+    bad_count = bytearray(MemoryRecords.with_records(RECORDS, base_offset=8).buffer)
+    struct.pack_into(">i", bad_count, 57, 1 << 20)
+    seal_v2(core, bad_count)
+    last = bytes(MemoryRecords.with_records(RECORDS, base_offset=11).buffer)
+    buf = first + second + bad_record + bytes(bad_count) + last
+    before = [(o, k, v) for o, (k, v, _ts) in enumerate(RECORDS * 2)]
+    return buf, before, len(first) + len(second) + V2_HEADER + len(FIRST)
+
+
+def test_run_kernels_report_the_first_bad_batch(impl: ModuleType) -> None:
+    """The multi-batch kernels decode their batches in order: the error is the first bad batch's, on both
+    twins, though a later batch of the run has a header (its record count) that is bad too."""
+    buf, _before, bad_at = _run_with_bad_batches(impl)
+    rows = MemoryRecords(buf).scan().batches
+    for kernel in (impl.decode_v2_batch_objects, impl.decode_v2_batches):
+        error = raises(InvalidRecordError, lambda kernel=kernel: kernel(buf, rows))
+        assert error.position == bad_at
+        assert "key size 1000" in str(error)
+        # Without the first bad batch, the count of the next one is what stops the run.
+        error = raises(InvalidRecordError, lambda kernel=kernel: kernel(buf, rows[[0, 1, 3, 4]]))
+        assert "records cannot fit" in str(error)
+        assert int(rows["position"][3]) <= error.position <= int(rows["position"][3]) + V2_HEADER
+
+
+# ---------------------------------------------------------------------------------------------------
 # Decompression bombs
 
 
