@@ -700,10 +700,12 @@ class FileMessageSet:
                                                               False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 for batch in MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"]))).batches():
-                    for record in batch.records(check_crcs=False):
-                        if record.timestamp >= target_timestamp and record.offset >= starting_offset:
-                            return TimestampAndOffset(record.timestamp, record.offset,
-                                                      maybe_leader_epoch(batch.partition_leader_epoch))
+                    # A chunk of records at a time, as Kafka iterates them: a batch may hold millions.
+                    for chunk in batch.record_chunks(check_crcs=False):
+                        for record in chunk:
+                            if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                                return TimestampAndOffset(record.timestamp, record.offset,
+                                                          maybe_leader_epoch(batch.partition_leader_epoch))
             if len(rows) == 0:
                 break
             position = int(stop)

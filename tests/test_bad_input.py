@@ -14,10 +14,12 @@ import struct
 import tracemalloc
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from log_test_utils import record_count_bomb
 
 from kafkalog import (
     CorruptRecordError,
@@ -28,7 +30,9 @@ from kafkalog import (
     UnsupportedCompressionError,
     UnsupportedMagicError,
 )
+from kafkalog.file_message_set import FileMessageSet
 from kafkalog.record import ScanStop
+from kafkalog.record import batch as batch_module
 
 V2_HEADER = 61
 RECORDS = [(b"key-0", b"value-0", 1_000), (None, b"value-1", 1_001), (b"key-2", None, 1_002)]
@@ -190,7 +194,7 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         assert seen == [pos for pos, _ in complete]
         error = raises(CorruptRecordError, lambda records=records: list(records.records(strict=True)))
         assert error.position == partial_at
-        error = raises(CorruptRecordError, lambda records=records: records.record_columns(strict=True))
+        error = raises(CorruptRecordError, lambda records=records: list(records.record_columns(strict=True)))
         assert error.position == partial_at
         # Not strict, the default (a fetch cut at max_length, as Kafka's ByteBufferLogInputStream reads it):
         # the complete entries before the cut, then a silent stop, alike for batches, records and columns.
@@ -198,7 +202,7 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         assert [(b.position, b.size_in_bytes) for b in lenient] == complete
         deep = list(records.records())
         assert len(deep) == sum(len(b.records()) for b in lenient)
-        columns = records.record_columns()
+        columns = list(records.record_columns())
         assert [int(o) for c in columns for o in c.records["offset"]] == [r.offset for r in deep]
         scan = records.scan()
         assert scan.stop_reason is ScanStop.PARTIAL
@@ -405,7 +409,7 @@ def test_flipped_body_byte_fails_the_crc(impl: ModuleType, magic: int) -> None:
     assert error.position == bad_at
     assert f"stored crc = {stored}, computed crc = {computed}" in str(error)
     assert seen == [r.offset for r in batches[0].records()]
-    error = raises(CorruptRecordError, records.record_columns)
+    error = raises(CorruptRecordError, lambda: list(records.record_columns()))
     assert (error.position, error.detail) == (bad_at, f"Record is corrupt (stored crc = {stored}, computed crc = "
                                                       f"{computed})")
     raises(CorruptRecordError, bad.records)
@@ -754,6 +758,31 @@ def _run_with_bad_batches(core: ModuleType) -> tuple[bytes, list[tuple[int, byte
     return buf, before, len(first) + len(second) + V2_HEADER + len(FIRST)
 
 
+def _until_error(records: Any) -> tuple[list[Any], InvalidRecordError]:
+    """What an iteration yields before it raises, and the error."""
+    got = []
+    with pytest.raises(InvalidRecordError) as info:
+        for item in records:
+            got.append(item)
+    return got, info.value
+
+
+def test_records_before_a_bad_batch_are_yielded(impl: ModuleType) -> None:
+    """Deep iteration hands out every record of the batches before a malformed one (CRC right), then raises
+    at its bad record; a later bad batch in the same run is never what is reported."""
+    buf, before, bad_at = _run_with_bad_batches(impl)
+    records = MemoryRecords(buf)
+    assert all(b.is_valid() for b in records.batches())
+    for check_crcs in (True, False):
+        got, error = _until_error(records.records(check_crcs=check_crcs))
+        assert [(r.offset, r.key, r.value) for r in got] == before
+        assert error.position == bad_at
+        assert "key size 1000" in str(error)
+        got, error = _until_error(records.record_columns(check_crcs=check_crcs))
+        assert [int(o) for c in got for o in c.records["offset"]] == [o for o, _k, _v in before]
+        assert error.position == bad_at
+
+
 def test_run_kernels_report_the_first_bad_batch(impl: ModuleType) -> None:
     """The multi-batch kernels decode their batches in order: the error is the first bad batch's, on both
     twins, though a later batch of the run has a header (its record count) that is bad too."""
@@ -767,6 +796,19 @@ def test_run_kernels_report_the_first_bad_batch(impl: ModuleType) -> None:
         error = raises(InvalidRecordError, lambda kernel=kernel: kernel(buf, rows[[0, 1, 3, 4]]))
         assert "records cannot fit" in str(error)
         assert int(rows["position"][3]) <= error.position <= int(rows["position"][3]) + V2_HEADER
+
+
+def test_records_of_a_file_before_a_bad_batch(impl: ModuleType, tmp_path: Path) -> None:
+    """The same through a segment file: the records before the bad batch, then the error at its file
+    position, naming the file."""
+    buf, before, bad_at = _run_with_bad_batches(impl)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(buf)
+    with FileMessageSet(path, writable=False) as records:
+        got, error = _until_error(records.records())
+    assert [(r.offset, r.key, r.value) for r in got] == before
+    assert error.position == bad_at
+    assert str(path) in str(error)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -804,6 +846,68 @@ def test_compressed_payload_past_the_limit(impl: ModuleType, magic: int, codec: 
     # Under a limit it fits in, the same bytes read back whole.
     big = list(MemoryRecords(buf, max_decompressed_size=2 * BOMB_SIZE).records())
     assert [len(r.value) for r in big] == [1, BOMB_SIZE]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Record-count bombs: a small batch that holds a huge number of records
+
+
+#: What a deep read of the small bombs below may hold at its peak (tracemalloc).
+PEAK_BOUND = 600_000
+
+
+def _read_all(records: MemoryRecords) -> dict[str, Callable[[], int]]:
+    """Every deep read of ``records`` (one batch), each counting what it sees without keeping it."""
+    (batch,) = records.batches()
+    return {
+        "records": lambda: sum(1 for _ in records.records()),
+        "record_columns": lambda: sum(len(c) for c in records.record_columns()),
+        "batch iteration": lambda: sum(1 for _ in batch),
+    }
+
+
+def test_record_count_bomb_is_read_in_bounded_memory(impl: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip batch of 20,000 7-byte records is 250 bytes on disk; every deep read of it holds the
+    decompressed records (140 KB) and one chunk of decoded records, never all of them at once (1.1 MB of
+    columns, more as objects), as Kafka's consumer reads a compressed batch record by record.  The chunk is
+    made small here (200 records) so the test is quick on the plain twin; the full-size bomb (37 M records
+    in 381 KB) is measured by hand (issue 15)."""
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 200)
+    count = 20_000
+    buf = record_count_bomb(count)
+    assert len(buf) < 1_000
+    for name, read in _read_all(MemoryRecords(buf)).items():
+        seen: list[int] = []
+        error, peak = peak_memory(lambda read=read, seen=seen: seen.append(read()))
+        assert error is None, (name, error)
+        assert seen == [count], name
+        assert peak < PEAK_BOUND, (name, peak)
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_record_count_bomb_is_read_in_bounded_memory(impl: ModuleType, magic: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a compressed legacy wrapper: its inner messages are walked a chunk at a time, both to
+    check them (all of them, before the first is returned, as Kafka's ``DeepRecordsIterator`` reads a v1
+    wrapper) and to hand them out."""
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 50)
+    count = 2_500
+    buf = MemoryRecords.with_records([(None, None, 1_000)] * count, magic=magic, compression="gzip").buffer
+    records = MemoryRecords(buf)
+    (batch,) = records.batches()
+    assert batch.count == count
+    assert batch.base_offset == 0
+    reads = _read_all(records)
+    del reads["batch iteration"]
+    reads["validity"] = lambda: sum(len(v) for v in batch.validity_chunks())  # type: ignore[attr-defined]
+    for name, read in reads.items():
+        seen: list[int] = []
+        error, peak = peak_memory(lambda read=read, seen=seen: seen.append(read()))
+        assert error is None, (name, error)
+        assert seen == [count], name
+        assert peak < PEAK_BOUND, (name, peak)
+    offsets = [r.offset for r in records.records()]
+    assert offsets == list(range(count))
 
 
 # ---------------------------------------------------------------------------------------------------
