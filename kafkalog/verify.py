@@ -274,14 +274,16 @@ def _deep_check(report: PartitionReport, records: FileMessageSet, log_file: Path
     count = 0
     for start, memory in records.memory_chunks(rows):
         try:
-            # CRCs are checked (and reported) by the scan; here only whether the records decode.
-            for columns in memory.record_columns(check_crcs=False):
-                count += len(columns)
+            # CRCs are checked (and reported) by the scan; here only whether the records decode.  The columns
+            # come a bounded number of records at a time, whatever a batch's record count.
+            decoded = sum(len(columns) for columns in memory.record_columns(check_crcs=False))
             for batch in memory.batches():
-                if isinstance(batch, LegacyRecordBatch) and batch.is_compressed and not all(batch.record_validity()):
+                if isinstance(batch, LegacyRecordBatch) and batch.is_compressed and \
+                        not all(valid.all() for valid in batch.validity_chunks()):
                     report.add(Severity.ERROR, log_file,
                                f"a message inside the compressed wrapper at position {start + batch.position} "
                                "fails its own CRC check")
+            count += decoded
         except KafkaLogError as e:
             position = getattr(e, "position", None)
             where = f" at position {start + position}" if isinstance(position, int) else ""
@@ -297,7 +299,7 @@ def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file:
     failures = 0
     for batch in memory.batches():
         try:
-            count += len(batch.record_columns(check_crcs=False))
+            count += sum(len(columns) for columns in batch.column_chunks(check_crcs=False))
         except KafkaLogError:
             failures += 1
     if failures > 1:
