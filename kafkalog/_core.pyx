@@ -869,7 +869,8 @@ def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t
                       int64_t base_offset, int64_t base_timestamp, append_time=None):
     """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
     cdef Py_ssize_t stop
-    return _columns_chunk(buf, start, end, count, base_offset, base_timestamp, append_time, -1, &stop)
+    return _columns_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                          base_timestamp, append_time, -1, &stop)
 
 
 def decode_v2_records_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
@@ -878,18 +879,18 @@ def decode_v2_records_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_s
     """The next ``max_records`` of the ``count`` v2 records left in ``buf[start:end]`` as columns, and the
     position after them (see ``_core_py``)."""
     cdef Py_ssize_t stop
-    records, headers = _columns_chunk(buf, start, end, count, base_offset, base_timestamp, append_time,
-                                      max_records, &stop)
+    records, headers = _columns_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count,
+                                      base_offset, base_timestamp, append_time, max_records, &stop)
     return records, headers, stop
 
 
-cdef tuple _columns_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
-                          int64_t base_offset, int64_t base_timestamp, object append_time,
+cdef tuple _columns_chunk(const unsigned char *p, Py_ssize_t total, Py_ssize_t start, Py_ssize_t end,
+                          int64_t count, int64_t base_offset, int64_t base_timestamp, object append_time,
                           int64_t max_records, Py_ssize_t *stop):
-    """``(records, headers)`` of the next ``max_records`` records; ``stop`` gets the position after them."""
+    """``(records, headers)`` of the next ``max_records`` records of ``p[start:end]`` (``p`` is ``total``
+    bytes); ``stop`` gets the position after them."""
     cdef BatchHead h
-    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    _head_from_args(total, start, end, count, base_offset, base_timestamp, append_time, &h)
     cdef int64_t take = _chunk_size(count, max_records)
     records_array = np.empty(take, dtype=RECORD_DTYPE)
     cdef RecordRow[::1] records = records_array
@@ -1123,8 +1124,8 @@ def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_
                              append_time=None, bint is_control=False):
     """The same decode as ``decode_v2_records``, producing ``Record`` objects."""
     cdef Py_ssize_t stop
-    return _objects_chunk(buf, start, end, count, base_offset, base_timestamp, append_time, is_control, -1,
-                          &stop)
+    return _objects_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                          base_timestamp, append_time, is_control, -1, &stop)
 
 
 def decode_v2_record_objects_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
@@ -1133,18 +1134,18 @@ def decode_v2_record_objects_chunk(const unsigned char[::1] buf, Py_ssize_t star
     """The next ``max_records`` of the ``count`` v2 records left in ``buf[start:end]`` as ``Record`` objects,
     and the position after them (see ``_core_py``)."""
     cdef Py_ssize_t stop
-    records = _objects_chunk(buf, start, end, count, base_offset, base_timestamp, append_time, is_control,
-                             max_records, &stop)
+    records = _objects_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                             base_timestamp, append_time, is_control, max_records, &stop)
     return records, stop
 
 
-cdef list _objects_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
-                         int64_t base_offset, int64_t base_timestamp, object append_time, bint is_control,
-                         int64_t max_records, Py_ssize_t *stop):
-    """The next ``max_records`` records as Record objects; ``stop`` gets the position after them."""
+cdef list _objects_chunk(const unsigned char *p, Py_ssize_t total, Py_ssize_t start, Py_ssize_t end,
+                         int64_t count, int64_t base_offset, int64_t base_timestamp, object append_time,
+                         bint is_control, int64_t max_records, Py_ssize_t *stop):
+    """The next ``max_records`` records of ``p[start:end]`` (``p`` is ``total`` bytes) as Record objects;
+    ``stop`` gets the position after them."""
     cdef BatchHead h
-    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    _head_from_args(total, start, end, count, base_offset, base_timestamp, append_time, &h)
     cdef int64_t take = _chunk_size(count, max_records)
     cdef list out = []
     _decode_objects(p, h.start, h.end, take, take == count, h.base_offset, h.base_timestamp,

@@ -312,30 +312,30 @@ class MemoryRecords:
                 # The bad batch is in this run: the records of the batches before it, then the error.
                 before = visible & (run["position"] < bad)
                 if kind == RUN_V2 and before.any():
-                    yield from self._object_run(run[before])
+                    yield from self._objects_one_batch_a_call(run[before])
                 self._raise_for(ScanStop.BAD_CRC, bad)
             if kind == RUN_V2 and not _one_large_batch(run):
-                if visible.all():
-                    yield from self._object_run(run)
-                elif visible.any():
-                    yield from self._object_run(run[visible])
+                batches = run if visible.all() else run[visible] if visible.any() else None
+                if batches is None:
+                    continue
+                try:
+                    records = _impl.core.decode_v2_batch_objects(self._buf, batches)
+                except CorruptRecordError:
+                    records = None
+                if records is None:
+                    # A batch of the run is malformed: the records of the batches before it, then its error.
+                    yield from self._objects_one_batch_a_call(batches)
+                else:
+                    yield records
             elif visible[0]:
                 # Its own CRC was checked by the scan above; a legacy wrapper's inner messages are checked here.
                 yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and kind != RUN_V2)
 
-    def _object_run(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
-        """The records of a run of uncompressed v2 batches, by one kernel call; when one of them is malformed,
-        the records of the batches before it (decoded again one batch a call), then its error."""
-        try:
-            records = _impl.core.decode_v2_batch_objects(self._buf, run)
-        except CorruptRecordError:
-            pass
-        else:
-            yield records
-            return
+    def _objects_one_batch_a_call(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
+        """The records of a run of uncompressed v2 batches, one kernel call a batch: for a run one call
+        could not decode, the records of the batches before the malformed one, then its error."""
         for i in range(len(run)):
             yield _impl.core.decode_v2_batch_objects(self._buf, run[i:i + 1])
-        raise AssertionError("a run failed to decode, but each of its batches decodes")  # pragma: no cover
 
     def _first_bad_crc(self, rows: npt.NDArray[Any]) -> int | None:
         """The position of the first batch of the contiguous ``rows`` whose CRC does not match, or ``None``."""
@@ -359,7 +359,16 @@ class MemoryRecords:
         buf = self._buf
         for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
             if kind == RUN_V2 and not _one_large_batch(rows):
-                yield from self._column_run(rows)
+                try:
+                    decoded = _impl.core.decode_v2_batches(buf, rows)
+                except CorruptRecordError:
+                    decoded = None
+                if decoded is None:
+                    # As in records_of: the columns of the batches before the malformed one, then its error.
+                    yield from self._columns_one_batch_a_call(rows)
+                else:
+                    records, headers, starts = decoded
+                    yield RecordColumns(records, headers, buf, starts, rows)
             elif kind == RUN_LEGACY:
                 # Each uncompressed legacy message is a batch of one record.
                 first, last = rows[0], rows[-1]
@@ -374,20 +383,12 @@ class MemoryRecords:
                                         np.array([0, len(columns)], dtype=np.int64), rows)
         self._raise_for_stop(result, strict)
 
-    def _column_run(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
-        """:meth:`_object_run` for columns."""
+    def _columns_one_batch_a_call(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
+        """:meth:`_objects_one_batch_a_call` for columns."""
         buf = self._buf
-        try:
-            records, headers, starts = _impl.core.decode_v2_batches(buf, rows)
-        except CorruptRecordError:
-            pass
-        else:
-            yield RecordColumns(records, headers, buf, starts, rows)
-            return
         for i in range(len(rows)):
             records, headers, starts = _impl.core.decode_v2_batches(buf, rows[i:i + 1])
             yield RecordColumns(records, headers, buf, starts, rows[i:i + 1])
-        raise AssertionError("a run failed to decode, but each of its batches decodes")  # pragma: no cover
 
     def _batch_for_position(self, position: int) -> RecordBatch:
         with memoryview(self._buf) as view:
