@@ -144,7 +144,7 @@ def map_segment() -> MapSegment:
     values = _values()
     with _impl.using(_build_twin()):
         data = b"".join(batch for _, batch in _batches(ids, values, offsets=True))
-        runs = MemoryRecords(data).record_columns()
+        runs = list(MemoryRecords(data).record_columns())
     assert len(runs) > 1  # several 4 MiB runs, all indexing ``data`` itself
     for run in runs:
         with memoryview(run.data) as view:

@@ -85,7 +85,7 @@ def _rounds(benchmark: Any, fn: Callable[[bytes], Any], buf: bytes, slow: bool) 
 
 
 def kafkalog_columns(buf: bytes) -> tuple[int, Any]:
-    chunks = MemoryRecords(buf).record_columns()
+    chunks = list(MemoryRecords(buf).record_columns())
     last = chunks[-1]
     # The last batch's records, as the per-batch loop below ends with them.
     starts = last.starts
@@ -94,7 +94,7 @@ def kafkalog_columns(buf: bytes) -> tuple[int, Any]:
 
 
 def kafkalog_columns_unchecked(buf: bytes) -> tuple[int, Any]:
-    chunks = MemoryRecords(buf).record_columns(check_crcs=False)
+    chunks = list(MemoryRecords(buf).record_columns(check_crcs=False))
     return sum(len(c) for c in chunks), chunks[-1]
 
 

@@ -345,7 +345,7 @@ def gather_input(records: Records) -> GatherInput:
             parts.append(MemoryRecords.with_records(list(zip(keys, values, timestamps, strict=True)),
                                                     base_offset=b * PER_BATCH).buffer)
         data = b"".join(parts)
-        runs = MemoryRecords(data).record_columns()
+        runs = list(MemoryRecords(data).record_columns())
     for run in runs:
         assert run.data is data
     rows = np.concatenate([run.records for run in runs])

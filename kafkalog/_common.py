@@ -83,7 +83,8 @@ MAX_VARLONG_BYTES = 10
 
 
 class ScanStop(enum.IntEnum):
-    """Why the batch scan stopped.  Every reason but ``END`` and ``LIMIT`` leaves bytes unread."""
+    """Why the batch scan stopped.  Every reason but ``END`` and ``LIMIT`` leaves bytes unread; a reader
+    ends quietly at ``PARTIAL`` (unless strict) and ``ZERO_TAIL``, and raises at the others."""
 
     END = 0  #: the range was consumed exactly
     PARTIAL = 1  #: the bytes left are the start of an entry that does not fit (a write cut short)
@@ -92,6 +93,9 @@ class ScanStop(enum.IntEnum):
     BAD_MAGIC = 4  #: a magic byte other than 0, 1, 2
     BAD_CRC = 5  #: the stored CRC does not match the bytes (only when asked to stop on it)
     LIMIT = 6  #: the caller's batch limit was reached before the end
+    #: every byte left is zero (a size field of 0, then zeros to the end): a preallocated segment that was
+    #: not trimmed, or a file extended but never written; the end of the data, which recovery cuts off
+    ZERO_TAIL = 7
 
 
 class IndexKind(enum.IntEnum):

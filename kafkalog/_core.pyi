@@ -24,7 +24,9 @@ __all__ = [
     "decode_v2_batch_objects",
     "decode_v2_batches",
     "decode_v2_record_objects",
+    "decode_v2_record_objects_chunk",
     "decode_v2_records",
+    "decode_v2_records_chunk",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -134,6 +136,27 @@ def decode_v2_record_objects(
     append_time: int | None = None,
     is_control: bool = False,
 ) -> list[Record]: ...
+def decode_v2_records_chunk(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+    max_records: int = -1,
+) -> tuple[npt.NDArray[np.void], npt.NDArray[np.void], int]: ...
+def decode_v2_record_objects_chunk(
+    buf: Buffer,  # const unsigned char[::1]
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+    is_control: bool = False,
+    max_records: int = -1,
+) -> tuple[list[Record], int]: ...
 def decode_v2_batches(
     buf: Buffer,  # const unsigned char[::1]
     batches: npt.NDArray[np.void],  # const BatchRow[::1]

@@ -40,7 +40,9 @@ __all__ = [
     "decode_v2_batch_objects",
     "decode_v2_batches",
     "decode_v2_record_objects",
+    "decode_v2_record_objects_chunk",
     "decode_v2_records",
+    "decode_v2_records_chunk",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -110,6 +112,7 @@ cdef enum:
     STOP_BAD_MAGIC = 4
     STOP_BAD_CRC = 5
     STOP_LIMIT = 6
+    STOP_ZERO_TAIL = 7
 
 cdef packed struct BatchRow:
     int64_t position
@@ -197,6 +200,24 @@ cdef struct Frame:
     int magic
 
 
+cdef inline bint _all_zero(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    """Whether every byte of ``p[pos:end]`` is 0 (eight at a time, then the rest)."""
+    cdef uint64_t word = 0
+    cdef uint64_t acc = 0
+    cdef int i
+    while end - pos >= 64:
+        for i in range(8):
+            memcpy(&word, p + pos + 8 * i, 8)
+            acc |= word
+        if acc:
+            return False
+        pos += 64
+    while pos < end:
+        acc |= p[pos]
+        pos += 1
+    return acc == 0
+
+
 cdef inline int _next_frame(const unsigned char *p, Py_ssize_t pos, Py_ssize_t end,
                             int64_t max_entry_size, Frame *f) noexcept nogil:
     """-1 when a whole entry starts at ``pos`` (``f`` filled in), else the ScanStop that ends a walk
@@ -210,7 +231,7 @@ cdef inline int _next_frame(const unsigned char *p, Py_ssize_t pos, Py_ssize_t e
     f.offset = kl_get_i64(e)
     f.size = kl_get_i32(e + 8)
     if f.size < MIN_RECORD_OVERHEAD:
-        return STOP_SIZE_TOO_SMALL
+        return STOP_ZERO_TAIL if _all_zero(p, pos, end) else STOP_SIZE_TOO_SMALL
     if f.size > max_entry_size:
         return STOP_TOO_LARGE
     if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + <Py_ssize_t>f.size:
@@ -764,9 +785,10 @@ cdef class _HeaderSink:
 
 
 cdef int _decode_columns(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, int64_t count,
-                         int64_t base_offset, int64_t base_timestamp, bint has_append_time,
-                         int64_t append_ts, RecordRow *out, _HeaderSink headers) except -1:
-    """One batch's records into ``out[0:count]`` and ``headers`` (the loop of decode_v2_records)."""
+                         bint last, int64_t base_offset, int64_t base_timestamp, bint has_append_time,
+                         int64_t append_ts, RecordRow *out, _HeaderSink headers, Py_ssize_t *stop) except -1:
+    """``count`` records from ``start`` into ``out[0:count]`` and ``headers`` (the loop of decode_v2_records);
+    ``stop`` gets the position after them.  With ``last`` they are the batch's last: nothing may follow."""
     cdef Err err
     cdef Py_ssize_t pos = start
     cdef int64_t i
@@ -800,9 +822,10 @@ cdef int _decode_columns(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
                 headers.n += 1
         if _finish_record(pos, &r, &err):
             _raise(&err)
-    if pos != end:
+    if last and pos != end:
         _fail(&err, E_REMAINING, pos)
         _raise(&err)
+    stop[0] = pos
     return 0
 
 
@@ -838,27 +861,55 @@ cdef int _head_from_args(Py_ssize_t total, Py_ssize_t start, Py_ssize_t end, int
     return 0
 
 
+cdef inline int64_t _chunk_size(int64_t count, int64_t max_records) noexcept nogil:
+    return count if max_records < 0 or max_records > count else max_records
+
+
 def decode_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
                       int64_t base_offset, int64_t base_timestamp, append_time=None):
     """Decode the ``count`` v2 records in ``buf[start:end]`` into columns (see ``_core_py``)."""
+    cdef Py_ssize_t stop
+    return _columns_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                          base_timestamp, append_time, -1, &stop)
+
+
+def decode_v2_records_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end, int64_t count,
+                            int64_t base_offset, int64_t base_timestamp, append_time=None,
+                            int64_t max_records=-1):
+    """The next ``max_records`` of the ``count`` v2 records left in ``buf[start:end]`` as columns, and the
+    position after them (see ``_core_py``)."""
+    cdef Py_ssize_t stop
+    records, headers = _columns_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count,
+                                      base_offset, base_timestamp, append_time, max_records, &stop)
+    return records, headers, stop
+
+
+cdef tuple _columns_chunk(const unsigned char *p, Py_ssize_t total, Py_ssize_t start, Py_ssize_t end,
+                          int64_t count, int64_t base_offset, int64_t base_timestamp, object append_time,
+                          int64_t max_records, Py_ssize_t *stop):
+    """``(records, headers)`` of the next ``max_records`` records of ``p[start:end]`` (``p`` is ``total``
+    bytes); ``stop`` gets the position after them."""
     cdef BatchHead h
-    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
-    records_array = np.empty(count, dtype=RECORD_DTYPE)
+    _head_from_args(total, start, end, count, base_offset, base_timestamp, append_time, &h)
+    cdef int64_t take = _chunk_size(count, max_records)
+    records_array = np.empty(take, dtype=RECORD_DTYPE)
     cdef RecordRow[::1] records = records_array
     cdef _HeaderSink headers = _HeaderSink()
     # Called for count 0 too: bytes after the last declared record are an error either way.
-    _decode_columns(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
-                    h.append_ts, &records[0] if count else NULL, headers)
+    _decode_columns(p, h.start, h.end, take, take == count, h.base_offset, h.base_timestamp,
+                    h.has_append_time, h.append_ts, &records[0] if take else NULL, headers, stop)
     return records_array, headers.result()
 
 
-cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *row, BatchHead *h) except -1:
-    """Where one uncompressed v2 batch's records are and how to read them, checked against the buffer."""
+cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *row, BatchHead *h,
+                     Err *err) except -1:
+    """Where one uncompressed v2 batch's records are and how to read them, checked against the buffer: a row
+    that is no uncompressed v2 batch of the buffer raises ValueError (the caller's mistake); a record count
+    the batch cannot hold is the batch's, returned as an error code in ``err`` for the caller to raise when
+    the batches before it are decoded."""
     cdef Py_ssize_t pos = row.position
     cdef Py_ssize_t size = row.size
     cdef int16_t attributes
-    cdef Err err
     if pos < 0 or size < RECORD_BATCH_OVERHEAD or pos > total - size:
         raise ValueError(f"batch row (position {pos}, size {size}) is outside the buffer of {total} bytes")
     if p[pos + MAGIC_OFFSET] != 2:
@@ -875,9 +926,29 @@ cdef int _batch_head(const unsigned char *p, Py_ssize_t total, const BatchRow *r
     h.append_ts = kl_get_i64(p + pos + MAX_TIMESTAMP_OFFSET)
     h.is_control = (attributes & CONTROL_FLAG_MASK) != 0
     err.code = E_OK
-    if _check_count(h.count, h.start, h.end, &err):
-        _raise(&err)
-    return 0
+    return _check_count(h.count, h.start, h.end, err)
+
+
+cdef Py_ssize_t _good_heads(const unsigned char *p, Py_ssize_t total, const BatchRow[::1] rows, Err *err,
+                            int64_t *n_records) except -1:
+    """Check every row (ValueError for one that is no uncompressed v2 batch of the buffer); returns how
+    many batches come before the first whose record count is bad (``err`` holds that error), and their
+    records in ``n_records``.  The run kernels decode those, then raise ``err``: the first bad batch of
+    a run is the one reported, whichever of its header or its records is bad."""
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t good = n
+    cdef Py_ssize_t i
+    cdef BatchHead h
+    cdef Err head_err
+    n_records[0] = 0
+    err.code = E_OK
+    for i in range(n):
+        if _batch_head(p, total, &rows[i], &h, &head_err) and good == n:
+            good = i
+            err[0] = head_err
+        if good == n:
+            n_records[0] += h.count
+    return good
 
 
 def decode_v2_batches(const unsigned char[::1] buf, batches):
@@ -886,24 +957,26 @@ def decode_v2_batches(const unsigned char[::1] buf, batches):
     cdef Py_ssize_t total = buf.shape[0]
     cdef const unsigned char *p = &buf[0] if total else NULL
     cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, good
     cdef int64_t n_records = 0
     cdef BatchHead h
-    for i in range(n):
-        _batch_head(p, total, &rows[i], &h)
-        n_records += h.count
+    cdef Err err, scratch
+    cdef Py_ssize_t stop
+    good = _good_heads(p, total, rows, &err, &n_records)
     records_array = np.empty(n_records, dtype=RECORD_DTYPE)
     starts_array = np.empty(n + 1, dtype=np.int64)
     cdef RecordRow[::1] records = records_array
     cdef int64_t[::1] starts = starts_array
     cdef _HeaderSink headers = _HeaderSink()
     cdef int64_t at = 0
-    for i in range(n):
-        _batch_head(p, total, &rows[i], &h)
+    for i in range(good):
+        _batch_head(p, total, &rows[i], &h, &scratch)
         starts[i] = at
-        _decode_columns(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp,
-                        h.has_append_time, h.append_ts, &records[at] if h.count else NULL, headers)
+        _decode_columns(p, h.start, h.end, h.count, True, h.base_offset, h.base_timestamp,
+                        h.has_append_time, h.append_ts, &records[at] if h.count else NULL, headers, &stop)
         at += h.count
+    if good < n:
+        _raise(&err)
     starts[n] = at
     return records_array, headers.result(), starts_array
 
@@ -1000,9 +1073,10 @@ cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_
 
 
 cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, int64_t count,
-                         int64_t base_offset, int64_t base_timestamp, bint has_append_time,
-                         int64_t append_ts, bint is_control, list out) except -1:
-    """One batch's records appended to ``out`` as Record objects (the loop of decode_v2_record_objects)."""
+                         bint last, int64_t base_offset, int64_t base_timestamp, bint has_append_time,
+                         int64_t append_ts, bint is_control, list out, Py_ssize_t *stop) except -1:
+    """``count`` records from ``start`` appended to ``out`` as Record objects (the loop of
+    decode_v2_record_objects); ``stop`` and ``last`` as for ``_decode_columns``."""
     cdef Err err
     cdef Py_ssize_t pos = start
     cdef int64_t _i
@@ -1038,9 +1112,10 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
         if _finish_record(pos, &r, &err):
             _raise(&err)
         out.append(rec)
-    if pos != end:
+    if last and pos != end:
         _fail(&err, E_REMAINING, pos)
         _raise(&err)
+    stop[0] = pos
     return 0
 
 
@@ -1048,12 +1123,33 @@ def decode_v2_record_objects(const unsigned char[::1] buf, Py_ssize_t start, Py_
                              int64_t count, int64_t base_offset, int64_t base_timestamp,
                              append_time=None, bint is_control=False):
     """The same decode as ``decode_v2_records``, producing ``Record`` objects."""
+    cdef Py_ssize_t stop
+    return _objects_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                          base_timestamp, append_time, is_control, -1, &stop)
+
+
+def decode_v2_record_objects_chunk(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
+                                   int64_t count, int64_t base_offset, int64_t base_timestamp,
+                                   append_time=None, bint is_control=False, int64_t max_records=-1):
+    """The next ``max_records`` of the ``count`` v2 records left in ``buf[start:end]`` as ``Record`` objects,
+    and the position after them (see ``_core_py``)."""
+    cdef Py_ssize_t stop
+    records = _objects_chunk(&buf[0] if buf.shape[0] else NULL, buf.shape[0], start, end, count, base_offset,
+                             base_timestamp, append_time, is_control, max_records, &stop)
+    return records, stop
+
+
+cdef list _objects_chunk(const unsigned char *p, Py_ssize_t total, Py_ssize_t start, Py_ssize_t end,
+                         int64_t count, int64_t base_offset, int64_t base_timestamp, object append_time,
+                         bint is_control, int64_t max_records, Py_ssize_t *stop):
+    """The next ``max_records`` records of ``p[start:end]`` (``p`` is ``total`` bytes) as Record objects;
+    ``stop`` gets the position after them."""
     cdef BatchHead h
-    _head_from_args(buf.shape[0], start, end, count, base_offset, base_timestamp, append_time, &h)
-    cdef const unsigned char *p = &buf[0] if buf.shape[0] else NULL
+    _head_from_args(total, start, end, count, base_offset, base_timestamp, append_time, &h)
+    cdef int64_t take = _chunk_size(count, max_records)
     cdef list out = []
-    _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
-                    h.append_ts, is_control, out)
+    _decode_objects(p, h.start, h.end, take, take == count, h.base_offset, h.base_timestamp,
+                    h.has_append_time, h.append_ts, is_control, out, stop)
     return out
 
 
@@ -1062,13 +1158,19 @@ def decode_v2_batch_objects(const unsigned char[::1] buf, batches):
     cdef const BatchRow[::1] rows = batches
     cdef Py_ssize_t total = buf.shape[0]
     cdef const unsigned char *p = &buf[0] if total else NULL
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, good
+    cdef int64_t n_records
     cdef BatchHead h
+    cdef Err err, scratch
+    cdef Py_ssize_t stop
     cdef list out = []
-    for i in range(rows.shape[0]):
-        _batch_head(p, total, &rows[i], &h)
-        _decode_objects(p, h.start, h.end, h.count, h.base_offset, h.base_timestamp, h.has_append_time,
-                        h.append_ts, h.is_control, out)
+    good = _good_heads(p, total, rows, &err, &n_records)
+    for i in range(good):
+        _batch_head(p, total, &rows[i], &h, &scratch)
+        _decode_objects(p, h.start, h.end, h.count, True, h.base_offset, h.base_timestamp,
+                        h.has_append_time, h.append_ts, h.is_control, out, &stop)
+    if good < rows.shape[0]:
+        _raise(&err)
     return out
 
 

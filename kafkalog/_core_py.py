@@ -68,7 +68,9 @@ __all__ = [
     "decode_v2_batch_objects",
     "decode_v2_batches",
     "decode_v2_record_objects",
+    "decode_v2_record_objects_chunk",
     "decode_v2_records",
+    "decode_v2_records_chunk",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -147,6 +149,10 @@ def _next_frame(
     The checks of Kafka's ``ByteBufferLogInputStream.nextBatchSize`` and ``FileLogInputStream.nextBatch``,
     in that order, plus the per-magic minimum sizes (a v1 message needs 22 bytes, a v2 batch its 61-byte
     header), so no field is read from the next entry.  The scan and the offset search share it.
+
+    A size below the minimum is corrupt (Kafka 3.x) unless every byte from ``pos`` to ``end`` is zero: that
+    is a zero-filled tail (a preallocated segment that was not trimmed, a file extended but never written),
+    where the data ends, as 0.10.1's ``FileMessageSet.iterator`` ended at a size below the minimum.
     """
     remaining = end - pos
     if remaining <= 0:
@@ -155,7 +161,7 @@ def _next_frame(
         return ScanStop.PARTIAL, 0, 0, 0
     offset, size = _FRAME.unpack_from(view, pos)
     if size < MIN_RECORD_OVERHEAD:
-        return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
+        return (ScanStop.ZERO_TAIL if _all_zero(view, pos, end) else ScanStop.SIZE_TOO_SMALL), 0, 0, 0
     if size > max_entry_size:
         return ScanStop.TOO_LARGE, 0, 0, 0
     if remaining < HEADER_SIZE_UP_TO_MAGIC or remaining < LOG_OVERHEAD + size:
@@ -168,6 +174,12 @@ def _next_frame(
     ):
         return ScanStop.SIZE_TOO_SMALL, 0, 0, 0
     return None, offset, size, magic
+
+
+def _all_zero(view: memoryview, pos: int, end: int) -> bool:
+    """Whether every byte of ``view[pos:end]`` is 0 (numpy reads it in place: no copy of a long tail)."""
+    with view[pos:end] as tail:
+        return not np.frombuffer(tail, dtype=np.uint8).any()
 
 
 def _last_offset(view: memoryview, pos: int, offset: int, magic: int) -> int:
@@ -540,16 +552,20 @@ def _walk_v2_records(
     append_time: int | None,
     record: Any,
     header: Any,
-) -> None:
+    take: int = -1,
+) -> int:
     """The loop of Kafka's ``DefaultRecord.readFrom``, once per record, in Kafka's order of checks.
 
     ``record(offset, timestamp, key_pos, key_len, value_pos, value_len, n_headers)`` and
     ``header(key_pos, key_len, value_pos, value_len)`` receive each parsed piece, so the column decode
-    and the object decode share one parser.
+    and the object decode share one parser.  Reads the first ``take`` (all when negative) of the ``count``
+    records left from ``start`` and returns the position after them; once the last is read, nothing may
+    follow it before ``end``.
     """
     _check_count(count, start, end)
+    take = _chunk_size(count, take)
     pos = start
-    for _ in range(count):
+    for _ in range(take):
         if pos >= end:
             raise InvalidRecordError("Incorrect declared batch size, premature EOF reached", pos)
         record_start = pos
@@ -624,8 +640,13 @@ def _walk_v2_records(
                 f"read {pos - body_start}",
                 record_start,
             )
-    if pos != end:
+    if take == count and pos != end:
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file", pos)
+    return pos
+
+
+def _chunk_size(count: int, max_records: int) -> int:
+    return count if max_records < 0 or max_records > count else max_records
 
 
 def decode_v2_records(
@@ -645,6 +666,27 @@ def decode_v2_records(
     Returns ``(records, headers)`` as :data:`RECORD_DTYPE` and :data:`HEADER_DTYPE` arrays whose
     positions index ``buf``.  Raises :class:`InvalidRecordError` with the position of the bad record.
     """
+    records, headers, _stop = decode_v2_records_chunk(buf, start, end, count, base_offset, base_timestamp,
+                                                      append_time)
+    return records, headers
+
+
+def decode_v2_records_chunk(
+    buf: Any,
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+    max_records: int = -1,
+) -> tuple[npt.NDArray[Any], npt.NDArray[Any], int]:
+    """The next ``max_records`` (all when negative) of the ``count`` v2 records left in ``buf[start:end]``,
+    decoded as :func:`decode_v2_records` does, and the position after them: what a reader calls again, with
+    the records still left, to walk a batch of any size a bounded number of records at a time.  The call
+    that reads the last of the ``count`` records checks that nothing follows it before ``end``.  Header
+    rows are numbered from 0 in each call's columns.
+    """
     records: list[tuple[int, ...]] = []
     headers: list[tuple[int, int, int, int]] = []
 
@@ -655,9 +697,9 @@ def decode_v2_records(
         headers.append((kp, vp, kl, vl))
 
     with memoryview(buf) as view:
-        _walk_v2_records(view.cast("B") if view.format != "B" else view, start, end, count, base_offset,
-                         base_timestamp, append_time, on_record, on_header)
-    return np.array(records, dtype=RECORD_DTYPE), np.array(headers, dtype=HEADER_DTYPE)
+        stop = _walk_v2_records(view.cast("B") if view.format != "B" else view, start, end, count, base_offset,
+                                base_timestamp, append_time, on_record, on_header, max_records)
+    return np.array(records, dtype=RECORD_DTYPE), np.array(headers, dtype=HEADER_DTYPE), stop
 
 
 def decode_v2_record_objects(
@@ -676,6 +718,23 @@ def decode_v2_record_objects(
     ``is_control``, the batch's control bit.  Header keys are decoded as UTF-8 with replacement, as
     Kafka's ``Utils.utf8`` (a Java ``String``) does.
     """
+    return decode_v2_record_objects_chunk(buf, start, end, count, base_offset, base_timestamp, append_time,
+                                          is_control)[0]
+
+
+def decode_v2_record_objects_chunk(
+    buf: Any,
+    start: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    append_time: int | None = None,
+    is_control: bool = False,
+    max_records: int = -1,
+) -> tuple[list[Record], int]:
+    """The next ``max_records`` of the ``count`` v2 records left in ``buf[start:end]`` as :class:`Record`
+    objects, and the position after them (as :func:`decode_v2_records_chunk` for columns)."""
     out: list[Record] = []
     timestamp_type = 0 if append_time is None else 1  # CreateTime, LogAppendTime
     with memoryview(buf) as view:
@@ -692,9 +751,9 @@ def decode_v2_record_objects(
                  bytes(view[vp:vp + vl]) if vl >= 0 else None)
             )
 
-        _walk_v2_records(view, start, end, count, base_offset, base_timestamp, append_time,
-                         on_record, on_header)
-    return out
+        stop = _walk_v2_records(view, start, end, count, base_offset, base_timestamp, append_time,
+                                on_record, on_header, max_records)
+    return out, stop
 
 
 class _BatchHead(NamedTuple):
@@ -708,7 +767,10 @@ class _BatchHead(NamedTuple):
 
 
 def _batch_head(view: memoryview, row: Any) -> _BatchHead:
-    """Where one uncompressed v2 batch's records are and how to read them, checked against the buffer.
+    """Where one uncompressed v2 batch's records are and how to read them, checked against the buffer: a row
+    that is no uncompressed v2 batch of the buffer is a ``ValueError`` (the caller's mistake).  The record
+    count is the batch's own business, checked when its records are decoded, after those of the batches
+    before it.
 
     The fields come from the buffer, not from the scan row, so a stale row cannot mislead the decode.
     """
@@ -725,7 +787,6 @@ def _batch_head(view: memoryview, row: Any) -> _BatchHead:
     start = pos + RECORD_BATCH_OVERHEAD
     end = pos + size
     count = _I32.unpack_from(view, pos + RECORDS_COUNT_OFFSET)[0]
-    _check_count(count, start, end)
     append_time = (
         _I64.unpack_from(view, pos + MAX_TIMESTAMP_OFFSET)[0] if attributes & TIMESTAMP_TYPE_MASK else None
     )
@@ -742,7 +803,9 @@ def decode_v2_batches(
     ``batches`` are rows of the batch scan (:data:`BATCH_DTYPE`) for entries of ``buf`` that are v2 and
     uncompressed (anything else is a ``ValueError``: the caller decompresses first).  Returns
     ``(records, headers, starts)``, where the records of batch ``i`` are ``records[starts[i]:starts[i+1]]``.
-    One call does what a loop of :func:`decode_v2_records` would, without a Python step per batch.
+    One call does what a loop of :func:`decode_v2_records` would, without a Python step per batch, and in
+    the same order: every row is checked first, then the batches are decoded one after the other, so a bad
+    batch (its record count or its records) is reported only when the batches before it are good.
     """
     with memoryview(buf) as whole:
         view = whole.cast("B") if whole.format != "B" else whole

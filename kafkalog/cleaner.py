@@ -26,13 +26,15 @@ Where Kafka reads the transaction index, this port reads the log's own control b
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
+import itertools
 import logging
 import math
 import struct
 import threading
 import time as _time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +47,7 @@ from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSeg
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
 from .record import ControlRecordType, MemoryRecords, RecordBatch, ScanStop
-from .record.batch import encode_default_batch
+from .record.batch import RecordColumns, encode_default_batch
 from .record.legacy import build_legacy_message_set
 from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, Time
@@ -116,9 +118,9 @@ class CleanerStats:
 
     read_message = read_messages
 
-    def invalid_message(self) -> None:
-        """Kafka: ``invalidMessage``."""
-        self.invalid_messages_read += 1
+    def invalid_message(self, count: int = 1) -> None:
+        """Kafka: ``invalidMessage`` (``count`` of them at once: kafkalog's)."""
+        self.invalid_messages_read += count
 
     def recopy_messages(self, messages: int, size: int) -> None:
         """Kafka: ``recopyMessages`` (0.10.1: ``recopyMessage``)."""
@@ -393,9 +395,10 @@ class Cleaner:
         self._buffer_size = self.io_buffer_size
 
     def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
-            tuple[int, list[_DecodedBatch]]]:
+            tuple[int, Iterator[_DecodedBatch]]]:
         """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
-        Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does."""
+        Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does.
+        Each read's batches are decoded as they are asked for, a batch of many records in pieces."""
         scan = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
         rows = scan.batches
         positions = rows["position"].tolist()
@@ -507,33 +510,38 @@ class Cleaner:
         skimpy = isinstance(offset_map, SkimpyOffsetMap)
         for _chunk_start, decoded in self._chunks(segment, position, max_log_message_size):
             bytes_read = 0
-            k = 0
-            while k < len(decoded):
-                item = decoded[k]
+            run: list[_DecodedBatch] = []
+            aborted = False
+            for item in itertools.chain(decoded, (None,)):
+                if run and (item is None or item.columns is not run[0].columns or item.batch.is_control
+                            or item.batch.is_transactional):
+                    # A run of plain data batches sharing one set of columns goes to the kernel in one call.
+                    if self._map_run(offset_map, run, start_offset, max_desired_map_size, skimpy, stats):
+                        return True
+                    bytes_read += sum(d.batch.size_in_bytes for d in run if d.last)
+                    run = []
+                if item is None:
+                    break
                 batch = item.batch
-                if batch.is_control or batch.is_transactional:
-                    bytes_read += batch.size_in_bytes
-                    if batch.is_control:
+                if not (batch.is_control or batch.is_transactional):
+                    run.append(item)
+                    continue
+                # A batch of many records comes in pieces: its transaction is looked at once, with its first.
+                if batch.is_control:
+                    if item.first:
                         transaction_metadata.on_control_batch_read(batch)
                         stats.index_messages_read(1)
-                    elif transaction_metadata.on_batch_read(batch):
+                else:
+                    if item.first:
+                        aborted = transaction_metadata.on_batch_read(batch)
+                    if aborted:
                         stats.index_messages_read(item.hi - item.lo)
-                    elif self._map_run(offset_map, decoded[k:k + 1], start_offset, max_desired_map_size, skimpy,
-                                       stats):
+                    elif self._map_run(offset_map, [item], start_offset, max_desired_map_size, skimpy, stats):
                         return True
+                if item.last:
+                    bytes_read += batch.size_in_bytes
                     if batch.last_offset >= start_offset:
                         offset_map.update_latest_offset(batch.last_offset)
-                    k += 1
-                    continue
-                # A run of plain data batches sharing one set of columns goes to the kernel in one call.
-                j = k + 1
-                while (j < len(decoded) and decoded[j].columns is item.columns
-                       and not decoded[j].batch.is_control and not decoded[j].batch.is_transactional):
-                    j += 1
-                if self._map_run(offset_map, decoded[k:j], start_offset, max_desired_map_size, skimpy, stats):
-                    return True
-                bytes_read += sum(d.batch.size_in_bytes for d in decoded[k:j])
-                k = j
             stats.index_bytes_read(bytes_read)
         # Skip the offset gaps at the segment's end, so the round does not stall on them.
         offset_map.update_latest_offset(next_segment_start_offset - 1)
@@ -543,8 +551,9 @@ class Cleaner:
     @staticmethod
     def _map_run(offset_map: OffsetMap, run: list[_DecodedBatch], start_offset: int, max_desired_map_size: int,
                  skimpy: bool, stats: CleanerStats) -> bool:
-        """Put the keys of consecutive batches into the map; ``True`` when it filled.  After each whole batch
-        whose last offset reaches ``start_offset`` the map's latest offset moves to it, as in Kafka's loop."""
+        """Put the keys of consecutive batches (or pieces of one) into the map; ``True`` when it filled.  After
+        each whole batch whose last offset reaches ``start_offset`` the map's latest offset moves to it, as in
+        Kafka's loop."""
         columns = run[0].columns
         lo, hi = run[0].lo, run[-1].hi
         rows = columns.records[lo:hi]
@@ -553,7 +562,7 @@ class Cleaner:
             last_put_before = offset_map.latest_offset
             processed, full = offset_map.put_records(columns.data, rows, start_offset, max_desired_map_size)
             stats.index_messages_read(processed)
-            completed = [d.batch.last_offset for d in run if d.hi - lo <= processed
+            completed = [d.batch.last_offset for d in run if d.hi - lo <= processed and d.last
                          and d.batch.last_offset >= start_offset]
             if full:
                 # Batches wholly before the record that found the map full were completed.
@@ -573,7 +582,7 @@ class Cleaner:
                     else:
                         return True
                 stats.index_messages_read(1)
-            if d.batch.last_offset >= start_offset:
+            if d.last and d.batch.last_offset >= start_offset:
                 offset_map.update_latest_offset(d.batch.last_offset)
         return False
 
@@ -666,13 +675,18 @@ class Cleaner:
             max_timestamp = -1
             shallow_offset_of_max = -1
             messages_read = messages_retained = bytes_read = 0
-            codes_by_columns: dict[int, Any] = {}
+            codes_of: tuple[Any, Any] = (None, None)  # (columns, the map's codes for them)
+            retention, remove_marker = _DELETE, False
+            kept = _KeptRecords()
             for item in decoded:
                 batch = item.batch
-                bytes_read += batch.size_in_bytes
-                retention, remove_marker = self._check_batch_retention(
-                    batch, transaction_metadata, last_records_of_active_producers,
-                    upper_bound_offset_of_cleaning_round, current_time)
+                if item.first:
+                    bytes_read += batch.size_in_bytes
+                    # Once a batch, with its first piece: the transaction state moves on with it.
+                    retention, remove_marker = self._check_batch_retention(
+                        batch, transaction_metadata, last_records_of_active_producers,
+                        upper_bound_offset_of_cleaning_round, current_time)
+                    kept = _KeptRecords()
                 if retention == _DELETE:
                     continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
                 columns = item.columns
@@ -686,10 +700,9 @@ class Cleaner:
                 else:
                     if skimpy:
                         assert isinstance(offset_map, SkimpyOffsetMap)
-                        key = id(columns)
-                        if key not in codes_by_columns:
-                            codes_by_columns[key] = offset_map.latest_codes(columns.data, columns.records)
-                        codes = codes_by_columns[key][item.lo:item.hi]
+                        if codes_of[0] is not columns:
+                            codes_of = (columns, offset_map.latest_codes(columns.data, columns.records))
+                        codes = codes_of[1][item.lo:item.hi]
                     else:
                         codes = np.array([self._code(offset_map, r) for r in _records_of(columns, item.lo, item.hi)],
                                          dtype=np.int8)
@@ -699,31 +712,35 @@ class Cleaner:
                     else:
                         retain_deletes = retain_legacy_deletes_and_txn_markers
                     keep = (codes == 2) | ((codes == 1) & ((rows["value_len"] >= 0) | retain_deletes))
-                    for _ in range(int((codes == -1).sum())):
-                        stats.invalid_message()
-                kept_count = int(keep.sum())
+                    invalid = int((codes == -1).sum())
+                    if invalid:
+                        stats.invalid_message(invalid)
+                kept.add(item, keep)
+                if not item.last:
+                    continue
+                kept_count = kept.count
                 if kept_count:
-                    kept_rows = rows[keep]
-                    contains_tombstones = bool((kept_rows["value_len"] < 0).any())
+                    contains_tombstones = kept.tombstones
                     need_horizon = (batch.magic >= 2 and (contains_tombstones or remove_marker)
                                     and batch.delete_horizon_ms is None)
-                    magic_mismatch = batch.magic < 2 and bool((kept_rows["magic"] != batch.magic).any())
-                    if kept_count == count and not need_horizon and not magic_mismatch:
+                    magic_mismatch = batch.magic < 2 and kept.other_magic
+                    if kept_count == kept.read and not need_horizon and not magic_mismatch:
                         out += batch.raw_bytes()
                         batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
                     else:
                         horizon = current_time + delete_retention_ms if need_horizon else batch.delete_horizon_ms
-                        data = _rebuild_batch(batch, columns, item.lo + np.flatnonzero(keep), horizon)
+                        kept_columns, kept_index = kept.columns(batch)
+                        data = _rebuild_batch(batch, kept_columns, kept_index, horizon)
                         out += data
                         if batch.magic >= 2:
                             batch_max_ts = (batch.max_timestamp
                                             if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-                                            else int(kept_rows["timestamp"].max()))
+                                            else kept.max_timestamp)
                             batch_shallow = batch.last_offset
                         else:
                             batch_max_ts, batch_shallow = _max_timestamp_of(data)
                     messages_retained += kept_count
-                    last_kept = batch.last_offset if batch.magic >= 2 else int(kept_rows["offset"][-1])
+                    last_kept = batch.last_offset if batch.magic >= 2 else kept.last_offset
                     max_offset = max(max_offset, last_kept)
                     if batch_max_ts > max_timestamp:
                         max_timestamp, shallow_offset_of_max = batch_max_ts, batch_shallow
@@ -811,27 +828,100 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")
 
 @dataclass(frozen=True)
 class _DecodedBatch:
-    """A batch of a chunk and where its records are in the chunk's columns: ``columns.records[lo:hi]``."""
+    """A batch of a chunk, or a piece of one, and where its records are in the chunk's columns:
+    ``columns.records[lo:hi]``.  A batch of more records than one decode call takes
+    (:data:`~kafkalog.record.batch.CHUNK_RECORDS`) comes in pieces, ``first`` and ``last`` marking its ends."""
 
     batch: RecordBatch
     columns: Any
     lo: int
     hi: int
+    first: bool = True
+    last: bool = True
 
 
-def _decoded_batches(records: MemoryRecords) -> list[_DecodedBatch]:
-    """The batches of ``records`` with their decoded columns: runs of uncompressed v2 batches share one set of
-    columns (one kernel call), every other batch has its own."""
-    batches = list(records.batches(strict=False))
-    out: list[_DecodedBatch] = []
+def _decoded_batches(records: MemoryRecords) -> Iterator[_DecodedBatch]:
+    """The batches of ``records`` with their decoded columns, decoded as they are asked for: runs of
+    uncompressed v2 batches share one set of columns (one kernel call), every other batch has its own, or
+    several, one per piece, when it holds many records (so what a pass holds is bounded whatever the count)."""
+    batches = records.batches(strict=False)
+    previous: _DecodedBatch | None = None
+    position = -1
+    seen = 0
     for columns in records.record_columns(check_crcs=False):
         assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
+        assert columns.batches is not None
         starts = columns.starts.tolist()
+        positions = columns.batches["position"].tolist()
         for b in range(len(starts) - 1):
-            out.append(_DecodedBatch(batches[len(out)], columns, starts[b], starts[b + 1]))
-    if len(out) != len(batches):
-        raise IllegalStateError(f"{len(batches)} batches but {len(out)} decoded")
-    return out
+            first = positions[b] != position
+            if previous is not None:
+                yield dataclasses.replace(previous, last=first)  # a batch's last piece comes before another's first
+            if first:
+                following = next(batches, None)
+                if following is None or following.position != positions[b]:
+                    raise IllegalStateError(f"the columns of the batch at {positions[b]} do not match the batches")
+                batch, position = following, positions[b]
+                seen += 1
+            previous = _DecodedBatch(batch, columns, starts[b], starts[b + 1], first, False)
+    if previous is not None:
+        yield dataclasses.replace(previous, last=True)
+    if next(batches, None) is not None:
+        raise IllegalStateError(f"{seen} batches decoded, but there are more")
+
+
+class _KeptRecords:
+    """What the cleaning pass keeps of one batch, piece after piece: how many records it read and kept, the
+    facts of the kept ones the rebuild needs, and which ones (a bit per record read).  A batch read in pieces
+    is never held whole: when it must be rebuilt, its kept records are taken from it again."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.count = 0
+        self.tombstones = False
+        self.other_magic = False
+        self.max_timestamp = -1
+        self.last_offset = -1
+        self._masks: list[Any] = []
+        self._only: _DecodedBatch | None = None
+
+    def add(self, item: _DecodedBatch, keep: Any) -> None:
+        self.read += len(keep)
+        # A bit per record for a batch in pieces (its masks are kept until its last piece).
+        self._masks.append(keep if item.first and item.last else (np.packbits(keep), len(keep)))
+        self._only = item if item.first and item.last else None
+        if not keep.any():
+            return
+        rows = item.columns.records[item.lo:item.hi][keep]
+        self.count += len(rows)
+        self.tombstones = self.tombstones or bool((rows["value_len"] < 0).any())
+        self.other_magic = self.other_magic or bool((rows["magic"] != item.batch.magic).any())
+        self.max_timestamp = max(self.max_timestamp, int(rows["timestamp"].max()))
+        self.last_offset = int(rows["offset"][-1])
+
+    def columns(self, batch: RecordBatch) -> tuple[Any, Any]:
+        """Columns holding the kept records, and their rows in them."""
+        if self._only is not None:
+            return self._only.columns, self._only.lo + np.flatnonzero(self._masks[0])
+        keep = np.concatenate([np.unpackbits(bits, count=n).astype(bool) for bits, n in self._masks])
+        records, headers = [], []
+        at = lo = 0
+        data = None
+        for columns in batch.column_chunks(check_crcs=False):
+            mask = keep[lo:lo + len(columns)]
+            lo += len(columns)
+            if not mask.any():
+                continue
+            rows = columns.records[mask]
+            rows["header_index"] += at
+            records.append(rows)
+            headers.append(columns.headers)
+            at += len(columns.headers)
+            data = columns.data
+        if lo != len(keep):
+            raise IllegalStateError(f"the batch at {batch.position} decoded to {lo} records, then {len(keep)}")
+        merged = RecordColumns(np.concatenate(records), np.concatenate(headers), data)
+        return merged, np.arange(len(merged))
 
 
 def _records_of(columns: Any, lo: int, hi: int) -> list[Any]:

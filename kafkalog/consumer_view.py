@@ -131,7 +131,7 @@ class ConsumerView:
         rows = self.rows_in_range(scan.batches)
         if len(rows):
             yield from segment.memory_chunks(rows, chunk_bytes)
-        if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL):
+        if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL, ScanStop.ZERO_TAIL):
             segment.raise_for_stop(scan)
 
     def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Any]:

@@ -588,7 +588,8 @@ class FileMessageSet:
                 return False
             stop = result.stop_position
             remaining = self.end - stop
-            if result.stop_reason in (ScanStop.END, ScanStop.LIMIT) or remaining < LOG_OVERHEAD:
+            if result.stop_reason in (ScanStop.END, ScanStop.LIMIT, ScanStop.ZERO_TAIL) or \
+                    remaining < LOG_OVERHEAD:
                 return True
             if result.stop_reason is ScanStop.PARTIAL:
                 if remaining <= MAGIC_OFFSET:
@@ -836,8 +837,11 @@ class FileMessageSet:
 
     def _raise_for(self, reason: ScanStop, position: int, max_entry_size: int) -> None:
         """Kafka's ``FileLogInputStream`` errors for a scan that ended on corrupt framing."""
-        if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT):
-            return  # a partial trailing entry is a write in progress, invisible to readers
+        if reason in (ScanStop.END, ScanStop.PARTIAL, ScanStop.LIMIT, ScanStop.ZERO_TAIL):
+            # A partial trailing entry is a write in progress, invisible to readers; zeros to the end of the
+            # file are a preallocated segment's unwritten tail (Kafka's reader never reads past the logical
+            # size of such a file, 0.10.1's stopped at its first size below the minimum).
+            return
         if self.end - position <= HEADER_SIZE_UP_TO_MAGIC:
             # FileLogInputStream ends the iteration before reading the size field when no more than a
             # header up to the magic byte is left (ByteBufferLogInputStream reads it first, which the
@@ -964,10 +968,12 @@ class FileMessageSet:
             rows, stop, _reason = self._scan_from(position, False, False, INT32_MAX, _SEARCH_STEP_BATCHES)
             for row in rows[rows["max_timestamp"] >= target_timestamp]:
                 for batch in MemoryRecords(self._channel.pread(int(row["position"]), int(row["size"]))).batches():
-                    for record in batch.records(check_crcs=False):
-                        if record.timestamp >= target_timestamp and record.offset >= starting_offset:
-                            return TimestampAndOffset(record.timestamp, record.offset,
-                                                      maybe_leader_epoch(batch.partition_leader_epoch))
+                    # A chunk of records at a time, as Kafka iterates them: a batch may hold millions.
+                    for chunk in batch.record_chunks(check_crcs=False):
+                        for record in chunk:
+                            if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                                return TimestampAndOffset(record.timestamp, record.offset,
+                                                          maybe_leader_epoch(batch.partition_leader_epoch))
             if len(rows) == 0:
                 break
             position = int(stop)

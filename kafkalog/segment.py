@@ -639,4 +639,5 @@ def _stop_description(reason: ScanStop) -> str:
         ScanStop.TOO_LARGE: "a size field past the limit",
         ScanStop.BAD_MAGIC: "an unknown magic byte",
         ScanStop.BAD_CRC: "a CRC that does not match",
+        ScanStop.ZERO_TAIL: "zeros to the end of the file (a preallocated or never written tail)",
     }.get(reason, reason.name)

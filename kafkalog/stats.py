@@ -79,8 +79,36 @@ def _checkpointed(directory: Path, name: str) -> int | None:
     return OffsetCheckpoint(file, read_only=True).read().get(parse_topic_partition_name(directory))
 
 
-def _count_keys(columns: RecordColumns, hashes: list[Any]) -> tuple[int, int]:
-    """Keyed records and tombstones of a set of columns; adds each key's hash to ``hashes``."""
+class _DistinctKeys:
+    """The distinct key hashes seen so far: what it holds grows with the distinct keys, not with the records
+    (each set of columns adds its distinct hashes; they are folded into one sorted array of distinct hashes
+    whenever the added ones outnumber the folded ones, so the folding costs O(n log n) in all)."""
+
+    def __init__(self) -> None:
+        self._folded = np.empty(0, dtype=np.int64)
+        self._pending: list[Any] = []
+        self._pending_count = 0
+
+    def add(self, hashes: Any) -> None:
+        distinct = np.unique(hashes)
+        self._pending.append(distinct)
+        self._pending_count += len(distinct)
+        if self._pending_count > max(1 << 16, len(self._folded)):
+            self._fold()
+
+    def _fold(self) -> None:
+        if self._pending:
+            self._folded = np.unique(np.concatenate([self._folded, *self._pending]))
+            self._pending = []
+            self._pending_count = 0
+
+    def __len__(self) -> int:
+        self._fold()
+        return len(self._folded)
+
+
+def _count_keys(columns: RecordColumns, hashes: _DistinctKeys) -> tuple[int, int]:
+    """Keyed records and tombstones of a set of columns; adds the hashes of their keys to ``hashes``."""
     rows = columns.records
     keyed = rows["key_len"] >= 0
     if not keyed.any():
@@ -89,8 +117,8 @@ def _count_keys(columns: RecordColumns, hashes: list[Any]) -> tuple[int, int]:
     starts = rows["key_pos"][keyed].tolist()
     lengths = rows["key_len"][keyed].tolist()
     with memoryview(data) as view:
-        hashes.append(np.fromiter((hash(bytes(view[s:s + n])) for s, n in zip(starts, lengths, strict=True)),
-                                  dtype=np.int64, count=len(starts)))
+        hashes.add(np.fromiter((hash(bytes(view[s:s + n])) for s, n in zip(starts, lengths, strict=True)),
+                               dtype=np.int64, count=len(starts)))
     tombstones = int(np.count_nonzero(rows["value_len"][keyed] < 0))
     return len(starts), tombstones
 
@@ -117,7 +145,7 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
                                skipped_files=[name for name, _why in log.load_report.skipped_files])
         magics: Counter[str] = Counter()
         codecs: Counter[str] = Counter()
-        hashes: list[Any] = []
+        hashes = _DistinctKeys()
         lowest, highest = math.inf, -math.inf
         for segment in log.log_segments():
             rows = segment.log.scan(check_crc=False, stop_on_invalid=False).batches
@@ -142,7 +170,7 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
                 step(len(memory))
         stats.magics = dict(sorted(magics.items()))
         stats.codecs = dict(sorted(codecs.items()))
-        stats.distinct_keys = len(np.unique(np.concatenate(hashes))) if hashes else 0
+        stats.distinct_keys = len(hashes)
         if lowest is not math.inf:
             stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
         cleaned = _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE)

@@ -234,6 +234,11 @@ def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: 
             report.add(Severity.ERROR, log_file,
                        f"{size - end} bytes at position {end} are not a whole batch (a torn write: recovery "
                        "truncates them)")
+        elif result.stop_reason is ScanStop.ZERO_TAIL:
+            report.add(Severity.NOTE, log_file,
+                       f"ends in {size - end} zero bytes after its last batch, at position {end} (a preallocated "
+                       "segment a broker did not trim, or a write that never reached the disk: readers stop there, "
+                       "recovery truncates them)")
         elif result.stop_reason in _STOP_MESSAGES:
             report.add(Severity.ERROR, log_file,
                        f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
@@ -277,14 +282,16 @@ def _deep_check(report: PartitionReport, records: FileMessageSet, log_file: Path
     count = 0
     for start, memory in records.memory_chunks(rows):
         try:
-            # CRCs are checked (and reported) by the scan; here only whether the records decode.
-            for columns in memory.record_columns(check_crcs=False):
-                count += len(columns)
+            # CRCs are checked (and reported) by the scan; here only whether the records decode.  The columns
+            # come a bounded number of records at a time, whatever a batch's record count.
+            decoded = sum(len(columns) for columns in memory.record_columns(check_crcs=False))
             for batch in memory.batches():
-                if isinstance(batch, LegacyRecordBatch) and batch.is_compressed and not all(batch.record_validity()):
+                if isinstance(batch, LegacyRecordBatch) and batch.is_compressed and \
+                        not all(valid.all() for valid in batch.validity_chunks()):
                     report.add(Severity.ERROR, log_file,
                                f"a message inside the compressed wrapper at position {start + batch.position} "
                                "fails its own CRC check")
+            count += decoded
         except KafkaLogError as e:
             position = getattr(e, "position", None)
             where = f" at position {start + position}" if isinstance(position, int) else ""
@@ -300,7 +307,7 @@ def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file:
     failures = 0
     for batch in memory.batches():
         try:
-            count += len(batch.record_columns(check_crcs=False))
+            count += sum(len(columns) for columns in batch.column_chunks(check_crcs=False))
         except KafkaLogError:
             failures += 1
     if failures > 1:

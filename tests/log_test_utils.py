@@ -182,3 +182,54 @@ def append_transaction_sample(log: Log) -> None:
     marker(8, ControlRecordType.COMMIT)
     data(b"open", 9)
     data(b"after the open one")
+
+
+#: One v2 record of 7 bytes, the least a record can take: length 6, attributes 0, timestamp delta 0,
+#: offset delta 0, null key, null value, no headers.
+SMALLEST_V2_RECORD = bytes([0x0C, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00])
+
+
+def record_count_bomb(records: int, *, base_offset: int = 0, timestamp: int = 1_000) -> bytes:
+    """One gzip v2 batch of ``records`` copies of :data:`SMALLEST_V2_RECORD` (every record at
+    ``base_offset``): a few hundred bytes per MiB of records, so a small segment holds tens of millions of
+    records (37,449,142 records are 250 MiB decompressed, inside the default 256 MiB decompression bound,
+    and about 250 KB compressed).  Built a piece at a time, so building it costs little memory."""
+    import struct
+    import zlib
+
+    from kafkalog import _impl
+
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # wbits 31: a gzip member, as Kafka writes
+    piece = 1 << 16
+    parts = []
+    left = records
+    block = SMALLEST_V2_RECORD * piece
+    while left:
+        n = min(left, piece)
+        parts.append(compressor.compress(block if n == piece else SMALLEST_V2_RECORD * n))
+        left -= n
+    parts.append(compressor.flush())
+    body = b"".join(parts)
+    header = bytearray(61)
+    # baseOffset, batchLength, partitionLeaderEpoch, magic, crc (later), attributes (gzip), lastOffsetDelta,
+    # baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordsCount
+    struct.pack_into(">qiibIhiqqqhii", header, 0, base_offset, 49 + len(body), 0, 2, 0, 1, 0, timestamp,
+                     timestamp, -1, -1, -1, records)
+    batch = header + body
+    struct.pack_into(">I", batch, 17, _impl.core.crc32c(bytes(batch[21:])))
+    return bytes(batch)
+
+
+def write_record_count_bomb_partition(directory: Path, records: int) -> Path:
+    """A partition dir whose first segment is one :func:`record_count_bomb` batch (offset 0) and whose
+    second, active segment holds one keyed record at offset 1, so the first one can be cleaned.  Returns
+    the first segment's ``.log``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    first = log_filename(directory, 0)
+    first.write_bytes(record_count_bomb(records))
+    log_filename(directory, 1).write_bytes(
+        bytes(MemoryRecords.with_records([(b"k", b"v", 1_000)], base_offset=1).buffer))
+    for offset in (0, 1):
+        index_filename(directory, offset).touch()
+        time_index_filename(directory, offset).touch()
+    return first

@@ -14,10 +14,12 @@ import struct
 import tracemalloc
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from log_test_utils import record_count_bomb
 
 from kafkalog import (
     CorruptRecordError,
@@ -28,7 +30,9 @@ from kafkalog import (
     UnsupportedCompressionError,
     UnsupportedMagicError,
 )
+from kafkalog.file_message_set import FileMessageSet
 from kafkalog.record import ScanStop
+from kafkalog.record import batch as batch_module
 
 V2_HEADER = 61
 RECORDS = [(b"key-0", b"value-0", 1_000), (None, b"value-1", 1_001), (b"key-2", None, 1_002)]
@@ -190,7 +194,7 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         assert seen == [pos for pos, _ in complete]
         error = raises(CorruptRecordError, lambda records=records: list(records.records(strict=True)))
         assert error.position == partial_at
-        error = raises(CorruptRecordError, lambda records=records: records.record_columns(strict=True))
+        error = raises(CorruptRecordError, lambda records=records: list(records.record_columns(strict=True)))
         assert error.position == partial_at
         # Not strict, the default (a fetch cut at max_length, as Kafka's ByteBufferLogInputStream reads it):
         # the complete entries before the cut, then a silent stop, alike for batches, records and columns.
@@ -198,7 +202,7 @@ def test_truncated_buffer_strict_raises_at_the_partial_entry(impl: ModuleType, m
         assert [(b.position, b.size_in_bytes) for b in lenient] == complete
         deep = list(records.records())
         assert len(deep) == sum(len(b.records()) for b in lenient)
-        columns = records.record_columns()
+        columns = list(records.record_columns())
         assert [int(o) for c in columns for o in c.records["offset"]] == [r.offset for r in deep]
         scan = records.scan()
         assert scan.stop_reason is ScanStop.PARTIAL
@@ -315,6 +319,48 @@ def test_size_past_the_end_of_the_buffer_is_a_truncation(impl: ModuleType, magic
     assert records.valid_bytes() == last_at
 
 
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("zeros", [12, 17, 18, 61, 4096, 1 << 20])
+def test_zero_filled_tail_is_the_end_of_the_data(impl: ModuleType, magic: int, zeros: int) -> None:
+    """Zeros after the last entry (a preallocated segment a broker did not trim, or a file extended but
+    never written) end every read there, strict ones too: a size field of 0 followed by nothing but zeros
+    is no entry.  0.10.1's ``FileMessageSet.iterator`` ended at any size below the minimum; modern Kafka
+    never reads past the logical end of a preallocated file, and its recovery cuts the tail."""
+    good = good_buffer(magic)
+    records = MemoryRecords(good + bytes(zeros))
+    expected = [(b.position, b.size_in_bytes) for b in MemoryRecords(good).batches()]
+    deep = [r.as_tuple() for r in MemoryRecords(good).records()]
+    for strict in (False, True):
+        assert [(b.position, b.size_in_bytes) for b in records.batches(strict=strict)] == expected
+        assert [r.as_tuple() for r in records.records(strict=strict)] == deep
+        assert [int(o) for c in records.record_columns(strict=strict) for o in c.records["offset"]] == \
+            [r[0] for r in deep]
+    scan = records.scan()
+    assert (scan.stop_reason, scan.stop_position) == (ScanStop.ZERO_TAIL, len(good))
+    assert records.valid_bytes() == len(good)
+    # The kernel's search for an offset past the data ends there too.
+    position, _size, _last, stop, reason = impl.search_for_offset(records.buffer, 0, -1, 1 << 40)
+    assert (position, stop, reason) == (-1, len(good), ScanStop.ZERO_TAIL)
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("where", [0, 7, 12, 13, 100, 4095])
+def test_a_non_zero_byte_in_the_tail_is_corruption(impl: ModuleType, magic: int, where: int) -> None:
+    """A size below the minimum is corrupt unless everything from it to the end is zero: one stray byte,
+    in the offset before the size field, or anywhere after it, and the reads raise as before."""
+    good = good_buffer(magic)
+    tail = bytearray(4096)
+    tail[where] = 0x5A
+    records = MemoryRecords(good + bytes(tail))
+    scan = records.scan()
+    assert (scan.stop_reason, scan.stop_position) == (ScanStop.SIZE_TOO_SMALL, len(good))
+    for strict in (False, True):
+        error = raises(CorruptRecordError, lambda strict=strict: list(records.batches(strict=strict)))
+        assert error.position == len(good)
+        error = raises(CorruptRecordError, lambda strict=strict: list(records.records(strict=strict)))
+        assert error.position == len(good)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Bad CRCs
 
@@ -363,7 +409,7 @@ def test_flipped_body_byte_fails_the_crc(impl: ModuleType, magic: int) -> None:
     assert error.position == bad_at
     assert f"stored crc = {stored}, computed crc = {computed}" in str(error)
     assert seen == [r.offset for r in batches[0].records()]
-    error = raises(CorruptRecordError, records.record_columns)
+    error = raises(CorruptRecordError, lambda: list(records.record_columns()))
     assert (error.position, error.detail) == (bad_at, f"Record is corrupt (stored crc = {stored}, computed crc = "
                                                       f"{computed})")
     raises(CorruptRecordError, bad.records)
@@ -691,6 +737,81 @@ def test_fewer_records_than_the_declared_count(impl: ModuleType) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# A bad batch inside a run of good ones
+
+
+def _run_with_bad_batches(core: ModuleType) -> tuple[bytes, list[tuple[int, bytes, bytes]], int]:
+    """Five uncompressed v2 batches, small enough to be decoded as one run: two good ones, one whose second
+    record's key runs past the record, one that declares more records than its bytes can hold, and a good
+    one; the two bad ones have right CRCs.  Returns the buffer, the (offset, key, value) of the records of the
+    good batches before the first bad one, and the position of that batch's bad record."""
+    first = bytes(MemoryRecords.with_records(RECORDS, base_offset=0).buffer)
+    second = bytes(MemoryRecords.with_records(RECORDS, base_offset=3).buffer)
+    bad_record = v2_batch_with_section(core, FIRST + v2_record(v2_body(key=b"abc", key_len=1000)), 2,
+                                       base_offset=6)
+    bad_count = bytearray(MemoryRecords.with_records(RECORDS, base_offset=8).buffer)
+    struct.pack_into(">i", bad_count, 57, 1 << 20)
+    seal_v2(core, bad_count)
+    last = bytes(MemoryRecords.with_records(RECORDS, base_offset=11).buffer)
+    buf = first + second + bad_record + bytes(bad_count) + last
+    before = [(o, k, v) for o, (k, v, _ts) in enumerate(RECORDS * 2)]
+    return buf, before, len(first) + len(second) + V2_HEADER + len(FIRST)
+
+
+def _until_error(records: Any) -> tuple[list[Any], InvalidRecordError]:
+    """What an iteration yields before it raises, and the error."""
+    got = []
+    with pytest.raises(InvalidRecordError) as info:
+        for item in records:
+            got.append(item)
+    return got, info.value
+
+
+def test_records_before_a_bad_batch_are_yielded(impl: ModuleType) -> None:
+    """Deep iteration hands out every record of the batches before a malformed one (CRC right), then raises
+    at its bad record; a later bad batch in the same run is never what is reported."""
+    buf, before, bad_at = _run_with_bad_batches(impl)
+    records = MemoryRecords(buf)
+    assert all(b.is_valid() for b in records.batches())
+    for check_crcs in (True, False):
+        got, error = _until_error(records.records(check_crcs=check_crcs))
+        assert [(r.offset, r.key, r.value) for r in got] == before
+        assert error.position == bad_at
+        assert "key size 1000" in str(error)
+        got, error = _until_error(records.record_columns(check_crcs=check_crcs))
+        assert [int(o) for c in got for o in c.records["offset"]] == [o for o, _k, _v in before]
+        assert error.position == bad_at
+
+
+def test_run_kernels_report_the_first_bad_batch(impl: ModuleType) -> None:
+    """The multi-batch kernels decode their batches in order: the error is the first bad batch's, on both
+    twins, though a later batch of the run has a header (its record count) that is bad too."""
+    buf, _before, bad_at = _run_with_bad_batches(impl)
+    rows = MemoryRecords(buf).scan().batches
+    for kernel in (impl.decode_v2_batch_objects, impl.decode_v2_batches):
+        error = raises(InvalidRecordError, lambda kernel=kernel: kernel(buf, rows))
+        assert error.position == bad_at
+        assert "key size 1000" in str(error)
+        # Without the first bad batch, the count of the next one is what stops the run.
+        error = raises(InvalidRecordError, lambda kernel=kernel: kernel(buf, rows[[0, 1, 3, 4]]))
+        assert "records cannot fit" in str(error)
+        assert int(rows["position"][3]) <= error.position <= int(rows["position"][3]) + V2_HEADER
+
+
+def test_records_of_a_file_before_a_bad_batch(impl: ModuleType, tmp_path: Path) -> None:
+    """The same through a segment file: the records before the bad batch, then the error at its file
+    position, naming the file."""
+    buf, before, bad_at = _run_with_bad_batches(impl)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(buf)
+    with FileMessageSet(path, writable=False) as records:
+        got, error = _until_error(records.records())
+    assert [(r.offset, r.key, r.value) for r in got] == before
+    assert error.position == bad_at
+    assert str(path) in str(error)
+
+
+# ---------------------------------------------------------------------------------------------------
 # Decompression bombs
 
 
@@ -725,6 +846,68 @@ def test_compressed_payload_past_the_limit(impl: ModuleType, magic: int, codec: 
     # Under a limit it fits in, the same bytes read back whole.
     big = list(MemoryRecords(buf, max_decompressed_size=2 * BOMB_SIZE).records())
     assert [len(r.value) for r in big] == [1, BOMB_SIZE]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Record-count bombs: a small batch that holds a huge number of records
+
+
+#: What a deep read of the small bombs below may hold at its peak (tracemalloc).
+PEAK_BOUND = 600_000
+
+
+def _read_all(records: MemoryRecords) -> dict[str, Callable[[], int]]:
+    """Every deep read of ``records`` (one batch), each counting what it sees without keeping it."""
+    (batch,) = records.batches()
+    return {
+        "records": lambda: sum(1 for _ in records.records()),
+        "record_columns": lambda: sum(len(c) for c in records.record_columns()),
+        "batch iteration": lambda: sum(1 for _ in batch),
+    }
+
+
+def test_record_count_bomb_is_read_in_bounded_memory(impl: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip batch of 20,000 7-byte records is 250 bytes on disk; every deep read of it holds the
+    decompressed records (140 KB) and one chunk of decoded records, never all of them at once (1.1 MB of
+    columns, more as objects), as Kafka's consumer reads a compressed batch record by record.  The chunk is
+    made small here (200 records) so the test is quick on the plain twin; the full-size bomb (37 M records
+    in 381 KB) is measured by hand (issue 15)."""
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 200)
+    count = 20_000
+    buf = record_count_bomb(count)
+    assert len(buf) < 1_000
+    for name, read in _read_all(MemoryRecords(buf)).items():
+        seen: list[int] = []
+        error, peak = peak_memory(lambda read=read, seen=seen: seen.append(read()))
+        assert error is None, (name, error)
+        assert seen == [count], name
+        assert peak < PEAK_BOUND, (name, peak)
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_record_count_bomb_is_read_in_bounded_memory(impl: ModuleType, magic: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a compressed legacy wrapper: its inner messages are walked a chunk at a time, both to
+    check them (all of them, before the first is returned, as Kafka's ``DeepRecordsIterator`` reads a v1
+    wrapper) and to hand them out."""
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 50)
+    count = 2_500
+    buf = MemoryRecords.with_records([(None, None, 1_000)] * count, magic=magic, compression="gzip").buffer
+    records = MemoryRecords(buf)
+    (batch,) = records.batches()
+    assert batch.count == count
+    assert batch.base_offset == 0
+    reads = _read_all(records)
+    del reads["batch iteration"]
+    reads["validity"] = lambda: sum(len(v) for v in batch.validity_chunks())  # type: ignore[attr-defined]
+    for name, read in reads.items():
+        seen: list[int] = []
+        error, peak = peak_memory(lambda read=read, seen=seen: seen.append(read()))
+        assert error is None, (name, error)
+        assert seen == [count], name
+        assert peak < PEAK_BOUND, (name, peak)
+    offsets = [r.offset for r in records.records()]
+    assert offsets == list(range(count))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ from kafkalog.errors import CorruptRecordError, IllegalStateError
 from kafkalog.log import Log
 from kafkalog.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.record import ControlRecordType, EndTransactionMarker
+from kafkalog.record import batch as batch_module
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
@@ -2321,3 +2322,50 @@ def test_segment_with_offset_overflow(env: Env) -> None:
         )
     assert keys_in_log(log) == expected_keys_after_cleaning
     assert first_overflow_segment(log) is None
+
+
+# -- batches of many records ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("map_kind", ["fake", "skimpy"])
+def test_batches_read_in_pieces_clean_as_whole_ones(env: Env, map_kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of more records than one decode call takes (``CHUNK_RECORDS``) is read in pieces by both passes,
+    so the cleaner never holds all of its records: the cleaned log is the same, byte for byte, as when every
+    batch is read whole.  Keys repeat (most records go), some are tombstones, some have headers, one batch is
+    transactional and legacy wrappers are there too, so batches are kept whole, rebuilt and emptied."""
+    rng = random.Random()
+
+    def batch(magic: int, codec: str, n: int) -> list[Any]:
+        out: list[Any] = []
+        for i in range(n):
+            value = None if rng.random() < 0.1 else b"v%d" % rng.randrange(1000)
+            headers = [("h", b"x")] if magic == 2 and i % 7 == 0 else None
+            out.append((key(rng.randrange(60)), value, 1_000 + i, headers) if headers else
+                       (key(rng.randrange(60)), value, 1_000 + i))
+        return out
+
+    def cleaned(name: str) -> list[bytes]:
+        rng.seed(15)
+        log = env.make_log(env.config(segment_bytes=MB, max_message_bytes=MB), directory=env.root / f"{name}-0")
+        offset = 0
+        for magic, codec, n in [(2, "none", 700), (2, "gzip", 900), (1, "gzip", 300), (2, "zstd", 500),
+                                (0, "none", 3), (2, "none", 40)]:
+            data = MemoryRecords.with_records(batch(magic, codec, n), magic=magic, compression=codec,
+                                              base_offset=offset)
+            log.append_as_follower(data)
+            offset += n
+        log.append_as_follower(MemoryRecords.with_records(batch(2, "gzip", 200), compression="gzip", base_offset=offset,
+                                                          producer_id=5, producer_epoch=0, base_sequence=0,
+                                                          is_transactional=True))
+        offset += 200
+        log.roll()
+        log.append_as_follower(MemoryRecords.with_records([(b"last", b"v")], base_offset=offset))
+        offset_map: OffsetMap = FakeOffsetMap(1000) if map_kind == "fake" else SkimpyOffsetMap(1000 * 24)
+        cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=offset_map)
+        cleaner.clean(LogToClean(log.topic_partition, log, 0, log.active_segment.base_offset))
+        return [segment.log.read_bytes() for segment in log.log_segments()]
+
+    whole = cleaned("whole")
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 64)
+    assert cleaned("pieces") == whole
+    assert len(whole[0]) < 30_000  # most records went

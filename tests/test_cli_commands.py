@@ -390,3 +390,50 @@ def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
     assert "bytes of torn write truncated" in text and "indexes rebuilt" in text
     assert "| offset: " in text
     assert verify_log_dir(tmp_path / "tour" / "kafka-logs").ok
+
+
+def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, impl: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``verify``, ``stats``, ``clean`` and ``dump --deep-iteration`` of a segment whose one gzip batch holds
+    10,000 7-byte records (300 bytes on disk; the bomb of issue 15 is 37 M records in 381 KB) hold the
+    decompressed records and a chunk of decoded ones at a time, never all of them (0.8 to 3.9 MB here before
+    issue 15): the chunk is made small here (100 records) so the plain twin is quick.  Each command runs once
+    first, so what is measured is the reading, not the first imports; the output goes nowhere, so it is not
+    counted."""
+    import tracemalloc
+
+    from log_test_utils import write_record_count_bomb_partition
+
+    from kafkalog.record import batch as batch_module
+
+    class Sink(io.TextIOBase):
+        def write(self, text: str) -> int:
+            return len(text)
+
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 100)
+    count = 10_000
+    segment = write_record_count_bomb_partition(tmp_path / "bomb-0", count)
+    commands = {
+        "verify": ["verify", str(segment.parent)],
+        "stats": ["stats", str(segment.parent)],
+        "clean": ["clean", "--dedupe-buffer-size", "65536", "--config", "cleanup.policy=compact",
+                  str(tmp_path / "cleaned" / "clean-0")],
+        "dump": ["dump", "--files", str(segment), "--deep-iteration", "--skip-record-metadata"],
+    }
+    for name, argv in commands.items():
+        peak = 0
+        for traced in (False, True):
+            if name == "clean":
+                # A fresh log dir, without the first run's cleaner checkpoint.
+                shutil.rmtree(tmp_path / "cleaned", ignore_errors=True)
+                shutil.copytree(segment.parent, tmp_path / "cleaned" / "clean-0")
+            if traced:
+                tracemalloc.start()
+            try:
+                status = main(["--no-progress", *argv], stdout=Sink(), stderr=Sink())
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert status in (0, 1), name
+        assert peak < 600_000, (name, peak)
+    assert str(count + 1) in run("stats", "--csv", str(segment.parent))[1]

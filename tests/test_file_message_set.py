@@ -36,7 +36,7 @@ from kafkalog.errors import (
     UnsupportedCompressionError,
 )
 from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
-from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch
+from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch, ScanStop
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.convert import LazyDownConversionRecords, RecordValidationStats
 from kafkalog.record.legacy import build_legacy_message_set
@@ -156,14 +156,39 @@ def test_partial_trailing_batch_is_invisible(tmp_path: Path, impl: ModuleType) -
         assert fms.search_for(3) == LogOffsetPosition(3, 216, len(tail))
 
 
-def test_corrupt_size_field_is_an_error(tmp_path: Path, impl: ModuleType) -> None:
-    """Past the last 17 bytes a size below the 14-byte minimum is corrupt, not partial (spec §1.7 rule 2)."""
+@pytest.mark.parametrize("tail", [b"\x00" * 8 + b"\x00\x00\x00\x05" + b"\x00" * 6,
+                                  b"\x00" * 17 + b"\x01", b"\x07" + b"\x00" * 17])
+def test_corrupt_size_field_is_an_error(tmp_path: Path, impl: ModuleType, tail: bytes) -> None:
+    """Past the last 17 bytes a size below the 14-byte minimum is corrupt, not partial (spec §1.7 rule 2),
+    unless every byte from there to the end is zero (the next test)."""
     path = tmp_path / "corrupt.log"
-    path.write_bytes(batch_records(0, b"abcd").buffer + b"\x00" * 18)
+    path.write_bytes(batch_records(0, b"abcd").buffer + tail)
     with FileMessageSet(path) as fms:
-        with pytest.raises(CorruptRecordError) as info:
-            list(fms.batches())
-        assert info.value.position == 72
+        for read in (fms.batches, fms.records):
+            with pytest.raises(CorruptRecordError) as info:
+                list(read())
+            assert info.value.position == 72
+
+
+@pytest.mark.parametrize("zeros", [18, 61, 4096, 1 << 20])
+def test_zero_filled_tail_ends_the_data(tmp_path: Path, impl: ModuleType, zeros: int) -> None:
+    """Zeros from the end of the last batch to the end of the file (a preallocated file that was not trimmed,
+    a file extended but never written) are where the data ends: iteration, deep iteration and the offset
+    search stop there without an error.  0.10.1's ``FileMessageSet.iterator`` ended at any size below the
+    minimum; Kafka 3.x never reads past the logical size of a preallocated file, and its recovery cuts
+    the zeros (spec §2.6)."""
+    path = tmp_path / "zeros.log"
+    whole = b"".join(batch_records(o, v).buffer for o, v in enumerate(VALUES))
+    path.write_bytes(whole + bytes(zeros))
+    with FileMessageSet(path, writable=False) as fms:
+        assert values_of(fms) == VALUES
+        assert [r.value for r in fms.records()] == VALUES
+        assert [b.last_offset for b in fms.batches()] == [0, 1, 2]
+        assert fms.search_for(3) is None
+        assert fms.search_for(2) == LogOffsetPosition(2, 144, 72)
+        scan = fms.scan()
+        assert scan.valid_bytes == 216
+        assert scan.stop_reason is ScanStop.ZERO_TAIL
 
 
 def test_iteration_doesnt_change_position(fms: FileMessageSet, impl: ModuleType) -> None:
@@ -433,8 +458,8 @@ def test_preallocate_clear_shutdown(tmp_path: Path, fms: FileMessageSet, impl: M
 
 
 def test_preallocated_file_after_crash_shows_its_zero_tail(tmp_path: Path, impl: ModuleType) -> None:
-    """Without the trim of a clean close the zeros are part of the file: iteration stops on the first
-    zero size field (spec §2.6: recovery cuts the tail)."""
+    """Without the trim of a clean close the zeros are part of the file: iteration ends at the first zero
+    size field, as at the end of the data (spec §2.6: recovery cuts the tail)."""
     path = tmp_path / "crash.log"
     pre = FileMessageSet.open(path, init_file_size=4096, preallocate=True)
     append_values(pre, VALUES)
@@ -445,8 +470,9 @@ def test_preallocated_file_after_crash_shows_its_zero_tail(tmp_path: Path, impl:
         scan = reopened.scan()
         assert scan.valid_bytes == 216
         assert len(scan.batches) == 3
-        with pytest.raises(CorruptRecordError):
-            list(reopened.batches())
+        assert scan.stop_reason is ScanStop.ZERO_TAIL
+        assert values_of(reopened) == VALUES
+        assert [r.value for r in reopened.records()] == VALUES
 
 
 def _append_with_offset_and_timestamp(fms: FileMessageSet, magic: int, timestamp: int, offset: int,

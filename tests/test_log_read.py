@@ -170,3 +170,23 @@ def test_first_batch_timestamp_without_a_timestamp_is_long_max(create_log: LogFa
         assert reopened.get_first_batch_timestamp() == LONG_MAX
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("zeros", [4096, 1 << 20])
+def test_read_only_log_ends_at_a_zero_filled_tail(create_log: LogFactory, log_dir: Path, zeros: int) -> None:
+    """A broker's preallocated active segment (``preallocate=true``) holds zeros after its last batch until the
+    broker trims it at a clean shutdown: a read-only open of a live or crashed broker's dir reads the records up
+    to there, consumer view and deep iteration alike, and no error."""
+    log = create_log(config(segment_bytes=2 * 1024 * 1024))
+    for i in range(5):
+        log.append(singleton(f"v{i}".encode(), key=b"k", timestamp=1_000 + i))
+    log.close()
+    (segment,) = log_dir.glob("*.log")
+    os.truncate(segment, segment.stat().st_size + zeros)
+    with Log(log_dir, read_only=True) as reader:
+        assert [r.value for r in reader.records()] == [f"v{i}".encode() for i in range(5)]
+        assert reader.log_end_offset == 5
+        (only,) = reader.log_segments()
+        assert [r.value for r in only.log.records()] == [f"v{i}".encode() for i in range(5)]
+        fetched = reader.read(3, 1 << 20)
+        assert [r.offset for r in fetched.records.records()] == [3, 4]

@@ -356,3 +356,49 @@ def test_records_yields_every_record_before_a_truncated_tail(impl: ModuleType) -
     assert [r.value for r in records.records()] == [b"1", b"2", b"3", b"4"]
     lazy = records.records()  # nothing is read until the first record is asked for
     assert next(lazy).key == b"a"
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_chunk_kernels_walk_a_batch_a_few_records_at_a_time(impl: ModuleType, codec: str) -> None:
+    """``decode_v2_records_chunk`` and ``decode_v2_record_objects_chunk`` read a batch's records a few at a
+    call, each call starting where the last stopped with the records still left: the pieces put together
+    are what one call decodes, and what follows the last record is checked by the call that reads it."""
+    from kafkalog.record.compression import decompress
+
+    records = [(f"k{i}".encode(), None if i % 5 == 0 else b"v" * i, 1_000 + i,
+                [("h", b"x"), ("g", None)] if i % 3 == 0 else None) for i in range(23)]
+    batch = next(MemoryRecords.with_records(records, compression=codec, base_offset=100).batches())
+    data = bytes(batch.raw_bytes())
+    section = data[61:] if codec == "none" else decompress(codec, data[61:], magic=2, max_size=1 << 20)
+    args = (100, 1_000)
+    whole, whole_headers = impl.decode_v2_records(section, 0, len(section), 23, *args)
+    objects = impl.decode_v2_record_objects(section, 0, len(section), 23, *args)
+    for size in (1, 4, 22, 23, 50):
+        pieces, piece_objects, position, left = [], [], 0, 23
+        while left:
+            rows, headers, stop = impl.decode_v2_records_chunk(section, position, len(section), left, *args,
+                                                               max_records=size)
+            more, stop_too = impl.decode_v2_record_objects_chunk(section, position, len(section), left, *args,
+                                                                 max_records=size)
+            assert stop == stop_too
+            assert len(rows) == len(more) == min(size, left)
+            # Header rows are numbered from 0 in each piece.
+            assert [headers[int(r["header_index"]):int(r["header_index"]) + int(r["header_count"])].tolist()
+                    for r in rows] == [whole_headers[int(w["header_index"]):int(w["header_index"])
+                                                     + int(w["header_count"])].tolist()
+                                       for w in whole[23 - left:23 - left + len(rows)]]
+            pieces.append(rows[["offset", "timestamp", "key_pos", "value_pos", "key_len", "value_len"]])
+            piece_objects += more
+            position, left = stop, left - len(rows)
+        assert position == len(section)
+        assert np.concatenate(pieces).tolist() == whole[["offset", "timestamp", "key_pos", "value_pos", "key_len",
+                                                         "value_len"]].tolist()
+        assert piece_objects == objects
+    # The call that reads the last record finds the byte after it; the ones before do not look.
+    padded = section + b"\x00"
+    rows, _headers, stop = impl.decode_v2_records_chunk(padded, 0, len(padded), 23, *args, max_records=22)
+    with pytest.raises(InvalidRecordError, match="records still remaining") as info:
+        impl.decode_v2_records_chunk(padded, stop, len(padded), 1, *args, max_records=1)
+    assert info.value.position == len(section)
+    with pytest.raises(InvalidRecordError, match="records still remaining"):
+        impl.decode_v2_record_objects_chunk(padded, stop, len(padded), 1, *args)

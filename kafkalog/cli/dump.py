@@ -26,10 +26,12 @@ import base64
 import errno
 import re
 import struct
-from collections.abc import Callable
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
 from ..errors import KafkaLogError
@@ -179,15 +181,69 @@ class _DeepRecord:
     valid: bool | None = None
 
 
+class _Pairs:
+    """The ``(a, b)`` pairs a dump reports after its last file, newest first, as Kafka prints its Scala lists
+    (``pairs ::= (a, b)`` prepends).
+
+    Adding is O(1), where the port's ``list.insert(0, ...)`` was O(pairs), which made a compacted segment's
+    deep dump quadratic in its offset gaps.  And a segment can have a gap at every record, tens of millions
+    of them for a few hundred KB of gzip: the pairs are kept as 16 bytes each, and past :attr:`IN_MEMORY`
+    pairs they go to an unnamed temporary file, read back from its end when they are reported, so what the
+    dump holds is bounded whatever the number of gaps.
+    """
+
+    IN_MEMORY = 1 << 16
+
+    def __init__(self) -> None:
+        self._tail = array("q")  # the newest pairs, flattened
+        self._spill: IO[bytes] | None = None
+        self._spilled = 0
+
+    def add(self, a: int, b: int) -> None:
+        self._tail.append(a)
+        self._tail.append(b)
+        if len(self._tail) >= 2 * self.IN_MEMORY:
+            if self._spill is None:
+                self._spill = tempfile.TemporaryFile(prefix="kafkalog-dump-")  # noqa: SIM115 (closed by close())
+            self._tail.tofile(self._spill)
+            self._spilled += len(self._tail) // 2
+            self._tail = array("q")
+
+    def __len__(self) -> int:
+        return self._spilled + len(self._tail) // 2
+
+    def newest_first(self) -> Iterator[tuple[int, int]]:
+        tail = self._tail
+        for i in range(len(tail) - 2, -1, -2):
+            yield tail[i], tail[i + 1]
+        if self._spill is None:
+            return
+        pair_bytes = 2 * tail.itemsize
+        end = self._spilled
+        while end > 0:
+            start = max(0, end - self.IN_MEMORY)
+            self._spill.seek(start * pair_bytes)
+            piece = array("q")
+            piece.fromfile(self._spill, 2 * (end - start))
+            for i in range(len(piece) - 2, -1, -2):
+                yield piece[i], piece[i + 1]
+            end = start
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+
 class DumpLogSegments:
     """One run of the tool over ``options.files``; :meth:`run` returns the exit status."""
 
     def __init__(self, options: DumpOptions, console: Console) -> None:
         self.options = options
         self.console = console
-        self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.index_mismatches: dict[str, _Pairs] = {}
         self.time_index_errors = _TimeIndexDumpErrors()
-        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        self.non_consecutive: dict[str, _Pairs] = {}
         self.status = EXIT_OK
 
     # -- output -------------------------------------------------------------------------------------
@@ -209,19 +265,23 @@ class DumpLogSegments:
     # -- the run (Kafka: DumpLogSegments.main) --------------------------------------------------------
 
     def run(self) -> int:
-        with self.console.progress(len(self.options.files), "dump", unit="file") as bar:
-            for arg in self.options.files:
-                file = Path(arg)
-                self._emit(f"Dumping {_java_file_string(arg)}", "file", file=_java_file_string(arg))
-                try:
-                    self._dump_file(file)
-                except BrokenPipeError:
-                    raise
-                except (OSError, KafkaLogError) as e:
-                    self._problem(file, _describe(e), EXIT_FOUND if isinstance(e, KafkaLogError)
-                                  and not isinstance(e, OSError | DumpUsageError) else EXIT_UNREADABLE)
-                bar.update()
-        self._print_reports()
+        try:
+            with self.console.progress(len(self.options.files), "dump", unit="file") as bar:
+                for arg in self.options.files:
+                    file = Path(arg)
+                    self._emit(f"Dumping {_java_file_string(arg)}", "file", file=_java_file_string(arg))
+                    try:
+                        self._dump_file(file)
+                    except BrokenPipeError:
+                        raise
+                    except (OSError, KafkaLogError) as e:
+                        self._problem(file, _describe(e), EXIT_FOUND if isinstance(e, KafkaLogError)
+                                      and not isinstance(e, OSError | DumpUsageError) else EXIT_UNREADABLE)
+                    bar.update()
+            self._print_reports()
+        finally:
+            for pairs in (*self.index_mismatches.values(), *self.non_consecutive.values()):
+                pairs.close()
         return self.status
 
     def _dump_file(self, file: Path) -> None:
@@ -245,35 +305,34 @@ class DumpLogSegments:
         """The stderr reports Kafka prints after the last file, in its order."""
         emit_json = self.options.json
 
-        def report(header: str, lines: list[str], kind: str, file: str, pairs: list[tuple[int, int]],
+        def report(header: str, line: str, kind: str, file: str, pairs: Iterable[tuple[int, int]],
                    names: tuple[str, str]) -> None:
             if emit_json:
                 for a, b in pairs:
                     self.console.json_line({"type": "problem", "kind": kind, "file": file, names[0]: a, names[1]: b})
                 return
             self.console.error(header)
-            for line in lines:
-                self.console.error(line)
+            for a, b in pairs:
+                self.console.error(line.format(a, b))
 
-        for file, pairs in self.index_mismatches.items():
-            report(f"Mismatches in :{file}", [f"  Index offset: {a}, log offset: {b}" for a, b in pairs],
-                   "indexMismatch", file, pairs, ("indexOffset", "logOffset"))
+        for file, found in self.index_mismatches.items():
+            report(f"Mismatches in :{file}", "  Index offset: {}, log offset: {}", "indexMismatch", file,
+                   found.newest_first(), ("indexOffset", "logOffset"))
         errors = self.time_index_errors
         for file, pairs in errors.mismatches.items():
-            report(f"Found timestamp mismatch in :{file}",
-                   [f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs],
+            report(f"Found timestamp mismatch in :{file}", "  Index timestamp: {}, log timestamp: {}",
                    "timestampMismatch", file, pairs, ("indexTimestamp", "logTimestamp"))
         for file, pairs in errors.out_of_order.items():
             report(f"Found out of order timestamp in :{file}",
-                   [f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs],
+                   "  Index timestamp: {}, Previously indexed timestamp: {}",
                    "outOfOrderTimestamp", file, pairs, ("indexTimestamp", "previousIndexTimestamp"))
         for file, pairs in errors.not_found.items():
             report("The following indexed offsets are not found in the log.",
-                   [f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs],
+                   "Indexed offset: {}, found log offset: {}",
                    "indexedOffsetNotFound", file, pairs, ("indexedOffset", "foundLogOffset"))
-        for file, pairs in self.non_consecutive.items():
-            report(f"Non-consecutive offsets in {file}", [f"  {a} is followed by {b}" for a, b in pairs],
-                   "nonConsecutiveOffsets", file, pairs, ("offset", "followedBy"))
+        for file, found in self.non_consecutive.items():
+            report(f"Non-consecutive offsets in {file}", "  {} is followed by {}", "nonConsecutiveOffsets", file,
+                   found.newest_first(), ("offset", "followedBy"))
         if self.index_mismatches or errors:
             self.status = max(self.status, EXIT_FOUND)
 
@@ -342,7 +401,7 @@ class DumpLogSegments:
                                             max_entry_size=self.options.max_message_size, max_batches=1).batches
                         last_offset = int(first["last_offset"][0]) if len(first) else -1
                     if last_offset != entry.offset:
-                        self.index_mismatches.setdefault(key, []).insert(0, (entry.offset, last_offset))
+                        self._pairs(self.index_mismatches, key).add(entry.offset, last_offset)
                     if not self.options.verify_index_only:
                         self._emit(f"offset: {entry.offset} position: {entry.position}", "indexEntry",
                                    offset=entry.offset, position=entry.position)
@@ -386,8 +445,9 @@ class DumpLogSegments:
                     else:
                         batch = next(MemoryRecords(records.channel.pread(found.position, found.size)).batches())
                         max_timestamp = NO_TIMESTAMP
-                        for record in batch.records(check_crcs=False):
-                            max_timestamp = max(max_timestamp, record.timestamp)
+                        for columns in batch.column_chunks(check_crcs=False):
+                            if len(columns):
+                                max_timestamp = max(max_timestamp, int(columns.records["timestamp"].max()))
                         if max_timestamp != entry.timestamp:
                             errors.mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
                         if previous >= entry.timestamp:
@@ -469,19 +529,33 @@ class DumpLogSegments:
                      isvalid=valid)
         self._emit(text, "batch", **facts)
 
+    def _pairs(self, reports: dict[str, _Pairs], key: str) -> _Pairs:
+        found = reports.get(key)
+        if found is None:
+            found = reports[key] = _Pairs()
+        return found
+
     def _print_records(self, file: Path, key: str, batch: RecordBatch, last_offset: int) -> int:
-        """The deep part of ``dumpLog``: one line per record; returns the last offset seen."""
+        """The deep part of ``dumpLog``: one line per record; returns the last offset seen.  The records are
+        decoded a chunk at a time as they are printed (a batch may hold tens of millions); a batch that fails
+        to decode is reported after the records before the failure."""
         options = self.options
-        try:
-            records = _deep_records(batch)
-        except KafkaLogError as e:
-            self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
-            return last_offset
         timestamp_type = str(batch.timestamp_type)
         is_v2 = batch.magic >= MAGIC_V2
-        for record in records:
+        records = _deep_records(batch)
+        gaps: _Pairs | None = None
+        while True:
+            try:
+                record = next(records)
+            except StopIteration:
+                break
+            except KafkaLogError as e:
+                self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
+                break
             if last_offset != -1 and record.offset != last_offset + 1:
-                self.non_consecutive.setdefault(key, []).insert(0, (last_offset, record.offset))
+                if gaps is None:
+                    gaps = self._pairs(self.non_consecutive, key)
+                gaps.add(last_offset, record.offset)
             last_offset = record.offset
             text = ""
             facts: dict[str, Any] = {}
@@ -558,16 +632,17 @@ def _describe(error: BaseException) -> str:
     return str(error)
 
 
-def _deep_records(batch: RecordBatch) -> list[_DeepRecord]:
-    """A batch's records as deep iteration sees them; legacy records carry their own CRC and validity
-    (Kafka's deep iterator yields each legacy message as a batch of its own)."""
+def _deep_records(batch: RecordBatch) -> Iterator[_DeepRecord]:
+    """A batch's records as deep iteration sees them, decoded a chunk at a time; legacy records carry their
+    own CRC and validity (Kafka's deep iterator yields each legacy message as a batch of its own)."""
     if not isinstance(batch, LegacyRecordBatch):
-        return [_DeepRecord(r.offset, r.timestamp, r.key, r.value, list(r.headers))
-                for r in batch.records(check_crcs=False)]
-    records = batch.records(check_crcs=False)
-    crcs = batch.record_columns(check_crcs=False).records["crc"].tolist() if batch.is_compressed else [batch.crc]
-    return [_DeepRecord(r.offset, r.timestamp, r.key, r.value, [], crc, ok)
-            for r, crc, ok in zip(records, crcs, batch.record_validity(), strict=True)]
+        for chunk in batch.record_chunks(check_crcs=False):
+            for r in chunk:
+                yield _DeepRecord(r.offset, r.timestamp, r.key, r.value, list(r.headers))
+        return
+    for records, crcs, valid in batch.entry_chunks():
+        for r, crc, ok in zip(records, crcs, valid, strict=True):
+            yield _DeepRecord(r.offset, r.timestamp, r.key, r.value, [], crc, ok)
 
 
 # -- the subcommand ----------------------------------------------------------------------------------

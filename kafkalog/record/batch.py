@@ -57,10 +57,11 @@ from .._common import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from ..errors import CorruptRecordError, InvalidRecordError
-from .compression import CompressionType, compress, decompress
+from .compression import CompressionType, compress, decompress_buffer
 from .types import ControlRecordType, EndTransactionMarker, TimestampType
 
 __all__ = [
+    "CHUNK_RECORDS",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "DefaultRecordBatch",
     "RecordBatch",
@@ -74,6 +75,15 @@ __all__ = [
 
 #: The most bytes one batch may decompress to before the reader gives up (a decompression bomb).
 DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+
+#: The most records one kernel call decodes out of one batch when it is read in chunks
+#: (:meth:`RecordBatch.record_chunks`, :meth:`RecordBatch.column_chunks`, and through them every deep read
+#: of :class:`~kafkalog.record.MemoryRecords`): 64 Ki records are 3.5 MiB of columns or a few MiB of
+#: objects.  A batch's record count is bounded only by its size (a few hundred bytes of gzip expand to a
+#: million 7-byte records), so this, not the count, is what bounds the memory of a deep read, with the
+#: decompressed bytes (at most ``max_decompressed_size``).  Kafka's consumer reads a compressed batch one
+#: record at a time from the decompression stream for the same reason.
+CHUNK_RECORDS = 1 << 16
 
 #: What the builders accept per record: ``(key, value)``, ``(key, value, timestamp)`` or
 #: ``(key, value, timestamp, headers)``, or any object with those four attributes.
@@ -239,8 +249,23 @@ class RecordBatch:
         :meth:`records`)."""
         raise NotImplementedError
 
+    def record_chunks(self, *, check_crcs: bool = True, max_records: int | None = None) -> Iterator[list[Any]]:
+        """The records of :meth:`records`, in lists of at most ``max_records`` (default :data:`CHUNK_RECORDS`),
+        decoded as they are asked for: memory bounded by the chunk (and the decompressed bytes), whatever the
+        batch's record count.  The batch is checked (``check_crcs``) before the first chunk; a malformed record
+        raises once the chunks before it are handed out.  Kafka: the consumer's streaming iteration of a batch
+        (``DefaultRecordBatch.streamingIterator``)."""
+        raise NotImplementedError
+
+    def column_chunks(self, *, check_crcs: bool = True,
+                      max_records: int | None = None) -> Iterator[RecordColumns]:
+        """The columns of :meth:`record_columns`, at most ``max_records`` records (default
+        :data:`CHUNK_RECORDS`) at a time, as :meth:`record_chunks`; every chunk's ``data`` is the same
+        buffer."""
+        raise NotImplementedError
+
     def __iter__(self) -> Iterator[Any]:
-        return iter(self.records())
+        return itertools.chain.from_iterable(self.record_chunks())
 
     def ensure_valid_deep(self) -> None:
         """What a consumer with ``check.crcs=true`` checks before it returns a batch's records: the
@@ -336,7 +361,7 @@ class DefaultRecordBatch(RecordBatch):
             return self._buf, start, end
         with memoryview(self._buf) as whole, whole[start:end] as compressed:
             try:
-                data = decompress(codec, compressed, magic=MAGIC_V2, max_size=self._max_decompressed_size)
+                data = decompress_buffer(codec, compressed, magic=MAGIC_V2, max_size=self._max_decompressed_size)
             except CorruptRecordError as e:
                 raise e.at(self.position) from e
         return data, 0, len(data)
@@ -345,24 +370,46 @@ class DefaultRecordBatch(RecordBatch):
         return int(self.max_timestamp) if self.attributes & TIMESTAMP_TYPE_MASK else None
 
     def _decode(self, kernel: Any) -> tuple[Any, Any]:
-        """Run a record-decode kernel over this batch's records; returns (kernel result, data).
-
-        In an uncompressed batch a bad record's position is already a position in the buffer.  In a
-        compressed one it is a position in the decompressed stream, which means nothing to someone
-        looking at the file, so the error is raised again at the batch, naming the stream offset.
-        """
+        """Run a record-decode kernel over this batch's records; returns (kernel result, data)."""
         data, start, end = self._records_bytes()
         try:
             result = kernel(data, start, end, self.count, self.base_offset, self.base_timestamp,
                             self._append_time())
         except CorruptRecordError as e:
-            if data is self._buf:
-                if self.position == self._at:
-                    raise
-                raise e.at(self._in_log(e.position)) from e
-            raise e.at(self.position, note=f" (at byte {e.position} of the decompressed records of the "
-                                           f"{self.compression.kafka_name} batch)") from e
+            raise self._located(e, data) from e
         return result, data
+
+    def _located(self, error: CorruptRecordError, data: Any) -> CorruptRecordError:
+        """A decode error of this batch's records, placed in its log.
+
+        In an uncompressed batch a bad record's position is already a position in the buffer.  In a
+        compressed one it is a position in the decompressed stream, which means nothing to someone
+        looking at the file, so the error is raised again at the batch, naming the stream offset.
+        """
+        if data is self._buf:
+            return error if self.position == self._at else error.at(self._in_log(error.position))
+        return error.at(self.position, note=f" (at byte {error.position} of the decompressed records of the "
+                                            f"{self.compression.kafka_name} batch)")
+
+    def _chunks(self, kernel: Any, max_records: int | None) -> Iterator[tuple[Any, Any]]:
+        """Run a chunk kernel over this batch's records, ``max_records`` at a time; yields (kernel result less
+        the stop position, data).  Always one call at least: an empty batch's bytes are checked too."""
+        data, start, end = self._records_bytes()
+        left = self.count
+        limit = CHUNK_RECORDS if max_records is None else max(max_records, 1)
+        append_time = self._append_time()
+        position = start
+        while True:
+            take = min(left, limit)
+            try:
+                *result, position = kernel(data, position, end, left, self.base_offset, self.base_timestamp,
+                                           append_time, max_records=take)
+            except CorruptRecordError as e:
+                raise self._located(e, data) from e
+            yield result, data
+            left -= take
+            if left <= 0:
+                return
 
     def records(self, *, check_crcs: bool = True) -> list[Any]:
         if check_crcs:
@@ -376,6 +423,20 @@ class DefaultRecordBatch(RecordBatch):
             self.ensure_valid()
         (records, headers), data = self._decode(_impl.core.decode_v2_records)
         return RecordColumns(records, headers, data)
+
+    def record_chunks(self, *, check_crcs: bool = True, max_records: int | None = None) -> Iterator[list[Any]]:
+        if check_crcs:
+            self.ensure_valid()
+        kernel = partial(_impl.core.decode_v2_record_objects_chunk, is_control=self.is_control)
+        for (records,), _data in self._chunks(kernel, max_records):
+            yield records
+
+    def column_chunks(self, *, check_crcs: bool = True,
+                      max_records: int | None = None) -> Iterator[RecordColumns]:
+        if check_crcs:
+            self.ensure_valid()
+        for (records, headers), data in self._chunks(_impl.core.decode_v2_records_chunk, max_records):
+            yield RecordColumns(records, headers, data)
 
     def control_type(self) -> ControlRecordType | None:
         if not self.is_control:

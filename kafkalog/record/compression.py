@@ -75,8 +75,9 @@ kept, so a payload claiming or producing more raises :class:`RecordTooLargeError
 the limit) after allocating at most about ``max_size`` plus one piece (and, for LZ4, one reused scratch
 block of at most ``min(maximum block size, max_size + 1)`` bytes).  An LZ4 block that fails to decode
 into the room left under the limit is reported as too large, since it cannot be told apart from a corrupt
-block without decoding past the limit.  The finished output is joined once, so a successful call holds
-the output twice for a moment.  libzstd's own window buffer is outside this count; it is bounded by
+block without decoding past the limit.  The output grows in place in one ``bytearray``
+(:func:`decompress_buffer`, what the record readers use), so it is held once; :func:`decompress` returns
+it as ``bytes``, a second copy for a moment.  libzstd's own window buffer is outside this count; it is bounded by
 libzstd's default window limit (128 MiB), as in zstd-jni, and only the pages decoded into are touched.
 
 Errors.  Malformed payloads raise :class:`CorruptRecordError` naming the codec, what is wrong and the
@@ -107,7 +108,7 @@ from kafkalog.errors import (
     UnsupportedMagicError,
 )
 
-__all__ = ["CompressionType", "compress", "decompress"]
+__all__ = ["CompressionType", "compress", "decompress", "decompress_buffer"]
 
 _Bytes = bytes | bytearray | memoryview
 
@@ -208,6 +209,19 @@ def decompress(
     malformed, :class:`UnsupportedCompressionError` for a codec that does not exist or that this message
     format cannot carry, and :class:`UnsupportedMagicError` for a magic other than 0, 1 and 2.
     """
+    return bytes(decompress_buffer(codec, data, magic=magic, max_size=max_size))
+
+
+def decompress_buffer(
+    codec: CompressionType | int | str,
+    data: bytes | bytearray | memoryview,
+    *,
+    magic: int,
+    max_size: int,
+) -> bytearray:
+    """:func:`decompress` into a ``bytearray`` that grew in place as the pieces came: the output held once,
+    not joined from its pieces at the end, which for a batch that decompresses to hundreds of MiB is the
+    difference between holding it once and twice."""
     ctype = _resolve(codec, magic)
     if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0:
         raise ValueError(f"max_size must be a non-negative int, got {max_size!r}")
@@ -215,7 +229,7 @@ def decompress(
     out = _Output(ctype.kafka_name, max_size)
     if ctype is CompressionType.NONE:
         out.reserve(len(view))
-        return bytes(view)
+        return bytearray(view)
     if ctype is CompressionType.GZIP:
         _gzip_decompress(view, out)
     elif ctype is CompressionType.SNAPPY:
@@ -286,15 +300,20 @@ class _LibraryErrors:
 
 
 class _Output:
-    """Collects decompressed pieces and refuses to hold more than ``limit`` bytes."""
+    """Collects decompressed pieces in one growing ``bytearray`` (CPython over-allocates it and the C
+    allocator moves large blocks by remapping pages, so it grows without a second copy) and refuses to hold
+    more than ``limit`` bytes."""
 
-    __slots__ = ("_pieces", "codec", "limit", "size")
+    __slots__ = ("_out", "codec", "limit")
 
     def __init__(self, codec: str, limit: int) -> None:
         self.codec = codec
         self.limit = limit
-        self.size = 0
-        self._pieces: list[_Bytes | cramjam.Buffer] = []
+        self._out = bytearray()
+
+    @property
+    def size(self) -> int:
+        return len(self._out)
 
     @property
     def room(self) -> int:
@@ -313,14 +332,11 @@ class _Output:
             raise self.too_large(self.size + count)
 
     def add(self, piece: _Bytes | cramjam.Buffer) -> None:
-        count = len(piece)
-        self.reserve(count)
-        if count:
-            self._pieces.append(piece)
-            self.size += count
+        self.reserve(len(piece))
+        self._out += piece
 
-    def result(self) -> bytes:
-        return b"".join(self._pieces)
+    def result(self) -> bytearray:
+        return self._out
 
 
 def _u32le(view: memoryview, pos: int) -> int:

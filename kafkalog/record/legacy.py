@@ -28,10 +28,11 @@ from __future__ import annotations
 import itertools
 import struct
 import zlib
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _impl
 from .._common import (
@@ -53,8 +54,15 @@ from .._common import (
     ScanStop,
 )
 from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .batch import DEFAULT_MAX_DECOMPRESSED_SIZE, RecordBatch, RecordColumns, RecordInput, normalize_records
-from .compression import CompressionType, compress, decompress
+from . import batch as _batch
+from .batch import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    RecordBatch,
+    RecordColumns,
+    RecordInput,
+    normalize_records,
+)
+from .compression import CompressionType, compress, decompress_buffer
 from .types import TimestampType
 
 __all__ = ["LegacyRecordBatch", "build_legacy_message_set", "legacy_entry"]
@@ -68,13 +76,24 @@ _NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
 _NO_HEADERS.flags.writeable = False
 
 
+class _InnerSet(NamedTuple):
+    """A compressed wrapper's inner message set, walked once (:meth:`LegacyRecordBatch._inner_set`)."""
+
+    data: Any  #: the decompressed message set
+    records: int  #: how many whole messages it holds
+    first_offset: int  #: the first one's absolute offset
+    absolute_base: int  #: what turns a stored inner offset into an absolute one (v1; 0 for v0)
+    columns: RecordColumns | None  #: all of them, with absolute offsets, when one chunk held them
+    end: int  #: where the messages of ``columns`` end in ``data``
+
+
 class LegacyRecordBatch(RecordBatch):
     """One top-level v0/v1 log entry seen as a batch (Kafka: ``AbstractLegacyRecordBatch``).
 
     An uncompressed message is a batch of one record; a wrapper is a batch of its inner messages.
     """
 
-    __slots__ = ("_inner", "attributes", "crc", "magic", "offset", "timestamp")
+    __slots__ = ("_inner_info", "attributes", "crc", "magic", "offset", "timestamp")
 
     partition_leader_epoch = NO_PARTITION_LEADER_EPOCH
     producer_id = NO_PRODUCER_ID
@@ -93,7 +112,7 @@ class LegacyRecordBatch(RecordBatch):
         self.timestamp = (
             _I64.unpack_from(buf, position + LOG_OVERHEAD + 6)[0] if self.magic == MAGIC_V1 else NO_TIMESTAMP
         )
-        self._inner: RecordColumns | None = None
+        self._inner_info: _InnerSet | None = None
 
     @property
     def is_compressed(self) -> bool:
@@ -130,12 +149,11 @@ class LegacyRecordBatch(RecordBatch):
         wrapper (Kafka: ``AbstractLegacyRecordBatch.baseOffset``)."""
         if not self.is_compressed:
             return int(self.offset)
-        inner = self._inner_columns()
-        return int(inner.records["offset"][0]) if len(inner) else int(self.offset)
+        return self._inner_set().first_offset
 
     @property
     def count(self) -> int:
-        return 1 if not self.is_compressed else len(self._inner_columns())
+        return 1 if not self.is_compressed else self._inner_set().records
 
     def computed_crc(self) -> int:
         with memoryview(self._buf) as whole, \
@@ -151,11 +169,8 @@ class LegacyRecordBatch(RecordBatch):
             raise e.at(self._in_log(e.position)) from e
         return RecordColumns(rows, _NO_HEADERS, self._buf)
 
-    def _inner_columns(self) -> RecordColumns:
-        """The inner messages of a wrapper with absolute offsets and reported timestamps (Kafka's
-        ``DeepRecordsIterator``), decoded once and kept."""
-        if self._inner is not None:
-            return self._inner
+    def _inner_data(self) -> Any:
+        """The wrapper's value, decompressed: the inner message set."""
         own = self._own_columns()
         row = own.records[0]
         if int(row["value_len"]) < 0:
@@ -165,29 +180,71 @@ class LegacyRecordBatch(RecordBatch):
         codec = self.compression
         with memoryview(self._buf) as whole, whole[value_pos:value_end] as payload:
             try:
-                data = decompress(codec, payload, magic=self.magic, max_size=self._max_decompressed_size)
+                return decompress_buffer(codec, payload, magic=self.magic, max_size=self._max_decompressed_size)
             except CorruptRecordError as e:
                 raise e.at(self.position) from e
-        # Kafka's DataLogInputStream ends the inner set silently at a message cut short, so the decode
-        # stops where the last whole one ends; corrupt framing before that still raises.
-        _rows, stop, reason = _impl.core.scan_batches(data, 0, len(data), False, False)
-        end = stop if reason == ScanStop.PARTIAL else len(data)
-        try:
-            rows = _impl.core.decode_legacy_records(data, 0, end)
-        except CorruptRecordError as e:
-            raise e.at(self.position, note=f" (at byte {e.position} of the wrapper's decompressed "
-                                           "message set)") from e
-        if len(rows) == 0:
+
+    def _walk_inner(self, data: Any, max_records: int) -> Iterator[tuple[npt.NDArray[Any], int, int]]:
+        """The inner messages of ``data`` as they are framed, ``max_records`` at a time: ``(rows, start, end)``
+        with the rows (offsets as stored) of the messages in ``data[start:end]``.
+
+        Kafka's DataLogInputStream ends the inner set silently at a message cut short, so the walk stops where
+        the last whole one ends; corrupt framing before that raises.  The batch scan finds where each run of
+        ``max_records`` messages ends, the legacy decode reads them (and raises at bad framing).
+        """
+        total = len(data)
+        position = 0
+        while True:
+            _rows, stop, reason = _impl.core.scan_batches(data, position, total, False, False, INT32_MAX,
+                                                          max_records)
+            end = stop if reason in (ScanStop.LIMIT, ScanStop.PARTIAL) else total
+            try:
+                rows = _impl.core.decode_legacy_records(data, position, end)
+            except CorruptRecordError as e:
+                raise e.at(self.position, note=f" (at byte {e.position} of the wrapper's decompressed "
+                                               "message set)") from e
+            yield rows, position, end
+            if reason != ScanStop.LIMIT:
+                return
+            position = end
+
+    def _inner_set(self) -> _InnerSet:
+        """What a reader of a wrapper's inner messages needs to know first (Kafka's ``DeepRecordsIterator``,
+        which for v1 reads every inner message before it returns one): how many there are, the offset to add
+        to each, and that they are well formed.  One walk of the set a chunk at a time, so its memory is
+        bounded whatever the count; the columns are kept when one chunk holds them all."""
+        if self._inner_info is not None:
+            return self._inner_info
+        data = self._inner_data()
+        count = 0
+        first = last = 0
+        lowest, highest = INT64_MAX, -1 - INT64_MAX
+        compressed = False
+        kept: npt.NDArray[Any] | None = None
+        kept_end = 0
+        for rows, _start, end in self._walk_inner(data, _batch.CHUNK_RECORDS):
+            if not len(rows):
+                continue
+            offsets = rows["offset"]
+            if count == 0:
+                first = int(offsets[0])
+                kept, kept_end = rows, end
+            else:
+                kept = None
+            count += len(rows)
+            last = int(offsets[-1])
+            lowest, highest = min(lowest, int(offsets.min())), max(highest, int(offsets.max()))
+            compressed = compressed or bool(np.any(rows["attributes"] & LEGACY_COMPRESSION_MASK))
+        if count == 0:
             raise InvalidRecordError("Found invalid compressed record set with no inner records", self.position)
         # Inner magics are not required to match the wrapper's: Kafka's reader only checks that when asked
         # (ensureMatchingMagic), which its read path never does.
-        if np.any(rows["attributes"] & LEGACY_COMPRESSION_MASK):
+        if compressed:
             raise InvalidRecordError(
                 "Compressed message set contains a compressed inner message", self.position
             )
+        absolute_base = 0
         if self.magic == MAGIC_V1:
-            last_inner = int(rows["offset"][-1])
-            lowest, highest = int(rows["offset"].min()), int(rows["offset"].max())
             if lowest < 0:
                 raise InvalidRecordError(
                     f"Found invalid relative offset {lowest} in a compressed v1 message set: inner "
@@ -197,63 +254,127 @@ class LegacyRecordBatch(RecordBatch):
             if self.offset == 0:
                 # librdkafka once wrote wrapper offset 0: the inner offsets are then taken as given.
                 absolute_base = 0
-            elif self.offset < last_inner:
+            elif self.offset < last:
                 raise InvalidRecordError(
                     f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                    f"'{self.offset}' is less than the last inner message offset '{last_inner}' and "
+                    f"'{self.offset}' is less than the last inner message offset '{last}' and "
                     "it is not zero",
                     self.position,
                 )
             else:
-                absolute_base = int(self.offset) - last_inner
+                absolute_base = int(self.offset) - last
             if absolute_base + highest > INT64_MAX:
                 raise InvalidRecordError(
                     f"Found invalid inner offset {highest} in the compressed v1 message set at wrapper "
                     f"offset {self.offset}: its absolute offset does not fit a long",
                     self.position,
                 )
+        columns = None
+        if kept is not None:
+            columns = RecordColumns(self._absolute(kept, absolute_base), _NO_HEADERS, data)
+        self._inner_info = _InnerSet(data, count, first + absolute_base, absolute_base, columns, kept_end)
+        return self._inner_info
+
+    def _absolute(self, rows: npt.NDArray[Any], absolute_base: int) -> npt.NDArray[Any]:
+        """Inner rows as a reader sees them: absolute offsets (v1), the wrapper's LogAppendTime."""
+        if self.magic == MAGIC_V1:
             rows["offset"] += absolute_base
             if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
                 rows["timestamp"] = self.timestamp
-        self._inner = RecordColumns(rows, _NO_HEADERS, data)
-        return self._inner
+        return rows
+
+    def _inner_chunks(self, max_records: int | None = None) -> Iterator[tuple[RecordColumns, int, int]]:
+        """The inner messages with absolute offsets and reported timestamps (Kafka's ``DeepRecordsIterator``),
+        ``max_records`` at a time: ``(columns, start, end)``, the messages being ``columns.data[start:end]``."""
+        inner = self._inner_set()
+        limit = _batch.CHUNK_RECORDS if max_records is None else max(max_records, 1)
+        if inner.columns is not None and inner.records <= limit:
+            yield inner.columns, 0, inner.end  # the first walk kept them
+            return
+        for rows, start, end in self._walk_inner(inner.data, limit):
+            if len(rows):
+                yield RecordColumns(self._absolute(rows, inner.absolute_base), _NO_HEADERS, inner.data), start, end
+
+    def _inner_columns(self) -> RecordColumns:
+        """All of the inner messages as one set of columns (see :meth:`_inner_chunks`)."""
+        inner = self._inner_set()
+        if inner.columns is not None:
+            return inner.columns
+        parts = [columns.records for columns, _start, _end in self._inner_chunks()]
+        return RecordColumns(np.concatenate(parts), _NO_HEADERS, inner.data)
 
     def record_columns(self, *, check_crcs: bool = True) -> RecordColumns:
         if check_crcs:
             self.ensure_valid_deep()
         return self._inner_columns() if self.is_compressed else self._own_columns()
 
+    def column_chunks(self, *, check_crcs: bool = True,
+                      max_records: int | None = None) -> Iterator[RecordColumns]:
+        if check_crcs:
+            self.ensure_valid_deep()
+        if not self.is_compressed:
+            yield self._own_columns()
+            return
+        for columns, _start, _end in self._inner_chunks(max_records):
+            yield columns
+
+    def record_chunks(self, *, check_crcs: bool = True, max_records: int | None = None) -> Iterator[list[Any]]:
+        for columns in self.column_chunks(check_crcs=check_crcs, max_records=max_records):
+            yield self._records_from(columns)
+
+    def validity_chunks(self, max_records: int | None = None) -> Iterator[npt.NDArray[np.bool_]]:
+        """:meth:`record_validity` a chunk at a time, the chunks of :meth:`column_chunks`."""
+        if not self.is_compressed:
+            yield np.array([self.is_valid()])
+            return
+        data = self._inner_set().data
+        for columns, start, end in self._inner_chunks(max_records):
+            yield _validity(data, start, end, len(columns))
+
+    def entry_chunks(self, max_records: int | None = None) -> Iterator[tuple[list[Any], list[int], list[bool]]]:
+        """The records, unchecked, with each one's own CRC and whether it matches its bytes, a chunk at a time
+        (Kafka's deep iterator yields each legacy message as a batch of its own, with its ``checksum`` and
+        ``isValid``, which the dump tool prints)."""
+        if not self.is_compressed:
+            yield self._records_from(self._own_columns()), [int(self.crc)], [self.is_valid()]
+            return
+        data = self._inner_set().data
+        for columns, start, end in self._inner_chunks(max_records):
+            valid = _validity(data, start, end, len(columns))
+            yield self._records_from(columns), columns.records["crc"].tolist(), valid.tolist()
+
     def ensure_valid_deep(self) -> None:
         self.ensure_valid()
         if not self.is_compressed:
             return
-        for i, valid in enumerate(self.record_validity()):
-            if not valid:
-                inner = self._inner_columns().records[i]
+        at = 0
+        for (columns, _start, _end), valid in zip(self._inner_chunks(), self.validity_chunks(), strict=True):
+            bad = np.flatnonzero(~valid)
+            if len(bad):
+                inner = columns.records[int(bad[0])]
                 raise CorruptRecordError(
-                    f"Record is corrupt (inner message {i} of the wrapper, at offset {int(inner['offset'])}: "
-                    f"stored crc = {int(inner['crc'])} does not match its bytes)", self.position)
+                    f"Record is corrupt (inner message {at + int(bad[0])} of the wrapper, at offset "
+                    f"{int(inner['offset'])}: stored crc = {int(inner['crc'])} does not match its bytes)",
+                    self.position)
+            at += len(valid)
 
     def record_validity(self) -> list[bool]:
         """Whether each record's own CRC matches its bytes, in record order.
 
         A plain message is its own record; a wrapper's inner messages each carry a CRC of their own,
         which Kafka's deep iterator exposes (``isValid`` of each inner ``AbstractLegacyRecordBatch``) and
-        which a shallow check of the wrapper does not cover.
+        which a shallow check of the wrapper does not cover.  :meth:`validity_chunks` gives the same a chunk
+        at a time.
         """
-        if not self.is_compressed:
-            return [self.is_valid()]
-        data = self._inner_columns().data
-        count = len(self._inner_columns())
-        rows, _stop, _reason = _impl.core.scan_batches(data, 0, len(data), True, False, INT32_MAX, count)
-        valid = [bool(v) for v in rows["valid"].tolist()]
-        return valid + [False] * (count - len(valid))
+        return [bool(v) for chunk in self.validity_chunks() for v in chunk.tolist()]
 
     def records(self, *, check_crcs: bool = True) -> list[Any]:
         """The batch's records (see :meth:`RecordBatch.records`).  Each says its timestamp type as Kafka's
         ``LegacyRecord.timestampType`` does: a v1 wrapper's LogAppendTime holds for its inner messages,
         otherwise a message's own magic and attribute bit decide."""
-        columns = self.record_columns(check_crcs=check_crcs)
+        return self._records_from(self.record_columns(check_crcs=check_crcs))
+
+    def _records_from(self, columns: RecordColumns) -> list[Any]:
         data = columns.data
         wrapper_append_time = (self.is_compressed and self.magic == MAGIC_V1
                                and bool(self.attributes & LEGACY_TIMESTAMP_TYPE_MASK))
@@ -284,6 +405,14 @@ class LegacyRecordBatch(RecordBatch):
             f"compression={self.compression.kafka_name}, timestamp_type={self.timestamp_type}, "
             f"timestamp={self.timestamp}, size={self.size_in_bytes}, position={self.position})"
         )
+
+
+def _validity(data: Any, start: int, end: int, count: int) -> npt.NDArray[np.bool_]:
+    """Whether each of the ``count`` messages framed in ``data[start:end]`` matches its own CRC."""
+    rows, _stop, _reason = _impl.core.scan_batches(data, start, end, True, False, INT32_MAX, count)
+    valid = np.zeros(count, dtype=bool)
+    valid[:len(rows)] = rows["valid"] == 1
+    return valid
 
 
 # ---------------------------------------------------------------------------------------------------

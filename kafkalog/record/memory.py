@@ -41,6 +41,7 @@ from .._common import (
     ScanStop,
 )
 from ..errors import CorruptRecordError, RecordTooLargeError, UnsupportedMagicError
+from . import batch as _batch
 from .batch import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     DefaultRecordBatch,
@@ -137,6 +138,12 @@ def _runs_with_mask(rows: npt.NDArray[Any], keep: npt.NDArray[np.bool_] | None
         at += n
 
 
+def _one_large_batch(run: npt.NDArray[Any]) -> bool:
+    """Whether a run is one batch with more records than one kernel call should decode: it is then read
+    :data:`~kafkalog.record.batch.CHUNK_RECORDS` records at a time."""
+    return len(run) == 1 and int(run["record_count"][0]) > _batch.CHUNK_RECORDS
+
+
 def _batch_at(buf: Any, position: int, size: int, magic: int, max_decompressed_size: int) -> RecordBatch:
     if magic == MAGIC_V2:
         return DefaultRecordBatch(buf, position, size, max_decompressed_size)
@@ -190,7 +197,7 @@ class MemoryRecords:
     def _raise_for(self, reason: ScanStop, position: int) -> None:
         """Turn a scan stop into Kafka's error for it (``ByteBufferLogInputStream.nextBatchSize``)."""
         remaining = self._size - position
-        if reason in (ScanStop.END, ScanStop.LIMIT):
+        if reason in (ScanStop.END, ScanStop.LIMIT, ScanStop.ZERO_TAIL):
             return
         size = None
         if remaining >= LOG_OVERHEAD:
@@ -239,7 +246,9 @@ class MemoryRecords:
 
         A partial entry at the end (a fetch of ``max_length`` bytes cuts the last batch, as Kafka's
         ``ByteBufferLogInputStream`` expects) ends the iteration before it; ``strict=True`` raises on it
-        instead.  Corrupt framing (a size too small or too large, a bad magic) raises either way.
+        instead.  Zeros from the last entry to the end (a preallocated segment, :data:`ScanStop.ZERO_TAIL`)
+        end it too, strict or not.  Corrupt framing (a size too small or too large, a bad magic) raises
+        either way.
         """
         result = self.scan(check_crc=False, stop_on_invalid=False)
         rows = result.batches
@@ -263,12 +272,15 @@ class MemoryRecords:
 
         Each batch's CRC is checked before its records are returned (a consumer's ``check.crcs=true``;
         for a legacy wrapper its inner messages' too): the records before a corrupt batch are yielded,
-        then a :class:`CorruptRecordError` at its position is raised.  ``check_crcs=False`` reads past
+        then a :class:`CorruptRecordError` at its position is raised.  The same holds for a batch whose CRC
+        is right but whose records are malformed: the records of every batch before it, then an
+        :class:`~kafkalog.errors.InvalidRecordError` at its bad record.  ``check_crcs=False`` reads past
         bad CRCs, for forensic tools.  ``strict`` is as for :meth:`batches`.
 
         Runs of uncompressed v2 batches are decoded by one kernel call each (see
-        :data:`OBJECT_CHUNK_BYTES`); legacy and compressed batches one at a time.  Nothing is read until
-        the first record is asked for.
+        :data:`OBJECT_CHUNK_BYTES`); legacy and compressed batches one at a time, at most
+        :data:`~kafkalog.record.batch.CHUNK_RECORDS` records a call, so what the iteration holds is
+        bounded whatever a batch's record count.  Nothing is read until the first record is asked for.
         """
         # chain walks each run's list at C speed; a generator yielding record by record would
         # cost a frame resumption per record, a fifth of the whole object decode.
@@ -290,9 +302,9 @@ class MemoryRecords:
         With ``check_crcs`` every batch's CRC is checked before its records are handed out, the hidden ones'
         too, as a consumer checks every batch it fetches: one scan over the rows' bytes, before the first
         record, and a legacy wrapper's inner messages as it is decoded.  A mismatch raises
-        :class:`CorruptRecordError` after the records of the batches before it.
+        :class:`CorruptRecordError` after the records of the batches before it; so does a malformed record,
+        after the records of the batches before its own.
         """
-        buf = self._buf
         keep = None if hidden is None else ~hidden
         bad = self._first_bad_crc(rows) if check_crcs and len(rows) else None
         for kind, run, visible in _runs_with_mask(rows, keep):
@@ -300,16 +312,30 @@ class MemoryRecords:
                 # The bad batch is in this run: the records of the batches before it, then the error.
                 before = visible & (run["position"] < bad)
                 if kind == RUN_V2 and before.any():
-                    yield _impl.core.decode_v2_batch_objects(buf, run[before])
+                    yield from self._objects_one_batch_a_call(run[before])
                 self._raise_for(ScanStop.BAD_CRC, bad)
-            if kind == RUN_V2:
-                if visible.all():
-                    yield _impl.core.decode_v2_batch_objects(buf, run)
-                elif visible.any():
-                    yield _impl.core.decode_v2_batch_objects(buf, run[visible])
+            if kind == RUN_V2 and not _one_large_batch(run):
+                batches = run if visible.all() else run[visible] if visible.any() else None
+                if batches is None:
+                    continue
+                try:
+                    records = _impl.core.decode_v2_batch_objects(self._buf, batches)
+                except CorruptRecordError:
+                    records = None
+                if records is None:
+                    # A batch of the run is malformed: the records of the batches before it, then its error.
+                    yield from self._objects_one_batch_a_call(batches)
+                else:
+                    yield records
             elif visible[0]:
                 # Its own CRC was checked by the scan above; a legacy wrapper's inner messages are checked here.
-                yield self._batch_for(run[0]).records(check_crcs=check_crcs)
+                yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and kind != RUN_V2)
+
+    def _objects_one_batch_a_call(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
+        """The records of a run of uncompressed v2 batches, one kernel call a batch: for a run one call
+        could not decode, the records of the batches before the malformed one, then its error."""
+        for i in range(len(run)):
+            yield _impl.core.decode_v2_batch_objects(self._buf, run[i:i + 1])
 
     def _first_bad_crc(self, rows: npt.NDArray[Any]) -> int | None:
         """The position of the first batch of the contiguous ``rows`` whose CRC does not match, or ``None``."""
@@ -317,35 +343,52 @@ class MemoryRecords:
         result = self.scan(check_crc=True, stop_on_invalid=True, start=int(rows["position"][0]), end=end)
         return result.stop_position if result.stop_reason is ScanStop.BAD_CRC else None
 
-    def record_columns(self, *, strict: bool = False, check_crcs: bool = True) -> list[RecordColumns]:
-        """Every record of the buffer as columns: one :class:`RecordColumns` per run of uncompressed v2
-        batches (decoded by one kernel call, ``data`` is this buffer) and one per legacy or compressed
-        batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch boundaries, and
-        ``batches``, the scan rows of its batches (positions in this buffer).
+    def record_columns(self, *, strict: bool = False, check_crcs: bool = True) -> Iterator[RecordColumns]:
+        """Every record of the buffer as columns, decoded as they are asked for: one :class:`RecordColumns`
+        per run of uncompressed v2 batches (decoded by one kernel call, ``data`` is this buffer) and per
+        legacy or compressed batch (``data`` is its decompressed bytes).  Each has ``starts``, its batch
+        boundaries, and ``batches``, the scan rows of its batches (positions in this buffer).  A batch of
+        more than :data:`~kafkalog.record.batch.CHUNK_RECORDS` records comes as several consecutive
+        column sets, each with that batch's row, so what the iteration holds is bounded whatever the
+        record count.
 
-        CRCs are checked as by :meth:`records`; a corrupt batch raises once the columns of every batch
-        before it are built (they are not returned).  ``strict`` is as for :meth:`batches`.
+        CRCs are checked as by :meth:`records`: a corrupt batch, or one whose records are malformed, raises
+        once the columns of every batch before it are handed out.  ``strict`` is as for :meth:`batches`.
         """
         result = self.scan(check_crc=check_crcs, stop_on_invalid=check_crcs)
         buf = self._buf
-        out: list[RecordColumns] = []
         for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
-            if kind == RUN_V2:
-                records, headers, starts = _impl.core.decode_v2_batches(buf, rows)
-                out.append(RecordColumns(records, headers, buf, starts, rows))
+            if kind == RUN_V2 and not _one_large_batch(rows):
+                try:
+                    decoded = _impl.core.decode_v2_batches(buf, rows)
+                except CorruptRecordError:
+                    decoded = None
+                if decoded is None:
+                    # As in records_of: the columns of the batches before the malformed one, then its error.
+                    yield from self._columns_one_batch_a_call(rows)
+                else:
+                    records, headers, starts = decoded
+                    yield RecordColumns(records, headers, buf, starts, rows)
             elif kind == RUN_LEGACY:
                 # Each uncompressed legacy message is a batch of one record.
                 first, last = rows[0], rows[-1]
                 records = _impl.core.decode_legacy_records(
                     buf, int(first["position"]), int(last["position"]) + int(last["size"]))
-                out.append(RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64),
-                                         rows))
+                yield RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64), rows)
             else:
-                columns = self._batch_for(rows[0]).record_columns(check_crcs=check_crcs)
-                out.append(RecordColumns(columns.records, columns.headers, columns.data,
-                                         np.array([0, len(columns)], dtype=np.int64), rows))
+                # The scan checked the batch's own CRC; a legacy wrapper's inner messages are checked here.
+                batch = self._batch_for(rows[0])
+                for columns in batch.column_chunks(check_crcs=check_crcs and kind != RUN_V2):
+                    yield RecordColumns(columns.records, columns.headers, columns.data,
+                                        np.array([0, len(columns)], dtype=np.int64), rows)
         self._raise_for_stop(result, strict)
-        return out
+
+    def _columns_one_batch_a_call(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
+        """:meth:`_objects_one_batch_a_call` for columns."""
+        buf = self._buf
+        for i in range(len(rows)):
+            records, headers, starts = _impl.core.decode_v2_batches(buf, rows[i:i + 1])
+            yield RecordColumns(records, headers, buf, starts, rows[i:i + 1])
 
     def _batch_for_position(self, position: int) -> RecordBatch:
         with memoryview(self._buf) as view:

@@ -201,12 +201,18 @@ class ReadTask:
                 return
             part = segment.read(piece.start_position, end - piece.start_position)
             for position, chunk in view.chunks(part, 0, READ_CHUNK_BYTES):
-                try:
-                    runs = chunk.record_columns(check_crcs=view.check_crcs)
-                except CorruptRecordError as e:
-                    raise e.at(None if e.position is None else position + e.position, str(path),
-                               note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there") from e
-                for columns in runs:
+                runs = chunk.record_columns(check_crcs=view.check_crcs)
+                while True:
+                    # The columns are decoded as they are asked for: a bad batch raises here, after the
+                    # columns before it.
+                    try:
+                        columns = next(runs)
+                    except StopIteration:
+                        break
+                    except CorruptRecordError as e:
+                        raise e.at(None if e.position is None else position + e.position, str(path),
+                                   note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there"
+                                   ) from e
                     assert columns.batches is not None
                     hidden = view.hidden_batches(chunk.buffer, columns.batches)
                     batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
