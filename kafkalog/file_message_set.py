@@ -34,6 +34,7 @@ over :mod:`kafkalog.record.convert`.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import threading
@@ -147,6 +148,10 @@ def _scan_by_reads(channel: FileChannel, start: int, end: int, check_crc: bool, 
                                                        max(max_batches, 0))
             stop = int(stop)
             reason = ScanStop(code)
+            if reason is ScanStop.ZERO_TAIL and got == length and position + length < end \
+                    and not channel.zeros_between(position + length, end):
+                # Zeros to the end of this read are no tail when the file goes on with data.
+                reason = ScanStop.SIZE_TOO_SMALL
             more = reason in (ScanStop.END, ScanStop.PARTIAL) and got == length and position + length < end
             if more and reason is ScanStop.PARTIAL:
                 want = max(SCAN_READ_BYTES, _whole_entry_size(view, stop))
@@ -179,6 +184,9 @@ def _search_by_reads(channel: FileChannel, start: int, end: int,
         if found >= 0:
             return position + found, size, last_offset, position + stop, code
         reason = ScanStop(code)
+        if reason is ScanStop.ZERO_TAIL and len(data) == length and position + length < end \
+                and not channel.zeros_between(position + length, end):
+            return -1, 0, -1, position + stop, int(ScanStop.SIZE_TOO_SMALL)
         if (reason in (ScanStop.END, ScanStop.PARTIAL) and len(data) == length
                 and position + length < end):
             want = min(want * 4, SCAN_READ_BYTES)
@@ -239,6 +247,32 @@ class FileChannel:
             return os.lseek(fd, 0, seek_hole) < os.fstat(fd).st_size
         except OSError:
             return False
+
+    def zeros_between(self, start: int, end: int) -> bool:
+        """Whether every byte of ``[start, end)`` is zero: holes are skipped (``SEEK_DATA``), the data between
+        them read a piece at a time, so a sparse preallocated tail costs nothing to check."""
+        seek_data = getattr(os, "SEEK_DATA", None)
+        position = start
+        while position < end:
+            if seek_data is not None:
+                fd = self._acquire()
+                try:
+                    position = os.lseek(fd, position, seek_data)
+                except OSError as e:
+                    if e.errno == errno.ENXIO:  # no data at or after position: a hole to the end
+                        return True
+                    raise storage_error(e, f"Error while looking for data in {self.path}") from e
+                finally:
+                    self._release()
+                if position >= end:
+                    return True
+            piece = self.pread_upto(position, min(SCAN_READ_BYTES, end - position))
+            if not piece:
+                return True  # the file ends (cut by a writer) before end
+            if piece.count(0) != len(piece):
+                return False
+            position += len(piece)
+        return True
 
     def _acquire(self) -> int:
         """The descriptor, counted in use until :meth:`_release`; a closed channel raises."""

@@ -191,6 +191,43 @@ def test_zero_filled_tail_ends_the_data(tmp_path: Path, impl: ModuleType, zeros:
         assert scan.stop_reason is ScanStop.ZERO_TAIL
 
 
+@pytest.mark.parametrize("writable", [False, True])
+@pytest.mark.parametrize("hole", [False, True])
+def test_zeros_followed_by_data_are_no_tail(tmp_path: Path, impl: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                            writable: bool, hole: bool) -> None:
+    """Zeros that data follows are corruption, not the end of the data, however the file is read: mapped (a
+    writer's set), or a read at a time (a read-only set, or a sparse file) where the zeros fill a whole read.
+    With the reads made small, the zeros here span several of them, as a broker's zeroed run would 1 MiB
+    reads; without the data after them, the same file ends quietly."""
+    from kafkalog import file_message_set
+
+    monkeypatch.setattr(file_message_set, "SCAN_READ_BYTES", 256)
+    monkeypatch.setattr(file_message_set, "SEARCH_READ_BYTES", 128)
+    whole = b"".join(batch_records(o, v).buffer for o, v in enumerate(VALUES))
+    path = tmp_path / "zeros.log"
+    with open(path, "wb") as f:
+        f.write(whole)
+        if hole:
+            f.seek(len(whole) + 4096)  # a hole where the zeros are
+        else:
+            f.write(bytes(4096))
+        f.write(b"not zero")
+    with FileMessageSet(path, writable=writable) as fms:
+        scan = fms.scan()
+        assert (scan.stop_reason, scan.stop_position) == (ScanStop.SIZE_TOO_SMALL, 216)
+        with pytest.raises(CorruptRecordError) as info:
+            list(fms.records())
+        assert info.value.position == 216
+        with pytest.raises(CorruptRecordError):
+            fms.search_for(3)
+    with open(path, "r+b") as f:
+        f.truncate(len(whole) + 4096)  # the data after the zeros gone: now they are a tail
+    with FileMessageSet(path, writable=writable) as fms:
+        assert fms.scan().stop_reason is ScanStop.ZERO_TAIL
+        assert [r.value for r in fms.records()] == VALUES
+        assert fms.search_for(3) is None
+
+
 def test_iteration_doesnt_change_position(fms: FileMessageSet, impl: ModuleType) -> None:
     """testIterationDoesntChangePosition: reading does not move where the next append goes."""
     assert values_of(fms) == VALUES
