@@ -37,6 +37,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -218,7 +219,7 @@ class FileChannel:
     given to another file meanwhile.
     """
 
-    def __init__(self, path: Path, writable: bool) -> None:
+    def __init__(self, path: Path, writable: bool, *, _fd: int | None = None) -> None:
         self.path = path
         self.writable = writable
         self.lock = threading.RLock()
@@ -227,15 +228,30 @@ class FileChannel:
         self._fd_lock = threading.Lock()
         self._users = 0
         self._closing_fd: int | None = None
-        flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
-        try:
-            self.fd: int | None = open_regular(path, flags)
-        except OSError as e:
-            if isinstance(e, (FileNotFoundError, KafkaStorageError)):
-                raise
-            raise storage_error(e, f"Error while opening {path}") from e
+        self.fd: int | None = _fd
+        if _fd is None:
+            flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
+            try:
+                self.fd = open_regular(path, flags)
+            except OSError as e:
+                if isinstance(e, (FileNotFoundError, KafkaStorageError)):
+                    raise
+                raise storage_error(e, f"Error while opening {path}") from e
         #: Whether scans may walk a map of the file rather than read it (see the class docstring).
         self.mappable = writable and not self._has_holes()
+
+    @classmethod
+    def empty(cls, path: Path) -> FileChannel:
+        """A read-only channel of no bytes, named ``path``, with no file of the file system behind it: an
+        anonymous memory file (``memfd_create``), or where the platform has none an unnamed temporary file;
+        either is a regular file of size 0 that nothing else can write."""
+        memfd_create = getattr(os, "memfd_create", None)
+        if memfd_create is not None:
+            fd = memfd_create("kafkalog-empty", getattr(os, "MFD_CLOEXEC", 0))
+        else:
+            with tempfile.TemporaryFile() as f:
+                fd = os.dup(f.fileno())
+        return cls(path, writable=False, _fd=fd)
 
     def _has_holes(self) -> bool:
         """Whether the file has a hole before its end (``SEEK_HOLE``; never where the platform cannot tell)."""
@@ -506,11 +522,10 @@ class FileMessageSet:
         """A read-only, empty set named ``path``, a file that does not exist and is not created.
 
         kafkalog's, for a read-only open of a partition dir that holds no segment: a broker would create
-        an empty segment there, a read-only open reads as that segment would.  The set reads ``/dev/null``
-        (zero bytes, no map); its name is ``path``, for messages.
+        an empty segment there, a read-only open reads as that segment would.  The set reads an empty
+        anonymous file (:meth:`FileChannel.empty`: zero bytes, no map); its name is ``path``, for messages.
         """
-        channel = FileChannel(Path(os.devnull), writable=False)
-        channel.path = Path(path)
+        channel = FileChannel.empty(Path(path))
         empty = cls(path, writable=False, _channel=channel, _start=0, _end=0)
         empty.is_slice = False  # it owns its channel: closing the set closes it
         return empty
