@@ -34,7 +34,6 @@ over :mod:`kafkalog.record.convert`.
 
 from __future__ import annotations
 
-import errno
 import mmap
 import os
 import tempfile
@@ -69,7 +68,7 @@ from .errors import (
     ReadOnlyError,
     RecordTooLargeError,
 )
-from .fsutil import open_regular, storage_error
+from .fsutil import data_regions, open_regular, storage_error
 from .record import MemoryRecords, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
 from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
@@ -265,29 +264,23 @@ class FileChannel:
             return False
 
     def zeros_between(self, start: int, end: int) -> bool:
-        """Whether every byte of ``[start, end)`` is zero: holes are skipped (``SEEK_DATA``), the data between
-        them read a piece at a time, so a sparse preallocated tail costs nothing to check."""
-        seek_data = getattr(os, "SEEK_DATA", None)
-        position = start
-        while position < end:
-            if seek_data is not None:
-                fd = self._acquire()
-                try:
-                    position = os.lseek(fd, position, seek_data)
-                except OSError as e:
-                    if e.errno == errno.ENXIO:  # no data at or after position: a hole to the end
-                        return True
-                    raise storage_error(e, f"Error while looking for data in {self.path}") from e
-                finally:
-                    self._release()
-                if position >= end:
-                    return True
-            piece = self.pread_upto(position, min(SCAN_READ_BYTES, end - position))
-            if not piece:
-                return True  # the file ends (cut by a writer) before end
-            if piece.count(0) != len(piece):
-                return False
-            position += len(piece)
+        """Whether every byte of ``[start, end)`` is zero: holes are stepped over
+        (:func:`~kafkalog.fsutil.data_regions`) and the data between them read a piece at a time, so a sparse
+        preallocated tail costs nothing to check."""
+        fd = self._acquire()
+        try:
+            for position, stop in data_regions(fd, start, end):
+                while position < stop:
+                    piece = os.pread(fd, min(SCAN_READ_BYTES, stop - position), position)
+                    if not piece:
+                        return True  # the file ends (cut by a writer) before ``end``
+                    if piece.count(0) != len(piece):
+                        return False
+                    position += len(piece)
+        except OSError as e:
+            raise storage_error(e, f"Error while reading {self.path}") from e
+        finally:
+            self._release()
         return True
 
     def _acquire(self) -> int:

@@ -24,6 +24,7 @@ __all__ = [
     "LogDirHold",
     "allocate",
     "clean_shutdown_marker_present",
+    "data_regions",
     "describe_file_kind",
     "fsync_dir",
     "hold_log_dir",
@@ -68,6 +69,31 @@ def _kind_of_mode(mode: int) -> str:
     if stat.S_ISBLK(mode):
         return "a block device"
     return "a regular file" if stat.S_ISREG(mode) else f"a file of mode {stat.filemode(mode)}"
+
+
+def data_regions(fd: int, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """The ``[from, to)`` pieces of ``[start, end)`` of a file that hold data, in order: its holes (never
+    written, never allocated: they read as zeros) are stepped over with ``SEEK_DATA`` / ``SEEK_HOLE``, so a
+    sparse preallocated file costs a seek or two.  Where the file system cannot tell, the whole range is one
+    piece.  A hole to the end of the file ends the iteration."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    position = start
+    while position < end:
+        if seek_data is None or seek_hole is None:
+            yield position, end
+            return
+        try:
+            first = os.lseek(fd, position, seek_data)
+            last = min(os.lseek(fd, first, seek_hole), end)
+        except OSError as e:
+            if e.errno == errno.ENXIO:
+                return  # no data from position to the end of the file
+            yield position, end  # the file system cannot tell: all of it, as data
+            return
+        if first >= end:
+            return
+        yield first, last
+        position = last
 
 
 def describe_file_kind(path: str | os.PathLike[str]) -> str:

@@ -42,7 +42,6 @@ map needs a page).
 
 from __future__ import annotations
 
-import errno
 import mmap
 import os
 import struct
@@ -64,7 +63,7 @@ from .errors import (
     KafkaStorageError,
     ReadOnlyError,
 )
-from .fsutil import allocate, open_regular, storage_error
+from .fsutil import allocate, data_regions, open_regular, storage_error
 
 __all__ = [
     "DEFAULT_MAX_INDEX_SIZE",
@@ -822,28 +821,17 @@ def _private_copy(fd: int, length: int) -> mmap.mmap | None:
         return None
     flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0) | getattr(mmap, "MAP_NORESERVE", 0)
     copy = mmap.mmap(-1, length, flags=flags)
-    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
     read_end = length
     with memoryview(copy) as view:
-        position = 0
-        while position < length:
-            start, stop = position, length
-            if seek_data is not None and seek_hole is not None:
-                try:
-                    start = os.lseek(fd, position, seek_data)
-                    stop = min(os.lseek(fd, start, seek_hole), length)
-                except OSError as e:
-                    if e.errno == errno.ENXIO:
-                        break  # no data after position: the rest is a hole (or the file was cut)
-                    start, stop = position, length
+        for start, stop in data_regions(fd, 0, length):
             while start < stop:
                 n = os.preadv(fd, [view[start:min(stop, start + _COPY_CHUNK_BYTES)]], start)
                 if n == 0:
                     read_end = start  # the file was cut while it was read
-                    stop = position = length
                     break
                 start += n
-            position = max(position, stop)
+            if read_end < length:
+                break
     if read_end < length:
         if read_end == 0:
             copy.close()

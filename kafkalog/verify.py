@@ -35,7 +35,6 @@ and the log end offset, and the cleaner's checkpoint is not past the log end.
 from __future__ import annotations
 
 import enum
-import errno
 import itertools
 import os
 import re
@@ -72,6 +71,7 @@ from .filenames import (
     offset_from_file_name,
     segment_file_offset,
 )
+from .fsutil import data_regions
 from .producer_state import read_snapshot
 from .record import MemoryRecords
 from .record.legacy import LegacyRecordBatch
@@ -416,18 +416,8 @@ def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int
     """The position of the first non-zero byte in ``[start, end)`` of a file, and whether the whole range was
     looked at.  Only the file's data regions are read (``SEEK_DATA``/``SEEK_HOLE``: a hole reads as zeros), so
     a sparse preallocated tail costs a seek or two, and at most ``budget`` bytes are read in all."""
-    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
-    position, spent = start, 0
-    while position < end:
-        stop = end
-        if seek_data is not None and seek_hole is not None:
-            try:
-                position = os.lseek(fd, position, seek_data)
-                stop = min(os.lseek(fd, position, seek_hole), end)
-            except OSError as e:
-                if e.errno == errno.ENXIO:
-                    return None, True  # no data from here to the end of the file
-                stop = end  # the file system cannot tell: read it
+    spent = 0
+    for position, stop in data_regions(fd, start, end):
         while position < stop:
             if spent >= budget:
                 return None, False
