@@ -849,7 +849,7 @@ class FileMessageSet:
         """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file),
         stopping after ``max_batches`` batches when given.
 
-        The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
+        The engine of recovery and of iteration; see ``_core_py.scan.scan_batches`` for its rules.
         """
         batches, stop, reason = self._scan_from(self.start + starting_position, check_crc, stop_on_invalid,
                                                 max_entry_size, INT64_MAX if max_batches is None else max_batches)

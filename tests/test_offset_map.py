@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from kafkalog import MemoryRecords, _impl
+from kafkalog._common import RecordFate
 from kafkalog.errors import IllegalArgumentError
 from kafkalog.offset_map import SkimpyOffsetMap
 
@@ -403,11 +404,11 @@ def model_latest_codes(offset_map: SkimpyOffsetMap, columns: Any) -> list[int]:
         offset = int(columns.records["offset"][i])
         k = columns.key(i)
         if offset > offset_map.latest_offset:
-            codes.append(2)
+            codes.append(RecordFate.PAST_MAP)
         elif k is None:
-            codes.append(-1)
+            codes.append(RecordFate.NO_KEY)
         else:
-            codes.append(1 if offset >= offset_map.get(k) else 0)
+            codes.append(RecordFate.LATEST if offset >= offset_map.get(k) else RecordFate.SUPERSEDED)
     return codes
 
 
@@ -519,7 +520,7 @@ def test_latest_codes_match_get_one_at_a_time(impl: ModuleType) -> None:
         assert got.tolist() == expected
         assert state(batch_map) == state(model_map)
         seen.update(expected)
-    assert seen == {-1, 0, 1, 2}
+    assert seen == set(RecordFate)
 
 
 def test_latest_codes_values(impl: ModuleType) -> None:
@@ -534,7 +535,8 @@ def test_latest_codes_values(impl: ModuleType) -> None:
     lookups = offset_map.lookups
     codes = offset_map.latest_codes(columns.data, columns.records)
     # a@0 superseded, keyless, b@2 latest (a tombstone: the map does not judge values), a@3 latest, c@4 past
-    assert codes.tolist() == [0, -1, 1, 1, 2]
+    assert codes.tolist() == [RecordFate.SUPERSEDED, RecordFate.NO_KEY, RecordFate.LATEST, RecordFate.LATEST,
+                              RecordFate.PAST_MAP]
     assert offset_map.lookups - lookups == 3  # only keyed records inside the mapped range are looked up
 
 
