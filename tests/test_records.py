@@ -23,6 +23,7 @@ from kafkalog import (
     TimestampType,
 )
 from kafkalog.record import DefaultRecordBatch, LegacyRecordBatch
+from kafkalog.record.batch import write_empty_header
 from kafkalog.record.legacy import legacy_entry
 
 # spec §1.8, cross-checked there against kafka-python 2.0.2.
@@ -402,3 +403,31 @@ def test_chunk_kernels_walk_a_batch_a_few_records_at_a_time(impl: ModuleType, co
     assert info.value.position == len(section)
     with pytest.raises(InvalidRecordError, match="records still remaining"):
         impl.decode_v2_record_objects_chunk(padded, stop, len(padded), 1, *args)
+
+
+@pytest.mark.parametrize(("timestamp_type", "is_transactional", "is_control"), [
+    (TimestampType.CREATE_TIME, False, False),
+    (TimestampType.LOG_APPEND_TIME, True, False),
+    (TimestampType.CREATE_TIME, True, True),
+])
+def test_write_empty_header(impl: ModuleType, timestamp_type: TimestampType, is_transactional: bool,
+                            is_control: bool) -> None:
+    """Kafka ``DefaultRecordBatch.writeEmptyHeader``: a 61-byte v2 header, no records, base timestamp -1, the
+    given offsets, producer fields and max timestamp, and a CRC-32C over the attributes onwards."""
+    data = write_empty_header(base_offset=10, last_offset=14, producer_id=7, producer_epoch=3, base_sequence=20,
+                              partition_leader_epoch=5, timestamp_type=timestamp_type, timestamp=1234,
+                              is_transactional=is_transactional, is_control=is_control)
+    # The layout field by field, as Kafka writes it (the cleaner packed it this way before it had names).
+    attributes = ((timestamp_type is TimestampType.LOG_APPEND_TIME) << 3 | is_transactional << 4
+                  | is_control << 5)
+    expected = bytearray(struct.pack(">qiibIhiqqqhii", 10, 49, 5, 2, 0, attributes, 4, -1, 1234, 7, 3, 20, 0))
+    struct.pack_into(">I", expected, 17, impl.crc32c(bytes(expected[21:])))
+    assert data == bytes(expected)
+    (batch,) = MemoryRecords(data).batches()
+    assert isinstance(batch, DefaultRecordBatch)
+    assert batch.is_valid()
+    assert (batch.base_offset, batch.last_offset, batch.max_timestamp) == (10, 14, 1234)
+    assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (7, 3, 20)
+    assert (batch.is_transactional, batch.is_control, batch.timestamp_type) == (is_transactional, is_control,
+                                                                                timestamp_type)
+    assert batch.records() == []
