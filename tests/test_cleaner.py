@@ -56,28 +56,32 @@ from types import ModuleType
 from typing import Any
 
 import cramjam
+import numpy as np
 import pytest
 from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 from kafkalog import MemoryRecords, _impl
+from kafkalog._common import RecordFate
 from kafkalog.cleaner import (
     CleanedTransactionMetadata,
     Cleaner,
-    CleanerStats,
+    CleaningRound,
     LogCleaner,
-    Throttler,
     collect_aborted_transactions,
 )
 from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cleaner_manager import LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner_stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import CorruptRecordError, IllegalStateError
 from kafkalog.log import Log
 from kafkalog.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.record import batch as batch_module
+from kafkalog.record.filter import DecodedBatch, decoded_batches
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
+from kafkalog.throttler import Throttler
 from kafkalog.topic import TopicPartition
 
 TP = TopicPartition("test", 0)
@@ -417,7 +421,8 @@ def test_clean_segments(env: Env) -> None:
     expected_bytes_read = sum(s.size() for s in segments)
     should_remain = [k for k in keys_in_log(log) if k not in keys]
     cleaner.clean_segments(
-        log, segments, offset_map, 0, stats, CleanedTransactionMetadata(), -1, segments[-1].read_next_offset()
+        log, segments,
+        CleaningRound(offset_map, 0, stats, CleanedTransactionMetadata(), -1, segments[-1].read_next_offset()),
     )
     assert keys_in_log(log) == should_remain
     assert stats.bytes_read == expected_bytes_read
@@ -483,8 +488,10 @@ def test_clean_segments_with_concurrent_segment_deletion(env: Env) -> None:
         segments = log.log_segments(0, log.active_segment.base_offset)
         stats = CleanerStats(env.time)
         cleaner.build_offset_map(log, 0, log.active_segment.base_offset, offset_map, stats)
-        cleaner.clean_segments(log, segments, offset_map, 0, stats, CleanedTransactionMetadata(), -1,
-                               log.active_segment.base_offset)
+        cleaner.clean_segments(
+            log, segments,
+            CleaningRound(offset_map, 0, stats, CleanedTransactionMetadata(), -1, log.active_segment.base_offset),
+        )
     finally:
         delete_start.set()
         thread.join()
@@ -509,7 +516,8 @@ def test_clean_segments_retaining_last_empty_batch(env: Env) -> None:
     segments = log.log_segments()[:3]
     stats = CleanerStats(env.time)
     cleaner.clean_segments(
-        log, segments, offset_map, 0, stats, CleanedTransactionMetadata(), -1, segments[-1].read_next_offset()
+        log, segments,
+        CleaningRound(offset_map, 0, stats, CleanedTransactionMetadata(), -1, segments[-1].read_next_offset()),
     )
     assert log.number_of_segments == 2
     head = list(log.log_segments()[0].log.batches())
@@ -783,14 +791,13 @@ def test_clean_segments_with_abort(env: Env) -> None:
 
     with pytest.raises(LogCleaningAbortedError):
         cleaner.clean_segments(
-            log,
-            log.log_segments()[:3],
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            log.active_segment.base_offset,
+            log, log.log_segments()[:3],
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          log.active_segment.base_offset),
         )
     # the round left nothing behind and changed nothing
     assert files_with_suffix(env.dir, ".cleaned") == []
@@ -1070,14 +1077,13 @@ def test_recovery_after_crash(env: Env) -> None:
         the deferred deletion is dropped and their handles closed."""
         old = log.log_segments()[:9]
         cleaner.clean_segments(
-            log,
-            old,
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            old[-1].read_next_offset(),
+            log, old,
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          old[-1].read_next_offset()),
         )
         env.time.scheduler.clear()
         for segment in old:
@@ -1289,14 +1295,8 @@ def test_large_message(env: Env) -> None:
     stats = CleanerStats(env.time)
     should_remain = [k for k in keys_in_log(log) if k not in keys]
     cleaner.clean_segments(
-        log,
-        [log.log_segments()[0]],
-        offset_map,
-        0,
-        stats,
-        CleanedTransactionMetadata(),
-        -1,
-        log.log_segments()[0].read_next_offset(),
+        log, [log.log_segments()[0]],
+        CleaningRound(offset_map, 0, stats, CleanedTransactionMetadata(), -1, log.log_segments()[0].read_next_offset()),
     )
     assert keys_in_log(log) == should_remain
     assert stats.messages_written == len(should_remain) - 1  # the active segment's record was not cleaned
@@ -1326,14 +1326,8 @@ def test_message_larger_than_max_message_size(env: Env) -> None:
     cleaner = env.make_cleaner(INT_MAX, max_message_size=1024)
     head = log.log_segments()[0]
     cleaner.clean_segments(
-        log,
-        [head],
-        offset_map,
-        0,
-        CleanerStats(env.time),
-        CleanedTransactionMetadata(),
-        -1,
-        head.read_next_offset(),
+        log, [head],
+        CleaningRound(offset_map, 0, CleanerStats(env.time), CleanedTransactionMetadata(), -1, head.read_next_offset()),
     )
     should_remain = [k for k in keys_in_log(log) if str(k) not in offset_map.map]
     assert keys_in_log(log) == should_remain
@@ -1349,14 +1343,13 @@ def test_message_larger_than_max_message_size_with_corrupt_header(env: Env) -> N
     cleaner = env.make_cleaner(INT_MAX, max_message_size=1024)
     with pytest.raises(CorruptRecordError):
         cleaner.clean_segments(
-            log,
-            [head],
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            head.base_offset + 1,
+            log, [head],
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          head.base_offset + 1),
         )
     assert files_with_suffix(env.dir, ".cleaned") == []
 
@@ -1375,14 +1368,13 @@ def test_corrupt_message_size_larger_than_bytes_available(env: Env) -> None:
     cleaner = env.make_cleaner(INT_MAX, max_message_size=1024)
     with pytest.raises(CorruptRecordError):
         cleaner.clean_segments(
-            log,
-            [head],
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            head.base_offset + 1,
+            log, [head],
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          head.base_offset + 1),
         )
     assert files_with_suffix(env.dir, ".cleaned") == []
 
@@ -2099,14 +2091,13 @@ def test_multi_pass_segment_cleaning_with_aborted_transactions(env: Env) -> None
         stats = CleanerStats(env.time)
         cleaner.build_offset_map(log, dirty_offset, log.active_segment.base_offset, offset_map, stats)
         cleaner.clean_segments(
-            log,
-            segments,
-            offset_map,
-            env.time.milliseconds(),
-            stats,
-            CleanedTransactionMetadata(),
-            LONG_MAX,
-            log.active_segment.base_offset,
+            log, segments,
+            CleaningRound(offset_map,
+                          env.time.milliseconds(),
+                          stats,
+                          CleanedTransactionMetadata(),
+                          LONG_MAX,
+                          log.active_segment.base_offset),
         )
         dirty_offset = offset_map.latest_offset + 1
 
@@ -2294,14 +2285,13 @@ def test_segment_with_offset_overflow(env: Env) -> None:
     # cleaning the segment with overflow splits it, and the cleaning itself aborts
     with pytest.raises(LogCleaningAbortedError):
         cleaner.clean_segments(
-            log,
-            [segment_with_overflow],
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            segment_with_overflow.read_next_offset(),
+            log, [segment_with_overflow],
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          segment_with_overflow.read_next_offset()),
         )
     assert log.number_of_segments == num_segments_initial + 1
     assert keys_in_log(log) == all_keys
@@ -2311,14 +2301,13 @@ def test_segment_with_offset_overflow(env: Env) -> None:
     # now each segment can be cleaned
     for segment in log.log_segments():
         cleaner.clean_segments(
-            log,
-            [segment],
-            offset_map,
-            0,
-            CleanerStats(env.time),
-            CleanedTransactionMetadata(),
-            -1,
-            segment.read_next_offset(),
+            log, [segment],
+            CleaningRound(offset_map,
+                          0,
+                          CleanerStats(env.time),
+                          CleanedTransactionMetadata(),
+                          -1,
+                          segment.read_next_offset()),
         )
     assert keys_in_log(log) == expected_keys_after_cleaning
     assert first_overflow_segment(log) is None
@@ -2369,3 +2358,84 @@ def test_batches_read_in_pieces_clean_as_whole_ones(env: Env, map_kind: str, mon
     monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 64)
     assert cleaned("pieces") == whole
     assert len(whole[0]) < 30_000  # most records went
+
+
+# -- the per-record step: Cleaner.should_retain_records ------------------------------------------------
+
+
+def _pieces(records: MemoryRecords) -> list[DecodedBatch]:
+    return list(decoded_batches(records))
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_should_retain_records_decision_table(env: Env, magic: int) -> None:
+    """Kafka ``shouldRetainRecord``: past the map kept; the latest of its key kept with a value, or as a
+    tombstone inside the delete horizon; superseded dropped; keyless dropped and counted as invalid."""
+    rows = [(b"a", b"1"), (None, b"2"), (b"b", None), (b"a", b"4"), (b"c", b"5"), (b"d", None)]
+    # A v0/v1 wrapper holds every message of a compressed set: one batch, as a v2 batch is.
+    (piece,) = _pieces(MemoryRecords.with_records(rows, magic=magic, compression="none" if magic >= 2 else "gzip"))
+    fates = np.array([RecordFate.SUPERSEDED, RecordFate.NO_KEY, RecordFate.LATEST, RecordFate.LATEST,
+                      RecordFate.PAST_MAP, RecordFate.PAST_MAP], dtype=np.int8)
+    stats = CleanerStats(env.time)
+    keep = Cleaner.should_retain_records(True, piece, fates, stats, 0)
+    assert keep.tolist() == [False, False, True, True, True, True]
+    assert stats.invalid_messages_read == 1
+    # Without retaining deletes, the tombstone that is the latest of its key goes; one past the map stays.
+    retain_deletes = magic >= 2  # a v2 batch without a horizon keeps its tombstones whatever the segment's age
+    keep = Cleaner.should_retain_records(False, piece, fates, stats, 0)
+    assert keep.tolist() == [False, False, retain_deletes, True, True, True]
+    assert stats.invalid_messages_read == 2
+
+
+def test_should_retain_records_follows_a_v2_batch_delete_horizon(env: Env) -> None:
+    records = MemoryRecords.with_records([(b"a", None)], delete_horizon_ms=1000)
+    (piece,) = _pieces(records)
+    latest = np.array([RecordFate.LATEST], dtype=np.int8)
+    stats = CleanerStats(env.time)
+    # The batch's own horizon decides, not the legacy flag: a tombstone stays until the horizon passes.
+    assert Cleaner.should_retain_records(False, piece, latest, stats, 999).tolist() == [True]
+    assert Cleaner.should_retain_records(True, piece, latest, stats, 1000).tolist() == [False]
+
+
+def test_record_fate_matches_the_map_kernel(env: Env) -> None:
+    """The scalar fate (any OffsetMap) and SkimpyOffsetMap.latest_codes (the kernel) agree record for record."""
+    rows = [(b"a", b"1"), (None, b"2"), (b"b", None), (b"a", b"4"), (b"c", b"5")]
+    records = MemoryRecords.with_records(rows)
+    skimpy = SkimpyOffsetMap(10 * 24)
+    fake = FakeOffsetMap(10)
+    for offset_map in (skimpy, fake):
+        offset_map.put(b"a", 3)
+        offset_map.put(b"b", 2)
+        offset_map.update_latest_offset(3)
+    (piece,) = _pieces(records)
+    codes = skimpy.latest_codes(piece.columns.data, piece.columns.records).tolist()
+    scalar = [Cleaner.record_fate(fake, r.offset, r.key) for r in records.records()]
+    assert scalar == codes == [RecordFate.SUPERSEDED, RecordFate.NO_KEY, RecordFate.LATEST, RecordFate.LATEST,
+                               RecordFate.PAST_MAP]
+
+
+def test_cleaning_asks_should_retain_records_of_every_data_record(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """clean_into runs each piece of a data batch through Cleaner.should_retain_records (the per-record step the
+    walkthrough names), and keeps exactly what it answers."""
+    cleaner = env.make_cleaner(INT_MAX)
+    log = env.make_log(env.config(segment_bytes=1024))
+    fill_segments(log, 3)
+    asked: list[int] = []
+    real = Cleaner.should_retain_records
+
+    def spy(retain: bool, piece: DecodedBatch, fates: Any, stats: CleanerStats, now: int) -> Any:
+        keep = real(retain, piece, fates, stats, now)
+        asked.extend(piece.columns.records["offset"][piece.lo:piece.hi].tolist())
+        keep[:] = piece.columns.records["offset"][piece.lo:piece.hi] % 2 == 0  # keep even offsets only
+        return keep
+
+    monkeypatch.setattr(Cleaner, "should_retain_records", staticmethod(spy))
+    segments = log.log_segments(0, log.active_segment.base_offset)
+    upper = segments[-1].read_next_offset()
+    offset_map = FakeOffsetMap(INT_MAX)
+    cleaner.clean_segments(log, segments, CleaningRound(offset_map, 0, CleanerStats(env.time),
+                                                        CleanedTransactionMetadata(), -1, upper))
+    assert asked == list(range(upper))
+    kept = [o for o in offsets_in_log(log) if o < upper]
+    # every even offset, and the round's last batch kept empty if its record went (KAFKA-17076)
+    assert kept == [o for o in range(upper) if o % 2 == 0]

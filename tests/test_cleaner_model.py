@@ -35,15 +35,17 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.cleaner import Cleaner, CleanerStats, LogCleaner, Throttler
+from kafkalog.cleaner import Cleaner, LogCleaner
 from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cleaner_manager import LogCleaningAborted, LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner_stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, InvalidRecordError
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.scheduler import MockTime
+from kafkalog.throttler import Throttler
 from kafkalog.topic import TopicPartition
 
 START_MS = 1_400_000_000_000
