@@ -185,9 +185,10 @@ class CleaningRound:
     Kafka passes these one by one (``LogCleaner.scala``, 3.8.0): ``cleanSegments(log, segments, map,
     currentTime, stats, transactionMetadata, legacyDeleteHorizonMs)`` and ``cleanInto(topicPartition,
     sourceRecords, dest, map, retainLegacyDeletesAndTxnMarkers, deleteRetentionMs, maxLogMessageSize,
-    transactionMetadata, lastRecordsOfActiveProducers, stats, currentTime)``.  The fields keep their names;
-    what changes from one segment to the next (the source, the destination, whether legacy deletes are
-    retained) stays an argument.
+    transactionMetadata, lastRecordsOfActiveProducers, stats, currentTime)``.  The fields keep their names.
+    What is not the round's stays an argument: the group and its log, and for each segment the source, the
+    destination, whether its legacy deletes are retained, and the log config's ``delete.retention.ms`` and
+    ``max.message.bytes`` (read at each segment, as Kafka does).
     """
 
     #: The keys of the dirty section and their latest offsets (Kafka: ``map``).
