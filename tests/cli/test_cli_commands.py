@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_test_utils import golden_log_dirs
 
 from kafkalog import cleaner as cleaner_module
 from kafkalog.cleaner import LogCleaner
@@ -30,6 +29,7 @@ from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.topic import TopicPartition
 from kafkalog.verify import verify_log_dir
+from tests.support.log_test_utils import golden_log_dirs
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -402,9 +402,8 @@ def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, imp
     counted."""
     import tracemalloc
 
-    from log_test_utils import write_record_count_bomb_partition
-
     from kafkalog.record import batch as batch_module
+    from tests.support.log_test_utils import write_record_count_bomb_partition
 
     class Sink(io.TextIOBase):
         def write(self, text: str) -> int:

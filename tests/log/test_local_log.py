@@ -24,7 +24,7 @@ Two differences follow from ``Log`` being ``UnifiedLog`` too, and the tests say 
 * an append to a closed log fails before it reaches the file, with :class:`KafkaStorageError` (what
   ``UnifiedLog``'s ``maybeHandleIOException`` makes of the ``ClosedChannelException`` ``LocalLog`` meets).
 
-The directory-name cases (``testParseTopicPartitionName*``, ``testLogDeleteDirName``) are in test_topic.py
+The directory-name cases (``testParseTopicPartitionName*``, ``testLogDeleteDirName``) are in log/test_topic.py
 with the rest of :mod:`kafkalog.topic`; ``testRollEmptyActiveSegment`` and
 ``testRollSegmentErrorWhenNextOffsetIsIllegal`` are in test_log.py with the other roll cases.
 """
@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_test_utils import config
 
 import kafkalog.log
 from kafkalog import MemoryRecords
@@ -55,6 +54,7 @@ from kafkalog.log import Log, LogTruncation, SegmentDeletionReason, delete_segme
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
+from tests.support.log_test_utils import config
 
 TOPIC_PARTITION = TopicPartition("test_topic", 1)
 

@@ -2,7 +2,7 @@
 offsets a follower's or a Raft leader's append must carry, appends without timestamps, the time index a
 follower builds, time-based rolling with 0.10.1's message format, and flushing an empty active segment.
 
-Logs are made as in ``tests/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
+Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
 under both kernel twins).  The 0.10.1.1 ports run on a log whose ``message.format.version`` is 0.10.1, as
 0.10.1.1's default was, with v1 messages (``TestUtils.singleMessageSet``).
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from log_test_utils import LogFactory, config, create_empty_logs, singleton
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import UnexpectedAppendOffsetError
 from kafkalog.scheduler import MockTime
+from tests.support.log_test_utils import LogFactory, config, create_empty_logs, singleton
 
 NO_TIMESTAMP = -1
 

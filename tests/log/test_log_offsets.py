@@ -1,7 +1,7 @@
 """Log offsets against Kafka's UnifiedLogTest (core 3.8.0): the high watermark (as leader and follower), reads
 bounded by it or by the log end offset, offset metadata, the log start offset, the offsets listener.
 
-Logs are made as in ``tests/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
+Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
 under both kernel twins).  Kafka's high watermark starts at the log start offset; kafkalog's follows the log
 end offset until someone sets it (see :attr:`kafkalog.log.Log.high_watermark`).  The tests that rely on
 Kafka's initial high watermark of 0 therefore set it to 0 first, with ``update_high_watermark(0)``, and say so.
@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from log_test_utils import INT32_MAX, LogFactory, assert_valid_log_offset_metadata, config, singleton
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import IllegalArgumentError
@@ -20,6 +19,7 @@ from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.filenames import offset_from_file_name, producer_snapshot_filename
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
+from tests.support.log_test_utils import INT32_MAX, LogFactory, assert_valid_log_offset_metadata, config, singleton
 
 
 def three_records(mock_time: MockTime, base_offset: int = 0, leader_epoch: int = 0) -> MemoryRecords:

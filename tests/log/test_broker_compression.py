@@ -15,12 +15,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from log_test_utils import LogFactory
 
 from kafkalog import MemoryRecords
 from kafkalog.config import BrokerCompressionType, LogConfig
 from kafkalog.record import CompressionType, RecordBatch
 from kafkalog.validator import target_compression
+from tests.support.log_test_utils import LogFactory
 
 # Kafka 3.8.0: BrokerCompressionType.values x CompressionType.values
 CASES_3_8 = list(itertools.product(list(CompressionType), list(BrokerCompressionType)))

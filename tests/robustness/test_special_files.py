@@ -22,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_utils import run_child
+
+from tests.support.fault_utils import run_child
 
 PARTITION_FILES = [
     "00000000000000000000.log",

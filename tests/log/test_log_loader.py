@@ -57,17 +57,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_test_utils import (
-    LogFactory,
-    append_end_txn_marker_as_leader,
-    append_idempotent_as_leader,
-    append_non_transactional_as_leader,
-    append_transactional_as_leader,
-    config,
-    first_overflow_segment,
-    initialize_log_dir_with_overflowed_segment,
-    singleton,
-)
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
@@ -89,6 +78,17 @@ from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition, log_delete_dir_name
 from kafkalog.transactions import AbortedTransaction, TransactionState
+from tests.support.log_test_utils import (
+    LogFactory,
+    append_end_txn_marker_as_leader,
+    append_idempotent_as_leader,
+    append_non_transactional_as_leader,
+    append_transactional_as_leader,
+    config,
+    first_overflow_segment,
+    initialize_log_dir_with_overflowed_segment,
+    singleton,
+)
 
 INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1

@@ -16,7 +16,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import LogFactory, append_transaction_sample
 
 from kafkalog import _impl
 from kafkalog.cli import main as cli_main
@@ -26,6 +25,7 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords, TimestampType
 from kafkalog.record.legacy import legacy_entry
+from tests.support.log_test_utils import LogFactory, append_transaction_sample
 
 FIRST_TOPIC = "VolodymyrZee__kafka/first_topic-2"  # v2, 16 uncompressed batches, 18 records
 

@@ -2,7 +2,7 @@
 retention may delete and in what order it asks, retention run twice, deleting a log (closed, or after its
 directory was renamed).
 
-Logs are made as in ``tests/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
+Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
 under both kernel twins).  kafkalog's high watermark follows the log end offset until someone sets it, so
 0.10.1.1's retention, which had no high watermark to respect, runs here as it did there.
 """
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from log_test_utils import LogFactory, config, singleton
-
 from kafkalog import MemoryRecords
 from kafkalog.log_segments import LogSegments
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
+from tests.support.log_test_utils import LogFactory, config, singleton
 
 
 def one_record(mock_time: MockTime, value: bytes = b"a", timestamp_delta: int = 0) -> MemoryRecords:

@@ -23,7 +23,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from fault_utils import ROOT, child_env, fill, run_child, small_disk, small_fs
 
 from kafkalog import MemoryRecords, file_message_set
 from kafkalog.checkpoint import OffsetCheckpoint
@@ -32,6 +31,7 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.index import OffsetIndex, TimeIndex
 from kafkalog.topic import TopicPartition
+from tests.support.fault_utils import ROOT, child_env, fill, run_child, small_disk, small_fs
 
 __all__ = ["small_disk", "small_fs"]  # the fixtures, imported for the tests below
 
@@ -212,7 +212,7 @@ from pathlib import Path
 from kafkalog.errors import KafkaStorageError
 from kafkalog.index import OffsetIndex, TimeIndex
 sys.path.insert(0, "tests")
-from fault_utils import fill
+from tests.support.fault_utils import fill
 
 directory = Path(sys.argv[1])
 index = OffsetIndex(directory / "00000000000000000000.index", 0, 1 << 20)
@@ -315,7 +315,7 @@ from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.segment import LogSegment
 sys.path.insert(0, "tests")
-from fault_utils import fill
+from tests.support.fault_utils import fill
 
 directory, where = Path(sys.argv[1]), sys.argv[2]
 interval = 1 if where == "index" else 1 << 20

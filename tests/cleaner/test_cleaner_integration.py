@@ -44,7 +44,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import singleton
 
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import OffsetCheckpoint
@@ -55,6 +54,7 @@ from kafkalog.config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
+from tests.support.log_test_utils import singleton
 
 LONG_MAX = 2**63 - 1
 DOUBLE_MAX = 1.7976931348623157e308

@@ -52,7 +52,7 @@ CONFIG: dict[str, Any] = {
 #: one thread, a map of 2000 entries (so a big dirty section takes several rounds), 256 KiB of I/O buffers
 CLEANER = (1, 24 * 2000, 0.9, 256 * 1024, 1 << 20, 1e308, 15000, True)
 PHASES = ("cleaned-to-swap", "swapped", "deleting", "deleting-index", "deleted", "swap-to-live", "replaced")
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def plan_key(seed: int, offset: int) -> bytes:

@@ -25,7 +25,7 @@ Left out (kafkalog keeps no producer state, transaction index, metrics or broker
   in testMultiPassSegmentCleaningWithAbortedTransactions: Kafka reads them from the rewritten ``.txnindex``
   and producer state, kafkalog derives aborted transactions from the batches in the log, where only the
   marker of such a transaction is left (the checks before cleaning and the cleaning results are ported);
-* testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/test_cleaner_manager.py.
+* testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/cleaner/test_cleaner_manager.py.
 
 The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog
 registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
@@ -57,7 +57,6 @@ from typing import Any
 
 import cramjam
 import pytest
-from log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 from kafkalog import MemoryRecords, _impl
 from kafkalog.cleaner import (
@@ -79,6 +78,7 @@ from kafkalog.record import batch as batch_module
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
+from tests.support.log_test_utils import first_overflow_segment, initialize_log_dir_with_overflowed_segment
 
 TP = TopicPartition("test", 0)
 INT_MAX = 2**31 - 1

@@ -98,14 +98,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_test_utils import (
-    LogFactory,
-    config,
-    create_empty_logs,
-    first_overflow_segment,
-    initialize_log_dir_with_overflowed_segment,
-    singleton,
-)
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import (
@@ -122,6 +114,14 @@ from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.validator import OffsetsOutOfOrderError, RecordValidationError
+from tests.support.log_test_utils import (
+    LogFactory,
+    config,
+    create_empty_logs,
+    first_overflow_segment,
+    initialize_log_dir_with_overflowed_segment,
+    singleton,
+)
 
 INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1

@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import record_count_bomb
 
 from kafkalog import (
     CorruptRecordError,
@@ -33,6 +32,7 @@ from kafkalog import (
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.record import ScanStop
 from kafkalog.record import batch as batch_module
+from tests.support.log_test_utils import record_count_bomb
 
 V2_HEADER = 61
 RECORDS = [(b"key-0", b"value-0", 1_000), (None, b"value-1", 1_001), (b"key-2", None, 1_002)]

@@ -311,7 +311,7 @@ _TRUTH: dict[str, Truth] = {}
 
 def _truth(rel: str, data: bytes) -> Truth:
     """Decode the segment once per session, with the fastest twin there is: the reference is the same
-    whichever twin is under test (test_golden.py checks that the two decode the files alike)."""
+    whichever twin is under test (golden/test_golden.py checks that the two decode the files alike)."""
     if rel not in _TRUTH:
         with _impl.using("cython" if "cython" in _impl.both() else "python"):
             _TRUTH[rel] = _decode(data)

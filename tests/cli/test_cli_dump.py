@@ -22,7 +22,7 @@ import pytest
 
 from kafkalog.cli import main
 
-DATA = Path(__file__).parent / "data" / "dump"
+DATA = Path(__file__).resolve().parents[1] / "data" / "dump"
 _crc32c = crcmod.predefined.mkCrcFun("crc-32c")
 
 

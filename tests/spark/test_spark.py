@@ -15,8 +15,6 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
-from log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402
-
 from kafkalog.config import LogConfig  # noqa: E402
 from kafkalog.fsutil import DirLock  # noqa: E402
 from kafkalog.log_dir_writer import LogDirWriter  # noqa: E402
@@ -26,6 +24,7 @@ from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.plan import find_partitions  # noqa: E402
 from kafkalog.stats import partition_stats  # noqa: E402
 from kafkalog.topic import TopicPartition  # noqa: E402
+from tests.support.log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -23,13 +23,13 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import LogFactory, config
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import IllegalStateError, KafkaLogError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import log_filename
 from kafkalog.scheduler import MockTime
+from tests.support.log_test_utils import LogFactory, config
 
 T0 = 1_700_000_000_000
 WAIT = 10.0  # seconds: only reached when the interleaving is broken

@@ -1,7 +1,7 @@
 """Log lookups against Kafka's UnifiedLogTest (core 3.8.0): the segments of an offset range, offsets by
 timestamp (with Kafka's special timestamps), and the segments' first batch timestamps.
 
-Logs are made as in ``tests/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
+Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
 under both kernel twins).  kafkalog keeps no leader-epoch cache (issue 20): where Kafka answers the special
 timestamps with the cache's epoch, kafkalog answers without one, as Kafka does for a log that has no cache.
 """
@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-from log_test_utils import LogFactory, config, singleton
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import IllegalArgumentError
@@ -28,6 +27,7 @@ from kafkalog.log import (
 from kafkalog.scheduler import SYSTEM_TIME, MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.validator import UnsupportedForMessageFormatError
+from tests.support.log_test_utils import LogFactory, config, singleton
 
 LONG_MAX = 2**63 - 1
 
