@@ -29,6 +29,7 @@ from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.topic import TopicPartition
 from kafkalog.verify import verify_log_dir
+from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
 from tests.support.log_test_utils import golden_log_dirs
 
 
@@ -63,7 +64,7 @@ def test_verify_passes_every_golden_log_dir(golden: Path, impl: Any) -> None:
             assert all("__consumer_offsets-19" in f.message and "258527" in f.message for f in errors)
         else:
             assert errors == [], directory
-    status, out, _err = run("verify", str(golden / "xpxwo100__bullShit/tmp/kafka-logs"))
+    status, out, _err = run("verify", str(golden / BULLSHIT))
     assert status == 0
     assert "TEST-TOPIC-0" in out and "21211" in out and out.rstrip().endswith("4 partitions checked, 0 errors")
 
@@ -71,7 +72,7 @@ def test_verify_passes_every_golden_log_dir(golden: Path, impl: Any) -> None:
 @pytest.fixture
 def ronem(golden: Path, tmp_path: Path) -> Path:
     """A writable copy of a KRaft log dir with a multi-segment metadata log and both indexes."""
-    return copy_tree(golden / "ronem123__rupia-transaction-service/kafka-logs", tmp_path / "kafka-logs")
+    return copy_tree(golden / RONEM, tmp_path / "kafka-logs")
 
 
 def _verify_errors(directory: Path) -> list[str]:
@@ -142,7 +143,7 @@ os.execv(sys.executable, [sys.executable, "-m", "kafkalog", "--no-progress", *sy
 
 def test_unreadable_files_get_a_clear_message(golden: Path, tmp_path: Path) -> None:
     """A segment the user may not read: a clear message naming it and a non-zero exit, never a traceback."""
-    partition = copy_tree(golden / "xpxwo100__bullShit/tmp/kafka-logs/foo-0", tmp_path / "logs" / "foo-0")
+    partition = copy_tree(golden / f"{BULLSHIT}/foo-0", tmp_path / "logs" / "foo-0")
     segment = partition / "00000000000000000000.log"
     segment.chmod(0)
     commands = [["verify", str(partition)], ["stats", str(partition)], ["dump", "--files", str(segment)],
@@ -211,12 +212,12 @@ def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: 
 
 
 GOLDEN_PARTITIONS = [
-    "dipendrasaini__kafka-learnning-series/tmp/kafka-logs/invoice-0",
-    "yuanliubei__kafka-source-code/kafka-logs/__consumer_offsets-17",
-    "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44",
-    "asayers__kafkalite/tests/test-data/fs-data/hamlet-snappy-0",
-    "xpxwo100__bullShit/tmp/kafka-logs/TEST-TOPIC-0",
-    "Danielowo2000__BigDataTechnologies-Version-2/kafka_data/_confluent-ksql-default__command_topic-0",
+    f"{DIPENDRASAINI}/invoice-0",
+    f"{YUANLIUBEI}/__consumer_offsets-17",
+    f"{RONEM}/__consumer_offsets-44",
+    f"{KAFKALITE}/hamlet-snappy-0",
+    f"{BULLSHIT}/TEST-TOPIC-0",
+    f"{DANIELOWO}/_confluent-ksql-default__command_topic-0",
 ]
 
 
@@ -245,7 +246,7 @@ def test_recover_full_on_golden_copies_changes_nothing_but_missing_indexes(golde
 def test_recover_cuts_a_golden_copy_at_a_flipped_byte(golden: Path, tmp_path: Path) -> None:
     """A corrupt batch in the first of two golden segments: recovery keeps the batches before it and
     deletes the segment after it, as Kafka's recoverLog does."""
-    source = golden / "dipendrasaini__kafka-learnning-series/tmp/kafka-logs/invoice-0"
+    source = golden / f"{DIPENDRASAINI}/invoice-0"
     partition = copy_tree(source, tmp_path / "logs" / "invoice-0")
     segments = sorted(partition.glob("*.log"))
     with Log(source, read_only=True) as before:
@@ -301,8 +302,8 @@ def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> Non
     assert status == 0 and "Nothing to clean" in out
 
 
-@pytest.mark.parametrize("relative", ["yuanliubei__kafka-source-code/kafka-logs/__consumer_offsets-17",
-                                      "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44"])
+@pytest.mark.parametrize("relative", [f"{YUANLIUBEI}/__consumer_offsets-17",
+                                      f"{RONEM}/__consumer_offsets-44"])
 def test_clean_on_golden_copies_matches_the_library(golden: Path, tmp_path: Path, relative: str) -> None:
     """``kafkalog clean --until-clean`` on one copy of a broker's compacted partition, the library's cleaner
     on another: the same records survive and the statistics agree."""
@@ -346,11 +347,11 @@ def test_stats_agree_with_the_library(tmp_path: Path, golden: Path) -> None:
     assert stats["max_timestamp"] == max(r.timestamp for r in records)
     assert stats["codecs"] == {"none": 30} and stats["magics"] == {"v2": 30}
     assert 0 < stats["dirty_ratio"] <= 1
-    status, out, _err = run("stats", "--csv", str(golden / "asayers__kafkalite/tests/test-data/fs-data"))
+    status, out, _err = run("stats", "--csv", str(golden / KAFKALITE))
     rows = out.splitlines()
     assert rows[0].startswith("topic,partition,segments,size")
     assert any(row.startswith("hamlet-gzip,0,1,143118,0,5382,22,5382,") and "gzip:22" in row for row in rows)
-    status, out, _err = run("stats", str(golden / "xpxwo100__bullShit/tmp/kafka-logs"))
+    status, out, _err = run("stats", str(golden / BULLSHIT))
     assert status == 0 and "TEST-TOPIC-0" in out and "21211" in out
 
 

@@ -21,6 +21,7 @@ import crcmod.predefined
 import pytest
 
 from kafkalog.cli import main
+from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, KAFKALITE, KAFKALITE_EXPECTED
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "dump"
 _crc32c = crcmod.predefined.mkCrcFun("crc-32c")
@@ -125,7 +126,7 @@ def test_batch_lines_match_the_bytes_field_for_field(golden: Path, impl: Any) ->
 def test_small_segment_text_equals_the_hand_checked_file(golden: Path) -> None:
     """__consumer_offsets-19's first segment (3 compacted v2 batches, 7 records, leader epoch 6): the whole
     stdout and the non-consecutive-offset report on stderr, checked by hand against DETAILS.md."""
-    directory = golden / "ArthurArutunyan04__Backend_labs/kafka-data/__consumer_offsets-19"
+    directory = golden / f"{ARTHUR}/__consumer_offsets-19"
     cwd = os.getcwd()
     os.chdir(directory)
     try:
@@ -139,7 +140,7 @@ def test_small_segment_text_equals_the_hand_checked_file(golden: Path) -> None:
 
 
 def test_record_lines_legacy_crc_keys_and_payloads(golden: Path, impl: Any) -> None:
-    foo = golden / "xpxwo100__bullShit/tmp/kafka-logs/foo-0/00000000000000000000.log"
+    foo = golden / f"{BULLSHIT}/foo-0/00000000000000000000.log"
     status, out, _err = run("dump", "--files", str(foo), "--print-data-log")
     lines = out.splitlines()
     assert status == 0
@@ -153,7 +154,7 @@ def test_record_lines_legacy_crc_keys_and_payloads(golden: Path, impl: Any) -> N
 
 
 def test_compressed_v0_wrapper_records_carry_inner_crcs(golden: Path) -> None:
-    log = golden / "asayers__kafkalite/tests/test-data/fs-data/hamlet-snappy-0/00000000000000000000.log"
+    log = golden / f"{KAFKALITE}/hamlet-snappy-0/00000000000000000000.log"
     status, out, _err = run("dump", "--files", str(log), "--print-data-log")
     lines = out.splitlines()
     assert status == 0
@@ -161,7 +162,7 @@ def test_compressed_v0_wrapper_records_carry_inner_crcs(golden: Path) -> None:
                                "compresscodec: snappy ")
     records = [line for line in lines if line.startswith("| ")]
     assert len(records) == 5382
-    expected = (golden / "asayers__kafkalite/tests/test-data/golden/hamlet-snappy-0").read_text().splitlines()
+    expected = (golden / f"{KAFKALITE_EXPECTED}/hamlet-snappy-0").read_text().splitlines()
     for line, want in zip(records, expected, strict=True):
         offset, value = want.split(": ", 1)
         assert line.startswith(f"| offset: {offset} NoTimestampType: -1 keySize: -1 ")
@@ -170,7 +171,7 @@ def test_compressed_v0_wrapper_records_carry_inner_crcs(golden: Path) -> None:
 
 
 def test_control_markers_and_kraft_records(golden: Path) -> None:
-    topic = golden / ("Danielowo2000__BigDataTechnologies-Version-2/kafka_data/"
+    topic = golden / (f"{DANIELOWO}/"
                       "_confluent-ksql-default__command_topic-0/00000000000000000000.log")
     _status, out, _err = run("dump", "--files", str(topic), "--print-data-log")
     markers = [line for line in out.splitlines() if "endTxnMarker" in line]
@@ -186,7 +187,7 @@ def test_control_markers_and_kraft_records(golden: Path) -> None:
     assert lines[4].endswith('KRaftVersion {"version":0,"kRaftVersion":1}')
     assert '"endpoints":[{"name":"CONTROLLER","host":"localhost","port":9093}]' in lines[5]
     assert lines[-1].endswith('SnapshotFooter {"version":0}')
-    metadata = next(golden.rglob("ArthurArutunyan04__Backend_labs/kafka-data/__cluster_metadata-0/*0.log"))
+    metadata = next(golden.rglob(f"{ARTHUR}/__cluster_metadata-0/*0.log"))
     _status, out, _err = run("dump", "--files", str(metadata), "--deep-iteration")
     assert "controlType: LEADER_CHANGE(2)" in out
 
@@ -194,12 +195,12 @@ def test_control_markers_and_kraft_records(golden: Path) -> None:
 def test_skip_record_metadata_keeps_kafkas_prefix_quirk(golden: Path) -> None:
     """With --skip-record-metadata the key carries the ``| `` prefix; a keyless record's line starts with
     `` payload:`` (Kafka prints the indent only before a key)."""
-    log = golden / "asayers__kafkalite/tests/test-data/fs-data/numbers-0/00000000000000000000.log"
+    log = golden / f"{KAFKALITE}/numbers-0/00000000000000000000.log"
     _status, out, _err = run("dump", "--files", str(log), "--print-data-log", "--skip-record-metadata",
                              "--max-bytes", "300")
     lines = out.splitlines()
     assert lines[3] == " payload: 0"
-    foo = golden / "xpxwo100__bullShit/tmp/kafka-logs/foo-0/00000000000000000000.log"
+    foo = golden / f"{BULLSHIT}/foo-0/00000000000000000000.log"
     _status, out, _err = run("dump", "--files", str(foo), "--value-decoder-class", "string",
                              "--skip-record-metadata", "--max-bytes", "40")
     assert out.splitlines()[3] == "| key: 0 payload: 0"
@@ -207,11 +208,11 @@ def test_skip_record_metadata_keeps_kafkas_prefix_quirk(golden: Path) -> None:
 
 @pytest.mark.parametrize("flag", ["--deep-iteration", "--print-data-log"])
 def test_json_carries_the_same_facts_as_the_text(golden: Path, flag: str) -> None:
-    files = [golden / "asayers__kafkalite/tests/test-data/fs-data/hamlet-none-0/00000000000000000000.log",
+    files = [golden / f"{KAFKALITE}/hamlet-none-0/00000000000000000000.log",
              next(golden.rglob("__cluster_metadata-0/00000000000000005151.index")),
              next(golden.rglob("__cluster_metadata-0/00000000000000005151.timeindex"))]
     if flag == "--deep-iteration":  # binary payloads would break the text into extra lines
-        files.insert(0, next(golden.rglob("ArthurArutunyan04__Backend_labs/kafka-data/__cluster_metadata-0/*51.log")))
+        files.insert(0, next(golden.rglob(f"{ARTHUR}/__cluster_metadata-0/*51.log")))
     arg = ",".join(map(str, files))
     _s1, text, _e1 = run("dump", "--files", arg, flag)
     _s2, js, _e2 = run("dump", "--files", arg, flag, "--json")
@@ -242,7 +243,7 @@ def test_json_carries_the_same_facts_as_the_text(golden: Path, flag: str) -> Non
 
 
 def test_index_and_time_index_entries(golden: Path, tmp_path: Path) -> None:
-    directory = next(golden.rglob("ArthurArutunyan04__Backend_labs/kafka-data/__cluster_metadata-0"))
+    directory = next(golden.rglob(f"{ARTHUR}/__cluster_metadata-0"))
     base = directory / "00000000000000005151"
     status, out, err = run("dump", "--files", f"{base}.index,{base}.timeindex")
     lines = out.splitlines()
@@ -282,7 +283,7 @@ def test_index_and_time_index_entries(golden: Path, tmp_path: Path) -> None:
 
 
 def test_trailing_invalid_bytes_and_a_flipped_crc(golden: Path, tmp_path: Path) -> None:
-    source = golden / "xpxwo100__bullShit/tmp/kafka-logs/foo-0/00000000000000000000.log"
+    source = golden / f"{BULLSHIT}/foo-0/00000000000000000000.log"
     log = tmp_path / "00000000000000000000.log"
     data = bytearray(source.read_bytes())
     data[30] ^= 0xFF  # inside the first (36-byte) message: its CRC no longer matches

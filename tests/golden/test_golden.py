@@ -1,21 +1,16 @@
 """Every broker-written ``.log`` in the golden folder decodes to what ``DETAILS.md`` says it holds.
 
-The expectations are a table transcribed by hand from ``/work/shared/golden/DETAILS.md`` (the
-"inspection" column of each set's table, written by an independent struct-based reader), one entry per
-file; nothing here is computed from kafkalog.  Conventions used when transcribing:
+The expectations are the per-file rows of ``/work/shared/golden/DETAILS.md`` (the "inspection" column of
+each set's table, written by an independent struct-based reader), transcribed by hand into
+:mod:`tests.support.golden_data` (``LOG_FILES``; the conventions are in its docstring); nothing there is
+computed from kafkalog.  The coverage summary of DETAILS.md agrees with the rows: LogAppendTime occurs only
+in the four mscaldas2012 ``*-rekey-0`` partitions, transactions only in Danielowo2000.
 
-* ``magic=[m]`` -> ``magic``; ``batches=``/``top-level msgs=`` -> ``batches`` (v2 batches, or top-level
-  v0/v1 messages, wrappers counting once); ``records=`` -> ``records`` (deep); ``offsets=a..b`` ->
-  ``offsets``; ``codecs=[...]`` -> ``codecs``; ``leaderEpochs=[...]`` -> ``epochs`` (v2 only).
-* The inspection prints ``nullValues(tombstones)``, ``producerIds``, ``txnBatches``, ``controlBatches``,
-  ``compressedWrappers`` and ``tstype`` only when there is something to say, so a file whose row omits
-  them holds 0 of each and CreateTime timestamps (v0: none).  The coverage summary agrees: LogAppendTime
-  occurs only in the four mscaldas2012 ``*-rekey-0`` partitions, transactions only in Danielowo2000.
 * Every row says ``crcErrors=0`` and that the file parsed to its end: no file has trailing partial
   bytes, so every scan must stop with ``END`` at the file's length (none is expected to stop PARTIAL).
 
 The KRaft snapshot/bootstrap ``.checkpoint`` files use the same record format and DETAILS inspects
-them the same way, so they are in a second table and go through the same checks.
+them the same way, so they are in a second table (``CHECKPOINT_FILES``) and go through the same checks.
 
 The kafkalite set also ships its own expected decodings (``tests/test-data/golden/<topic>``): those are
 compared line for line with a renderer of Haskell's ``show``.
@@ -41,215 +36,21 @@ from kafkalog.record import (
     ScanStop,
     TimestampType,
 )
+from tests.support.golden_data import (
+    ARTHUR,
+    CHECKPOINT_FILES,
+    DANIELOWO,
+    KAFKALITE,
+    KAFKALITE_EXPECTED,
+    KAFKALITE_EXPECTED_LINES,
+    KSQL,
+    LOG_FILES,
+    SEG0,
+    Facts,
+)
 
-Facts = dict[str, Any]
-
-
-def _facts(
-    path: str,
-    size: int,
-    magic: int | None,
-    batches: int,
-    records: int,
-    offsets: tuple[int, int] | None,
-    codecs: tuple[str, ...] = (),
-    *,
-    epochs: tuple[int, ...] = (),
-    tombstones: int = 0,
-    log_append_time: bool = False,
-    producer_ids: int = 0,
-    txn_batches: int = 0,
-    control_batches: int = 0,
-    control_types: tuple[str, ...] = (),
-    wrappers: int = 0,
-) -> Facts:
-    """One row of DETAILS.md as the tests use it (see the module docstring for the field mapping)."""
-    return {
-        "path": path,
-        "bytes": size,
-        "magic": frozenset() if magic is None else frozenset({magic}),
-        "batches": batches,
-        "records": records,
-        "offsets": offsets,
-        "codecs": frozenset(codecs),
-        "epochs": frozenset(epochs),
-        "tombstones": tombstones,
-        "log_append_time": log_append_time,
-        "producer_ids": producer_ids,
-        "txn_batches": txn_batches,
-        "control_batches": control_batches,
-        "control_types": frozenset(control_types),
-        "wrappers": wrappers,
-    }
-
-
-KAFKALITE = "asayers__kafkalite/tests/test-data"
-XPX = "xpxwo100__bullShit/tmp/kafka-logs"
-SHARA = "SharaWeil__kafka-0.11.0/data"
-KAIPA = "KAIPASUBHASH__kafka-logs"
-VOLO = "VolodymyrZee__kafka"
-DIPEN = "dipendrasaini__kafka-learnning-series/tmp/kafka-logs"
-SEAN = "seanorth__kafka-server/kafka-logs"
-ARTHUR = "ArthurArutunyan04__Backend_labs/kafka-data"
-MSC = "mscaldas2012__kafka-connect-spooldir/kafka-data"
-BERK = "berkayakcay__toy-node-log-collector/kafka-data"
-DANIEL = "Danielowo2000__BigDataTechnologies-Version-2/kafka_data"
-RONEM = "ronem123__rupia-transaction-service/kafka-logs"
-YUAN = "yuanliubei__kafka-source-code/kafka-logs"
-SEG0 = "00000000000000000000.log"
-CC = "_confluent-controlcenter-5-1-2-1-"
-KSQL = "_confluent-ksql-default_"
-
-GOLDEN_LOGS: list[Facts] = [
-    # DETAILS.md "## asayers__kafkalite": v0, 22 gzip/snappy wrappers ("compressedWrappers=22").
-    _facts(f"{KAFKALITE}/fs-data/hamlet-gzip-0/{SEG0}", 143118, 0, 22, 5382, (0, 5381), ("gzip",),
-           wrappers=22),
-    _facts(f"{KAFKALITE}/fs-data/hamlet-none-0/{SEG0}", 309516, 0, 5382, 5382, (0, 5381), ("none",)),
-    _facts(f"{KAFKALITE}/fs-data/hamlet-snappy-0/{SEG0}", 193332, 0, 22, 5382, (0, 5381), ("snappy",),
-           wrappers=22),
-    _facts(f"{KAFKALITE}/fs-data/numbers-0/{SEG0}", 342100, 0, 11394, 11394, (0, 11393), ("none",)),
-    # DETAILS.md "## xpxwo100__bullShit": v1, CreateTime, uncompressed.
-    _facts(f"{XPX}/TEST-TOPIC-0/{SEG0}", 1315082, 1, 21211, 21211, (0, 21210), ("none",)),
-    _facts(f"{XPX}/__consumer_offsets-40/{SEG0}", 70141, 1, 860, 860, (0, 859), ("none",)),
-    _facts(f"{XPX}/foo-0/{SEG0}", 8730, 1, 204, 204, (0, 203), ("none",)),
-    _facts(f"{XPX}/topic1-0/{SEG0}", 215, 1, 5, 5, (0, 4), ("none",)),
-    # DETAILS.md "## SharaWeil__kafka-0.11.0": mac_test-0 "empty"; test0-* v2 uncompressed.
-    _facts(f"{SHARA}/mac_test-0/00000000000000000078.log", 0, None, 0, 0, None),
-    _facts(f"{SHARA}/test0-0/{SEG0}", 757, 2, 11, 11, (0, 10), ("none",), epochs=(0,)),
-    _facts(f"{SHARA}/test0-1/{SEG0}", 758, 2, 11, 11, (0, 10), ("none",), epochs=(0,)),
-    _facts(f"{SHARA}/test0-2/{SEG0}", 698, 2, 10, 11, (0, 10), ("none",), epochs=(0,)),
-    # DETAILS.md "## KAIPASUBHASH__kafka-logs".
-    _facts(f"{KAIPA}/__consumer_offsets-2/{SEG0}", 573, 2, 3, 3, (0, 2), ("none",), epochs=(0,)),
-    _facts(f"{KAIPA}/__consumer_offsets-26/{SEG0}", 1263, 2, 8, 8, (0, 7), ("none",), epochs=(0,)),
-    _facts(f"{KAIPA}/__consumer_offsets-46/{SEG0}", 1263, 2, 8, 8, (0, 7), ("none",), epochs=(0,)),
-    _facts(f"{KAIPA}/subhash-0/{SEG0}", 221, 2, 3, 3, (0, 2), ("none",), epochs=(0,)),
-    # DETAILS.md "## VolodymyrZee__kafka" (nullValues(tombstones)=1 on __consumer_offsets-17 and -33).
-    _facts(f"{VOLO}/__consumer_offsets-12/{SEG0}", 45702, 2, 162, 470, (0, 469), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/__consumer_offsets-17/{SEG0}", 630, 2, 3, 3, (0, 2), ("none",), epochs=(0,),
-           tombstones=1),
-    _facts(f"{VOLO}/__consumer_offsets-18/{SEG0}", 57161, 2, 277, 499, (0, 498), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/__consumer_offsets-32/{SEG0}", 5058, 2, 18, 50, (0, 49), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/__consumer_offsets-33/{SEG0}", 630, 2, 3, 3, (0, 2), ("none",), epochs=(0,),
-           tombstones=1),
-    _facts(f"{VOLO}/first_topic-0/{SEG0}", 804, 2, 10, 11, (0, 10), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/first_topic-1/{SEG0}", 971, 2, 12, 12, (0, 11), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/first_topic-2/{SEG0}", 1267, 2, 16, 18, (0, 17), ("none",), epochs=(0,)),
-    _facts(f"{VOLO}/new_topic-0/{SEG0}", 189, 2, 2, 2, (0, 1), ("none",), epochs=(0,)),
-    # DETAILS.md "## dipendrasaini__kafka-learnning-series": 4 segments per partition.
-    _facts(f"{DIPEN}/invoice-0/{SEG0}", 999252, 2, 380, 30626, (0, 30625), ("none",), epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-0/00000000000000030626.log", 989360, 2, 64, 29985, (30626, 60610), ("none",),
-           epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-0/00000000000000060611.log", 998265, 2, 61, 30256, (60611, 90866), ("none",),
-           epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-0/00000000000000090867.log", 311092, 2, 20, 9427, (90867, 100293), ("none",),
-           epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-1/{SEG0}", 999904, 2, 403, 30620, (0, 30619), ("none",), epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-1/00000000000000030620.log", 985789, 2, 65, 29872, (30620, 60491), ("none",),
-           epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-1/00000000000000060492.log", 998265, 2, 61, 30256, (60492, 90747), ("none",),
-           epochs=(0,)),
-    _facts(f"{DIPEN}/invoice-1/00000000000000090748.log", 289521, 2, 18, 8775, (90748, 99522), ("none",),
-           epochs=(0,)),
-    # DETAILS.md "## seanorth__kafka-server": some-topic-0 is v2 snappy.
-    _facts(f"{SEAN}/__consumer_offsets-16/{SEG0}", 15526, 2, 69, 69, (0, 68), ("none",), epochs=(0,)),
-    _facts(f"{SEAN}/some-topic-0/{SEG0}", 1989, 2, 9, 9, (0, 8), ("snappy",), epochs=(0,)),
-    # DETAILS.md "## ArthurArutunyan04__Backend_labs": KRaft metadata with
-    # controlBatches=5/3['LEADER_CHANGE'], compacted __consumer_offsets-19 (7 records over
-    # 186795..258526), snappy oms_order_* topics.
-    _facts(f"{ARTHUR}/__cluster_metadata-0/{SEG0}", 359259, 2, 4690, 5151, (0, 5150), ("none",),
-           epochs=(1, 2, 3, 4, 5), control_batches=5, control_types=("LEADER_CHANGE",)),
-    _facts(f"{ARTHUR}/__cluster_metadata-0/00000000000000005151.log", 142722, 2, 1746, 2169, (5151, 7319),
-           ("none",), epochs=(6, 7, 8), control_batches=3, control_types=("LEADER_CHANGE",)),
-    _facts(f"{ARTHUR}/__consumer_offsets-19/{SEG0}", 1204, 2, 3, 7, (186795, 258526), ("none",),
-           epochs=(6,)),
-    _facts(f"{ARTHUR}/oms_order_created-1/00000000000000081908.log", 3098017, 2, 1253, 12738,
-           (81908, 94645), ("snappy",), epochs=(10, 12, 14)),
-    _facts(f"{ARTHUR}/oms_order_status_changed-0/{SEG0}", 297084, 2, 1257, 3298, (0, 3297), ("snappy",),
-           epochs=(10, 12, 14)),
-    _facts(f"{ARTHUR}/oms_order_status_changed-1/00000000000000021236.log", 305262, 2, 1291, 3415,
-           (21236, 24650), ("snappy",), epochs=(10, 12, 14)),
-    _facts(f"{ARTHUR}/oms_order_status_changed-2/00000000000000010917.log", 295935, 2, 1262, 3258,
-           (10917, 14174), ("snappy",), epochs=(10, 12, 14)),
-    # DETAILS.md "## mscaldas2012__kafka-connect-spooldir": lz4, tstype=['LogAppend'] on the four rekey
-    # partitions, tombstones on __consumer_offsets, _schemas-0 (all 63) and the Connect topics.
-    _facts(f"{MSC}/__consumer_offsets-0/{SEG0}", 720, 2, 6, 6, (0, 5), ("none",), epochs=(0,), tombstones=1),
-    _facts(f"{MSC}/__consumer_offsets-29/{SEG0}", 25270, 2, 78, 78, (0, 77), ("none",), epochs=(0,),
-           tombstones=1),
-    _facts(f"{MSC}/__consumer_offsets-37/{SEG0}", 30198, 2, 90, 90, (0, 89), ("none",), epochs=(0,),
-           tombstones=1),
-    _facts(f"{MSC}/_confluent-command-0/{SEG0}", 231, 2, 1, 2, (0, 1), ("lz4",), epochs=(0,)),
-    _facts(f"{MSC}/{CC}KSTREAM-OUTEROTHER-0000000096-store-changelog-0/{SEG0}", 1595, 2, 11, 11, (0, 10),
-           ("lz4",), epochs=(0,)),
-    _facts(f"{MSC}/{CC}KSTREAM-OUTERTHIS-0000000095-store-changelog-0/{SEG0}", 1595, 2, 11, 11, (0, 10),
-           ("lz4",), epochs=(0,)),
-    _facts(f"{MSC}/{CC}actual-group-consumption-rekey-0/{SEG0}", 1640, 2, 12, 14, (0, 13), ("lz4",),
-           epochs=(0,), log_append_time=True),
-    _facts(f"{MSC}/{CC}expected-group-consumption-rekey-0/{SEG0}", 1640, 2, 12, 14, (0, 13), ("lz4",),
-           epochs=(0,), log_append_time=True),
-    _facts(f"{MSC}/{CC}monitoring-message-rekey-0/{SEG0}", 1375, 2, 11, 11, (0, 10), ("lz4",),
-           epochs=(0,), log_append_time=True),
-    _facts(f"{MSC}/{CC}monitoring-trigger-event-rekey-0/{SEG0}", 1080, 2, 11, 22, (0, 21), ("lz4",),
-           epochs=(0,), log_append_time=True),
-    _facts(f"{MSC}/_schemas-0/{SEG0}", 6048, 2, 63, 63, (0, 62), ("none",), epochs=(0,), tombstones=63),
-    _facts(f"{MSC}/docker-connect-configs-0/{SEG0}", 35640, 2, 45, 54, (0, 53), ("none",), epochs=(0,),
-           tombstones=18),
-    _facts(f"{MSC}/docker-connect-status-0/{SEG0}", 21682, 2, 127, 135, (0, 134), ("none",), epochs=(0,),
-           tombstones=18),
-    # DETAILS.md "## berkayakcay__toy-node-log-collector": v2 gzip, 17/16/17 batches.
-    _facts(f"{BERK}/topic-logx-001-0/{SEG0}", 10422, 2, 17, 17, (0, 16), ("gzip",), epochs=(0,)),
-    _facts(f"{BERK}/topic-logx-001-1/{SEG0}", 12936, 2, 16, 16, (0, 15), ("gzip",), epochs=(0,)),
-    _facts(f"{BERK}/topic-logx-001-2/{SEG0}", 10475, 2, 17, 17, (0, 16), ("gzip",), epochs=(0,)),
-    # DETAILS.md "## Danielowo2000__BigDataTechnologies-Version-2": producerIds=1 (6 on locations-0),
-    # command topic "txnBatches=8 controlBatches=4['COMMIT']", _schemas-0 leaderEpochs=[0, 2, 4] tombstones=4.
-    _facts(f"{DANIEL}/CURRENTLOCATION-0/{SEG0}", 630, 2, 6, 6, (0, 5), ("none",), epochs=(0,),
-           producer_ids=1),
-    _facts(f"{DANIEL}/{KSQL}_command_topic-0/{SEG0}", 29110, 2, 8, 8, (0, 7), ("none",), epochs=(0,),
-           producer_ids=1, txn_batches=8, control_batches=4, control_types=("COMMIT",)),
-    _facts(f"{DANIEL}/{KSQL}query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition-0/{SEG0}", 858, 2, 6,
-           6, (0, 5), ("none",), epochs=(0,), producer_ids=1),
-    _facts(f"{DANIEL}/{KSQL}query_CTAS_RIDERSNEARMOUNTAINVIEW_5-Aggregate-GroupBy-repartition-0/{SEG0}", 930,
-           2, 6, 6, (0, 5), ("none",), epochs=(0,), producer_ids=1),
-    _facts(f"{DANIEL}/_kafka-connect-configs-0/{SEG0}", 195, 2, 1, 1, (0, 0), ("none",), epochs=(0,)),
-    _facts(f"{DANIEL}/_schemas-0/{SEG0}", 384, 2, 4, 4, (0, 3), ("none",), epochs=(0, 2, 4), tombstones=4),
-    _facts(f"{DANIEL}/locations-0/{SEG0}", 810, 2, 6, 6, (0, 5), ("none",), epochs=(0,), producer_ids=6),
-    # DETAILS.md "## ronem123__rupia-transaction-service".  Its metadata segment's row lists no
-    # controlBatches (the coverage summary's LEADER_CHANGE mention is not borne out by the per-file row:
-    # the per-file row is what is transcribed).  __consumer_offsets-44/0 has a gap (6..8 in 2 records).
-    _facts(f"{RONEM}/__cluster_metadata-0/00000000000001725413.log", 874344, 2, 12105, 12156,
-           (1725413, 1737568), ("none",), epochs=(1,)),
-    _facts(f"{RONEM}/__consumer_offsets-31/{SEG0}", 366, 2, 1, 1, (2, 2), ("none",), epochs=(0,)),
-    _facts(f"{RONEM}/__consumer_offsets-31/00000000000000000003.log", 491, 2, 2, 2, (3, 4), ("none",),
-           epochs=(2, 10)),
-    _facts(f"{RONEM}/__consumer_offsets-44/{SEG0}", 272, 2, 2, 2, (6, 8), ("none",), epochs=(0,)),
-    _facts(f"{RONEM}/__consumer_offsets-44/00000000000000000009.log", 153, 2, 1, 2, (9, 10), ("none",),
-           epochs=(4,), tombstones=2),
-    _facts(f"{RONEM}/topic_transactions-0/00000000000000000005.log", 0, None, 0, 0, None),
-    # DETAILS.md "## yuanliubei__kafka-source-code": cleaned __consumer_offsets-17, empty topic1-0 segment.
-    _facts(f"{YUAN}/__consumer_offsets-17/{SEG0}", 236, 2, 2, 2, (56, 57), ("none",), epochs=(0,)),
-    _facts(f"{YUAN}/__consumer_offsets-17/00000000000000000058.log", 119, 2, 1, 2, (58, 59), ("none",),
-           epochs=(0,), tombstones=2),
-    _facts(f"{YUAN}/topic1-0/00000000000002722402.log", 0, None, 0, 0, None),
-]
-
-_SNAPSHOT_TYPES = ("KRAFT_VERSION", "KRAFT_VOTERS", "SNAPSHOT_FOOTER", "SNAPSHOT_HEADER")
-
-GOLDEN_CHECKPOINTS: list[Facts] = [
-    # DETAILS.md rows of the KRaft bootstrap/snapshot .checkpoint files (record batches, v2).
-    _facts(f"{ARTHUR}/bootstrap.checkpoint", 309, 2, 3, 5, (0, 4), ("none",), epochs=(0,),
-           control_batches=2, control_types=("SNAPSHOT_FOOTER", "SNAPSHOT_HEADER")),
-    _facts(f"{DANIEL}/bootstrap.checkpoint", 249, 2, 3, 3, (0, 2), ("none",), epochs=(0,),
-           control_batches=2, control_types=("SNAPSHOT_FOOTER", "SNAPSHOT_HEADER")),
-    _facts(f"{RONEM}/bootstrap.checkpoint", 355, 2, 3, 6, (0, 5), ("none",), epochs=(0,),
-           control_batches=2, control_types=("SNAPSHOT_FOOTER", "SNAPSHOT_HEADER")),
-    *[
-        _facts(f"{RONEM}/__cluster_metadata-0/{name}-0000000001.checkpoint", 4973, 2, 3, 68, (0, 67),
-               ("none",), epochs=(1,), control_batches=2, control_types=_SNAPSHOT_TYPES)
-        for name in ("00000000000001720405", "00000000000001727631", "00000000000001734780")
-    ],
-]
-
-ALL_FILES = GOLDEN_LOGS + GOLDEN_CHECKPOINTS
-EMPTY_LOGS = [f["path"] for f in GOLDEN_LOGS if f["bytes"] == 0]
+ALL_FILES = LOG_FILES + CHECKPOINT_FILES
+EMPTY_LOGS = [f["path"] for f in LOG_FILES if f["bytes"] == 0]
 
 
 def _file_id(facts: Facts) -> str:
@@ -297,8 +98,8 @@ def _legacy_batches(data: bytes) -> list[LegacyRecordBatch]:
 
 def test_table_lists_every_golden_log(golden: pathlib.Path) -> None:
     on_disk = {p.relative_to(golden).as_posix() for p in golden.rglob("*.log")}
-    assert on_disk == {f["path"] for f in GOLDEN_LOGS}
-    assert len(GOLDEN_LOGS) == 74
+    assert on_disk == {f["path"] for f in LOG_FILES}
+    assert len(LOG_FILES) == 74
     assert len(EMPTY_LOGS) == 3
 
 
@@ -430,7 +231,7 @@ def test_multi_segment_partitions_are_contiguous(impl: ModuleType, golden: pathl
     dipendrasaini 4 segments, ArthurArutunyan04 metadata 0/5151, ronem123 31: 0/3, 44: 0/9,
     yuanliubei 0/58)."""
     partitions: dict[str, list[str]] = collections.defaultdict(list)
-    for facts in GOLDEN_LOGS:
+    for facts in LOG_FILES:
         directory, _, _ = facts["path"].rpartition("/")
         partitions[directory].append(facts["path"])
     multi = {d: sorted(paths) for d, paths in partitions.items() if len(paths) > 1}
@@ -447,7 +248,7 @@ def test_multi_segment_partitions_are_contiguous(impl: ModuleType, golden: pathl
 
 def test_command_topic_transactions(impl: ModuleType, golden: pathlib.Path) -> None:
     """Danielowo2000's ksql command topic: 8 transactional batches, 4 of them COMMIT markers."""
-    batches = _v2_batches(_data(golden, f"{DANIEL}/{KSQL}_command_topic-0/{SEG0}"))
+    batches = _v2_batches(_data(golden, f"{DANIELOWO}/{KSQL}_command_topic-0/{SEG0}"))
     assert len(batches) == 8
     assert all(b.is_transactional for b in batches)
     data_batches = [b for b in batches if not b.is_control]
@@ -496,7 +297,7 @@ def test_kraft_leader_change_batches(impl: ModuleType, golden: pathlib.Path, seg
 def test_kafkalite_compressed_wrappers(impl: ModuleType, golden: pathlib.Path, codec: str) -> None:
     """DETAILS: 22 wrappers, the first at offset 253 holding inner offsets 0..253; inner offsets are
     absolute and a wrapper's offset is its last inner offset; snappy uses xerial framing."""
-    batches = _legacy_batches(_data(golden, f"{KAFKALITE}/fs-data/hamlet-{codec}-0/{SEG0}"))
+    batches = _legacy_batches(_data(golden, f"{KAFKALITE}/hamlet-{codec}-0/{SEG0}"))
     assert len(batches) == 22
     first = batches[0]
     assert (first.offset, first.last_offset, first.base_offset) == (253, 253, 0)
@@ -521,7 +322,7 @@ def test_kafkalite_compressed_wrappers(impl: ModuleType, golden: pathlib.Path, c
 
 def test_kafkalite_three_codecs_decode_identically(impl: ModuleType, golden: pathlib.Path) -> None:
     decoded = {
-        codec: list(MemoryRecords(_data(golden, f"{KAFKALITE}/fs-data/hamlet-{codec}-0/{SEG0}")).records())
+        codec: list(MemoryRecords(_data(golden, f"{KAFKALITE}/hamlet-{codec}-0/{SEG0}")).records())
         for codec in ("none", "gzip", "snappy")
     }
     assert len(decoded["none"]) == 5382
@@ -585,18 +386,17 @@ def test_haskell_show_renderer(value: bytes, shown: str) -> None:
     assert haskell_show(value) == shown
 
 
-KAFKALITE_GOLDEN = {"hamlet-gzip-0": 5382, "hamlet-none-0": 5382, "hamlet-snappy-0": 5382, "numbers-0": 11394}
 _GOLDEN_LINE = re.compile(r'(0|[1-9][0-9]*): "(?:[^"\\]|\\.)*"')
 
 
-@pytest.mark.parametrize("topic", sorted(KAFKALITE_GOLDEN))
+@pytest.mark.parametrize("topic", sorted(KAFKALITE_EXPECTED_LINES))
 def test_kafkalite_golden_decoding(impl: ModuleType, golden: pathlib.Path, topic: str) -> None:
-    text = (golden / KAFKALITE / "golden" / topic).read_bytes().decode("ascii")
+    text = (golden / KAFKALITE_EXPECTED / topic).read_bytes().decode("ascii")
     assert text.endswith("\n")
     expected = text.splitlines()
-    assert len(expected) == KAFKALITE_GOLDEN[topic]  # DETAILS: lines=5382 / lines=11394
+    assert len(expected) == KAFKALITE_EXPECTED_LINES[topic]  # DETAILS: lines=5382 / lines=11394
     assert all(_GOLDEN_LINE.fullmatch(line) for line in expected)
-    records = list(MemoryRecords(_data(golden, f"{KAFKALITE}/fs-data/{topic}/{SEG0}")).records())
+    records = list(MemoryRecords(_data(golden, f"{KAFKALITE}/{topic}/{SEG0}")).records())
     assert all(r.value is not None for r in records)
     actual = [f"{r.offset}: {haskell_show(r.value)}" for r in records]
     assert len(actual) == len(expected)

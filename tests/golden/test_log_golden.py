@@ -2,8 +2,9 @@
 
 Every data directory (a ``log.dirs`` entry: the folder that holds ``<topic>-<partition>`` directories) under
 ``/work/shared/golden`` is opened with ``LogManager(root, read_only=True)`` and every partition directory with
-``Log(dir, read_only=True)``.  The expected segments are a table transcribed by hand from
-``/work/shared/golden/DETAILS.md`` (each ``.log`` row: base offset from the file name, ``records=`` and
+``Log(dir, read_only=True)``.  The expected segments are the rows of
+``/work/shared/golden/DETAILS.md`` as :mod:`tests.support.golden_data` transcribes them
+(``PARTITION_SEGMENTS``, from each ``.log`` row: base offset from the file name, ``records=`` and
 ``offsets=first..last``); a partition's log end offset is the last segment's ``last + 1`` (its base when the
 segment is empty) and its log start offset the first segment's base, except where the directory's
 ``log-start-offset-checkpoint`` says more (two ksqlDB repartition topics of the Danielowo2000 set, at 5:
@@ -49,6 +50,7 @@ from kafkalog.record import MemoryRecords, ScanStop
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition, parse_topic_partition_name
+from tests.support.golden_data import CHECKPOINTED_LOG_START, PARTITION_SEGMENTS, Segment
 
 MIB = 1024 * 1024
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -56,142 +58,7 @@ RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
 
 
-class Segment(NamedTuple):
-    """One ``.log`` row of DETAILS.md: base offset, ``records=``, ``offsets=first..last`` (None: empty)."""
-
-    base: int
-    records: int
-    first: int | None = None
-    last: int | None = None
-
-
-def seg(base: int, records: int, first: int, last: int) -> Segment:
-    return Segment(base, records, first, last)
-
-
-def empty(base: int) -> Segment:
-    return Segment(base, 0)
-
-
-KAFKALITE = "asayers__kafkalite/tests/test-data/fs-data"
-XPX = "xpxwo100__bullShit/tmp/kafka-logs"
-SHARA = "SharaWeil__kafka-0.11.0/data"
-KAIPA = "KAIPASUBHASH__kafka-logs"
-VOLO = "VolodymyrZee__kafka"
-DIPEN = "dipendrasaini__kafka-learnning-series/tmp/kafka-logs"
-SEAN = "seanorth__kafka-server/kafka-logs"
-ARTHUR = "ArthurArutunyan04__Backend_labs/kafka-data"
-MSC = "mscaldas2012__kafka-connect-spooldir/kafka-data"
-BERK = "berkayakcay__toy-node-log-collector/kafka-data"
-DANIEL = "Danielowo2000__BigDataTechnologies-Version-2/kafka_data"
-RONEM = "ronem123__rupia-transaction-service/kafka-logs"
-YUAN = "yuanliubei__kafka-source-code/kafka-logs"
-CC = "_confluent-controlcenter-5-1-2-1-"
-KSQL = "_confluent-ksql-default_"
-
-#: DETAILS.md, per data directory (relative to the golden folder), per partition directory: its segments.
-GOLDEN: dict[str, dict[str, tuple[Segment, ...]]] = {
-    KAFKALITE: {  # v0; gzip and snappy as 22 wrapper messages each
-        "hamlet-gzip-0": (seg(0, 5382, 0, 5381),),
-        "hamlet-none-0": (seg(0, 5382, 0, 5381),),
-        "hamlet-snappy-0": (seg(0, 5382, 0, 5381),),
-        "numbers-0": (seg(0, 11394, 0, 11393),),
-    },
-    XPX: {  # v1
-        "TEST-TOPIC-0": (seg(0, 21211, 0, 21210),),
-        "__consumer_offsets-40": (seg(0, 860, 0, 859),),
-        "foo-0": (seg(0, 204, 0, 203),),
-        "topic1-0": (seg(0, 5, 0, 4),),
-    },
-    SHARA: {  # Kafka 0.11.0
-        "mac_test-0": (empty(78),),
-        "test0-0": (seg(0, 11, 0, 10),),
-        "test0-1": (seg(0, 11, 0, 10),),
-        "test0-2": (seg(0, 11, 0, 10),),
-    },
-    KAIPA: {
-        "__consumer_offsets-2": (seg(0, 3, 0, 2),),
-        "__consumer_offsets-26": (seg(0, 8, 0, 7),),
-        "__consumer_offsets-46": (seg(0, 8, 0, 7),),
-        "subhash-0": (seg(0, 3, 0, 2),),
-    },
-    VOLO: {
-        "__consumer_offsets-12": (seg(0, 470, 0, 469),),
-        "__consumer_offsets-17": (seg(0, 3, 0, 2),),
-        "__consumer_offsets-18": (seg(0, 499, 0, 498),),
-        "__consumer_offsets-32": (seg(0, 50, 0, 49),),
-        "__consumer_offsets-33": (seg(0, 3, 0, 2),),
-        "first_topic-0": (seg(0, 11, 0, 10),),
-        "first_topic-1": (seg(0, 12, 0, 11),),
-        "first_topic-2": (seg(0, 18, 0, 17),),
-        "new_topic-0": (seg(0, 2, 0, 1),),
-    },
-    DIPEN: {  # segment.bytes ~1 MB: four segments per partition
-        "invoice-0": (seg(0, 30626, 0, 30625), seg(30626, 29985, 30626, 60610),
-                      seg(60611, 30256, 60611, 90866), seg(90867, 9427, 90867, 100293)),
-        "invoice-1": (seg(0, 30620, 0, 30619), seg(30620, 29872, 30620, 60491),
-                      seg(60492, 30256, 60492, 90747), seg(90748, 8775, 90748, 99522)),
-    },
-    SEAN: {
-        "__consumer_offsets-16": (seg(0, 69, 0, 68),),
-        "some-topic-0": (seg(0, 9, 0, 8),),  # snappy
-    },
-    ARTHUR: {  # KRaft; oms_* snappy with earlier segments deleted by retention
-        "__cluster_metadata-0": (seg(0, 5151, 0, 5150), seg(5151, 2169, 5151, 7319)),
-        "__consumer_offsets-19": (seg(0, 7, 186795, 258526),),  # compacted: 7 records over 71732 offsets
-        "oms_order_created-1": (seg(81908, 12738, 81908, 94645),),
-        "oms_order_status_changed-0": (seg(0, 3298, 0, 3297),),
-        "oms_order_status_changed-1": (seg(21236, 3415, 21236, 24650),),
-        "oms_order_status_changed-2": (seg(10917, 3258, 10917, 14174),),
-    },
-    MSC: {  # Confluent 5.1.2: lz4, LogAppendTime, compacted Connect topics
-        "__consumer_offsets-0": (seg(0, 6, 0, 5),),
-        "__consumer_offsets-29": (seg(0, 78, 0, 77),),
-        "__consumer_offsets-37": (seg(0, 90, 0, 89),),
-        "_confluent-command-0": (seg(0, 2, 0, 1),),
-        f"{CC}KSTREAM-OUTEROTHER-0000000096-store-changelog-0": (seg(0, 11, 0, 10),),
-        f"{CC}KSTREAM-OUTERTHIS-0000000095-store-changelog-0": (seg(0, 11, 0, 10),),
-        f"{CC}actual-group-consumption-rekey-0": (seg(0, 14, 0, 13),),
-        f"{CC}expected-group-consumption-rekey-0": (seg(0, 14, 0, 13),),
-        f"{CC}monitoring-message-rekey-0": (seg(0, 11, 0, 10),),
-        f"{CC}monitoring-trigger-event-rekey-0": (seg(0, 22, 0, 21),),
-        "_schemas-0": (seg(0, 63, 0, 62),),
-        "docker-connect-configs-0": (seg(0, 54, 0, 53),),
-        "docker-connect-status-0": (seg(0, 135, 0, 134),),
-    },
-    BERK: {  # v2 gzip, unclean shutdown
-        "topic-logx-001-0": (seg(0, 17, 0, 16),),
-        "topic-logx-001-1": (seg(0, 16, 0, 15),),
-        "topic-logx-001-2": (seg(0, 17, 0, 16),),
-    },
-    DANIEL: {  # transactions with COMMIT markers (counted as records), idempotent producers
-        "CURRENTLOCATION-0": (seg(0, 6, 0, 5),),
-        f"{KSQL}_command_topic-0": (seg(0, 8, 0, 7),),
-        f"{KSQL}query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition-0": (seg(0, 6, 0, 5),),
-        f"{KSQL}query_CTAS_RIDERSNEARMOUNTAINVIEW_5-Aggregate-GroupBy-repartition-0": (seg(0, 6, 0, 5),),
-        "_kafka-connect-configs-0": (seg(0, 1, 0, 0),),
-        "_schemas-0": (seg(0, 4, 0, 3),),
-        "locations-0": (seg(0, 6, 0, 5),),
-    },
-    RONEM: {  # KRaft; the metadata log's older 64 MB segment is not in the snapshot
-        "__cluster_metadata-0": (seg(1725413, 12156, 1725413, 1737568),),
-        "__consumer_offsets-31": (seg(0, 1, 2, 2), seg(3, 2, 3, 4)),
-        "__consumer_offsets-44": (seg(0, 2, 6, 8), seg(9, 2, 9, 10)),
-        "topic_transactions-0": (empty(5),),
-    },
-    YUAN: {
-        "__consumer_offsets-17": (seg(0, 2, 56, 57), seg(58, 2, 58, 59)),  # log-cleaned
-        "topic1-0": (empty(2722402),),
-    },
-}
-
-#: ``log-start-offset-checkpoint`` entries above the first segment's base (DETAILS.md, Danielowo2000 set).
-CHECKPOINTED_LOG_START = {
-    (DANIEL, f"{KSQL}query_CTAS_RIDERSNEARMOUNTAINVIEW_5-Aggregate-GroupBy-repartition-0"): 5,
-    (DANIEL, f"{KSQL}query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition-0"): 5,
-}
-
-PARTITIONS = [(root, name) for root, partitions in GOLDEN.items() for name in partitions]
+PARTITIONS = [(root, name) for root, partitions in PARTITION_SEGMENTS.items() for name in partitions]
 
 
 def log_end(segments: tuple[Segment, ...]) -> int:
@@ -204,17 +71,17 @@ def first_base(segments: tuple[Segment, ...]) -> int:
 
 
 def manager_log_start(root: str, name: str) -> int:
-    return max(CHECKPOINTED_LOG_START.get((root, name), 0), first_base(GOLDEN[root][name]))
+    return max(CHECKPOINTED_LOG_START.get((root, name), 0), first_base(PARTITION_SEGMENTS[root][name]))
 
 
 def test_table_matches_details_totals() -> None:
     """The transcription: 13 data directories, 64 partitions, 293 639 records, 74 ``.log`` files."""
-    assert len(GOLDEN) == 13
+    assert len(PARTITION_SEGMENTS) == 13
     assert len(PARTITIONS) == 64
-    all_segments = [s for partitions in GOLDEN.values() for segs in partitions.values() for s in segs]
+    all_segments = [s for partitions in PARTITION_SEGMENTS.values() for segs in partitions.values() for s in segs]
     assert sum(s.records for s in all_segments) == 293639
     assert len(all_segments) == 74
-    for segments in (segs for partitions in GOLDEN.values() for segs in partitions.values()):
+    for segments in (segs for partitions in PARTITION_SEGMENTS.values() for segs in partitions.values()):
         for this, following in itertools.pairwise(segments):
             assert this.last is None or this.last < following.base
 
@@ -222,8 +89,8 @@ def test_table_matches_details_totals() -> None:
 def test_every_data_directory_is_in_the_table(golden: Path) -> None:
     """The data directories are exactly the folders holding partition directories with ``.log`` files."""
     roots = {path.parent.parent.relative_to(golden).as_posix() for path in golden.rglob("*.log")}
-    assert roots == set(GOLDEN)
-    for root, partitions in GOLDEN.items():
+    assert roots == set(PARTITION_SEGMENTS)
+    for root, partitions in PARTITION_SEGMENTS.items():
         found = {p.name for p in (golden / root).iterdir() if p.is_dir()}
         assert found == set(partitions), root
         for name, segments in partitions.items():
@@ -317,7 +184,7 @@ def read_through_log(log: Log, decode: bool) -> tuple[list[Slice], list[tuple[An
 def check_log(log: Log, root: str, name: str, start: int, files: Path, decode: bool = False) -> None:
     """A log against its table row, the bytes of the segment files in ``files`` (the golden partition
     directory) and, with ``decode``, the records decoded from them."""
-    segments = GOLDEN[root][name]
+    segments = PARTITION_SEGMENTS[root][name]
     assert [s.base_offset for s in log.log_segments()] == [s.base for s in segments], (root, name)
     assert log.number_of_segments == len(segments)
     assert (log.log_start_offset, log.log_end_offset) == (start, log_end(segments)), (root, name)
@@ -368,7 +235,7 @@ def unchanged_golden(golden: Path) -> Snapshot:
 
 def test_log_manager_read_only_opens_every_data_directory(golden: Path, impl: ModuleType,
                                                           unchanged_golden: Snapshot) -> None:
-    for root, partitions in GOLDEN.items():
+    for root, partitions in PARTITION_SEGMENTS.items():
         with LogManager(golden / root, read_only=True) as manager:
             logs = manager.logs_by_topic_partition()
             # As Kafka 3.8's loadLogs, the manager leaves a KRaft broker's metadata log to the Raft layer
@@ -394,7 +261,7 @@ def test_log_read_only_opens_every_partition(golden: Path, impl: ModuleType,
         with Log(golden / root / name, read_only=True) as log:
             assert log.topic_partition == parse_topic_partition_name(name)
             # Without a manager there is no log-start-offset checkpoint: the log starts at its first segment.
-            check_log(log, root, name, first_base(GOLDEN[root][name]), golden / root / name)
+            check_log(log, root, name, first_base(PARTITION_SEGMENTS[root][name]), golden / root / name)
             with pytest.raises(ReadOnlyError):
                 log.truncate_to(0)
     assert snapshot(golden) == unchanged_golden
@@ -441,7 +308,7 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
     monkeypatch.setattr(os, "fsync", fake_fsync)
     copy = tmp_path / "golden"
     shutil.copytree(golden, copy)
-    for root in GOLDEN:
+    for root in PARTITION_SEGMENTS:
         (copy / root / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
     unmanaged_before = unmanaged_files(copy)
 
@@ -453,7 +320,7 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
         return real_recover(segment)
 
     monkeypatch.setattr(LogSegment, "recover", counting_recover)
-    for root, all_partitions in GOLDEN.items():
+    for root, all_partitions in PARTITION_SEGMENTS.items():
         # The manager leaves a KRaft broker's metadata log to the Raft layer, as Kafka 3.8's loadLogs does.
         partitions = {name: segments for name, segments in all_partitions.items()
                       if not name.startswith("__cluster_metadata-")}

@@ -5,7 +5,7 @@ SHA-256) and the listing of its folder before and after: opening, sanity-checkin
 searching a broker's directory must not change a byte, an mtime or create a file (the missing
 preallocated indexes named in ``MISSING.txt`` must stay missing).  Recovery works on copies.
 
-The expectations come from ``/work/shared/golden/DETAILS.md`` (transcribed into the tables below):
+The expectations come from ``/work/shared/golden/DETAILS.md`` (transcribed in :mod:`tests.support.golden_data`):
 record, batch and offset counts per segment, entry counts per index, and how many index entries are
 exactly ``(batch last offset, batch position)``.  Two things real brokers write are accepted, as the
 DETAILS notes say they must be:
@@ -53,156 +53,12 @@ from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition
 from kafkalog.index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from kafkalog.record import MemoryRecords, ScanStop
 from kafkalog.segment import LogSegment
-
-# The golden folder's sets, as DETAILS.md names them, with the path to their partition folders.
-KAFKALITE = "asayers__kafkalite/tests/test-data/fs-data"
-BULLSHIT = "xpxwo100__bullShit/tmp/kafka-logs"
-SHARAWEIL = "SharaWeil__kafka-0.11.0/data"
-KAIPASUBHASH = "KAIPASUBHASH__kafka-logs"
-VOLODYMYRZEE = "VolodymyrZee__kafka"
-DIPENDRASAINI = "dipendrasaini__kafka-learnning-series/tmp/kafka-logs"
-SEANORTH = "seanorth__kafka-server/kafka-logs"
-ARTHUR = "ArthurArutunyan04__Backend_labs/kafka-data"
-MSCALDAS = "mscaldas2012__kafka-connect-spooldir/kafka-data"
-BERKAYAKCAY = "berkayakcay__toy-node-log-collector/kafka-data"
-DANIELOWO = "Danielowo2000__BigDataTechnologies-Version-2/kafka_data"
-RONEM = "ronem123__rupia-transaction-service/kafka-logs"
-YUANLIUBEI = "yuanliubei__kafka-source-code/kafka-logs"
+from tests.support.golden_data import OFFSET_INDEX_FACTS, SEGMENT_FACTS, TIME_INDEX_FACTS
 
 
 def _rel(folder: str, base: int, suffix: str) -> str:
     return f"{folder}/{base:020d}{suffix}"
 
-
-# One row per ``.log`` segment of DETAILS.md (the KRaft ``.checkpoint`` snapshots are not segments):
-# (partition folder, base offset, batches or top-level messages, records, (first, last) offset).
-SEGMENT_FACTS: list[tuple[str, int, int, int, tuple[int, int] | None]] = [
-    (f"{KAFKALITE}/hamlet-gzip-0", 0, 22, 5382, (0, 5381)),
-    (f"{KAFKALITE}/hamlet-none-0", 0, 5382, 5382, (0, 5381)),
-    (f"{KAFKALITE}/hamlet-snappy-0", 0, 22, 5382, (0, 5381)),
-    (f"{KAFKALITE}/numbers-0", 0, 11394, 11394, (0, 11393)),
-    (f"{BULLSHIT}/TEST-TOPIC-0", 0, 21211, 21211, (0, 21210)),
-    (f"{BULLSHIT}/__consumer_offsets-40", 0, 860, 860, (0, 859)),
-    (f"{BULLSHIT}/foo-0", 0, 204, 204, (0, 203)),
-    (f"{BULLSHIT}/topic1-0", 0, 5, 5, (0, 4)),
-    (f"{SHARAWEIL}/mac_test-0", 78, 0, 0, None),
-    (f"{SHARAWEIL}/test0-0", 0, 11, 11, (0, 10)),
-    (f"{SHARAWEIL}/test0-1", 0, 11, 11, (0, 10)),
-    (f"{SHARAWEIL}/test0-2", 0, 10, 11, (0, 10)),
-    (f"{KAIPASUBHASH}/__consumer_offsets-2", 0, 3, 3, (0, 2)),
-    (f"{KAIPASUBHASH}/__consumer_offsets-26", 0, 8, 8, (0, 7)),
-    (f"{KAIPASUBHASH}/__consumer_offsets-46", 0, 8, 8, (0, 7)),
-    (f"{KAIPASUBHASH}/subhash-0", 0, 3, 3, (0, 2)),
-    (f"{VOLODYMYRZEE}/__consumer_offsets-12", 0, 162, 470, (0, 469)),
-    (f"{VOLODYMYRZEE}/__consumer_offsets-17", 0, 3, 3, (0, 2)),
-    (f"{VOLODYMYRZEE}/__consumer_offsets-18", 0, 277, 499, (0, 498)),
-    (f"{VOLODYMYRZEE}/__consumer_offsets-32", 0, 18, 50, (0, 49)),
-    (f"{VOLODYMYRZEE}/__consumer_offsets-33", 0, 3, 3, (0, 2)),
-    (f"{VOLODYMYRZEE}/first_topic-0", 0, 10, 11, (0, 10)),
-    (f"{VOLODYMYRZEE}/first_topic-1", 0, 12, 12, (0, 11)),
-    (f"{VOLODYMYRZEE}/first_topic-2", 0, 16, 18, (0, 17)),
-    (f"{VOLODYMYRZEE}/new_topic-0", 0, 2, 2, (0, 1)),
-    (f"{DIPENDRASAINI}/invoice-0", 0, 380, 30626, (0, 30625)),
-    (f"{DIPENDRASAINI}/invoice-0", 30626, 64, 29985, (30626, 60610)),
-    (f"{DIPENDRASAINI}/invoice-0", 60611, 61, 30256, (60611, 90866)),
-    (f"{DIPENDRASAINI}/invoice-0", 90867, 20, 9427, (90867, 100293)),
-    (f"{DIPENDRASAINI}/invoice-1", 0, 403, 30620, (0, 30619)),
-    (f"{DIPENDRASAINI}/invoice-1", 30620, 65, 29872, (30620, 60491)),
-    (f"{DIPENDRASAINI}/invoice-1", 60492, 61, 30256, (60492, 90747)),
-    (f"{DIPENDRASAINI}/invoice-1", 90748, 18, 8775, (90748, 99522)),
-    (f"{SEANORTH}/__consumer_offsets-16", 0, 69, 69, (0, 68)),
-    (f"{SEANORTH}/some-topic-0", 0, 9, 9, (0, 8)),
-    (f"{ARTHUR}/__cluster_metadata-0", 0, 4690, 5151, (0, 5150)),
-    (f"{ARTHUR}/__cluster_metadata-0", 5151, 1746, 2169, (5151, 7319)),
-    (f"{ARTHUR}/__consumer_offsets-19", 0, 3, 7, (186795, 258526)),
-    (f"{ARTHUR}/oms_order_created-1", 81908, 1253, 12738, (81908, 94645)),
-    (f"{ARTHUR}/oms_order_status_changed-0", 0, 1257, 3298, (0, 3297)),
-    (f"{ARTHUR}/oms_order_status_changed-1", 21236, 1291, 3415, (21236, 24650)),
-    (f"{ARTHUR}/oms_order_status_changed-2", 10917, 1262, 3258, (10917, 14174)),
-    (f"{MSCALDAS}/__consumer_offsets-0", 0, 6, 6, (0, 5)),
-    (f"{MSCALDAS}/__consumer_offsets-29", 0, 78, 78, (0, 77)),
-    (f"{MSCALDAS}/__consumer_offsets-37", 0, 90, 90, (0, 89)),
-    (f"{MSCALDAS}/_confluent-command-0", 0, 1, 2, (0, 1)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-KSTREAM-OUTEROTHER-0000000096-store-changelog-0",
-     0, 11, 11, (0, 10)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-KSTREAM-OUTERTHIS-0000000095-store-changelog-0",
-     0, 11, 11, (0, 10)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-actual-group-consumption-rekey-0", 0, 12, 14, (0, 13)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-expected-group-consumption-rekey-0", 0, 12, 14, (0, 13)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-monitoring-message-rekey-0", 0, 11, 11, (0, 10)),
-    (f"{MSCALDAS}/_confluent-controlcenter-5-1-2-1-monitoring-trigger-event-rekey-0", 0, 11, 22, (0, 21)),
-    (f"{MSCALDAS}/_schemas-0", 0, 63, 63, (0, 62)),
-    (f"{MSCALDAS}/docker-connect-configs-0", 0, 45, 54, (0, 53)),
-    (f"{MSCALDAS}/docker-connect-status-0", 0, 127, 135, (0, 134)),
-    (f"{BERKAYAKCAY}/topic-logx-001-0", 0, 17, 17, (0, 16)),
-    (f"{BERKAYAKCAY}/topic-logx-001-1", 0, 16, 16, (0, 15)),
-    (f"{BERKAYAKCAY}/topic-logx-001-2", 0, 17, 17, (0, 16)),
-    (f"{DANIELOWO}/CURRENTLOCATION-0", 0, 6, 6, (0, 5)),
-    (f"{DANIELOWO}/_confluent-ksql-default__command_topic-0", 0, 8, 8, (0, 7)),
-    (f"{DANIELOWO}/_confluent-ksql-default_query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition-0",
-     0, 6, 6, (0, 5)),
-    (f"{DANIELOWO}/_confluent-ksql-default_query_CTAS_RIDERSNEARMOUNTAINVIEW_5-Aggregate-GroupBy-repartition-0",
-     0, 6, 6, (0, 5)),
-    (f"{DANIELOWO}/_kafka-connect-configs-0", 0, 1, 1, (0, 0)),
-    (f"{DANIELOWO}/_schemas-0", 0, 4, 4, (0, 3)),
-    (f"{DANIELOWO}/locations-0", 0, 6, 6, (0, 5)),
-    (f"{RONEM}/__cluster_metadata-0", 1725413, 12105, 12156, (1725413, 1737568)),
-    (f"{RONEM}/__consumer_offsets-31", 0, 1, 1, (2, 2)),
-    (f"{RONEM}/__consumer_offsets-31", 3, 2, 2, (3, 4)),
-    (f"{RONEM}/__consumer_offsets-44", 0, 2, 2, (6, 8)),
-    (f"{RONEM}/__consumer_offsets-44", 9, 1, 2, (9, 10)),
-    (f"{RONEM}/topic_transactions-0", 5, 0, 0, None),
-    (f"{YUANLIUBEI}/__consumer_offsets-17", 0, 2, 2, (56, 57)),
-    (f"{YUANLIUBEI}/__consumer_offsets-17", 58, 1, 2, (58, 59)),
-    (f"{YUANLIUBEI}/topic1-0", 2722402, 0, 0, None),
-]
-
-# Every non-empty offset index: (partition folder, base offset, entries, entries equal to (batch
-# lastOffset, batch position)), DETAILS.md "index vs log: N/M entries (relOffset,pos) == (batch lastOffset,
-# batch position)".
-OFFSET_INDEX_FACTS: list[tuple[str, int, int, int]] = [
-    (f"{DIPENDRASAINI}/invoice-0", 0, 85, 69),
-    (f"{DIPENDRASAINI}/invoice-0", 60611, 1, 0),
-    (f"{DIPENDRASAINI}/invoice-1", 0, 94, 76),
-    (f"{DIPENDRASAINI}/invoice-1", 30620, 2, 0),
-    (f"{DIPENDRASAINI}/invoice-1", 60492, 1, 0),
-    (f"{ARTHUR}/__cluster_metadata-0", 0, 86, 86),
-    (f"{ARTHUR}/__cluster_metadata-0", 5151, 33, 33),
-    (f"{ARTHUR}/oms_order_created-1", 81908, 581, 581),
-    (f"{ARTHUR}/oms_order_status_changed-0", 0, 70, 70),
-    (f"{ARTHUR}/oms_order_status_changed-1", 21236, 71, 71),
-    (f"{ARTHUR}/oms_order_status_changed-2", 10917, 69, 69),
-    (f"{RONEM}/__cluster_metadata-0", 1725413, 213, 213),
-]
-
-# Every non-empty time index: (partition folder, base offset, entries, entries at a batch's last offset),
-# DETAILS.md "timeindex vs log: N/M entries = a batch lastOffset".  The others sit at their batch's base
-# offset.
-TIME_INDEX_FACTS: list[tuple[str, int, int, int]] = [
-    (f"{SHARAWEIL}/test0-0", 0, 1, 1),
-    (f"{SHARAWEIL}/test0-1", 0, 1, 1),
-    (f"{SHARAWEIL}/test0-2", 0, 1, 1),
-    (f"{DIPENDRASAINI}/invoice-0", 0, 85, 85),
-    (f"{DIPENDRASAINI}/invoice-0", 30626, 1, 1),
-    (f"{DIPENDRASAINI}/invoice-0", 60611, 1, 1),
-    (f"{DIPENDRASAINI}/invoice-1", 0, 90, 90),
-    (f"{DIPENDRASAINI}/invoice-1", 30620, 2, 2),
-    (f"{DIPENDRASAINI}/invoice-1", 60492, 1, 1),
-    (f"{ARTHUR}/__cluster_metadata-0", 0, 87, 87),
-    (f"{ARTHUR}/__cluster_metadata-0", 5151, 35, 35),
-    (f"{ARTHUR}/__consumer_offsets-19", 0, 1, 1),
-    (f"{ARTHUR}/oms_order_created-1", 81908, 583, 583),
-    (f"{ARTHUR}/oms_order_status_changed-0", 0, 73, 73),
-    (f"{ARTHUR}/oms_order_status_changed-1", 21236, 74, 74),
-    (f"{ARTHUR}/oms_order_status_changed-2", 10917, 72, 72),
-    (f"{RONEM}/__cluster_metadata-0", 1725413, 214, 214),
-    (f"{RONEM}/__consumer_offsets-31", 0, 1, 1),
-    (f"{RONEM}/__consumer_offsets-31", 3, 1, 1),
-    (f"{RONEM}/__consumer_offsets-44", 0, 1, 1),
-    (f"{RONEM}/__consumer_offsets-44", 9, 1, 1),
-    (f"{YUANLIUBEI}/__consumer_offsets-17", 0, 1, 1),
-    (f"{YUANLIUBEI}/__consumer_offsets-17", 58, 1, 0),
-]
 
 SEGMENTS = [(_rel(folder, base, ".log"), *facts) for folder, base, *facts in SEGMENT_FACTS]
 OFFSET_INDEXES = [(_rel(folder, base, ".index"), *facts) for folder, base, *facts in OFFSET_INDEX_FACTS]

@@ -25,9 +25,10 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords, TimestampType
 from kafkalog.record.legacy import legacy_entry
+from tests.support.golden_data import VOLODYMYRZEE
 from tests.support.log_test_utils import LogFactory, append_transaction_sample
 
-FIRST_TOPIC = "VolodymyrZee__kafka/first_topic-2"  # v2, 16 uncompressed batches, 18 records
+FIRST_TOPIC = f"{VOLODYMYRZEE}/first_topic-2"  # v2, 16 uncompressed batches, 18 records
 
 
 def value_position(data: bytes, batch_index: int) -> int:

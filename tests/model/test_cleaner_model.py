@@ -45,6 +45,17 @@ from kafkalog.manager import LogManager
 from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
+from tests.support.golden_data import (
+    ARTHUR,
+    BULLSHIT,
+    DANIELOWO,
+    KAIPASUBHASH,
+    MSCALDAS,
+    RONEM,
+    SEANORTH,
+    VOLODYMYRZEE,
+    YUANLIUBEI,
+)
 
 START_MS = 1_400_000_000_000
 RETENTION_MS = 1000
@@ -363,29 +374,29 @@ def test_legacy_tombstones_go_by_segment_time(impl: ModuleType, tmp_path: pathli
 
 GOLDEN_COMPACTED = {
     # path: (records, first offset, last offset, tombstones, distinct keys)
-    "ArthurArutunyan04__Backend_labs/kafka-data/__consumer_offsets-19": (7, 186795, 258526, 0, 7),
-    "Danielowo2000__BigDataTechnologies-Version-2/kafka_data/_kafka-connect-configs-0": (1, 0, 0, 0, 1),
-    "Danielowo2000__BigDataTechnologies-Version-2/kafka_data/_schemas-0": (4, 0, 3, 4, 1),
-    "KAIPASUBHASH__kafka-logs/__consumer_offsets-2": (3, 0, 2, 0, 2),
-    "KAIPASUBHASH__kafka-logs/__consumer_offsets-26": (8, 0, 7, 0, 2),
-    "KAIPASUBHASH__kafka-logs/__consumer_offsets-46": (8, 0, 7, 0, 2),
-    "VolodymyrZee__kafka/__consumer_offsets-12": (470, 0, 469, 0, 4),
-    "VolodymyrZee__kafka/__consumer_offsets-17": (3, 0, 2, 1, 1),
-    "VolodymyrZee__kafka/__consumer_offsets-18": (499, 0, 498, 0, 4),
-    "VolodymyrZee__kafka/__consumer_offsets-32": (50, 0, 49, 0, 4),
-    "VolodymyrZee__kafka/__consumer_offsets-33": (3, 0, 2, 1, 1),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/__consumer_offsets-0": (6, 0, 5, 1, 1),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/__consumer_offsets-29": (78, 0, 77, 1, 1),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/__consumer_offsets-37": (90, 0, 89, 1, 1),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/_confluent-command-0": (2, 0, 1, 0, 2),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/_schemas-0": (63, 0, 62, 63, 1),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/docker-connect-configs-0": (54, 0, 53, 18, 39),
-    "mscaldas2012__kafka-connect-spooldir/kafka-data/docker-connect-status-0": (135, 0, 134, 18, 20),
-    "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-31": (3, 2, 4, 0, 1),
-    "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44": (4, 6, 10, 2, 2),
-    "seanorth__kafka-server/kafka-logs/__consumer_offsets-16": (69, 0, 68, 0, 3),
-    "xpxwo100__bullShit/tmp/kafka-logs/__consumer_offsets-40": (860, 0, 859, 0, 2),
-    "yuanliubei__kafka-source-code/kafka-logs/__consumer_offsets-17": (4, 56, 59, 2, 2),
+    f"{ARTHUR}/__consumer_offsets-19": (7, 186795, 258526, 0, 7),
+    f"{DANIELOWO}/_kafka-connect-configs-0": (1, 0, 0, 0, 1),
+    f"{DANIELOWO}/_schemas-0": (4, 0, 3, 4, 1),
+    f"{KAIPASUBHASH}/__consumer_offsets-2": (3, 0, 2, 0, 2),
+    f"{KAIPASUBHASH}/__consumer_offsets-26": (8, 0, 7, 0, 2),
+    f"{KAIPASUBHASH}/__consumer_offsets-46": (8, 0, 7, 0, 2),
+    f"{VOLODYMYRZEE}/__consumer_offsets-12": (470, 0, 469, 0, 4),
+    f"{VOLODYMYRZEE}/__consumer_offsets-17": (3, 0, 2, 1, 1),
+    f"{VOLODYMYRZEE}/__consumer_offsets-18": (499, 0, 498, 0, 4),
+    f"{VOLODYMYRZEE}/__consumer_offsets-32": (50, 0, 49, 0, 4),
+    f"{VOLODYMYRZEE}/__consumer_offsets-33": (3, 0, 2, 1, 1),
+    f"{MSCALDAS}/__consumer_offsets-0": (6, 0, 5, 1, 1),
+    f"{MSCALDAS}/__consumer_offsets-29": (78, 0, 77, 1, 1),
+    f"{MSCALDAS}/__consumer_offsets-37": (90, 0, 89, 1, 1),
+    f"{MSCALDAS}/_confluent-command-0": (2, 0, 1, 0, 2),
+    f"{MSCALDAS}/_schemas-0": (63, 0, 62, 63, 1),
+    f"{MSCALDAS}/docker-connect-configs-0": (54, 0, 53, 18, 39),
+    f"{MSCALDAS}/docker-connect-status-0": (135, 0, 134, 18, 20),
+    f"{RONEM}/__consumer_offsets-31": (3, 2, 4, 0, 1),
+    f"{RONEM}/__consumer_offsets-44": (4, 6, 10, 2, 2),
+    f"{SEANORTH}/__consumer_offsets-16": (69, 0, 68, 0, 3),
+    f"{BULLSHIT}/__consumer_offsets-40": (860, 0, 859, 0, 2),
+    f"{YUANLIUBEI}/__consumer_offsets-17": (4, 56, 59, 2, 2),
 }
 
 

@@ -49,6 +49,7 @@ from kafkalog.index import OffsetIndex, OffsetPosition, TimeIndex, TimestampOffs
 from kafkalog.record import MemoryRecords, ScanStop
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
+from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, MSCALDAS, RONEM
 
 BASE = 1000
 INDEX_INTERVAL = 256
@@ -439,13 +440,6 @@ def test_recover_rebuilds_damaged_indexes(impl: ModuleType, tmp_path: pathlib.Pa
 
 # -- copies of broker-written segments -------------------------------------------------------------------
 
-BULLSHIT = "xpxwo100__bullShit/tmp/kafka-logs"
-KAFKALITE = "asayers__kafkalite/tests/test-data/fs-data"
-MSCALDAS = "mscaldas2012__kafka-connect-spooldir/kafka-data"
-DANIELOWO = "Danielowo2000__BigDataTechnologies-Version-2/kafka_data"
-ARTHUR = "ArthurArutunyan04__Backend_labs/kafka-data"
-DIPENDRASAINI = "dipendrasaini__kafka-learnning-series/tmp/kafka-logs"
-RONEM = "ronem123__rupia-transaction-service/kafka-logs"
 
 # (partition folder, base offset, damage): v1 messages, v0 gzip wrappers, a compacted v2 topic with
 # tombstones, transactional batches with COMMIT markers, LogAppendTime lz4 batches, v2 snappy batches

@@ -24,6 +24,7 @@ from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.plan import find_partitions  # noqa: E402
 from kafkalog.stats import partition_stats  # noqa: E402
 from kafkalog.topic import TopicPartition  # noqa: E402
+from tests.support.golden_data import DANIELOWO, KAFKALITE  # noqa: E402
 from tests.support.log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -73,7 +74,7 @@ def test_formats_timestamps_and_headers(spark: Any, golden: Path, tmp_path: Path
     assert [(h.key, h.value) for h in rows["v2"].headers] == [("h1", b"x"), ("h2", None)]
     second = spark.read.format("kafkalog").load(str(root / "v2-0")).where("offset = 1").collect()[0]
     assert second.key is None and second.value is None
-    hamlet = spark.read.format("kafkalog").load(str(golden / "asayers__kafkalite/tests/test-data/fs-data"))
+    hamlet = spark.read.format("kafkalog").load(str(golden / KAFKALITE))
     assert {r.timestampType for r in hamlet.select("timestampType").distinct().collect()} == {-1}
 
 
@@ -114,7 +115,7 @@ def test_offsets_topics_and_many_segments(spark: Any, tmp_path: Path) -> None:
 
 def test_read_committed_leaves_out_aborted_records_and_open_transactions(spark: Any, golden: Path,
                                                                           tmp_path: Path) -> None:
-    ksql = golden / "Danielowo2000__BigDataTechnologies-Version-2/kafka_data/_confluent-ksql-default__command_topic-0"
+    ksql = golden / f"{DANIELOWO}/_confluent-ksql-default__command_topic-0"
     rows = spark.read.format("kafkalog").load(str(ksql)).collect()
     # Four committed transactions of one record each; their COMMIT markers (offsets 1, 3, 5, 7) are not rows.
     assert [r.offset for r in rows] == [r[2] for r in library_rows(ksql)] == [0, 2, 4, 6]

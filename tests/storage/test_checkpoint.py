@@ -33,6 +33,7 @@ from kafkalog.checkpoint import (
 )
 from kafkalog.errors import IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from kafkalog.topic import TopicPartition
+from tests.support.golden_data import ARTHUR, BERKAYAKCAY, BULLSHIT, DANIELOWO, MSCALDAS, RONEM, SHARAWEIL, YUANLIUBEI
 
 OFFSET_FILES = {
     RECOVERY_POINT_CHECKPOINT_FILE,
@@ -439,42 +440,42 @@ def test_golden_values(golden: pathlib.Path) -> None:
         return LeaderEpochCheckpoint(golden / relative, read_only=True).read()
 
     # Kafka 0.10.1 broker: 53 entries, 50 of them __consumer_offsets
-    recovery = offsets("xpxwo100__bullShit/tmp/kafka-logs/recovery-point-offset-checkpoint")
+    recovery = offsets(f"{BULLSHIT}/recovery-point-offset-checkpoint")
     assert len(recovery) == 53
     assert sum(1 for k in recovery if k.topic == "__consumer_offsets") == 50
     assert list(recovery)[:2] == [tp("__consumer_offsets", 32), tp("__consumer_offsets", 16)]
     assert recovery[tp("TEST-TOPIC", 0)] == 0
-    replication = offsets("xpxwo100__bullShit/tmp/kafka-logs/replication-offset-checkpoint")
+    replication = offsets(f"{BULLSHIT}/replication-offset-checkpoint")
     assert len(replication) == 53
     # high watermarks = the message counts DETAILS.md gives for those logs
     assert replication[tp("TEST-TOPIC", 0)] == 21211
     assert replication[tp("foo", 0)] == 204
     assert replication[tp("topic1", 0)] == 5
-    assert offsets("xpxwo100__bullShit/tmp/kafka-logs/cleaner-offset-checkpoint") == {}  # 0 bytes
-    assert offsets("Danielowo2000__BigDataTechnologies-Version-2/kafka_data/cleaner-offset-checkpoint") == {}
+    assert offsets(f"{BULLSHIT}/cleaner-offset-checkpoint") == {}  # 0 bytes
+    assert offsets(f"{DANIELOWO}/cleaner-offset-checkpoint") == {}
     # Kafka 0.11.0 broker
-    assert offsets("SharaWeil__kafka-0.11.0/data/recovery-point-offset-checkpoint") == {
+    assert offsets(f"{SHARAWEIL}/recovery-point-offset-checkpoint") == {
         tp("test0", 1): 11,
         tp("test0", 0): 11,
         tp("mac_test", 0): 78,
         tp("test0", 2): 11,
     }
-    assert offsets("SharaWeil__kafka-0.11.0/data/log-start-offset-checkpoint") == {}  # "0\n0\n"
-    assert epochs("SharaWeil__kafka-0.11.0/data/mac_test-0/leader-epoch-checkpoint") == []
-    assert epochs("SharaWeil__kafka-0.11.0/data/test0-0/leader-epoch-checkpoint") == [(0, 0)]
+    assert offsets(f"{SHARAWEIL}/log-start-offset-checkpoint") == {}  # "0\n0\n"
+    assert epochs(f"{SHARAWEIL}/mac_test-0/leader-epoch-checkpoint") == []
+    assert epochs(f"{SHARAWEIL}/test0-0/leader-epoch-checkpoint") == [(0, 0)]
     # cleaner positions
-    assert offsets("ArthurArutunyan04__Backend_labs/kafka-data/cleaner-offset-checkpoint") == {
+    assert offsets(f"{ARTHUR}/cleaner-offset-checkpoint") == {
         tp("__consumer_offsets", 19): 258527
     }
-    assert offsets("ronem123__rupia-transaction-service/kafka-logs/cleaner-offset-checkpoint") == {
+    assert offsets(f"{RONEM}/cleaner-offset-checkpoint") == {
         tp("__consumer_offsets", 31): 3,
         tp("__consumer_offsets", 44): 9,
     }
-    assert offsets("yuanliubei__kafka-source-code/kafka-logs/cleaner-offset-checkpoint") == {
+    assert offsets(f"{YUANLIUBEI}/cleaner-offset-checkpoint") == {
         tp("__consumer_offsets", 17): 58
     }
     # a recovery point behind the high watermark: the broker was not shut down cleanly
-    base = "berkayakcay__toy-node-log-collector/kafka-data/"
+    base = f"{BERKAYAKCAY}/"
     assert offsets(base + "recovery-point-offset-checkpoint") == {
         tp("topic-logx-001", 2): 7,
         tp("topic-logx-001", 0): 6,
@@ -485,20 +486,20 @@ def test_golden_values(golden: pathlib.Path) -> None:
         tp("topic-logx-001", 2): 17,
         tp("topic-logx-001", 1): 16,
     }
-    log_start = offsets("Danielowo2000__BigDataTechnologies-Version-2/kafka_data/log-start-offset-checkpoint")
+    log_start = offsets(f"{DANIELOWO}/log-start-offset-checkpoint")
     assert log_start == {
         tp("_confluent-ksql-default_query_CTAS_RIDERSNEARMOUNTAINVIEW_5-Aggregate-GroupBy-repartition", 0): 5,
         tp("_confluent-ksql-default_query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition", 0): 5,
     }
     assert (
-        len(offsets("mscaldas2012__kafka-connect-spooldir/kafka-data/recovery-point-offset-checkpoint"))
+        len(offsets(f"{MSCALDAS}/recovery-point-offset-checkpoint"))
         == 104
     )
-    arthur = offsets("ArthurArutunyan04__Backend_labs/kafka-data/replication-offset-checkpoint")
+    arthur = offsets(f"{ARTHUR}/replication-offset-checkpoint")
     assert len(arthur) == 60 and arthur[tp("oms_order_created", 3)] == 95134
     # leader epochs of a KRaft metadata log and of a consumer-offsets partition
     assert epochs(
-        "ArthurArutunyan04__Backend_labs/kafka-data/__cluster_metadata-0/leader-epoch-checkpoint"
+        f"{ARTHUR}/__cluster_metadata-0/leader-epoch-checkpoint"
     ) == [
         (1, 0),
         (2, 255),
@@ -510,13 +511,13 @@ def test_golden_values(golden: pathlib.Path) -> None:
         (8, 7094),
     ]
     assert epochs(
-        "ronem123__rupia-transaction-service/kafka-logs/__consumer_offsets-44/leader-epoch-checkpoint"
+        f"{RONEM}/__consumer_offsets-44/leader-epoch-checkpoint"
     ) == [
         (0, 0),
         (4, 9),
         (10, 11),
     ]
-    assert epochs("yuanliubei__kafka-source-code/kafka-logs/topic1-0/leader-epoch-checkpoint") == [
+    assert epochs(f"{YUANLIUBEI}/topic1-0/leader-epoch-checkpoint") == [
         (0, 2722402)
     ]
 
@@ -542,7 +543,7 @@ def test_golden_checkpoints_rewrite_to_the_same_bytes(golden: pathlib.Path, tmp_
 
 
 def test_writable_open_of_a_broker_dir_copy(golden: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    source = golden / "SharaWeil__kafka-0.11.0" / "data"
+    source = golden / SHARAWEIL
     log_dir = tmp_path / "data"
     shutil.copytree(source, log_dir)
     for p in log_dir.rglob("*"):  # the golden copies are read-only files

@@ -47,6 +47,7 @@ import pytest
 
 from kafkalog import _impl
 from kafkalog.producer_state import BatchMetadata, CorruptSnapshotError, ProducerStateEntry, read_snapshot
+from tests.support.golden_data import SHARAWEIL
 
 _HEADER = struct.Struct(">hIi")
 _ENTRY = struct.Struct(">qhiqiqiq")
@@ -74,7 +75,7 @@ def test_read_snapshot(impl: ModuleType, tmp_path: Path) -> None:
 
 def test_golden_snapshots_are_empty(golden: Path) -> None:
     """The broker-written snapshots of the golden dirs: version 1, a valid CRC, no producer (DETAILS.md)."""
-    snapshots = sorted(golden.glob("SharaWeil__kafka-0.11.0/**/*.snapshot"))
+    snapshots = sorted(golden.glob(f"{SHARAWEIL}/**/*.snapshot"))
     assert len(snapshots) == 3
     for path in snapshots:
         assert path.read_bytes()[:2] == b"\x00\x01"
