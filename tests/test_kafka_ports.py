@@ -45,7 +45,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "LogManagerTest": ("log/test_log_manager.py",),
     "LogSegmentTest": ("storage/test_segment.py",),
     "LogSegmentsTest": ("storage/test_log_segments.py",),
-    "LogValidatorTest": ("log/test_validator.py",),
+    "LogValidatorTest": ("log/test_validator*.py", "log/test_log_append_info.py"),
     "OffsetIndexTest": ("storage/test_offset_index.py", "storage/test_index_*.py"),
     "OffsetMapTest": ("cleaner/test_offset_map.py",),
     "ProducerStateManagerTest": ("storage/test_producer_state.py",),
