@@ -38,7 +38,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "LogCleanerLagIntegrationTest": ("cleaner/test_cleaner_integration.py",),
     "LogCleanerParameterizedIntegrationTest": ("cleaner/test_cleaner_integration.py",),
     "LogCleanerManagerTest": ("cleaner/test_cleaner_manager.py",),
-    "LogCleanerTest": ("cleaner/test_cleaner.py", "cleaner/test_cleaner_manager.py"),
+    "LogCleanerTest": ("cleaner/test_cleaner*.py",),
     "LogConcurrencyTest": ("log/test_log_concurrency.py",),
     "LogConfigTest": ("log/test_config.py",),
     "LogLoaderTest": ("log/test_log_loader.py",),
@@ -56,7 +56,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "FileRecordsTest": ("storage/test_file_message_set.py",),
     "LogOffsetMetadataTest": ("log/test_fetch.py",),
     # 0.10.1.1 only
-    "CleanerTest": ("cleaner/test_cleaner.py", "cleaner/test_cleaner_manager.py"),
+    "CleanerTest": ("cleaner/test_cleaner*.py",),
     "FileMessageSetTest": ("storage/test_file_message_set.py",),
     "LogTest": ("log/test_log*.py", "log/test_topic.py"),
 }

@@ -1,7 +1,7 @@
-"""LogValidator beyond Kafka's LogValidatorTest (and the cases of it about keys, magics and batch checks):
+"""LogValidator beyond Kafka's ``LogValidatorTest`` (and the cases of it about keys, magics and batch checks):
 offsets assigned in place for every magic, conversion refusals, the target codec, timestamps at their bounds,
 keys of compacted topics, magic mismatches and the per-batch checks.  Every test runs on both kernel twins
-through impl; the helpers are Kafka's check* methods, in :mod:.
+through ``impl``; the helpers are Kafka's ``check*`` methods, in :mod:`tests.support.validator_utils`.
 """
 
 from __future__ import annotations
