@@ -29,6 +29,11 @@ TESTS = Path(__file__).resolve().parent
 KAFKA_TESTS = json.loads((TESTS / "data" / "kafka_log_tests.json").read_text())
 TAGS = ("3.8.0", "0.10.1.1")
 
+#: LogCleanerTest (CleanerTest in 0.10.1.1), split by area; testLogToClean* are with the manager's tests.
+CLEANER_TEST_MODULES = ("cleaner/test_cleaner.py", "cleaner/test_cleaner_transactions.py",
+                        "cleaner/test_cleaner_recovery.py", "cleaner/test_cleaner_offset_map_stats.py",
+                        "cleaner/test_cleaner_config.py", "cleaner/test_cleaner_manager.py")
+
 #: The kafkalog test modules that mirror each Kafka suite: globs of paths relative to tests/ (``log/test_log*.py``).
 SUITE_MODULES: dict[str, tuple[str, ...]] = {
     # 3.8.0
@@ -38,7 +43,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "LogCleanerLagIntegrationTest": ("cleaner/test_cleaner_integration.py",),
     "LogCleanerParameterizedIntegrationTest": ("cleaner/test_cleaner_integration.py",),
     "LogCleanerManagerTest": ("cleaner/test_cleaner_manager.py",),
-    "LogCleanerTest": ("cleaner/test_cleaner*.py",),
+    "LogCleanerTest": CLEANER_TEST_MODULES,
     "LogConcurrencyTest": ("log/test_log_concurrency.py",),
     "LogConfigTest": ("log/test_config.py",),
     "LogLoaderTest": ("log/test_log_loader.py",),
@@ -56,7 +61,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "FileRecordsTest": ("storage/test_file_message_set.py",),
     "LogOffsetMetadataTest": ("log/test_fetch.py",),
     # 0.10.1.1 only
-    "CleanerTest": ("cleaner/test_cleaner*.py",),
+    "CleanerTest": CLEANER_TEST_MODULES,
     "FileMessageSetTest": ("storage/test_file_message_set.py",),
     "LogTest": ("log/test_log*.py", "log/test_topic.py"),
 }
