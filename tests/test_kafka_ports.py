@@ -47,7 +47,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "LogConcurrencyTest": ("log/test_log_concurrency.py",),
     "LogConfigTest": ("log/test_config.py",),
     "LogLoaderTest": ("log/test_log_loader.py",),
-    "LogManagerTest": ("log/test_log_manager.py",),
+    "LogManagerTest": ("log/manager/test_log_manager*.py",),
     "LogSegmentTest": ("storage/test_segment.py",),
     "LogSegmentsTest": ("storage/test_log_segments.py",),
     "LogValidatorTest": ("log/test_validator*.py", "log/test_log_append_info.py"),
