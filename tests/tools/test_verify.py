@@ -1,6 +1,9 @@
-"""``verify``'s index checks cost what the index holds, not what its file's length is (issue 15, defect 14).
+"""The ``verify`` tool (:mod:`kafkalog.verify`): :func:`~kafkalog.verify.verify_partition`,
+:func:`~kafkalog.verify.verify_log_dir` and :func:`~kafkalog.verify.iter_findings` on logs written here, healthy
+and damaged, read-only; then the cost of its index checks.
 
-A broker preallocates each index of the active segment to ``segment.index.bytes`` (10 MiB by default) and
+The index checks cost what the index holds, not what its file's length is (issue 15, defect 14).  A broker
+preallocates each index of the active segment to ``segment.index.bytes`` (10 MiB by default) and
 trims it only at a clean shutdown; the file is sparse.  Verify used to read every slot of the file as an
 entry, about a second per MiB, and a sparse 8 GiB index never finished.  Now it reads entries until the
 first all-zero entry after the first (the end of a preallocated index's entries, DumpLogSegments' rule)
@@ -15,14 +18,23 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import Severity, verify_partition
+from kafkalog.verify import (
+    NotAPartitionDirError,
+    Severity,
+    classify_dir,
+    iter_findings,
+    verify_log_dir,
+    verify_partition,
+)
 
 GIB = 1024**3
 MIB = 1024**2
@@ -48,6 +60,80 @@ def preallocate(partition: Path, size: int) -> tuple[int, int]:
         live.append(file.stat().st_size // entry)
         os.truncate(file, size - size % entry)
     return live[0], live[1]
+
+# -- verify_partition, verify_log_dir, iter_findings -------------------------------------------------------
+
+
+def _snapshot(root: Path) -> dict[Path, tuple[bytes, int]]:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_healthy_partition(impl: ModuleType, tmp_path: Path) -> None:
+    directory = build(tmp_path / "logs", records=200)
+    before = _snapshot(tmp_path / "logs")
+    report = verify_partition(directory)
+    assert report.ok, report.errors
+    assert report.topic_partition == TopicPartition("events", 0)
+    assert (report.segments, report.batches, report.records) == (1, 20, 200)
+    assert (report.log_start_offset, report.log_end_offset) == (0, 200)
+    assert report.size == (directory / "00000000000000000000.log").stat().st_size
+    shallow = verify_partition(directory, deep=False)
+    assert shallow.ok and shallow.records is None and shallow.batches == 20
+    assert _snapshot(tmp_path / "logs") == before  # verify changes nothing
+
+
+def test_a_corrupt_batch_is_an_error(impl: ModuleType, tmp_path: Path) -> None:
+    directory = build(tmp_path / "logs", records=200)
+    log = directory / "00000000000000000000.log"
+    data = bytearray(log.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a byte inside some batch: its CRC no longer matches
+    log.write_bytes(bytes(data))
+    report = verify_partition(directory)
+    assert not report.ok
+    assert [f.message for f in report.errors if f.path == str(log)] == [
+        "batch at position 3600 (offsets 100..109) fails its CRC check"]
+
+
+def test_a_log_dir_and_its_checkpoints(impl: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    build(root, records=50)
+    report = verify_log_dir(root)
+    assert report.ok
+    assert [p.dir.name for p in report.partitions] == ["events-0"]
+    assert any("clean" in f.message for f in report.findings)  # the clean-shutdown marker is a note
+    seen: list[str] = []
+    verify_log_dir(root, on_partition=lambda p: seen.append(p.dir.name))
+    assert seen == ["events-0"]
+
+
+def test_a_checkpoint_past_the_log_end_is_found(impl: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    build(root, records=50)
+    OffsetCheckpoint(root / RECOVERY_POINT_CHECKPOINT_FILE).write({TopicPartition("events", 0): 5000})
+    report = verify_log_dir(root)
+    assert not report.ok  # the finding is the partition's: its flushed records are missing
+    findings = [f for f in iter_findings([report]) if RECOVERY_POINT_CHECKPOINT_FILE in f.path]
+    assert [(f.severity, f.message) for f in findings] == [
+        (Severity.ERROR, "recovery point 5000 of events-0 is past its log end offset 50: "
+                         "records that were flushed are missing")]
+
+
+def test_iter_findings_order(impl: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    build(root, records=50)
+    (root / "events-0" / "00000000000000000000.log").write_bytes(b"\x00" * 7)  # a torn, tiny log
+    report = verify_log_dir(root)
+    findings = list(iter_findings([report]))
+    assert findings[: len(report.partitions[0].findings)] == report.partitions[0].findings
+    assert findings[len(report.partitions[0].findings):] == report.findings
+    assert all(str(f).startswith(f.severity.value.upper()) for f in findings)
+
+
+def test_not_a_partition_dir(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(NotAPartitionDirError):
+        classify_dir(tmp_path / "plain")
+
 
 
 def index_findings(report_findings: list, partition: Path) -> list:
