@@ -59,13 +59,13 @@ from typing import Any, Protocol
 
 from ._common import INT64_MAX
 from .checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
 from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from .filenames import CLEAN_SHUTDOWN_FILE
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit, read_regular, storage_error
 from .log import Log
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time

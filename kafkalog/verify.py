@@ -49,7 +49,6 @@ import numpy.typing as npt
 
 from ._common import INT32_MAX, INT64_MAX, ScanStop
 from .checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LEADER_EPOCH_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -61,6 +60,7 @@ from .checkpoint import (
 from .errors import IllegalArgumentError, KafkaLogError
 from .file_message_set import FileMessageSet
 from .filenames import (
+    CLEAN_SHUTDOWN_FILE,
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     INDEX_FILE_SUFFIX,

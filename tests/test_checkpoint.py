@@ -16,10 +16,8 @@ import stat
 import pytest
 
 from kafkalog.checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LEADER_EPOCH_CHECKPOINT_FILE,
-    LOCK_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
@@ -32,6 +30,7 @@ from kafkalog.checkpoint import (
     OffsetCheckpoint,
 )
 from kafkalog.errors import IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.topic import TopicPartition
 
 OFFSET_FILES = {

@@ -391,7 +391,7 @@ def _cleaned_check(root: Path, seed: int, flushed: dict[int, int], cleaned: dict
     cleaner or swap leftovers, no overlapping segments, every record the one written at its offset, and the
     latest record of every key flushed before the kill there (or a later one of that key); then close it
     cleanly and check that the next open trusts that and finds the same records."""
-    from kafkalog.checkpoint import CLEAN_SHUTDOWN_FILE
+    from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
     from kafkalog.manager import LogManager
 
     config = LogConfig(CLEANED_CONFIG)

@@ -31,10 +31,10 @@ from unittest import mock
 import pytest
 
 import kafkalog
-from kafkalog.checkpoint import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.cli import main
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaStorageError
+from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.log_dir_writer import LogDirWriter

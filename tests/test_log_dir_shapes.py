@@ -23,9 +23,10 @@ from types import ModuleType
 
 import pytest
 
-from kafkalog.checkpoint import CLEAN_SHUTDOWN_FILE, LOCK_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
+from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError
+from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
