@@ -28,8 +28,8 @@ from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.verify import verify_log_dir
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import verify_log_dir
 
 
 def run(*argv: str) -> tuple[int, str, str]:

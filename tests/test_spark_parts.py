@@ -16,10 +16,10 @@ from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.log_dir_writer import LogDirWriter
 from kafkalog.partitioner import murmur2, partition_for_key
 from kafkalog.record import MemoryRecords
 from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
+from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
 
 

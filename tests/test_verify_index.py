@@ -21,8 +21,8 @@ import pytest
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.verify import Severity, verify_partition
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import Severity, verify_partition
 
 GIB = 1024**3
 MIB = 1024**2
@@ -133,7 +133,7 @@ def test_a_sparse_8_gib_index_is_verified_in_seconds(tmp_path: Path) -> None:
     partition = build(tmp_path / "logs")
     preallocate(partition, 8 * GIB)
     assert os.stat(partition / f"{0:020d}.index").st_blocks * 512 < MIB  # sparse: costs no disk
-    code = ("import sys; from kafkalog.verify import verify_partition; r = verify_partition(sys.argv[1]); "
+    code = ("import sys; from kafkalog.tools.verify import verify_partition; r = verify_partition(sys.argv[1]); "
             "print(r.ok, sorted(f.severity.value for f in r.findings))")
     try:
         done = subprocess.run([sys.executable, "-c", code, str(partition)], capture_output=True, text=True,

@@ -10,9 +10,9 @@ import pytest
 
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
-from kafkalog.partition_dir import PartitionDir
 from kafkalog.partitioner import partition_for_key
-from kafkalog.stats import partition_stats
+from kafkalog.tools.partition_dir import PartitionDir
+from kafkalog.tools.stats import partition_stats
 from kafkalog.workload import TOPICS, write_workload
 
 

@@ -1,6 +1,6 @@
 """The cleaner and the statistics as Spark jobs: one Spark task per partition.
 
-``stats(spark, log_dirs)`` runs :func:`kafkalog.stats.partition_stats` on every partition dir, read-only,
+``stats(spark, log_dirs)`` runs :func:`kafkalog.tools.stats.partition_stats` on every partition dir, read-only,
 and returns a DataFrame with a row per partition.
 
 ``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
@@ -25,8 +25,8 @@ from ..config import LogConfig
 from ..errors import LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
-from ..partition_dir import PartitionDir
-from ..stats import partition_stats
+from ..tools.partition_dir import PartitionDir
+from ..tools.stats import partition_stats
 from ..topic import TopicPartition
 from .plan import find_partitions
 

@@ -35,11 +35,10 @@ from ..consumer_view import ConsumerView, IsolationLevel
 from ..errors import CorruptRecordError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
-from ..partition_dir import PartitionDir
 from ..segment import LogSegment
+from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
-from ..verify import NotAPartitionDirError, classify_dir, partition_dirs
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, OffsetSpec, ReadOptions, SparkOptionError
 
