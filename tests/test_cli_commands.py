@@ -22,8 +22,8 @@ from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cli import console as console_module
 from kafkalog.cli import main
 from kafkalog.cli.console import format_bytes
+from kafkalog.cli.demo import tour
 from kafkalog.config import LogConfig
-from kafkalog.demo import run as run_demo
 from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
@@ -382,7 +382,7 @@ def test_an_interrupted_clean_leaves_no_cleaned_file(tmp_path: Path, monkeypatch
 
 def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
     out = io.StringIO()
-    assert run_demo(str(tmp_path / "tour"), out) == 0
+    assert tour(str(tmp_path / "tour"), out) == 0
     text = out.getvalue()
     for step in ("1. A log dir", "2. Appending", "3. Reading", "4. Retention", "5. Compaction", "6. A crash",
                  "7. The result"):
