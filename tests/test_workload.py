@@ -1,4 +1,4 @@
-"""The demo's workload generator (:mod:`kafkalog.workload`): what it writes, checked by reading the log dirs
+"""The demo's workload generator (:mod:`kafkalog.spark.workload`): what it writes, checked by reading the log dirs
 back with the library."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
 from kafkalog.partitioner import partition_for_key
+from kafkalog.spark.workload import TOPICS, write_workload
 from kafkalog.tools.partition_dir import PartitionDir
 from kafkalog.tools.stats import partition_stats
-from kafkalog.workload import TOPICS, write_workload
 
 
 def partitions(root: Path) -> dict[str, list[Path]]:
