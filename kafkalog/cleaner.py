@@ -53,7 +53,8 @@ from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
 from .topic import TopicPartition
-from .transactions import AbortedTransaction, TransactionState, producer_batches
+from .transaction_index import AbortedTxn
+from .transactions import TransactionState, producer_batches
 
 __all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler",
            "collect_aborted_transactions"]
@@ -228,10 +229,6 @@ class Throttler:
 
 # ---------------------------------------------------------------------------------------------------
 # Transactions, read from the log's control batches
-
-
-#: Kafka's ``AbortedTxn``: an aborted transaction's producer, first offset and marker offset.
-AbortedTxn = AbortedTransaction
 
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:
