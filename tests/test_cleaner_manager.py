@@ -50,7 +50,8 @@ from kafkalog.cleaner_manager import (
     cleanable_offsets,
     max_compaction_delay,
 )
-from kafkalog.config import ConfigError, LogConfig
+from kafkalog.config import LogConfig
+from kafkalog.config_def import ConfigError
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, KafkaLogError, ReadOnlyError
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords

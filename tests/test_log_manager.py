@@ -66,7 +66,8 @@ from typing import Any
 import pytest
 
 import kafkalog
-from kafkalog.config import ConfigError, LogConfig
+from kafkalog.config import LogConfig
+from kafkalog.config_def import ConfigError
 from kafkalog.errors import (
     InvalidRecordError,
     KafkaLogError,
