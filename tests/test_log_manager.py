@@ -76,13 +76,8 @@ from kafkalog.errors import (
     RecordTooLargeError,
 )
 from kafkalog.log import Log
-from kafkalog.manager import (
-    DIRECTORY_ID_LOST,
-    DIRECTORY_ID_UNASSIGNED,
-    INITIAL_TASK_DELAY_MS,
-    LogManager,
-    wait_for_all_to_complete,
-)
+from kafkalog.manager import INITIAL_TASK_DELAY_MS, LogManager, wait_for_all_to_complete
+from kafkalog.meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED
 from kafkalog.record import MemoryRecords
 from kafkalog.scheduler import SYSTEM_TIME, KafkaScheduler, MockTime
 from kafkalog.segment import LogSegment

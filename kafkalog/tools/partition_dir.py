@@ -34,6 +34,7 @@ from ..checkpoint import (
 from ..errors import KafkaLogError
 from ..filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX
 from ..log import Log
+from ..meta_properties import META_PROPERTIES_FILE
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 
 __all__ = [
@@ -84,7 +85,7 @@ def classify_dir(path: str | os.PathLike[str]) -> str:
     names = os.listdir(directory)
     if partition_name(directory) is not None and _looks_like_partition(names):
         return "partition"
-    if any(n in OFFSET_CHECKPOINTS or n == "meta.properties" for n in names) or any(
+    if any(n in OFFSET_CHECKPOINTS or n == META_PROPERTIES_FILE for n in names) or any(
             partition_name(directory / n) is not None and (directory / n).is_dir()
             and _looks_like_partition(os.listdir(directory / n)) for n in names):
         return "logdir"
