@@ -64,7 +64,8 @@ from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
 from .throttler import Throttler
 from .topic import TopicPartition
-from .transactions import AbortedTransaction, TransactionState, producer_batches
+from .transaction_index import AbortedTxn
+from .transactions import TransactionState, producer_batches
 
 __all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter",
            "collect_aborted_transactions"]
@@ -73,10 +74,6 @@ logger = logging.getLogger("kafkalog.cleaner")
 
 # ---------------------------------------------------------------------------------------------------
 # Transactions, read from the log's control batches
-
-
-#: Kafka's ``AbortedTxn``: an aborted transaction's producer, first offset and marker offset.
-AbortedTxn = AbortedTransaction
 
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._common import INT32_MAX
-from .checkpoint import CLEAN_SHUTDOWN_FILE
 from .config import LogConfig
 from .consumer_view import ConsumerView, IsolationLevel
 from .errors import (
@@ -55,6 +54,7 @@ from .errors import (
 from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
 from .file_message_set import FileMessageSet, TimestampAndOffset
 from .filenames import (
+    CLEAN_SHUTDOWN_FILE,
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     INDEX_FILE_SUFFIX,

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from kafkalog.cli.bench_report import BenchReportError, Row, load, write_report
 
 from kafkalog.cli import main
+from kafkalog.cli.bench_report import BenchReportError, Row, load, write_report
 
 pytest.importorskip("pytest_benchmark", reason="the bench extra is not installed")
 pytest.importorskip("matplotlib", reason="the bench extra is not installed")

@@ -21,14 +21,14 @@ from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cli import console as console_module
 from kafkalog.cli import main
 from kafkalog.cli.console import format_bytes
-from kafkalog.cli.demo import tour as run_demo
+from kafkalog.cli.demo import tour
 from kafkalog.config import LogConfig
 from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.verify import verify_log_dir
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import verify_log_dir
 from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
 from tests.support.log_test_utils import golden_log_dirs
 
@@ -383,7 +383,7 @@ def test_an_interrupted_clean_leaves_no_cleaned_file(tmp_path: Path, monkeypatch
 
 def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
     out = io.StringIO()
-    assert run_demo(str(tmp_path / "tour"), out) == 0
+    assert tour(str(tmp_path / "tour"), out) == 0
     text = out.getvalue()
     for step in ("1. A log dir", "2. Appending", "3. Reading", "4. Retention", "5. Compaction", "6. A crash",
                  "7. The result"):

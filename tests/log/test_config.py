@@ -31,9 +31,9 @@ from kafkalog.config import (
     PROPERTY_ATTRIBUTES,
     SERVER_CONFIG_SYNONYMS,
     BrokerCompressionType,
-    ConfigError,
     LogConfig,
 )
+from kafkalog.config_def import ConfigError
 from kafkalog.errors import KafkaLogError
 from kafkalog.record import CompressionType, TimestampType
 

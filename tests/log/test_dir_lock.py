@@ -1,7 +1,7 @@
 """The log dir's ``.lock`` and ``.kafka_cleanshutdown`` seen from a second writer (issue 15, defects 1-3).
 
 A log dir (one entry of ``log.dirs``) has one writer at a time, whatever opens it: a broker, a
-:class:`~kafkalog.manager.LogManager`, a :class:`~kafkalog.log_dir_writer.LogDirWriter`, the ``recover`` and
+:class:`~kafkalog.manager.LogManager`, a :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`, the ``recover`` and
 ``clean`` commands, or a plain writable :class:`~kafkalog.log.Log` of one of its partitions.  Each holds the
 ``.lock`` file with an ``flock`` and a POSIX record lock (``lockf``, what a broker's ``FileChannel.tryLock``
 takes), so
@@ -37,9 +37,9 @@ from kafkalog.errors import KafkaStorageError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.log_dir_writer import LogDirWriter
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
 
 TP = TopicPartition("t", 0)

@@ -24,9 +24,9 @@ from kafkalog.config import LogConfig
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
-from kafkalog.stats import partition_stats
+from kafkalog.tools.stats import partition_stats
+from kafkalog.tools.verify import Severity, verify_log_dir
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import Severity, verify_log_dir
 
 EMPTY = TopicPartition("empty", 0)
 EVENTS = TopicPartition("events", 0)

@@ -77,7 +77,7 @@ from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition, log_delete_dir_name
-from kafkalog.transaction_index import AbortedTxn as AbortedTransaction
+from kafkalog.transaction_index import AbortedTxn
 from kafkalog.transactions import TransactionState
 from tests.support.log_test_utils import (
     LogFactory,
@@ -875,8 +875,8 @@ def append_mixed_transactions(log: Log, mock_time: MockTime) -> None:
 
 
 #: Kafka's expected ``AbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset)`` entries
-#: (pid1, 0, 29, 8) and (pid2, 8, 74, 36), without the last stable offsets.
-EXPECTED_ABORTED = (AbortedTransaction(0, 1, 29), AbortedTransaction(8, 2, 74))
+#: (pid1, 0, 29, 8) and (pid2, 8, 74, 36), last stable offsets included.
+EXPECTED_ABORTED = (AbortedTxn(1, 0, 29, 8), AbortedTxn(2, 8, 74, 36))
 
 
 def reload_and_check_aborted_transactions(create_log: LogFactory, log_dir: Path, recovery_point: int,

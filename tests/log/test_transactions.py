@@ -13,7 +13,7 @@ from types import ModuleType
 
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
-from kafkalog.transaction_index import AbortedTxn as AbortedTransaction
+from kafkalog.transaction_index import AbortedTxn
 from kafkalog.transactions import (
     ProducerBatch,
     TransactionState,
@@ -24,7 +24,8 @@ from kafkalog.transactions import (
 )
 from tests.support.log_test_utils import LogFactory, append_transaction_sample
 
-ABORTED_BY_7 = AbortedTransaction(first_offset=1, producer_id=7, last_offset=2)
+# Nothing else is open at producer 7's ABORT marker (offset 2), so the last stable offset it records is 3.
+ABORTED_BY_7 = AbortedTxn(producer_id=7, first_offset=1, last_offset=2, last_stable_offset=3)
 
 
 def test_producer_batches(impl: ModuleType, create_log: LogFactory) -> None:
@@ -106,7 +107,7 @@ def test_from_batches_passes_over_non_transactional(impl: ModuleType) -> None:
     ]
     state = TransactionState.from_batches(batches, log_end_offset=4)
     # Producer 3's marker ends no transaction this partition saw open: nothing to hide.
-    assert state.aborted == (AbortedTransaction(1, 2, 2),)
+    assert state.aborted == (AbortedTxn(producer_id=2, first_offset=1, last_offset=2, last_stable_offset=3),)
     assert state.last_stable_offset == 4
 
 

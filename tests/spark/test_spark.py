@@ -17,12 +17,12 @@ pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installe
 
 from kafkalog.config import LogConfig  # noqa: E402
 from kafkalog.fsutil import DirLock  # noqa: E402
-from kafkalog.log_dir_writer import LogDirWriter  # noqa: E402
-from kafkalog.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.record import MemoryRecords  # noqa: E402
 from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.plan import find_partitions  # noqa: E402
-from kafkalog.stats import partition_stats  # noqa: E402
+from kafkalog.tools.log_dir_writer import LogDirWriter  # noqa: E402
+from kafkalog.tools.partition_dir import PartitionDir  # noqa: E402
+from kafkalog.tools.stats import partition_stats  # noqa: E402
 from kafkalog.topic import TopicPartition  # noqa: E402
 from tests.support.golden_data import DANIELOWO, KAFKALITE  # noqa: E402
 from tests.support.log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402

@@ -11,10 +11,9 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
-from kafkalog.spark.workload import TOPICS, write_workload  # noqa: E402
-
-from kafkalog.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.spark.demo import check_compacted, main, run  # noqa: E402
+from kafkalog.spark.workload import TOPICS, write_workload  # noqa: E402
+from kafkalog.tools.partition_dir import PartitionDir  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -4,6 +4,7 @@ options, Kafka's partitioner, transactions and the log dir writer."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,13 @@ import pytest
 from kafkalog import _core_py
 from kafkalog.cli import main
 from kafkalog.config import LogConfig
-from kafkalog.errors import KafkaStorageError
+from kafkalog.errors import KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.log_dir_writer import LogDirWriter
 from kafkalog.partitioner import murmur2, partition_for_key
 from kafkalog.record import MemoryRecords
 from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
+from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
 
 
@@ -80,6 +81,34 @@ def test_offset_options() -> None:
                                 streaming=True)
     assert options.starting == LATEST and options.selects("events") and not options.selects("xevents")
     assert options.max_offsets_per_trigger == 10
+
+
+
+def test_a_read_past_the_log_raises_the_log_s_own_offset_out_of_range_error(tmp_path: Path) -> None:
+    """The Spark read refuses offsets outside the log (``failOnDataLoss``, on by default) with the error a
+    fetch from the log raises, :class:`kafkalog.errors.OffsetOutOfRangeError`, so one ``except`` catches
+    both; the message names the offset, the partition, the range the log holds and the way out."""
+    from kafkalog.spark.plan import plan_read
+
+    root = tmp_path / "logs"
+    with LogDirWriter(root) as writer:
+        writer.log(TopicPartition("t", 0)).append(MemoryRecords.with_records([(b"k", b"v%d" % i) for i in range(5)]))
+    for option, offset in (("startingOffsets", 999), ("endingOffsets", 6)):
+        options = ReadOptions.parse({"path": str(root), option: json.dumps({"t": {"0": offset}})})
+        with pytest.raises(OffsetOutOfRangeError) as info:
+            plan_read(options)
+        assert str(info.value).startswith(f"The {option[:-len('Offsets')]} offset {offset} of t-0 is out of range: "
+                                          "the log holds offsets 0 to 5 (exclusive).")
+        assert "set failOnDataLoss=false" in str(info.value)
+    try:
+        plan_read(ReadOptions.parse({"path": str(root), "startingOffsets": '{"t": {"0": 999}}'}))
+    except KafkaLogError as e:  # and the package's root error, as every kafkalog error
+        assert isinstance(e, OffsetOutOfRangeError)
+    with Log(root / "t-0", read_only=True) as log, pytest.raises(OffsetOutOfRangeError):
+        log.read(999, 1024)
+    # failOnDataLoss=false clamps instead: nothing past the end to read
+    assert plan_read(ReadOptions.parse({"path": str(root), "startingOffsets": '{"t": {"0": 999}}',
+                                        "failOnDataLoss": "false"})) == []
 
 
 def test_kafka_partitioner_vectors() -> None:

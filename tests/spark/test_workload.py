@@ -7,13 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kafkalog.spark.workload import TOPICS, write_workload
 
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
-from kafkalog.partition_dir import PartitionDir
 from kafkalog.partitioner import partition_for_key
-from kafkalog.stats import partition_stats
+from kafkalog.spark.workload import TOPICS, write_workload
+from kafkalog.tools.partition_dir import PartitionDir
+from kafkalog.tools.stats import partition_stats
 
 
 def partitions(root: Path) -> dict[str, list[Path]]:

@@ -29,9 +29,9 @@ from kafkalog.filenames import offset_from_file, offset_from_file_name
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
-from kafkalog.stats import partition_stats
+from kafkalog.tools.stats import partition_stats
+from kafkalog.tools.verify import Severity, verify_partition
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import Severity, verify_partition
 
 INT64_MAX = 2**63 - 1
 #: 20 digits, past Long.MaxValue (9223372036854775807).

@@ -19,7 +19,7 @@ from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.segment import LogSegment
-from kafkalog.verify import classify_dir
+from kafkalog.tools.partition_dir import classify_dir
 
 INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1

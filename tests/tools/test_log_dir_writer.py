@@ -1,4 +1,4 @@
-""":class:`kafkalog.log_dir_writer.LogDirWriter`: exclusive appends to the partitions of a log dir.
+""":class:`kafkalog.tools.log_dir_writer.LogDirWriter`: exclusive appends to the partitions of a log dir.
 
 The writer takes the log dir's lock, opens (or creates) a partition's log at first use with the dir's
 checkpointed recovery point and log start offset, and on close flushes, checkpoints both, restores the
@@ -17,8 +17,8 @@ from kafkalog.checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT
 from kafkalog.config import LogConfig
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
 from kafkalog.log import Log
-from kafkalog.log_dir_writer import LogDirWriter
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
 
 A = TopicPartition("a", 0)

@@ -1,7 +1,7 @@
-"""Partition-dir discovery: :func:`kafkalog.verify.classify_dir`, :func:`kafkalog.verify.partition_dirs` and
-:class:`kafkalog.partition_dir.PartitionDir` (a partition dir, its log dir's checkpoints, a read-only open).
+"""Partition-dir discovery: :func:`kafkalog.tools.verify.classify_dir`, :func:`kafkalog.tools.verify.partition_dirs` and
+:class:`kafkalog.tools.partition_dir.PartitionDir` (a partition dir, its log dir's checkpoints, a read-only open).
 
-Each test writes its own log dir with :class:`~kafkalog.log_dir_writer.LogDirWriter` (checkpoints included, as
+Each test writes its own log dir with :class:`~kafkalog.tools.log_dir_writer.LogDirWriter` (checkpoints included, as
 a broker's clean shutdown leaves them), so the answers are known.
 """
 
@@ -14,11 +14,10 @@ import pytest
 
 from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.errors import ReadOnlyError
-from kafkalog.log_dir_writer import LogDirWriter
-from kafkalog.partition_dir import PartitionDir
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.log_dir_writer import LogDirWriter
+from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import NotAPartitionDirError, classify_dir, partition_dirs
 
 TP = TopicPartition("events", 3)
 

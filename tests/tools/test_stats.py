@@ -1,4 +1,4 @@
-""":func:`kafkalog.stats.partition_stats`: a partition's statistics, read-only, checked against logs written here
+""":func:`kafkalog.tools.stats.partition_stats`: a partition's statistics, read-only, checked against logs written here
 (so every count is known): segments, offsets, batches and records, timestamps, formats and codecs, keys and
 tombstones, and the cleaner's view (first dirty offset, dirty ratio)."""
 
@@ -11,9 +11,9 @@ import pytest
 
 from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
-from kafkalog.log_dir_writer import LogDirWriter
 from kafkalog.record import MemoryRecords
-from kafkalog.stats import PartitionStats, partition_stats
+from kafkalog.tools.log_dir_writer import LogDirWriter
+from kafkalog.tools.stats import PartitionStats, partition_stats
 from kafkalog.topic import TopicPartition
 
 TP = TopicPartition("stats", 1)

@@ -1,6 +1,6 @@
-"""The ``verify`` tool (:mod:`kafkalog.verify`): :func:`~kafkalog.verify.verify_partition`,
-:func:`~kafkalog.verify.verify_log_dir` and :func:`~kafkalog.verify.iter_findings` on logs written here, healthy
-and damaged, read-only; then the cost of its index checks.
+"""The ``verify`` tool (:mod:`kafkalog.tools.verify`): :func:`~kafkalog.tools.verify.verify_partition`,
+:func:`~kafkalog.tools.verify.verify_log_dir` and :func:`~kafkalog.tools.verify.iter_findings` on logs written
+here, healthy and damaged, read-only; then the cost of its index checks.
 
 The index checks cost what the index holds, not what its file's length is (issue 15, defect 14).  A broker
 preallocates each index of the active segment to ``segment.index.bytes`` (10 MiB by default) and
@@ -26,15 +26,9 @@ from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.tools.partition_dir import NotAPartitionDirError, classify_dir
+from kafkalog.tools.verify import Severity, iter_findings, verify_log_dir, verify_partition
 from kafkalog.topic import TopicPartition
-from kafkalog.verify import (
-    NotAPartitionDirError,
-    Severity,
-    classify_dir,
-    iter_findings,
-    verify_log_dir,
-    verify_partition,
-)
 
 GIB = 1024**3
 MIB = 1024**2
@@ -219,7 +213,7 @@ def test_a_sparse_8_gib_index_is_verified_in_seconds(tmp_path: Path) -> None:
     partition = build(tmp_path / "logs")
     preallocate(partition, 8 * GIB)
     assert os.stat(partition / f"{0:020d}.index").st_blocks * 512 < MIB  # sparse: costs no disk
-    code = ("import sys; from kafkalog.verify import verify_partition; r = verify_partition(sys.argv[1]); "
+    code = ("import sys; from kafkalog.tools.verify import verify_partition; r = verify_partition(sys.argv[1]); "
             "print(r.ok, sorted(f.severity.value for f in r.findings))")
     try:
         done = subprocess.run([sys.executable, "-c", code, str(partition)], capture_output=True, text=True,

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import ConfigError, LogConfig
+from kafkalog.config import LogConfig
+from kafkalog.config_def import ConfigError
 from kafkalog.errors import (
     InvalidRecordError,
     KafkaLogError,

@@ -15,19 +15,15 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import ConfigError, LogConfig
+from kafkalog.config import LogConfig
+from kafkalog.config_def import ConfigError
 from kafkalog.errors import (
     KafkaLogError,
     KafkaStorageError,
 )
 from kafkalog.log import Log
-from kafkalog.manager import (
-    DIRECTORY_ID_LOST,
-    DIRECTORY_ID_UNASSIGNED,
-    INITIAL_TASK_DELAY_MS,
-    LogManager,
-    wait_for_all_to_complete,
-)
+from kafkalog.manager import INITIAL_TASK_DELAY_MS, LogManager, wait_for_all_to_complete
+from kafkalog.meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED
 from kafkalog.scheduler import SYSTEM_TIME, KafkaScheduler, MockTime
 from kafkalog.topic import TopicPartition, parse_topic_partition_name
 from tests.support.manager_utils import (

@@ -26,15 +26,15 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from .checkpoint import (
+from ..checkpoint import (
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from .config import LogConfig
-from .fsutil import DirLock, fsync_dir
-from .log import Log
-from .topic import TopicPartition
+from ..config import LogConfig
+from ..fsutil import DirLock, fsync_dir
+from ..log import Log
+from ..topic import TopicPartition
 
 __all__ = ["LogDirWriter"]
 

@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from ._common import COMPRESSION_CODEC_MASK
-from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
-from .cleaner_manager import LogToClean, cleanable_offsets
-from .config import LogConfig
-from .log import Log
-from .record import CompressionType
-from .record.batch import RecordColumns
-from .topic import parse_topic_partition_name
+from .._common import COMPRESSION_CODEC_MASK
+from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
+from ..cleaner_manager import LogToClean, cleanable_offsets
+from ..config import LogConfig
+from ..log import Log
+from ..record import CompressionType
+from ..record.batch import RecordColumns
+from ..topic import parse_topic_partition_name
 
 __all__ = ["PartitionStats", "partition_stats"]
 

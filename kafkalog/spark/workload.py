@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import LogConfig
-from .errors import IllegalStateError
-from .manager import LogManager
-from .partitioner import partition_for_key
-from .record import MemoryRecords
-from .topic import TopicPartition
+from ..config import LogConfig
+from ..errors import IllegalStateError
+from ..manager import LogManager
+from ..partitioner import partition_for_key
+from ..record import MemoryRecords
+from ..topic import TopicPartition
 
 __all__ = ["TOPICS", "TopicSpec", "WorkloadResult", "topic_configs", "write_workload"]
 

@@ -47,9 +47,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._common import INT32_MAX, INT64_MAX, ScanStop
-from .checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
+from .._common import INT32_MAX, INT64_MAX, ScanStop
+from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LEADER_EPOCH_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
@@ -58,54 +57,43 @@ from .checkpoint import (
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
 )
-from .errors import IllegalArgumentError, KafkaLogError
-from .file_message_set import FileMessageSet
-from .filenames import (
-    CLEANED_FILE_SUFFIX,
-    DELETED_FILE_SUFFIX,
+from ..errors import IllegalArgumentError, KafkaLogError
+from ..file_message_set import FileMessageSet
+from ..filenames import (
+    CLEAN_SHUTDOWN_FILE,
     INDEX_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
     offset_from_file_name,
     segment_file_offset,
 )
-from .fsutil import data_regions
-from .producer_state import read_snapshot
-from .record import MemoryRecords
-from .record.legacy import LegacyRecordBatch
-from .topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
-from .transaction_index import read_aborted_txns
+from ..fsutil import data_regions
+from ..producer_state import read_snapshot
+from ..record import MemoryRecords
+from ..record.legacy import LegacyRecordBatch
+from ..topic import TopicPartition
+from ..transaction_index import read_aborted_txns
+from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
 
 __all__ = [
     "Finding",
     "LogDirReport",
-    "NotAPartitionDirError",
     "PartitionReport",
     "Severity",
-    "classify_dir",
     "verify_log_dir",
     "verify_partition",
 ]
 
-_OFFSET_NAME = re.compile(r"^([0-9]{20})\.(log|index|timeindex|txnindex|snapshot)$")
 #: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
 #: ``isIndexFile`` and the swap and cleaned suffixes, then ``offsetFromFile``).
 _SEGMENT_SHAPE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex|snapshot)(\.(swap|cleaned))?$")
-_TEMP_SUFFIXES = (CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX)
-OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE,
-                      LOG_START_OFFSET_CHECKPOINT_FILE, CLEANER_OFFSET_CHECKPOINT_FILE)
 
 
 class Severity(enum.Enum):
     ERROR = "error"  #: data is corrupt, missing or inconsistent: a reader or a broker would go wrong
     WARNING = "warning"  #: a broker repairs or ignores this on open, but it is not what it writes
     NOTE = "note"  #: a normal state worth knowing (an unclean shutdown's leftovers, a missing index)
-
-
-class NotAPartitionDirError(KafkaLogError, ValueError):
-    """A directory that is neither a partition dir nor a log dir."""
 
 
 @dataclass(frozen=True)
@@ -155,44 +143,6 @@ class LogDirReport:
     @property
     def ok(self) -> bool:
         return all(p.ok for p in self.partitions) and not any(f.severity is Severity.ERROR for f in self.findings)
-
-
-# -- what a directory is -------------------------------------------------------------------------------
-
-def _partition_name(path: Path) -> TopicPartition | None:
-    try:
-        return parse_topic_partition_name(path.name)
-    except InvalidPartitionDirError:
-        return None
-
-
-def classify_dir(path: str | os.PathLike[str]) -> str:
-    """``"partition"`` or ``"logdir"``; raises :class:`NotAPartitionDirError` for anything else.
-
-    A partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing yet); a log dir
-    holds the broker's checkpoint files, a ``meta.properties``, or partition dirs.
-    """
-    directory = Path(path)
-    if not directory.exists():
-        raise FileNotFoundError(f"No such directory: {directory}")
-    if not directory.is_dir():
-        raise NotAPartitionDirError(f"{directory} is a file, not a partition dir or a log dir")
-    names = os.listdir(directory)
-    if _partition_name(directory) is not None and _looks_like_partition(names):
-        return "partition"
-    if any(n in OFFSET_CHECKPOINTS or n == "meta.properties" for n in names) or any(
-            _partition_name(directory / n) is not None and (directory / n).is_dir()
-            and _looks_like_partition(os.listdir(directory / n)) for n in names):
-        return "logdir"
-    raise NotAPartitionDirError(
-        f"{directory} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a "
-        "log dir (holding checkpoint files or partition dirs)")
-
-
-def _looks_like_partition(names: list[str]) -> bool:
-    """Holds segment files or a leader-epoch checkpoint, or nothing yet (a partition just created)."""
-    return not names or LEADER_EPOCH_CHECKPOINT_FILE in names or any(
-        _OFFSET_NAME.match(n) or n.endswith(_TEMP_SUFFIXES) for n in names)
 
 
 # -- one segment ----------------------------------------------------------------------------------------
@@ -548,17 +498,17 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     ``progress`` is called with the number of bytes of log read, as the check goes.
     """
     directory = Path(path)
-    report = PartitionReport(directory, _partition_name(directory), records=0 if deep else None)
+    report = PartitionReport(directory, partition_name(directory), records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
     names = sorted(os.listdir(directory))
     logs: list[tuple[int, Path]] = []
     for name in names:
         file = directory / name
-        match = _OFFSET_NAME.match(name)
+        match = SEGMENT_FILE_NAME.match(name)
         problem = _offset_name_problem(name)
         if problem is not None:
             report.add(Severity.ERROR, file, problem)
-        elif name.endswith(_TEMP_SUFFIXES):
+        elif name.endswith(TEMP_FILE_SUFFIXES):
             report.add(Severity.NOTE, file, "left by an interrupted clean, split or delete: a broker completes "
                                             "or removes it when it opens the log")
         elif match and match.group(2) == "log":
@@ -635,9 +585,9 @@ def _check_partition_files(report: PartitionReport, directory: Path, names: list
                 if epochs and report.log_end_offset is not None and epochs[-1].start_offset > report.log_end_offset:
                     report.add(Severity.WARNING, file, f"the last epoch starts at {epochs[-1].start_offset}, past "
                                                        f"the log end offset {report.log_end_offset}")
-            elif name.endswith(".snapshot") and _OFFSET_NAME.match(name):
+            elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
                 read_snapshot(file)
-            elif name.endswith(TXN_INDEX_FILE_SUFFIX) and _OFFSET_NAME.match(name):
+            elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
                 txns = read_aborted_txns(file)
                 for earlier, later in itertools.pairwise(txns):
                     if later.last_offset <= earlier.last_offset:
@@ -650,12 +600,6 @@ def _check_partition_files(report: PartitionReport, directory: Path, names: list
 
 
 # -- a log dir -------------------------------------------------------------------------------------
-
-def partition_dirs(log_dir: str | os.PathLike[str]) -> list[Path]:
-    """The partition dirs of a log dir, sorted by name (``-delete`` and ``-future`` dirs included)."""
-    root = Path(log_dir)
-    return sorted(p for p in root.iterdir() if p.is_dir() and _partition_name(p) is not None)
-
 
 def verify_log_dir(path: str | os.PathLike[str], *, deep: bool = True,
                    progress: Callable[[int], None] | None = None,

@@ -11,7 +11,7 @@ each row's ``extra_info`` (its key, such as ``decode/columns/cython``, and its r
 * ``group-<name>.png``: per group, each row's throughput from its fastest round, coloured by kind
   (kafkalog compiled, kafkalog plain twin, a peer or reference line).
 
-``python -m kafkalog.bench_report RUN.json OUT_DIR`` writes it; ``kafkalog bench`` runs the benchmarks
+``python -m kafkalog.cli.bench_report RUN.json OUT_DIR`` writes it; ``kafkalog bench`` runs the benchmarks
 and then this.  The charts need matplotlib (the ``bench`` extra).
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import KafkaLogError
+from ..errors import KafkaLogError
 
 __all__ = ["BenchRun", "BenchReportError", "Ratio", "Row", "load", "main", "write_report"]
 
@@ -278,7 +278,7 @@ def write_report(run: BenchRun, out_dir: str | Path) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kafkalog.bench_report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kafkalog.cli.bench_report", description=__doc__.splitlines()[0])
     parser.add_argument("json", help="the file pytest --benchmark-json wrote")
     parser.add_argument("out", help="the directory to write report.md and the charts into")
     args = parser.parse_args(argv)
