@@ -298,7 +298,7 @@ class Cleaner:
                 total += sizes[j]
                 j += 1
             chunk_start = positions[i]
-            data = segment.log.channel.pread(chunk_start, total)
+            data = segment.log.read_bytes(chunk_start - segment.log.start, total)
             self.throttler.maybe_throttle(total)
             if self.on_read is not None:
                 self.on_read(total)

@@ -330,9 +330,25 @@ class FileMessageSet:
 
     slice = read
 
-    def read_bytes(self) -> bytes:
-        """The set's bytes, read from the file."""
-        return self._channel.pread(self.start, self._size) if self._size else b""
+    def read_bytes(self, position: int = 0, size: int | None = None) -> bytes:
+        """The set's bytes, read from the file: all of them, or ``size`` bytes from ``position`` (relative to
+        the set's start, as every position of this class is), fewer where the set ends first.
+
+        The positional form is how code outside the class reads a batch it found by a scan or an index
+        lookup (Kafka: ``FileRecords.readInto(buffer, position)``), without reaching for the file underneath.
+        A negative position or size, or a position past the end, is an :class:`IllegalArgumentError`.
+        """
+        if position == 0 and size is None:
+            return self._channel.pread(self.start, self._size) if self._size else b""
+        current = self._size
+        if position < 0 or position > current:
+            raise IllegalArgumentError(f"Invalid position: {position} in read from {self}")
+        if size is None:
+            size = current - position
+        elif size < 0:
+            raise IllegalArgumentError(f"Invalid size: {size} in read from {self}")
+        size = min(size, current - position)
+        return self._channel.pread(self.start + position, size) if size else b""
 
     def read_into(
         self, buffer: bytearray | memoryview, relative_position: int

@@ -172,17 +172,18 @@ def scan_producer_batches(segment: LogSegment, transactional_only: bool = False,
         next_offset = int(all_rows[-1]["last_offset"]) + 1
     rows = transactional_rows(all_rows) if transactional_only else all_rows[all_rows["magic"] == MAGIC_V2]
     found = []
-    channel = segment.log.channel
+    records, origin = segment.log, segment.log.start
     for row in rows:
         position, size, attributes = int(row["position"]), int(row["size"]), int(row["attributes"])
-        producer_id, producer_epoch = _PRODUCER.unpack(channel.pread(position + PRODUCER_ID_OFFSET, _PRODUCER.size))
+        producer_id, producer_epoch = _PRODUCER.unpack(
+            records.read_bytes(position - origin + PRODUCER_ID_OFFSET, _PRODUCER.size))
         if producer_id < 0:
             continue
         control = None
         is_control = bool(attributes & CONTROL_FLAG_MASK)
         if is_control:
             try:
-                control = DefaultRecordBatch(channel.pread(position, size), 0, size).control_type()
+                control = DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size).control_type()
             except KafkaLogError:
                 control = ControlRecordType.UNKNOWN
         found.append(ProducerBatch(producer_id, producer_epoch, int(row["base_offset"]), int(row["last_offset"]),

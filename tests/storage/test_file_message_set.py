@@ -782,6 +782,27 @@ def test_read_into(fms: FileMessageSet, impl: ModuleType) -> None:
     assert MemoryRecords(bytes(fms.read_into(bytearray(72), 0))).buffer == whole[:72]
 
 
+def test_read_bytes_at_a_position(fms: FileMessageSet, impl: ModuleType) -> None:
+    """read_bytes(position, size): a batch found by a search, read by its set-relative position, no further
+    than the set's end; positions are the set's own on a slice too; bad positions and sizes are refused."""
+    whole = fms.read_bytes()
+    found = fms.search_for(1)
+    assert found is not None
+    assert fms.read_bytes(found.position, found.size) == whole[72:144]
+    assert MemoryRecords(fms.read_bytes(found.position, found.size)).records().__next__().value == b"efgh"
+    assert fms.read_bytes(180) == whole[180:]
+    assert fms.read_bytes(180, 1_000) == whole[180:]
+    assert fms.read_bytes(len(whole), 10) == b""
+    piece = fms.read(72, 144)
+    assert piece.read_bytes(72, 72) == whole[144:216]
+    assert piece.read_bytes(0, 1_000) == whole[72:216]
+    for position, size in ((-1, 1), (len(whole) + 1, 1), (0, -1)):
+        with pytest.raises(IllegalArgumentError):
+            fms.read_bytes(position, size)
+    with pytest.raises(IllegalArgumentError):
+        piece.read_bytes(145, 1)
+
+
 def test_to_memory_records_and_records_agree(fms: FileMessageSet, impl: ModuleType) -> None:
     memory = fms.to_memory_records()
     assert memory.buffer == fms.read_bytes()
