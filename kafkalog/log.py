@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ._common import INT32_MAX
+from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
 from .checkpoint import CLEAN_SHUTDOWN_FILE
 from .config import LogConfig
 from .consumer_view import ConsumerView, IsolationLevel
@@ -84,15 +85,7 @@ from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment, RollParams
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
-from .validator import (
-    AppendOrigin,
-    LogAppendInfo,
-    OffsetsOutOfOrderError,
-    UnsupportedForMessageFormatError,
-    analyze_and_validate_records,
-    trim_invalid_bytes,
-    validate_messages_and_assign_offsets,
-)
+from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -954,9 +947,13 @@ class Log:
         if ignore_record_size is None:
             # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
             ignore_record_size = not assign_offsets
+        # A follower's offsets are kept, so they must increase: the pass checks that (Kafka passes
+        # requireOffsetsMonotonic = !validateAndAssignOffsets).
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=ignore_record_size,
-                                                   leader_epoch=leader_epoch)
+                                                   require_offsets_monotonic=not assign_offsets,
+                                                   leader_epoch=leader_epoch,
+                                                   topic_partition=str(self.topic_partition))
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
@@ -982,10 +979,6 @@ class Log:
                                 f"{self.topic_partition} which exceeds the maximum configured size of "
                                 f"{self.config.max_message_size}.")
             else:
-                if not append_info.offsets_monotonic:
-                    raise OffsetsOutOfOrderError(
-                        f"Out of order offsets found in append to {self.topic_partition}: "
-                        f"{[b.last_offset for b in valid_records.batches()]}")
                 if append_info.first_or_last_offset_of_first_batch < self.log_end_offset:
                     # The log may still take it if it is empty: a leader's log start offset need not be at
                     # a batch boundary (after deleteRecords), so a follower fetching from it can get this.

@@ -108,6 +108,7 @@ from log_test_utils import (
 )
 
 from kafkalog import MemoryRecords
+from kafkalog.append_info import OffsetsOutOfOrderError
 from kafkalog.errors import (
     IllegalArgumentError,
     KafkaLogError,
@@ -121,7 +122,7 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
-from kafkalog.validator import OffsetsOutOfOrderError, RecordValidationError
+from kafkalog.validator import RecordValidationError
 
 INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1

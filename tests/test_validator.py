@@ -28,6 +28,12 @@ import pytest
 from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 
 from kafkalog import MemoryRecords, TimestampType, _impl
+from kafkalog.append_info import (
+    LogAppendInfo,
+    OffsetsOutOfOrderError,
+    analyze_and_validate_records,
+    trim_invalid_bytes,
+)
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -54,18 +60,14 @@ from kafkalog.record.legacy import legacy_entry
 from kafkalog.validator import (
     AppendOrigin,
     InvalidTimestampError,
-    LogAppendInfo,
     LogValidator,
     MetricsCounter,
-    OffsetsOutOfOrderError,
     RecordError,
     RecordValidationError,
     RecordValidationStats,
     UnsupportedForMessageFormatError,
     ValidationResult,
-    analyze_and_validate_records,
     target_compression,
-    trim_invalid_bytes,
     validate_messages_and_assign_offsets,
 )
 
