@@ -8,7 +8,7 @@ these tests drive ``LocalLog``'s methods through ``Log``: ``roll``, ``read``, ``
 ``non_active_log_segments_from`` under the same names, and LocalLog's package-private ones under a leading
 underscore (``_remove_and_delete_segments``, ``_create_and_delete_segment``, ``_delete_all_segments``,
 ``_delete_empty_dir``, ``_mark_flushed``, ``_check_if_memory_mapped_buffer_closed``), with
-``delete_segment_files`` a function of :mod:`kafkalog.log` as it is of the ``LocalLog`` object.
+``delete_segment_files`` a function of :mod:`kafkalog.local_log` as it is of the ``LocalLog`` object.
 
 The log is made as Kafka's ``createLocalLogWithActiveSegment`` makes it: one empty segment at 0, default
 configuration, a :class:`MockTime` whose scheduler runs the deferred deletions when the test sleeps, for
@@ -51,7 +51,8 @@ from kafkalog.filenames import (
     time_index_filename,
 )
 from kafkalog.fsutil import fsync_dir
-from kafkalog.log import Log, LogTruncation, SegmentDeletionReason, delete_segment_files
+from kafkalog.local_log import LogTruncation, SegmentDeletionReason, delete_segment_files
+from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
