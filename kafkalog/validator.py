@@ -101,12 +101,6 @@ import numpy as np
 
 from . import _impl
 from ._common import (
-    ATTRIBUTES_OFFSET,
-    COMPRESSION_CODEC_MASK,
-    CONTROL_FLAG_MASK,
-    CRC_OFFSET,
-    DELETE_HORIZON_FLAG_MASK,
-    LEGACY_ATTRIBUTES_OFFSET,
     LEGACY_COMPRESSION_MASK,
     LEGACY_CRC_OFFSET,
     LEGACY_MAGIC_OFFSET,
@@ -116,22 +110,17 @@ from ._common import (
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
-    MAX_TIMESTAMP_OFFSET,
     MIN_RECORD_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_TIMESTAMP,
-    PARTITION_LEADER_EPOCH_OFFSET,
     RECORD_OVERHEAD_V1,
-    TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_FLAG_MASK,
 )
 from .config import BrokerCompressionType, LogConfig, _metadata_version_ordinal
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
-    IllegalStateError,
     InvalidRecordError,
     KafkaLogError,
     UnsupportedCompressionError,
@@ -576,70 +565,8 @@ def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> 
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Rewriting batch headers in place (Kafka: MutableRecordBatch.setLastOffset, setMaxTimestamp,
-# setPartitionLeaderEpoch).  The record layer's batches are read-only views, so these write the buffer.
-
-
-def _crc_of(kernel: Callable[[Any], int], buf: Any, start: int, end: int) -> int:
-    with memoryview(buf) as whole, whole[start:end] as part:
-        return int(kernel(part))
-
-
-def _set_last_offset(buf: Any, batch: RecordBatch, offset: int) -> None:
-    """v2: base offset = ``offset - lastOffsetDelta``; v0/v1: the frame's offset.  Neither is under a CRC."""
-    if isinstance(batch, DefaultRecordBatch):
-        _I64.pack_into(buf, batch.position, _java_long(offset - batch.last_offset_delta))
-    else:
-        _I64.pack_into(buf, batch.position, offset)
-
-
-def _set_partition_leader_epoch(buf: Any, batch: RecordBatch, epoch: int) -> None:
-    """v2 only; the epoch is outside the CRC."""
-    if not isinstance(batch, DefaultRecordBatch):
-        raise IllegalStateError("Magic versions prior to 2 do not support partition leader epoch")
-    _I32.pack_into(buf, batch.position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
-
-
-def _set_max_timestamp(buf: Any, batch: RecordBatch, timestamp_type: TimestampType,
-                       max_timestamp: int) -> None:
-    """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when neither
-    changes (Kafka: ``DefaultRecordBatch.setMaxTimestamp``, ``ByteBufferLegacyRecordBatch.setMaxTimestamp``).
-
-    The attributes are computed afresh as Kafka's ``computeAttributes`` does: the codec, the timestamp type
-    and (v2) the transactional, control and delete-horizon bits.
-    """
-    position = batch.position
-    end = position + batch.size_in_bytes
-    if isinstance(batch, DefaultRecordBatch):
-        if batch.timestamp_type is timestamp_type and batch.max_timestamp == max_timestamp:
-            return
-        attributes = batch.attributes & COMPRESSION_CODEC_MASK
-        if timestamp_type is TimestampType.LOG_APPEND_TIME:
-            attributes |= TIMESTAMP_TYPE_MASK
-        if batch.is_transactional:
-            attributes |= TRANSACTIONAL_FLAG_MASK
-        if batch.is_control:
-            attributes |= CONTROL_FLAG_MASK
-        if batch.has_delete_horizon:
-            attributes |= DELETE_HORIZON_FLAG_MASK
-        _I16.pack_into(buf, position + ATTRIBUTES_OFFSET, attributes)
-        _I64.pack_into(buf, position + MAX_TIMESTAMP_OFFSET, max_timestamp)
-        crc = _crc_of(_impl.core.crc32c, buf, position + ATTRIBUTES_OFFSET, end)
-        _U32.pack_into(buf, position + CRC_OFFSET, crc)
-        return
-    assert isinstance(batch, LegacyRecordBatch)
-    if batch.magic == MAGIC_V0:
-        raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
-    if batch.timestamp_type is timestamp_type and batch.timestamp == max_timestamp:
-        return
-    attributes = batch.attributes & LEGACY_COMPRESSION_MASK
-    if timestamp_type is TimestampType.LOG_APPEND_TIME:
-        attributes |= LEGACY_TIMESTAMP_TYPE_MASK
-    message = position + LOG_OVERHEAD
-    _U8.pack_into(buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
-    _I64.pack_into(buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
-    crc = _crc_of(_impl.core.crc32, buf, message + LEGACY_MAGIC_OFFSET, end)
-    _U32.pack_into(buf, message + LEGACY_CRC_OFFSET, crc)
+# Rewriting batch headers in place: the record layer's setters (Kafka: MutableRecordBatch.setLastOffset,
+# setMaxTimestamp, setPartitionLeaderEpoch) write the buffer, which must be writable.
 
 
 def _writable(records: MemoryRecords) -> MemoryRecords:
@@ -977,7 +904,6 @@ class LogValidator:
         initial_offset = next_offset
         offset_counter = next_offset
         records = _writable(self.records)
-        buf = records.buffer
 
         first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
         for batch in records.batches(strict=False):
@@ -1002,14 +928,14 @@ class LogValidator:
                 max_timestamp = max_batch_timestamp
                 shallow_offset_of_max_timestamp = offset_counter - 1
 
-            _set_last_offset(buf, batch, offset_counter - 1)
+            batch.set_last_offset(offset_counter - 1)
             if batch.magic >= MAGIC_V2:
-                _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+                batch.set_partition_leader_epoch(self.partition_leader_epoch)
             if batch.magic > MAGIC_V0:
                 if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
-                    _set_max_timestamp(buf, batch, TimestampType.LOG_APPEND_TIME, now)
+                    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
                 else:
-                    _set_max_timestamp(buf, batch, self.timestamp_type, max_batch_timestamp)
+                    batch.set_max_timestamp(self.timestamp_type, max_batch_timestamp)
 
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
             # the same answers as MemoryRecordsBuilder.info() would give
@@ -1091,17 +1017,16 @@ class LogValidator:
 
         # Only the header changes; the compressed payload is kept (one batch on this path).
         records = _writable(records)
-        buf = records.buffer
         batch = next(records.batches(strict=False))
         offset_counter = next_offset + len(validated_records)
         last_offset = offset_counter - 1
-        _set_last_offset(buf, batch, last_offset)
+        batch.set_last_offset(last_offset)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
             max_timestamp = now
         if self.to_magic >= MAGIC_V1:
-            _set_max_timestamp(buf, batch, self.timestamp_type, max_timestamp)
+            batch.set_max_timestamp(self.timestamp_type, max_timestamp)
         if self.to_magic >= MAGIC_V2:
-            _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+            batch.set_partition_leader_epoch(self.partition_leader_epoch)
         return ValidationResult(records, max_timestamp, last_offset, False, now, offset_counter,
                                 RecordValidationStats(uncompressed_size_in_bytes, 0, 0))
 

@@ -22,6 +22,7 @@ from kafkalog import (
     MemoryRecords,
     TimestampType,
 )
+from kafkalog.errors import IllegalStateError
 from kafkalog.record import DefaultRecordBatch, LegacyRecordBatch
 from kafkalog.record.legacy import legacy_entry
 
@@ -402,3 +403,48 @@ def test_chunk_kernels_walk_a_batch_a_few_records_at_a_time(impl: ModuleType, co
     assert info.value.position == len(section)
     with pytest.raises(InvalidRecordError, match="records still remaining"):
         impl.decode_v2_record_objects_chunk(padded, stop, len(padded), 1, *args)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In-place header setters (Kafka: DefaultRecordBatch / AbstractLegacyRecordBatch setLastOffset,
+# setPartitionLeaderEpoch, setMaxTimestamp), as the validator uses them
+
+
+def _reread(buf: bytearray) -> list[DefaultRecordBatch | LegacyRecordBatch]:
+    return list(MemoryRecords(bytes(buf)).batches())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_v2_setters_rewrite_the_header_and_keep_the_crc_valid(impl: ModuleType, codec: str) -> None:
+    buf = bytearray(MemoryRecords.with_records([(b"k", b"a", 10), (b"k", b"b", 30)], compression=codec).buffer)
+    batch = next(MemoryRecords(buf).batches())
+    crc = batch.crc
+    batch.set_last_offset(41)
+    batch.set_partition_leader_epoch(7)
+    assert batch.crc == crc  # neither field is under the CRC
+    batch.set_max_timestamp(TimestampType.CREATE_TIME, 30)  # unchanged: nothing written
+    assert batch.crc == crc
+    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, 99)
+    (again,) = _reread(buf)
+    assert (again.base_offset, again.last_offset, again.partition_leader_epoch) == (40, 41, 7)
+    assert (again.timestamp_type, again.max_timestamp, again.crc) == (TimestampType.LOG_APPEND_TIME, 99, batch.crc)
+    assert again.is_valid() and again.compression is CompressionType.of(codec)
+    assert [r.timestamp for r in again.records()] == [99, 99]
+    assert (batch.base_offset, batch.max_timestamp, batch.attributes) == (40, 99, again.attributes)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_legacy_setters_rewrite_the_message_and_keep_the_crc_valid(impl: ModuleType, codec: str) -> None:
+    buf = bytearray(MemoryRecords.with_records([(b"k", b"a", 10)], magic=1, compression=codec).buffer)
+    batch = next(MemoryRecords(buf).batches())
+    batch.set_last_offset(12)
+    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, 99)
+    (again,) = _reread(buf)
+    assert (again.last_offset, again.timestamp_type, again.max_timestamp) == (12, TimestampType.LOG_APPEND_TIME, 99)
+    assert again.is_valid() and again.crc == batch.crc
+    assert [(r.offset, r.timestamp) for r in batch.records()] == [(12, 99)]
+    with pytest.raises(IllegalStateError, match="prior to 2 do not support partition leader epoch"):
+        batch.set_partition_leader_epoch(1)
+    v0 = next(MemoryRecords(bytearray(V0_KV)).batches())
+    with pytest.raises(IllegalStateError, match="magic = 0"):
+        v0.set_max_timestamp(TimestampType.CREATE_TIME, 5)

@@ -42,16 +42,19 @@ from .._common import (
     ATTRIBUTES_OFFSET,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
+    CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK,
     INT32_MAX,
     INT64_MAX,
     LOG_OVERHEAD,
     MAGIC_V2,
+    MAX_TIMESTAMP_OFFSET,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
+    PARTITION_LEADER_EPOCH_OFFSET,
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
@@ -222,6 +225,17 @@ class RecordBatch:
     def computed_crc(self) -> int:
         raise NotImplementedError
 
+    # Kafka's MutableRecordBatch: the header fields the leader's append rewrites in place (see the subclasses).
+
+    def set_last_offset(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        raise NotImplementedError
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        raise NotImplementedError
+
     def is_valid(self) -> bool:
         """Whether the stored CRC matches the bytes (Kafka: ``isValid``)."""
         return self.computed_crc() == self.crc
@@ -351,6 +365,38 @@ class DefaultRecordBatch(RecordBatch):
     def computed_crc(self) -> int:
         start = self._at + ATTRIBUTES_OFFSET
         return _range_crc32c(self._buf, start, self._at + self.size_in_bytes)
+
+    # -- rewriting the header in place (Kafka: DefaultRecordBatch.setLastOffset, setPartitionLeaderEpoch,
+    # setMaxTimestamp), as the validator does to a request's records.  They write the buffer the batch was
+    # read from, which must be writable, and keep the batch's fields in step with it.
+
+    def set_last_offset(self, offset: int) -> None:
+        """Make ``offset`` the batch's last offset: its base offset becomes ``offset - lastOffsetDelta`` (in
+        Java ``long`` arithmetic).  The base offset is outside the CRC, which stays as it is."""
+        base_offset = (offset - self.last_offset_delta + (1 << 63)) % (1 << 64) - (1 << 63)
+        struct.pack_into(">q", self._buf, self._at, base_offset)
+        self.base_offset = base_offset
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        """Stamp the leader's epoch; it is outside the CRC, which stays as it is."""
+        struct.pack_into(">i", self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+        self.partition_leader_epoch = epoch
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when
+        neither changes.  The attributes are computed afresh, as Kafka's ``computeAttributes`` does: codec,
+        timestamp type, transactional, control and delete-horizon bits."""
+        if self.timestamp_type is timestamp_type and self.max_timestamp == max_timestamp:
+            return
+        attributes = self.attributes & COMPRESSION_CODEC_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= TIMESTAMP_TYPE_MASK
+        attributes |= self.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK)
+        struct.pack_into(">h", self._buf, self._at + ATTRIBUTES_OFFSET, attributes)
+        struct.pack_into(">q", self._buf, self._at + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        self.attributes, self.max_timestamp = attributes, max_timestamp
+        self.crc = self.computed_crc()
+        struct.pack_into(">I", self._buf, self._at + CRC_OFFSET, self.crc)
 
     def _records_bytes(self) -> tuple[Any, int, int]:
         """Where the records are: the batch's own bytes, or a decompressed copy."""

@@ -39,7 +39,10 @@ from .._common import (
     HEADER_DTYPE,
     INT32_MAX,
     INT64_MAX,
+    LEGACY_ATTRIBUTES_OFFSET,
     LEGACY_COMPRESSION_MASK,
+    LEGACY_CRC_OFFSET,
+    LEGACY_TIMESTAMP_OFFSET,
     LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
@@ -53,7 +56,7 @@ from .._common import (
     RECORD_OVERHEAD_V1,
     ScanStop,
 )
-from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from ..errors import CorruptRecordError, IllegalStateError, InvalidRecordError, UnsupportedCompressionError
 from . import batch as _batch
 from .batch import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
@@ -159,6 +162,44 @@ class LegacyRecordBatch(RecordBatch):
         with memoryview(self._buf) as whole, \
                 whole[self._at + MAGIC_OFFSET:self._at + self.size_in_bytes] as part:
             return int(_impl.core.crc32(part))
+
+    # -- rewriting the header in place (Kafka: AbstractLegacyRecordBatch.setLastOffset, setMaxTimestamp,
+    # setPartitionLeaderEpoch, which ByteBufferLegacyRecordBatch implements), as the validator does to a
+    # request's records.  They write the buffer the batch was read from, which must be writable, and keep
+    # the batch's fields in step with it.
+
+    def set_last_offset(self, offset: int) -> None:
+        """Write ``offset`` in the entry's frame (for a wrapper: its last inner offset).  The frame is outside
+        the message's CRC."""
+        _I64.pack_into(self._buf, self._at, offset)
+        self.offset = offset
+        self._inner_info = None  # its absolute inner offsets count from the wrapper's
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        """Always refused: v0/v1 messages have no partition leader epoch."""
+        raise IllegalStateError("Magic versions prior to 2 do not support partition leader epoch")
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        """Set the v1 message's timestamp type bit and timestamp, then the CRC that covers both; nothing when
+        neither changes.  The attributes keep the codec and take the new timestamp type.
+
+        Raises:
+            IllegalStateError: a v0 message, which has no timestamp.
+        """
+        if self.magic == MAGIC_V0:
+            raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
+        if self.timestamp_type is timestamp_type and self.timestamp == max_timestamp:
+            return
+        attributes = self.attributes & LEGACY_COMPRESSION_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= LEGACY_TIMESTAMP_TYPE_MASK
+        message = self._at + LOG_OVERHEAD
+        struct.pack_into(">B", self._buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(self._buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
+        self.attributes, self.timestamp = attributes, max_timestamp
+        self._inner_info = None  # a LogAppendTime wrapper's inner records report its timestamp
+        self.crc = self.computed_crc()
+        struct.pack_into(">I", self._buf, message + LEGACY_CRC_OFFSET, self.crc)
 
     def _own_columns(self) -> RecordColumns:
         try:
