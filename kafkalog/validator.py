@@ -72,11 +72,16 @@ Where this port differs from Kafka, and why:
   max timestamp -1 where Kafka's ``MemoryRecordsBuilder.info`` would fail on its null last offset;
 * a v0 log under ``LogAppendTime`` rebuilds with the CreateTime bit, which is what Kafka writes too (v0 has
   no timestamp type bit), because the record layer's builder refuses the combination;
-* the record layer's batches are read-only views, so the header rewrites (Kafka's ``setLastOffset``,
-  ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are written here against the buffer; and its legacy
-  reader is stricter than the iterator Kafka validates with (it refuses an inner magic that differs from the
-  wrapper's, which Kafka reports per record, and a partial inner message, which Kafka's stream ignores), so
-  the inner messages of a wrapper are read here as ``DeepRecordsIterator`` reads them.
+* the header rewrites (Kafka's ``setLastOffset``, ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are the
+  record layer's (:meth:`~kafkalog.record.batch.DefaultRecordBatch.set_max_timestamp` and its siblings), on
+  a writable copy when the caller's buffer is read-only;
+* the inner messages of a wrapper are still read here as ``DeepRecordsIterator`` reads them, not with the
+  record layer's reader, which refuses what Kafka's validator takes or reports otherwise: negative v1
+  relative offsets and absolute offsets past ``Long.MaxValue`` (Kafka wraps them), a compressed inner message
+  (refused before any record is read, with its own message, where Kafka refuses it when it is reached:
+  ``Inner messages must not be compressed``), a zstd wrapper (``UnsupportedCompressionError`` where Kafka
+  raises ``InvalidRecordException``); and it keeps no message's own size or computed CRC, which the
+  validator's messages and ``ensureValid`` need.
 
 Kept as Kafka has them, though they may surprise:
 
