@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -41,7 +40,6 @@ from .config import LogConfig
 from .consumer_view import ConsumerView, IsolationLevel
 from .errors import (
     IllegalArgumentError,
-    IllegalStateError,
     KafkaLogError,
     KafkaStorageError,
     OffsetOutOfRangeError,
@@ -49,39 +47,16 @@ from .errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
+from .fetch import FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
 from .file_message_set import FileMessageSet, TimestampAndOffset
-from .filenames import (
-    CLEANED_FILE_SUFFIX,
-    DELETED_FILE_SUFFIX,
-    LOG_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
-    filename_prefix_from_offset,
-    index_filename,
-    log_filename,
-    time_index_filename,
-    txn_index_filename,
-)
-from .fsutil import (
-    DirLock,
-    fsync_dir,
-    hold_log_dir,
-    interrupts_deferred,
-    storage_error,
-)
-from .local_log import (
-    LogDeletion,
-    LogRoll,
-    LogTruncation,
-    SegmentDeletionReason,
-    _DescribedDeletion,
-    delete_segment_files,
-)
+from .filenames import filename_prefix_from_offset, index_filename, log_filename, time_index_filename
+from .fsutil import DirLock, hold_log_dir, storage_error
+from .local_log import LocalLog, _DescribedDeletion
 from .log_loader import LoadReport, LogLoader
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
-from .segment import NO_MAX_POSITION, LogSegment, RollParams
+from .segment import LogSegment, RollParams
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
 from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
@@ -164,15 +139,13 @@ class Log:
                  topic_partition: TopicPartition | None = None,
                  recovery_progress: Callable[[int, int], None] | None = None,
                  log_offsets_listener: LogOffsetsListener | None = None, dir_lock: DirLock | None = None) -> None:
-        self.dir = Path(dir)
-        self.config = config if config is not None else LogConfig()
+        dir = Path(dir)
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
         # The path, not its last component: the error names the directory by its real (canonical) path.
-        self.topic_partition = topic_partition if topic_partition is not None else \
-            parse_topic_partition_name(self.dir)
+        self.topic_partition = topic_partition if topic_partition is not None else parse_topic_partition_name(dir)
         # A writer holds the log dir before it touches a file of it; a reader takes nothing.
-        self._dir_hold = None if read_only else hold_log_dir(self.dir, dir_lock)
+        self._dir_hold = None if read_only else hold_log_dir(dir, dir_lock)
         if self._dir_hold is not None:
             # A log dropped without close is an unclean close: its next open in this process recovers it.
             weakref.finalize(self, self._dir_hold.release, False)
@@ -184,20 +157,17 @@ class Log:
                 scheduler.startup()
         self.scheduler = scheduler
         self._closed = False
-        # Kafka's isMemoryMappedBufferClosed: set once the files are released (close_handlers) or deleted
-        # (delete); after that no operation may touch the disk, closing included.
-        self._memory_mapped_buffer_closed = False
         self.segments = LogSegments(self.topic_partition)
+        #: The segments on local disk, their directory, files and recovery point
+        #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
+        #: loading ends.
+        self.local_log = LocalLog(dir, config if config is not None else LogConfig(), self.segments, recovery_point,
+                                  LogOffsetMetadata(0), scheduler, self.time, self.topic_partition, self._lock)
         #: What opening the log changed on disk (:class:`~kafkalog.log_loader.LoadReport`).
         self.load_report = LoadReport()
-        # Segments out of the log but not yet deleted (file.delete.delay.ms): closing the log releases their
-        # files, which stay as .deleted for the next open to remove.
-        self._pending_deletions: list[LogSegment] = []
         self._high_watermark: int | None = None
         self._log_offsets_listener = NO_OP_OFFSETS_LISTENER
-        self.recovery_point = recovery_point
         self._log_start_offset = log_start_offset
-        self._last_flushed_time = self.time.milliseconds()
         if had_clean_shutdown is None:
             # A reader does not recover either way; a writer trusts the marker its log dir's lock took.
             had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
@@ -228,94 +198,42 @@ class Log:
     # -- segments the loader and the cleaner make (Kafka: LocalLog.splitOverflowedSegment, createNewCleanedSegment)
 
     def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
-        """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit,
-        and swap them in (Kafka: ``splitOverflowedSegment``, KAFKA-6264).
-
-        Batches are copied into ``.cleaned`` segments, a new one starting at the base offset of the first
-        batch that does not fit the previous one; the copies must add up to the original's size before
-        :meth:`replace_segments` swaps them in.
-        """
+        """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit, and
+        swap them in (Kafka: ``UnifiedLog.splitOverflowedSegment`` over ``LocalLog.splitOverflowedSegment``,
+        KAFKA-6264; :meth:`~kafkalog.local_log.LocalLog.split_overflowed_segment`)."""
         with self._lock:
             self._check_writable("split a segment of")
-            if not segment.log.file.name.endswith(LOG_FILE_SUFFIX):
-                raise IllegalArgumentError(f"Cannot split file {segment.log.file}")
-            if not segment.has_overflow():
-                raise IllegalArgumentError(f"Split operation is only permitted for segments with overflow: {segment}")
-            source = segment.log
-            new_segments: list[LogSegment] = []
-            try:
-                position = 0
-                while position < source.size_in_bytes():
-                    first = next(iter(source.read(position, source.size_in_bytes() - position).batches()))
-                    new_segment = self._create_cleaned_segment(first.base_offset)
-                    new_segments.append(new_segment)
-                    appended = new_segment.append_from_file(source, position)
-                    if appended == 0:
-                        raise KafkaLogError(f"Failed to append records from position {position} in {segment}")
-                    position += appended
-                total = 0
-                for new_segment in new_segments:
-                    new_segment.on_become_inactive_segment()
-                    new_segment.flush()
-                    new_segment.set_last_modified(int(segment.last_modified()))
-                    total += new_segment.size()
-                if total != source.size_in_bytes():
-                    raise KafkaLogError(
-                        f"Inconsistent segment sizes after split before: {source.size_in_bytes()} after: {total}")
-            except BaseException:
-                for new_segment in new_segments:
-                    new_segment.close_handlers()
-                    new_segment.delete()
-                raise
-            logger.info("Replacing overflowed segment %s with split segments %s", segment, new_segments)
-            self.replace_segments(new_segments, [segment])
-            return new_segments
+            return self.local_log.split_overflowed_segment(segment)
 
     def _create_cleaned_segment(self, base_offset: int) -> LogSegment:
-        """A new, empty ``.cleaned`` segment (Kafka: ``createNewCleanedSegment``): stale files of that name go."""
-        for path in (log_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     time_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     txn_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX)):
-            path.unlink(missing_ok=True)
-        return LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=False,
-                               init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate,
-                               file_suffix=CLEANED_FILE_SUFFIX)
-
-    def _add_new_segment(self, base_offset: int) -> LogSegment:
-        """A new, empty segment at ``base_offset``, in the map (loading, a roll, a truncation).
-
-        Raises:
-            KafkaStorageError: its files cannot be created (Kafka: the ``IOException`` that
-                ``maybeHandleIOException`` turns into a ``KafkaStorageException``), naming the file.
-        """
-        try:
-            segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
-                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
-        except OSError as e:
-            if isinstance(e, KafkaLogError):
-                raise
-            raise storage_error(e, f"Error while creating segment {base_offset} of the log in {self.dir}") from e
-        self.segments.add(segment)
-        return segment
-
-    def _create_and_delete_segment(self, new_offset: int, old: LogSegment, async_delete: bool = True,
-                                   reason: SegmentDeletionReason | None = None) -> LogSegment:
-        """Add a new empty segment at ``new_offset``, then delete ``old`` (Kafka 3.x:
-        ``LocalLog.createAndDeleteSegment``), so the log has an active segment at every moment.  When both
-        have the same base offset the old files are renamed ``.deleted`` first, so the new ones can take their
-        names, and the map entry is replaced in place; otherwise the old entry is removed after the new one
-        is added.  Returns the new segment."""
-        if new_offset == old.base_offset:
-            old.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        segment = self._add_new_segment(new_offset)
-        (reason if reason is not None else LogTruncation(self)).log_reason([old])
-        if new_offset != old.base_offset:
-            self.segments.remove(old.base_offset)
-        self._delete_segment_files([old], async_delete)
-        return segment
+        """A new, empty ``.cleaned`` segment (Kafka: ``LocalLog.createNewCleanedSegment``)."""
+        return self.local_log.create_new_cleaned_segment(base_offset)
 
     # -- what the log holds -------------------------------------------------------------------------
+
+    @property
+    def dir(self) -> Path:
+        """The log's directory, ``<topic>-<partition>``; :meth:`rename_dir` changes it (Kafka: ``dir``)."""
+        return self.local_log.dir
+
+    @property
+    def config(self) -> LogConfig:
+        """Kafka: ``config``.  Assigning it is :meth:`update_config` without the lock and the warning."""
+        return self.local_log.config
+
+    @config.setter
+    def config(self, config: LogConfig) -> None:
+        self.local_log.config = config
+
+    @property
+    def recovery_point(self) -> int:
+        """The first offset not known to be flushed: recovery after a crash checks from there (Kafka:
+        ``recoveryPoint``)."""
+        return self.local_log.recovery_point
+
+    @recovery_point.setter
+    def recovery_point(self, offset: int) -> None:
+        self.local_log.recovery_point = offset
 
     @property
     def name(self) -> str:
@@ -381,12 +299,12 @@ class Log:
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
         """The next offset to be appended and where it will go (Kafka: ``logEndOffsetMetadata``)."""
-        return self._next_offset_metadata
+        return self.local_log.next_offset_metadata
 
     @property
     def log_end_offset(self) -> int:
         """The next offset to be appended (Kafka: ``logEndOffset``)."""
-        return self._next_offset_metadata.message_offset
+        return self.local_log.next_offset_metadata.message_offset
 
     @property
     def high_watermark(self) -> int:
@@ -493,28 +411,24 @@ class Log:
     @property
     def last_flush_time(self) -> int:
         """When the log was last flushed, in ms (Kafka: ``lastFlushTime``)."""
-        return self._last_flushed_time
+        return self.local_log.last_flush_time
 
     def _update_log_end_offset(self, offset: int) -> None:
-        """Set the log end offset, where the active segment ends, and keep the recovery point at or below it
-        (Kafka: ``LocalLog.updateLogEndOffset``); then ``UnifiedLog.updateHighWatermarkWithLogEndOffset``: a
-        high watermark at or past the new end is brought to it (after a truncation, or a roll that moved the
-        end's position), and the listener told.  A high watermark that follows the log end offset (nobody
-        set it) moves with it, and the listener hears of every move."""
-        active = self._active()
-        self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
-        if self.recovery_point > offset:
-            self.recovery_point = offset
+        """Set the log end offset (``LocalLog.updateLogEndOffset``, which keeps the recovery point at or below
+        it), then bring the high watermark along (:meth:`_update_high_watermark_with_log_end_offset`)."""
+        self.local_log.update_log_end_offset(offset)
+        self._update_high_watermark_with_log_end_offset()
+
+    def _update_high_watermark_with_log_end_offset(self) -> None:
+        """Kafka: ``UnifiedLog.updateHighWatermarkWithLogEndOffset``, after the log end offset moved: a high
+        watermark at or past the new end is brought to it (after a truncation, or a roll that moved the end's
+        position), and the listener told.  A high watermark that follows the log end offset (nobody set it)
+        moves with it, and the listener hears of every move."""
+        offset = self.log_end_offset
         if self._high_watermark is None:
             self._log_offsets_listener.on_high_watermark_updated(offset)
         elif self._high_watermark >= offset:
             self._update_high_watermark_metadata(offset)
-
-    def _check_if_memory_mapped_buffer_closed(self) -> None:
-        """Kafka: ``checkIfMemoryMappedBufferClosed``: the files were released or deleted."""
-        if self._memory_mapped_buffer_closed:
-            raise KafkaStorageError(
-                f"The memory mapped buffer for log of {self.topic_partition} is already closed")
 
     def update_config(self, new_config: LogConfig) -> LogConfig:
         """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
@@ -522,12 +436,7 @@ class Log:
         next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
         logs it (its leader-epoch cache, re-initialized there, is not ported)."""
         with self._lock:
-            old_config = self.config
-            self.config = new_config
-        if new_config.record_version() < old_config.record_version():
-            logger.warning("Record format version has been downgraded from V%d to V%d.",
-                           old_config.record_version(), new_config.record_version())
-        return old_config
+            return self.local_log.update_config(new_config)
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -611,10 +520,10 @@ class Log:
                 raise RecordTooLargeError(
                     f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
                     f"exceeds the maximum configured segment size of {self.config.segment_size}.")
-            segment = self._maybe_roll(size, append_info)
-            segment.append(append_info.last_offset, append_info.max_timestamp,
-                           append_info.shallow_offset_of_max_timestamp, valid_records)
-            self._update_log_end_offset(append_info.last_offset + 1)
+            self._maybe_roll(size, append_info)
+            self.local_log.append(append_info.last_offset, append_info.max_timestamp,
+                                  append_info.shallow_offset_of_max_timestamp, valid_records)
+            self._update_high_watermark_with_log_end_offset()
             logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, and "
                          "messages: %s", append_info.last_offset, append_info.first_offset,
                          self.log_end_offset, valid_records)
@@ -664,7 +573,8 @@ class Log:
         return segment
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """Start a new active segment (Kafka: ``roll``).
+        """Start a new active segment (Kafka: ``UnifiedLog.roll`` over ``LocalLog.roll``,
+        :meth:`~kafkalog.local_log.LocalLog.roll`).
 
         Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
         active segment at that base is replaced: a new one is made and the old one deleted, in that order
@@ -674,48 +584,11 @@ class Log:
         """
         with self._lock:
             self._check_writable("roll")
-            start = self.time.hi_res_milliseconds()
-            new_offset = max(expected_next_offset if expected_next_offset is not None else 0, self.log_end_offset)
-            active = self.segments.last_segment()
-            if self.segments.contains(new_offset):
-                if active is not None and active.base_offset == new_offset and active.size() == 0:
-                    logger.warning("Trying to roll a new log segment with start offset %d =max(provided offset = "
-                                   "%s, LEO = %d) while it already exists and is active with size 0. Size of "
-                                   "time index: %d, size of offset index: %d.", new_offset,
-                                   expected_next_offset, self.log_end_offset, active.time_index.entries,
-                                   active.offset_index.entries)
-                    segment = self._create_and_delete_segment(new_offset, active, async_delete=True,
-                                                              reason=LogRoll(self))
-                    return self._rolled(segment, start)
-                raise KafkaLogError(
-                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                    f"{self.log_end_offset}) while it already exists. Existing segment is "
-                    f"{self.segments.get(new_offset)}.")
-            if active is not None and new_offset < active.base_offset:
-                raise KafkaLogError(
-                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                    f"{self.log_end_offset}) lower than start offset of the active segment {active}")
-            for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
-                         time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
-                if path.exists():
-                    logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
-                    path.unlink()
-            if active is not None:
-                active.on_become_inactive_segment()
-            return self._rolled(self._add_new_segment(new_offset), start)
-
-    def _rolled(self, segment: LogSegment, start: float) -> LogSegment:
-        """The end of a roll: the log end offset's metadata moves to the new segment (the offset itself does
-        not change), and the segments before it are flushed in the background (``UnifiedLog.roll``'s
-        "flush-log" task)."""
-        self._update_log_end_offset(self.log_end_offset)
-        new_offset = segment.base_offset
-        self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
-        logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
-                    self.time.hi_res_milliseconds() - start)
-        return segment
+            segment = self.local_log.roll(expected_next_offset)
+            self._update_high_watermark_with_log_end_offset()
+            new_offset = segment.base_offset
+            self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
+            return segment
 
     # -- flushing -----------------------------------------------------------------------------------
 
@@ -735,33 +608,11 @@ class Log:
         if flush_offset <= self.recovery_point:
             return
         logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
-                     offset, "inclusive" if including_offset else "exclusive", self._last_flushed_time,
+                     offset, "inclusive" if including_offset else "exclusive", self.last_flush_time,
                      self.time.milliseconds(), self.unflushed_messages())
-        self._flush_segments(flush_offset)
+        self.local_log.flush(flush_offset)
         with self._lock:
-            self._mark_flushed(offset)
-
-    def _flush_segments(self, offset: int) -> None:
-        """fsync the segments holding offsets in ``[recovery_point, offset)``, and the directory when one of them
-        is new since the last flush; the recovery point stays where it is (Kafka: ``LocalLog.flush``).
-
-        A directory that no longer exists (renamed meanwhile for deletion) is not an error: it is going away.
-        """
-        current_recovery_point = self.recovery_point
-        if current_recovery_point <= offset:
-            segments = self.segments.values(current_recovery_point, offset)
-            for segment in segments:
-                segment.flush()
-            if any(segment.base_offset >= current_recovery_point for segment in segments):
-                fsync_dir(self.dir)  # a new segment's directory entry must be durable too
-
-    def _mark_flushed(self, offset: int) -> None:
-        """Move the recovery point up to ``offset`` and note the time, if it is an advance (Kafka:
-        ``LocalLog.markFlushed``)."""
-        self._check_if_memory_mapped_buffer_closed()
-        if offset > self.recovery_point:
-            self.recovery_point = offset
-            self._last_flushed_time = self.time.milliseconds()
+            self.local_log.mark_flushed(offset)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -786,38 +637,16 @@ class Log:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments starting from offset: {self._log_start_offset}.")
-        next_offset_metadata = self._next_offset_metadata
-        end_offset = next_offset_metadata.message_offset
+        next_offset_metadata = self.local_log.next_offset_metadata
         if isinstance(max_offset, LogOffsetMetadata):
             max_offset_metadata = max_offset
-        elif max_offset is None or max_offset >= end_offset:
+        elif max_offset is None or max_offset >= next_offset_metadata.message_offset:
             max_offset_metadata = next_offset_metadata
         else:
             with self._lock:
                 max_offset_metadata = self.convert_to_offset_metadata(max_offset)
-        segment = self.segments.floor_segment(start_offset)
-        if start_offset > end_offset or segment is None:
-            raise OffsetOutOfRangeError(
-                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
-                f"have log segments upto {end_offset}.")
-        if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
-        if start_offset > max_offset_metadata.message_offset:
-            return FetchDataInfo(self.convert_to_offset_metadata(start_offset), EMPTY_RECORDS)
-        while segment is not None:
-            if segment.base_offset < max_offset_metadata.segment_base_offset:
-                max_position: Any = segment.size()
-            elif segment.base_offset == max_offset_metadata.segment_base_offset and \
-                    not max_offset_metadata.message_offset_only:
-                max_position = max_offset_metadata.relative_position_in_segment
-            else:
-                max_position = NO_MAX_POSITION
-            fetch = segment.read(start_offset, max_length, max_position, min_one_message)
-            if fetch is not None:
-                return fetch
-            segment = self.segments.higher_segment(segment.base_offset)
-        # Past the last batch of the last segment, though in range: every later record was deleted.
-        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
+        return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
+                                   next_offset_metadata)
 
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
@@ -956,12 +785,8 @@ class Log:
             if first is not None and first.base_offset > target_offset:
                 self.truncate_fully_and_start_at(target_offset)
             else:
-                # LocalLog.truncateTo: later segments go, the active one is cut, and the log end offset
-                # (with it the recovery point, never above it) moves back.
-                later = [s for s in self.segments.values() if s.base_offset > target_offset]
-                self._remove_and_delete_segments(later, async_delete=True, reason=LogTruncation(self))
-                self._active().truncate_to(target_offset)
-                self._update_log_end_offset(target_offset)
+                self.local_log.truncate_to(target_offset)
+                self._update_high_watermark_with_log_end_offset()
                 self._log_start_offset = min(self._log_start_offset, target_offset)
             return True
 
@@ -980,14 +805,8 @@ class Log:
             self._check_writable("truncate")
             logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
                          new_offset if log_start_offset is None else log_start_offset)
-            old = self.segments.values()
-            if old:
-                self._remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
-                self._create_and_delete_segment(new_offset, old[-1], async_delete=True,
-                                                reason=LogTruncation(self))
-            else:
-                self._add_new_segment(new_offset)
-            self._update_log_end_offset(new_offset)
+            old = self.local_log.truncate_fully_and_start_at(new_offset)
+            self._update_high_watermark_with_log_end_offset()
             self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
             if self._high_watermark is not None:
                 self.update_high_watermark(self.log_end_offset_metadata)
@@ -1091,8 +910,8 @@ class Log:
                 following = self.segments.higher_segment(to_delete[-1].base_offset)
                 if following is not None:
                     self.maybe_increment_log_start_offset(following.base_offset)
-                self._remove_and_delete_segments(to_delete, async_delete=True,
-                                                 reason=_DescribedDeletion(self, reason))
+                self.local_log.remove_and_delete_segments(to_delete, async_delete=True,
+                                                          reason=_DescribedDeletion(self.local_log, reason))
             return count
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
@@ -1116,99 +935,21 @@ class Log:
         """Kafka: ``addSegment``."""
         return self.segments.add(segment)
 
-    def _remove_and_delete_segments(self, segments: list[LogSegment], async_delete: bool,
-                                    reason: SegmentDeletionReason) -> None:
-        """Take ``segments`` out of the log (so no read finds them), rename their files to ``.deleted`` and
-        delete them, now or after ``file.delete.delay.ms`` (Kafka: ``LocalLog.removeAndDeleteSegments``;
-        0.10.1 ``deleteSegment`` / ``asyncDeleteSegment``).  ``reason`` says in the log why, first."""
-        to_delete = list(segments)
-        if not to_delete:
-            return
-        reason.log_reason(to_delete)
-        for segment in to_delete:
-            self.segments.remove(segment.base_offset)
-        self._delete_segment_files(to_delete, async_delete)
-
-    def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
-        """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
-        the log releases their files before the task runs (kafkalog's addition: the next open deletes the
-        ``.deleted`` files left)."""
-        if not async_delete:
-            delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler)
-            return
-        for segment in segments:
-            if not segment.has_suffix(DELETED_FILE_SUFFIX):
-                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        self._schedule_deletion(segments)
-
-    def _schedule_deletion(self, segments: list[LogSegment]) -> None:
-        """Delete ``segments`` (renamed ``.deleted``) after ``file.delete.delay.ms`` (Kafka's "delete-file"
-        task), so readers still holding them finish first."""
-        with self._lock:
-            self._pending_deletions.extend(segments)
-
-        def delete_files() -> None:
-            for segment in segments:
-                with self._lock:
-                    if segment not in self._pending_deletions:
-                        continue  # the log was closed or deleted meanwhile and took care of it
-                    self._pending_deletions.remove(segment)
-                logger.info("Deleting segment files %s", segment)
-                segment.delete()
-
-        self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
-
-    def _release_pending_deletions(self, delete: bool) -> None:
-        with self._lock:
-            pending, self._pending_deletions = self._pending_deletions, []
-        for segment in pending:
-            if delete:
-                segment.delete()
-            else:
-                segment.close_handlers()
-
     def delete_segment(self, segment: LogSegment) -> None:
         """Remove one segment and delete it in the background (Kafka: ``deleteSegment``)."""
         with self._lock:
             self._check_writable("delete a segment of")
-            self._remove_and_delete_segments([segment], async_delete=True,
-                                             reason=_DescribedDeletion(self, "a caller's request"))
+            self.local_log.remove_and_delete_segments([segment], async_delete=True,
+                                                      reason=_DescribedDeletion(self.local_log, "a caller's request"))
 
     def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment],
                          is_recovered_swap_file: bool = False) -> None:
         """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
-        one set or the other (Kafka: ``replaceSegments``, spec §3.18).
-
-        1. the new segments are renamed ``.cleaned`` -> ``.swap`` (highest base first) and put in the map;
-        2. the old ones leave the map (unless a new one took their base) and are renamed ``.deleted`` and
-           deleted in the background;
-        3. the ``.swap`` suffix is dropped and the directory fsynced.
-
-        Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`); a Ctrl-C during the
-        swap is held until it is done.
-        """
-        with self._lock, interrupts_deferred():
+        one set or the other (Kafka: ``UnifiedLog.replaceSegments`` over ``LocalLog.replaceSegments``, spec
+        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s)."""
+        with self._lock:
             self._check_writable("replace segments of")
-            new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
-            old_sorted = [s for s in sorted(old_segments, key=lambda s: s.base_offset)
-                          if self.segments.get(s.base_offset) is s]
-            for segment in reversed(new_sorted):
-                if not is_recovered_swap_file:
-                    segment.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
-                self.segments.add(segment)
-            new_bases = {s.base_offset for s in new_sorted}
-            first_new = new_sorted[0].base_offset if new_sorted else None
-            to_delete = []
-            for segment in old_sorted:
-                if segment.base_offset != first_new and segment.base_offset not in new_bases:
-                    self.segments.remove(segment.base_offset)
-                to_delete.append(segment)
-            for segment in to_delete:
-                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-            self._schedule_deletion(to_delete)
-            for segment in new_sorted:
-                segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
-            fsync_dir(self.dir)
+            self.local_log.replace_segments(new_segments, old_segments, is_recovered_swap_file)
 
     # -- closing ------------------------------------------------------------------------------------
 
@@ -1233,7 +974,7 @@ class Log:
         """
         self._stop_own_scheduler()
         with self._lock:
-            self._check_if_memory_mapped_buffer_closed()
+            self.local_log.check_if_memory_mapped_buffer_closed()
             if self._closed:
                 return
             self._log_offsets_listener = NO_OP_OFFSETS_LISTENER  # Kafka's close stops telling the listener
@@ -1241,10 +982,10 @@ class Log:
             try:
                 if not self.read_only:
                     self.flush()
-                    self.segments.close()
+                    self.local_log.close()
                 else:
                     self.segments.close_handlers()
-                self._release_pending_deletions(delete=False)
+                    self.local_log.release_pending_deletions(delete=False)
                 clean = True
             finally:
                 self._closed = True
@@ -1266,22 +1007,11 @@ class Log:
         """
         with self._lock:
             self._check_writable("rename the directory of")
-            renamed = self.dir.parent / name
-            try:
-                os.replace(self.dir, renamed)  # Kafka: Utils.atomicMoveWithFallback, then the parent is flushed
-                fsync_dir(renamed.parent)
-            except OSError as e:
-                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
-                                        f"{self.dir.parent}: {e}") from e
-            if renamed == self.dir:
+            if not self.local_log.rename_dir(name):
                 return False
-            self.dir = renamed
             if self._dir_hold is not None:
-                self._dir_hold.moved(renamed)
-            self.segments.update_parent_dir(renamed)
-            for segment in self._pending_deletions:
-                segment.update_parent_dir(renamed)
-            logger.debug("Log directory renamed to %s (reinitialize: %s)", renamed, should_reinitialize)
+                self._dir_hold.moved(self.dir)
+            logger.debug("Log directory renamed to %s (reinitialize: %s)", self.dir, should_reinitialize)
             return True
 
     def close_handlers(self) -> None:
@@ -1290,10 +1020,8 @@ class Log:
         self._stop_own_scheduler()
         with self._lock:
             try:
-                self.segments.close_handlers()
-                self._release_pending_deletions(delete=False)
+                self.local_log.close_handlers()
             finally:
-                self._memory_mapped_buffer_closed = True
                 self._closed = True
                 self._release_dir_hold(clean=False)
 
@@ -1306,48 +1034,16 @@ class Log:
             raise ReadOnlyError(f"Cannot delete log {self.dir}: it was opened read-only")
         self._stop_own_scheduler()
         with self._lock:
-            self._check_if_memory_mapped_buffer_closed()
+            self.local_log.check_if_memory_mapped_buffer_closed()
             deleted = False
             try:
-                self._delete_all_segments()
-                self._release_pending_deletions(delete=True)
+                self.local_log.delete_all_segments()
+                self.local_log.release_pending_deletions(delete=True)
                 self._closed = True
-                self._delete_empty_dir()
+                self.local_log.delete_empty_dir()
                 deleted = True
             finally:
                 self._release_dir_hold(clean=deleted)
-
-    def _delete_all_segments(self) -> list[LogSegment]:
-        """Remove and delete every segment now, and release the log's files for good; returns the segments
-        deleted (Kafka: ``LocalLog.deleteAllSegments``)."""
-        with self._lock:
-            deletable = self.segments.values()
-            self._remove_and_delete_segments(deletable, async_delete=False, reason=LogDeletion(self))
-            self._memory_mapped_buffer_closed = True
-            return deletable
-
-    def _delete_empty_dir(self) -> None:
-        """Delete the directory, once it has no segment and the log's files are released (Kafka:
-        ``LocalLog.deleteEmptyDir``).
-
-        Raises:
-            IllegalStateError: when segments are left or the files are still open.
-            KafkaStorageError: when the directory cannot be deleted.
-        """
-        with self._lock:
-            if not self.segments.is_empty():
-                raise IllegalStateError(
-                    f"Can not delete directory when {len(self.segments)} segments are still present")
-            if not self._memory_mapped_buffer_closed:
-                raise IllegalStateError(f"Can not delete directory when memory mapped buffer for log of "
-                                        f"{self.topic_partition} is still open.")
-            try:
-                shutil.rmtree(self.dir)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise KafkaStorageError(f"Error while deleting dir for {self.topic_partition} in dir "
-                                        f"{self.parent_dir}: {e}") from e
 
     def __enter__(self) -> Log:
         return self
@@ -1355,7 +1051,7 @@ class Log:
     def __exit__(self, *exc: object) -> None:
         # A log whose files were already released or deleted has nothing left to close (and close() would
         # refuse it); the ``with`` block only promises that the files are let go.
-        if not self._memory_mapped_buffer_closed:
+        if not self.local_log.is_memory_mapped_buffer_closed:
             self.close()
 
     def __repr__(self) -> str:

@@ -396,10 +396,10 @@ class LogLoader:
                         logger.warning("Deleting %d segments after %d, which follow a truncated segment",
                                        len(later), segment.base_offset)
                         self.load_report.deleted_segments.extend(s.base_offset for s in later)
-                        self.log._remove_and_delete_segments(
+                        self.log.local_log.remove_and_delete_segments(
                             later, async_delete=True,
                             reason=_DescribedDeletion(
-                                self.log, f"recovery, after truncated segment {segment.base_offset}"))
+                                self.log.local_log, f"recovery, after truncated segment {segment.base_offset}"))
                     break
         if not self.segments.is_empty():
             log_end_offset = self._active().read_next_offset()
@@ -408,10 +408,10 @@ class LogLoader:
                                "(%d). This could happen if segment files were deleted from the file system.",
                                log_end_offset, log_start_offset_checkpoint)
                 self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
-                self.log._remove_and_delete_segments(
+                self.log.local_log.remove_and_delete_segments(
                     self.segments.values(), async_delete=True,
-                    reason=_DescribedDeletion(self.log, f"log end offset {log_end_offset} below the log start offset "
-                                                    f"{log_start_offset_checkpoint}"))
+                    reason=_DescribedDeletion(self.log.local_log, f"log end offset {log_end_offset} below the log "
+                                                                  f"start offset {log_start_offset_checkpoint}"))
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)
         log_end_offset = self._active().read_next_offset()
@@ -425,7 +425,7 @@ class LogLoader:
         """The segment a log with none gets at load (Kafka: ``LogLoader.load``): a new one, or, for a read-only
         open, which writes nothing, an empty one with no file behind it (:meth:`LogSegment.absent`)."""
         if not self.read_only:
-            self.log._add_new_segment(base_offset)
+            self.log.local_log.add_new_segment(base_offset)
             return
         logger.info("Log directory %s holds no segment: reading it as an empty log from offset %d, as a broker "
                     "would create it (nothing is written)", self.dir, base_offset)
