@@ -7,6 +7,11 @@ from the checkpointed recovery point, log start offset,
 retention bounded by the high watermark and never taking the last segment, asynchronous deletion,
 roll of an empty active segment, truncation, and the ``.cleaned`` -> ``.swap`` -> live swap protocol.
 
+Cut as Kafka 3.x cuts it: :class:`Log` is ``UnifiedLog`` (offsets, high watermark, append validation, the
+lock) over a :class:`~kafkalog.local_log.LocalLog` (the segments, their files and directory, rolls,
+truncation, deletion, flushing) that it holds as ``local_log``; its retention pass is
+:class:`~kafkalog.log_retention.LogRetention`'s.
+
 A log is a directory ``<topic>-<partition>`` of segments (:class:`~kafkalog.segment.LogSegment`),
 named for their base offsets.  Invariants:
 
@@ -53,6 +58,7 @@ from .filenames import filename_prefix_from_offset, index_filename, log_filename
 from .fsutil import DirLock, hold_log_dir, storage_error
 from .local_log import LocalLog, _DescribedDeletion
 from .log_loader import LoadReport, LogLoader
+from .log_retention import LogRetention
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
@@ -110,7 +116,7 @@ class _NoOpOffsetsListener:
 NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()
 
 
-class Log:
+class Log(LogRetention):
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
@@ -811,108 +817,6 @@ class Log:
             if self._high_watermark is not None:
                 self.update_high_watermark(self.log_end_offset_metadata)
             return old
-
-    # -- retention ----------------------------------------------------------------------------------
-
-    def delete_old_segments(self) -> int:
-        """Apply retention: by log start offset always; by size and time when the cleanup policy includes
-        ``delete`` (Kafka: ``deleteOldSegments``).  Returns the number of segments deleted; 0 for a closed or
-        deleted log, which has none left to delete."""
-        if self._closed:
-            return 0
-        self._check_writable("delete segments of")
-        if self.config.delete:
-            return (self.delete_log_start_offset_breached_segments()
-                    + self.delete_retention_size_breached_segments()
-                    + self.delete_retention_ms_breached_segments())
-        return self.delete_log_start_offset_breached_segments()
-
-    def delete_retention_ms_breached_segments(self) -> int:
-        """Kafka: ``deleteRetentionMsBreachedSegments``: segments whose newest record is older than
-        ``retention.ms``."""
-        retention_ms = self.config.retention_ms
-        if retention_ms < 0:
-            return 0
-        start_ms = self.time.milliseconds()
-        return self._delete_old_segments(
-            lambda segment, _next: start_ms - segment.largest_timestamp() > retention_ms,
-            f"retention time {retention_ms}ms breach")
-
-    def delete_retention_size_breached_segments(self) -> int:
-        """Kafka: ``deleteRetentionSizeBreachedSegments``: oldest segments while the log exceeds
-        ``retention.bytes`` by at least their size."""
-        retention_size = self.config.retention_size
-        size = self.size()
-        if retention_size < 0 or size < retention_size:
-            return 0
-        diff = size - retention_size
-
-        def should_delete(segment: LogSegment, _next: LogSegment | None) -> bool:
-            nonlocal diff
-            if diff - segment.size() >= 0:
-                diff -= segment.size()
-                return True
-            return False
-
-        return self._delete_old_segments(should_delete, f"retention size in bytes {retention_size} breach")
-
-    def delete_log_start_offset_breached_segments(self) -> int:
-        """Kafka: ``deleteLogStartOffsetBreachedSegments``: segments wholly below the log start offset."""
-        return self._delete_old_segments(
-            lambda _segment, next_segment: next_segment is not None
-            and next_segment.base_offset <= self._log_start_offset,
-            f"log start offset {self._log_start_offset} breach")
-
-    def _delete_old_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool],
-                             reason: str) -> int:
-        with self._lock:
-            deletable = self.deletable_segments(predicate)
-            if deletable:
-                return self.delete_segments(deletable, reason)
-            return 0
-
-    def deletable_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> list[LogSegment]:
-        """Oldest segments, in order, while ``predicate`` holds, each wholly below the high watermark; never
-        an empty last segment (Kafka: ``deletableSegments``)."""
-        with self._lock:
-            segments = self.segments.values()
-            deletable = []
-            high_watermark = self.high_watermark
-            for i, segment in enumerate(segments):
-                next_segment = segments[i + 1] if i + 1 < len(segments) else None
-                upper_bound = next_segment.base_offset if next_segment is not None else self.log_end_offset
-                last_and_empty = next_segment is None and segment.size() == 0
-                if high_watermark >= upper_bound and predicate(segment, next_segment) and not last_and_empty:
-                    deletable.append(segment)
-                else:
-                    break
-            return deletable
-
-    def delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
-        """Remove ``deletable`` from the log and delete their files after ``file.delete.delay.ms``, rolling
-        first if they are all the log has (Kafka: ``deleteSegments``)."""
-        with self._lock:
-            self._check_writable("delete segments of")
-            count = len(deletable)
-            if count == 0:
-                return 0
-            to_delete = list(deletable)
-            if len(self.segments) == count:
-                new_segment = self.roll()
-                if to_delete[-1].base_offset == new_segment.base_offset:
-                    logger.warning("Empty active segment at %d was deleted and recreated due to %s",
-                                   to_delete[-1].base_offset, reason)
-                    to_delete = to_delete[:-1]
-            logger.info("Deleting segments due to %s: %s", reason, to_delete)
-            if to_delete:
-                # Kafka 3.x moves the log start offset first, so a reader never finds the segments gone
-                # while the start offset still points into them.
-                following = self.segments.higher_segment(to_delete[-1].base_offset)
-                if following is not None:
-                    self.maybe_increment_log_start_offset(following.base_offset)
-                self.local_log.remove_and_delete_segments(to_delete, async_delete=True,
-                                                          reason=_DescribedDeletion(self.local_log, reason))
-            return count
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """Move the log start offset forward, never past the high watermark (Kafka:
