@@ -75,13 +75,14 @@ Where this port differs from Kafka, and why:
 * the header rewrites (Kafka's ``setLastOffset``, ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are the
   record layer's (:meth:`~kafkalog.record.batch.DefaultRecordBatch.set_max_timestamp` and its siblings), on
   a writable copy when the caller's buffer is read-only;
-* the inner messages of a wrapper are still read here as ``DeepRecordsIterator`` reads them, not with the
-  record layer's reader, which refuses what Kafka's validator takes or reports otherwise: negative v1
-  relative offsets and absolute offsets past ``Long.MaxValue`` (Kafka wraps them), a compressed inner message
-  (refused before any record is read, with its own message, where Kafka refuses it when it is reached:
-  ``Inner messages must not be compressed``), a zstd wrapper (``UnsupportedCompressionError`` where Kafka
-  raises ``InvalidRecordException``); and it keeps no message's own size or computed CRC, which the
-  validator's messages and ``ensureValid`` need.
+* legacy messages are validated as :class:`~kafkalog.record.legacy.LegacyRecord` objects
+  (:meth:`~kafkalog.record.legacy.LegacyRecordBatch.legacy_records`, Kafka's ``LegacyRecord`` and
+  ``DeepRecordsIterator``), not with the record layer's columnar reader, which refuses what Kafka's
+  validator takes or reports otherwise: negative v1 relative offsets and absolute offsets past
+  ``Long.MaxValue`` (Kafka wraps them), a compressed inner message (refused before any record is read, with
+  its own message, where Kafka refuses it when it is reached: ``Inner messages must not be compressed``), a
+  zstd wrapper (``UnsupportedCompressionError`` where Kafka raises ``InvalidRecordException``); and it keeps
+  no message's own size or computed CRC, which the validator's messages and ``ensureValid`` need.
 
 Kept as Kafka has them, though they may surprise:
 
@@ -96,7 +97,6 @@ Kept as Kafka has them, though they may surprise:
 from __future__ import annotations
 
 import enum
-import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -104,23 +104,17 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from . import _impl
 from ._common import (
     LEGACY_COMPRESSION_MASK,
-    LEGACY_CRC_OFFSET,
-    LEGACY_MAGIC_OFFSET,
-    LEGACY_TIMESTAMP_OFFSET,
-    LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
-    MIN_RECORD_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_TIMESTAMP,
-    RECORD_OVERHEAD_V1,
+    java_long,
 )
 from .config import BrokerCompressionType, LogConfig, _metadata_version_ordinal
 from .errors import (
@@ -131,14 +125,14 @@ from .errors import (
     UnsupportedCompressionError,
 )
 from .record.batch import DefaultRecordBatch, RecordBatch, build_default_batch
-from .record.compression import CompressionType, decompress
+from .record.compression import CompressionType
 from .record.convert import (
     RecordValidationStats,
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from .record.legacy import LegacyRecordBatch, build_legacy_message_set
+from .record.legacy import LegacyRecord, LegacyRecordBatch, build_legacy_message_set
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 
@@ -156,22 +150,6 @@ __all__ = [
     "target_compression",
     "validate_messages_and_assign_offsets",
 ]
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_U32 = struct.Struct(">I")
-_U8 = struct.Struct(">B")
-_FRAME = struct.Struct(">qi")
-_LEGACY_HEAD = struct.Struct(">Ibb")  # crc, magic, attributes (Java bytes are signed)
-_LEGACY_KEY_SIZE_OFFSET_V0 = 6
-_LEGACY_KEY_SIZE_OFFSET_V1 = 14
-
-
-def _java_long(value: int) -> int:
-    """``value`` as Java's ``long`` arithmetic leaves it (two's complement, 64 bits)."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def _in(prefix: str, topic_partition: str | None) -> str:
@@ -340,124 +318,9 @@ def target_compression(config: BrokerCompressionType | LogConfig, source: Compre
 # Records as the validator sees them
 
 
-class _LegacyRecord:
-    """One v0/v1 message seen as a record: Kafka's ``LegacyRecord`` inside the ``BasicLegacyRecordBatch``
-    or ``ByteBufferLegacyRecordBatch`` that iteration hands out.
-
-    ``wrapper_timestamp``/``wrapper_type`` are set for the v1 messages inside a wrapper, which report the
-    wrapper's timestamp type (and its timestamp under LogAppendTime), as ``DeepRecordsIterator`` makes them.
-    """
-
-    __slots__ = ("_data", "_end", "_start", "attributes", "crc", "key", "magic", "offset", "own_timestamp",
-                 "value", "wrapper_timestamp", "wrapper_type")
-
-    def __init__(self, data: Any, start: int, size: int, offset: int) -> None:
-        """Read the message of ``size`` bytes at ``data[start:]`` (its CRC first) whose frame said
-        ``offset``."""
-        end = start + size
-        if size < MIN_RECORD_OVERHEAD:
-            raise CorruptRecordError(
-                f"Record is corrupt (crc could not be retrieved as the record is too small, size = {size})"
-            )
-        self._data = data
-        self._start = start
-        self._end = end
-        self.offset = offset
-        self.crc, self.magic, self.attributes = _LEGACY_HEAD.unpack_from(data, start + LEGACY_CRC_OFFSET)
-        # LegacyRecord reads any magic but 0 with the v1 layout.
-        if self.magic == MAGIC_V0:
-            self.own_timestamp = NO_TIMESTAMP
-            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V0
-        else:
-            if size < RECORD_OVERHEAD_V1:
-                raise CorruptRecordError(
-                    f"Invalid legacy record: {size} bytes cannot hold a v1 message header "
-                    f"({RECORD_OVERHEAD_V1} bytes)"
-                )
-            self.own_timestamp = _I64.unpack_from(data, start + LEGACY_TIMESTAMP_OFFSET)[0]
-            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V1
-        self.key, value_size_at = self._size_delimited(key_size_at, "key")
-        self.value, _ = self._size_delimited(value_size_at, "value")
-        self.wrapper_timestamp: int | None = None
-        self.wrapper_type: TimestampType | None = None
-
-    def _size_delimited(self, at: int, what: str) -> tuple[bytes | None, int]:
-        """Kafka's ``Utils.sizeDelimited``: an int32 length (negative: null) and that many bytes."""
-        if at + 4 > self._end:
-            raise CorruptRecordError(f"Invalid legacy record: its {what} size runs past the record")
-        length = _I32.unpack_from(self._data, at)[0]
-        if length < 0:
-            return None, at + 4
-        if at + 4 + length > self._end:
-            raise CorruptRecordError(
-                f"Invalid legacy record: {what} size {length} runs past the record of "
-                f"{self._end - self._start} bytes"
-            )
-        return bytes(self._data[at + 4:at + 4 + length]), at + 4 + length
-
-    @property
-    def timestamp(self) -> int:
-        """Kafka's ``LegacyRecord.timestamp``: -1 in v0, the wrapper's under LogAppendTime, else its own."""
-        if self.magic == MAGIC_V0:
-            return NO_TIMESTAMP
-        if self.wrapper_type is TimestampType.LOG_APPEND_TIME and self.wrapper_timestamp is not None:
-            return self.wrapper_timestamp
-        return int(self.own_timestamp)
-
-    @property
-    def timestamp_type(self) -> TimestampType:
-        """Kafka's ``LegacyRecord.timestampType(magic, wrapperRecordTimestampType, attributes)``."""
-        if self.magic == MAGIC_V0:
-            return TimestampType.NO_TIMESTAMP_TYPE
-        if self.wrapper_type is not None:
-            return self.wrapper_type
-        if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
-            return TimestampType.LOG_APPEND_TIME
-        return TimestampType.CREATE_TIME
-
-    @property
-    def is_compressed(self) -> bool:
-        return bool(self.attributes & LEGACY_COMPRESSION_MASK)
-
-    @property
-    def size_in_bytes(self) -> int:
-        """The message's bytes, without its frame (Kafka: ``LegacyRecord.sizeInBytes``)."""
-        return self._end - self._start
-
-    @property
-    def headers(self) -> list[tuple[str, bytes | None]]:
-        return []
-
-    def computed_crc(self) -> int:
-        with memoryview(self._data) as whole, \
-                whole[self._start + LEGACY_MAGIC_OFFSET:self._end] as part:
-            return int(_impl.core.crc32(part))
-
-    def ensure_valid(self) -> None:
-        """Kafka's ``LegacyRecord.ensureValid``."""
-        computed = self.computed_crc()
-        if computed != self.crc:
-            raise CorruptRecordError(
-                f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})"
-            )
-
-    def __str__(self) -> str:
-        """Kafka's ``AbstractLegacyRecordBatch.toString`` around ``LegacyRecord.toString``."""
-        codec = self.attributes & LEGACY_COMPRESSION_MASK
-        codec_name = CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else str(codec)
-        key_size = 0 if self.key is None else len(self.key)
-        value_size = 0 if self.value is None else len(self.value)
-        timestamp = f"{self.timestamp_type}={self.timestamp}, " if self.magic > 0 else ""
-        return (
-            f"LegacyRecordBatch(offset={self.offset}, Record(magic={self.magic}, "
-            f"attributes={self.attributes}, compression={codec_name}, crc={self.crc}, "
-            f"{timestamp}key={key_size} bytes, value={value_size} bytes))"
-        )
-
-
 def _describe(record: Any) -> str:
     """A record as Kafka's ``toString`` shows it in error messages."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return str(record)
     key_size = 0 if record.key is None else len(record.key)
     value_size = 0 if record.value is None else len(record.value)
@@ -467,94 +330,9 @@ def _describe(record: Any) -> str:
 
 def _has_magic(record: Any, magic: int) -> bool:
     """Kafka's ``Record.hasMagic``: a v2 record has any magic from 2 on; a legacy one exactly its own."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return bool(record.magic == magic)
     return magic >= MAGIC_V2
-
-
-def _deep_legacy_records(batch: LegacyRecordBatch, buf: Any, max_decompressed_size: int
-                         ) -> Iterator[_LegacyRecord]:
-    """The inner messages of a v0/v1 wrapper (Kafka: ``AbstractLegacyRecordBatch.DeepRecordsIterator``
-    without ``ensureMatchingMagic``, as ``iterator(BufferSupplier)`` builds it).
-
-    Everything is decompressed and read before the first record is handed out (Kafka does it in the
-    iterator's constructor, which this function is up to its ``return``); v1 inner offsets are made absolute
-    from the wrapper's.  An inner message that is itself compressed fails when it is reached.
-    """
-    wrapper = _LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
-                            batch.last_offset)
-    wrapper_magic = wrapper.magic
-    if wrapper_magic not in (MAGIC_V0, MAGIC_V1):
-        raise InvalidRecordError(
-            f"Invalid wrapper magic found in legacy deep record iterator {wrapper_magic}", batch.position
-        )
-    codec_id = wrapper.attributes & LEGACY_COMPRESSION_MASK
-    if codec_id == CompressionType.ZSTD:
-        raise InvalidRecordError(
-            f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}",
-            batch.position,
-        )
-    if wrapper.value is None:
-        raise InvalidRecordError(
-            f"Found invalid compressed record set with null value (magic = {wrapper_magic})", batch.position
-        )
-    try:
-        data = decompress(codec_id, wrapper.value, magic=wrapper_magic, max_size=max_decompressed_size)
-    except CorruptRecordError as e:
-        raise e.at(batch.position) from e
-
-    # DataLogInputStream.nextBatch: a frame or message cut short ends the stream without an error.
-    entries: list[_LegacyRecord] = []
-    pos = 0
-    end = len(data)
-    while end - pos >= LOG_OVERHEAD:
-        offset, size = _FRAME.unpack_from(data, pos)
-        if size < MIN_RECORD_OVERHEAD:
-            raise CorruptRecordError(
-                f"Record size is less than the minimum record overhead ({MIN_RECORD_OVERHEAD})",
-                batch.position,
-            )
-        if size > end - pos - LOG_OVERHEAD:
-            break
-        try:
-            entry = _LegacyRecord(data, pos + LOG_OVERHEAD, size, offset)
-        except CorruptRecordError as e:
-            raise e.at(batch.position) from e
-        if entry.magic == MAGIC_V1:
-            entry.wrapper_timestamp = wrapper.timestamp
-            entry.wrapper_type = wrapper.timestamp_type
-        entries.append(entry)
-        pos += LOG_OVERHEAD + size
-
-    if not entries:
-        raise InvalidRecordError("Found invalid compressed record set with no inner records", batch.position)
-
-    absolute_base_offset = -1
-    if wrapper_magic == MAGIC_V1:
-        last_offset_from_wrapper = batch.last_offset
-        if last_offset_from_wrapper == 0:
-            # Some librdkafka versions write wrapper offset 0: the inner offsets are then taken as they are.
-            absolute_base_offset = 0
-        else:
-            last_inner_offset = entries[-1].offset
-            if last_offset_from_wrapper < last_inner_offset:
-                raise InvalidRecordError(
-                    f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                    f"'{last_offset_from_wrapper}' is less than the last inner message offset "
-                    f"'{last_inner_offset}' and it is not zero.",
-                    batch.position,
-                )
-            absolute_base_offset = last_offset_from_wrapper - last_inner_offset
-
-    def make_next() -> Iterator[_LegacyRecord]:
-        for entry in entries:
-            if wrapper_magic == MAGIC_V1:
-                entry.offset = _java_long(absolute_base_offset + entry.offset)
-            if entry.is_compressed:
-                raise InvalidRecordError("Inner messages must not be compressed", batch.position)
-            yield entry
-
-    return make_next()
 
 
 def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> Iterator[Any]:
@@ -563,10 +341,7 @@ def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> 
     if isinstance(batch, DefaultRecordBatch):
         return iter(batch.records(check_crcs=False))
     assert isinstance(batch, LegacyRecordBatch)
-    if not batch.attributes & LEGACY_COMPRESSION_MASK:
-        return iter([_LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
-                                   batch.last_offset)])
-    return _deep_legacy_records(batch, buf, max_decompressed_size)
+    return batch.legacy_records()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -697,7 +472,7 @@ def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: 
 def _record_size_in_bytes(batch: RecordBatch, record: Any) -> int:
     """A record's ``sizeInBytes`` as Kafka's validator sums it: a v2 record's encoded size, a v0/v1 inner
     message with its frame."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return LOG_OVERHEAD + record.size_in_bytes
     assert isinstance(batch, DefaultRecordBatch)
     return default_record_size_in_bytes(record.offset - batch.base_offset,
@@ -1129,7 +904,7 @@ class LogValidator:
         # with its batch in analyze_and_validate_records, and v2 records have none.  (Kafka's catch of
         # InvalidRecordException around this does not see ensureValid's CorruptRecordException.)
         if batch.magic <= MAGIC_V1 and batch.attributes & LEGACY_COMPRESSION_MASK:
-            assert isinstance(record, _LegacyRecord)
+            assert isinstance(record, LegacyRecord)
             try:
                 record.ensure_valid()
             except CorruptRecordError as e:
@@ -1171,8 +946,8 @@ class LogValidator:
                 )))
             else:
                 timestamp = int(timestamps[record_index])
-                low = _java_long(now - self.timestamp_before_max_ms)
-                high = _java_long(now + self.timestamp_after_max_ms)
+                low = java_long(now - self.timestamp_before_max_ms)
+                high = java_long(now + self.timestamp_after_max_ms)
                 record_errors.append(_ApiRecordError(True, RecordError(
                     record_index,
                     f"Timestamp {timestamp} of message with offset {int(rows['offset'][record_index])} is out of "
@@ -1200,8 +975,8 @@ class LogValidator:
         timestamp = record.timestamp
         if self.timestamp_type is TimestampType.CREATE_TIME and timestamp != NO_TIMESTAMP:
             if self._record_has_invalid_timestamp(timestamp, now):
-                low = _java_long(now - self.timestamp_before_max_ms)
-                high = _java_long(now + self.timestamp_after_max_ms)
+                low = java_long(now - self.timestamp_before_max_ms)
+                high = java_long(now + self.timestamp_after_max_ms)
                 return _ApiRecordError(True, RecordError(
                     record_index,
                     f"Timestamp {timestamp} of message with offset {record.offset} is out of range. The "
@@ -1217,15 +992,15 @@ class LogValidator:
 
     def _record_has_invalid_timestamp(self, timestamp: int, now: int) -> bool:
         """Kafka: ``recordHasInvalidTimestamp``."""
-        difference = _java_long(now - timestamp)
+        difference = java_long(now - timestamp)
         return (difference > self.timestamp_before_max_ms
-                or _java_long(-difference) > self.timestamp_after_max_ms)
+                or java_long(-difference) > self.timestamp_after_max_ms)
 
     def _validate_record_compression(self, record_index: int, record: Any) -> _ApiRecordError | None:
         """Kafka: ``validateRecordCompression``: no compressed record inside a compressed set.  (The legacy
         deep iterator already refuses compressed inner messages, and v2 records are never compressed, so
         this can only pass; it is kept for Kafka's order of checks.)"""
-        if (self.source_compression is not CompressionType.NONE and isinstance(record, _LegacyRecord)
+        if (self.source_compression is not CompressionType.NONE and isinstance(record, LegacyRecord)
                 and record.is_compressed):
             return _ApiRecordError(False, RecordError(
                 record_index,

@@ -24,7 +24,7 @@ from kafkalog import (
 )
 from kafkalog.errors import IllegalStateError
 from kafkalog.record import DefaultRecordBatch, LegacyRecordBatch
-from kafkalog.record.legacy import legacy_entry
+from kafkalog.record.legacy import LegacyRecord, legacy_entry
 
 # spec §1.8, cross-checked there against kafka-python 2.0.2.
 V0_KV = bytes.fromhex("0000000000000000" "00000010" "1fecd70a" "00" "00" "00000001" "6b" "00000001" "76")
@@ -448,3 +448,25 @@ def test_legacy_setters_rewrite_the_message_and_keep_the_crc_valid(impl: ModuleT
     v0 = next(MemoryRecords(bytearray(V0_KV)).batches())
     with pytest.raises(IllegalStateError, match="magic = 0"):
         v0.set_max_timestamp(TimestampType.CREATE_TIME, 5)
+
+
+def test_legacy_record_view_of_a_message() -> None:
+    """LegacyRecord (Kafka's ``LegacyRecord``, the validator's view of a v0/v1 message): its fields, its own
+    size without the frame, its stored and computed CRC, and ``ensure_valid`` on a corrupt copy."""
+    entry = legacy_entry(5, 1, 0, 1000, b"k", b"v")
+    batch = next(iter(MemoryRecords(entry).batches()))
+    assert isinstance(batch, LegacyRecordBatch)
+    [record] = list(batch.legacy_records())
+    assert isinstance(record, LegacyRecord)
+    assert (record.offset, record.key, record.value, record.timestamp, record.is_compressed) == \
+        (5, b"k", b"v", 1000, False)
+    assert record.size_in_bytes == len(entry) - 12
+    assert record.computed_crc() == record.crc == batch.crc
+    record.ensure_valid()
+    corrupt = bytearray(entry)
+    corrupt[-1] ^= 0xFF
+    corrupt_batch = next(iter(MemoryRecords(corrupt).batches()))
+    assert isinstance(corrupt_batch, LegacyRecordBatch)
+    [bad] = list(corrupt_batch.legacy_records())
+    with pytest.raises(CorruptRecordError, match="Record is corrupt"):
+        bad.ensure_valid()
