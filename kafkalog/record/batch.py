@@ -93,6 +93,11 @@ CHUNK_RECORDS = 1 << 16
 RecordInput = Any
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# The header fields the in-place setters write, precompiled: a format string is parsed on every call.
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -374,12 +379,12 @@ class DefaultRecordBatch(RecordBatch):
         """Make ``offset`` the batch's last offset: its base offset becomes ``offset - lastOffsetDelta`` (in
         Java ``long`` arithmetic).  The base offset is outside the CRC, which stays as it is."""
         base_offset = (offset - self.last_offset_delta + (1 << 63)) % (1 << 64) - (1 << 63)
-        struct.pack_into(">q", self._buf, self._at, base_offset)
+        _I64.pack_into(self._buf, self._at, base_offset)
         self.base_offset = base_offset
 
     def set_partition_leader_epoch(self, epoch: int) -> None:
         """Stamp the leader's epoch; it is outside the CRC, which stays as it is."""
-        struct.pack_into(">i", self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+        _I32.pack_into(self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
         self.partition_leader_epoch = epoch
 
     def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
@@ -392,11 +397,11 @@ class DefaultRecordBatch(RecordBatch):
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             attributes |= TIMESTAMP_TYPE_MASK
         attributes |= self.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK)
-        struct.pack_into(">h", self._buf, self._at + ATTRIBUTES_OFFSET, attributes)
-        struct.pack_into(">q", self._buf, self._at + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        _I16.pack_into(self._buf, self._at + ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(self._buf, self._at + MAX_TIMESTAMP_OFFSET, max_timestamp)
         self.attributes, self.max_timestamp = attributes, max_timestamp
         self.crc = self.computed_crc()
-        struct.pack_into(">I", self._buf, self._at + CRC_OFFSET, self.crc)
+        _U32.pack_into(self._buf, self._at + CRC_OFFSET, self.crc)
 
     def _records_bytes(self) -> tuple[Any, int, int]:
         """Where the records are: the batch's own bytes, or a decompressed copy."""

@@ -77,6 +77,8 @@ _FRAME = struct.Struct(">qi")
 _MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
+_U8 = struct.Struct(">B")  # the attributes byte, as the setter writes it
+_U32 = struct.Struct(">I")  # the CRC
 _RECORD_HEAD = struct.Struct(">Ibb")  # crc, magic, attributes as LegacyRecord reads them (a Java byte is signed)
 _KEY_SIZE_OFFSET_V0 = 6  # in the message: after crc, magic, attributes
 _KEY_SIZE_OFFSET_V1 = 14  # and the timestamp
@@ -326,12 +328,12 @@ class LegacyRecordBatch(RecordBatch):
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             attributes |= LEGACY_TIMESTAMP_TYPE_MASK
         message = self._at + LOG_OVERHEAD
-        struct.pack_into(">B", self._buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
+        _U8.pack_into(self._buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
         _I64.pack_into(self._buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
         self.attributes, self.timestamp = attributes, max_timestamp
         self._inner_info = None  # a LogAppendTime wrapper's inner records report its timestamp
         self.crc = self.computed_crc()
-        struct.pack_into(">I", self._buf, message + LEGACY_CRC_OFFSET, self.crc)
+        _U32.pack_into(self._buf, message + LEGACY_CRC_OFFSET, self.crc)
 
     def _own_columns(self) -> RecordColumns:
         try:
