@@ -317,7 +317,8 @@ class LocalLog:
         past the bound's offset.
 
         Raises:
-            OffsetOutOfRangeError: ``start_offset`` is past the log end offset, or before the first segment.
+            ~kafkalog.errors.OffsetOutOfRangeError: ``start_offset`` is past the log end offset, or before
+                the first segment.
         """
         next_offset_metadata = self.next_offset_metadata if end_offset_metadata is None else end_offset_metadata
         end_offset = next_offset_metadata.message_offset
