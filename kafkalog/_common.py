@@ -22,6 +22,14 @@ INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
+
+def java_long(value: int) -> int:
+    """``value`` as Java's ``long`` arithmetic leaves it (two's complement, 64 bits): Kafka's offset and
+    timestamp sums wrap instead of growing."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 OFFSET_OFFSET = 0
 SIZE_OFFSET = 8
 LOG_OVERHEAD = 12  # offset (int64) + size (int32)

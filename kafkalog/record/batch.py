@@ -105,6 +105,8 @@ RecordInput = Any
 # The 61-byte header in one pack, field after field from BASE_OFFSET_OFFSET to RECORDS_COUNT_OFFSET, the CRC
 # (at CRC_OFFSET) written as 0 until the bytes it covers are in place.
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# Single header fields (the in-place setters, write_empty_header), precompiled: a format string is parsed on
+# every call.
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -241,6 +243,17 @@ class RecordBatch:
     def computed_crc(self) -> int:
         raise NotImplementedError
 
+    # Kafka's MutableRecordBatch: the header fields the leader's append rewrites in place (see the subclasses).
+
+    def set_last_offset(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        raise NotImplementedError
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        raise NotImplementedError
+
     def is_valid(self) -> bool:
         """Whether the stored CRC matches the bytes (Kafka: ``isValid``)."""
         return self.computed_crc() == self.crc
@@ -370,6 +383,38 @@ class DefaultRecordBatch(RecordBatch):
     def computed_crc(self) -> int:
         start = self._at + ATTRIBUTES_OFFSET
         return _range_crc32c(self._buf, start, self._at + self.size_in_bytes)
+
+    # -- rewriting the header in place (Kafka: DefaultRecordBatch.setLastOffset, setPartitionLeaderEpoch,
+    # setMaxTimestamp), as the validator does to a request's records.  They write the buffer the batch was
+    # read from, which must be writable, and keep the batch's fields in step with it.
+
+    def set_last_offset(self, offset: int) -> None:
+        """Make ``offset`` the batch's last offset: its base offset becomes ``offset - lastOffsetDelta`` (in
+        Java ``long`` arithmetic).  The base offset is outside the CRC, which stays as it is."""
+        base_offset = (offset - self.last_offset_delta + (1 << 63)) % (1 << 64) - (1 << 63)
+        _I64.pack_into(self._buf, self._at, base_offset)
+        self.base_offset = base_offset
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        """Stamp the leader's epoch; it is outside the CRC, which stays as it is."""
+        _I32.pack_into(self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+        self.partition_leader_epoch = epoch
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when
+        neither changes.  The attributes are computed afresh, as Kafka's ``computeAttributes`` does: codec,
+        timestamp type, transactional, control and delete-horizon bits."""
+        if self.timestamp_type is timestamp_type and self.max_timestamp == max_timestamp:
+            return
+        attributes = self.attributes & COMPRESSION_CODEC_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= TIMESTAMP_TYPE_MASK
+        attributes |= self.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK)
+        _I16.pack_into(self._buf, self._at + ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(self._buf, self._at + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        self.attributes, self.max_timestamp = attributes, max_timestamp
+        self.crc = self.computed_crc()
+        _U32.pack_into(self._buf, self._at + CRC_OFFSET, self.crc)
 
     def _records_bytes(self) -> tuple[Any, int, int]:
         """Where the records are: the batch's own bytes, or a decompressed copy."""

@@ -2,13 +2,14 @@
 ``core/src/test/scala/unit/kafka/log/LocalLogTest.scala``).
 
 Kafka 3.x splits the log in two: ``LocalLog`` (the segments, their files and directory) under ``UnifiedLog``
-(offsets, producer state, the high watermark).  kafkalog has one :class:`~kafkalog.log.Log` that is both, so
-these tests drive ``LocalLog``'s methods through ``Log``: ``roll``, ``read``, ``flush``, ``truncate_to``,
+(offsets, producer state, the high watermark, the lock).  kafkalog does too: a :class:`~kafkalog.log.Log`
+holds a :class:`~kafkalog.local_log.LocalLog` (``log.local_log``).  These tests drive ``LocalLog``'s methods
+that ``Log`` also offers through ``Log``, under the same names (``roll``, ``read``, ``flush``, ``truncate_to``,
 ``truncate_fully_and_start_at``, ``rename_dir``, ``update_config``, ``close``, ``close_handlers`` and
-``non_active_log_segments_from`` under the same names, and LocalLog's package-private ones under a leading
-underscore (``_remove_and_delete_segments``, ``_create_and_delete_segment``, ``_delete_all_segments``,
-``_delete_empty_dir``, ``_mark_flushed``, ``_check_if_memory_mapped_buffer_closed``), with
-``delete_segment_files`` a function of :mod:`kafkalog.log` as it is of the ``LocalLog`` object.
+``non_active_log_segments_from``), and LocalLog's package-private ones on ``log.local_log``
+(``remove_and_delete_segments``, ``create_and_delete_segment``, ``delete_all_segments``, ``delete_empty_dir``,
+``mark_flushed``, ``check_if_memory_mapped_buffer_closed``), with ``delete_segment_files`` a function of
+:mod:`kafkalog.local_log` as it is of the ``LocalLog`` object.
 
 The log is made as Kafka's ``createLocalLogWithActiveSegment`` makes it: one empty segment at 0, default
 configuration, a :class:`MockTime` whose scheduler runs the deferred deletions when the test sleeps, for
@@ -37,7 +38,7 @@ from typing import Any
 
 import pytest
 
-import kafkalog.log
+import kafkalog.local_log
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalStateError, KafkaStorageError
@@ -50,7 +51,8 @@ from kafkalog.filenames import (
     time_index_filename,
 )
 from kafkalog.fsutil import fsync_dir
-from kafkalog.log import Log, LogTruncation, SegmentDeletionReason, delete_segment_files
+from kafkalog.local_log import LocalLog, LogTruncation, SegmentDeletionReason, delete_segment_files
+from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
@@ -104,11 +106,11 @@ def test_log_delete_segments_success(log: Log, mock_time: MockTime) -> None:
     assert log.number_of_segments == 2
     assert any(log.dir.iterdir())
     segments_before_delete = log.log_segments()
-    deleted_segments = log._delete_all_segments()
+    deleted_segments = log.local_log.delete_all_segments()
     assert log.segments.is_empty()
     assert deleted_segments == segments_before_delete
     with pytest.raises(KafkaStorageError):
-        log._check_if_memory_mapped_buffer_closed()
+        log.local_log.check_if_memory_mapped_buffer_closed()
     assert log.dir.exists()
 
 
@@ -119,11 +121,11 @@ def test_log_delete_dir_success_when_empty_and_failure_when_non_empty(log: Log, 
     assert any(log.dir.iterdir())
 
     with pytest.raises(IllegalStateError):
-        log._delete_empty_dir()
+        log.local_log.delete_empty_dir()
     assert log.dir.exists()
 
-    log._delete_all_segments()
-    log._delete_empty_dir()
+    log.local_log.delete_all_segments()
+    log.local_log.delete_empty_dir()
     assert not log.dir.exists()
 
 
@@ -177,7 +179,7 @@ def test_log_flush(log: Log, mock_time: MockTime) -> None:
     mock_time.sleep(1)
     new_segment = log.roll()
     log.flush(new_segment.base_offset)
-    log._mark_flushed(new_segment.base_offset)
+    log.local_log.mark_flushed(new_segment.base_offset)
     assert log.recovery_point == 1
     assert log.last_flush_time == mock_time.milliseconds()
 
@@ -243,7 +245,7 @@ def ten_segments(log: Log, mock_time: MockTime) -> list[LogSegment]:
 class RecordingDeletionReason(SegmentDeletionReason):
     """Kafka's ``TestDeletionReason``: remembers the segments it was told about."""
 
-    def __init__(self, log: Log) -> None:
+    def __init__(self, log: LocalLog) -> None:
         super().__init__(log)
         self.deleted_segments: list[LogSegment] = []
 
@@ -253,8 +255,8 @@ class RecordingDeletionReason(SegmentDeletionReason):
 
 def check_remove_and_delete_segments(log: Log, mock_time: MockTime, async_delete: bool) -> None:
     to_delete = ten_segments(log, mock_time)
-    reason = RecordingDeletionReason(log)
-    log._remove_and_delete_segments(to_delete, async_delete, reason)
+    reason = RecordingDeletionReason(log.local_log)
+    log.local_log.remove_and_delete_segments(to_delete, async_delete, reason)
     if async_delete:
         mock_time.sleep(log.config.file_delete_delay_ms + 1)
     assert log.segments.is_empty()
@@ -295,8 +297,8 @@ def test_create_and_delete_segment(log: Log, mock_time: MockTime) -> None:
     append_records(log, a_record(mock_time))
     new_offset = log.active_segment.base_offset + 1
     old_active_segment = log.active_segment
-    new_active_segment = log._create_and_delete_segment(new_offset, log.active_segment, async_delete=True,
-                                                        reason=LogTruncation(log))
+    new_active_segment = log.local_log.create_and_delete_segment(new_offset, log.active_segment, async_delete=True,
+                                                                 reason=LogTruncation(log.local_log))
     assert log.number_of_segments == 1
     assert log.active_segment is new_active_segment
     assert log.active_segment is not old_active_segment
@@ -474,14 +476,14 @@ def test_flushing_non_existent_dir(log: Log, mock_time: MockTime, monkeypatch: p
     new_segment = log.roll()
 
     # simulate the directory being renamed concurrently
-    monkeypatch.setattr(log, "dir", Path("__NON_EXISTENT__"))
+    monkeypatch.setattr(log.local_log, "dir", Path("__NON_EXISTENT__"))
     synced: list[Path] = []
 
     def recording_fsync_dir(path: Any) -> None:
         synced.append(Path(path))
         fsync_dir(path)
 
-    monkeypatch.setattr(kafkalog.log, "fsync_dir", recording_fsync_dir)
+    monkeypatch.setattr(kafkalog.local_log, "fsync_dir", recording_fsync_dir)
     log.flush(new_segment.base_offset)
     log.flush(new_segment.base_offset, including_offset=True)
     assert synced == [Path("__NON_EXISTENT__")]

@@ -100,6 +100,7 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.append_info import OffsetsOutOfOrderError
 from kafkalog.errors import (
     IllegalArgumentError,
     KafkaLogError,
@@ -113,7 +114,7 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename, time_index_filename
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
-from kafkalog.validator import OffsetsOutOfOrderError, RecordValidationError
+from kafkalog.validator import RecordValidationError
 from tests.support.log_test_utils import (
     LogFactory,
     config,

@@ -12,6 +12,7 @@ import pytest
 from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 
 from kafkalog import MemoryRecords
+from kafkalog.append_info import LogAppendInfo, OffsetsOutOfOrderError, analyze_and_validate_records, trim_invalid_bytes
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -23,13 +24,9 @@ from kafkalog.record import (
 )
 from kafkalog.validator import (
     AppendOrigin,
-    LogAppendInfo,
     MetricsCounter,
-    OffsetsOutOfOrderError,
     RecordError,
     ValidationResult,
-    analyze_and_validate_records,
-    trim_invalid_bytes,
     validate_messages_and_assign_offsets,
 )
 from tests.support.validator_utils import (

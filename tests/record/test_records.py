@@ -22,9 +22,10 @@ from kafkalog import (
     MemoryRecords,
     TimestampType,
 )
+from kafkalog.errors import IllegalStateError
 from kafkalog.record import DefaultRecordBatch, LegacyRecordBatch
 from kafkalog.record.batch import write_empty_header
-from kafkalog.record.legacy import legacy_entry
+from kafkalog.record.legacy import LegacyRecord, legacy_entry
 
 # spec §1.8, cross-checked there against kafka-python 2.0.2.
 V0_KV = bytes.fromhex("0000000000000000" "00000010" "1fecd70a" "00" "00" "00000001" "6b" "00000001" "76")
@@ -431,3 +432,68 @@ def test_write_empty_header(impl: ModuleType, timestamp_type: TimestampType, is_
     assert (batch.is_transactional, batch.is_control, batch.timestamp_type) == (is_transactional, is_control,
                                                                                 timestamp_type)
     assert batch.records() == []
+# ---------------------------------------------------------------------------------------------------------
+# In-place header setters (Kafka: DefaultRecordBatch / AbstractLegacyRecordBatch setLastOffset,
+# setPartitionLeaderEpoch, setMaxTimestamp), as the validator uses them
+
+
+def _reread(buf: bytearray) -> list[DefaultRecordBatch | LegacyRecordBatch]:
+    return list(MemoryRecords(bytes(buf)).batches())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_v2_setters_rewrite_the_header_and_keep_the_crc_valid(impl: ModuleType, codec: str) -> None:
+    buf = bytearray(MemoryRecords.with_records([(b"k", b"a", 10), (b"k", b"b", 30)], compression=codec).buffer)
+    batch = next(MemoryRecords(buf).batches())
+    crc = batch.crc
+    batch.set_last_offset(41)
+    batch.set_partition_leader_epoch(7)
+    assert batch.crc == crc  # neither field is under the CRC
+    batch.set_max_timestamp(TimestampType.CREATE_TIME, 30)  # unchanged: nothing written
+    assert batch.crc == crc
+    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, 99)
+    (again,) = _reread(buf)
+    assert (again.base_offset, again.last_offset, again.partition_leader_epoch) == (40, 41, 7)
+    assert (again.timestamp_type, again.max_timestamp, again.crc) == (TimestampType.LOG_APPEND_TIME, 99, batch.crc)
+    assert again.is_valid() and again.compression is CompressionType.of(codec)
+    assert [r.timestamp for r in again.records()] == [99, 99]
+    assert (batch.base_offset, batch.max_timestamp, batch.attributes) == (40, 99, again.attributes)
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_legacy_setters_rewrite_the_message_and_keep_the_crc_valid(impl: ModuleType, codec: str) -> None:
+    buf = bytearray(MemoryRecords.with_records([(b"k", b"a", 10)], magic=1, compression=codec).buffer)
+    batch = next(MemoryRecords(buf).batches())
+    batch.set_last_offset(12)
+    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, 99)
+    (again,) = _reread(buf)
+    assert (again.last_offset, again.timestamp_type, again.max_timestamp) == (12, TimestampType.LOG_APPEND_TIME, 99)
+    assert again.is_valid() and again.crc == batch.crc
+    assert [(r.offset, r.timestamp) for r in batch.records()] == [(12, 99)]
+    with pytest.raises(IllegalStateError, match="prior to 2 do not support partition leader epoch"):
+        batch.set_partition_leader_epoch(1)
+    v0 = next(MemoryRecords(bytearray(V0_KV)).batches())
+    with pytest.raises(IllegalStateError, match="magic = 0"):
+        v0.set_max_timestamp(TimestampType.CREATE_TIME, 5)
+
+
+def test_legacy_record_view_of_a_message() -> None:
+    """LegacyRecord (Kafka's ``LegacyRecord``, the validator's view of a v0/v1 message): its fields, its own
+    size without the frame, its stored and computed CRC, and ``ensure_valid`` on a corrupt copy."""
+    entry = legacy_entry(5, 1, 0, 1000, b"k", b"v")
+    batch = next(iter(MemoryRecords(entry).batches()))
+    assert isinstance(batch, LegacyRecordBatch)
+    [record] = list(batch.legacy_records())
+    assert isinstance(record, LegacyRecord)
+    assert (record.offset, record.key, record.value, record.timestamp, record.is_compressed) == \
+        (5, b"k", b"v", 1000, False)
+    assert record.size_in_bytes == len(entry) - 12
+    assert record.computed_crc() == record.crc == batch.crc
+    record.ensure_valid()
+    corrupt = bytearray(entry)
+    corrupt[-1] ^= 0xFF
+    corrupt_batch = next(iter(MemoryRecords(corrupt).batches()))
+    assert isinstance(corrupt_batch, LegacyRecordBatch)
+    [bad] = list(corrupt_batch.legacy_records())
+    with pytest.raises(CorruptRecordError, match="Record is corrupt"):
+        bad.ensure_valid()
