@@ -497,7 +497,7 @@ class Cleaner:
         its other arguments are the fields of ``cleaning_round``)."""
         self._current_tp = log.topic_partition
         first = segments[0]
-        cleaned = log._create_cleaned_segment(first.base_offset)
+        cleaned = log.create_cleaned_segment(first.base_offset)
         try:
             facts = self._facts if self._facts is not None else ProducerFacts(log)
             if cleaning_round.last_records_of_active_producers is None:

@@ -220,8 +220,10 @@ class Log(LogRetention):
             self._check_writable("split a segment of")
             return self.local_log.split_overflowed_segment(segment)
 
-    def _create_cleaned_segment(self, base_offset: int) -> LogSegment:
-        """A new, empty ``.cleaned`` segment (Kafka: ``LocalLog.createNewCleanedSegment``)."""
+    def create_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """A new, empty ``.cleaned`` segment at ``base_offset``, for the cleaner to write the retained records
+        into before :meth:`replace_segments` swaps it in (Kafka 3.8: ``LocalLog.createNewCleanedSegment``,
+        which the cleaner calls through ``UnifiedLog``; 0.10.1's cleaner built the files itself)."""
         return self.local_log.create_new_cleaned_segment(base_offset)
 
     # -- what the log holds -------------------------------------------------------------------------
