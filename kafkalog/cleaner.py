@@ -70,6 +70,10 @@ from .transactions import TransactionState, producer_batches
 __all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter",
            "collect_aborted_transactions"]
 
+# The fates the map hands out, as plain ints: numpy compares an array with a plain int several times faster
+# than with an IntEnum member, and the cleaning compares once per piece of every batch.
+_PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
+
 logger = logging.getLogger("kafkalog.cleaner")
 
 # ---------------------------------------------------------------------------------------------------
@@ -585,9 +589,8 @@ class Cleaner:
         else:
             retain_deletes = retain_deletes_for_legacy_records
         has_value = piece.columns.records["value_len"][piece.lo:piece.hi] >= 0
-        keep: npt.NDArray[np.bool_] = (fates == RecordFate.PAST_MAP) | (
-            (fates == RecordFate.LATEST) & (has_value | retain_deletes))
-        invalid = int((fates == RecordFate.NO_KEY).sum())
+        keep: npt.NDArray[np.bool_] = (fates == _PAST_MAP) | ((fates == _LATEST) & (has_value | retain_deletes))
+        invalid = int((fates == _NO_KEY).sum())
         if invalid:
             stats.invalid_message(invalid)
         return keep

@@ -25,6 +25,9 @@ _MAP_HASH_SIZE = 16
 _MAP_ENTRY_SIZE = 24
 _MAP_OFFSET = struct.Struct(">q")
 _EMPTY_ENTRY = bytes(_MAP_ENTRY_SIZE)
+# The fates as plain ints: numpy stores (and compares) a plain int several times faster than an IntEnum member.
+_PAST_MAP, _LATEST, _SUPERSEDED, _NO_KEY = (int(fate) for fate in (
+    RecordFate.PAST_MAP, RecordFate.LATEST, RecordFate.SUPERSEDED, RecordFate.NO_KEY))
 
 
 def md5(data: Any) -> bytes:
@@ -160,12 +163,12 @@ def offset_map_latest_codes(
         for i, row in enumerate(rows):
             offset, key_pos, key_len = row[0], row[2], row[4]
             if offset > latest_offset:
-                codes[i] = RecordFate.PAST_MAP
+                codes[i] = _PAST_MAP
             elif key_len < 0:
-                codes[i] = RecordFate.NO_KEY
+                codes[i] = _NO_KEY
             else:
                 found, used = _map_get(t, slots, hashlib.md5(view[key_pos:key_pos + key_len]).digest())
                 lookups += 1
                 probes += used
-                codes[i] = RecordFate.LATEST if offset >= found else RecordFate.SUPERSEDED
+                codes[i] = _LATEST if offset >= found else _SUPERSEDED
     return codes, lookups, probes
