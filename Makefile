@@ -11,7 +11,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
+SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pxi' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
 .PHONY: all demo tour test lint typecheck stubtest pytest docs bench build clean
 
@@ -22,7 +22,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 # Installs kafkalog (compiling kafkalog._core) with its test, bench and dev tools. Editable, so a
-# change to a .py file is live at once; a change to the .pyx or the C header rebuilds here.
+# change to a .py file is live at once; a change to the .pyx, its .pxi families or the C header rebuilds here.
 $(STAMP): $(PY) $(SOURCES)
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -c "import kafkalog._core"
@@ -40,7 +40,7 @@ tour: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check kafkalog tests bench docs
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx kafkalog/_core_pyx/*.pxi
 
 typecheck: $(STAMP)
 	$(PY) -m mypy

@@ -1,4 +1,5 @@
-"""Builds kafkalog's compiled core, ``kafkalog._core``, from ``kafkalog/_core.pyx``.
+"""Builds kafkalog's compiled core, ``kafkalog._core``, from ``kafkalog/_core.pyx`` and the kernel families it
+includes (``kafkalog/_core_pyx/*.pxi``).
 
 Everything declarative lives in ``pyproject.toml``; this file only describes the extension.  The
 Cython compiler directives are set here and nowhere else.  ``KAFKALOG_CYTHON_DEBUG=1`` turns bounds,
@@ -6,6 +7,7 @@ wraparound and initialisation checks back on, keeps assertions, and writes the a
 the ``.pyx`` (useful when a kernel misbehaves or to see which lines still touch Python).
 """
 
+import glob
 import os
 
 from Cython.Build import cythonize
@@ -30,7 +32,8 @@ extensions = [
         "kafkalog._core",
         ["kafkalog/_core.pyx"],
         include_dirs=["kafkalog"],
-        depends=["kafkalog/_kernels.h"],
+        # The kernel families _core.pyx includes, and the C helpers: a change to any rebuilds the extension.
+        depends=["kafkalog/_kernels.h", *sorted(glob.glob("kafkalog/_core_pyx/*.pxi"))],
         libraries=["m"],  # sin() for the MD5 constants
         extra_compile_args=extra_compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

@@ -1,4 +1,4 @@
-"""Layout constants and column types shared by the two kernel twins (``_core.pyx`` and ``_core_py.py``).
+"""Layout constants and column types shared by the two kernel twins (``_core.pyx`` and ``_core_py``).
 
 Byte positions follow Kafka's ``Records``, ``LegacyRecord`` and ``DefaultRecordBatch`` (clients,
 tag 3.8.0); all integers on disk are big-endian.  Both twins import from here so that a position
@@ -21,6 +21,14 @@ INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+
+
+def java_long(value: int) -> int:
+    """``value`` as Java's ``long`` arithmetic leaves it (two's complement, 64 bits): Kafka's offset and
+    timestamp sums wrap instead of growing."""
+    value &= 0xFFFFFFFFFFFFFFFF
+    return value - (1 << 64) if value >= 1 << 63 else value
+
 
 OFFSET_OFFSET = 0
 SIZE_OFFSET = 8
@@ -105,6 +113,18 @@ class IndexKind(enum.IntEnum):
     OFFSET_VALUE = 1  #: offset index, by file position (``int32`` at 4)
     TIME_KEY = 2  #: time index, by timestamp (``int64`` at 0 of a 12-byte entry)
     TIME_VALUE = 3  #: time index, by offset (``base + int32`` at 8)
+
+
+class RecordFate(enum.IntEnum):
+    """What the offset map says of a record in the cleaner's retain pass: the key test of Kafka's
+    ``Cleaner.shouldRetainRecord`` (``LogCleaner.scala``), one int8 a record as ``offset_map_latest_codes``
+    returns it.  Whether a ``LATEST`` record is kept depends on its value: a tombstone goes once its delete
+    horizon has passed."""
+
+    NO_KEY = -1  #: the record has no key, so the map cannot say: dropped, and counted as invalid
+    SUPERSEDED = 0  #: a later offset of its key is in the map: dropped
+    LATEST = 1  #: the latest offset of its key: kept, unless a tombstone past its delete horizon
+    PAST_MAP = 2  #: past the map's latest offset, so not deduplicated in this round: kept
 
 
 INDEX_ENTRY_SIZE = {IndexKind.OFFSET_KEY: 8, IndexKind.OFFSET_VALUE: 8, IndexKind.TIME_KEY: 12,

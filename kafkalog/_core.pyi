@@ -1,7 +1,7 @@
 """The compiled kernels' interface (``kafkalog/_core.pyx``); checked against the build by stubtest.
 
 Buffers are any C-contiguous bytes-like object: ``bytes``, ``bytearray``, ``memoryview``, ``mmap``.
-The plain twin ``kafkalog/_core_py.py`` has the same names and signatures.
+The plain twin ``kafkalog/_core_py/`` has the same names and signatures.
 """
 
 from collections.abc import Sequence

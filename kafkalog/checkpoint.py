@@ -68,9 +68,7 @@ from .topic import TopicPartition
 
 __all__ = [
     "CLEANER_OFFSET_CHECKPOINT_FILE",
-    "CLEAN_SHUTDOWN_FILE",
     "LEADER_EPOCH_CHECKPOINT_FILE",
-    "LOCK_FILE",
     "LOG_START_OFFSET_CHECKPOINT_FILE",
     "RECOVERY_POINT_CHECKPOINT_FILE",
     "REPLICATION_OFFSET_CHECKPOINT_FILE",
@@ -95,9 +93,6 @@ RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT_FILE = "replication-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
-#: Clean-shutdown marker in the log dir root: empty up to 3.6, ``{"version":0,"brokerEpoch":N}`` from 3.7.
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
-LOCK_FILE = ".lock"
 #: Per partition directory, written from 0.11.
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 

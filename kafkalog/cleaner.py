@@ -1,4 +1,4 @@
-"""Log compaction: the Cleaner, its statistics, the cleaner threads and the LogCleaner that runs them.
+"""Log compaction: the Cleaner, the cleaner threads and the LogCleaner that runs them.
 
 Port of ``kafka/log/LogCleaner.scala`` (Kafka 0.10.1.1; 3.8.0 for modern behaviour, spec §4): a cleaning
 round of a compacted log
@@ -22,216 +22,62 @@ transaction markers are kept until their transaction is gone from the log and th
 The passes over records are kernels: the map is filled from decoded record columns in one call per run of
 batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
 Where Kafka reads the transaction index, this port reads the log's own control batches, which say the same.
+
+Kafka's seams hold here too: the rewriting of a segment's batches without the dropped records is the record
+layer's (:func:`kafkalog.record.filter.filter_to`, Kafka's ``MemoryRecords.filterTo``), told what to keep by
+the cleaner's :class:`LogCleanerFilter`; a round's statistics are :class:`kafkalog.cleaner_stats.CleanerStats`
+and the I/O limit :class:`kafkalog.throttler.Throttler`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import itertools
 import logging
-import math
-import struct
 import threading
 import time as _time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from ._common import INT32_MAX
+from ._common import INT32_MAX, MAGIC_V2, RecordFate
 from .cleaner_config import CleanerConfig
 from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean, PreCleanStats
+from .cleaner_stats import CleanerStats
 from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
 from .record import ControlRecordType, MemoryRecords, RecordBatch, ScanStop
-from .record.batch import RecordColumns, encode_default_batch
-from .record.legacy import build_legacy_message_set
-from .record.types import TimestampType
+from .record.filter import (
+    BatchRetention,
+    BatchRetentionResult,
+    DecodedBatch,
+    RecordFilter,
+    decoded_batches,
+    filter_to,
+    records_of,
+)
 from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
+from .throttler import Throttler
 from .topic import TopicPartition
-from .transactions import AbortedTransaction, TransactionState, producer_batches
+from .transaction_index import AbortedTxn
+from .transactions import TransactionState, producer_batches
 
-__all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerStats", "CleanerThread", "LogCleaner", "Throttler",
+__all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter",
            "collect_aborted_transactions"]
+
+# The fates the map hands out, as plain ints: numpy compares an array with a plain int several times faster
+# than with an IntEnum member, and the cleaning compares once per piece of every batch.
+_PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
 logger = logging.getLogger("kafkalog.cleaner")
 
-_DELETE, _DELETE_EMPTY, _RETAIN_EMPTY = "DELETE", "DELETE_EMPTY", "RETAIN_EMPTY"
-
-
-# ---------------------------------------------------------------------------------------------------
-# Statistics
-
-
-def _java_float(x: float, digits: int = 1, grouping: bool = True) -> str:
-    """A number as Java's ``String.format("%,.1f")`` prints it: rounded half-up on the double's exact value
-    (Python's ``format`` rounds half-to-even), ``Infinity`` and ``NaN`` spelled out."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    rounded = decimal.Decimal(x).quantize(decimal.Decimal(1).scaleb(-digits), rounding=decimal.ROUND_HALF_UP)
-    return f"{rounded:,.{digits}f}" if grouping else f"{rounded:.{digits}f}"
-
-
-def _mb(n: float) -> float:
-    return n / (1024.0 * 1024.0)
-
-
-@dataclass
-class CleanerStats:
-    """What a cleaning round did (Kafka: ``CleanerStats``), and the summary line Kafka logs for it."""
-
-    time: Time = field(default=SYSTEM_TIME)
-    bytes_read: int = 0
-    bytes_written: int = 0
-    map_bytes_read: int = 0
-    map_messages_read: int = 0
-    messages_read: int = 0
-    invalid_messages_read: int = 0
-    messages_written: int = 0
-    buffer_utilization: float = 0.0
-    start_time: int = -1
-    map_complete_time: int = -1
-    end_time: int = -1
-
-    def __post_init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        """Kafka: ``clear`` (0.10.1; modern makes a new object)."""
-        self.start_time = self.time.milliseconds()
-        self.map_complete_time = -1
-        self.end_time = -1
-        self.bytes_read = self.bytes_written = self.map_bytes_read = self.map_messages_read = 0
-        self.messages_read = self.invalid_messages_read = self.messages_written = 0
-        self.buffer_utilization = 0.0
-
-    def read_messages(self, messages: int, size: int) -> None:
-        """Kafka: ``readMessages`` (0.10.1: ``readMessage``)."""
-        self.messages_read += messages
-        self.bytes_read += size
-
-    read_message = read_messages
-
-    def invalid_message(self, count: int = 1) -> None:
-        """Kafka: ``invalidMessage`` (``count`` of them at once: kafkalog's)."""
-        self.invalid_messages_read += count
-
-    def recopy_messages(self, messages: int, size: int) -> None:
-        """Kafka: ``recopyMessages`` (0.10.1: ``recopyMessage``)."""
-        self.messages_written += messages
-        self.bytes_written += size
-
-    recopy_message = recopy_messages
-
-    def index_messages_read(self, count: int) -> None:
-        """Kafka: ``indexMessagesRead`` (0.10.1: ``indexMessage``)."""
-        self.map_messages_read += count
-
-    index_message = index_messages_read
-
-    def index_bytes_read(self, size: int) -> None:
-        """Kafka: ``indexBytesRead``."""
-        self.map_bytes_read += size
-
-    def index_done(self) -> None:
-        """Kafka: ``indexDone``."""
-        self.map_complete_time = self.time.milliseconds()
-
-    def all_done(self) -> None:
-        """Kafka: ``allDone``."""
-        self.end_time = self.time.milliseconds()
-
-    def elapsed_secs(self) -> float:
-        """Kafka: ``elapsedSecs``."""
-        return (self.end_time - self.start_time) / 1000.0
-
-    def elapsed_index_secs(self) -> float:
-        """Kafka: ``elapsedIndexSecs``."""
-        return (self.map_complete_time - self.start_time) / 1000.0
-
-    def summary(self, thread_id: int, log_name: str, first_dirty: int, end_offset: int) -> str:
-        """The message of Kafka's INFO line after a clean (``LogCleaner.recordStats``), with Java's number
-        formats: ``%,.1f`` groups thousands, a zero elapsed time prints ``Infinity`` or ``NaN``."""
-        def div(a: float, b: float) -> float:
-            if b == 0:
-                return math.nan if a == 0 else math.copysign(math.inf, a)
-            return a / b
-
-        elapsed = self.elapsed_secs()
-        index = self.elapsed_index_secs()
-        clean = elapsed - index
-        lines = [
-            "",
-            f"\tLog cleaner thread {thread_id} cleaned log {log_name} (dirty section = [{first_dirty}, {end_offset}])",
-            f"\t{_java_float(_mb(self.bytes_read))} MB of log processed in {_java_float(elapsed)} seconds "
-            f"({_java_float(div(_mb(self.bytes_read), elapsed))} MB/sec).",
-            f"\tIndexed {_java_float(_mb(self.map_bytes_read))} MB in {_java_float(index, grouping=False)} seconds "
-            f"({_java_float(div(_mb(self.map_bytes_read), index))} Mb/sec, "
-            f"{_java_float(div(100 * index, elapsed), grouping=False)}% of total time)",
-            f"\tBuffer utilization: {_java_float(100 * self.buffer_utilization, grouping=False)}%",
-            f"\tCleaned {_java_float(_mb(self.bytes_read))} MB in {_java_float(clean, grouping=False)} seconds "
-            f"({_java_float(div(_mb(self.bytes_read), clean))} Mb/sec, "
-            f"{_java_float(div(100 * clean, elapsed), grouping=False)}% of total time)",
-            f"\tStart size: {_java_float(_mb(self.bytes_read))} MB ({self.messages_read:,} messages)",
-            f"\tEnd size: {_java_float(_mb(self.bytes_written))} MB ({self.messages_written:,} messages)",
-            f"\t{_java_float(100 * (1 - div(self.bytes_written, self.bytes_read)), grouping=False)}% size reduction "
-            f"({_java_float(100 * (1 - div(self.messages_written, self.messages_read)), grouping=False)}% fewer "
-            "messages)",
-            "",
-        ]
-        return "\n".join(lines)
-
-
-class Throttler:
-    """Limits the cleaner's I/O to ``desired_rate_per_sec`` bytes a second (Kafka: ``kafka.utils.Throttler``):
-    after each ``check_interval_ms`` it sleeps long enough to bring the observed rate down to the target."""
-
-    def __init__(self, desired_rate_per_sec: float, check_interval_ms: int = 300, time: Time = SYSTEM_TIME) -> None:
-        self.desired_rate_per_sec = desired_rate_per_sec
-        self.check_interval_ms = check_interval_ms
-        self.time = time
-        self._lock = threading.Lock()
-        self._period_start = time.milliseconds()
-        self._observed = 0.0
-
-    def update_desired_rate_per_sec(self, updated_desired_rate_per_sec: float) -> None:
-        """Kafka: ``updateDesiredRatePerSec`` (a reconfigured ``log.cleaner.io.max.bytes.per.second``)."""
-        with self._lock:
-            self.desired_rate_per_sec = updated_desired_rate_per_sec
-
-    def maybe_throttle(self, observed: float) -> None:
-        """Kafka: ``maybeThrottle``."""
-        if self.desired_rate_per_sec >= 1e300:
-            return
-        with self._lock:
-            self._observed += observed
-            now = self.time.milliseconds()
-            elapsed_ms = now - self._period_start
-            if elapsed_ms > self.check_interval_ms and self._observed > 0:
-                rate = self._observed / (elapsed_ms / 1000.0)
-                if rate > self.desired_rate_per_sec:
-                    desired_ms = self._observed / self.desired_rate_per_sec * 1000.0
-                    sleep_ms = round(desired_ms - elapsed_ms)
-                    if sleep_ms > 0:
-                        logger.debug("Natural rate is %f per second but desired rate is %f, sleeping for %d ms "
-                                     "to compensate.", rate, self.desired_rate_per_sec, sleep_ms)
-                        self.time.sleep(sleep_ms)
-                self._period_start = self.time.milliseconds()
-                self._observed = 0.0
-
-
 # ---------------------------------------------------------------------------------------------------
 # Transactions, read from the log's control batches
-
-
-#: Kafka's ``AbortedTxn``: an aborted transaction's producer, first offset and marker offset.
-AbortedTxn = AbortedTransaction
 
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:
@@ -332,6 +178,36 @@ class CleanedTransactionMetadata:
 # The Cleaner
 
 
+@dataclass(frozen=True)
+class CleaningRound:
+    """What a cleaning round of one log hands to the cleaning of each group of its segments
+    (:meth:`Cleaner.clean_segments`) and of each segment (:meth:`Cleaner.clean_into`).
+
+    Kafka passes these one by one (``LogCleaner.scala``, 3.8.0): ``cleanSegments(log, segments, map,
+    currentTime, stats, transactionMetadata, legacyDeleteHorizonMs)`` and ``cleanInto(topicPartition,
+    sourceRecords, dest, map, retainLegacyDeletesAndTxnMarkers, deleteRetentionMs, maxLogMessageSize,
+    transactionMetadata, lastRecordsOfActiveProducers, stats, currentTime)``.  The fields keep their names.
+    What is not the round's stays an argument: the group and its log, and for each segment the source, the
+    destination, whether its legacy deletes are retained, and the log config's ``delete.retention.ms`` and
+    ``max.message.bytes`` (read at each segment, as Kafka does).
+    """
+
+    #: The keys of the dirty section and their latest offsets (Kafka: ``map``).
+    offset_map: OffsetMap
+    #: The round's clock reading, for delete horizons (Kafka: ``currentTime``).
+    current_time: int
+    stats: CleanerStats
+    #: Aborted transactions and markers, shared by every group of the round (Kafka: ``transactionMetadata``).
+    transaction_metadata: CleanedTransactionMetadata
+    #: Tombstones of v0/v1 segments last modified before this go (Kafka: ``legacyDeleteHorizonMs``).
+    legacy_delete_horizon_ms: int
+    #: The round's first uncleanable offset: its last batch is kept, emptied if need be (KAFKA-17076, after 3.8).
+    upper_bound_offset_of_cleaning_round: int
+    #: Producer id -> (offset of its last data batch or None, its epoch) (Kafka: ``lastRecordsOfActiveProducers``);
+    #: ``None``: :meth:`Cleaner.clean_segments` reads them from the log.
+    last_records_of_active_producers: dict[int, tuple[int | None, int]] | None = None
+
+
 class Cleaner:
     """Cleans one log at a time (Kafka: ``Cleaner``).
 
@@ -395,7 +271,7 @@ class Cleaner:
         self._buffer_size = self.io_buffer_size
 
     def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
-            tuple[int, Iterator[_DecodedBatch]]]:
+            tuple[int, Iterator[DecodedBatch]]]:
         """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
         Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does.
         Each read's batches are decoded as they are asked for, a batch of many records in pieces."""
@@ -426,11 +302,11 @@ class Cleaner:
                 total += sizes[j]
                 j += 1
             chunk_start = positions[i]
-            data = segment.log.channel.pread(chunk_start, total)
+            data = segment.log.read_bytes(chunk_start - segment.log.start, total)
             self.throttler.maybe_throttle(total)
             if self.on_read is not None:
                 self.on_read(total)
-            yield chunk_start, _decoded_batches(MemoryRecords(data))
+            yield chunk_start, decoded_batches(MemoryRecords(data))
             i = j
 
     _current_tp: TopicPartition | None = None
@@ -466,12 +342,12 @@ class Cleaner:
         cleanable_horizon_ms = cleanable_segments[-1].last_modified() if cleanable_segments else 0
         logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to upper bound deletion "
                     "horizon %s)...", log.name, _java_date(cleanable_horizon_ms), _java_date(legacy_delete_horizon_ms))
-        transaction_metadata = CleanedTransactionMetadata()
+        cleaning_round = CleaningRound(self.offset_map, current_time, stats, CleanedTransactionMetadata(),
+                                       legacy_delete_horizon_ms, upper_bound_offset, self._facts.last_records)
         groups = self.group_segments_by_size(log.log_segments(0, end_offset), log.config.segment_size,
                                              log.config.max_index_size, cleanable.first_uncleanable_offset)
         for group in groups:
-            self.clean_segments(log, group, self.offset_map, current_time, stats, transaction_metadata,
-                                legacy_delete_horizon_ms, upper_bound_offset)
+            self.clean_segments(log, group, cleaning_round)
         stats.buffer_utilization = self.offset_map.utilization
         stats.all_done()
         return end_offset, stats
@@ -510,7 +386,7 @@ class Cleaner:
         skimpy = isinstance(offset_map, SkimpyOffsetMap)
         for _chunk_start, decoded in self._chunks(segment, position, max_log_message_size):
             bytes_read = 0
-            run: list[_DecodedBatch] = []
+            run: list[DecodedBatch] = []
             aborted = False
             for item in itertools.chain(decoded, (None,)):
                 if run and (item is None or item.columns is not run[0].columns or item.batch.is_control
@@ -549,7 +425,7 @@ class Cleaner:
         return False
 
     @staticmethod
-    def _map_run(offset_map: OffsetMap, run: list[_DecodedBatch], start_offset: int, max_desired_map_size: int,
+    def _map_run(offset_map: OffsetMap, run: list[DecodedBatch], start_offset: int, max_desired_map_size: int,
                  skimpy: bool, stats: CleanerStats) -> bool:
         """Put the keys of consecutive batches (or pieces of one) into the map; ``True`` when it filled.  After
         each whole batch whose last offset reaches ``start_offset`` the map's latest offset moves to it, as in
@@ -620,31 +496,34 @@ class Cleaner:
 
     # -- cleaning a group ---------------------------------------------------------------------------
 
-    def clean_segments(self, log: Log, segments: list[LogSegment], offset_map: OffsetMap, current_time: int,
-                       stats: CleanerStats, transaction_metadata: CleanedTransactionMetadata,
-                       legacy_delete_horizon_ms: int, upper_bound_offset_of_cleaning_round: int) -> None:
-        """Write a group's kept records into one ``.cleaned`` segment and swap it in (Kafka: ``cleanSegments``)."""
+    def clean_segments(self, log: Log, segments: list[LogSegment], cleaning_round: CleaningRound) -> None:
+        """Write a group's kept records into one ``.cleaned`` segment and swap it in (Kafka: ``cleanSegments``;
+        its other arguments are the fields of ``cleaning_round``)."""
         self._current_tp = log.topic_partition
         first = segments[0]
-        cleaned = log._create_cleaned_segment(first.base_offset)
+        cleaned = log.create_cleaned_segment(first.base_offset)
         try:
             facts = self._facts if self._facts is not None else ProducerFacts(log)
-            last_records = facts.last_records
+            if cleaning_round.last_records_of_active_producers is None:
+                cleaning_round = dataclasses.replace(cleaning_round,
+                                                     last_records_of_active_producers=facts.last_records)
+            legacy_delete_horizon_ms = cleaning_round.legacy_delete_horizon_ms
             for i, current in enumerate(segments):
                 next_segment = segments[i + 1] if i + 1 < len(segments) else None
                 start_offset = current.base_offset
                 upper_bound = next_segment.base_offset if next_segment is not None else current.read_next_offset()
-                transaction_metadata.add_aborted_transactions(facts.aborted_in(start_offset, upper_bound))
+                cleaning_round.transaction_metadata.add_aborted_transactions(facts.aborted_in(start_offset,
+                                                                                              upper_bound))
                 retain_legacy_deletes = current.last_modified() > legacy_delete_horizon_ms
                 logger.info("Cleaning %s in log %s into %d with an upper bound deletion horizon %d computed from the "
                             "segment last modified time of %d,%s deletes.", current, log.name, cleaned.base_offset,
                             legacy_delete_horizon_ms, current.last_modified(),
                             "retaining" if retain_legacy_deletes else "discarding")
                 try:
-                    self.clean_into(log.topic_partition, current, cleaned, offset_map, retain_legacy_deletes,
-                                    log.config.delete_retention_ms, log.config.max_message_size,
-                                    transaction_metadata, last_records, upper_bound_offset_of_cleaning_round,
-                                    stats, current_time)
+                    self.clean_into(log.topic_partition, current, cleaned, cleaning_round,
+                                    retain_legacy_deletes_and_txn_markers=retain_legacy_deletes,
+                                    delete_retention_ms=log.config.delete_retention_ms,
+                                    max_log_message_size=log.config.max_message_size)
                 except LogSegmentOffsetOverflowError as e:
                     logger.info("Caught segment overflow error during cleaning: %s", e)
                     log.split_overflowed_segment(current)
@@ -662,347 +541,129 @@ class Cleaner:
                 logger.warning("Failed to delete cleaned segment %s: %s", cleaned, delete_error)
             raise
 
-    def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment, offset_map: OffsetMap,
-                   retain_legacy_deletes_and_txn_markers: bool, delete_retention_ms: int, max_log_message_size: int,
-                   transaction_metadata: CleanedTransactionMetadata,
-                   last_records_of_active_producers: dict[int, tuple[int | None, int]],
-                   upper_bound_offset_of_cleaning_round: int, stats: CleanerStats, current_time: int) -> None:
-        """Copy what ``source`` keeps into ``dest`` (Kafka: ``cleanInto`` with ``MemoryRecords.filterTo``)."""
-        skimpy = isinstance(offset_map, SkimpyOffsetMap)
+    def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment,
+                   cleaning_round: CleaningRound, *, retain_legacy_deletes_and_txn_markers: bool,
+                   delete_retention_ms: int, max_log_message_size: int) -> None:
+        """Copy what ``source`` keeps into ``dest`` (Kafka: ``cleanInto``; the round-wide arguments are the fields
+        of ``cleaning_round``): each read of the source goes through
+        :func:`~kafkalog.record.filter.filter_to` with the cleaner's :class:`LogCleanerFilter`, and what it
+        keeps is appended to ``dest``.  ``topic_partition`` is the log's, for ``check_done``."""
+        self._current_tp = topic_partition
+        record_filter = LogCleanerFilter(self, cleaning_round, retain_legacy_deletes_and_txn_markers,
+                                         delete_retention_ms)
+        stats = cleaning_round.stats
         for _chunk_start, decoded in self._chunks(source, 0, max_log_message_size):
-            out = bytearray()
-            max_offset = -1
-            max_timestamp = -1
-            shallow_offset_of_max = -1
-            messages_read = messages_retained = bytes_read = 0
-            codes_of: tuple[Any, Any] = (None, None)  # (columns, the map's codes for them)
-            retention, remove_marker = _DELETE, False
-            kept = _KeptRecords()
-            for item in decoded:
-                batch = item.batch
-                if item.first:
-                    bytes_read += batch.size_in_bytes
-                    # Once a batch, with its first piece: the transaction state moves on with it.
-                    retention, remove_marker = self._check_batch_retention(
-                        batch, transaction_metadata, last_records_of_active_producers,
-                        upper_bound_offset_of_cleaning_round, current_time)
-                    kept = _KeptRecords()
-                if retention == _DELETE:
-                    continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
-                columns = item.columns
-                rows = columns.records[item.lo:item.hi]
-                count = item.hi - item.lo
-                messages_read += count
-                if self._discard_batch_records:
-                    keep = np.zeros(count, dtype=bool)
-                elif batch.is_control:
-                    keep = np.ones(count, dtype=bool)
-                else:
-                    if skimpy:
-                        assert isinstance(offset_map, SkimpyOffsetMap)
-                        if codes_of[0] is not columns:
-                            codes_of = (columns, offset_map.latest_codes(columns.data, columns.records))
-                        codes = codes_of[1][item.lo:item.hi]
-                    else:
-                        codes = np.array([self._code(offset_map, r) for r in _records_of(columns, item.lo, item.hi)],
-                                         dtype=np.int8)
-                    if batch.magic >= 2:
-                        horizon = batch.delete_horizon_ms
-                        retain_deletes = horizon is None or current_time < horizon
-                    else:
-                        retain_deletes = retain_legacy_deletes_and_txn_markers
-                    keep = (codes == 2) | ((codes == 1) & ((rows["value_len"] >= 0) | retain_deletes))
-                    invalid = int((codes == -1).sum())
-                    if invalid:
-                        stats.invalid_message(invalid)
-                kept.add(item, keep)
-                if not item.last:
-                    continue
-                kept_count = kept.count
-                if kept_count:
-                    contains_tombstones = kept.tombstones
-                    need_horizon = (batch.magic >= 2 and (contains_tombstones or remove_marker)
-                                    and batch.delete_horizon_ms is None)
-                    magic_mismatch = batch.magic < 2 and kept.other_magic
-                    if kept_count == kept.read and not need_horizon and not magic_mismatch:
-                        out += batch.raw_bytes()
-                        batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
-                    else:
-                        horizon = current_time + delete_retention_ms if need_horizon else batch.delete_horizon_ms
-                        kept_columns, kept_index = kept.columns(batch)
-                        data = _rebuild_batch(batch, kept_columns, kept_index, horizon)
-                        out += data
-                        if batch.magic >= 2:
-                            batch_max_ts = (batch.max_timestamp
-                                            if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-                                            else kept.max_timestamp)
-                            batch_shallow = batch.last_offset
-                        else:
-                            batch_max_ts, batch_shallow = _max_timestamp_of(data)
-                    messages_retained += kept_count
-                    last_kept = batch.last_offset if batch.magic >= 2 else kept.last_offset
-                    max_offset = max(max_offset, last_kept)
-                    if batch_max_ts > max_timestamp:
-                        max_timestamp, shallow_offset_of_max = batch_max_ts, batch_shallow
-                elif retention == _RETAIN_EMPTY:
-                    if batch.magic < 2:
-                        raise IllegalStateError("Empty batches are only supported for magic v2 and above")
-                    out += _empty_batch(batch)
-                    max_offset = max(max_offset, batch.last_offset)
-                    if batch.max_timestamp > max_timestamp:
-                        max_timestamp, shallow_offset_of_max = batch.max_timestamp, batch.last_offset
-            stats.read_messages(messages_read, bytes_read)
-            stats.recopy_messages(messages_retained, len(out))
-            if out:
-                dest.append(max_offset, max_timestamp, shallow_offset_of_max, MemoryRecords(bytes(out)))
-                self.throttler.maybe_throttle(len(out))
+            result = filter_to(decoded, record_filter)
+            stats.read_messages(result.messages_read, result.bytes_read)
+            stats.recopy_messages(result.messages_retained, result.bytes_retained)
+            if result.output:
+                dest.append(result.max_offset, result.max_timestamp, result.shallow_offset_of_max_timestamp,
+                            MemoryRecords(bytes(result.output)))
+                self.throttler.maybe_throttle(result.bytes_retained)
         self.restore_buffers()
 
-    _discard_batch_records = False
+    @staticmethod
+    def record_fate(offset_map: OffsetMap, offset: int, key: bytes | None) -> RecordFate:
+        """What the map says of one record (the key test of Kafka's ``shouldRetainRecord``): the scalar twin of
+        :meth:`SkimpyOffsetMap.latest_codes <kafkalog.offset_map.SkimpyOffsetMap.latest_codes>`, for any
+        :class:`~kafkalog.offset_map.OffsetMap`."""
+        if offset > offset_map.latest_offset:
+            return RecordFate.PAST_MAP
+        if key is None:
+            return RecordFate.NO_KEY
+        return RecordFate.LATEST if offset >= offset_map.get(key) else RecordFate.SUPERSEDED
 
-    def _check_batch_retention(self, batch: RecordBatch, transaction_metadata: CleanedTransactionMetadata,
-                               last_records: dict[int, tuple[int | None, int]],
-                               upper_bound_offset_of_cleaning_round: int,
-                               current_time: int) -> tuple[str, bool]:
-        """Kafka's cleaner ``RecordFilter.checkBatchRetention``: the batch's fate and whether it is a marker
-        that may go once its horizon passes."""
+    @staticmethod
+    def should_retain_records(retain_deletes_for_legacy_records: bool, piece: DecodedBatch,
+                              fates: npt.NDArray[np.int8], stats: CleanerStats,
+                              current_time: int) -> npt.NDArray[np.bool_]:
+        """Which records of ``piece`` (``piece.columns.records[piece.lo:piece.hi]``) the cleaning keeps, given
+        their :class:`~kafkalog._common.RecordFate` in the offset map (Kafka: ``shouldRetainRecord``, asked of
+        the records of a piece of a batch at once): a record past the mapped range is kept; the latest of its
+        key is kept when it has a value or its tombstone is inside the delete horizon (a v2 batch's own, else
+        ``retain_deletes_for_legacy_records``); a keyless record is dropped and counted as invalid."""
+        batch = piece.batch
+        if batch.magic >= MAGIC_V2:
+            horizon = batch.delete_horizon_ms
+            retain_deletes = horizon is None or current_time < horizon
+        else:
+            retain_deletes = retain_deletes_for_legacy_records
+        has_value = piece.columns.records["value_len"][piece.lo:piece.hi] >= 0
+        keep: npt.NDArray[np.bool_] = (fates == _PAST_MAP) | ((fates == _LATEST) & (has_value | retain_deletes))
+        invalid = int((fates == _NO_KEY).sum())
+        if invalid:
+            stats.invalid_message(invalid)
+        return keep
+
+
+class LogCleanerFilter(RecordFilter):
+    """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
+    ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches, each record's
+    from the offset map (:meth:`Cleaner.should_retain_records`)."""
+
+    def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
+                 delete_retention_ms: int) -> None:
+        super().__init__(cleaning_round.current_time, delete_retention_ms)
+        self.cleaner = cleaner
+        self.cleaning_round = cleaning_round
+        self.retain_legacy_deletes_and_txn_markers = retain_legacy_deletes_and_txn_markers
+        #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
+        #: the batch may still be kept empty for its producer's state.
+        self.discard_batch_records = False
+        # The map's fates for the last columns asked about: a run of batches shares one set, one kernel call.
+        self._fates_of: tuple[Any, Any] = (None, None)
+
+    def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
+        """Kafka: ``checkBatchRetention``: the batch's fate, and whether it is a marker that may go once its
+        horizon passes."""
+        cleaning_round = self.cleaning_round
+        transaction_metadata = cleaning_round.transaction_metadata
         if batch.is_control:
             can_discard = transaction_metadata.on_control_batch_read(batch)
             horizon = batch.delete_horizon_ms
-            self._discard_batch_records = can_discard and horizon is not None and horizon <= current_time
+            self.discard_batch_records = can_discard and horizon is not None and horizon <= self.current_time
         else:
             can_discard = transaction_metadata.on_batch_read(batch)
-            self._discard_batch_records = can_discard
+            self.discard_batch_records = can_discard
         last_of_producer = False
         if batch.has_producer_id:
-            last = last_records.get(batch.producer_id)
+            last = (cleaning_round.last_records_of_active_producers or {}).get(batch.producer_id)
             if last is not None:
                 last_data_offset, epoch = last
                 last_of_producer = (batch.last_offset == last_data_offset if last_data_offset is not None
                                     else batch.is_control and batch.producer_epoch == epoch)
         if batch.has_producer_id and last_of_producer:
-            retention = _RETAIN_EMPTY
-        elif batch.magic >= 2 and batch.next_offset == upper_bound_offset_of_cleaning_round:
+            retention = BatchRetention.RETAIN_EMPTY
+        elif batch.magic >= MAGIC_V2 and batch.next_offset == cleaning_round.upper_bound_offset_of_cleaning_round:
             # Kafka after 3.8 (KAFKA-17076): keep the round's last batch, emptied if need be, so the log end
             # the round reached stays visible and the next round starts where this one stopped.  Only a v2
             # batch can be kept empty; a legacy entry is dropped as before.
-            retention = _RETAIN_EMPTY
-        elif self._discard_batch_records:
-            retention = _DELETE
+            retention = BatchRetention.RETAIN_EMPTY
+        elif self.discard_batch_records:
+            retention = BatchRetention.DELETE
         else:
-            retention = _DELETE_EMPTY
-        return retention, can_discard and batch.is_control
+            retention = BatchRetention.DELETE_EMPTY
+        return BatchRetentionResult(retention, can_discard and batch.is_control)
 
-    @staticmethod
-    def _code(offset_map: OffsetMap, record: Any) -> int:
-        if record.offset > offset_map.latest_offset:
-            return 2
-        if record.key is None:
-            return -1
-        return 1 if record.offset >= offset_map.get(record.key) else 0
-
-    def should_retain_record(self, offset_map: OffsetMap, retain_deletes_for_legacy_records: bool,
-                             batch: RecordBatch, record: Any, stats: CleanerStats, current_time: int) -> bool:
-        """Kafka: ``shouldRetainRecord``: keep a record past the mapped range, or the latest of its key when it
-        has a value or its tombstone is still inside the delete horizon; drop keyless records."""
-        if record.offset > offset_map.latest_offset:
-            return True
-        if record.key is None:
-            stats.invalid_message()
-            return False
-        latest = record.offset >= offset_map.get(record.key)
-        if batch.magic >= 2:
-            horizon = batch.delete_horizon_ms
-            retain_deletes = horizon is None or current_time < horizon
+    def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
+        """Kafka's ``logCleanerFilter.shouldRetainRecord``: nothing of a discarded batch, every record of a
+        control batch, else what :meth:`Cleaner.should_retain_records` says."""
+        count = piece.hi - piece.lo
+        if self.discard_batch_records:
+            return np.zeros(count, dtype=bool)
+        if piece.batch.is_control:
+            return np.ones(count, dtype=bool)
+        offset_map = self.cleaning_round.offset_map
+        columns = piece.columns
+        if isinstance(offset_map, SkimpyOffsetMap):
+            if self._fates_of[0] is not columns:
+                self._fates_of = (columns, offset_map.latest_codes(columns.data, columns.records))
+            fates = self._fates_of[1][piece.lo:piece.hi]
         else:
-            retain_deletes = retain_deletes_for_legacy_records
-        return latest and (record.value is not None or retain_deletes)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Rebuilding batches
-
-
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-
-
-@dataclass(frozen=True)
-class _DecodedBatch:
-    """A batch of a chunk, or a piece of one, and where its records are in the chunk's columns:
-    ``columns.records[lo:hi]``.  A batch of more records than one decode call takes
-    (:data:`~kafkalog.record.batch.CHUNK_RECORDS`) comes in pieces, ``first`` and ``last`` marking its ends."""
-
-    batch: RecordBatch
-    columns: Any
-    lo: int
-    hi: int
-    first: bool = True
-    last: bool = True
-
-
-def _decoded_batches(records: MemoryRecords) -> Iterator[_DecodedBatch]:
-    """The batches of ``records`` with their decoded columns, decoded as they are asked for: runs of
-    uncompressed v2 batches share one set of columns (one kernel call), every other batch has its own, or
-    several, one per piece, when it holds many records (so what a pass holds is bounded whatever the count)."""
-    batches = records.batches(strict=False)
-    previous: _DecodedBatch | None = None
-    position = -1
-    seen = 0
-    for columns in records.record_columns(check_crcs=False):
-        assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
-        assert columns.batches is not None
-        starts = columns.starts.tolist()
-        positions = columns.batches["position"].tolist()
-        for b in range(len(starts) - 1):
-            first = positions[b] != position
-            if previous is not None:
-                yield dataclasses.replace(previous, last=first)  # a batch's last piece comes before another's first
-            if first:
-                following = next(batches, None)
-                if following is None or following.position != positions[b]:
-                    raise IllegalStateError(f"the columns of the batch at {positions[b]} do not match the batches")
-                batch, position = following, positions[b]
-                seen += 1
-            previous = _DecodedBatch(batch, columns, starts[b], starts[b + 1], first, False)
-    if previous is not None:
-        yield dataclasses.replace(previous, last=True)
-    if next(batches, None) is not None:
-        raise IllegalStateError(f"{seen} batches decoded, but there are more")
-
-
-class _KeptRecords:
-    """What the cleaning pass keeps of one batch, piece after piece: how many records it read and kept, the
-    facts of the kept ones the rebuild needs, and which ones (a bit per record read).  A batch read in pieces
-    is never held whole: when it must be rebuilt, its kept records are taken from it again."""
-
-    def __init__(self) -> None:
-        self.read = 0
-        self.count = 0
-        self.tombstones = False
-        self.other_magic = False
-        self.max_timestamp = -1
-        self.last_offset = -1
-        self._masks: list[Any] = []
-        self._only: _DecodedBatch | None = None
-
-    def add(self, item: _DecodedBatch, keep: Any) -> None:
-        self.read += len(keep)
-        # A bit per record for a batch in pieces (its masks are kept until its last piece).
-        self._masks.append(keep if item.first and item.last else (np.packbits(keep), len(keep)))
-        self._only = item if item.first and item.last else None
-        if not keep.any():
-            return
-        rows = item.columns.records[item.lo:item.hi][keep]
-        self.count += len(rows)
-        self.tombstones = self.tombstones or bool((rows["value_len"] < 0).any())
-        self.other_magic = self.other_magic or bool((rows["magic"] != item.batch.magic).any())
-        self.max_timestamp = max(self.max_timestamp, int(rows["timestamp"].max()))
-        self.last_offset = int(rows["offset"][-1])
-
-    def columns(self, batch: RecordBatch) -> tuple[Any, Any]:
-        """Columns holding the kept records, and their rows in them."""
-        if self._only is not None:
-            return self._only.columns, self._only.lo + np.flatnonzero(self._masks[0])
-        keep = np.concatenate([np.unpackbits(bits, count=n).astype(bool) for bits, n in self._masks])
-        records, headers = [], []
-        at = lo = 0
-        data = None
-        for columns in batch.column_chunks(check_crcs=False):
-            mask = keep[lo:lo + len(columns)]
-            lo += len(columns)
-            if not mask.any():
-                continue
-            rows = columns.records[mask]
-            rows["header_index"] += at
-            records.append(rows)
-            headers.append(columns.headers)
-            at += len(columns.headers)
-            data = columns.data
-        if lo != len(keep):
-            raise IllegalStateError(f"the batch at {batch.position} decoded to {lo} records, then {len(keep)}")
-        merged = RecordColumns(np.concatenate(records), np.concatenate(headers), data)
-        return merged, np.arange(len(merged))
-
-
-def _records_of(columns: Any, lo: int, hi: int) -> list[Any]:
-    """Record tuples ``(offset, key, value, timestamp, headers)`` of ``columns.records[lo:hi]``."""
-    from . import _impl
-
-    out = []
-    data = columns.data
-    headers = columns.headers
-    for row in columns.records[lo:hi]:
-        record_headers = []
-        for h in range(int(row["header_index"]), int(row["header_index"]) + int(row["header_count"])):
-            hrow = headers[h]
-            kp, kl, vp, vl = int(hrow["key_pos"]), int(hrow["key_len"]), int(hrow["value_pos"]), int(hrow["value_len"])
-            record_headers.append((bytes(data[kp:kp + kl]).decode("utf-8", "replace"),
-                                   None if vl < 0 else bytes(data[vp:vp + vl])))
-        kp, kl, vp, vl = int(row["key_pos"]), int(row["key_len"]), int(row["value_pos"]), int(row["value_len"])
-        out.append(_impl.core.Record(int(row["offset"]), int(row["timestamp"]),
-                                     None if kl < 0 else bytes(data[kp:kp + kl]),
-                                     None if vl < 0 else bytes(data[vp:vp + vl]), record_headers))
-    return out
-
-
-def _rebuild_batch(batch: RecordBatch, columns: Any, kept_index: Any, delete_horizon_ms: int | None) -> bytes:
-    """The kept records (rows ``kept_index`` of the batch's columns) as a batch of the same magic, codec,
-    timestamp type and producer fields (Kafka: ``MemoryRecords.buildRetainedRecordsInto``): v2 keeps the base
-    offset and overrides the last offset with the original's; legacy starts at the first kept offset."""
-    rows = columns.records[kept_index]
-    data = columns.data
-    keys = [None if kl < 0 else bytes(data[kp:kp + kl]) for kp, kl in zip(rows["key_pos"].tolist(),
-                                                                         rows["key_len"].tolist(), strict=True)]
-    values = [None if vl < 0 else bytes(data[vp:vp + vl]) for vp, vl in zip(rows["value_pos"].tolist(),
-                                                                           rows["value_len"].tolist(), strict=True)]
-    timestamps = rows["timestamp"].tolist()
-    offsets = rows["offset"].tolist()
-    log_append_time = batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
-    if batch.magic >= 2:
-        headers: list[Any] | None = None
-        if bool((rows["header_count"] > 0).any()):
-            headers = [r.headers or None for r in (_records_of(columns, int(i), int(i) + 1)[0] for i in kept_index)]
-        return encode_default_batch(
-            keys, values, timestamps, headers, base_offset=batch.base_offset, compression=batch.compression,
-            timestamp_type=batch.timestamp_type, log_append_time=log_append_time, producer_id=batch.producer_id,
-            producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-            is_transactional=batch.is_transactional, is_control=batch.is_control,
-            partition_leader_epoch=batch.partition_leader_epoch,
-            delete_horizon_ms=delete_horizon_ms if delete_horizon_ms is not None and delete_horizon_ms >= 0 else None,
-            offset_deltas=[o - batch.base_offset for o in offsets],
-            last_offset_delta=batch.last_offset - batch.base_offset)
-    timestamp_type = batch.timestamp_type
-    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
-        timestamp_type = TimestampType.CREATE_TIME
-    return build_legacy_message_set(
-        list(zip(keys, values, [max(t, -1) for t in timestamps], strict=True)), magic=batch.magic,
-        compression=batch.compression, timestamp_type=timestamp_type, log_append_time=log_append_time,
-        offsets=offsets)
-
-
-def _max_timestamp_of(data: bytes) -> tuple[int, int]:
-    """The largest max timestamp among the entries in ``data`` and the last offset of the entry holding it."""
-    best, offset = -1, -1
-    for batch in MemoryRecords(data).batches():
-        if batch.max_timestamp > best:
-            best, offset = batch.max_timestamp, batch.last_offset
-    return best, offset
-
-
-def _empty_batch(batch: RecordBatch) -> bytes:
-    """A header-only v2 batch keeping a producer's state (Kafka: ``DefaultRecordBatch.writeEmptyHeader``):
-    no records, base timestamp -1, the original's offsets, max timestamp and producer fields."""
-    attributes = int(batch.timestamp_type is TimestampType.LOG_APPEND_TIME) << 3
-    attributes |= 0x10 if batch.is_transactional else 0
-    attributes |= 0x20 if batch.is_control else 0
-    out = bytearray(61)
-    _HEADER.pack_into(out, 0, batch.base_offset, 61 - 12, batch.partition_leader_epoch, 2, 0, attributes,
-                      batch.last_offset - batch.base_offset, -1, batch.max_timestamp, batch.producer_id,
-                      batch.producer_epoch, batch.base_sequence, 0)
-    from . import _impl
-
-    struct.pack_into(">I", out, 17, _impl.core.crc32c(bytes(out[21:])))
-    return bytes(out)
+            fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
+                              for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
+        return Cleaner.should_retain_records(self.retain_legacy_deletes_and_txn_markers, piece, fates,
+                                             self.cleaning_round.stats, self.current_time)
 
 
 def _java_date(ms: float) -> str:

@@ -63,8 +63,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from .config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS, ConfigError
-from .config import _parse_type as _kafka_parse_type
+from .config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS
+from .config_def import ConfigError, parse_type
 from .errors import IllegalStateError
 
 __all__ = [
@@ -271,7 +271,7 @@ class CleanerConfig:
         values: dict[str, Any] = {}
         for name, (type_, attribute) in _PROPERTIES.items():
             if name in props:
-                values[attribute] = _kafka_parse_type(name, props[name], type_)
+                values[attribute] = parse_type(name, props[name], type_)
         return cls(**values)
 
     # --- derived values ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ A ``LogConfig`` is one immutable set of values, one per property below, in Kafka
 property has a default; a caller passes only the ones it changes, as ``int``/``float``/``bool``/``str``
 values or as the strings Kafka reads from a properties file (``"1073741824"``, ``"true"``,
 ``"delete,compact"``).  Values are parsed and checked exactly as Kafka's ``ConfigDef`` does, and anything
-Kafka would refuse raises :class:`ConfigError` naming the property and the value.
+Kafka would refuse raises :class:`~kafkalog.config_def.ConfigError` naming the property and the value.
 
 ===================================  ==================  ==========================  ===================================
 property                             default             valid                       attribute
@@ -81,7 +81,7 @@ Where this port follows Kafka 3.8 instead of 0.10.1, and why:
 
 Where it differs from both, deliberately:
 
-* unknown property names raise :class:`ConfigError` in the constructor too, not only in
+* unknown property names raise :class:`~kafkalog.config_def.ConfigError` in the constructor too, not only in
   :meth:`LogConfig.validate_names`.  Kafka's ``AbstractConfig`` keeps unknown names as unused originals and
   logs them; a Python caller gets no such log line, so a misspelt ``segment.byte`` would silently change
   nothing;
@@ -101,29 +101,26 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import math
 import random
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from ._common import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
-    INT64_MIN,
     LOG_OVERHEAD,
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
     RECORD_OVERHEAD_V0,
 )
-from .errors import KafkaLogError
+from .config_def import ConfigError, Validator, at_least, between, parse_type, valid_list, valid_string
 from .record.compression import CompressionType
 from .record.types import TimestampType
 
 __all__ = [
-    "ConfigError",
     "BrokerCompressionType",
     "LogConfig",
     "PROPERTY_ATTRIBUTES",
@@ -200,30 +197,6 @@ __all__ = [
     "DEFAULT_LOCAL_RETENTION_MS",
     "DEFAULT_LOCAL_RETENTION_BYTES",
 ]
-
-
-class ConfigError(KafkaLogError, ValueError):
-    """A property name or value Kafka's ``LogConfig`` would refuse.
-
-    Kafka: ``ConfigException`` (bad values: "Invalid value V for configuration N: reason") and
-    ``InvalidConfigurationException`` (unknown names, conflicting values).  ``name`` is the property at fault
-    (``None`` when several unknown names are reported at once; they are in ``names``) and ``value`` the value
-    as the caller passed it.
-    """
-
-    def __init__(
-        self, message: str, *, name: str | None = None, value: object = None, names: Iterable[str] = ()
-    ) -> None:
-        super().__init__(message)
-        self.name = name
-        self.value = value
-        self.names: tuple[str, ...] = tuple(names) if names else (() if name is None else (name,))
-
-    @classmethod
-    def invalid(cls, name: str, value: object, reason: str) -> ConfigError:
-        """Kafka's ``new ConfigException(name, value, message)``: the property, its value and why."""
-        shown = repr(value) if isinstance(value, str) else str(value)
-        return cls(f"Invalid value {shown} for configuration {name}: {reason}", name=name, value=value)
 
 
 # --- Property names (Kafka: TopicConfig; 0.10.1: LogConfig.*Prop) ------------------------------------------
@@ -401,15 +374,6 @@ def _metadata_version_ordinal(version: str) -> int:
 
 # --- ConfigDef: types, parsing and validators -------------------------------------------------------------
 
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)"
-)
-_COMMA_WITH_WHITESPACE = re.compile(r"\s*,\s*")
-
-_Validator = Callable[[str, Any], None]
-
-
 class _ConfigKey(NamedTuple):
     """One ``ConfigDef.define`` of ``LogConfig``: name, type, default (already parsed), validator, and this
     port's attribute and Kafka's server-default property (``ServerTopicConfigSynonyms``)."""
@@ -417,116 +381,9 @@ class _ConfigKey(NamedTuple):
     name: str
     type: str  # "INT", "LONG", "DOUBLE", "BOOLEAN", "STRING" or "LIST", as in ConfigDef.Type
     default: object
-    validator: _Validator | None
+    validator: Validator | None
     attribute: str
     server_default_property: str | None
-
-
-def _type_name(value: object) -> str:
-    return type(value).__name__
-
-
-def _parse_type(name: str, value: object, type_: str) -> object:
-    """Kafka's ``ConfigDef.parseType``: a value as given to its type, or :class:`ConfigError`."""
-    if value is None:
-        raise ConfigError.invalid(name, value, "Value must be non-null")
-    text = value.strip() if isinstance(value, str) else None
-    if type_ == "BOOLEAN":
-        if text is not None:
-            if text.lower() == "true":
-                return True
-            if text.lower() == "false":
-                return False
-        elif isinstance(value, bool):
-            return value
-        raise ConfigError.invalid(name, value, "Expected value to be either true or false")
-    if type_ == "STRING":
-        if text is not None:
-            return text
-        raise ConfigError.invalid(
-            name, value, f"Expected value to be a string, but it was a {_type_name(value)}"
-        )
-    if type_ in ("INT", "LONG"):
-        if type_ == "INT":
-            low, high, what = INT32_MIN, INT32_MAX, "a 32-bit integer"
-        else:
-            low, high, what = INT64_MIN, INT64_MAX, "a 64-bit integer (long)"
-        if text is not None:
-            # (the length check keeps int() away from its 4300-digit limit; zeros in front are allowed)
-            digits = text.lstrip("+-").lstrip("0")
-            if not _JAVA_INT.fullmatch(text) or len(digits) > 20 or not low <= int(text) <= high:
-                raise ConfigError.invalid(name, value, f"Not a number of type {type_}")
-            return int(text)
-        if isinstance(value, int) and not isinstance(value, bool):
-            if low <= value <= high:
-                return int(value)
-            raise ConfigError.invalid(name, value, f"Expected value to be {what}, but it is out of range")
-        raise ConfigError.invalid(
-            name, value, f"Expected value to be {what}, but it was a {_type_name(value)}"
-        )
-    if type_ == "DOUBLE":
-        if text is not None:
-            if not _JAVA_DOUBLE.fullmatch(text):
-                raise ConfigError.invalid(name, value, f"Not a number of type {type_}")
-            literal = text[:-1] if text[-1] in "fFdD" else text  # Java's optional float/double suffix
-            return float(literal.replace("Infinity", "inf"))
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise ConfigError.invalid(
-            name, value, f"Expected value to be a double, but it was a {_type_name(value)}"
-        )
-    if type_ == "LIST":
-        if text is not None:
-            return () if not text else tuple(_COMMA_WITH_WHITESPACE.split(text))
-        if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-            return tuple(value)
-        raise ConfigError.invalid(name, value, "Expected a comma separated list.")
-    raise AssertionError(f"unknown config type {type_}")  # pragma: no cover - the table below is fixed
-
-
-def _at_least(minimum: int) -> _Validator:
-    """Kafka's ``ConfigDef.Range.atLeast``."""
-
-    def check(name: str, value: Any) -> None:
-        if value < minimum:
-            raise ConfigError.invalid(name, value, f"Value must be at least {minimum}")
-
-    return check
-
-
-def _between(minimum: float, maximum: float) -> _Validator:
-    """Kafka's ``ConfigDef.Range.between`` (inclusive), refusing NaN as well (see the module docstring)."""
-
-    def check(name: str, value: Any) -> None:
-        if isinstance(value, float) and math.isnan(value):
-            raise ConfigError.invalid(name, value, f"Value must be a number between {minimum} and {maximum}")
-        if value < minimum:
-            raise ConfigError.invalid(name, value, f"Value must be at least {minimum}")
-        if value > maximum:
-            raise ConfigError.invalid(name, value, f"Value must be no more than {maximum}")
-
-    return check
-
-
-def _valid_string(*choices: str) -> _Validator:
-    """Kafka's ``ConfigDef.ValidString.in`` (case-sensitive)."""
-
-    def check(name: str, value: Any) -> None:
-        if value not in choices:
-            raise ConfigError.invalid(name, value, f"String must be one of: {', '.join(choices)}")
-
-    return check
-
-
-def _valid_list(*choices: str) -> _Validator:
-    """Kafka's ``ConfigDef.ValidList.in``: every element one of the choices (an empty list passes)."""
-    element = _valid_string(*choices)
-
-    def check(name: str, value: Any) -> None:
-        for item in value:
-            element(name, item)
-
-    return check
 
 
 def _gzip_level(name: str, value: Any) -> None:
@@ -574,66 +431,66 @@ def _metadata_version(name: str, value: Any) -> None:
 # Kafka's LogConfig CONFIG definitions, in its order (LogConfig.java, tag 3.8.0).  Defaults are stored
 # parsed, as ConfigDef.define parses them.
 _CONFIG_DEF: Final[tuple[_ConfigKey, ...]] = (
-    _ConfigKey(SEGMENT_BYTES_CONFIG, "INT", DEFAULT_SEGMENT_BYTES, _at_least(RECORD_OVERHEAD_V0),
+    _ConfigKey(SEGMENT_BYTES_CONFIG, "INT", DEFAULT_SEGMENT_BYTES, at_least(RECORD_OVERHEAD_V0),
                "segment_size", "log.segment.bytes"),
-    _ConfigKey(SEGMENT_MS_CONFIG, "LONG", DEFAULT_SEGMENT_MS, _at_least(1), "segment_ms", "log.roll.ms"),
-    _ConfigKey(SEGMENT_JITTER_MS_CONFIG, "LONG", DEFAULT_SEGMENT_JITTER_MS, _at_least(0),
+    _ConfigKey(SEGMENT_MS_CONFIG, "LONG", DEFAULT_SEGMENT_MS, at_least(1), "segment_ms", "log.roll.ms"),
+    _ConfigKey(SEGMENT_JITTER_MS_CONFIG, "LONG", DEFAULT_SEGMENT_JITTER_MS, at_least(0),
                "segment_jitter_ms", "log.roll.jitter.ms"),
-    _ConfigKey(SEGMENT_INDEX_BYTES_CONFIG, "INT", DEFAULT_SEGMENT_INDEX_BYTES, _at_least(4),
+    _ConfigKey(SEGMENT_INDEX_BYTES_CONFIG, "INT", DEFAULT_SEGMENT_INDEX_BYTES, at_least(4),
                "max_index_size", "log.index.size.max.bytes"),
-    _ConfigKey(FLUSH_MESSAGES_INTERVAL_CONFIG, "LONG", DEFAULT_FLUSH_MESSAGES, _at_least(1),
+    _ConfigKey(FLUSH_MESSAGES_INTERVAL_CONFIG, "LONG", DEFAULT_FLUSH_MESSAGES, at_least(1),
                "flush_interval", "log.flush.interval.messages"),
-    _ConfigKey(FLUSH_MS_CONFIG, "LONG", DEFAULT_FLUSH_MS, _at_least(0), "flush_ms", "log.flush.interval.ms"),
+    _ConfigKey(FLUSH_MS_CONFIG, "LONG", DEFAULT_FLUSH_MS, at_least(0), "flush_ms", "log.flush.interval.ms"),
     # can be negative: -1 (any negative, for the size check) means no size limit
     _ConfigKey(RETENTION_BYTES_CONFIG, "LONG", DEFAULT_RETENTION_BYTES, None,
                "retention_size", "log.retention.bytes"),
     # -1 means no time limit
-    _ConfigKey(RETENTION_MS_CONFIG, "LONG", DEFAULT_RETENTION_MS, _at_least(-1),
+    _ConfigKey(RETENTION_MS_CONFIG, "LONG", DEFAULT_RETENTION_MS, at_least(-1),
                "retention_ms", "log.retention.ms"),
-    _ConfigKey(MAX_MESSAGE_BYTES_CONFIG, "INT", DEFAULT_MAX_MESSAGE_BYTES, _at_least(0),
+    _ConfigKey(MAX_MESSAGE_BYTES_CONFIG, "INT", DEFAULT_MAX_MESSAGE_BYTES, at_least(0),
                "max_message_size", "message.max.bytes"),
-    _ConfigKey(INDEX_INTERVAL_BYTES_CONFIG, "INT", DEFAULT_INDEX_INTERVAL_BYTES, _at_least(0),
+    _ConfigKey(INDEX_INTERVAL_BYTES_CONFIG, "INT", DEFAULT_INDEX_INTERVAL_BYTES, at_least(0),
                "index_interval", "log.index.interval.bytes"),
-    _ConfigKey(DELETE_RETENTION_MS_CONFIG, "LONG", DEFAULT_DELETE_RETENTION_MS, _at_least(0),
+    _ConfigKey(DELETE_RETENTION_MS_CONFIG, "LONG", DEFAULT_DELETE_RETENTION_MS, at_least(0),
                "delete_retention_ms", "log.cleaner.delete.retention.ms"),
-    _ConfigKey(MIN_COMPACTION_LAG_MS_CONFIG, "LONG", DEFAULT_MIN_COMPACTION_LAG_MS, _at_least(0),
+    _ConfigKey(MIN_COMPACTION_LAG_MS_CONFIG, "LONG", DEFAULT_MIN_COMPACTION_LAG_MS, at_least(0),
                "compaction_lag_ms", "log.cleaner.min.compaction.lag.ms"),
-    _ConfigKey(MAX_COMPACTION_LAG_MS_CONFIG, "LONG", DEFAULT_MAX_COMPACTION_LAG_MS, _at_least(1),
+    _ConfigKey(MAX_COMPACTION_LAG_MS_CONFIG, "LONG", DEFAULT_MAX_COMPACTION_LAG_MS, at_least(1),
                "max_compaction_lag_ms", "log.cleaner.max.compaction.lag.ms"),
-    _ConfigKey(FILE_DELETE_DELAY_MS_CONFIG, "LONG", DEFAULT_FILE_DELETE_DELAY_MS, _at_least(0),
+    _ConfigKey(FILE_DELETE_DELAY_MS_CONFIG, "LONG", DEFAULT_FILE_DELETE_DELAY_MS, at_least(0),
                "file_delete_delay_ms", "log.segment.delete.delay.ms"),
-    _ConfigKey(MIN_CLEANABLE_DIRTY_RATIO_CONFIG, "DOUBLE", DEFAULT_MIN_CLEANABLE_DIRTY_RATIO, _between(0, 1),
+    _ConfigKey(MIN_CLEANABLE_DIRTY_RATIO_CONFIG, "DOUBLE", DEFAULT_MIN_CLEANABLE_DIRTY_RATIO, between(0, 1),
                "min_cleanable_ratio", "log.cleaner.min.cleanable.ratio"),
     _ConfigKey(CLEANUP_POLICY_CONFIG, "LIST", (DEFAULT_CLEANUP_POLICY,),
-               _valid_list(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE),
+               valid_list(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE),
                "cleanup_policy", "log.cleanup.policy"),
     _ConfigKey(UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "BOOLEAN", DEFAULT_UNCLEAN_LEADER_ELECTION_ENABLE, None,
                "unclean_leader_election_enable", "unclean.leader.election.enable"),
-    _ConfigKey(MIN_IN_SYNC_REPLICAS_CONFIG, "INT", DEFAULT_MIN_IN_SYNC_REPLICAS, _at_least(1),
+    _ConfigKey(MIN_IN_SYNC_REPLICAS_CONFIG, "INT", DEFAULT_MIN_IN_SYNC_REPLICAS, at_least(1),
                "min_in_sync_replicas", "min.insync.replicas"),
     _ConfigKey(COMPRESSION_TYPE_CONFIG, "STRING", DEFAULT_COMPRESSION_TYPE,
-               _valid_string(*(member.value for member in BrokerCompressionType)),
+               valid_string(*(member.value for member in BrokerCompressionType)),
                "compression_type", "compression.type"),
     _ConfigKey(COMPRESSION_GZIP_LEVEL_CONFIG, "INT", DEFAULT_COMPRESSION_GZIP_LEVEL, _gzip_level,
                "compression_gzip_level", "compression.gzip.level"),
     _ConfigKey(COMPRESSION_LZ4_LEVEL_CONFIG, "INT", DEFAULT_COMPRESSION_LZ4_LEVEL,
-               _between(_LZ4_MIN_LEVEL, _LZ4_MAX_LEVEL), "compression_lz4_level", "compression.lz4.level"),
+               between(_LZ4_MIN_LEVEL, _LZ4_MAX_LEVEL), "compression_lz4_level", "compression.lz4.level"),
     _ConfigKey(COMPRESSION_ZSTD_LEVEL_CONFIG, "INT", DEFAULT_COMPRESSION_ZSTD_LEVEL,
-               _between(_ZSTD_MIN_LEVEL, _ZSTD_MAX_LEVEL),
+               between(_ZSTD_MIN_LEVEL, _ZSTD_MAX_LEVEL),
                "compression_zstd_level", "compression.zstd.level"),
     _ConfigKey(PREALLOCATE_CONFIG, "BOOLEAN", DEFAULT_PREALLOCATE, None, "preallocate", "log.preallocate"),
     _ConfigKey(MESSAGE_FORMAT_VERSION_CONFIG, "STRING", DEFAULT_MESSAGE_FORMAT_VERSION, _metadata_version,
                "message_format_version", "log.message.format.version"),
     _ConfigKey(MESSAGE_TIMESTAMP_TYPE_CONFIG, "STRING", DEFAULT_MESSAGE_TIMESTAMP_TYPE,
-               _valid_string("CreateTime", "LogAppendTime"), "message_timestamp_type",
+               valid_string("CreateTime", "LogAppendTime"), "message_timestamp_type",
                "log.message.timestamp.type"),
     _ConfigKey(MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS_CONFIG, "LONG",
-               DEFAULT_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS, _at_least(0),
+               DEFAULT_MESSAGE_TIMESTAMP_DIFFERENCE_MAX_MS, at_least(0),
                "message_timestamp_difference_max_ms", "log.message.timestamp.difference.max.ms"),
     _ConfigKey(MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, "LONG", DEFAULT_MESSAGE_TIMESTAMP_BEFORE_MAX_MS,
-               _at_least(0), "message_timestamp_before_max_ms", "log.message.timestamp.before.max.ms"),
+               at_least(0), "message_timestamp_before_max_ms", "log.message.timestamp.before.max.ms"),
     _ConfigKey(MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, "LONG", DEFAULT_MESSAGE_TIMESTAMP_AFTER_MAX_MS,
-               _at_least(0), "message_timestamp_after_max_ms", "log.message.timestamp.after.max.ms"),
+               at_least(0), "message_timestamp_after_max_ms", "log.message.timestamp.after.max.ms"),
     _ConfigKey(LEADER_REPLICATION_THROTTLED_REPLICAS_CONFIG, "LIST", (), _throttled_replica_list,
                "leader_replication_throttled_replicas", None),
     _ConfigKey(FOLLOWER_REPLICATION_THROTTLED_REPLICAS_CONFIG, "LIST", (), _throttled_replica_list,
@@ -642,9 +499,9 @@ _CONFIG_DEF: Final[tuple[_ConfigKey, ...]] = (
                "message_down_conversion_enable", "log.message.downconversion.enable"),
     _ConfigKey(REMOTE_LOG_STORAGE_ENABLE_CONFIG, "BOOLEAN", DEFAULT_REMOTE_STORAGE_ENABLE, None,
                "remote_storage_enable", None),
-    _ConfigKey(LOCAL_LOG_RETENTION_MS_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_MS, _at_least(-2),
+    _ConfigKey(LOCAL_LOG_RETENTION_MS_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_MS, at_least(-2),
                "local_retention_ms", "log.local.retention.ms"),
-    _ConfigKey(LOCAL_LOG_RETENTION_BYTES_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_BYTES, _at_least(-2),
+    _ConfigKey(LOCAL_LOG_RETENTION_BYTES_CONFIG, "LONG", DEFAULT_LOCAL_RETENTION_BYTES, at_least(-2),
                "local_retention_bytes", "log.local.retention.bytes"),
 )  # fmt: skip
 
@@ -683,7 +540,7 @@ def _format_value(value: object) -> str:
 
 
 def _check_names(props: Mapping[Any, Any]) -> None:
-    """Raise :class:`ConfigError` naming every key of ``props`` that is not a ``LogConfig`` property."""
+    """Raise :class:`~kafkalog.config_def.ConfigError` naming every key of ``props`` that is not a property."""
     unknown = sorted(str(name) for name in props if not isinstance(name, str) or name not in _KEYS)
     if unknown:
         noun = "name" if len(unknown) == 1 else "names"
@@ -705,7 +562,7 @@ def _parse_props(props: Mapping[Any, Any]) -> dict[str, object]:
         else:
             if key.name == MESSAGE_TIMESTAMP_TYPE_CONFIG and isinstance(raw, TimestampType):
                 raw = raw.kafka_name
-            value = _parse_type(key.name, raw, key.type)
+            value = parse_type(key.name, raw, key.type)
         if key.validator is not None:
             key.validator(key.name, value)
         values[key.name] = value
@@ -985,7 +842,7 @@ class LogConfig:
         Raises:
             ConfigError: the topic asks for remote storage the broker has not got.
         """
-        enabled = _parse_type(REMOTE_LOG_STORAGE_ENABLE_CONFIG,
+        enabled = parse_type(REMOTE_LOG_STORAGE_ENABLE_CONFIG,
                               props.get(REMOTE_LOG_STORAGE_ENABLE_CONFIG, DEFAULT_REMOTE_STORAGE_ENABLE), "BOOLEAN")
         if enabled and not is_remote_log_storage_system_enabled:
             if is_receiving_config_from_store:

@@ -11,15 +11,15 @@ file; slices never change.  With ``preallocate`` a new file is created at ``init
 its logical size starts at 0; ``close`` and ``trim`` cut the file back to the logical size, and after a
 crash the zero tail is found by recovery (a size field of 0 is corrupt).
 
-How it reads.  Walking entries (``search_for``, ``scan``, iteration) is the kernels' work.  A writable
-set's kernels walk a read-only mmap of the file held by the shared :class:`FileChannel`: a kernel gets
-the mmap object for the length of one call, under the channel lock, and no view of it is kept (the mmap
-rule), so the map can be replaced when the file grows and dropped before the file is truncated.  A
-read-only set (``writable=False``) never maps its file: another process (the broker, a ``Log``) may cut
-it at any moment, and a mapped page touched past the new end kills the reader with SIGBUS, so its
-kernels walk the bytes read with ``pread``, 1 MiB at a time (:func:`_scan_by_reads`), and a file cut
-under them reads shorter.  Batches handed to the caller are built over ``bytes`` read with ``pread`` in
-bounded chunks, never over the map.  A read-only set never writes, truncates or renames its file.
+How it reads.  Walking entries (``search_for``, ``scan``, iteration) is the kernels' work.  A writable set's
+kernels walk a read-only mmap of the file held by the shared :class:`~kafkalog.file_channel.FileChannel`: a
+kernel gets the mmap object for the length of one call, under the channel lock, and no view of it is kept
+(the mmap rule), so the map can be replaced when the file grows and dropped before the file is truncated.  A
+read-only set (``writable=False``) never maps its file: another process (the broker, a ``Log``) may cut it
+at any moment, and a mapped page touched past the new end kills the reader with SIGBUS, so its kernels walk
+the bytes read with ``pread``, 1 MiB at a time (:func:`_scan_by_reads`), and a file cut under them reads
+shorter.  Batches handed to the caller are built over ``bytes`` read with ``pread`` in bounded chunks, never
+over the map.  A read-only set never writes, truncates or renames its file.
 
 Failures.  A full disk during an append is a :class:`KafkaStorageError` that says so, and the bytes the
 failed write left are cut off again (no part of a failed append is ever read or recovered as data).  A
@@ -34,10 +34,7 @@ over :mod:`kafkalog.record.convert`.
 
 from __future__ import annotations
 
-import mmap
 import os
-import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -68,13 +65,14 @@ from .errors import (
     ReadOnlyError,
     RecordTooLargeError,
 )
-from .fsutil import data_regions, open_regular, storage_error
+from .file_channel import FileChannel
+from .fsutil import storage_error
 from .record import MemoryRecords, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
 from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
 
-__all__ = ["FileChannel", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
+__all__ = ["FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
 
 #: The most bytes ``batches()`` reads into memory at once.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
@@ -197,266 +195,6 @@ def _search_by_reads(channel: FileChannel, start: int, end: int,
         return -1, 0, -1, position + stop, code
 
 
-class FileChannel:
-    """The open ``.log`` file that a set and its slices share (Kafka: the ``FileChannel``).
-
-    It owns the file descriptor, the read-only mmap the scan kernels walk, and the lock that orders map
-    replacement against kernel calls.
-
-    Whether the file is mapped at all (:attr:`mappable`): only when this process owns it (``writable``:
-    the writer holds its log dir's lock, and every truncation goes through this channel, under its lock)
-    and the file has no holes.  A read-only channel never maps: a writer in another process may cut the
-    file at any moment, and a kernel that touched a mapped page past the new end would kill the process
-    with SIGBUS, so its scans read the bytes with ``pread`` (:meth:`FileMessageSet.scan`), and a file cut
-    under them reads shorter.  A sparse file (preallocated, or its preallocated tail after a crash) is not
-    mapped either: on a full tmpfs even reading a hole through a map is a SIGBUS.
-
-    The descriptor outlives :meth:`close` while a call is using it: every call that uses it counts itself
-    in and out (:meth:`_acquire`), and the descriptor is closed by the last one out.  So a read that races
-    the deletion of its segment completes on the file it started on, or, starting after the close, fails
-    with :class:`IllegalStateError`; it never uses a closed descriptor, nor one the number of which was
-    given to another file meanwhile.
-    """
-
-    def __init__(self, path: Path, writable: bool, *, _fd: int | None = None) -> None:
-        self.path = path
-        self.writable = writable
-        self.lock = threading.RLock()
-        self._map: mmap.mmap | None = None
-        # The descriptor's users and the close that waits for them (_acquire / _release).
-        self._fd_lock = threading.Lock()
-        self._users = 0
-        self._closing_fd: int | None = None
-        self.fd: int | None = _fd
-        if _fd is None:
-            flags = os.O_RDWR | os.O_CREAT if writable else os.O_RDONLY
-            try:
-                self.fd = open_regular(path, flags)
-            except OSError as e:
-                if isinstance(e, (FileNotFoundError, KafkaStorageError)):
-                    raise
-                raise storage_error(e, f"Error while opening {path}") from e
-        #: Whether scans may walk a map of the file rather than read it (see the class docstring).
-        self.mappable = writable and not self._has_holes()
-
-    @classmethod
-    def empty(cls, path: Path) -> FileChannel:
-        """A read-only channel of no bytes, named ``path``, with no file of the file system behind it: an
-        anonymous memory file (``memfd_create``), or where the platform has none an unnamed temporary file;
-        either is a regular file of size 0 that nothing else can write."""
-        memfd_create = getattr(os, "memfd_create", None)
-        if memfd_create is not None:
-            fd = memfd_create("kafkalog-empty", getattr(os, "MFD_CLOEXEC", 0))
-        else:
-            with tempfile.TemporaryFile() as f:
-                fd = os.dup(f.fileno())
-        return cls(path, writable=False, _fd=fd)
-
-    def _has_holes(self) -> bool:
-        """Whether the file has a hole before its end (``SEEK_HOLE``; never where the platform cannot tell)."""
-        seek_hole = getattr(os, "SEEK_HOLE", None)
-        fd = self.fd
-        if seek_hole is None or fd is None:
-            return False
-        try:
-            return os.lseek(fd, 0, seek_hole) < os.fstat(fd).st_size
-        except OSError:
-            return False
-
-    def zeros_between(self, start: int, end: int) -> bool:
-        """Whether every byte of ``[start, end)`` is zero: holes are stepped over
-        (:func:`~kafkalog.fsutil.data_regions`) and the data between them read a piece at a time, so a sparse
-        preallocated tail costs nothing to check."""
-        fd = self._acquire()
-        try:
-            for position, stop in data_regions(fd, start, end):
-                while position < stop:
-                    piece = os.pread(fd, min(SCAN_READ_BYTES, stop - position), position)
-                    if not piece:
-                        return True  # the file ends (cut by a writer) before ``end``
-                    if piece.count(0) != len(piece):
-                        return False
-                    position += len(piece)
-        except OSError as e:
-            raise storage_error(e, f"Error while reading {self.path}") from e
-        finally:
-            self._release()
-        return True
-
-    def _acquire(self) -> int:
-        """The descriptor, counted in use until :meth:`_release`; a closed channel raises."""
-        with self._fd_lock:
-            fd = self.fd
-            if fd is None:
-                raise IllegalStateError(f"File {self.path} is closed")
-            self._users += 1
-            return fd
-
-    def _release(self) -> None:
-        with self._fd_lock:
-            self._users -= 1
-            if self._users or self._closing_fd is None:
-                return
-            fd, self._closing_fd = self._closing_fd, None
-        os.close(fd)
-
-    def size(self) -> int:
-        """The file's length on disk (Kafka: ``channel.size``)."""
-        fd = self._acquire()
-        try:
-            return os.fstat(fd).st_size
-        finally:
-            self._release()
-
-    def mapped(self, end: int) -> mmap.mmap:
-        """A map covering at least ``[0, end)``; call with ``lock`` held and drop nothing it returns.  Only
-        for a :attr:`mappable` channel.
-
-        The file's length is checked every time and a range past its end is an error: touching a mapped
-        page past the end of a file kills the process with SIGBUS.  (No other process cuts a file this
-        process writes; a read-only channel, whose file another process may cut, never maps it.)
-        """
-        if not self.mappable:
-            raise IllegalStateError(f"{self.path} is not mapped: it is read-only or sparse")
-        # The lock held keeps close() (which takes it) from closing the descriptor under this call.
-        fd = self.fd
-        if fd is None:
-            raise IllegalStateError(f"File {self.path} is closed")
-        length = os.fstat(fd).st_size
-        if length < end:
-            self.drop_map()
-            raise IllegalStateError(f"{self.path} is {length} bytes long, shorter than the {end} asked for")
-        if self._map is None or len(self._map) < end or len(self._map) > length:
-            self.drop_map()
-            self._map = mmap.mmap(fd, length, access=mmap.ACCESS_READ)
-        return self._map
-
-    def drop_map(self) -> None:
-        """Unmap, as before the file is truncated (a page past the end of a file must never be touched)."""
-        with self.lock:
-            if self._map is not None:
-                self._map.close()
-                self._map = None
-
-    def pread(self, position: int, size: int) -> bytes:
-        """``size`` bytes from ``position``; fewer (the file was cut) is a :class:`KafkaStorageError`."""
-        data = self.pread_upto(position, size)
-        if len(data) != size:
-            raise KafkaStorageError(
-                f"Short read from {self.path}: {len(data)} of {size} bytes at position {position}"
-            )
-        return data
-
-    def pread_upto(self, position: int, size: int) -> bytes:
-        """Up to ``size`` bytes from ``position``: fewer only where the file ends."""
-        fd = self._acquire()
-        try:
-            data = os.pread(fd, size, position)
-            if len(data) < size and data:
-                # A single read stops at 2 GiB; read on to the end asked for, or of the file.
-                parts = [data]
-                got = len(data)
-                while got < size:
-                    more = os.pread(fd, size - got, position + got)
-                    if not more:
-                        break
-                    parts.append(more)
-                    got += len(more)
-                data = b"".join(parts)
-            return data
-        except OSError as e:
-            raise storage_error(e, f"Error while reading {size} bytes at position {position} of {self.path}") from e
-        finally:
-            self._release()
-
-    def read_into(self, view: memoryview, position: int) -> int:
-        """Fill ``view`` from ``position`` (``preadv``); returns the bytes read, fewer only where the file
-        ends."""
-        fd = self._acquire()
-        try:
-            got = 0
-            while got < view.nbytes:
-                n = os.preadv(fd, [view[got:]], position + got)
-                if n == 0:
-                    break
-                got += n
-            return got
-        except OSError as e:
-            raise storage_error(
-                e, f"Error while reading {view.nbytes} bytes at position {position} of {self.path}") from e
-        finally:
-            self._release()
-
-    def write_at(self, data: Any, position: int) -> int:
-        """Write all of ``data`` at ``position``; an ``OSError`` (a full disk) is raised as it is, for the
-        caller to undo what was written (:meth:`FileMessageSet.append`)."""
-        fd = self._acquire()
-        try:
-            with memoryview(data) as view:
-                written = 0
-                while written < view.nbytes:
-                    written += os.pwrite(fd, view[written:], position + written)
-                return written
-        finally:
-            self._release()
-
-    def send(self, out_fd: int, position: int, count: int) -> int:
-        """``sendfile`` ``count`` bytes from ``position`` to ``out_fd``; returns the bytes sent."""
-        fd = self._acquire()
-        try:
-            sent = 0
-            while sent < count:
-                n = os.sendfile(out_fd, fd, position + sent, count - sent)
-                if n == 0:
-                    break
-                sent += n
-            return sent
-        finally:
-            self._release()
-
-    def truncate(self, size: int) -> None:
-        """Cut the file to ``size`` bytes, dropping the map first (its tail would be past the end)."""
-        with self.lock:
-            self.drop_map()
-            fd = self._acquire()
-            try:
-                os.ftruncate(fd, size)
-            finally:
-                self._release()
-            self.mappable = self.writable and not self._has_holes()
-
-    def set_length(self, size: int) -> None:
-        """Set the file's length, as preallocation does (Kafka: ``RandomAccessFile.setLength``); the space
-        is left sparse, as Java leaves it, so the file is read rather than mapped until it is trimmed."""
-        self.truncate(size)
-
-    def force(self) -> None:
-        fd = self._acquire()
-        try:
-            os.fsync(fd)
-        except OSError as e:
-            raise storage_error(e, f"Error while flushing {self.path}") from e
-        finally:
-            self._release()
-
-    def close(self) -> None:
-        """Unmap and close; a call still using the descriptor keeps it open until it is done."""
-        with self.lock:
-            self.drop_map()
-            with self._fd_lock:
-                fd, self.fd = self.fd, None
-                if fd is None:
-                    return
-                if self._users:
-                    self._closing_fd = fd  # the last user closes it (_release)
-                    return
-            os.close(fd)
-
-    @property
-    def closed(self) -> bool:
-        return self.fd is None
-
-
 class FileMessageSet:
     """A ``.log`` file, or a slice of one (Kafka: ``FileMessageSet`` / ``FileRecords``).
 
@@ -516,7 +254,8 @@ class FileMessageSet:
 
         kafkalog's, for a read-only open of a partition dir that holds no segment: a broker would create
         an empty segment there, a read-only open reads as that segment would.  The set reads an empty
-        anonymous file (:meth:`FileChannel.empty`: zero bytes, no map); its name is ``path``, for messages.
+        anonymous file (:meth:`~kafkalog.file_channel.FileChannel.empty`: zero bytes, no map); its name is
+        ``path``, for messages.
         """
         channel = FileChannel.empty(Path(path))
         empty = cls(path, writable=False, _channel=channel, _start=0, _end=0)
@@ -591,9 +330,25 @@ class FileMessageSet:
 
     slice = read
 
-    def read_bytes(self) -> bytes:
-        """The set's bytes, read from the file."""
-        return self._channel.pread(self.start, self._size) if self._size else b""
+    def read_bytes(self, position: int = 0, size: int | None = None) -> bytes:
+        """The set's bytes, read from the file: all of them, or ``size`` bytes from ``position`` (relative to
+        the set's start, as every position of this class is), fewer where the set ends first.
+
+        The positional form is how code outside the class reads a batch it found by a scan or an index
+        lookup (Kafka: ``FileRecords.readInto(buffer, position)``), without reaching for the file underneath.
+        A negative position or size, or a position past the end, is an :class:`IllegalArgumentError`.
+        """
+        if position == 0 and size is None:
+            return self._channel.pread(self.start, self._size) if self._size else b""
+        current = self._size
+        if position < 0 or position > current:
+            raise IllegalArgumentError(f"Invalid position: {position} in read from {self}")
+        if size is None:
+            size = current - position
+        elif size < 0:
+            raise IllegalArgumentError(f"Invalid size: {size} in read from {self}")
+        size = min(size, current - position)
+        return self._channel.pread(self.start + position, size) if size else b""
 
     def read_into(
         self, buffer: bytearray | memoryview, relative_position: int
@@ -849,7 +604,7 @@ class FileMessageSet:
         """Run the batch-scan kernel over the set from ``starting_position`` (positions in the file),
         stopping after ``max_batches`` batches when given.
 
-        The engine of recovery and of iteration; see ``_core_py.scan_batches`` for its rules.
+        The engine of recovery and of iteration; see ``_core_py.scan.scan_batches`` for its rules.
         """
         batches, stop, reason = self._scan_from(self.start + starting_position, check_crc, stop_on_invalid,
                                                 max_entry_size, INT64_MAX if max_batches is None else max_batches)

@@ -5,6 +5,12 @@ suffix: ``.log`` (the entries), ``.index`` (offset index), ``.timeindex`` (time 
 (aborted transactions, written by brokers from 0.11; kafkalog leaves it alone).  While a file is
 being replaced or removed a second suffix follows the first: ``.cleaned`` (cleaner output in
 progress), ``.swap`` (ready to be swapped in), ``.deleted`` (waiting for asynchronous deletion).
+
+A log dir's root holds two files of the broker's besides its checkpoints (whose names sit with their
+format in :mod:`kafkalog.checkpoint`): ``.lock``, the file a broker locks to own the dir (Kafka:
+``LogManager.LockFile`` in 0.10.1.1, ``LogManager.LockFileName`` in 3.8.0), and ``.kafka_cleanshutdown``,
+the marker a clean shutdown leaves (Kafka: ``Log.CleanShutdownFile`` in 0.10.1.1,
+``CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME`` in 3.8.0).
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from .errors import IllegalArgumentError
 
 __all__ = [
     "CLEANED_FILE_SUFFIX",
+    "CLEAN_SHUTDOWN_FILE",
     "DELETED_FILE_SUFFIX",
     "INDEX_FILE_SUFFIX",
+    "LOCK_FILE",
     "LOG_FILE_SUFFIX",
     "PRODUCER_SNAPSHOT_FILE_SUFFIX",
     "SWAP_FILE_SUFFIX",
@@ -45,6 +53,11 @@ CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
 #: A broker's producer-state snapshot, named for the offset it was taken at (kafkalog only reads these).
 PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
+
+#: The clean-shutdown marker in a log dir's root: empty up to 3.6, ``{"version":0,"brokerEpoch":N}`` from 3.7.
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+#: The file in a log dir's root that the owning process holds an exclusive lock on.
+LOCK_FILE = ".lock"
 
 
 def filename_prefix_from_offset(offset: int) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
-from .checkpoint import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from .errors import KafkaStorageError, LogDirInUseError
+from .filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 
 __all__ = [
     "DirLock",

@@ -77,6 +77,8 @@ __all__ = [
 
 #: ``segment.index.bytes`` default: 10 MiB.
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024
+#: ``IndexKind.OFFSET_KEY`` as a plain int, for the one kernel call of every fetch (no enum lookup there).
+_OFFSET_KEY = int(IndexKind.OFFSET_KEY)
 
 
 class OffsetPosition(NamedTuple):
@@ -556,7 +558,7 @@ class OffsetIndex(AbstractIndex):
             if self._closed:
                 raise IllegalStateError(f"Index {self._path} is closed")
             found = None if self._entries == 0 else _impl.core.index_lookup(
-                self._map, self._entries, 0, target_offset, self.base_offset)  # 0: IndexKind.OFFSET_KEY
+                self._map, self._entries, _OFFSET_KEY, target_offset, self.base_offset)
         finally:
             lock.release()
         return OffsetPosition(self.base_offset, 0) if found is None else _new_tuple(OffsetPosition, found)

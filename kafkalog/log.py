@@ -2,9 +2,15 @@
 
 Port of ``kafka/log/Log.scala`` (Kafka 0.10.1.1), with the modern behaviour of ``UnifiedLog.scala``,
 ``LocalLog.scala`` and ``LogLoader.scala`` (3.8.0) where the spec marks it (§3.10-3.18): loading with
-swap-file completion and index checks, recovery from the checkpointed recovery point, log start offset,
+swap-file completion and index checks (:mod:`kafkalog.log_loader`, which the constructor runs), recovery
+from the checkpointed recovery point, log start offset,
 retention bounded by the high watermark and never taking the last segment, asynchronous deletion,
 roll of an empty active segment, truncation, and the ``.cleaned`` -> ``.swap`` -> live swap protocol.
+
+Cut as Kafka 3.x cuts it: :class:`Log` is ``UnifiedLog`` (offsets, high watermark, append validation, the
+lock) over a :class:`~kafkalog.local_log.LocalLog` (the segments, their files and directory, rolls,
+truncation, deletion, flushing) that it holds as ``local_log``; its retention pass is
+:class:`~kafkalog.log_retention.LogRetention`'s.
 
 A log is a directory ``<topic>-<partition>`` of segments (:class:`~kafkalog.segment.LogSegment`),
 named for their base offsets.  Invariants:
@@ -26,73 +32,48 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ._common import INT32_MAX
-from .checkpoint import CLEAN_SHUTDOWN_FILE
+from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
 from .config import LogConfig
 from .consumer_view import ConsumerView, IsolationLevel
 from .errors import (
-    CorruptIndexError,
     IllegalArgumentError,
-    IllegalStateError,
-    InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
-    LogSegmentOffsetOverflowError,
     OffsetOutOfRangeError,
     ReadOnlyError,
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
+from .fetch import FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
 from .file_message_set import FileMessageSet, TimestampAndOffset
 from .filenames import (
-    CLEANED_FILE_SUFFIX,
-    DELETED_FILE_SUFFIX,
-    INDEX_FILE_SUFFIX,
-    LOG_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
-    TIME_INDEX_FILE_SUFFIX,
-    TXN_INDEX_FILE_SUFFIX,
+    CLEAN_SHUTDOWN_FILE,
     filename_prefix_from_offset,
     index_filename,
     log_filename,
-    offset_from_file_name,
-    segment_file_offset,
     time_index_filename,
-    txn_index_filename,
 )
 from .fsutil import (
     DirLock,
-    describe_file_kind,
-    fsync_dir,
     hold_log_dir,
-    interrupts_deferred,
-    raise_open_file_limit,
     storage_error,
 )
+from .local_log import LocalLog, _DescribedDeletion
+from .log_loader import LoadReport, LogLoader
+from .log_retention import LogRetention
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
-from .segment import NO_MAX_POSITION, LogSegment, RollParams
+from .segment import LogSegment, RollParams
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
-from .validator import (
-    AppendOrigin,
-    LogAppendInfo,
-    OffsetsOutOfOrderError,
-    UnsupportedForMessageFormatError,
-    analyze_and_validate_records,
-    trim_invalid_bytes,
-    validate_messages_and_assign_offsets,
-)
+from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -100,16 +81,10 @@ __all__ = [
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
     "NO_OP_OFFSETS_LISTENER",
-    "LoadReport",
     "CLEAN_SHUTDOWN_FILE",
     "Log",
     "LogAppendInfo",
-    "LogDeletion",
     "LogOffsetsListener",
-    "LogRoll",
-    "LogTruncation",
-    "SegmentDeletionReason",
-    "delete_segment_files",
     "filename_prefix_from_offset",
     "index_filename",
     "log_filename",
@@ -119,9 +94,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Suffix of a partition directory scheduled for deletion (Kafka: ``DeleteDirSuffix``).
-DELETE_DIR_SUFFIX = "-delete"
-_SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
 
 # The special timestamps of a ListOffsets request that :meth:`Log.fetch_offset_by_timestamp` answers (Kafka:
 # ``ListOffsetsRequest.LATEST_TIMESTAMP`` and the others).
@@ -153,116 +125,7 @@ class _NoOpOffsetsListener:
 NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()
 
 
-@dataclass
-class LoadReport:
-    """What opening a log changed on disk, in the order it happened (kafkalog's addition: Kafka only logs
-    these steps).  ``kafkalog recover`` prints it; a read-only open leaves every list empty.
-
-    - ``removed_files``: ``.deleted`` files, incomplete ``.cleaned`` output and invalid swaps, deleted;
-    - ``completed_swaps``: ``.swap`` files renamed into place (and ``replaced_files`` they superseded);
-    - ``rebuilt_indexes``: ``(base offset, reason)`` of each segment whose indexes were rebuilt at load;
-    - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment checked by recovery;
-    - ``deleted_segments``: base offsets of segments deleted by recovery (after a truncated one, or all of
-      them when the log end fell below the log start offset);
-    - ``split_segments``: base offsets of segments split because their offsets overflowed the index;
-    - ``skipped_files``: ``(name, why)`` of each file named like a segment's file but not for an offset the
-      way Kafka names one (past ``Long.MaxValue``, not 20 digits), left alone.  Not a change: a read-only
-      open lists them too.
-    """
-
-    removed_files: list[str] = field(default_factory=list)
-    completed_swaps: list[str] = field(default_factory=list)
-    replaced_files: list[str] = field(default_factory=list)
-    rebuilt_indexes: list[tuple[int, str]] = field(default_factory=list)
-    recovered_segments: list[tuple[int, int]] = field(default_factory=list)
-    deleted_segments: list[int] = field(default_factory=list)
-    split_segments: list[int] = field(default_factory=list)
-    skipped_files: list[tuple[str, str]] = field(default_factory=list)
-
-    @property
-    def truncated_bytes(self) -> int:
-        return sum(n for _base, n in self.recovered_segments)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.removed_files or self.completed_swaps or self.rebuilt_indexes or self.truncated_bytes
-                    or self.deleted_segments or self.split_segments)
-
-
-class SegmentDeletionReason:
-    """Why segments are being deleted, said in the log before they go (Kafka: ``SegmentDeletionReason``)."""
-
-    def __init__(self, log: Log) -> None:
-        self.log = log
-
-    def log_reason(self, to_delete: list[LogSegment]) -> None:
-        """Kafka: ``logReason``."""
-        raise NotImplementedError
-
-
-class LogTruncation(SegmentDeletionReason):
-    """Kafka: ``LogTruncation``."""
-
-    def log_reason(self, to_delete: list[LogSegment]) -> None:
-        logger.info("[%s] Deleting segments as part of log truncation: %s", self.log.topic_partition,
-                    ",".join(map(str, to_delete)))
-
-
-class LogRoll(SegmentDeletionReason):
-    """Kafka: ``LogRoll``."""
-
-    def log_reason(self, to_delete: list[LogSegment]) -> None:
-        logger.info("[%s] Deleting segments as part of log roll: %s", self.log.topic_partition,
-                    ",".join(map(str, to_delete)))
-
-
-class LogDeletion(SegmentDeletionReason):
-    """Kafka: ``LogDeletion``."""
-
-    def log_reason(self, to_delete: list[LogSegment]) -> None:
-        logger.info("[%s] Deleting segments as the log has been deleted: %s", self.log.topic_partition,
-                    ",".join(map(str, to_delete)))
-
-
-class _DescribedDeletion(SegmentDeletionReason):
-    """Retention and recovery deletions, whose reason is a sentence (Kafka's ``RetentionMsBreach``,
-    ``RetentionSizeBreach``, ``StartOffsetBreach`` and LogLoader's messages)."""
-
-    def __init__(self, log: Log, description: str) -> None:
-        super().__init__(log)
-        self.description = description
-
-    def log_reason(self, to_delete: list[LogSegment]) -> None:
-        logger.info("[%s] Deleting segments due to %s: %s", self.log.topic_partition, self.description,
-                    ",".join(map(str, to_delete)))
-
-
-def delete_segment_files(segments: list[LogSegment], async_delete: bool, dir: Path, topic_partition: Any,
-                         config: LogConfig, scheduler: Scheduler, log_prefix: str = "") -> None:
-    """Rename each segment's files to ``.deleted`` (unless they are already), then delete them: now, or after
-    ``file.delete.delay.ms`` in a "delete-file" task (Kafka: ``LocalLog.deleteSegmentFiles``).
-
-    The rename comes first so that a crash between the two steps leaves files that the next load deletes;
-    the delay lets readers that still hold a segment finish with it.  Files already gone are not an error.
-    """
-    to_delete = list(segments)
-    for segment in to_delete:
-        if not segment.has_suffix(DELETED_FILE_SUFFIX):
-            segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-
-    def delete_segments() -> None:
-        logger.info("%sDeleting segment files %s of %s in %s", log_prefix, ",".join(map(str, to_delete)),
-                    topic_partition, dir)
-        for segment in to_delete:
-            segment.delete()
-
-    if async_delete:
-        scheduler.schedule("delete-file", delete_segments, delay_ms=config.file_delete_delay_ms)
-    else:
-        delete_segments()
-
-
-class Log:
+class Log(LogRetention):
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
@@ -291,15 +154,13 @@ class Log:
                  topic_partition: TopicPartition | None = None,
                  recovery_progress: Callable[[int, int], None] | None = None,
                  log_offsets_listener: LogOffsetsListener | None = None, dir_lock: DirLock | None = None) -> None:
-        self.dir = Path(dir)
-        self.config = config if config is not None else LogConfig()
+        dir = Path(dir)
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
         # The path, not its last component: the error names the directory by its real (canonical) path.
-        self.topic_partition = topic_partition if topic_partition is not None else \
-            parse_topic_partition_name(self.dir)
+        self.topic_partition = topic_partition if topic_partition is not None else parse_topic_partition_name(dir)
         # A writer holds the log dir before it touches a file of it; a reader takes nothing.
-        self._dir_hold = None if read_only else hold_log_dir(self.dir, dir_lock)
+        self._dir_hold = None if read_only else hold_log_dir(dir, dir_lock)
         if self._dir_hold is not None:
             # A log dropped without close is an unclean close: its next open in this process recovers it.
             weakref.finalize(self, self._dir_hold.release, False)
@@ -311,20 +172,17 @@ class Log:
                 scheduler.startup()
         self.scheduler = scheduler
         self._closed = False
-        # Kafka's isMemoryMappedBufferClosed: set once the files are released (close_handlers) or deleted
-        # (delete); after that no operation may touch the disk, closing included.
-        self._memory_mapped_buffer_closed = False
         self.segments = LogSegments(self.topic_partition)
-        #: What opening the log changed on disk (:class:`LoadReport`).
+        #: The segments on local disk, their directory, files and recovery point
+        #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
+        #: loading ends.
+        self.local_log = LocalLog(dir, config if config is not None else LogConfig(), self.segments, recovery_point,
+                                  LogOffsetMetadata(0), scheduler, self.time, self.topic_partition, self._lock)
+        #: What opening the log changed on disk (:class:`~kafkalog.log_loader.LoadReport`).
         self.load_report = LoadReport()
-        # Segments out of the log but not yet deleted (file.delete.delay.ms): closing the log releases their
-        # files, which stay as .deleted for the next open to remove.
-        self._pending_deletions: list[LogSegment] = []
         self._high_watermark: int | None = None
         self._log_offsets_listener = NO_OP_OFFSETS_LISTENER
-        self.recovery_point = recovery_point
         self._log_start_offset = log_start_offset
-        self._last_flushed_time = self.time.milliseconds()
         if had_clean_shutdown is None:
             # A reader does not recover either way; a writer trusts the marker its log dir's lock took.
             had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
@@ -332,9 +190,11 @@ class Log:
         self.had_clean_shutdown = had_clean_shutdown
         # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
         # "N/M recovered" log lines, for a caller that draws a progress bar.
-        self._recovery_progress = recovery_progress
         try:
-            self._load(log_start_offset, recovery_point)
+            loaded = LogLoader(self, log_start_offset, recovery_point, recovery_progress).load()
+            self.recovery_point = loaded.recovery_point
+            self._log_start_offset = loaded.log_start_offset
+            self._update_log_end_offset(loaded.next_offset)
         except BaseException as e:
             self.segments.close_handlers()
             if self._owns_scheduler and self.scheduler.is_started:
@@ -350,367 +210,47 @@ class Log:
             self._log_offsets_listener = log_offsets_listener
         self._log_offsets_listener.on_high_watermark_updated(self.high_watermark)
 
-    # -- loading (Kafka: Log.loadSegments / LogLoader.load, recoverLog) ------------------------------
-
-    def _load(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> None:
-        raise_open_file_limit()
-        if self.read_only:
-            if not self.dir.is_dir():
-                what = "does not exist" if not self.dir.exists() else f"is {describe_file_kind(self.dir)}"
-                raise KafkaStorageError(f"Log directory {self.dir} {what}")
-        else:
-            if self.dir.exists() and not self.dir.is_dir():
-                raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
-            self.dir.mkdir(parents=True, exist_ok=True)
-        self._check_file_kinds()
-        swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
-        if swap_files:
-            self._complete_swaps(swap_files)
-        self._load_segment_files()
-        if self.dir.name.endswith(DELETE_DIR_SUFFIX):
-            # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
-            if self.segments.is_empty():
-                self._add_empty_segment(0)
-            self.recovery_point = 0
-            next_offset = self._active().read_next_offset()
-        else:
-            next_offset = self._retry_on_offset_overflow(
-                lambda: self._recover_log(log_start_offset_checkpoint, recovery_point_checkpoint))
-            if not self.read_only:
-                active = self._active()
-                active.resize_indexes(self.config.max_index_size)
-        first = self.segments.first_segment_base_offset()
-        self._log_start_offset = max(log_start_offset_checkpoint, first if first is not None else 0)
-        self._update_log_end_offset(next_offset)
-
-    def _check_file_kinds(self) -> None:
-        """Refuse a log dir holding something named like a segment file (any suffix) that is no regular file: a
-        directory, a FIFO, a socket, a link to nothing (kafkalog's check).  Loading would open it (an index:
-        ``IsADirectoryError``, or a FIFO's open that never returns), or skip it and remove its segment's
-        indexes as orphans, and a later roll would run into it.  Kafka skips a ``.log`` that is no file
-        and fails on the rest with an ``IOException``; here each is a :class:`KafkaStorageError` naming it,
-        before anything is opened or removed.
-        """
-        with os.scandir(self.dir) as entries:
-            for entry in entries:
-                if _SEGMENT_FILE.match(entry.name) and not entry.is_file():
-                    raise KafkaStorageError(
-                        f"{entry.path} is named like a segment file but is not a regular file "
-                        f"({describe_file_kind(entry.path)}): kafkalog neither reads nor removes it; move it out "
-                        "of the log directory to open the log")
-
-    def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
-        """Delete ``.deleted`` files, drop incomplete cleaner and split output, and return the swap files
-        that are complete (Kafka: ``LogLoader.removeTempFilesAndCollectSwapFiles``)."""
-        swap_files: list[Path] = []
-        cleaned_files: list[Path] = []
-        min_cleaned_offset = None
-        for name in self._segment_file_names():
-            path = self.dir / name
-            if name.endswith(DELETED_FILE_SUFFIX):
-                logger.debug("Deleting stray temporary file %s", path)
-                path.unlink(missing_ok=True)
-                self.load_report.removed_files.append(name)
-            elif name.endswith(CLEANED_FILE_SUFFIX):
-                offset = offset_from_file_name(name)
-                min_cleaned_offset = offset if min_cleaned_offset is None else min(min_cleaned_offset, offset)
-                cleaned_files.append(path)
-            elif name.endswith(SWAP_FILE_SUFFIX):
-                swap_files.append(path)
-        valid_swaps = []
-        for path in swap_files:
-            if min_cleaned_offset is not None and offset_from_file_name(path.name) >= min_cleaned_offset:
-                # A swap at or past cleaner output still in progress is an incomplete split.
-                logger.info("Deleting invalid swap file %s (min cleaned offset %s)", path, min_cleaned_offset)
-                path.unlink(missing_ok=True)
-                self.load_report.removed_files.append(path.name)
-            else:
-                valid_swaps.append(path)
-        for path in cleaned_files:
-            logger.debug("Deleting stray .clean file %s", path)
-            path.unlink(missing_ok=True)
-            self.load_report.removed_files.append(path.name)
-        return valid_swaps
-
-    def _complete_swaps(self, swap_files: list[Path]) -> None:
-        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load`` steps 2-4):
-        the swapped-in segments win, the old ones they cover are deleted, the ``.swap`` names dropped."""
-        min_swap, max_swap = None, None
-        for path in swap_files:
-            if not path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
-                continue
-            base = offset_from_file_name(path.name)
-            segment = LogSegment.open(self.dir, base, self.config, self.time, file_already_exists=True,
-                                      file_suffix=SWAP_FILE_SUFFIX)
-            try:
-                next_offset = segment.read_next_offset()
-            finally:
-                segment.close_handlers()
-            min_swap = base if min_swap is None else min(min_swap, base)
-            max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
-        if min_swap is not None and max_swap is not None:
-            for name in self._segment_file_names():
-                path = self.dir / name
-                if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
-                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
-                                min_swap, max_swap)
-                    path.unlink(missing_ok=True)
-                    self.load_report.replaced_files.append(name)
-        for path in swap_files:
-            target = path.with_name(path.name[: -len(SWAP_FILE_SUFFIX)])
-            os.replace(path, target)
-            self.load_report.completed_swaps.append(path.name)
-        fsync_dir(self.dir)
-
-    def _segment_file_names(self) -> list[str]:
-        """The sorted names of the regular files of the directory that belong to a segment:
-        ``<offset>.<log|index|timeindex|txnindex>`` with an optional ``.swap``/``.cleaned``/``.deleted``.
-
-        A file of that shape whose prefix is not an offset as Kafka writes one (20 digits, at most
-        ``Long.MaxValue``: :func:`~kafkalog.filenames.segment_file_offset`) is skipped with a warning and
-        listed in ``load_report.skipped_files``, and left alone, as every other file that is not a segment's
-        is.  Kafka's loader stops at a prefix past ``Long.MaxValue`` (``NumberFormatException``) and reads a
-        prefix of another length as an offset whose files have another name.
-        """
-        names = []
-        for path in sorted(self.dir.iterdir()):
-            name = path.name
-            if not _SEGMENT_FILE.match(name) or not path.is_file():
-                continue
-            try:
-                segment_file_offset(name)
-            except IllegalArgumentError as e:
-                if all(skipped != name for skipped, _why in self.load_report.skipped_files):
-                    logger.warning("Skipping %s, which is not a segment's file: %s", path, e)
-                    self.load_report.skipped_files.append((name, str(e)))
-                continue
-            names.append(name)
-        return names
-
-    def _load_segment_files(self) -> None:
-        """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
-        ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
-        names = self._segment_file_names()
-        logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX)}
-        for name in names:
-            if name.endswith((SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX)):
-                continue
-            if name.endswith((INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)):
-                base = name.split(".", 1)[0]
-                if f"{base}{LOG_FILE_SUFFIX}" not in logs and not self.read_only:
-                    logger.warning("Found an orphaned index file %s, with no corresponding log file.",
-                                   self.dir / name)
-                    (self.dir / name).unlink(missing_ok=True)
-        for name in sorted(logs):
-            base_offset = offset_from_file_name(name)
-            time_index_exists = time_index_filename(self.dir, base_offset).exists()
-            segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
-                                      read_only=self.read_only)
-            # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
-            # split the segment in place.
-            self.segments.add(segment)
-            if not index_filename(self.dir, base_offset).exists():
-                if not self.read_only:
-                    logger.error("Could not find offset index file corresponding to log file %s, "
-                                 "recovering segment and rebuilding index files...", segment.log.file)
-                    self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
-                    self._recover_segment_retrying(segment)
-            else:
-                try:
-                    segment.sanity_check(not time_index_exists)
-                except CorruptIndexError as e:
-                    if self.read_only:
-                        logger.warning("Index files of %s fail their check (%s); reading the segment without "
-                                       "them, as a read-only open cannot rebuild them.", segment.log.file, e)
-                        segment.ignore_index_files()
-                        continue
-                    logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
-                                   "recovering segment and rebuilding index files...", segment.log.file, e)
-                    self.load_report.rebuilt_indexes.append((base_offset, str(e)))
-                    self._recover_segment_retrying(segment)
-
-    def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
-        """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step
-        again (Kafka: ``LogLoader.retryOnOffsetOverflow``)."""
-        while True:
-            try:
-                return step()
-            except LogSegmentOffsetOverflowError as e:
-                segment = e.segment
-                if not isinstance(segment, LogSegment) or self.read_only:
-                    raise
-                logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
-                self.load_report.split_segments.append(segment.base_offset)
-                self.split_overflowed_segment(segment)
+    # -- segments the loader and the cleaner make (Kafka: LocalLog.splitOverflowedSegment, createNewCleanedSegment)
 
     def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
-        """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit,
-        and swap them in (Kafka: ``splitOverflowedSegment``, KAFKA-6264).
-
-        Batches are copied into ``.cleaned`` segments, a new one starting at the base offset of the first
-        batch that does not fit the previous one; the copies must add up to the original's size before
-        :meth:`replace_segments` swaps them in.
-        """
+        """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit, and
+        swap them in (Kafka: ``UnifiedLog.splitOverflowedSegment`` over ``LocalLog.splitOverflowedSegment``,
+        KAFKA-6264; :meth:`~kafkalog.local_log.LocalLog.split_overflowed_segment`)."""
         with self._lock:
             self._check_writable("split a segment of")
-            if not segment.log.file.name.endswith(LOG_FILE_SUFFIX):
-                raise IllegalArgumentError(f"Cannot split file {segment.log.file}")
-            if not segment.has_overflow():
-                raise IllegalArgumentError(f"Split operation is only permitted for segments with overflow: {segment}")
-            source = segment.log
-            new_segments: list[LogSegment] = []
-            try:
-                position = 0
-                while position < source.size_in_bytes():
-                    first = next(iter(source.read(position, source.size_in_bytes() - position).batches()))
-                    new_segment = self._create_cleaned_segment(first.base_offset)
-                    new_segments.append(new_segment)
-                    appended = new_segment.append_from_file(source, position)
-                    if appended == 0:
-                        raise KafkaLogError(f"Failed to append records from position {position} in {segment}")
-                    position += appended
-                total = 0
-                for new_segment in new_segments:
-                    new_segment.on_become_inactive_segment()
-                    new_segment.flush()
-                    new_segment.set_last_modified(int(segment.last_modified()))
-                    total += new_segment.size()
-                if total != source.size_in_bytes():
-                    raise KafkaLogError(
-                        f"Inconsistent segment sizes after split before: {source.size_in_bytes()} after: {total}")
-            except BaseException:
-                for new_segment in new_segments:
-                    new_segment.close_handlers()
-                    new_segment.delete()
-                raise
-            logger.info("Replacing overflowed segment %s with split segments %s", segment, new_segments)
-            self.replace_segments(new_segments, [segment])
-            return new_segments
+            return self.local_log.split_overflowed_segment(segment)
 
-    def _create_cleaned_segment(self, base_offset: int) -> LogSegment:
-        """A new, empty ``.cleaned`` segment (Kafka: ``createNewCleanedSegment``): stale files of that name go."""
-        for path in (log_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     time_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX),
-                     txn_index_filename(self.dir, base_offset, CLEANED_FILE_SUFFIX)):
-            path.unlink(missing_ok=True)
-        return LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=False,
-                               init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate,
-                               file_suffix=CLEANED_FILE_SUFFIX)
-
-    def _recover_segment_retrying(self, segment: LogSegment) -> None:
-        """Rebuild a segment's indexes, splitting it first if its offsets overflowed (then the split
-        segments, written from valid batches, need no rebuild)."""
-        try:
-            self._recover_segment(segment)
-        except LogSegmentOffsetOverflowError as e:
-            if self.read_only:
-                raise
-            logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
-            self.load_report.split_segments.append(segment.base_offset)
-            self.split_overflowed_segment(segment)
-
-    def _recover_segment(self, segment: LogSegment) -> int:
-        """Kafka: ``recoverSegment`` (without the producer state this port does not keep)."""
-        return segment.recover()
-
-    def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
-        """Check every segment past the recovery point when the last shutdown was not clean, and cut the
-        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
-        if not self.had_clean_shutdown and not self.read_only:
-            unflushed = self.segments.values(recovery_point_checkpoint, None)
-            to_check = sum(segment.size() for segment in unflushed)
-            checked = 0
-            if self._recovery_progress is not None:
-                self._recovery_progress(0, to_check)
-            for i, segment in enumerate(unflushed):
-                logger.info("Recovering unflushed segment %d. %d/%d recovered for %s", segment.base_offset, i,
-                            len(unflushed), self.topic_partition)
-                checked += segment.size()
-                try:
-                    truncated = self._recover_segment(segment)
-                except InvalidOffsetError:
-                    logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
-                                   "creating an empty one with starting offset %d", segment.base_offset)
-                    truncated = segment.truncate_to(segment.base_offset)
-                self.load_report.recovered_segments.append((segment.base_offset, truncated))
-                if self._recovery_progress is not None:
-                    self._recovery_progress(checked, to_check)
-                if truncated > 0:
-                    # Everything after a torn write is suspect: drop the later segments.
-                    later = unflushed[i + 1:]
-                    if later:
-                        logger.warning("Deleting %d segments after %d, which follow a truncated segment",
-                                       len(later), segment.base_offset)
-                        self.load_report.deleted_segments.extend(s.base_offset for s in later)
-                        self._remove_and_delete_segments(
-                            later, async_delete=True,
-                            reason=_DescribedDeletion(self, f"recovery, after truncated segment {segment.base_offset}"))
-                    break
-        if not self.segments.is_empty():
-            log_end_offset = self._active().read_next_offset()
-            if log_end_offset < log_start_offset_checkpoint and not self.read_only:
-                logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
-                               "(%d). This could happen if segment files were deleted from the file system.",
-                               log_end_offset, log_start_offset_checkpoint)
-                self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
-                self._remove_and_delete_segments(
-                    self.segments.values(), async_delete=True,
-                    reason=_DescribedDeletion(self, f"log end offset {log_end_offset} below the log start offset "
-                                                    f"{log_start_offset_checkpoint}"))
-        if self.segments.is_empty():
-            self._add_empty_segment(log_start_offset_checkpoint)
-        log_end_offset = self._active().read_next_offset()
-        if self.had_clean_shutdown or self.read_only:
-            self.recovery_point = log_end_offset
-        else:
-            self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
-        return log_end_offset
-
-    def _add_empty_segment(self, base_offset: int) -> None:
-        """The segment a log with none gets at load (Kafka: ``LogLoader.load``): a new one, or, for a read-only
-        open, which writes nothing, an empty one with no file behind it (:meth:`LogSegment.absent`)."""
-        if not self.read_only:
-            self._add_new_segment(base_offset)
-            return
-        logger.info("Log directory %s holds no segment: reading it as an empty log from offset %d, as a broker "
-                    "would create it (nothing is written)", self.dir, base_offset)
-        self.segments.add(LogSegment.absent(self.dir, base_offset, self.config, self.time))
-
-    def _add_new_segment(self, base_offset: int) -> LogSegment:
-        """A new, empty segment at ``base_offset``, in the map (loading, a roll, a truncation).
-
-        Raises:
-            KafkaStorageError: its files cannot be created (Kafka: the ``IOException`` that
-                ``maybeHandleIOException`` turns into a ``KafkaStorageException``), naming the file.
-        """
-        try:
-            segment = LogSegment.open(self.dir, base_offset, self.config, self.time,
-                                      init_file_size=self.config.init_file_size(), preallocate=self.config.preallocate)
-        except OSError as e:
-            if isinstance(e, KafkaLogError):
-                raise
-            raise storage_error(e, f"Error while creating segment {base_offset} of the log in {self.dir}") from e
-        self.segments.add(segment)
-        return segment
-
-    def _create_and_delete_segment(self, new_offset: int, old: LogSegment, async_delete: bool = True,
-                                   reason: SegmentDeletionReason | None = None) -> LogSegment:
-        """Add a new empty segment at ``new_offset``, then delete ``old`` (Kafka 3.x:
-        ``LocalLog.createAndDeleteSegment``), so the log has an active segment at every moment.  When both
-        have the same base offset the old files are renamed ``.deleted`` first, so the new ones can take their
-        names, and the map entry is replaced in place; otherwise the old entry is removed after the new one
-        is added.  Returns the new segment."""
-        if new_offset == old.base_offset:
-            old.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        segment = self._add_new_segment(new_offset)
-        (reason if reason is not None else LogTruncation(self)).log_reason([old])
-        if new_offset != old.base_offset:
-            self.segments.remove(old.base_offset)
-        self._delete_segment_files([old], async_delete)
-        return segment
+    def create_cleaned_segment(self, base_offset: int) -> LogSegment:
+        """A new, empty ``.cleaned`` segment at ``base_offset``, for the cleaner to write the retained records
+        into before :meth:`replace_segments` swaps it in (Kafka 3.8: ``LocalLog.createNewCleanedSegment``,
+        which the cleaner calls through ``UnifiedLog``; 0.10.1's cleaner built the files itself)."""
+        return self.local_log.create_new_cleaned_segment(base_offset)
 
     # -- what the log holds -------------------------------------------------------------------------
+
+    @property
+    def dir(self) -> Path:
+        """The log's directory, ``<topic>-<partition>``; :meth:`rename_dir` changes it (Kafka: ``dir``)."""
+        return self.local_log.dir
+
+    @property
+    def config(self) -> LogConfig:
+        """Kafka: ``config``.  Assigning it is :meth:`update_config` without the lock and the warning."""
+        return self.local_log.config
+
+    @config.setter
+    def config(self, config: LogConfig) -> None:
+        self.local_log.config = config
+
+    @property
+    def recovery_point(self) -> int:
+        """The first offset not known to be flushed: recovery after a crash checks from there (Kafka:
+        ``recoveryPoint``)."""
+        return self.local_log.recovery_point
+
+    @recovery_point.setter
+    def recovery_point(self, offset: int) -> None:
+        self.local_log.recovery_point = offset
 
     @property
     def name(self) -> str:
@@ -776,12 +316,12 @@ class Log:
     @property
     def log_end_offset_metadata(self) -> LogOffsetMetadata:
         """The next offset to be appended and where it will go (Kafka: ``logEndOffsetMetadata``)."""
-        return self._next_offset_metadata
+        return self.local_log.next_offset_metadata
 
     @property
     def log_end_offset(self) -> int:
         """The next offset to be appended (Kafka: ``logEndOffset``)."""
-        return self._next_offset_metadata.message_offset
+        return self.local_log.next_offset_metadata.message_offset
 
     @property
     def high_watermark(self) -> int:
@@ -888,28 +428,24 @@ class Log:
     @property
     def last_flush_time(self) -> int:
         """When the log was last flushed, in ms (Kafka: ``lastFlushTime``)."""
-        return self._last_flushed_time
+        return self.local_log.last_flush_time
 
     def _update_log_end_offset(self, offset: int) -> None:
-        """Set the log end offset, where the active segment ends, and keep the recovery point at or below it
-        (Kafka: ``LocalLog.updateLogEndOffset``); then ``UnifiedLog.updateHighWatermarkWithLogEndOffset``: a
-        high watermark at or past the new end is brought to it (after a truncation, or a roll that moved the
-        end's position), and the listener told.  A high watermark that follows the log end offset (nobody
-        set it) moves with it, and the listener hears of every move."""
-        active = self._active()
-        self._next_offset_metadata = LogOffsetMetadata(offset, active.base_offset, active.size())
-        if self.recovery_point > offset:
-            self.recovery_point = offset
+        """Set the log end offset (``LocalLog.updateLogEndOffset``, which keeps the recovery point at or below
+        it), then bring the high watermark along (:meth:`_update_high_watermark_with_log_end_offset`)."""
+        self.local_log.update_log_end_offset(offset)
+        self._update_high_watermark_with_log_end_offset()
+
+    def _update_high_watermark_with_log_end_offset(self) -> None:
+        """Kafka: ``UnifiedLog.updateHighWatermarkWithLogEndOffset``, after the log end offset moved: a high
+        watermark at or past the new end is brought to it (after a truncation, or a roll that moved the end's
+        position), and the listener told.  A high watermark that follows the log end offset (nobody set it)
+        moves with it, and the listener hears of every move."""
+        offset = self.log_end_offset
         if self._high_watermark is None:
             self._log_offsets_listener.on_high_watermark_updated(offset)
         elif self._high_watermark >= offset:
             self._update_high_watermark_metadata(offset)
-
-    def _check_if_memory_mapped_buffer_closed(self) -> None:
-        """Kafka: ``checkIfMemoryMappedBufferClosed``: the files were released or deleted."""
-        if self._memory_mapped_buffer_closed:
-            raise KafkaStorageError(
-                f"The memory mapped buffer for log of {self.topic_partition} is already closed")
 
     def update_config(self, new_config: LogConfig) -> LogConfig:
         """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
@@ -917,12 +453,7 @@ class Log:
         next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
         logs it (its leader-epoch cache, re-initialized there, is not ported)."""
         with self._lock:
-            old_config = self.config
-            self.config = new_config
-        if new_config.record_version() < old_config.record_version():
-            logger.warning("Record format version has been downgraded from V%d to V%d.",
-                           old_config.record_version(), new_config.record_version())
-        return old_config
+            return self.local_log.update_config(new_config)
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -954,9 +485,13 @@ class Log:
         if ignore_record_size is None:
             # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
             ignore_record_size = not assign_offsets
+        # A follower's offsets are kept, so they must increase: the pass checks that (Kafka passes
+        # requireOffsetsMonotonic = !validateAndAssignOffsets).
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=ignore_record_size,
-                                                   leader_epoch=leader_epoch)
+                                                   require_offsets_monotonic=not assign_offsets,
+                                                   leader_epoch=leader_epoch,
+                                                   topic_partition=str(self.topic_partition))
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
@@ -982,10 +517,6 @@ class Log:
                                 f"{self.topic_partition} which exceeds the maximum configured size of "
                                 f"{self.config.max_message_size}.")
             else:
-                if not append_info.offsets_monotonic:
-                    raise OffsetsOutOfOrderError(
-                        f"Out of order offsets found in append to {self.topic_partition}: "
-                        f"{[b.last_offset for b in valid_records.batches()]}")
                 if append_info.first_or_last_offset_of_first_batch < self.log_end_offset:
                     # The log may still take it if it is empty: a leader's log start offset need not be at
                     # a batch boundary (after deleteRecords), so a follower fetching from it can get this.
@@ -1006,10 +537,10 @@ class Log:
                 raise RecordTooLargeError(
                     f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
                     f"exceeds the maximum configured segment size of {self.config.segment_size}.")
-            segment = self._maybe_roll(size, append_info)
-            segment.append(append_info.last_offset, append_info.max_timestamp,
-                           append_info.shallow_offset_of_max_timestamp, valid_records)
-            self._update_log_end_offset(append_info.last_offset + 1)
+            self._maybe_roll(size, append_info)
+            self.local_log.append(append_info.last_offset, append_info.max_timestamp,
+                                  append_info.shallow_offset_of_max_timestamp, valid_records)
+            self._update_high_watermark_with_log_end_offset()
             logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, and "
                          "messages: %s", append_info.last_offset, append_info.first_offset,
                          self.log_end_offset, valid_records)
@@ -1059,7 +590,8 @@ class Log:
         return segment
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """Start a new active segment (Kafka: ``roll``).
+        """Start a new active segment (Kafka: ``UnifiedLog.roll`` over ``LocalLog.roll``,
+        :meth:`~kafkalog.local_log.LocalLog.roll`).
 
         Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
         active segment at that base is replaced: a new one is made and the old one deleted, in that order
@@ -1069,48 +601,11 @@ class Log:
         """
         with self._lock:
             self._check_writable("roll")
-            start = self.time.hi_res_milliseconds()
-            new_offset = max(expected_next_offset if expected_next_offset is not None else 0, self.log_end_offset)
-            active = self.segments.last_segment()
-            if self.segments.contains(new_offset):
-                if active is not None and active.base_offset == new_offset and active.size() == 0:
-                    logger.warning("Trying to roll a new log segment with start offset %d =max(provided offset = "
-                                   "%s, LEO = %d) while it already exists and is active with size 0. Size of "
-                                   "time index: %d, size of offset index: %d.", new_offset,
-                                   expected_next_offset, self.log_end_offset, active.time_index.entries,
-                                   active.offset_index.entries)
-                    segment = self._create_and_delete_segment(new_offset, active, async_delete=True,
-                                                              reason=LogRoll(self))
-                    return self._rolled(segment, start)
-                raise KafkaLogError(
-                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                    f"{self.log_end_offset}) while it already exists. Existing segment is "
-                    f"{self.segments.get(new_offset)}.")
-            if active is not None and new_offset < active.base_offset:
-                raise KafkaLogError(
-                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                    f"{self.log_end_offset}) lower than start offset of the active segment {active}")
-            for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
-                         time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
-                if path.exists():
-                    logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
-                    path.unlink()
-            if active is not None:
-                active.on_become_inactive_segment()
-            return self._rolled(self._add_new_segment(new_offset), start)
-
-    def _rolled(self, segment: LogSegment, start: float) -> LogSegment:
-        """The end of a roll: the log end offset's metadata moves to the new segment (the offset itself does
-        not change), and the segments before it are flushed in the background (``UnifiedLog.roll``'s
-        "flush-log" task)."""
-        self._update_log_end_offset(self.log_end_offset)
-        new_offset = segment.base_offset
-        self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
-        logger.info("Rolled new log segment at offset %d in %d ms.", new_offset,
-                    self.time.hi_res_milliseconds() - start)
-        return segment
+            segment = self.local_log.roll(expected_next_offset)
+            self._update_high_watermark_with_log_end_offset()
+            new_offset = segment.base_offset
+            self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
+            return segment
 
     # -- flushing -----------------------------------------------------------------------------------
 
@@ -1130,33 +625,11 @@ class Log:
         if flush_offset <= self.recovery_point:
             return
         logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
-                     offset, "inclusive" if including_offset else "exclusive", self._last_flushed_time,
+                     offset, "inclusive" if including_offset else "exclusive", self.last_flush_time,
                      self.time.milliseconds(), self.unflushed_messages())
-        self._flush_segments(flush_offset)
+        self.local_log.flush(flush_offset)
         with self._lock:
-            self._mark_flushed(offset)
-
-    def _flush_segments(self, offset: int) -> None:
-        """fsync the segments holding offsets in ``[recovery_point, offset)``, and the directory when one of them
-        is new since the last flush; the recovery point stays where it is (Kafka: ``LocalLog.flush``).
-
-        A directory that no longer exists (renamed meanwhile for deletion) is not an error: it is going away.
-        """
-        current_recovery_point = self.recovery_point
-        if current_recovery_point <= offset:
-            segments = self.segments.values(current_recovery_point, offset)
-            for segment in segments:
-                segment.flush()
-            if any(segment.base_offset >= current_recovery_point for segment in segments):
-                fsync_dir(self.dir)  # a new segment's directory entry must be durable too
-
-    def _mark_flushed(self, offset: int) -> None:
-        """Move the recovery point up to ``offset`` and note the time, if it is an advance (Kafka:
-        ``LocalLog.markFlushed``)."""
-        self._check_if_memory_mapped_buffer_closed()
-        if offset > self.recovery_point:
-            self.recovery_point = offset
-            self._last_flushed_time = self.time.milliseconds()
+            self.local_log.mark_flushed(offset)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -1181,38 +654,16 @@ class Log:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments starting from offset: {self._log_start_offset}.")
-        next_offset_metadata = self._next_offset_metadata
-        end_offset = next_offset_metadata.message_offset
+        next_offset_metadata = self.local_log.next_offset_metadata
         if isinstance(max_offset, LogOffsetMetadata):
             max_offset_metadata = max_offset
-        elif max_offset is None or max_offset >= end_offset:
+        elif max_offset is None or max_offset >= next_offset_metadata.message_offset:
             max_offset_metadata = next_offset_metadata
         else:
             with self._lock:
                 max_offset_metadata = self.convert_to_offset_metadata(max_offset)
-        segment = self.segments.floor_segment(start_offset)
-        if start_offset > end_offset or segment is None:
-            raise OffsetOutOfRangeError(
-                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
-                f"have log segments upto {end_offset}.")
-        if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
-        if start_offset > max_offset_metadata.message_offset:
-            return FetchDataInfo(self.convert_to_offset_metadata(start_offset), EMPTY_RECORDS)
-        while segment is not None:
-            if segment.base_offset < max_offset_metadata.segment_base_offset:
-                max_position: Any = segment.size()
-            elif segment.base_offset == max_offset_metadata.segment_base_offset and \
-                    not max_offset_metadata.message_offset_only:
-                max_position = max_offset_metadata.relative_position_in_segment
-            else:
-                max_position = NO_MAX_POSITION
-            fetch = segment.read(start_offset, max_length, max_position, min_one_message)
-            if fetch is not None:
-                return fetch
-            segment = self.segments.higher_segment(segment.base_offset)
-        # Past the last batch of the last segment, though in range: every later record was deleted.
-        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
+        return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
+                                   next_offset_metadata)
 
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
@@ -1351,12 +802,8 @@ class Log:
             if first is not None and first.base_offset > target_offset:
                 self.truncate_fully_and_start_at(target_offset)
             else:
-                # LocalLog.truncateTo: later segments go, the active one is cut, and the log end offset
-                # (with it the recovery point, never above it) moves back.
-                later = [s for s in self.segments.values() if s.base_offset > target_offset]
-                self._remove_and_delete_segments(later, async_delete=True, reason=LogTruncation(self))
-                self._active().truncate_to(target_offset)
-                self._update_log_end_offset(target_offset)
+                self.local_log.truncate_to(target_offset)
+                self._update_high_watermark_with_log_end_offset()
                 self._log_start_offset = min(self._log_start_offset, target_offset)
             return True
 
@@ -1375,120 +822,12 @@ class Log:
             self._check_writable("truncate")
             logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
                          new_offset if log_start_offset is None else log_start_offset)
-            old = self.segments.values()
-            if old:
-                self._remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
-                self._create_and_delete_segment(new_offset, old[-1], async_delete=True,
-                                                reason=LogTruncation(self))
-            else:
-                self._add_new_segment(new_offset)
-            self._update_log_end_offset(new_offset)
+            old = self.local_log.truncate_fully_and_start_at(new_offset)
+            self._update_high_watermark_with_log_end_offset()
             self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
             if self._high_watermark is not None:
                 self.update_high_watermark(self.log_end_offset_metadata)
             return old
-
-    # -- retention ----------------------------------------------------------------------------------
-
-    def delete_old_segments(self) -> int:
-        """Apply retention: by log start offset always; by size and time when the cleanup policy includes
-        ``delete`` (Kafka: ``deleteOldSegments``).  Returns the number of segments deleted; 0 for a closed or
-        deleted log, which has none left to delete."""
-        if self._closed:
-            return 0
-        self._check_writable("delete segments of")
-        if self.config.delete:
-            return (self.delete_log_start_offset_breached_segments()
-                    + self.delete_retention_size_breached_segments()
-                    + self.delete_retention_ms_breached_segments())
-        return self.delete_log_start_offset_breached_segments()
-
-    def delete_retention_ms_breached_segments(self) -> int:
-        """Kafka: ``deleteRetentionMsBreachedSegments``: segments whose newest record is older than
-        ``retention.ms``."""
-        retention_ms = self.config.retention_ms
-        if retention_ms < 0:
-            return 0
-        start_ms = self.time.milliseconds()
-        return self._delete_old_segments(
-            lambda segment, _next: start_ms - segment.largest_timestamp() > retention_ms,
-            f"retention time {retention_ms}ms breach")
-
-    def delete_retention_size_breached_segments(self) -> int:
-        """Kafka: ``deleteRetentionSizeBreachedSegments``: oldest segments while the log exceeds
-        ``retention.bytes`` by at least their size."""
-        retention_size = self.config.retention_size
-        size = self.size()
-        if retention_size < 0 or size < retention_size:
-            return 0
-        diff = size - retention_size
-
-        def should_delete(segment: LogSegment, _next: LogSegment | None) -> bool:
-            nonlocal diff
-            if diff - segment.size() >= 0:
-                diff -= segment.size()
-                return True
-            return False
-
-        return self._delete_old_segments(should_delete, f"retention size in bytes {retention_size} breach")
-
-    def delete_log_start_offset_breached_segments(self) -> int:
-        """Kafka: ``deleteLogStartOffsetBreachedSegments``: segments wholly below the log start offset."""
-        return self._delete_old_segments(
-            lambda _segment, next_segment: next_segment is not None
-            and next_segment.base_offset <= self._log_start_offset,
-            f"log start offset {self._log_start_offset} breach")
-
-    def _delete_old_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool],
-                             reason: str) -> int:
-        with self._lock:
-            deletable = self.deletable_segments(predicate)
-            if deletable:
-                return self.delete_segments(deletable, reason)
-            return 0
-
-    def deletable_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> list[LogSegment]:
-        """Oldest segments, in order, while ``predicate`` holds, each wholly below the high watermark; never
-        an empty last segment (Kafka: ``deletableSegments``)."""
-        with self._lock:
-            segments = self.segments.values()
-            deletable = []
-            high_watermark = self.high_watermark
-            for i, segment in enumerate(segments):
-                next_segment = segments[i + 1] if i + 1 < len(segments) else None
-                upper_bound = next_segment.base_offset if next_segment is not None else self.log_end_offset
-                last_and_empty = next_segment is None and segment.size() == 0
-                if high_watermark >= upper_bound and predicate(segment, next_segment) and not last_and_empty:
-                    deletable.append(segment)
-                else:
-                    break
-            return deletable
-
-    def delete_segments(self, deletable: list[LogSegment], reason: str) -> int:
-        """Remove ``deletable`` from the log and delete their files after ``file.delete.delay.ms``, rolling
-        first if they are all the log has (Kafka: ``deleteSegments``)."""
-        with self._lock:
-            self._check_writable("delete segments of")
-            count = len(deletable)
-            if count == 0:
-                return 0
-            to_delete = list(deletable)
-            if len(self.segments) == count:
-                new_segment = self.roll()
-                if to_delete[-1].base_offset == new_segment.base_offset:
-                    logger.warning("Empty active segment at %d was deleted and recreated due to %s",
-                                   to_delete[-1].base_offset, reason)
-                    to_delete = to_delete[:-1]
-            logger.info("Deleting segments due to %s: %s", reason, to_delete)
-            if to_delete:
-                # Kafka 3.x moves the log start offset first, so a reader never finds the segments gone
-                # while the start offset still points into them.
-                following = self.segments.higher_segment(to_delete[-1].base_offset)
-                if following is not None:
-                    self.maybe_increment_log_start_offset(following.base_offset)
-                self._remove_and_delete_segments(to_delete, async_delete=True,
-                                                 reason=_DescribedDeletion(self, reason))
-            return count
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """Move the log start offset forward, never past the high watermark (Kafka:
@@ -1511,99 +850,21 @@ class Log:
         """Kafka: ``addSegment``."""
         return self.segments.add(segment)
 
-    def _remove_and_delete_segments(self, segments: list[LogSegment], async_delete: bool,
-                                    reason: SegmentDeletionReason) -> None:
-        """Take ``segments`` out of the log (so no read finds them), rename their files to ``.deleted`` and
-        delete them, now or after ``file.delete.delay.ms`` (Kafka: ``LocalLog.removeAndDeleteSegments``;
-        0.10.1 ``deleteSegment`` / ``asyncDeleteSegment``).  ``reason`` says in the log why, first."""
-        to_delete = list(segments)
-        if not to_delete:
-            return
-        reason.log_reason(to_delete)
-        for segment in to_delete:
-            self.segments.remove(segment.base_offset)
-        self._delete_segment_files(to_delete, async_delete)
-
-    def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
-        """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
-        the log releases their files before the task runs (kafkalog's addition: the next open deletes the
-        ``.deleted`` files left)."""
-        if not async_delete:
-            delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler)
-            return
-        for segment in segments:
-            if not segment.has_suffix(DELETED_FILE_SUFFIX):
-                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-        self._schedule_deletion(segments)
-
-    def _schedule_deletion(self, segments: list[LogSegment]) -> None:
-        """Delete ``segments`` (renamed ``.deleted``) after ``file.delete.delay.ms`` (Kafka's "delete-file"
-        task), so readers still holding them finish first."""
-        with self._lock:
-            self._pending_deletions.extend(segments)
-
-        def delete_files() -> None:
-            for segment in segments:
-                with self._lock:
-                    if segment not in self._pending_deletions:
-                        continue  # the log was closed or deleted meanwhile and took care of it
-                    self._pending_deletions.remove(segment)
-                logger.info("Deleting segment files %s", segment)
-                segment.delete()
-
-        self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
-
-    def _release_pending_deletions(self, delete: bool) -> None:
-        with self._lock:
-            pending, self._pending_deletions = self._pending_deletions, []
-        for segment in pending:
-            if delete:
-                segment.delete()
-            else:
-                segment.close_handlers()
-
     def delete_segment(self, segment: LogSegment) -> None:
         """Remove one segment and delete it in the background (Kafka: ``deleteSegment``)."""
         with self._lock:
             self._check_writable("delete a segment of")
-            self._remove_and_delete_segments([segment], async_delete=True,
-                                             reason=_DescribedDeletion(self, "a caller's request"))
+            self.local_log.remove_and_delete_segments([segment], async_delete=True,
+                                                      reason=_DescribedDeletion(self.local_log, "a caller's request"))
 
     def replace_segments(self, new_segments: list[LogSegment], old_segments: list[LogSegment],
                          is_recovered_swap_file: bool = False) -> None:
         """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
-        one set or the other (Kafka: ``replaceSegments``, spec §3.18).
-
-        1. the new segments are renamed ``.cleaned`` -> ``.swap`` (highest base first) and put in the map;
-        2. the old ones leave the map (unless a new one took their base) and are renamed ``.deleted`` and
-           deleted in the background;
-        3. the ``.swap`` suffix is dropped and the directory fsynced.
-
-        Loading completes a swap interrupted after step 1 (:meth:`_complete_swaps`); a Ctrl-C during the
-        swap is held until it is done.
-        """
-        with self._lock, interrupts_deferred():
+        one set or the other (Kafka: ``UnifiedLog.replaceSegments`` over ``LocalLog.replaceSegments``, spec
+        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s)."""
+        with self._lock:
             self._check_writable("replace segments of")
-            new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
-            old_sorted = [s for s in sorted(old_segments, key=lambda s: s.base_offset)
-                          if self.segments.get(s.base_offset) is s]
-            for segment in reversed(new_sorted):
-                if not is_recovered_swap_file:
-                    segment.change_file_suffixes(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
-                self.segments.add(segment)
-            new_bases = {s.base_offset for s in new_sorted}
-            first_new = new_sorted[0].base_offset if new_sorted else None
-            to_delete = []
-            for segment in old_sorted:
-                if segment.base_offset != first_new and segment.base_offset not in new_bases:
-                    self.segments.remove(segment.base_offset)
-                to_delete.append(segment)
-            for segment in to_delete:
-                segment.change_file_suffixes("", DELETED_FILE_SUFFIX)
-            self._schedule_deletion(to_delete)
-            for segment in new_sorted:
-                segment.change_file_suffixes(SWAP_FILE_SUFFIX, "")
-            fsync_dir(self.dir)
+            self.local_log.replace_segments(new_segments, old_segments, is_recovered_swap_file)
 
     # -- closing ------------------------------------------------------------------------------------
 
@@ -1628,7 +889,7 @@ class Log:
         """
         self._stop_own_scheduler()
         with self._lock:
-            self._check_if_memory_mapped_buffer_closed()
+            self.local_log.check_if_memory_mapped_buffer_closed()
             if self._closed:
                 return
             self._log_offsets_listener = NO_OP_OFFSETS_LISTENER  # Kafka's close stops telling the listener
@@ -1636,10 +897,10 @@ class Log:
             try:
                 if not self.read_only:
                     self.flush()
-                    self.segments.close()
+                    self.local_log.close()
                 else:
                     self.segments.close_handlers()
-                self._release_pending_deletions(delete=False)
+                    self.local_log.release_pending_deletions(delete=False)
                 clean = True
             finally:
                 self._closed = True
@@ -1661,22 +922,11 @@ class Log:
         """
         with self._lock:
             self._check_writable("rename the directory of")
-            renamed = self.dir.parent / name
-            try:
-                os.replace(self.dir, renamed)  # Kafka: Utils.atomicMoveWithFallback, then the parent is flushed
-                fsync_dir(renamed.parent)
-            except OSError as e:
-                raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
-                                        f"{self.dir.parent}: {e}") from e
-            if renamed == self.dir:
+            if not self.local_log.rename_dir(name):
                 return False
-            self.dir = renamed
             if self._dir_hold is not None:
-                self._dir_hold.moved(renamed)
-            self.segments.update_parent_dir(renamed)
-            for segment in self._pending_deletions:
-                segment.update_parent_dir(renamed)
-            logger.debug("Log directory renamed to %s (reinitialize: %s)", renamed, should_reinitialize)
+                self._dir_hold.moved(self.dir)
+            logger.debug("Log directory renamed to %s (reinitialize: %s)", self.dir, should_reinitialize)
             return True
 
     def close_handlers(self) -> None:
@@ -1685,10 +935,8 @@ class Log:
         self._stop_own_scheduler()
         with self._lock:
             try:
-                self.segments.close_handlers()
-                self._release_pending_deletions(delete=False)
+                self.local_log.close_handlers()
             finally:
-                self._memory_mapped_buffer_closed = True
                 self._closed = True
                 self._release_dir_hold(clean=False)
 
@@ -1701,48 +949,16 @@ class Log:
             raise ReadOnlyError(f"Cannot delete log {self.dir}: it was opened read-only")
         self._stop_own_scheduler()
         with self._lock:
-            self._check_if_memory_mapped_buffer_closed()
+            self.local_log.check_if_memory_mapped_buffer_closed()
             deleted = False
             try:
-                self._delete_all_segments()
-                self._release_pending_deletions(delete=True)
+                self.local_log.delete_all_segments()
+                self.local_log.release_pending_deletions(delete=True)
                 self._closed = True
-                self._delete_empty_dir()
+                self.local_log.delete_empty_dir()
                 deleted = True
             finally:
                 self._release_dir_hold(clean=deleted)
-
-    def _delete_all_segments(self) -> list[LogSegment]:
-        """Remove and delete every segment now, and release the log's files for good; returns the segments
-        deleted (Kafka: ``LocalLog.deleteAllSegments``)."""
-        with self._lock:
-            deletable = self.segments.values()
-            self._remove_and_delete_segments(deletable, async_delete=False, reason=LogDeletion(self))
-            self._memory_mapped_buffer_closed = True
-            return deletable
-
-    def _delete_empty_dir(self) -> None:
-        """Delete the directory, once it has no segment and the log's files are released (Kafka:
-        ``LocalLog.deleteEmptyDir``).
-
-        Raises:
-            IllegalStateError: when segments are left or the files are still open.
-            KafkaStorageError: when the directory cannot be deleted.
-        """
-        with self._lock:
-            if not self.segments.is_empty():
-                raise IllegalStateError(
-                    f"Can not delete directory when {len(self.segments)} segments are still present")
-            if not self._memory_mapped_buffer_closed:
-                raise IllegalStateError(f"Can not delete directory when memory mapped buffer for log of "
-                                        f"{self.topic_partition} is still open.")
-            try:
-                shutil.rmtree(self.dir)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise KafkaStorageError(f"Error while deleting dir for {self.topic_partition} in dir "
-                                        f"{self.parent_dir}: {e}") from e
 
     def __enter__(self) -> Log:
         return self
@@ -1750,7 +966,7 @@ class Log:
     def __exit__(self, *exc: object) -> None:
         # A log whose files were already released or deleted has nothing left to close (and close() would
         # refuse it); the ``with`` block only promises that the files are let go.
-        if not self._memory_mapped_buffer_closed:
+        if not self.local_log.is_memory_mapped_buffer_closed:
             self.close()
 
     def __repr__(self) -> str:

@@ -45,8 +45,6 @@ Where this differs from Kafka 3.8, and why:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import collections
 import concurrent.futures
 import logging
@@ -59,15 +57,16 @@ from typing import Any, Protocol
 
 from ._common import INT64_MAX
 from .checkpoint import (
-    CLEAN_SHUTDOWN_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
 from .config import LogConfig
 from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import DirLock, fsync_dir, raise_open_file_limit, read_regular, storage_error
+from .filenames import CLEAN_SHUTDOWN_FILE
+from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
+from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
     CLUSTER_METADATA_TOPIC_NAME,
@@ -84,7 +83,7 @@ from .topic import (
     validate_topic,
 )
 
-__all__ = ["DIRECTORY_ID_LOST", "DIRECTORY_ID_UNASSIGNED", "LogManager", "wait_for_all_to_complete"]
+__all__ = ["LogManager", "wait_for_all_to_complete"]
 
 logger = logging.getLogger(__name__)
 
@@ -92,14 +91,6 @@ logger = logging.getLogger(__name__)
 INITIAL_TASK_DELAY_MS = 30 * 1000
 #: The directory tiered storage keeps its index cache in, in a log dir (Kafka: ``RemoteIndexCache.DIR_NAME``).
 REMOTE_INDEX_CACHE_DIR = "remote-log-index-cache"
-#: The broker's identity file in a log dir (Kafka: ``MetaPropertiesEnsemble.META_PROPERTIES_NAME``).
-META_PROPERTIES_FILE = "meta.properties"
-#: The property of ``meta.properties`` holding the directory's id (Kafka: ``MetaProperties.DIRECTORY_ID_PROP``).
-DIRECTORY_ID_PROP = "directory.id"
-#: Kafka's ``DirectoryId.UNASSIGNED`` (``new Uuid(0, 0)``): a replica not yet placed in a directory.
-DIRECTORY_ID_UNASSIGNED = "AAAAAAAAAAAAAAAAAAAAAA"
-#: Kafka's ``DirectoryId.LOST`` (``new Uuid(0, 1)``): a replica whose directory is offline or unknown.
-DIRECTORY_ID_LOST = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
 class _Future(Protocol):
@@ -117,36 +108,6 @@ def wait_for_all_to_complete(jobs: Iterable[_Future], callback: Callable[[BaseEx
             callback(e)
             failures += 1
     return failures == 0
-
-
-def _parse_uuid(text: str) -> str:
-    """Kafka's ``Uuid.fromString``: 16 bytes in URL-safe base64 without padding (22 characters)."""
-    if len(text) > 22:
-        raise ValueError(f"Input string with prefix `{text[:22]}` is too long to be decoded as a base64 UUID")
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as e:
-        raise ValueError(f"Input string `{text}` decoded as {e}") from None
-    if len(raw) != 16:
-        raise ValueError(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the "
-                         "expected 16 bytes of a base64-encoded UUID")
-    return text
-
-
-def _read_properties(path: Path) -> dict[str, str]:
-    """A Java ``.properties`` file of ``key=value`` lines (``#``/``!`` comments; ``:`` separators too), as
-    ``PropertiesUtils.readPropertiesFile`` reads the broker's ``meta.properties``."""
-    props: dict[str, str] = {}
-    for raw in read_regular(path).decode("latin-1").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut < 0:
-            props[line] = ""
-        else:
-            props[line[:cut].strip()] = line[cut + 1:].strip()
-    return props
 
 
 class LogManager:
@@ -442,21 +403,18 @@ class LogManager:
         """
         ids: dict[Path, str] = {}
         for d in self.log_dirs:
-            path = d / META_PROPERTIES_FILE
             try:
-                props = _read_properties(path)
+                directory_id = read_directory_id(d)
             except FileNotFoundError:
                 logger.info("No meta.properties file found in %s.", d)
                 continue
+            except KafkaStorageError:
+                raise  # a bad id: an OSError too, but not a disk error to log and pass over
             except OSError as e:
                 logger.error("Disk error while loading ID %s: %s", d, e)
                 continue
-            directory_id = props.get(DIRECTORY_ID_PROP)
             if directory_id is not None:
-                try:
-                    ids[d] = _parse_uuid(directory_id)
-                except ValueError as e:
-                    raise KafkaStorageError(f"Unable to read {DIRECTORY_ID_PROP} as a Uuid: {e} ({path})") from e
+                ids[d] = directory_id
         return ids
 
     def directory_id(self, dir: str | os.PathLike[str]) -> str | None:
@@ -841,7 +799,8 @@ class LogManager:
         """The log of ``topic_partition``, created if it does not exist (Kafka: ``getOrCreateLog``).
 
         A new log goes to the directory whose id is ``target_log_directory_id`` (unless that is
-        :data:`DIRECTORY_ID_UNASSIGNED`, :data:`DIRECTORY_ID_LOST` or no live directory's id), else to the
+        :data:`~kafkalog.meta_properties.DIRECTORY_ID_UNASSIGNED`,
+        :data:`~kafkalog.meta_properties.DIRECTORY_ID_LOST` or no live directory's id), else to the
         directories holding the fewest logs, trying the next when one fails.  It gets ``config``, or the
         topic's configuration; a config change while it is created is applied to it (the
         ``initializingLog`` / ``finishedInitializingLog`` bracket of Kafka's ``Partition``).

@@ -8,7 +8,7 @@ A SkimpyOffsetMap is one byte array of ``memory`` bytes holding ``memory // 24``
 key (16 bytes) and an offset (8 bytes, big-endian).  It stores no keys and never deletes: two keys with
 the same MD5 share an entry (a loss the cleaner accepts), and the map is cleared between cleanings.
 An all-zero entry is empty.  The probe sequence is Kafka's exactly (see
-``_core_py.offset_map_position_of``), so the same keys land in the same entries as in Kafka.
+``_core_py.offset_map.offset_map_position_of``), so the same keys land in the same entries as in Kafka.
 
 The table is a numpy ``uint8`` array; probing and hashing are kernels (``_core.offset_map_*``), which
 also run the cleaner's whole-segment passes over it.
@@ -166,7 +166,8 @@ class SkimpyOffsetMap(OffsetMap):
         return int(processed), bool(full)
 
     def latest_codes(self, data: Any, records: npt.NDArray[Any]) -> npt.NDArray[np.int8]:
-        """For each record: 2 past the mapped range, 1 the latest for its key, 0 superseded, -1 no key."""
+        """For each record, its :class:`~kafkalog._common.RecordFate`: past the mapped range, the latest for its
+        key, superseded, or no key (one int8 a record)."""
         codes, lookups, probes = _impl.core.offset_map_latest_codes(self.table, self._slots, data, records,
                                                                    self._last_offset)
         self.lookups += int(lookups)

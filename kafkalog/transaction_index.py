@@ -1,8 +1,9 @@
-"""Transaction index files (``<offset>.txnindex``): reading the aborted transactions they list.
+"""Aborted transactions (``AbortedTxn``) and the transaction index files (``<offset>.txnindex``) that list them.
 
-Port of the read side of ``TransactionIndex`` and ``AbortedTxn`` (storage,
+Port of ``AbortedTxn`` and the read side of ``TransactionIndex`` (storage,
 ``org.apache.kafka.storage.internals.log``, tag 3.8.0).  kafkalog derives aborted transactions from
-the log's control batches rather than keeping this index, so it only reads broker-written files.
+the log's control batches rather than keeping this index (:class:`kafkalog.transactions.TransactionState`
+makes the same :class:`AbortedTxn` entries a broker writes), so it only reads broker-written files.
 
 Layout: a sequence of 34-byte entries, big-endian, no header and no preallocation::
 
@@ -39,11 +40,20 @@ class TransactionIndexError(KafkaLogError, ValueError):
 
 
 class AbortedTxn(NamedTuple):
-    version: int
+    """A transaction that ended with an ABORT marker (Kafka: ``AbortedTxn``, one entry of a ``.txnindex``).
+
+    ``first_offset`` is the offset of the transaction's first batch, ``last_offset`` the offset of its
+    ABORT marker, and ``last_stable_offset`` the partition's last stable offset when the marker was written:
+    the first offset of the earliest transaction of another producer still open then, else
+    ``last_offset + 1`` (Kafka: ``ProducerStateManager.lastStableOffset(CompletedTxn)``).  The fields come in
+    the order of Kafka's constructor; ``version`` is the entry format's, 0 in every release so far.
+    """
+
     producer_id: int
     first_offset: int
     last_offset: int
     last_stable_offset: int
+    version: int = ABORTED_TXN_VERSION
 
 
 def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
@@ -55,7 +65,8 @@ def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
             raw = f.read(ABORTED_TXN_SIZE)
             if len(raw) < ABORTED_TXN_SIZE:
                 break
-            entry = AbortedTxn(*_ENTRY.unpack(raw))
+            version, producer_id, first_offset, last_offset, last_stable_offset = _ENTRY.unpack(raw)
+            entry = AbortedTxn(producer_id, first_offset, last_offset, last_stable_offset, version)
             if entry.version > ABORTED_TXN_VERSION:
                 raise TransactionIndexError(
                     f"Unexpected aborted transaction version {entry.version} in transaction index "

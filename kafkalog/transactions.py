@@ -34,26 +34,21 @@ from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIO
 from .errors import KafkaLogError
 from .record import ControlRecordType
 from .record.batch import DefaultRecordBatch
+from .transaction_index import AbortedTxn
 
 if TYPE_CHECKING:
     from .log import Log
     from .segment import LogSegment
 
-__all__ = ["AbortedTransaction", "ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
+__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
            "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 _PRODUCER = struct.Struct(">qh")  # producer id, producer epoch: adjacent in a v2 batch header
 
 
-@dataclass(frozen=True, order=True)
-class AbortedTransaction:
-    """A transaction that ended with an ABORT marker: its first offset, its producer, and the marker's
-    offset (Kafka: ``AbortedTxn``, without the last stable offset a broker also records)."""
-
-    first_offset: int
-    producer_id: int
-    last_offset: int
+def _by_first_offset(txn: AbortedTxn) -> tuple[int, int, int]:
+    return txn.first_offset, txn.producer_id, txn.last_offset
 
 
 def transactional_rows(rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -71,7 +66,7 @@ class TransactionState:
     pickles, so a planner reads it once and hands it to every reader of the partition.
     """
 
-    aborted: tuple[AbortedTransaction, ...] = ()
+    aborted: tuple[AbortedTxn, ...] = ()
     last_stable_offset: int = 0
     _by_producer: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -92,9 +87,12 @@ class TransactionState:
     def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int) -> TransactionState:
         """The state from a partition's producer batches in offset order (non-transactional ones are
         passed over): a transaction opens at its producer's first transactional data batch and ends at
-        its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset."""
+        its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset.  Each
+        aborted transaction records the last stable offset at its marker as a broker's ``.txnindex`` entry
+        does (Kafka: ``ProducerStateManager.lastStableOffset(CompletedTxn)``): the first offset of the
+        earliest transaction of another producer still open, else the marker's offset + 1."""
         open_txns: dict[int, int] = {}
-        aborted: list[AbortedTransaction] = []
+        aborted: list[AbortedTxn] = []
         for batch in batches:
             if not batch.is_transactional:
                 continue
@@ -103,9 +101,10 @@ class TransactionState:
                 continue
             first = open_txns.pop(batch.producer_id, None)
             if batch.control is ControlRecordType.ABORT and first is not None:
-                aborted.append(AbortedTransaction(first, batch.producer_id, batch.last_offset))
+                aborted.append(AbortedTxn(batch.producer_id, first, batch.last_offset,
+                                          min(open_txns.values(), default=batch.last_offset + 1)))
         last_stable = min(open_txns.values(), default=log_end_offset)
-        return cls(tuple(sorted(aborted)), min(last_stable, log_end_offset))
+        return cls(tuple(sorted(aborted, key=_by_first_offset)), min(last_stable, log_end_offset))
 
     def between(self, start: int, end: int) -> TransactionState:
         """The state restricted to transactions that overlap ``[start, end)``: what a reader of that range
@@ -173,17 +172,18 @@ def scan_producer_batches(segment: LogSegment, transactional_only: bool = False,
         next_offset = int(all_rows[-1]["last_offset"]) + 1
     rows = transactional_rows(all_rows) if transactional_only else all_rows[all_rows["magic"] == MAGIC_V2]
     found = []
-    channel = segment.log.channel
+    records, origin = segment.log, segment.log.start
     for row in rows:
         position, size, attributes = int(row["position"]), int(row["size"]), int(row["attributes"])
-        producer_id, producer_epoch = _PRODUCER.unpack(channel.pread(position + PRODUCER_ID_OFFSET, _PRODUCER.size))
+        producer_id, producer_epoch = _PRODUCER.unpack(
+            records.read_bytes(position - origin + PRODUCER_ID_OFFSET, _PRODUCER.size))
         if producer_id < 0:
             continue
         control = None
         is_control = bool(attributes & CONTROL_FLAG_MASK)
         if is_control:
             try:
-                control = DefaultRecordBatch(channel.pread(position, size), 0, size).control_type()
+                control = DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size).control_type()
             except KafkaLogError:
                 control = ControlRecordType.UNKNOWN
         found.append(ProducerBatch(producer_id, producer_epoch, int(row["base_offset"]), int(row["last_offset"]),

@@ -1,18 +1,10 @@
-"""Append-time validation: the shallow pass of ``Log.append`` and Kafka's ``LogValidator``.
+"""Append-time validation: Kafka's ``LogValidator``, the deep pass of ``Log.append``.
 
-Ports of (Apache Kafka, tag 3.8.0):
-
-* ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java`` - offset assignment,
-  timestamp and key checks, magic conversion and recompression (:class:`LogValidator`,
-  :func:`validate_messages_and_assign_offsets`);
-* ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogAppendInfo.java``
-  (:class:`LogAppendInfo`);
-* ``core/src/main/scala/kafka/log/UnifiedLog.scala``: ``analyzeAndValidateRecords`` and
-  ``trimInvalidBytes`` (:func:`analyze_and_validate_records`, :func:`trim_invalid_bytes`);
-
-and of 0.10.1.1's ``core/src/main/scala/kafka/log/Log.scala`` (``analyzeAndValidateMessageSet``,
-``trimInvalidBytes`` and the ``LogAppendInfo`` fields ``targetCodec``, ``shallowCount`` and
-``offsetsMonotonic``, kept here beside 3.8's).  0.10.1 has no ``LogValidator.scala``: the same checks are
+Port of (Apache Kafka, tag 3.8.0) ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java``
+- offset assignment, timestamp and key checks, magic conversion and recompression (:class:`LogValidator`,
+:func:`validate_messages_and_assign_offsets`) - with the errors, append origins and metrics recorder it
+shares with the shallow pass (:mod:`kafkalog.append_info`: ``LogAppendInfo``, ``analyzeAndValidateRecords``,
+``trimInvalidBytes``).  0.10.1 has no ``LogValidator.scala``: the same checks are
 ``ByteBufferMessageSet.validateMessagesAndAssignOffsets`` (``core/.../message``), which 0.10.2 moved into
 ``LogValidator``; 3.8 is its descendant, and this port follows 3.8's order of checks and messages.
 
@@ -80,11 +72,17 @@ Where this port differs from Kafka, and why:
   max timestamp -1 where Kafka's ``MemoryRecordsBuilder.info`` would fail on its null last offset;
 * a v0 log under ``LogAppendTime`` rebuilds with the CreateTime bit, which is what Kafka writes too (v0 has
   no timestamp type bit), because the record layer's builder refuses the combination;
-* the record layer's batches are read-only views, so the header rewrites (Kafka's ``setLastOffset``,
-  ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are written here against the buffer; and its legacy
-  reader is stricter than the iterator Kafka validates with (it refuses an inner magic that differs from the
-  wrapper's, which Kafka reports per record, and a partial inner message, which Kafka's stream ignores), so
-  the inner messages of a wrapper are read here as ``DeepRecordsIterator`` reads them.
+* the header rewrites (Kafka's ``setLastOffset``, ``setMaxTimestamp``, ``setPartitionLeaderEpoch``) are the
+  record layer's (:meth:`~kafkalog.record.batch.DefaultRecordBatch.set_max_timestamp` and its siblings), on
+  a writable copy when the caller's buffer is read-only;
+* legacy messages are validated as :class:`~kafkalog.record.legacy.LegacyRecord` objects
+  (:meth:`~kafkalog.record.legacy.LegacyRecordBatch.legacy_records`, Kafka's ``LegacyRecord`` and
+  ``DeepRecordsIterator``), not with the record layer's columnar reader, which refuses what Kafka's
+  validator takes or reports otherwise: negative v1 relative offsets and absolute offsets past
+  ``Long.MaxValue`` (Kafka wraps them), a compressed inner message (refused before any record is read, with
+  its own message, where Kafka refuses it when it is reached: ``Inner messages must not be compressed``), a
+  zstd wrapper (``UnsupportedCompressionError`` where Kafka raises ``InvalidRecordException``); and it keeps
+  no message's own size or computed CRC, which the validator's messages and ``ensureValid`` need.
 
 Kept as Kafka has them, though they may surprise:
 
@@ -99,99 +97,59 @@ Kept as Kafka has them, though they may surprise:
 from __future__ import annotations
 
 import enum
-import struct
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from . import _impl
 from ._common import (
-    ATTRIBUTES_OFFSET,
-    COMPRESSION_CODEC_MASK,
-    CONTROL_FLAG_MASK,
-    CRC_OFFSET,
-    DELETE_HORIZON_FLAG_MASK,
-    LEGACY_ATTRIBUTES_OFFSET,
     LEGACY_COMPRESSION_MASK,
-    LEGACY_CRC_OFFSET,
-    LEGACY_MAGIC_OFFSET,
-    LEGACY_TIMESTAMP_OFFSET,
-    LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
-    MAX_TIMESTAMP_OFFSET,
-    MIN_RECORD_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_TIMESTAMP,
-    PARTITION_LEADER_EPOCH_OFFSET,
-    RECORD_OVERHEAD_V1,
-    TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_FLAG_MASK,
+    java_long,
 )
 from .config import BrokerCompressionType, LogConfig, _metadata_version_ordinal
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
-    IllegalStateError,
-    InvalidOffsetError,
     InvalidRecordError,
     KafkaLogError,
-    RecordTooLargeError,
     UnsupportedCompressionError,
 )
 from .record.batch import DefaultRecordBatch, RecordBatch, build_default_batch
-from .record.compression import CompressionType, decompress
+from .record.compression import CompressionType
 from .record.convert import (
     RecordValidationStats,
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from .record.legacy import LegacyRecordBatch, build_legacy_message_set
+from .record.legacy import LegacyRecord, LegacyRecordBatch, build_legacy_message_set
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 
 __all__ = [
     "AppendOrigin",
     "InvalidTimestampError",
-    "LogAppendInfo",
     "LogValidator",
     "MetricsCounter",
     "MetricsRecorder",
-    "OffsetsOutOfOrderError",
     "RecordError",
     "RecordValidationError",
     "RecordValidationStats",
     "UnsupportedForMessageFormatError",
     "ValidationResult",
-    "analyze_and_validate_records",
     "target_compression",
-    "trim_invalid_bytes",
     "validate_messages_and_assign_offsets",
 ]
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
-_U32 = struct.Struct(">I")
-_U8 = struct.Struct(">B")
-_FRAME = struct.Struct(">qi")
-_LEGACY_HEAD = struct.Struct(">Ibb")  # crc, magic, attributes (Java bytes are signed)
-_LEGACY_KEY_SIZE_OFFSET_V0 = 6
-_LEGACY_KEY_SIZE_OFFSET_V1 = 14
-
-
-def _java_long(value: int) -> int:
-    """``value`` as Java's ``long`` arithmetic leaves it (two's complement, 64 bits)."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def _in(prefix: str, topic_partition: str | None) -> str:
@@ -200,8 +158,7 @@ def _in(prefix: str, topic_partition: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Errors (Kafka: RecordValidationException, InvalidTimestampException, UnsupportedForMessageFormatException,
-# OffsetsOutOfOrderException)
+# Errors (Kafka: RecordValidationException, InvalidTimestampException, UnsupportedForMessageFormatException)
 
 
 class RecordError(NamedTuple):
@@ -239,11 +196,6 @@ class InvalidTimestampError(RecordValidationError):
 class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
     """A batch that the log's message format cannot carry: transactional or idempotent records for a log
     below v2; or a search by timestamp in a v0 log (Kafka: ``UnsupportedForMessageFormatException``)."""
-
-
-class OffsetsOutOfOrderError(InvalidOffsetError):
-    """An append that must keep its offsets has offsets that do not increase (Kafka:
-    ``OffsetsOutOfOrderException``)."""
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -349,63 +301,7 @@ _NO_METRICS = _NoMetrics()
 
 
 # ---------------------------------------------------------------------------------------------------------
-# LogAppendInfo
-
-
-@dataclass
-class LogAppendInfo:
-    """What an append found out about its records (Kafka 3.8: ``LogAppendInfo``; 0.10.1: ``LogAppendInfo``
-    in ``Log.scala``, whose ``targetCodec``, ``shallowCount`` and ``offsetsMonotonic`` are kept too).
-
-    The shallow pass (:func:`analyze_and_validate_records`) fills it from the batch headers; the leader's
-    append then sets ``first_offset``, ``last_offset``, ``max_timestamp``, ``shallow_offset_of_max_timestamp``
-    and ``log_append_time`` from the offsets it assigned (:class:`ValidationResult`).
-
-    ``first_offset`` is ``None`` (Kafka: -1) until known: the shallow pass knows it for v2 batches only,
-    because a v0/v1 wrapper holds its last offset (``last_offset_of_first_batch`` stands in for it).
-    ``shallow_offset_of_max_timestamp`` is the last offset of the first batch holding the max timestamp.
-    """
-
-    first_offset: int | None = None
-    last_offset: int = -1
-    max_timestamp: int = NO_TIMESTAMP
-    shallow_offset_of_max_timestamp: int = -1
-    log_append_time: int = NO_TIMESTAMP
-    log_start_offset: int = -1
-    source_compression: CompressionType = CompressionType.NONE
-    target_compression: CompressionType = CompressionType.NONE
-    shallow_count: int = 0
-    valid_bytes: int = -1
-    offsets_monotonic: bool = False
-    last_offset_of_first_batch: int = -1
-    record_errors: list[RecordError] = field(default_factory=list)
-    last_leader_epoch: int | None = None
-
-    @property
-    def num_messages(self) -> int:
-        """``last - first + 1`` when both are known, else 0 (Kafka: ``numMessages``, the most messages the
-        append can hold: compaction may have left gaps)."""
-        if self.first_offset is not None and self.first_offset >= 0 and self.last_offset >= 0:
-            return self.last_offset - self.first_offset + 1
-        return 0
-
-    @property
-    def first_or_last_offset_of_first_batch(self) -> int:
-        """The first offset when known, else the last offset of the first batch (Kafka:
-        ``firstOrLastOffsetOfFirstBatch``)."""
-        if self.first_offset is not None and self.first_offset >= 0:
-            return self.first_offset
-        return self.last_offset_of_first_batch
-
-    @classmethod
-    def unknown(cls, log_start_offset: int = -1, record_errors: Iterable[RecordError] = ()) -> LogAppendInfo:
-        """Kafka's ``UNKNOWN_LOG_APPEND_INFO`` / ``unknownLogAppendInfoWithLogStartOffset`` /
-        ``unknownLogAppendInfoWithAdditionalInfo``: an append that did not happen."""
-        return cls(log_start_offset=log_start_offset, record_errors=list(record_errors))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The shallow pass (UnifiedLog.analyzeAndValidateRecords, trimInvalidBytes)
+# The target codec (Kafka: BrokerCompressionType.targetCompression)
 
 
 def target_compression(config: BrokerCompressionType | LogConfig, source: CompressionType | int | str
@@ -418,276 +314,13 @@ def target_compression(config: BrokerCompressionType | LogConfig, source: Compre
     return CompressionType.of(source) if chosen is None else chosen
 
 
-def analyze_and_validate_records(
-    records: MemoryRecords,
-    config: LogConfig,
-    *,
-    origin: AppendOrigin | str = AppendOrigin.CLIENT,
-    ignore_record_size: bool = False,
-    require_offsets_monotonic: bool = False,
-    leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-    log_start_offset: int = -1,
-    topic_partition: str | None = None,
-    metrics: MetricsRecorder | None = None,
-) -> LogAppendInfo:
-    """Check every batch's header and CRC and sum up the append (Kafka 3.8:
-    ``UnifiedLog.analyzeAndValidateRecords``; 0.10.1: ``Log.analyzeAndValidateMessageSet``).
-
-    Per batch, in Kafka's order: a ``raft_leader`` batch must carry ``leader_epoch``; a v2 batch from a
-    client must have base offset 0; the first batch gives ``first_offset`` (v2 only) and
-    ``last_offset_of_first_batch``; offsets must increase (``offsets_monotonic``); the batch may not be
-    larger than ``max.message.bytes`` (unless ``ignore_record_size``, the follower's case); its CRC must
-    hold.  The largest max timestamp and the last offset of its batch, the valid bytes, the number of
-    batches and the source codec (the codec of the last compressed batch, Kafka's rule: the leader path
-    holds one batch whenever it is v2 or compressed) are collected.
-
-    The buffer is read as Kafka's ``MemoryRecords.batches()`` reads it: a partial batch at the end is not an
-    error, it is left out of ``valid_bytes`` (see :func:`trim_invalid_bytes`).
-
-    Raises:
-        InvalidRecordError: a client's v2 batch with a base offset other than 0, or a Raft leader's batch
-            without the leader epoch.
-        RecordTooLargeError: a batch larger than ``max.message.bytes``, naming both sizes.
-        CorruptRecordError: a batch whose CRC does not match, or framing the batch reader refuses.
-        OffsetsOutOfOrderError: offsets that do not increase, when ``require_offsets_monotonic`` (Kafka asks
-            for it when the append keeps the offsets it is given).
-    """
-    origin = AppendOrigin.of(origin)
-    recorder: MetricsRecorder = _NO_METRICS if metrics is None else metrics
-    valid_bytes = 0
-    first_offset: int | None = None
-    last_offset = -1
-    last_leader_epoch = NO_PARTITION_LEADER_EPOCH
-    source = CompressionType.NONE
-    monotonic = True
-    max_timestamp = NO_TIMESTAMP
-    shallow_offset_of_max_timestamp = -1
-    read_first_message = False
-    last_offset_of_first_batch = -1
-    shallow_count = 0
-
-    for batch in records.batches(strict=False):
-        if origin is AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
-            raise InvalidRecordError("Append from Raft leader did not set the batch epoch correctly",
-                                     batch.position)
-        # Only v2 is checked, to keep old clients working.
-        if batch.magic >= MAGIC_V2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
-            raise InvalidRecordError(
-                f"The baseOffset of the record batch in the append{_in(' to ', topic_partition)} "
-                f"should be 0, but it is {batch.base_offset}",
-                batch.position,
-            )
-        # A v0/v1 wrapper holds its last offset: its first needs decompression, so only v2 gives it here.
-        if not read_first_message:
-            if batch.magic >= MAGIC_V2:
-                first_offset = batch.base_offset
-            last_offset_of_first_batch = batch.last_offset
-            read_first_message = True
-
-        if last_offset >= batch.last_offset:
-            monotonic = False
-        last_offset = batch.last_offset
-        last_leader_epoch = batch.partition_leader_epoch
-
-        batch_size = batch.size_in_bytes
-        if not ignore_record_size and batch_size > config.max_message_size:
-            recorder.record_bytes_rejected(records.size_in_bytes())
-            raise RecordTooLargeError(
-                f"The record batch size in the append{_in(' to ', topic_partition)} is {batch_size} bytes "
-                f"which exceeds the maximum configured value of {config.max_message_size}.",
-                batch.position,
-            )
-
-        if not batch.is_valid():
-            recorder.record_invalid_checksums()
-            raise CorruptRecordError(
-                f"Record is corrupt (stored crc = {batch.crc})"
-                f"{_in(' in topic partition ', topic_partition)}.",
-                batch.position,
-            )
-
-        if batch.max_timestamp > max_timestamp:
-            max_timestamp = batch.max_timestamp
-            shallow_offset_of_max_timestamp = last_offset
-
-        valid_bytes += batch_size
-        shallow_count += 1
-        codec = CompressionType.of(batch.attributes & COMPRESSION_CODEC_MASK)
-        if codec is not CompressionType.NONE:
-            source = codec
-
-    if require_offsets_monotonic and not monotonic:
-        offsets = [record.offset for record in records.records(check_crcs=False)]
-        raise OffsetsOutOfOrderError(
-            f"Out of order offsets found in append{_in(' to ', topic_partition)}: {offsets}"
-        )
-
-    return LogAppendInfo(
-        first_offset=first_offset,
-        last_offset=last_offset,
-        max_timestamp=max_timestamp,
-        shallow_offset_of_max_timestamp=shallow_offset_of_max_timestamp,
-        log_append_time=NO_TIMESTAMP,
-        log_start_offset=log_start_offset,
-        source_compression=source,
-        target_compression=target_compression(config, source),
-        shallow_count=shallow_count,
-        valid_bytes=valid_bytes,
-        offsets_monotonic=monotonic,
-        last_offset_of_first_batch=last_offset_of_first_batch,
-        record_errors=[],
-        last_leader_epoch=None if last_leader_epoch == NO_PARTITION_LEADER_EPOCH else last_leader_epoch,
-    )
-
-
-def trim_invalid_bytes(records: MemoryRecords, info: LogAppendInfo, *,
-                       topic_partition: str | None = None) -> MemoryRecords:
-    """The records without what follows their valid bytes (a partial trailing batch) (Kafka:
-    ``UnifiedLog.trimInvalidBytes``; 0.10.1: ``Log.trimInvalidBytes``).
-
-    Returns ``records`` itself when every byte is valid; otherwise new records over a writable copy of the
-    valid prefix (Kafka shares the buffer; a copy keeps no view of the caller's buffer alive, and being
-    writable lets the validator rewrite it in place).
-
-    Raises:
-        CorruptRecordError: ``info.valid_bytes`` is negative.
-    """
-    valid_bytes = info.valid_bytes
-    if valid_bytes < 0:
-        raise CorruptRecordError(
-            f"Cannot append record batch with illegal length {valid_bytes} to log"
-            f"{_in(' for ', topic_partition)}. A possible cause is a corrupted produce request."
-        )
-    if valid_bytes == records.size_in_bytes():
-        return records
-    with memoryview(records.buffer) as view, view[:valid_bytes] as prefix:
-        trimmed = bytearray(prefix)
-    return MemoryRecords(trimmed, max_batch_size=records.max_batch_size,
-                         max_decompressed_size=records.max_decompressed_size)
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Records as the validator sees them
 
 
-class _LegacyRecord:
-    """One v0/v1 message seen as a record: Kafka's ``LegacyRecord`` inside the ``BasicLegacyRecordBatch``
-    or ``ByteBufferLegacyRecordBatch`` that iteration hands out.
-
-    ``wrapper_timestamp``/``wrapper_type`` are set for the v1 messages inside a wrapper, which report the
-    wrapper's timestamp type (and its timestamp under LogAppendTime), as ``DeepRecordsIterator`` makes them.
-    """
-
-    __slots__ = ("_data", "_end", "_start", "attributes", "crc", "key", "magic", "offset", "own_timestamp",
-                 "value", "wrapper_timestamp", "wrapper_type")
-
-    def __init__(self, data: Any, start: int, size: int, offset: int) -> None:
-        """Read the message of ``size`` bytes at ``data[start:]`` (its CRC first) whose frame said
-        ``offset``."""
-        end = start + size
-        if size < MIN_RECORD_OVERHEAD:
-            raise CorruptRecordError(
-                f"Record is corrupt (crc could not be retrieved as the record is too small, size = {size})"
-            )
-        self._data = data
-        self._start = start
-        self._end = end
-        self.offset = offset
-        self.crc, self.magic, self.attributes = _LEGACY_HEAD.unpack_from(data, start + LEGACY_CRC_OFFSET)
-        # LegacyRecord reads any magic but 0 with the v1 layout.
-        if self.magic == MAGIC_V0:
-            self.own_timestamp = NO_TIMESTAMP
-            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V0
-        else:
-            if size < RECORD_OVERHEAD_V1:
-                raise CorruptRecordError(
-                    f"Invalid legacy record: {size} bytes cannot hold a v1 message header "
-                    f"({RECORD_OVERHEAD_V1} bytes)"
-                )
-            self.own_timestamp = _I64.unpack_from(data, start + LEGACY_TIMESTAMP_OFFSET)[0]
-            key_size_at = start + _LEGACY_KEY_SIZE_OFFSET_V1
-        self.key, value_size_at = self._size_delimited(key_size_at, "key")
-        self.value, _ = self._size_delimited(value_size_at, "value")
-        self.wrapper_timestamp: int | None = None
-        self.wrapper_type: TimestampType | None = None
-
-    def _size_delimited(self, at: int, what: str) -> tuple[bytes | None, int]:
-        """Kafka's ``Utils.sizeDelimited``: an int32 length (negative: null) and that many bytes."""
-        if at + 4 > self._end:
-            raise CorruptRecordError(f"Invalid legacy record: its {what} size runs past the record")
-        length = _I32.unpack_from(self._data, at)[0]
-        if length < 0:
-            return None, at + 4
-        if at + 4 + length > self._end:
-            raise CorruptRecordError(
-                f"Invalid legacy record: {what} size {length} runs past the record of "
-                f"{self._end - self._start} bytes"
-            )
-        return bytes(self._data[at + 4:at + 4 + length]), at + 4 + length
-
-    @property
-    def timestamp(self) -> int:
-        """Kafka's ``LegacyRecord.timestamp``: -1 in v0, the wrapper's under LogAppendTime, else its own."""
-        if self.magic == MAGIC_V0:
-            return NO_TIMESTAMP
-        if self.wrapper_type is TimestampType.LOG_APPEND_TIME and self.wrapper_timestamp is not None:
-            return self.wrapper_timestamp
-        return int(self.own_timestamp)
-
-    @property
-    def timestamp_type(self) -> TimestampType:
-        """Kafka's ``LegacyRecord.timestampType(magic, wrapperRecordTimestampType, attributes)``."""
-        if self.magic == MAGIC_V0:
-            return TimestampType.NO_TIMESTAMP_TYPE
-        if self.wrapper_type is not None:
-            return self.wrapper_type
-        if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
-            return TimestampType.LOG_APPEND_TIME
-        return TimestampType.CREATE_TIME
-
-    @property
-    def is_compressed(self) -> bool:
-        return bool(self.attributes & LEGACY_COMPRESSION_MASK)
-
-    @property
-    def size_in_bytes(self) -> int:
-        """The message's bytes, without its frame (Kafka: ``LegacyRecord.sizeInBytes``)."""
-        return self._end - self._start
-
-    @property
-    def headers(self) -> list[tuple[str, bytes | None]]:
-        return []
-
-    def computed_crc(self) -> int:
-        with memoryview(self._data) as whole, \
-                whole[self._start + LEGACY_MAGIC_OFFSET:self._end] as part:
-            return int(_impl.core.crc32(part))
-
-    def ensure_valid(self) -> None:
-        """Kafka's ``LegacyRecord.ensureValid``."""
-        computed = self.computed_crc()
-        if computed != self.crc:
-            raise CorruptRecordError(
-                f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})"
-            )
-
-    def __str__(self) -> str:
-        """Kafka's ``AbstractLegacyRecordBatch.toString`` around ``LegacyRecord.toString``."""
-        codec = self.attributes & LEGACY_COMPRESSION_MASK
-        codec_name = CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else str(codec)
-        key_size = 0 if self.key is None else len(self.key)
-        value_size = 0 if self.value is None else len(self.value)
-        timestamp = f"{self.timestamp_type}={self.timestamp}, " if self.magic > 0 else ""
-        return (
-            f"LegacyRecordBatch(offset={self.offset}, Record(magic={self.magic}, "
-            f"attributes={self.attributes}, compression={codec_name}, crc={self.crc}, "
-            f"{timestamp}key={key_size} bytes, value={value_size} bytes))"
-        )
-
-
 def _describe(record: Any) -> str:
     """A record as Kafka's ``toString`` shows it in error messages."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return str(record)
     key_size = 0 if record.key is None else len(record.key)
     value_size = 0 if record.value is None else len(record.value)
@@ -697,94 +330,9 @@ def _describe(record: Any) -> str:
 
 def _has_magic(record: Any, magic: int) -> bool:
     """Kafka's ``Record.hasMagic``: a v2 record has any magic from 2 on; a legacy one exactly its own."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return bool(record.magic == magic)
     return magic >= MAGIC_V2
-
-
-def _deep_legacy_records(batch: LegacyRecordBatch, buf: Any, max_decompressed_size: int
-                         ) -> Iterator[_LegacyRecord]:
-    """The inner messages of a v0/v1 wrapper (Kafka: ``AbstractLegacyRecordBatch.DeepRecordsIterator``
-    without ``ensureMatchingMagic``, as ``iterator(BufferSupplier)`` builds it).
-
-    Everything is decompressed and read before the first record is handed out (Kafka does it in the
-    iterator's constructor, which this function is up to its ``return``); v1 inner offsets are made absolute
-    from the wrapper's.  An inner message that is itself compressed fails when it is reached.
-    """
-    wrapper = _LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
-                            batch.last_offset)
-    wrapper_magic = wrapper.magic
-    if wrapper_magic not in (MAGIC_V0, MAGIC_V1):
-        raise InvalidRecordError(
-            f"Invalid wrapper magic found in legacy deep record iterator {wrapper_magic}", batch.position
-        )
-    codec_id = wrapper.attributes & LEGACY_COMPRESSION_MASK
-    if codec_id == CompressionType.ZSTD:
-        raise InvalidRecordError(
-            f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}",
-            batch.position,
-        )
-    if wrapper.value is None:
-        raise InvalidRecordError(
-            f"Found invalid compressed record set with null value (magic = {wrapper_magic})", batch.position
-        )
-    try:
-        data = decompress(codec_id, wrapper.value, magic=wrapper_magic, max_size=max_decompressed_size)
-    except CorruptRecordError as e:
-        raise e.at(batch.position) from e
-
-    # DataLogInputStream.nextBatch: a frame or message cut short ends the stream without an error.
-    entries: list[_LegacyRecord] = []
-    pos = 0
-    end = len(data)
-    while end - pos >= LOG_OVERHEAD:
-        offset, size = _FRAME.unpack_from(data, pos)
-        if size < MIN_RECORD_OVERHEAD:
-            raise CorruptRecordError(
-                f"Record size is less than the minimum record overhead ({MIN_RECORD_OVERHEAD})",
-                batch.position,
-            )
-        if size > end - pos - LOG_OVERHEAD:
-            break
-        try:
-            entry = _LegacyRecord(data, pos + LOG_OVERHEAD, size, offset)
-        except CorruptRecordError as e:
-            raise e.at(batch.position) from e
-        if entry.magic == MAGIC_V1:
-            entry.wrapper_timestamp = wrapper.timestamp
-            entry.wrapper_type = wrapper.timestamp_type
-        entries.append(entry)
-        pos += LOG_OVERHEAD + size
-
-    if not entries:
-        raise InvalidRecordError("Found invalid compressed record set with no inner records", batch.position)
-
-    absolute_base_offset = -1
-    if wrapper_magic == MAGIC_V1:
-        last_offset_from_wrapper = batch.last_offset
-        if last_offset_from_wrapper == 0:
-            # Some librdkafka versions write wrapper offset 0: the inner offsets are then taken as they are.
-            absolute_base_offset = 0
-        else:
-            last_inner_offset = entries[-1].offset
-            if last_offset_from_wrapper < last_inner_offset:
-                raise InvalidRecordError(
-                    f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
-                    f"'{last_offset_from_wrapper}' is less than the last inner message offset "
-                    f"'{last_inner_offset}' and it is not zero.",
-                    batch.position,
-                )
-            absolute_base_offset = last_offset_from_wrapper - last_inner_offset
-
-    def make_next() -> Iterator[_LegacyRecord]:
-        for entry in entries:
-            if wrapper_magic == MAGIC_V1:
-                entry.offset = _java_long(absolute_base_offset + entry.offset)
-            if entry.is_compressed:
-                raise InvalidRecordError("Inner messages must not be compressed", batch.position)
-            yield entry
-
-    return make_next()
 
 
 def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> Iterator[Any]:
@@ -793,77 +341,12 @@ def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> 
     if isinstance(batch, DefaultRecordBatch):
         return iter(batch.records(check_crcs=False))
     assert isinstance(batch, LegacyRecordBatch)
-    if not batch.attributes & LEGACY_COMPRESSION_MASK:
-        return iter([_LegacyRecord(buf, batch.position + LOG_OVERHEAD, batch.size_in_bytes - LOG_OVERHEAD,
-                                   batch.last_offset)])
-    return _deep_legacy_records(batch, buf, max_decompressed_size)
+    return batch.legacy_records()
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Rewriting batch headers in place (Kafka: MutableRecordBatch.setLastOffset, setMaxTimestamp,
-# setPartitionLeaderEpoch).  The record layer's batches are read-only views, so these write the buffer.
-
-
-def _crc_of(kernel: Callable[[Any], int], buf: Any, start: int, end: int) -> int:
-    with memoryview(buf) as whole, whole[start:end] as part:
-        return int(kernel(part))
-
-
-def _set_last_offset(buf: Any, batch: RecordBatch, offset: int) -> None:
-    """v2: base offset = ``offset - lastOffsetDelta``; v0/v1: the frame's offset.  Neither is under a CRC."""
-    if isinstance(batch, DefaultRecordBatch):
-        _I64.pack_into(buf, batch.position, _java_long(offset - batch.last_offset_delta))
-    else:
-        _I64.pack_into(buf, batch.position, offset)
-
-
-def _set_partition_leader_epoch(buf: Any, batch: RecordBatch, epoch: int) -> None:
-    """v2 only; the epoch is outside the CRC."""
-    if not isinstance(batch, DefaultRecordBatch):
-        raise IllegalStateError("Magic versions prior to 2 do not support partition leader epoch")
-    _I32.pack_into(buf, batch.position + PARTITION_LEADER_EPOCH_OFFSET, epoch)
-
-
-def _set_max_timestamp(buf: Any, batch: RecordBatch, timestamp_type: TimestampType,
-                       max_timestamp: int) -> None:
-    """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when neither
-    changes (Kafka: ``DefaultRecordBatch.setMaxTimestamp``, ``ByteBufferLegacyRecordBatch.setMaxTimestamp``).
-
-    The attributes are computed afresh as Kafka's ``computeAttributes`` does: the codec, the timestamp type
-    and (v2) the transactional, control and delete-horizon bits.
-    """
-    position = batch.position
-    end = position + batch.size_in_bytes
-    if isinstance(batch, DefaultRecordBatch):
-        if batch.timestamp_type is timestamp_type and batch.max_timestamp == max_timestamp:
-            return
-        attributes = batch.attributes & COMPRESSION_CODEC_MASK
-        if timestamp_type is TimestampType.LOG_APPEND_TIME:
-            attributes |= TIMESTAMP_TYPE_MASK
-        if batch.is_transactional:
-            attributes |= TRANSACTIONAL_FLAG_MASK
-        if batch.is_control:
-            attributes |= CONTROL_FLAG_MASK
-        if batch.has_delete_horizon:
-            attributes |= DELETE_HORIZON_FLAG_MASK
-        _I16.pack_into(buf, position + ATTRIBUTES_OFFSET, attributes)
-        _I64.pack_into(buf, position + MAX_TIMESTAMP_OFFSET, max_timestamp)
-        crc = _crc_of(_impl.core.crc32c, buf, position + ATTRIBUTES_OFFSET, end)
-        _U32.pack_into(buf, position + CRC_OFFSET, crc)
-        return
-    assert isinstance(batch, LegacyRecordBatch)
-    if batch.magic == MAGIC_V0:
-        raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
-    if batch.timestamp_type is timestamp_type and batch.timestamp == max_timestamp:
-        return
-    attributes = batch.attributes & LEGACY_COMPRESSION_MASK
-    if timestamp_type is TimestampType.LOG_APPEND_TIME:
-        attributes |= LEGACY_TIMESTAMP_TYPE_MASK
-    message = position + LOG_OVERHEAD
-    _U8.pack_into(buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
-    _I64.pack_into(buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
-    crc = _crc_of(_impl.core.crc32, buf, message + LEGACY_MAGIC_OFFSET, end)
-    _U32.pack_into(buf, message + LEGACY_CRC_OFFSET, crc)
+# Rewriting batch headers in place: the record layer's setters (Kafka: MutableRecordBatch.setLastOffset,
+# setMaxTimestamp, setPartitionLeaderEpoch) write the buffer, which must be writable.
 
 
 def _writable(records: MemoryRecords) -> MemoryRecords:
@@ -989,7 +472,7 @@ def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: 
 def _record_size_in_bytes(batch: RecordBatch, record: Any) -> int:
     """A record's ``sizeInBytes`` as Kafka's validator sums it: a v2 record's encoded size, a v0/v1 inner
     message with its frame."""
-    if isinstance(record, _LegacyRecord):
+    if isinstance(record, LegacyRecord):
         return LOG_OVERHEAD + record.size_in_bytes
     assert isinstance(batch, DefaultRecordBatch)
     return default_record_size_in_bytes(record.offset - batch.base_offset,
@@ -1201,7 +684,6 @@ class LogValidator:
         initial_offset = next_offset
         offset_counter = next_offset
         records = _writable(self.records)
-        buf = records.buffer
 
         first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
         for batch in records.batches(strict=False):
@@ -1226,14 +708,14 @@ class LogValidator:
                 max_timestamp = max_batch_timestamp
                 shallow_offset_of_max_timestamp = offset_counter - 1
 
-            _set_last_offset(buf, batch, offset_counter - 1)
+            batch.set_last_offset(offset_counter - 1)
             if batch.magic >= MAGIC_V2:
-                _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+                batch.set_partition_leader_epoch(self.partition_leader_epoch)
             if batch.magic > MAGIC_V0:
                 if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
-                    _set_max_timestamp(buf, batch, TimestampType.LOG_APPEND_TIME, now)
+                    batch.set_max_timestamp(TimestampType.LOG_APPEND_TIME, now)
                 else:
-                    _set_max_timestamp(buf, batch, self.timestamp_type, max_batch_timestamp)
+                    batch.set_max_timestamp(self.timestamp_type, max_batch_timestamp)
 
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
             # the same answers as MemoryRecordsBuilder.info() would give
@@ -1315,17 +797,16 @@ class LogValidator:
 
         # Only the header changes; the compressed payload is kept (one batch on this path).
         records = _writable(records)
-        buf = records.buffer
         batch = next(records.batches(strict=False))
         offset_counter = next_offset + len(validated_records)
         last_offset = offset_counter - 1
-        _set_last_offset(buf, batch, last_offset)
+        batch.set_last_offset(last_offset)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
             max_timestamp = now
         if self.to_magic >= MAGIC_V1:
-            _set_max_timestamp(buf, batch, self.timestamp_type, max_timestamp)
+            batch.set_max_timestamp(self.timestamp_type, max_timestamp)
         if self.to_magic >= MAGIC_V2:
-            _set_partition_leader_epoch(buf, batch, self.partition_leader_epoch)
+            batch.set_partition_leader_epoch(self.partition_leader_epoch)
         return ValidationResult(records, max_timestamp, last_offset, False, now, offset_counter,
                                 RecordValidationStats(uncompressed_size_in_bytes, 0, 0))
 
@@ -1423,7 +904,7 @@ class LogValidator:
         # with its batch in analyze_and_validate_records, and v2 records have none.  (Kafka's catch of
         # InvalidRecordException around this does not see ensureValid's CorruptRecordException.)
         if batch.magic <= MAGIC_V1 and batch.attributes & LEGACY_COMPRESSION_MASK:
-            assert isinstance(record, _LegacyRecord)
+            assert isinstance(record, LegacyRecord)
             try:
                 record.ensure_valid()
             except CorruptRecordError as e:
@@ -1465,8 +946,8 @@ class LogValidator:
                 )))
             else:
                 timestamp = int(timestamps[record_index])
-                low = _java_long(now - self.timestamp_before_max_ms)
-                high = _java_long(now + self.timestamp_after_max_ms)
+                low = java_long(now - self.timestamp_before_max_ms)
+                high = java_long(now + self.timestamp_after_max_ms)
                 record_errors.append(_ApiRecordError(True, RecordError(
                     record_index,
                     f"Timestamp {timestamp} of message with offset {int(rows['offset'][record_index])} is out of "
@@ -1494,8 +975,8 @@ class LogValidator:
         timestamp = record.timestamp
         if self.timestamp_type is TimestampType.CREATE_TIME and timestamp != NO_TIMESTAMP:
             if self._record_has_invalid_timestamp(timestamp, now):
-                low = _java_long(now - self.timestamp_before_max_ms)
-                high = _java_long(now + self.timestamp_after_max_ms)
+                low = java_long(now - self.timestamp_before_max_ms)
+                high = java_long(now + self.timestamp_after_max_ms)
                 return _ApiRecordError(True, RecordError(
                     record_index,
                     f"Timestamp {timestamp} of message with offset {record.offset} is out of range. The "
@@ -1511,15 +992,15 @@ class LogValidator:
 
     def _record_has_invalid_timestamp(self, timestamp: int, now: int) -> bool:
         """Kafka: ``recordHasInvalidTimestamp``."""
-        difference = _java_long(now - timestamp)
+        difference = java_long(now - timestamp)
         return (difference > self.timestamp_before_max_ms
-                or _java_long(-difference) > self.timestamp_after_max_ms)
+                or java_long(-difference) > self.timestamp_after_max_ms)
 
     def _validate_record_compression(self, record_index: int, record: Any) -> _ApiRecordError | None:
         """Kafka: ``validateRecordCompression``: no compressed record inside a compressed set.  (The legacy
         deep iterator already refuses compressed inner messages, and v2 records are never compressed, so
         this can only pass; it is kept for Kafka's order of checks.)"""
-        if (self.source_compression is not CompressionType.NONE and isinstance(record, _LegacyRecord)
+        if (self.source_compression is not CompressionType.NONE and isinstance(record, LegacyRecord)
                 and record.is_compressed):
             return _ApiRecordError(False, RecordError(
                 record_index,

@@ -18,15 +18,15 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from log_test_utils import LogFactory
 
 from kafkalog import _impl
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
+from tests.support.golden_data import GOLDEN
+from tests.support.log_test_utils import LogFactory
 
-GOLDEN = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "golden"
 REQUIRE_EXTENSION = os.environ.get("KAFKALOG_REQUIRE_EXTENSION", "") not in ("", "0")
 
 

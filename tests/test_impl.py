@@ -6,12 +6,17 @@ Each case runs a fresh interpreter, because the choice is made once, at import.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from enum import IntEnum
+from pathlib import Path
 
 import pytest
 
+import kafkalog
 from kafkalog import _impl, implementation
+from kafkalog._common import IndexKind, RecordFate
 
 REQUIRE_EXTENSION = os.environ.get("KAFKALOG_REQUIRE_EXTENSION", "") not in ("", "0")
 
@@ -66,3 +71,19 @@ def test_using_switches_and_restores() -> None:
     assert implementation() == before
     with pytest.raises(ImportError, match="not available"), _impl.using("fortran"):
         pass
+
+
+def _cdef_enum(pxi: str, prefix: str) -> dict[str, int]:
+    """The ``NAME = value`` members of ``_core_pyx/<pxi>`` whose names start with ``prefix``, prefix dropped."""
+    text = (Path(kafkalog.__file__).parent / "_core_pyx" / pxi).read_text()
+    return {m[1]: int(m[2]) for m in re.finditer(rf"^\s+{prefix}([A-Z_]+) = (-?\d+)", text, re.MULTILINE)}
+
+
+@pytest.mark.parametrize(("pxi", "prefix", "enum"), [
+    ("index.pxi", "INDEX_", IndexKind),
+    ("offset_map.pxi", "FATE_", RecordFate),
+])
+def test_compiled_enums_match_common(pxi: str, prefix: str, enum: type[IntEnum]) -> None:
+    """The compiled kernels use the int values of the IntEnums of ``_common.py`` as a ``cdef enum``; both must
+    name the same members with the same values, or the twins would read each other's results wrong."""
+    assert _cdef_enum(pxi, prefix) == {member.name: member.value for member in enum}

@@ -29,36 +29,41 @@ TESTS = Path(__file__).resolve().parent
 KAFKA_TESTS = json.loads((TESTS / "data" / "kafka_log_tests.json").read_text())
 TAGS = ("3.8.0", "0.10.1.1")
 
-#: The kafkalog test modules (globs under tests/) that mirror each Kafka suite.
+#: LogCleanerTest (CleanerTest in 0.10.1.1), split by area; testLogToClean* are with the manager's tests.
+CLEANER_TEST_MODULES = ("cleaner/test_cleaner.py", "cleaner/test_cleaner_transactions.py",
+                        "cleaner/test_cleaner_recovery.py", "cleaner/test_cleaner_offset_map_stats.py",
+                        "cleaner/test_cleaner_config.py", "cleaner/test_cleaner_manager.py")
+
+#: The kafkalog test modules that mirror each Kafka suite: globs of paths relative to tests/ (``log/test_log*.py``).
 SUITE_MODULES: dict[str, tuple[str, ...]] = {
     # 3.8.0
-    "BrokerCompressionTest": ("test_broker_compression.py",),
-    "LocalLogTest": ("test_local_log.py", "test_log.py", "test_topic.py"),
-    "LogCleanerIntegrationTest": ("test_cleaner_integration.py",),
-    "LogCleanerLagIntegrationTest": ("test_cleaner_integration.py",),
-    "LogCleanerParameterizedIntegrationTest": ("test_cleaner_integration.py",),
-    "LogCleanerManagerTest": ("test_cleaner_manager.py",),
-    "LogCleanerTest": ("test_cleaner.py", "test_cleaner_manager.py"),
-    "LogConcurrencyTest": ("test_log_concurrency.py",),
-    "LogConfigTest": ("test_config.py",),
-    "LogLoaderTest": ("test_log_loader.py",),
-    "LogManagerTest": ("test_log_manager.py",),
-    "LogSegmentTest": ("test_segment.py",),
-    "LogSegmentsTest": ("test_log_segments.py",),
-    "LogValidatorTest": ("test_validator.py",),
-    "OffsetIndexTest": ("test_index.py",),
-    "OffsetMapTest": ("test_offset_map.py",),
-    "ProducerStateManagerTest": ("test_producer_state.py",),
-    "TimeIndexTest": ("test_index.py",),
-    "TransactionIndexTest": ("test_transaction_index.py",),
-    "UnifiedLogTest": ("test_log*.py",),
-    "VerificationGuardTest": ("test_producer_state.py",),
-    "FileRecordsTest": ("test_file_message_set.py",),
-    "LogOffsetMetadataTest": ("test_fetch.py",),
+    "BrokerCompressionTest": ("log/test_broker_compression.py",),
+    "LocalLogTest": ("log/test_local_log.py", "log/test_log.py", "log/test_topic.py"),
+    "LogCleanerIntegrationTest": ("cleaner/test_cleaner_integration.py",),
+    "LogCleanerLagIntegrationTest": ("cleaner/test_cleaner_integration.py",),
+    "LogCleanerParameterizedIntegrationTest": ("cleaner/test_cleaner_integration.py",),
+    "LogCleanerManagerTest": ("cleaner/test_cleaner_manager.py",),
+    "LogCleanerTest": CLEANER_TEST_MODULES,
+    "LogConcurrencyTest": ("log/test_log_concurrency.py",),
+    "LogConfigTest": ("log/test_config.py",),
+    "LogLoaderTest": ("log/test_log_loader.py",),
+    "LogManagerTest": ("log/manager/test_log_manager*.py",),
+    "LogSegmentTest": ("storage/test_segment.py",),
+    "LogSegmentsTest": ("storage/test_log_segments.py",),
+    "LogValidatorTest": ("log/test_validator*.py", "log/test_log_append_info.py"),
+    "OffsetIndexTest": ("storage/test_offset_index.py", "storage/test_index_*.py"),
+    "OffsetMapTest": ("cleaner/test_offset_map.py",),
+    "ProducerStateManagerTest": ("storage/test_producer_state.py",),
+    "TimeIndexTest": ("storage/test_time_index.py", "storage/test_index_*.py"),
+    "TransactionIndexTest": ("storage/test_transaction_index.py",),
+    "UnifiedLogTest": ("log/test_log*.py",),
+    "VerificationGuardTest": ("storage/test_producer_state.py",),
+    "FileRecordsTest": ("storage/test_file_message_set.py",),
+    "LogOffsetMetadataTest": ("log/test_fetch.py",),
     # 0.10.1.1 only
-    "CleanerTest": ("test_cleaner.py", "test_cleaner_manager.py"),
-    "FileMessageSetTest": ("test_file_message_set.py",),
-    "LogTest": ("test_log*.py", "test_topic.py"),
+    "CleanerTest": CLEANER_TEST_MODULES,
+    "FileMessageSetTest": ("storage/test_file_message_set.py",),
+    "LogTest": ("log/test_log*.py", "log/test_topic.py"),
 }
 
 NOT_PORTED_HEADING = "Kafka tests not ported:"
@@ -114,11 +119,12 @@ def parse_not_ported(doc: str) -> dict[str, str]:
 @functools.cache
 def load_modules() -> dict[str, Module]:
     modules = {}
-    for path in sorted(TESTS.glob("test_*.py")):
+    for path in sorted(TESTS.rglob("test_*.py")):
+        name = path.relative_to(TESTS).as_posix()
         tree = ast.parse(path.read_text())
         tests = [(node.name, ast.get_docstring(node) or "") for node in ast.walk(tree)
                  if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")]
-        modules[path.name] = Module(path.name, tests, parse_not_ported(ast.get_docstring(tree) or ""))
+        modules[name] = Module(name, tests, parse_not_ported(ast.get_docstring(tree) or ""))
     return modules
 
 

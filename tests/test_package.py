@@ -31,3 +31,14 @@ def test_the_storage_classes_are_on_the_package_and_load_on_first_use() -> None:
     code = "import sys, kafkalog; print('kafkalog.log' in sys.modules, kafkalog.LogManager.__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "LogManager"]
+
+
+def test_every_subpackage_is_in_the_wheel() -> None:
+    """pyproject.toml lists the packages by hand; a subpackage missing there would be left out of the wheel."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(kafkalog.__file__).resolve().parent
+    found = {".".join(p.parent.relative_to(root.parent).parts) for p in root.rglob("__init__.py")}
+    listed = tomllib.loads((root.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert found == set(listed)

@@ -1,4 +1,4 @@
-"""``kafkalog bench``: run the benchmark suite and write the report (:mod:`kafkalog.bench_report`).
+"""``kafkalog bench``: run the benchmark suite and write the report (:mod:`kafkalog.cli.bench_report`).
 
 The suite is ``bench/`` of a source checkout (pytest-benchmark; the ``bench`` extra), run in a child
 ``pytest`` with ``--benchmark-json``; the report (``report.md`` and PNG charts) then goes to ``--out``
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..bench_report import load, write_report
+from .bench_report import load, write_report
 from .console import EXIT_FOUND, EXIT_USAGE, Console
 
 __all__ = ["BENCH_DIR", "add_parser", "pytest_command", "run"]

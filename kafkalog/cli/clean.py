@@ -20,7 +20,7 @@ from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..fsutil import DirLock
 from ..log import Log
-from ..partition_dir import PartitionDir
+from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
 from .console import EXIT_USAGE, Console, format_bytes
 

@@ -443,7 +443,8 @@ class DumpLogSegments:
                     elif found.offset != entry.offset:
                         errors.not_found.setdefault(key, []).append((entry.offset, found.offset))
                     else:
-                        batch = next(MemoryRecords(records.channel.pread(found.position, found.size)).batches())
+                        data = records.read_bytes(found.position - records.start, found.size)
+                        batch = next(MemoryRecords(data).batches())
                         max_timestamp = NO_TIMESTAMP
                         for columns in batch.column_chunks(check_crcs=False):
                             if len(columns):

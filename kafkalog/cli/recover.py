@@ -17,7 +17,7 @@ from typing import Any
 from ..checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
 from ..fsutil import DirLock
 from ..log import Log
-from ..partition_dir import PartitionDir
+from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
 from .console import Console, format_bytes
 

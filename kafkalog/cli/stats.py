@@ -1,6 +1,6 @@
 """``kafkalog stats DIR...``: per-partition statistics as a table, ``--json`` or ``--csv``.
 
-Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.stats` for what is
+Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.tools.stats` for what is
 counted.  Partitions are opened read-only: a live broker's directory can be read.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..stats import PartitionStats, partition_stats
-from ..verify import classify_dir, partition_dirs
+from ..tools.partition_dir import classify_dir, partition_dirs
+from ..tools.stats import PartitionStats, partition_stats
 from .console import Console, format_bytes
 
 __all__ = ["add_parser", "run"]

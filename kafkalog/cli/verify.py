@@ -1,6 +1,6 @@
 """``kafkalog verify DIR...``: a read-only check of partition dirs or whole log.dirs.
 
-Runs :mod:`kafkalog.verify` on each directory (a partition dir is checked alone; a log dir with all its
+Runs :mod:`kafkalog.tools.verify` on each directory (a partition dir is checked alone; a log dir with all its
 partitions and its checkpoint files), prints one table row per partition, then the findings: errors
 and warnings always, notes with ``--notes``.  Exit status 0 when no error was found, 1 when one was,
 2 when a directory could not be checked at all.  ``--json`` prints one object per partition instead.
@@ -14,16 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..verify import (
-    LogDirReport,
-    PartitionReport,
-    Severity,
-    classify_dir,
-    iter_findings,
-    partition_dirs,
-    verify_log_dir,
-    verify_partition,
-)
+from ..tools.partition_dir import classify_dir, partition_dirs
+from ..tools.verify import LogDirReport, PartitionReport, Severity, iter_findings, verify_log_dir, verify_partition
 from .console import Console, format_bytes
 
 __all__ = ["add_parser", "run"]

@@ -40,19 +40,31 @@ import numpy.typing as npt
 from .. import _impl
 from .._common import (
     ATTRIBUTES_OFFSET,
+    BASE_OFFSET_OFFSET,
+    BASE_SEQUENCE_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
+    CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK,
     INT32_MAX,
     INT64_MAX,
+    LAST_OFFSET_DELTA_OFFSET,
+    LENGTH_OFFSET,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
     MAGIC_V2,
+    MAX_TIMESTAMP_OFFSET,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
     NO_TIMESTAMP,
+    PARTITION_LEADER_EPOCH_OFFSET,
+    PRODUCER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
     RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -71,6 +83,7 @@ __all__ = [
     "encode_default_batch",
     "increment_sequence",
     "normalize_records",
+    "write_empty_header",
 ]
 
 #: The most bytes one batch may decompress to before the reader gives up (a decompression bomb).
@@ -89,7 +102,15 @@ CHUNK_RECORDS = 1 << 16
 #: ``(key, value, timestamp, headers)``, or any object with those four attributes.
 RecordInput = Any
 
+# The 61-byte header in one pack, field after field from BASE_OFFSET_OFFSET to RECORDS_COUNT_OFFSET, the CRC
+# (at CRC_OFFSET) written as 0 until the bytes it covers are in place.
 _HEADER = struct.Struct(">qiibIhiqqqhii")
+# Single header fields (the in-place setters, write_empty_header), precompiled: a format string is parsed on
+# every call.
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
 
 
 def increment_sequence(sequence: int, increment: int) -> int:
@@ -222,6 +243,17 @@ class RecordBatch:
     def computed_crc(self) -> int:
         raise NotImplementedError
 
+    # Kafka's MutableRecordBatch: the header fields the leader's append rewrites in place (see the subclasses).
+
+    def set_last_offset(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        raise NotImplementedError
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        raise NotImplementedError
+
     def is_valid(self) -> bool:
         """Whether the stored CRC matches the bytes (Kafka: ``isValid``)."""
         return self.computed_crc() == self.crc
@@ -351,6 +383,38 @@ class DefaultRecordBatch(RecordBatch):
     def computed_crc(self) -> int:
         start = self._at + ATTRIBUTES_OFFSET
         return _range_crc32c(self._buf, start, self._at + self.size_in_bytes)
+
+    # -- rewriting the header in place (Kafka: DefaultRecordBatch.setLastOffset, setPartitionLeaderEpoch,
+    # setMaxTimestamp), as the validator does to a request's records.  They write the buffer the batch was
+    # read from, which must be writable, and keep the batch's fields in step with it.
+
+    def set_last_offset(self, offset: int) -> None:
+        """Make ``offset`` the batch's last offset: its base offset becomes ``offset - lastOffsetDelta`` (in
+        Java ``long`` arithmetic).  The base offset is outside the CRC, which stays as it is."""
+        base_offset = (offset - self.last_offset_delta + (1 << 63)) % (1 << 64) - (1 << 63)
+        _I64.pack_into(self._buf, self._at, base_offset)
+        self.base_offset = base_offset
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        """Stamp the leader's epoch; it is outside the CRC, which stays as it is."""
+        _I32.pack_into(self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
+        self.partition_leader_epoch = epoch
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when
+        neither changes.  The attributes are computed afresh, as Kafka's ``computeAttributes`` does: codec,
+        timestamp type, transactional, control and delete-horizon bits."""
+        if self.timestamp_type is timestamp_type and self.max_timestamp == max_timestamp:
+            return
+        attributes = self.attributes & COMPRESSION_CODEC_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= TIMESTAMP_TYPE_MASK
+        attributes |= self.attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK)
+        _I16.pack_into(self._buf, self._at + ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(self._buf, self._at + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        self.attributes, self.max_timestamp = attributes, max_timestamp
+        self.crc = self.computed_crc()
+        _U32.pack_into(self._buf, self._at + CRC_OFFSET, self.crc)
 
     def _records_bytes(self) -> tuple[Any, int, int]:
         """Where the records are: the batch's own bytes, or a decompressed copy."""
@@ -569,6 +633,22 @@ def build_default_batch(
         offset_deltas=offset_deltas, last_offset_delta=last_offset_delta)
 
 
+def _compute_attributes(compression: CompressionType, timestamp_type: TimestampType, is_transactional: bool,
+                        is_control: bool, is_delete_horizon_set: bool) -> int:
+    """A v2 batch's attributes (Kafka: ``DefaultRecordBatch.computeAttributes``): the codec in the low three
+    bits, then the timestamp type, transactional, control and delete-horizon flags."""
+    attributes = int(compression)
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    if is_transactional:
+        attributes |= TRANSACTIONAL_FLAG_MASK
+    if is_control:
+        attributes |= CONTROL_FLAG_MASK
+    if is_delete_horizon_set:
+        attributes |= DELETE_HORIZON_FLAG_MASK
+    return attributes
+
+
 def encode_default_batch(
     keys: Sequence[Any],
     values: Sequence[Any],
@@ -616,15 +696,7 @@ def encode_default_batch(
                                   base_timestamp if n else 0, offset_deltas)
     if codec is not CompressionType.NONE:
         body = compress(codec, body, magic=MAGIC_V2)
-    attributes = int(codec)
-    if ts_type is TimestampType.LOG_APPEND_TIME:
-        attributes |= TIMESTAMP_TYPE_MASK
-    if is_transactional:
-        attributes |= TRANSACTIONAL_FLAG_MASK
-    if is_control:
-        attributes |= CONTROL_FLAG_MASK
-    if delete_horizon_ms is not None:
-        attributes |= DELETE_HORIZON_FLAG_MASK
+    attributes = _compute_attributes(codec, ts_type, is_transactional, is_control, delete_horizon_ms is not None)
     size = RECORD_BATCH_OVERHEAD + len(body)
     out = bytearray(size)
     _HEADER.pack_into(
@@ -633,6 +705,31 @@ def encode_default_batch(
         base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, n,
     )
     out[RECORD_BATCH_OVERHEAD:] = body
-    struct.pack_into(">I", out, 17, _range_crc32c(out, ATTRIBUTES_OFFSET, size))
+    _U32.pack_into(out, CRC_OFFSET, _range_crc32c(out, ATTRIBUTES_OFFSET, size))
+    return bytes(out)
+
+
+def write_empty_header(*, base_offset: int, last_offset: int, producer_id: int, producer_epoch: int,
+                       base_sequence: int, partition_leader_epoch: int, timestamp_type: TimestampType,
+                       timestamp: int, is_transactional: bool, is_control: bool) -> bytes:
+    """A v2 batch header with no records (Kafka: ``DefaultRecordBatch.writeEmptyHeader``): what the cleaner
+    keeps of a producer's last batch when every record of it is gone, so the producer's offsets, epoch and
+    sequence survive compaction.  Uncompressed, base timestamp -1, ``timestamp`` as the max timestamp,
+    ``lastOffsetDelta`` from ``last_offset``, 0 records; the CRC covers the attributes to the end."""
+    attributes = _compute_attributes(CompressionType.NONE, timestamp_type, is_transactional, is_control, False)
+    out = bytearray(RECORD_BATCH_OVERHEAD)
+    _I64.pack_into(out, BASE_OFFSET_OFFSET, base_offset)
+    _I32.pack_into(out, LENGTH_OFFSET, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD)
+    _I32.pack_into(out, PARTITION_LEADER_EPOCH_OFFSET, partition_leader_epoch)
+    out[MAGIC_OFFSET] = MAGIC_V2
+    _I16.pack_into(out, ATTRIBUTES_OFFSET, attributes)
+    _I32.pack_into(out, LAST_OFFSET_DELTA_OFFSET, last_offset - base_offset)
+    _I64.pack_into(out, BASE_TIMESTAMP_OFFSET, NO_TIMESTAMP)
+    _I64.pack_into(out, MAX_TIMESTAMP_OFFSET, timestamp)
+    _I64.pack_into(out, PRODUCER_ID_OFFSET, producer_id)
+    _I16.pack_into(out, PRODUCER_EPOCH_OFFSET, producer_epoch)
+    _I32.pack_into(out, BASE_SEQUENCE_OFFSET, base_sequence)
+    _I32.pack_into(out, RECORDS_COUNT_OFFSET, 0)
+    _U32.pack_into(out, CRC_OFFSET, _range_crc32c(out, ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD))
     return bytes(out)
 

@@ -39,12 +39,17 @@ from .._common import (
     HEADER_DTYPE,
     INT32_MAX,
     INT64_MAX,
+    LEGACY_ATTRIBUTES_OFFSET,
     LEGACY_COMPRESSION_MASK,
+    LEGACY_CRC_OFFSET,
+    LEGACY_MAGIC_OFFSET,
+    LEGACY_TIMESTAMP_OFFSET,
     LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MAGIC_V0,
     MAGIC_V1,
+    MIN_RECORD_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -52,8 +57,9 @@ from .._common import (
     NO_TIMESTAMP,
     RECORD_OVERHEAD_V1,
     ScanStop,
+    java_long,
 )
-from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from ..errors import CorruptRecordError, IllegalStateError, InvalidRecordError, UnsupportedCompressionError
 from . import batch as _batch
 from .batch import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
@@ -62,18 +68,30 @@ from .batch import (
     RecordInput,
     normalize_records,
 )
-from .compression import CompressionType, compress, decompress_buffer
+from .compression import CompressionType, compress, decompress, decompress_buffer
 from .types import TimestampType
 
-__all__ = ["LegacyRecordBatch", "build_legacy_message_set", "legacy_entry"]
+__all__ = ["LegacyRecord", "LegacyRecordBatch", "build_legacy_message_set", "legacy_entry"]
 
 _FRAME = struct.Struct(">qi")
 _MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
 _I64 = struct.Struct(">q")
 _I32 = struct.Struct(">i")
+_U8 = struct.Struct(">B")  # the attributes byte, as the setter writes it
+_U32 = struct.Struct(">I")  # the CRC
+_RECORD_HEAD = struct.Struct(">Ibb")  # crc, magic, attributes as LegacyRecord reads them (a Java byte is signed)
+_KEY_SIZE_OFFSET_V0 = 6  # in the message: after crc, magic, attributes
+_KEY_SIZE_OFFSET_V1 = 14  # and the timestamp
 # Legacy messages have no headers; every column set of theirs shares this empty, read-only array.
 _NO_HEADERS = np.empty(0, dtype=HEADER_DTYPE)
 _NO_HEADERS.flags.writeable = False
+
+
+def _message_crc(buf: Any, start: int, end: int) -> int:
+    """The CRC-32 a legacy message stores: over ``buf[start:end]``, its magic byte to its end (Kafka:
+    ``LegacyRecord.computeChecksum``).  The entry's and the record's views both compute it here."""
+    with memoryview(buf) as whole, whole[start:end] as part:
+        return int(_impl.core.crc32(part))
 
 
 class _InnerSet(NamedTuple):
@@ -85,6 +103,127 @@ class _InnerSet(NamedTuple):
     absolute_base: int  #: what turns a stored inner offset into an absolute one (v1; 0 for v0)
     columns: RecordColumns | None  #: all of them, with absolute offsets, when one chunk held them
     end: int  #: where the messages of ``columns`` end in ``data``
+
+
+class LegacyRecord:
+    """One v0/v1 message seen as a record (Kafka: ``LegacyRecord``, as the ``BasicLegacyRecordBatch`` or
+    ``ByteBufferLegacyRecordBatch`` that iteration hands out wraps it): its CRC, magic, attributes,
+    timestamp, key and value, read from the bytes at once, with ``ensure_valid``, ``size_in_bytes``,
+    ``computed_crc`` and ``is_compressed``.
+
+    This is the validator's view of a message (:meth:`LegacyRecordBatch.legacy_records`), one object per
+    message with Kafka's checks and error messages; readers of many records use the columnar decode of
+    :class:`LegacyRecordBatch` instead.  Any magic but 0 is read with the v1 layout, as ``LegacyRecord``
+    reads it, and the attributes are signed, as a Java byte is.  ``wrapper_timestamp``/``wrapper_type``
+    are set for the v1 messages inside a wrapper, which report the wrapper's timestamp type (and its
+    timestamp under LogAppendTime), as ``DeepRecordsIterator`` makes them.
+    """
+
+    __slots__ = ("_data", "_end", "_start", "attributes", "crc", "key", "magic", "offset", "own_timestamp",
+                 "value", "wrapper_timestamp", "wrapper_type")
+
+    def __init__(self, data: Any, start: int, size: int, offset: int) -> None:
+        """Read the message of ``size`` bytes at ``data[start:]`` (its CRC first) whose frame said
+        ``offset``."""
+        end = start + size
+        if size < MIN_RECORD_OVERHEAD:
+            raise CorruptRecordError(
+                f"Record is corrupt (crc could not be retrieved as the record is too small, size = {size})"
+            )
+        self._data = data
+        self._start = start
+        self._end = end
+        self.offset = offset
+        self.crc, self.magic, self.attributes = _RECORD_HEAD.unpack_from(data, start + LEGACY_CRC_OFFSET)
+        # LegacyRecord reads any magic but 0 with the v1 layout.
+        if self.magic == MAGIC_V0:
+            self.own_timestamp = NO_TIMESTAMP
+            key_size_at = start + _KEY_SIZE_OFFSET_V0
+        else:
+            if size < RECORD_OVERHEAD_V1:
+                raise CorruptRecordError(
+                    f"Invalid legacy record: {size} bytes cannot hold a v1 message header "
+                    f"({RECORD_OVERHEAD_V1} bytes)"
+                )
+            self.own_timestamp = _I64.unpack_from(data, start + LEGACY_TIMESTAMP_OFFSET)[0]
+            key_size_at = start + _KEY_SIZE_OFFSET_V1
+        self.key, value_size_at = self._size_delimited(key_size_at, "key")
+        self.value, _ = self._size_delimited(value_size_at, "value")
+        self.wrapper_timestamp: int | None = None
+        self.wrapper_type: TimestampType | None = None
+
+    def _size_delimited(self, at: int, what: str) -> tuple[bytes | None, int]:
+        """Kafka's ``Utils.sizeDelimited``: an int32 length (negative: null) and that many bytes."""
+        if at + 4 > self._end:
+            raise CorruptRecordError(f"Invalid legacy record: its {what} size runs past the record")
+        length = _I32.unpack_from(self._data, at)[0]
+        if length < 0:
+            return None, at + 4
+        if at + 4 + length > self._end:
+            raise CorruptRecordError(
+                f"Invalid legacy record: {what} size {length} runs past the record of "
+                f"{self._end - self._start} bytes"
+            )
+        return bytes(self._data[at + 4:at + 4 + length]), at + 4 + length
+
+    @property
+    def timestamp(self) -> int:
+        """Kafka's ``LegacyRecord.timestamp``: -1 in v0, the wrapper's under LogAppendTime, else its own."""
+        if self.magic == MAGIC_V0:
+            return NO_TIMESTAMP
+        if self.wrapper_type is TimestampType.LOG_APPEND_TIME and self.wrapper_timestamp is not None:
+            return self.wrapper_timestamp
+        return int(self.own_timestamp)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        """Kafka's ``LegacyRecord.timestampType(magic, wrapperRecordTimestampType, attributes)``."""
+        if self.magic == MAGIC_V0:
+            return TimestampType.NO_TIMESTAMP_TYPE
+        if self.wrapper_type is not None:
+            return self.wrapper_type
+        if self.attributes & LEGACY_TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def is_compressed(self) -> bool:
+        """Kafka: ``LegacyRecord.isCompressed``."""
+        return bool(self.attributes & LEGACY_COMPRESSION_MASK)
+
+    @property
+    def size_in_bytes(self) -> int:
+        """The message's bytes, without its frame (Kafka: ``LegacyRecord.sizeInBytes``)."""
+        return self._end - self._start
+
+    @property
+    def headers(self) -> list[tuple[str, bytes | None]]:
+        return []
+
+    def computed_crc(self) -> int:
+        """Kafka: ``LegacyRecord.computeChecksum``."""
+        return _message_crc(self._data, self._start + LEGACY_MAGIC_OFFSET, self._end)
+
+    def ensure_valid(self) -> None:
+        """Kafka's ``LegacyRecord.ensureValid``."""
+        computed = self.computed_crc()
+        if computed != self.crc:
+            raise CorruptRecordError(
+                f"Record is corrupt (stored crc = {self.crc}, computed crc = {computed})"
+            )
+
+    def __str__(self) -> str:
+        """Kafka's ``AbstractLegacyRecordBatch.toString`` around ``LegacyRecord.toString``."""
+        codec = self.attributes & LEGACY_COMPRESSION_MASK
+        codec_name = CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else str(codec)
+        key_size = 0 if self.key is None else len(self.key)
+        value_size = 0 if self.value is None else len(self.value)
+        timestamp = f"{self.timestamp_type}={self.timestamp}, " if self.magic > 0 else ""
+        return (
+            f"LegacyRecordBatch(offset={self.offset}, Record(magic={self.magic}, "
+            f"attributes={self.attributes}, compression={codec_name}, crc={self.crc}, "
+            f"{timestamp}key={key_size} bytes, value={value_size} bytes))"
+        )
 
 
 class LegacyRecordBatch(RecordBatch):
@@ -156,9 +295,45 @@ class LegacyRecordBatch(RecordBatch):
         return 1 if not self.is_compressed else self._inner_set().records
 
     def computed_crc(self) -> int:
-        with memoryview(self._buf) as whole, \
-                whole[self._at + MAGIC_OFFSET:self._at + self.size_in_bytes] as part:
-            return int(_impl.core.crc32(part))
+        return _message_crc(self._buf, self._at + MAGIC_OFFSET, self._at + self.size_in_bytes)
+
+    # -- rewriting the header in place (Kafka: AbstractLegacyRecordBatch.setLastOffset, setMaxTimestamp,
+    # setPartitionLeaderEpoch, which ByteBufferLegacyRecordBatch implements), as the validator does to a
+    # request's records.  They write the buffer the batch was read from, which must be writable, and keep
+    # the batch's fields in step with it.
+
+    def set_last_offset(self, offset: int) -> None:
+        """Write ``offset`` in the entry's frame (for a wrapper: its last inner offset).  The frame is outside
+        the message's CRC."""
+        _I64.pack_into(self._buf, self._at, offset)
+        self.offset = offset
+        self._inner_info = None  # its absolute inner offsets count from the wrapper's
+
+    def set_partition_leader_epoch(self, epoch: int) -> None:
+        """Always refused: v0/v1 messages have no partition leader epoch."""
+        raise IllegalStateError("Magic versions prior to 2 do not support partition leader epoch")
+
+    def set_max_timestamp(self, timestamp_type: TimestampType, max_timestamp: int) -> None:
+        """Set the v1 message's timestamp type bit and timestamp, then the CRC that covers both; nothing when
+        neither changes.  The attributes keep the codec and take the new timestamp type.
+
+        Raises:
+            IllegalStateError: a v0 message, which has no timestamp.
+        """
+        if self.magic == MAGIC_V0:
+            raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
+        if self.timestamp_type is timestamp_type and self.timestamp == max_timestamp:
+            return
+        attributes = self.attributes & LEGACY_COMPRESSION_MASK
+        if timestamp_type is TimestampType.LOG_APPEND_TIME:
+            attributes |= LEGACY_TIMESTAMP_TYPE_MASK
+        message = self._at + LOG_OVERHEAD
+        _U8.pack_into(self._buf, message + LEGACY_ATTRIBUTES_OFFSET, attributes)
+        _I64.pack_into(self._buf, message + LEGACY_TIMESTAMP_OFFSET, max_timestamp)
+        self.attributes, self.timestamp = attributes, max_timestamp
+        self._inner_info = None  # a LogAppendTime wrapper's inner records report its timestamp
+        self.crc = self.computed_crc()
+        _U32.pack_into(self._buf, message + LEGACY_CRC_OFFSET, self.crc)
 
     def _own_columns(self) -> RecordColumns:
         try:
@@ -398,6 +573,102 @@ class LegacyRecordBatch(RecordBatch):
                 timestamp_type,
             ))
         return out
+
+    # -- the validator's view: one LegacyRecord per message (Kafka: AbstractLegacyRecordBatch.iterator)
+
+    def legacy_records(self) -> Iterator[LegacyRecord]:
+        """The entry's messages as :class:`LegacyRecord` objects, as Kafka's ``AbstractLegacyRecordBatch.iterator()``
+        hands them to ``LogValidator``: an uncompressed message is its own one record, a wrapper's inner messages
+        are read by :meth:`_deep_records` (``DeepRecordsIterator``)."""
+        if not self.attributes & LEGACY_COMPRESSION_MASK:
+            return iter([LegacyRecord(self._buf, self._at + LOG_OVERHEAD, self.size_in_bytes - LOG_OVERHEAD,
+                                      self.last_offset)])
+        return self._deep_records()
+
+    def _deep_records(self) -> Iterator[LegacyRecord]:
+        """The inner messages of this wrapper (Kafka: ``AbstractLegacyRecordBatch.DeepRecordsIterator``
+        without ``ensureMatchingMagic``, as ``iterator(BufferSupplier)`` builds it), with the validator's error
+        points: a wrapper magic or codec (zstd) a legacy wrapper cannot have, a null value, no inner message,
+        a wrapper offset below the last inner one, an inner message itself compressed (when it is reached).
+
+        Everything is decompressed and read before the first record is handed out (Kafka does it in the
+        iterator's constructor, which this method is up to its ``return``); v1 inner offsets are made absolute
+        from the wrapper's, wrapping as Java's long does.
+        """
+        wrapper = LegacyRecord(self._buf, self._at + LOG_OVERHEAD, self.size_in_bytes - LOG_OVERHEAD,
+                               self.last_offset)
+        wrapper_magic = wrapper.magic
+        if wrapper_magic not in (MAGIC_V0, MAGIC_V1):
+            raise InvalidRecordError(
+                f"Invalid wrapper magic found in legacy deep record iterator {wrapper_magic}", self.position
+            )
+        codec_id = wrapper.attributes & LEGACY_COMPRESSION_MASK
+        if codec_id == CompressionType.ZSTD:
+            raise InvalidRecordError(
+                f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}",
+                self.position,
+            )
+        if wrapper.value is None:
+            raise InvalidRecordError(
+                f"Found invalid compressed record set with null value (magic = {wrapper_magic})", self.position
+            )
+        try:
+            data = decompress(codec_id, wrapper.value, magic=wrapper_magic, max_size=self._max_decompressed_size)
+        except CorruptRecordError as e:
+            raise e.at(self.position) from e
+
+        # DataLogInputStream.nextBatch: a frame or message cut short ends the stream without an error.
+        entries: list[LegacyRecord] = []
+        pos = 0
+        end = len(data)
+        while end - pos >= LOG_OVERHEAD:
+            offset, size = _FRAME.unpack_from(data, pos)
+            if size < MIN_RECORD_OVERHEAD:
+                raise CorruptRecordError(
+                    f"Record size is less than the minimum record overhead ({MIN_RECORD_OVERHEAD})",
+                    self.position,
+                )
+            if size > end - pos - LOG_OVERHEAD:
+                break
+            try:
+                entry = LegacyRecord(data, pos + LOG_OVERHEAD, size, offset)
+            except CorruptRecordError as e:
+                raise e.at(self.position) from e
+            if entry.magic == MAGIC_V1:
+                entry.wrapper_timestamp = wrapper.timestamp
+                entry.wrapper_type = wrapper.timestamp_type
+            entries.append(entry)
+            pos += LOG_OVERHEAD + size
+
+        if not entries:
+            raise InvalidRecordError("Found invalid compressed record set with no inner records", self.position)
+
+        absolute_base_offset = -1
+        if wrapper_magic == MAGIC_V1:
+            last_offset_from_wrapper = self.last_offset
+            if last_offset_from_wrapper == 0:
+                # Some librdkafka versions write wrapper offset 0: the inner offsets are then taken as they are.
+                absolute_base_offset = 0
+            else:
+                last_inner_offset = entries[-1].offset
+                if last_offset_from_wrapper < last_inner_offset:
+                    raise InvalidRecordError(
+                        f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                        f"'{last_offset_from_wrapper}' is less than the last inner message offset "
+                        f"'{last_inner_offset}' and it is not zero.",
+                        self.position,
+                    )
+                absolute_base_offset = last_offset_from_wrapper - last_inner_offset
+
+        def make_next() -> Iterator[LegacyRecord]:
+            for entry in entries:
+                if wrapper_magic == MAGIC_V1:
+                    entry.offset = java_long(absolute_base_offset + entry.offset)
+                if entry.is_compressed:
+                    raise InvalidRecordError("Inner messages must not be compressed", self.position)
+                yield entry
+
+        return make_next()
 
     def __repr__(self) -> str:
         return (

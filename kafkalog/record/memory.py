@@ -187,7 +187,7 @@ class MemoryRecords:
 
     def scan(self, *, check_crc: bool = True, stop_on_invalid: bool = True, start: int = 0,
              end: int = -1, max_batches: int | None = None) -> ScanResult:
-        """Run the batch scan over the buffer (see ``_core_py.scan_batches`` for the rules)."""
+        """Run the batch scan over the buffer (see ``_core_py.scan.scan_batches`` for the rules)."""
         batches, stop, reason = _impl.core.scan_batches(
             self._buf, start, end, check_crc, stop_on_invalid, self.max_batch_size,
             INT64_MAX if max_batches is None else max_batches,

@@ -1,6 +1,6 @@
 """``make demo``: kafkalog's main job, end to end on Spark.
 
-1. A keyed workload (:mod:`kafkalog.workload`: four topics, 12 partitions, message formats v0 snappy,
+1. A keyed workload (:mod:`kafkalog.spark.workload`: four topics, 12 partitions, message formats v0 snappy,
    v1 gzip, v2 zstd/none and v2 lz4 with headers, updates and deletes) is written into two log dirs
    through :class:`~kafkalog.manager.LogManager`, as a broker would have written them.
 2. Spark reads it back with the ``kafkalog`` data source and computes per-topic statistics and the
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import implementation
 from ..fsutil import work_directory
-from ..workload import TOPICS, WorkloadResult, topic_configs, write_workload
+from .workload import TOPICS, WorkloadResult, topic_configs, write_workload
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

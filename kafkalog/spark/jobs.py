@@ -1,11 +1,12 @@
 """The cleaner and the statistics as Spark jobs: one Spark task per partition.
 
-``stats(spark, log_dirs)`` runs :func:`kafkalog.stats.partition_stats` on every partition dir, read-only,
+``stats(spark, log_dirs)`` runs :func:`kafkalog.tools.stats.partition_stats` on every partition dir, read-only,
 and returns a DataFrame with a row per partition.
 
 ``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
 partition whose ``cleanup.policy`` (the ``config`` and ``topic_configs`` given, Kafka's names) compacts,
-until nothing is left to clean, and returns a DataFrame of the :class:`~kafkalog.cleaner.CleanerStats` of every round.
+until nothing is left to clean, and returns a DataFrame of the
+:class:`~kafkalog.cleaner_stats.CleanerStats` of every round.
 Each task holds its log dir's ``.lock`` while it cleans, as a broker's cleaner thread works under the
 broker's lock: partitions of different log dirs are cleaned at once, the partitions of one log dir one
 after the other (a task waits up to ``lock_timeout_s`` for the lock, then fails), and a running broker is
@@ -25,8 +26,8 @@ from ..config import LogConfig
 from ..errors import LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
-from ..partition_dir import PartitionDir
-from ..stats import partition_stats
+from ..tools.partition_dir import PartitionDir
+from ..tools.stats import partition_stats
 from ..topic import TopicPartition
 from .plan import find_partitions
 

@@ -32,14 +32,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
-from ..errors import CorruptRecordError, KafkaLogError
+from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
-from ..partition_dir import PartitionDir
 from ..segment import LogSegment
+from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
-from ..verify import NotAPartitionDirError, classify_dir, partition_dirs
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, OffsetSpec, ReadOptions, SparkOptionError
 
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "OffsetOutOfRangeError",
     "PartitionFacts",
     "ReadTask",
     "SegmentSlice",
@@ -59,10 +57,6 @@ __all__ = [
 
 #: Bytes read and decoded at a time by a task: what bounds its memory, whatever the segment size.
 READ_CHUNK_BYTES = 8 * 1024 * 1024
-
-
-class OffsetOutOfRangeError(KafkaLogError):
-    """Requested offsets the log no longer (or does not yet) hold, with ``failOnDataLoss`` on."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +138,8 @@ def resolve_offsets(facts: PartitionFacts, starting: OffsetSpec, ending: OffsetS
                     fail_on_data_loss: bool) -> tuple[int, int]:
     """``[start, end)`` of one partition: -2 is the log start offset, -1 the log end offset (the last stable
     offset for ``read_committed``, as a consumer's ``endOffsets`` gives it).  An offset before the log
-    start or past the end is refused when ``fail_on_data_loss`` (Spark's default) and clamped otherwise."""
+    start or past the end is refused when ``fail_on_data_loss`` (Spark's default), with the
+    :class:`~kafkalog.errors.OffsetOutOfRangeError` a fetch of it from the log raises, and clamped otherwise."""
     tp = facts.topic_partition
     latest = facts.last_stable_offset if read_committed else facts.log_end_offset
     bounds = {EARLIEST: facts.log_start_offset, LATEST: latest}

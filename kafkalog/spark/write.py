@@ -43,11 +43,11 @@ from ..config import LogConfig
 from ..errors import KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..fsutil import DirLock
-from ..log_dir_writer import LogDirWriter
 from ..partitioner import partition_for_key
 from ..record import CompressionType, MemoryRecords
+from ..tools.log_dir_writer import LogDirWriter
+from ..tools.partition_dir import classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
-from ..verify import classify_dir, partition_dirs
 from .options import SparkOptionError
 
 if TYPE_CHECKING:

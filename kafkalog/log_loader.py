@@ -1,0 +1,432 @@
+"""LogLoader: what opening a log does before the log can be used - clean up after a crash, open every
+segment, recover what was not flushed.
+
+Port of ``core/src/main/scala/kafka/log/LogLoader.scala`` (Apache Kafka, tag 3.8.0), which 3.0 cut out of
+0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  Without
+the producer-state and leader-epoch steps, which this port does not keep, and with kafkalog's read-only
+open (nothing on disk changes) and :class:`LoadReport`.
+
+:class:`~kafkalog.log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
+log's, and the segment operations the loader needs (a new segment, splitting a segment whose offsets
+overflowed its index, deleting segments for a reason) are the log's own, as Kafka's loader calls
+``LocalLog``'s.  :meth:`LogLoader.load` returns the offsets the log starts from (Kafka:
+``LoadedLogOffsets``).
+
+The steps, in Kafka's order (each a method below):
+
+1. refuse a directory holding something named like a segment file that is not a regular file;
+2. ``removeTempFilesAndCollectSwapFiles``: delete ``.deleted`` files and incomplete cleaner output
+   (``.cleaned``, and every ``.swap`` at or past the lowest ``.cleaned`` offset: an unfinished split);
+3. complete the swaps that remain: the ``.swap`` segments replace every live file in the offset range they
+   cover, then lose their suffix (the last step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a
+   crash at any point leaves either the old segments or the new ones);
+4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
+   index;
+5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
+   cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
+
+A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
+and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
+deletes, renames, rebuilds and truncates nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from .config import LogConfig
+from .errors import (
+    CorruptIndexError,
+    IllegalArgumentError,
+    InvalidOffsetError,
+    KafkaLogError,
+    KafkaStorageError,
+    LogSegmentOffsetOverflowError,
+)
+from .filenames import (
+    CLEANED_FILE_SUFFIX,
+    DELETED_FILE_SUFFIX,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
+    index_filename,
+    offset_from_file_name,
+    segment_file_offset,
+    time_index_filename,
+)
+from .fsutil import describe_file_kind, fsync_dir, raise_open_file_limit
+from .local_log import _DescribedDeletion
+from .segment import LogSegment
+from .topic import DELETE_DIR_SUFFIX
+
+if TYPE_CHECKING:
+    from .log import Log
+
+__all__ = ["LoadReport", "LoadedLogOffsets", "LogLoader"]
+
+logger = logging.getLogger(__name__)
+
+# Any file a segment owns, live or in one of the three temporary states.
+_SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+
+
+@dataclass
+class LoadReport:
+    """What opening a log changed on disk, in the order it happened (kafkalog's addition: Kafka only logs
+    these steps).  ``kafkalog recover`` prints it; a read-only open leaves every list empty.
+
+    - ``removed_files``: ``.deleted`` files, incomplete ``.cleaned`` output and invalid swaps, deleted;
+    - ``completed_swaps``: ``.swap`` files renamed into place (and ``replaced_files`` they superseded);
+    - ``rebuilt_indexes``: ``(base offset, reason)`` of each segment whose indexes were rebuilt at load;
+    - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment checked by recovery;
+    - ``deleted_segments``: base offsets of segments deleted by recovery (after a truncated one, or all of
+      them when the log end fell below the log start offset);
+    - ``split_segments``: base offsets of segments split because their offsets overflowed the index;
+    - ``skipped_files``: ``(name, why)`` of each file named like a segment's file but not for an offset the
+      way Kafka names one (past ``Long.MaxValue``, not 20 digits), left alone.  Not a change: a read-only
+      open lists them too.
+    """
+
+    removed_files: list[str] = field(default_factory=list)
+    completed_swaps: list[str] = field(default_factory=list)
+    replaced_files: list[str] = field(default_factory=list)
+    rebuilt_indexes: list[tuple[int, str]] = field(default_factory=list)
+    recovered_segments: list[tuple[int, int]] = field(default_factory=list)
+    deleted_segments: list[int] = field(default_factory=list)
+    split_segments: list[int] = field(default_factory=list)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def truncated_bytes(self) -> int:
+        return sum(n for _base, n in self.recovered_segments)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed_files or self.completed_swaps or self.rebuilt_indexes or self.truncated_bytes
+                    or self.deleted_segments or self.split_segments)
+
+
+class LoadedLogOffsets(NamedTuple):
+    """Where a loaded log starts (Kafka: ``LoadedLogOffsets``; kafkalog keeps the next offset as an ``int``
+    where Kafka keeps its ``LogOffsetMetadata``)."""
+
+    log_start_offset: int
+    recovery_point: int
+    next_offset: int
+
+
+class LogLoader:
+    """Loads the segments of ``log`` from its directory (Kafka: ``LogLoader``).
+
+    ``log_start_offset_checkpoint`` and ``recovery_point_checkpoint`` are what the checkpoint files said
+    (0 for a log opened on its own); ``recovery_progress`` is told ``(bytes checked, bytes to check)`` as
+    recovery goes.  What changes on disk is written to ``log.load_report``.
+    """
+
+    def __init__(self, log: Log, log_start_offset_checkpoint: int, recovery_point_checkpoint: int,
+                 recovery_progress: Callable[[int, int], None] | None = None) -> None:
+        self.log = log
+        self.dir: Path = log.dir
+        self.config: LogConfig = log.config
+        self.time = log.time
+        self.read_only = log.read_only
+        self.had_clean_shutdown = log.had_clean_shutdown
+        self.topic_partition = log.topic_partition
+        self.segments = log.segments
+        self.load_report: LoadReport = log.load_report
+        self.log_start_offset_checkpoint = log_start_offset_checkpoint
+        self.recovery_point_checkpoint = recovery_point_checkpoint
+        self._recovery_progress = recovery_progress
+        self.recovery_point = recovery_point_checkpoint
+
+    def load(self) -> LoadedLogOffsets:
+        """Run the steps of the module docstring and return where the log starts (Kafka: ``load``).
+
+        Raises:
+            KafkaStorageError: the directory is missing (read-only) or not a directory, or holds a file named
+                like a segment's that is not a regular file.
+            LogSegmentOffsetOverflowError: a read-only load met a segment that only a split could read.
+        """
+        raise_open_file_limit()
+        if self.read_only:
+            if not self.dir.is_dir():
+                what = "does not exist" if not self.dir.exists() else f"is {describe_file_kind(self.dir)}"
+                raise KafkaStorageError(f"Log directory {self.dir} {what}")
+        else:
+            if self.dir.exists() and not self.dir.is_dir():
+                raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
+            self.dir.mkdir(parents=True, exist_ok=True)
+        self._check_file_kinds()
+        swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
+        if swap_files:
+            self._complete_swaps(swap_files)
+        self._load_segment_files()
+        if self.dir.name.endswith(DELETE_DIR_SUFFIX):
+            # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
+            if self.segments.is_empty():
+                self._add_empty_segment(0)
+            self.recovery_point = 0
+            next_offset = self._active().read_next_offset()
+        else:
+            next_offset = self._retry_on_offset_overflow(
+                lambda: self._recover_log(self.log_start_offset_checkpoint, self.recovery_point_checkpoint))
+            if not self.read_only:
+                active = self._active()
+                active.resize_indexes(self.config.max_index_size)
+        first = self.segments.first_segment_base_offset()
+        log_start_offset = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        return LoadedLogOffsets(log_start_offset, self.recovery_point, next_offset)
+
+    def _active(self) -> LogSegment:
+        segment = self.segments.last_segment()
+        if segment is None:
+            raise KafkaLogError(f"Log {self.dir} has no segment")
+        return segment
+
+    def _check_file_kinds(self) -> None:
+        """Refuse a log dir holding something named like a segment file (any suffix) that is no regular file: a
+        directory, a FIFO, a socket, a link to nothing (kafkalog's check).  Loading would open it (an index:
+        ``IsADirectoryError``, or a FIFO's open that never returns), or skip it and remove its segment's
+        indexes as orphans, and a later roll would run into it.  Kafka skips a ``.log`` that is no file
+        and fails on the rest with an ``IOException``; here each is a :class:`KafkaStorageError` naming it,
+        before anything is opened or removed.
+        """
+        with os.scandir(self.dir) as entries:
+            for entry in entries:
+                if _SEGMENT_FILE.match(entry.name) and not entry.is_file():
+                    raise KafkaStorageError(
+                        f"{entry.path} is named like a segment file but is not a regular file "
+                        f"({describe_file_kind(entry.path)}): kafkalog neither reads nor removes it; move it out "
+                        "of the log directory to open the log")
+
+    def _remove_temp_files_and_collect_swap_files(self) -> list[Path]:
+        """Delete ``.deleted`` files, drop incomplete cleaner and split output, and return the swap files
+        that are complete (Kafka: ``LogLoader.removeTempFilesAndCollectSwapFiles``)."""
+        swap_files: list[Path] = []
+        cleaned_files: list[Path] = []
+        min_cleaned_offset = None
+        for name in self._segment_file_names():
+            path = self.dir / name
+            if name.endswith(DELETED_FILE_SUFFIX):
+                logger.debug("Deleting stray temporary file %s", path)
+                path.unlink(missing_ok=True)
+                self.load_report.removed_files.append(name)
+            elif name.endswith(CLEANED_FILE_SUFFIX):
+                offset = offset_from_file_name(name)
+                min_cleaned_offset = offset if min_cleaned_offset is None else min(min_cleaned_offset, offset)
+                cleaned_files.append(path)
+            elif name.endswith(SWAP_FILE_SUFFIX):
+                swap_files.append(path)
+        valid_swaps = []
+        for path in swap_files:
+            if min_cleaned_offset is not None and offset_from_file_name(path.name) >= min_cleaned_offset:
+                # A swap at or past cleaner output still in progress is an incomplete split.
+                logger.info("Deleting invalid swap file %s (min cleaned offset %s)", path, min_cleaned_offset)
+                path.unlink(missing_ok=True)
+                self.load_report.removed_files.append(path.name)
+            else:
+                valid_swaps.append(path)
+        for path in cleaned_files:
+            logger.debug("Deleting stray .clean file %s", path)
+            path.unlink(missing_ok=True)
+            self.load_report.removed_files.append(path.name)
+        return valid_swaps
+
+    def _complete_swaps(self, swap_files: list[Path]) -> None:
+        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load`` steps 2-4):
+        the swapped-in segments win, the old ones they cover are deleted, the ``.swap`` names dropped."""
+        min_swap, max_swap = None, None
+        for path in swap_files:
+            if not path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
+                continue
+            base = offset_from_file_name(path.name)
+            segment = LogSegment.open(self.dir, base, self.config, self.time, file_already_exists=True,
+                                      file_suffix=SWAP_FILE_SUFFIX)
+            try:
+                next_offset = segment.read_next_offset()
+            finally:
+                segment.close_handlers()
+            min_swap = base if min_swap is None else min(min_swap, base)
+            max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
+        if min_swap is not None and max_swap is not None:
+            for name in self._segment_file_names():
+                path = self.dir / name
+                if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
+                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
+                                min_swap, max_swap)
+                    path.unlink(missing_ok=True)
+                    self.load_report.replaced_files.append(name)
+        for path in swap_files:
+            target = path.with_name(path.name[: -len(SWAP_FILE_SUFFIX)])
+            os.replace(path, target)
+            self.load_report.completed_swaps.append(path.name)
+        fsync_dir(self.dir)
+
+    def _segment_file_names(self) -> list[str]:
+        """The sorted names of the regular files of the directory that belong to a segment:
+        ``<offset>.<log|index|timeindex|txnindex>`` with an optional ``.swap``/``.cleaned``/``.deleted``.
+
+        A file of that shape whose prefix is not an offset as Kafka writes one (20 digits, at most
+        ``Long.MaxValue``: :func:`~kafkalog.filenames.segment_file_offset`) is skipped with a warning and
+        listed in ``load_report.skipped_files``, and left alone, as every other file that is not a segment's
+        is.  Kafka's loader stops at a prefix past ``Long.MaxValue`` (``NumberFormatException``) and reads a
+        prefix of another length as an offset whose files have another name.
+        """
+        names = []
+        for path in sorted(self.dir.iterdir()):
+            name = path.name
+            if not _SEGMENT_FILE.match(name) or not path.is_file():
+                continue
+            try:
+                segment_file_offset(name)
+            except IllegalArgumentError as e:
+                if all(skipped != name for skipped, _why in self.load_report.skipped_files):
+                    logger.warning("Skipping %s, which is not a segment's file: %s", path, e)
+                    self.load_report.skipped_files.append((name, str(e)))
+                continue
+            names.append(name)
+        return names
+
+    def _load_segment_files(self) -> None:
+        """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
+        ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
+        names = self._segment_file_names()
+        logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX)}
+        for name in names:
+            if name.endswith((SWAP_FILE_SUFFIX, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX)):
+                continue
+            if name.endswith((INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX)):
+                base = name.split(".", 1)[0]
+                if f"{base}{LOG_FILE_SUFFIX}" not in logs and not self.read_only:
+                    logger.warning("Found an orphaned index file %s, with no corresponding log file.",
+                                   self.dir / name)
+                    (self.dir / name).unlink(missing_ok=True)
+        for name in sorted(logs):
+            base_offset = offset_from_file_name(name)
+            time_index_exists = time_index_filename(self.dir, base_offset).exists()
+            segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
+                                      read_only=self.read_only)
+            # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
+            # split the segment in place.
+            self.segments.add(segment)
+            if not index_filename(self.dir, base_offset).exists():
+                if not self.read_only:
+                    logger.error("Could not find offset index file corresponding to log file %s, "
+                                 "recovering segment and rebuilding index files...", segment.log.file)
+                    self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
+                    self._recover_segment_retrying(segment)
+            else:
+                try:
+                    segment.sanity_check(not time_index_exists)
+                except CorruptIndexError as e:
+                    if self.read_only:
+                        logger.warning("Index files of %s fail their check (%s); reading the segment without "
+                                       "them, as a read-only open cannot rebuild them.", segment.log.file, e)
+                        segment.ignore_index_files()
+                        continue
+                    logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
+                                   "recovering segment and rebuilding index files...", segment.log.file, e)
+                    self.load_report.rebuilt_indexes.append((base_offset, str(e)))
+                    self._recover_segment_retrying(segment)
+
+    def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
+        """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step
+        again (Kafka: ``LogLoader.retryOnOffsetOverflow``)."""
+        while True:
+            try:
+                return step()
+            except LogSegmentOffsetOverflowError as e:
+                segment = e.segment
+                if not isinstance(segment, LogSegment) or self.read_only:
+                    raise
+                logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+                self.load_report.split_segments.append(segment.base_offset)
+                self.log.split_overflowed_segment(segment)
+
+    def _recover_segment_retrying(self, segment: LogSegment) -> None:
+        """Rebuild a segment's indexes, splitting it first if its offsets overflowed (then the split
+        segments, written from valid batches, need no rebuild)."""
+        try:
+            self._recover_segment(segment)
+        except LogSegmentOffsetOverflowError as e:
+            if self.read_only:
+                raise
+            logger.info("Caught segment overflow error: %s. Split segment and retry.", e)
+            self.load_report.split_segments.append(segment.base_offset)
+            self.log.split_overflowed_segment(segment)
+
+    def _recover_segment(self, segment: LogSegment) -> int:
+        """Kafka: ``recoverSegment`` (without the producer state this port does not keep)."""
+        return segment.recover()
+
+    def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
+        """Check every segment past the recovery point when the last shutdown was not clean, and cut the
+        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
+        if not self.had_clean_shutdown and not self.read_only:
+            unflushed = self.segments.values(recovery_point_checkpoint, None)
+            to_check = sum(segment.size() for segment in unflushed)
+            checked = 0
+            if self._recovery_progress is not None:
+                self._recovery_progress(0, to_check)
+            for i, segment in enumerate(unflushed):
+                logger.info("Recovering unflushed segment %d. %d/%d recovered for %s", segment.base_offset, i,
+                            len(unflushed), self.topic_partition)
+                checked += segment.size()
+                try:
+                    truncated = self._recover_segment(segment)
+                except InvalidOffsetError:
+                    logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
+                                   "creating an empty one with starting offset %d", segment.base_offset)
+                    truncated = segment.truncate_to(segment.base_offset)
+                self.load_report.recovered_segments.append((segment.base_offset, truncated))
+                if self._recovery_progress is not None:
+                    self._recovery_progress(checked, to_check)
+                if truncated > 0:
+                    # Everything after a torn write is suspect: drop the later segments.
+                    later = unflushed[i + 1:]
+                    if later:
+                        logger.warning("Deleting %d segments after %d, which follow a truncated segment",
+                                       len(later), segment.base_offset)
+                        self.load_report.deleted_segments.extend(s.base_offset for s in later)
+                        self.log.local_log.remove_and_delete_segments(
+                            later, async_delete=True,
+                            reason=_DescribedDeletion(
+                                self.log.local_log, f"recovery, after truncated segment {segment.base_offset}"))
+                    break
+        if not self.segments.is_empty():
+            log_end_offset = self._active().read_next_offset()
+            if log_end_offset < log_start_offset_checkpoint and not self.read_only:
+                logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
+                               "(%d). This could happen if segment files were deleted from the file system.",
+                               log_end_offset, log_start_offset_checkpoint)
+                self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
+                self.log.local_log.remove_and_delete_segments(
+                    self.segments.values(), async_delete=True,
+                    reason=_DescribedDeletion(self.log.local_log, f"log end offset {log_end_offset} below the log "
+                                                                  f"start offset {log_start_offset_checkpoint}"))
+        if self.segments.is_empty():
+            self._add_empty_segment(log_start_offset_checkpoint)
+        log_end_offset = self._active().read_next_offset()
+        if self.had_clean_shutdown or self.read_only:
+            self.recovery_point = log_end_offset
+        else:
+            self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
+        return log_end_offset
+
+    def _add_empty_segment(self, base_offset: int) -> None:
+        """The segment a log with none gets at load (Kafka: ``LogLoader.load``): a new one, or, for a read-only
+        open, which writes nothing, an empty one with no file behind it (:meth:`LogSegment.absent`)."""
+        if not self.read_only:
+            self.log.local_log.add_new_segment(base_offset)
+            return
+        logger.info("Log directory %s holds no segment: reading it as an empty log from offset %d, as a broker "
+                    "would create it (nothing is written)", self.dir, base_offset)
+        self.segments.add(LogSegment.absent(self.dir, base_offset, self.config, self.time))

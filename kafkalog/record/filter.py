@@ -1,0 +1,344 @@
+"""Rewriting a run of batches without the records a filter drops: Kafka's ``MemoryRecords.filterTo``.
+
+Port of ``clients/src/main/java/org/apache/kafka/common/record/MemoryRecords.java`` (tag 3.8.0):
+``filterTo``, ``filterBatch``, ``buildRetainedRecordsInto``, the ``RecordFilter`` they call back
+(``checkBatchRetention``, ``shouldRetainRecord``) and the ``FilterResult`` they fill.  The log cleaner is the
+caller (``Cleaner.cleanInto``, :meth:`kafkalog.cleaner.Cleaner.clean_into`), and the filter is the cleaner's:
+it decides from the offset map and the transactions.
+
+Per batch, in Kafka's order:
+
+1. the filter's batch retention: ``DELETE`` drops the batch unread (its bytes count as read, its records
+   do not);
+2. every record is kept or not: here a piece of a batch at a time, the filter answering with a mask;
+3. a batch that keeps every record, needs no new delete horizon and holds records of its own magic only
+   is copied as it is; otherwise its kept records are rebuilt into a batch of the same magic, codec,
+   timestamp type and producer fields (``buildRetainedRecordsInto``): a v2 batch keeps its base offset and
+   its last offset (so a producer's sequence numbers survive), a v0/v1 wrapper starts at its first kept
+   offset;
+4. a batch that kept nothing is dropped, unless the filter said ``RETAIN_EMPTY``: then a v2 header with no
+   records keeps its offsets and its producer's state (``DefaultRecordBatch.writeEmptyHeader``).
+
+A v2 batch gets a delete horizon (attribute bit 6, Kafka 3.1+) the first time a filtering keeps a tombstone
+or the marker of an empty transaction in it: ``current_time + delete_retention_ms``, written as its base
+timestamp.
+
+The records arrive decoded (:func:`decoded_batches`): runs of uncompressed v2 batches share one set of
+columns (one kernel call), and a batch of many records comes in pieces, so what a pass holds is bounded
+whatever a batch's record count; a batch read in pieces is never held whole.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _impl
+from .._common import MAGIC_V2
+from ..errors import IllegalStateError
+from .batch import RecordBatch, RecordColumns, encode_default_batch, write_empty_header
+from .legacy import build_legacy_message_set
+from .memory import MemoryRecords
+from .types import TimestampType
+
+__all__ = [
+    "BatchRetention",
+    "BatchRetentionResult",
+    "DecodedBatch",
+    "FilterResult",
+    "KeptRecords",
+    "RecordFilter",
+    "build_retained_records",
+    "decoded_batches",
+    "filter_to",
+    "records_of",
+]
+
+
+class BatchRetention(enum.Enum):
+    """What becomes of a batch before its records are looked at (Kafka: ``RecordFilter.BatchRetention``)."""
+
+    DELETE = "DELETE"  #: drop the batch without inspecting its records
+    RETAIN_EMPTY = "RETAIN_EMPTY"  #: keep the batch, as a bare header if no record is kept
+    DELETE_EMPTY = "DELETE_EMPTY"  #: drop the batch if no record is kept
+
+
+class BatchRetentionResult(NamedTuple):
+    """Kafka: ``RecordFilter.BatchRetentionResult``: the batch's fate, and whether it is the marker of a
+    transaction none of whose batches is left (so the marker itself may go once its horizon passes)."""
+
+    batch_retention: BatchRetention
+    contains_marker_for_empty_txn: bool
+
+
+class RecordFilter(ABC):
+    """Decides what :func:`filter_to` keeps (Kafka: ``MemoryRecords.RecordFilter``).
+
+    ``current_time`` and ``delete_retention_ms`` give the delete horizon written into a v2 batch that keeps a
+    tombstone or an empty transaction's marker for the first time.
+    """
+
+    def __init__(self, current_time: int, delete_retention_ms: int) -> None:
+        self.current_time = current_time
+        self.delete_retention_ms = delete_retention_ms
+
+    @abstractmethod
+    def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
+        """Kafka: ``checkBatchRetention``: called once a batch, before any of its records."""
+
+    @abstractmethod
+    def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
+        """Which records of ``piece`` (``piece.columns.records[piece.lo:piece.hi]``) are kept: Kafka's
+        ``shouldRetainRecord``, asked for the records of a piece of a batch at once."""
+
+
+@dataclass
+class FilterResult:
+    """What :func:`filter_to` wrote and counted (Kafka: ``MemoryRecords.FilterResult``): the kept batches,
+    the messages and bytes read and retained, and the largest offset and timestamp written, with the
+    shallow offset of the batch holding that timestamp (-1 when nothing was written)."""
+
+    output: bytearray = field(default_factory=bytearray)
+    messages_read: int = 0
+    bytes_read: int = 0
+    messages_retained: int = 0
+    max_offset: int = -1
+    max_timestamp: int = -1
+    shallow_offset_of_max_timestamp: int = -1
+
+    @property
+    def bytes_retained(self) -> int:
+        """Kafka: ``bytesRetained``."""
+        return len(self.output)
+
+    def update_retained_batch_metadata(self, max_timestamp: int, shallow_offset_of_max_timestamp: int,
+                                       max_offset: int, messages_retained: int) -> None:
+        """Kafka: ``updateRetainedBatchMetadata``."""
+        self.messages_retained += messages_retained
+        self.max_offset = max(self.max_offset, max_offset)
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.shallow_offset_of_max_timestamp = max_timestamp, shallow_offset_of_max_timestamp
+
+
+@dataclass(frozen=True)
+class DecodedBatch:
+    """A batch of a chunk, or a piece of one, and where its records are in the chunk's columns:
+    ``columns.records[lo:hi]``.  A batch of more records than one decode call takes
+    (:data:`~kafkalog.record.batch.CHUNK_RECORDS`) comes in pieces, ``first`` and ``last`` marking its ends."""
+
+    batch: RecordBatch
+    columns: Any
+    lo: int
+    hi: int
+    first: bool = True
+    last: bool = True
+
+
+def decoded_batches(records: MemoryRecords) -> Iterator[DecodedBatch]:
+    """The batches of ``records`` with their decoded columns, decoded as they are asked for: runs of
+    uncompressed v2 batches share one set of columns (one kernel call), every other batch has its own, or
+    several, one per piece, when it holds many records (so what a pass holds is bounded whatever the count)."""
+    batches = records.batches(strict=False)
+    previous: DecodedBatch | None = None
+    position = -1
+    seen = 0
+    for columns in records.record_columns(check_crcs=False):
+        assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
+        assert columns.batches is not None
+        starts = columns.starts.tolist()
+        positions = columns.batches["position"].tolist()
+        for b in range(len(starts) - 1):
+            first = positions[b] != position
+            if previous is not None:
+                yield dataclasses.replace(previous, last=first)  # a batch's last piece comes before another's first
+            if first:
+                following = next(batches, None)
+                if following is None or following.position != positions[b]:
+                    raise IllegalStateError(f"the columns of the batch at {positions[b]} do not match the batches")
+                batch, position = following, positions[b]
+                seen += 1
+            previous = DecodedBatch(batch, columns, starts[b], starts[b + 1], first, False)
+    if previous is not None:
+        yield dataclasses.replace(previous, last=True)
+    if next(batches, None) is not None:
+        raise IllegalStateError(f"{seen} batches decoded, but there are more")
+
+
+class KeptRecords:
+    """What a filtering keeps of one batch, piece after piece (Kafka: ``filterBatch``'s retained records and
+    its ``BatchFilterResult``): how many records it read and kept, the facts of the kept ones the rebuild
+    needs, and which ones (a bit per record read).  A batch read in pieces is never held whole: when it must
+    be rebuilt, its kept records are taken from it again."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.count = 0
+        self.tombstones = False
+        self.other_magic = False
+        self.max_timestamp = -1
+        self.last_offset = -1
+        self._masks: list[Any] = []
+        self._only: DecodedBatch | None = None
+
+    def add(self, item: DecodedBatch, keep: Any) -> None:
+        self.read += len(keep)
+        # A bit per record for a batch in pieces (its masks are kept until its last piece).
+        self._masks.append(keep if item.first and item.last else (np.packbits(keep), len(keep)))
+        self._only = item if item.first and item.last else None
+        if not keep.any():
+            return
+        rows = item.columns.records[item.lo:item.hi][keep]
+        self.count += len(rows)
+        self.tombstones = self.tombstones or bool((rows["value_len"] < 0).any())
+        self.other_magic = self.other_magic or bool((rows["magic"] != item.batch.magic).any())
+        self.max_timestamp = max(self.max_timestamp, int(rows["timestamp"].max()))
+        self.last_offset = int(rows["offset"][-1])
+
+    def columns(self, batch: RecordBatch) -> tuple[Any, Any]:
+        """Columns holding the kept records, and their rows in them."""
+        if self._only is not None:
+            return self._only.columns, self._only.lo + np.flatnonzero(self._masks[0])
+        keep = np.concatenate([np.unpackbits(bits, count=n).astype(bool) for bits, n in self._masks])
+        records, headers = [], []
+        at = lo = 0
+        data = None
+        for columns in batch.column_chunks(check_crcs=False):
+            mask = keep[lo:lo + len(columns)]
+            lo += len(columns)
+            if not mask.any():
+                continue
+            rows = columns.records[mask]
+            rows["header_index"] += at
+            records.append(rows)
+            headers.append(columns.headers)
+            at += len(columns.headers)
+            data = columns.data
+        if lo != len(keep):
+            raise IllegalStateError(f"the batch at {batch.position} decoded to {lo} records, then {len(keep)}")
+        merged = RecordColumns(np.concatenate(records), np.concatenate(headers), data)
+        return merged, np.arange(len(merged))
+
+
+def records_of(columns: Any, lo: int, hi: int) -> list[Any]:
+    """Record objects (offset, timestamp, key, value, headers) of ``columns.records[lo:hi]``."""
+    out = []
+    data = columns.data
+    headers = columns.headers
+    for row in columns.records[lo:hi]:
+        record_headers = []
+        for h in range(int(row["header_index"]), int(row["header_index"]) + int(row["header_count"])):
+            hrow = headers[h]
+            kp, kl, vp, vl = int(hrow["key_pos"]), int(hrow["key_len"]), int(hrow["value_pos"]), int(hrow["value_len"])
+            record_headers.append((bytes(data[kp:kp + kl]).decode("utf-8", "replace"),
+                                   None if vl < 0 else bytes(data[vp:vp + vl])))
+        kp, kl, vp, vl = int(row["key_pos"]), int(row["key_len"]), int(row["value_pos"]), int(row["value_len"])
+        out.append(_impl.core.Record(int(row["offset"]), int(row["timestamp"]),
+                                     None if kl < 0 else bytes(data[kp:kp + kl]),
+                                     None if vl < 0 else bytes(data[vp:vp + vl]), record_headers))
+    return out
+
+
+def build_retained_records(batch: RecordBatch, columns: Any, kept_index: Any, delete_horizon_ms: int | None) -> bytes:
+    """The kept records (rows ``kept_index`` of the batch's columns) as a batch of the same magic, codec,
+    timestamp type and producer fields (Kafka: ``MemoryRecords.buildRetainedRecordsInto``): v2 keeps the base
+    offset and overrides the last offset with the original's; legacy starts at the first kept offset."""
+    rows = columns.records[kept_index]
+    data = columns.data
+    keys = [None if kl < 0 else bytes(data[kp:kp + kl]) for kp, kl in zip(rows["key_pos"].tolist(),
+                                                                         rows["key_len"].tolist(), strict=True)]
+    values = [None if vl < 0 else bytes(data[vp:vp + vl]) for vp, vl in zip(rows["value_pos"].tolist(),
+                                                                           rows["value_len"].tolist(), strict=True)]
+    timestamps = rows["timestamp"].tolist()
+    offsets = rows["offset"].tolist()
+    log_append_time = batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME else None
+    if batch.magic >= MAGIC_V2:
+        headers: list[Any] | None = None
+        if bool((rows["header_count"] > 0).any()):
+            headers = [r.headers or None for r in (records_of(columns, int(i), int(i) + 1)[0] for i in kept_index)]
+        return encode_default_batch(
+            keys, values, timestamps, headers, base_offset=batch.base_offset, compression=batch.compression,
+            timestamp_type=batch.timestamp_type, log_append_time=log_append_time, producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+            is_transactional=batch.is_transactional, is_control=batch.is_control,
+            partition_leader_epoch=batch.partition_leader_epoch,
+            delete_horizon_ms=delete_horizon_ms if delete_horizon_ms is not None and delete_horizon_ms >= 0 else None,
+            offset_deltas=[o - batch.base_offset for o in offsets],
+            last_offset_delta=batch.last_offset - batch.base_offset)
+    timestamp_type = batch.timestamp_type
+    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        timestamp_type = TimestampType.CREATE_TIME
+    return build_legacy_message_set(
+        list(zip(keys, values, [max(t, -1) for t in timestamps], strict=True)), magic=batch.magic,
+        compression=batch.compression, timestamp_type=timestamp_type, log_append_time=log_append_time,
+        offsets=offsets)
+
+
+def _max_timestamp_of(data: bytes) -> tuple[int, int]:
+    """The largest max timestamp among the entries in ``data`` and the last offset of the entry holding it
+    (Kafka: ``MemoryRecordsBuilder.info()`` of a rebuilt legacy batch)."""
+    best, offset = -1, -1
+    for batch in MemoryRecords(data).batches():
+        if batch.max_timestamp > best:
+            best, offset = batch.max_timestamp, batch.last_offset
+    return best, offset
+
+
+def filter_to(decoded: Iterable[DecodedBatch], record_filter: RecordFilter) -> FilterResult:
+    """Write the batches of ``decoded`` without the records ``record_filter`` drops (Kafka:
+    ``MemoryRecords.filterTo``, its steps in the module's docstring); returns what was written and counted."""
+    result = FilterResult()
+    out = result.output
+    retention, marker_for_empty_txn = BatchRetention.DELETE, False
+    kept = KeptRecords()
+    for item in decoded:
+        batch = item.batch
+        if item.first:
+            result.bytes_read += batch.size_in_bytes
+            # Once a batch, with its first piece: the filter's transaction state moves on with it.
+            retention, marker_for_empty_txn = record_filter.check_batch_retention(batch)
+            kept = KeptRecords()
+        if retention is BatchRetention.DELETE:
+            continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
+        result.messages_read += item.hi - item.lo
+        kept.add(item, record_filter.should_retain_records(item))
+        if not item.last:
+            continue
+        if kept.count:
+            need_horizon = (batch.magic >= MAGIC_V2 and (kept.tombstones or marker_for_empty_txn)
+                            and batch.delete_horizon_ms is None)
+            magic_mismatch = batch.magic < MAGIC_V2 and kept.other_magic
+            if kept.count == kept.read and not need_horizon and not magic_mismatch:
+                out += batch.raw_bytes()
+                batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
+            else:
+                horizon = (record_filter.current_time + record_filter.delete_retention_ms if need_horizon
+                           else batch.delete_horizon_ms)
+                kept_columns, kept_index = kept.columns(batch)
+                data = build_retained_records(batch, kept_columns, kept_index, horizon)
+                out += data
+                if batch.magic >= MAGIC_V2:
+                    batch_max_ts = (batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+                                    else kept.max_timestamp)
+                    batch_shallow = batch.last_offset
+                else:
+                    batch_max_ts, batch_shallow = _max_timestamp_of(data)
+            last_kept = batch.last_offset if batch.magic >= MAGIC_V2 else kept.last_offset
+            result.update_retained_batch_metadata(batch_max_ts, batch_shallow, last_kept, kept.count)
+        elif retention is BatchRetention.RETAIN_EMPTY:
+            if batch.magic < MAGIC_V2:
+                raise IllegalStateError("Empty batches are only supported for magic v2 and above")
+            out += write_empty_header(
+                base_offset=batch.base_offset, last_offset=batch.last_offset, producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+                partition_leader_epoch=batch.partition_leader_epoch, timestamp_type=batch.timestamp_type,
+                timestamp=batch.max_timestamp, is_transactional=batch.is_transactional,
+                is_control=batch.is_control)
+            result.update_retained_batch_metadata(batch.max_timestamp, batch.last_offset, batch.last_offset, 0)
+    return result

@@ -1,0 +1,166 @@
+"""Partition dirs outside a :class:`~kafkalog.manager.LogManager`: telling a partition dir from a log dir,
+listing a log dir's partitions, and one partition dir with its log dir's checkpoint entries.
+
+A log dir (one of a broker's ``log.dirs``) holds the broker's checkpoint files, ``meta.properties``, the
+``.lock`` and ``.kafka_cleanshutdown`` files, and one directory per partition named ``<topic>-<partition>``
+(``-delete`` and ``-future`` dirs too).  A partition dir holds the files of its segments, all named for an
+offset as 20 digits (``<base>.log``, ``.index``, ``.timeindex``, ``.txnindex``, ``<offset>.snapshot``),
+those files with a ``.cleaned``/``.swap``/``.deleted`` suffix while they are replaced, and from Kafka 0.11
+a ``leader-epoch-checkpoint``.
+
+Kafka: ``LogManager.loadLogs`` (``core/src/main/scala/kafka/log/LogManager.scala``, 0.10.1.1) lists a log
+dir's subdirectories and reads each name with ``Log.parseTopicPartitionName``; :func:`partition_dirs` does
+the same, keeping only the names that parse.  A broker is given its log dirs; the ``kafkalog`` commands and
+the Spark jobs are given any path, so :func:`classify_dir` (kafkalog's own, no Kafka counterpart) says which
+of the two it is, from what it holds.  Like a broker, :class:`PartitionDir` reads the recovery point and
+log start offset from its log dir's checkpoints and writes back the entries of a partition it changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..checkpoint import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+    OffsetCheckpoint,
+)
+from ..errors import KafkaLogError
+from ..filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX
+from ..log import Log
+from ..meta_properties import META_PROPERTIES_FILE
+from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
+
+__all__ = [
+    "OFFSET_CHECKPOINTS",
+    "SEGMENT_FILE_NAME",
+    "TEMP_FILE_SUFFIXES",
+    "NotAPartitionDirError",
+    "PartitionDir",
+    "classify_dir",
+    "partition_dirs",
+    "partition_name",
+]
+
+#: A segment's file or a producer snapshot, named for its offset exactly as a broker writes it (20 digits).
+SEGMENT_FILE_NAME = re.compile(r"^([0-9]{20})\.(log|index|timeindex|txnindex|snapshot)$")
+#: The second suffixes of files being replaced or removed.
+TEMP_FILE_SUFFIXES = (CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX)
+#: The offset checkpoints in a log dir's root.
+OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE,
+                      LOG_START_OFFSET_CHECKPOINT_FILE, CLEANER_OFFSET_CHECKPOINT_FILE)
+
+
+class NotAPartitionDirError(KafkaLogError, ValueError):
+    """A directory that is neither a partition dir nor a log dir."""
+
+
+# -- what a directory is -------------------------------------------------------------------------------
+
+def partition_name(path: Path) -> TopicPartition | None:
+    """The partition a directory is named for, or ``None`` when the name is not ``<topic>-<partition>``."""
+    try:
+        return parse_topic_partition_name(path.name)
+    except InvalidPartitionDirError:
+        return None
+
+
+def classify_dir(path: str | os.PathLike[str]) -> str:
+    """``"partition"`` or ``"logdir"``; raises :class:`NotAPartitionDirError` for anything else.
+
+    A partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing yet); a log dir
+    holds the broker's checkpoint files, a ``meta.properties``, or partition dirs.
+    """
+    directory = Path(path)
+    if not directory.exists():
+        raise FileNotFoundError(f"No such directory: {directory}")
+    if not directory.is_dir():
+        raise NotAPartitionDirError(f"{directory} is a file, not a partition dir or a log dir")
+    names = os.listdir(directory)
+    if partition_name(directory) is not None and _looks_like_partition(names):
+        return "partition"
+    if any(n in OFFSET_CHECKPOINTS or n == META_PROPERTIES_FILE for n in names) or any(
+            partition_name(directory / n) is not None and (directory / n).is_dir()
+            and _looks_like_partition(os.listdir(directory / n)) for n in names):
+        return "logdir"
+    raise NotAPartitionDirError(
+        f"{directory} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a "
+        "log dir (holding checkpoint files or partition dirs)")
+
+
+def _looks_like_partition(names: list[str]) -> bool:
+    """Holds segment files or a leader-epoch checkpoint, or nothing yet (a partition just created)."""
+    return not names or LEADER_EPOCH_CHECKPOINT_FILE in names or any(
+        SEGMENT_FILE_NAME.match(n) or n.endswith(TEMP_FILE_SUFFIXES) for n in names)
+
+
+def partition_dirs(log_dir: str | os.PathLike[str]) -> list[Path]:
+    """The partition dirs of a log dir, sorted by name (``-delete`` and ``-future`` dirs included)."""
+    root = Path(log_dir)
+    return sorted(p for p in root.iterdir() if p.is_dir() and partition_name(p) is not None)
+
+
+# -- one partition dir -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PartitionDir:
+    path: Path
+    topic_partition: TopicPartition
+
+    @classmethod
+    def of(cls, arg: str | os.PathLike[str]) -> PartitionDir:
+        """The partition dir ``arg`` names; a log dir, a file or a missing path is refused."""
+        path = Path(arg)
+        if classify_dir(path) != "partition":
+            raise NotAPartitionDirError(f"{path} is a log dir: name one of its partition dirs "
+                                        "(<topic>-<partition>)")
+        return cls(path.resolve(), parse_topic_partition_name(path.resolve().name))
+
+    @property
+    def log_dir(self) -> Path:
+        return self.path.parent
+
+    def checkpointed(self, name: str) -> int | None:
+        """This partition's entry in the log dir's checkpoint ``name``, if the file has one."""
+        file = self.log_dir / name
+        if not file.exists():
+            return None
+        return OffsetCheckpoint(file, read_only=True).read().get(self.topic_partition)
+
+    def update_checkpoint(self, name: str, offset: int) -> None:
+        """Set this partition's entry in checkpoint ``name`` (written atomically, as a broker does)."""
+        file = self.log_dir / name
+        checkpoint = OffsetCheckpoint(file)
+        offsets = checkpoint.read()
+        offsets[self.topic_partition] = offset
+        checkpoint.write(offsets)
+
+    @property
+    def recovery_point(self) -> int:
+        """The checkpointed recovery point; 0 (check everything) when none is recorded."""
+        offset = self.checkpointed(RECOVERY_POINT_CHECKPOINT_FILE)
+        return 0 if offset is None else offset
+
+    @property
+    def log_start_offset(self) -> int:
+        """The checkpointed log start offset; 0 when none is recorded (the first segment's base wins)."""
+        offset = self.checkpointed(LOG_START_OFFSET_CHECKPOINT_FILE)
+        return 0 if offset is None else offset
+
+    def cleaned_up_to(self, log_start_offset: int) -> int:
+        """Where the next cleaning round starts: the log dir's cleaner checkpoint for this partition, but not
+        below ``log_start_offset`` (the first step of Kafka's ``LogCleanerManager.cleanableOffsets``)."""
+        checkpoint = self.checkpointed(CLEANER_OFFSET_CHECKPOINT_FILE)
+        return log_start_offset if checkpoint is None else max(checkpoint, log_start_offset)
+
+    def open_read_only(self) -> Log:
+        """The log as it is on disk, changing nothing (a broker may be running on it), with the log start
+        offset the log dir's checkpoint records."""
+        return Log(self.path, read_only=True, log_start_offset=self.log_start_offset,
+                   topic_partition=self.topic_partition)

@@ -1,0 +1,181 @@
+"""Per-partition statistics: what ``kafkalog stats`` prints and the Spark ``stats`` job returns.
+
+Each partition is opened read-only (:class:`~kafkalog.log.Log` with ``read_only=True``: nothing on disk
+changes) and every record is decoded once, a chunk of whole batches at a time, by the column kernels:
+
+- segments, bytes, log start and end offsets (the log start offset as the log dir's checkpoint records it, as
+  a broker loads it), batches and records;
+- the timestamp range of the records (``-1`` timestamps, v0 messages, left out);
+- batches per message format and per codec;
+- keys: records with a key, distinct keys (counted by a 64-bit hash of each key, 8 bytes a key),
+  tombstones (records with a key and a null value);
+- the cleaner's view: the first dirty offset (from the log dir's ``cleaner-offset-checkpoint``, else
+  the log start offset) and the dirty ratio as Kafka's cleaner computes it (``LogToClean.cleanableRatio``:
+  bytes of the cleanable segments over clean plus cleanable bytes).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._common import COMPRESSION_CODEC_MASK
+from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
+from ..cleaner_manager import LogToClean, cleanable_offsets
+from ..config import LogConfig
+from ..log import Log
+from ..record import CompressionType
+from ..record.batch import RecordColumns
+from ..topic import parse_topic_partition_name
+
+__all__ = ["PartitionStats", "partition_stats"]
+
+
+@dataclass
+class PartitionStats:
+    """The statistics of one partition (see the module docstring)."""
+
+    topic: str
+    partition: int
+    dir: str
+    segments: int = 0
+    size: int = 0
+    log_start_offset: int = 0
+    log_end_offset: int = 0
+    batches: int = 0
+    records: int = 0
+    min_timestamp: int | None = None
+    max_timestamp: int | None = None
+    magics: dict[str, int] = field(default_factory=dict)
+    codecs: dict[str, int] = field(default_factory=dict)
+    keyed_records: int = 0
+    distinct_keys: int = 0
+    tombstones: int = 0
+    first_dirty_offset: int = 0
+    dirty_ratio: float | None = None
+    #: Files named like a segment's but not for an offset as Kafka writes one, left out (``Log.load_report``).
+    skipped_files: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _codec_name(codec: int) -> str:
+    return CompressionType(codec).kafka_name if codec <= CompressionType.ZSTD else f"unknown({codec})"
+
+
+def _checkpointed(directory: Path, name: str) -> int | None:
+    """The partition's entry in its log dir's checkpoint ``name``; ``None`` when there is none."""
+    file = directory.parent / name
+    if not file.exists():
+        return None
+    return OffsetCheckpoint(file, read_only=True).read().get(parse_topic_partition_name(directory))
+
+
+class _DistinctKeys:
+    """The distinct key hashes seen so far: what it holds grows with the distinct keys, not with the records
+    (each set of columns adds its distinct hashes; they are folded into one sorted array of distinct hashes
+    whenever the added ones outnumber the folded ones, so the folding costs O(n log n) in all)."""
+
+    def __init__(self) -> None:
+        self._folded = np.empty(0, dtype=np.int64)
+        self._pending: list[Any] = []
+        self._pending_count = 0
+
+    def add(self, hashes: Any) -> None:
+        distinct = np.unique(hashes)
+        self._pending.append(distinct)
+        self._pending_count += len(distinct)
+        if self._pending_count > max(1 << 16, len(self._folded)):
+            self._fold()
+
+    def _fold(self) -> None:
+        if self._pending:
+            self._folded = np.unique(np.concatenate([self._folded, *self._pending]))
+            self._pending = []
+            self._pending_count = 0
+
+    def __len__(self) -> int:
+        self._fold()
+        return len(self._folded)
+
+
+def _count_keys(columns: RecordColumns, hashes: _DistinctKeys) -> tuple[int, int]:
+    """Keyed records and tombstones of a set of columns; adds the hashes of their keys to ``hashes``."""
+    rows = columns.records
+    keyed = rows["key_len"] >= 0
+    if not keyed.any():
+        return 0, 0
+    data = columns.data
+    starts = rows["key_pos"][keyed].tolist()
+    lengths = rows["key_len"][keyed].tolist()
+    with memoryview(data) as view:
+        hashes.add(np.fromiter((hash(bytes(view[s:s + n])) for s, n in zip(starts, lengths, strict=True)),
+                               dtype=np.int64, count=len(starts)))
+    tombstones = int(np.count_nonzero(rows["value_len"][keyed] < 0))
+    return len(starts), tombstones
+
+
+def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = None, *,
+                    progress: Callable[[int], None] | None = None) -> PartitionStats:
+    """Open the partition at ``path`` read-only and compute its statistics.
+
+    ``config`` matters only for the dirty ratio (``min.compaction.lag.ms``); ``progress`` is called with
+    the bytes of log read as the scan goes.
+    """
+    directory = Path(path)
+    step = progress if progress is not None else (lambda _n: None)
+    # The log start offset as the log dir's checkpoint records it, as a broker loads it (and a partition dir
+    # with no segment reads as an empty log from there).
+    log_start = _checkpointed(directory, LOG_START_OFFSET_CHECKPOINT_FILE)
+    with Log(directory, config, read_only=True, log_start_offset=log_start or 0) as log:
+        tp = log.topic_partition
+        # Segments on disk: a dir with none reads as an empty log, whose one segment has no file.
+        on_disk = sum(not s.is_absent for s in log.log_segments())
+        stats = PartitionStats(tp.topic, tp.partition, str(directory), segments=on_disk,
+                               size=log.size(), log_start_offset=log.log_start_offset,
+                               log_end_offset=log.log_end_offset,
+                               skipped_files=[name for name, _why in log.load_report.skipped_files])
+        magics: Counter[str] = Counter()
+        codecs: Counter[str] = Counter()
+        hashes = _DistinctKeys()
+        lowest, highest = math.inf, -math.inf
+        for segment in log.log_segments():
+            rows = segment.log.scan(check_crc=False, stop_on_invalid=False).batches
+            stats.batches += len(rows)
+            for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
+                magics[f"v{int(magic)}"] += int(n)
+            # Every magic keeps its codec in the low three bits of the attributes the scan already read.
+            for codec, n in zip(*np.unique(rows["attributes"] & COMPRESSION_CODEC_MASK, return_counts=True),
+                                strict=True):
+                codecs[_codec_name(int(codec))] += int(n)
+            for _start, memory in segment.log.memory_chunks(rows):
+                for columns in memory.record_columns(check_crcs=False):
+                    stats.records += len(columns)
+                    timestamps = columns.records["timestamp"]
+                    timestamps = timestamps[timestamps >= 0]
+                    if len(timestamps):
+                        lowest = min(lowest, int(timestamps.min()))
+                        highest = max(highest, int(timestamps.max()))
+                    keyed, tombstones = _count_keys(columns, hashes)
+                    stats.keyed_records += keyed
+                    stats.tombstones += tombstones
+                step(len(memory))
+        stats.magics = dict(sorted(magics.items()))
+        stats.codecs = dict(sorted(codecs.items()))
+        stats.distinct_keys = len(hashes)
+        if lowest is not math.inf:
+            stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
+        cleaned = _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE)
+        offsets = cleanable_offsets(log, cleaned, log.time.milliseconds())
+        to_clean = LogToClean(tp, log, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset)
+        stats.first_dirty_offset = offsets.first_dirty_offset
+        stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio
+    return stats

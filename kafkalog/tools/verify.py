@@ -1,0 +1,668 @@
+"""Read-only checks of partition directories and whole log.dirs: what ``kafkalog verify`` runs.
+
+Nothing here writes, renames or locks; a live broker's directory can be checked.  Each check states the
+invariant a broker relies on, and a finding says which file broke it and how:
+
+Per segment (``<base>.log`` and its indexes):
+  - every batch's CRC matches (and, with ``deep``, every record decodes and every inner legacy message's
+    own CRC matches);
+  - the file ends on a batch boundary (a torn tail is what recovery truncates);
+  - offsets rise: each batch starts after the previous one's last offset, no offset is below the
+    segment's base offset or more than ``Int.MaxValue`` past it (the index stores offsets relative to
+    the base in 4 bytes);
+  - offset index: whole 8-byte entries; offsets strictly rising; each entry ``(o, p)`` points at the
+    start of a batch, no batch before ``p`` holds an offset >= ``o``, and some batch from ``p`` on
+    does.  (A broker may index a multi-batch append by its last offset at the position of its first
+    batch, so the batch at ``p`` need not end at ``o``; Kafka's DumpLogSegments reports those as
+    mismatches, wrongly);
+  - time index: whole 12-byte entries; timestamps strictly rising and offsets not falling; each entry
+    ``(t, o)`` names an offset in the segment, and the batch holding ``o`` has max timestamp ``t`` with no
+    earlier batch later than ``t``;
+  - a zero-filled index tail (a preallocated index not trimmed by a clean shutdown) is a note; an index's
+    entries end at its first all-zero entry after the first, and only they are read (with the tail's data
+    regions, to see that it is zero), so a 10 MiB or a sparse 8 GiB preallocated index costs what it holds.
+
+Per partition: segment base offsets rise and each follows the previous segment's last offset; the
+leader-epoch checkpoint, producer snapshots and transaction indexes read back; leftover
+``.cleaned``/``.swap``/``.deleted`` files and orphan indexes are noted.
+
+Per log dir: the offset checkpoints read back, and each entry is consistent with its log: the
+recovery point and the high watermark are at most the log end offset (beyond it, flushed or
+committed records are missing), the log start offset lies between the first segment's base offset
+and the log end offset, and the cleaner's checkpoint is not past the log end.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._common import INT32_MAX, INT64_MAX, ScanStop
+from ..checkpoint import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    LEADER_EPOCH_CHECKPOINT_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+    LeaderEpochCheckpoint,
+    OffsetCheckpoint,
+)
+from ..errors import IllegalArgumentError, KafkaLogError
+from ..file_message_set import FileMessageSet
+from ..filenames import (
+    CLEAN_SHUTDOWN_FILE,
+    INDEX_FILE_SUFFIX,
+    LOG_FILE_SUFFIX,
+    TIME_INDEX_FILE_SUFFIX,
+    TXN_INDEX_FILE_SUFFIX,
+    offset_from_file_name,
+    segment_file_offset,
+)
+from ..fsutil import data_regions
+from ..producer_state import read_snapshot
+from ..record import MemoryRecords
+from ..record.legacy import LegacyRecordBatch
+from ..topic import TopicPartition
+from ..transaction_index import read_aborted_txns
+from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
+
+__all__ = [
+    "Finding",
+    "LogDirReport",
+    "PartitionReport",
+    "Severity",
+    "verify_log_dir",
+    "verify_partition",
+]
+
+#: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
+#: ``isIndexFile`` and the swap and cleaned suffixes, then ``offsetFromFile``).
+_SEGMENT_SHAPE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex|snapshot)(\.(swap|cleaned))?$")
+
+
+class Severity(enum.Enum):
+    ERROR = "error"  #: data is corrupt, missing or inconsistent: a reader or a broker would go wrong
+    WARNING = "warning"  #: a broker repairs or ignores this on open, but it is not what it writes
+    NOTE = "note"  #: a normal state worth knowing (an unclean shutdown's leftovers, a missing index)
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: Severity
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity.value.upper()} {self.path}: {self.message}"
+
+
+@dataclass
+class PartitionReport:
+    """What :func:`verify_partition` found in one partition dir."""
+
+    dir: Path
+    topic_partition: TopicPartition | None
+    segments: int = 0
+    batches: int = 0
+    records: int | None = None  # counted only by a deep check
+    size: int = 0
+    log_start_offset: int | None = None  # the first segment's base offset
+    log_end_offset: int | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def add(self, severity: Severity, path: Path | str, message: str) -> None:
+        self.findings.append(Finding(severity, str(path), message))
+
+
+@dataclass
+class LogDirReport:
+    """What :func:`verify_log_dir` found: one report per partition, plus the dir's own findings."""
+
+    dir: Path
+    partitions: list[PartitionReport] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(p.ok for p in self.partitions) and not any(f.severity is Severity.ERROR for f in self.findings)
+
+
+# -- one segment ----------------------------------------------------------------------------------------
+
+_STOP_MESSAGES = {
+    ScanStop.SIZE_TOO_SMALL: "a batch header declares a size smaller than any batch",
+    ScanStop.TOO_LARGE: "a batch header declares a size larger than the file allows",
+    ScanStop.BAD_MAGIC: "a batch header has an unknown magic byte",
+}
+
+
+@dataclass
+class _Segment:
+    base_offset: int
+    log: Path
+    rows: npt.NDArray[Any]  # BATCH_DTYPE rows of the whole batches
+    size: int
+
+    @property
+    def last_offset(self) -> int | None:
+        return int(self.rows["last_offset"][-1]) if len(self.rows) else None
+
+
+def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: bool,
+               progress: Callable[[int], None]) -> _Segment:
+    with FileMessageSet(log_file, writable=False) as records:
+        size = records.size_in_bytes()
+        result = records.scan(check_crc=True, stop_on_invalid=False)
+        rows = result.batches
+        bad = rows[rows["valid"] == 0]
+        for row in bad[:20]:
+            report.add(Severity.ERROR, log_file,
+                       f"batch at position {int(row['position'])} (offsets {int(row['base_offset'])}.."
+                       f"{int(row['last_offset'])}) fails its CRC check")
+        if len(bad) > 20:
+            report.add(Severity.ERROR, log_file, f"{len(bad) - 20} more batches fail their CRC check")
+        end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
+        if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
+            report.add(Severity.ERROR, log_file,
+                       f"{size - end} bytes at position {end} are not a whole batch (a torn write: recovery "
+                       "truncates them)")
+        elif result.stop_reason is ScanStop.ZERO_TAIL:
+            report.add(Severity.NOTE, log_file,
+                       f"ends in {size - end} zero bytes after its last batch, at position {end} (a preallocated "
+                       "segment a broker did not trim, or a write that never reached the disk: readers stop there, "
+                       "recovery truncates them)")
+        elif result.stop_reason in _STOP_MESSAGES:
+            report.add(Severity.ERROR, log_file,
+                       f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
+                       f"{size - result.stop_position} bytes from there are unreadable")
+        _check_offsets(report, log_file, base_offset, rows)
+        if deep and len(rows):
+            report.records = (report.records or 0) + _deep_check(report, records, log_file, rows, progress)
+        else:
+            progress(size)
+    report.batches += len(rows)
+    report.size += size
+    return _Segment(base_offset, log_file, rows, size)
+
+
+def _check_offsets(report: PartitionReport, log_file: Path, base_offset: int, rows: npt.NDArray[Any]) -> None:
+    if len(rows) == 0:
+        return
+    base = rows["base_offset"]
+    last = rows["last_offset"]
+    first_offsets = np.where(rows["magic"] == 2, base, last)  # a legacy wrapper's base needs decompression
+    inverted = np.flatnonzero(last < first_offsets)
+    for i in inverted[:5]:
+        report.add(Severity.ERROR, log_file, f"batch at position {int(rows['position'][i])} has last offset "
+                                             f"{int(last[i])} below its base offset {int(base[i])}")
+    falling = np.flatnonzero(first_offsets[1:] <= last[:-1]) + 1
+    for i in falling[:5]:
+        report.add(Severity.ERROR, log_file,
+                   f"offsets do not rise: the batch at position {int(rows['position'][i])} starts at "
+                   f"{int(first_offsets[i])}, after a batch that ends at {int(last[i - 1])}")
+    if int(first_offsets[0]) < base_offset:
+        report.add(Severity.ERROR, log_file, f"the first batch starts at offset {int(first_offsets[0])}, below "
+                                             f"the segment's base offset {base_offset}")
+    if int(last.max()) - base_offset > INT32_MAX:
+        report.add(Severity.ERROR, log_file, f"offset {int(last.max())} is more than Int.MaxValue past the base "
+                                             f"offset {base_offset}: the index cannot hold it (split needed)")
+
+
+def _deep_check(report: PartitionReport, records: FileMessageSet, log_file: Path, rows: npt.NDArray[Any],
+                progress: Callable[[int], None]) -> int:
+    """Decode every record, a chunk of whole batches at a time; returns the number of records."""
+    count = 0
+    for start, memory in records.memory_chunks(rows):
+        try:
+            # CRCs are checked (and reported) by the scan; here only whether the records decode.  The columns
+            # come a bounded number of records at a time, whatever a batch's record count.
+            decoded = sum(len(columns) for columns in memory.record_columns(check_crcs=False))
+            for batch in memory.batches():
+                if isinstance(batch, LegacyRecordBatch) and batch.is_compressed and \
+                        not all(valid.all() for valid in batch.validity_chunks()):
+                    report.add(Severity.ERROR, log_file,
+                               f"a message inside the compressed wrapper at position {start + batch.position} "
+                               "fails its own CRC check")
+            count += decoded
+        except KafkaLogError as e:
+            position = getattr(e, "position", None)
+            where = f" at position {start + position}" if isinstance(position, int) else ""
+            report.add(Severity.ERROR, log_file, f"records do not decode{where}: {e}")
+            # Go on batch by batch, so one bad batch hides nothing after it.
+            count += _decode_one_by_one(report, memory, log_file, start)
+        progress(len(memory))
+    return count
+
+
+def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file: Path, start: int) -> int:
+    count = 0
+    failures = 0
+    for batch in memory.batches():
+        try:
+            count += sum(len(columns) for columns in batch.column_chunks(check_crcs=False))
+        except KafkaLogError:
+            failures += 1
+    if failures > 1:
+        report.add(Severity.ERROR, log_file, f"{failures} batches in the chunk from position {start} do not decode")
+    return count
+
+
+#: Index entries read at a time while looking for the end of the live entries: a first read of 4096 entries
+#: (most indexes hold fewer), each next one twice the last, up to this many.
+_INDEX_READ_MAX_ENTRIES = 1 << 17
+#: The most bytes of an index's zero tail read to see that it is all zeros (holes are not read: a broker's
+#: preallocated tail is sparse, and the tail of a file preallocated for real costs a few milliseconds a MiB).
+_TAIL_READ_BUDGET = 64 * 1024 * 1024
+_OFFSET_ENTRY = np.dtype([("relative", ">i4"), ("position", ">i4")])
+_TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
+
+
+def _index_entries(report: PartitionReport, file: Path, entry: np.dtype[Any], kind: str,
+                   base_offset: int) -> npt.NDArray[Any] | None:
+    """The live entries of an index file; ``None`` when it cannot be read or fails the broker's sanity check
+    (reported).
+
+    The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a
+    broker trims only at a clean shutdown; DumpLogSegments' rule).  The file is read with ``pread`` a chunk
+    at a time until that entry, so the check costs what the index holds, not what its file's length is (a
+    broker preallocates 10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only
+    where the file has data (a hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a
+    preallocated tail from a zeroed entry among live ones.  The broker's sanity check (Kafka:
+    ``OffsetIndex.sanityCheck``, ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole
+    preallocated file a time index always fails it, and the broker rebuilds the index, which is what the
+    note about the tail says.
+    """
+    size = entry.itemsize
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        report.add(Severity.ERROR, file, f"cannot be read: {e}")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            report.add(Severity.ERROR, file, "is not a regular file: a broker cannot map it")
+            return None
+        length = info.st_size
+        if length % size:
+            report.add(Severity.ERROR, file, f"fails the broker's sanity check: Index file {file} is corrupt, found "
+                                             f"{length} bytes which is neither positive nor a multiple of {size}.")
+            return None
+        slots = length // size
+        parts: list[npt.NDArray[Any]] = []
+        done, step = 0, 4096
+        while done < slots:
+            data = os.pread(fd, min(step, slots - done) * size, done * size)
+            count = len(data) // size
+            if count == 0:
+                break  # the file was cut short while it was read: what was read is what there is
+            raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
+            zero = np.flatnonzero(~raw.any(axis=1))
+            if done == 0:
+                zero = zero[zero > 0]
+            if len(zero):
+                end = done + int(zero[0])
+                parts.append(np.frombuffer(data, dtype=entry, count=int(zero[0])))
+                _check_zero_tail(report, file, fd, end, slots, size)
+                break
+            parts.append(np.frombuffer(data, dtype=entry, count=count))
+            done += count
+            step = min(step * 2, _INDEX_READ_MAX_ENTRIES)
+    finally:
+        os.close(fd)
+    entries = np.concatenate(parts) if parts else np.empty(0, dtype=entry)
+    if len(entries):
+        problem = None
+        if kind == "time" and int(entries["timestamp"][-1]) < int(entries["timestamp"][0]):
+            problem = (f"Corrupt time index found, time index file ({file}) has non-zero size but the last "
+                       f"timestamp is {int(entries['timestamp'][-1])} which is less than the first timestamp "
+                       f"{int(entries['timestamp'][0])}")
+        elif int(entries["relative"][-1]) < 0:
+            last = base_offset + int(entries["relative"][-1])
+            problem = (f"Corrupt time index found, time index file ({file}) has non-zero size but the last offset "
+                       f"is {last} which is less than the first offset {base_offset}" if kind == "time" else
+                       f"Corrupt index found, index file ({file}) has non-zero size but the last offset is {last} "
+                       f"which is less than the base offset {base_offset}.")
+        if problem is not None:
+            report.add(Severity.ERROR, file, f"fails the broker's sanity check: {problem}")
+            return None
+    return entries
+
+
+def _check_zero_tail(report: PartitionReport, file: Path, fd: int, end: int, slots: int, size: int) -> None:
+    """Note the zero tail from entry ``end`` (zero-filled) of an index of ``slots`` entries, or report the
+    entries that are not zero after it: then entry ``end`` is a zeroed entry, not the end of the entries."""
+    found, complete = _first_nonzero_byte(fd, (end + 1) * size, slots * size, _TAIL_READ_BUDGET)
+    if found is not None:
+        report.add(Severity.ERROR, file, f"entry {end} is zero-filled, which ends an index's entries, but entry "
+                                         f"{found // size} after it is not: the entries from {end} on are not "
+                                         "checked (a broker takes them all, and its lookups stop at the zero entry)")
+        return
+    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: the {slots - end} "
+                                    "slots from there are a preallocated tail the broker did not trim (no clean "
+                                    "shutdown)" + ("" if complete else f"; past the first {_TAIL_READ_BUDGET} bytes "
+                                                   "of its data the tail was not read"))
+
+
+def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int | None, bool]:
+    """The position of the first non-zero byte in ``[start, end)`` of a file, and whether the whole range was
+    looked at.  Only the file's data regions are read (``SEEK_DATA``/``SEEK_HOLE``: a hole reads as zeros), so
+    a sparse preallocated tail costs a seek or two, and at most ``budget`` bytes are read in all."""
+    spent = 0
+    for position, stop in data_regions(fd, start, end):
+        while position < stop:
+            if spent >= budget:
+                return None, False
+            data = os.pread(fd, min(stop - position, 1 << 20, budget - spent), position)
+            if not data:
+                return None, True  # the file was cut short while it was read
+            nonzero = np.flatnonzero(np.frombuffer(data, dtype=np.uint8))
+            if len(nonzero):
+                return position + int(nonzero[0]), True
+            position += len(data)
+            spent += len(data)
+    return None, True
+
+
+def _absolute_offsets(report: PartitionReport, file: Path, base_offset: int,
+                      relative: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
+    """The entries' offsets (base offset plus relative offset) and the entry numbers they belong to, without
+    the entries whose offset would be past ``Long.MaxValue`` (reported): a segment based near it holds none."""
+    relative = relative.astype(np.int64)
+    over = np.flatnonzero(relative > INT64_MAX - base_offset)
+    for i in over[:5]:
+        report.add(Severity.ERROR, file, f"entry {int(i)} names offset {base_offset + int(relative[i])}, past the "
+                                         f"largest offset a log can hold ({INT64_MAX})")
+    keep = np.flatnonzero(relative <= INT64_MAX - base_offset)
+    return np.int64(base_offset) + relative[keep], keep
+
+
+def _report_some(report: PartitionReport, file: Path, messages: list[str], total: int, more: str) -> None:
+    for message in messages:
+        report.add(Severity.ERROR, file, message)
+    if total > len(messages):
+        report.add(Severity.ERROR, file, f"{total - len(messages)} more {more}")
+
+
+def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Path) -> None:
+    rows = segment.rows
+    entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset)
+    if entries is None or not len(entries):
+        return
+    offsets, numbers = _absolute_offsets(report, index_file, segment.base_offset, entries["relative"])
+    positions = entries["position"][numbers].astype(np.int64)
+    for i in np.flatnonzero(offsets[1:] <= offsets[:-1])[:5] + 1:
+        report.add(Severity.ERROR, index_file, f"entry {int(numbers[i])} (offset {int(offsets[i])}) does not rise "
+                                               f"above entry {int(numbers[i - 1])} (offset {int(offsets[i - 1])})")
+    if not len(offsets):
+        return
+    n = len(rows)
+    batch_positions = rows["position"]
+    # Each entry against the batches, all at once; the first failed condition is the entry's message.
+    k = np.searchsorted(batch_positions, positions)
+    at = np.minimum(k, max(n - 1, 0))
+    not_at_a_batch = (k >= n) | (batch_positions[at] != positions) if n else np.ones(len(offsets), dtype=bool)
+    if n:
+        running_max = np.maximum.accumulate(rows["last_offset"])
+        before = np.where(k > 0, running_max[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
+        past_holder = ~not_at_a_batch & (k > 0) & (before >= offsets)
+        past_last = ~not_at_a_batch & ~past_holder & (int(running_max[-1]) < offsets)
+    else:
+        past_holder = past_last = np.zeros(len(offsets), dtype=bool)
+    bad = np.flatnonzero(not_at_a_batch | past_holder | past_last)
+    messages = []
+    for i in bad[:10]:
+        o, p = int(offsets[i]), int(positions[i])
+        if not_at_a_batch[i]:
+            messages.append(f"entry (offset {o}, position {p}) does not point at the start of a batch"
+                            + (" (past the last whole batch)" if k[i] >= n else ""))
+        elif past_holder[i]:
+            holder = int(np.searchsorted(running_max, o))
+            messages.append(f"entry (offset {o}, position {p}) points past the batch holding offset {o} "
+                            f"(at position {int(batch_positions[holder])}): lookups of it would miss")
+        else:
+            messages.append(f"entry (offset {o}, position {p}) names an offset past the segment's last "
+                            f"({int(running_max[-1])})")
+    _report_some(report, index_file, messages, len(bad), "entries point at the wrong batch")
+
+
+def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Path) -> None:
+    rows = segment.rows
+    entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset)
+    if entries is None or not len(entries):
+        return
+    offsets, numbers = _absolute_offsets(report, time_index_file, segment.base_offset, entries["relative"])
+    timestamps = entries["timestamp"][numbers].astype(np.int64)
+    for i in np.flatnonzero(timestamps[1:] <= timestamps[:-1])[:5] + 1:
+        report.add(Severity.ERROR, time_index_file,
+                   f"entry {int(numbers[i])} (timestamp {int(timestamps[i])}) is not later than entry "
+                   f"{int(numbers[i - 1])} (timestamp {int(timestamps[i - 1])}): timestamps out of order")
+    for i in np.flatnonzero(offsets[1:] < offsets[:-1])[:5] + 1:
+        report.add(Severity.ERROR, time_index_file,
+                   f"entry {int(numbers[i])} (offset {int(offsets[i])}) is below entry {int(numbers[i - 1])} "
+                   f"(offset {int(offsets[i - 1])})")
+    if not len(offsets):
+        return
+    n = len(rows)
+    if n == 0:
+        report.add(Severity.ERROR, time_index_file, f"has {len(offsets)} entries but the log holds no batch")
+        return
+    running_last = np.maximum.accumulate(rows["last_offset"])
+    running_max_ts = np.maximum.accumulate(rows["max_timestamp"])
+    max_timestamps = rows["max_timestamp"]
+    # Each entry against the batches, all at once; the first failed condition is the entry's message.
+    k = np.searchsorted(running_last, offsets)
+    at = np.minimum(k, n - 1)
+    outside = (k >= n) | (offsets < segment.base_offset)
+    wrong_batch = ~outside & (max_timestamps[at] != timestamps)
+    hidden = ~outside & ~wrong_batch & (running_max_ts[at] > timestamps)
+    bad = np.flatnonzero(outside | wrong_batch | hidden)
+    messages = []
+    for i in bad[:10]:
+        t, o, b = int(timestamps[i]), int(offsets[i]), int(at[i])
+        if outside[i]:
+            messages.append(f"entry (timestamp {t}, offset {o}) names an offset outside the segment")
+        elif wrong_batch[i]:
+            messages.append(f"entry (timestamp {t}, offset {o}): the batch holding offset {o} (at position "
+                            f"{int(rows['position'][b])}) has max timestamp {int(max_timestamps[b])}")
+        else:
+            messages.append(f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
+                            f"{int(running_max_ts[b])}, so lookups by timestamp would miss it")
+    _report_some(report, time_index_file, messages, len(bad), "entries disagree with the log")
+
+
+# -- one partition ----------------------------------------------------------------------------------
+
+def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
+                     progress: Callable[[int], None] | None = None) -> PartitionReport:
+    """Check one partition directory, reading every segment (see the module docstring).
+
+    ``progress`` is called with the number of bytes of log read, as the check goes.
+    """
+    directory = Path(path)
+    report = PartitionReport(directory, partition_name(directory), records=0 if deep else None)
+    step = progress if progress is not None else (lambda _n: None)
+    names = sorted(os.listdir(directory))
+    logs: list[tuple[int, Path]] = []
+    for name in names:
+        file = directory / name
+        match = SEGMENT_FILE_NAME.match(name)
+        problem = _offset_name_problem(name)
+        if problem is not None:
+            report.add(Severity.ERROR, file, problem)
+        elif name.endswith(TEMP_FILE_SUFFIXES):
+            report.add(Severity.NOTE, file, "left by an interrupted clean, split or delete: a broker completes "
+                                            "or removes it when it opens the log")
+        elif match and match.group(2) == "log":
+            logs.append((int(match.group(1)), file))
+        elif match and match.group(2) in ("index", "timeindex", "txnindex"):
+            if f"{match.group(1)}{LOG_FILE_SUFFIX}" not in names:
+                report.add(Severity.WARNING, file, "an index with no log segment (a broker deletes it on open)")
+        elif name.endswith(LOG_FILE_SUFFIX):
+            report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
+                                             "partition (Long.parseLong fails); kafkalog's loaders skip it")
+    report.segments = len(logs)
+    if not logs:
+        report.add(Severity.NOTE, directory, "holds no segment: a broker opening it creates an empty one at the "
+                                             "log start offset; read-only opens read it as that empty log")
+    previous: _Segment | None = None
+    for base_offset, log_file in logs:
+        try:
+            segment = _check_log(report, log_file, base_offset, deep, step)
+        except (OSError, KafkaLogError) as e:
+            report.add(Severity.ERROR, log_file, f"cannot be read: {e}")
+            continue
+        if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
+            report.add(Severity.ERROR, log_file, f"base offset {base_offset} is not past the previous segment's "
+                                                 f"last offset {previous.last_offset}")
+        for suffix, check in ((INDEX_FILE_SUFFIX, _check_offset_index), (TIME_INDEX_FILE_SUFFIX, _check_time_index)):
+            index_file = directory / f"{base_offset:020d}{suffix}"
+            if not index_file.exists():
+                if segment.rows.size:
+                    report.add(Severity.NOTE, index_file, "missing: a broker rebuilds it from the log on open")
+                continue
+            try:
+                check(report, segment, index_file)
+            except (OSError, KafkaLogError) as e:
+                report.add(Severity.ERROR, index_file, f"cannot be read: {e}")
+        if report.log_start_offset is None:
+            report.log_start_offset = base_offset
+        last = segment.last_offset
+        report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
+        previous = segment
+    _check_partition_files(report, directory, names)
+    return report
+
+
+def _offset_name_problem(name: str) -> str | None:
+    """Why a file named like a segment's (or a producer snapshot) is not named for an offset as Kafka writes
+    one; ``None`` for a good name or another file."""
+    if not _SEGMENT_SHAPE.match(name):
+        return None
+    try:
+        segment_file_offset(name)
+    except IllegalArgumentError as e:
+        try:
+            offset: int | None = offset_from_file_name(name)
+        except IllegalArgumentError:
+            offset = None
+        if offset is None:
+            return f"{e}: a broker cannot load the partition (Long.parseLong fails); kafkalog's loaders skip it"
+        return (f"{e}: a broker reads it as offset {offset}, whose files have another name; kafkalog's loaders "
+                "skip it")
+    return None
+
+
+def _check_partition_files(report: PartitionReport, directory: Path, names: list[str]) -> None:
+    for name in names:
+        file = directory / name
+        if _offset_name_problem(name) is not None:
+            continue  # reported as such
+        try:
+            if name == LEADER_EPOCH_CHECKPOINT_FILE:
+                epochs = LeaderEpochCheckpoint(file, read_only=True).read()
+                for a, b in itertools.pairwise(epochs):
+                    if b.epoch <= a.epoch or b.start_offset < a.start_offset:
+                        report.add(Severity.ERROR, file, f"epochs out of order: {tuple(a)} then {tuple(b)}")
+                if epochs and report.log_end_offset is not None and epochs[-1].start_offset > report.log_end_offset:
+                    report.add(Severity.WARNING, file, f"the last epoch starts at {epochs[-1].start_offset}, past "
+                                                       f"the log end offset {report.log_end_offset}")
+            elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
+                read_snapshot(file)
+            elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
+                txns = read_aborted_txns(file)
+                for earlier, later in itertools.pairwise(txns):
+                    if later.last_offset <= earlier.last_offset:
+                        report.add(Severity.ERROR, file, f"aborted transactions out of order: last offset "
+                                                         f"{earlier.last_offset} then {later.last_offset}")
+                if os.path.getsize(file) % 34:
+                    report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
+        except (OSError, KafkaLogError) as e:
+            report.add(Severity.ERROR, file, f"cannot be read: {e}")
+
+
+# -- a log dir -------------------------------------------------------------------------------------
+
+def verify_log_dir(path: str | os.PathLike[str], *, deep: bool = True,
+                   progress: Callable[[int], None] | None = None,
+                   on_partition: Callable[[PartitionReport], None] | None = None) -> LogDirReport:
+    """Check every partition of a log dir and the dir's checkpoint files against them."""
+    root = Path(path)
+    report = LogDirReport(root)
+    for directory in partition_dirs(root):
+        partition = verify_partition(directory, deep=deep, progress=progress)
+        report.partitions.append(partition)
+        if on_partition is not None:
+            on_partition(partition)
+    if (root / CLEAN_SHUTDOWN_FILE).exists():
+        report.findings.append(Finding(Severity.NOTE, str(root / CLEAN_SHUTDOWN_FILE),
+                                       "the last shutdown was clean"))
+    by_name: dict[str, PartitionReport] = {p.dir.name: p for p in report.partitions}
+    for name in OFFSET_CHECKPOINTS:
+        file = root / name
+        if not file.exists():
+            continue
+        try:
+            offsets = OffsetCheckpoint(file, read_only=True).read()
+        except (OSError, KafkaLogError) as e:
+            report.findings.append(Finding(Severity.ERROR, str(file), f"cannot be read: {e}"))
+            continue
+        for tp, offset in offsets.items():
+            listed = by_name.get(f"{tp.topic}-{tp.partition}")
+            if listed is None:
+                report.findings.append(Finding(Severity.NOTE, str(file), f"lists {tp}, which has no directory here"))
+                continue
+            listed.findings.extend(_checkpoint_findings(name, file, tp, offset, listed))
+    return report
+
+
+def _checkpoint_findings(name: str, file: Path, tp: TopicPartition, offset: int,
+                         partition: PartitionReport) -> Iterator[Finding]:
+    leo = partition.log_end_offset
+    start = partition.log_start_offset
+    if leo is None or start is None:
+        return
+    where = str(file)
+    if name == RECOVERY_POINT_CHECKPOINT_FILE and offset > leo:
+        yield Finding(Severity.ERROR, where, f"recovery point {offset} of {tp} is past its log end offset {leo}: "
+                                             "records that were flushed are missing")
+    elif name == REPLICATION_OFFSET_CHECKPOINT_FILE and offset > leo:
+        yield Finding(Severity.ERROR, where, f"high watermark {offset} of {tp} is past its log end offset {leo}: "
+                                             "committed records are missing")
+    elif name == LOG_START_OFFSET_CHECKPOINT_FILE and not start <= offset <= leo:
+        severity = Severity.ERROR if offset > leo else Severity.WARNING
+        yield Finding(severity, where, f"log start offset {offset} of {tp} is outside its log "
+                                       f"[{start}, {leo}]" + (": a broker would delete every segment"
+                                                              if offset > leo else ""))
+    elif name == CLEANER_OFFSET_CHECKPOINT_FILE and offset > leo:
+        yield Finding(Severity.WARNING, where, f"cleaner checkpoint {offset} of {tp} is past its log end offset "
+                                               f"{leo}: the cleaner resets it")
+
+
+def iter_findings(reports: Iterable[PartitionReport | LogDirReport]) -> Iterator[Finding]:
+    """Every finding of some reports, partition findings before their log dir's own."""
+    for report in reports:
+        if isinstance(report, LogDirReport):
+            for partition in report.partitions:
+                yield from partition.findings
+            yield from report.findings
+        else:
+            yield from report.findings

@@ -1,0 +1,439 @@
+"""``kafkalog verify``, ``recover``, ``clean``, ``stats`` and ``demo``, checked against the library."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafkalog import cleaner as cleaner_module
+from kafkalog.cleaner import LogCleaner
+from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cli import console as console_module
+from kafkalog.cli import main
+from kafkalog.cli.console import format_bytes
+from kafkalog.cli.demo import tour
+from kafkalog.config import LogConfig
+from kafkalog.fsutil import DirLock, interrupts_deferred
+from kafkalog.log import Log
+from kafkalog.manager import LogManager
+from kafkalog.record import MemoryRecords
+from kafkalog.tools.verify import verify_log_dir
+from kafkalog.topic import TopicPartition
+from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
+from tests.support.log_test_utils import golden_log_dirs
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["--no-progress", *argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    for root, dirs, files in os.walk(target):
+        for name in dirs + files:
+            os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)
+    return target
+
+
+# -- verify -------------------------------------------------------------------------------------------
+
+def test_verify_passes_every_golden_log_dir(golden: Path, impl: Any) -> None:
+    """Every golden log dir verifies clean, except the one whose MISSING.txt says a segment's .log was
+    not copied: there the checkpoints rightly point past the surviving log end."""
+    dirs = golden_log_dirs(golden)
+    assert len(dirs) >= 13
+    for directory in dirs:
+        report = verify_log_dir(directory)
+        errors = [f for p in report.partitions for f in p.errors]
+        if directory.parent.name == "ArthurArutunyan04__Backend_labs":
+            assert "__consumer_offsets-19/00000000000000258527.log" in (directory.parent / "MISSING.txt").read_text()
+            assert {f.path.rsplit("/", 1)[1] for f in errors} == {"recovery-point-offset-checkpoint",
+                                                                 "replication-offset-checkpoint"}
+            assert all("__consumer_offsets-19" in f.message and "258527" in f.message for f in errors)
+        else:
+            assert errors == [], directory
+    status, out, _err = run("verify", str(golden / BULLSHIT))
+    assert status == 0
+    assert "TEST-TOPIC-0" in out and "21211" in out and out.rstrip().endswith("4 partitions checked, 0 errors")
+
+
+@pytest.fixture
+def ronem(golden: Path, tmp_path: Path) -> Path:
+    """A writable copy of a KRaft log dir with a multi-segment metadata log and both indexes."""
+    return copy_tree(golden / RONEM, tmp_path / "kafka-logs")
+
+
+def _verify_errors(directory: Path) -> list[str]:
+    status, out, _err = run("verify", "--json", str(directory))
+    objects = [json.loads(line) for line in out.splitlines()]
+    errors = [f["message"] for o in objects for f in o["findings"] if f["severity"] == "error"]
+    assert status == (1 if errors else 0)
+    return errors
+
+
+def test_verify_finds_each_planted_fault(ronem: Path) -> None:
+    assert _verify_errors(ronem) == []
+    metadata = ronem / "__cluster_metadata-0"
+    log = metadata / "00000000000001725413.log"
+    pristine = log.read_bytes()
+    # A flipped byte inside a batch.
+    data = bytearray(pristine)
+    data[5000] ^= 0x40
+    log.write_bytes(bytes(data))
+    assert any("fails its CRC check" in m for m in _verify_errors(ronem))
+    # A truncated tail.
+    log.write_bytes(pristine[:-7])
+    assert any("not a whole batch" in m for m in _verify_errors(ronem))
+    log.write_bytes(pristine)
+    # An index entry pointing at the wrong batch (a later one).
+    index = metadata / "00000000000001725413.index"
+    pristine_index = index.read_bytes()
+    raw = bytearray(pristine_index)
+    struct.pack_into(">i", raw, 4, struct.unpack_from(">i", raw, 4 + 8 * 3)[0])
+    index.write_bytes(bytes(raw))
+    assert any("points past the batch holding offset" in m for m in _verify_errors(ronem))
+    index.write_bytes(pristine_index)
+    assert _verify_errors(ronem) == []
+    # Out-of-order time index.
+    time_index = metadata / "00000000000001725413.timeindex"
+    raw = bytearray(time_index.read_bytes())
+    raw[12:24], raw[24:36] = raw[24:36], raw[12:24]
+    time_index.write_bytes(bytes(raw))
+    assert any("timestamps out of order" in m for m in _verify_errors(ronem))
+
+
+def test_verify_bad_input(tmp_path: Path) -> None:
+    status, _out, err = run("verify", str(tmp_path / "missing"))
+    assert status == 2 and "No such directory" in err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("x")
+    status, _out, err = run("verify", str(tmp_path / "notes"))
+    assert status == 2 and "neither a partition dir" in err and "Traceback" not in err
+    part = tmp_path / "random-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(os.urandom(5000))
+    status, out, err = run("verify", str(part))
+    assert status == 1 and "Traceback" not in err and "RESULT" in out
+
+
+# Run as root, a child drops from its capability bounding set the two capabilities that let root read
+# any file (CAP_DAC_OVERRIDE 1, CAP_DAC_READ_SEARCH 2; prctl PR_CAPBSET_DROP 24), then execs the command,
+# which so runs subject to file modes.
+_WITHOUT_DAC_OVERRIDE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for capability in (1, 2):
+    if libc.prctl(24, capability, 0, 0, 0) != 0:
+        sys.exit(f"prctl: {os.strerror(ctypes.get_errno())}")
+os.execv(sys.executable, [sys.executable, "-m", "kafkalog", "--no-progress", *sys.argv[1:]])
+"""
+
+
+def test_unreadable_files_get_a_clear_message(golden: Path, tmp_path: Path) -> None:
+    """A segment the user may not read: a clear message naming it and a non-zero exit, never a traceback."""
+    partition = copy_tree(golden / f"{BULLSHIT}/foo-0", tmp_path / "logs" / "foo-0")
+    segment = partition / "00000000000000000000.log"
+    segment.chmod(0)
+    commands = [["verify", str(partition)], ["stats", str(partition)], ["dump", "--files", str(segment)],
+                ["recover", str(partition)], ["clean", str(partition)]]
+    for argv in commands:
+        if os.geteuid() == 0:
+            child = subprocess.run([sys.executable, "-c", _WITHOUT_DAC_OVERRIDE, *argv], capture_output=True,
+                                   text=True, timeout=120, check=False)
+            assert not child.stderr.startswith("prctl"), child.stderr
+            status, out, err = child.returncode, child.stdout, child.stderr
+        else:
+            status, out, err = run(*argv)
+        assert status in (1, 2), (argv, status, err)
+        # verify lists the file among its findings on stdout; the others stop with a message on stderr.
+        message = out if argv[0] == "verify" else err
+        assert "Permission denied" in message and str(segment) in message, (argv, out, err)
+        assert "Traceback" not in err, err
+
+
+# -- recover -------------------------------------------------------------------------------------------
+
+def _build_log_dir(root: Path, records: int = 300) -> Path:
+    config = LogConfig({"segment.bytes": 4096, "index.interval.bytes": 512})
+    with LogManager(root, config) as manager:
+        log = manager.create_log(TopicPartition("events", 0))
+        for i in range(0, records, 10):
+            log.append(MemoryRecords.with_records(
+                [(f"key-{(i + j) % 17}".encode(), f"value {i + j}".encode(), 1_700_000_000_000 + i + j)
+                 for j in range(10)]))
+    return root / "events-0"
+
+
+def test_recover_truncates_a_torn_write_and_rebuilds_a_lost_index(tmp_path: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    with Log(partition, read_only=True) as before:
+        expected = [(r.offset, r.key, r.value) for r in before.records()]
+    segments = sorted(partition.glob("*.log"))
+    with open(segments[-1], "ab") as f:
+        f.write(b"\x00" * 8 + b"\x00\x00\x01\x00" + b"torn")
+    segments[0].with_suffix(".index").unlink()
+    status, out, err = run("recover", "--full", str(partition))
+    assert status == 0, err
+    assert f"rebuilt the indexes of segment {int(segments[0].stem)}: offset index missing" in out
+    assert f"segment {int(segments[-1].stem)}: truncated 16 B (16 bytes)" in out
+    with Log(partition, read_only=True) as after:
+        assert [(r.offset, r.key, r.value) for r in after.records()] == expected
+    assert segments[0].with_suffix(".index").exists()
+    assert verify_log_dir(tmp_path / "logs").ok
+    # The recovery point is checkpointed at the log end.
+    checkpoint = (tmp_path / "logs" / "recovery-point-offset-checkpoint").read_text().split("\n")
+    assert f"events 0 {len(expected)}" in checkpoint
+    status, out, _err = run("recover", "--json", str(partition))
+    assert status == 0 and json.loads(out)["truncatedBytes"] == 0
+
+
+def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs", 20)
+    with DirLock(tmp_path / "logs"):
+        for command in ("recover", "clean"):
+            status, _out, err = run(command, str(partition))
+            assert status == 2 and "Failed to acquire lock" in err
+    status, _out, err = run("recover", str(tmp_path / "logs"))
+    assert status == 2 and "is a log dir" in err
+    status, _out, err = run("clean", str(tmp_path / "nothing-0"))
+    assert status == 2 and "Traceback" not in err
+
+
+GOLDEN_PARTITIONS = [
+    f"{DIPENDRASAINI}/invoice-0",
+    f"{YUANLIUBEI}/__consumer_offsets-17",
+    f"{RONEM}/__consumer_offsets-44",
+    f"{KAFKALITE}/hamlet-snappy-0",
+    f"{BULLSHIT}/TEST-TOPIC-0",
+    f"{DANIELOWO}/_confluent-ksql-default__command_topic-0",
+]
+
+
+@pytest.mark.parametrize("relative", GOLDEN_PARTITIONS)
+def test_recover_full_on_golden_copies_changes_nothing_but_missing_indexes(golden: Path, tmp_path: Path,
+                                                                           relative: str, impl: Any) -> None:
+    """A broker's own files are intact: a full recovery truncates nothing, and afterwards the log reads
+    exactly as the library read it before, with the recovery point checkpointed at the log end."""
+    source = golden / relative
+    partition = copy_tree(source, tmp_path / "logs" / source.name)
+    with Log(source, read_only=True) as before:
+        expected = [(r.offset, r.key, r.value) for r in before.records()]
+        end = before.log_end_offset
+    status, out, err = run("recover", "--full", "--json", str(partition))
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["truncatedBytes"] == 0 and report["deletedSegments"] == [] and report["logEndOffset"] == end
+    assert all(s["truncatedBytes"] == 0 for s in report["recoveredSegments"])
+    with Log(partition, read_only=True) as after:
+        assert [(r.offset, r.key, r.value) for r in after.records()] == expected
+    assert f"{source.name.rsplit('-', 1)[0]} {source.name.rsplit('-', 1)[1]} {end}" in \
+        (tmp_path / "logs" / "recovery-point-offset-checkpoint").read_text().split("\n")
+    assert verify_log_dir(tmp_path / "logs").ok
+
+
+def test_recover_cuts_a_golden_copy_at_a_flipped_byte(golden: Path, tmp_path: Path) -> None:
+    """A corrupt batch in the first of two golden segments: recovery keeps the batches before it and
+    deletes the segment after it, as Kafka's recoverLog does."""
+    source = golden / f"{DIPENDRASAINI}/invoice-0"
+    partition = copy_tree(source, tmp_path / "logs" / "invoice-0")
+    segments = sorted(partition.glob("*.log"))
+    with Log(source, read_only=True) as before:
+        first = before.log_segments()[0]
+        batches = list(first.log.batches())
+        keep = [(r.offset, r.value) for r in before.records() if r.offset < batches[2].base_offset]
+    data = bytearray(segments[0].read_bytes())
+    data[batches[2].position + 70] ^= 0xFF
+    segments[0].write_bytes(bytes(data))
+    status, out, err = run("recover", "--full", str(partition))
+    assert status == 0, err
+    cut = len(data) - batches[2].position
+    assert f"segment 0: truncated {format_bytes(cut)} ({cut} bytes)" in out
+    for later in segments[1:]:
+        assert f"deleted segment {int(later.stem)}, which followed the truncation" in out
+    with Log(partition, read_only=True) as after:
+        assert [(r.offset, r.value) for r in after.records()] == keep
+        assert after.log_end_offset == batches[2].base_offset
+
+
+def test_recover_and_clean_draw_progress_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    monkeypatch.setattr(console_module, "_is_terminal", lambda _stream: True)
+    for command in ("recover", "clean"):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([command, "--full" if command == "recover" else "--until-clean", str(partition)],
+                    stdout=out, stderr=err) == 0, err.getvalue()
+        bar = err.getvalue()
+        # tqdm redraws with carriage returns and wipes the bar when the work ends (leave=False).
+        assert f"{command} events-0" in bar and "B/s" in bar and "\r" in bar
+        assert f"{command} events-0" not in out.getvalue().split("\n", 1)[1]
+
+
+# -- clean and stats -----------------------------------------------------------------------------------
+
+def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    with Log(partition, read_only=True) as before:
+        records = list(before.records())
+        active_base = before.active_segment.base_offset
+    latest = {r.key: (r.offset, r.value) for r in records if r.offset < active_base}
+    status, out, err = run("clean", "--until-clean", str(partition))
+    assert status == 0, err
+    assert "Log cleaner thread 0 cleaned log events-0" in out and "MB of log processed" in out
+    with Log(partition, read_only=True) as after:
+        kept = [r for r in after.records() if r.offset < active_base]
+        tail = [(r.offset, r.value) for r in after.records() if r.offset >= active_base]
+    assert {r.key: (r.offset, r.value) for r in kept} == latest
+    assert len(kept) == len(latest)
+    assert tail == [(r.offset, r.value) for r in records if r.offset >= active_base]
+    assert not list(partition.glob("*.cleaned")) and not list(partition.glob("*.swap"))
+    status, out, _err = run("clean", str(partition))
+    assert status == 0 and "Nothing to clean" in out
+
+
+@pytest.mark.parametrize("relative", [f"{YUANLIUBEI}/__consumer_offsets-17",
+                                      f"{RONEM}/__consumer_offsets-44"])
+def test_clean_on_golden_copies_matches_the_library(golden: Path, tmp_path: Path, relative: str) -> None:
+    """``kafkalog clean --until-clean`` on one copy of a broker's compacted partition, the library's cleaner
+    on another: the same records survive and the statistics agree."""
+    source = golden / relative
+    by_command = copy_tree(source, tmp_path / "a" / source.name)
+    by_library = copy_tree(source, tmp_path / "b" / source.name)
+    config = LogConfig({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
+    with DirLock(tmp_path / "b"), Log(by_library, config) as log:
+        cleaner = LogCleaner(CleanerConfig(1, 128 * 1024 * 1024, 0.9, 1024 * 1024, config.max_message_size),
+                             [tmp_path / "b"], {log.topic_partition: log})
+        expected_stats = cleaner.run_once()
+        expected = [(r.offset, r.key, r.value) for r in log.records()]
+    assert expected_stats, "the golden partition has a dirty section to clean"
+    status, out, err = run("clean", "--until-clean", "--json", str(by_command))
+    assert status == 0, err
+    rounds = [json.loads(line) for line in out.splitlines()]
+    assert [(r["messagesRead"], r["messagesWritten"], r["bytesRead"], r["bytesWritten"]) for r in rounds] == \
+        [(s.messages_read, s.messages_written, s.bytes_read, s.bytes_written) for s in expected_stats]
+    with Log(by_command, read_only=True) as after:
+        assert [(r.offset, r.key, r.value) for r in after.records()] == expected
+    # The brokers had compacted these already; what survives is still each key's latest record.
+    end = rounds[-1]["endOffset"]
+    with Log(source, read_only=True) as before:
+        latest = {r.key: r.offset for r in before.records() if r.offset < end}
+    assert sorted(offset for offset, _key, _value in expected if offset < end) == sorted(latest.values())
+    assert (tmp_path / "a" / "cleaner-offset-checkpoint").read_text() == \
+        (tmp_path / "b" / "cleaner-offset-checkpoint").read_text()
+
+
+def test_stats_agree_with_the_library(tmp_path: Path, golden: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    status, out, err = run("stats", "--json", str(tmp_path / "logs"))
+    assert status == 0, err
+    (stats,) = [json.loads(line) for line in out.splitlines()]
+    with Log(partition, read_only=True) as log:
+        records = list(log.records())
+        assert stats["segments"] == log.number_of_segments and stats["size"] == log.size()
+    assert stats["records"] == len(records) == 300
+    assert stats["distinct_keys"] == len({r.key for r in records}) == 17
+    assert stats["min_timestamp"] == min(r.timestamp for r in records)
+    assert stats["max_timestamp"] == max(r.timestamp for r in records)
+    assert stats["codecs"] == {"none": 30} and stats["magics"] == {"v2": 30}
+    assert 0 < stats["dirty_ratio"] <= 1
+    status, out, _err = run("stats", "--csv", str(golden / KAFKALITE))
+    rows = out.splitlines()
+    assert rows[0].startswith("topic,partition,segments,size")
+    assert any(row.startswith("hamlet-gzip,0,1,143118,0,5382,22,5382,") and "gzip:22" in row for row in rows)
+    status, out, _err = run("stats", str(golden / BULLSHIT))
+    assert status == 0 and "TEST-TOPIC-0" in out and "21211" in out
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------------
+
+def test_interrupts_are_held_until_the_block_ends() -> None:
+    done = []
+    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        done.append("finished")
+    assert done == ["finished"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_an_interrupted_clean_leaves_no_cleaned_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    before = sorted(p.name for p in partition.iterdir())
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cleaner_module.Cleaner, "clean_into", interrupted)
+    status, _out, err = run("clean", str(partition))
+    assert status == 130 and err.strip() == "kafkalog: interrupted"
+    assert sorted(p.name for p in partition.iterdir()) == before
+
+
+# -- the tour ------------------------------------------------------------------------------------------
+
+def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert tour(str(tmp_path / "tour"), out) == 0
+    text = out.getvalue()
+    for step in ("1. A log dir", "2. Appending", "3. Reading", "4. Retention", "5. Compaction", "6. A crash",
+                 "7. The result"):
+        assert f"== {step}" in text
+    assert "bytes of torn write truncated" in text and "indexes rebuilt" in text
+    assert "| offset: " in text
+    assert verify_log_dir(tmp_path / "tour" / "kafka-logs").ok
+
+
+def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, impl: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """``verify``, ``stats``, ``clean`` and ``dump --deep-iteration`` of a segment whose one gzip batch holds
+    10,000 7-byte records (300 bytes on disk; the bomb of issue 15 is 37 M records in 381 KB) hold the
+    decompressed records and a chunk of decoded ones at a time, never all of them (0.8 to 3.9 MB here before
+    issue 15): the chunk is made small here (100 records) so the plain twin is quick.  Each command runs once
+    first, so what is measured is the reading, not the first imports; the output goes nowhere, so it is not
+    counted."""
+    import tracemalloc
+
+    from kafkalog.record import batch as batch_module
+    from tests.support.log_test_utils import write_record_count_bomb_partition
+
+    class Sink(io.TextIOBase):
+        def write(self, text: str) -> int:
+            return len(text)
+
+    monkeypatch.setattr(batch_module, "CHUNK_RECORDS", 100)
+    count = 10_000
+    segment = write_record_count_bomb_partition(tmp_path / "bomb-0", count)
+    commands = {
+        "verify": ["verify", str(segment.parent)],
+        "stats": ["stats", str(segment.parent)],
+        "clean": ["clean", "--dedupe-buffer-size", "65536", "--config", "cleanup.policy=compact",
+                  str(tmp_path / "cleaned" / "clean-0")],
+        "dump": ["dump", "--files", str(segment), "--deep-iteration", "--skip-record-metadata"],
+    }
+    for name, argv in commands.items():
+        peak = 0
+        for traced in (False, True):
+            if name == "clean":
+                # A fresh log dir, without the first run's cleaner checkpoint.
+                shutil.rmtree(tmp_path / "cleaned", ignore_errors=True)
+                shutil.copytree(segment.parent, tmp_path / "cleaned" / "clean-0")
+            if traced:
+                tracemalloc.start()
+            try:
+                status = main(["--no-progress", *argv], stdout=Sink(), stderr=Sink())
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert status in (0, 1), name
+        assert peak < 600_000, (name, peak)
+    assert str(count + 1) in run("stats", "--csv", str(segment.parent))[1]

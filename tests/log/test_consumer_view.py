@@ -1,0 +1,315 @@
+"""The reader contract: deep reads check CRCs, records say what they are, and ``Log.records()`` is the consumer's
+view, the same one the Spark source reads through (kafkalog.consumer_view).
+
+Kafka's consumer is the model (3.8.0 ``CompletedFetch.nextFetchedRecord``): with ``check.crcs=true`` every batch
+fetched is checked, control batches are never returned, and a ``read_committed`` consumer skips aborted
+transactions and stops at the last stable offset; ``ConsumerRecord`` carries the timestamp type.
+"""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+import shutil
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kafkalog import _impl
+from kafkalog.cli import main as cli_main
+from kafkalog.consumer_view import ConsumerView, IsolationLevel
+from kafkalog.errors import CorruptRecordError, OffsetOutOfRangeError
+from kafkalog.file_message_set import FileMessageSet
+from kafkalog.log import Log
+from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords, TimestampType
+from kafkalog.record.legacy import legacy_entry
+from tests.support.golden_data import VOLODYMYRZEE
+from tests.support.log_test_utils import LogFactory, append_transaction_sample
+
+FIRST_TOPIC = f"{VOLODYMYRZEE}/first_topic-2"  # v2, 16 uncompressed batches, 18 records
+
+
+def value_position(data: bytes, batch_index: int) -> int:
+    """Where the first record's value of the ``batch_index``-th batch of ``data`` starts."""
+    records = MemoryRecords(data)
+    row = records.scan(check_crc=False).batches[batch_index]
+    (columns,) = records.record_columns()
+    first = int(columns.starts[batch_index])
+    position = int(columns.records["value_pos"][first])
+    assert int(row["position"]) < position < int(row["position"]) + int(row["size"])
+    return position
+
+
+def corrupt_copy(golden: Path, tmp_path: Path, batch_index: int = 8) -> tuple[Path, int, list[Any]]:
+    """A copy of first_topic-2 with one byte of a record's value flipped in batch ``batch_index``: the dir,
+    the bad batch's position, and every record as the broker wrote it."""
+    directory = tmp_path / "first_topic-2"
+    shutil.copytree(golden / FIRST_TOPIC, directory)
+    segment = directory / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    original = list(MemoryRecords(bytes(data)).records())
+    at = value_position(bytes(data), batch_index)
+    data[at] ^= 0x20
+    segment.write_bytes(bytes(data))
+    bad = int(MemoryRecords(bytes(data)).scan(check_crc=False).batches[batch_index]["position"])
+    return directory, bad, original
+
+
+def test_every_deep_read_checks_crcs(impl: ModuleType, golden: Path, tmp_path: Path) -> None:
+    directory, bad, original = corrupt_copy(golden, tmp_path)
+    assert len(original) == 18
+    segment = directory / "00000000000000000000.log"
+    data = segment.read_bytes()
+    before = [r for r in original if r.offset < original[8].offset]
+
+    def read(records: Any) -> tuple[list[Any], CorruptRecordError]:
+        seen = []
+        with pytest.raises(CorruptRecordError) as info:
+            for record in records:
+                seen.append(record)
+        return seen, info.value
+
+    # In memory: the position in the buffer, Kafka's message with both CRCs.
+    seen, error = read(MemoryRecords(data).records())
+    assert seen == before
+    assert error.position == bad and error.path is None
+    assert "Record is corrupt (stored crc = " in str(error) and "computed crc = " in str(error)
+    columns, error = read(MemoryRecords(data).record_columns())
+    assert [int(o) for c in columns for o in c.records["offset"]] == [r.offset for r in before]
+    assert error.position == bad
+
+    # From the file, and through the log: the file is named too.
+    with FileMessageSet(segment, writable=False) as file:
+        seen, error = read(file.records())
+    assert seen == before
+    assert (error.position, error.path) == (bad, str(segment))
+    assert str(segment) in str(error) and f"at position {bad}" in str(error)
+    with Log(directory, read_only=True) as log:
+        seen, error = read(log.records())
+        assert seen == before
+        assert (error.position, error.path) == (bad, str(segment))
+
+        # Forensic reads see every record, the flipped byte included.
+        forensic = list(log.records(check_crcs=False))
+    assert [r.offset for r in forensic] == [r.offset for r in original]
+    changed = [(a.value, b.value) for a, b in zip(original, forensic, strict=True) if a.value != b.value]
+    assert len(changed) == 1
+    with FileMessageSet(segment, writable=False) as file:
+        assert len(list(file.records(check_crcs=False))) == 18
+    assert sum(len(c) for c in MemoryRecords(data).record_columns(check_crcs=False)) == 18
+
+
+def test_dump_still_shows_the_bad_batch(golden: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The forensic tool keeps printing what it finds: ``isvalid: false`` for the bad batch, records and all."""
+    directory, bad, _original = corrupt_copy(golden, tmp_path)
+    arguments = ["dump", "--files", "", "--deep-iteration", "--print-data-log"]
+    arguments[2] = str(golden / FIRST_TOPIC / "00000000000000000000.log")
+    cli_main(arguments)
+    clean = capsys.readouterr().out
+    arguments[2] = str(directory / "00000000000000000000.log")
+    cli_main(arguments)
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "isvalid:" in line]
+    assert len(lines) == 16
+    assert [line for line in lines if "isvalid: false" in line] == [line for line in lines
+                                                                    if f"position: {bad} " in line]
+    assert out.count("| offset: ") == clean.count("| offset: ") == 18
+
+
+def wrapper_with_bad_inner_crc() -> tuple[bytes, int]:
+    """A v1 gzip wrapper of three messages whose second inner message has a flipped value byte; the wrapper's
+    own CRC is right.  Returns the bytes and the position of the wrapper (0)."""
+    inner = [legacy_entry(i, 1, 0, 1_000 + i, b"k%d" % i, b"value-%d" % i) for i in range(3)]
+    corrupt = bytearray(inner[1])
+    corrupt[-1] ^= 0x01
+    payload = gzip.compress(inner[0] + bytes(corrupt) + inner[2])
+    return legacy_entry(2, 1, 1, 1_002, None, payload), 0
+
+
+def test_legacy_inner_messages_are_checked(impl: ModuleType) -> None:
+    """Kafka's consumer runs ``LegacyRecord.ensureValid`` on every legacy record: an inner message of a wrapper
+    with a bad CRC fails the deep read though the wrapper's own CRC is right."""
+    data, position = wrapper_with_bad_inner_crc()
+    records = MemoryRecords(data)
+    (batch,) = records.batches()
+    assert batch.is_valid()
+    assert batch.record_validity() == [True, False, True]
+    for read in (lambda: list(records.records()), lambda: list(records.record_columns()), batch.records,
+                 batch.record_columns):
+        with pytest.raises(CorruptRecordError) as info:
+            read()
+        assert info.value.position == position
+        assert "inner message 1" in str(info.value)
+    assert [r.value for r in records.records(check_crcs=False)] == [b"value-0", b"value-0", b"value-2"]
+
+
+def test_records_say_their_timestamp_type_and_control(impl: ModuleType) -> None:
+    v0 = MemoryRecords.with_records([(b"k", b"v")], magic=0)
+    v1 = MemoryRecords.with_records([(b"k", b"v", 5)], magic=1)
+    v1_append = MemoryRecords.with_records([(b"k", b"v", 5), (b"k2", b"v2", 6)], magic=1, compression="gzip",
+                                           timestamp_type="LogAppendTime", log_append_time=77)
+    v2 = MemoryRecords.with_records([(b"k", b"v", 5)], compression="lz4")
+    v2_append = MemoryRecords.with_records([(b"k", b"v", 5)], timestamp_type="LogAppendTime", log_append_time=77)
+    commit = MemoryRecords.with_end_transaction_marker(4, 0, EndTransactionMarker(ControlRecordType.COMMIT, 3),
+                                                       timestamp=9)
+    expected = [(v0, TimestampType.NO_TIMESTAMP_TYPE, -1), (v1, TimestampType.CREATE_TIME, 5),
+                (v1_append, TimestampType.LOG_APPEND_TIME, 77), (v2, TimestampType.CREATE_TIME, 5),
+                (v2_append, TimestampType.LOG_APPEND_TIME, 77), (commit, TimestampType.CREATE_TIME, 9)]
+    for records, timestamp_type, timestamp in expected:
+        got = list(records.records())
+        for record in got:
+            assert record.timestamp_type is timestamp_type
+            assert str(record.timestamp_type) == timestamp_type.kafka_name
+            assert record.timestamp == timestamp
+            assert record.is_control is (records is commit)
+        # The same from a batch, for every batch kind.
+        assert [r.timestamp_type for b in records.batches() for r in b.records()] == [timestamp_type] * len(got)
+    (marker,) = commit.records()
+    assert marker.control_type is ControlRecordType.COMMIT
+    assert EndTransactionMarker.deserialize(marker.key, marker.value).coordinator_epoch == 3
+    assert "is_control=True" in repr(marker)
+    (data,) = v2.records()
+    assert data.control_type is None
+    # The facts survive pickling and do not take part in equality (they describe the batch, not the record).
+    for record in (marker, data, *v0.records(), *v1_append.records()):
+        copy = pickle.loads(pickle.dumps(record))
+        assert copy == record
+        assert (copy.timestamp_type, copy.is_control) == (record.timestamp_type, record.is_control)
+    assert impl.Record(0, 5, b"k", b"v") == data
+    assert impl.Record(0, 5, b"k", b"v").timestamp_type is TimestampType.CREATE_TIME
+
+
+def test_both_twins_give_the_same_facts() -> None:
+    commit = MemoryRecords.with_end_transaction_marker(4, 0, EndTransactionMarker(ControlRecordType.ABORT, 3),
+                                                       timestamp=9)
+    buf = bytes(commit.buffer) + bytes(MemoryRecords.with_records(
+        [(b"k", b"v", 5)], timestamp_type="LogAppendTime", log_append_time=77, base_offset=1).buffer)
+    facts = {}
+    for name in _impl.both():
+        with _impl.using(name):
+            facts[name] = [(r.offset, r.timestamp, r.timestamp_type, r.is_control, r.control_type)
+                           for r in MemoryRecords(buf).records()]
+    assert len(set(map(tuple, facts.values()))) == 1
+    assert facts["python"] == [(0, 9, TimestampType.CREATE_TIME, True, ControlRecordType.ABORT),
+                               (1, 77, TimestampType.LOG_APPEND_TIME, False, None)]
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Log.records(): the consumer's view
+
+
+def transactional_log(create_log: LogFactory) -> Log:
+    """A log of ``append_transaction_sample``: data, aborted, committed and open transactions, LSO 5."""
+    log = create_log()
+    append_transaction_sample(log)
+    return log
+
+
+def test_log_records_leave_out_control_records(create_log: LogFactory) -> None:
+    log = transactional_log(create_log)
+    # The raw read keeps the markers, each saying what it is.
+    raw = [r for segment in log.log_segments() for r in segment.log.records()]
+    assert [(r.offset, r.control_type) for r in raw if r.is_control] == [(2, ControlRecordType.ABORT),
+                                                                          (4, ControlRecordType.COMMIT)]
+    uncommitted = list(log.records())
+    assert [r.value for r in uncommitted] == [b"plain", b"aborted", b"committed", b"open", b"after the open one"]
+    assert [r.offset for r in uncommitted] == [0, 1, 3, 5, 6]
+    assert not any(r.is_control for r in uncommitted)
+
+
+def test_log_records_read_committed(create_log: LogFactory) -> None:
+    log = transactional_log(create_log)
+    committed = list(log.records(isolation="read_committed"))
+    # No aborted record, and nothing at or past the last stable offset (5: the open transaction's first offset).
+    assert [(r.offset, r.value) for r in committed] == [(0, b"plain"), (3, b"committed")]
+    assert list(log.records(3, isolation=IsolationLevel.READ_COMMITTED)) == committed[1:]
+    view = ConsumerView.of(log, isolation="read_committed")
+    assert (view.start_offset, view.end_offset, view.read_committed) == (0, 5, True)
+    with pytest.raises(ValueError, match="isolation level"):
+        log.records(isolation="serializable")
+
+
+def test_log_records_stop_at_the_high_watermark(create_log: LogFactory) -> None:
+    log = create_log()
+    for i in range(10):
+        log.append(MemoryRecords.with_records([(None, b"%d" % i, i)]))
+    assert [r.offset for r in log.records()] == list(range(10))
+    log.high_watermark = 6
+    assert [r.offset for r in log.records()] == list(range(6))
+    assert [r.offset for r in log.records(2, 4)] == [2, 3]
+    assert [r.offset for r in log.records(4, 100)] == [4, 5]
+    assert list(log.records(6)) == []
+    log.high_watermark = None
+    assert [r.offset for r in log.records(8)] == [8, 9]
+    with pytest.raises(OffsetOutOfRangeError):
+        log.records(11)
+    log.maybe_increment_log_start_offset(3)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.records(2)
+    assert next(iter(log.records())).offset == 3
+
+
+def test_log_records_start_inside_a_compressed_batch(create_log: LogFactory) -> None:
+    log = create_log()
+    log.append(MemoryRecords.with_records([(None, b"%d" % i, i) for i in range(5)], compression="gzip"))
+    log.append(MemoryRecords.with_records([(None, b"%d" % i, i) for i in range(5, 8)]))
+    assert [r.offset for r in log.records(3)] == [3, 4, 5, 6, 7]
+    assert [r.offset for r in log.records(2, 6)] == [2, 3, 4, 5]
+
+
+def test_log_records_across_segments(create_log: LogFactory) -> None:
+    from kafkalog.config import LogConfig
+
+    log = create_log(LogConfig({"segment.bytes": 300}))
+    for i in range(40):
+        log.append(MemoryRecords.with_records([(b"k", b"value-%d" % i, i)]))
+    assert log.number_of_segments > 5
+    assert [r.value for r in log.records()] == [b"value-%d" % i for i in range(40)]
+    assert [r.offset for r in log.records(17, 23)] == list(range(17, 23))
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_spark_tasks_read_what_log_records_gives(create_log: LogFactory, isolation: str) -> None:
+    """One consumer's view for both readers: the Spark source's tasks (run here without Spark) return exactly
+    the records ``Log.records()`` gives, for both isolation levels."""
+    pytest.importorskip("pyarrow")
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    log = transactional_log(create_log)
+    log.flush()
+    expected = [(r.offset, r.key, r.value) for r in log.records(isolation=isolation)]
+    options = ReadOptions.parse({"path": str(log.dir), "kafka.isolation.level": isolation})
+    got = []
+    for task in plan_read(options):
+        for batch in task.read():
+            columns = batch.to_pydict()
+            got += zip(columns["offset"], columns["key"], columns["value"], strict=True)
+    assert got == expected
+
+
+def test_spark_task_names_the_corrupt_file(golden: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    directory, bad, _original = corrupt_copy(golden, tmp_path)
+    (task,) = plan_read(ReadOptions.parse({"path": str(directory)}))
+    with pytest.raises(CorruptRecordError) as info:
+        for _batch in task.read():
+            pass
+    assert (info.value.position, info.value.path) == (bad, str(directory / "00000000000000000000.log"))
+    assert "kafkalog verify" in str(info.value)
+    (lenient,) = plan_read(ReadOptions.parse({"path": str(directory), "checkCrcs": "false"}))
+    assert sum(b.num_rows for b in lenient.read()) == 18
+
+
+def test_isolation_level_names() -> None:
+    assert IsolationLevel.of("read_committed") is IsolationLevel.READ_COMMITTED
+    assert IsolationLevel.of("READ_UNCOMMITTED") is IsolationLevel.READ_UNCOMMITTED
+    assert IsolationLevel.of(1) is IsolationLevel.READ_COMMITTED
+    assert str(IsolationLevel.READ_COMMITTED) == "read_committed"
+    with pytest.raises(ValueError):
+        IsolationLevel.of(2)

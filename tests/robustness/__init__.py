@@ -1,0 +1,1 @@
+"""Cross-cutting suites of what must not break kafkalog: faults, bad input, fuzzing, crashes, races, special files."""

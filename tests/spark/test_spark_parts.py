@@ -1,0 +1,155 @@
+"""The parts of the Spark pipeline that need no Spark: the gather kernel (both twins), the Arrow export,
+options, Kafka's partitioner, transactions and the log dir writer."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kafkalog import _core_py
+from kafkalog.cli import main
+from kafkalog.config import LogConfig
+from kafkalog.errors import KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
+from kafkalog.fsutil import DirLock
+from kafkalog.log import Log
+from kafkalog.partitioner import murmur2, partition_for_key
+from kafkalog.record import MemoryRecords
+from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
+from kafkalog.tools.log_dir_writer import LogDirWriter
+from kafkalog.topic import TopicPartition
+
+
+def test_gather_slices_twins_agree(impl: Any) -> None:
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 256, 10_000, dtype=np.uint8).tobytes()
+    positions = rng.integers(0, 9_000, 500).astype(np.int64)
+    lengths = rng.integers(-1, 900, 500).astype(np.int32)
+    offsets, values = impl.gather_slices(data, positions, lengths)
+    want_offsets, want_values = _core_py.gather_slices(data, positions, lengths)
+    assert offsets.dtype == np.int32 and values.dtype == np.uint8
+    assert np.array_equal(offsets, want_offsets) and np.array_equal(values, want_values)
+    for i in (0, 17, 499):
+        n = max(int(lengths[i]), 0)
+        assert values[offsets[i]:offsets[i + 1]].tobytes() == data[positions[i]:positions[i] + n]
+    empty = impl.gather_slices(b"", np.empty(0, np.int64), np.empty(0, np.int32))
+    assert list(empty[0]) == [0] and len(empty[1]) == 0
+    with pytest.raises(ValueError, match="outside the 10000-byte buffer"):
+        impl.gather_slices(data, np.array([9_999], np.int64), np.array([2], np.int32))
+    with pytest.raises(ValueError, match="2 positions but 1 lengths"):
+        impl.gather_slices(data, np.array([0, 1], np.int64), np.array([2], np.int32))
+
+
+def test_arrow_export_matches_the_records(impl: Any) -> None:
+    pytest.importorskip("pyarrow")
+    from kafkalog.spark.arrow import arrow_schema, to_arrow
+
+    records = MemoryRecords(MemoryRecords.with_records(
+        [(b"k1", b"v1", 5, [("a", b"1")]), (None, b"v2", 6), (b"k3", None, 7, [("b", None), ("c", b"")])],
+        base_offset=100).buffer + MemoryRecords.with_records([(b"z", b"zz", 9)], base_offset=103,
+                                                              compression="gzip").buffer)
+    batches = [to_arrow(c, None, topic="t", partition=3, start_offset=101, end_offset=104, include_headers=True)
+               for c in records.record_columns()]
+    rows = [r for b in batches if b is not None for r in b.to_pylist()]
+    assert all(b is None or b.schema == arrow_schema(True) for b in batches)
+    assert [(r["offset"], r["key"], r["value"], r["headers"]) for r in rows] == [
+        (101, None, b"v2", []), (102, b"k3", None, [{"key": "b", "value": None}, {"key": "c", "value": b""}]),
+        (103, b"z", b"zz", [])]
+    assert {(r["topic"], r["partition"], r["timestampType"]) for r in rows} == {("t", 3, 0)}
+
+
+def test_offset_options() -> None:
+    assert parse_offsets("startingOffsets", "earliest", LATEST) == EARLIEST
+    assert parse_offsets("x", ' {"a-b": {"0": 5, "1": -1}} ', EARLIEST) == {
+        TopicPartition("a-b", 0): 5, TopicPartition("a-b", 1): LATEST}
+    for bad, message in (('{"a": 5}', "must map partition"), ('{"a": {"x": 1}}', "not a partition number"),
+                         ('{"a": {"0": -3}}', "must be an offset"), ("[1]", "JSON object"),
+                         ("{", "must be 'earliest'")):
+        with pytest.raises(SparkOptionError, match=message):
+            parse_offsets("startingOffsets", bad, EARLIEST)
+    with pytest.raises(SparkOptionError, match="may not be latest"):
+        ReadOptions.parse({"path": "/x", "startingOffsets": "latest"})
+    with pytest.raises(SparkOptionError, match="not both"):
+        ReadOptions.parse({"path": "/x", "topics": "a", "topicPattern": "b"})
+    with pytest.raises(SparkOptionError, match="no path"):
+        ReadOptions.parse({})
+    options = ReadOptions.parse({"PATH": "/x", "subscribePattern": "ev.*", "maxOffsetsPerTrigger": "10"},
+                                streaming=True)
+    assert options.starting == LATEST and options.selects("events") and not options.selects("xevents")
+    assert options.max_offsets_per_trigger == 10
+
+
+
+def test_a_read_past_the_log_raises_the_log_s_own_offset_out_of_range_error(tmp_path: Path) -> None:
+    """The Spark read refuses offsets outside the log (``failOnDataLoss``, on by default) with the error a
+    fetch from the log raises, :class:`kafkalog.errors.OffsetOutOfRangeError`, so one ``except`` catches
+    both; the message names the offset, the partition, the range the log holds and the way out."""
+    from kafkalog.spark.plan import plan_read
+
+    root = tmp_path / "logs"
+    with LogDirWriter(root) as writer:
+        writer.log(TopicPartition("t", 0)).append(MemoryRecords.with_records([(b"k", b"v%d" % i) for i in range(5)]))
+    for option, offset in (("startingOffsets", 999), ("endingOffsets", 6)):
+        options = ReadOptions.parse({"path": str(root), option: json.dumps({"t": {"0": offset}})})
+        with pytest.raises(OffsetOutOfRangeError) as info:
+            plan_read(options)
+        assert str(info.value).startswith(f"The {option[:-len('Offsets')]} offset {offset} of t-0 is out of range: "
+                                          "the log holds offsets 0 to 5 (exclusive).")
+        assert "set failOnDataLoss=false" in str(info.value)
+    try:
+        plan_read(ReadOptions.parse({"path": str(root), "startingOffsets": '{"t": {"0": 999}}'}))
+    except KafkaLogError as e:  # and the package's root error, as every kafkalog error
+        assert isinstance(e, OffsetOutOfRangeError)
+    with Log(root / "t-0", read_only=True) as log, pytest.raises(OffsetOutOfRangeError):
+        log.read(999, 1024)
+    # failOnDataLoss=false clamps instead: nothing past the end to read
+    assert plan_read(ReadOptions.parse({"path": str(root), "startingOffsets": '{"t": {"0": 999}}',
+                                        "failOnDataLoss": "false"})) == []
+
+
+def test_kafka_partitioner_vectors() -> None:
+    # Kafka's UtilsTest.testMurmur2.
+    assert murmur2(b"21") == -973932308
+    assert murmur2(b"foobar") == -790332482
+    assert murmur2(b"a-little-bit-long-string") == -985981536
+    assert murmur2(b"a-little-bit-longer-string") == -1486304829
+    assert murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8") == -58897971
+    assert murmur2(b"abc") == 479470107
+    assert partition_for_key(b"21", 7) == (-973932308 & 0x7FFFFFFF) % 7
+
+
+def test_log_dir_writer_owns_the_dir_and_checkpoints(tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    with LogDirWriter(root, LogConfig({"segment.bytes": "1024"})) as writer:
+        for i in range(20):
+            writer.log(TopicPartition("t", 1)).append(MemoryRecords.with_records([(b"k", b"v%d" % i)]))
+        with pytest.raises(KafkaStorageError, match="Failed to acquire lock"):
+            DirLock(root)
+    assert "t 1 20" in (root / "recovery-point-offset-checkpoint").read_text()
+    (root / ".kafka_cleanshutdown").touch()
+    try:
+        with LogDirWriter(root) as writer:
+            writer.log(TopicPartition("t", 1)).append(MemoryRecords.with_records([(b"k", b"more")]))
+            assert not (root / ".kafka_cleanshutdown").exists()  # a crash now must recover
+            raise RuntimeError("the job failed")
+    except RuntimeError:
+        pass
+    assert not (root / ".kafka_cleanshutdown").exists()
+    with Log(root / "t-1", read_only=True) as log:
+        assert log.log_end_offset == 21
+
+
+def test_clean_keeps_the_cleaner_checkpoints_of_other_partitions(tmp_path: Path) -> None:
+    root = tmp_path / "logs"
+    with LogDirWriter(root, LogConfig({"segment.bytes": "1024"})) as writer:
+        for tp in (TopicPartition("a", 0), TopicPartition("b", 0)):
+            for i in range(60):
+                writer.log(tp).append(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i)]))
+    for name in ("a-0", "b-0"):
+        assert main(["--no-progress", "clean", str(root / name)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    checkpoint = (root / "cleaner-offset-checkpoint").read_text().split("\n")
+    assert any(line.startswith("a 0 ") for line in checkpoint) and any(line.startswith("b 0 ") for line in checkpoint)
