@@ -14,6 +14,10 @@ Exit status, for every subcommand: 0 success; 1 the command ran and found proble
 mismatches, a failed check); 2 bad usage or input it could not read (a missing file, a directory that
 is not a partition dir); 130 interrupted by Ctrl-C.  Data goes to stdout, diagnostics to stderr;
 ``-v`` turns on the library's logging (``-vv`` for debug).
+
+Every path a command is given is checked before the command starts: a missing one is one line on
+stderr in argparse's style (``kafkalog verify: error: DIR: no such file or directory``), exit 2 and
+nothing on stdout.  Each subcommand names its paths with ``set_defaults(input_paths=...)``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -59,6 +64,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     except SystemExit as e:  # argparse's own exit: --help, --version, a usage error
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     err = stderr if stderr is not None else sys.stderr
+    missing = [p for p in args.input_paths(args) if not os.path.exists(p)] if hasattr(args, "input_paths") else []
+    if missing:
+        # Checked before anything runs, so a typo costs one line (argparse's style) and no half-printed table.
+        for path in missing:
+            err.write(f"kafkalog {args.command}: error: {path}: no such file or directory\n")
+        return EXIT_USAGE
     if not args.verbose:
         # What the library logs, the commands report themselves; without -v it stays quiet.
         logging.getLogger("kafkalog").addHandler(logging.NullHandler())
@@ -87,8 +98,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

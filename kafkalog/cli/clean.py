@@ -38,7 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="memory for the offset map (log.cleaner.dedupe.buffer.size, default %(default)s)")
     add_config_argument(parser)
     parser.add_argument("--json", action="store_true", help="one JSON object per cleaning round")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, input_paths=lambda a: [a.dir])
     return parser
 
 

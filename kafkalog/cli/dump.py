@@ -7,11 +7,17 @@ mismatches, time-index errors, non-consecutive offsets).  Files are dispatched o
 last ``.`` of their name: ``.log`` and KRaft ``.checkpoint``, ``.index``, ``.timeindex``, ``.snapshot``
 and ``.txnindex``.
 
-Where Kafka's tool would stop with a Java stack trace (a missing file, a name that is not an offset, a
-corrupt batch header, a record that does not decode), this one writes one line naming the file and the
-problem to stderr and goes on with the next batch or file.  Unlike Kafka's tool it sets its exit
-status: 0 when everything read back whole, 1 when it found corruption, invalid bytes or index
-mismatches, 2 when a file could not be read at all.  Note that Kafka's index check is stricter than a
+``--files`` also takes a partition dir: its segment files (``.log``, ``.index``, ``.timeindex``,
+``.txnindex``; not the snapshots), by base offset, as if named one by one.
+
+Where Kafka's tool would stop with a Java stack trace (a name that is not an offset, a corrupt batch
+header, a record that does not decode), this one writes one line naming the file and the problem to
+stderr and goes on with the next batch or file; a file that does not exist stops it before it prints
+anything (``kafkalog dump: error: FILE: no such file or directory``).  Unlike Kafka's tool it sets its
+exit status: 0 when everything read back whole, 1 when it found corruption, invalid bytes or index
+mismatches, 2 when a file could not be read or dumped.  A file whose suffix it does not know gets
+Kafka's ``Ignoring unknown file ...`` line, but where Kafka's tool then exits 0, this one exits 2: a
+file named for dumping and not dumped is an error.  Note that Kafka's index check is stricter than a
 broker needs: it reports an entry whose offset is the last offset of a *later* batch of the same append
 as a mismatch, which brokers write (``kafkalog verify`` applies the broker's rule).
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import base64
 import errno
+import os
 import re
 import struct
 import tempfile
@@ -149,6 +156,20 @@ def _optional_long(value: int | None) -> str:
     return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
 
 
+#: The files of a segment, in the order ``--files DIR`` dumps them within one segment.
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
+_SEGMENT_FILE = re.compile(r"^([0-9]{20})(\.log|\.index|\.timeindex|\.txnindex)$")
+
+
+def segment_files(directory: str) -> list[str]:
+    """The segment files of a partition dir (``<20-digit offset>.log``, ``.index``, ``.timeindex``,
+    ``.txnindex``), by base offset and in :data:`SEGMENT_SUFFIXES` order within a segment; other files (the
+    producer snapshots, checkpoints, ``.deleted``/``.cleaned``/``.swap`` files) are left out."""
+    found = [(int(m.group(1)), SEGMENT_SUFFIXES.index(m.group(2)), name)
+             for name in os.listdir(directory) if (m := _SEGMENT_FILE.match(name))]
+    return [os.path.join(directory, name) for _base, _rank, name in sorted(found)]
+
+
 def _base_offset_of(path: Path) -> int:
     """The offset in a segment file's name (Kafka: ``name.split("\\.")(0).toLong``)."""
     stem = path.name.split(".", 1)[0]
@@ -264,10 +285,21 @@ class DumpLogSegments:
 
     # -- the run (Kafka: DumpLogSegments.main) --------------------------------------------------------
 
+    def _expand(self, arg: str) -> list[str]:
+        """``arg``, or the segment files of a partition dir ``arg`` names, in the order to dump them."""
+        if not os.path.isdir(arg):
+            return [arg]
+        files = segment_files(arg)
+        if not files:
+            self._problem(arg, "a directory without segment files (<offset>" + ", ".join(SEGMENT_SUFFIXES) + ")",
+                          EXIT_UNREADABLE)
+        return files
+
     def run(self) -> int:
         try:
-            with self.console.progress(len(self.options.files), "dump", unit="file") as bar:
-                for arg in self.options.files:
+            files = [f for arg in self.options.files for f in self._expand(arg)]
+            with self.console.progress(len(files), "dump", unit="file") as bar:
+                for arg in files:
                     file = Path(arg)
                     self._emit(f"Dumping {_java_file_string(arg)}", "file", file=_java_file_string(arg))
                     try:
@@ -299,7 +331,9 @@ class DumpLogSegments:
         elif suffix == ".txnindex":
             self.dump_txn_index(file)
         else:
+            # Kafka's message, but not its exit status 0: a file named for dumping and not dumped is an error.
             self.console.error(f"Ignoring unknown file {_java_file_string(str(file))}")
+            self.status = max(self.status, EXIT_UNREADABLE)
 
     def _print_reports(self) -> None:
         """The stderr reports Kafka prints after the last file, in its order."""
@@ -657,9 +691,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "dump", help="print segment, index and snapshot files as Kafka's kafka-dump-log does",
         description="Parse log, index, time index, producer snapshot and transaction index files and print "
                     "them as Kafka's kafka-dump-log.sh (DumpLogSegments) does. Exit status: 0 all read back "
-                    "whole, 1 corruption, invalid bytes or index mismatches found, 2 a file could not be read.")
+                    "whole, 1 corruption, invalid bytes or index mismatches found, 2 a file could not be read "
+                    "or dumped (unlike Kafka's tool, a file of unknown suffix is an error: it prints Kafka's "
+                    "'Ignoring unknown file' and exits 2).")
     parser.add_argument("--files", required=True, metavar="FILE1,FILE2,...",
-                        help="REQUIRED: the comma separated list of data and index log files to be dumped")
+                        help="REQUIRED: the comma separated list of data and index log files to be dumped; a "
+                             "partition dir stands for its .log, .index, .timeindex and .txnindex files, by base "
+                             "offset")
     parser.add_argument("--print-data-log", action="store_true",
                         help="print the messages' keys and payloads (implies --deep-iteration)")
     parser.add_argument("--deep-iteration", action="store_true", help="print every record, not only batches")
@@ -682,8 +720,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         parser.add_argument(f"--{name.replace('_', '-')}", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true",
                         help="print the same facts as one JSON object per line, problems included")
-    parser.set_defaults(run=run, streaming_output=True)
+    parser.set_defaults(run=run, streaming_output=True, input_paths=lambda a: _file_args(a.files))
     return parser
+
+
+def _file_args(text: str) -> list[str]:
+    """The paths of ``--files`` (comma separated, empty entries dropped)."""
+    return [f for f in text.split(",") if f]
 
 
 def _positive_int(text: str) -> int:
@@ -709,7 +752,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     except DumpUsageError as e:
         console.error(f"kafkalog dump: {e}")
         return EXIT_UNREADABLE
-    files = [f for f in args.files.split(",") if f]
+    files = _file_args(args.files)
     if not files:
         console.error("kafkalog dump: --files names no file")
         return EXIT_UNREADABLE

@@ -34,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="check every segment, not only those past the checkpointed recovery point")
     add_config_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, input_paths=lambda a: [a.dir])
     return parser
 
 

@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per partition")
     output.add_argument("--csv", action="store_true", help="CSV with a header row")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, input_paths=lambda a: a.dirs)
     return parser
 
 
@@ -60,6 +60,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
             status = 2
             continue
         dirs.extend([Path(arg)] if kind == "partition" else partition_dirs(arg))
+    if status and not dirs:
+        return status  # nothing could be read: the errors said why, no empty table follows
     total = sum(e.stat().st_size for d in dirs for e in os.scandir(d) if e.name.endswith(".log"))
     results: list[PartitionStats] = []
     with console.progress(total, "stats", unit="B", unit_scale=True) as bar:

@@ -32,7 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="check batch headers and CRCs only, without decoding every record")
     parser.add_argument("--notes", action="store_true", help="also list notes (normal states worth knowing)")
     parser.add_argument("--json", action="store_true", help="one JSON object per partition, findings included")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, input_paths=lambda a: a.dirs)
     return parser
 
 
@@ -52,6 +52,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         except (OSError, KafkaLogError) as e:
             console.error(f"kafkalog verify: {e}")
             status = 2
+    if not targets:
+        return status  # nothing could be checked: the errors said why, no empty table follows
     total = 0
     for directory, kind in targets:
         total += _log_bytes(directory) if kind == "partition" else sum(

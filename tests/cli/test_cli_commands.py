@@ -115,17 +115,44 @@ def test_verify_finds_each_planted_fault(ronem: Path) -> None:
 
 
 def test_verify_bad_input(tmp_path: Path) -> None:
-    status, _out, err = run("verify", str(tmp_path / "missing"))
-    assert status == 2 and "No such directory" in err
+    status, out, err = run("verify", str(tmp_path / "missing"))
+    assert (status, out) == (2, "")
+    assert err == f"kafkalog verify: error: {tmp_path / 'missing'}: no such file or directory\n"
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("x")
-    status, _out, err = run("verify", str(tmp_path / "notes"))
-    assert status == 2 and "neither a partition dir" in err and "Traceback" not in err
+    status, out, err = run("verify", str(tmp_path / "notes"))
+    assert status == 2 and "neither a partition dir" in err and "Traceback" not in err and out == ""
     part = tmp_path / "random-0"
     part.mkdir()
     (part / "00000000000000000000.log").write_bytes(os.urandom(5000))
     status, out, err = run("verify", str(part))
     assert status == 1 and "Traceback" not in err and "RESULT" in out
+
+
+@pytest.mark.parametrize("argv", [["verify", "{missing}"], ["verify", "--json", "{missing}"], ["stats", "{missing}"],
+                                  ["stats", "--csv", "{missing}"], ["clean", "{missing}"], ["recover", "{missing}"],
+                                  ["dump", "--files", "{missing}"], ["verify", "{present}", "{missing}"],
+                                  ["stats", "{missing}", "{present}"]])
+def test_a_missing_path_is_one_line_and_exit_2(tmp_path: Path, argv: list[str]) -> None:
+    """Whatever else it is given, a command given a path that does not exist says so in one line, in
+    argparse's style, and prints nothing on stdout: no empty table, no partial output."""
+    present = _build_log_dir(tmp_path / "logs", records=20)
+    missing = tmp_path / "logs" / "nope-0"
+    argv = [a.format(missing=missing, present=present) for a in argv]
+    status, out, err = run(*argv)
+    assert (status, out) == (2, "")
+    assert err == f"kafkalog {argv[0]}: error: {missing}: no such file or directory\n"
+    # Through the console script too: the same line, no traceback.
+    child = subprocess.run([sys.executable, "-m", "kafkalog", "--no-progress", *argv], capture_output=True,
+                           text=True, timeout=120, check=False)
+    assert (child.returncode, child.stdout, child.stderr) == (2, "", err)
+
+
+def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("x")
+    status, out, err = run("stats", str(tmp_path / "notes"))
+    assert status == 2 and out == "" and "neither a partition dir" in err
 
 
 # Run as root, a child drops from its capability bounding set the two capabilities that let root read
