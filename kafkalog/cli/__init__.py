@@ -13,7 +13,8 @@ Subcommands, one module each, each a small function from parsed arguments to an 
 Exit status, for every subcommand: 0 success; 1 the command ran and found problems (corruption,
 mismatches, a failed check); 2 bad usage or input it could not read (a missing file, a directory that
 is not a partition dir); 130 interrupted by Ctrl-C.  Data goes to stdout, diagnostics to stderr;
-``-v`` turns on the library's logging (``-vv`` for debug).
+``-v`` turns on the library's logging (``-vv`` for debug); it and ``--no-progress`` may come before
+the subcommand or anywhere after it.
 
 Every path a command is given is checked before the command starts: a missing one is one line on
 stderr in argparse's style (``kafkalog verify: error: DIR: no such file or directory``), exit 2 and
@@ -53,7 +54,23 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
         importlib.import_module(f"{__name__}.{name}").add_parser(subparsers)
+    for subparser in subparsers.choices.values():
+        _add_global_flags(subparser)
     return parser
+
+
+def _add_global_flags(subparser: argparse.ArgumentParser) -> None:
+    """The top-level flags again, so they work after the subcommand too (``kafkalog verify DIR -v``).
+
+    argparse copies a subparser's values over the top level's, so these have their own names, and no
+    default (``SUPPRESS``), and :func:`main` adds them to the top level's: ``kafkalog -v verify DIR -v``
+    is ``-vv``.
+    """
+    group = subparser.add_argument_group("global options (also accepted before the command)")
+    group.add_argument("-v", "--verbose", dest="verbose_after", action="count", default=argparse.SUPPRESS,
+                       help="log what the library does to stderr (-vv for debug)")
+    group.add_argument("--no-progress", dest="no_progress_after", action="store_true", default=argparse.SUPPRESS,
+                       help="never draw progress bars")
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
@@ -63,6 +80,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse's own exit: --help, --version, a usage error
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    args.verbose += getattr(args, "verbose_after", 0)
+    args.no_progress = args.no_progress or getattr(args, "no_progress_after", False)
     err = stderr if stderr is not None else sys.stderr
     missing = [p for p in args.input_paths(args) if not os.path.exists(p)] if hasattr(args, "input_paths") else []
     if missing:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import shutil
 import signal
@@ -146,6 +147,42 @@ def test_a_missing_path_is_one_line_and_exit_2(tmp_path: Path, argv: list[str]) 
     child = subprocess.run([sys.executable, "-m", "kafkalog", "--no-progress", *argv], capture_output=True,
                            text=True, timeout=120, check=False)
     assert (child.returncode, child.stdout, child.stderr) == (2, "", err)
+
+
+@pytest.mark.parametrize(("argv", "level"), [(["-v", "verify", "{dir}"], logging.INFO),
+                                             (["verify", "{dir}", "-v"], logging.INFO),
+                                             (["verify", "-v", "{dir}"], logging.INFO),
+                                             (["verify", "{dir}", "-vv"], logging.DEBUG),
+                                             (["-v", "verify", "{dir}", "--verbose"], logging.DEBUG),
+                                             (["stats", "{dir}", "--json", "-v"], logging.INFO),
+                                             (["verify", "{dir}"], logging.NOTSET)])
+def test_global_flags_work_after_the_command(tmp_path: Path, argv: list[str], level: int) -> None:
+    """``-v`` and ``--no-progress`` mean the same before the subcommand, after it or after its arguments;
+    given twice, the ``-v`` count adds up."""
+    partition = _build_log_dir(tmp_path / "logs", records=20)
+    argv = [a.format(dir=partition) for a in argv]
+    root = logging.getLogger("kafkalog")
+    saved = root.handlers[:], root.level
+    try:
+        out, err = io.StringIO(), io.StringIO()
+        status = main([*argv, "--no-progress"], stdout=out, stderr=err)
+        assert status == 0, err.getvalue()
+        assert root.level == level
+        assert ("kernels" in err.getvalue()) == (level != logging.NOTSET)  # the first INFO line main logs
+        assert "PARTITION" in out.getvalue() or json.loads(out.getvalue())["records"] == 20
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+
+
+def test_no_progress_works_after_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    partition = _build_log_dir(tmp_path / "logs", records=20)
+    monkeypatch.setattr(console_module, "_is_terminal", lambda _stream: True)
+    for argv, bar in ((["stats", str(partition)], True), (["stats", str(partition), "--no-progress"], False),
+                      (["--no-progress", "stats", str(partition)], False)):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(argv, stdout=out, stderr=err) == 0
+        assert ("stats" in err.getvalue()) == bar, (argv, err.getvalue())
 
 
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
