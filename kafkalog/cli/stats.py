@@ -1,7 +1,9 @@
 """``kafkalog stats DIR...``: per-partition statistics as a table, ``--json`` or ``--csv``.
 
 Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.tools.stats` for what is
-counted.  Partitions are opened read-only: a live broker's directory can be read.
+counted.  Partitions are opened read-only: a live broker's directory can be read.  A batch that fails its CRC check
+is counted like the others, and reported: a warning line on stderr per partition, ``crc_failures`` in the
+``--json`` and ``--csv`` output, and exit status 1.
 """
 
 from __future__ import annotations
@@ -15,19 +17,20 @@ from typing import Any
 from ..errors import KafkaLogError
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.stats import PartitionStats, partition_stats
-from .console import Console, format_bytes
+from .console import EXIT_FOUND, Console, format_bytes
 
 __all__ = ["add_parser", "run"]
 
 COLUMNS = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
            "min_timestamp", "max_timestamp", "magics", "codecs", "keyed_records", "distinct_keys", "tombstones",
-           "first_dirty_offset", "dirty_ratio"]
+           "first_dirty_offset", "dirty_ratio", "crc_failures"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "stats", help="per-partition statistics: offsets, records, timestamps, codecs, keys, dirty ratio",
-        description="Per-partition statistics of partition dirs or whole log dirs, read-only.")
+        description="Per-partition statistics of partition dirs or whole log dirs, read-only. Batches that "
+                    "fail their CRC check are counted and reported (a warning, crc_failures, exit status 1).")
     parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per partition")
@@ -69,6 +72,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
             bar.describe(directory.name)
             try:
                 results.append(partition_stats(directory, progress=bar.update))
+                if results[-1].crc_failures:
+                    n = results[-1].crc_failures
+                    console.error(f"kafkalog stats: {directory}: warning: {n} batch{'es' if n != 1 else ''} "
+                                  "failed the CRC check (counted all the same; kafkalog verify says where)")
+                    status = max(status, EXIT_FOUND)
                 for name in results[-1].skipped_files:
                     console.error(f"kafkalog stats: {directory}: skipped {name}: not named for an offset the way a "
                                   "segment's files are")

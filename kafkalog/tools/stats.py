@@ -9,6 +9,8 @@ changes) and every record is decoded once, a chunk of whole batches at a time, b
 - batches per message format and per codec;
 - keys: records with a key, distinct keys (counted by a 64-bit hash of each key, 8 bytes a key),
   tombstones (records with a key and a null value);
+- batches that fail their CRC check (counted, their records too, and reported: stats is no checker, but
+  it does not hide what it met; ``kafkalog verify`` says where);
 - the cleaner's view: the first dirty offset (from the log dir's ``cleaner-offset-checkpoint``, else
   the log start offset) and the dirty ratio as Kafka's cleaner computes it (``LogToClean.cleanableRatio``:
   bytes of the cleanable segments over clean plus cleanable bytes).
@@ -60,6 +62,8 @@ class PartitionStats:
     tombstones: int = 0
     first_dirty_offset: int = 0
     dirty_ratio: float | None = None
+    #: Batches whose CRC does not match their bytes; their records are counted all the same.
+    crc_failures: int = 0
     #: Files named like a segment's but not for an offset as Kafka writes one, left out (``Log.load_report``).
     skipped_files: list[str] = field(default_factory=list)
 
@@ -148,8 +152,9 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
         hashes = _DistinctKeys()
         lowest, highest = math.inf, -math.inf
         for segment in log.log_segments():
-            rows = segment.log.scan(check_crc=False, stop_on_invalid=False).batches
+            rows = segment.log.scan(check_crc=True, stop_on_invalid=False).batches
             stats.batches += len(rows)
+            stats.crc_failures += int(np.count_nonzero(rows["valid"] == 0))
             for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
                 magics[f"v{int(magic)}"] += int(n)
             # Every magic keeps its codec in the low three bits of the attributes the scan already read.

@@ -185,6 +185,26 @@ def test_no_progress_works_after_the_command(tmp_path: Path, monkeypatch: pytest
         assert ("stats" in err.getvalue()) == bar, (argv, err.getvalue())
 
 
+def test_stats_reports_crc_failures(tmp_path: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs", records=40)
+    status, out, err = run("stats", "--json", str(partition))
+    assert (status, err) == (0, "") and json.loads(out)["crc_failures"] == 0
+    segment = sorted(partition.glob("*.log"))[0]
+    data = segment.read_bytes()
+    assert data.count(b"value 5\x00") == 1  # one record's value, then its header count
+    segment.write_bytes(data.replace(b"value 5\x00", b"value X\x00"))
+    warning = f"kafkalog stats: {partition}: warning: 1 batch failed the CRC check"
+    status, out, err = run("stats", "--json", str(partition))
+    assert status == 1 and err.startswith(warning)
+    stats = json.loads(out)
+    assert stats["crc_failures"] == 1 and stats["records"] == 40
+    status, out, err = run("stats", str(partition))
+    assert status == 1 and err.startswith(warning) and "events-0" in out
+    status, out, _err = run("stats", "--csv", str(partition))
+    header, row = out.splitlines()
+    assert dict(zip(header.split(","), row.split(","), strict=True))["crc_failures"] == "1"
+
+
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("x")
