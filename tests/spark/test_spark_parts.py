@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +21,12 @@ from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.partitioner import murmur2, partition_for_key
 from kafkalog.record import MemoryRecords
-from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
-from kafkalog.spark.write import WriteOptions
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
+
+pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
+from kafkalog.spark.write import WriteOptions
 
 
 def test_gather_slices_twins_agree(impl: Any) -> None:
@@ -198,3 +202,22 @@ def test_clean_keeps_the_cleaner_checkpoints_of_other_partitions(tmp_path: Path)
         assert main(["--no-progress", "clean", str(root / name)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
     checkpoint = (root / "cleaner-offset-checkpoint").read_text().split("\n")
     assert any(line.startswith("a 0 ") for line in checkpoint) and any(line.startswith("b 0 ") for line in checkpoint)
+
+
+def test_import_without_pyspark_says_to_install_the_extra() -> None:
+    # A child interpreter where pyspark cannot be imported (None in sys.modules makes an import fail).
+    code = """
+import sys
+sys.modules["pyspark"] = None
+try:
+    import kafkalog.spark
+except ImportError as e:
+    print(e)
+    print(type(e.__cause__).__name__, e.__cause__)
+else:
+    print("imported")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    message, cause = done.stdout.splitlines()
+    assert "pip install 'kafkalog[spark]'" in message
+    assert cause.startswith("ModuleNotFoundError") and "pyspark" in cause
