@@ -6,7 +6,8 @@
     spark = session()                      # local[*], with the data source registered
     df = spark.read.format("kafkalog").load("/var/lib/kafka/data")
 
-Needs the ``spark`` extra (PySpark 4.2+, PyArrow) and Java 17.  See :mod:`kafkalog.spark.source` for the
+Needs the ``spark`` extra (PySpark 4.2+, PyArrow) and Java 17; without PySpark, importing this package
+raises an ImportError saying to ``pip install 'kafkalog[spark]'``.  See :mod:`kafkalog.spark.source` for the
 data source, :mod:`kafkalog.spark.jobs` for ``compact`` and ``stats``.
 """
 
@@ -15,6 +16,12 @@ from __future__ import annotations
 import os
 import sys
 from typing import TYPE_CHECKING, Any
+
+try:
+    import pyspark  # noqa: F401 - only to fail early, with the way out
+except ImportError as e:
+    raise ImportError("kafkalog.spark needs PySpark: install kafkalog's spark extra, "
+                      "pip install 'kafkalog[spark]'") from e
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -11,13 +11,19 @@ Offsets are Kafka's JSON, as Spark's source takes them: ``{"topicA": {"0": 23, "
 meaning earliest and -1 latest, or the words ``earliest`` and ``latest``.  Ending offsets are
 exclusive.  As in Spark, a batch read may not start at ``latest`` nor end at ``earliest``, and a JSON
 must name every partition the read selects.
+
+``kafka.isolation.level`` is ``read_uncommitted`` unless set, as in Spark's source (the Kafka consumer's
+default).  An option the source does not take is an error naming it and its close matches, not silence
+(Spark's Kafka source refuses its unsupported ``kafka.`` options the same way); the options of Spark's
+source that kafkalog has not implemented yet are refused as such.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import KafkaLogError
@@ -28,7 +34,9 @@ __all__ = [
     "LATEST",
     "OffsetSpec",
     "ReadOptions",
+    "READ_OPTIONS",
     "SparkOptionError",
+    "check_option_names",
     "parse_offsets",
 ]
 
@@ -42,6 +50,55 @@ DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 
 class SparkOptionError(KafkaLogError, ValueError):
     """An option of the ``kafkalog`` data source is missing, malformed or contradicts another."""
+
+
+#: The options a read (batch or streaming) takes, as the docs spell them; ``path`` and ``paths`` are what
+#: Spark passes for ``load(path)`` and ``load([paths])``.
+READ_OPTIONS = (
+    "path", "paths", "topics", "subscribe", "topicPattern", "subscribePattern", "startingOffsets",
+    "endingOffsets", "includeHeaders", "kafka.isolation.level", "failOnDataLoss", "checkCrcs",
+    "maxPartitionBytes", "minPartitions", "maxOffsetsPerTrigger",
+)
+
+#: Options of Spark's Kafka source that kafkalog does not implement yet: refused as such, not ignored.
+NOT_SUPPORTED_YET = (
+    "assign", "startingTimestamp", "startingOffsetsByTimestamp", "endingTimestamp", "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy", "minOffsetsPerTrigger", "maxTriggerDelay", "maxRecordsPerPartition",
+)
+
+#: Options of Spark's Kafka source about the broker connection, which a read of files has no use for.
+BROKER_OPTIONS = (
+    "kafka.bootstrap.servers", "kafka.group.id", "groupIdPrefix", "kafkaConsumer.pollTimeoutMs",
+    "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+)
+
+
+def check_option_names(options: Iterable[str], known: Iterable[str], what: str, *,
+                       accept: Callable[[str], bool] | None = None) -> None:
+    """Refuse an option ``known`` does not name (in any case), naming it and the close matches.
+
+    Spark lower-cases option names before a data source sees them, so the message names the option in lower
+    case and the close matches as the docs spell them.  Spark's Kafka source options that kafkalog lacks get
+    their own message ("not supported yet"), as do its broker options.  ``accept`` takes further names (the
+    writer's topic configs).
+    """
+    spelled = {name.lower(): name for name in known}
+    later = {name.lower(): name for name in NOT_SUPPORTED_YET}
+    broker = {name.lower(): name for name in BROKER_OPTIONS}
+    for option in options:
+        key = option.lower()
+        if key in spelled or (accept is not None and accept(key)):
+            continue
+        if key in later:
+            raise SparkOptionError(f"option {later[key]!r} of Spark's Kafka source is not supported yet by "
+                                   f"kafkalog ({what})")
+        if key in broker:
+            raise SparkOptionError(f"option {broker[key]!r} is for a Kafka broker; kafkalog reads log files: "
+                                   "drop it")
+        close = difflib.get_close_matches(key, list(spelled), n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(spelled[c] for c in close)}?" if close else ""
+        raise SparkOptionError(f"unknown option {option!r} for {what}{hint} (it takes: "
+                               f"{', '.join(n for n in known if n not in ('path', 'paths'))})")
 
 
 #: A parsed ``startingOffsets`` / ``endingOffsets``: a default for every partition (``EARLIEST`` or
@@ -133,7 +190,8 @@ class ReadOptions:
     starting: OffsetSpec = EARLIEST
     ending: OffsetSpec = LATEST
     include_headers: bool = False
-    read_committed: bool = True
+    #: ``kafka.isolation.level``: ``read_uncommitted`` by default, a Kafka consumer's and Spark's default.
+    read_committed: bool = False
     fail_on_data_loss: bool = True
     check_crcs: bool = True
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
@@ -144,6 +202,7 @@ class ReadOptions:
     def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
         """Parse Spark's option map (keys in any case)."""
         options = {k.lower(): v for k, v in options.items()}
+        check_option_names(options, READ_OPTIONS, "a kafkalog stream" if streaming else "a kafkalog read")
         topics_text = options.get("topics", options.get("subscribe"))
         pattern_text = options.get("topicpattern", options.get("subscribepattern"))
         if topics_text is not None and pattern_text is not None:
@@ -168,7 +227,7 @@ class ReadOptions:
                 raise SparkOptionError("startingOffsets for a batch read may not be latest (-1)")
             if ending == EARLIEST or (isinstance(ending, dict) and EARLIEST in ending.values()):
                 raise SparkOptionError("endingOffsets for a batch read may not be earliest (-2)")
-        isolation = options.get("kafka.isolation.level", "read_committed").strip().lower()
+        isolation = options.get("kafka.isolation.level", "read_uncommitted").strip().lower()
         if isolation not in ("read_committed", "read_uncommitted"):
             raise SparkOptionError(
                 f"kafka.isolation.level must be read_committed or read_uncommitted, got {isolation!r}")

@@ -48,17 +48,19 @@ from ..record import CompressionType, MemoryRecords
 from ..tools.log_dir_writer import LogDirWriter
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
-from .options import SparkOptionError
+from .options import SparkOptionError, check_option_names
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["STAGING_SUFFIX", "StagedFile", "WriteOptions", "WritePlan", "commit", "stage"]
+__all__ = ["STAGING_SUFFIX", "WRITE_OPTIONS", "StagedFile", "WriteOptions", "WritePlan", "commit", "stage"]
 
 STAGING_SUFFIX = ".kafkalog-staging"
 DEFAULT_BATCH_BYTES = 1024 * 1024
-#: Options of the writer itself; every other option with a '.' is a topic config.
-_WRITER_OPTIONS = {"path", "topic", "numpartitions", "compression", "batchbytes"}
+#: Options of the writer itself, as the docs spell them; every other option with a '.' is a topic config
+#: (``LogConfig`` refuses a name Kafka does not have); any other option is an error.
+WRITE_OPTIONS = ("path", "topic", "numPartitions", "compression", "batchBytes")
+_WRITER_OPTIONS = {name.lower() for name in WRITE_OPTIONS}
 _COLUMNS = {"key", "value", "topic", "partition", "timestamp", "headers"}
 
 
@@ -77,6 +79,7 @@ class WriteOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str], columns: list[str]) -> WriteOptions:
         options = {k.lower(): v for k, v in options.items()}
+        check_option_names(options, WRITE_OPTIONS, "a kafkalog write", accept=lambda key: "." in key)
         path = options.get("path")
         if not path:
             raise SparkOptionError("no path given: save() to a log dir (or a partition dir)")

@@ -275,6 +275,7 @@ def test_spark_tasks_read_what_log_records_gives(create_log: LogFactory, isolati
     """One consumer's view for both readers: the Spark source's tasks (run here without Spark) return exactly
     the records ``Log.records()`` gives, for both isolation levels."""
     pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
     from kafkalog.spark.options import ReadOptions
     from kafkalog.spark.plan import plan_read
 
@@ -292,6 +293,7 @@ def test_spark_tasks_read_what_log_records_gives(create_log: LogFactory, isolati
 
 def test_spark_task_names_the_corrupt_file(golden: Path, tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
     from kafkalog.spark.options import ReadOptions
     from kafkalog.spark.plan import plan_read
 

@@ -120,6 +120,7 @@ def test_dump_of_the_empty_dir(log_dir: Path, impl: ModuleType) -> None:
 
 def test_the_spark_planner_plans_around_it(log_dir: Path, impl: ModuleType) -> None:
     pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
     from kafkalog.spark.options import ReadOptions
     from kafkalog.spark.plan import partition_facts, plan_read
 

@@ -30,9 +30,10 @@ from tests.support.log_test_utils import append_transaction_sample, golden_log_d
 pytestmark = pytest.mark.slow
 
 
-def library_rows(path: Path, read_committed: bool = True) -> list[tuple[Any, ...]]:
+def library_rows(path: Path, read_committed: bool = False) -> list[tuple[Any, ...]]:
     """What a consumer reads from a partition dir, by the library (``Log.records``, the consumer's view): no
-    control batches, no aborted transactions (for read_committed), up to the last stable offset."""
+    control batches; for read_committed (not the default, as in Kafka and Spark) no aborted transactions, up to
+    the last stable offset."""
     partition = PartitionDir.of(path)
     tp = partition.topic_partition
     with partition.open_read_only() as log:
@@ -115,20 +116,26 @@ def test_offsets_topics_and_many_segments(spark: Any, tmp_path: Path) -> None:
 
 def test_read_committed_leaves_out_aborted_records_and_open_transactions(spark: Any, golden: Path,
                                                                           tmp_path: Path) -> None:
+    def read_committed() -> Any:
+        return spark.read.format("kafkalog").option("kafka.isolation.level", "read_committed")
+
     ksql = golden / f"{DANIELOWO}/_confluent-ksql-default__command_topic-0"
-    rows = spark.read.format("kafkalog").load(str(ksql)).collect()
+    rows = read_committed().load(str(ksql)).collect()
     # Four committed transactions of one record each; their COMMIT markers (offsets 1, 3, 5, 7) are not rows.
-    assert [r.offset for r in rows] == [r[2] for r in library_rows(ksql)] == [0, 2, 4, 6]
+    assert [r.offset for r in rows] == [r[2] for r in library_rows(ksql, read_committed=True)] == [0, 2, 4, 6]
     root = tmp_path / "logs"
     with LogDirWriter(root) as writer:
         log = writer.log(TopicPartition("txn", 0))
 
         append_transaction_sample(log)
-    committed = spark.read.format("kafkalog").load(str(root)).collect()
+    committed = read_committed().load(str(root)).collect()
     assert [r.value for r in committed] == [b"plain", b"committed"]  # stops at the open transaction (LSO 5)
-    everything = spark.read.format("kafkalog").option("kafka.isolation.level", "read_uncommitted").load(str(root))
-    assert [r.value for r in everything.collect()] == [b"plain", b"aborted", b"committed", b"open",
-                                                        b"after the open one"]
+    # read_uncommitted is the default, as in Spark's Kafka source.
+    for everything in (spark.read.format("kafkalog").load(str(root)),
+                       spark.read.format("kafkalog").option("kafka.isolation.level", "read_uncommitted").load(
+                           str(root))):
+        assert [r.value for r in everything.collect()] == [b"plain", b"aborted", b"committed", b"open",
+                                                            b"after the open one"]
 
 
 def test_write_then_read_round_trip(spark: Any, tmp_path: Path) -> None:
@@ -285,6 +292,16 @@ def test_bad_input_gets_clear_errors(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="out of range"):
         spark.read.format("kafkalog").option("topics", "alpha").option(
             "startingOffsets", '{"alpha": {"0": 999, "1": -2}}').load(str(root)).collect()
+    with pytest.raises(Exception, match=r"unknown option 'startingoffset' for a kafkalog read; did you mean "
+                                        r"startingOffsets"):
+        spark.read.format("kafkalog").option("startingOffset", "earliest").load(str(root)).collect()
+    with pytest.raises(Exception, match="option 'startingTimestamp' of Spark's Kafka source is not supported yet"):
+        spark.readStream.format("kafkalog").option("startingTimestamp", "1000").load(str(root)).writeStream.format(
+            "console").start().awaitTermination(30)
+    with pytest.raises(Exception, match=r"unknown option 'compresion' for a kafkalog write; did you mean "
+                                        r"compression"):
+        spark.createDataFrame([(b"v",)], "value binary").write.format("kafkalog").mode("append").option(
+            "topic", "t").option("compresion", "gzip").save(str(tmp_path / "out"))
     with pytest.raises(Exception, match="no partition found"):
         spark.read.format("kafkalog").option("topics", "nope").load(str(root)).collect()
     with pytest.raises(Exception, match="needs a 'value' column"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,12 @@ from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.partitioner import murmur2, partition_for_key
 from kafkalog.record import MemoryRecords
-from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
+
+pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+from kafkalog.spark.options import EARLIEST, LATEST, ReadOptions, SparkOptionError, parse_offsets
+from kafkalog.spark.write import WriteOptions
 
 
 def test_gather_slices_twins_agree(impl: Any) -> None:
@@ -81,6 +86,50 @@ def test_offset_options() -> None:
                                 streaming=True)
     assert options.starting == LATEST and options.selects("events") and not options.selects("xevents")
     assert options.max_offsets_per_trigger == 10
+
+
+def test_unknown_options_are_errors_naming_them() -> None:
+    # Spark hands the source lower-cased keys; the message names the option and its close matches.
+    with pytest.raises(SparkOptionError, match=r"unknown option 'startingoffset' for a kafkalog read; "
+                                               r"did you mean startingOffsets or endingOffsets\?"):
+        ReadOptions.parse({"path": "/x", "startingoffset": "earliest"})
+    with pytest.raises(SparkOptionError, match=r"unknown option 'topic' for a kafkalog stream; did you mean topics\?"):
+        ReadOptions.parse({"path": "/x", "topic": "a"}, streaming=True)
+    with pytest.raises(SparkOptionError, match=r"unknown option 'zzz' for a kafkalog read \(it takes: topics,"):
+        ReadOptions.parse({"path": "/x", "zzz": "1"})
+    for name in ("assign", "startingTimestamp", "startingOffsetsByTimestamp", "endingTimestamp",
+                 "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "minOffsetsPerTrigger",
+                 "maxTriggerDelay", "maxRecordsPerPartition"):
+        with pytest.raises(SparkOptionError, match=f"option '{name}' of Spark's Kafka source is not supported yet"):
+            ReadOptions.parse({"path": "/x", name.lower(): "1"})
+    with pytest.raises(SparkOptionError, match=r"'kafka\.bootstrap\.servers' is for a Kafka broker"):
+        ReadOptions.parse({"path": "/x", "kafka.bootstrap.servers": "localhost:9092"})
+    with pytest.raises(SparkOptionError, match=r"unknown option 'kafka\.auto\.offset\.reset'"):
+        ReadOptions.parse({"path": "/x", "kafka.auto.offset.reset": "earliest"})
+    # Every documented option, in Spark's lower case or as written, and Spark's own path and paths.
+    every = {"paths": '["/x"]', "topics": "a", "startingoffsets": "earliest", "endingOffsets": "latest",
+             "includeheaders": "true", "kafka.isolation.level": "read_committed", "failOnDataLoss": "false",
+             "checkcrcs": "false", "maxpartitionbytes": "1024", "minPartitions": "2", "maxOffsetsPerTrigger": "5"}
+    assert ReadOptions.parse(every).read_committed
+    assert ReadOptions.parse({"path": "/x", "subscribe": "a"}).topics == {"a"}
+    assert ReadOptions.parse({"path": "/x", "subscribepattern": "a"}).topic_pattern is not None
+
+
+def test_writer_options_are_checked(tmp_path: Path) -> None:
+    path = str(tmp_path / "out")
+    with pytest.raises(SparkOptionError, match=r"unknown option 'topik' for a kafkalog write; did you mean topic\?"):
+        WriteOptions.parse({"path": path, "topik": "t"}, ["value"])
+    with pytest.raises(SparkOptionError, match="bad topic config"):
+        WriteOptions.parse({"path": path, "topic": "t", "segment.byte": "1"}, ["value"])
+    options = WriteOptions.parse({"path": path, "topic": "t", "numpartitions": "3", "compression": "gzip",
+                                  "batchbytes": "4096", "segment.bytes": "1048576"}, ["value"])
+    assert options.num_partitions == 3 and options.topic_config == {"segment.bytes": "1048576"}
+
+
+def test_isolation_level_defaults_to_read_uncommitted_as_in_spark() -> None:
+    assert not ReadOptions.parse({"path": "/x"}).read_committed
+    assert not ReadOptions.parse({"path": "/x"}, streaming=True).read_committed
+    assert ReadOptions.parse({"path": "/x", "kafka.isolation.level": "READ_COMMITTED"}).read_committed
 
 
 
@@ -153,3 +202,22 @@ def test_clean_keeps_the_cleaner_checkpoints_of_other_partitions(tmp_path: Path)
         assert main(["--no-progress", "clean", str(root / name)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
     checkpoint = (root / "cleaner-offset-checkpoint").read_text().split("\n")
     assert any(line.startswith("a 0 ") for line in checkpoint) and any(line.startswith("b 0 ") for line in checkpoint)
+
+
+def test_import_without_pyspark_says_to_install_the_extra() -> None:
+    # A child interpreter where pyspark cannot be imported (None in sys.modules makes an import fail).
+    code = """
+import sys
+sys.modules["pyspark"] = None
+try:
+    import kafkalog.spark
+except ImportError as e:
+    print(e)
+    print(type(e.__cause__).__name__, e.__cause__)
+else:
+    print("imported")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    message, cause = done.stdout.splitlines()
+    assert "pip install 'kafkalog[spark]'" in message
+    assert cause.startswith("ModuleNotFoundError") and "pyspark" in cause
