@@ -8,7 +8,8 @@ last ``.`` of their name: ``.log`` and KRaft ``.checkpoint``, ``.index``, ``.tim
 and ``.txnindex``.
 
 ``--files`` also takes a partition dir: its segment files (``.log``, ``.index``, ``.timeindex``,
-``.txnindex``; not the snapshots), by base offset, as if named one by one.
+``.txnindex``; not the snapshots), by base offset, as if named one by one.  A partition dir with no segment
+yet is a valid, empty partition: a note on stderr, nothing dumped, exit 0.
 
 Where Kafka's tool would stop with a Java stack trace (a name that is not an offset, a corrupt batch
 header, a record that does not decode), this one writes one line naming the file and the problem to
@@ -50,6 +51,7 @@ from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
+from ..tools.partition_dir import partition_name
 from ..transaction_index import read_aborted_txns
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
 
@@ -290,7 +292,17 @@ class DumpLogSegments:
         if not os.path.isdir(arg):
             return [arg]
         files = segment_files(arg)
-        if not files:
+        if files:
+            return files
+        if partition_name(Path(arg)) is not None:
+            # A partition that has no segment on disk yet (or only its checkpoints) is a valid, empty
+            # partition, which every reader of kafkalog opens: there is nothing to dump, and nothing wrong.
+            message = "a partition dir without segment files: nothing to dump"
+            if self.options.json:
+                self.console.json_line({"type": "note", "file": arg, "message": message})
+            else:
+                self.console.error(f"kafkalog dump: {arg}: {message}")
+        else:
             self._problem(arg, "a directory without segment files (<offset>" + ", ".join(SEGMENT_SUFFIXES) + ")",
                           EXIT_UNREADABLE)
         return files

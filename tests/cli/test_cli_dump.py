@@ -356,6 +356,25 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     assert status == 2  # --files is required
 
 
+def test_an_empty_partition_dir_has_nothing_to_dump(tmp_path: Path) -> None:
+    """A dir named as a partition with no segment yet is a valid, empty partition: a note, exit 0; the same
+    dir under a name that is no partition's is an error (exit 2)."""
+    empty = tmp_path / "events-0"
+    empty.mkdir()
+    (empty / "leader-epoch-checkpoint").write_text("0\n0\n")
+    status, out, err = run("dump", "--files", str(empty))
+    assert (status, out) == (0, "")
+    assert err == f"kafkalog dump: {empty}: a partition dir without segment files: nothing to dump\n"
+    status, out, _err = run("dump", "--json", "--files", str(empty))
+    assert status == 0
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"type": "note", "file": str(empty), "message": "a partition dir without segment files: nothing to dump"}]
+    other = tmp_path / "not a partition"
+    other.mkdir()
+    status, _out, err = run("dump", "--files", str(other))
+    assert status == 2 and "a directory without segment files" in err
+
+
 def test_files_takes_a_partition_dir(tmp_path: Path) -> None:
     """``--files DIR`` dumps the dir's segment files by base offset, .log, .index, .timeindex, .txnindex
     within a segment, exactly as naming them one by one does; other files in the dir are left out, and a
