@@ -81,7 +81,6 @@ __all__ = [
     "LATEST_TIMESTAMP",
     "MAX_TIMESTAMP",
     "NO_OP_OFFSETS_LISTENER",
-    "CLEAN_SHUTDOWN_FILE",
     "Log",
     "LogAppendInfo",
     "LogOffsetsListener",

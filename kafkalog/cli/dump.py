@@ -51,7 +51,7 @@ from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
-from ..tools.partition_dir import partition_name
+from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
 from ..transaction_index import read_aborted_txns
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
 
@@ -160,15 +160,15 @@ def _optional_long(value: int | None) -> str:
 
 #: The files of a segment, in the order ``--files DIR`` dumps them within one segment.
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
-_SEGMENT_FILE = re.compile(r"^([0-9]{20})(\.log|\.index|\.timeindex|\.txnindex)$")
 
 
 def segment_files(directory: str) -> list[str]:
     """The segment files of a partition dir (``<20-digit offset>.log``, ``.index``, ``.timeindex``,
     ``.txnindex``), by base offset and in :data:`SEGMENT_SUFFIXES` order within a segment; other files (the
     producer snapshots, checkpoints, ``.deleted``/``.cleaned``/``.swap`` files) are left out."""
-    found = [(int(m.group(1)), SEGMENT_SUFFIXES.index(m.group(2)), name)
-             for name in os.listdir(directory) if (m := _SEGMENT_FILE.match(name))]
+    found = [(int(m.group(1)), SEGMENT_SUFFIXES.index("." + m.group(2)), name)
+             for name in os.listdir(directory)
+             if (m := SEGMENT_FILE_NAME.match(name)) and "." + m.group(2) in SEGMENT_SUFFIXES]
     return [os.path.join(directory, name) for _base, _rank, name in sorted(found)]
 
 

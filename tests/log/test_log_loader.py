@@ -62,6 +62,7 @@ from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from kafkalog.filenames import (
+    CLEAN_SHUTDOWN_FILE,
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     SWAP_FILE_SUFFIX,
@@ -71,7 +72,7 @@ from kafkalog.filenames import (
     txn_index_filename,
 )
 from kafkalog.index import OffsetIndex
-from kafkalog.log import CLEAN_SHUTDOWN_FILE, Log
+from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
