@@ -20,12 +20,14 @@ Columns: ``value`` (binary or string, required), ``key`` (binary or string), ``t
 the ``topic`` option), ``partition`` (int: else the key's hash, Kafka's default partitioner, over the
 topic's partitions; keyless records stay on one partition per task, as Kafka's sticky partitioner
 does), ``timestamp`` (timestamp: else the time of the write), ``headers``
-(array<struct<key: string, value: binary>>).  Options: ``topic``, ``numPartitions`` (for a new topic;
-an existing one keeps its count), ``compression`` (the producer's codec: none, gzip, snappy, lz4,
-zstd; default: the topic's ``compression.type`` when that names a codec), ``batchBytes`` (records per
-batch, by encoded size; default 1 MiB, within ``max.message.bytes``), and any topic config by Kafka's
-name (``segment.bytes``, ``compression.type``, ``message.format.version``, ``max.message.bytes``,
-``message.timestamp.type``, ``cleanup.policy`` ...).
+(array<struct<key: string, value: binary>>); ``offset`` and ``timestampType``, the columns a read has that
+a write cannot keep, are ignored, so a DataFrame read from kafkalog is written back as it is.
+
+Options: ``topic``, ``numPartitions`` (for a new topic; an existing one keeps its count), ``compression`` (the
+producer's codec: none, gzip, snappy, lz4, zstd; default: the topic's ``compression.type`` when that names a
+codec), ``batchBytes`` (records per batch, by encoded size; default 1 MiB, within ``max.message.bytes``), and
+any topic config by Kafka's name (``segment.bytes``, ``compression.type``, ``message.format.version``,
+``max.message.bytes``, ``message.timestamp.type``, ``cleanup.policy`` ...).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ DEFAULT_BATCH_BYTES = 1024 * 1024
 WRITE_OPTIONS = ("path", "topic", "numPartitions", "compression", "batchBytes")
 _WRITER_OPTIONS = {name.lower() for name in WRITE_OPTIONS}
 _COLUMNS = {"key", "value", "topic", "partition", "timestamp", "headers"}
+#: Columns a kafkalog (or Spark Kafka source) read has and a write cannot keep: the log assigns offsets,
+#: and a written record's timestamp is CreateTime.  Spark's Kafka sink ignores them too, so a DataFrame
+#: read from one log can be written to another as it is.
+_READ_ONLY_COLUMNS = {"offset", "timestampType"}
 
 
 @dataclass(frozen=True)
@@ -83,10 +89,12 @@ class WriteOptions:
         path = options.get("path")
         if not path:
             raise SparkOptionError("no path given: save() to a log dir (or a partition dir)")
-        unknown = [c for c in columns if c not in _COLUMNS]
+        unknown = [c for c in columns if c not in _COLUMNS and c not in _READ_ONLY_COLUMNS]
         if unknown:
-            raise SparkOptionError(f"the kafkalog writer takes the columns {sorted(_COLUMNS)}; "
-                                   f"unknown: {unknown}")
+            # Unlike Spark's Kafka sink, which ignores any other column, a column kafkalog does not know is
+            # refused: a misspelt 'headers' would otherwise be dropped without a word.
+            raise SparkOptionError(f"the kafkalog writer takes the columns {sorted(_COLUMNS)} (and ignores "
+                                   f"{sorted(_READ_ONLY_COLUMNS)}, as a read gives them); unknown: {unknown}")
         if "value" not in columns:
             raise SparkOptionError("a DataFrame written to kafkalog needs a 'value' column (binary or string)")
         root, topic, fixed = Path(path), options.get("topic"), None

@@ -166,6 +166,12 @@ def test_write_then_read_round_trip(spark: Any, tmp_path: Path) -> None:
     # A second append continues each partition's offsets.
     source.limit(10).write.format("kafkalog").mode("append").save(str(root))
     assert spark.read.format("kafkalog").load(str(root)).count() == 3010
+    # What a read gives is written back as it is (offset and timestampType are the log's to assign): a copy.
+    copy = tmp_path / "copy"
+    spark.read.format("kafkalog").option("includeHeaders", "true").load(str(root)) \
+        .write.format("kafkalog").mode("append").save(str(copy))
+    for d in sorted(root.glob("*-[0-9]*")):
+        assert library_rows(copy / d.name) == library_rows(d)
 
 
 def test_a_locked_log_dir_refuses_a_write_and_leaves_nothing(spark: Any, tmp_path: Path) -> None:

@@ -124,6 +124,10 @@ def test_writer_options_are_checked(tmp_path: Path) -> None:
     options = WriteOptions.parse({"path": path, "topic": "t", "numpartitions": "3", "compression": "gzip",
                                   "batchbytes": "4096", "segment.bytes": "1048576"}, ["value"])
     assert options.num_partitions == 3 and options.topic_config == {"segment.bytes": "1048576"}
+    # The columns a read has and a write cannot keep are ignored; any other unknown column is refused.
+    WriteOptions.parse({"path": path, "topic": "t"}, ["key", "value", "offset", "timestampType", "headers"])
+    with pytest.raises(SparkOptionError, match=r"unknown: \['headrs'\]"):
+        WriteOptions.parse({"path": path, "topic": "t"}, ["value", "headrs"])
 
 
 def test_isolation_level_defaults_to_read_uncommitted_as_in_spark() -> None:
