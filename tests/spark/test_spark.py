@@ -316,3 +316,39 @@ def test_bad_input_gets_clear_errors(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no topic"):
         spark.createDataFrame([(b"v",)], "value binary").write.format("kafkalog").mode("append").save(
             str(tmp_path / "out"))
+
+
+def test_the_readme_spark_example_runs_as_written(spark: Any, tmp_path: Path) -> None:
+    """The README's Spark example, taken from ``README.md`` (see ``tests/test_readme.py``), on this suite's
+    session (its ``session()`` returns the running one): it reads, writes the read back, plans a stream,
+    shows statistics and compacts, and each step did what the README says."""
+    import contextlib
+    import io
+    import random
+
+    from tests.test_readme import readme_block
+
+    data, copy = tmp_path / "data", tmp_path / "copy"
+    noise = random.Random(17)  # incompressible values, so that the zstd copy rolls 1 MiB segments
+    with LogDirWriter(data) as writer:
+        for partition in (0, 1):
+            log = writer.log(TopicPartition("orders", partition))
+            for start in range(0, 2000, 100):
+                log.append(MemoryRecords.with_records(
+                    [(b"k%d" % (i % 50), b"%04d" % i + noise.randbytes(700), 1_700_000_000_000 + i)
+                     for i in range(start, start + 100)]))
+    code = readme_block("python", "spark.read.format").replace("/var/lib/kafka/data", str(data))
+    code = code.replace("/tmp/copy", str(copy))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    # startingOffsets: partition 0 from offset 1000, partition 1 from the earliest; the copy holds those,
+    # compacted to the latest value of each of the 50 keys, behind each partition's active segment.
+    shown = out.getvalue()
+    assert "orders|        0|" in shown and "orders|        1|" in shown, shown
+    for partition, first in ((0, 1000), (1, 0)):
+        original = [r[3:] for r in library_rows(data / f"orders-{partition}") if r[2] >= first]
+        copied = [r[3:] for r in library_rows(copy / f"orders-{partition}")]
+        assert dict(copied) == dict(original)
+        if partition == 1:  # 1.4 MB of records: two segments, the first one cleaned
+            assert len(list((copy / "orders-1").glob("*.log"))) == 2 and len(copied) < len(original)
