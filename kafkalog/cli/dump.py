@@ -22,6 +22,9 @@ file named for dumping and not dumped is an error.  Note that Kafka's index chec
 broker needs: it reports an entry whose offset is the last offset of a *later* batch of the same append
 as a mismatch, which brokers write (``kafkalog verify`` applies the broker's rule).
 
+``--offsets-decoder``, ``--transaction-log-decoder`` and ``--cluster-metadata-decoder`` decode the records of
+Kafka's internal topics as Kafka 3.8's parsers do (:mod:`kafkalog.tools.dump_decoders`).
+
 ``--json`` gives the same facts, one JSON object per line, keyed by the labels of the text (``type``
 says which line it stands for; the stderr reports come last as ``problem`` objects).
 """

@@ -50,8 +50,10 @@ from importlib import resources
 from typing import Any
 
 from ..errors import KafkaLogError
+from ..record.kraft import unsigned_varint
 
-__all__ = ["MessageReadError", "MessageSchema", "Reader", "java_double", "schema", "schema_names", "to_json"]
+__all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double", "schema",
+           "schema_names", "to_json"]
 
 _SCHEMA_DIR = "kafka_schemas"  # beside this module, shipped as package data
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
@@ -287,13 +289,10 @@ class Reader:
 
     def uvarint(self) -> int:
         """Kafka: ``ByteUtils.readUnsignedVarint`` (at most 5 bytes; the result is a Java int)."""
-        value = 0
-        for shift in range(0, 35, 7):
-            byte = self._take(1)[0]
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value - (1 << 32) if value >= 1 << 31 else value
-        raise MessageReadError("Varint is too long, the most significant bit in the 5th byte is set")
+        value = unsigned_varint(self._take)
+        if value is None:
+            raise MessageReadError("Varint is too long, the most significant bit in the 5th byte is set")
+        return value - (1 << 32) if value >= 1 << 31 else value
 
     def _primitive(self, type_name: str) -> Any:
         if type_name == "bool":

@@ -321,16 +321,22 @@ def golden_partitions(golden: Path, prefix: str) -> list[Path]:
     return sorted(p for p in golden.rglob(f"{prefix}*") if p.is_dir() and any(p.glob("*.log")))
 
 
+def golden_copies(golden: Path, prefix: str, tmp_path: Path) -> list[Path]:
+    """Copies of the golden partitions named ``prefix*`` (several sets have one of the same name)."""
+    partitions = golden_partitions(golden, prefix)
+    assert partitions
+    copies = [tmp_path / str(i) / partition.name for i, partition in enumerate(partitions)]
+    for partition, copy in zip(partitions, copies, strict=True):
+        shutil.copytree(partition, copy)
+    return copies
+
+
 def test_golden_consumer_offsets(golden: Path, tmp_path: Path) -> None:
     """Every golden ``__consumer_offsets`` partition decodes without a skipped record: offset commits and
     group metadata, the consumer-protocol members decoded too."""
     seen: set[str] = set()
-    partitions = golden_partitions(golden, "__consumer_offsets-")
-    assert partitions
-    for i, partition in enumerate(partitions):
-        copy = tmp_path / str(i) / partition.name
-        shutil.copytree(partition, copy)
-        status, out, err = run("dump", "--offsets-decoder", "--skip-record-metadata", "--files", str(copy))
+    for partition in golden_copies(golden, "__consumer_offsets-", tmp_path):
+        status, out, err = run("dump", "--offsets-decoder", "--skip-record-metadata", "--files", str(partition))
         assert "Traceback" not in err and "kafkalog dump:" not in err, partition
         assert status in (0, 1), partition  # 1: Kafka's index check reports gaps the cleaner left
         for line in out.splitlines():
@@ -349,12 +355,8 @@ def test_golden_cluster_metadata(golden: Path, tmp_path: Path) -> None:
     record; the bootstrap transaction, the feature levels, broker and controller registrations, topics and
     partitions are all there."""
     types: set[str] = set()
-    partitions = golden_partitions(golden, "__cluster_metadata-")
-    assert partitions
-    for i, partition in enumerate(partitions):
-        copy = tmp_path / str(i) / partition.name
-        shutil.copytree(partition, copy)
-        status, out, err = run("dump", "--cluster-metadata-decoder", "--files", str(copy))
+    for partition in golden_copies(golden, "__cluster_metadata-", tmp_path):
+        status, out, err = run("dump", "--cluster-metadata-decoder", "--files", str(partition))
         assert (status, err) == (0, ""), partition
         for line in out.splitlines():
             if " payload: " in line:
@@ -367,10 +369,11 @@ def test_golden_cluster_metadata(golden: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("flag", ["--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder"])
-def test_every_decoder_over_every_golden_internal_log_without_a_traceback(golden: Path, flag: str) -> None:
+def test_every_decoder_over_every_golden_internal_log_without_a_traceback(golden: Path, flag: str,
+                                                                          tmp_path: Path) -> None:
     """A decoder pointed at the other internal topic's records prints Kafka's error lines or reports a
     problem, never a traceback."""
-    for partition in golden_partitions(golden, "__"):
+    for partition in golden_copies(golden, "__", tmp_path):
         status, _out, err = run("dump", flag, "--files", str(partition))
         assert status in (0, 1), (flag, partition, err)
         assert "Traceback" not in err
