@@ -22,6 +22,9 @@ file named for dumping and not dumped is an error.  Note that Kafka's index chec
 broker needs: it reports an entry whose offset is the last offset of a *later* batch of the same append
 as a mismatch, which brokers write (``kafkalog verify`` applies the broker's rule).
 
+``--offsets-decoder``, ``--transaction-log-decoder`` and ``--cluster-metadata-decoder`` decode the records of
+Kafka's internal topics as Kafka 3.8's parsers do (:mod:`kafkalog.tools.dump_decoders`).
+
 ``--json`` gives the same facts, one JSON object per line, keyed by the labels of the text (``type``
 says which line it stands for; the stderr reports come last as ``problem`` objects).
 """
@@ -51,6 +54,7 @@ from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
+from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
 from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
 from ..transaction_index import read_aborted_txns
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
@@ -137,6 +141,8 @@ class DumpOptions:
     skip_record_metadata: bool = False
     key_decoder: Callable[[bytes], str] = _string
     value_decoder: Callable[[bytes], str] = _string
+    #: An internal topic's decoder (``--offsets-decoder`` and friends), used instead of the two above.
+    parser: MessageParser | None = None
     json: bool = False
 
     def __post_init__(self) -> None:
@@ -631,20 +637,33 @@ class DumpLogSegments:
                     text += control_text
                     facts.update(control_facts)
             if options.print_data_log and not batch.is_control:
-                if record.key is not None:
-                    decoded = options.key_decoder(record.key)
-                    text += f"{prefix}key: {decoded}"
-                    facts["key"] = decoded
+                key_text, payload = self._parse(file, record)
+                if key_text is not None:
+                    text += f"{prefix}key: {key_text}"
+                    facts["key"] = key_text
                     prefix = " "
-                if record.value is not None:
-                    decoded = options.value_decoder(record.value)
-                    text += f" payload: {decoded}"
-                    facts["payload"] = decoded
+                if payload is not None:
+                    text += f" payload: {payload}"
+                    facts["payload"] = payload
                 if options.json and record.headers:
                     facts["headers"] = [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
                                         for k, v in record.headers]
             self._emit(text, "record", **facts)
         return last_offset
+
+    def _parse(self, file: Path, record: _DeepRecord) -> tuple[str | None, str | None]:
+        """Kafka: ``MessageParser.parse``: the key and payload text, either absent.  A record an internal
+        topic's decoder cannot print at all (where Kafka's tool would stop) is reported, and the line goes
+        without them."""
+        parser = self.options.parser
+        if parser is None:
+            return (None if record.key is None else self.options.key_decoder(record.key),
+                    None if record.value is None else self.options.value_decoder(record.value))
+        try:
+            return parser(record.offset, record.key, record.value)
+        except DecoderError as e:
+            self._problem(file, str(e))
+            return None, None
 
     def _control_part(self, file: Path, batch: RecordBatch, record: _DeepRecord) -> tuple[str, dict[str, Any]]:
         try:
@@ -694,8 +713,17 @@ def _deep_records(batch: RecordBatch) -> Iterator[_DeepRecord]:
 
 # -- the subcommand ----------------------------------------------------------------------------------
 
-_UNSUPPORTED_DECODERS = ("offsets_decoder", "transaction_log_decoder", "cluster_metadata_decoder",
-                         "remote_log_metadata_decoder", "share_group_state_decoder")
+#: Decoders of Kafka releases after 3.8, for topics kafkalog does not decode.
+_UNSUPPORTED_DECODERS = ("remote_log_metadata_decoder", "share_group_state_decoder")
+#: ``--offsets-decoder`` and friends, in the order Kafka lets one win over the next.
+_DECODER_HELP = {
+    "offsets_decoder": "decode the records as the __consumer_offsets topic's (group metadata and offset "
+                       "commits, as JSON); implies --print-data-log",
+    "transaction_log_decoder": "decode the records as the __transaction_state topic's (transaction metadata); "
+                               "implies --print-data-log",
+    "cluster_metadata_decoder": "decode the records as KRaft __cluster_metadata records (by record type, as "
+                                "JSON); implies --print-data-log",
+}
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -728,6 +756,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                              "implies --print-data-log")
     parser.add_argument("--value-decoder-class", metavar="DECODER",
                         help="decode payloads as string (default), int, long or hex; implies --print-data-log")
+    for name, text in _DECODER_HELP.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", action="store_true", help=text)
     for name in _UNSUPPORTED_DECODERS:
         parser.add_argument(f"--{name.replace('_', '-')}", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true",
@@ -755,7 +785,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for name in _UNSUPPORTED_DECODERS:
         if getattr(args, name):
             console.error(f"kafkalog dump: --{name.replace('_', '-')} is not supported: kafkalog decodes keys and "
-                          "payloads as string, int, long or hex (--key-decoder-class, --value-decoder-class)")
+                          "payloads as string, int, long or hex (--key-decoder-class, --value-decoder-class), "
+                          "or as Kafka 3.8's internal topics (--offsets-decoder, --transaction-log-decoder, "
+                          "--cluster-metadata-decoder)")
             return EXIT_UNREADABLE
     notes: list[str] = []
     try:
@@ -770,10 +802,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
         return EXIT_UNREADABLE
     for note in notes:
         console.print(note)
+    # As Kafka's DumpLogSegmentsOptions.messageParser: the first internal-topic decoder named wins over the
+    # next and over the key and value decoders.
+    internal = next((DECODERS[name]() for name in _DECODER_HELP if getattr(args, name)), None)
     options = DumpOptions(
         files=files,
         print_data_log=args.print_data_log or args.key_decoder_class is not None
-        or args.value_decoder_class is not None,
+        or args.value_decoder_class is not None or internal is not None, parser=internal,
         deep_iteration=args.deep_iteration, verify_index_only=args.verify_index_only,
         index_sanity_check=args.index_sanity_check, max_message_size=args.max_message_size,
         max_bytes=args.max_bytes, skip_record_metadata=args.skip_record_metadata,

@@ -23,12 +23,13 @@ from __future__ import annotations
 import base64
 import json
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidRecordError
 from .types import ControlRecordType
 
-__all__ = ["kraft_control_json"]
+__all__ = ["kraft_control_json", "unsigned_varint"]
 
 _LABELS = {
     ControlRecordType.SNAPSHOT_HEADER: "SnapshotHeader",
@@ -67,13 +68,10 @@ class _Reader:
         return int(struct.unpack(">q", self._take(8))[0])
 
     def uvarint(self) -> int:
-        value = 0
-        for shift in range(0, 35, 7):
-            byte = self._take(1)[0]
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return value
-        raise InvalidRecordError(f"{self.what} has a varint longer than 5 bytes at byte {self.pos}")
+        value = unsigned_varint(self._take)
+        if value is None:
+            raise InvalidRecordError(f"{self.what} has a varint longer than 5 bytes at byte {self.pos}")
+        return value
 
     def compact_length(self) -> int:
         """A compact array or string length; null (0) is not valid in these messages."""
@@ -92,6 +90,18 @@ class _Reader:
         for _ in range(self.uvarint()):
             self.uvarint()  # tag
             self._take(self.uvarint())
+
+
+def unsigned_varint(take: Callable[[int], bytes]) -> int | None:
+    """An unsigned varint (7 bits a byte, low bits first) of at most 5 bytes, read a byte at a time through
+    ``take(1)``; ``None`` when a fifth byte still says more follow (Kafka: ``ByteUtils.readUnsignedVarint``)."""
+    value = 0
+    for shift in range(0, 35, 7):
+        byte = take(1)[0]
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value
+    return None
 
 
 def _voters(reader: _Reader) -> dict[str, Any]:

@@ -1,0 +1,462 @@
+"""Kafka's generated message classes, driven at run time by Kafka's own JSON message schemas.
+
+Kafka describes every record it keeps in its internal topics (``__consumer_offsets``,
+``__transaction_state``, ``__cluster_metadata``) as a JSON *message schema*, and its build generates from
+each one a Java class (``read``/``write``) and a ``*JsonConverter`` (``write`` to a Jackson tree).  This
+module does what those generated classes do, without generating code: it loads the schema and walks it.
+It ports, at tag 3.8.0:
+
+- ``generator/.../MessageDataGenerator.java`` ``generateClassReader`` and ``generateVariableLengthReader``
+  (the byte format, and the exceptions a generated ``read`` throws, with their messages);
+- ``generator/.../JsonConverterGenerator.java`` ``generateWrite`` (which fields a converter writes, under
+  which names, as which JSON node);
+- Jackson's ``JsonNode.toString`` for the nodes those converters build (:func:`to_json`).
+
+The schemas are vendored, unchanged, in ``kafka_schemas/`` (Apache-2.0, see NOTICE): the group
+coordinator's records (``group-coordinator/src/main/resources/common/message``), the transaction log's
+(``core/.../common/message/TransactionLog*.json``), the consumer protocol's embedded subscription and
+assignment (``clients/.../ConsumerProtocol*.json``), and every KRaft metadata record
+(``metadata/src/main/resources/common/metadata``).
+
+The byte format, all big-endian:
+
+- ``int8``/``int16``/``int32``/``int64``, ``uint16``/``uint32``, ``float64`` (IEEE), ``bool`` (one byte,
+  non-zero is true), ``uuid`` (two int64, shown in Kafka's URL-safe base64 without padding);
+- in a *flexible* version (the schema's ``flexibleVersions``): strings, bytes and arrays carry their length
+  plus one as an unsigned varint (0 is null), and every struct ends with a tagged-field section (a varint
+  count, then per field a varint tag, a varint size and the value); fields with ``taggedVersions`` live
+  only there, and a converter writes them only when they differ from their default;
+- otherwise: a string's length is an int16, a bytes' or an array's an int32, -1 being null.
+
+A field exists in a version when the version is in its ``versions``; a field absent from a version reads
+as its default and the converter leaves it out.  Decoding failures raise :class:`MessageReadError` with the
+message Kafka's reader throws (``Can't read version 9 of TopicRecord``, ``non-nullable field name was
+serialized as null``, ``Error reading byte array of 12 byte(s): only 3 byte(s) available``); where Java
+throws a ``BufferUnderflowException``, whose message is ``null``, the message is ``null`` too, as Kafka's
+tool prints it.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import math
+import re
+import struct
+from dataclasses import dataclass, field
+from decimal import Decimal
+from importlib import resources
+from typing import Any
+
+from ..errors import KafkaLogError
+from ..record.kraft import unsigned_varint
+
+__all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double", "schema",
+           "schema_names", "to_json"]
+
+_SCHEMA_DIR = "kafka_schemas"  # beside this module, shipped as package data
+_ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
+_NO_VERSIONS = (1, 0)  # an empty range
+
+
+class MessageReadError(KafkaLogError, ValueError):
+    """A message's bytes do not read as its schema says (Kafka: the ``RuntimeException`` a generated
+    ``read`` throws)."""
+
+
+# -- versions --------------------------------------------------------------------------------------
+
+def _versions(text: str | None) -> tuple[int, int]:
+    """A schema version range (``"0+"``, ``"1-3"``, ``"2"``, ``"none"``) as ``(lowest, highest)``."""
+    if text is None or text == "none":
+        return _NO_VERSIONS
+    text = str(text).strip()
+    if text.endswith("+"):
+        return int(text[:-1]), 0x7FFF
+    if "-" in text:
+        low, high = text.split("-", 1)
+        return int(low), int(high)
+    return int(text), int(text)
+
+
+def _contains(versions: tuple[int, int], version: int) -> bool:
+    return versions[0] <= version <= versions[1]
+
+
+# -- the schema --------------------------------------------------------------------------------------
+
+_PRIMITIVES = frozenset({"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "uuid",
+                         "string", "bytes", "records"})
+
+
+@dataclass
+class FieldSpec:
+    """One field of a struct (Kafka: ``FieldSpec``)."""
+
+    name: str
+    type: str  # "int32", "string", "[]int32", "[]Struct", "Struct", ...
+    versions: tuple[int, int]
+    nullable: tuple[int, int]
+    tagged: tuple[int, int]
+    tag: int | None
+    default: Any
+    flexible: tuple[int, int] | None  # the field's own flexibleVersions, when it has one
+    default_null: bool = False  # the schema's default is "null"
+    struct: StructSpec | None = None  # the element struct of a struct or struct-array field
+
+    @property
+    def json_name(self) -> str:
+        """Kafka: ``FieldSpec.camelCaseName`` (the name with its first letter lower-cased)."""
+        return self.name[:1].lower() + self.name[1:]
+
+    @property
+    def element(self) -> str:
+        return self.type[2:] if self.type.startswith("[]") else self.type
+
+    @property
+    def is_array(self) -> bool:
+        return self.type.startswith("[]")
+
+
+@dataclass
+class StructSpec:
+    """A struct: the message itself, an inline struct or a common struct (Kafka: ``StructSpec``)."""
+
+    name: str
+    versions: tuple[int, int]
+    fields: list[FieldSpec] = field(default_factory=list)
+
+
+@dataclass
+class MessageSchema:
+    """One message schema file, parsed (Kafka: ``MessageSpec``)."""
+
+    name: str
+    api_key: int | None
+    valid: tuple[int, int]
+    flexible: tuple[int, int]
+    root: StructSpec
+
+    def read(self, data: bytes | memoryview, version: int, *, pos: int = 0) -> tuple[dict[str, Any], int]:
+        """The message at ``data[pos:]`` read as ``version``: its JSON tree (as :meth:`Reader.message` gives
+        it) and the position after it."""
+        reader = Reader(data, pos, self)
+        return reader.message(version), reader.pos
+
+
+def _strip_comments(text: str) -> str:
+    """Kafka's schema files are JSON with ``//`` comments (its parser allows them); drop the comments, and
+    only outside strings."""
+    out = []
+    in_string = escaped = False
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _parse_default(type_name: str, raw: Any) -> Any:
+    """A field's default as the value a reader would hold (Kafka: ``FieldSpec.fieldDefault``)."""
+    if type_name.startswith("[]"):
+        return None if raw == "null" else []
+    if raw == "null":
+        return None
+    if type_name == "bool":
+        return str(raw).lower() == "true" if raw is not None else False
+    if type_name in ("int8", "int16", "uint16", "int32", "uint32", "int64"):
+        return 0 if raw in (None, "") else int(str(raw), 0)
+    if type_name == "float64":
+        return 0.0 if raw in (None, "") else float(raw)
+    if type_name == "uuid":
+        return raw or _ZERO_UUID
+    if type_name == "string":
+        return "" if raw is None else str(raw)
+    if type_name == "bytes":
+        return b""
+    return None  # a struct: compared field by field, see Reader._is_default
+
+
+def _field(raw: dict[str, Any], commons: dict[str, dict[str, Any]],
+           structs: dict[str, StructSpec]) -> FieldSpec:
+    versions = _versions(raw.get("versions"))
+    spec = FieldSpec(
+        name=raw["name"], type=raw["type"].strip(), versions=versions,
+        nullable=_versions(raw.get("nullableVersions")), tagged=_versions(raw.get("taggedVersions")),
+        tag=raw.get("tag"), default=None,
+        flexible=_versions(raw["flexibleVersions"]) if "flexibleVersions" in raw else None)
+    spec.default = _parse_default(spec.type, raw.get("default"))
+    spec.default_null = raw.get("default") == "null"
+    element = spec.element
+    if element not in _PRIMITIVES:
+        if "fields" in raw:
+            spec.struct = _struct(element, versions, raw["fields"], commons, structs)
+        elif element in structs:
+            spec.struct = structs[element]
+        elif element in commons:
+            common = commons[element]
+            spec.struct = _struct(element, _versions(common.get("versions", "0+")), common["fields"], commons,
+                                  structs)
+        else:
+            raise MessageReadError(f"schema field {spec.name} has unknown type {spec.type}")
+    return spec
+
+
+def _struct(name: str, versions: tuple[int, int], fields: list[dict[str, Any]],
+            commons: dict[str, dict[str, Any]], structs: dict[str, StructSpec]) -> StructSpec:
+    spec = StructSpec(name, versions)
+    structs[name] = spec  # before the fields: a struct may be named again further down
+    spec.fields = [_field(f, commons, structs) for f in fields]
+    return spec
+
+
+def _schema_dir() -> Any:
+    return resources.files(__package__ or "kafkalog.tools").joinpath(_SCHEMA_DIR)
+
+
+@functools.cache
+def schema(name: str) -> MessageSchema:
+    """The vendored message schema in the file ``<name>.json`` (``"OffsetCommitValue"``, ``"TopicRecord"``, ...),
+    parsed once."""
+    text = _schema_dir().joinpath(f"{name}.json").read_text(encoding="utf-8")
+    raw = json.loads(_strip_comments(text))
+    commons = {c["name"]: c for c in raw.get("commonStructs", [])}
+    valid = _versions(raw.get("validVersions"))
+    root = _struct(raw["name"], valid, raw["fields"], commons, {})
+    return MessageSchema(raw["name"], raw.get("apiKey"), valid, _versions(raw.get("flexibleVersions")), root)
+
+
+def schema_names() -> list[str]:
+    """The names of every vendored schema."""
+    return sorted(p.name[:-5] for p in _schema_dir().iterdir() if p.name.endswith(".json"))
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+_FIXED = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "uint16": struct.Struct(">H"),
+          "int32": struct.Struct(">i"), "uint32": struct.Struct(">I"), "int64": struct.Struct(">q"),
+          "float64": struct.Struct(">d")}
+
+
+class Reader:
+    """Reads one message of a schema; :meth:`message` yields what the message's ``*JsonConverter.write``
+    would build, as plain Python (dict, list, str, int, float, bool, None, and ``bytes`` for Kafka's
+    ``BinaryNode``), keys in schema order."""
+
+    def __init__(self, data: bytes | memoryview, pos: int, message: MessageSchema) -> None:
+        self.data = bytes(data)
+        self.pos = pos
+        self.schema = message
+
+    # -- primitives (Kafka: ByteBufferAccessor) --
+
+    def _take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            # java.nio.BufferUnderflowException, whose getMessage() is null
+            raise MessageReadError("null")
+        out = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def _array(self, n: int) -> bytes:
+        """Kafka: ``ByteBufferAccessor.readArray``."""
+        remaining = len(self.data) - self.pos
+        if n > remaining:
+            raise MessageReadError(f"Error reading byte array of {n} byte(s): only {remaining} byte(s) available")
+        return self._take(n)
+
+    def _fixed(self, type_name: str) -> Any:
+        codec = _FIXED[type_name]
+        return codec.unpack(self._take(codec.size))[0]
+
+    def uvarint(self) -> int:
+        """Kafka: ``ByteUtils.readUnsignedVarint`` (at most 5 bytes; the result is a Java int)."""
+        value = unsigned_varint(self._take)
+        if value is None:
+            raise MessageReadError("Varint is too long, the most significant bit in the 5th byte is set")
+        return value - (1 << 32) if value >= 1 << 31 else value
+
+    def _primitive(self, type_name: str) -> Any:
+        if type_name == "bool":
+            return self._take(1)[0] != 0
+        if type_name == "uuid":
+            return base64.urlsafe_b64encode(self._take(16)).decode("ascii").rstrip("=")
+        return self._fixed(type_name)
+
+    # -- variable length (Kafka: generateVariableLengthReader) --
+
+    def _length(self, kind: str, flexible: bool) -> int:
+        if flexible:
+            return self.uvarint() - 1
+        return int(self._fixed("int16" if kind == "string" else "int32"))
+
+    def _variable(self, spec: FieldSpec, version: int, flexible: bool, name: str, nullable: bool,
+                  element_type: str | None = None) -> Any:
+        type_name = element_type or spec.type
+        kind = "array" if type_name.startswith("[]") else type_name
+        length = self._length(kind, flexible)
+        if length < 0:
+            if not nullable:
+                raise MessageReadError(f"non-nullable field {name} was serialized as null")
+            return None
+        if kind == "string":
+            if length > 0x7FFF:
+                raise MessageReadError(f"string field {name} had invalid length {length}")
+            return self._array(length).decode("utf-8", errors="replace")
+        if kind in ("bytes", "records"):
+            return self._array(length)
+        remaining = len(self.data) - self.pos
+        if length > remaining:
+            raise MessageReadError(f"Tried to allocate a collection of size {length}, but there are only "
+                                   f"{remaining} bytes remaining.")
+        element = type_name[2:]
+        out: list[Any] = []
+        for _ in range(length):
+            if element in ("string", "bytes"):
+                out.append(self._variable(spec, version, flexible, f"{name} element", False, element))
+            elif spec.struct is not None:
+                out.append(self._struct(spec.struct, version))
+            else:
+                out.append(self._primitive(element))
+        return out
+
+    def _flexible(self, spec: FieldSpec, version: int) -> bool:
+        return _contains(spec.flexible if spec.flexible is not None else self.schema.flexible, version)
+
+    def _value(self, spec: FieldSpec, version: int, tagged: bool) -> Any:
+        nullable = _contains(spec.nullable, version)
+        if spec.struct is not None and not spec.is_array:
+            if nullable:
+                present = self.uvarint() > 0 if tagged else self._fixed("int8") >= 0
+                if not present:
+                    return None
+            return self._struct(spec.struct, version)
+        if spec.is_array or spec.type in ("string", "bytes", "records"):
+            # Tagged fields always use the flexible encoding.
+            return self._variable(spec, version, tagged or self._flexible(spec, version), spec.json_name, nullable)
+        return self._primitive(spec.type)
+
+    # -- structs (Kafka: generateClassReader, then JsonConverterGenerator.generateWrite) --
+
+    def message(self, version: int) -> dict[str, Any]:
+        """Kafka: ``new <Message>(readable, version)`` then ``<Message>JsonConverter.write(message, version)``."""
+        if not _contains(self.schema.valid, version):
+            raise MessageReadError(f"Can't read version {version} of {self.schema.name}")
+        return self._struct(self.schema.root, version)
+
+    def _struct(self, spec: StructSpec, version: int) -> dict[str, Any]:
+        if not _contains(spec.versions, version):
+            raise MessageReadError(f"Can't read version {version} of {spec.name}")
+        values: dict[str, Any] = {}
+        for f in spec.fields:
+            if _contains(f.versions, version) and not _contains(f.tagged, version):
+                values[f.name] = self._value(f, version, tagged=False)
+        if _contains(self.schema.flexible, version):
+            by_tag = {f.tag: f for f in spec.fields if f.tag is not None}
+            for _ in range(self.uvarint()):
+                tag = self.uvarint()
+                size = self.uvarint()
+                known = by_tag.get(tag)
+                if known is None:
+                    self._array(size)  # an unknown tagged field: kept by Kafka, never printed
+                    continue
+                if not (_contains(known.versions, version) and _contains(known.tagged, version)):
+                    raise MessageReadError(f"Tag {tag} is not valid for version {version}")
+                values[known.name] = self._value(known, version, tagged=True)
+        out: dict[str, Any] = {}
+        for f in spec.fields:
+            if not _contains(f.versions, version):
+                continue
+            if _contains(f.tagged, version) and (f.name not in values
+                                                 or self._is_default(f, values[f.name], version)):
+                continue  # a tagged field a converter leaves out: absent, or at its default
+            out[f.json_name] = values[f.name]
+        return out
+
+    def _is_default(self, spec: FieldSpec, value: Any, version: int) -> bool:
+        """Kafka: ``FieldSpec.generateNonDefaultValueCheck``, negated."""
+        if spec.struct is not None and not spec.is_array:
+            if value is None:
+                return spec.default_null
+            if spec.default_null:
+                return False
+            return all(f.json_name not in value or self._is_default(f, value[f.json_name], version)
+                       for f in spec.struct.fields)
+        if isinstance(spec.default, float):
+            return isinstance(value, float) and value == spec.default
+        return bool(value == spec.default)
+
+
+# -- Jackson's JsonNode.toString ------------------------------------------------------------------------
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+
+
+def _string(text: str) -> str:
+    # Jackson escapes quote, backslash and the control characters (these short forms, the rest as \\u00XX,
+    # upper-case hex); everything else, non-ASCII included, is written as it is.
+    return '"' + _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04X}"), text) + '"'
+
+
+def java_double(value: float) -> str:
+    """Java's ``Double.toString`` (how Jackson writes a ``DoubleNode``): ``1.0``, ``1.5E7``, ``1.0E-4``; NaN
+    and the infinities quoted, as Jackson's default ``QUOTE_NON_NUMERIC_NUMBERS`` writes them.  The digits
+    are the shortest that read back as the same double (Java 19+; older JVMs may print a longer tail)."""
+    if math.isnan(value):
+        return '"NaN"'
+    if math.isinf(value):
+        return '"Infinity"' if value > 0 else '"-Infinity"'
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0.0"
+    if 1e-3 <= abs(value) < 1e7:
+        text = repr(abs(value))
+        return sign + (text if "." in text else text + ".0")
+    _sign, digits, exponent = Decimal(repr(abs(value))).as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    scale = len(digits) + exponent - 1
+    return f"{sign}{text[0]}.{text[1:] or '0'}E{scale}"
+
+
+def to_json(value: Any) -> str:
+    """A converter's tree as Jackson's ``JsonNode.toString`` writes it: no spaces, keys in order, binary as
+    standard base64 with padding, doubles as Java prints them."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, bytes | bytearray):
+        return '"' + base64.b64encode(value).decode("ascii") + '"'
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_string(k)}:{to_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(to_json(v) for v in value) + "]"
+    raise TypeError(f"not a JSON node: {value!r}")
