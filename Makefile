@@ -39,7 +39,7 @@ tour: $(STAMP)
 	$(PY) -m kafkalog demo
 
 lint: $(STAMP)
-	$(PY) -m ruff check kafkalog tests bench docs
+	$(PY) -m ruff check kafkalog tests docs
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx kafkalog/_core_pyx/*.pxi
 
 typecheck: $(STAMP)
@@ -61,7 +61,8 @@ docs: $(STAMP)
 
 test: lint typecheck stubtest pytest docs
 
-# Every benchmark, then bench/report/ (report.md and charts); BENCH_ARGS="--quick" for the one-minute run.
+# Every benchmark (kafkalog/bench, shipped with the package), then bench-report/ (report.md and charts);
+# BENCH_ARGS="--quick" for the one-minute run.
 BENCH_ARGS ?=
 
 bench: $(STAMP)

@@ -5,15 +5,63 @@ Everything declarative lives in ``pyproject.toml``; this file only describes the
 Cython compiler directives are set here and nowhere else.  ``KAFKALOG_CYTHON_DEBUG=1`` turns bounds,
 wraparound and initialisation checks back on, keeps assertions, and writes the annotated HTML next to
 the ``.pyx`` (useful when a kernel misbehaves or to see which lines still touch Python).
+
+The compiled core is optional at install time: kafkalog runs on its plain-Python twin (``kafkalog/_core_py``)
+without it, only slower.  So when the C compiler is missing or fails, the build warns (saying how to get
+the compiled core) and installs the package without ``kafkalog._core`` instead of failing the install, as
+simplejson's and markupsafe's builds do.  ``KAFKALOG_REQUIRE_EXTENSION=1`` (CI sets it) turns that fallback
+back into a failed build, as it turns the runtime fallback into an ImportError (``kafkalog/_impl.py``).
 """
 
 import glob
 import os
+import sys
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
 
 DEBUG = os.environ.get("KAFKALOG_CYTHON_DEBUG", "") not in ("", "0")
+# The same reading of the flag as kafkalog/_impl.py's.
+REQUIRE_EXTENSION = os.environ.get("KAFKALOG_REQUIRE_EXTENSION", "").strip().lower() not in ("", "0", "false", "no")
+
+#: What a failed compile says, on stderr and in pip's log (``pip install -v`` shows it).
+NO_COMPILER_WARNING = """
+WARNING: kafkalog's compiled core (kafkalog._core) could not be built: {error}
+kafkalog is installed without it and runs on its plain-Python kernels, which give the same results,
+only slower (kafkalog.implementation() says "python").  To get the compiled core, install a C
+compiler (Debian/Ubuntu: apt-get install build-essential python3-dev; Fedora: dnf install gcc
+python3-devel; macOS: xcode-select --install), then reinstall kafkalog:
+    pip install --force-reinstall --no-deps --no-binary kafkalog kafkalog    (or `make build` in a checkout)
+Set KAFKALOG_REQUIRE_EXTENSION=1 to make a build without the compiled core fail instead.
+"""
+
+# What the compiler or the platform raise when the extension cannot be built; anything else is a bug
+# in the build and still fails it.
+BUILD_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformError)
+
+
+class OptionalBuildExt(build_ext):
+    """build_ext that, unless KAFKALOG_REQUIRE_EXTENSION is set, turns a failed compile into a warning."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except BUILD_ERRORS as e:  # no compiler at all (PlatformError) fails before any extension
+            self._fall_back(e)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except BUILD_ERRORS as e:
+            self._fall_back(e)
+
+    def _fall_back(self, error: Exception) -> None:
+        if REQUIRE_EXTENSION:
+            raise error
+        message = NO_COMPILER_WARNING.format(error=str(error).strip() or type(error).__name__)
+        print(message, file=sys.stderr)
 
 COMPILER_DIRECTIVES = {
     "language_level": 3,
@@ -41,6 +89,7 @@ extensions = [
 ]
 
 setup(
+    cmdclass={"build_ext": OptionalBuildExt},
     ext_modules=cythonize(
         extensions,
         compiler_directives=COMPILER_DIRECTIVES,

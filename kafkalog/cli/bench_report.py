@@ -1,6 +1,6 @@
-"""The benchmark report: a Markdown page and PNG charts from one pytest-benchmark run of ``bench/``.
+"""The benchmark report: a Markdown page and PNG charts from one pytest-benchmark run of :mod:`kafkalog.bench`.
 
-Input is the JSON that ``pytest --benchmark-json`` writes, with what ``bench/conftest.py`` adds to it:
+Input is the JSON that ``pytest --benchmark-json`` writes, with what ``kafkalog/bench/conftest.py`` adds to it:
 each row's ``extra_info`` (its key, such as ``decode/columns/cython``, and its records/s or MB/s), the
 ``kafkalog_ratios`` (every comparison the issues named, measured in this run) and ``kafkalog_machine``
 (CPU, cores, memory, library versions, load).  Output, in one directory:
@@ -243,7 +243,7 @@ def write_report(run: BenchRun, out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     md = ["# kafkalog benchmark report", "",
-          "One run of the benchmarks in `bench/` (pytest-benchmark). Times are per call; a ratio is the other "
+          "One run of the benchmarks in `kafkalog/bench` (pytest-benchmark). Times are per call; a ratio is the other "
           "row's time over kafkalog's, so above 1 means kafkalog is faster. Every figure comes from this one "
           "run, on this machine: they are measurements, not guarantees.", "", "## Machine", "",
           *_machine_lines(run), ""]

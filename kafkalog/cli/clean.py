@@ -7,6 +7,14 @@ After each round it prints the cleaner's summary, as Kafka's cleaner logs it.  `
 ``compact`` and ``min.cleanable.dirty.ratio`` 0 unless ``--config`` says otherwise, since asking for a
 clean is asking for one now.  Holds the log dir's ``.lock`` throughout; a Ctrl-C leaves no ``.cleaned``
 file behind (the round's output is deleted, and a swap under way finishes first).
+
+As in Kafka, the active segment (the last one, where appends go) is never cleaned, so records in it keep
+their duplicates.  ``--roll`` first rolls the log (Kafka: ``UnifiedLog.roll``) when the active segment holds
+any record, so that what it holds becomes cleanable; the new active segment is empty.
+
+A partition whose ``cleanup.policy`` (from ``--config``) does not include ``compact`` is not cleaned: a
+broker's cleaner would leave it alone, so ``clean`` prints one line saying so and exits with status 2 without
+opening the log.  ``--config cleanup.policy=compact`` (the default) is how to compact it anyway.
 """
 
 from __future__ import annotations
@@ -30,10 +38,14 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "clean", help="compact a partition dir (one cleaning round, or --until-clean)",
-        description="Compact a partition dir with Kafka's log cleaner and print the cleaner's statistics.")
+        description="Compact a partition dir with Kafka's log cleaner and print the cleaner's statistics. "
+                    "The active segment is never cleaned (--roll makes it cleanable). A cleanup.policy "
+                    "without compact (--config cleanup.policy=delete) is refused with exit status 2.")
     parser.add_argument("dir", metavar="DIR", help="the partition dir (<topic>-<partition>)")
     parser.add_argument("--until-clean", action="store_true",
                         help="run rounds until no dirty section is left (default: one round)")
+    parser.add_argument("--roll", action="store_true",
+                        help="roll the log first, so the records of the active segment (never cleaned) are cleaned")
     parser.add_argument("--dedupe-buffer-size", type=int, default=128 * 1024 * 1024, metavar="BYTES",
                         help="memory for the offset map (log.cleaner.dedupe.buffer.size, default %(default)s)")
     add_config_argument(parser)
@@ -46,7 +58,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     partition = PartitionDir.of(args.dir)
     config = log_config_from(args.config, {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0"})
     if not config.compact:
-        console.error(f"kafkalog clean: cleanup.policy={config.cleanup_policy} does not compact")
+        console.error(f"kafkalog clean: {partition.topic_partition} not cleaned: cleanup.policy="
+                      f"{','.join(config.cleanup_policy)} does not compact (Kafka's cleaner leaves such a log alone); "
+                      "--config cleanup.policy=compact compacts it anyway")
         return EXIT_USAGE
     cleaner_config = CleanerConfig(1, args.dedupe_buffer_size, 0.9, 1024 * 1024, config.max_message_size)
     rounds = 0
@@ -56,6 +70,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         try:
             for name, reason in log.load_report.skipped_files:
                 console.error(f"kafkalog clean: skipped {name}, left as it is: {reason}")
+            if args.roll:
+                _roll(console, args.json, log)
             size_before = log.size()
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()
@@ -82,6 +98,19 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{partition.topic_partition}: {rounds} round{'s' if rounds != 1 else ''} in {elapsed:.2f} s, "
                       f"{format_bytes(size_before)} -> {format_bytes(size_after)}")
     return 0
+
+
+def _roll(console: Console, as_json: bool, log: Log) -> None:
+    """``--roll``: a new, empty active segment, so that the records of the old one can be cleaned."""
+    active = log.active_segment
+    if active.size() == 0:
+        if not as_json:
+            console.print(f"{log.name}: the active segment {active.base_offset} is empty; nothing to roll")
+        return
+    new = log.roll()
+    if not as_json:
+        console.print(f"{log.name}: rolled the active segment {active.base_offset}; the new active segment "
+                      f"starts at offset {new.base_offset}")
 
 
 def _bytes_to_read(log: Log, first_dirty: int) -> int:

@@ -2,8 +2,13 @@
 
 Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.tools.stats` for what is
 counted.  Partitions are opened read-only: a live broker's directory can be read.  A batch that fails its CRC check
-is counted like the others, and reported: a warning line on stderr per partition, ``crc_failures`` in the
+is counted like the others, and reported: a warning line on stderr per partition, ``crcFailures`` in the
 ``--json`` and ``--csv`` output, and exit status 1.
+
+``--json`` and ``--csv`` name their fields in camelCase, as every ``--json`` of the command line does (Kafka's
+tools print camelCase JSON): :class:`~kafkalog.tools.stats.PartitionStats`'s ``log_end_offset`` is
+``logEndOffset`` there.  The JSON object has every field of :class:`~kafkalog.tools.stats.PartitionStats`;
+the CSV leaves out ``dir`` and ``skippedFiles`` and writes the format and codec counts as ``v2:3 v1:1``.
 """
 
 from __future__ import annotations
@@ -19,18 +24,27 @@ from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.stats import PartitionStats, partition_stats
 from .console import EXIT_FOUND, Console, format_bytes
 
-__all__ = ["add_parser", "run"]
+__all__ = ["COLUMNS", "add_parser", "camel_case", "run"]
 
+#: The CSV columns: fields of PartitionStats, in this order (their headers are :func:`camel_case` of these).
 COLUMNS = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
            "min_timestamp", "max_timestamp", "magics", "codecs", "keyed_records", "distinct_keys", "tombstones",
            "first_dirty_offset", "dirty_ratio", "crc_failures"]
+
+
+def camel_case(name: str) -> str:
+    """A snake_case field name as the command line's JSON and CSV spell it: ``log_end_offset`` ->
+    ``logEndOffset``."""
+    first, *rest = name.split("_")
+    return first + "".join(word.capitalize() for word in rest)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "stats", help="per-partition statistics: offsets, records, timestamps, codecs, keys, dirty ratio",
         description="Per-partition statistics of partition dirs or whole log dirs, read-only. Batches that "
-                    "fail their CRC check are counted and reported (a warning, crc_failures, exit status 1).")
+                    "fail their CRC check are counted and reported (a warning, crcFailures, exit status 1). "
+                    "JSON and CSV fields are camelCase (logEndOffset), as in every kafkalog --json.")
     parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per partition")
@@ -85,9 +99,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 status = 2
     if args.json:
         for stats in results:
-            console.json_line(stats.as_dict())
+            console.json_line({camel_case(key): value for key, value in stats.as_dict().items()})
     elif args.csv:
-        console.csv(COLUMNS, [[_csv_value(getattr(s, c)) for c in COLUMNS] for s in results])
+        console.csv([camel_case(c) for c in COLUMNS], [[_csv_value(getattr(s, c)) for c in COLUMNS] for s in results])
     else:
         console.table(
             ["PARTITION", "SEGS", "SIZE", "OFFSETS", "RECORDS", "FIRST TIMESTAMP", "LAST TIMESTAMP", "FORMATS",

@@ -11,9 +11,10 @@
    offset, same value, tombstones aside) and the ``delete``-policy topic must be untouched.  The job
    prints a summary (records and bytes before and after, throughput) and exits 1 if a check fails.
 
-Run ``python -m kafkalog.spark.demo [--master URL] [--records N] [--keys K] [--dir DIR]``.  Without
-``--dir`` a temporary directory is used and removed afterwards.  The narrated tour of the log layer
-itself is ``kafkalog demo``.
+Run ``python -m kafkalog.spark.demo [--master URL] [--records N] [--keys K] [--keep DIR]``.  Without
+``--keep`` the job works in a temporary directory, removed when it exits, and says so; ``--keep DIR`` works
+in ``DIR`` and leaves the log dirs and the Parquet file there.  Spark starts quietly
+(:func:`kafkalog.spark.quiet.quiet_conf`).  The narrated tour of the log layer itself is ``kafkalog demo``.
 """
 
 from __future__ import annotations
@@ -106,20 +107,23 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
     from pyspark.sql import functions as F
 
     from . import compact, register, session
+    from .quiet import quiet_conf
 
     own_session = spark is None
-    spark = (session(master, "kafkalog-demo", spark_ui_showConsoleProgress="false", spark_log_level="ERROR")
+    spark = (session(master, "kafkalog-demo", spark_ui_showConsoleProgress="false", **quiet_conf(master))
              if spark is None else register(spark))
     if own_session:
-        spark.sparkContext.setLogLevel("ERROR")
+        spark.sparkContext.setLogLevel("ERROR")  # the job's own summary is the output; Spark's warnings are not
     cores = spark.sparkContext.defaultParallelism
     try:
         with work_directory(directory, "kafkalog-spark-demo-") as root:
             log_dirs = [str(root / "kafka-logs-1"), str(root / "kafka-logs-2")]
             compacted = [t.name for t in TOPICS if t.compacted]
             kept = [t.name for t in TOPICS if not t.compacted]
+            where = (f"in {root}" if directory is not None else
+                     f"in the temporary directory {root}, removed at exit (--keep DIR keeps the files)")
             out.write(f"kafkalog demo on Spark {spark.version} ({spark.sparkContext.master}, {cores} task slots, "
-                      f"{implementation()} kernels), in {root}\n")
+                      f"{implementation()} kernels), {where}\n")
 
             out.write(f"\n1. Writing {records:,} records into {len(log_dirs)} log dirs through LogManager\n")
             workload = write_workload(log_dirs, records, keys=keys)
@@ -159,7 +163,8 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
             latest_keys = latest.where(F.col("value").isNotNull()).count()
             kept_rows = df.where(F.col("topic").isin(kept)).count() if kept else 0
             out.write(f"   latest value per key of the compacted topics: {latest_keys:,} live keys "
-                      f"({latest.count() - latest_keys:,} deleted), saved to {Path(latest_path).name}\n")
+                      f"({latest.count() - latest_keys:,} deleted), saved to {Path(latest_path).name}"
+                      f"{'' if directory is not None else ' (temporary)'}\n")
 
             out.write(f"\n3. Compacting: kafkalog.spark.compact(spark, log_dirs) over {len(compacted)} topics\n")
             started = time.perf_counter()
@@ -201,6 +206,9 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
                       f"({_size(bytes_after)}); read {rows_read / read_s:,.0f} rows/s; compacted "
                       f"{_size(bytes_read / compact_s)}/s.  "
                       f"{'All checks passed.' if result.ok else 'CHECKS FAILED.'}\n")
+            if directory is not None:
+                out.write(f"Kept in {root}: {', '.join(Path(d).name for d in log_dirs)} (the compacted log dirs) and "
+                          f"{Path(latest_path).name}\n")
             return result
     finally:
         if own_session:
@@ -262,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=_positive, default=1_000_000, help="records to write (default 1,000,000)")
     parser.add_argument("--keys", type=_positive, default=None,
                         help="distinct keys per topic (default records / 20)")
-    parser.add_argument("--dir", help="work in this directory (kept afterwards) instead of a temporary one")
+    parser.add_argument("--keep", "--dir", dest="dir", metavar="DIR",
+                        help="work in DIR and keep the log dirs and the Parquet file there (default: a temporary "
+                             "directory, removed at exit)")
     args = parser.parse_args(argv)
     if args.dir is not None and any(Path(args.dir).glob("kafka-logs-*/*-*")):
         parser.error(f"{args.dir} already holds partitions from an earlier run; give an empty or new directory")

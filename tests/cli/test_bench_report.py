@@ -19,12 +19,21 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.slow
-def test_a_quick_run_writes_every_table_and_chart(tmp_path: Path) -> None:
+def test_a_quick_run_writes_every_table_and_chart(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     out, err = io.StringIO(), io.StringIO()
     status = main(["bench", "--quick", "-k", "crc32c or lookup or scan_4mib", "--out", str(tmp_path)],
                   stdout=out, stderr=err)
     assert status == 0, err.getvalue()
+    # The child pytest's progress went to stderr, without pytest-benchmark's tables or the row listing; stdout
+    # is the short table of the targeted ratios and where the report is.
+    child_out, child_err = capfd.readouterr()
+    assert child_out == "" and "passed" in child_err
+    assert "Name (time in" not in child_err and "kafkalog benchmark rows" not in child_err
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["COMPARISON", "RATIO", "TARGET", "RESULT"]
+    assert any(line.startswith("CRC-32C 1 MiB: compiled vs crcmod (pure twin)") and "10x" in line for line in lines)
     run = json.loads((tmp_path / "run.json").read_text())
+    assert len(lines) < 15 and lines[-1].startswith(f"{len(run['benchmarks'])} rows")
     groups = {b["group"] for b in run["benchmarks"]}
     assert {"crc32c 1 MiB", "index lookup 10 MiB, uniform", "index lookup 10 MiB, warm", "scan 4 MiB"} <= groups
     report = (tmp_path / "report.md").read_text()

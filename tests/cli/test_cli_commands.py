@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import struct
@@ -188,7 +189,7 @@ def test_no_progress_works_after_the_command(tmp_path: Path, monkeypatch: pytest
 def test_stats_reports_crc_failures(tmp_path: Path) -> None:
     partition = _build_log_dir(tmp_path / "logs", records=40)
     status, out, err = run("stats", "--json", str(partition))
-    assert (status, err) == (0, "") and json.loads(out)["crc_failures"] == 0
+    assert (status, err) == (0, "") and json.loads(out)["crcFailures"] == 0
     segment = sorted(partition.glob("*.log"))[0]
     data = segment.read_bytes()
     assert data.count(b"value 5\x00") == 1  # one record's value, then its header count
@@ -197,12 +198,12 @@ def test_stats_reports_crc_failures(tmp_path: Path) -> None:
     status, out, err = run("stats", "--json", str(partition))
     assert status == 1 and err.startswith(warning)
     stats = json.loads(out)
-    assert stats["crc_failures"] == 1 and stats["records"] == 40
+    assert stats["crcFailures"] == 1 and stats["records"] == 40
     status, out, err = run("stats", str(partition))
     assert status == 1 and err.startswith(warning) and "events-0" in out
     status, out, _err = run("stats", "--csv", str(partition))
     header, row = out.splitlines()
-    assert dict(zip(header.split(","), row.split(","), strict=True))["crc_failures"] == "1"
+    assert dict(zip(header.split(","), row.split(","), strict=True))["crcFailures"] == "1"
 
 
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
@@ -386,6 +387,77 @@ def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> Non
     assert status == 0 and "Nothing to clean" in out
 
 
+def test_clean_roll_makes_the_active_segment_cleanable(tmp_path: Path) -> None:
+    """Without --roll the active segment keeps its duplicates (Kafka never cleans it); with --roll the log is
+    rolled first and every key is left once."""
+    partition = _build_log_dir(tmp_path / "logs")
+    with Log(partition, read_only=True) as before:
+        records = list(before.records())
+        active_base = before.active_segment.base_offset
+    latest = {r.key: (r.offset, r.value) for r in records}
+    status, out, err = run("clean", "--until-clean", str(partition))
+    assert status == 0, err
+    with Log(partition, read_only=True) as after:
+        kept = list(after.records())
+    # The keys of the active segment's records are also kept earlier: those earlier records stay.
+    assert len(kept) > len({r.key for r in kept}) == 17
+    status, out, err = run("clean", "--until-clean", "--roll", str(partition))
+    assert status == 0, err
+    end = records[-1].offset + 1
+    assert f"events-0: rolled the active segment {active_base}; the new active segment starts at offset {end}" in out
+    with Log(partition, read_only=True) as after:
+        assert {r.key: (r.offset, r.value) for r in after.records()} == latest
+        assert len(list(after.records())) == len(latest) == 17
+        assert after.active_segment.base_offset == end and after.active_segment.size() == 0
+    # Rolling an empty active segment changes nothing and says so.
+    status, out, err = run("clean", "--roll", str(partition))
+    assert status == 0, err
+    assert f"events-0: the active segment {end} is empty; nothing to roll" in out and "Nothing to clean" in out
+    with Log(partition, read_only=True) as after:
+        assert after.number_of_segments == 2
+
+
+def test_clean_refuses_a_policy_that_does_not_compact(tmp_path: Path) -> None:
+    partition = _build_log_dir(tmp_path / "logs")
+    before = {p.name: p.read_bytes() for p in sorted(partition.iterdir())}
+    status, out, err = run("clean", "--until-clean", "--config", "cleanup.policy=delete", str(partition))
+    assert (status, out) == (2, "")
+    assert err == ("kafkalog clean: events-0 not cleaned: cleanup.policy=delete does not compact (Kafka's cleaner "
+                   "leaves such a log alone); --config cleanup.policy=compact compacts it anyway\n")
+    assert {p.name: p.read_bytes() for p in sorted(partition.iterdir())} == before
+    status, _out, err = run("clean", "--config", "cleanup.policy=compact,delete", str(partition))
+    assert status == 0, err
+
+
+def test_every_json_output_is_camel_case(tmp_path: Path) -> None:
+    """stats, verify, recover and clean --json name every field in camelCase (Kafka's tools do); stats --csv's
+    header too."""
+    partition = _build_log_dir(tmp_path / "logs")
+
+    def keys(value: Any, inside: str = "") -> set[str]:
+        if isinstance(value, list):
+            return {k for item in value for k in keys(item, inside)}
+        if not isinstance(value, dict) or inside in ("magics", "codecs"):  # counts keyed by format and codec names
+            return set()
+        return set(value) | {k for key, item in value.items() for k in keys(item, key)}
+
+    seen: set[str] = set()
+    for argv in (["stats", "--json", str(tmp_path / "logs")], ["verify", "--json", "--notes", str(tmp_path / "logs")],
+                 ["recover", "--json", "--full", str(partition)], ["clean", "--json", "--roll", str(partition)]):
+        status, out, err = run(*argv)
+        assert status == 0, (argv, err)
+        objects = [json.loads(line) for line in out.splitlines()]
+        assert objects, argv
+        seen |= keys(objects)
+    assert {"crcFailures", "logEndOffset", "distinctKeys", "skippedFiles", "truncatedBytes", "bytesRead",
+            "firstDirtyOffset"} <= seen
+    assert [k for k in seen if not re.fullmatch(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*", k)] == []
+    status, out, _err = run("stats", "--csv", str(partition))
+    header = out.splitlines()[0].split(",")
+    assert header[:6] == ["topic", "partition", "segments", "size", "logStartOffset", "logEndOffset"]
+    assert all(re.fullmatch(r"[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)*", k) for k in header)
+
+
 @pytest.mark.parametrize("relative", [f"{YUANLIUBEI}/__consumer_offsets-17",
                                       f"{RONEM}/__consumer_offsets-44"])
 def test_clean_on_golden_copies_matches_the_library(golden: Path, tmp_path: Path, relative: str) -> None:
@@ -426,11 +498,11 @@ def test_stats_agree_with_the_library(tmp_path: Path, golden: Path) -> None:
         records = list(log.records())
         assert stats["segments"] == log.number_of_segments and stats["size"] == log.size()
     assert stats["records"] == len(records) == 300
-    assert stats["distinct_keys"] == len({r.key for r in records}) == 17
-    assert stats["min_timestamp"] == min(r.timestamp for r in records)
-    assert stats["max_timestamp"] == max(r.timestamp for r in records)
+    assert stats["distinctKeys"] == len({r.key for r in records}) == 17
+    assert stats["minTimestamp"] == min(r.timestamp for r in records)
+    assert stats["maxTimestamp"] == max(r.timestamp for r in records)
     assert stats["codecs"] == {"none": 30} and stats["magics"] == {"v2": 30}
-    assert 0 < stats["dirty_ratio"] <= 1
+    assert 0 < stats["dirtyRatio"] <= 1
     status, out, _err = run("stats", "--csv", str(golden / KAFKALITE))
     rows = out.splitlines()
     assert rows[0].startswith("topic,partition,segments,size")

@@ -85,3 +85,37 @@ def test_demo_command_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
         main(["--dir", str(tmp_path), "--records", "100"])
     assert exit_info.value.code == 2
     assert "earlier run" in capsys.readouterr().err
+
+
+def test_without_keep_the_demo_says_its_directory_is_temporary(spark: Any) -> None:
+    out = io.StringIO()
+    assert run(records=2000, keys=50, out=out, spark=spark).ok
+    text = out.getvalue()
+    first = text.splitlines()[0]
+    assert first.endswith("removed at exit (--keep DIR keeps the files)")
+    root = Path(first.split("in the temporary directory ")[1].split(",")[0])
+    assert not root.exists()  # removed, as it said
+    assert "saved to latest-values.parquet (temporary)" in text and "Kept in" not in text
+
+
+def test_make_demo_starts_spark_quietly_and_keeps_what_it_saved(tmp_path: Path) -> None:
+    """The job as ``make demo`` runs it, in its own process and JVM: stderr holds none of the start-up lines
+    a default local session prints; the one line no setting reaches is the JDK's incubator-module warning
+    (kafkalog.spark.quiet says why).  With --keep, what it says it saved is there when it exits."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_LOCAL_IP", "KAFKALOG_SPARK_MASTER")}
+    keep = tmp_path / "kept"
+    done = subprocess.run([sys.executable, "-m", "kafkalog.spark.demo", "--records", "3000", "--keys", "100",
+                           "--master", "local[1]", "--keep", str(keep)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line for line in done.stderr.splitlines()
+            if line.strip() and line != "WARNING: Using incubator modules: jdk.incubator.vector"] == []
+    assert f"in {keep}\n" in done.stdout and "All checks passed." in done.stdout
+    assert done.stdout.rstrip().endswith(f"Kept in {keep}: kafka-logs-1, kafka-logs-2 (the compacted log dirs) and "
+                                         "latest-values.parquet")
+    assert (keep / "latest-values.parquet").is_dir() and list((keep / "latest-values.parquet").glob("*.parquet"))
+    assert list((keep / "kafka-logs-1").glob("users-*/*.log"))

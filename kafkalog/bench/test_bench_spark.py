@@ -59,8 +59,8 @@ BASE_TIMESTAMP = 1_700_000_000_000
 TOPIC = "bench"
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
-# The reference source's classes travel to Spark's Python workers by value: this file is not importable
-# there (bench/ is not a package on the workers' path).
+# The reference source's classes travel to Spark's Python workers by value, so that the workers never
+# import this file (a pytest module, which needs pytest and the bench extra to import).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 

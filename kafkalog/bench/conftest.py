@@ -267,7 +267,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     results = config.stash.get(_RESULTS, {})
-    if not results:
+    # --benchmark-quiet (kafkalog bench passes it) silences these blocks with pytest-benchmark's tables:
+    # the report holds them.
+    if not results or config.getoption("benchmark_quiet", default=False):
         return
     tr = terminalreporter
     tr.write_sep("-", "kafkalog benchmark rows: fastest round (and median round)")
