@@ -171,9 +171,14 @@ def test_the_installed_package_runs_its_benchmarks_outside_the_source_tree(insta
 
 
 def test_the_wheel_ships_the_suite_and_not_the_generated_c(installed: tuple[Path, str]) -> None:
-    """The installed RECORD (the wheel's manifest) lists the suite and its pytest.ini, and no generated C."""
+    """The installed RECORD (the wheel's manifest) lists the suite and its pytest.ini, the data files, and no
+    generated C."""
     target, _log = installed
     (record,) = target.glob("kafkalog-*.dist-info/RECORD")
     files = {line.split(",")[0] for line in record.read_text().splitlines()}
     assert "kafkalog/bench/conftest.py" in files and "kafkalog/bench/pytest.ini" in files
+    # and the data files the code reads at run time: dump's decoders' schemas, the Spark driver's log4j
+    assert "kafkalog/tools/kafka_schemas/TopicRecord.json" in files
+    assert "kafkalog/tools/kafka_schemas/OffsetCommitValue.json" in files
+    assert "kafkalog/spark/log4j2.properties" in files
     assert not [f for f in files if f.endswith((".c", ".html"))]
