@@ -97,11 +97,11 @@ def batch_fields(batch: bytes) -> list[Field]:
         fields.append(Field(at, batch[at:at + size], name, say(value), "batch header (61 bytes)"))
         return int(value)
 
-    fixed(0, 8, ">q", "baseOffset", lambda v: f"{v}: offset of the batch's first record")
-    length = fixed(8, 4, ">i", "batchLength", lambda v: f"{v}: bytes that follow this field")
-    fixed(12, 4, ">i", "partitionLeaderEpoch", lambda v: f"{v}: the leader's epoch when it was written")
-    fixed(16, 1, ">b", "magic", lambda v: f"{v}: the v2 format")
-    fixed(17, 4, ">I", "crc", lambda v: f"0x{v:08x}: CRC-32C of attributes … end")
+    fixed(0, 8, ">q", "baseOffset", lambda v: f"{v}: the first record's offset")
+    length = fixed(8, 4, ">i", "batchLength", lambda v: f"{v}: the bytes after this field")
+    fixed(12, 4, ">i", "partitionLeaderEpoch", lambda v: f"{v}: the leader's epoch")
+    fixed(16, 1, ">b", "magic", lambda v: f"{v}: format v2")
+    fixed(17, 4, ">I", "crc", lambda v: f"0x{v:08x}: CRC-32C, attributes to end")
     attrs = fixed(21, 2, ">h", "attributes",
                   lambda v: f"0x{v:04x}: codec {v & 7}, {'log-append' if v & 8 else 'create'} time"
                             f"{', transactional' if v & 16 else ''}{', control' if v & 32 else ''}")
@@ -109,9 +109,9 @@ def batch_fields(batch: bytes) -> list[Field]:
     count_delta = fixed(23, 4, ">i", "lastOffsetDelta", lambda v: f"{v}: last offset = base + {v}")
     base_ts = fixed(27, 8, ">q", "baseTimestamp", lambda v: f"{v} ms")
     fixed(35, 8, ">q", "maxTimestamp", lambda v: f"{v} ms (base + {v - base_ts})")
-    fixed(43, 8, ">q", "producerId", lambda v: f"{v}" + (" (none)" if v == -1 else ": the idempotent producer"))
+    fixed(43, 8, ">q", "producerId", lambda v: f"{v}" + (" (none)" if v == -1 else ": an idempotent producer"))
     fixed(51, 2, ">h", "producerEpoch", lambda v: f"{v}")
-    fixed(53, 4, ">i", "baseSequence", lambda v: f"{v}: the producer's sequence of the first record")
+    fixed(53, 4, ">i", "baseSequence", lambda v: f"{v}: the first record's sequence")
     count = fixed(57, 4, ">i", "recordsCount", lambda v: f"{v} records follow")
     check(count == count_delta + 1, "recordsCount and lastOffsetDelta disagree")
     check(length == len(batch) - 12, "batchLength is not the rest of the batch")
@@ -132,16 +132,16 @@ def batch_fields(batch: bytes) -> list[Field]:
                 fields.append(Field(at, batch[at:at + size], name, repr(batch[at:at + size])[1:], group))
                 at += size
 
-        var("length", lambda v: f"{v}: bytes of this record after this varint (varint)")
+        var("length", lambda v: f"{v}: the bytes after this varint")
         fields.append(Field(at, batch[at:at + 1], "attributes", "0: unused", group))
         at += 1
-        var("timestampDelta", lambda v: f"{v}: timestamp = baseTimestamp + {v} (varlong)")
-        var("offsetDelta", lambda v: f"{v}: offset = baseOffset + {v} (varint)")
-        blob("key", var("keyLength", lambda v: f"{v} (varint; -1 is a null key)"))
-        blob("value", var("valueLength", lambda v: f"{v} (varint; -1 is a null value: a tombstone)"))
-        for _h in range(var("headersCount", lambda v: f"{v} (varint)")):
-            blob("header key", var("headerKeyLength", lambda v: f"{v} (varint)"))
-            blob("header value", var("headerValueLength", lambda v: f"{v} (varint)"))
+        var("timestampDelta", lambda v: f"{v}: baseTimestamp + {v}")
+        var("offsetDelta", lambda v: f"{v}: baseOffset + {v}")
+        blob("key", var("keyLength", lambda v: f"{v} (-1: a null key)"))
+        blob("value", var("valueLength", lambda v: f"{v} (-1: null, a tombstone)"))
+        for _h in range(var("headersCount", lambda v: f"{v}")):
+            blob("header key", var("headerKeyLength", lambda v: f"{v}"))
+            blob("header value", var("headerValueLength", lambda v: f"{v}"))
     check(at == len(batch), "the records do not end where the batch does")
     return fields
 
@@ -175,14 +175,16 @@ def batch_layout(path: Path) -> None:
     check([f.raw for f in fields if f.name == "header value"] == [v for r in records for _k, v in r.headers],
           "headers differ")
 
-    row, top, left = 19, 58, 20
-    col_pos, col_hex, col_name, col_say = left + 150, left + 160, left + 432, left + 582
-    width = 1100
-    svg = Svg(width, top + row * len(fields) + 46, "A v2 record batch, byte by byte, as kafkalog wrote it")
-    svg.text(left, 22, f"One v2 batch from a real .log file (at byte {position} of 00000000000000000000.log), "
-                       "field by field", size=15, bold=True)
-    svg.text(left, 42, "Big-endian integers in the header; in each record, zigzag varints. Hover a field for "
-                       "all of its bytes.", size=12, colour=COLOURS["muted"])
+    row, top, left = 19, 76, 16
+    col_pos, col_hex = left + 146, left + 156
+    col_name, col_say = col_hex + 198, col_hex + 346
+    width = col_say + 330
+    svg = Svg(width, top + row * len(fields) + 50, "A v2 record batch, byte by byte, as kafkalog wrote it")
+    svg.text(left, 22, "One v2 batch from a real .log file, field by field", size=15, bold=True)
+    svg.text(left, 42, f"At byte {position} of 00000000000000000000.log. The header's integers are big-endian; "
+                       "a record's lengths and", size=12, colour=COLOURS["muted"])
+    svg.text(left, 58, "deltas are zigzag varints. Hover over a field to see all of its bytes.", size=12,
+             colour=COLOURS["muted"])
     svg.text(col_pos, top - 6, "bytes", size=11, anchor="end", colour=COLOURS["muted"])
     svg.text(col_hex, top - 6, "as stored (hex)", size=11, colour=COLOURS["muted"])
     svg.text(col_name, top - 6, "field", size=11, colour=COLOURS["muted"])
@@ -196,7 +198,7 @@ def batch_layout(path: Path) -> None:
         shade = COLOURS[fill + "2"] if i % 2 and fill + "2" in COLOURS else COLOURS[fill]
         hexes = " ".join(f"{b:02x}" for b in f.raw)
         shown = hexes if len(f.raw) <= 8 else " ".join(f"{b:02x}" for b in f.raw[:7]) + " …"
-        svg.rect(col_hex - 4, y + 1, 264, row - 2, shade, stroke="none", tip=f"{f.name}: {hexes}")
+        svg.rect(col_hex - 4, y + 1, 186, row - 2, shade, stroke="none", tip=f"{f.name}: {hexes}")
         end = f.start + len(f.raw) - 1
         svg.text(col_pos, y + 14, f"{f.start}" if end == f.start else f"{f.start}{DASH}{end}", size=11, anchor="end",
                  mono=True, colour=COLOURS["muted"])
@@ -213,15 +215,14 @@ def batch_layout(path: Path) -> None:
     bottom = top + row * len(fields)
     # The two ranges the header's fields cover: what batchLength counts, what the CRC sums.
     by_start = {f.start: i for i, f in enumerate(fields)}
-    for x, first_byte, label in ((width - 160, 12, "batchLength\ncounts these\nbytes"),
-                                 (width - 82, 21, "the CRC\ncovers these\nbytes")):
+    for x, first_byte, label in ((width - 50, 12, "batchLength counts these bytes"),
+                                 (width - 24, 21, "the CRC covers these bytes")):
         y1 = top + by_start[first_byte] * row + 2
         svg.path(f"M{x:.1f},{y1:.1f} h6 V{bottom - 2:.1f} h-6", colour=COLOURS["link"])
-        for j, part in enumerate(label.split("\n")):
-            svg.text(x + 9, y1 + 14 + j * 13, part, size=10, colour=COLOURS["link"])
-    svg.text(left, bottom + 24, f"{len(data)} bytes in all: the 61-byte header, then {len(records)} records. "
-                                "kafkalog's reader agrees on every key, value and header, and on the CRC.",
-             size=12, colour=COLOURS["muted"])
+        svg.text(x + 18, (y1 + bottom) / 2, label, size=11, anchor="middle", vertical=True, colour=COLOURS["link"])
+    svg.text(left, bottom + 22, f"{len(data)} bytes in all: the 61-byte header, then {len(records)} records. "
+                                "kafkalog's own reader agrees", size=12, colour=COLOURS["muted"])
+    svg.text(left, bottom + 38, "on every key, value and header, and on the CRC.", size=12, colour=COLOURS["muted"])
     svg.save(path)
 
 
@@ -259,10 +260,10 @@ def read_path(path: Path) -> None:
             hops = [b for b in batches if entry.position <= b[0] <= found.position]
             first_record = next(iter(fetch.records.records()))
 
-    width, left = 1000, 20
-    svg = Svg(width, 460, f"How Log.read finds offset {target}")
+    width, left = 800, 16
+    svg = Svg(width, 470, f"How Log.read finds offset {target}")
     svg.text(left, 24, f"Log.read({target}): from an offset to the bytes, in three lookups", size=15, bold=True)
-    svg.text(left, 44, "A real log of 30 batches in 1100-byte segments, with an index entry every 240 bytes",
+    svg.text(left, 44, "A real log: 30 batches in 1100-byte segments, an index entry every 240 bytes",
              size=12, colour=COLOURS["muted"])
 
     # Lane 1: the segments, by base offset.
@@ -280,10 +281,10 @@ def read_path(path: Path) -> None:
 
     # Lane 2: the chosen segment's offset index.
     y = 184
-    svg.text(left, y, f"2. Its .index, binary-searched: the last entry whose offset is ≤ {target} "
-                      f"→ byte {entry.position}", size=13, bold=True)
+    svg.text(left, y, f"2. Its .index, binary-searched: the last entry whose offset is ≤ {target}", size=13,
+             bold=True)
     svg.line(seg_x, 134, seg_x, y - 16, colour=COLOURS["accent"], arrow=True)
-    entry_w = 150
+    entry_w = 148
     entry_x = {}
     for i, e in enumerate(index):
         x = left + i * (entry_w + 14)
@@ -291,13 +292,14 @@ def read_path(path: Path) -> None:
         svg.rect(x, y + 12, entry_w, 30, COLOURS["chosen"] if hit else COLOURS["index"], width=1.6 if hit else 0.8)
         svg.text(x + entry_w / 2, y + 32, f"offset {e.offset} → byte {e.position}", size=12, anchor="middle")
         entry_x[e.position] = x + entry_w / 2
-    svg.text(left + len(index) * (entry_w + 14), y + 32, "(one entry per ~240 bytes: the index is sparse)",
-             size=11, colour=COLOURS["muted"])
+    svg.text(left + len(index) * (entry_w + 14), y + 25, "one entry per ~240 bytes:", size=11,
+             colour=COLOURS["muted"])
+    svg.text(left + len(index) * (entry_w + 14), y + 39, "the index is sparse", size=11, colour=COLOURS["muted"])
 
     # Lane 3: the segment's batches to scale; the scan from the index's position.
     y = 290
-    svg.text(left, y, f"3. The .log from byte {entry.position}: read batch headers forward (size field, last "
-                      f"offset) to the batch holding {target}", size=13, bold=True)
+    svg.text(left, y, f"3. The .log from byte {entry.position}: hop over batch headers to the batch holding "
+                      f"{target}", size=13, bold=True)
     scale = (width - 2 * left) / max(p + s for p, s, _f, _l in batches)
     bar_y = y + 46
     for p, s, first, last in batches:
@@ -312,11 +314,12 @@ def read_path(path: Path) -> None:
         x1, x2 = left + (p + 4) * scale, left + nxt[0] * scale
         svg.path(f"M{x1:.1f},{bar_y + 42:.1f} Q{(x1 + x2) / 2:.1f},{bar_y + 70:.1f} {x2 + 2:.1f},{bar_y + 43:.1f}",
                  colour=COLOURS["accent"], arrow=True)
-    svg.text(left, bar_y + 92, f"{len(hops) - 1} hop(s) over batch headers: each batch's size field says where "
-                               "the next begins, so only 61 header bytes per batch are read.", size=12)
-    svg.text(left, bar_y + 112, f"Log.read({target}) starts at byte {found.position} of segment {base}; the fetch "
-                                f"returns that whole batch, and its first record is offset {first_record.offset} "
-                                f"(a consumer skips to {target}).", size=12)
+    svg.text(left, bar_y + 92, f"{len(hops) - 1} hop(s): each batch's size field says where the next begins, so "
+                               "only a batch's header is read.", size=12)
+    svg.text(left, bar_y + 110, f"Log.read({target}) starts at byte {found.position} of segment {base}. The fetch "
+                                "returns that whole batch:", size=12)
+    svg.text(left, bar_y + 128, f"its first record is offset {first_record.offset}, and a consumer skips the records "
+                                f"before {target}.", size=12)
     svg.save(path)
 
 
@@ -352,13 +355,12 @@ def recovery(path: Path) -> None:
     check(report.deleted_segments == [b for b, _ in before[2:]], "recovery did not delete the later segments")
     check(before[0][0] not in truncated, "recovery read a segment below the recovery point")
 
-    width, left, label_w = 1000, 20, 190
+    width, left, label_w = 800, 16, 162
     scale = (width - left - label_w - 20) / max(bs[-1][0] + bs[-1][1] for _b, bs in before)
-    svg = Svg(width, 140 + 2 * (len(before) * 48 + 40) + 70, "Recovery after a crash")
+    svg = Svg(width, 2 * len(before) * 40 + 300, "Recovery after a crash")
     svg.text(left, 24, "Opening a log after a crash: LogLoader.recoverLog, on a real log", size=15, bold=True)
-    svg.text(left, 44, f"Three segments; the recovery point (the offset the last flush reached) is "
-                       f"{recovery_point}; one byte flipped in the batch at offsets {_span(bad[2], bad[3])}.",
-             size=12, colour=COLOURS["muted"])
+    svg.text(left, 44, f"The recovery point (how far the last flush reached) is {recovery_point}; one byte is "
+                       f"flipped in the batch at offsets {_span(bad[2], bad[3])}.", size=12, colour=COLOURS["muted"])
 
     def draw(y: float, title: str, segments: list[tuple[int, list[tuple[int, int, int, int]]]],
              state: Callable[[int, tuple[int, int, int, int]], str]) -> float:
@@ -395,15 +397,16 @@ def recovery(path: Path) -> None:
         return "gone"
 
     y = draw(80, f"Before: as the crash left it (log end offset {end_before})", before, before_state)
-    svg.text(left, y + 4, "blue: below the recovery point, trusted and not read;  orange: past it, read batch by "
-                          "batch and each CRC checked;  red: the CRC fails", size=11, colour=COLOURS["muted"])
-    y = draw(y + 40, f"After: what recovery keeps (log end offset {end_after})", after, after_state)
+    svg.text(left, y + 4, "blue: below the recovery point, trusted, not read;  orange: past it, read batch by batch, "
+                          "each CRC checked;", size=11, colour=COLOURS["muted"])
+    svg.text(left, y + 19, "red: the CRC fails", size=11, colour=COLOURS["muted"])
+    y = draw(y + 52, f"After: what recovery keeps (log end offset {end_after})", after, after_state)
     (seg1, cut), = [(b, t) for b, t in report.recovered_segments if t]
     svg.text(left, y + 4, "green: checked and kept; dashed grey: truncated", size=11, colour=COLOURS["muted"])
-    lines = [f"LoadReport: segment {seg1} truncated by {cut} bytes at the first bad batch (offset {bad[2]}); "
-             f"segment(s) {', '.join(map(str, report.deleted_segments))} deleted;",
-             f"indexes of the checked segments rebuilt from their batches. Every record at or past offset {bad[2]} "
-             "is gone: a replica fetches it again from the leader."]
+    lines = [f"LoadReport: segment {seg1} truncated by {cut} bytes at the first bad batch (offset {bad[2]}),",
+             f"segment(s) {', '.join(map(str, report.deleted_segments))} deleted, the checked segments' indexes "
+             "rebuilt from their batches.",
+             f"Every record from offset {bad[2]} on is gone: a replica fetches them again from the leader."]
     for j, line in enumerate(lines):
         svg.text(left, y + 30 + j * 17, line, size=12)
     svg.save(path)
@@ -450,13 +453,14 @@ def transactions(path: Path) -> None:
     check(state.last_stable_offset == lso, "TransactionState and first_unstable_offset disagree on the LSO")
     check(max(committed) < lso and max(uncommitted) < hw, "a consumer read past its bound")
 
-    width, left, cell = 1000, 20, 52
-    x0 = left + 150
-    svg = Svg(width, 420, "Transactions, the last stable offset and the high watermark")
+    width, left, cell = 800, 16, 44
+    x0 = left + 136
+    svg = Svg(width, 460, "Transactions, the last stable offset and the high watermark")
     svg.text(left, 24, "A partition with an aborted, a committed and an open transaction", size=15, bold=True)
-    svg.text(left, 44, "Producers 7, 8 and 9 write transactionally, beside plain writes; a transaction ends with a "
-                       "control batch (its marker).", size=12, colour=COLOURS["muted"])
-    y = 100
+    svg.text(left, 44, "Producers 7, 8 and 9 write in transactions, beside plain writes; a transaction ends with "
+                       "a marker,", size=12, colour=COLOURS["muted"])
+    svg.text(left, 60, "a control batch saying ABORT or COMMIT.", size=12, colour=COLOURS["muted"])
+    y = 112
     svg.text(left, y + 24, "offset", size=12, colour=COLOURS["muted"])
     for offset, pid, what in cells:
         x = x0 + offset * cell
@@ -464,7 +468,8 @@ def transactions(path: Path) -> None:
                  dash="3,2" if what != "data" else None)
         svg.text(x + (cell - 4) / 2, y + 16, str(offset), size=12, anchor="middle", bold=True)
         svg.text(x + (cell - 4) / 2, y + 31, what if what != "data" else ("plain" if pid is None else f"P{pid}"),
-                 size=10, anchor="middle", colour=COLOURS["ink"] if what != "data" else COLOURS["muted"])
+                 size=9 if what != "data" else 10, anchor="middle",
+                 colour=COLOURS["ink"] if what != "data" else COLOURS["muted"])
     # The three bounds first, so the transactions' labels are written over them.
     for name, offset, colour, dy in (("LSO", lso, COLOURS["accent"], 0), ("HW", hw, COLOURS["link"], 0),
                                      ("LEO", leo, COLOURS["ink"], -16)):
@@ -496,14 +501,13 @@ def transactions(path: Path) -> None:
         svg.text(left, yr + 44, why, size=11, colour=COLOURS["muted"])
 
     reader(y + 150, "read_committed", committed, lso,
-           f"reads below the LSO ({lso}): the first offset of the earliest open transaction. Aborted "
-           "records and markers are skipped.")
+           f"reads below the LSO ({lso}), the first offset of the earliest open transaction; skips aborted records.")
     reader(y + 225, "read_uncommitted", uncommitted, hw,
-           f"reads below the high watermark ({hw}), aborted records included; markers are never returned.")
-    svg.text(left, y + 310, "Aborted transactions (what a .txnindex holds): "
+           f"reads below the high watermark ({hw}), aborted records included. Neither reader is given a marker.")
+    svg.text(left, y + 306, "Aborted transactions (what a .txnindex holds): "
                             + "; ".join(f"producer {t.producer_id}, offsets {t.first_offset}{DASH}{t.last_offset}"
-                                        for t in state.aborted)
-                            + ". Both readers are Log.records() on this log.", size=12)
+                                        for t in state.aborted) + ".", size=12)
+    svg.text(left, y + 324, "Both rows are what Log.records() returns on this log with each isolation level.", size=12)
     svg.save(path)
 
 

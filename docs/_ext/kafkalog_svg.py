@@ -52,9 +52,11 @@ class Svg:
                           f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"{extra}>{body}</rect>')
 
     def text(self, x: float, y: float, text: str, *, size: float = 12, anchor: str = "start", bold: bool = False,
-             mono: bool = False, colour: str = COLOURS["ink"], italic: bool = False) -> None:
-        """``text`` with its baseline at ``y``; ``anchor`` is start, middle or end."""
-        style = (' font-weight="bold"' if bold else "") + (' font-style="italic"' if italic else "")
+             mono: bool = False, colour: str = COLOURS["ink"], italic: bool = False, vertical: bool = False) -> None:
+        """``text`` with its baseline at ``y``; ``anchor`` is start, middle or end; ``vertical`` turns it a
+        quarter left about its anchor (read bottom to top)."""
+        style = ((' font-weight="bold"' if bold else "") + (' font-style="italic"' if italic else "")
+                 + (f' transform="rotate(-90 {x:.1f} {y:.1f})"' if vertical else ""))
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
                           f'font-family="{MONO if mono else SANS}" fill="{colour}"{style}>{escape(text)}</text>')
 
