@@ -124,6 +124,8 @@ def test_the_chinese_pages_get_a_chinese_navigation_and_a_language_switch(tmp_pa
     assert '<span class="caption-text">导读</span>' in zh and "English</span>" not in zh
     assert 'placeholder="搜索"' in zh
     assert 'href="../guide.html" hreflang="en"' in zh
+    # Previous and next stay among the Chinese pages: the Chinese start page has no English "previous".
+    assert "上一页" in zh and "Guide" not in (out / "zh_CN" / "index.html").read_text(encoding="utf-8")
     assert 'href="zh_CN/guide.html" hreflang="zh-CN"' in en and 'lang="en"' in en
     # A page without a Chinese twin links to the Chinese start page.
     assert 'href="zh_CN/index.html" hreflang="zh-CN"' in (out / "other.html").read_text(encoding="utf-8")

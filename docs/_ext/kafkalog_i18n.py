@@ -8,7 +8,8 @@ For those pages this extension changes what the theme (Furo) draws around the te
   English tree, and the project name in it leads to ``zh_CN/index``;
 - the theme's words (Search, Next, Previous, On this page, ...) come from Sphinx's ``zh_CN`` catalog,
   and for Furo's own words, which Furo does not translate, from :data:`THEME_WORDS`;
-- ``<html lang>`` says ``zh-CN``, so a browser picks Chinese fonts and a reader Chinese voices.
+- ``<html lang>`` says ``zh-CN``, so a browser picks Chinese fonts and a reader Chinese voices;
+- the previous and next links at the bottom stay among the Chinese pages.
 
 Every page, in either language, gets a language switch in the sidebar (``_templates/sidebar/language.html``):
 the same page in the other language where it exists, else the other language's start page.
@@ -41,6 +42,8 @@ THEME_WORDS = {
     "Auto light/dark, in dark mode": "自动配色，当前为深色",  # noqa: RUF001
     "Copyright": "版权所有", "Search": "搜索", "Next": "下一页", "Previous": "上一页", "Home": "首页",
     "Index": "索引", "View this page": "查看本页", "Edit this page": "编辑本页",
+    '<a href="https://www.sphinx-doc.org/">Sphinx</a> and ': '<a href="https://www.sphinx-doc.org/">Sphinx</a> 和 ',
+    "Copyright &#169; %(copyright)s": "版权所有 &#169; %(copyright)s",
 }
 
 
@@ -110,6 +113,12 @@ def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
     context["master_doc"] = context["root_doc"] = ZH_INDEX
     context["docstitle"] = "kafkalog 中文导读"
     context["furo_navigation_tree"] = _zh_navigation(app, pagename)
+    # Previous and next stay among the Chinese pages: the first one's "previous" in the global order is
+    # the last English page.
+    _parent, previous, following = app.env.collect_relations().get(pagename, [None, None, None])
+    for key, docname in (("prev", previous), ("next", following)):
+        if docname is not None and not docname.startswith(ZH):
+            context[key] = None
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

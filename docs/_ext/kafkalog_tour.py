@@ -64,6 +64,7 @@ class DemoDirective(SphinxDirective):
                                  f"not {self.arguments[0]!r}") from None
         block = nodes.literal_block(text, text)
         block["language"] = "text"
+        block["classes"].append("kafkalog-demo")  # wrapped, not scrolled (kafkalog.css): it is prose
         return [block]
 
 
