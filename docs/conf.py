@@ -48,7 +48,6 @@ extensions = [
     "kafkalog_docstrings",
     "kafkalog_cli_help",
     "kafkalog_figures",
-    "kafkalog_pictures",
     "kafkalog_tour",
     "kafkalog_i18n",
 ]

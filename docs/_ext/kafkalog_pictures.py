@@ -13,22 +13,22 @@ Nothing is typed in: every number in a picture is read back from the files (or f
 about them), and each drawing checks what it shows against kafkalog's own reading (``check`` raises when
 they disagree, which stops the docs build).  The field layout of the batch is decoded here independently
 of kafkalog's decoder, so that picture is a second reading of the bytes, not kafkalog's reading restated.
-The SVGs go to ``docs/_generated/`` (not in git) beside the matplotlib figures of ``kafkalog_figures``.
+``kafkalog_figures`` draws them into ``docs/_generated/`` (not in git) with its matplotlib figures.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import struct
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kafkalog_svg import COLOURS, Svg
-from sphinx.application import Sphinx
 
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
@@ -37,7 +37,6 @@ from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
 from kafkalog.transactions import TransactionState, first_unstable_offset
 
-OUT = Path(__file__).resolve().parent.parent / "_generated"
 BASE_TIME = 1_700_000_000_000
 DASH = "\u2013"  # an en dash, for ranges of offsets and bytes
 
@@ -517,30 +516,18 @@ PICTURES: dict[str, Callable[[Path], None]] = {
 }
 
 
-def generate(out: Path = OUT) -> list[Path]:
-    out.mkdir(exist_ok=True)
-    made = []
-    # The recovery picture makes kafkalog log what a broker would (a bad CRC, deleted segments): expected
-    # here, so kept out of the build's output.
-    quiet = logging.getLogger("kafkalog")
-    level = quiet.level
-    quiet.setLevel(logging.CRITICAL)
+@contextlib.contextmanager
+def quiet_kafkalog() -> Iterator[None]:
+    """Keep kafkalog's log records out of the build's output while a picture or the tour is made: a
+    crash and its recovery make kafkalog log what a broker would (a bad CRC, deleted segments), which
+    is expected here and said by the page itself."""
+    library = logging.getLogger("kafkalog")
+    level = library.level
+    library.setLevel(logging.CRITICAL)
     try:
-        for name, draw in PICTURES.items():
-            draw(out / name)
-            made.append(out / name)
+        yield
     finally:
-        quiet.setLevel(level)
-    return made
+        library.setLevel(level)
 
 
-def _on_builder_inited(app: Sphinx) -> None:
-    generate()
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("builder-inited", _on_builder_inited)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
-
-
-__all__ = ["PICTURES", "batch_fields", "generate"]
+__all__ = ["PICTURES", "batch_fields", "check", "quiet_kafkalog"]

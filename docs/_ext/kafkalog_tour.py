@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import io
-import logging
 import re
 from typing import Any
 
 from docutils import nodes
+from kafkalog_pictures import quiet_kafkalog
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
@@ -26,15 +26,8 @@ _STEP = re.compile(r"^== (\d+)\. ", re.MULTILINE)
 @functools.cache
 def tour_output() -> str:
     out = io.StringIO()
-    # The tour's crash makes kafkalog log what a broker would; the narration already says it, so the
-    # library's log records are kept out of the build's output.
-    library = logging.getLogger("kafkalog")
-    level = library.level
-    library.setLevel(logging.CRITICAL)
-    try:
+    with quiet_kafkalog():  # the tour's crash is logged as a broker would; the narration says it already
         status = tour(None, out)
-    finally:
-        library.setLevel(level)
     if status != 0:
         raise RuntimeError(f"kafkalog demo exited with {status}")
     return out.getvalue()
