@@ -2,12 +2,14 @@
 
 Built by ``make docs``: HTML and the doctest builder, both with warnings as errors and nitpicky
 cross-references (``sphinx-build -n -W --keep-going``).  The figures are drawn at build time from real
-logs made by kafkalog (``_ext/kafkalog_figures.py``) and the port map is rendered from
+logs made by kafkalog (``_ext/kafkalog_figures.py``, ``_ext/kafkalog_pictures.py``), the tour shows what
+``kafkalog demo`` prints when the docs are built (``_ext/kafkalog_tour.py``) and the port map is rendered from
 ``port_map.toml`` (``_ext/kafkalog_port_map.py``).  No page needs the network.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -15,6 +17,22 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 
 import kafkalog  # noqa: E402
+
+
+def _import_quietly(module: str) -> None:
+    """Import ``module`` and undo a ``logging.basicConfig`` it runs: accessible-pygments (Furo's colour
+    styles) does so at import, which would print every INFO record kafkalog logs while the pictures and
+    the tour are made."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    __import__(module)
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
+
+
+_import_quietly("a11y_pygments")
 
 project = "kafkalog"
 author = "The kafkalog authors"
@@ -30,15 +48,24 @@ extensions = [
     "kafkalog_docstrings",
     "kafkalog_cli_help",
     "kafkalog_figures",
+    "kafkalog_tour",
+    "kafkalog_i18n",
 ]
 
 exclude_patterns = ["_build", "_generated/*.tmp"]
-templates_path: list[str] = []
+templates_path = ["_templates"]
 root_doc = "index"
 language = "en"
-html_theme = "alabaster"
-html_theme_options = {"description": "Kafka's log layer, ported", "fixed_sidebar": True}
-html_static_path: list[str] = []
+# Furo: a wide content column, tables and code blocks that scroll inside themselves rather than spill
+# over the sidebars, and a light and a dark scheme.
+html_theme = "furo"
+html_title = f"kafkalog {release}"
+html_theme_options = {"navigation_with_keys": True}
+html_static_path = ["_static"]
+html_css_files = ["kafkalog.css"]
+# Furo's sidebar with the language switch (English ⇄ 中文, _ext/kafkalog_i18n.py) under the project name.
+html_sidebars = {"**": ["sidebar/scroll-start.html", "sidebar/brand.html", "sidebar/language.html",
+                        "sidebar/search.html", "sidebar/navigation.html", "sidebar/scroll-end.html"]}
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"

@@ -3,7 +3,8 @@
 Nothing in a figure is typed in by hand: the segment layout figure is a real log's segments, batches
 and index entries; the cleaner figure is a real compaction's input, offset map and output; the swap
 figure lists the file names a real cleaning round goes through, taken from the directory at each step.
-The PNGs go to ``docs/_generated/`` (not in git), which the pages include as ``/_generated/<name>.png``.
+The SVG pictures of ``kafkalog_pictures`` are drawn here too.  The files go to ``docs/_generated/`` (not in
+git), which the pages include as ``/_generated/<name>``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+from kafkalog_pictures import PICTURES, quiet_kafkalog
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from sphinx.application import Sphinx
 
@@ -223,15 +225,16 @@ def swap_protocol(path: Path) -> None:
 
 
 FIGURES = {"segment-layout.png": segment_layout, "cleaner-passes.png": cleaner_passes,
-           "swap-protocol.png": swap_protocol}
+           "swap-protocol.png": swap_protocol, **PICTURES}
 
 
 def generate(out: Path = OUT) -> list[Path]:
     out.mkdir(exist_ok=True)
     made = []
-    for name, draw in FIGURES.items():
-        draw(out / name)
-        made.append(out / name)
+    with quiet_kafkalog():
+        for name, draw in FIGURES.items():
+            draw(out / name)
+            made.append(out / name)
     return made
 
 

@@ -67,7 +67,7 @@ def render(classes: list[dict[str, Any]], summary: bool) -> list[str]:
         methods = cls.get("method", [])
         if not methods:
             continue
-        lines += [".. list-table::", "   :header-rows: 1", "   :widths: 22 22 28 14 14", "",
+        lines += [".. list-table::", "   :header-rows: 1", "   :widths: 19 19 21 14 27", "",
                   "   * - Kafka method", "     - 3.8.0", "     - kafkalog", "     - kernel", "     - note"]
         for m in methods:
             lines += [f"   * - {_code(m['kafka'])}", f"     - {_code(m.get('modern', ''))}",
