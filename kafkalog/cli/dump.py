@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import base64
 import errno
+import json
 import os
 import re
 import struct
@@ -640,16 +641,26 @@ class DumpLogSegments:
                 key_text, payload = self._parse(file, record)
                 if key_text is not None:
                     text += f"{prefix}key: {key_text}"
-                    facts["key"] = key_text
+                    facts["key"] = self._json_fact(key_text)
                     prefix = " "
                 if payload is not None:
                     text += f" payload: {payload}"
-                    facts["payload"] = payload
+                    facts["payload"] = self._json_fact(payload)
                 if options.json and record.headers:
                     facts["headers"] = [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
                                         for k, v in record.headers]
             self._emit(text, "record", **facts)
         return last_offset
+
+    def _json_fact(self, text: str) -> Any:
+        """A decoded key or payload for ``--json``: the object itself where an internal topic's decoder printed
+        JSON (so a reader does not parse it twice), else the text as printed."""
+        if self.options.parser is None or not text.startswith("{"):
+            return text
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
 
     def _parse(self, file: Path, record: _DeepRecord) -> tuple[str | None, str | None]:
         """Kafka: ``MessageParser.parse``: the key and payload text, either absent.  A record an internal

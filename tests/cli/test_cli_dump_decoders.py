@@ -136,7 +136,7 @@ def test_offsets_decoder_prints_what_kafkas_test_expects(tmp_path: Path) -> None
 def test_offsets_decoder_reads_every_offset_commit_version(tmp_path: Path) -> None:
     """OffsetCommitKey v0/v1 and OffsetCommitValue v0..v4 (v1 carries expireTimestamp, v3 leaderEpoch, v4 is
     flexible), as the brokers from 0.9 to 3.x wrote them; with --skip-record-metadata the line starts at
-    ``key:``, and --json carries the same text."""
+    ``key:``, and --json carries the same objects, as JSON (not as text to parse again)."""
     key = i16(1) + s16("g") + s16("t") + i32(7)
     values = [i16(0) + i64(42) + s16("m") + i64(1000),
               i16(1) + i64(42) + s16("m") + i64(1000) + i64(2000),
@@ -163,8 +163,10 @@ def test_offsets_decoder_reads_every_offset_commit_version(tmp_path: Path) -> No
     status, out, _err = run("dump", "--offsets-decoder", "--json", "--files", str(log))
     assert status == 0
     records = [json.loads(line) for line in out.splitlines() if json.loads(line)["type"] == "record"]
-    assert records[1]["key"] == '{"type":"1","data":{"group":"g","topic":"t","partition":7}}'
-    assert json.loads(records[1]["payload"])["data"]["expireTimestamp"] == 2000
+    assert records[1]["key"] == {"type": "1", "data": {"group": "g", "topic": "t", "partition": 7}}
+    assert records[1]["payload"]["data"]["expireTimestamp"] == 2000
+    assert [json.dumps(r["payload"], separators=(",", ":")) for r in records] == [
+        line.split(" payload: ")[1] for line in lines]
 
 
 def test_offsets_decoder_refuses_nonsense_cleanly(tmp_path: Path) -> None:
