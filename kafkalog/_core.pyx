@@ -2,7 +2,7 @@
 """The compiled kernels: the loops that touch every byte of a log, over typed memoryviews.
 
 Twin of ``kafkalog/_core_py/``: the same functions, signatures, results and errors, checked by
-one test suite and timed side by side by ``bench/``.  Read the plain twin to learn what a kernel
+one test suite and timed side by side by ``kafkalog.bench``.  Read the plain twin to learn what a kernel
 does; read this one to see how it is made fast:
 
 * buffers arrive as ``const unsigned char[::1]`` (bytes, bytearray, memoryview or mmap) and are
