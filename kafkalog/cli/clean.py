@@ -56,7 +56,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         try:
             for name, reason in log.load_report.skipped_files:
                 console.error(f"kafkalog clean: skipped {name}, left as it is: {reason}")
-            size_before = log.size()
+            size_before = log.size
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()
             while True:
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 _print_round(console, args.json, log.name, stats[0], first_dirty, partition.cleaned_up_to(first_dirty))
                 if not args.until_clean:
                     break
-            size_after = log.size()
+            size_after = log.size
             elapsed = time.monotonic() - started
         finally:
             log.close()
