@@ -140,6 +140,9 @@ class Producer:
         if not self.auto_create_topics:
             raise UnknownTopicOrPartitionError(f"Topic {topic} has no log in {self.manager!r} and auto_create_topics "
                                                "is off: create its logs first (LogManager.create_log)")
+        # All at once, as a broker creates a topic: its partition count is then fixed for the partitioner.
+        for partition in range(self.num_partitions):
+            self.manager.get_or_create_log(TopicPartition(topic, partition))
         return self.num_partitions
 
     def _choose_partition(self, topic: str, key: bytes | None, size: int, partitions: int) -> int:
@@ -191,7 +194,8 @@ class Producer:
         records = MemoryRecords.with_records([(key_bytes, value_bytes, timestamp, header_list)],
                                              compression=self.compression_type)
         info = log.append(records)
-        if info.log_append_time >= 0:
+        # The broker's produce response: the append time for a LogAppendTime topic, else the record's own.
+        if log.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME and info.log_append_time >= 0:
             timestamp = info.log_append_time
         header_size = sum(len(name.encode()) + max(_size(data), 0) for name, data in header_list)
         return RecordMetadata(topic, partition, topic_partition, info.first_offset if info.first_offset is not None
