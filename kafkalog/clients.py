@@ -42,8 +42,6 @@ __all__ = ["Consumer", "ConsumerRecord", "Producer", "RecordMetadata"]
 #: Kafka's ``batch.size`` default: how many bytes of keyless records stick to one partition.
 DEFAULT_BATCH_SIZE = 16384
 
-Header = tuple[str, bytes | None]
-
 
 class RecordMetadata(NamedTuple):
     """Where a sent record went: what kafka-python's ``KafkaProducer.send(...).get()`` returns.
@@ -67,7 +65,7 @@ class RecordMetadata(NamedTuple):
 class ConsumerRecord(NamedTuple):
     """One record as a consumer gets it: kafka-python's ``ConsumerRecord`` fields, less the checksum.
 
-    ``timestamp_type`` is a :class:`~kafkalog.record.TimestampType`, an ``int`` enum that equals
+    ``timestamp_type`` is a :class:`~kafkalog.record.types.TimestampType`, an ``int`` enum that equals
     kafka-python's 0 (``CreateTime``) and 1 (``LogAppendTime``).  ``key`` and ``value`` are what the
     deserializers made of the bytes; the sizes are those of the bytes (-1 for ``None``).
     """
@@ -76,10 +74,10 @@ class ConsumerRecord(NamedTuple):
     partition: int
     offset: int
     timestamp: int
-    timestamp_type: TimestampType
+    timestamp_type: int
     key: Any
     value: Any
-    headers: list[Header]
+    headers: list[tuple[str, bytes | None]]
     serialized_key_size: int
     serialized_value_size: int
 
@@ -165,8 +163,9 @@ class Producer:
                                                "auto_create_topics is off")
         return self.manager.get_or_create_log(topic_partition)
 
-    def send(self, topic: str, value: Any = None, key: Any = None, headers: Sequence[Header] | None = None,
-             partition: int | None = None, timestamp_ms: int | None = None) -> RecordMetadata:
+    def send(self, topic: str, value: Any = None, key: Any = None,
+             headers: Sequence[tuple[str, bytes | None]] | None = None, partition: int | None = None,
+             timestamp_ms: int | None = None) -> RecordMetadata:
         """Append one record to ``topic`` and say where it went (kafka-python: ``send(...).get()``).
 
         ``partition`` overrides the partitioner; ``timestamp_ms`` defaults to now (the manager's clock).
@@ -262,8 +261,8 @@ class Consumer:
         self.start_timestamp = start_timestamp
         self.isolation = IsolationLevel.of(isolation)
         self.check_crcs = check_crcs
-        self.key_deserializer = key_deserializer
-        self.value_deserializer = value_deserializer
+        #: What turns a key's and a value's bytes into what the records carry (``None``: the bytes).
+        self.deserializers = (key_deserializer, value_deserializer)
 
     def beginning_offset(self, log: Log) -> int:
         """Where this consumer starts reading ``log`` (see the class)."""
@@ -277,8 +276,8 @@ class Consumer:
         return int(self.start_offset)
 
     def __iter__(self) -> Iterator[ConsumerRecord]:
-        key_of = self.key_deserializer or (lambda data: data)
-        value_of = self.value_deserializer or (lambda data: data)
+        key_of = self.deserializers[0] or (lambda data: data)
+        value_of = self.deserializers[1] or (lambda data: data)
         for partition, log in self.logs.items():
             start = self.beginning_offset(log)
             for record in log.records(start, isolation=self.isolation, check_crcs=self.check_crcs):

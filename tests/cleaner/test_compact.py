@@ -60,7 +60,7 @@ def test_compact_refuses_what_it_cannot_clean(tmp_path: Path) -> None:
         manager.get_or_create_log(TopicPartition("events", 0))
         with pytest.raises(IllegalArgumentError, match="it has no log in"):
             manager.compact("nowhere")
-        with pytest.raises(IllegalArgumentError, match="topic 'events': its cleanup.policy is delete, not compact"):
+        with pytest.raises(IllegalArgumentError, match=r"its cleanup.policy is delete, not compact"):
             manager.compact("events")
         with pytest.raises(IllegalStateError, match="held by a LogManager"):
             manager.get_or_create_log(TopicPartition("users", 0)).compact()
