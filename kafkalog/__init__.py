@@ -6,8 +6,9 @@ The loops that touch every byte are compiled (``kafkalog._core``) and also writt
 (``kafkalog._core_py``); :func:`implementation` says which twin is live.
 
 The classes users touch are here: ``kafkalog.Log``, ``kafkalog.LogManager``, ``kafkalog.LogCleaner``,
-``kafkalog.LogConfig``, ``kafkalog.CleanerConfig``, ``kafkalog.LogSegment``, ``kafkalog.TopicPartition``
-and the record builders and readers.  The storage classes are imported on first use, so ``import
+``kafkalog.LogConfig``, ``kafkalog.CleanerConfig``, ``kafkalog.LogSegment``, ``kafkalog.TopicPartition``,
+the record builders and readers, and a producer's and a consumer's conveniences (``kafkalog.Producer``,
+``kafkalog.Consumer``).  The storage classes are imported on first use, so ``import
 kafkalog`` stays light.
 """
 
@@ -35,6 +36,7 @@ from .record import (
 if TYPE_CHECKING:
     from .cleaner import LogCleaner
     from .cleaner_config import CleanerConfig
+    from .clients import Consumer, ConsumerRecord, Producer, RecordMetadata
     from .config import LogConfig
     from .log import Log
     from .manager import LogManager
@@ -45,7 +47,8 @@ __version__ = "0.1.0.dev0"
 
 #: The names loaded on first use, and their modules.
 _LAZY = {"Log": ".log", "LogManager": ".manager", "LogCleaner": ".cleaner", "LogConfig": ".config",
-         "CleanerConfig": ".cleaner_config", "LogSegment": ".segment", "TopicPartition": ".topic"}
+         "CleanerConfig": ".cleaner_config", "LogSegment": ".segment", "TopicPartition": ".topic",
+         "Producer": ".clients", "Consumer": ".clients", "ConsumerRecord": ".clients", "RecordMetadata": ".clients"}
 
 
 def __getattr__(name: str) -> Any:
@@ -60,6 +63,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CleanerConfig",
     "CompressionType",
+    "Consumer",
+    "ConsumerRecord",
     "ControlRecordType",
     "CorruptRecordError",
     "EndTransactionMarker",
@@ -71,7 +76,9 @@ __all__ = [
     "LogManager",
     "LogSegment",
     "MemoryRecords",
+    "Producer",
     "Record",
+    "RecordMetadata",
     "RecordTooLargeError",
     "TimestampType",
     "TopicPartition",

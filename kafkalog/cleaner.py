@@ -34,9 +34,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import os
 import threading
 import time as _time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,9 +46,22 @@ import numpy.typing as npt
 
 from ._common import INT32_MAX, MAGIC_V2, RecordFate
 from .cleaner_config import CleanerConfig
-from .cleaner_manager import LogCleanerManager, LogCleaningAbortedError, LogCleaningError, LogToClean, PreCleanStats
+from .cleaner_manager import (
+    LogCleanerManager,
+    LogCleaningAbortedError,
+    LogCleaningError,
+    LogsSource,
+    LogToClean,
+    PreCleanStats,
+)
 from .cleaner_stats import CleanerStats
-from .errors import CorruptRecordError, IllegalStateError, KafkaLogError, LogSegmentOffsetOverflowError
+from .errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    IllegalStateError,
+    KafkaLogError,
+    LogSegmentOffsetOverflowError,
+)
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
 from .record import ControlRecordType, MemoryRecords, RecordBatch, ScanStop
@@ -82,7 +96,7 @@ logger = logging.getLogger("kafkalog.cleaner")
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:
     try:
-        return batch.control_type()
+        return batch.control_type
     except KafkaLogError:
         return ControlRecordType.UNKNOWN
 
@@ -331,7 +345,7 @@ class Cleaner:
         segments_before = log.log_segments(0, cleanable.first_dirty_offset)
         legacy_delete_horizon_ms = (int(segments_before[-1].last_modified()) - log.config.delete_retention_ms
                                     if segments_before else 0)
-        stats = CleanerStats(self.time)
+        stats = CleanerStats(self.time, cleanable.topic_partition)
         logger.info("Building offset map for %s...", log.name)
         upper_bound_offset = cleanable.first_uncleanable_offset
         self._facts = ProducerFacts(log)
@@ -699,6 +713,8 @@ class CleanerThread(threading.Thread):
         self.last_stats: CleanerStats | None = None
         #: What the last grab that found a log to clean saw of the logs (Kafka: ``lastPreCleanStats``).
         self.last_pre_clean_stats = PreCleanStats()
+        #: The partitions this thread may clean (``None``: all), for :meth:`LogCleaner.run_once` on one topic.
+        self.only: Collection[TopicPartition] | None = None
         self._shutdown = threading.Event()
         self._shutdown_complete = threading.Event()
 
@@ -764,7 +780,7 @@ class CleanerThread(threading.Thread):
         """
         manager = self.log_cleaner.cleaner_manager
         pre_clean_stats = PreCleanStats()
-        cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time, pre_clean_stats)
+        cleanable = manager.grab_filthiest_compacted_log(self.log_cleaner.time, pre_clean_stats, only=self.only)
         cleaned = False
         if cleanable is not None:
             self.last_pre_clean_stats = pre_clean_stats
@@ -775,7 +791,7 @@ class CleanerThread(threading.Thread):
             except Exception as e:
                 raise LogCleaningError(cleanable.log, str(e), e) from e
             cleaned = True
-        deletable = manager.deletable_logs()
+        deletable = manager.deletable_logs(only=self.only)
         try:
             for _tp, log in deletable:
                 try:
@@ -812,7 +828,8 @@ class LogCleaner:
     """The cleaner of a LogManager's compacted logs (Kafka: ``LogCleaner``): ``log.cleaner.threads`` threads
     and the manager of their states and checkpoints."""
 
-    def __init__(self, config: CleanerConfig, log_dirs: list[Any], logs: Any, time: Time = SYSTEM_TIME,
+    def __init__(self, config: CleanerConfig, log_dirs: Iterable[str | os.PathLike[str]], logs: LogsSource,
+                 time: Time = SYSTEM_TIME,
                  read_only: bool = False) -> None:
         #: The configuration, which :meth:`reconfigure` replaces (Kafka: ``config``, ``@volatile``).
         self.config = config
@@ -919,12 +936,14 @@ class LogCleaner:
         """Kafka: ``resumeCleaning``."""
         self.cleaner_manager.resume_cleaning(topic_partitions)
 
-    def update_checkpoints(self, data_dir: Any, partition_to_remove: TopicPartition | None = None) -> None:
+    def update_checkpoints(self, data_dir: str | os.PathLike[str],
+                           partition_to_remove: TopicPartition | None = None) -> None:
         """Rewrite ``data_dir``'s cleaner checkpoint, removing ``partition_to_remove`` if given (Kafka 3.8:
         ``updateCheckpoints(dataDir, partitionToRemove)``)."""
         self.cleaner_manager.update_checkpoints(data_dir, partition_to_remove=partition_to_remove)
 
-    def maybe_truncate_checkpoint(self, data_dir: Any, topic_partition: TopicPartition, offset: int) -> None:
+    def maybe_truncate_checkpoint(self, data_dir: str | os.PathLike[str], topic_partition: TopicPartition,
+                                  offset: int) -> None:
         """Kafka: ``maybeTruncateCheckpoint``."""
         self.cleaner_manager.maybe_truncate_checkpoint(data_dir, topic_partition, offset)
 
@@ -939,14 +958,16 @@ class LogCleaner:
                 return False
             _time.sleep(0.05)
 
-    def run_once(self, max_rounds: int | None = None, on_read: Callable[[int], None] | None = None
-                 ) -> list[CleanerStats]:
+    def run_once(self, max_rounds: int | None = None, on_read: Callable[[int], None] | None = None, *,
+                 topic_partitions: Collection[TopicPartition] | None = None) -> list[CleanerStats]:
         """Clean the filthiest qualifying compacted log, round after round, until none qualifies or
         ``max_rounds`` rounds have run, in the calling thread (no threads started): what a command-line
         ``clean`` or a Spark task does.  Returns the statistics of each round.  ``on_read`` is told the size
-        of every read the two passes make (the offset map's pass over the dirty section, then the recopy)."""
+        of every read the two passes make (the offset map's pass over the dirty section, then the recopy);
+        ``topic_partitions`` limits the rounds (and the retention pass after each) to those partitions."""
         thread = CleanerThread(0, self)
         thread.cleaner.on_read = on_read
+        thread.only = None if topic_partitions is None else frozenset(topic_partitions)
         stats: list[CleanerStats] = []
         rounds = 0
         while (max_rounds is None or rounds < max_rounds) and thread.try_clean_filthiest_log():
@@ -956,3 +977,29 @@ class LogCleaner:
                 thread.last_stats = None
         return stats
 
+
+
+def compact_log(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats]:
+    """What :meth:`Log.compact <kafkalog.log.Log.compact>` does: rounds of Kafka's cleaner on this one log, in
+    the calling thread, with the cleaner's defaults (:meth:`CleanerConfig.from_enable`, its dedupe buffer
+    raised to hold the log's largest message), checkpointed in the log dir's ``cleaner-offset-checkpoint``
+    as a broker's cleaner checkpoints it.
+
+    Raises:
+        IllegalArgumentError: the log's ``cleanup.policy`` does not include ``compact``.
+        ReadOnlyError: the log was opened read-only.
+        IllegalStateError: the log is held by a writer of its log dir (a LogManager): compact through it.
+    """
+    if not log.config.compact:
+        raise IllegalArgumentError(
+            f"Cannot compact {log.topic_partition}: its cleanup.policy is {','.join(log.config.cleanup_policy)}, "
+            "which does not include compact")
+    log._check_writable("compact")
+    hold = log._dir_hold
+    if hold is not None and not hold.lock.admit_logs:
+        raise IllegalStateError(f"Cannot compact {log.topic_partition} on its own: its log dir is held by "
+                                f"{hold.lock.holder}, whose cleaner owns its checkpoints (LogManager.compact)")
+    config = CleanerConfig.from_enable(True)
+    config = dataclasses.replace(config, max_message_size=max(config.max_message_size, log.config.max_message_size))
+    cleaner = LogCleaner(config, [log.dir.parent], {log.topic_partition: log}, time=log.time)
+    return cleaner.run_once(max_rounds)

@@ -51,7 +51,7 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
@@ -599,8 +599,8 @@ class LogCleanerManager:
 
     # -- choosing logs -----------------------------------------------------------------------------------------
 
-    def grab_filthiest_compacted_log(self, time: Time | None = None,
-                                     pre_clean_stats: PreCleanStats | None = None) -> LogToClean | None:
+    def grab_filthiest_compacted_log(self, time: Time | None = None, pre_clean_stats: PreCleanStats | None = None,
+                                     *, only: Collection[TopicPartition] | None = None) -> LogToClean | None:
         """Choose the log to clean next and mark it :data:`LogCleaningInProgress` (Kafka:
         ``grabFilthiestCompactedLog``); ``None`` when no log needs cleaning.
 
@@ -608,7 +608,8 @@ class LogCleanerManager:
         nor uncleanable; an invalid checkpoint is rewritten at once (not in read-only mode); logs of 0 bytes are
         skipped.  A log qualifies when it must be compacted now (``max.compaction.lag.ms`` passed) and has
         cleanable bytes, or when its cleanable ratio is above ``min.cleanable.dirty.ratio``; the one with the
-        highest ratio wins.  ``time`` defaults to the manager's clock; ``pre_clean_stats`` collects the delays.
+        highest ratio wins.  ``time`` defaults to the manager's clock; ``pre_clean_stats`` collects the delays;
+        ``only`` (kafkalog's) leaves out the partitions not in it, for a caller compacting one topic.
 
         Raises:
             LogCleaningError: sizing up a log failed; ``.log`` is that log (the cleaner marks it uncleanable).
@@ -621,7 +622,7 @@ class LogCleanerManager:
             last_clean = self.all_cleaner_checkpoints()
             dirty_logs: list[LogToClean] = []
             for topic_partition, log in self._logs().items():
-                if not log.config.compact:
+                if not log.config.compact or (only is not None and topic_partition not in only):
                     continue
                 if topic_partition in self._in_progress or self._is_uncleanable_partition(log, topic_partition):
                     continue
@@ -674,16 +675,17 @@ class LogCleanerManager:
                 self._in_progress[tp] = LogCleaningPaused(1)
             return deletable
 
-    def deletable_logs(self) -> list[tuple[TopicPartition, Log]]:
+    def deletable_logs(self, *, only: Collection[TopicPartition] | None = None) -> list[tuple[TopicPartition, Log]]:
         """The compacted logs not in any cleaning state and not uncleanable, marked :data:`LogCleaningInProgress`
         (Kafka: ``deletableLogs``): the cleaner applies retention to them (also those without ``delete``, which
         may hold segments below the log start offset) and then calls :meth:`done_deleting`.
 
-        (0.10.1.1 took only ``compact,delete`` logs and ignored uncleanable partitions.)
+        (0.10.1.1 took only ``compact,delete`` logs and ignored uncleanable partitions.)  ``only`` (kafkalog's)
+        leaves out the partitions not in it.
         """
         with self._lock:
             to_clean = [(tp, log) for tp, log in self._logs().items()
-                        if tp not in self._in_progress and log.config.compact
+                        if tp not in self._in_progress and log.config.compact and (only is None or tp in only)
                         and not self._is_uncleanable_partition(log, tp)]
             for tp, _ in to_clean:
                 self._in_progress[tp] = LogCleaningInProgress

@@ -4,6 +4,8 @@ Port of ``CleanerStats`` of ``core/src/main/scala/kafka/log/LogCleaner.scala`` (
 singular method names kept as aliases): the counters of one round (bytes and messages read by the map pass
 and by the recopy, bytes and messages written, the offset map's fill, the times each pass ended) and the
 INFO summary, with Java's number formats (``%,.1f``, half-up rounding, ``Infinity``/``NaN`` for a zero time).
+kafkalog's addition: the statistics say which partition they are about (``topic_partition``), since
+:meth:`~kafkalog.manager.LogManager.compact` returns the rounds of many partitions in one list.
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from __future__ import annotations
 import decimal
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .scheduler import SYSTEM_TIME, Time
+
+if TYPE_CHECKING:
+    from .topic import TopicPartition
 
 __all__ = ["CleanerStats"]
 
@@ -34,9 +40,14 @@ def _mb(n: float) -> float:
 
 @dataclass
 class CleanerStats:
-    """What a cleaning round did (Kafka: ``CleanerStats``), and the summary line Kafka logs for it."""
+    """What a cleaning round did (Kafka: ``CleanerStats``), and the summary line Kafka logs for it.
 
-    time: Time = field(default=SYSTEM_TIME)
+    ``topic_partition`` is the partition the round cleaned (``None`` for statistics made outside a round,
+    as Kafka's tests make them); ``str()`` gives a one-line account that starts with it.
+    """
+
+    time: Time = field(default=SYSTEM_TIME, repr=False)
+    topic_partition: TopicPartition | None = None
     bytes_read: int = 0
     bytes_written: int = 0
     map_bytes_read: int = 0
@@ -51,6 +62,12 @@ class CleanerStats:
 
     def __post_init__(self) -> None:
         self.clear()
+
+    def __str__(self) -> str:
+        about = "no partition" if self.topic_partition is None else str(self.topic_partition)
+        return (f"{about}: read {self.messages_read:,} messages ({self.bytes_read:,} B), wrote "
+                f"{self.messages_written:,} ({self.bytes_written:,} B), {self.invalid_messages_read:,} invalid, "
+                f"in {_java_float(self.elapsed_secs(), 3, grouping=False)} s")
 
     def clear(self) -> None:
         """Kafka: ``clear`` (0.10.1; modern makes a new object)."""

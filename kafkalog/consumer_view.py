@@ -36,7 +36,7 @@ from .transactions import TransactionState
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
     from .log import Log
-    from .record import MemoryRecords
+    from .record import MemoryRecords, Record
 
 __all__ = ["ConsumerView", "IsolationLevel"]
 
@@ -134,7 +134,7 @@ class ConsumerView:
         if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL, ScanStop.ZERO_TAIL):
             segment.raise_for_stop(scan)
 
-    def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Any]:
+    def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Record]:
         """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as
         :class:`~kafkalog.record.Record` objects; stops at the end of the range."""
         for segment, start_position in segments:

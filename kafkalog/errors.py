@@ -21,6 +21,7 @@ __all__ = [
     "InvalidOffsetError",
     "IndexOffsetOverflowError",
     "OffsetOutOfRangeError",
+    "UnknownTopicOrPartitionError",
     "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
@@ -100,6 +101,11 @@ class IndexOffsetOverflowError(KafkaLogError, OverflowError):
 
 class OffsetOutOfRangeError(KafkaLogError, ValueError):
     """A fetch offset outside the log's range (Kafka: ``OffsetOutOfRangeException``)."""
+
+
+class UnknownTopicOrPartitionError(KafkaLogError, LookupError):
+    """A topic or partition that has no log here (Kafka: ``UnknownTopicOrPartitionException``), for the
+    producer and consumer of :mod:`kafkalog.clients`."""
 
 
 class UnexpectedAppendOffsetError(InvalidOffsetError):

@@ -8,10 +8,14 @@ now ``storage/.../FetchDataInfo.java``) and ``LogOffsetSnapshot`` (``storage/...
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import KafkaLogError
 from .record import MemoryRecords
+
+if TYPE_CHECKING:
+    from .file_message_set import FileMessageSet
+    from .transaction_index import AbortedTxn
 
 __all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo", "LogOffsetMetadata",
            "LogOffsetSnapshot"]
@@ -87,9 +91,9 @@ class FetchDataInfo(NamedTuple):
     """
 
     fetch_offset_metadata: LogOffsetMetadata
-    records: Any
+    records: FileMessageSet | MemoryRecords
     first_entry_incomplete: bool = False
-    aborted_transactions: list[Any] | None = None
+    aborted_transactions: list[AbortedTxn] | None = None
 
 
 class LogOffsetSnapshot(NamedTuple):

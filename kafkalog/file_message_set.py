@@ -67,7 +67,7 @@ from .errors import (
 )
 from .file_channel import FileChannel
 from .fsutil import storage_error
-from .record import MemoryRecords, RecordBatch, ScanResult
+from .record import MemoryRecords, Record, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
 from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
@@ -737,7 +737,7 @@ class FileMessageSet:
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()
 
-    def records(self, *, check_crcs: bool = True) -> Iterator[Any]:
+    def records(self, *, check_crcs: bool = True) -> Iterator[Record]:
         """Every record of every batch, control records included (deep iteration; Kafka: ``records``).
 
         As :meth:`MemoryRecords.records <kafkalog.record.MemoryRecords.records>`: each batch's CRC is checked

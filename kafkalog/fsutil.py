@@ -18,6 +18,7 @@ from typing import BinaryIO
 
 from .errors import KafkaStorageError, LogDirInUseError
 from .filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
+from .topic import CLUSTER_METADATA_TOPIC_NAME, InvalidPartitionDirError, parse_topic_partition_name
 
 __all__ = [
     "DirLock",
@@ -342,9 +343,11 @@ class DirLock:
         # Whether the marker was there when taken (None: not taken yet) and its bytes, to put back.
         self._marker: bool | None = None
         self._marker_content = b""
-        # The partition dirs open for writing under this lock, and those closed after an error since.
+        # The partition dirs open for writing under this lock, those closed after an error since, and every one
+        # opened (so loaded, and recovered if it had to be) since the marker was taken.
         self._writers: set[Path] = set()
         self._unclean: set[Path] = set()
+        self._loaded: set[Path] = set()
         # A hold shared by the standalone writable logs of this process (released with its last writer).
         self._shared = False
         with _registry_lock:
@@ -460,18 +463,24 @@ class DirLock:
                     raise storage_error(e, f"Cannot remove the clean shutdown marker of {self.directory}") from e
                 fsync_dir(self.directory)
             self._marker = present
+            self._loaded.clear()
             return present
 
     def restore_clean_shutdown_marker(self) -> bool:
-        """Put back the marker :meth:`take_clean_shutdown_marker` removed, with the bytes it held, when no log
-        is open for writing under this lock and none was closed after an error (whose next open must
-        recover); returns whether it did.
+        """Write the marker back when no log is open for writing under this lock and none was closed after an
+        error (whose next open must recover), and either :meth:`take_clean_shutdown_marker` found it (its bytes
+        are put back) or every partition dir of the log dir was opened for writing under this lock since, so
+        loaded and recovered if it had to be: Kafka 3.8's rule in ``LogManager.shutdown`` (``hadCleanShutdown``
+        or ``loadLogsCompleted``), which lets a lone :class:`~kafkalog.log.Log` closed cleanly reopen without
+        recovery and never vouches for a partition nobody recovered.  Returns whether it wrote the marker.
 
         Raises:
             KafkaStorageError: the marker could not be written.
         """
         with _registry_lock:
-            if not self._marker or self._writers or self._unclean or not self.held:
+            if self._marker is None or self._writers or self._unclean or not self.held:
+                return False
+            if not self._marker and not self._every_partition_loaded():
                 return False
             marker = self.directory / CLEAN_SHUTDOWN_FILE
             try:
@@ -484,6 +493,23 @@ class DirLock:
             fsync_dir(self.directory)
             self._marker = None  # a later writer under this lock takes it again
             return True
+
+    def _every_partition_loaded(self) -> bool:
+        """Whether every partition dir of the log dir (a directory named as one, as a LogManager loads them;
+        the KRaft metadata log is the Raft layer's) was opened under this lock since the marker was taken."""
+        try:
+            entries = [entry for entry in self.directory.iterdir() if entry.is_dir()]
+        except OSError as e:
+            logger.warning("Cannot list %s (%s): not writing its clean shutdown marker", self.directory, e)
+            return False
+        for entry in entries:
+            try:
+                topic = parse_topic_partition_name(entry).topic
+            except InvalidPartitionDirError:
+                continue
+            if topic != CLUSTER_METADATA_TOPIC_NAME and entry not in self._loaded:
+                return False
+        return True
 
     # -- the writers' books (see hold_log_dir) --------------------------------------------------------------
 
@@ -498,6 +524,7 @@ class DirLock:
             marker = self._marker if self._marker is not None else self.take_clean_shutdown_marker()
             had_clean_shutdown = marker and partition_dir not in self._unclean
             self._writers.add(partition_dir)
+            self._loaded.add(partition_dir)
             return had_clean_shutdown
 
     def _close_writer(self, partition_dir: Path, clean: bool) -> None:
@@ -523,6 +550,9 @@ class DirLock:
             if old in self._unclean:
                 self._unclean.discard(old)
                 self._unclean.add(new)
+            if old in self._loaded:
+                self._loaded.discard(old)
+                self._loaded.add(new)
 
 
 class LogDirHold:

@@ -36,7 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._common import INT32_MAX
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
@@ -90,6 +90,9 @@ __all__ = [
     "parse_topic_partition_name",
     "time_index_filename",
 ]
+
+if TYPE_CHECKING:
+    from .cleaner_stats import CleanerStats
 
 logger = logging.getLogger(__name__)
 
@@ -301,10 +304,14 @@ class Log(LogRetention):
 
     @property
     def number_of_segments(self) -> int:
+        """How many segments the log has (Kafka: ``numberOfSegments``)."""
         return len(self.segments)
 
+    @property
     def size(self) -> int:
-        """Bytes in all segments (Kafka: ``size``)."""
+        """Bytes in all segments (Kafka: ``UnifiedLog.size``, a parameterless ``def``, hence a property here,
+        as :attr:`log_end_offset` and :attr:`number_of_segments` are; a segment's ``size()`` stays a method, as
+        ``LogSegment.size`` is one in Kafka's Java)."""
         return self.segments.size_in_bytes()
 
     @property
@@ -771,7 +778,7 @@ class Log(LogRetention):
                 return segment.find_offset_by_timestamp(target_timestamp, start_offset)
         return None
 
-    def find_offset_by_timestamp(self, target_timestamp: int) -> Any:
+    def find_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """The first record with timestamp >= ``target_timestamp`` (Kafka: ``fetchOffsetByTimestamp``,
         without the special timestamps), or ``None``."""
         for segment in self.segments.values():
@@ -781,6 +788,26 @@ class Log(LogRetention):
             if found is not None:
                 return found
         return None
+
+    def compact(self, *, max_rounds: int | None = None) -> list[CleanerStats]:
+        """Run Kafka's cleaner on this log now, in this thread, round after round until nothing qualifies (or
+        ``max_rounds`` rounds), and return each round's :class:`~kafkalog.cleaner_stats.CleanerStats`
+        (kafkalog's: Kafka cleans only from its ``LogCleaner`` threads; this is one of them run once).
+
+        As a broker's cleaner: only a ``compact`` policy is cleaned, the active segment never is (:meth:`roll`
+        first to make all of it cleanable), and a log qualifies when its dirty ratio exceeds
+        ``min.cleanable.dirty.ratio`` (0 cleans any dirty section) or ``max.compaction.lag.ms`` passed.  A log
+        of a :class:`~kafkalog.manager.LogManager` is compacted through :meth:`LogManager.compact
+        <kafkalog.manager.LogManager.compact>`, whose cleaner owns its checkpoints.
+
+        Raises:
+            IllegalArgumentError: ``cleanup.policy`` does not include ``compact``.
+            IllegalStateError: a LogManager (or another writer that opens its own logs) holds the log dir.
+            ReadOnlyError: the log was opened read-only.
+        """
+        from .cleaner import compact_log
+
+        return compact_log(self, max_rounds=max_rounds)
 
     # -- truncation ---------------------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ class _RetainedLog(Protocol):
     def high_watermark(self) -> int: ...
     @property
     def log_end_offset(self) -> int: ...
+    @property
     def size(self) -> int: ...
     def roll(self, expected_next_offset: int | None = None) -> LogSegment: ...
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool: ...
@@ -93,7 +94,7 @@ class LogRetention:
         """Kafka: ``deleteRetentionSizeBreachedSegments``: oldest segments while the log exceeds
         ``retention.bytes`` by at least their size."""
         retention_size = self.config.retention_size
-        size = self.size()
+        size = self.size
         if retention_size < 0 or size < retention_size:
             return 0
         diff = size - retention_size

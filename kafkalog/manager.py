@@ -53,7 +53,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ._common import INT64_MAX
 from .checkpoint import (
@@ -62,7 +62,7 @@ from .checkpoint import (
     OffsetCheckpoint,
 )
 from .config import LogConfig
-from .errors import IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .filenames import CLEAN_SHUTDOWN_FILE
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
@@ -82,6 +82,11 @@ from .topic import (
     parse_topic_partition_name,
     validate_topic,
 )
+
+if TYPE_CHECKING:
+    from .cleaner import LogCleaner
+    from .cleaner_config import CleanerConfig
+    from .cleaner_stats import CleanerStats
 
 __all__ = ["LogManager", "wait_for_all_to_complete"]
 
@@ -133,7 +138,7 @@ class LogManager:
     def __init__(self, log_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
                  default_config: LogConfig | None = None,
                  topic_configs: Mapping[str, LogConfig | Mapping[str, Any]] | None = None,
-                 cleaner_config: Any = None, *, recovery_threads_per_data_dir: int = 1,
+                 cleaner_config: CleanerConfig | None = None, *, recovery_threads_per_data_dir: int = 1,
                  flush_check_ms: int = INT64_MAX, flush_recovery_offset_checkpoint_ms: int = 60000,
                  flush_start_offset_checkpoint_ms: int = 60000, retention_check_ms: int = 300000,
                  initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
@@ -180,7 +185,9 @@ class LogManager:
         self._tasks: list[Any] = []
         #: The log cleaner (:class:`~kafkalog.cleaner.LogCleaner`) when ``cleaner_config`` enables it
         #: (``log.cleaner.enable``), else ``None``; its threads start with :meth:`startup`.
-        self.cleaner: Any = None
+        self.cleaner: LogCleaner | None = None
+        # The cleaner :meth:`compact` runs in the caller's thread when the manager has none (made on first use).
+        self._compactor: LogCleaner | None = None
         raise_open_file_limit()
         #: The directories given that failed validation (Kafka: ``offlineLogDirs``), as absolute paths.
         self.offline_log_dirs: list[Path] = []
@@ -211,7 +218,7 @@ class LogManager:
             if isinstance(e, OSError) and not isinstance(e, KafkaLogError):
                 raise storage_error(e, "Error while loading the logs of " + ", ".join(map(str, self.log_dirs))) from e
             raise
-        if cleaner_config is not None and getattr(cleaner_config, "enable_cleaner", False) and not read_only:
+        if cleaner_config is not None and cleaner_config.enable_cleaner and not read_only:
             from .cleaner import LogCleaner
 
             self.cleaner = LogCleaner(cleaner_config, list(self.log_dirs), self.logs_by_topic_partition,
@@ -917,10 +924,11 @@ class LogManager:
                     f"be in one of the offline directories {','.join(map(str, self.offline_log_dirs))}")
             return None
         # No cleaning may go on in a log about to be deleted.
-        if self.cleaner is not None and not is_future:
-            self.cleaner.abort_cleaning(topic_partition)
+        cleaner = self._cleaner_in_use()
+        if cleaner is not None and not is_future:
+            cleaner.abort_cleaning(topic_partition)
             if checkpoint:
-                self.cleaner.cleaner_manager.update_checkpoints(removed.dir.parent,
+                cleaner.cleaner_manager.update_checkpoints(removed.dir.parent,
                                                                 partition_to_remove=topic_partition)
         if is_stray:
             removed.rename_dir(log_stray_dir_name(topic_partition))
@@ -941,22 +949,68 @@ class LogManager:
 
     async_delete = delete_log
 
+    def compact(self, topic: str | None = None, *, max_rounds: int | None = None) -> list[CleanerStats]:
+        """Clean the compacted logs (of ``topic``, or all) now, in this thread, round after round until none
+        qualifies (or ``max_rounds`` rounds), and return each round's statistics, which name their partition
+        (kafkalog's: a broker only cleans from its cleaner threads; this runs one of them once).
+
+        The rules are the cleaner's: a log qualifies when its dirty ratio exceeds ``min.cleanable.dirty.ratio``
+        (0 cleans any dirty section) or ``max.compaction.lag.ms`` passed, and the active segment is never
+        cleaned.  The manager's cleaner does the work when ``log.cleaner.enable`` made one (its threads and
+        this call never clean the same log at once); otherwise one with the cleaner's defaults
+        (:meth:`CleanerConfig.from_enable`), kept for later calls.  Checkpoints go to
+        ``cleaner-offset-checkpoint``.
+
+        Raises:
+            ReadOnlyError: the manager is read-only.
+            IllegalArgumentError: ``topic`` has no log here, or its ``cleanup.policy`` does not compact.
+        """
+        if self.read_only:
+            raise ReadOnlyError("Cannot compact: the log manager is read-only")
+        only = None
+        if topic is not None:
+            only = [tp for tp in self.logs_by_topic_partition() if tp.topic == topic]
+            if not only:
+                raise IllegalArgumentError(f"Cannot compact topic {topic!r}: it has no log in "
+                                           f"{', '.join(map(str, self.log_dirs))}")
+            if not self.config_for(topic).compact:
+                raise IllegalArgumentError(f"Cannot compact topic {topic!r}: its cleanup.policy is "
+                                           f"{','.join(self.config_for(topic).cleanup_policy)}, not compact")
+        cleaner = self._cleaner_in_use()
+        if cleaner is None:
+            from .cleaner import LogCleaner
+            from .cleaner_config import CleanerConfig
+
+            with self._lock:
+                if self._compactor is None:
+                    self._compactor = LogCleaner(CleanerConfig.from_enable(True), list(self.log_dirs),
+                                                 self.logs_by_topic_partition, time=self.time)
+                cleaner = self._compactor
+        return cleaner.run_once(max_rounds, topic_partitions=only)
+
+    def _cleaner_in_use(self) -> LogCleaner | None:
+        """The cleaner whose cleaning a deletion or truncation must stop: the manager's, or :meth:`compact`'s."""
+        return self.cleaner if self.cleaner is not None else self._compactor
+
     def abort_and_pause_cleaning(self, topic_partition: TopicPartition) -> None:
         """Kafka: ``abortAndPauseCleaning`` (nothing without a cleaner)."""
-        if self.cleaner is not None:
-            self.cleaner.abort_and_pause_cleaning(topic_partition)
+        cleaner = self._cleaner_in_use()
+        if cleaner is not None:
+            cleaner.abort_and_pause_cleaning(topic_partition)
             logger.info("The cleaning for partition %s is aborted and paused", topic_partition)
 
     def abort_cleaning(self, topic_partition: TopicPartition) -> None:
         """Kafka: ``abortCleaning`` (nothing without a cleaner)."""
-        if self.cleaner is not None:
-            self.cleaner.abort_cleaning(topic_partition)
+        cleaner = self._cleaner_in_use()
+        if cleaner is not None:
+            cleaner.abort_cleaning(topic_partition)
             logger.info("The cleaning for partition %s is aborted", topic_partition)
 
     def _resume_cleaning(self, topic_partition: TopicPartition) -> None:
         """Kafka: ``resumeCleaning``."""
-        if self.cleaner is not None:
-            self.cleaner.resume_cleaning([topic_partition])
+        cleaner = self._cleaner_in_use()
+        if cleaner is not None:
+            cleaner.resume_cleaning([topic_partition])
             logger.info("Cleaning for partition %s is resumed", topic_partition)
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int]) -> None:
@@ -967,13 +1021,14 @@ class LogManager:
                 continue
             # Decided before the truncation moves the active segment: cleaning past the truncation point
             # must stop, and its checkpoint must not stay beyond the new log end.
-            stop_cleaner = self.cleaner is not None and offset < log.active_segment.base_offset
+            cleaner = self._cleaner_in_use()
+            stop_cleaner = cleaner is not None and offset < log.active_segment.base_offset
             if stop_cleaner:
                 self.abort_and_pause_cleaning(tp)
             try:
                 log.truncate_to(offset)
-                if stop_cleaner:
-                    self.cleaner.maybe_truncate_checkpoint(log.dir.parent, tp, log.active_segment.base_offset)
+                if cleaner is not None and stop_cleaner:
+                    cleaner.maybe_truncate_checkpoint(log.dir.parent, tp, log.active_segment.base_offset)
             finally:
                 if stop_cleaner:
                     self._resume_cleaning(tp)
@@ -987,8 +1042,9 @@ class LogManager:
         self.abort_and_pause_cleaning(topic_partition)
         try:
             log.truncate_fully_and_start_at(new_offset)
-            if self.cleaner is not None:
-                self.cleaner.maybe_truncate_checkpoint(log.dir.parent, topic_partition, log.active_segment.base_offset)
+            cleaner = self._cleaner_in_use()
+            if cleaner is not None:
+                cleaner.maybe_truncate_checkpoint(log.dir.parent, topic_partition, log.active_segment.base_offset)
         finally:
             self._resume_cleaning(topic_partition)
         self.checkpoint_recovery_point_offsets()

@@ -54,7 +54,7 @@ from .filenames import (
 )
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
-from .record import MemoryRecords, ScanStop
+from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 
 __all__ = ["NO_MAX_POSITION", "LogSegment", "RollParams"]
@@ -402,7 +402,7 @@ class LogSegment:
         position = self.offset_index.lookup(max(timestamp_offset.offset, start)).position
         return self.log.search_for_timestamp(timestamp, position, start)
 
-    def batches(self) -> Iterator[Any]:
+    def batches(self) -> Iterator[RecordBatch]:
         return self.log.batches()
 
     # -- recovery -----------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def scan_producer_batches(segment: LogSegment, transactional_only: bool = False,
         is_control = bool(attributes & CONTROL_FLAG_MASK)
         if is_control:
             try:
-                control = DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size).control_type()
+                control = DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size).control_type
             except KafkaLogError:
                 control = ControlRecordType.UNKNOWN
         found.append(ProducerBatch(producer_id, producer_epoch, int(row["base_offset"]), int(row["last_offset"]),

@@ -318,7 +318,7 @@ def _write_dirty_log(root: Path, records: int, segment_bytes: int, seed: int) ->
             log.roll()
             assert (log.log_end_offset, log.active_segment.base_offset, log.active_segment.size()) == \
                 (records, records, 0)
-            dirty_bytes = log.size()
+            dirty_bytes = log.size
             segments = log.number_of_segments - 1
         finally:
             log.close()

@@ -172,7 +172,7 @@ def _check_big_log(log: Log, batch: bytes) -> None:
     """Every append landed: one segment of 256 whole batches, offsets 0..255,999, the batches valid."""
     assert log.log_end_offset == BIG_APPENDS * BIG_RECORDS
     assert log.number_of_segments == 1
-    assert log.size() == BIG_APPENDS * len(batch)
+    assert log.size == BIG_APPENDS * len(batch)
     for offset, index in ((0, 0), (BIG_APPENDS * BIG_RECORDS - 1, BIG_APPENDS - 1)):
         fetch = log.read(offset, 2 * len(batch))
         first = next(iter(fetch.records.batches()))
@@ -277,8 +277,8 @@ def test_append_one_record_batches(benchmark: Any, impl: ModuleType, one_record_
     log = rounds.log
     assert log is not None
     assert (log.log_end_offset, log.number_of_segments) == (SMALL_APPENDS, 1)
-    assert log.size() == SMALL_APPENDS * len(one_record_batch)
-    batches = list(log.read(0, log.size()).records.batches())
+    assert log.size == SMALL_APPENDS * len(one_record_batch)
+    batches = list(log.read(0, log.size).records.batches())
     assert [b.base_offset for b in batches] == list(range(SMALL_APPENDS))
     assert all(b.count == 1 and b.is_valid() for b in batches[:: SMALL_APPENDS // 100])
     assert batches[-1].records()[0].value == next(MemoryRecords(one_record_batch).records()).value

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 console.error(f"kafkalog clean: skipped {name}, left as it is: {reason}")
             if args.roll:
                 _roll(console, args.json, log)
-            size_before = log.size()
+            size_before = log.size
             cleaner = LogCleaner(cleaner_config, [partition.log_dir], {partition.topic_partition: log})
             started = time.monotonic()
             while True:
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 _print_round(console, args.json, log.name, stats[0], first_dirty, partition.cleaned_up_to(first_dirty))
                 if not args.until_clean:
                     break
-            size_after = log.size()
+            size_after = log.size
             elapsed = time.monotonic() - started
         finally:
             log.close()

@@ -128,8 +128,8 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
                     f" at byte {fetch.fetch_offset_metadata.relative_position_in_segment}; first record: offset "
                     f"{first.offset}, key {_show(first.key)}, headers {first.headers}")
             found = orders.find_offset_by_timestamp(BASE_TIME + 500)
-            say.say(f"find_offset_by_timestamp({BASE_TIME + 500}): the time index answers offset "
-                    f"{found.offset} (timestamp {found.timestamp})")
+            answer = "no record" if found is None else f"offset {found.offset} (timestamp {found.timestamp})"
+            say.say(f"find_offset_by_timestamp({BASE_TIME + 500}): the time index answers {answer}")
 
             say.heading("Retention: retention.bytes deletes the oldest segments")
             before = orders.log_start_offset, orders.number_of_segments
@@ -148,11 +148,11 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
                 users.append(MemoryRecords.with_records(batch))
             users.roll()
             records_before = sum(1 for _ in users.records())
-            size_before = users.size()
+            size_before = users.size
             stats = manager.cleaner.run_once() if manager.cleaner is not None else []
             latest = {r.key: r.value for r in users.records()}
             say.say(f"{len(stats)} cleaning round(s): {records_before} records, {size_before} B -> "
-                    f"{sum(1 for _ in users.records())} records, {users.size()} B")
+                    f"{sum(1 for _ in users.records())} records, {users.size} B")
             say.say(f"user-0 -> {_show(latest.get(b'user-0'))!r}; user-3 -> {_show(latest.get(b'user-3'))} "
                     "(its tombstone stays for delete.retention.ms, then goes too)")
             orders_dir = orders.dir

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             log.flush(including_offset=True)
             end_offset = log.log_end_offset
             report = log.load_report
-            segments, size = log.number_of_segments, log.size()
+            segments, size = log.number_of_segments, log.size
         finally:
             log.close()
         partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)

@@ -232,8 +232,10 @@ class RecordBatch:
         """How many records the batch holds (a legacy wrapper is decompressed to tell)."""
         raise NotImplementedError
 
+    @property
     def control_type(self) -> ControlRecordType | None:
-        """For a control batch, the type its one record's key names; ``None`` for a data batch."""
+        """For a control batch, the type its one record's key names; ``None`` for a data batch (a property,
+        as :attr:`is_control` and a record's ``control_type`` are; Kafka reads it from the record)."""
         return None
 
     def end_transaction_marker(self) -> EndTransactionMarker | None:
@@ -502,6 +504,7 @@ class DefaultRecordBatch(RecordBatch):
         for (records, headers), data in self._chunks(_impl.core.decode_v2_records_chunk, max_records):
             yield RecordColumns(records, headers, data)
 
+    @property
     def control_type(self) -> ControlRecordType | None:
         if not self.is_control:
             return None
@@ -511,7 +514,7 @@ class DefaultRecordBatch(RecordBatch):
         return ControlRecordType.parse(records[0].key)
 
     def end_transaction_marker(self) -> EndTransactionMarker | None:
-        control_type = self.control_type()
+        control_type = self.control_type
         if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
             return None
         record = self.records(check_crcs=False)[0]

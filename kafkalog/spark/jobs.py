@@ -99,7 +99,7 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
             round_ = 0
             while True:
                 first_dirty = partition.cleaned_up_to(log.log_start_offset)
-                size_before = log.size()
+                size_before = log.size
                 done = cleaner.run_once(max_rounds=1)
                 if not done:
                     break
@@ -108,7 +108,7 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
                 rows.append((tp.topic, tp.partition, round_, first_dirty, partition.cleaned_up_to(first_dirty),
                              s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
                              s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
-                             float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size()))
+                             float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size))
         finally:
             log.close()
         lock.restore_clean_shutdown_marker()  # the open removed it, if it was there

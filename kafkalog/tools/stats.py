@@ -144,7 +144,7 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
         # Segments on disk: a dir with none reads as an empty log, whose one segment has no file.
         on_disk = sum(not s.is_absent for s in log.log_segments())
         stats = PartitionStats(tp.topic, tp.partition, str(directory), segments=on_disk,
-                               size=log.size(), log_start_offset=log.log_start_offset,
+                               size=log.size, log_start_offset=log.log_start_offset,
                                log_end_offset=log.log_end_offset,
                                skipped_files=[name for name, _why in log.load_report.skipped_files])
         magics: Counter[str] = Counter()

@@ -283,14 +283,14 @@ def test_log_cleaner_stats(env: Env) -> None:
     for k in (0, 1, 0, 1, 0):
         log.append_as_leader(record(k, k), 0)
     log.roll()
-    initial_log_size = log.size()
+    initial_log_size = log.size
 
     end_offset, stats = cleaner.clean(to_clean(log, 2))
     assert end_offset == 5
     assert stats.messages_read == 5
     assert stats.bytes_read == initial_log_size
     assert stats.messages_written == 2
-    assert stats.bytes_written == log.size()
+    assert stats.bytes_written == log.size
     assert stats.invalid_messages_read == 0
     assert stats.end_time >= stats.start_time
     assert offsets_in_log(log) == [3, 4]
@@ -303,13 +303,13 @@ def test_log_cleaner_stats_with_skimpy_map(env: Env) -> None:
     for k in (0, 1, 0, 1, 0):
         log.append_as_leader(record(k, k), 0)
     log.roll()
-    initial_log_size = log.size()
+    initial_log_size = log.size
 
     end_offset, stats = cleaner.clean(to_clean(log, 2))
     assert end_offset == 5
     assert (stats.messages_read, stats.messages_written, stats.invalid_messages_read) == (5, 2, 0)
     assert stats.bytes_read == initial_log_size
-    assert stats.bytes_written == log.size()
+    assert stats.bytes_written == log.size
     assert stats.map_messages_read == 5
     assert stats.buffer_utilization == 0.5
     assert offsets_in_log(log) == [3, 4]
@@ -440,17 +440,17 @@ def test_cleaning_with_unkeyed_messages(env: Env) -> None:
     while log.number_of_segments < 2:
         log.append_as_leader(unkeyed(log.log_end_offset), 0)
     num_invalid_messages = unkeyed_message_count_in_log(log)
-    size_with_unkeyed_messages = log.size()
+    size_with_unkeyed_messages = log.size
 
     while log.number_of_segments < 3:
         log.append_as_leader(record(log.log_end_offset, log.log_end_offset), 0)
 
-    expected_size_after_cleaning = log.size() - size_with_unkeyed_messages
+    expected_size_after_cleaning = log.size - size_with_unkeyed_messages
     _, stats = cleaner.clean(to_clean(log, 0))
 
     assert num_invalid_messages > 0
     assert unkeyed_message_count_in_log(log) == 0, "Log should only contain keyed messages after cleaning."
-    assert log.size() == expected_size_after_cleaning, (
+    assert log.size == expected_size_after_cleaning, (
         "Log should only contain keyed messages after cleaning."
     )
     assert stats.invalid_messages_read == num_invalid_messages
@@ -462,13 +462,13 @@ def test_cleaning_with_unkeyed_messages_and_skimpy_map(env: Env) -> None:
     while log.number_of_segments < 2:
         log.append_as_leader(unkeyed(log.log_end_offset), 0)
     num_invalid_messages = unkeyed_message_count_in_log(log)
-    size_with_unkeyed_messages = log.size()
+    size_with_unkeyed_messages = log.size
     while log.number_of_segments < 3:
         log.append_as_leader(record(log.log_end_offset, log.log_end_offset), 0)
-    expected_size_after_cleaning = log.size() - size_with_unkeyed_messages
+    expected_size_after_cleaning = log.size - size_with_unkeyed_messages
     _, stats = cleaner.clean(to_clean(log, 0))
     assert unkeyed_message_count_in_log(log) == 0
-    assert log.size() == expected_size_after_cleaning
+    assert log.size == expected_size_after_cleaning
     assert stats.invalid_messages_read == num_invalid_messages
 
 

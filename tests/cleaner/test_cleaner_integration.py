@@ -253,7 +253,7 @@ class Harness:
         log is smaller than it was."""
         read = read_from_log(log)
         assert to_map(appends) == to_map(read), "Contents of the map shouldn't change"
-        assert start_size > log.size()
+        assert start_size > log.size
 
 
 def read_from_log(log: Log) -> list[Appended]:
@@ -309,7 +309,7 @@ def test_cleans_dups_and_a_large_message(harness_factory: Callable[..., Harness]
     log = h.logs_of_cleaner[TP0]
 
     appends = h.write_dups(KEYS, 3, log, codec)
-    start_size = log.size()
+    start_size = log.size
     cleaner.startup()
 
     first_dirty = log.active_segment.base_offset
@@ -353,7 +353,7 @@ def test_cleans_combined_compact_and_delete_topic(harness_factory: Callable[...,
         cleaner = h.make_cleaner(TOPIC_PARTITIONS[:1], property_overrides=log_props, backoff_ms=100)
         log = h.logs_of_cleaner[TP0]
         messages = h.write_dups(num_keys, 3, log, codec)
-        start_size = log.size()
+        start_size = log.size
         log.high_watermark = log.log_end_offset
         first_dirty = log.active_segment.base_offset
         cleaner.startup()
@@ -406,7 +406,7 @@ def test_cleaner_with_message_format_v0(harness_factory: Callable[..., Harness],
     log.config = LogConfig(props)
 
     appends = h.write_dups(100, 3, log, codec, magic=0)
-    start_size = log.size()
+    start_size = log.size
     cleaner.startup()
 
     first_dirty = log.active_segment.base_offset
@@ -462,7 +462,7 @@ def test_cleaning_nested_messages_with_v0_and_v1(harness_factory: Callable[..., 
 
     appends = appends_v0 + appends_v1
 
-    start_size = log.size()
+    start_size = log.size
     cleaner.startup()
 
     first_dirty = log.active_segment.base_offset
@@ -490,7 +490,7 @@ def test_cleaner_config_update_test(harness_factory: Callable[..., Harness], cod
     log = h.logs_of_cleaner[TP0]
 
     h.write_dups(KEYS, 3, log, codec)
-    start_size = log.size()
+    start_size = log.size
     cleaner.startup()
     assert cleaner.cleaner_count == 1
 
@@ -606,7 +606,7 @@ def test_max_log_compaction_lag(harness_factory: Callable[..., Harness]) -> None
 
     t0 = h.time.milliseconds()
     write_key_dups(KEYS, 3, log, "none", timestamp=t0, start_value=0, step=1)
-    start_size_block0 = log.size()
+    start_size_block0 = log.size
     active_seg_at_t0 = log.active_segment
 
     cleaner.startup()
@@ -614,7 +614,7 @@ def test_max_log_compaction_lag(harness_factory: Callable[..., Harness]) -> None
     # advance to a time still less than max.compaction.lag.ms from the start
     h.time.sleep(max_compaction_lag_ms // 2)
     wall_time.sleep(5 * cleaner_backoff_ms / 1000.0)  # give the cleaning thread a chance to _not_ clean
-    assert start_size_block0 == log.size(), "There should be no cleaning until the max compaction lag has passed"
+    assert start_size_block0 == log.size, "There should be no cleaning until the max compaction lag has passed"
 
     # advance to a bit more than one max.compaction.lag.ms from the start
     h.time.sleep(max_compaction_lag_ms // 2 + 1)
@@ -709,7 +709,7 @@ def test_cleaning_waits_for_min_compaction_lag(harness_factory: Callable[..., Ha
     # t = T0
     t0 = h.time.milliseconds()
     appends0 = write_dups(KEYS, 3, t0)
-    start_size_block0 = log.size()
+    start_size_block0 = log.size
     active_seg_at_t0 = log.active_segment
     size_up_to_active_segment_at_t0 = sum(s.size() for s in log.log_segments(0, active_seg_at_t0.base_offset))
 
@@ -718,7 +718,7 @@ def test_cleaning_waits_for_min_compaction_lag(harness_factory: Callable[..., Ha
     # T0 < t < T1: advance to a time still less than one compaction lag from the start
     h.time.sleep(min_compaction_lag // 2)
     wall_time.sleep(5 * cleaner_backoff_ms / 1000.0)  # give the cleaning thread a chance to _not_ clean
-    assert start_size_block0 == log.size(), "There should be no cleaning until the compaction lag has passed"
+    assert start_size_block0 == log.size, "There should be no cleaning until the compaction lag has passed"
 
     # t = T1 > T0 + compactionLag: advance to a bit more than one compaction lag from the start
     h.time.sleep(min_compaction_lag // 2 + 1)

@@ -1084,7 +1084,7 @@ def test_log_to_clean(impl: ModuleType, env: Env) -> None:
     log = make_six_segment_log(env)
     log_to_clean = LogToClean(TopicPartition("test", 0), log, log.active_segment.base_offset,
                               log.active_segment.base_offset)
-    assert log_to_clean.total_bytes == log.size() - log.active_segment.size(), \
+    assert log_to_clean.total_bytes == log.size - log.active_segment.size(), \
         "Total bytes of LogToClean should equal size of all segments excluding the active segment"
     assert log_to_clean.cleanable_bytes == 0
     assert log_to_clean.cleanable_ratio == 0.0

@@ -496,7 +496,7 @@ def test_stats_agree_with_the_library(tmp_path: Path, golden: Path) -> None:
     (stats,) = [json.loads(line) for line in out.splitlines()]
     with Log(partition, read_only=True) as log:
         records = list(log.records())
-        assert stats["segments"] == log.number_of_segments and stats["size"] == log.size()
+        assert stats["segments"] == log.number_of_segments and stats["size"] == log.size
     assert stats["records"] == len(records) == 300
     assert stats["distinctKeys"] == len({r.key for r in records}) == 17
     assert stats["minTimestamp"] == min(r.timestamp for r in records)

@@ -173,11 +173,11 @@ def test_golden_file_decodes_as_details_says(impl: ModuleType, golden: pathlib.P
         control_records = batch.records()
         assert control_records
         kinds = [ControlRecordType.parse(r.key) for r in control_records]
-        assert batch.control_type() is kinds[0]
+        assert batch.control_type is kinds[0]
         control_record_types.update(kind.name for kind in kinds)
     assert control_record_types == facts["control_types"]
     data_batches = [b for b in batches if isinstance(b, DefaultRecordBatch) and not b.is_control]
-    assert all(b.control_type() is None for b in data_batches)
+    assert all(b.control_type is None for b in data_batches)
 
     # Compressed v0/v1 wrappers.
     assert sum(isinstance(b, LegacyRecordBatch) and b.is_compressed for b in batches) == facts["wrappers"]
@@ -261,7 +261,7 @@ def test_command_topic_transactions(impl: ModuleType, golden: pathlib.Path) -> N
         assert batch.base_sequence >= 0 and batch.producer_epoch >= 0
         assert batch.end_transaction_marker() is None
     for batch in markers:
-        assert batch.control_type() is ControlRecordType.COMMIT
+        assert batch.control_type is ControlRecordType.COMMIT
         marker = batch.end_transaction_marker()
         assert marker is not None and marker.control_type is ControlRecordType.COMMIT
         assert len(batch.records()) == 1
@@ -279,7 +279,7 @@ def test_kraft_leader_change_batches(impl: ModuleType, golden: pathlib.Path, seg
     control = [b for b in batches if b.is_control]
     assert len(control) == len(expected_epochs)
     for batch in control:
-        assert batch.control_type() is ControlRecordType.LEADER_CHANGE
+        assert batch.control_type is ControlRecordType.LEADER_CHANGE
         assert batch.end_transaction_marker() is None
         assert not batch.is_transactional
         assert not batch.has_producer_id

@@ -68,7 +68,7 @@ def test_a_read_only_log_of_an_empty_dir_is_an_empty_log(log_dir: Path, impl: Mo
     before = snapshot(log_dir)
     with Log(log_dir / "empty-0", read_only=True, log_start_offset=START) as log:
         assert (log.log_start_offset, log.log_end_offset) == (START, START)
-        assert log.size() == 0 and list(log.records()) == []
+        assert log.size == 0 and list(log.records()) == []
         assert log.read(START, 1000).records.size_in_bytes() == 0
         assert log.fetch_offset_by_timestamp(0) is None
     with Log(log_dir / "empty-0", read_only=True) as log:

@@ -489,7 +489,7 @@ def test_append_with_out_of_order_offsets_throws_exception(create_log: LogFactor
     with pytest.raises(OffsetsOutOfOrderError):
         log.append_as_follower(MemoryRecords(buffer))
     assert log.log_end_offset == 0
-    assert log.size() == 0
+    assert log.size == 0
 
 
 def test_append_below_expected_offset_throws_exception(create_log: LogFactory) -> None:
@@ -576,30 +576,30 @@ def test_truncate_to(create_log: LogFactory, mock_time: MockTime) -> None:
     assert log.log_end_offset == msg_per_seg
 
     last_offset = log.log_end_offset
-    size = log.size()
+    size = log.size
     assert log.truncate_to(log.log_end_offset) is False  # keep the entire log
-    assert (log.log_end_offset, log.size()) == (last_offset, size)
+    assert (log.log_end_offset, log.size) == (last_offset, size)
     assert log.truncate_to(log.log_end_offset + 1) is False  # beyond the end
-    assert (log.log_end_offset, log.size()) == (last_offset, size)
+    assert (log.log_end_offset, log.size) == (last_offset, size)
     assert log.truncate_to(msg_per_seg // 2) is True  # somewhere in between
     assert log.log_end_offset == msg_per_seg // 2
-    assert log.size() < size
+    assert log.size < size
     assert log.truncate_to(0) is True  # the entire log
-    assert (log.log_end_offset, log.size()) == (0, 0)
+    assert (log.log_end_offset, log.size) == (0, 0)
 
     for _ in range(msg_per_seg):
         log.append_as_leader(records())
-    assert (log.log_end_offset, log.size()) == (last_offset, size)
+    assert (log.log_end_offset, log.size) == (last_offset, size)
     log.truncate_fully_and_start_at(log.log_end_offset - (msg_per_seg - 1))
-    assert (log.log_end_offset, log.size()) == (last_offset - (msg_per_seg - 1), 0)
+    assert (log.log_end_offset, log.size) == (last_offset - (msg_per_seg - 1), 0)
     assert log.log_start_offset == 1
 
     for _ in range(msg_per_seg):
         log.append_as_leader(records())
     assert log.log_end_offset > msg_per_seg
-    assert log.size() == size
+    assert log.size == size
     assert log.truncate_to(0) is True  # before the first offset of the log
-    assert (log.log_end_offset, log.size()) == (0, 0)
+    assert (log.log_end_offset, log.size) == (0, 0)
     assert log.log_start_offset == 0
     with pytest.raises(IllegalArgumentError):
         log.truncate_to(-1)

@@ -374,7 +374,10 @@ def test_clean_shutdown_file(create_log: LogFactory, log_dir: Path, mock_time: M
     assert log.recovery_point == 100
     log.close()
 
+    # closed cleanly, the lone log of this log dir wrote the marker (it speaks for every partition there);
     # without the flag the log looks for the marker in the parent directory
+    assert (log_dir.parent / CLEAN_SHUTDOWN_FILE).is_file()
+    (log_dir.parent / CLEAN_SHUTDOWN_FILE).unlink()
     log = create_log(log_config, had_clean_shutdown=None)
     assert (log.had_clean_shutdown, log.recovery_point, log.log_end_offset) == (False, 0, 100)
     log.close()

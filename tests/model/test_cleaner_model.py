@@ -618,7 +618,7 @@ def test_keyless_records(impl: ModuleType, tmp_path: pathlib.Path, magic: int) -
         with pytest.raises(InvalidRecordError, match="Compacted topic cannot accept message without key"):
             log.append(MemoryRecords.with_records([(b"k", b"v", START_MS), (None, b"nokey", START_MS)],
                                                   magic=magic))
-        assert log.log_end_offset == 0 and log.size() == 0
+        assert log.log_end_offset == 0 and log.size == 0
         # written while the topic was not compacted, then the policy switched
         log.config = compact_config(**{"cleanup.policy": "delete"})
         rng = random.Random(magic)

@@ -384,7 +384,7 @@ class LogMachine(RuleBasedStateMachine):
         log, model = self.log, self.model
         assert log is not None
         if isinstance(retention_bytes, float):
-            retention_bytes = int(log.size() * retention_bytes)
+            retention_bytes = int(log.size * retention_bytes)
         log.config = LogConfig({**self.props, "retention.bytes": retention_bytes,
                                 "retention.ms": retention_ms})
         hw_choice = data.draw(st.one_of(st.none(), st.just(model.log_end),

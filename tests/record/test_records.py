@@ -220,7 +220,7 @@ def test_end_transaction_markers(impl: ModuleType) -> None:
         (batch,) = built.batches()
         assert batch.is_control and batch.is_transactional and batch.count == 1
         assert (batch.producer_id, batch.producer_epoch) == (42, 7)
-        assert batch.control_type() is kind
+        assert batch.control_type is kind
         assert batch.end_transaction_marker() == EndTransactionMarker(kind, 13)
         (record,) = batch.records()
         assert record.key == struct.pack(">hh", 0, int(kind))
@@ -233,7 +233,7 @@ def test_kraft_control_types_are_types_not_errors(impl: ModuleType) -> None:
                  ControlRecordType.KRAFT_VOTERS):
         (batch,) = MemoryRecords.with_control_record(kind, b"\x00\x01", timestamp=5).batches()
         assert batch.is_control and not batch.is_transactional
-        assert batch.control_type() is kind and batch.end_transaction_marker() is None
+        assert batch.control_type is kind and batch.end_transaction_marker() is None
     assert ControlRecordType.parse(struct.pack(">hh", 0, 99)) is ControlRecordType.UNKNOWN
     assert ControlRecordType.parse(struct.pack(">hh", 3, 1)) is ControlRecordType.COMMIT
     with pytest.raises(InvalidRecordError):

@@ -256,7 +256,7 @@ def build(root: pathlib.Path, seed: int) -> None:
     log = open_log(root, time)
     rng = random.Random(seed)
     try:
-        while log.size() < 4 << 20:
+        while log.size < 4 << 20:
             leo = log.log_end_offset
             records = [(plan_key(seed, o), plan_value(seed, plan_key(seed, o), o), START_MS)
                        for o in range(leo, leo + rng.randint(1, 50))]

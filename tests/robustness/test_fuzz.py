@@ -314,7 +314,7 @@ def _batch_outcome(batch: Any) -> list[Any]:
         _attempt(lambda: _columns_outcome(batch)),
     ]
     if batch.magic == 2:
-        out.append(_attempt(batch.control_type))
+        out.append(_attempt(lambda: batch.control_type))
         out.append(_attempt(batch.end_transaction_marker))
     return out
 

@@ -172,7 +172,7 @@ def test_cleanup_segments_to_maintain_size(make_manager: ManagerFactory, mock_ti
     assert log.number_of_segments == 6, "Now there should be exactly 6 segments"
     assert [s.base_offset for s in log.log_segments()] == [140, 150, 160, 170, 180, 190]
     assert log.log_start_offset == 140
-    assert log.size() == 6 * segment_bytes
+    assert log.size == 6 * segment_bytes
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
     assert len(list(log.dir.iterdir())) == log.number_of_segments * 3, "Files should have been deleted"

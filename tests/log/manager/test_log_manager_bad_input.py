@@ -163,11 +163,11 @@ def test_directory_locked_by_another_process(any_twin_manager: ManagerFactory, l
 def test_batch_over_max_message_bytes(make_manager: ManagerFactory, populated: Any) -> None:
     manager, expected = populated
     log = manager.get_log(TopicPartition("small", 0))
-    end, size = log.log_end_offset, log.size()
+    end, size = log.log_end_offset, log.size
     big = MemoryRecords.with_records([(b"key", b"x" * 200, 1_700_000_000_100)])
     with pytest.raises(RecordTooLargeError, match="exceeds the maximum configured value of 100"):
         log.append_as_leader(big)
-    assert (log.log_end_offset, log.size()) == (end, size)
+    assert (log.log_end_offset, log.size) == (end, size)
     assert record_tuples(log) == expected[TopicPartition("small", 0)]
     # A follower takes what its leader accepted: appendAsFollower skips the size check (ignoreRecordSize).
     follower_batch = MemoryRecords.with_records([(b"key", b"x" * 200, 1_700_000_000_100)], base_offset=end)
@@ -179,11 +179,11 @@ def test_batch_over_max_message_bytes(make_manager: ManagerFactory, populated: A
 def test_unkeyed_record_on_compacted_topic(make_manager: ManagerFactory, populated: Any) -> None:
     manager, expected = populated
     log = manager.get_log(TopicPartition("compacted", 0))
-    end, size = log.log_end_offset, log.size()
+    end, size = log.log_end_offset, log.size
     batch = MemoryRecords.with_records([(b"key", b"keyed", 1), (None, b"unkeyed", 2)])
     with pytest.raises(InvalidRecordError, match="Compacted topic cannot accept message without key"):
         log.append_as_leader(batch)
-    assert (log.log_end_offset, log.size()) == (end, size)
+    assert (log.log_end_offset, log.size) == (end, size)
     _assert_intact(make_manager, manager, expected)
 
 
