@@ -13,6 +13,7 @@ import contextlib
 import io
 import re
 import shlex
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -51,8 +52,14 @@ def test_the_library_example_runs_as_written(tmp_path: Path) -> None:
     assert (data / ".kafka_cleanshutdown").exists()
 
 
+def _string(text: str) -> bytes:
+    return struct.pack(">h", len(text)) + text.encode()
+
+
 def _data_dir(root: Path) -> Path:
-    """A log dir with a plain topic (``orders``) and a compacted one with keys updated (``users``)."""
+    """A log dir with a plain topic (``orders``), a compacted one with keys updated (``users``), and the
+    group coordinator's ``__consumer_offsets-0`` holding an offset commit (key v1, value v3, as Kafka 2.1+
+    writes them)."""
     with LogManager(root, LogConfig({"segment.bytes": 4096}),
                     topic_configs={"users": {"cleanup.policy": "compact"}}) as manager:
         orders = manager.create_log(TopicPartition("orders", 0))
@@ -60,6 +67,10 @@ def _data_dir(root: Path) -> Path:
         for i in range(200):
             orders.append(MemoryRecords.with_records([(b"order-%d" % i, b"x" * 40, 1_700_000_000_000 + i)]))
             users.append(MemoryRecords.with_records([(b"user-%d" % (i % 10), b"v%d" % i, 1_700_000_000_000 + i)]))
+        commit_key = struct.pack(">h", 1) + _string("billing") + _string("orders") + struct.pack(">i", 0)
+        commit = struct.pack(">hqi", 3, 200, 0) + _string("") + struct.pack(">q", 1_700_000_000_500)
+        manager.create_log(TopicPartition("__consumer_offsets", 0)).append(
+            MemoryRecords.with_records([(commit_key, commit, 1_700_000_000_500)]))
     return root
 
 
@@ -70,10 +81,14 @@ def test_the_command_lines_run_as_written(tmp_path: Path) -> None:
     for command in filter(None, commands):
         if command.startswith("kafkalog bench"):
             continue
-        command = command.replace("/var/lib/kafka/data", str(data)).replace("/data/", f"{data}/")
+        command = re.sub(r"(?<= )(/var/lib/kafka/data|/data)(?=/| |$)", str(data), command)
         argv = [sys.executable, "-m", "kafkalog", *shlex.split(command)[1:]]
         done = subprocess.run(argv, cwd=data / "orders-0", capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"{command}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
         assert done.stdout, f"{command} printed nothing"
+        if "--offsets-decoder" in command:
+            assert ('key: {"type":"1","data":{"group":"billing","topic":"orders","partition":0}} payload: '
+                    '{"version":"3","data":{"offset":200,"leaderEpoch":0,"metadata":"","commitTimestamp":'
+                    '1700000000500}}') in done.stdout
         ran.append(shlex.split(command)[1])
     assert {"dump", "verify", "stats", "recover", "clean", "demo"} <= set(ran)

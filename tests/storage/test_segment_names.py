@@ -143,7 +143,7 @@ def test_stats_skip_the_file(bad_dir: tuple[Path, Path, bytes], impl: ModuleType
     assert stats.skipped_files == [bad.name]
     status, out, err = run("stats", "--json", str(partition.parent))
     assert status == 0, err
-    assert json.loads(out)["log_end_offset"] == RECORDS
+    assert json.loads(out)["logEndOffset"] == RECORDS
     assert bad.name in err and "skipped" in err
 
 
