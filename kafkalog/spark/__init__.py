@@ -70,9 +70,13 @@ def session(master: str = "local[*]", app_name: str = "kafkalog", **conf: Any) -
         os.environ.setdefault("SPARK_HIDE_TRACEBACK", "1")
     for key, value in settings.items():
         builder = builder.config(key, value)
+    from pyspark import SparkContext
+
+    running = SparkContext._active_spark_context is not None
     spark = builder.getOrCreate()
-    # spark.log.level applies when the context starts; a running one is set here too.
-    spark.sparkContext.setLogLevel(settings["spark.log.level"])
+    if running:
+        # spark.log.level applies as a context starts; a running one is told (which Spark announces on stderr).
+        spark.sparkContext.setLogLevel(settings["spark.log.level"])
     return register(spark)
 
 

@@ -17,7 +17,7 @@ behind an error of its own).  Spark puts a Python traceback in the message unles
 
 from __future__ import annotations
 
-import logging
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +40,6 @@ from .stream import AdmissionControl, from_json, initial_position, latest_positi
 from .write import StagedFile, WriteOptions, WritePlan, commit, discard, stage
 
 __all__ = ["KafkaLogDataSource"]
-
-logger = logging.getLogger(__name__)
 
 
 class KafkaLogDataSource(DataSource):
@@ -85,7 +83,8 @@ class _BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions) -> None:
         # Planned now, on the driver, so a bad path or offset fails the query before any task starts.
         if options.ignored:
-            logger.warning("%s: for streams only, ignored by a batch read", ", ".join(options.ignored))
+            # Spark's source logs this; a warning reaches the console from the Python worker planning the read.
+            warnings.warn(f"{', '.join(options.ignored)}: for streams only, ignored by a batch read", stacklevel=2)
         self.tasks = plan_read(options)
 
     def partitions(self) -> Sequence[InputPartition]:
