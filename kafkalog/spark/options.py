@@ -1,43 +1,59 @@
 """The options of the ``kafkalog`` data source, parsed and checked before any file is touched.
 
 Spark hands a data source its options as a case-insensitive map of strings (the keys arrive in lower
-case).  The names follow Spark's own Kafka source where it has one (``startingOffsets``,
-``endingOffsets``, ``includeHeaders``, ``maxOffsetsPerTrigger``, ``minPartitions``,
-``failOnDataLoss``, ``kafka.isolation.level``; ``subscribe`` and ``subscribePattern`` as other names
-for ``topics`` and ``topicPattern``), so a job reading a broker can be pointed at its files by changing
-the format and the path.
+case).  The names and meanings are those of Spark's own Kafka source (Spark 3.5,
+``KafkaSourceProvider.scala``), so a job reading a broker can be pointed at its files by changing the
+format and the path:
 
-Offsets are Kafka's JSON, as Spark's source takes them: ``{"topicA": {"0": 23, "1": -2}}``, with -2
-meaning earliest and -1 latest, or the words ``earliest`` and ``latest``.  Ending offsets are
-exclusive.  As in Spark, a batch read may not start at ``latest`` nor end at ``earliest``, and a JSON
-must name every partition the read selects.
+- which partitions: exactly one of ``assign`` (``{"topicA": [0, 1]}``), ``subscribe`` (comma-separated
+  topics; ``topics`` is another name for it) and ``subscribePattern`` (a regular expression matched in
+  full; ``topicPattern``), or none of them for every topic under the paths.  Internal topics
+  (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``) are read only when
+  ``assign`` or ``subscribe`` names them, as a Kafka consumer with its default
+  ``exclude.internal.topics=true`` sees them: a pattern, or no topic option, leaves them out;
+- where to start and end: ``startingTimestamp``, then ``startingOffsetsByTimestamp``, then
+  ``startingOffsets``, the first given wins (Spark: ``getKafkaOffsetRangeLimit``); the same for the
+  ending options.  Offsets are Kafka's JSON, ``{"topicA": {"0": 23, "1": -2}}``, with -2 meaning
+  earliest and -1 latest, or the words ``earliest`` and ``latest``; timestamps are milliseconds since
+  the epoch, one for every partition or Kafka's JSON per partition, resolved through each partition's
+  time index to the first offset whose timestamp is at or after it.  Ending offsets are exclusive.  As
+  in Spark, a batch read may not start at ``latest`` nor end at ``earliest``, a JSON must name every
+  partition the read selects, and a stream has no ending options;
+- how a stream takes its micro-batches: ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger`` and
+  ``maxTriggerDelay`` (Spark's admission control, :mod:`kafkalog.spark.stream`); how a read is cut into
+  tasks: ``maxPartitionBytes``, ``minPartitions``, ``maxRecordsPerPartition`` (:mod:`kafkalog.spark.plan`).
 
 ``kafka.isolation.level`` is ``read_uncommitted`` unless set, as in Spark's source (the Kafka consumer's
 default).  An option the source does not take is an error naming it and its close matches, not silence
-(Spark's Kafka source refuses its unsupported ``kafka.`` options the same way); the options of Spark's
-source that kafkalog has not implemented yet are refused as such.
+(Spark's Kafka source refuses its unsupported ``kafka.`` options the same way).  ``path`` may be a glob
+(``/archive/broker-*/kafka-logs``), expanded on the driver; a glob that matches nothing is an error.
 """
 
 from __future__ import annotations
 
 import difflib
+import glob
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..errors import KafkaLogError
-from ..topic import TopicPartition
+from ..topic import CLUSTER_METADATA_TOPIC_NAME, TopicPartition, is_internal_topic
 
 __all__ = [
     "EARLIEST",
     "LATEST",
     "OffsetSpec",
+    "Position",
     "ReadOptions",
+    "TimestampSpec",
     "READ_OPTIONS",
     "SparkOptionError",
     "check_option_names",
+    "is_internal",
     "parse_offsets",
+    "parse_time_ms",
 ]
 
 #: Kafka's sentinel offsets in the JSON form (``ListOffsetsRequest.EARLIEST_TIMESTAMP`` / ``LATEST``).
@@ -55,16 +71,22 @@ class SparkOptionError(KafkaLogError, ValueError):
 #: The options a read (batch or streaming) takes, as the docs spell them; ``path`` and ``paths`` are what
 #: Spark passes for ``load(path)`` and ``load([paths])``.
 READ_OPTIONS = (
-    "path", "paths", "topics", "subscribe", "topicPattern", "subscribePattern", "startingOffsets",
-    "endingOffsets", "includeHeaders", "kafka.isolation.level", "failOnDataLoss", "checkCrcs",
-    "maxPartitionBytes", "minPartitions", "maxOffsetsPerTrigger",
+    "path", "paths", "assign", "topics", "subscribe", "topicPattern", "subscribePattern", "startingOffsets",
+    "endingOffsets", "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "includeHeaders", "kafka.isolation.level",
+    "failOnDataLoss", "checkCrcs", "maxPartitionBytes", "minPartitions", "maxRecordsPerPartition",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
 )
 
-#: Options of Spark's Kafka source that kafkalog does not implement yet: refused as such, not ignored.
-NOT_SUPPORTED_YET = (
-    "assign", "startingTimestamp", "startingOffsetsByTimestamp", "endingTimestamp", "endingOffsetsByTimestamp",
-    "startingOffsetsByTimestampStrategy", "minOffsetsPerTrigger", "maxTriggerDelay", "maxRecordsPerPartition",
-)
+#: Options of Spark's Kafka source that kafkalog does not implement yet, refused as such rather than as
+#: unknown: none at present (every option of Spark 3.5's source that has a meaning for files is taken).
+NOT_SUPPORTED_YET: tuple[str, ...] = ()
+
+#: The options only a stream uses; a batch read takes them and says it ignores them, as Spark's source does.
+STREAM_ONLY_OPTIONS = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+
+#: ``maxTriggerDelay`` when not given (Spark: ``DEFAULT_MAX_TRIGGER_DELAY``, 15 minutes).
+DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 
 #: Options of Spark's Kafka source about the broker connection, which a read of files has no use for.
 BROKER_OPTIONS = (
@@ -96,14 +118,67 @@ def check_option_names(options: Iterable[str], known: Iterable[str], what: str, 
             raise SparkOptionError(f"option {broker[key]!r} is for a Kafka broker; kafkalog reads log files: "
                                    "drop it")
         close = difflib.get_close_matches(key, list(spelled), n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(spelled[c] for c in close)}?" if close else ""
-        raise SparkOptionError(f"unknown option {option!r} for {what}{hint} (it takes: "
+        if close:
+            raise SparkOptionError(f"unknown option {option!r} for {what}; did you mean "
+                                   f"{' or '.join(spelled[c] for c in close)}?")
+        # No near name: the list of what it takes, which the message is otherwise short without.
+        raise SparkOptionError(f"unknown option {option!r} for {what} (it takes: "
                                f"{', '.join(n for n in known if n not in ('path', 'paths'))})")
+
+
+def is_internal(topic: str) -> bool:
+    """Whether ``topic`` is one the broker keeps for itself: Kafka's internal topics (``Topic.isInternal``:
+    ``__consumer_offsets``, ``__transaction_state``) and KRaft's metadata log, ``__cluster_metadata``."""
+    return is_internal_topic(topic) or topic == CLUSTER_METADATA_TOPIC_NAME
 
 
 #: A parsed ``startingOffsets`` / ``endingOffsets``: a default for every partition (``EARLIEST`` or
 #: ``LATEST``), or offsets per partition.
 OffsetSpec = int | dict[TopicPartition, int]
+
+
+@dataclass(frozen=True)
+class TimestampSpec:
+    """A start or end given by time (``startingTimestamp``, ``startingOffsetsByTimestamp`` and the ending
+    ones): one timestamp for every partition, or one per partition.  Each partition's offset is the first
+    whose record timestamp is at or after it, found through the time index (Kafka's ListOffsets by
+    timestamp, which Spark's source asks the broker for).  When no record is that late, an end is the
+    latest offset; a start is an error, or the latest offset with ``startingOffsetsByTimestampStrategy=latest``
+    (Spark: ``KafkaOffsetReaderAdmin.readTimestampOffsets``)."""
+
+    #: The option it came from, for messages.
+    option: str
+    timestamps: int | dict[TopicPartition, int]
+    latest_when_none: bool = False
+
+
+#: Where a read starts or ends: offsets, or timestamps to look up.
+Position = OffsetSpec | TimestampSpec
+
+
+def _partition_json(name: str, text: str, what: str, example: str) -> dict[TopicPartition, int]:
+    """Kafka's ``{"topic": {"partition": number}}`` JSON (Spark: ``JsonUtils.partitionOffsets`` and
+    ``partitionTimestamps``), the numbers whole; ``what`` names them in messages."""
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SparkOptionError(f"{name} must be {example}, got {text!r}: {e.msg} at character {e.pos}") from None
+    if not isinstance(parsed, dict):
+        raise SparkOptionError(f"{name}: expected a JSON object of topics, got {text!r}")
+    found: dict[TopicPartition, int] = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise SparkOptionError(f"{name}: topic {topic!r} must map partition numbers to {what}s, got "
+                                   f"{partitions!r}")
+        for partition, number in partitions.items():
+            try:
+                index = int(partition)
+            except ValueError:
+                raise SparkOptionError(f"{name}: {partition!r} of topic {topic!r} is not a partition number") from None
+            if isinstance(number, bool) or not isinstance(number, int):
+                raise SparkOptionError(f"{name}: the {what} of {topic}-{index} must be a whole number, got {number!r}")
+            found[TopicPartition(topic, index)] = number
+    return found
 
 
 def parse_offsets(name: str, text: str | None, default: int) -> OffsetSpec:
@@ -115,28 +190,49 @@ def parse_offsets(name: str, text: str | None, default: int) -> OffsetSpec:
         return EARLIEST
     if word == "latest":
         return LATEST
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SparkOptionError(
-            f"{name} must be 'earliest', 'latest' or JSON like {{\"topicA\":{{\"0\":23,\"1\":-1}}}}, got "
-            f"{text!r}: {e.msg} at character {e.pos}") from None
-    if not isinstance(parsed, dict):
-        raise SparkOptionError(f"{name}: expected a JSON object of topics, got {text!r}")
-    offsets: dict[TopicPartition, int] = {}
-    for topic, partitions in parsed.items():
-        if not isinstance(partitions, dict):
-            raise SparkOptionError(f"{name}: topic {topic!r} must map partition numbers to offsets, got {partitions!r}")
-        for partition, offset in partitions.items():
-            try:
-                number = int(partition)
-            except ValueError:
-                raise SparkOptionError(f"{name}: {partition!r} of topic {topic!r} is not a partition number") from None
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < EARLIEST:
-                raise SparkOptionError(f"{name}: offset {offset!r} of {topic}-{number} must be an offset, -2 "
-                                       "(earliest) or -1 (latest)")
-            offsets[TopicPartition(topic, number)] = offset
+    offsets = _partition_json(name, text, "offset", """'earliest', 'latest' or JSON like {"topicA":{"0":23,"1":-1}}""")
+    for tp, offset in offsets.items():
+        if offset < EARLIEST:
+            raise SparkOptionError(f"{name}: offset {offset!r} of {tp} must be an offset, -2 (earliest) or -1 (latest)")
     return offsets
+
+
+def _timestamp(name: str, value: int | str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise SparkOptionError(f"{name} must be one timestamp (milliseconds since the epoch), got {value!r}") from None
+    if number < 0:
+        # Kafka's negative "timestamps" are its sentinels (-1 latest, -2 earliest): startingOffsets says those.
+        raise SparkOptionError(f"{name}: {number} is not a timestamp (milliseconds since the epoch, 0 or more); "
+                               "for earliest or latest use startingOffsets / endingOffsets")
+    return number
+
+
+def _position(options: Mapping[str, str], end: str, default: int, latest_when_none: bool) -> Position:
+    """``{end}Timestamp``, else ``{end}OffsetsByTimestamp``, else ``{end}Offsets``, else ``default``: the order
+    Spark's ``getKafkaOffsetRangeLimit`` prefers them in."""
+    global_name, by_name, offsets_name = f"{end}Timestamp", f"{end}OffsetsByTimestamp", f"{end}Offsets"
+    if global_name.lower() in options:
+        return TimestampSpec(global_name, _timestamp(global_name, options[global_name.lower()].strip()),
+                             latest_when_none)
+    if by_name.lower() in options:
+        stamps = _partition_json(by_name, options[by_name.lower()], "timestamp",
+                                 """JSON like {"topicA":{"0":1700000000000}}""")
+        for tp, stamp in stamps.items():
+            _timestamp(f"{by_name} ({tp})", stamp)
+        return TimestampSpec(by_name, stamps, latest_when_none)
+    return parse_offsets(offsets_name, options.get(offsets_name.lower()), default)
+
+
+def parse_time_ms(name: str, text: str) -> int:
+    """A duration as Spark writes it (``JavaUtils.timeStringAsMs``): a whole number with a unit, ``us``,
+    ``ms``, ``s``, ``m`` or ``min``, ``h``, ``d``; milliseconds when there is none."""
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    units = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+    if match is None or match.group(2) not in ("", *units):
+        raise SparkOptionError(f"{name} must be a duration such as 100ms, 30s, 5m, 1h or 1d, got {text!r}")
+    return int(int(match.group(1)) * units.get(match.group(2), 1))
 
 
 def _flag(options: Mapping[str, str], name: str, default: bool) -> bool:
@@ -163,6 +259,17 @@ def _positive(options: Mapping[str, str], name: str) -> int | None:
     return number
 
 
+def _expand(path: str) -> list[str]:
+    """``path``, or the paths its glob matches (sorted); a glob matching nothing is an error, a plain path
+    is left for the planner to find or not."""
+    if not glob.has_magic(path):
+        return [path]
+    matches = sorted(glob.glob(path))
+    if not matches:
+        raise SparkOptionError(f"no path matches {path!r}")
+    return matches
+
+
 def _paths(options: Mapping[str, str]) -> tuple[str, ...]:
     if "paths" in options:
         try:
@@ -177,7 +284,33 @@ def _paths(options: Mapping[str, str]) -> tuple[str, ...]:
         paths = []
     if not paths:
         raise SparkOptionError("no path given: load() a log dir or a partition dir, or a list of them")
-    return tuple(paths)
+    return tuple(dict.fromkeys(expanded for p in paths for expanded in _expand(p)))
+
+
+def _assign(text: str) -> frozenset[TopicPartition]:
+    """``assign``: ``{"topicA": [0, 1], "topicB": [2]}`` (Spark: ``JsonUtils.partitions``)."""
+    if not text.strip().startswith("{"):
+        raise SparkOptionError(f"assign must be JSON like {{\"topicA\":[0,1],\"topicB\":[2]}}, got {text!r}")
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SparkOptionError(f"assign is not JSON: {text!r}: {e.msg} at character {e.pos}") from None
+    assigned: set[TopicPartition] = set()
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, list) or not all(
+                isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in partitions):
+            raise SparkOptionError(f"assign: topic {topic!r} must map to a list of partition numbers, "
+                                   f"got {partitions!r}")
+        assigned.update(TopicPartition(topic, p) for p in partitions)
+    if not assigned:
+        raise SparkOptionError(f"assign names no partition: {text!r}")
+    return frozenset(assigned)
+
+
+#: The options that choose partitions: Spark takes exactly one of assign, subscribe and subscribePattern;
+#: kafkalog also takes none (every topic under the paths) and its older names for the other two.
+_STRATEGIES = {"assign": "assign", "subscribe": "subscribe", "topics": "topics",
+               "subscribepattern": "subscribePattern", "topicpattern": "topicPattern"}
 
 
 @dataclass(frozen=True)
@@ -187,8 +320,10 @@ class ReadOptions:
     paths: tuple[str, ...]
     topics: frozenset[str] | None = None
     topic_pattern: re.Pattern[str] | None = None
-    starting: OffsetSpec = EARLIEST
-    ending: OffsetSpec = LATEST
+    #: ``assign``: exactly these partitions.
+    assign: frozenset[TopicPartition] | None = None
+    starting: Position = EARLIEST
+    ending: Position = LATEST
     include_headers: bool = False
     #: ``kafka.isolation.level``: ``read_uncommitted`` by default, a Kafka consumer's and Spark's default.
     read_committed: bool = False
@@ -196,57 +331,126 @@ class ReadOptions:
     check_crcs: bool = True
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES
     min_partitions: int | None = None
+    max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
+    #: The stream-only options a batch read was given (it ignores them, saying so).
+    ignored: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
-        """Parse Spark's option map (keys in any case)."""
+    def parse(cls, options: Mapping[str, str], *, streaming: bool | None = False) -> ReadOptions:
+        """Parse Spark's option map (keys in any case).  ``streaming=None`` checks what a batch read and a
+        stream have in common (at ``load()``, before Spark says which it is)."""
         options = {k.lower(): v for k, v in options.items()}
-        check_option_names(options, READ_OPTIONS, "a kafkalog stream" if streaming else "a kafkalog read")
-        topics_text = options.get("topics", options.get("subscribe"))
-        pattern_text = options.get("topicpattern", options.get("subscribepattern"))
-        if topics_text is not None and pattern_text is not None:
-            raise SparkOptionError("give topics or topicPattern, not both")
+        what = "a kafkalog stream" if streaming else "a kafkalog read"
+        check_option_names(options, READ_OPTIONS, what)
+        strategies = [name for key, name in _STRATEGIES.items() if key in options]
+        if len(strategies) > 1:
+            raise SparkOptionError(f"give one of assign, subscribe (or topics) and subscribePattern (or topicPattern), "
+                                   f"not {' and '.join(strategies)}")
         topics = None
+        topics_text = options.get("topics", options.get("subscribe"))
         if topics_text is not None:
             topics = frozenset(t.strip() for t in topics_text.split(",") if t.strip())
             if not topics:
-                raise SparkOptionError(f"topics names no topic: {topics_text!r}")
+                raise SparkOptionError(f"{strategies[0]} names no topic: {topics_text!r}")
         pattern = None
+        pattern_text = options.get("topicpattern", options.get("subscribepattern"))
         if pattern_text is not None:
+            if not pattern_text.strip():
+                raise SparkOptionError(f"{strategies[0]} is empty")
             try:
-                pattern = re.compile(pattern_text)
+                pattern = re.compile(pattern_text.strip())
             except re.error as e:
-                raise SparkOptionError(f"topicPattern {pattern_text!r} is not a regular expression: {e}") from None
-        starting = parse_offsets("startingOffsets", options.get("startingoffsets"), LATEST if streaming else EARLIEST)
-        ending = parse_offsets("endingOffsets", options.get("endingoffsets"), LATEST)
-        if streaming and "endingoffsets" in options:
-            raise SparkOptionError("endingOffsets is for batch reads; a stream has no end")
-        if not streaming:
+                raise SparkOptionError(f"{strategies[0]} {pattern_text!r} is not a regular expression: {e}") from None
+        assign = _assign(options["assign"]) if "assign" in options else None
+        strategy = options.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+        if strategy not in ("error", "latest"):
+            raise SparkOptionError(f"startingOffsetsByTimestampStrategy must be error or latest, got {strategy!r}")
+        starting = _position(options, "starting", LATEST if streaming else EARLIEST, strategy == "latest")
+        ending = _position(options, "ending", LATEST, False)
+        ending_given = [n for n in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
+                        if n.lower() in options]
+        if streaming and ending_given:
+            raise SparkOptionError(f"{ending_given[0]} is for batch reads; a stream has no end")
+        if streaming is False:
             if starting == LATEST or (isinstance(starting, dict) and LATEST in starting.values()):
                 raise SparkOptionError("startingOffsets for a batch read may not be latest (-1)")
             if ending == EARLIEST or (isinstance(ending, dict) and EARLIEST in ending.values()):
                 raise SparkOptionError("endingOffsets for a batch read may not be earliest (-2)")
+        _check_limits(starting, ending)
         isolation = options.get("kafka.isolation.level", "read_uncommitted").strip().lower()
         if isolation not in ("read_committed", "read_uncommitted"):
             raise SparkOptionError(
                 f"kafka.isolation.level must be read_committed or read_uncommitted, got {isolation!r}")
         max_bytes = _positive(options, "maxPartitionBytes")
+        max_offsets = _positive(options, "maxOffsetsPerTrigger")
+        min_offsets = _positive(options, "minOffsetsPerTrigger")
+        if max_offsets is not None and min_offsets is not None and min_offsets > max_offsets:
+            raise SparkOptionError(f"minOffsetsPerTrigger ({min_offsets}) is higher than maxOffsetsPerTrigger "
+                                   f"({max_offsets})")
+        delay = options.get("maxtriggerdelay")
         return cls(
-            paths=_paths(options), topics=topics, topic_pattern=pattern, starting=starting, ending=ending,
-            include_headers=_flag(options, "includeHeaders", False),
+            paths=_paths(options), topics=topics, topic_pattern=pattern, assign=assign, starting=starting,
+            ending=ending, include_headers=_flag(options, "includeHeaders", False),
             read_committed=isolation == "read_committed",
             fail_on_data_loss=_flag(options, "failOnDataLoss", True),
             check_crcs=_flag(options, "checkCrcs", True),
             max_partition_bytes=max_bytes if max_bytes is not None else DEFAULT_MAX_PARTITION_BYTES,
             min_partitions=_positive(options, "minPartitions"),
-            max_offsets_per_trigger=_positive(options, "maxOffsetsPerTrigger"),
+            max_records_per_partition=_positive(options, "maxRecordsPerPartition"),
+            max_offsets_per_trigger=max_offsets, min_offsets_per_trigger=min_offsets,
+            max_trigger_delay_ms=(DEFAULT_MAX_TRIGGER_DELAY_MS if delay is None
+                                  else parse_time_ms("maxTriggerDelay", delay)),
+            ignored=tuple(n for n in STREAM_ONLY_OPTIONS if n.lower() in options) if streaming is False else (),
         )
 
-    def selects(self, topic: str) -> bool:
-        """Whether the read takes ``topic`` (every topic unless ``topics`` or ``topicPattern`` says)."""
+    def selects(self, topic: str, partition: int | None = None) -> bool:
+        """Whether the read takes ``topic`` (its ``partition``, when given): the ``assign``ed partitions, the
+        ``subscribe``d topics, or the topics ``subscribePattern`` matches; every topic when none is given.
+        Internal topics only when named, as a Kafka consumer with ``exclude.internal.topics=true`` reads them."""
+        if self.assign is not None:
+            if partition is None:
+                return any(tp.topic == topic for tp in self.assign)
+            return TopicPartition(topic, partition) in self.assign
         if self.topics is not None:
             return topic in self.topics
+        if is_internal(topic):
+            return False
         if self.topic_pattern is not None:
             return self.topic_pattern.fullmatch(topic) is not None
         return True
+
+    def timestamps_for(self, tp: TopicPartition) -> frozenset[int]:
+        """The timestamps ``tp``'s offsets are looked up by (none unless a start or end is given by time)."""
+        found = set()
+        for spec in (self.starting, self.ending):
+            if isinstance(spec, TimestampSpec):
+                if isinstance(spec.timestamps, int):
+                    found.add(spec.timestamps)
+                elif tp in spec.timestamps:
+                    found.add(spec.timestamps[tp])
+        return frozenset(found)
+
+
+def _check_limits(starting: Position, ending: Position) -> None:
+    """Both by offsets or both by timestamps per partition: the same partitions, and no start after its end
+    (Spark: ``checkOffsetLimitValidity``; -1 and -2 are not compared)."""
+    pairs: tuple[dict[TopicPartition, int], dict[TopicPartition, int]] | None = None
+    if isinstance(starting, dict) and isinstance(ending, dict):
+        pairs = (starting, ending)
+        what = "offset"
+    elif (isinstance(starting, TimestampSpec) and isinstance(ending, TimestampSpec)
+          and isinstance(starting.timestamps, dict) and isinstance(ending.timestamps, dict)):
+        pairs = (starting.timestamps, ending.timestamps)
+        what = "timestamp"
+    if pairs is None:
+        return
+    start, end = pairs
+    if set(start) != set(end):
+        names = ", ".join(sorted(str(tp) for tp in set(start) ^ set(end)))
+        raise SparkOptionError(f"the starting and ending {what}s must name the same partitions; only one names {names}")
+    for tp, first in start.items():
+        if first >= 0 and end[tp] >= 0 and first > end[tp]:
+            raise SparkOptionError(f"{tp}: the starting {what} {first} is after the ending {what} {end[tp]}")

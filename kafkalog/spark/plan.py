@@ -5,6 +5,8 @@ each log read-only (a broker may be running on it) to learn its log start offset
 aborted transactions and last stable offset, resolves the requested offsets against them, and cuts the
 range into :class:`ReadTask` s:
 
+- with ``maxRecordsPerPartition``, a partition's offsets are first divided into equal runs of at most
+  that many offsets, each read by its own tasks (Spark: ``KafkaOffsetRangeCalculator.getRanges``);
 - a task covers a run of whole segments, or a piece of one large segment, of about
   ``maxPartitionBytes`` (128 MiB by default); so a partition with many segments, or one large segment,
   is read by many tasks at once;
@@ -24,8 +26,8 @@ kernels into Arrow record batches (:mod:`kafkalog.spark.arrow`) without the cont
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +42,7 @@ from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
 from .arrow import to_arrow
-from .options import EARLIEST, LATEST, OffsetSpec, ReadOptions, SparkOptionError
+from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, TimestampSpec
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,6 +51,7 @@ __all__ = [
     "PartitionFacts",
     "ReadTask",
     "SegmentSlice",
+    "divide_offsets",
     "find_partitions",
     "partition_facts",
     "plan_read",
@@ -83,6 +86,8 @@ class PartitionFacts:
     transactions: TransactionState
     #: ``(base offset, size in bytes)`` of each segment, in offset order.
     segments: tuple[tuple[int, int], ...]
+    #: The offset of the first record at or after each timestamp asked for (``None``: no record is that late).
+    offsets_for_times: Mapping[int, int | None] = field(default_factory=dict)
 
     @property
     def last_stable_offset(self) -> int:
@@ -108,24 +113,37 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
                 continue
             partition = PartitionDir(directory.resolve(), parse_topic_partition_name(directory.name))
             tp = partition.topic_partition
-            if options is not None and not options.selects(tp.topic):
+            if options is not None and not options.selects(tp.topic, tp.partition):
                 continue
             if tp in found and found[tp] != partition.path:
                 raise SparkOptionError(f"partition {tp} is found twice: in {found[tp]} and in {partition.path}")
             found[tp] = partition.path
+    if options is not None and options.assign is not None:
+        # An assigned partition that does not exist fails, as Kafka's ListOffsets for it does.
+        missing = sorted(str(tp) for tp in options.assign if tp not in found)
+        if missing:
+            raise SparkOptionError(f"assign names partitions that are not under {', '.join(paths)}: "
+                                   f"{', '.join(missing)}")
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
 
 
-def partition_facts(path: Path) -> PartitionFacts:
-    """Open the partition dir read-only and read what planning needs."""
+def partition_facts(path: Path, timestamps: Iterable[int] = ()) -> PartitionFacts:
+    """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
+    (Kafka: ``fetchOffsetByTimestamp``, through the time index)."""
     partition = PartitionDir.of(path)
     with partition.open_read_only() as log:
         segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
+        found = {}
+        for stamp in timestamps:
+            hit = log.find_offset_by_timestamp(stamp)
+            found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(str(partition.path), partition.topic_partition, log.log_start_offset,
-                              log.log_end_offset, TransactionState.of(log), segments)
+                              log.log_end_offset, TransactionState.of(log), segments, found)
 
 
-def _requested(spec: OffsetSpec, tp: TopicPartition, name: str) -> int:
+def _requested(spec: Position, tp: TopicPartition, name: str, facts: PartitionFacts, latest: int) -> int:
+    if isinstance(spec, TimestampSpec):
+        return _by_timestamp(spec, tp, facts, latest, start=name.startswith("starting"))
     if isinstance(spec, int):
         return spec
     if tp not in spec:
@@ -134,17 +152,37 @@ def _requested(spec: OffsetSpec, tp: TopicPartition, name: str) -> int:
     return spec[tp]
 
 
-def resolve_offsets(facts: PartitionFacts, starting: OffsetSpec, ending: OffsetSpec, *, read_committed: bool,
+def _by_timestamp(spec: TimestampSpec, tp: TopicPartition, facts: PartitionFacts, latest: int, *, start: bool) -> int:
+    """The offset of ``tp`` that ``spec`` gives (Spark: ``KafkaOffsetReaderAdmin.readTimestampOffsets``).  As a
+    broker answers ListOffsets, a record at or past what the consumer may read (``latest``: the last stable
+    offset for ``read_committed``) is no match."""
+    if isinstance(spec.timestamps, int):
+        stamp = spec.timestamps
+    elif tp in spec.timestamps:
+        stamp = spec.timestamps[tp]
+    else:
+        raise SparkOptionError(f"{spec.option} names timestamps, so it must name every partition read: {tp} is missing")
+    found = facts.offsets_for_times.get(stamp)
+    if found is not None and found < latest:
+        return found
+    if start and not spec.latest_when_none:
+        raise SparkOptionError(f"no record of {tp} has a timestamp at or after {stamp} ({spec.option}); "
+                               "startingOffsetsByTimestampStrategy=latest starts such a partition at its latest offset")
+    return LATEST
+
+
+def resolve_offsets(facts: PartitionFacts, starting: Position, ending: Position, *, read_committed: bool,
                     fail_on_data_loss: bool) -> tuple[int, int]:
     """``[start, end)`` of one partition: -2 is the log start offset, -1 the log end offset (the last stable
-    offset for ``read_committed``, as a consumer's ``endOffsets`` gives it).  An offset before the log
-    start or past the end is refused when ``fail_on_data_loss`` (Spark's default), with the
-    :class:`~kafkalog.errors.OffsetOutOfRangeError` a fetch of it from the log raises, and clamped otherwise."""
+    offset for ``read_committed``, as a consumer's ``endOffsets`` gives it); a timestamp is the first offset
+    at or after it.  An offset before the log start or past the end is refused when ``fail_on_data_loss``
+    (Spark's default), with the :class:`~kafkalog.errors.OffsetOutOfRangeError` a fetch of it from the log
+    raises, and clamped otherwise."""
     tp = facts.topic_partition
     latest = facts.last_stable_offset if read_committed else facts.log_end_offset
     bounds = {EARLIEST: facts.log_start_offset, LATEST: latest}
-    start = _requested(starting, tp, "startingOffsets")
-    end = _requested(ending, tp, "endingOffsets")
+    start = _requested(starting, tp, "startingOffsets", facts, latest)
+    end = _requested(ending, tp, "endingOffsets", facts, latest)
     start = bounds.get(start, start)
     end = bounds.get(end, end)
     for name, offset in (("starting", start), ("ending", end)):
@@ -265,9 +303,11 @@ def plan_read(options: ReadOptions) -> list[ReadTask]:
     if not partitions:
         raise SparkOptionError(f"no partition found under {', '.join(options.paths)}"
                                + (" for the selected topics" if options.topics or options.topic_pattern else ""))
-    facts = [partition_facts(path) for _tp, path in partitions]
+    facts = [partition_facts(path, options.timestamps_for(tp)) for tp, path in partitions]
     known = {f.topic_partition for f in facts}
     for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
+        if isinstance(spec, TimestampSpec):
+            name, spec = spec.option, spec.timestamps
         if isinstance(spec, dict):
             unknown = sorted(str(tp) for tp in spec if tp not in known)
             if unknown:
@@ -279,21 +319,43 @@ def plan_read(options: ReadOptions) -> list[ReadTask]:
 
 
 def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOptions) -> list[ReadTask]:
-    """Cut each partition's ``[start, end)`` into tasks of about ``maxPartitionBytes`` (fewer bytes a task
-    when ``minPartitions`` asks for more tasks than that gives)."""
-    spans = [(f, start, end, _slices(f, start, end)) for f, start, end in ranges if end > start]
+    """Cut each partition's ``[start, end)`` into runs of at most ``maxRecordsPerPartition`` offsets, then
+    into tasks of about ``maxPartitionBytes`` (fewer bytes a task when ``minPartitions`` asks for more tasks
+    than that gives)."""
+    spans = [(f, lo, hi, _slices(f, lo, hi)) for f, start, end in ranges
+             for lo, hi in divide_offsets(start, end, options.max_records_per_partition)]
     total = sum(s.size for *_rest, slices in spans for s in slices)
     target = options.max_partition_bytes
     if options.min_partitions:
         target = max(1, min(target, -(-total // options.min_partitions)))
     tasks: list[ReadTask] = []
     for facts, start, end, slices in spans:
+        if not slices:
+            continue
         isolation = IsolationLevel.READ_COMMITTED if options.read_committed else IsolationLevel.READ_UNCOMMITTED
         view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
         tp = facts.topic_partition
         tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers)
                      for group in _group(facts, slices, target))
     return tasks
+
+
+def divide_offsets(start: int, end: int, max_records: int | None) -> list[tuple[int, int]]:
+    """``[start, end)`` in runs of at most ``max_records`` offsets, as equal as whole numbers allow, the
+    later runs one longer (Spark: ``KafkaOffsetRangeCalculator.getDividedPartition``, with
+    ``ceil(size / maxRecordsPerPartition)`` parts); an empty range gives none."""
+    if end <= start:
+        return []
+    if max_records is None:
+        return [(start, end)]
+    parts = -(-(end - start) // max_records)
+    runs, remaining, low = [], end - start, start
+    for part in range(parts):
+        length = remaining // (parts - part)
+        remaining -= length
+        runs.append((low, low + length))
+        low += length
+    return runs
 
 
 def _group(facts: PartitionFacts, slices: list[SegmentSlice], target: int) -> list[list[SegmentSlice]]:

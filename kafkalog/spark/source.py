@@ -5,10 +5,19 @@ Registered under the name ``kafkalog`` (Spark's own ``kafka`` source keeps that 
 API (``pyspark.sql.datasource``, Spark 4.2+) and kafkalog: planning and reading live in
 :mod:`kafkalog.spark.plan`, the Arrow conversion in :mod:`kafkalog.spark.arrow`, stream offsets in
 :mod:`kafkalog.spark.stream` and appends in :mod:`kafkalog.spark.write`.
+
+Errors are kafkalog's (:class:`~kafkalog.spark.options.SparkOptionError` for options), raised where Spark
+shows them best: the options of a read are checked by :meth:`KafkaLogDataSource.schema`, which Spark calls
+at ``load()``, so a bad option fails there, for a stream too, before a query starts; an error a stream
+can only find once it runs (an ending option, a partition missing) is raised by the first offset call,
+which Spark reports as the query's cause (raised while the reader is made, PySpark 4.3 would hide it
+behind an error of its own).  Spark puts a Python traceback in the message unless
+``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` is set, as :func:`kafkalog.spark.session` does.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,13 +30,13 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows
 from pyspark.sql.types import StructType
 
 from .arrow import SPARK_SCHEMA, SPARK_SCHEMA_WITH_HEADERS
 from .options import ReadOptions, SparkOptionError
 from .plan import ReadTask, plan_read
-from .stream import from_json, initial_position, latest_position, plan_micro_batch, to_json
+from .stream import AdmissionControl, from_json, initial_position, latest_position, plan_micro_batch, to_json
 from .write import StagedFile, WriteOptions, WritePlan, commit, discard, stage
 
 __all__ = ["KafkaLogDataSource"]
@@ -42,6 +51,9 @@ class KafkaLogDataSource(DataSource):
         return "kafkalog"
 
     def schema(self) -> str:
+        # Called at load() for reads and streams alike (not for writes, whose options differ): the options
+        # both take are checked here, so a mistake fails load() rather than a running query.
+        ReadOptions.parse(self.options, streaming=None)
         include_headers = str(self.options.get("includeHeaders", "false")).strip().lower() in ("true", "1", "yes")
         return SPARK_SCHEMA_WITH_HEADERS if include_headers else SPARK_SCHEMA
 
@@ -49,7 +61,10 @@ class KafkaLogDataSource(DataSource):
         return _BatchReader(ReadOptions.parse(self.options))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return _StreamReader(ReadOptions.parse(self.options, streaming=True))
+        try:
+            return _StreamReader(ReadOptions.parse(self.options, streaming=True))
+        except SparkOptionError as e:
+            return _StreamReader(None, e)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
         if overwrite:
@@ -58,13 +73,18 @@ class KafkaLogDataSource(DataSource):
 
 
 def _read(partition: InputPartition) -> Iterator[Any]:
-    task: ReadTask = partition.value
+    task: ReadTask | None = partition.value
+    if task is None:
+        return  # a plan with no task: PySpark still runs one, with an empty InputPartition
     yield from task.read()
 
 
 class _BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions) -> None:
         # Planned now, on the driver, so a bad path or offset fails the query before any task starts.
+        if options.ignored:
+            # Spark's source logs this; a warning reaches the console from the Python worker planning the read.
+            warnings.warn(f"{', '.join(options.ignored)}: for streams only, ignored by a batch read", stacklevel=2)
         self.tasks = plan_read(options)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -75,19 +95,41 @@ class _BatchReader(DataSourceReader):
 
 
 class _StreamReader(DataSourceStreamReader):
-    def __init__(self, options: ReadOptions) -> None:
-        self.options = options
+    def __init__(self, options: ReadOptions | None, error: SparkOptionError | None = None) -> None:
+        self._options = options
+        self._error = error
+        self._admission = None
+        if options is not None and options.min_offsets_per_trigger is not None:
+            self._admission = AdmissionControl(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
+
+    @property
+    def options(self) -> ReadOptions:
+        if self._options is None:
+            assert self._error is not None
+            raise self._error
+        return self._options
 
     def initialOffset(self) -> dict[str, Any]:
         return to_json(initial_position(self.options))
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        limit = self.options.max_offsets_per_trigger
-        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+        # Spark's source: both limits make a composite one, which PySpark's stream readers cannot return; the
+        # minimum is applied by latestOffset from the options, the maximum travels as the limit.
+        if self._options is None:
+            return ReadAllAvailable()
+        if self._options.max_offsets_per_trigger is not None:
+            return ReadMaxRows(self._options.max_offsets_per_trigger)
+        if self._options.min_offsets_per_trigger is not None:
+            return ReadMinRows(self._options.min_offsets_per_trigger)
+        return ReadAllAvailable()
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        options = self.options
+        if isinstance(limit, ReadAllAvailable):
+            # Everything, at once (Trigger.AvailableNow): Spark's source lets this limit override the others.
+            return to_json(latest_position(options, from_json(start), None))
         max_offsets = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return to_json(latest_position(self.options, from_json(start), max_offsets))
+        return to_json(latest_position(options, from_json(start), max_offsets, self._admission))
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         return [InputPartition(t) for t in plan_micro_batch(self.options, from_json(start), from_json(end))]

@@ -8,16 +8,25 @@ query resumes where it stopped.  Each trigger:
   is read from its log start offset (as Spark's Kafka source reads new partitions from earliest);
 - a partition's end is its log end offset, or its last stable offset for ``read_committed``;
 - ``maxOffsetsPerTrigger`` caps the offsets a micro-batch takes, shared between partitions in
-  proportion to how far each is behind (Spark: ``KafkaMicroBatchStream.rateLimit``).
+  proportion to how far each is behind (Spark: ``KafkaMicroBatchStream.rateLimit``);
+- ``minOffsetsPerTrigger`` holds a micro-batch back until that many offsets are waiting, or until
+  ``maxTriggerDelay`` (15 minutes by default) has passed since the last one (Spark:
+  ``KafkaMicroBatchStream.delayBatch``, :class:`AdmissionControl`).  A trigger that reads everything
+  (``Trigger.AvailableNow``, Spark's ``ReadAllAvailable``) is neither capped nor held back.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from ..topic import TopicPartition
-from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError
+from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError, TimestampSpec
 from .plan import PartitionFacts, ReadTask, find_partitions, partition_facts, resolve_offsets, split_ranges
 
-__all__ = ["StreamPosition", "from_json", "initial_position", "latest_position", "plan_micro_batch", "to_json"]
+__all__ = ["AdmissionControl", "StreamPosition", "from_json", "initial_position", "latest_position",
+           "plan_micro_batch", "to_json"]
 
 #: Next offset to read, per partition.
 StreamPosition = dict[TopicPartition, int]
@@ -39,7 +48,28 @@ def from_json(offsets: dict[str, dict[str, int]]) -> StreamPosition:
 
 
 def _facts(options: ReadOptions) -> dict[TopicPartition, PartitionFacts]:
-    return {tp: partition_facts(path) for tp, path in find_partitions(options.paths, options)}
+    partitions = find_partitions(options.paths, options)
+    return {tp: partition_facts(path, options.timestamps_for(tp)) for tp, path in partitions}
+
+
+@dataclass
+class AdmissionControl:
+    """Whether a micro-batch may start now (Spark: ``KafkaMicroBatchStream.delayBatch``): when
+    ``max_delay_ms`` has passed since the last admitted batch (or none was ever admitted), or when at least
+    ``min_offsets`` offsets are waiting.  ``clock`` gives seconds, monotonic."""
+
+    min_offsets: int
+    max_delay_ms: int
+    clock: Callable[[], float] = time.monotonic
+    _last_ms: float | None = None
+
+    def admits(self, waiting: int) -> bool:
+        now = self.clock() * 1000
+        # As in Spark, the delay is checked first: once it has passed a batch starts with whatever waits.
+        if self._last_ms is None or now - self._last_ms >= self.max_delay_ms or waiting >= self.min_offsets:
+            self._last_ms = now
+            return True
+        return False
 
 
 def _end(facts: PartitionFacts, options: ReadOptions) -> int:
@@ -55,14 +85,19 @@ def initial_position(options: ReadOptions) -> StreamPosition:
     for tp, f in facts.items():
         starting = options.starting
         if isinstance(starting, dict) and tp not in starting:
+            starting = LATEST  # a partition the JSON leaves out starts at its end
+        elif (isinstance(starting, TimestampSpec) and isinstance(starting.timestamps, dict)
+              and tp not in starting.timestamps):
             starting = LATEST
         position[tp] = resolve_offsets(f, starting, LATEST, read_committed=options.read_committed,
                                        fail_on_data_loss=options.fail_on_data_loss)[0]
     return position
 
 
-def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: int | None) -> StreamPosition:
-    """Where the next micro-batch ends, from ``start``, taking at most ``max_offsets`` offsets in all."""
+def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: int | None,
+                    admission: AdmissionControl | None = None) -> StreamPosition:
+    """Where the next micro-batch ends, from ``start``, taking at most ``max_offsets`` offsets in all; ``start``
+    itself (no batch) when ``admission`` holds the batch back."""
     facts = _facts(options)
     available: dict[TopicPartition, tuple[int, int]] = {}
     for tp, f in facts.items():
@@ -70,6 +105,8 @@ def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: in
         if begin is None:
             begin = f.log_start_offset  # a new partition: from its beginning
         available[tp] = (begin, max(begin, _end(f, options)))
+    if admission is not None and not admission.admits(sum(end - begin for begin, end in available.values())):
+        return dict(start)
     if max_offsets is not None:
         lag = {tp: end - begin for tp, (begin, end) in available.items()}
         total = sum(lag.values())
