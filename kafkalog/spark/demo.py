@@ -14,7 +14,7 @@
 Run ``python -m kafkalog.spark.demo [--master URL] [--records N] [--keys K] [--keep DIR]``.  Without
 ``--keep`` the job works in a temporary directory, removed when it exits, and says so; ``--keep DIR`` works
 in ``DIR`` and leaves the log dirs and the Parquet file there.  Spark starts quietly
-(:func:`kafkalog.spark.quiet.quiet_conf`).  The narrated tour of the log layer itself is ``kafkalog demo``.
+(:mod:`kafkalog.spark.quiet`).  The narrated tour of the log layer itself is ``kafkalog demo``.
 """
 
 from __future__ import annotations
@@ -107,13 +107,10 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
     from pyspark.sql import functions as F
 
     from . import compact, register, session
-    from .quiet import quiet_conf
 
     own_session = spark is None
-    spark = (session(master, "kafkalog-demo", spark_ui_showConsoleProgress="false", **quiet_conf(master))
-             if spark is None else register(spark))
-    if own_session:
-        spark.sparkContext.setLogLevel("ERROR")  # the job's own summary is the output; Spark's warnings are not
+    # The job's own summary is the output: session() starts Spark without its start-up lines, at ERROR.
+    spark = session(master, "kafkalog-demo") if spark is None else register(spark)
     cores = spark.sparkContext.defaultParallelism
     try:
         with work_directory(directory, "kafkalog-spark-demo-") as root:

@@ -221,3 +221,23 @@ else:
     message, cause = done.stdout.splitlines()
     assert "pip install 'kafkalog[spark]'" in message
     assert cause.startswith("ModuleNotFoundError") and "pyspark" in cause
+
+
+def test_the_driver_s_stderr_is_forwarded_without_the_incubator_warning(capfd: pytest.CaptureFixture[str]) -> None:
+    """kafkalog.spark.quiet: every line the JVM writes reaches stderr as it was, in order, a last line without
+    its newline included, except the JDK's incubator-module warning, which no setting turns off."""
+    import os
+    import threading
+
+    from kafkalog.spark.quiet import _forward_stderr
+
+    read_end, write_end = os.pipe()
+    forward = threading.Thread(target=_forward_stderr, args=(read_end,))
+    forward.start()
+    for piece in (b"WARNING: Using incubator modules: jdk.incubator.vector\n26/11/25 WARN Some", b"thing: real\n",
+                  b"x" * 70000 + b"\n", b"last, no newline"):
+        os.write(write_end, piece)
+    os.close(write_end)
+    forward.join(timeout=10)
+    assert not forward.is_alive()
+    assert capfd.readouterr().err == "26/11/25 WARN Something: real\n" + "x" * 70000 + "\nlast, no newline"
