@@ -38,6 +38,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "records_in_range",
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
@@ -165,6 +166,7 @@ def decode_v2_batch_objects(
     buf: Buffer,  # const unsigned char[::1]
     batches: npt.NDArray[np.void],  # const BatchRow[::1]
 ) -> list[Record]: ...
+def records_in_range(records: list[Any], start_offset: int, end_offset: int) -> tuple[list[Any], bool]: ...
 def decode_legacy_records(buf: Buffer, start: int, end: int) -> npt.NDArray[np.void]: ...
 def encode_v2_records(
     timestamps: Sequence[int],

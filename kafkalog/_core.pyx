@@ -32,6 +32,8 @@ back on).
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyTypeObject
+from cpython.type cimport PyType_Modified
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -66,6 +68,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "records_in_range",
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from . import _impl
 from ._common import MAGIC_V2, ScanStop
 from .errors import CorruptRecordError
 from .transactions import TransactionState
@@ -137,6 +138,14 @@ class ConsumerView:
     def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Record]:
         """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as
         :class:`~kafkalog.record.Record` objects; stops at the end of the range."""
+        # chain walks each run's list at C speed: a generator yielding record by record, with the range test
+        # in Python, was half the time of a whole-log read (issue 18's profile).
+        return itertools.chain.from_iterable(self._record_runs(segments))
+
+    def _record_runs(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[list[Record]]:
+        """The records of :meth:`records`, a list per run the record layer decodes at once, each cut to the
+        range by one kernel call (``records_in_range``, Kafka's per-record offset test)."""
+        start, end = self.start_offset, self.end_offset
         for segment, start_position in segments:
             path = str(segment.file)
             for position, chunk in self.chunks(segment, start_position):
@@ -144,11 +153,12 @@ class ConsumerView:
                 hidden = self.hidden_batches(chunk.buffer, rows)
                 runs = chunk.records_of(rows, hidden=hidden, check_crcs=self.check_crcs)
                 try:
-                    for record in itertools.chain.from_iterable(runs):
-                        offset = record.offset
-                        if offset >= self.end_offset:
+                    for run in runs:
+                        records, ended = _impl.core.records_in_range(
+                            run if isinstance(run, list) else list(run), start, end)
+                        if records:
+                            yield records
+                        if ended:
                             return
-                        if offset >= self.start_offset:
-                            yield record
                 except CorruptRecordError as e:
                     raise e.at(None if e.position is None else position + e.position, path) from e

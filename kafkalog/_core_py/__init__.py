@@ -37,6 +37,7 @@ from .decode import (
     decode_v2_records,
     decode_v2_records_chunk,
     gather_slices,
+    records_in_range,
 )
 from .encode import encode_v2_records
 from .index import index_lookup, index_points, index_search
@@ -74,6 +75,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "records_in_range",
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",

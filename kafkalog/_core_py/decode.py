@@ -480,6 +480,25 @@ def decode_v2_batch_objects(buf: Any, batches: npt.NDArray[Any]) -> list[Record]
     return out
 
 
+def records_in_range(records: list[Any], start_offset: int, end_offset: int) -> tuple[list[Any], bool]:
+    """The records of ``records`` (any objects with an ``offset``, in log order) that a consumer reading
+    offsets ``[start_offset, end_offset)`` is given, and whether one at or past ``end_offset`` ended them.
+
+    Each record is looked at in turn, as Kafka's consumer does (``CompletedFetch.nextFetchedRecord`` skips
+    a record below the offset it fetches from): one below ``start_offset`` is left out, the first at or
+    past ``end_offset`` ends the list, whatever follows it.  When every record is kept the result may be
+    ``records`` itself.
+    """
+    kept: list[Any] = []
+    for record in records:
+        offset = record.offset
+        if offset >= end_offset:
+            return kept, True
+        if offset >= start_offset:
+            kept.append(record)
+    return kept, False
+
+
 def decode_legacy_records(buf: Any, start: int, end: int) -> npt.NDArray[Any]:
     """Decode the framed v0/v1 messages filling ``buf[start:end]`` into :data:`RECORD_DTYPE` columns.
 

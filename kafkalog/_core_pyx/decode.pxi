@@ -531,8 +531,10 @@ cdef class Record:
     Equal to any record, of either twin, with the same offset, timestamp, key, value and headers.
     """
 
-    cdef readonly int64_t offset
-    cdef readonly int64_t timestamp
+    # Python objects (the ints made once, by the decode), read through the member descriptors that
+    # _use_member_descriptors puts in place of Cython's properties.
+    cdef readonly object offset
+    cdef readonly object timestamp
     cdef readonly object key
     cdef readonly object value
     # None until a record has headers or someone asks for them: most records have none, and an
@@ -590,6 +592,64 @@ cdef class Record:
         control = ", is_control=True" if self.is_control else ""
         return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
                 f"value={self.value!r}, headers={self.headers!r}{control})")
+
+
+cdef extern from "structmember.h":
+    ctypedef struct PyMemberDef:
+        const char *name
+        int type
+        Py_ssize_t offset
+        int flags
+        const char *doc
+    int T_OBJECT_EX
+    int READONLY
+    object PyDescr_NewMember(PyTypeObject *type, PyMemberDef *member)
+
+cdef extern from *:
+    """
+    /* Where Record's fields sit in the C struct Cython makes of it (the struct's name is Cython's: a
+       change of it fails the build here, not at run time). */
+    #define KL_RECORD_FIELD(name) ((Py_ssize_t)offsetof(struct __pyx_obj_8kafkalog_5_core_Record, name))
+    """
+    Py_ssize_t KL_RECORD_OFFSET "KL_RECORD_FIELD(offset)"
+    Py_ssize_t KL_RECORD_TIMESTAMP "KL_RECORD_FIELD(timestamp)"
+    Py_ssize_t KL_RECORD_KEY "KL_RECORD_FIELD(key)"
+    Py_ssize_t KL_RECORD_VALUE "KL_RECORD_FIELD(value)"
+
+
+# Static: a member descriptor keeps a pointer to its PyMemberDef for the life of the type.
+cdef PyMemberDef _RECORD_MEMBERS[4]
+
+
+cdef int _use_member_descriptors(type cls) except -1:
+    """Put plain member descriptors (``T_OBJECT_EX``, read-only) in ``Record``'s dict in place of the
+    properties Cython generates for its ``readonly`` object fields.
+
+    Reading every record's offset, key, value and timestamp is a reader's whole loop, and CPython 3.11
+    specializes ``record.key`` only for such a descriptor (``LOAD_ATTR_SLOT``: a type-version check and one
+    load) — the slots of a Python class; a property of a C type is a generic lookup and a call each time,
+    and made the loop 2.5x slower (issue 18's profile).  The fields are never NULL: Cython's ``tp_new``
+    sets them to None, and ``__init__`` and the decode to the record's values."""
+    cdef const char *names[4]
+    cdef Py_ssize_t offsets[4]
+    cdef int i
+    cdef PyTypeObject *t = <PyTypeObject *>cls
+    names[:] = [b"offset", b"timestamp", b"key", b"value"]
+    offsets[:] = [KL_RECORD_OFFSET, KL_RECORD_TIMESTAMP, KL_RECORD_KEY, KL_RECORD_VALUE]
+    for i in range(4):
+        _RECORD_MEMBERS[i].name = names[i]
+        _RECORD_MEMBERS[i].type = T_OBJECT_EX
+        _RECORD_MEMBERS[i].offset = offsets[i]
+        _RECORD_MEMBERS[i].flags = READONLY
+        _RECORD_MEMBERS[i].doc = NULL
+        # The type is static, so its dict is set directly (type.__setattr__ refuses), then its
+        # attribute caches are told.
+        (<dict><object>t.tp_dict)[names[i].decode("ascii")] = PyDescr_NewMember(t, &_RECORD_MEMBERS[i])
+    PyType_Modified(cls)
+    return 0
+
+
+_use_member_descriptors(Record)
 
 
 cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_t length):
@@ -698,6 +758,39 @@ def decode_v2_batch_objects(const unsigned char[::1] buf, batches):
     if good < rows.shape[0]:
         _raise(&err)
     return out
+
+
+cdef inline int64_t _offset_of(object record) except? -1:
+    # Records of this module's decode are read in C; a legacy batch's records are Python objects.
+    if type(record) is Record:
+        return (<Record>record).offset
+    return record.offset
+
+
+def records_in_range(list records, int64_t start_offset, int64_t end_offset):
+    """The records a consumer reading offsets ``[start_offset, end_offset)`` is given, and whether one at or
+    past ``end_offset`` ended them (see ``_core_py``).  A first pass finds the first record outside the
+    range; a list all inside is returned as it is, with no copy."""
+    cdef Py_ssize_t n = len(records)
+    cdef Py_ssize_t i = 0, j
+    cdef int64_t offset
+    cdef list kept
+    while i < n:
+        offset = _offset_of(records[i])
+        if offset < start_offset or offset >= end_offset:
+            break
+        i += 1
+    if i == n:
+        return records, False
+    kept = records[:i]
+    for j in range(i, n):
+        record = records[j]
+        offset = _offset_of(record)
+        if offset >= end_offset:
+            return kept, True
+        if offset >= start_offset:
+            kept.append(record)
+    return kept, False
 
 
 # ---------------------------------------------------------------------------------------------------

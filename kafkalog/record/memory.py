@@ -328,8 +328,10 @@ class MemoryRecords:
                 else:
                     yield records
             elif visible[0]:
-                # Its own CRC was checked by the scan above; a legacy wrapper's inner messages are checked here.
-                yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and kind != RUN_V2)
+                # Its own CRC was checked by the scan above (a compressed v2 batch's too, so it is not computed
+                # twice); a legacy wrapper's inner messages are checked here.
+                legacy = int(run["magic"][0]) != MAGIC_V2
+                yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and legacy)
 
     def _objects_one_batch_a_call(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
         """The records of a run of uncompressed v2 batches, one kernel call a batch: for a run one call

@@ -270,6 +270,51 @@ def test_log_records_across_segments(create_log: LogFactory) -> None:
     assert [r.offset for r in log.records(17, 23)] == list(range(17, 23))
 
 
+def test_records_in_range_is_the_consumers_offset_test(impl: ModuleType) -> None:
+    """The kernel ``Log.records()`` cuts each decoded run with: below the start left out, the first at or past
+    the end ends the run whatever follows (offsets out of order are taken one by one, as the consumer does)."""
+    def run(*offsets: int) -> list[Any]:
+        return [impl.Record(o, o, b"k", b"v") for o in offsets]
+
+    def expected(records: list[Any], start: int, end: int) -> tuple[list[int], bool]:
+        kept = []
+        for r in records:
+            if r.offset >= end:
+                return kept, True
+            if r.offset >= start:
+                kept.append(r.offset)
+        return kept, False
+
+    cases = [run(5, 6, 7), run(1, 2, 3, 4, 5, 6, 7, 8), run(), run(9, 3, 6, 12, 6), run(6, 5, 4), run(10, 11)]
+    for records in cases:
+        for start, end in [(0, 100), (5, 8), (3, 7), (6, 6), (7, 12), (-1, 4), (12, 13)]:
+            kept, ended = impl.records_in_range(records, start, end)
+            assert ([r.offset for r in kept], ended) == expected(records, start, end)
+    all_in = run(5, 6, 7)
+    assert impl.records_in_range(all_in, 5, 8)[0] == all_in
+    # Legacy batches hand out their own record objects: anything with an offset.
+    legacy = [LegacyLike(o) for o in (3, 4, 5)]
+    assert impl.records_in_range(legacy, 4, 5) == ([legacy[1]], True)
+
+
+class LegacyLike:
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+
+
+def test_log_records_cut_runs_at_both_ends(impl: ModuleType, create_log: LogFactory) -> None:
+    """Ranges starting and ending inside runs of uncompressed batches (one kernel call each), inside
+    compressed batches and at batch edges, against the records read whole."""
+    log = create_log()
+    for b in range(12):
+        log.append(MemoryRecords.with_records([(None, b"%d" % (b * 10 + i), i) for i in range(10)],
+                                              compression="gzip" if b % 4 == 3 else "none"))
+    every = [(r.offset, r.value) for r in log.records()]
+    assert [o for o, _v in every] == list(range(120))
+    for start, end in [(0, 120), (3, 117), (10, 20), (29, 31), (35, 36), (0, 1), (119, 120), (55, 200)]:
+        assert [(r.offset, r.value) for r in log.records(start, end)] == every[start:min(end, 120)]
+
+
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
 def test_spark_tasks_read_what_log_records_gives(create_log: LogFactory, isolation: str) -> None:
     """One consumer's view for both readers: the Spark source's tasks (run here without Spark) return exactly
