@@ -4,7 +4,7 @@ Buffers are any C-contiguous bytes-like object: ``bytes``, ``bytearray``, ``memo
 The plain twin ``kafkalog/_core_py/`` has the same names and signatures.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ __all__ = [
     "decode_v2_record_objects_chunk",
     "decode_v2_records",
     "decode_v2_records_chunk",
+    "encode_v2_record_inputs",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -42,6 +43,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "split_records",
 ]
 
 IMPLEMENTATION: str
@@ -176,6 +178,11 @@ def encode_v2_records(
     base_timestamp: int,
     offset_deltas: Sequence[int] | None = None,
 ) -> bytes: ...
+def encode_v2_record_inputs(
+    records: Iterable[Any],
+    base_timestamp: int | None = None,
+) -> tuple[bytes, int, int, int]: ...
+def split_records(records: Iterable[Any]) -> tuple[list[Any], list[Any], list[int], list[Any]]: ...
 def gather_slices(
     data: Buffer,  # const unsigned char[::1]
     positions: npt.NDArray[np.int64],  # const int64_t[::1]

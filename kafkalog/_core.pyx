@@ -32,11 +32,13 @@ back on).
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.object cimport PyTypeObject
+from cpython.long cimport PyLong_AsLongLongAndOverflow
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.type cimport PyType_Modified
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
@@ -57,6 +59,7 @@ __all__ = [
     "decode_v2_record_objects_chunk",
     "decode_v2_records",
     "decode_v2_records_chunk",
+    "encode_v2_record_inputs",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -72,6 +75,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "split_records",
 ]
 
 IMPLEMENTATION = "cython"

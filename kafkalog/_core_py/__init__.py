@@ -39,7 +39,7 @@ from .decode import (
     gather_slices,
     records_in_range,
 )
-from .encode import encode_v2_records
+from .encode import encode_v2_record_inputs, encode_v2_records, split_records
 from .index import index_lookup, index_points, index_search
 from .offset_map import (
     md5,
@@ -64,6 +64,7 @@ __all__ = [
     "decode_v2_record_objects_chunk",
     "decode_v2_records",
     "decode_v2_records_chunk",
+    "encode_v2_record_inputs",
     "encode_v2_records",
     "gather_slices",
     "index_lookup",
@@ -79,6 +80,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "split_records",
 ]
 
 IMPLEMENTATION = "python"

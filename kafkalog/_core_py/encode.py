@@ -2,15 +2,19 @@
 
 Kafka (clients, tag 3.8.0): ``utils/ByteUtils.java`` (``writeVarint``, ``writeVarlong``: zig-zag, seven
 bits a byte, low bits first) and ``record/DefaultRecord.writeTo``, once per record: the records section of
-a v2 batch, which the record layer frames with the batch header and its CRC-32C.
+a v2 batch, which the record layer frames with the batch header and its CRC-32C.  ``split_records`` holds
+the checks a producer's record inputs go through first (Kafka's ``ProducerRecord`` and ``RecordHeader``
+constructors, and ``MemoryRecordsBuilder.appendWithOffset``'s timestamp check), and
+``encode_v2_record_inputs`` is the two in one call, from record inputs to a records section.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ._ints import _MASK32, _MASK64
+from .._common import INT64_MAX, NO_TIMESTAMP
+from ._ints import _MASK32, _MASK64, wrap64
 
 
 def _write_varint(out: bytearray, value: int) -> None:
@@ -54,7 +58,7 @@ def encode_v2_records(
     for i in range(n):
         body.clear()
         body.append(0)  # attributes
-        _write_varlong(body, timestamps[i] - base_timestamp)
+        _write_varlong(body, wrap64(timestamps[i] - base_timestamp))  # a Java long: it wraps, as Kafka's does
         _write_varint(body, offset_deltas[i] if offset_deltas is not None else i)
         for field in (keys[i], values[i]):
             if field is None:
@@ -83,3 +87,87 @@ def encode_v2_records(
         _write_varint(out, len(body))
         out += body
     return bytes(out)
+
+
+def _unpack_record(record: Any) -> tuple[Any, Any, int, Sequence[tuple[str, Any]] | None]:
+    """Accepts ``(key, value[, timestamp[, headers]])`` or an object with those attributes."""
+    if isinstance(record, tuple | list):
+        n = len(record)
+        if not 2 <= n <= 4:
+            raise ValueError(
+                f"A record is (key, value), (key, value, timestamp) or (key, value, timestamp, headers); "
+                f"got a sequence of {n}"
+            )
+        key, value = record[0], record[1]
+        timestamp = record[2] if n > 2 else None
+        headers = record[3] if n > 3 else None
+    elif hasattr(record, "key") and hasattr(record, "value"):
+        key, value = record.key, record.value
+        timestamp = getattr(record, "timestamp", None)
+        headers = getattr(record, "headers", None)
+    else:
+        raise TypeError(
+            "A record is a tuple (key, value[, timestamp[, headers]]) or an object with key and value "
+            f"attributes, not {type(record).__name__}"
+        )
+    if timestamp is not None and not isinstance(timestamp, int):
+        raise TypeError(f"A record timestamp is an int (milliseconds), not {type(timestamp).__name__}")
+    return key, value, NO_TIMESTAMP if timestamp is None else timestamp, headers
+
+
+def split_records(records: Iterable[Any]) -> tuple[list[Any], list[Any], list[int], list[Any]]:
+    """Record inputs split into key, value, timestamp and header columns, every field's type checked.
+
+    A record is ``(key, value)``, ``(key, value, timestamp)``, ``(key, value, timestamp, headers)`` or an
+    object with ``key`` and ``value`` (and maybe ``timestamp`` and ``headers``) attributes.  Keys and
+    values are bytes-like or ``None``; a timestamp is an int from -1 (none: it becomes -1) to a Java
+    ``long``'s maximum; headers are ``(str, bytes-like or None)`` pairs, and an empty header list becomes
+    ``None``.  The first bad record raises, before anything is returned.
+    """
+    keys: list[Any] = []
+    values: list[Any] = []
+    timestamps: list[int] = []
+    headers: list[Any] = []
+    for record in records:
+        key, value, timestamp, record_headers = _unpack_record(record)
+        for name, field in (("key", key), ("value", value)):
+            if field is not None and not isinstance(field, bytes | bytearray | memoryview):
+                raise TypeError(f"A record {name} must be bytes-like or None, not {type(field).__name__}")
+        if timestamp < NO_TIMESTAMP:
+            raise ValueError(f"Invalid negative timestamp {timestamp}")
+        if timestamp > INT64_MAX:
+            raise ValueError(f"Invalid timestamp {timestamp}: larger than a Java long holds")
+        if record_headers:
+            for header in record_headers:
+                if not isinstance(header, tuple | list) or len(header) != 2:
+                    raise TypeError(f"A record header is a (key, value) pair, not {header!r}")
+                header_key, header_value = header
+                if header_key is None:
+                    raise ValueError("Invalid null header key found in headers")
+                if not isinstance(header_key, str):
+                    raise TypeError(f"A header key is a str, not {type(header_key).__name__}")
+                if header_value is not None and not isinstance(header_value, bytes | bytearray | memoryview):
+                    raise TypeError(
+                        f"A header value is bytes-like or None, not {type(header_value).__name__}"
+                    )
+        keys.append(key)
+        values.append(value)
+        timestamps.append(timestamp)
+        headers.append(list(record_headers) if record_headers else None)
+    return keys, values, timestamps, headers
+
+
+def encode_v2_record_inputs(records: Iterable[Any], base_timestamp: int | None = None) -> tuple[bytes, int, int, int]:
+    """The records section of a v2 batch from record inputs: :func:`split_records` and then
+    :func:`encode_v2_records`, offset deltas 0, 1, 2, ...
+
+    Timestamp deltas are taken from ``base_timestamp``, or from the first record's timestamp when it is
+    ``None``.  Returns the section, the record count, the first record's timestamp and the largest one
+    (both -1 when there are no records): what the batch header needs besides.
+    """
+    keys, values, timestamps, headers = split_records(records)
+    if not timestamps:
+        return b"", 0, NO_TIMESTAMP, NO_TIMESTAMP
+    base = timestamps[0] if base_timestamp is None else base_timestamp
+    body = encode_v2_records(timestamps, keys, values, headers, base)
+    return body, len(timestamps), timestamps[0], max(timestamps)

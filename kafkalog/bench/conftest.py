@@ -129,6 +129,10 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
     ("search_for_offset 4 MiB: compiled vs pure twin", "search-offset/cython", "search-offset/python", None),
     ("time index search 10 MiB: compiled vs pure twin", "index-search/cython", "index-search/python", None),
     ("index_points 1 GiB segment: compiled vs pure twin", "index-points/cython", "index-points/python", None),
+    ("build 200k, 1,000 a batch: with_records (compiled) vs aiokafka builder", "build/with-records/cython",
+     "build/aiokafka", 2.0),
+    ("build 200k, 1,000 a batch: with_records compiled vs pure twin", "build/with-records/cython",
+     "build/with-records/python", None),
 ]
 
 

@@ -48,7 +48,6 @@ from .._common import (
     CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK,
     INT32_MAX,
-    INT64_MAX,
     LAST_OFFSET_DELTA_OFFSET,
     LENGTH_OFFSET,
     LOG_OVERHEAD,
@@ -533,65 +532,12 @@ class DefaultRecordBatch(RecordBatch):
 # Building
 
 
-def _unpack_record(record: RecordInput) -> tuple[Any, Any, int, Sequence[tuple[str, Any]] | None]:
-    """Accepts ``(key, value[, timestamp[, headers]])`` or an object with those attributes."""
-    if isinstance(record, tuple | list):
-        n = len(record)
-        if not 2 <= n <= 4:
-            raise ValueError(
-                f"A record is (key, value), (key, value, timestamp) or (key, value, timestamp, headers); "
-                f"got a sequence of {n}"
-            )
-        key, value = record[0], record[1]
-        timestamp = record[2] if n > 2 else None
-        headers = record[3] if n > 3 else None
-    elif hasattr(record, "key") and hasattr(record, "value"):
-        key, value = record.key, record.value
-        timestamp = getattr(record, "timestamp", None)
-        headers = getattr(record, "headers", None)
-    else:
-        raise TypeError(
-            "A record is a tuple (key, value[, timestamp[, headers]]) or an object with key and value "
-            f"attributes, not {type(record).__name__}"
-        )
-    if timestamp is not None and not isinstance(timestamp, int):
-        raise TypeError(f"A record timestamp is an int (milliseconds), not {type(timestamp).__name__}")
-    return key, value, NO_TIMESTAMP if timestamp is None else timestamp, headers
-
-
 def normalize_records(records: Iterable[RecordInput]) -> tuple[list[Any], list[Any], list[int], list[Any]]:
-    """Split record inputs into key, value, timestamp and header columns, checking their types."""
-    keys: list[Any] = []
-    values: list[Any] = []
-    timestamps: list[int] = []
-    headers: list[Any] = []
-    for record in records:
-        key, value, timestamp, record_headers = _unpack_record(record)
-        for name, field in (("key", key), ("value", value)):
-            if field is not None and not isinstance(field, bytes | bytearray | memoryview):
-                raise TypeError(f"A record {name} must be bytes-like or None, not {type(field).__name__}")
-        if timestamp < NO_TIMESTAMP:
-            raise ValueError(f"Invalid negative timestamp {timestamp}")
-        if timestamp > INT64_MAX:
-            raise ValueError(f"Invalid timestamp {timestamp}: larger than a Java long holds")
-        if record_headers:
-            for header in record_headers:
-                if not isinstance(header, tuple | list) or len(header) != 2:
-                    raise TypeError(f"A record header is a (key, value) pair, not {header!r}")
-                header_key, header_value = header
-                if header_key is None:
-                    raise ValueError("Invalid null header key found in headers")
-                if not isinstance(header_key, str):
-                    raise TypeError(f"A header key is a str, not {type(header_key).__name__}")
-                if header_value is not None and not isinstance(header_value, bytes | bytearray | memoryview):
-                    raise TypeError(
-                        f"A header value is bytes-like or None, not {type(header_value).__name__}"
-                    )
-        keys.append(key)
-        values.append(value)
-        timestamps.append(timestamp)
-        headers.append(list(record_headers) if record_headers else None)
-    return keys, values, timestamps, headers
+    """Split record inputs into key, value, timestamp and header columns, checking their types (the
+    ``split_records`` kernel: a record is ``(key, value[, timestamp[, headers]])`` or an object with
+    those attributes)."""
+    columns: tuple[list[Any], list[Any], list[int], list[Any]] = _impl.core.split_records(records)
+    return columns
 
 
 def build_default_batch(
@@ -627,13 +573,23 @@ def build_default_batch(
         raise ValueError("A LogAppendTime batch needs log_append_time")
     if is_transactional and producer_id == NO_PRODUCER_ID:
         raise ValueError("Cannot write a transactional batch without a valid producer id")
-    keys, values, timestamps, headers = normalize_records(records)
-    return encode_default_batch(
-        keys, values, timestamps, headers, base_offset=base_offset, compression=codec, timestamp_type=ts_type,
+    if offset_deltas is not None:
+        keys, values, timestamps, headers = normalize_records(records)
+        return encode_default_batch(
+            keys, values, timestamps, headers, base_offset=base_offset, compression=codec,
+            timestamp_type=ts_type, log_append_time=log_append_time, producer_id=producer_id,
+            producer_epoch=producer_epoch, base_sequence=base_sequence, is_transactional=is_transactional,
+            is_control=is_control, partition_leader_epoch=partition_leader_epoch,
+            delete_horizon_ms=delete_horizon_ms, offset_deltas=offset_deltas, last_offset_delta=last_offset_delta)
+    # The producer's path: the records checked and encoded in one kernel call, with no columns in between.
+    body, n, first_timestamp, max_timestamp = _impl.core.encode_v2_record_inputs(records, delete_horizon_ms)
+    return _frame_default_batch(
+        body, n, first_timestamp if delete_horizon_ms is None else delete_horizon_ms, max_timestamp,
+        n - 1 if n else 0, base_offset=base_offset, compression=codec, timestamp_type=ts_type,
         log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
         base_sequence=base_sequence, is_transactional=is_transactional, is_control=is_control,
         partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
-        offset_deltas=offset_deltas, last_offset_delta=last_offset_delta)
+        last_offset_delta=last_offset_delta)
 
 
 def _compute_attributes(compression: CompressionType, timestamp_type: TimestampType, is_transactional: bool,
@@ -690,26 +646,45 @@ def encode_default_batch(
         base_timestamp = timestamps[0]
         max_timestamp = max(timestamps)
         computed_last_delta = offset_deltas[-1] if offset_deltas is not None else n - 1
-    if ts_type is TimestampType.LOG_APPEND_TIME:
-        assert log_append_time is not None
-        max_timestamp = log_append_time
     if delete_horizon_ms is not None:
         base_timestamp = delete_horizon_ms
     body = _impl.core.encode_v2_records(timestamps, keys, values, headers,
                                   base_timestamp if n else 0, offset_deltas)
-    if codec is not CompressionType.NONE:
-        body = compress(codec, body, magic=MAGIC_V2)
-    attributes = _compute_attributes(codec, ts_type, is_transactional, is_control, delete_horizon_ms is not None)
+    return _frame_default_batch(
+        body, n, base_timestamp, max_timestamp, computed_last_delta, base_offset=base_offset, compression=codec,
+        timestamp_type=ts_type, log_append_time=log_append_time, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, is_transactional=is_transactional,
+        is_control=is_control, partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
+        last_offset_delta=last_offset_delta)
+
+
+def _frame_default_batch(
+    body: bytes, n: int, base_timestamp: int, max_timestamp: int, computed_last_delta: int, *,
+    base_offset: int, compression: CompressionType, timestamp_type: TimestampType, log_append_time: int | None,
+    producer_id: int, producer_epoch: int, base_sequence: int, is_transactional: bool, is_control: bool,
+    partition_leader_epoch: int, delete_horizon_ms: int | None, last_offset_delta: int | None,
+) -> bytes:
+    """A records section of ``n`` records framed as a v2 batch (Kafka:
+    ``MemoryRecordsBuilder.writeDefaultBatchHeader``): compressed if asked, the 61-byte header written, the
+    CRC-32C computed over the attributes on."""
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        assert log_append_time is not None
+        max_timestamp = log_append_time
+    if compression is not CompressionType.NONE:
+        body = compress(compression, body, magic=MAGIC_V2)
+    attributes = _compute_attributes(compression, timestamp_type, is_transactional, is_control,
+                                     delete_horizon_ms is not None)
     size = RECORD_BATCH_OVERHEAD + len(body)
-    out = bytearray(size)
+    header = bytearray(RECORD_BATCH_OVERHEAD)
     _HEADER.pack_into(
-        out, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes,
+        header, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes,
         computed_last_delta if last_offset_delta is None else last_offset_delta,
         base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, n,
     )
-    out[RECORD_BATCH_OVERHEAD:] = body
-    _U32.pack_into(out, CRC_OFFSET, _range_crc32c(out, ATTRIBUTES_OFFSET, size))
-    return bytes(out)
+    # The CRC runs on from the header's attributes into the body, so the body is copied once, by the join.
+    crc = _impl.core.crc32c(body, _range_crc32c(header, ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD))
+    _U32.pack_into(header, CRC_OFFSET, crc)
+    return b"".join((header, body))
 
 
 def write_empty_header(*, base_offset: int, last_offset: int, producer_id: int, producer_epoch: int,

@@ -24,17 +24,18 @@ deterministic for a given ``seed`` (timestamps aside).
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..config import LogConfig
 from ..errors import IllegalStateError
 from ..manager import LogManager
-from ..partitioner import partition_for_key
 from ..record import MemoryRecords
 from ..topic import TopicPartition
 
@@ -88,36 +89,87 @@ class WorkloadResult:
         return sum(self.records.values())
 
 
-_PLANS = ("free", "pro", "team", "enterprise")
-_WAREHOUSES = ("ams", "fra", "iad", "sin", "syd")
-_PAGES = ("/", "/search", "/product", "/cart", "/checkout", "/account", "/help")
-_STATES = ("active", "idle", "checkout", "browsing")
+_PLANS = (b"free", b"pro", b"team", b"enterprise")
+_WAREHOUSES = (b"ams", b"fra", b"iad", b"sin", b"syd")
+_PAGES = (b"/", b"/search", b"/product", b"/cart", b"/checkout", b"/account", b"/help")
+_STATES = (b"active", b"idle", b"checkout", b"browsing")
+
+#: Records drawn at a time: the numpy columns of a chunk and the records made from them are the
+#: generator's whole memory, whatever the record count (with at most ``batch_records`` waiting per partition).
+_CHUNK = 4096
+
+_M = np.uint32(0x5BD1E995)
+_SEED = 0x9747B28C
 
 
-def _record(topic: str, rng: random.Random, key_id: int, n: int, delete: bool) -> tuple[bytes, bytes | None,
-                                                                                        list[tuple[str, bytes]]]:
+def _murmur2_rows(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
+    """:func:`kafkalog.partitioner.murmur2` of each row of ``data`` (keys of one length), vectorised in
+    numpy's wrapping uint32 arithmetic: the workload hashes every key it writes, a million in ``make demo``."""
+    rows, length = data.shape
+    h = np.full(rows, (_SEED ^ length) & 0xFFFFFFFF, dtype=np.uint32)
+    whole = length & ~3
+    words = np.ascontiguousarray(data[:, :whole]).view("<u4")
+    for i in range(whole // 4):
+        k = words[:, i] * _M
+        k ^= k >> np.uint32(24)
+        k *= _M
+        h *= _M
+        h ^= k
+    left = length & 3
+    if left == 3:
+        h ^= data[:, whole + 2].astype(np.uint32) << np.uint32(16)
+    if left >= 2:
+        h ^= data[:, whole + 1].astype(np.uint32) << np.uint32(8)
+    if left >= 1:
+        h ^= data[:, whole].astype(np.uint32)
+        h *= _M
+    h ^= h >> np.uint32(13)
+    h *= _M
+    h ^= h >> np.uint32(15)
+    return h
+
+
+def _partitions_of(keys: list[bytes], partitions: int) -> npt.NDArray[np.int64]:
+    """Kafka's default partitioner (:func:`kafkalog.partitioner.partition_for_key`) for each of ``keys``."""
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    out = np.empty(len(keys), dtype=np.int64)
+    for length in np.unique(lengths).tolist():
+        at = np.flatnonzero(lengths == length)
+        data = np.frombuffer(b"".join([keys[i] for i in at.tolist()]), dtype=np.uint8).reshape(len(at), length)
+        out[at] = (_murmur2_rows(data) & np.uint32(0x7FFFFFFF)) % partitions
+    return out
+
+
+def _records(topic: str, key_ids: list[int], ns: list[int], deletes: list[bool], r1: list[int], r2: list[int]
+             ) -> tuple[list[bytes], list[bytes | None], list[list[tuple[str, bytes]]] | None]:
+    """The keys, values and headers of a topic's records; ``r1`` and ``r2`` are two uniform draws in [0, 1)
+    scaled to 2**20 per record, for the fields that vary."""
     if topic == "users":
-        key = f"user-{key_id:07d}".encode()
-        value = None if delete else (
-            f'{{"user":{key_id},"name":"user {key_id}","plan":"{_PLANS[rng.randrange(4)]}",'
-            f'"email":"u{key_id}@example.com","logins":{rng.randrange(1, 5000)},"version":{n}}}').encode()
-        return key, value, []
+        keys = [b"user-%07d" % k for k in key_ids]
+        values: list[bytes | None] = [
+            None if d else b'{"user":%d,"name":"user %d","plan":"%s","email":"u%d@example.com","logins":%d,'
+            b'"version":%d}' % (k, k, _PLANS[a & 3], k, 1 + b % 4999, n)
+            for k, n, d, a, b in zip(key_ids, ns, deletes, r1, r2, strict=True)]
+        return keys, values, None
     if topic == "inventory":
-        key = f"sku-{key_id:06d}".encode()
-        value = None if delete else (
-            f'{{"sku":"sku-{key_id:06d}","warehouse":"{_WAREHOUSES[key_id % 5]}","stock":{rng.randrange(0, 900)},'
-            f'"price_cents":{100 + key_id % 9900},"version":{n}}}').encode()
-        return key, value, []
+        keys = [b"sku-%06d" % k for k in key_ids]
+        values = [
+            None if d else b'{"sku":"sku-%06d","warehouse":"%s","stock":%d,"price_cents":%d,"version":%d}'
+            % (k, _WAREHOUSES[k % 5], a % 900, 100 + k % 9900, n)
+            for k, n, d, a in zip(key_ids, ns, deletes, r1, strict=True)]
+        return keys, values, None
     if topic == "sessions":
-        key = f"session-{key_id:08x}".encode()
-        value = None if delete else (
-            f'{{"session":"{key_id:08x}","state":"{_STATES[rng.randrange(4)]}","pages":{rng.randrange(1, 80)},'
-            f'"version":{n}}}').encode()
-        return key, value, []
-    key = f"user-{key_id:07d}".encode()
-    value = (f'{{"user":{key_id},"page":"{_PAGES[rng.randrange(len(_PAGES))]}","ms":{rng.randrange(5, 3000)},'
-             f'"n":{n}}}').encode()
-    return key, value, [("source", b"web" if n % 3 else b"app"), ("trace", f"{n:x}".encode())]
+        keys = [b"session-%08x" % k for k in key_ids]
+        values = [
+            None if d else b'{"session":"%08x","state":"%s","pages":%d,"version":%d}'
+            % (k, _STATES[a & 3], 1 + b % 79, n)
+            for k, n, d, a, b in zip(key_ids, ns, deletes, r1, r2, strict=True)]
+        return keys, values, None
+    keys = [b"user-%07d" % k for k in key_ids]
+    values = [b'{"user":%d,"page":"%s","ms":%d,"n":%d}' % (k, _PAGES[a % 7], 5 + b % 2995, n)
+              for k, n, a, b in zip(key_ids, ns, r1, r2, strict=True)]
+    headers = [[("source", b"web" if n % 3 else b"app"), ("trace", b"%x" % n)] for n in ns]
+    return keys, values, headers
 
 
 def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | None = None,
@@ -130,6 +182,9 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
     is rolled at the end (as ``segment.ms`` would roll it), so everything written is cleanable.  Raises
     :class:`~kafkalog.errors.IllegalStateError`, before writing anything, if a partition of the workload
     exists already in ``log_dirs``: its records would mix with an earlier run's.
+
+    The records are drawn with numpy, :data:`_CHUNK` at a time, and made into tuples a topic at a time, so
+    the generator's memory does not grow with ``records``.
     """
     if records < 0:
         raise ValueError(f"records must not be negative, not {records}")
@@ -137,12 +192,15 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
         raise ValueError(f"batch_records must be positive, not {batch_records}")
     specs = tuple(topics)
     key_space = max(1, keys if keys is not None else records // 20)
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     result = WorkloadResult({t.name: 0 for t in specs}, {t.name: 0 for t in specs})
     default = LogConfig({"segment.bytes": segment_bytes})
     started = time.perf_counter()
     now_ms = int(time.time() * 1000)
     first_ts = now_ms - records * interval_ms
+    shares = np.array([t.share for t in specs], dtype=np.float64)
+    shares /= shares.sum()
+    delete_ratios = np.array([t.delete_ratio if t.compacted else 0.0 for t in specs])
     with LogManager([Path(d) for d in log_dirs], default, topic_configs(specs)) as manager:
         existing = sorted(str(tp) for tp in manager.logs_by_topic_partition() if tp.topic in {t.name for t in specs})
         if existing:
@@ -153,31 +211,48 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
         turns = {tp: 0 for tp in logs}
         codecs = {t.name: t.producer_codecs for t in specs}
 
-        def flush(tp: tuple[str, int]) -> None:
-            batch = pending[tp]
-            if batch:
-                codec = codecs[tp[0]][turns[tp] % len(codecs[tp[0]])]
-                turns[tp] += 1
-                logs[tp].append(MemoryRecords.with_records(batch, compression=codec))
-                result.batches += 1
-                pending[tp] = []
+        def flush(tp: tuple[str, int], batch: list[Any]) -> None:
+            codec = codecs[tp[0]][turns[tp] % len(codecs[tp[0]])]
+            turns[tp] += 1
+            logs[tp].append(MemoryRecords.with_records(batch, compression=codec))
+            result.batches += 1
 
-        names = [t.name for t in specs]
-        weights = [t.share for t in specs]
-        by_name = {t.name: t for t in specs}
-        for n in range(records):
-            spec = by_name[rng.choices(names, weights)[0]]
-            key_id = int(key_space * rng.random() ** 3)
-            delete = spec.compacted and rng.random() < spec.delete_ratio
-            key, value, headers = _record(spec.name, rng, key_id, n, delete)
-            tp = (spec.name, partition_for_key(key, spec.partitions))
-            pending[tp].append((key, value, first_ts + n * interval_ms, headers))
-            result.records[spec.name] += 1
-            result.deletes[spec.name] += delete
-            if len(pending[tp]) >= batch_records:
-                flush(tp)
+        def add(tp: tuple[str, int], new: list[Any]) -> None:
+            # whole batches of batch_records go out as they fill; the rest waits for the partition's next records
+            waiting = pending[tp]
+            waiting += new
+            done = len(waiting) - len(waiting) % batch_records
+            for at in range(0, done, batch_records):
+                flush(tp, waiting[at:at + batch_records])
+            del waiting[:done]
+
+        for start in range(0, records, _CHUNK):
+            size = min(_CHUNK, records - start)
+            topic_of = rng.choice(len(specs), size=size, p=shares)
+            key_ids = (key_space * rng.random(size) ** 3).astype(np.int64)
+            deletes = rng.random(size) < delete_ratios[topic_of]
+            r1, r2 = rng.integers(0, 1 << 20, size=(2, size))
+            ns = np.arange(start, start + size, dtype=np.int64)
+            for t, spec in enumerate(specs):
+                at = np.flatnonzero(topic_of == t)
+                if not len(at):
+                    continue
+                n_list = ns[at].tolist()
+                topic_keys, values, headers = _records(
+                    spec.name, key_ids[at].tolist(), n_list, deletes[at].tolist(), r1[at].tolist(), r2[at].tolist())
+                timestamps = (first_ts + ns[at] * interval_ms).tolist()
+                rows = list(zip(topic_keys, values, timestamps, headers, strict=True) if headers is not None
+                            else zip(topic_keys, values, timestamps, strict=True))
+                result.records[spec.name] += len(at)
+                result.deletes[spec.name] += int(np.count_nonzero(deletes[at]))
+                partition_of = _partitions_of(topic_keys, spec.partitions)
+                for p in range(spec.partitions):
+                    mine = np.flatnonzero(partition_of == p).tolist()
+                    if mine:
+                        add((spec.name, p), [rows[i] for i in mine])
         for tp, log in logs.items():
-            flush(tp)
+            if pending[tp]:
+                flush(tp, pending[tp])
             if log.active_segment.size() > 0:
                 log.roll()
     result.elapsed_s = time.perf_counter() - started
