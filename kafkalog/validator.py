@@ -517,11 +517,18 @@ class LogValidator:
         two or three times (the magic check, the batch count, the loop).  Listing them first raises a framing
         error no later than before: ``hasMatchingMagic`` or the conversion's sizing reads every batch
         first too."""
+        known = self._known_batches(records)
+        if known is None:
+            known = list(records.batches(strict=False))
+            self._scanned = (records, known)
+        return known
+
+    def _known_batches(self, records: MemoryRecords) -> list[RecordBatch] | None:
+        """``records``' batches if they were listed already (by :meth:`_batches_of`, or by the shallow pass
+        that read them all before the validation, :func:`validate_messages_and_assign_offsets`'s
+        ``batches``)."""
         scanned = self._scanned
-        if scanned is None or scanned[0] is not records:
-            scanned = (records, list(records.batches(strict=False)))
-            self._scanned = scanned
-        return scanned[1]
+        return scanned[1] if scanned is not None and scanned[0] is records else None
 
     def _first_batch_and_maybe_validate_no_more_batches(self, records: MemoryRecords, source: CompressionType,
                                                         scanned: list[RecordBatch] | None = None) -> RecordBatch:
@@ -663,7 +670,8 @@ class LogValidator:
         uncompressed_size_in_bytes = 0
 
         records = self.records
-        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression)
+        known = self._known_batches(records)
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression, known)
         # Checking the first batch is enough: several batches happen only for uncompressed v0/v1, and all
         # batches must have the first one's magic.
         if first_batch.magic != self.to_magic or self.to_magic == MAGIC_V0:
@@ -676,7 +684,7 @@ class LogValidator:
         # are decoded only if they turn out to need a rebuild (offsets not 0, 1, 2, ...).
         kernel_batch: RecordBatch | None = None
         kernel_count = 0
-        for batch in records.batches(strict=False):
+        for batch in (records.batches(strict=False) if known is None else known):
             self._validate_batch(first_batch, batch, metrics)
             uncompressed_size_in_bytes += record_batch_header_size_in_bytes(self.to_magic, batch.compression)
             record_errors: list[_ApiRecordError] = []
@@ -942,6 +950,7 @@ def validate_messages_and_assign_offsets(
     topic_partition: str | None = None,
     metrics: MetricsRecorder | None = None,
     inter_broker_protocol_version: str | None = None,
+    batches: list[RecordBatch] | None = None,
 ) -> ValidationResult:
     """Validate ``records`` and assign them offsets from ``next_offset``, as the leader's append does
     (Kafka: ``UnifiedLog.append`` building a ``LogValidator`` from the log's config, then
@@ -952,6 +961,9 @@ def validate_messages_and_assign_offsets(
     ``message.format.version``), ``message.timestamp.type`` and the before/after bounds; the inter-broker
     protocol, which a log's config does not hold, is ``inter_broker_protocol_version`` (``None``: the
     newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
+
+    ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
+    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.
     """
     source = CompressionType.of(source_compression)
     validator = LogValidator(
@@ -969,4 +981,6 @@ def validate_messages_and_assign_offsets(
         topic_partition=topic_partition,
         inter_broker_protocol_version=inter_broker_protocol_version,
     )
+    if batches is not None:
+        validator._scanned = (records, batches)
     return validator.validate_messages_and_assign_offsets(next_offset, metrics)
