@@ -219,9 +219,9 @@ def analyze_and_validate_records(
 
         valid_bytes += batch_size
         shallow_count += 1
-        codec = CompressionType.of(batch.attributes & COMPRESSION_CODEC_MASK)
-        if codec is not CompressionType.NONE:
-            source = codec
+        codec_id = batch.attributes & COMPRESSION_CODEC_MASK
+        if codec_id:  # the enum lookup only for a compressed batch (0 is NONE)
+            source = CompressionType.of(codec_id)
 
     if require_offsets_monotonic and not monotonic:
         offsets = [record.offset for record in records.records(check_crcs=False)]

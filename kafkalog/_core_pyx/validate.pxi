@@ -7,26 +7,33 @@ cdef enum:
     RECORD_BAD_TIMESTAMP = 2
 
 
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
+
+
 cdef inline int _v_varint_size(int64_t value) noexcept nogil:
+    """Bytes of ``value`` as a zig-zag varint: 7 bits a byte of its significant bits."""
     cdef uint64_t zigzag = ((<uint64_t>value) << 1) ^ (<uint64_t>(value >> 63))
-    cdef int size = 1
-    while zigzag >= 0x80:
-        zigzag >>= 7
-        size += 1
-    return size
+    return (64 - __builtin_clzll(zigzag | 1) + 6) // 7
 
 
 cdef inline int64_t _v_field_size(int32_t length) noexcept nogil:
     return 1 if length < 0 else _v_varint_size(length) + length
 
 
-cdef int64_t _v_delta_size(int64_t value, int64_t base) except -1:
-    """The varint size of ``value - base`` as Python ints give it: exact in C unless the difference leaves
-    the ``long`` range (a hostile offset or timestamp delta that wrapped), which Python sizes wider."""
+cdef int64_t _v_wide_delta_size(int64_t value, int64_t base) except -1:
+    """The varint size of ``value - base`` when the difference leaves the ``long`` range (a hostile offset
+    or timestamp delta that wrapped): Python sizes it wider, and so does the twin."""
+    cdef object wide = <object>value - <object>base
+    zigzag = (wide << 1) ^ (wide >> 63)
+    return max(1, (zigzag.bit_length() + 6) // 7)
+
+
+cdef inline int64_t _v_delta_size(int64_t value, int64_t base) except -1:
+    """The varint size of ``value - base`` as Python ints give it."""
     cdef int64_t difference = <int64_t>(<uint64_t>value - <uint64_t>base)
     if ((value ^ base) & (value ^ difference)) < 0:
-        zigzag = ((value - base) << 1) ^ ((value - base) >> 63)
-        return max(1, (zigzag.bit_length() + 6) // 7)
+        return _v_wide_delta_size(value, base)
     return _v_varint_size(difference)
 
 

@@ -94,6 +94,18 @@ def test_offsets_out_of_sequence(impl: ModuleType) -> None:
     assert _run(impl, moved, next(MemoryRecords(moved).batches()))[3] is False  # type: ignore[arg-type]
 
 
+def test_wrapped_offsets_are_sized_as_python_ints(impl: ModuleType) -> None:
+    # Base offset Long.MAX_VALUE: the second record's offset wraps to Long.MIN_VALUE, and its delta from the
+    # base, as the Record loop computed it, is far outside a long.
+    data, _batch_read = _batch([(b"a", b"1", NOW), (b"b", b"2", -1)])
+    moved = struct.pack(">q", LONG_MAX) + data[8:]
+    batch = next(MemoryRecords(moved).batches())
+    assert isinstance(batch, DefaultRecordBatch)
+    result = _run(impl, moved, batch)
+    assert result == _oracle(batch, before=LONG_MAX, after=LONG_MAX, compacted=False, check_timestamps=True)
+    assert result[2] > len(moved) - RECORD_BATCH_OVERHEAD
+
+
 def test_invalid_utf8_header_key_is_sized_as_its_text(impl: ModuleType) -> None:
     data, batch = _batch([(b"k", b"v", NOW, [("ab", b"")])])
     bad = data.replace(b"\x04ab", b"\x04\xff\xfe")  # the key's two bytes, not UTF-8
