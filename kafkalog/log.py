@@ -36,7 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ._common import INT32_MAX
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
@@ -51,7 +51,13 @@ from .errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from .fetch import FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
+from .fetch import (
+    NO_OP_OFFSETS_LISTENER,
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogOffsetsListener,
+    LogOffsetSnapshot,
+)
 from .file_message_set import FileMessageSet, TimestampAndOffset
 from .filenames import (
     CLEAN_SHUTDOWN_FILE,
@@ -110,22 +116,6 @@ MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 #: The timestamp of an answer that is an offset only (Kafka: ``ListOffsetsResponse.UNKNOWN_TIMESTAMP``).
 UNKNOWN_TIMESTAMP = -1
-
-
-class LogOffsetsListener(Protocol):
-    """Told of every change of a log's high watermark (Kafka: ``LogOffsetsListener``)."""
-
-    def on_high_watermark_updated(self, offset: int) -> None:
-        """Kafka: ``onHighWatermarkUpdated``."""
-
-
-class _NoOpOffsetsListener:
-    def on_high_watermark_updated(self, offset: int) -> None:
-        pass
-
-
-#: The listener of a log that was given none (Kafka: ``LogOffsetsListener.NO_OP_OFFSETS_LISTENER``).
-NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()
 
 
 class Log(LogRetention):
