@@ -44,6 +44,7 @@ __all__ = [
     "search_for_offset",
     "set_crc32c_software",
     "split_records",
+    "validate_v2_records",
 ]
 
 IMPLEMENTATION: str
@@ -213,3 +214,8 @@ def offset_map_latest_codes(
     records: npt.NDArray[np.void],
     latest_offset: int,
 ) -> tuple[npt.NDArray[np.int8], int, int]: ...
+def validate_v2_records(
+    buf: Buffer, start: int, end: int, count: int, base_offset: int, base_timestamp: int,  # const unsigned char[::1]
+    append_time: int | None = None, *, now: int, timestamp_before_max_ms: int, timestamp_after_max_ms: int,
+    compacted: bool, check_timestamps: bool,
+) -> tuple[int, int, int, bool, list[tuple[int, int, int, int]]]: ...

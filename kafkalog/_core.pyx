@@ -23,7 +23,8 @@ of the same name in ``_core_py/``:
 * ``index.pxi``: the offset and time index searches;
 * ``decode.pxi``: v2 records and v0/v1 messages to columns or Record objects, and the Arrow gather;
 * ``encode.pxi``: the records section of a v2 batch;
-* ``offset_map.pxi``: SkimpyOffsetMap's probing and the cleaner's passes over it.
+* ``offset_map.pxi``: SkimpyOffsetMap's probing and the cleaner's passes over it;
+* ``validate.pxi``: the validator's per-record pass over a v2 batch.
 
 Compiler directives are set in one place, ``setup.py`` (``KAFKALOG_CYTHON_DEBUG=1`` turns the checks
 back on).
@@ -76,6 +77,7 @@ __all__ = [
     "search_for_offset",
     "set_crc32c_software",
     "split_records",
+    "validate_v2_records",
 ]
 
 IMPLEMENTATION = "cython"
@@ -172,3 +174,4 @@ include "_core_pyx/index.pxi"
 include "_core_pyx/decode.pxi"
 include "_core_pyx/encode.pxi"
 include "_core_pyx/offset_map.pxi"
+include "_core_pyx/validate.pxi"

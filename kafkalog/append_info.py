@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from ._common import COMPRESSION_CODEC_MASK, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from .config import LogConfig
 from .errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
+from .record.batch import RecordBatch
 from .record.compression import CompressionType
 from .record.memory import MemoryRecords
 from .validator import _NO_METRICS, AppendOrigin, MetricsRecorder, RecordError, _in, target_compression
@@ -131,6 +132,7 @@ def analyze_and_validate_records(
     log_start_offset: int = -1,
     topic_partition: str | None = None,
     metrics: MetricsRecorder | None = None,
+    scanned: list[RecordBatch] | None = None,
 ) -> LogAppendInfo:
     """Check every batch's header and CRC and sum up the append (Kafka 3.8:
     ``UnifiedLog.analyzeAndValidateRecords``; 0.10.1: ``Log.analyzeAndValidateMessageSet``).
@@ -144,7 +146,8 @@ def analyze_and_validate_records(
     holds one batch whenever it is v2 or compressed) are collected.
 
     The buffer is read as Kafka's ``MemoryRecords.batches()`` reads it: a partial batch at the end is not an
-    error, it is left out of ``valid_bytes`` (see :func:`trim_invalid_bytes`).
+    error, it is left out of ``valid_bytes`` (see :func:`trim_invalid_bytes`).  Each batch read is appended
+    to ``scanned`` when given, so that the leader's validation need not scan the buffer again.
 
     Raises:
         InvalidRecordError: a client's v2 batch with a base offset other than 0, or a Raft leader's batch
@@ -169,6 +172,8 @@ def analyze_and_validate_records(
     shallow_count = 0
 
     for batch in records.batches(strict=False):
+        if scanned is not None:
+            scanned.append(batch)
         if origin is AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:
             raise InvalidRecordError("Append from Raft leader did not set the batch epoch correctly",
                                      batch.position)
@@ -214,9 +219,9 @@ def analyze_and_validate_records(
 
         valid_bytes += batch_size
         shallow_count += 1
-        codec = CompressionType.of(batch.attributes & COMPRESSION_CODEC_MASK)
-        if codec is not CompressionType.NONE:
-            source = codec
+        codec_id = batch.attributes & COMPRESSION_CODEC_MASK
+        if codec_id:  # the enum lookup only for a compressed batch (0 is NONE)
+            source = CompressionType.of(codec_id)
 
     if require_offsets_monotonic and not monotonic:
         offsets = [record.offset for record in records.records(check_crcs=False)]

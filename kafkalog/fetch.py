@@ -3,12 +3,13 @@
 Ports of ``LogOffsetMetadata`` (``kafka/server/LogOffsetMetadata.scala``, now
 ``storage/.../LogOffsetMetadata.java``), ``FetchDataInfo`` (``kafka/server/FetchDataInfo.scala``,
 now ``storage/.../FetchDataInfo.java``) and ``LogOffsetSnapshot`` (``storage/.../LogOffsetSnapshot.java``,
+3.8.0), and the ``LogOffsetsListener`` told of the high watermark's moves (``storage/.../LogOffsetsListener.java``,
 3.8.0).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .errors import KafkaLogError
 from .record import MemoryRecords
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
     from .transaction_index import AbortedTxn
 
-__all__ = ["EMPTY_RECORDS", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo", "LogOffsetMetadata",
-           "LogOffsetSnapshot"]
+__all__ = ["EMPTY_RECORDS", "NO_OP_OFFSETS_LISTENER", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo",
+           "LogOffsetMetadata", "LogOffsetSnapshot", "LogOffsetsListener"]
 
 #: Kafka's ``UNKNOWN_OFFSET`` / ``UNKNOWN_FILE_POSITION`` for metadata that only knows the offset.
 UNKNOWN_OFFSET = -1
@@ -104,3 +105,19 @@ class LogOffsetSnapshot(NamedTuple):
     log_end_offset: LogOffsetMetadata
     high_watermark: LogOffsetMetadata
     last_stable_offset: LogOffsetMetadata
+
+
+class LogOffsetsListener(Protocol):
+    """Told of every change of a log's high watermark (Kafka: ``LogOffsetsListener``)."""
+
+    def on_high_watermark_updated(self, offset: int) -> None:
+        """Kafka: ``onHighWatermarkUpdated``."""
+
+
+class _NoOpOffsetsListener:
+    def on_high_watermark_updated(self, offset: int) -> None:
+        pass
+
+
+#: The listener of a log that was given none (Kafka: ``LogOffsetsListener.NO_OP_OFFSETS_LISTENER``).
+NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()

@@ -36,7 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ._common import INT32_MAX
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
@@ -51,7 +51,13 @@ from .errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from .fetch import FetchDataInfo, LogOffsetMetadata, LogOffsetSnapshot
+from .fetch import (
+    NO_OP_OFFSETS_LISTENER,
+    FetchDataInfo,
+    LogOffsetMetadata,
+    LogOffsetsListener,
+    LogOffsetSnapshot,
+)
 from .file_message_set import FileMessageSet, TimestampAndOffset
 from .filenames import (
     CLEAN_SHUTDOWN_FILE,
@@ -70,6 +76,7 @@ from .log_loader import LoadReport, LogLoader
 from .log_retention import LogRetention
 from .log_segments import LogSegments
 from .record import MemoryRecords, Record
+from .record.batch import RecordBatch
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment, RollParams
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
@@ -109,22 +116,6 @@ MAX_TIMESTAMP = -3
 EARLIEST_LOCAL_TIMESTAMP = -4
 #: The timestamp of an answer that is an offset only (Kafka: ``ListOffsetsResponse.UNKNOWN_TIMESTAMP``).
 UNKNOWN_TIMESTAMP = -1
-
-
-class LogOffsetsListener(Protocol):
-    """Told of every change of a log's high watermark (Kafka: ``LogOffsetsListener``)."""
-
-    def on_high_watermark_updated(self, offset: int) -> None:
-        """Kafka: ``onHighWatermarkUpdated``."""
-
-
-class _NoOpOffsetsListener:
-    def on_high_watermark_updated(self, offset: int) -> None:
-        pass
-
-
-#: The listener of a log that was given none (Kafka: ``LogOffsetsListener.NO_OP_OFFSETS_LISTENER``).
-NO_OP_OFFSETS_LISTENER: LogOffsetsListener = _NoOpOffsetsListener()
 
 
 class Log(LogRetention):
@@ -492,12 +483,14 @@ class Log(LogRetention):
             # A follower takes what its leader accepted: Kafka's appendAsFollower does not re-check sizes.
             ignore_record_size = not assign_offsets
         # A follower's offsets are kept, so they must increase: the pass checks that (Kafka passes
-        # requireOffsetsMonotonic = !validateAndAssignOffsets).
+        # requireOffsetsMonotonic = !validateAndAssignOffsets).  The batches it reads are kept for the
+        # validator, which then need not scan the buffer again.
+        scanned: list[RecordBatch] = []
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=ignore_record_size,
                                                    require_offsets_monotonic=not assign_offsets,
                                                    leader_epoch=leader_epoch,
-                                                   topic_partition=str(self.topic_partition))
+                                                   topic_partition=str(self.topic_partition), scanned=scanned)
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
@@ -509,7 +502,7 @@ class Log(LogRetention):
                 result = validate_messages_and_assign_offsets(
                     valid_records, offset, self.time.milliseconds(), self.config,
                     source_compression=append_info.source_compression, origin=origin,
-                    partition_leader_epoch=leader_epoch)
+                    partition_leader_epoch=leader_epoch, batches=scanned if valid_records is records else None)
                 valid_records = result.valid_records
                 append_info.max_timestamp = result.max_timestamp
                 append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
@@ -547,9 +540,10 @@ class Log(LogRetention):
             self.local_log.append(append_info.last_offset, append_info.max_timestamp,
                                   append_info.shallow_offset_of_max_timestamp, valid_records)
             self._update_high_watermark_with_log_end_offset()
-            logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, and "
-                         "messages: %s", append_info.last_offset, append_info.first_offset,
-                         self.log_end_offset, valid_records)
+            if logger.isEnabledFor(logging.DEBUG):  # its arguments cost a property read an append
+                logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, "
+                             "and messages: %s", append_info.last_offset, append_info.first_offset,
+                             self.log_end_offset, valid_records)
             if self.unflushed_messages() >= self.config.flush_interval:
                 self.flush()
         return append_info

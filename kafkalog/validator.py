@@ -100,10 +100,10 @@ import enum
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple, Protocol
 
-import numpy as np
-
+from . import _impl
 from ._common import (
     LEGACY_COMPRESSION_MASK,
     LOG_OVERHEAD,
@@ -111,8 +111,6 @@ from ._common import (
     MAGIC_V1,
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     NO_TIMESTAMP,
     java_long,
 )
@@ -124,17 +122,20 @@ from .errors import (
     KafkaLogError,
     UnsupportedCompressionError,
 )
-from .record.batch import DefaultRecordBatch, RecordBatch, build_default_batch
+from .record.batch import DefaultRecordBatch, RecordBatch
 from .record.compression import CompressionType
 from .record.convert import (
     RecordValidationStats,
     default_record_size_in_bytes,
-    legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from .record.legacy import LegacyRecord, LegacyRecordBatch, build_legacy_message_set
+from .record.legacy import LegacyRecord, LegacyRecordBatch
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
+from .validator_builder import build_records
+
+# The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
+_RECORD_NO_KEY = 1
 
 __all__ = [
     "AppendOrigin",
@@ -359,116 +360,6 @@ def _writable(records: MemoryRecords) -> MemoryRecords:
                          max_decompressed_size=records.max_decompressed_size)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Building new records (Kafka: MemoryRecordsBuilder, as the validator uses it)
-
-
-def _build_records(
-    records: list[Any],
-    offsets: list[int],
-    *,
-    magic: int,
-    compression: CompressionType,
-    timestamp_type: TimestampType,
-    log_append_time: int,
-    producer_id: int,
-    producer_epoch: int,
-    base_sequence: int,
-    is_transactional: bool,
-    partition_leader_epoch: int,
-    template: MemoryRecords,
-) -> tuple[MemoryRecords, int, int, int]:
-    """One batch (uncompressed v0/v1: one message per record) of ``records`` at ``offsets``; returns the
-    records, their max timestamp, its shallow offset and the bytes written before compression (Kafka:
-    ``MemoryRecords.builder(...)``, ``appendWithOffset(offset, record)`` per record, ``build()``,
-    ``info()`` and ``uncompressedBytesWritten()``).
-
-    The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
-    """
-    if magic < MAGIC_V2:
-        if is_transactional:
-            raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
-        if compression is CompressionType.ZSTD:
-            raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
-    rows = []
-    for record in records:
-        timestamp = record.timestamp
-        if timestamp < 0 and timestamp != NO_TIMESTAMP:
-            raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
-        headers = record.headers
-        if magic < MAGIC_V2 and headers:
-            raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
-        rows.append((record.key, record.value, timestamp, headers or None))
-    # MemoryRecordsBuilder.validateProducerState, at close()
-    if is_transactional and producer_id == NO_PRODUCER_ID:
-        raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
-    if producer_id != NO_PRODUCER_ID:
-        if producer_epoch == NO_PRODUCER_EPOCH:
-            raise IllegalArgumentError("Invalid negative producer epoch")
-        if base_sequence < 0:
-            raise IllegalArgumentError("Invalid negative sequence number used")
-        if magic < MAGIC_V2:
-            raise IllegalArgumentError(f"Idempotent messages are not supported for magic {magic}")
-
-    def wrap(data: bytes) -> MemoryRecords:
-        return MemoryRecords(data, max_batch_size=template.max_batch_size,
-                             max_decompressed_size=template.max_decompressed_size)
-
-    written = _uncompressed_bytes_written(rows, offsets, magic, compression)
-    if not rows:
-        return wrap(b""), NO_TIMESTAMP, -1, written
-    base_offset = offsets[0]
-    if magic == MAGIC_V2:
-        data = build_default_batch(
-            rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
-            log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
-            base_sequence=base_sequence, is_transactional=is_transactional,
-            partition_leader_epoch=partition_leader_epoch,
-        )
-    else:
-        # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
-        legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
-        data = build_legacy_message_set(
-            [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
-            base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
-            log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
-        )
-    # MemoryRecordsBuilder.info()
-    last_offset = offsets[-1]
-    one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
-    if timestamp_type is TimestampType.LOG_APPEND_TIME:
-        return wrap(data), log_append_time, last_offset if one_batch else base_offset, written
-    max_timestamp = NO_TIMESTAMP
-    offset_of_max_timestamp = -1
-    if magic > MAGIC_V0:
-        for (_, _, timestamp, _), offset in zip(rows, offsets, strict=True):
-            if timestamp > max_timestamp:
-                max_timestamp = timestamp
-                offset_of_max_timestamp = offset
-    if max_timestamp == NO_TIMESTAMP:
-        return wrap(data), NO_TIMESTAMP, -1, written
-    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
-
-
-def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: list[int], magic: int,
-                                compression: CompressionType) -> int:
-    """What Kafka's ``MemoryRecordsBuilder.uncompressedBytesWritten`` says after appending ``rows`` (key,
-    value, timestamp, headers) at ``offsets``: the batch header and every record as written before
-    compression (a v2 record's deltas count from the first offset and timestamp; a v0/v1 message with its
-    frame)."""
-    written = record_batch_header_size_in_bytes(magic, compression)
-    if magic >= MAGIC_V2:
-        if rows:
-            base_offset, base_timestamp = offsets[0], rows[0][2]
-            for (key, value, timestamp, headers), offset in zip(rows, offsets, strict=True):
-                written += default_record_size_in_bytes(offset - base_offset, timestamp - base_timestamp, key,
-                                                        value, headers or ())
-        return written
-    for key, value, _, _ in rows:
-        written += LOG_OVERHEAD + legacy_record_size_in_bytes(magic, key, value)
-    return written
-
-
 def _record_size_in_bytes(batch: RecordBatch, record: Any) -> int:
     """A record's ``sizeInBytes`` as Kafka's validator sums it: a v2 record's encoded size, a v0/v1 inner
     message with its frame."""
@@ -585,6 +476,8 @@ class LogValidator:
         self._ibp_before_2_1 = (inter_broker_protocol_version is not None and
                                 _metadata_version_ordinal(inter_broker_protocol_version) < _IBP_2_1_IV0)
         self.nanoseconds = nanoseconds
+        # The batches of the records (or of their writable copy), scanned once: (records, batches).
+        self._scanned: tuple[MemoryRecords, list[RecordBatch]] | None = None
 
     # --- the entry point ------------------------------------------------------------------------------
 
@@ -617,12 +510,31 @@ class LogValidator:
 
     def _has_matching_magic(self) -> bool:
         """Kafka: ``AbstractRecords.hasMatchingMagic``."""
-        return all(batch.magic == self.to_magic for batch in self.records.batches(strict=False))
+        return all(batch.magic == self.to_magic for batch in self._batches_of(self.records))
 
-    def _first_batch_and_maybe_validate_no_more_batches(self, records: MemoryRecords,
-                                                        source: CompressionType) -> RecordBatch:
-        """Kafka: ``getFirstBatchAndMaybeValidateNoMoreBatches``: v2 and compressed sets hold one batch."""
-        batches = records.batches(strict=False)
+    def _batches_of(self, records: MemoryRecords) -> list[RecordBatch]:
+        """``records.batches()`` as a list, scanned once for the uncompressed paths, which read every batch
+        two or three times (the magic check, the batch count, the loop).  Listing them first raises a framing
+        error no later than before: ``hasMatchingMagic`` or the conversion's sizing reads every batch
+        first too."""
+        known = self._known_batches(records)
+        if known is None:
+            known = list(records.batches(strict=False))
+            self._scanned = (records, known)
+        return known
+
+    def _known_batches(self, records: MemoryRecords) -> list[RecordBatch] | None:
+        """``records``' batches if they were listed already (by :meth:`_batches_of`, or by the shallow pass
+        that read them all before the validation, :func:`validate_messages_and_assign_offsets`'s
+        ``batches``)."""
+        scanned = self._scanned
+        return scanned[1] if scanned is not None and scanned[0] is records else None
+
+    def _first_batch_and_maybe_validate_no_more_batches(self, records: MemoryRecords, source: CompressionType,
+                                                        scanned: list[RecordBatch] | None = None) -> RecordBatch:
+        """Kafka: ``getFirstBatchAndMaybeValidateNoMoreBatches``: v2 and compressed sets hold one batch.
+        ``scanned`` is ``records``' batches when already listed."""
+        batches = records.batches(strict=False) if scanned is None else iter(scanned)
         batch = next(batches, None)
         if batch is None:
             raise InvalidRecordError("Record batch has no batches at all")
@@ -665,7 +577,7 @@ class LogValidator:
                     offset_counter += 1
             _process_record_errors(record_errors)
 
-        converted, max_timestamp, shallow_offset, written = _build_records(
+        converted, max_timestamp, shallow_offset, written = build_records(
             kept, offsets, magic=self.to_magic, compression=CompressionType.NONE,
             timestamp_type=self.timestamp_type, log_append_time=now, producer_id=first_batch.producer_id,
             producer_epoch=first_batch.producer_epoch, base_sequence=first_batch.base_sequence,
@@ -685,14 +597,16 @@ class LogValidator:
         offset_counter = next_offset
         records = _writable(self.records)
 
-        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
-        for batch in records.batches(strict=False):
+        batches = self._batches_of(records)
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE, batches)
+        for batch in batches:
             self._validate_batch(first_batch, batch, metrics)
             max_batch_timestamp = NO_TIMESTAMP
             record_errors: list[_ApiRecordError] = []
             if batch.magic >= MAGIC_V2 and batch.timestamp_type is TimestampType.CREATE_TIME:
-                # The common case, checked on the decoded columns instead of a Record per record.
-                count, max_batch_timestamp = self._validate_v2_columns(batch, now, metrics, record_errors)
+                # The common case: read and checked by the kernel, without a Record per record.
+                count, max_batch_timestamp, _size, _in_sequence = self._validate_v2_records(
+                    batch, now, metrics, record_errors)
                 offset_counter += count
             else:
                 for record_index, record in enumerate(self._records_of(batch, records)):
@@ -756,7 +670,8 @@ class LogValidator:
         uncompressed_size_in_bytes = 0
 
         records = self.records
-        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression)
+        known = self._known_batches(records)
+        first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, self.source_compression, known)
         # Checking the first batch is enough: several batches happen only for uncompressed v0/v1, and all
         # batches must have the first one's magic.
         if first_batch.magic != self.to_magic or self.to_magic == MAGIC_V0:
@@ -765,10 +680,24 @@ class LogValidator:
         if self.source_compression is CompressionType.NONE and first_batch.is_control:
             in_place_assignment = True
 
-        for batch in records.batches(strict=False):
+        # A CreateTime v2 batch that may stay in place is read and checked by the kernel, once; its records
+        # are decoded only if they turn out to need a rebuild (offsets not 0, 1, 2, ...).
+        kernel_batch: RecordBatch | None = None
+        kernel_count = 0
+        for batch in (records.batches(strict=False) if known is None else known):
             self._validate_batch(first_batch, batch, metrics)
             uncompressed_size_in_bytes += record_batch_header_size_in_bytes(self.to_magic, batch.compression)
             record_errors: list[_ApiRecordError] = []
+            if (in_place_assignment and batch.magic >= MAGIC_V2 and self.to_magic > MAGIC_V0
+                    and batch.timestamp_type is TimestampType.CREATE_TIME):
+                kernel_count, batch_max_timestamp, size, in_sequence = self._validate_v2_records(
+                    batch, now, metrics, record_errors)
+                _process_record_errors(record_errors)
+                max_timestamp = max(max_timestamp, batch_max_timestamp)
+                in_place_assignment = in_place_assignment and in_sequence
+                uncompressed_size_in_bytes += size
+                kernel_batch = batch
+                continue
             for record_index, record in enumerate(self._records_of(batch, records)):
                 expected_offset = expected_inner_offset
                 expected_inner_offset += 1
@@ -791,6 +720,11 @@ class LogValidator:
                     validated_records.append(record)
             _process_record_errors(record_errors)
 
+        validated_count = len(validated_records)
+        if kernel_batch is not None:  # the one batch of a v2 set
+            validated_count = kernel_count
+            if not in_place_assignment:
+                validated_records = list(self._records_of(kernel_batch, records))
         if not in_place_assignment:
             return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records,
                                                           uncompressed_size_in_bytes)
@@ -798,7 +732,7 @@ class LogValidator:
         # Only the header changes; the compressed payload is kept (one batch on this path).
         records = _writable(records)
         batch = next(records.batches(strict=False))
-        offset_counter = next_offset + len(validated_records)
+        offset_counter = next_offset + validated_count
         last_offset = offset_counter - 1
         batch.set_last_offset(last_offset)
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
@@ -818,7 +752,7 @@ class LogValidator:
         count over-counts when only the offsets or the codec forced the rebuild)."""
         start_nanos = self.nanoseconds()
         offsets = list(range(next_offset, next_offset + len(validated_records)))
-        built, max_timestamp, shallow_offset, written = _build_records(
+        built, max_timestamp, shallow_offset, written = build_records(
             validated_records, offsets, magic=self.to_magic, compression=self.target_compression,
             timestamp_type=self.timestamp_type, log_append_time=log_append_time,
             producer_id=first_batch.producer_id, producer_epoch=first_batch.producer_epoch,
@@ -914,30 +848,25 @@ class LogValidator:
             return key_error
         return self._validate_timestamp(batch, record, record_index, now)
 
-    def _validate_v2_columns(self, batch: RecordBatch, now: int, metrics: MetricsRecorder,
-                             record_errors: list[_ApiRecordError]) -> tuple[int, int]:
-        """``validateRecord`` for every record of an uncompressed CreateTime v2 batch at once, on the columns
-        the record-decode kernel gives: the same checks in the same order (a record's missing key is reported
-        before its timestamp), the same messages.  Returns the record count and the largest timestamp.
+    def _validate_v2_records(self, batch: RecordBatch, now: int, metrics: MetricsRecorder,
+                             record_errors: list[_ApiRecordError]) -> tuple[int, int, int, bool]:
+        """``validateRecord`` for every record of a CreateTime v2 batch at once, by the
+        ``validate_v2_records`` kernel over its (decompressed) records: the same checks in the same order (a
+        record's missing key is reported before its timestamp), the same messages.  Returns the record
+        count, the largest timestamp, the records' summed ``sizeInBytes`` and whether their offsets run 0,
+        1, 2, ...
 
         v2 records always have the batch's magic and no CRC of their own, so only the key and timestamp
-        checks apply; this is what makes the path worth having (Kafka runs the loop JIT-compiled)."""
-        columns = batch.record_columns(check_crcs=False)
-        rows = columns.records
-        count = len(rows)
-        if count == 0:
-            return 0, NO_TIMESTAMP
-        timestamps = rows["timestamp"]
-        bad_key = (rows["key_len"] < 0) if self.compacted_topic else np.zeros(count, dtype=bool)
-        bad_time = np.zeros(count, dtype=bool)
-        if self.timestamp_type is TimestampType.CREATE_TIME:
-            present = timestamps != NO_TIMESTAMP
-            # Java long arithmetic: numpy int64 arrays wrap the same way.
-            difference = np.int64(now) - timestamps
-            bad_time = present & ((difference > self.timestamp_before_max_ms)
-                                  | (-difference > self.timestamp_after_max_ms))
-        for record_index in np.flatnonzero(bad_key | bad_time).tolist():
-            if bad_key[record_index]:
+        checks apply; reading them once in a kernel is what makes the path worth having (Kafka runs the
+        loop JIT-compiled)."""
+        assert isinstance(batch, DefaultRecordBatch)
+        kernel = partial(_impl.core.validate_v2_records, now=now,
+                         timestamp_before_max_ms=self.timestamp_before_max_ms,
+                         timestamp_after_max_ms=self.timestamp_after_max_ms, compacted=self.compacted_topic,
+                         check_timestamps=self.timestamp_type is TimestampType.CREATE_TIME)
+        (count, max_timestamp, size, in_sequence, errors), _data = batch._decode(kernel)
+        for record_index, code, timestamp, offset in errors:
+            if code == _RECORD_NO_KEY:
                 metrics.record_no_key_compacted_topic()
                 record_errors.append(_ApiRecordError(False, RecordError(
                     record_index,
@@ -945,15 +874,14 @@ class LogValidator:
                     f"{_in(' in topic partition ', self.topic_partition)}",
                 )))
             else:
-                timestamp = int(timestamps[record_index])
                 low = java_long(now - self.timestamp_before_max_ms)
                 high = java_long(now + self.timestamp_after_max_ms)
                 record_errors.append(_ApiRecordError(True, RecordError(
                     record_index,
-                    f"Timestamp {timestamp} of message with offset {int(rows['offset'][record_index])} is out of "
-                    f"range. The timestamp should be within [{low}, {high}]",
+                    f"Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp "
+                    f"should be within [{low}, {high}]",
                 )))
-        return count, max(int(timestamps.max()), NO_TIMESTAMP)
+        return count, max_timestamp, size, in_sequence
 
     def _validate_key(self, record: Any, record_index: int,
                       metrics: MetricsRecorder) -> _ApiRecordError | None:
@@ -1022,6 +950,7 @@ def validate_messages_and_assign_offsets(
     topic_partition: str | None = None,
     metrics: MetricsRecorder | None = None,
     inter_broker_protocol_version: str | None = None,
+    batches: list[RecordBatch] | None = None,
 ) -> ValidationResult:
     """Validate ``records`` and assign them offsets from ``next_offset``, as the leader's append does
     (Kafka: ``UnifiedLog.append`` building a ``LogValidator`` from the log's config, then
@@ -1032,6 +961,9 @@ def validate_messages_and_assign_offsets(
     ``message.format.version``), ``message.timestamp.type`` and the before/after bounds; the inter-broker
     protocol, which a log's config does not hold, is ``inter_broker_protocol_version`` (``None``: the
     newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
+
+    ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
+    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.
     """
     source = CompressionType.of(source_compression)
     validator = LogValidator(
@@ -1049,4 +981,6 @@ def validate_messages_and_assign_offsets(
         topic_partition=topic_partition,
         inter_broker_protocol_version=inter_broker_protocol_version,
     )
+    if batches is not None:
+        validator._scanned = (records, batches)
     return validator.validate_messages_and_assign_offsets(next_offset, metrics)

@@ -13,7 +13,8 @@ so each kernel and its twin sit side by side, module for include file:
 * ``decode``: v2 records and v0/v1 messages to columns or ``Record`` objects,
   and the Arrow gather;
 * ``encode``: the records section of a v2 batch;
-* ``offset_map``: SkimpyOffsetMap's probing and the cleaner's passes over it.
+* ``offset_map``: SkimpyOffsetMap's probing and the cleaner's passes over it;
+* ``validate``: the validator's per-record pass over a v2 batch.
 
 The kernels are used from here, ``kafkalog._core_py.NAME``, the same names ``kafkalog._core`` has.
 
@@ -50,6 +51,7 @@ from .offset_map import (
     offset_map_put_records,
 )
 from .scan import scan_batches, search_for_offset
+from .validate import validate_v2_records
 
 __all__ = [
     "IMPLEMENTATION",
@@ -81,6 +83,7 @@ __all__ = [
     "search_for_offset",
     "set_crc32c_software",
     "split_records",
+    "validate_v2_records",
 ]
 
 IMPLEMENTATION = "python"

@@ -97,6 +97,12 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
     ("log append 1 MiB batches from read-only bytes (copied) vs os.write", "logappend1m-bytes/cython",
      "logappend1m/os-write", None),
     ("log append 1-record batches: compiled vs pure twin", "logappend1/cython", "logappend1/python", None),
+    ("log append 1-record batches (compiled) vs a 15 us an append budget", "logappend1/cython",
+     "logappend1/budget-15us", 1.0),
+    ("log append 200k records + fsync (compiled) vs os.write + fsync", "logappend200k/cython",
+     "logappend200k/os-write", 0.8),
+    ("log append 200k records lz4 + fsync (compiled) vs os.write + fsync", "logappend200k-lz4/cython",
+     "logappend200k-lz4/os-write", 0.8),
     ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
     ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
     ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),
@@ -215,6 +221,19 @@ def throughput(request: pytest.FixtureRequest) -> Callable[..., None]:
             benchmark.extra_info["bytes"] = nbytes
             benchmark.extra_info["mb_per_s"] = nbytes / timing.min / 1e6
             benchmark.extra_info["mb_per_s_median"] = nbytes / timing.median / 1e6
+
+    return note
+
+
+@pytest.fixture
+def budget(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """``budget(key, seconds, records=..., nbytes=...)``: a row that took ``seconds`` in every round, for a
+    goal that is a time rather than a ratio (a RATIOS entry then compares a measured row with it; above 1
+    means the goal is met)."""
+    results = request.config.stash.setdefault(_RESULTS, {})
+
+    def note(key: str, seconds: float, *, records: int | None = None, nbytes: int | None = None) -> None:
+        results[key] = Timing(seconds, seconds, 1, records, nbytes)
 
     return note
 

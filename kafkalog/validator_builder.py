@@ -1,0 +1,135 @@
+"""Building the records a validation rebuilds: Kafka's ``MemoryRecordsBuilder`` as ``LogValidator`` uses it.
+
+Port of (Apache Kafka, tag 3.8.0) the builder calls of
+``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java``
+(``convertAndAssignOffsetsNonCompressed`` and ``buildRecordsAndAssignOffsets``: ``MemoryRecords.builder(...)``,
+``appendWithOffset`` per record, ``build()``, ``info()``, ``uncompressedBytesWritten()``) over
+``clients/src/main/java/org/apache/kafka/common/record/MemoryRecordsBuilder.java``, with the builder's own
+argument checks.  Split from :mod:`kafkalog.validator`, which calls it when records must be converted or
+recompressed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._common import LOG_OVERHEAD, MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
+from .errors import IllegalArgumentError
+from .record.batch import build_default_batch
+from .record.compression import CompressionType
+from .record.convert import (
+    default_record_size_in_bytes,
+    legacy_record_size_in_bytes,
+    record_batch_header_size_in_bytes,
+)
+from .record.legacy import build_legacy_message_set
+from .record.memory import MemoryRecords
+from .record.types import TimestampType
+
+__all__ = ["build_records"]
+
+
+def build_records(
+    records: list[Any],
+    offsets: list[int],
+    *,
+    magic: int,
+    compression: CompressionType,
+    timestamp_type: TimestampType,
+    log_append_time: int,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    is_transactional: bool,
+    partition_leader_epoch: int,
+    template: MemoryRecords,
+) -> tuple[MemoryRecords, int, int, int]:
+    """One batch (uncompressed v0/v1: one message per record) of ``records`` at ``offsets``; returns the
+    records, their max timestamp, its shallow offset and the bytes written before compression (Kafka:
+    ``MemoryRecords.builder(...)``, ``appendWithOffset(offset, record)`` per record, ``build()``,
+    ``info()`` and ``uncompressedBytesWritten()``).
+
+    The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
+    """
+    if magic < MAGIC_V2:
+        if is_transactional:
+            raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
+        if compression is CompressionType.ZSTD:
+            raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
+    rows = []
+    for record in records:
+        timestamp = record.timestamp
+        if timestamp < 0 and timestamp != NO_TIMESTAMP:
+            raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
+        headers = record.headers
+        if magic < MAGIC_V2 and headers:
+            raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
+        rows.append((record.key, record.value, timestamp, headers or None))
+    # MemoryRecordsBuilder.validateProducerState, at close()
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
+    if producer_id != NO_PRODUCER_ID:
+        if producer_epoch == NO_PRODUCER_EPOCH:
+            raise IllegalArgumentError("Invalid negative producer epoch")
+        if base_sequence < 0:
+            raise IllegalArgumentError("Invalid negative sequence number used")
+        if magic < MAGIC_V2:
+            raise IllegalArgumentError(f"Idempotent messages are not supported for magic {magic}")
+
+    def wrap(data: bytes) -> MemoryRecords:
+        return MemoryRecords(data, max_batch_size=template.max_batch_size,
+                             max_decompressed_size=template.max_decompressed_size)
+
+    written = _uncompressed_bytes_written(rows, offsets, magic, compression)
+    if not rows:
+        return wrap(b""), NO_TIMESTAMP, -1, written
+    base_offset = offsets[0]
+    if magic == MAGIC_V2:
+        data = build_default_batch(
+            rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+            log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+            base_sequence=base_sequence, is_transactional=is_transactional,
+            partition_leader_epoch=partition_leader_epoch,
+        )
+    else:
+        # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
+        legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
+        data = build_legacy_message_set(
+            [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
+            base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
+            log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
+        )
+    # MemoryRecordsBuilder.info()
+    last_offset = offsets[-1]
+    one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return wrap(data), log_append_time, last_offset if one_batch else base_offset, written
+    max_timestamp = NO_TIMESTAMP
+    offset_of_max_timestamp = -1
+    if magic > MAGIC_V0:
+        for (_, _, timestamp, _), offset in zip(rows, offsets, strict=True):
+            if timestamp > max_timestamp:
+                max_timestamp = timestamp
+                offset_of_max_timestamp = offset
+    if max_timestamp == NO_TIMESTAMP:
+        return wrap(data), NO_TIMESTAMP, -1, written
+    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
+
+
+def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: list[int], magic: int,
+                                compression: CompressionType) -> int:
+    """What Kafka's ``MemoryRecordsBuilder.uncompressedBytesWritten`` says after appending ``rows`` (key,
+    value, timestamp, headers) at ``offsets``: the batch header and every record as written before
+    compression (a v2 record's deltas count from the first offset and timestamp; a v0/v1 message with its
+    frame)."""
+    written = record_batch_header_size_in_bytes(magic, compression)
+    if magic >= MAGIC_V2:
+        if rows:
+            base_offset, base_timestamp = offsets[0], rows[0][2]
+            for (key, value, timestamp, headers), offset in zip(rows, offsets, strict=True):
+                written += default_record_size_in_bytes(offset - base_offset, timestamp - base_timestamp, key,
+                                                        value, headers or ())
+        return written
+    for key, value, _, _ in rows:
+        written += LOG_OVERHEAD + legacy_record_size_in_bytes(magic, key, value)
+    return written
