@@ -489,6 +489,16 @@ class Cleaner:
         return RecordFate.LATEST if offset >= offset_map.get(key) else RecordFate.SUPERSEDED
 
     @staticmethod
+    def retain_deletes(batch: RecordBatch, retain_deletes_for_legacy_records: bool, current_time: int) -> bool:
+        """Whether the latest tombstones of ``batch``'s keys are kept: inside a v2 batch's own delete horizon
+        (none set yet, or not passed), else ``retain_deletes_for_legacy_records`` (Kafka: the tombstone test of
+        ``shouldRetainRecord``)."""
+        if batch.magic >= MAGIC_V2:
+            horizon = batch.delete_horizon_ms
+            return horizon is None or current_time < horizon
+        return retain_deletes_for_legacy_records
+
+    @staticmethod
     def should_retain_records(retain_deletes_for_legacy_records: bool, piece: DecodedBatch,
                               fates: npt.NDArray[np.int8], stats: CleanerStats,
                               current_time: int) -> npt.NDArray[np.bool_]:
@@ -497,18 +507,39 @@ class Cleaner:
         the records of a piece of a batch at once): a record past the mapped range is kept; the latest of its
         key is kept when it has a value or its tombstone is inside the delete horizon (a v2 batch's own, else
         ``retain_deletes_for_legacy_records``); a keyless record is dropped and counted as invalid."""
-        batch = piece.batch
-        if batch.magic >= MAGIC_V2:
-            horizon = batch.delete_horizon_ms
-            retain_deletes = horizon is None or current_time < horizon
-        else:
-            retain_deletes = retain_deletes_for_legacy_records
+        retain_deletes = Cleaner.retain_deletes(piece.batch, retain_deletes_for_legacy_records, current_time)
         has_value = piece.columns.records["value_len"][piece.lo:piece.hi] >= 0
         keep: npt.NDArray[np.bool_] = (fates == _PAST_MAP) | ((fates == _LATEST) & (has_value | retain_deletes))
         invalid = int((fates == _NO_KEY).sum())
         if invalid:
             stats.invalid_message(invalid)
         return keep
+
+
+class _ChunkKeep:
+    """:meth:`Cleaner.should_retain_records` for every record of one set of columns at once (a run of batches
+    decoded together), both ways a batch may go: its latest tombstones kept or not.  A piece then takes a
+    slice of one of the two masks, where a few numpy operations a batch were most of the filtering's time."""
+
+    __slots__ = ("columns", "keep_deletes", "keep_values", "no_key_before")
+
+    def __init__(self, columns: Any, fates: npt.NDArray[np.int8]) -> None:
+        self.columns = columns
+        past, latest = fates == _PAST_MAP, fates == _LATEST
+        #: A tombstone kept (its delete horizon not passed) / dropped.
+        self.keep_deletes: npt.NDArray[np.bool_] = past | latest
+        self.keep_values: npt.NDArray[np.bool_] = past | (latest & (columns.records["value_len"] >= 0))
+        no_key = fates == _NO_KEY
+        #: Keyless records before each row (None when there are none, as in any log a producer wrote).
+        self.no_key_before: list[int] | None = (np.concatenate(([0], np.cumsum(no_key))).tolist()
+                                                if no_key.any() else None)
+
+    def of(self, piece: DecodedBatch, retain_deletes: bool, stats: CleanerStats) -> npt.NDArray[np.bool_]:
+        if self.no_key_before is not None:
+            invalid = self.no_key_before[piece.hi] - self.no_key_before[piece.lo]
+            if invalid:
+                stats.invalid_message(invalid)
+        return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
 
 
 class LogCleanerFilter(RecordFilter):
@@ -525,8 +556,8 @@ class LogCleanerFilter(RecordFilter):
         #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
         #: the batch may still be kept empty for its producer's state.
         self.discard_batch_records = False
-        # The map's fates for the last columns asked about: a run of batches shares one set, one kernel call.
-        self._fates_of: tuple[Any, Any] = (None, None)
+        # The keep masks of the last columns asked about: a run of batches shares one set, one kernel call.
+        self._chunk: _ChunkKeep | None = None
 
     def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
         """Kafka: ``checkBatchRetention``: the batch's fate, and whether it is a marker that may go once its
@@ -571,12 +602,14 @@ class LogCleanerFilter(RecordFilter):
         offset_map = self.cleaning_round.offset_map
         columns = piece.columns
         if isinstance(offset_map, SkimpyOffsetMap):
-            if self._fates_of[0] is not columns:
-                self._fates_of = (columns, offset_map.latest_codes(columns.data, columns.records))
-            fates = self._fates_of[1][piece.lo:piece.hi]
-        else:
-            fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
-                              for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
+            chunk = self._chunk
+            if chunk is None or chunk.columns is not columns:
+                chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
+            retain_deletes = Cleaner.retain_deletes(piece.batch, self.retain_legacy_deletes_and_txn_markers,
+                                                    self.current_time)
+            return chunk.of(piece, retain_deletes, self.cleaning_round.stats)
+        fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
+                          for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
         return Cleaner.should_retain_records(self.retain_legacy_deletes_and_txn_markers, piece, fates,
                                              self.cleaning_round.stats, self.current_time)
 
