@@ -25,8 +25,9 @@ Where Kafka reads the transaction index, this port reads the log's own control b
 
 Kafka's seams hold here too: the rewriting of a segment's batches without the dropped records is the record
 layer's (:func:`kafkalog.record.filter.filter_to`, Kafka's ``MemoryRecords.filterTo``), told what to keep by
-the cleaner's :class:`LogCleanerFilter`; a round's statistics are :class:`kafkalog.cleaner_stats.CleanerStats`
-and the I/O limit :class:`kafkalog.throttler.Throttler`.
+the cleaner's :class:`LogCleanerFilter`; a round's statistics are :class:`kafkalog.cleaner_stats.CleanerStats`,
+the I/O limit :class:`kafkalog.throttler.Throttler`, and what a round knows of transactions and producers
+:mod:`kafkalog.cleaner_transactions`.
 """
 
 from __future__ import annotations
@@ -55,16 +56,16 @@ from .cleaner_manager import (
     PreCleanStats,
 )
 from .cleaner_stats import CleanerStats
+from .cleaner_transactions import CleanedTransactionMetadata, ProducerFacts, collect_aborted_transactions
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
-    KafkaLogError,
     LogSegmentOffsetOverflowError,
 )
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
-from .record import ControlRecordType, MemoryRecords, RecordBatch, ScanStop
+from .record import MemoryRecords, RecordBatch, ScanStop
 from .record.filter import (
     BatchRetention,
     BatchRetentionResult,
@@ -78,8 +79,6 @@ from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
 from .throttler import Throttler
 from .topic import TopicPartition
-from .transaction_index import AbortedTxn
-from .transactions import TransactionState, producer_batches
 
 __all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter",
            "collect_aborted_transactions"]
@@ -89,104 +88,6 @@ __all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRo
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
 logger = logging.getLogger("kafkalog.cleaner")
-
-# ---------------------------------------------------------------------------------------------------
-# Transactions, read from the log's control batches
-
-
-def _control_type(batch: RecordBatch) -> ControlRecordType | None:
-    try:
-        return batch.control_type
-    except KafkaLogError:
-        return ControlRecordType.UNKNOWN
-
-
-def collect_aborted_transactions(log: Log, start: int, end: int) -> list[AbortedTxn]:
-    """The aborted transactions with a marker at or after ``start`` that began before ``end``, read from
-    the log's batch headers (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``, which
-    also reads the later segments' indexes, as a marker may lie past ``end``)."""
-    return list(TransactionState.of(log).between(start, end).aborted)
-
-
-class ProducerFacts:
-    """What a cleaning round needs to know of producers and transactions, read once per round in one walk
-    over the batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's
-    last batch, and the aborted transactions."""
-
-    def __init__(self, log: Log) -> None:
-        #: producer id -> (offset of its last data batch or None, its latest epoch): Kafka's
-        #: ``lastRecordsOfActiveProducers`` (lastDataOffset, producerEpoch).
-        self.last_records: dict[int, tuple[int | None, int]] = {}
-        batches = []
-        # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
-        # segments' transaction indexes too).
-        for segment in log.log_segments():
-            for batch in producer_batches(segment):
-                last_data = self.last_records.get(batch.producer_id, (None, 0))[0]
-                self.last_records[batch.producer_id] = (last_data if batch.is_control else batch.last_offset,
-                                                        batch.producer_epoch)
-                batches.append(batch)
-        self.transactions = TransactionState.from_batches(batches, log.log_end_offset)
-
-    def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
-        """Aborted transactions whose marker is at or after ``start`` and that began before ``end``."""
-        return list(self.transactions.between(start, end).aborted)
-
-
-class _AbortedTxnMetadata:
-    __slots__ = ("aborted_txn", "last_observed_batch_offset")
-
-    def __init__(self, aborted_txn: AbortedTxn) -> None:
-        self.aborted_txn = aborted_txn
-        self.last_observed_batch_offset: int | None = None
-
-
-class CleanedTransactionMetadata:
-    """Which batches of a cleaning pass belong to aborted transactions and which markers may go (Kafka:
-    ``CleanedTransactionMetadata``)."""
-
-    def __init__(self) -> None:
-        self._aborted_transactions: list[AbortedTxn] = []
-        self._ongoing_committed_txns: set[int] = set()
-        self._ongoing_aborted_txns: dict[int, _AbortedTxnMetadata] = {}
-
-    def add_aborted_transactions(self, aborted: Iterable[AbortedTxn]) -> None:
-        seen = set(self._aborted_transactions)
-        self._aborted_transactions.extend(txn for txn in aborted if txn not in seen)
-        self._aborted_transactions.sort(key=lambda txn: txn.first_offset)
-
-    def _consume_aborted_txns_up_to(self, offset: int) -> None:
-        while self._aborted_transactions and self._aborted_transactions[0].first_offset <= offset:
-            txn = self._aborted_transactions.pop(0)
-            self._ongoing_aborted_txns.setdefault(txn.producer_id, _AbortedTxnMetadata(txn))  # getOrElseUpdate
-
-    def on_control_batch_read(self, batch: RecordBatch) -> bool:
-        """Whether a marker may be removed (Kafka: ``onControlBatchRead``): an ABORT once every batch of its
-        transaction is gone, a COMMIT when no batch of its transaction was seen in this pass."""
-        self._consume_aborted_txns_up_to(batch.last_offset)
-        control_type = _control_type(batch)
-        pid = batch.producer_id
-        if control_type is ControlRecordType.ABORT:
-            metadata = self._ongoing_aborted_txns.pop(pid, None)
-            return metadata is None or metadata.last_observed_batch_offset is None
-        if control_type is ControlRecordType.COMMIT:
-            if pid in self._ongoing_committed_txns:
-                self._ongoing_committed_txns.discard(pid)
-                return False
-            return True
-        return False
-
-    def on_batch_read(self, batch: RecordBatch) -> bool:
-        """Whether a data batch belongs to an aborted transaction (Kafka: ``onBatchRead``)."""
-        self._consume_aborted_txns_up_to(batch.last_offset)
-        if batch.is_transactional:
-            metadata = self._ongoing_aborted_txns.get(batch.producer_id)
-            if metadata is not None:
-                metadata.last_observed_batch_offset = batch.last_offset
-                return True
-            self._ongoing_committed_txns.add(batch.producer_id)
-        return False
-
 
 # ---------------------------------------------------------------------------------------------------
 # The Cleaner
@@ -588,6 +489,16 @@ class Cleaner:
         return RecordFate.LATEST if offset >= offset_map.get(key) else RecordFate.SUPERSEDED
 
     @staticmethod
+    def retain_deletes(batch: RecordBatch, retain_deletes_for_legacy_records: bool, current_time: int) -> bool:
+        """Whether the latest tombstones of ``batch``'s keys are kept: inside a v2 batch's own delete horizon
+        (none set yet, or not passed), else ``retain_deletes_for_legacy_records`` (Kafka: the tombstone test of
+        ``shouldRetainRecord``)."""
+        if batch.magic >= MAGIC_V2:
+            horizon = batch.delete_horizon_ms
+            return horizon is None or current_time < horizon
+        return retain_deletes_for_legacy_records
+
+    @staticmethod
     def should_retain_records(retain_deletes_for_legacy_records: bool, piece: DecodedBatch,
                               fates: npt.NDArray[np.int8], stats: CleanerStats,
                               current_time: int) -> npt.NDArray[np.bool_]:
@@ -596,18 +507,39 @@ class Cleaner:
         the records of a piece of a batch at once): a record past the mapped range is kept; the latest of its
         key is kept when it has a value or its tombstone is inside the delete horizon (a v2 batch's own, else
         ``retain_deletes_for_legacy_records``); a keyless record is dropped and counted as invalid."""
-        batch = piece.batch
-        if batch.magic >= MAGIC_V2:
-            horizon = batch.delete_horizon_ms
-            retain_deletes = horizon is None or current_time < horizon
-        else:
-            retain_deletes = retain_deletes_for_legacy_records
+        retain_deletes = Cleaner.retain_deletes(piece.batch, retain_deletes_for_legacy_records, current_time)
         has_value = piece.columns.records["value_len"][piece.lo:piece.hi] >= 0
         keep: npt.NDArray[np.bool_] = (fates == _PAST_MAP) | ((fates == _LATEST) & (has_value | retain_deletes))
         invalid = int((fates == _NO_KEY).sum())
         if invalid:
             stats.invalid_message(invalid)
         return keep
+
+
+class _ChunkKeep:
+    """:meth:`Cleaner.should_retain_records` for every record of one set of columns at once (a run of batches
+    decoded together), both ways a batch may go: its latest tombstones kept or not.  A piece then takes a
+    slice of one of the two masks, where a few numpy operations a batch were most of the filtering's time."""
+
+    __slots__ = ("columns", "keep_deletes", "keep_values", "no_key_before")
+
+    def __init__(self, columns: Any, fates: npt.NDArray[np.int8]) -> None:
+        self.columns = columns
+        past, latest = fates == _PAST_MAP, fates == _LATEST
+        #: A tombstone kept (its delete horizon not passed) / dropped.
+        self.keep_deletes: npt.NDArray[np.bool_] = past | latest
+        self.keep_values: npt.NDArray[np.bool_] = past | (latest & (columns.records["value_len"] >= 0))
+        no_key = fates == _NO_KEY
+        #: Keyless records before each row (None when there are none, as in any log a producer wrote).
+        self.no_key_before: list[int] | None = (np.concatenate(([0], np.cumsum(no_key))).tolist()
+                                                if no_key.any() else None)
+
+    def of(self, piece: DecodedBatch, retain_deletes: bool, stats: CleanerStats) -> npt.NDArray[np.bool_]:
+        if self.no_key_before is not None:
+            invalid = self.no_key_before[piece.hi] - self.no_key_before[piece.lo]
+            if invalid:
+                stats.invalid_message(invalid)
+        return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
 
 
 class LogCleanerFilter(RecordFilter):
@@ -624,8 +556,8 @@ class LogCleanerFilter(RecordFilter):
         #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
         #: the batch may still be kept empty for its producer's state.
         self.discard_batch_records = False
-        # The map's fates for the last columns asked about: a run of batches shares one set, one kernel call.
-        self._fates_of: tuple[Any, Any] = (None, None)
+        # The keep masks of the last columns asked about: a run of batches shares one set, one kernel call.
+        self._chunk: _ChunkKeep | None = None
 
     def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
         """Kafka: ``checkBatchRetention``: the batch's fate, and whether it is a marker that may go once its
@@ -670,12 +602,14 @@ class LogCleanerFilter(RecordFilter):
         offset_map = self.cleaning_round.offset_map
         columns = piece.columns
         if isinstance(offset_map, SkimpyOffsetMap):
-            if self._fates_of[0] is not columns:
-                self._fates_of = (columns, offset_map.latest_codes(columns.data, columns.records))
-            fates = self._fates_of[1][piece.lo:piece.hi]
-        else:
-            fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
-                              for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
+            chunk = self._chunk
+            if chunk is None or chunk.columns is not columns:
+                chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
+            retain_deletes = Cleaner.retain_deletes(piece.batch, self.retain_legacy_deletes_and_txn_markers,
+                                                    self.current_time)
+            return chunk.of(piece, retain_deletes, self.cleaning_round.stats)
+        fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
+                          for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
         return Cleaner.should_retain_records(self.retain_legacy_deletes_and_txn_markers, piece, fates,
                                              self.cleaning_round.stats, self.current_time)
 

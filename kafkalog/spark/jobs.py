@@ -1,4 +1,4 @@
-"""The cleaner and the statistics as Spark jobs: one Spark task per partition.
+"""The cleaner and the statistics as Spark jobs: one Spark task per partition, or per log dir.
 
 ``stats(spark, log_dirs)`` runs :func:`kafkalog.tools.stats.partition_stats` on every partition dir, read-only,
 and returns a DataFrame with a row per partition.
@@ -7,10 +7,9 @@ and returns a DataFrame with a row per partition.
 partition whose ``cleanup.policy`` (the ``config`` and ``topic_configs`` given, Kafka's names) compacts,
 until nothing is left to clean, and returns a DataFrame of the
 :class:`~kafkalog.cleaner_stats.CleanerStats` of every round.
-Each task holds its log dir's ``.lock`` while it cleans, as a broker's cleaner thread works under the
-broker's lock: partitions of different log dirs are cleaned at once, the partitions of one log dir one
-after the other (a task waits up to ``lock_timeout_s`` for the lock, then fails), and a running broker is
-never cleaned under.
+One task a log dir (:func:`clean_log_dir`) holds its ``.lock`` while it cleans the dir's partitions one after
+the other, as a broker's cleaner thread works under the broker's lock: log dirs are cleaned at once, and a
+running broker is never cleaned under (a task waits up to ``lock_timeout_s`` for the lock, then fails).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from .plan import find_partitions
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["CLEANER_STATS_SCHEMA", "STATS_SCHEMA", "clean_partition", "compact", "stats"]
+__all__ = ["CLEANER_STATS_SCHEMA", "STATS_SCHEMA", "clean_log_dir", "clean_partition", "compact", "stats"]
 
 STATS_SCHEMA = ("topic string, partition int, dir string, segments int, size long, log_start_offset long, "
                 "log_end_offset long, batches long, records long, min_timestamp long, max_timestamp long, "
@@ -79,10 +78,9 @@ def _locked(log_dir: Path, timeout_s: float) -> DirLock:
             time.sleep(0.05)
 
 
-def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int = 128 * 1024 * 1024,
-                    lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
-    """Clean one partition dir until nothing is left to clean; a row of statistics per round (the job's
-    task, also usable on its own)."""
+def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer_size: int) -> list[tuple[Any, ...]]:
+    """Clean one partition dir of the log dir ``lock`` holds until nothing is left to clean; a row of statistics
+    per round.  The caller puts the clean-shutdown marker back once its logs are closed."""
     partition = PartitionDir.of(path)
     log_config = LogConfig({"min.cleanable.dirty.ratio": "0", **config})
     if not log_config.compact:
@@ -90,28 +88,51 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
     cleaner_config = CleanerConfig(1, dedupe_buffer_size, 0.9, 1024 * 1024, log_config.max_message_size)
     rows: list[tuple[Any, ...]] = []
     tp = partition.topic_partition
-    lock = _locked(partition.log_dir, lock_timeout_s)
+    log = Log(partition.path, log_config, recovery_point=partition.recovery_point,
+              log_start_offset=partition.log_start_offset, dir_lock=lock)
     try:
-        log = Log(partition.path, log_config, recovery_point=partition.recovery_point,
-                  log_start_offset=partition.log_start_offset, dir_lock=lock)
-        try:
-            cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
-            round_ = 0
-            while True:
-                first_dirty = partition.cleaned_up_to(log.log_start_offset)
-                size_before = log.size
-                done = cleaner.run_once(max_rounds=1)
-                if not done:
-                    break
-                round_ += 1
-                s = done[0]
-                rows.append((tp.topic, tp.partition, round_, first_dirty, partition.cleaned_up_to(first_dirty),
-                             s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
-                             s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
-                             float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size))
-        finally:
-            log.close()
-        lock.restore_clean_shutdown_marker()  # the open removed it, if it was there
+        cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
+        round_ = 0
+        while True:
+            first_dirty = partition.cleaned_up_to(log.log_start_offset)
+            size_before = log.size
+            done = cleaner.run_once(max_rounds=1)
+            if not done:
+                break
+            round_ += 1
+            s = done[0]
+            rows.append((tp.topic, tp.partition, round_, first_dirty, partition.cleaned_up_to(first_dirty),
+                         s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
+                         s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
+                         float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size))
+    finally:
+        log.close()
+    return rows
+
+
+def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int = 128 * 1024 * 1024,
+                    lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
+    """Clean one partition dir until nothing is left to clean; a row of statistics per round (usable on its
+    own; the job cleans a whole log dir at a time, :func:`clean_log_dir`)."""
+    return clean_log_dir([(path, config)], dedupe_buffer_size, lock_timeout_s)
+
+
+def clean_log_dir(partitions: Iterable[tuple[str, dict[str, str]]], dedupe_buffer_size: int = 128 * 1024 * 1024,
+                  lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
+    """Clean partition dirs of one log dir, given with their configs, one after the other under one hold of
+    the log dir's lock (the job's task); a row of statistics per round.  Taking the lock once, rather than once
+    a partition, is what a broker's cleaner thread does too: it works under the broker's lock."""
+    work = [(path, config) for path, config in partitions
+            if LogConfig({"min.cleanable.dirty.ratio": "0", **config}).compact]
+    if not work:
+        return []
+    log_dirs = {PartitionDir.of(path).log_dir for path, _config in work}
+    if len(log_dirs) != 1:
+        raise ValueError(f"clean_log_dir cleans the partitions of one log dir, not of {len(log_dirs)}")
+    lock = _locked(log_dirs.pop(), lock_timeout_s)
+    try:
+        rows = [row for path, config in work for row in _clean_under(lock, path, config, dedupe_buffer_size)]
+        lock.restore_clean_shutdown_marker()  # the first open removed it, if it was there
     finally:
         lock.release()
     return rows
@@ -121,7 +142,7 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
             topic_configs: Mapping[str, Mapping[str, Any]] | None = None,
             dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0) -> DataFrame:
     """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` compacts; one Spark task a
-    partition.  Returns the cleaner's statistics, a row per cleaning round.
+    log dir.  Returns the cleaner's statistics, a row per cleaning round.
 
     A partition's config is ``config`` overlaid with ``topic_configs[topic]``, Kafka's topic config names
     (a broker's defaults and its per-topic overrides: the log dirs do not record them); ``cleanup.policy``
@@ -135,10 +156,18 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
         LogConfig(topic_config)
         work.append((path, topic_config))
 
-    def run(chunk: Iterable[tuple[str, dict[str, str]]]) -> Iterator[tuple[Any, ...]]:
-        for path, topic_config in chunk:
-            yield from clean_partition(path, topic_config, dedupe_buffer_size, lock_timeout_s)
+    # One task a log dir: its partitions are cleaned one after the other under its lock in any case, and a task
+    # a partition left task slots idle waiting for that lock (and paid a task's start and the lock's fsyncs
+    # for each partition).
+    by_log_dir: dict[Path, list[tuple[str, dict[str, str]]]] = {}
+    for path, topic_config in work:
+        by_log_dir.setdefault(PartitionDir.of(path).log_dir, []).append((path, topic_config))
+    groups = list(by_log_dir.values())
+
+    def run(chunk: Iterable[list[tuple[str, dict[str, str]]]]) -> Iterator[tuple[Any, ...]]:
+        for group in chunk:
+            yield from clean_log_dir(group, dedupe_buffer_size, lock_timeout_s)
 
     # Run now, once: a lazy DataFrame would clean again on every action.
-    rows = spark.sparkContext.parallelize(work, max(1, len(work))).mapPartitions(run).collect()
+    rows = spark.sparkContext.parallelize(groups, max(1, len(groups))).mapPartitions(run).collect()
     return spark.createDataFrame(rows, CLEANER_STATS_SCHEMA)

@@ -63,6 +63,23 @@ def test_basic_validation(impl: ModuleType, items: int) -> None:
     assert offset_map.latest_offset == items - 1
 
 
+@pytest.mark.parametrize("entries", [0, 3, 2_000])
+def test_clear_a_large_map_with_few_or_many_entries(impl: ModuleType, entries: int) -> None:
+    """clear() replaces the table of a map with few entries for its size and zeroes a fuller one in place:
+    either way the map is empty, and fills again as a new one does."""
+    offset_map = SkimpyOffsetMap(1 << 20)  # 256 pages: a fresh table below 32 entries, zeroed in place above
+    for i in range(entries):
+        offset_map.put(key(i), i)
+    table = offset_map.table
+    offset_map.clear()
+    assert (offset_map.table is table) == (entries == 0 or entries >= 32)
+    assert not offset_map.table.any()
+    assert (offset_map.size, offset_map.latest_offset, offset_map.lookups, offset_map.probes) == (0, -1, 0, 0)
+    assert all(offset_map.get(key(i)) == -1 for i in range(entries))
+    offset_map.put(key(1), 7)
+    assert (offset_map.get(key(1)), offset_map.size) == (7, 1)
+
+
 def test_clear(impl: ModuleType) -> None:
     offset_map = SkimpyOffsetMap(MEMORY_SIZE)
     for i in range(10):

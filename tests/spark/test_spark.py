@@ -16,7 +16,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
 from kafkalog.config import LogConfig  # noqa: E402
-from kafkalog.fsutil import DirLock  # noqa: E402
+from kafkalog.fsutil import DirLock, clean_shutdown_marker_present  # noqa: E402
 from kafkalog.record import MemoryRecords  # noqa: E402
 from kafkalog.spark import compact, stats  # noqa: E402
 from kafkalog.spark.options import is_internal  # noqa: E402
@@ -288,6 +288,31 @@ def test_compact_and_stats_agree_with_the_library(spark: Any, tmp_path: Path) ->
             active = log.active_segment.base_offset
         keys = [r[3] for r in rows if r[2] < active]
         assert len(keys) == len(set(keys))  # one record a key below the active segment
+
+
+def test_clean_log_dir_cleans_one_log_dir_under_one_lock(tmp_path: Path) -> None:
+    """The job's task: the partitions of one log dir, one after the other under one hold of its lock, with the
+    same rounds as clean_partition gives each; partitions of two log dirs are refused."""
+    from kafkalog.spark.jobs import clean_log_dir, clean_partition
+
+    root, copy = tmp_path / "logs", tmp_path / "copy"
+    _generated(root)
+    shutil.copytree(root, copy)
+    marker = clean_shutdown_marker_present(root)
+    dirs = sorted(root.glob("*-[0-9]*"))
+    assert len(dirs) > 1
+    compacted = {"cleanup.policy": "compact"}
+    rows = clean_log_dir([(str(d), compacted) for d in dirs])
+    expected = [row for d in sorted(copy.glob("*-[0-9]*")) for row in clean_partition(str(d), compacted)]
+    assert [row[:3] + row[5:9] for row in rows] == [row[:3] + row[5:9] for row in expected]
+    for d in dirs:
+        assert library_rows(d) == library_rows(copy / d.name)
+    assert clean_shutdown_marker_present(root) == marker
+    assert clean_log_dir([(str(dirs[0]), {"cleanup.policy": "delete"})]) == []
+    other = tmp_path / "other"
+    shutil.copytree(copy, other)
+    with pytest.raises(ValueError, match="one log dir"):
+        clean_log_dir([(str(dirs[0]), compacted), (str(other / dirs[1].name), compacted)])
 
 
 def test_bad_input_gets_clear_errors(spark: Any, tmp_path: Path) -> None:

@@ -1,0 +1,113 @@
+"""What a cleaning round knows of transactions and producers, read from the log's control batches.
+
+Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata``, the aborted
+transactions Kafka reads from ``.txnindex`` (``collectAbortedTransactions``) and the producers' last batches
+(``lastRecordsOfActiveProducers``).  :mod:`kafkalog.cleaner` uses them and re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import KafkaLogError
+from .log import Log
+from .record import ControlRecordType, RecordBatch
+from .transaction_index import AbortedTxn
+from .transactions import TransactionState, producer_batches
+
+__all__ = ["CleanedTransactionMetadata", "ProducerFacts", "collect_aborted_transactions"]
+
+
+
+def _control_type(batch: RecordBatch) -> ControlRecordType | None:
+    try:
+        return batch.control_type
+    except KafkaLogError:
+        return ControlRecordType.UNKNOWN
+
+
+def collect_aborted_transactions(log: Log, start: int, end: int) -> list[AbortedTxn]:
+    """The aborted transactions with a marker at or after ``start`` that began before ``end``, read from
+    the log's batch headers (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``, which
+    also reads the later segments' indexes, as a marker may lie past ``end``)."""
+    return list(TransactionState.of(log).between(start, end).aborted)
+
+
+class ProducerFacts:
+    """What a cleaning round needs to know of producers and transactions, read once per round in one walk
+    over the batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's
+    last batch, and the aborted transactions."""
+
+    def __init__(self, log: Log) -> None:
+        #: producer id -> (offset of its last data batch or None, its latest epoch): Kafka's
+        #: ``lastRecordsOfActiveProducers`` (lastDataOffset, producerEpoch).
+        self.last_records: dict[int, tuple[int | None, int]] = {}
+        batches = []
+        # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
+        # segments' transaction indexes too).
+        for segment in log.log_segments():
+            for batch in producer_batches(segment):
+                last_data = self.last_records.get(batch.producer_id, (None, 0))[0]
+                self.last_records[batch.producer_id] = (last_data if batch.is_control else batch.last_offset,
+                                                        batch.producer_epoch)
+                batches.append(batch)
+        self.transactions = TransactionState.from_batches(batches, log.log_end_offset)
+
+    def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
+        """Aborted transactions whose marker is at or after ``start`` and that began before ``end``."""
+        return list(self.transactions.between(start, end).aborted)
+
+
+class _AbortedTxnMetadata:
+    __slots__ = ("aborted_txn", "last_observed_batch_offset")
+
+    def __init__(self, aborted_txn: AbortedTxn) -> None:
+        self.aborted_txn = aborted_txn
+        self.last_observed_batch_offset: int | None = None
+
+
+class CleanedTransactionMetadata:
+    """Which batches of a cleaning pass belong to aborted transactions and which markers may go (Kafka:
+    ``CleanedTransactionMetadata``)."""
+
+    def __init__(self) -> None:
+        self._aborted_transactions: list[AbortedTxn] = []
+        self._ongoing_committed_txns: set[int] = set()
+        self._ongoing_aborted_txns: dict[int, _AbortedTxnMetadata] = {}
+
+    def add_aborted_transactions(self, aborted: Iterable[AbortedTxn]) -> None:
+        seen = set(self._aborted_transactions)
+        self._aborted_transactions.extend(txn for txn in aborted if txn not in seen)
+        self._aborted_transactions.sort(key=lambda txn: txn.first_offset)
+
+    def _consume_aborted_txns_up_to(self, offset: int) -> None:
+        while self._aborted_transactions and self._aborted_transactions[0].first_offset <= offset:
+            txn = self._aborted_transactions.pop(0)
+            self._ongoing_aborted_txns.setdefault(txn.producer_id, _AbortedTxnMetadata(txn))  # getOrElseUpdate
+
+    def on_control_batch_read(self, batch: RecordBatch) -> bool:
+        """Whether a marker may be removed (Kafka: ``onControlBatchRead``): an ABORT once every batch of its
+        transaction is gone, a COMMIT when no batch of its transaction was seen in this pass."""
+        self._consume_aborted_txns_up_to(batch.last_offset)
+        control_type = _control_type(batch)
+        pid = batch.producer_id
+        if control_type is ControlRecordType.ABORT:
+            metadata = self._ongoing_aborted_txns.pop(pid, None)
+            return metadata is None or metadata.last_observed_batch_offset is None
+        if control_type is ControlRecordType.COMMIT:
+            if pid in self._ongoing_committed_txns:
+                self._ongoing_committed_txns.discard(pid)
+                return False
+            return True
+        return False
+
+    def on_batch_read(self, batch: RecordBatch) -> bool:
+        """Whether a data batch belongs to an aborted transaction (Kafka: ``onBatchRead``)."""
+        self._consume_aborted_txns_up_to(batch.last_offset)
+        if batch.is_transactional:
+            metadata = self._ongoing_aborted_txns.get(batch.producer_id)
+            if metadata is not None:
+                metadata.last_observed_batch_offset = batch.last_offset
+                return True
+            self._ongoing_committed_txns.add(batch.producer_id)
+        return False
