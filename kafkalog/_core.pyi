@@ -43,6 +43,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "single_entry_magic",
     "split_records",
     "validate_v2_records",
 ]
@@ -95,6 +96,7 @@ def scan_batches(
     max_entry_size: int = 0x7FFFFFFF,
     max_batches: int = 0x7FFFFFFFFFFFFFFF,
 ) -> tuple[npt.NDArray[np.void], int, int]: ...
+def single_entry_magic(buf: Buffer, max_entry_size: int = 0x7FFFFFFF) -> int: ...  # const unsigned char[::1]
 def search_for_offset(
     buf: Buffer,  # const unsigned char[::1]
     start: int,

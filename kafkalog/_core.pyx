@@ -76,6 +76,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "single_entry_magic",
     "split_records",
     "validate_v2_records",
 ]

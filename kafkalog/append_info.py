@@ -171,7 +171,8 @@ def analyze_and_validate_records(
     last_offset_of_first_batch = -1
     shallow_count = 0
 
-    for batch in records.batches(strict=False):
+    only = records.only_batch()  # a linger-0 producer's append: no scan array to build
+    for batch in records.batches(strict=False) if only is None else (only,):
         if scanned is not None:
             scanned.append(batch)
         if origin is AppendOrigin.RAFT_LEADER and batch.partition_leader_epoch != leader_epoch:

@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import random
 import re
 from collections.abc import Iterable, Mapping
@@ -357,6 +358,7 @@ def _build_version_lookup() -> dict[str, int]:
 _VERSION_LOOKUP: Final = _build_version_lookup()
 
 
+@functools.lru_cache(maxsize=256)  # record_version() asks it on every append; a failure is not cached
 def _metadata_version_ordinal(version: str) -> int:
     """Kafka's ``MetadataVersion.fromVersionString``: "0.10.1", "0.10.1.1", "0.10.1-IV2", "3.0", "3.0.1"...
 

@@ -50,7 +50,7 @@ from .offset_map import (
     offset_map_put,
     offset_map_put_records,
 )
-from .scan import scan_batches, search_for_offset
+from .scan import scan_batches, search_for_offset, single_entry_magic
 from .validate import validate_v2_records
 
 __all__ = [
@@ -82,6 +82,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "single_entry_magic",
     "split_records",
     "validate_v2_records",
 ]

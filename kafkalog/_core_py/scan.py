@@ -161,6 +161,21 @@ def scan_batches(
     return np.array(rows, dtype=BATCH_DTYPE), pos, int(reason)
 
 
+def single_entry_magic(buf: Any, max_entry_size: int = 0x7FFFFFFF) -> int:
+    """The magic of the one entry ``buf`` holds, or -1 when it does not hold exactly one whole entry.
+
+    The entry is framed as :func:`scan_batches` frames it (the same checks, in the same order), so when this
+    gives a magic, ``scan_batches(buf, check_crc=False, stop_on_invalid=False)`` gives one row for the whole
+    buffer and stops at :data:`ScanStop.END`.  It reads only the frame, and builds no array: a one-batch
+    append (a producer with ``linger.ms=0``) costs the scan's array more than its walk.
+    """
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        end = view.nbytes
+        stop, _offset, size, magic = _next_frame(view, 0, end, max_entry_size)
+    return magic if stop is None and LOG_OVERHEAD + size == end else -1
+
+
 def search_for_offset(
     buf: Any, start: int, end: int, target_offset: int, max_entry_size: int = 0x7FFFFFFF
 ) -> tuple[int, int, int, int, int]:

@@ -153,6 +153,18 @@ def scan_batches(const unsigned char[::1] buf, Py_ssize_t start=0, Py_ssize_t en
     return rows_array[:n].copy() if n < capacity // 2 else rows_array[:n], pos, reason
 
 
+def single_entry_magic(const unsigned char[::1] buf, int64_t max_entry_size=0x7FFFFFFF):
+    """The magic of the one entry ``buf`` holds, or -1 when it does not hold exactly one whole entry
+    (see ``_core_py.single_entry_magic``): the frame checks of ``scan_batches``, no array."""
+    cdef Py_ssize_t end = buf.shape[0]
+    cdef Frame f
+    if end == 0:
+        return -1
+    if _next_frame(&buf[0], 0, end, max_entry_size, &f) >= 0 or LOG_OVERHEAD + <Py_ssize_t>f.size != end:
+        return -1
+    return f.magic
+
+
 def search_for_offset(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
                       int64_t target_offset, int64_t max_entry_size=0x7FFFFFFF):
     """The first entry in ``buf[start:end]`` whose last offset is >= ``target_offset`` (see ``_core_py``).

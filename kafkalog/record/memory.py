@@ -261,6 +261,16 @@ class MemoryRecords:
             yield _batch_at(buf, position, size, magic, limit)
         self._raise_for_stop(result, strict)
 
+    def only_batch(self) -> RecordBatch | None:
+        """The buffer's batch when it holds exactly one whole entry, else ``None`` (then :meth:`batches`
+        says what it holds).  When given, it is what :meth:`batches` would yield alone: the same framing
+        checks, by a kernel that builds no scan array (a one-batch append spends more on that array than
+        on the walk)."""
+        magic = _impl.core.single_entry_magic(self._buf, self.max_batch_size)
+        if magic < 0:
+            return None
+        return _batch_at(self._buf, 0, self._size, magic, self.max_decompressed_size)
+
     def _raise_for_stop(self, result: ScanResult, strict: bool) -> None:
         """Raise what ended ``result``'s scan, unless it is the end or (not ``strict``) a partial tail."""
         if result.stop_reason is not ScanStop.PARTIAL or strict:

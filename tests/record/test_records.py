@@ -286,6 +286,34 @@ def test_scan_limits_and_ranges(impl: ModuleType) -> None:
     assert (len(batches), stop, reason) == (5, 5 * len(one), 1)  # PARTIAL: 5 bytes cannot hold a frame
 
 
+def test_single_entry_magic_agrees_with_the_scan(impl: ModuleType) -> None:
+    one = bytes(MemoryRecords.with_records([(b"k", b"v", 1)]).buffer)
+    legacy = legacy_entry(5, 1, 0x08, 777, b"k", b"v")
+    too_small_v2 = bytearray(one[:20])
+    too_small_v2[8:12] = (20 - 12).to_bytes(4, "big")  # passes the 14-byte floor only if size >= 14
+    bad_magic = bytearray(one)
+    bad_magic[16] = 3
+    cases = [one, legacy, b"", one * 2, one + b"\x00" * 5, one[:-1], bytes(bad_magic), bytes(too_small_v2),
+             b"\x00" * 40]
+    for data in cases:
+        rows, stop, reason = impl.scan_batches(data, 0, -1, False, False)
+        whole = len(rows) == 1 and (stop, reason) == (len(data), 0)
+        assert impl.single_entry_magic(data) == (int(rows["magic"][0]) if whole else -1), data[:20]
+    assert impl.single_entry_magic(one, len(one) - 12) == 2
+    assert impl.single_entry_magic(one, len(one) - 13) == -1  # its size field is over the limit
+    assert impl.single_entry_magic(memoryview(one)) == 2
+
+
+def test_only_batch_is_the_one_batches_yields(impl: ModuleType) -> None:
+    one = bytes(MemoryRecords.with_records([(b"k", b"v", 1)]).buffer)
+    (batch,) = MemoryRecords(one).batches()
+    only = MemoryRecords(one).only_batch()
+    assert only is not None and (type(only), only.position, only.size_in_bytes, only.last_offset) == (
+        type(batch), batch.position, batch.size_in_bytes, batch.last_offset)
+    assert MemoryRecords(one * 2).only_batch() is None
+    assert MemoryRecords(one[:-1]).only_batch() is None
+
+
 def test_ensure_valid_names_both_crcs(impl: ModuleType) -> None:
     data = bytearray(V2_EXAMPLE)
     data[-1] ^= 0xFF
