@@ -195,6 +195,25 @@ def _search_by_reads(channel: FileChannel, start: int, end: int,
         return -1, 0, -1, position + stop, code
 
 
+class ChunkBuffer:
+    """One buffer that successive chunks of a read are read into (``FileMessageSet.memory_chunks(reuse=)``),
+    across segments: reading each 4 MiB chunk into fresh memory page-faults it in anew and made the file read
+    ~5x the cost of the copy itself (issue 18's profile of ``Log.records()``)."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def view(self, size: int) -> memoryview:
+        """A view of the first ``size`` bytes, overwriting what the last view showed."""
+        if size > len(self._buffer):
+            # A new buffer, not a resize: the last chunk handed out may still be viewing the old one.  Sized
+            # for the chunk (a small log's read allocates little), a quarter more when it grows again.
+            self._buffer = bytearray(max(size, len(self._buffer) * 5 // 4))
+        return memoryview(self._buffer)[:size]
+
+
 class FileMessageSet:
     """A ``.log`` file, or a slice of one (Kafka: ``FileMessageSet`` / ``FileRecords``).
 
@@ -715,7 +734,7 @@ class FileMessageSet:
         self._raise_for(result.stop_reason, result.stop_position, max_entry_size)
 
     def memory_chunks(self, rows: npt.NDArray[Any] | None = None, chunk_bytes: int = MEMORY_CHUNK_BYTES, *,
-                      reuse: bool = False) -> Iterator[tuple[int, MemoryRecords]]:
+                      reuse: ChunkBuffer | None = None) -> Iterator[tuple[int, MemoryRecords]]:
         """The set's whole batches as :class:`MemoryRecords` of about ``chunk_bytes`` each (a batch larger
         than that is a chunk of its own), with the file position each chunk starts at.
 
@@ -723,28 +742,23 @@ class FileMessageSet:
         or corrupt tail).  This is how a reader decodes a whole segment with the multi-batch kernels
         while holding only one chunk in memory.
 
-        With ``reuse`` every chunk is read into the same buffer (a larger one when a chunk does not fit), so
-        a chunk's bytes are overwritten when the next is asked for: for a reader that copies out what it
-        keeps (record objects) before that.  Reading each chunk into fresh memory page-faults it in anew,
-        ~10% of a whole compressed log read to record objects (issue 18's profile).
+        With ``reuse`` every chunk is read into that :class:`ChunkBuffer`, so a chunk's bytes are
+        overwritten when the next is asked for: for a reader that copies out what it keeps (record objects)
+        before that.
         """
         if rows is None:
             rows = self.scan(check_crc=False, stop_on_invalid=False).batches
         ends = rows["position"] + rows["size"]
-        buffer = bytearray()
         i, n = 0, len(rows)
         while i < n:
             start = int(rows["position"][i])
             j = int(np.searchsorted(ends, start + chunk_bytes, side="right"))
             j = min(max(j, i + 1), n)
             size = int(ends[j - 1]) - start
-            if not reuse:
+            if reuse is None:
                 yield start, MemoryRecords(self._channel.pread(start, size))
             else:
-                if size > len(buffer):
-                    # A new buffer, not a resize: the last chunk handed out may still be viewing the old one.
-                    buffer = bytearray(max(size, min(chunk_bytes, MEMORY_CHUNK_BYTES)))
-                view = memoryview(buffer)[:size]
+                view = reuse.view(size)
                 got = self._channel.read_into(view, start)
                 if got != size:
                     raise KafkaStorageError(

@@ -35,7 +35,7 @@ from kafkalog.errors import (
     ReadOnlyError,
     UnsupportedCompressionError,
 )
-from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
+from kafkalog.file_message_set import ChunkBuffer, FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch, ScanStop
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.convert import LazyDownConversionRecords, RecordValidationStats
@@ -1231,7 +1231,7 @@ def test_memory_chunks_reusing_one_buffer_read_the_same_records(tmp_path: Path, 
 
         def read(reuse: bool) -> list[Any]:
             out = []
-            for _position, chunk in records.memory_chunks(chunk_bytes=200, reuse=reuse):
+            for _position, chunk in records.memory_chunks(chunk_bytes=200, reuse=ChunkBuffer() if reuse else None):
                 out.extend(r.as_tuple() for r in chunk.records())
             return out
 
