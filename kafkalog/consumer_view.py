@@ -32,6 +32,7 @@ import numpy.typing as npt
 from . import _impl
 from ._common import MAGIC_V2, ScanStop
 from .errors import CorruptRecordError
+from .file_message_set import ChunkBuffer
 from .transactions import TransactionState
 
 if TYPE_CHECKING:
@@ -122,16 +123,16 @@ class ConsumerView:
 
     # -- reading a segment ---------------------------------------------------------------------------
 
-    def chunks(self, segment: FileMessageSet, start_position: int = 0,
-               chunk_bytes: int = CONSUMER_CHUNK_BYTES) -> Iterator[tuple[int, MemoryRecords]]:
+    def chunks(self, segment: FileMessageSet, start_position: int = 0, chunk_bytes: int = CONSUMER_CHUNK_BYTES,
+               *, reuse: ChunkBuffer | None = None) -> Iterator[tuple[int, MemoryRecords]]:
         """The whole batches of ``segment`` from ``start_position`` (a file position) that may hold offsets
         of the range, as in-memory chunks with the file position each starts at.  Corrupt framing raises
         with the file and position once the chunks before it are handed out; a partial batch at the end
-        (a write in progress) is not read."""
+        (a write in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``."""
         scan = segment.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
         rows = self.rows_in_range(scan.batches)
         if len(rows):
-            yield from segment.memory_chunks(rows, chunk_bytes)
+            yield from segment.memory_chunks(rows, chunk_bytes, reuse=reuse)
         if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL, ScanStop.ZERO_TAIL):
             segment.raise_for_stop(scan)
 
@@ -146,9 +147,12 @@ class ConsumerView:
         """The records of :meth:`records`, a list per run the record layer decodes at once, each cut to the
         range by one kernel call (``records_in_range``, Kafka's per-record offset test)."""
         start, end = self.start_offset, self.end_offset
+        # A chunk's records are Record objects holding copies of their bytes, all made before the next
+        # chunk is read, so one buffer serves every chunk of the read.
+        buffer = ChunkBuffer()
         for segment, start_position in segments:
             path = str(segment.file)
-            for position, chunk in self.chunks(segment, start_position):
+            for position, chunk in self.chunks(segment, start_position, reuse=buffer):
                 rows = chunk.scan(check_crc=False, stop_on_invalid=False).batches
                 hidden = self.hidden_batches(chunk.buffer, rows)
                 runs = chunk.records_of(rows, hidden=hidden, check_crcs=self.check_crcs)

@@ -77,7 +77,10 @@ block of at most ``min(maximum block size, max_size + 1)`` bytes).  An LZ4 block
 into the room left under the limit is reported as too large, since it cannot be told apart from a corrupt
 block without decoding past the limit.  The output grows in place in one ``bytearray``
 (:func:`decompress_buffer`, what the record readers use), so it is held once; :func:`decompress` returns
-it as ``bytes``, a second copy for a moment.  libzstd's own window buffer is outside this count; it is bounded by
+it as ``bytes``, a second copy for a moment.  A zstd payload of one frame that states its content size
+(what Kafka's and kafkalog's writers produce) is decoded by one libzstd call into a buffer of exactly that
+size, already checked against the limit; the pieces are for the others, and for a frame that fails there,
+so that its error is the streaming decode's.  libzstd's own window buffer is outside this count; it is bounded by
 libzstd's default window limit (128 MiB), as in zstd-jni, and only the pages decoded into are touched.
 
 Errors.  Malformed payloads raise :class:`CorruptRecordError` naming the codec, what is wrong and the
@@ -218,10 +221,11 @@ def decompress_buffer(
     *,
     magic: int,
     max_size: int,
-) -> bytearray:
+) -> bytes | bytearray:
     """:func:`decompress` into a ``bytearray`` that grew in place as the pieces came: the output held once,
     not joined from its pieces at the end, which for a batch that decompresses to hundreds of MiB is the
-    difference between holding it once and twice."""
+    difference between holding it once and twice.  A zstd frame decoded in one call (see the module notes)
+    comes as the ``bytes`` libzstd wrote, not copied."""
     ctype = _resolve(codec, magic)
     if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 0:
         raise ValueError(f"max_size must be a non-negative int, got {max_size!r}")
@@ -309,7 +313,7 @@ class _Output:
     def __init__(self, codec: str, limit: int) -> None:
         self.codec = codec
         self.limit = limit
-        self._out = bytearray()
+        self._out: bytes | bytearray = bytearray()
 
     @property
     def size(self) -> int:
@@ -335,7 +339,12 @@ class _Output:
         self.reserve(len(piece))
         self._out += piece
 
-    def result(self) -> bytearray:
+    def whole(self, content: bytes) -> None:
+        """Take ``content`` as the whole output (nothing was added yet), without copying it."""
+        self.reserve(len(content))
+        self._out = content
+
+    def result(self) -> bytes | bytearray:
         return self._out
 
 
@@ -625,8 +634,20 @@ def _zstd_compress(view: memoryview) -> bytes:
 
 
 def _zstd_decompress(view: memoryview, out: _Output) -> None:
-    declared = _zstd_walk(view)
+    declared, sized = _zstd_walk(view)
     out.reserve(declared)
+    if sized:
+        # One frame stating its size, checked against the limit above: libzstd decodes it in one call into
+        # a buffer of exactly that size (and fails unless the frame holds exactly that), where the stream
+        # below makes 64 KiB pieces and copies them into the output (a third of a zstd batch's read, issue
+        # 18's profile).  A frame that fails here is decoded again below, for the streaming decode's error.
+        try:
+            content = zstandard.ZstdDecompressor().decompress(view)
+        except zstandard.ZstdError:
+            pass
+        else:
+            out.whole(content)
+            return
     with _LibraryErrors("zstd", "opening the decoder"):
         reader = zstandard.ZstdDecompressor().stream_reader(view, read_across_frames=True)
     try:
@@ -640,8 +661,9 @@ def _zstd_decompress(view: memoryview, out: _Output) -> None:
         reader.close()  # type: ignore[no-untyped-call]
 
 
-def _zstd_walk(view: memoryview) -> int:
-    """Check the frame structure of a zstd payload; return the sum of the content sizes frames declare.
+def _zstd_walk(view: memoryview) -> tuple[int, bool]:
+    """Check the frame structure of a zstd payload; return the sum of the content sizes frames declare, and
+    whether the payload is a single frame (no skippable one) that declares its content size.
 
     The payload must be whole frames (zstd or skippable), nothing cut off and nothing after them.
     """
@@ -650,6 +672,7 @@ def _zstd_walk(view: memoryview) -> int:
         raise _corrupt("zstd", "empty payload (no frame)")
     declared = 0
     pos = 0
+    frames, sized = 0, False
     while pos < total:
         if total - pos < 4:
             raise _corrupt(
@@ -663,18 +686,22 @@ def _zstd_walk(view: memoryview) -> int:
             if end > total:
                 raise _corrupt("zstd", f"truncated: the skippable frame at offset {pos} runs past the end")
             pos = end
+            frames += 1
             continue
         if frame_magic != _ZSTD_MAGIC:
             if pos == 0:
                 raise _corrupt("zstd", f"not a zstd frame: magic 0x{frame_magic:08x} (expected 0xfd2fb528)")
             raise _corrupt("zstd", f"{total - pos} bytes after the last frame (offset {pos}) are not a frame")
         pos, content_size = _zstd_frame(view, pos)
-        declared += content_size
-    return declared
+        frames += 1
+        sized = content_size is not None
+        declared += content_size or 0
+    return declared, frames == 1 and sized
 
 
-def _zstd_frame(view: memoryview, start: int) -> tuple[int, int]:
-    """Walk the zstd frame at ``start``; return the offset after it and its stated content size (or 0)."""
+def _zstd_frame(view: memoryview, start: int) -> tuple[int, int | None]:
+    """Walk the zstd frame at ``start``; return the offset after it and its stated content size (``None``
+    when it states none)."""
     total = len(view)
     pos = start + 4
     if pos >= total:
@@ -690,7 +717,7 @@ def _zstd_frame(view: memoryview, start: int) -> tuple[int, int]:
     header_size = 1 + (0 if single_segment else 1) + dict_id_size + fcs_size
     if pos + header_size > total:
         raise _corrupt("zstd", f"truncated: the frame header at offset {start} is incomplete")
-    content_size = 0
+    content_size: int | None = None
     if fcs_size:
         fcs_at = pos + header_size - fcs_size
         content_size = int.from_bytes(view[fcs_at : fcs_at + fcs_size], "little")

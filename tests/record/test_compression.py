@@ -655,3 +655,21 @@ def test_random_and_mutated_input_raises_only_kafkalog_errors() -> None:
     assert outcomes["corrupt"] > 200
     assert outcomes["too large"] > 20
     assert outcomes["ok"] > 5
+
+
+def test_zstd_one_sized_frame_decodes_as_the_stream_does() -> None:
+    """A single frame stating its content size is decoded in one libzstd call; a frame that states none, or a
+    payload of several, through the stream: the same bytes either way, and a frame whose stated size is
+    wrong gets the streaming decode's error."""
+    sized = compress(ZSTD, BIG, magic=2)
+    unsized = zstandard.ZstdCompressor(write_content_size=False).compress(BIG)
+    for packed in (sized, unsized, sized + sized):
+        expected = BIG * (2 if packed == sized + sized else 1)
+        assert decompress(ZSTD, packed, magic=2, max_size=len(expected)) == expected
+    # The frame header zstandard writes here: magic, descriptor (single segment, a 4-byte content size), size.
+    assert sized[4] == 0xA0
+    assert int.from_bytes(sized[5:9], "little") == len(BIG)
+    wrong = sized[:5] + (len(BIG) - 1).to_bytes(4, "little") + sized[9:]
+    error = _error(ZSTD, wrong, magic=2, max_size=len(BIG))
+    assert type(error) is CorruptRecordError
+    assert "corrupt zstd payload: decoding after" in str(error)

@@ -35,7 +35,7 @@ from kafkalog.errors import (
     ReadOnlyError,
     UnsupportedCompressionError,
 )
-from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
+from kafkalog.file_message_set import ChunkBuffer, FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch, ScanStop
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.convert import LazyDownConversionRecords, RecordValidationStats
@@ -1213,3 +1213,30 @@ def test_is_magic_value_in_all_wrapper_messages(tmp_path: Path, impl: ModuleType
         fms.append(v1)
         assert fms.is_magic_value_in_all_wrapper_messages(1)
         assert not fms.is_magic_value_in_all_wrapper_messages(2)
+
+
+def test_memory_chunks_reusing_one_buffer_read_the_same_records(tmp_path: Path, impl: ModuleType) -> None:
+    """``reuse`` reads every chunk into one buffer (a larger one for a chunk that does not fit): the records
+    taken from each chunk before the next is read are those of fresh reads, whatever the codec or format."""
+    records = FileMessageSet.open(tmp_path / "chunks.log")
+    try:
+        offset = 0
+        for i, codec in enumerate(["none", "zstd", "lz4", "none", "gzip"]):
+            values = [bytes([65 + i]) * (40 + 300 * i) for _ in range(3)]
+            records.append(MemoryRecords.with_records([(b"k", v, TS) for v in values], base_offset=offset,
+                                                      compression=codec))
+            offset += 3
+        records.append(build_legacy_message_set([(b"k", b"legacy", TS)], magic=1, base_offset=offset))
+        records.flush()
+
+        def read(reuse: bool) -> list[Any]:
+            out = []
+            for _position, chunk in records.memory_chunks(chunk_bytes=200, reuse=ChunkBuffer() if reuse else None):
+                out.extend(r.as_tuple() for r in chunk.records())
+            return out
+
+        fresh = read(False)
+        assert len(fresh) == 16 and fresh[-1][3] == b"legacy"
+        assert read(True) == fresh
+    finally:
+        records.close()
