@@ -72,7 +72,7 @@ from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
 from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
 
-__all__ = ["FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
+__all__ = ["ChunkBuffer", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
 
 #: The most bytes ``batches()`` reads into memory at once.
 READ_CHUNK_BYTES = 4 * 1024 * 1024
