@@ -216,6 +216,31 @@ def test_compacted_topic_without_key_is_rejected(impl: ModuleType, magic: int, c
     assert metrics.no_key_compacted_topic == len(expected)
 
 
+@pytest.mark.parametrize(("version", "codec"), [("0.9.0", "snappy"), ("0.10.2", "gzip"), ("3.0", "lz4")])
+def test_v2_records_rebuilt_in_another_format_are_checked_record_by_record(
+        impl: ModuleType, version: str, codec: str) -> None:
+    """v2 records to convert or recompress are checked by the validate kernel, as those kept in place are:
+    each missing key, then each timestamp out of bounds, with its index and absolute offset."""
+    records = MemoryRecords.with_records(
+        [(b"k", b"a", NOW), (None, b"b", NOW), (b"k", b"c", NOW - 5000), (None, b"d", NOW + 5000)],
+        base_offset=7,
+    )
+    config = LogConfig({"cleanup.policy": "compact", "message.format.version": version, "compression.type": codec,
+                        "message.timestamp.before.max.ms": "1000", "message.timestamp.after.max.ms": "1000"})
+    metrics = MetricsCounter()
+    with pytest.raises(InvalidTimestampError) as caught:
+        validate_messages_and_assign_offsets(records, 0, NOW, config, source_compression="none",
+                                             topic_partition=TP, metrics=metrics)
+    no_key = f"Compacted topic cannot accept message without key in topic partition {TP}"
+    assert caught.value.record_errors == [
+        RecordError(1, no_key),
+        RecordError(2, f"Timestamp {NOW - 5000} of message with offset 9 is out of range. The timestamp should "
+                       f"be within [{NOW - 1000}, {NOW + 1000}]"),
+        RecordError(3, no_key),
+    ]
+    assert metrics.no_key_compacted_topic == 2
+
+
 def test_compacted_topic_with_keys_and_tombstones(impl: ModuleType) -> None:
     """Keys are all a compacted topic asks for: a tombstone (null value) is accepted, on any topic."""
     records = MemoryRecords.with_records([(b"a", b"1", NOW), (b"a", None, NOW)])
