@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import LOG_OVERHEAD, MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
+from ._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
 from .errors import IllegalArgumentError
-from .record.batch import build_default_batch
+from .record.batch import build_default_batch_sized
 from .record.compression import CompressionType
-from .record.convert import (
-    default_record_size_in_bytes,
-    legacy_record_size_in_bytes,
-    record_batch_header_size_in_bytes,
-)
-from .record.legacy import build_legacy_message_set
+from .record.convert import record_batch_header_size_in_bytes
+from .record.legacy import build_legacy_message_set_sized
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 
@@ -80,12 +76,14 @@ def build_records(
         return MemoryRecords(data, max_batch_size=template.max_batch_size,
                              max_decompressed_size=template.max_decompressed_size)
 
-    written = _uncompressed_bytes_written(rows, offsets, magic, compression)
+    # uncompressedBytesWritten: the batch header, then every record as written before compression (a v2
+    # record's deltas from the first offset and timestamp; a v0/v1 message with its frame).
+    written = record_batch_header_size_in_bytes(magic, compression)
     if not rows:
         return wrap(b""), NO_TIMESTAMP, -1, written
     base_offset = offsets[0]
     if magic == MAGIC_V2:
-        data = build_default_batch(
+        data, records_size = build_default_batch_sized(
             rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
             log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
             base_sequence=base_sequence, is_transactional=is_transactional,
@@ -94,11 +92,12 @@ def build_records(
     else:
         # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
         legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
-        data = build_legacy_message_set(
+        data, records_size = build_legacy_message_set_sized(
             [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
             base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
             log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
         )
+    written += records_size
     # MemoryRecordsBuilder.info()
     last_offset = offsets[-1]
     one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
@@ -115,21 +114,3 @@ def build_records(
         return wrap(data), NO_TIMESTAMP, -1, written
     return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
 
-
-def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: list[int], magic: int,
-                                compression: CompressionType) -> int:
-    """What Kafka's ``MemoryRecordsBuilder.uncompressedBytesWritten`` says after appending ``rows`` (key,
-    value, timestamp, headers) at ``offsets``: the batch header and every record as written before
-    compression (a v2 record's deltas count from the first offset and timestamp; a v0/v1 message with its
-    frame)."""
-    written = record_batch_header_size_in_bytes(magic, compression)
-    if magic >= MAGIC_V2:
-        if rows:
-            base_offset, base_timestamp = offsets[0], rows[0][2]
-            for (key, value, timestamp, headers), offset in zip(rows, offsets, strict=True):
-                written += default_record_size_in_bytes(offset - base_offset, timestamp - base_timestamp, key,
-                                                        value, headers or ())
-        return written
-    for key, value, _, _ in rows:
-        written += LOG_OVERHEAD + legacy_record_size_in_bytes(magic, key, value)
-    return written

@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog._common import LOG_OVERHEAD
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -25,6 +26,11 @@ from kafkalog.record import (
 )
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.compression import compress
+from kafkalog.record.convert import (
+    default_record_size_in_bytes,
+    legacy_record_size_in_bytes,
+    record_batch_header_size_in_bytes,
+)
 from kafkalog.record.legacy import legacy_entry
 from kafkalog.validator import (
     AppendOrigin,
@@ -541,3 +547,31 @@ def test_metrics_counter_and_origins(impl: ModuleType) -> None:
     records = MemoryRecords.with_records([(None, b"v", NOW)], producer_id=5, producer_epoch=1)
     result = validator(records, origin="replication").validate_messages_and_assign_offsets(9)
     check_offsets(result.valid_records, 9)
+
+
+@pytest.mark.parametrize(("version", "codec"), [("0.9.0", "snappy"), ("0.10.2", "gzip"), ("0.10.2", "none"),
+                                                ("3.0", "lz4")])
+def test_rebuilt_records_count_their_bytes_as_kafkas_builder_does(
+        impl: ModuleType, version: str, codec: str) -> None:
+    """A rebuild reports what Kafka's validator sums over the records read (each ``sizeInBytes``) plus what
+    its ``MemoryRecordsBuilder`` says it wrote before compression (``uncompressedBytesWritten``: the batch
+    header and each record as encoded), computed here record by record."""
+    rows = [(b"key-%d" % i, None if i % 5 == 2 else b"value-%d" % (i * i), NOW - 40 + i,
+             [("h", b"x")] if i % 3 == 0 and version == "3.0" else None) for i in range(30)]
+    records = MemoryRecords.with_records(rows, compression="gzip" if codec == "none" else "none")
+    config = LogConfig({"message.format.version": version,
+                        "compression.type": "uncompressed" if codec == "none" else codec})
+    result = validate_messages_and_assign_offsets(records, 100, NOW, config,
+                                                  source_compression="gzip" if codec == "none" else "none")
+    magic = config.record_version()
+    source = CompressionType.GZIP if codec == "none" else CompressionType.NONE
+    read = record_batch_header_size_in_bytes(magic, source) + sum(
+        default_record_size_in_bytes(i, t - rows[0][2], k, v, h or ()) for i, (k, v, t, h) in enumerate(rows))
+    written = record_batch_header_size_in_bytes(magic, CompressionType.of(codec))
+    if magic == 2:
+        written += sum(default_record_size_in_bytes(i, t - rows[0][2], k, v, h or ())
+                       for i, (k, v, t, h) in enumerate(rows))
+    else:
+        written += sum(LOG_OVERHEAD + legacy_record_size_in_bytes(magic, k, v) for k, v, _, _ in rows)
+    assert result.record_validation_stats.temporary_memory_bytes == read + written
+    assert result.record_validation_stats.num_records_converted == len(rows)
