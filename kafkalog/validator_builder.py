@@ -52,15 +52,19 @@ def build_records(
             raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
         if compression is CompressionType.ZSTD:
             raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
-    rows = []
-    for record in records:
+    # appendWithOffset's checks of each record; the pass also finds the largest timestamp and where it first
+    # is, which info() reports.  The records themselves go to the encoders as they are.
+    max_timestamp = NO_TIMESTAMP
+    index_of_max_timestamp = -1
+    for index, record in enumerate(records):
         timestamp = record.timestamp
         if timestamp < 0 and timestamp != NO_TIMESTAMP:
             raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
-        headers = record.headers
-        if magic < MAGIC_V2 and headers:
+        if magic < MAGIC_V2 and record.headers:
             raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
-        rows.append((record.key, record.value, timestamp, headers or None))
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
+            index_of_max_timestamp = index
     # MemoryRecordsBuilder.validateProducerState, at close()
     if is_transactional and producer_id == NO_PRODUCER_ID:
         raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
@@ -79,12 +83,12 @@ def build_records(
     # uncompressedBytesWritten: the batch header, then every record as written before compression (a v2
     # record's deltas from the first offset and timestamp; a v0/v1 message with its frame).
     written = record_batch_header_size_in_bytes(magic, compression)
-    if not rows:
+    if not records:
         return wrap(b""), NO_TIMESTAMP, -1, written
     base_offset = offsets[0]
     if magic == MAGIC_V2:
         data, records_size = build_default_batch_sized(
-            rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+            records, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
             log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
             base_sequence=base_sequence, is_transactional=is_transactional,
             partition_leader_epoch=partition_leader_epoch,
@@ -93,8 +97,7 @@ def build_records(
         # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
         legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
         data, records_size = build_legacy_message_set_sized(
-            [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
-            base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
+            records, magic=magic, base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
             log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
         )
     written += records_size
@@ -103,14 +106,8 @@ def build_records(
     one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         return wrap(data), log_append_time, last_offset if one_batch else base_offset, written
-    max_timestamp = NO_TIMESTAMP
-    offset_of_max_timestamp = -1
-    if magic > MAGIC_V0:
-        for (_, _, timestamp, _), offset in zip(rows, offsets, strict=True):
-            if timestamp > max_timestamp:
-                max_timestamp = timestamp
-                offset_of_max_timestamp = offset
-    if max_timestamp == NO_TIMESTAMP:
+    # v0 messages have no timestamp
+    if magic == MAGIC_V0 or max_timestamp == NO_TIMESTAMP:
         return wrap(data), NO_TIMESTAMP, -1, written
-    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
+    return wrap(data), max_timestamp, last_offset if one_batch else offsets[index_of_max_timestamp], written
 
