@@ -27,6 +27,7 @@ __all__ = [
     "decode_v2_record_objects_chunk",
     "decode_v2_records",
     "decode_v2_records_chunk",
+    "encode_legacy_messages",
     "encode_v2_record_inputs",
     "encode_v2_records",
     "gather_slices",
@@ -180,6 +181,14 @@ def encode_v2_records(
     headers: Sequence[Sequence[tuple[str, Buffer | None]] | None] | None,
     base_timestamp: int,
     offset_deltas: Sequence[int] | None = None,
+) -> bytes: ...
+def encode_legacy_messages(
+    keys: Sequence[Buffer | None],
+    values: Sequence[Buffer | None],
+    timestamps: Sequence[int],
+    offsets: Sequence[int],
+    magic: int,
+    attributes: int,
 ) -> bytes: ...
 def encode_v2_record_inputs(
     records: Iterable[Any],

@@ -22,7 +22,7 @@ of the same name in ``_core_py/``:
 * ``scan.pxi``: the batch scan and the offset search over a byte range;
 * ``index.pxi``: the offset and time index searches;
 * ``decode.pxi``: v2 records and v0/v1 messages to columns or Record objects, and the Arrow gather;
-* ``encode.pxi``: the records section of a v2 batch;
+* ``encode.pxi``: the records section of a v2 batch, and v0/v1 messages;
 * ``offset_map.pxi``: SkimpyOffsetMap's probing and the cleaner's passes over it;
 * ``validate.pxi``: the validator's per-record pass over a v2 batch.
 
@@ -60,6 +60,7 @@ __all__ = [
     "decode_v2_record_objects_chunk",
     "decode_v2_records",
     "decode_v2_records_chunk",
+    "encode_legacy_messages",
     "encode_v2_record_inputs",
     "encode_v2_records",
     "gather_slices",
@@ -90,6 +91,7 @@ cdef extern from "_kernels.h" nogil:
     uint32_t kl_get_u32(const unsigned char *p)
     int16_t kl_get_i16(const unsigned char *p)
     void kl_put_i64(unsigned char *p, int64_t x)
+    void kl_put_i32(unsigned char *p, int32_t x)
     void kl_crc_init()
     void kl_crc32c_force_software(int on)
     uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t n)

@@ -680,16 +680,16 @@ class LogValidator:
         if self.source_compression is CompressionType.NONE and first_batch.is_control:
             in_place_assignment = True
 
-        # A CreateTime v2 batch that may stay in place is read and checked by the kernel, once; its records
-        # are decoded only if they turn out to need a rebuild (offsets not 0, 1, 2, ...).
+        # A CreateTime v2 batch is read and checked by the kernel, once; its records are decoded only if they
+        # need a rebuild (another codec or magic, or offsets not 0, 1, 2, ...).  The kernel's largest
+        # timestamp is used only in place, where the target magic is v1 or newer, as the loop below keeps it.
         kernel_batch: RecordBatch | None = None
         kernel_count = 0
         for batch in (records.batches(strict=False) if known is None else known):
             self._validate_batch(first_batch, batch, metrics)
             uncompressed_size_in_bytes += record_batch_header_size_in_bytes(self.to_magic, batch.compression)
             record_errors: list[_ApiRecordError] = []
-            if (in_place_assignment and batch.magic >= MAGIC_V2 and self.to_magic > MAGIC_V0
-                    and batch.timestamp_type is TimestampType.CREATE_TIME):
+            if batch.magic >= MAGIC_V2 and batch.timestamp_type is TimestampType.CREATE_TIME:
                 kernel_count, batch_max_timestamp, size, in_sequence = self._validate_v2_records(
                     batch, now, metrics, record_errors)
                 _process_record_errors(record_errors)

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import LOG_OVERHEAD, MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
+from ._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
 from .errors import IllegalArgumentError
-from .record.batch import build_default_batch
+from .record.batch import build_default_batch_sized
 from .record.compression import CompressionType
-from .record.convert import (
-    default_record_size_in_bytes,
-    legacy_record_size_in_bytes,
-    record_batch_header_size_in_bytes,
-)
-from .record.legacy import build_legacy_message_set
+from .record.convert import record_batch_header_size_in_bytes
+from .record.legacy import build_legacy_message_set_sized
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 
@@ -56,15 +52,19 @@ def build_records(
             raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
         if compression is CompressionType.ZSTD:
             raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
-    rows = []
-    for record in records:
+    # appendWithOffset's checks of each record; the pass also finds the largest timestamp and where it first
+    # is, which info() reports.  The records themselves go to the encoders as they are.
+    max_timestamp = NO_TIMESTAMP
+    index_of_max_timestamp = -1
+    for index, record in enumerate(records):
         timestamp = record.timestamp
         if timestamp < 0 and timestamp != NO_TIMESTAMP:
             raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
-        headers = record.headers
-        if magic < MAGIC_V2 and headers:
+        if magic < MAGIC_V2 and record.headers:
             raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
-        rows.append((record.key, record.value, timestamp, headers or None))
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
+            index_of_max_timestamp = index
     # MemoryRecordsBuilder.validateProducerState, at close()
     if is_transactional and producer_id == NO_PRODUCER_ID:
         raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
@@ -80,13 +80,15 @@ def build_records(
         return MemoryRecords(data, max_batch_size=template.max_batch_size,
                              max_decompressed_size=template.max_decompressed_size)
 
-    written = _uncompressed_bytes_written(rows, offsets, magic, compression)
-    if not rows:
+    # uncompressedBytesWritten: the batch header, then every record as written before compression (a v2
+    # record's deltas from the first offset and timestamp; a v0/v1 message with its frame).
+    written = record_batch_header_size_in_bytes(magic, compression)
+    if not records:
         return wrap(b""), NO_TIMESTAMP, -1, written
     base_offset = offsets[0]
     if magic == MAGIC_V2:
-        data = build_default_batch(
-            rows, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+        data, records_size = build_default_batch_sized(
+            records, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
             log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
             base_sequence=base_sequence, is_transactional=is_transactional,
             partition_leader_epoch=partition_leader_epoch,
@@ -94,42 +96,18 @@ def build_records(
     else:
         # v0 has no timestamp-type bit: Kafka writes the same bytes under either type.
         legacy_type = TimestampType.CREATE_TIME if magic == MAGIC_V0 else timestamp_type
-        data = build_legacy_message_set(
-            [(key, value, timestamp) for key, value, timestamp, _ in rows], magic=magic,
-            base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
+        data, records_size = build_legacy_message_set_sized(
+            records, magic=magic, base_offset=base_offset, compression=compression, timestamp_type=legacy_type,
             log_append_time=log_append_time if legacy_type is TimestampType.LOG_APPEND_TIME else None,
         )
+    written += records_size
     # MemoryRecordsBuilder.info()
     last_offset = offsets[-1]
     one_batch = compression is not CompressionType.NONE or magic >= MAGIC_V2
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         return wrap(data), log_append_time, last_offset if one_batch else base_offset, written
-    max_timestamp = NO_TIMESTAMP
-    offset_of_max_timestamp = -1
-    if magic > MAGIC_V0:
-        for (_, _, timestamp, _), offset in zip(rows, offsets, strict=True):
-            if timestamp > max_timestamp:
-                max_timestamp = timestamp
-                offset_of_max_timestamp = offset
-    if max_timestamp == NO_TIMESTAMP:
+    # v0 messages have no timestamp
+    if magic == MAGIC_V0 or max_timestamp == NO_TIMESTAMP:
         return wrap(data), NO_TIMESTAMP, -1, written
-    return wrap(data), max_timestamp, last_offset if one_batch else offset_of_max_timestamp, written
+    return wrap(data), max_timestamp, last_offset if one_batch else offsets[index_of_max_timestamp], written
 
-
-def _uncompressed_bytes_written(rows: list[tuple[Any, Any, int, Any]], offsets: list[int], magic: int,
-                                compression: CompressionType) -> int:
-    """What Kafka's ``MemoryRecordsBuilder.uncompressedBytesWritten`` says after appending ``rows`` (key,
-    value, timestamp, headers) at ``offsets``: the batch header and every record as written before
-    compression (a v2 record's deltas count from the first offset and timestamp; a v0/v1 message with its
-    frame)."""
-    written = record_batch_header_size_in_bytes(magic, compression)
-    if magic >= MAGIC_V2:
-        if rows:
-            base_offset, base_timestamp = offsets[0], rows[0][2]
-            for (key, value, timestamp, headers), offset in zip(rows, offsets, strict=True):
-                written += default_record_size_in_bytes(offset - base_offset, timestamp - base_timestamp, key,
-                                                        value, headers or ())
-        return written
-    for key, value, _, _ in rows:
-        written += LOG_OVERHEAD + legacy_record_size_in_bytes(magic, key, value)
-    return written

@@ -2,7 +2,8 @@
 
 Kafka (clients, tag 3.8.0): ``utils/ByteUtils.java`` (``writeVarint``, ``writeVarlong``: zig-zag, seven
 bits a byte, low bits first) and ``record/DefaultRecord.writeTo``, once per record: the records section of
-a v2 batch, which the record layer frames with the batch header and its CRC-32C.  ``split_records`` holds
+a v2 batch, which the record layer frames with the batch header and its CRC-32C; and
+``encode_legacy_messages``, Kafka's ``LegacyRecord.write`` once per v0/v1 message.  ``split_records`` holds
 the checks a producer's record inputs go through first (Kafka's ``ProducerRecord`` and ``RecordHeader``
 constructors, and ``MemoryRecordsBuilder.appendWithOffset``'s timestamp check), and
 ``encode_v2_record_inputs`` is the two in one call, from record inputs to a records section.
@@ -10,10 +11,12 @@ constructors, and ``MemoryRecordsBuilder.appendWithOffset``'s timestamp check), 
 
 from __future__ import annotations
 
+import struct
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._common import INT64_MAX, NO_TIMESTAMP
+from .._common import INT64_MAX, INT64_MIN, NO_TIMESTAMP
 from ._ints import _MASK32, _MASK64, wrap64
 
 
@@ -171,3 +174,41 @@ def encode_v2_record_inputs(records: Iterable[Any], base_timestamp: int | None =
     base = timestamps[0] if base_timestamp is None else base_timestamp
     body = encode_v2_records(timestamps, keys, values, headers, base)
     return body, len(timestamps), timestamps[0], max(timestamps)
+
+
+def encode_legacy_messages(keys: Sequence[Any], values: Sequence[Any], timestamps: Sequence[int],
+                           offsets: Sequence[int], magic: int, attributes: int) -> bytes:
+    """v0 or v1 messages, each framed by its offset and size (Kafka: ``LegacyRecord.write`` behind the
+    12-byte log overhead, once per record, as ``MemoryRecordsBuilder.appendLegacyRecord`` writes them).
+
+    Message ``i`` has offset ``offsets[i]``, the ``magic`` and ``attributes`` given (the same for every
+    message), timestamp ``timestamps[i]`` (written for v1 only), and key and value bytes-like or ``None``
+    (length -1); its CRC-32 runs from the magic byte to the end, as
+    :func:`kafkalog.record.legacy.legacy_entry` writes one message.
+    """
+    n = len(keys)
+    if len(values) != n or len(timestamps) != n or len(offsets) != n:
+        raise ValueError("encode_legacy_messages: the columns differ in length")
+    if magic not in (0, 1):
+        raise ValueError(f"Legacy messages have magic 0 or 1, not {magic}")
+    out = bytearray()
+    body = bytearray()
+    for i in range(n):
+        for number in (offsets[i], timestamps[i]):
+            if not INT64_MIN <= number <= INT64_MAX:
+                raise OverflowError(f"{number} does not fit a Java long")
+        body.clear()
+        body.append(magic)
+        body.append(attributes & 0xFF)
+        if magic == 1:
+            body += struct.pack(">q", timestamps[i])
+        for field in (keys[i], values[i]):
+            if field is None:
+                body += struct.pack(">i", -1)
+            else:
+                data = bytes(field)
+                body += struct.pack(">i", len(data))
+                body += data
+        out += struct.pack(">qiI", offsets[i], 4 + len(body), zlib.crc32(body))
+        out += body
+    return bytes(out)

@@ -405,3 +405,61 @@ def encode_v2_record_inputs(records, base_timestamp=None):
         _inputs_free(&inputs)
         free(lengths)
         free(data)
+
+
+# -- v0/v1 messages: encode_legacy_messages ---------------------------------------------------------------
+#
+# Kafka: LegacyRecord.write behind the 12-byte log overhead, once per message (what a broker writes when it
+# converts records to message format 0.10 or older).  Sized first, then written into one bytes object; the
+# CRC-32 of each message runs over what was just written, from the magic byte to the end.
+
+def encode_legacy_messages(keys, values, timestamps, offsets, int magic, int attributes):
+    """v0 or v1 messages, each framed by its offset and size (Kafka: ``LegacyRecord.write``), see ``_core_py``."""
+    cdef Py_ssize_t n = len(keys)
+    if len(values) != n or len(timestamps) != n or len(offsets) != n:
+        raise ValueError("encode_legacy_messages: the columns differ in length")
+    if magic != 0 and magic != 1:
+        raise ValueError(f"Legacy messages have magic 0 or 1, not {magic}")
+    cdef list key_list = [None if k is None else _as_bytes(k) for k in keys]
+    cdef list value_list = [None if v is None else _as_bytes(v) for v in values]
+    cdef Py_ssize_t header = 4 + 2 + (8 if magic == 1 else 0)  # crc, magic, attributes[, timestamp]
+    cdef Py_ssize_t i, total = 0, size, length
+    cdef int64_t offset, timestamp
+    cdef object field
+    cdef unsigned char *out
+    cdef unsigned char *message
+    for i in range(n):
+        total += 12 + header + 8
+        field = key_list[i]
+        if field is not None:
+            total += PyBytes_GET_SIZE(field)
+        field = value_list[i]
+        if field is not None:
+            total += PyBytes_GET_SIZE(field)
+    result = PyBytes_FromStringAndSize(NULL, total)
+    out = <unsigned char *>PyBytes_AS_STRING(result)
+    for i in range(n):
+        offset = offsets[i]
+        timestamp = timestamps[i]
+        message = out + 12
+        size = header + 8
+        message[4] = <unsigned char>magic
+        message[5] = <unsigned char>(attributes & 0xFF)
+        out = message + 6
+        if magic == 1:
+            kl_put_i64(out, timestamp)
+            out += 8
+        for field in (key_list[i], value_list[i]):
+            if field is None:
+                kl_put_i32(out, -1)
+                out += 4
+            else:
+                length = PyBytes_GET_SIZE(field)
+                kl_put_i32(out, <int32_t>length)
+                memcpy(out + 4, PyBytes_AS_STRING(field), length)
+                out += 4 + length
+                size += length
+        kl_put_i64(message - 12, offset)
+        kl_put_i32(message - 4, <int32_t>size)
+        kl_put_i32(message, <int32_t>kl_crc32(0, message + 4, size - 4))
+    return result

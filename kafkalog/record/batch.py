@@ -79,6 +79,7 @@ __all__ = [
     "RecordColumns",
     "RecordInput",
     "build_default_batch",
+    "build_default_batch_sized",
     "encode_default_batch",
     "increment_sequence",
     "normalize_records",
@@ -565,6 +566,56 @@ def build_default_batch(
     cleaner keeps gaps); ``last_offset_delta`` overrides the last delta, as the cleaner does to keep
     a batch's original last offset.  An empty batch has base and max timestamp -1.
     """
+    if offset_deltas is None:
+        data, _size = build_default_batch_sized(
+            records, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+            log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+            base_sequence=base_sequence, is_transactional=is_transactional, is_control=is_control,
+            partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
+            last_offset_delta=last_offset_delta)
+        return data
+    codec, ts_type = _checked_batch_arguments(compression, timestamp_type, log_append_time, is_transactional,
+                                              producer_id)
+    keys, values, timestamps, headers = normalize_records(records)
+    return encode_default_batch(
+        keys, values, timestamps, headers, base_offset=base_offset, compression=codec,
+        timestamp_type=ts_type, log_append_time=log_append_time, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, is_transactional=is_transactional,
+        is_control=is_control, partition_leader_epoch=partition_leader_epoch,
+        delete_horizon_ms=delete_horizon_ms, offset_deltas=offset_deltas, last_offset_delta=last_offset_delta)
+
+
+def build_default_batch_sized(records: Iterable[RecordInput], *, base_offset: int = 0,
+                              compression: CompressionType | int | str = CompressionType.NONE,
+                              timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
+                              log_append_time: int | None = None, producer_id: int = NO_PRODUCER_ID,
+                              producer_epoch: int = NO_PRODUCER_EPOCH, base_sequence: int = NO_SEQUENCE,
+                              is_transactional: bool = False, is_control: bool = False,
+                              partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+                              delete_horizon_ms: int | None = None,
+                              last_offset_delta: int | None = None) -> tuple[bytes, int]:
+    """:func:`build_default_batch` with offsets ``base_offset + i`` (the producer's path), and the size of
+    its records section before compression: what Kafka's ``MemoryRecordsBuilder`` counts in
+    ``uncompressedBytesWritten`` besides the batch header, which a validation that rebuilds records
+    reports."""
+    codec, ts_type = _checked_batch_arguments(compression, timestamp_type, log_append_time, is_transactional,
+                                              producer_id)
+    # The records checked and encoded in one kernel call, with no columns in between.
+    body, n, first_timestamp, max_timestamp = _impl.core.encode_v2_record_inputs(records, delete_horizon_ms)
+    data = _frame_default_batch(
+        body, n, first_timestamp if delete_horizon_ms is None else delete_horizon_ms, max_timestamp,
+        n - 1 if n else 0, base_offset=base_offset, compression=codec, timestamp_type=ts_type,
+        log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
+        base_sequence=base_sequence, is_transactional=is_transactional, is_control=is_control,
+        partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
+        last_offset_delta=last_offset_delta)
+    return data, len(body)
+
+
+def _checked_batch_arguments(compression: CompressionType | int | str, timestamp_type: TimestampType | int | str,
+                             log_append_time: int | None, is_transactional: bool,
+                             producer_id: int) -> tuple[CompressionType, TimestampType]:
+    """The codec and timestamp type of a batch to build, its arguments checked."""
     codec = CompressionType.of(compression)
     ts_type = TimestampType.of(timestamp_type)
     if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
@@ -573,23 +624,7 @@ def build_default_batch(
         raise ValueError("A LogAppendTime batch needs log_append_time")
     if is_transactional and producer_id == NO_PRODUCER_ID:
         raise ValueError("Cannot write a transactional batch without a valid producer id")
-    if offset_deltas is not None:
-        keys, values, timestamps, headers = normalize_records(records)
-        return encode_default_batch(
-            keys, values, timestamps, headers, base_offset=base_offset, compression=codec,
-            timestamp_type=ts_type, log_append_time=log_append_time, producer_id=producer_id,
-            producer_epoch=producer_epoch, base_sequence=base_sequence, is_transactional=is_transactional,
-            is_control=is_control, partition_leader_epoch=partition_leader_epoch,
-            delete_horizon_ms=delete_horizon_ms, offset_deltas=offset_deltas, last_offset_delta=last_offset_delta)
-    # The producer's path: the records checked and encoded in one kernel call, with no columns in between.
-    body, n, first_timestamp, max_timestamp = _impl.core.encode_v2_record_inputs(records, delete_horizon_ms)
-    return _frame_default_batch(
-        body, n, first_timestamp if delete_horizon_ms is None else delete_horizon_ms, max_timestamp,
-        n - 1 if n else 0, base_offset=base_offset, compression=codec, timestamp_type=ts_type,
-        log_append_time=log_append_time, producer_id=producer_id, producer_epoch=producer_epoch,
-        base_sequence=base_sequence, is_transactional=is_transactional, is_control=is_control,
-        partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
-        last_offset_delta=last_offset_delta)
+    return codec, ts_type
 
 
 def _compute_attributes(compression: CompressionType, timestamp_type: TimestampType, is_transactional: bool,

@@ -71,7 +71,13 @@ from .batch import (
 from .compression import CompressionType, compress, decompress, decompress_buffer
 from .types import TimestampType
 
-__all__ = ["LegacyRecord", "LegacyRecordBatch", "build_legacy_message_set", "legacy_entry"]
+__all__ = [
+    "LegacyRecord",
+    "LegacyRecordBatch",
+    "build_legacy_message_set",
+    "build_legacy_message_set_sized",
+    "legacy_entry",
+]
 
 _FRAME = struct.Struct(">qi")
 _MESSAGE_HEAD = struct.Struct(">IbB")  # crc, magic, attributes
@@ -729,6 +735,20 @@ def build_legacy_message_set(
     is the inner maximum (CreateTime) or the append time (LogAppendTime).  v0 has no timestamps, so
     the timestamps given are dropped and LogAppendTime is refused.
     """
+    data, _size = build_legacy_message_set_sized(
+        records, magic=magic, base_offset=base_offset, compression=compression, timestamp_type=timestamp_type,
+        log_append_time=log_append_time, offsets=offsets)
+    return data
+
+
+def build_legacy_message_set_sized(records: Iterable[RecordInput], *, magic: int, base_offset: int = 0,
+                                   compression: CompressionType | int | str = CompressionType.NONE,
+                                   timestamp_type: TimestampType | int | str = TimestampType.CREATE_TIME,
+                                   log_append_time: int | None = None,
+                                   offsets: Sequence[int] | None = None) -> tuple[bytes, int]:
+    """:func:`build_legacy_message_set`'s bytes and the size of its messages before compression (all of
+    them, uncompressed; a wrapper's inner messages): what Kafka's ``MemoryRecordsBuilder`` counts in
+    ``uncompressedBytesWritten`` besides the wrapper, which a validation that rebuilds records reports."""
     if magic not in (MAGIC_V0, MAGIC_V1):
         raise ValueError(f"Legacy message sets have magic 0 or 1, not {magic}")
     codec = CompressionType.of(compression)
@@ -753,22 +773,20 @@ def build_legacy_message_set(
     type_bit = LEGACY_TIMESTAMP_TYPE_MASK if (magic == MAGIC_V1 and log_append) else 0
     if magic == MAGIC_V0:
         timestamps = [NO_TIMESTAMP] * n
+    encode = _impl.core.encode_legacy_messages
     if codec is CompressionType.NONE:
-        out = bytearray()
-        for i in range(n):
-            ts = log_append_time if log_append and log_append_time is not None else timestamps[i]
-            out += legacy_entry(absolute[i], magic, type_bit, ts, keys[i], values[i])
-        return bytes(out)
+        if log_append and log_append_time is not None:
+            timestamps = [log_append_time] * n
+        out = encode(keys, values, timestamps, absolute, magic, type_bit)
+        return out, len(out)
     if n == 0:
-        return b""
-    inner = bytearray()
-    for i in range(n):
-        inner_offset = absolute[i] if magic == MAGIC_V0 else absolute[i] - absolute[0]
-        inner += legacy_entry(inner_offset, magic, type_bit, timestamps[i], keys[i], values[i])
+        return b"", 0
+    first = absolute[0]
+    inner = encode(keys, values, timestamps, absolute if magic == MAGIC_V0 else [o - first for o in absolute],
+                   magic, type_bit)
     wrapper_timestamp = log_append_time if (log_append and log_append_time is not None) else max(timestamps)
     if magic == MAGIC_V0:
         wrapper_timestamp = NO_TIMESTAMP
-    return legacy_entry(
-        absolute[-1], magic, int(codec) | type_bit, wrapper_timestamp, None,
-        compress(codec, bytes(inner), magic=magic),
-    )
+    wrapper = legacy_entry(absolute[-1], magic, int(codec) | type_bit, wrapper_timestamp, None,
+                           compress(codec, inner, magic=magic))
+    return wrapper, len(inner)

@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog._common import LOG_OVERHEAD
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -25,6 +26,11 @@ from kafkalog.record import (
 )
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.compression import compress
+from kafkalog.record.convert import (
+    default_record_size_in_bytes,
+    legacy_record_size_in_bytes,
+    record_batch_header_size_in_bytes,
+)
 from kafkalog.record.legacy import legacy_entry
 from kafkalog.validator import (
     AppendOrigin,
@@ -214,6 +220,31 @@ def test_compacted_topic_without_key_is_rejected(impl: ModuleType, magic: int, c
         f"showing the first three errors at most: [{shown}]"
     )
     assert metrics.no_key_compacted_topic == len(expected)
+
+
+@pytest.mark.parametrize(("version", "codec"), [("0.9.0", "snappy"), ("0.10.2", "gzip"), ("3.0", "lz4")])
+def test_v2_records_rebuilt_in_another_format_are_checked_record_by_record(
+        impl: ModuleType, version: str, codec: str) -> None:
+    """v2 records to convert or recompress are checked by the validate kernel, as those kept in place are:
+    each missing key, then each timestamp out of bounds, with its index and absolute offset."""
+    records = MemoryRecords.with_records(
+        [(b"k", b"a", NOW), (None, b"b", NOW), (b"k", b"c", NOW - 5000), (None, b"d", NOW + 5000)],
+        base_offset=7,
+    )
+    config = LogConfig({"cleanup.policy": "compact", "message.format.version": version, "compression.type": codec,
+                        "message.timestamp.before.max.ms": "1000", "message.timestamp.after.max.ms": "1000"})
+    metrics = MetricsCounter()
+    with pytest.raises(InvalidTimestampError) as caught:
+        validate_messages_and_assign_offsets(records, 0, NOW, config, source_compression="none",
+                                             topic_partition=TP, metrics=metrics)
+    no_key = f"Compacted topic cannot accept message without key in topic partition {TP}"
+    assert caught.value.record_errors == [
+        RecordError(1, no_key),
+        RecordError(2, f"Timestamp {NOW - 5000} of message with offset 9 is out of range. The timestamp should "
+                       f"be within [{NOW - 1000}, {NOW + 1000}]"),
+        RecordError(3, no_key),
+    ]
+    assert metrics.no_key_compacted_topic == 2
 
 
 def test_compacted_topic_with_keys_and_tombstones(impl: ModuleType) -> None:
@@ -516,3 +547,31 @@ def test_metrics_counter_and_origins(impl: ModuleType) -> None:
     records = MemoryRecords.with_records([(None, b"v", NOW)], producer_id=5, producer_epoch=1)
     result = validator(records, origin="replication").validate_messages_and_assign_offsets(9)
     check_offsets(result.valid_records, 9)
+
+
+@pytest.mark.parametrize(("version", "codec"), [("0.9.0", "snappy"), ("0.10.2", "gzip"), ("0.10.2", "none"),
+                                                ("3.0", "lz4")])
+def test_rebuilt_records_count_their_bytes_as_kafkas_builder_does(
+        impl: ModuleType, version: str, codec: str) -> None:
+    """A rebuild reports what Kafka's validator sums over the records read (each ``sizeInBytes``) plus what
+    its ``MemoryRecordsBuilder`` says it wrote before compression (``uncompressedBytesWritten``: the batch
+    header and each record as encoded), computed here record by record."""
+    rows = [(b"key-%d" % i, None if i % 5 == 2 else b"value-%d" % (i * i), NOW - 40 + i,
+             [("h", b"x")] if i % 3 == 0 and version == "3.0" else None) for i in range(30)]
+    records = MemoryRecords.with_records(rows, compression="gzip" if codec == "none" else "none")
+    config = LogConfig({"message.format.version": version,
+                        "compression.type": "uncompressed" if codec == "none" else codec})
+    result = validate_messages_and_assign_offsets(records, 100, NOW, config,
+                                                  source_compression="gzip" if codec == "none" else "none")
+    magic = config.record_version()
+    source = CompressionType.GZIP if codec == "none" else CompressionType.NONE
+    read = record_batch_header_size_in_bytes(magic, source) + sum(
+        default_record_size_in_bytes(i, t - rows[0][2], k, v, h or ()) for i, (k, v, t, h) in enumerate(rows))
+    written = record_batch_header_size_in_bytes(magic, CompressionType.of(codec))
+    if magic == 2:
+        written += sum(default_record_size_in_bytes(i, t - rows[0][2], k, v, h or ())
+                       for i, (k, v, t, h) in enumerate(rows))
+    else:
+        written += sum(LOG_OVERHEAD + legacy_record_size_in_bytes(magic, k, v) for k, v, _, _ in rows)
+    assert result.record_validation_stats.temporary_memory_bytes == read + written
+    assert result.record_validation_stats.num_records_converted == len(rows)
