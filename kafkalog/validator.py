@@ -133,6 +133,7 @@ from .record.legacy import LegacyRecord, LegacyRecordBatch
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 from .validator_builder import build_records
+from .validator_one_batch import assign_offsets_one_batch
 
 # The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
 _RECORD_NO_KEY = 1
@@ -963,8 +964,17 @@ def validate_messages_and_assign_offsets(
     newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
 
     ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
-    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.
+    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.  One
+    uncompressed v2 batch is validated by one kernel call when it qualifies
+    (:mod:`kafkalog.validator_one_batch`); the batch objects of ``batches`` are not updated then.
     """
+    if isinstance(origin, AppendOrigin):  # a linger-0 producer's batch: one kernel call, no objects
+        one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,
+                                       origin is AppendOrigin.CLIENT, partition_leader_epoch, batches)
+        if one is not None:
+            last_offset, max_timestamp = one
+            return ValidationResult(records, max_timestamp, last_offset if max_timestamp > NO_TIMESTAMP else -1,
+                                    False, now_ms, last_offset + 1)
     source = CompressionType.of(source_compression)
     validator = LogValidator(
         records,
