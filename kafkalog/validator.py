@@ -401,6 +401,16 @@ class ValidationResult:
         """The last offset assigned: ``next_offset - 1`` (Kafka: ``setLastOffset(offset.value - 1)``)."""
         return self.next_offset - 1
 
+    @classmethod
+    def _in_place(cls, records: MemoryRecords, last_offset: int, max_timestamp: int, now: int) -> ValidationResult:
+        """The result of one batch validated in place: the same fields, set at once (the frozen ``__init__``'s
+        seven ``object.__setattr__`` calls cost a one-record append more than the kernel that validated it)."""
+        result = object.__new__(cls)
+        result.__dict__.update(valid_records=records, max_timestamp=max_timestamp, shallow_offset_of_max_timestamp=(
+            last_offset if max_timestamp > NO_TIMESTAMP else -1), message_size_maybe_changed=False,
+            log_append_time=now, next_offset=last_offset + 1, record_validation_stats=RecordValidationStats.EMPTY)
+        return result
+
 
 class _ApiRecordError(NamedTuple):
     """A rejected record and the API error it maps to (Kafka: ``LogValidator.ApiRecordError``)."""
@@ -972,9 +982,7 @@ def validate_messages_and_assign_offsets(
         one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,
                                        origin is AppendOrigin.CLIENT, partition_leader_epoch, batches)
         if one is not None:
-            last_offset, max_timestamp = one
-            return ValidationResult(records, max_timestamp, last_offset if max_timestamp > NO_TIMESTAMP else -1,
-                                    False, now_ms, last_offset + 1)
+            return ValidationResult._in_place(records, one[0], one[1], now_ms)
     source = CompressionType.of(source_compression)
     validator = LogValidator(
         records,

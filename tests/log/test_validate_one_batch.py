@@ -21,6 +21,7 @@ from kafkalog.validator import (
     InvalidTimestampError,
     LogValidator,
     RecordValidationError,
+    ValidationResult,
     validate_messages_and_assign_offsets,
 )
 
@@ -161,15 +162,18 @@ def test_entry_point_raises_the_general_paths_error(impl: ModuleType, case: str,
     assert records.buffer == CASES[case]
 
 
-def test_entry_point_result(impl: ModuleType) -> None:
-    records = MemoryRecords(bytearray(CASES["plain"]))
+@pytest.mark.parametrize("case", ["plain", "no timestamps"])
+def test_entry_point_result(impl: ModuleType, case: str) -> None:
+    records = MemoryRecords(bytearray(CASES[case]))
     result = validate_messages_and_assign_offsets(records, NEXT, NOW, LogConfig(),
                                                   source_compression=CompressionType.NONE,
                                                   origin=AppendOrigin.CLIENT, partition_leader_epoch=EPOCH,
                                                   batches=list(records.batches()))
-    expected_bytes = bytearray(CASES["plain"])
+    expected_bytes = bytearray(CASES[case])
     expected = _general(expected_bytes, LogConfig(), AppendOrigin.CLIENT)
     assert result.valid_records is records and records.buffer == expected_bytes
+    assert result == ValidationResult(records, expected.max_timestamp, expected.shallow_offset_of_max_timestamp,
+                                      False, NOW, expected.next_offset)
     assert (result.max_timestamp, result.shallow_offset_of_max_timestamp, result.message_size_maybe_changed,
             result.log_append_time, result.next_offset) == \
         (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, False, NOW, expected.next_offset)
