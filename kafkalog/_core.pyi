@@ -17,6 +17,7 @@ from .record.types import ControlRecordType
 __all__ = [
     "IMPLEMENTATION",
     "Record",
+    "assign_offsets_v2_batch",
     "crc32",
     "crc32c",
     "crc32c_hardware",
@@ -230,3 +231,7 @@ def validate_v2_records(
     append_time: int | None = None, *, now: int, timestamp_before_max_ms: int, timestamp_after_max_ms: int,
     compacted: bool, check_timestamps: bool,
 ) -> tuple[int, int, int, bool, list[tuple[int, int, int, int]]]: ...
+def assign_offsets_v2_batch(
+    buf: Buffer, next_offset: int, partition_leader_epoch: int, *, now: int,  # unsigned char[::1]
+    timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool, client: bool,
+) -> tuple[int, int] | None: ...

@@ -50,6 +50,7 @@ from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicErro
 __all__ = [
     "IMPLEMENTATION",
     "Record",
+    "assign_offsets_v2_batch",
     "crc32",
     "crc32c",
     "crc32c_hardware",
@@ -92,6 +93,7 @@ cdef extern from "_kernels.h" nogil:
     int16_t kl_get_i16(const unsigned char *p)
     void kl_put_i64(unsigned char *p, int64_t x)
     void kl_put_i32(unsigned char *p, int32_t x)
+    void kl_put_i16(unsigned char *p, int16_t x)
     void kl_crc_init()
     void kl_crc32c_force_software(int on)
     uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t n)

@@ -230,9 +230,11 @@ class FileChannel:
         fd = self._acquire()
         try:
             with memoryview(data) as view:
-                written = 0
+                # The whole view first: a short write, the rare case, is resumed from a slice of it.
+                written = os.pwrite(fd, view, position) if view.nbytes else 0
                 while written < view.nbytes:
-                    written += os.pwrite(fd, view[written:], position + written)
+                    with view[written:] as rest:
+                        written += os.pwrite(fd, rest, position + written)
                 return written
         finally:
             self._release()

@@ -214,7 +214,11 @@ class LocalLog:
         active = self.segments.last_segment()
         if active is None:
             raise KafkaLogError(f"Log {self.dir} has no segment")
-        self.next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.size())
+        self._end_at(active, end_offset)
+
+    def _end_at(self, active: LogSegment, end_offset: int) -> None:
+        """:meth:`update_log_end_offset` with the active segment in hand (an append has it already)."""
+        self.next_offset_metadata = LogOffsetMetadata(end_offset, active.base_offset, active.log.size_in_bytes())
         if self.recovery_point > end_offset:
             self.recovery_point = end_offset
 
@@ -253,7 +257,7 @@ class LocalLog:
         active = self.segments.last_segment()
         assert active is not None  # a loaded log always has an active segment
         active.append(last_offset, largest_timestamp, shallow_offset_of_max_timestamp, records)
-        self.update_log_end_offset(last_offset + 1)
+        self._end_at(active, last_offset + 1)
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Start a new active segment at the larger of ``expected_next_offset`` and the log end offset (Kafka:

@@ -78,7 +78,7 @@ from .log_segments import LogSegments
 from .record import MemoryRecords, Record
 from .record.batch import RecordBatch
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
-from .segment import LogSegment, RollParams
+from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
 from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
@@ -496,11 +496,12 @@ class Log(LogRetention):
         valid_records = trim_invalid_bytes(records, append_info)
         with self._lock:
             self._check_writable("append to")
+            config = self.local_log.config  # once, not a property hop per use
             if assign_offsets:
                 offset = self.log_end_offset
                 append_info.first_offset = offset
                 result = validate_messages_and_assign_offsets(
-                    valid_records, offset, self.time.milliseconds(), self.config,
+                    valid_records, offset, self.time.milliseconds(), config,
                     source_compression=append_info.source_compression, origin=origin,
                     partition_leader_epoch=leader_epoch, batches=scanned if valid_records is records else None)
                 valid_records = result.valid_records
@@ -510,11 +511,11 @@ class Log(LogRetention):
                 append_info.log_append_time = result.log_append_time
                 if result.message_size_maybe_changed:
                     for batch in valid_records.batches():
-                        if batch.size_in_bytes > self.config.max_message_size:
+                        if batch.size_in_bytes > config.max_message_size:
                             raise RecordTooLargeError(
                                 f"Message batch size is {batch.size_in_bytes} bytes in append to partition "
                                 f"{self.topic_partition} which exceeds the maximum configured size of "
-                                f"{self.config.max_message_size}.")
+                                f"{config.max_message_size}.")
             else:
                 if append_info.first_or_last_offset_of_first_batch < self.log_end_offset:
                     # The log may still take it if it is empty: a leader's log start offset need not be at
@@ -532,10 +533,10 @@ class Log(LogRetention):
                         f"{append_info.last_offset}. Log start offset = {self._log_start_offset}",
                         first_offset, append_info.last_offset)
             size = valid_records.size_in_bytes()
-            if size > self.config.segment_size:
+            if size > config.segment_size:
                 raise RecordTooLargeError(
                     f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
-                    f"exceeds the maximum configured segment size of {self.config.segment_size}.")
+                    f"exceeds the maximum configured segment size of {config.segment_size}.")
             self._maybe_roll(size, append_info)
             self.local_log.append(append_info.last_offset, append_info.max_timestamp,
                                   append_info.shallow_offset_of_max_timestamp, valid_records)
@@ -544,7 +545,7 @@ class Log(LogRetention):
                 logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, "
                              "and messages: %s", append_info.last_offset, append_info.first_offset,
                              self.log_end_offset, valid_records)
-            if self.unflushed_messages() >= self.config.flush_interval:
+            if self.unflushed_messages() >= config.flush_interval:
                 self.flush()
         return append_info
 
@@ -562,18 +563,13 @@ class Log(LogRetention):
         """Kafka: ``appendAsFollower``."""
         return self.append(records, False)
 
-    def _max_segment_ms(self) -> int:
-        """Kafka: ``LogConfig.maxSegmentMs``: compacted topics roll by ``max.compaction.lag.ms`` too."""
-        result: int = self.config.max_segment_ms()
-        return result
-
     def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:
         """Roll if the active segment is full, old or cannot hold the new offsets (Kafka: ``maybeRoll``)."""
         segment = self._active()
         now = self.time.milliseconds()
-        params = RollParams(self._max_segment_ms(), self.config.segment_size, append_info.max_timestamp,
-                            append_info.last_offset, messages_size, now)
-        if segment.should_roll(params):
+        config = self.local_log.config
+        if segment.should_roll_at(config.max_segment_ms(), config.segment_size, append_info.max_timestamp,
+                                  append_info.last_offset, messages_size, now):
             logger.debug("Rolling new log segment (log_size = %d/%d}, offset_index_size = %d/%d, time_index_size "
                          "= %d/%d, inactive_time_ms = %d/%d).", segment.size(), self.config.segment_size,
                          segment.offset_index.entries, segment.offset_index.max_entries,

@@ -251,14 +251,21 @@ class LogSegment:
 
     def should_roll(self, params: RollParams) -> bool:
         """Whether the next append should go to a new segment (Kafka: ``shouldRoll``)."""
-        reached_roll_ms = self.time_waited_for_roll(params.now, params.max_timestamp_in_messages) > \
-            params.max_segment_ms - self.rolling_jitter_ms
-        size = self.size()
-        return (size > params.max_segment_bytes - params.messages_size
+        return self.should_roll_at(*params)
+
+    def should_roll_at(self, max_segment_ms: int, max_segment_bytes: int, max_timestamp_in_messages: int,
+                       max_offset_in_messages: int, messages_size: int, now: int) -> bool:
+        """:meth:`should_roll` with :class:`RollParams`' fields as arguments, in their order: what the log asks
+        on every append, without building the tuple.  Kafka's conditions in Kafka's order (the time waited
+        is worked out first, as it loads the first batch's timestamp)."""
+        reached_roll_ms = self.time_waited_for_roll(now, max_timestamp_in_messages) > \
+            max_segment_ms - self.rolling_jitter_ms
+        size = self.log.size_in_bytes()
+        return (size > max_segment_bytes - messages_size
                 or (size > 0 and reached_roll_ms)
-                or self.offset_index.is_full()
-                or self.time_index.is_full()
-                or not self.can_convert_to_relative_offset(params.max_offset_in_messages))
+                or self._lazy_offset_index.get().is_full()
+                or self._lazy_time_index.get().is_full()
+                or not 0 <= max_offset_in_messages - self.base_offset <= INT32_MAX)
 
     def largest_timestamp(self) -> float:
         """The largest record timestamp, or the file's modification time when there is none (Kafka:

@@ -133,6 +133,7 @@ from .record.legacy import LegacyRecord, LegacyRecordBatch
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 from .validator_builder import build_records
+from .validator_one_batch import assign_offsets_one_batch
 
 # The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
 _RECORD_NO_KEY = 1
@@ -399,6 +400,16 @@ class ValidationResult:
     def last_offset(self) -> int:
         """The last offset assigned: ``next_offset - 1`` (Kafka: ``setLastOffset(offset.value - 1)``)."""
         return self.next_offset - 1
+
+    @classmethod
+    def _in_place(cls, records: MemoryRecords, last_offset: int, max_timestamp: int, now: int) -> ValidationResult:
+        """The result of one batch validated in place: the same fields, set at once (the frozen ``__init__``'s
+        seven ``object.__setattr__`` calls cost a one-record append more than the kernel that validated it)."""
+        result = object.__new__(cls)
+        result.__dict__.update(valid_records=records, max_timestamp=max_timestamp, shallow_offset_of_max_timestamp=(
+            last_offset if max_timestamp > NO_TIMESTAMP else -1), message_size_maybe_changed=False,
+            log_append_time=now, next_offset=last_offset + 1, record_validation_stats=RecordValidationStats.EMPTY)
+        return result
 
 
 class _ApiRecordError(NamedTuple):
@@ -963,8 +974,15 @@ def validate_messages_and_assign_offsets(
     newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
 
     ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
-    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.
+    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.  One
+    uncompressed v2 batch is validated by one kernel call when it qualifies
+    (:mod:`kafkalog.validator_one_batch`); the batch objects of ``batches`` are not updated then.
     """
+    if isinstance(origin, AppendOrigin):  # a linger-0 producer's batch: one kernel call, no objects
+        one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,
+                                       origin is AppendOrigin.CLIENT, partition_leader_epoch, batches)
+        if one is not None:
+            return ValidationResult._in_place(records, one[0], one[1], now_ms)
     source = CompressionType.of(source_compression)
     validator = LogValidator(
         records,

@@ -14,7 +14,7 @@ so each kernel and its twin sit side by side, module for include file:
   and the Arrow gather;
 * ``encode``: the records section of a v2 batch, and v0/v1 messages;
 * ``offset_map``: SkimpyOffsetMap's probing and the cleaner's passes over it;
-* ``validate``: the validator's per-record pass over a v2 batch.
+* ``validate``: the validator's per-record pass over a v2 batch, and its one-batch leader path.
 
 The kernels are used from here, ``kafkalog._core_py.NAME``, the same names ``kafkalog._core`` has.
 
@@ -51,11 +51,12 @@ from .offset_map import (
     offset_map_put_records,
 )
 from .scan import scan_batches, search_for_offset, single_entry_magic
-from .validate import validate_v2_records
+from .validate import assign_offsets_v2_batch, validate_v2_records
 
 __all__ = [
     "IMPLEMENTATION",
     "Record",
+    "assign_offsets_v2_batch",
     "crc32",
     "crc32c",
     "crc32c_hardware",

@@ -11,19 +11,37 @@ does that walk once, over the batch's (decompressed) records, without making a R
 v2 records always have their batch's magic and no CRC of their own, so those checks of ``validateRecord``
 cannot fail here; a LogAppendTime batch from a client needs the record's description in its error, so the
 validator keeps its object loop for those (the kernel is for CreateTime batches).
+
+``assign_offsets_v2_batch`` is the whole of ``assignOffsetsNonCompressed`` for a request of one uncompressed
+CreateTime batch (a linger-0 producer's append): the batch checks, this record walk and the header rewrite,
+in one call that builds no object (see :mod:`kafkalog.validator_one_batch`).
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
-from ._ints import wrap64
+from ..errors import CorruptRecordError
+from ._ints import _I16, _I32, _I64, _U32, wrap64
+from .crc import crc32c
 from .decode import _walk_v2_records
 
 NO_TIMESTAMP = -1
 #: Codes of a rejected record: ``validateKey``'s and ``validateTimestamp``'s.
 RECORD_NO_KEY = 1
 RECORD_BAD_TIMESTAMP = 2
+
+# The v2 batch header (DefaultRecordBatch): base offset, length, partition leader epoch, magic, CRC,
+# attributes, last offset delta, base and max timestamps, producer id and epoch, base sequence, record count.
+_BATCH_HEAD = struct.Struct(">qiibIhiqqqhii")
+_RECORDS = _BATCH_HEAD.size  # 61: where the records start
+_LEADER_EPOCH, _CRC, _ATTRIBUTES, _MAX_TIMESTAMP = 12, 17, 21, 35
+_CODEC_MASK, _TIMESTAMP_TYPE_MASK, _CONTROL_MASK = 0x07, 0x08, 0x20
+#: The attribute bits ``computeAttributes`` keeps when it sets the max timestamp of a CreateTime batch: the
+#: codec, the transactional, control and delete-horizon flags.
+_KEPT_ATTRIBUTES = _CODEC_MASK | 0x10 | _CONTROL_MASK | 0x40
+_INT64_MAX = (1 << 63) - 1
 
 
 def _size_of_varlong(value: int) -> int:
@@ -97,3 +115,62 @@ def validate_v2_records(buf: Any, start: int, end: int, count: int, base_offset:
         _walk_v2_records(view, start, end, count, base_offset, base_timestamp, append_time, record, header)
     finish_previous()
     return read, max_timestamp, size, in_sequence, errors
+
+
+def assign_offsets_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: int, *, now: int,
+                            timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool,
+                            client: bool) -> tuple[int, int] | None:
+    """The leader's validation of one uncompressed CreateTime v2 batch that fills ``buf``, as Kafka 3.8's
+    ``LogValidator.assignOffsetsNonCompressed`` does it, in one call; ``None`` when the batch does not
+    qualify or would fail a check, and then nothing was written (the caller takes the general path, which
+    raises the error and counts the metric).
+
+    It qualifies when ``buf`` holds exactly one v2 batch (its length field says so) with no codec, a
+    CreateTime timestamp type and 1 to 2**31 - 1 records.  The checks are ``validateBatch``'s for a client's
+    append (``client``): the count from the offset range positive and equal to the record count, no control
+    batch, a producer id only with a sequence (a v2 log takes transactional and idempotent batches); then
+    every record as ``validate_v2_records`` reads and checks it (framing, a key when ``compacted``, the
+    timestamp within ``[now - before, now + after]``).  Then the header is rewritten in place:
+    ``setLastOffset(next_offset + count - 1)``, ``setPartitionLeaderEpoch`` and ``setMaxTimestamp(CreateTime,
+    max)`` (attributes recomputed and the CRC with them, only when they change).
+
+    Returns ``(last_offset, max_timestamp)``: the batch's new last offset and its records' largest timestamp
+    (-1 when none is larger).  ``buf`` must be writable (``ValueError`` otherwise) and
+    ``partition_leader_epoch`` an ``int32`` (``OverflowError``), as the compiled twin's arguments are.
+    """
+    if not -(1 << 31) <= partition_leader_epoch < (1 << 31):
+        raise OverflowError(f"partition leader epoch {partition_leader_epoch} is not an int32")
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        if view.readonly:
+            raise ValueError("buffer source array is read-only")
+        size = view.nbytes
+        if size < _RECORDS:
+            return None
+        (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+         producer_id, _producer_epoch, base_sequence, count) = _BATCH_HEAD.unpack_from(view, 0)
+        if 12 + length != size or magic != 2 or attributes & (_CODEC_MASK | _TIMESTAMP_TYPE_MASK):
+            return None
+        if count <= 0 or next_offset > _INT64_MAX - count:
+            return None
+        if client and (last_offset_delta + 1 != count or attributes & _CONTROL_MASK
+                       or (producer_id > -1 and base_sequence < 0)):
+            return None
+        try:
+            _read, largest, _size, _in_sequence, errors = validate_v2_records(
+                view, _RECORDS, size, count, base_offset, base_timestamp, None, now=now,
+                timestamp_before_max_ms=timestamp_before_max_ms, timestamp_after_max_ms=timestamp_after_max_ms,
+                compacted=compacted, check_timestamps=True)
+        except CorruptRecordError:  # a framing error: the general path raises it where it belongs
+            return None
+        if errors:
+            return None
+        last_offset = next_offset + count - 1
+        _I64.pack_into(view, 0, wrap64(last_offset - last_offset_delta))
+        _I32.pack_into(view, _LEADER_EPOCH, partition_leader_epoch)
+        if largest != max_timestamp:
+            _I16.pack_into(view, _ATTRIBUTES, attributes & _KEPT_ATTRIBUTES)
+            _I64.pack_into(view, _MAX_TIMESTAMP, largest)
+            with view[_ATTRIBUTES:] as covered:
+                _U32.pack_into(view, _CRC, crc32c(covered))
+    return last_offset, largest

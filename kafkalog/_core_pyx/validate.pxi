@@ -98,3 +98,78 @@ def validate_v2_records(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize
         _fail(&err, E_REMAINING, pos)
         _raise(&err)
     return count, max_timestamp, size, in_sequence, errors
+
+
+cdef enum:
+    PARTITION_LEADER_EPOCH_AT = 12
+    PRODUCER_ID_AT = 43
+    BASE_SEQUENCE_AT = 53
+    # computeAttributes keeps the codec, the transactional, control and delete-horizon flags
+    KEPT_ATTRIBUTES = COMPRESSION_CODEC_MASK | 0x10 | CONTROL_FLAG_MASK | 0x40
+
+
+def assign_offsets_v2_batch(unsigned char[::1] buf, int64_t next_offset, int32_t partition_leader_epoch, *,
+                            int64_t now, int64_t timestamp_before_max_ms, int64_t timestamp_after_max_ms,
+                            bint compacted, bint client):
+    """assignOffsetsNonCompressed for the one uncompressed CreateTime v2 batch filling ``buf``: checks, then
+    the header rewritten in place; ``None`` (nothing written) when it does not qualify or a check fails
+    (see ``_core_py.validate``)."""
+    cdef Py_ssize_t size = buf.shape[0], pos = RECORD_BATCH_OVERHEAD
+    cdef unsigned char *p
+    cdef int16_t attributes
+    cdef int32_t last_offset_delta, count, _h
+    cdef int64_t i, base_offset, base_timestamp, largest = -1, difference, last_offset
+    cdef V2Record r
+    cdef HeaderRow hrow
+    cdef Err err
+    if size < RECORD_BATCH_OVERHEAD:
+        return None
+    p = &buf[0]
+    attributes = kl_get_i16(p + ATTRIBUTES_OFFSET)
+    if (LOG_OVERHEAD + <int64_t>kl_get_i32(p + 8) != size or p[MAGIC_OFFSET] != 2
+            or attributes & (COMPRESSION_CODEC_MASK | TIMESTAMP_TYPE_MASK)):
+        return None
+    last_offset_delta = kl_get_i32(p + LAST_OFFSET_DELTA_OFFSET)
+    count = kl_get_i32(p + RECORDS_COUNT_OFFSET)
+    if count <= 0 or next_offset > <int64_t>0x7FFFFFFFFFFFFFFF - count:
+        return None
+    # validateBatch for a client's batch (a v2 log takes transactional and idempotent ones)
+    if client and (<int64_t>last_offset_delta + 1 != count or attributes & CONTROL_FLAG_MASK
+                   or (kl_get_i64(p + PRODUCER_ID_AT) > -1 and kl_get_i32(p + BASE_SEQUENCE_AT) < 0)):
+        return None
+    base_offset = kl_get_i64(p)
+    base_timestamp = kl_get_i64(p + BASE_TIMESTAMP_OFFSET)
+    err.code = E_OK
+    memset(&r, 0, sizeof(r))
+    memset(&hrow, 0, sizeof(hrow))
+    if _check_count(count, pos, size, &err):
+        return None
+    # validateRecord for each record, as validate_v2_records does it (check_timestamps: a CreateTime log)
+    for i in range(count):
+        if _read_record_head(p, &pos, size, base_offset, base_timestamp, False, 0, &r, &err):
+            return None
+        if compacted and r.key_len < 0:
+            return None
+        if r.timestamp != -1:
+            difference = <int64_t>(<uint64_t>now - <uint64_t>r.timestamp)
+            if (difference > timestamp_before_max_ms
+                    or <int64_t>(<uint64_t>0 - <uint64_t>difference) > timestamp_after_max_ms):
+                return None
+        if r.timestamp > largest:
+            largest = r.timestamp
+        for _h in range(r.n_headers):
+            if _read_header(p, &pos, &r, &hrow, &err):
+                return None
+        if _finish_record(pos, &r, &err):
+            return None
+    if pos != size:
+        return None
+    # setLastOffset, setPartitionLeaderEpoch, setMaxTimestamp(CreateTime, largest)
+    last_offset = next_offset + count - 1
+    kl_put_i64(p, <int64_t>(<uint64_t>last_offset - <uint64_t>last_offset_delta))
+    kl_put_i32(p + PARTITION_LEADER_EPOCH_AT, partition_leader_epoch)
+    if largest != kl_get_i64(p + MAX_TIMESTAMP_OFFSET):
+        kl_put_i16(p + ATTRIBUTES_OFFSET, attributes & KEPT_ATTRIBUTES)
+        kl_put_i64(p + MAX_TIMESTAMP_OFFSET, largest)
+        kl_put_i32(p + CRC_OFFSET, <int32_t>kl_crc32c(0, p + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET))
+    return last_offset, largest

@@ -1,0 +1,179 @@
+"""The one-batch leader path, ``assign_offsets_v2_batch`` (both twins) and its caller: checked against
+``LogValidator``'s general path (``assignOffsetsNonCompressed``) on the same bytes.  Where the kernel takes a
+batch, the bytes it leaves and the offsets and timestamp it gives are the general path's; where it declines,
+it has written nothing, and the general path either raises or handles a batch the kernel does not take."""
+
+from __future__ import annotations
+
+import struct
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kafkalog import MemoryRecords
+from kafkalog.config import LogConfig
+from kafkalog.errors import KafkaLogError
+from kafkalog.record import CompressionType
+from kafkalog.record.batch import _range_crc32c
+from kafkalog.validator import (
+    AppendOrigin,
+    InvalidTimestampError,
+    LogValidator,
+    RecordValidationError,
+    ValidationResult,
+    validate_messages_and_assign_offsets,
+)
+
+NOW = 1_700_000_000_000
+LONG_MAX = (1 << 63) - 1
+NEXT = 1_234
+EPOCH = 7
+
+RECORDS = [
+    (b"k0", b"v" * 200, NOW - 10),
+    (b"k1", b"", NOW + 5, [("h\u00e9", b"1"), ("n", None)]),
+    (b"k2", None, -1),
+]
+
+
+def _data(records: list[Any] = RECORDS, **kwargs: Any) -> bytearray:
+    return bytearray(MemoryRecords.with_records(records, **kwargs).buffer)
+
+
+def _put(data: bytearray, fmt: str, at: int, value: int) -> bytearray:
+    struct.pack_into(fmt, data, at, value)
+    return data
+
+
+def _recrc(data: bytearray) -> bytearray:
+    return _put(data, ">I", 17, _range_crc32c(data, 21, len(data)))
+
+
+# Batches the kernel takes and ones it must decline, each as bytes a client could send.
+CASES: dict[str, bytearray] = {
+    "plain": _data(),
+    "one record": _data([(b"key", b"value", NOW)]),
+    "no timestamps": _data([(b"a", b"1", -1), (b"b", b"2", -1)]),
+    "max timestamp stale": _put(_data(), ">q", 35, NOW - 99),
+    "unknown attribute bits": _recrc(_put(_put(_data(), ">h", 21, 0x0180), ">q", 35, 0)),
+    "idempotent": _data(producer_id=5, producer_epoch=1, base_sequence=3),
+    "transactional": _data(producer_id=5, producer_epoch=1, base_sequence=3, is_transactional=True),
+    "idempotent, no sequence": _put(_data(producer_id=5, producer_epoch=1, base_sequence=3), ">i", 53, -1),
+    "no key": _data([(None, b"v", NOW)]),
+    "too old": _data([(b"k", b"v", NOW - 3_600_001)]),
+    "count above offsets": _put(_data(), ">i", 57, 4),
+    "count below offsets": _put(_data(), ">i", 57, 2),
+    "count zero": _put(_put(_data(), ">i", 57, 0), ">i", 23, -1),
+    "control": _put(_data(), ">h", 21, 0x20),
+    "log append time": _data(timestamp_type="LogAppendTime", log_append_time=NOW),
+    "compressed": _data(compression="lz4"),
+    "record framing": _put(_data([(b"k", b"v", NOW)]), ">b", 61, 0x7E),
+    "trailing bytes": _put(_data() + b"\0", ">i", 8, len(_data()) - 11),
+}
+
+CONFIGS = {
+    "default": LogConfig(),
+    "compact": LogConfig({"cleanup.policy": "compact"}),
+    "one hour": LogConfig({"message.timestamp.before.max.ms": 3_600_000,
+                           "message.timestamp.after.max.ms": 3_600_000}),
+}
+
+
+def _kernel(impl: ModuleType, data: bytearray, config: LogConfig, client: bool) -> Any:
+    return impl.assign_offsets_v2_batch(
+        data, NEXT, EPOCH, now=NOW, timestamp_before_max_ms=config.message_timestamp_before_max_ms,
+        timestamp_after_max_ms=config.message_timestamp_after_max_ms, compacted=config.compact, client=client)
+
+
+def _general(data: bytearray, config: LogConfig, origin: AppendOrigin) -> Any:
+    validator = LogValidator(
+        MemoryRecords(data), now_ms=NOW, source_compression=MemoryRecords(data).only_batch().compression,  # type: ignore[union-attr]
+        target_compression="none" if not data[22] & 7 else "lz4", compacted_topic=config.compact,
+        timestamp_type=config.message_timestamp_type,
+        timestamp_before_max_ms=config.message_timestamp_before_max_ms,
+        timestamp_after_max_ms=config.message_timestamp_after_max_ms, partition_leader_epoch=EPOCH, origin=origin)
+    return validator.validate_messages_and_assign_offsets(NEXT)
+
+
+@pytest.mark.parametrize("origin", [AppendOrigin.CLIENT, AppendOrigin.COORDINATOR])
+@pytest.mark.parametrize("config_name", list(CONFIGS))
+@pytest.mark.parametrize("case", list(CASES))
+def test_kernel_matches_the_general_path(impl: ModuleType, case: str, config_name: str,
+                                         origin: AppendOrigin) -> None:
+    config = CONFIGS[config_name]
+    data = bytearray(CASES[case])
+    expected_bytes = bytearray(data)
+    try:
+        expected: Any = _general(expected_bytes, config, origin)
+    except KafkaLogError as e:
+        expected = e
+    taken = _kernel(impl, data, config, origin is AppendOrigin.CLIENT)
+    if taken is None:
+        assert data == CASES[case], "a declined batch is left as it was"
+        # It declined a batch the general path refuses, or one it does not take (another codec, another
+        # timestamp type, bytes after the batch).
+        assert isinstance(expected, Exception) or case in {"log append time", "compressed", "trailing bytes"}
+        return
+    assert not isinstance(expected, Exception), expected
+    assert data == expected_bytes
+    last_offset, max_timestamp = taken
+    assert last_offset == expected.last_offset
+    assert max_timestamp == expected.max_timestamp
+    assert (last_offset if max_timestamp > -1 else -1) == expected.shallow_offset_of_max_timestamp
+
+
+def test_kernel_takes_what_a_producer_sends(impl: ModuleType) -> None:
+    # The cases a v2 log with default settings must take, so the fast path is really used.
+    for case in ("plain", "one record", "no timestamps", "max timestamp stale", "unknown attribute bits",
+                 "idempotent", "transactional"):
+        assert _kernel(impl, bytearray(CASES[case]), LogConfig(), True) is not None, case
+
+
+def test_kernel_arguments(impl: ModuleType) -> None:
+    with pytest.raises((ValueError, TypeError, BufferError)):
+        _kernel(impl, bytes(CASES["plain"]), LogConfig(), True)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
+        impl.assign_offsets_v2_batch(bytearray(CASES["plain"]), 0, 1 << 31, now=NOW, timestamp_before_max_ms=0,
+                                     timestamp_after_max_ms=0, compacted=False, client=True)
+    assert _kernel(impl, bytearray(10), LogConfig(), True) is None
+    # offsets past the long range are left to the general path
+    assert impl.assign_offsets_v2_batch(bytearray(CASES["plain"]), LONG_MAX - 1, 0, now=NOW,
+                                        timestamp_before_max_ms=LONG_MAX, timestamp_after_max_ms=LONG_MAX,
+                                        compacted=False, client=True) is None
+
+
+@pytest.mark.parametrize(("case", "config_name", "error"), [
+    ("no key", "compact", RecordValidationError),
+    ("too old", "one hour", InvalidTimestampError),
+    ("control", "default", KafkaLogError),
+])
+def test_entry_point_raises_the_general_paths_error(impl: ModuleType, case: str, config_name: str,
+                                                    error: type[Exception]) -> None:
+    records = MemoryRecords(bytearray(CASES[case]))
+    batches = list(records.batches())
+    with pytest.raises(error) as raised:
+        validate_messages_and_assign_offsets(records, NEXT, NOW, CONFIGS[config_name],
+                                             source_compression=CompressionType.NONE, origin=AppendOrigin.CLIENT,
+                                             batches=batches)
+    with pytest.raises(error) as general:
+        _general(bytearray(CASES[case]), CONFIGS[config_name], AppendOrigin.CLIENT)
+    assert str(raised.value) == str(general.value)
+    assert records.buffer == CASES[case]
+
+
+@pytest.mark.parametrize("case", ["plain", "no timestamps"])
+def test_entry_point_result(impl: ModuleType, case: str) -> None:
+    records = MemoryRecords(bytearray(CASES[case]))
+    result = validate_messages_and_assign_offsets(records, NEXT, NOW, LogConfig(),
+                                                  source_compression=CompressionType.NONE,
+                                                  origin=AppendOrigin.CLIENT, partition_leader_epoch=EPOCH,
+                                                  batches=list(records.batches()))
+    expected_bytes = bytearray(CASES[case])
+    expected = _general(expected_bytes, LogConfig(), AppendOrigin.CLIENT)
+    assert result.valid_records is records and records.buffer == expected_bytes
+    assert result == ValidationResult(records, expected.max_timestamp, expected.shallow_offset_of_max_timestamp,
+                                      False, NOW, expected.next_offset)
+    assert (result.max_timestamp, result.shallow_offset_of_max_timestamp, result.message_size_maybe_changed,
+            result.log_append_time, result.next_offset) == \
+        (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, False, NOW, expected.next_offset)
