@@ -29,6 +29,7 @@ __all__ = [
     "decode_v2_records_chunk",
     "encode_v2_record_inputs",
     "encode_v2_records",
+    "filter_v2_batches",
     "gather_slices",
     "index_lookup",
     "index_points",
@@ -185,6 +186,15 @@ def encode_v2_record_inputs(
     records: Iterable[Any],
     base_timestamp: int | None = None,
 ) -> tuple[bytes, int, int, int]: ...
+def filter_v2_batches(
+    data: Buffer,
+    records: npt.NDArray[np.void],
+    starts: npt.NDArray[np.int64],
+    positions: npt.NDArray[np.int64],
+    keep: npt.NDArray[np.uint8],
+    retain_empty: npt.NDArray[np.uint8],
+    out: bytearray,
+) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
 def split_records(records: Iterable[Any]) -> tuple[list[Any], list[Any], list[int], list[Any]]: ...
 def gather_slices(
     data: Buffer,  # const unsigned char[::1]

@@ -32,13 +32,14 @@ back on).
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.type cimport PyType_Modified
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -62,6 +63,7 @@ __all__ = [
     "decode_v2_records_chunk",
     "encode_v2_record_inputs",
     "encode_v2_records",
+    "filter_v2_batches",
     "gather_slices",
     "index_lookup",
     "index_points",
@@ -90,6 +92,7 @@ cdef extern from "_kernels.h" nogil:
     uint32_t kl_get_u32(const unsigned char *p)
     int16_t kl_get_i16(const unsigned char *p)
     void kl_put_i64(unsigned char *p, int64_t x)
+    void kl_put_i32(unsigned char *p, int32_t x)
     void kl_crc_init()
     void kl_crc32c_force_software(int on)
     uint32_t kl_crc32c(uint32_t crc, const unsigned char *p, size_t n)
@@ -105,6 +108,7 @@ kl_crc_init()
 # Layout constants (the values of kafkalog/_common.py, as C constants for the loops).
 cdef enum:
     LOG_OVERHEAD = 12
+    LENGTH_OFFSET = 8
     MAGIC_OFFSET = 16
     HEADER_SIZE_UP_TO_MAGIC = 17
     CRC_OFFSET = 17
