@@ -31,6 +31,7 @@ __all__ = [
     "encode_legacy_messages",
     "encode_v2_record_inputs",
     "encode_v2_records",
+    "filter_v2_batches",
     "gather_slices",
     "index_lookup",
     "index_points",
@@ -195,6 +196,15 @@ def encode_v2_record_inputs(
     records: Iterable[Any],
     base_timestamp: int | None = None,
 ) -> tuple[bytes, int, int, int]: ...
+def filter_v2_batches(
+    data: Buffer,
+    records: npt.NDArray[np.void],
+    starts: npt.NDArray[np.int64],
+    positions: npt.NDArray[np.int64],
+    keep: npt.NDArray[np.uint8],
+    retain_empty: npt.NDArray[np.uint8],
+    out: bytearray,
+) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
 def split_records(records: Iterable[Any]) -> tuple[list[Any], list[Any], list[int], list[Any]]: ...
 def gather_slices(
     data: Buffer,  # const unsigned char[::1]

@@ -32,13 +32,14 @@ back on).
 
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_AsLongLongAndOverflow
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.type cimport PyType_Modified
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -64,6 +65,7 @@ __all__ = [
     "encode_legacy_messages",
     "encode_v2_record_inputs",
     "encode_v2_records",
+    "filter_v2_batches",
     "gather_slices",
     "index_lookup",
     "index_points",
@@ -109,6 +111,7 @@ kl_crc_init()
 # Layout constants (the values of kafkalog/_common.py, as C constants for the loops).
 cdef enum:
     LOG_OVERHEAD = 12
+    LENGTH_OFFSET = 8
     MAGIC_OFFSET = 16
     HEADER_SIZE_UP_TO_MAGIC = 17
     CRC_OFFSET = 17

@@ -12,7 +12,7 @@ so each kernel and its twin sit side by side, module for include file:
 * ``index``: the offset and time index searches;
 * ``decode``: v2 records and v0/v1 messages to columns or ``Record`` objects,
   and the Arrow gather;
-* ``encode``: the records section of a v2 batch, and v0/v1 messages;
+* ``encode``: the records section of a v2 batch, v0/v1 messages, and the cleaner's rewrite of plain v2 batches;
 * ``offset_map``: SkimpyOffsetMap's probing and the cleaner's passes over it;
 * ``validate``: the validator's per-record pass over a v2 batch, and its one-batch leader path.
 
@@ -40,7 +40,13 @@ from .decode import (
     gather_slices,
     records_in_range,
 )
-from .encode import encode_legacy_messages, encode_v2_record_inputs, encode_v2_records, split_records
+from .encode import (
+    encode_legacy_messages,
+    encode_v2_record_inputs,
+    encode_v2_records,
+    filter_v2_batches,
+    split_records,
+)
 from .index import index_lookup, index_points, index_search
 from .offset_map import (
     md5,
@@ -70,6 +76,7 @@ __all__ = [
     "encode_legacy_messages",
     "encode_v2_record_inputs",
     "encode_v2_records",
+    "filter_v2_batches",
     "gather_slices",
     "index_lookup",
     "index_points",

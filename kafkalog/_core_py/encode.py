@@ -11,13 +11,35 @@ constructors, and ``MemoryRecordsBuilder.appendWithOffset``'s timestamp check), 
 
 from __future__ import annotations
 
+import itertools
 import struct
 import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._common import INT64_MAX, INT64_MIN, NO_TIMESTAMP
+import numpy as np
+import numpy.typing as npt
+
+from .._common import (
+    ATTRIBUTES_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
+    CRC_OFFSET,
+    INT64_MAX,
+    INT64_MIN,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
+)
 from ._ints import _MASK32, _MASK64, wrap64
+from .crc import crc32c
+
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
 
 
 def _write_varint(out: bytearray, value: int) -> None:
@@ -176,39 +198,26 @@ def encode_v2_record_inputs(records: Iterable[Any], base_timestamp: int | None =
     return body, len(timestamps), timestamps[0], max(timestamps)
 
 
-def encode_legacy_messages(keys: Sequence[Any], values: Sequence[Any], timestamps: Sequence[int],
-                           offsets: Sequence[int], magic: int, attributes: int) -> bytes:
-    """v0 or v1 messages, each framed by its offset and size (Kafka: ``LegacyRecord.write`` behind the
-    12-byte log overhead, once per record, as ``MemoryRecordsBuilder.appendLegacyRecord`` writes them).
+import itertools
+import struct
+import zlib
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-    Message ``i`` has offset ``offsets[i]``, the ``magic`` and ``attributes`` given (the same for every
-    message), timestamp ``timestamps[i]`` (written for v1 only), and key and value bytes-like or ``None``
-    (length -1); its CRC-32 runs from the magic byte to the end, as
-    :func:`kafkalog.record.legacy.legacy_entry` writes one message.
-    """
-    n = len(keys)
-    if len(values) != n or len(timestamps) != n or len(offsets) != n:
-        raise ValueError("encode_legacy_messages: the columns differ in length")
-    if magic not in (0, 1):
-        raise ValueError(f"Legacy messages have magic 0 or 1, not {magic}")
-    out = bytearray()
-    body = bytearray()
-    for i in range(n):
-        for number in (offsets[i], timestamps[i]):
-            if not INT64_MIN <= number <= INT64_MAX:
-                raise OverflowError(f"{number} does not fit a Java long")
-        body.clear()
-        body.append(magic)
-        body.append(attributes & 0xFF)
-        if magic == 1:
-            body += struct.pack(">q", timestamps[i])
-        for field in (keys[i], values[i]):
-            if field is None:
-                body += struct.pack(">i", -1)
-            else:
-                data = bytes(field)
-                body += struct.pack(">i", len(data))
-                body += data
-        out += struct.pack(">qiI", offsets[i], 4 + len(body), zlib.crc32(body))
-        out += body
-    return bytes(out)
+import numpy as np
+import numpy.typing as npt
+
+from .._common import (
+    ATTRIBUTES_OFFSET,
+    BASE_TIMESTAMP_OFFSET,
+    CRC_OFFSET,
+    INT64_MAX,
+    INT64_MIN,
+    LENGTH_OFFSET,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MAX_TIMESTAMP_OFFSET,
+    NO_TIMESTAMP,
+    RECORD_BATCH_OVERHEAD,
+    RECORDS_COUNT_OFFSET,
+)

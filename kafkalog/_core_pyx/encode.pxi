@@ -2,7 +2,8 @@
 # kafkalog/_core_py/encode.py.
 #
 # Kafka: clients/.../utils/ByteUtils.java (writeVarint, writeVarlong, zig-zag encoded) and
-# DefaultRecord.writeTo: the records section of a v2 batch, sized first, then written in one buffer.
+# DefaultRecord.writeTo: the records section of a v2 batch, sized first, then written in one buffer; and
+# MemoryRecords.filterTo's rewrite of plain v2 batches for the cleaner (filter_v2_batches).
 
 cdef inline Py_ssize_t _varint_size(uint32_t v) noexcept nogil:
     cdef Py_ssize_t n = 1
@@ -463,3 +464,135 @@ def encode_legacy_messages(keys, values, timestamps, offsets, int magic, int att
         kl_put_i32(message - 4, <int32_t>size)
         kl_put_i32(message, <int32_t>kl_crc32(0, message + 4, size - 4))
     return result
+
+
+def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] records, const int64_t[::1] starts,
+                      const int64_t[::1] positions, const uint8_t[::1] keep, const uint8_t[::1] retain_empty,
+                      bytearray out):
+    """The log cleaner's rewrite of a run of uncompressed v2 batches without the records it drops (Kafka:
+    ``MemoryRecords.filterTo``'s ``filterBatch`` and ``buildRetainedRecordsInto``), for the batches whose
+    attributes hold no bit but the transactional one.  Batch ``b`` is the batch at ``positions[b]`` of
+    ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record.
+
+    A batch keeping every record is appended to ``out`` as it is, one keeping none is dropped, and the kept
+    records of any other are written as a batch of the same header fields (base offset, last offset delta,
+    producer fields, leader epoch, attributes), its base timestamp the first kept record's, its max
+    timestamp the largest kept one, and its CRC-32C computed.  It stops before the first batch the record
+    layer must rewrite itself: one keeping a tombstone (it gets a delete horizon), a rebuilt one whose kept
+    records have headers or offsets not increasing, or one keeping nothing that ``retain_empty`` keeps.
+
+    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records and the max
+    timestamp of what was written (-1 when dropped).
+    """
+    cdef Py_ssize_t nb = positions.shape[0]
+    if starts.shape[0] != nb + 1 or retain_empty.shape[0] != nb or keep.shape[0] != records.shape[0]:
+        raise ValueError("filter_v2_batches: the columns differ in length")
+    kept_array = np.zeros(nb, dtype=np.int32)
+    max_ts_array = np.full(nb, -1, dtype=np.int64)
+    cdef int32_t[::1] kept_out = kept_array
+    cdef int64_t[::1] max_ts_out = max_ts_array
+    cdef Py_ssize_t total = data.shape[0], n = records.shape[0]
+    cdef Py_ssize_t b, r, lo, hi, kept, size, at, start, need = 0
+    cdef int64_t position, base_offset, base_ts = 0, max_ts = 0, last = 0
+    cdef const RecordRow *row
+    cdef bint first, tombstone, odd
+    # Check every batch and record the loop reads lies inside the data, and size the worst case of the
+    # output: each batch whole, plus a rebuilt record's largest growth (its two varint deltas).
+    for b in range(nb):
+        lo, hi, position = starts[b], starts[b + 1], positions[b]
+        if lo < 0 or hi < lo or hi > n or position < 0 or position + RECORD_BATCH_OVERHEAD > total:
+            raise ValueError(f"filter_v2_batches: batch {b} is outside the data")
+        size = kl_get_i32(&data[position + LENGTH_OFFSET]) + LOG_OVERHEAD
+        if size < RECORD_BATCH_OVERHEAD or position + size > total or data[position + MAGIC_OFFSET] != 2:
+            raise ValueError(f"filter_v2_batches: batch {b} is not a v2 batch inside the data")
+        need += size + 16 * (hi - lo)
+        for r in range(lo, hi):
+            row = &records[r]
+            if (row.key_len >= 0 and (row.key_pos < 0 or row.key_pos + row.key_len > total)) or (
+                    row.value_len >= 0 and (row.value_pos < 0 or row.value_pos + row.value_len > total)):
+                raise ValueError(f"filter_v2_batches: record {r}'s key or value is outside the data")
+    at = PyByteArray_GET_SIZE(out)
+    PyByteArray_Resize(out, at + need)
+    cdef unsigned char *o = <unsigned char *>PyByteArray_AS_STRING(out)
+    cdef const unsigned char *d = &data[0] if total else NULL
+    b = 0
+    with nogil:
+        while b < nb:
+            lo, hi, position = starts[b], starts[b + 1], positions[b]
+            size = kl_get_i32(d + position + LENGTH_OFFSET) + LOG_OVERHEAD
+            kept = 0
+            tombstone = odd = False
+            first = True
+            for r in range(lo, hi):
+                if keep[r]:
+                    row = &records[r]
+                    kept += 1
+                    if row.value_len < 0:
+                        tombstone = True  # a kept tombstone: the batch needs a delete horizon
+                    if first:
+                        base_ts = max_ts = row.timestamp
+                        first = False
+                    else:
+                        if row.offset <= last:
+                            odd = True  # offsets not increasing: the builder's error
+                        if row.timestamp > max_ts:
+                            max_ts = row.timestamp
+                    last = row.offset
+                    if row.header_count != 0:
+                        odd = True
+            if kept == 0:
+                if retain_empty[b]:
+                    break
+            elif tombstone:
+                break
+            elif kept == hi - lo:
+                memcpy(o + at, d + position, size)
+                at += size
+                max_ts_out[b] = kl_get_i64(d + position + MAX_TIMESTAMP_OFFSET)
+            elif odd:
+                break
+            else:
+                start = at
+                memcpy(o + at, d + position, RECORD_BATCH_OVERHEAD)
+                at += RECORD_BATCH_OVERHEAD
+                base_offset = kl_get_i64(d + position)
+                for r in range(lo, hi):
+                    if keep[r]:
+                        at = _put_kept_record(o, at, d, &records[r], base_offset, base_ts)
+                kl_put_i32(o + start + LENGTH_OFFSET, <int32_t>(at - start - LOG_OVERHEAD))
+                kl_put_i64(o + start + BASE_TIMESTAMP_OFFSET, base_ts)
+                kl_put_i64(o + start + MAX_TIMESTAMP_OFFSET, max_ts)
+                kl_put_i32(o + start + RECORDS_COUNT_OFFSET, <int32_t>kept)
+                kl_put_i32(o + start + CRC_OFFSET, <int32_t>kl_crc32c(0, o + start + ATTRIBUTES_OFFSET,
+                                                                     at - start - ATTRIBUTES_OFFSET))
+                max_ts_out[b] = max_ts
+            kept_out[b] = <int32_t>kept
+            b += 1
+    PyByteArray_Resize(out, at)
+    return b, kept_array, max_ts_array
+
+
+cdef inline Py_ssize_t _put_kept_record(unsigned char *o, Py_ssize_t at, const unsigned char *d,
+                                        const RecordRow *row, int64_t base_offset, int64_t base_ts) noexcept nogil:
+    """One kept record at ``o + at`` (Kafka: ``DefaultRecord.writeTo``): attributes 0, its deltas from the
+    batch's base offset and the new base timestamp, key, value, no headers.  Returns the new end."""
+    cdef uint64_t ts_delta = _zigzag64(<int64_t>(<uint64_t>row.timestamp - <uint64_t>base_ts))
+    cdef uint32_t offset_delta = _zigzag32(<int32_t>(row.offset - base_offset))
+    cdef Py_ssize_t body = (1 + _varlong_size(ts_delta) + _varint_size(offset_delta)
+                            + _varint_size(_zigzag32(row.key_len)) + (row.key_len if row.key_len > 0 else 0)
+                            + _varint_size(_zigzag32(row.value_len)) + (row.value_len if row.value_len > 0 else 0)
+                            + 1)
+    cdef unsigned char *p = _put_varint(o + at, _zigzag32(<int32_t>body))
+    p[0] = 0
+    p = _put_varlong(p + 1, ts_delta)
+    p = _put_varint(p, offset_delta)
+    p = _put_varint(p, _zigzag32(row.key_len))
+    if row.key_len > 0:
+        memcpy(p, d + row.key_pos, row.key_len)
+        p += row.key_len
+    p = _put_varint(p, _zigzag32(row.value_len))
+    if row.value_len > 0:
+        memcpy(p, d + row.value_pos, row.value_len)
+        p += row.value_len
+    p[0] = 0
+    return (p + 1) - o

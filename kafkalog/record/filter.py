@@ -26,6 +26,11 @@ timestamp.
 The records arrive decoded (:func:`decoded_batches`): runs of uncompressed v2 batches share one set of
 columns (one kernel call), and a batch of many records comes in pieces, so what a pass holds is bounded
 whatever a batch's record count; a batch read in pieces is never held whole.
+
+Steps 3 and 4 of a run of plain batches (uncompressed v2, CreateTime, no delete horizon, not control, read
+whole) are one ``filter_v2_batches`` kernel call (:class:`_PlainRun`), which writes the bytes the steps above
+write; a batch it cannot (a kept tombstone, kept records with headers, an empty batch to keep) goes the
+Python way.  The filter is still asked about every batch and record, in order.
 """
 
 from __future__ import annotations
@@ -309,9 +314,9 @@ def filter_to(decoded: Iterable[DecodedBatch], record_filter: RecordFilter) -> F
     """Write the batches of ``decoded`` without the records ``record_filter`` drops (Kafka:
     ``MemoryRecords.filterTo``, its steps in the module's docstring); returns what was written and counted."""
     result = FilterResult()
-    out = result.output
     retention, marker_for_empty_txn = BatchRetention.DELETE, False
     kept = KeptRecords()
+    run = _PlainRun()
     for item in decoded:
         batch = item.batch
         if item.first:
@@ -319,41 +324,119 @@ def filter_to(decoded: Iterable[DecodedBatch], record_filter: RecordFilter) -> F
             # Once a batch, with its first piece: the filter's transaction state moves on with it.
             retention, marker_for_empty_txn = record_filter.check_batch_retention(batch)
             kept = KeptRecords()
+        plain = (item.first and item.last and batch.magic == MAGIC_V2 and not batch.attributes & ~_PLAIN_ATTRIBUTES
+                 and (not run.items or run.items[-1].columns is item.columns))
+        if not plain:
+            run.flush(result, record_filter)
         if retention is BatchRetention.DELETE:
+            if plain:
+                run.add(item, retention, marker_for_empty_txn, None)
             continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
         result.messages_read += item.hi - item.lo
-        kept.add(item, record_filter.should_retain_records(item))
-        if not item.last:
+        keep = record_filter.should_retain_records(item)
+        if plain:
+            run.add(item, retention, marker_for_empty_txn, keep)
             continue
-        if kept.count:
-            need_horizon = (batch.magic >= MAGIC_V2 and (kept.tombstones or marker_for_empty_txn)
-                            and batch.delete_horizon_ms is None)
-            magic_mismatch = batch.magic < MAGIC_V2 and kept.other_magic
-            if kept.count == kept.read and not need_horizon and not magic_mismatch:
-                out += batch.raw_bytes()
-                batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
-            else:
-                horizon = (record_filter.current_time + record_filter.delete_retention_ms if need_horizon
-                           else batch.delete_horizon_ms)
-                kept_columns, kept_index = kept.columns(batch)
-                data = build_retained_records(batch, kept_columns, kept_index, horizon, rows=kept.rows)
-                out += data
-                if batch.magic >= MAGIC_V2:
-                    batch_max_ts = (batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-                                    else kept.max_timestamp)
-                    batch_shallow = batch.last_offset
-                else:
-                    batch_max_ts, batch_shallow = _max_timestamp_of(data)
-            last_kept = batch.last_offset if batch.magic >= MAGIC_V2 else kept.last_offset
-            result.update_retained_batch_metadata(batch_max_ts, batch_shallow, last_kept, kept.count)
-        elif retention is BatchRetention.RETAIN_EMPTY:
-            if batch.magic < MAGIC_V2:
-                raise IllegalStateError("Empty batches are only supported for magic v2 and above")
-            out += write_empty_header(
-                base_offset=batch.base_offset, last_offset=batch.last_offset, producer_id=batch.producer_id,
-                producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-                partition_leader_epoch=batch.partition_leader_epoch, timestamp_type=batch.timestamp_type,
-                timestamp=batch.max_timestamp, is_transactional=batch.is_transactional,
-                is_control=batch.is_control)
-            result.update_retained_batch_metadata(batch.max_timestamp, batch.last_offset, batch.last_offset, 0)
+        kept.add(item, keep)
+        if item.last:
+            _write_retained(result, record_filter, batch, kept, retention, marker_for_empty_txn)
+    run.flush(result, record_filter)
     return result
+
+
+#: The attribute bits of a batch :class:`_PlainRun` rewrites in a kernel: uncompressed, CreateTime, no delete
+#: horizon, not a control batch; transactional or not.
+_PLAIN_ATTRIBUTES = 0x10
+
+
+class _PlainRun:
+    """Whole uncompressed v2 batches of one set of columns, waiting to be rewritten by one
+    ``filter_v2_batches`` kernel call (the per-batch steps of :func:`filter_to` in a loop over bytes, where a
+    Python pass a batch, ~30 µs, was most of a cleaning's time).  A batch the kernel leaves to the record
+    layer (a kept tombstone, records with headers, an empty batch kept for its producer) goes the general way
+    of :func:`_write_retained`, and the kernel takes up the rest after it."""
+
+    def __init__(self) -> None:
+        self.items: list[DecodedBatch] = []
+        self.fates: list[tuple[BatchRetention, bool]] = []
+        self.masks: list[Any] = []
+
+    def add(self, item: DecodedBatch, retention: BatchRetention, marker_for_empty_txn: bool, keep: Any) -> None:
+        self.items.append(item)
+        self.fates.append((retention, marker_for_empty_txn))
+        # A deleted batch keeps nothing and is not asked about its records (Kafka counts none of them).
+        self.masks.append(np.zeros(item.hi - item.lo, dtype=bool) if keep is None else keep)
+
+    def flush(self, result: FilterResult, record_filter: RecordFilter) -> None:
+        items, fates, masks = self.items, self.fates, self.masks
+        if not items:
+            return
+        self.items, self.fates, self.masks = [], [], []
+        columns = items[0].columns
+        start = 0
+        while start < len(items):
+            lo = items[start].lo
+            starts = np.array([item.lo - lo for item in items[start:]] + [items[-1].hi - lo], dtype=np.int64)
+            positions = np.array([item.batch.position for item in items[start:]], dtype=np.int64)
+            retain_empty = np.array([retention is BatchRetention.RETAIN_EMPTY for retention, _ in fates[start:]],
+                                    dtype=np.uint8)
+            keep = np.concatenate(masks[start:]).view(np.uint8)
+            done, kept_counts, max_timestamps = _impl.core.filter_v2_batches(
+                columns.data, columns.records[lo:items[-1].hi], starts, positions, keep, retain_empty,
+                result.output)
+            self._account(result, items[start:start + done], kept_counts[:done], max_timestamps[:done])
+            start += done
+            if start < len(items):
+                # The batch the kernel left to the record layer.
+                item, (retention, marker_for_empty_txn) = items[start], fates[start]
+                kept = KeptRecords()
+                if retention is not BatchRetention.DELETE:
+                    kept.add(item, masks[start])
+                _write_retained(result, record_filter, item.batch, kept, retention, marker_for_empty_txn)
+                start += 1
+
+    @staticmethod
+    def _account(result: FilterResult, items: list[DecodedBatch], kept_counts: Any, max_timestamps: Any) -> None:
+        """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote, in order."""
+        for i in np.flatnonzero(kept_counts).tolist():
+            last_offset = items[i].batch.last_offset
+            result.update_retained_batch_metadata(int(max_timestamps[i]), last_offset, last_offset,
+                                                  int(kept_counts[i]))
+
+
+def _write_retained(result: FilterResult, record_filter: RecordFilter, batch: RecordBatch, kept: KeptRecords,
+                    retention: BatchRetention, marker_for_empty_txn: bool) -> None:
+    """What :func:`filter_to` writes of one batch once all its records were asked about (Kafka: the end of
+    ``filterTo``'s loop over batches): the batch as it is, its kept records rebuilt, or an empty header."""
+    out = result.output
+    if kept.count:
+        need_horizon = (batch.magic >= MAGIC_V2 and (kept.tombstones or marker_for_empty_txn)
+                        and batch.delete_horizon_ms is None)
+        magic_mismatch = batch.magic < MAGIC_V2 and kept.other_magic
+        if kept.count == kept.read and not need_horizon and not magic_mismatch:
+            out += batch.raw_bytes()
+            batch_max_ts, batch_shallow = batch.max_timestamp, batch.last_offset
+        else:
+            horizon = (record_filter.current_time + record_filter.delete_retention_ms if need_horizon
+                       else batch.delete_horizon_ms)
+            kept_columns, kept_index = kept.columns(batch)
+            data = build_retained_records(batch, kept_columns, kept_index, horizon, rows=kept.rows)
+            out += data
+            if batch.magic >= MAGIC_V2:
+                batch_max_ts = (batch.max_timestamp if batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+                                else kept.max_timestamp)
+                batch_shallow = batch.last_offset
+            else:
+                batch_max_ts, batch_shallow = _max_timestamp_of(data)
+        last_kept = batch.last_offset if batch.magic >= MAGIC_V2 else kept.last_offset
+        result.update_retained_batch_metadata(batch_max_ts, batch_shallow, last_kept, kept.count)
+    elif retention is BatchRetention.RETAIN_EMPTY:
+        if batch.magic < MAGIC_V2:
+            raise IllegalStateError("Empty batches are only supported for magic v2 and above")
+        out += write_empty_header(
+            base_offset=batch.base_offset, last_offset=batch.last_offset, producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+            partition_leader_epoch=batch.partition_leader_epoch, timestamp_type=batch.timestamp_type,
+            timestamp=batch.max_timestamp, is_transactional=batch.is_transactional,
+            is_control=batch.is_control)
+        result.update_retained_batch_metadata(batch.max_timestamp, batch.last_offset, batch.last_offset, 0)
