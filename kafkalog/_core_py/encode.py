@@ -198,26 +198,121 @@ def encode_v2_record_inputs(records: Iterable[Any], base_timestamp: int | None =
     return body, len(timestamps), timestamps[0], max(timestamps)
 
 
-import itertools
-import struct
-import zlib
-from collections.abc import Iterable, Sequence
-from typing import Any
+def encode_legacy_messages(keys: Sequence[Any], values: Sequence[Any], timestamps: Sequence[int],
+                           offsets: Sequence[int], magic: int, attributes: int) -> bytes:
+    """v0 or v1 messages, each framed by its offset and size (Kafka: ``LegacyRecord.write`` behind the
+    12-byte log overhead, once per record, as ``MemoryRecordsBuilder.appendLegacyRecord`` writes them).
 
-import numpy as np
-import numpy.typing as npt
+    Message ``i`` has offset ``offsets[i]``, the ``magic`` and ``attributes`` given (the same for every
+    message), timestamp ``timestamps[i]`` (written for v1 only), and key and value bytes-like or ``None``
+    (length -1); its CRC-32 runs from the magic byte to the end, as
+    :func:`kafkalog.record.legacy.legacy_entry` writes one message.
+    """
+    n = len(keys)
+    if len(values) != n or len(timestamps) != n or len(offsets) != n:
+        raise ValueError("encode_legacy_messages: the columns differ in length")
+    if magic not in (0, 1):
+        raise ValueError(f"Legacy messages have magic 0 or 1, not {magic}")
+    out = bytearray()
+    body = bytearray()
+    for i in range(n):
+        for number in (offsets[i], timestamps[i]):
+            if not INT64_MIN <= number <= INT64_MAX:
+                raise OverflowError(f"{number} does not fit a Java long")
+        body.clear()
+        body.append(magic)
+        body.append(attributes & 0xFF)
+        if magic == 1:
+            body += struct.pack(">q", timestamps[i])
+        for field in (keys[i], values[i]):
+            if field is None:
+                body += struct.pack(">i", -1)
+            else:
+                data = bytes(field)
+                body += struct.pack(">i", len(data))
+                body += data
+        out += struct.pack(">qiI", offsets[i], 4 + len(body), zlib.crc32(body))
+        out += body
+    return bytes(out)
 
-from .._common import (
-    ATTRIBUTES_OFFSET,
-    BASE_TIMESTAMP_OFFSET,
-    CRC_OFFSET,
-    INT64_MAX,
-    INT64_MIN,
-    LENGTH_OFFSET,
-    LOG_OVERHEAD,
-    MAGIC_OFFSET,
-    MAX_TIMESTAMP_OFFSET,
-    NO_TIMESTAMP,
-    RECORD_BATCH_OVERHEAD,
-    RECORDS_COUNT_OFFSET,
-)
+
+def filter_v2_batches(
+    data: Any, records: npt.NDArray[Any], starts: npt.NDArray[np.int64], positions: npt.NDArray[np.int64],
+    keep: npt.NDArray[np.uint8], retain_empty: npt.NDArray[np.uint8], out: bytearray,
+) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+    """The log cleaner's rewrite of a run of uncompressed v2 batches without the records it drops (Kafka:
+    ``MemoryRecords.filterTo``'s ``filterBatch`` and ``buildRetainedRecordsInto``), for the batches whose
+    attributes hold no bit but the transactional one.  Batch ``b`` is the batch at ``positions[b]`` of
+    ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record.
+
+    A batch keeping every record is appended to ``out`` as it is, one keeping none is dropped, and the kept
+    records of any other are written as a batch of the same header fields (base offset, last offset delta,
+    producer fields, leader epoch, attributes), its base timestamp the first kept record's, its max
+    timestamp the largest kept one, and its CRC-32C computed.  It stops before the first batch the record
+    layer must rewrite itself: one keeping a tombstone (it gets a delete horizon), a rebuilt one whose kept
+    records have headers or offsets not increasing, or one keeping nothing that ``retain_empty`` keeps.
+
+    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records and the max
+    timestamp of what was written (-1 when dropped).
+    """
+    nb = len(positions)
+    if len(starts) != nb + 1 or len(retain_empty) != nb or len(keep) != len(records):
+        raise ValueError("filter_v2_batches: the columns differ in length")
+    with memoryview(data) as whole:
+        view = whole.cast("B") if whole.format != "B" else whole
+        total = len(view)
+        rows = records.tolist()
+        sizes = []
+        for b in range(nb):
+            lo, hi, position = int(starts[b]), int(starts[b + 1]), int(positions[b])
+            if lo < 0 or hi < lo or hi > len(rows) or position < 0 or position + RECORD_BATCH_OVERHEAD > total:
+                raise ValueError(f"filter_v2_batches: batch {b} is outside the data")
+            size = _I32.unpack_from(view, position + LENGTH_OFFSET)[0] + LOG_OVERHEAD
+            if size < RECORD_BATCH_OVERHEAD or position + size > total or view[position + MAGIC_OFFSET] != 2:
+                raise ValueError(f"filter_v2_batches: batch {b} is not a v2 batch inside the data")
+            sizes.append(size)
+            for r in range(lo, hi):
+                _, _, key_pos, value_pos, key_len, value_len = rows[r][:6]
+                if (key_len >= 0 and (key_pos < 0 or key_pos + key_len > total)) or (
+                        value_len >= 0 and (value_pos < 0 or value_pos + value_len > total)):
+                    raise ValueError(f"filter_v2_batches: record {r}'s key or value is outside the data")
+        kept_counts = np.zeros(nb, dtype=np.int32)
+        max_timestamps = np.full(nb, -1, dtype=np.int64)
+        b = 0
+        while b < nb:
+            lo, hi, position = int(starts[b]), int(starts[b + 1]), int(positions[b])
+            kept = [rows[r] for r in range(lo, hi) if keep[r]]
+            offsets = [row[0] for row in kept]
+            tombstone = any(row[5] < 0 for row in kept)  # a kept tombstone: the batch needs a delete horizon
+            # Headers, or offsets not increasing (the builder's error): the record layer rebuilds it.
+            odd = any(row[7] != 0 for row in kept) or any(y <= x for x, y in itertools.pairwise(offsets))
+            if not kept:
+                if retain_empty[b]:
+                    break
+            elif tombstone:
+                break
+            elif len(kept) == hi - lo:
+                out += view[position:position + sizes[b]]
+                max_timestamps[b] = _I64.unpack_from(view, position + MAX_TIMESTAMP_OFFSET)[0]
+            elif odd:
+                break
+            else:
+                base_offset = _I64.unpack_from(view, position)[0]
+                timestamps = [row[1] for row in kept]
+                body = encode_v2_records(
+                    timestamps, [None if row[4] < 0 else view[row[2]:row[2] + row[4]] for row in kept],
+                    [None if row[5] < 0 else view[row[3]:row[3] + row[5]] for row in kept], None, timestamps[0],
+                    [offset - base_offset for offset in offsets])
+                header = bytearray(view[position:position + RECORD_BATCH_OVERHEAD])
+                _I32.pack_into(header, LENGTH_OFFSET, RECORD_BATCH_OVERHEAD + len(body) - LOG_OVERHEAD)
+                _I64.pack_into(header, BASE_TIMESTAMP_OFFSET, timestamps[0])
+                _I64.pack_into(header, MAX_TIMESTAMP_OFFSET, max(timestamps))
+                _I32.pack_into(header, RECORDS_COUNT_OFFSET, len(kept))
+                # The CRC-32C runs from the attributes to the end.
+                _U32.pack_into(header, CRC_OFFSET, crc32c(body, crc32c(header[ATTRIBUTES_OFFSET:])))
+                out += header
+                out += body
+                max_timestamps[b] = max(timestamps)
+            kept_counts[b] = len(kept)
+            b += 1
+    return b, kept_counts, max_timestamps
