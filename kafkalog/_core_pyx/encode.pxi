@@ -492,7 +492,7 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
     cdef int32_t[::1] kept_out = kept_array
     cdef int64_t[::1] max_ts_out = max_ts_array
     cdef Py_ssize_t total = data.shape[0], n = records.shape[0]
-    cdef Py_ssize_t b, r, lo, hi, kept, size, at, start, need = 0
+    cdef Py_ssize_t b, r, lo, hi, kept, size, at, start, crc_length, need = 0
     cdef int64_t position, base_offset, base_ts = 0, max_ts = 0, last = 0
     cdef const RecordRow *row
     cdef bint first, tombstone, odd
@@ -563,8 +563,9 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
                 kl_put_i64(o + start + BASE_TIMESTAMP_OFFSET, base_ts)
                 kl_put_i64(o + start + MAX_TIMESTAMP_OFFSET, max_ts)
                 kl_put_i32(o + start + RECORDS_COUNT_OFFSET, <int32_t>kept)
-                kl_put_i32(o + start + CRC_OFFSET, <int32_t>kl_crc32c(0, o + start + ATTRIBUTES_OFFSET,
-                                                                     at - start - ATTRIBUTES_OFFSET))
+                # The CRC-32C runs from the attributes to the end of the batch.
+                crc_length = at - start - ATTRIBUTES_OFFSET
+                kl_put_i32(o + start + CRC_OFFSET, <int32_t>kl_crc32c(0, o + start + ATTRIBUTES_OFFSET, crc_length))
                 max_ts_out[b] = max_ts
             kept_out[b] = <int32_t>kept
             b += 1
