@@ -100,7 +100,7 @@ class TuplesReader(DataSourceReader):
                     batch.ensure_valid()
                     timestamp_type = int(batch.timestamp_type)
                     for record in batch.records():
-                        if task.start_offset <= record.offset < task.end_offset:
+                        if task.view.start_offset <= record.offset < task.view.end_offset:
                             yield (record.key, record.value, task.topic, task.partition, record.offset,
                                    EPOCH + datetime.timedelta(milliseconds=record.timestamp), timestamp_type)
 
