@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from ..config import LogConfig
 from ..errors import IllegalStateError
 from ..manager import LogManager
+from ..partitioner import partitions_for_keys
 from ..record import MemoryRecords
 from ..topic import TopicPartition
 
@@ -97,48 +97,6 @@ _STATES = (b"active", b"idle", b"checkout", b"browsing")
 #: Records drawn at a time: the numpy columns of a chunk and the records made from them are the
 #: generator's whole memory, whatever the record count (with at most ``batch_records`` waiting per partition).
 _CHUNK = 4096
-
-_M = np.uint32(0x5BD1E995)
-_SEED = 0x9747B28C
-
-
-def _murmur2_rows(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
-    """:func:`kafkalog.partitioner.murmur2` of each row of ``data`` (keys of one length), vectorised in
-    numpy's wrapping uint32 arithmetic: the workload hashes every key it writes, a million in ``make demo``."""
-    rows, length = data.shape
-    h = np.full(rows, (_SEED ^ length) & 0xFFFFFFFF, dtype=np.uint32)
-    whole = length & ~3
-    words = np.ascontiguousarray(data[:, :whole]).view("<u4")
-    for i in range(whole // 4):
-        k = words[:, i] * _M
-        k ^= k >> np.uint32(24)
-        k *= _M
-        h *= _M
-        h ^= k
-    left = length & 3
-    if left == 3:
-        h ^= data[:, whole + 2].astype(np.uint32) << np.uint32(16)
-    if left >= 2:
-        h ^= data[:, whole + 1].astype(np.uint32) << np.uint32(8)
-    if left >= 1:
-        h ^= data[:, whole].astype(np.uint32)
-        h *= _M
-    h ^= h >> np.uint32(13)
-    h *= _M
-    h ^= h >> np.uint32(15)
-    return h
-
-
-def _partitions_of(keys: list[bytes], partitions: int) -> npt.NDArray[np.int64]:
-    """Kafka's default partitioner (:func:`kafkalog.partitioner.partition_for_key`) for each of ``keys``."""
-    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    out = np.empty(len(keys), dtype=np.int64)
-    for length in np.unique(lengths).tolist():
-        at = np.flatnonzero(lengths == length)
-        data = np.frombuffer(b"".join([keys[i] for i in at.tolist()]), dtype=np.uint8).reshape(len(at), length)
-        out[at] = (_murmur2_rows(data) & np.uint32(0x7FFFFFFF)) % partitions
-    return out
-
 
 def _records(topic: str, key_ids: list[int], ns: list[int], deletes: list[bool], r1: list[int], r2: list[int]
              ) -> tuple[list[bytes], list[bytes | None], list[list[tuple[str, bytes]]] | None]:
@@ -245,7 +203,7 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
                             else zip(topic_keys, values, timestamps, strict=True))
                 result.records[spec.name] += len(at)
                 result.deletes[spec.name] += int(np.count_nonzero(deletes[at]))
-                partition_of = _partitions_of(topic_keys, spec.partitions)
+                partition_of = partitions_for_keys(topic_keys, spec.partitions)
                 for p in range(spec.partitions):
                     mine = np.flatnonzero(partition_of == p).tolist()
                     if mine:

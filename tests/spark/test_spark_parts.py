@@ -19,7 +19,7 @@ from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.partitioner import murmur2, partition_for_key
+from kafkalog.partitioner import murmur2, partition_for_key, partitions_for_keys
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
@@ -169,6 +169,9 @@ def test_kafka_partitioner_vectors() -> None:
     assert murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8") == -58897971
     assert murmur2(b"abc") == 479470107
     assert partition_for_key(b"21", 7) == (-973932308 & 0x7FFFFFFF) % 7
+    # The vectorised form gives each key what the one-key form gives, for every tail length.
+    keys = [bytes(range(n % 251, n % 251 + length)) for n, length in enumerate([0, 1, 2, 3, 4, 5, 7, 8, 13] * 9)]
+    assert partitions_for_keys(keys, 7).tolist() == [partition_for_key(key, 7) for key in keys]
 
 
 def test_log_dir_writer_owns_the_dir_and_checkpoints(tmp_path: Path) -> None:
