@@ -68,8 +68,8 @@ def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="the spark extra is not installed")
     from kafkalog.spark import session
 
-    spark = session("local[2]", "kafkalog-tests", spark_sql_shuffle_partitions=2, spark_ui_showConsoleProgress="false")
-    spark.sparkContext.setLogLevel("ERROR")
+    # session() starts it quiet (kafkalog.spark.quiet): Spark's log at ERROR, no progress bars.
+    spark = session("local[2]", "kafkalog-tests", spark_sql_shuffle_partitions=2)
     yield spark
     spark.stop()
 

@@ -143,8 +143,7 @@ def spark(request: pytest.FixtureRequest, data: tuple[Path, tuple[int, int, int]
     starting the Python workers, which no row should be charged for."""
     from kafkalog.spark import session
 
-    spark = session(request.param, f"kafkalog-bench-{request.param}", spark_ui_showConsoleProgress="false")
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = session(request.param, f"kafkalog-bench-{request.param}")  # quiet: kafkalog.spark.quiet
     spark.dataSource.register(TuplesDataSource)
     few = json.dumps({TOPIC: {str(p): RECORDS_PER_BATCH for p in range(PARTITIONS)}})
     for source in ("kafkalog", "kafkalog_tuples"):

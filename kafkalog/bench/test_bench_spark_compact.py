@@ -108,7 +108,7 @@ def _run_rounds(benchmark: Any, copies: _Copies, clean: Callable[[list[str]], li
 def spark() -> Iterator[Any]:
     from kafkalog.spark import session
 
-    spark = session(MASTER, "kafkalog-bench-compact", spark_ui_showConsoleProgress="false")
+    spark = session(MASTER, "kafkalog-bench-compact")  # quiet: kafkalog.spark.quiet
     yield spark
     spark.stop()
 
