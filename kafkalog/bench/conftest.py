@@ -122,6 +122,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark/kafkalog/local[1]", None),
     ("Spark read 1 GiB v2, tuple-per-record source: local[2] vs local[1]", "spark/tuples/local[2]",
      "spark/tuples/local[1]", None),
+    ("Spark read 2M records, local[2]: kafkalog source vs Spark's Parquet reader, same rows",
+     "spark-parquet/kafkalog", "spark-parquet/parquet", 0.5),
     ("encode v2 100k: compiled vs pure twin", "encode/cython", "encode/python", None),
     ("encode v2 100k: kernel only (compiled) vs aiokafka builder", "encode/cython", "encode/aiokafka", None),
     ("encode v2 100k: with_records (compiled) vs aiokafka builder", "encode/with-records/cython",

@@ -13,8 +13,9 @@ module removes them at their source where there is one:
   driver JVM it starts): Spark at ERROR, ``NativeCodeLoader`` silent; no console progress bars; and Python
   errors of the data source shown as their message, without the traceback (``hideTraceback``: the
   kafkalog error class and message are the first line of what the user gets);
-* :func:`quiet_environment`: for a ``local`` master, ``SPARK_LOCAL_IP=127.0.0.1`` unless the environment
-  sets it (a local session talks only to itself, so the loopback address is the right one to bind), and
+* :func:`quiet_environment`: for a ``local`` master, or a standalone master on loopback, ``SPARK_LOCAL_IP=127.0.0.1``
+  unless the environment sets it (such a session talks only to this machine, so the loopback address is the
+  right one to bind), and
   ``SPARK_HIDE_TRACEBACK`` for the Python workers a stream starts without the session's conf;
 * :func:`start_driver`: the incubator warning has no setting.  Spark 4's launcher always passes
   ``--add-modules=jdk.incubator.vector`` (``JavaModuleOptions`` in ``spark-launcher``), and the JDK prints
@@ -28,6 +29,7 @@ All of it only matters before the JVM starts: a session already running keeps it
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,13 +47,17 @@ QUIET_SETTINGS = {
     "spark.sql.execution.pyspark.udf.hideTraceback.enabled": "true",
 }
 
+#: A standalone master on this machine (:class:`kafkalog.spark.standalone.StandaloneCluster`).
+_LOOPBACK_MASTER = re.compile(r"spark://(127\.[0-9.]+|localhost)(:[0-9]+)?$")
+
 #: The line the JDK prints for the incubator module Spark's launcher always adds.
 INCUBATOR_WARNING = b"WARNING: Using incubator modules: "
 
 
 def quiet_environment(master: str, settings: Mapping[str, str]) -> None:
     """Set what the JVM and the Python workers read from the environment they inherit, unless it is set."""
-    if master.startswith("local"):
+    if master.startswith("local") or _LOOPBACK_MASTER.match(master):
+        # On one machine the driver listens on loopback only, as the executors it talks to do.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if settings.get("spark.sql.execution.pyspark.udf.hideTraceback.enabled", "").lower() == "true":
         # The conf reaches the workers of batch reads; a stream's reader runs in a worker started without it,
