@@ -483,8 +483,9 @@ def parse_manifest(text: bytes | str) -> SegmentManifestV1:
         # RSA key pair, which is what makes such a segment unreadable here.
         _fields(enc, "manifest.encryption", ("dataKey", "aad"), ())
     index = _chunk_index(obj["chunkIndex"])
+    indexes = _segment_indexes(obj["segmentIndexes"])
     if not compression and encryption is None and not _identity(index):
         raise _corrupt("chunkIndex: the segment is neither compressed nor encrypted, yet its transformed chunk "
                        "sizes differ from the original ones")
-    return SegmentManifestV1(index, _segment_indexes(obj["segmentIndexes"]), compression, encryption is not None,
+    return SegmentManifestV1(index, indexes, compression, encryption is not None,
                              **_metadata(obj.get("remoteLogSegmentMetadata")))
