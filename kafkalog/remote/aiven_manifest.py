@@ -55,6 +55,7 @@ import itertools
 import json
 import struct
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -223,8 +224,8 @@ class ChunkIndex:
     original_file_size: int
     transformed_chunk_size: int | None = None
     final_transformed_chunk_size: int | None = None
-    transformed_chunks: array[int] | None = None
-    _starts: array[int] | None = field(default=None, repr=False)
+    transformed_chunks: Sequence[int] | None = None  # an array("q")
+    _starts: Sequence[int] | None = field(default=None, repr=False)
 
     @property
     def kind(self) -> str:

@@ -4,6 +4,7 @@ packed), listed and read back byte for byte through ranged reads."""
 
 from __future__ import annotations
 
+import pickle
 import random
 from typing import Any
 
@@ -182,3 +183,24 @@ def test_index_outside_the_indexes_object(store: tuple[Any, str], local_segments
     fs.pipe_file(key + ".indexes", fs.cat_file(key + ".indexes")[:5])
     with pytest.raises(CorruptRemoteSegmentError, match=r"index at .* is outside the object's 5 bytes"):
         aiven.list_partitions(fs, root)
+
+
+def test_segments_pickle_into_a_task(store: tuple[Any, str], local_segments: list[LocalSegment]) -> None:
+    """A Spark task gets its segments pickled: they carry plain data and the filesystem, nothing else."""
+    fs, root = store
+    upload_aiven(fs, root, "orders", 0, TOPIC_ID, local_segments[:2], chunk_size=600)
+    [p] = list_partitions(fs, root, layout="aiven-tiered-storage")
+    copy = pickle.loads(pickle.dumps(p))
+    assert copy == p
+    assert copy.segments[1].read(10, 1500) == local_segments[1].log[10:1510]
+
+
+def test_unknown_or_absent_layout(store: tuple[Any, str]) -> None:
+    fs, root = store
+    fs.makedirs(f"{root}/orders-0", exist_ok=True)
+    fs.pipe_file(f"{root}/orders-0/00000000000000000000.log", b"")  # a broker's log dir
+    assert detect_layout(fs, root) is None
+    with pytest.raises(RemoteLayoutError, match="no tiered-storage layout found"):
+        list_partitions(fs, root)
+    with pytest.raises(RemoteLayoutError, match="unknown layout 'hdfs'"):
+        list_partitions(fs, root, layout="hdfs")
