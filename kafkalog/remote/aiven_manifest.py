@@ -462,7 +462,7 @@ def parse_manifest(text: bytes | str) -> SegmentManifestV1:
     """
     try:
         raw = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as e:
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:  # RecursionError: hostile nesting
         raise _corrupt(f"manifest is not JSON: {e}") from e
     obj = _object(raw, "manifest")
     version = obj.get("version")
