@@ -124,7 +124,13 @@ class RemoteSegment:
 @dataclass(frozen=True)
 class RemotePartition:
     """One topic-partition of a store: its segments in base-offset order, one per base offset, and what
-    was left out."""
+    was left out.
+
+    Segments can still overlap when a copy was retried with other boundaries (the next leader rolled its
+    segments elsewhere): Kafka's ``RemoteLogLeaderEpochState`` serves an offset from the segment with the
+    greatest start offset at or below it, so a reader takes each segment's records only below the next
+    segment's base offset.
+    """
 
     topic: str
     partition: int
