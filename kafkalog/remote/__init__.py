@@ -32,7 +32,7 @@ LAYOUTS = {"kafka-local-tiered-storage": local_tiered, "aiven-tiered-storage": a
 
 def detect_layout(fs: Any, root: str) -> str | None:
     """The name of the tiered-storage layout under ``root`` (a key of :data:`LAYOUTS`), or ``None`` when it
-    is neither (a broker's log dir, say).  Aiven's is tried with an empty prefix only."""
+    is neither (a broker's log dir, say).  Aiven's is found under a prefix of whole directories too."""
     if local_tiered.looks_like(fs, root):
         return "kafka-local-tiered-storage"
     if aiven.looks_like(fs, root):

@@ -11,8 +11,9 @@ in which order, and how it is fetched), ``fetch/DefaultChunkManager`` and ``fetc
 
 ``<offset>`` is the segment's start offset in 20 digits, ``<topicId>`` and ``<segmentId>`` are Kafka uuids
 (22 characters of URL-safe base64), ``<prefix>`` is the plugin's ``key.prefix`` (any text, often ending in
-``/``; give it as ``prefix`` when it does not, since a prefix like ``tiered-`` cannot be told from a topic
-name).  ``copyLogSegmentData`` uploads the ``.log``, then the ``.indexes``, then the manifest, and deletes
+``/``).  A prefix of whole directories (``tiered/``, ``a/b/``) is found from the keys themselves; give
+one that does not end in ``/`` as ``prefix``, since a prefix like ``tiered-`` cannot be told from a topic
+name.  ``copyLogSegmentData`` uploads the ``.log``, then the ``.indexes``, then the manifest, and deletes
 what it wrote when a step fails; so a segment without a manifest is an upload not finished (or a deletion
 under way) and is skipped, with that reason.  A segment whose manifest has ``encryption`` is refused with
 :class:`~kafkalog.errors.EncryptedSegmentError`: its data key is sealed with the plugin's RSA key pair.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ from .segment import (
 )
 
 __all__ = ["LOG_SUFFIX", "INDEXES_SUFFIX", "MANIFEST_SUFFIX", "MAX_FETCH_BYTES", "MAX_MANIFEST_BYTES",
-           "AivenSegment", "KEY_FORMAT", "list_partitions", "looks_like"]
+           "AivenSegment", "KEY_FORMAT", "detect_prefix", "list_partitions", "looks_like"]
 
 logger = logging.getLogger(__name__)
 
@@ -137,16 +138,38 @@ def _find(fs: Any, root: str) -> dict[str, dict[str, Any]]:
     return {str(k): v for k, v in found.items() if v.get("type") != "directory"}
 
 
-def looks_like(fs: Any, root: str, prefix: str = "") -> bool:
-    """Whether ``root`` holds objects of this layout: at least one key under it that is an ``.rsm-manifest``
-    key of ``<prefix><topic>-<topicId>/<partition>/...``."""
+#: A key whose last three components are the layout's: group 1 is the directory prefix before them.
+_KEY_AFTER_DIRS = re.compile(rf"((?:[^/]*/)*?)({KEY_FORMAT.pattern})")
+
+
+def detect_prefix(keys: Iterable[str]) -> str:
+    """The one directory prefix (``""``, ``"tiered/"``, ``"a/b/"``) before every key of the layout, from keys
+    relative to the root.
+
+    Raises:
+        RemoteLayoutError: keys of the layout under more than one prefix (give ``prefix``).
+    """
+    prefixes = set()
+    for key in keys:
+        m = _KEY_AFTER_DIRS.fullmatch(key)
+        if m is not None:
+            prefixes.add(m.group(1))
+    if len(prefixes) > 1:
+        raise RemoteLayoutError(f"keys of Aiven's layout under several prefixes: {sorted(prefixes)}; give the "
+                                "plugin's key.prefix as prefix")
+    return prefixes.pop() if prefixes else ""
+
+
+def looks_like(fs: Any, root: str, prefix: str | None = None) -> bool:
+    """Whether ``root`` holds objects of this layout: at least one ``.rsm-manifest`` key
+    ``<prefix><topic>-<topicId>/<partition>/...`` (``prefix`` found from the keys when ``None``)."""
     root = str(root).rstrip("/") or "/"
     try:
-        found = _find(fs, root)
-    except RemoteResourceNotFoundError:
+        keys = [_relative(path, root) for path in _find(fs, root)]
+        prefix = detect_prefix(keys) if prefix is None else prefix
+    except (RemoteResourceNotFoundError, RemoteLayoutError):
         return False
-    for path in found:
-        key = _relative(path, root)
+    for key in keys:
         if key.startswith(prefix):
             m = KEY_FORMAT.fullmatch(key[len(prefix):])
             if m is not None and m.group(6) == MANIFEST_SUFFIX:
@@ -205,11 +228,11 @@ def _segment(fs: Any, topic: str, partition: int, topic_id: str, offset: int, se
         manifest=manifest, log_object_size=log_size, indexes_path=indexes_path, indexes_size=indexes_size)
 
 
-def list_partitions(fs: Any, root: str, prefix: str = "",
+def list_partitions(fs: Any, root: str, prefix: str | None = None,
                     copied: Collection[str] | None = None) -> list[RemotePartition]:
     """Every topic-partition under ``root`` + ``prefix`` (the plugin's ``key.prefix``, relative to
-    ``root``), by topic and partition, each with its segments in offset order, one per base offset
-    (:func:`~kafkalog.remote.segment.resolve_duplicates`).
+    ``root``; found from the keys when ``None``, see :func:`detect_prefix`), by topic and partition, each
+    with its segments in offset order, one per base offset (:func:`~kafkalog.remote.segment.resolve_duplicates`).
 
     ``copied``, when given, is the set of segment ids ``__remote_log_metadata`` says were
     ``COPY_SEGMENT_FINISHED`` (:func:`kafkalog.remote.metadata.copied_segment_ids`): any other segment is
@@ -222,8 +245,11 @@ def list_partitions(fs: Any, root: str, prefix: str = "",
         RemoteResourceNotFoundError: ``root`` does not exist.
     """
     root = str(root).rstrip("/") or "/"
+    found = _find(fs, root)
+    if prefix is None:
+        prefix = detect_prefix(_relative(path, root) for path in found)
     groups: dict[tuple[str, str, int], dict[tuple[int, str], dict[str, tuple[str, int]]]] = {}
-    for path, info in sorted(_find(fs, root).items()):
+    for path, info in sorted(found.items()):
         key = _relative(path, root)
         m = KEY_FORMAT.fullmatch(key[len(prefix):]) if key.startswith(prefix) else None
         if m is None:
@@ -250,11 +276,11 @@ def list_partitions(fs: Any, root: str, prefix: str = "",
                 skipped.append(SkippedSegment(objects[MANIFEST_SUFFIX][0],
                                               "not COPY_SEGMENT_FINISHED in __remote_log_metadata"))
                 continue
-            found = _segment(fs, topic, partition, topic_id, offset, segment_id, objects)
-            if isinstance(found, SkippedSegment):
-                skipped.append(found)
+            result = _segment(fs, topic, partition, topic_id, offset, segment_id, objects)
+            if isinstance(result, SkippedSegment):
+                skipped.append(result)
             else:
-                segments.append(found)
+                segments.append(result)
         kept, duplicates = resolve_duplicates(segments)
         partitions.append(RemotePartition(topic, partition, topic_id, tuple(kept), tuple(skipped + duplicates)))
     return partitions

@@ -128,7 +128,14 @@ def test_prefix(store: tuple[Any, str], local_segments: list[LocalSegment]) -> N
     assert p.topic == "orders"
     [p] = aiven.list_partitions(fs, f"{root}/bucket", prefix="a/b/")
     assert p.topic == "orders"
+    # a prefix of whole directories is found from the keys
+    assert detect_layout(fs, f"{root}/bucket") == "aiven-tiered-storage"
+    [p] = aiven.list_partitions(fs, f"{root}/bucket")
+    assert p.topic == "orders"
     with pytest.raises(RemoteLayoutError, match="with prefix '': a/b/orders-"):
+        aiven.list_partitions(fs, f"{root}/bucket", prefix="")
+    upload_aiven(fs, f"{root}/bucket", "orders", 0, TOPIC_ID, local_segments[:1], prefix="c/")
+    with pytest.raises(RemoteLayoutError, match=r"several prefixes: \['a/b/', 'c/'\]"):
         aiven.list_partitions(fs, f"{root}/bucket")
 
 
