@@ -23,12 +23,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CorruptRemoteSegmentError, RemoteResourceNotFoundError, RemoteStorageError
+from .. import _impl
+from .._common import IndexKind
+from ..errors import CorruptIndexError, CorruptRemoteSegmentError, RemoteResourceNotFoundError, RemoteStorageError
 
 __all__ = ["IndexType", "RemotePartition", "RemoteSegment", "SkippedSegment", "read_object_range",
            "resolve_duplicates"]
 
 logger = logging.getLogger(__name__)
+
+_OFFSET_ENTRY_SIZE = 8  # OffsetIndex: int32 relative offset, int32 position
 
 
 class IndexType(enum.Enum):
@@ -119,6 +123,26 @@ class RemoteSegment:
         """The bytes of one index as the broker had it on disk (a ``.index``, ``.timeindex``, ``.snapshot``,
         ``.txnindex``, or the leader-epoch checkpoint text), or ``None`` when it was not uploaded."""
         raise NotImplementedError
+
+    def lookup(self, target_offset: int) -> tuple[int, int]:
+        """``OffsetIndex.lookup`` on the uploaded offset index: ``(offset, position)`` of the largest entry
+        whose offset is at most ``target_offset``, ``(base_offset, 0)`` when there is none (or no index).  One
+        read of the index; the position is where a read for ``target_offset`` starts.
+
+        Raises:
+            CorruptIndexError: an entry that points past the segment's end.
+        """
+        data = self.index(IndexType.OFFSET)
+        entries = len(data) // _OFFSET_ENTRY_SIZE if data else 0
+        found = None if entries == 0 else _impl.core.index_lookup(data, entries, int(IndexKind.OFFSET_KEY),
+                                                                  target_offset, self.base_offset)
+        if found is None:
+            return self.base_offset, 0
+        offset, position = found
+        if not 0 <= position <= self.size:
+            raise CorruptIndexError(f"offset index entry ({offset}, {position}) of {self.path} points past the "
+                                    f"segment's {self.size} bytes")
+        return offset, position
 
 
 @dataclass(frozen=True)

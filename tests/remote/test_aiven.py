@@ -15,6 +15,7 @@ from kafkalog.errors import (
     EncryptedSegmentError,
     RemoteLayoutError,
 )
+from kafkalog.record import MemoryRecords
 from kafkalog.remote import IndexType, aiven, detect_layout, list_partitions
 from kafkalog.remote.aiven import KEY_FORMAT, AivenSegment
 from tests.remote.tiered_stores import LocalSegment, upload_aiven
@@ -63,6 +64,12 @@ def test_lists_and_reads_back(store: tuple[Any, str], local_segments: list[Local
         assert remote.index(IndexType.PRODUCER_SNAPSHOT) == local.snapshot
         assert remote.index(IndexType.LEADER_EPOCH) == local.leader_epoch
         assert remote.index(IndexType.TRANSACTION) is None
+        # OffsetIndex.lookup on the uploaded index: the batch holding the offset starts at that position
+        offset, position = remote.lookup(remote.base_offset + 45)
+        assert offset <= remote.base_offset + 45 and 0 < position < remote.size
+        batch = next(iter(MemoryRecords(remote.read(position, 4096)).batches()))
+        assert batch.base_offset <= offset <= batch.last_offset  # an entry names its batch's last offset
+        assert remote.lookup(remote.base_offset) == (remote.base_offset, 0)
 
 
 def test_reads_fetch_ranges_not_objects(store: tuple[Any, str], local_segments: list[LocalSegment],

@@ -5,11 +5,12 @@ listed in order, segments and indexes read back byte for byte through ranged rea
 from __future__ import annotations
 
 import re
+import struct
 from typing import Any
 
 import pytest
 
-from kafkalog.errors import RemoteLayoutError, RemoteResourceNotFoundError, RemoteStorageError
+from kafkalog.errors import CorruptIndexError, RemoteLayoutError, RemoteResourceNotFoundError, RemoteStorageError
 from kafkalog.record import MemoryRecords
 from kafkalog.remote import IndexType, detect_layout, list_partitions, local_tiered
 from kafkalog.remote.local_tiered import DIRNAME_FORMAT, FILENAME_FORMAT, RemoteLogSegmentFileType
@@ -142,3 +143,18 @@ def test_object_cut_short_after_listing(store: tuple[Any, str], local_segments: 
 
 def test_segment_ids_are_uuids() -> None:
     assert len(new_uuid()) == 22
+
+
+def test_lookup_through_the_uploaded_offset_index(store: tuple[Any, str], local_segments: list[LocalSegment]) -> None:
+    fs, root = store
+    seg = local_segments[1]
+    upload_local_tiered(fs, root, "orders", 0, TOPIC_ID, [seg])
+    [p] = local_tiered.list_partitions(fs, root)
+    remote = p.segments[0]
+    relative, position = struct.unpack(">ii", seg.index[:8])
+    assert remote.lookup(seg.base_offset + relative) == (seg.base_offset + relative, position)
+    assert remote.lookup(seg.base_offset - 1) == (seg.base_offset, 0)
+    assert len(seg.index) == 16  # rewritten with as many bytes as were listed
+    fs.pipe_file(remote.path.replace(".log", ".index"), struct.pack(">iiii", 1, 10, 2, remote.size + 1))
+    with pytest.raises(CorruptIndexError, match="points past the segment's"):
+        remote.lookup(seg.base_offset + 5)
