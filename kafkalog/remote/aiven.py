@@ -40,14 +40,7 @@ from ..errors import (
 )
 from ..topic import LEGAL_CHARS
 from .aiven_manifest import Chunk, SegmentManifestV1, decompress_chunk, parse_manifest
-from .segment import (
-    IndexType,
-    RemotePartition,
-    RemoteSegment,
-    SkippedSegment,
-    read_object_range,
-    resolve_duplicates,
-)
+from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment, read_object_range, resolve_duplicates
 
 __all__ = ["LOG_SUFFIX", "INDEXES_SUFFIX", "MANIFEST_SUFFIX", "MAX_FETCH_BYTES", "MAX_MANIFEST_BYTES",
            "AivenSegment", "KEY_FORMAT", "detect_prefix", "list_partitions", "looks_like"]
@@ -264,7 +257,7 @@ def list_partitions(fs: Any, root: str, prefix: str | None = None,
         segment[suffix] = (path, int(info.get("size") or 0))
     partitions = []
     for (topic, topic_id, partition), uploads in sorted(groups.items()):
-        segments: list[RemoteSegment] = []
+        segments: list[AivenSegment] = []
         skipped: list[SkippedSegment] = []
         for (offset, segment_id), objects in sorted(uploads.items()):
             if MANIFEST_SUFFIX not in objects:

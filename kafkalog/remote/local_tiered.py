@@ -38,14 +38,7 @@ from typing import Any
 
 from ..errors import RemoteLayoutError, RemoteResourceNotFoundError
 from ..topic import LEGAL_CHARS
-from .segment import (
-    IndexType,
-    RemotePartition,
-    RemoteSegment,
-    SkippedSegment,
-    read_object_range,
-    resolve_duplicates,
-)
+from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment, read_object_range, resolve_duplicates
 
 __all__ = ["ROOT_STORAGE_DIR_NAME", "LocalTieredSegment", "RemoteLogSegmentFileType", "list_partitions",
            "looks_like"]
@@ -181,7 +174,7 @@ def _partition(fs: Any, path: str, topic: str, partition: int, topic_id: str,
                                     f"{file_type.suffix} files", path=path)
         files[file_type] = (str(e["name"]), int(e.get("size") or 0))
         offsets.setdefault(uuid, set()).add(m.group(1)[:-1])
-    segments: list[RemoteSegment] = []
+    segments: list[LocalTieredSegment] = []
     skipped: list[SkippedSegment] = []
     for uuid, files in sorted(filesets.items()):
         missing = [t.name for t in RemoteLogSegmentFileType if not t.optional and t not in files]

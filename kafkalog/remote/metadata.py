@@ -26,7 +26,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..tools.kafka_messages import MessageReadError, read_api_message
 
@@ -67,9 +67,9 @@ def _tree_map(epochs: dict[int, int]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in sorted(epochs.items())) + "}"
 
 
-@dataclass(frozen=True)
-class TopicIdPartition:
-    """``org.apache.kafka.common.TopicIdPartition``."""
+class TopicIdPartition(NamedTuple):
+    """``org.apache.kafka.common.TopicIdPartition``: a partition and its topic's id, which tells a topic
+    from a deleted one of the same name."""
 
     topic_id: str
     topic: str
@@ -79,9 +79,10 @@ class TopicIdPartition:
         return f"{self.topic_id}:{self.topic}-{self.partition}"
 
 
-@dataclass(frozen=True)
-class RemoteLogSegmentId:
-    """``RemoteLogSegmentId``."""
+class RemoteLogSegmentId(NamedTuple):
+    """``RemoteLogSegmentId``: one upload of a segment.
+
+    A copy retried gets a new id, so one segment can have several; ``id`` is the uuid in Kafka's form."""
 
     topic_id_partition: TopicIdPartition
     id: str

@@ -92,10 +92,12 @@ class RemoteSegment:
     topic: str
     partition: int
     topic_id: str
+    # the segment, and the object holding its .log
     base_offset: int
     segment_id: str
     size: int
     path: str
+    # what the layout knows of the upload's RemoteLogSegmentMetadata
     end_offset: int | None = None
     max_leader_epoch: int | None = None
     event_timestamp_ms: int | None = None
