@@ -19,15 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RemoteLayoutError
+from ..errors import IllegalArgumentError, RemoteLayoutError
 from . import aiven, local_tiered
 from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment
 
-__all__ = ["LAYOUTS", "IndexType", "RemotePartition", "RemoteSegment", "SkippedSegment", "detect_layout",
-           "list_partitions"]
+__all__ = ["LAYOUTS", "LAYOUT_OPTIONS", "IndexType", "RemotePartition", "RemoteSegment", "SkippedSegment",
+           "detect_layout", "list_partitions"]
 
 #: The layouts by the name a user gives them (the ``layout`` option).
 LAYOUTS = {"kafka-local-tiered-storage": local_tiered, "aiven-tiered-storage": aiven}
+#: The options each layout's ``list_partitions`` takes.
+LAYOUT_OPTIONS = {"kafka-local-tiered-storage": ("copied",), "aiven-tiered-storage": ("prefix", "copied")}
 
 
 def detect_layout(fs: Any, root: str) -> str | None:
@@ -49,5 +51,9 @@ def list_partitions(fs: Any, root: str, layout: str | None = None, **options: An
                                 "plugin)", path=str(root))
     if name not in LAYOUTS:
         raise RemoteLayoutError(f"unknown layout {name!r}: use one of {', '.join(LAYOUTS)}")
+    unknown = sorted(set(options) - set(LAYOUT_OPTIONS[name]))
+    if unknown:
+        raise IllegalArgumentError(f"unknown option {', '.join(unknown)} for layout {name}: it takes "
+                                   f"{', '.join(LAYOUT_OPTIONS[name])}")
     result: list[RemotePartition] = LAYOUTS[name].list_partitions(fs, root, **options)
     return result

@@ -13,6 +13,7 @@ import pytest
 from kafkalog.errors import (
     CorruptRemoteSegmentError,
     EncryptedSegmentError,
+    IllegalArgumentError,
     RemoteLayoutError,
 )
 from kafkalog.record import MemoryRecords
@@ -218,3 +219,5 @@ def test_unknown_or_absent_layout(store: tuple[Any, str]) -> None:
         list_partitions(fs, root)
     with pytest.raises(RemoteLayoutError, match="unknown layout 'hdfs'"):
         list_partitions(fs, root, layout="hdfs")
+    with pytest.raises(IllegalArgumentError, match="unknown option prefix for layout kafka-local-tiered-storage"):
+        list_partitions(fs, root, layout="kafka-local-tiered-storage", prefix="x/")
