@@ -30,6 +30,11 @@ __all__ = [
     "IllegalStateError",
     "ReadOnlyError",
     "ConcurrentTruncationError",
+    "RemoteStorageError",
+    "RemoteResourceNotFoundError",
+    "RemoteLayoutError",
+    "CorruptRemoteSegmentError",
+    "EncryptedSegmentError",
 ]
 
 
@@ -172,3 +177,35 @@ class ConcurrentTruncationError(KafkaLogError, RuntimeError):
         self.path = path
         self.old_size = old_size
         self.new_size = new_size
+
+
+class RemoteStorageError(KafkaLogError, OSError):
+    """A tiered-storage store could not be read as its layout says (Kafka: ``RemoteStorageException``).
+    ``path`` is the object or directory, when there is one."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(f"{message} ({path})" if path is not None else message)
+        self.detail = message
+        self.path = path
+
+
+class RemoteResourceNotFoundError(RemoteStorageError, FileNotFoundError):
+    """An object a segment needs is not in the store (Kafka: ``RemoteResourceNotFoundException``)."""
+
+
+class RemoteLayoutError(RemoteStorageError, ValueError):
+    """A name or a structure that is not the layout's: a file that is not a remote log segment file, a
+    directory that is not a topic-partition directory, a fileset missing a file (Kafka: the
+    ``IllegalArgumentException`` and ``IllegalStateException`` of ``RemoteLogSegmentFileset`` and
+    ``RemoteTopicPartitionDirectory``)."""
+
+
+class CorruptRemoteSegmentError(RemoteLayoutError):
+    """The bytes of an uploaded segment do not read as its layout says: a manifest that does not parse, a
+    chunk index that does not add up, a chunk that does not decompress to its size, a range outside the
+    object."""
+
+
+class EncryptedSegmentError(RemoteStorageError):
+    """A segment uploaded encrypted (Aiven's plugin with ``encryption.enabled``): kafkalog holds no key to
+    read it."""

@@ -23,7 +23,8 @@ broker needs: it reports an entry whose offset is the last offset of a *later* b
 as a mismatch, which brokers write (``kafkalog verify`` applies the broker's rule).
 
 ``--offsets-decoder``, ``--transaction-log-decoder`` and ``--cluster-metadata-decoder`` decode the records of
-Kafka's internal topics as Kafka 3.8's parsers do (:mod:`kafkalog.tools.dump_decoders`).
+Kafka's internal topics as Kafka 3.8's parsers do, ``--remote-log-metadata-decoder`` the ``__remote_log_metadata``
+topic's as Kafka 3.9's does (:mod:`kafkalog.tools.dump_decoders`).
 
 ``--json`` gives the same facts, one JSON object per line, keyed by the labels of the text (``type``
 says which line it stands for; the stderr reports come last as ``problem`` objects).
@@ -725,7 +726,7 @@ def _deep_records(batch: RecordBatch) -> Iterator[_DeepRecord]:
 # -- the subcommand ----------------------------------------------------------------------------------
 
 #: Decoders of Kafka releases after 3.8, for topics kafkalog does not decode.
-_UNSUPPORTED_DECODERS = ("remote_log_metadata_decoder", "share_group_state_decoder")
+_UNSUPPORTED_DECODERS = ("share_group_state_decoder",)
 #: ``--offsets-decoder`` and friends, in the order Kafka lets one win over the next.
 _DECODER_HELP = {
     "offsets_decoder": "decode the records as the __consumer_offsets topic's (group metadata and offset "
@@ -734,6 +735,9 @@ _DECODER_HELP = {
                                "implies --print-data-log",
     "cluster_metadata_decoder": "decode the records as KRaft __cluster_metadata records (by record type, as "
                                 "JSON); implies --print-data-log",
+    "remote_log_metadata_decoder": "decode the records as the __remote_log_metadata topic's (tiered storage's "
+                                   "RemoteLogSegmentMetadata and friends, as Kafka 3.9 prints them); implies "
+                                   "--print-data-log",
 }
 
 
@@ -797,8 +801,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         if getattr(args, name):
             console.error(f"kafkalog dump: --{name.replace('_', '-')} is not supported: kafkalog decodes keys and "
                           "payloads as string, int, long or hex (--key-decoder-class, --value-decoder-class), "
-                          "or as Kafka 3.8's internal topics (--offsets-decoder, --transaction-log-decoder, "
-                          "--cluster-metadata-decoder)")
+                          "or as Kafka's internal topics (--offsets-decoder, --transaction-log-decoder, "
+                          "--cluster-metadata-decoder, --remote-log-metadata-decoder)")
             return EXIT_UNREADABLE
     notes: list[str] = []
     try:

@@ -17,6 +17,10 @@ each a callable ``(offset, key, value) -> (key text or None, payload text or Non
   KRaft snapshots): the value is ``uvarint frame version (1)``, ``uvarint apiKey``, ``uvarint version``,
   then the record (Kafka: ``AbstractApiMessageSerde.read``); printed as
   ``{"type":"TOPIC_RECORD","version":0,"data":{...}}``, with no key.
+- :class:`RemoteMetadataLogMessageParser` (``--remote-log-metadata-decoder``, Kafka 3.9's, for
+  ``__remote_log_metadata``): the value framed as a metadata record's, one of the RLMM's four messages,
+  printed as the object Kafka builds of it prints itself (``RemoteLogSegmentMetadata{remoteLogSegmentId=...,
+  state=COPY_SEGMENT_STARTED}``), with no key.
 
 Bad bytes are handled as Kafka's parsers handle them: a record that does not decode prints
 ``Error at offset N, skipping. <why>`` (offsets; ``Error at N, skipping. <why>`` for metadata, as Kafka
@@ -34,10 +38,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import KafkaLogError
-from .kafka_messages import MessageReadError, Reader, schema, to_json
+from .kafka_messages import MessageReadError, read_api_message, schema, to_json
 
 __all__ = ["DECODERS", "ClusterMetadataLogMessageParser", "DecoderError", "MessageParser", "OffsetsMessageParser",
-           "TransactionLogMessageParser", "metadata_record_types"]
+           "RemoteMetadataLogMessageParser", "TransactionLogMessageParser", "metadata_record_types"]
 
 #: What a parser returns: the key text and the payload text, either of them absent.
 Parsed = tuple[str | None, str | None]
@@ -267,6 +271,7 @@ class ClusterMetadataLogMessageParser:
 
     def __init__(self) -> None:
         self._types = metadata_record_types()
+        self._schemas = {api_key: schema_name for api_key, (_type, schema_name) in self._types.items()}
 
     def __call__(self, offset: int, key: bytes | None, value: bytes | None) -> Parsed:
         try:
@@ -276,40 +281,24 @@ class ClusterMetadataLogMessageParser:
 
     def _record(self, value: bytes | None) -> str:
         """Kafka: ``AbstractApiMessageSerde.read`` and the JSON ``ClusterMetadataLogMessageParser`` wraps."""
-        if value is None:
-            raise MessageReadError("the record has no value")
-        reader = Reader(value, 0, schema(_METADATA_SCHEMAS[0]))
-        frame_version = self._short(reader, "frame version")
-        if frame_version == 0:
-            raise MessageReadError("Could not deserialize metadata record with frame version 0. Note that upgrades "
-                                   "from the preview release of KRaft in 2.8 to newer versions are not supported.")
-        if frame_version != 1:
-            raise MessageReadError(f"Could not deserialize metadata record due to unknown frame version "
-                                   f"{frame_version}(only frame version 1 is supported)")
-        api_key = self._short(reader, "type")
-        version = self._short(reader, "version")
-        if api_key not in self._types:
-            raise MessageReadError(f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata "
-                                   f"id {api_key}")
-        type_name, schema_name = self._types[api_key]
-        try:
-            data, end = schema(schema_name).read(value, version, pos=reader.pos)
-        except MessageReadError as e:
-            raise MessageReadError(f"Failed to deserialize record with type {api_key}") from e
-        if end < len(value):
-            raise MessageReadError(f"Found {len(value) - end} byte(s) of garbage after {api_key}")
-        return to_json({"type": type_name, "version": version, "data": data})
+        api_key, version, data = read_api_message(value, self._schemas)
+        return to_json({"type": self._types[api_key][0], "version": version, "data": data})
 
-    @staticmethod
-    def _short(reader: Reader, entity: str) -> int:
-        """Kafka: ``AbstractApiMessageSerde.unsignedIntToShort``."""
+
+# -- __remote_log_metadata ------------------------------------------------------------------------
+
+class RemoteMetadataLogMessageParser:
+    """Kafka 3.9.0: ``DumpLogSegments.RemoteMetadataLogMessageParser`` (``--remote-log-metadata-decoder``):
+    the value through ``RemoteLogMetadataSerde.deserialize``, printed as the object's ``toString``
+    (:mod:`kafkalog.remote.metadata`), with no key."""
+
+    def __call__(self, offset: int, key: bytes | None, value: bytes | None) -> Parsed:
+        from ..remote.metadata import deserialize
+
         try:
-            value = reader.uvarint()
+            return None, str(deserialize(value))
         except MessageReadError as e:
-            raise MessageReadError(f"Error while reading {entity}") from e
-        if value > 0x7FFF:
-            raise MessageReadError(f"Value for {entity} was too large.")
-        return value
+            return None, f"Error at offset {offset}, skipping. {e}"
 
 
 #: The decoders by the option that selects them.
@@ -317,4 +306,5 @@ DECODERS: dict[str, Callable[[], MessageParser]] = {
     "offsets_decoder": OffsetsMessageParser,
     "transaction_log_decoder": TransactionLogMessageParser,
     "cluster_metadata_decoder": ClusterMetadataLogMessageParser,
+    "remote_log_metadata_decoder": RemoteMetadataLogMessageParser,
 }

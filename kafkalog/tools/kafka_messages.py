@@ -15,8 +15,9 @@ It ports, at tag 3.8.0:
 The schemas are vendored, unchanged, in ``kafka_schemas/`` (Apache-2.0, see NOTICE): the group
 coordinator's records (``group-coordinator/src/main/resources/common/message``), the transaction log's
 (``core/.../common/message/TransactionLog*.json``), the consumer protocol's embedded subscription and
-assignment (``clients/.../ConsumerProtocol*.json``), and every KRaft metadata record
-(``metadata/src/main/resources/common/metadata``).
+assignment (``clients/.../ConsumerProtocol*.json``), every KRaft metadata record
+(``metadata/src/main/resources/common/metadata``), and the ``__remote_log_metadata`` topic's records
+(``storage/src/main/resources/message/Remote*.json``).
 
 The byte format, all big-endian:
 
@@ -44,6 +45,7 @@ import json
 import math
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
@@ -52,8 +54,8 @@ from typing import Any
 from ..errors import KafkaLogError
 from ..record.kraft import unsigned_varint
 
-__all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double", "schema",
-           "schema_names", "to_json"]
+__all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double",
+           "read_api_message", "schema", "schema_names", "to_json"]
 
 _SCHEMA_DIR = "kafka_schemas"  # beside this module, shipped as package data
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
@@ -403,6 +405,52 @@ class Reader:
         if isinstance(spec.default, float):
             return isinstance(value, float) and value == spec.default
         return bool(value == spec.default)
+
+
+# -- framed records (Kafka: AbstractApiMessageSerde) --------------------------------------------------------
+
+def _unsigned_short(reader: Reader, entity: str) -> int:
+    """Kafka: ``AbstractApiMessageSerde.unsignedIntToShort``."""
+    try:
+        value = reader.uvarint()
+    except MessageReadError as e:
+        raise MessageReadError(f"Error while reading {entity}") from e
+    if value > 0x7FFF:
+        raise MessageReadError(f"Value for {entity} was too large.")
+    return value
+
+
+def read_api_message(value: bytes | None, schemas: Mapping[int, str]) -> tuple[int, int, dict[str, Any]]:
+    """A record framed as ``uvarint frame version (1)``, ``uvarint apiKey``, ``uvarint version``, then the
+    message of that api key (``schemas`` maps api keys to schema names): ``(apiKey, version, message)``.
+
+    Kafka: ``AbstractApiMessageSerde.read`` (server-common, 3.8.0), the frame of ``__cluster_metadata``'s
+    records and of ``__remote_log_metadata``'s (``BytesApiMessageSerde``), with its messages; an unknown api
+    key is the ``UnsupportedVersionException`` the generated ``MetadataRecordType.fromId`` throws, as
+    ``MetadataParseException(e)`` words it.
+    """
+    if value is None:
+        raise MessageReadError("the record has no value")
+    reader = Reader(value, 0, schema(next(iter(schemas.values()))))
+    frame_version = _unsigned_short(reader, "frame version")
+    if frame_version == 0:
+        raise MessageReadError("Could not deserialize metadata record with frame version 0. Note that upgrades "
+                               "from the preview release of KRaft in 2.8 to newer versions are not supported.")
+    if frame_version != 1:
+        raise MessageReadError(f"Could not deserialize metadata record due to unknown frame version "
+                               f"{frame_version}(only frame version 1 is supported)")
+    api_key = _unsigned_short(reader, "type")
+    version = _unsigned_short(reader, "version")
+    if api_key not in schemas:
+        raise MessageReadError(f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata "
+                               f"id {api_key}")
+    try:
+        data, end = schema(schemas[api_key]).read(value, version, pos=reader.pos)
+    except MessageReadError as e:
+        raise MessageReadError(f"Failed to deserialize record with type {api_key}") from e
+    if end < len(value):
+        raise MessageReadError(f"Found {len(value) - end} byte(s) of garbage after {api_key}")
+    return api_key, version, data
 
 
 # -- Jackson's JsonNode.toString ------------------------------------------------------------------------

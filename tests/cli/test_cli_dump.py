@@ -350,7 +350,7 @@ def test_missing_and_unreadable_files(tmp_path: Path) -> None:
     # Kafka's line for a file of unknown suffix, but exit 2 where Kafka's tool exits 0.
     status, _out, err = run("dump", "--files", str(tmp_path / "notes.txt"))
     assert status == 2 and err == f"Ignoring unknown file {tmp_path / 'notes.txt'}\n"
-    status, _out, err = run("dump", "--files", str(bad_name), "--remote-log-metadata-decoder")
+    status, _out, err = run("dump", "--files", str(bad_name), "--share-group-state-decoder")
     assert status == 2 and "not supported" in err
     status, _out, _err = run("dump")
     assert status == 2  # --files is required

@@ -312,9 +312,9 @@ def test_java_double_prints_as_java_does() -> None:
 
 def test_removed_decoders_of_later_kafka_say_so(tmp_path: Path) -> None:
     log = write_log(tmp_path, [(CG_KEY, CG_VALUE)])
-    status, out, err = run("dump", "--remote-log-metadata-decoder", "--files", str(log))
+    status, out, err = run("dump", "--share-group-state-decoder", "--files", str(log))
     assert (status, out) == (2, "")
-    assert "--remote-log-metadata-decoder is not supported" in err
+    assert "--share-group-state-decoder is not supported" in err
 
 
 # -- golden data --------------------------------------------------------------------------------------
