@@ -341,7 +341,7 @@ class MemoryRecords:
                 # Its own CRC was checked by the scan above (a compressed v2 batch's too, so it is not computed
                 # twice); a legacy wrapper's inner messages are checked here.
                 legacy = int(run["magic"][0]) != MAGIC_V2
-                yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and legacy)
+                yield from self.batch_for(run[0]).record_chunks(check_crcs=check_crcs and legacy)
 
     def _objects_one_batch_a_call(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
         """The records of a run of uncompressed v2 batches, one kernel call a batch: for a run one call
@@ -389,7 +389,7 @@ class MemoryRecords:
                 yield RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64), rows)
             else:
                 # The scan checked the batch's own CRC; a legacy wrapper's inner messages are checked here.
-                batch = self._batch_for(rows[0])
+                batch = self.batch_for(rows[0])
                 for columns in batch.column_chunks(check_crcs=check_crcs and kind != RUN_V2):
                     yield RecordColumns(columns.records, columns.headers, columns.data,
                                         np.array([0, len(columns)], dtype=np.int64), rows)
@@ -408,7 +408,9 @@ class MemoryRecords:
             magic = view[position + MAGIC_OFFSET]
         return _batch_at(self._buf, position, size, magic, self.max_decompressed_size)
 
-    def _batch_for(self, row: Any) -> RecordBatch:
+    def batch_for(self, row: Any) -> RecordBatch:
+        """The batch of one scan row of this buffer (:data:`~kafkalog._common.BATCH_DTYPE`): a shallow view, as
+        :meth:`batches` gives it."""
         return _batch_at(self._buf, int(row["position"]), int(row["size"]), int(row["magic"]),
                          self.max_decompressed_size)
 
