@@ -189,10 +189,11 @@ class Cleaner:
         self._buffer_size = self.io_buffer_size
 
     def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
-            tuple[int, MemoryRecords]]:
+            tuple[MemoryRecords, npt.NDArray[Any]]]:
         """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
         Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does.
-        Each pass decodes a read's batches as it asks for them (:func:`~kafkalog.record.filter.decoded_runs`)."""
+        Each read comes with its batches' scan rows (positions in the read), from the one scan of the segment;
+        each pass decodes a read's batches as it asks for them (:func:`~kafkalog.record.filter.decoded_runs`)."""
         scan = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
         rows = scan.batches
         positions = rows["position"].tolist()
@@ -224,7 +225,9 @@ class Cleaner:
             self.throttler.maybe_throttle(total)
             if self.on_read is not None:
                 self.on_read(total)
-            yield chunk_start, MemoryRecords(data)
+            chunk_rows = rows[i:j].copy()
+            chunk_rows["position"] -= chunk_start
+            yield MemoryRecords(data), chunk_rows
             i = j
 
     _current_tp: TopicPartition | None = None
@@ -302,11 +305,11 @@ class Cleaner:
         position = segment.offset_index.lookup(start_offset).position
         max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
         skimpy = isinstance(offset_map, SkimpyOffsetMap)
-        for _chunk_start, records in self._chunks(segment, position, max_log_message_size):
+        for records, rows in self._chunks(segment, position, max_log_message_size):
             bytes_read = 0
             run: list[DecodedBatch] = []
             aborted = False
-            for item in itertools.chain(decoded_runs(records, _DATA_ATTRIBUTES), (None,)):
+            for item in itertools.chain(decoded_runs(records, _DATA_ATTRIBUTES, rows), (None,)):
                 if run and (item is None or isinstance(item, ColumnRun) or item.columns is not run[0].columns
                             or item.batch.is_control or item.batch.is_transactional):
                     # A run of plain data batches sharing one set of columns goes to the kernel in one call.
@@ -494,13 +497,14 @@ class Cleaner:
         record_filter = LogCleanerFilter(self, cleaning_round, retain_legacy_deletes_and_txn_markers,
                                          delete_retention_ms)
         stats = cleaning_round.stats
-        for _chunk_start, records in self._chunks(source, 0, max_log_message_size):
-            result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES), record_filter)
+        for records, rows in self._chunks(source, 0, max_log_message_size):
+            result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES, rows), record_filter)
             stats.read_messages(result.messages_read, result.bytes_read)
             stats.recopy_messages(result.messages_retained, result.bytes_retained)
             if result.output:
+                # The read's own output buffer, not a copy: nothing writes to it after the filtering.
                 dest.append(result.max_offset, result.max_timestamp, result.shallow_offset_of_max_timestamp,
-                            MemoryRecords(bytes(result.output)))
+                            MemoryRecords(result.output))
                 self.throttler.maybe_throttle(result.bytes_retained)
         self.restore_buffers()
 

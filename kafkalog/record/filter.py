@@ -202,16 +202,19 @@ def whole_v2_batches(columns: RecordColumns, attributes: int) -> bool:
             and not np.count_nonzero(starts[1:] - starts[:-1] != rows["record_count"]))
 
 
-def decoded_runs(records: MemoryRecords, run_attributes: int | None) -> Iterator[DecodedBatch | ColumnRun]:
+def decoded_runs(records: MemoryRecords, run_attributes: int | None, rows: Any = None,
+                 ) -> Iterator[DecodedBatch | ColumnRun]:
     """:func:`decoded_batches`, but a set of columns whose batches are all v2, whole in it, and have no attribute
     bit outside ``run_attributes`` (``None``: no set) comes as one :class:`ColumnRun`: a pass handles those
     batches as arrays, where a Python step a batch (two objects, a call or two) was most of a cleaning's time.
 
-    The batch objects come from the rows the columns were decoded from, so each piece is its batch's."""
+    The batch objects come from the rows the columns were decoded from, so each piece is its batch's.  ``rows``:
+    the scan rows of ``records``' batches, when the caller has them (:meth:`MemoryRecords.columns_of`: no second
+    scan, no CRC check, as with ``check_crcs=False``)."""
     previous: DecodedBatch | None = None
     position = -1
     batch: RecordBatch | None = None
-    for columns in records.record_columns(check_crcs=False):
+    for columns in records.record_columns(check_crcs=False) if rows is None else records.columns_of(rows):
         assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
         assert columns.batches is not None
         if run_attributes is not None and whole_v2_batches(columns, run_attributes):

@@ -374,8 +374,19 @@ class MemoryRecords:
         once the columns of every batch before it are handed out.  ``strict`` is as for :meth:`batches`.
         """
         result = self.scan(check_crc=check_crcs, stop_on_invalid=check_crcs)
+        yield from self._columns(result.batches, check_crcs)
+        self._raise_for_stop(result, strict)
+
+    def columns_of(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
+        """:meth:`record_columns` with ``check_crcs=False`` of the batches ``rows``: scan rows of this buffer, each
+        batch right after the one before, framed by the scan that found them, so the buffer is not scanned
+        again (for a reader that has the rows already: the cleaner reads a segment by its scan)."""
+        return self._columns(rows, False)
+
+    def _columns(self, batch_rows: npt.NDArray[Any], check_crcs: bool) -> Iterator[RecordColumns]:
+        """The columns of :meth:`record_columns`, of the batches ``batch_rows``."""
         buf = self._buf
-        for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
+        for kind, rows in _decode_plan(batch_rows, DECODE_CHUNK_BYTES, legacy_runs=True):
             if kind == RUN_V2 and not _one_large_batch(rows):
                 try:
                     decoded = _impl.core.decode_v2_batches(buf, rows)
@@ -399,7 +410,6 @@ class MemoryRecords:
                 for columns in batch.column_chunks(check_crcs=check_crcs and kind != RUN_V2):
                     yield RecordColumns(columns.records, columns.headers, columns.data,
                                         np.array([0, len(columns)], dtype=np.int64), rows)
-        self._raise_for_stop(result, strict)
 
     def _columns_one_batch_a_call(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
         """:meth:`_objects_one_batch_a_call` for columns."""
