@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ._common import MAGIC_V2, NO_PRODUCER_ID, PRODUCER_ID_OFFSET, RecordFate
+from . import _impl
+from ._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
 from .cleaner_stats import CleanerStats
 from .offset_map import SkimpyOffsetMap
 from .record import RecordBatch
@@ -39,18 +40,27 @@ class _ChunkKeep:
     takes a slice of one of the two masks, where a few numpy operations a batch were most of the filtering's
     time."""
 
-    __slots__ = ("columns", "keep_deletes", "keep_values", "no_key_before")
+    __slots__ = ("_keep_values", "columns", "fates", "keep_deletes", "no_key_before")
 
     def __init__(self, columns: Any, fates: npt.NDArray[np.int8]) -> None:
         self.columns = columns
-        past, latest = fates == _PAST_MAP, fates == _LATEST
-        #: A tombstone kept (its delete horizon not passed) / dropped.
-        self.keep_deletes: npt.NDArray[np.bool_] = past | latest
-        self.keep_values: npt.NDArray[np.bool_] = past | (latest & (columns.records["value_len"] >= 0))
+        self.fates = fates
+        #: A tombstone kept (its delete horizon not passed): PAST_MAP and LATEST, the fates above SUPERSEDED
+        #: and NO_KEY.
+        self.keep_deletes: npt.NDArray[np.bool_] = fates >= _LATEST
+        self._keep_values: npt.NDArray[np.bool_] | None = None
         no_key = fates == _NO_KEY
         #: Keyless records before each row (None when there are none, as in any log a producer wrote).
         self.no_key_before: list[int] | None = (np.concatenate(([0], np.cumsum(no_key))).tolist()
-                                                if no_key.any() else None)
+                                                if np.count_nonzero(no_key) else None)
+
+    @property
+    def keep_values(self) -> npt.NDArray[np.bool_]:
+        """A tombstone dropped (its delete horizon passed): made when a batch first needs it."""
+        if self._keep_values is None:
+            fates = self.fates
+            self._keep_values = (fates == _PAST_MAP) | ((fates == _LATEST) & (self.columns.records["value_len"] >= 0))
+        return self._keep_values
 
     def of(self, piece: DecodedBatch, retain_deletes: bool, stats: CleanerStats) -> npt.NDArray[np.bool_]:
         if self.no_key_before is not None:
@@ -154,9 +164,9 @@ class LogCleanerFilter(RecordFilter):
         cleaning_round.transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
         self.discard_batch_records = False
         retain_empty: npt.NDArray[np.bool_] = last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round
-        producer_ids = _producer_ids(columns.data, rows["position"])
+        producer_ids, _epochs = _impl.core.producer_fields(columns.data, np.ascontiguousarray(rows["position"]))
         last_records = cleaning_round.last_records_of_active_producers or {}
-        for b in np.flatnonzero(producer_ids > NO_PRODUCER_ID).tolist():
+        for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
             last = last_records.get(int(producer_ids[b]))
             if last is not None and last[0] is not None and last[0] == int(last_offsets[b]):
                 retain_empty[b] = True  # the producer's last batch: its state survives the cleaning
@@ -164,10 +174,3 @@ class LogCleanerFilter(RecordFilter):
         if chunk.no_key_before is not None and chunk.no_key_before[-1]:
             cleaning_round.stats.invalid_message(chunk.no_key_before[-1])
         return retain_empty, chunk.keep_deletes
-
-
-def _producer_ids(data: Any, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The producer id of each v2 batch at ``positions`` of ``data``, read from the headers at once."""
-    at = positions[:, None] + np.arange(PRODUCER_ID_OFFSET, PRODUCER_ID_OFFSET + 8)
-    ids: npt.NDArray[np.int64] = np.frombuffer(data, dtype=np.uint8)[at].view(">i8").ravel().astype(np.int64)
-    return ids

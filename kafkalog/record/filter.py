@@ -471,7 +471,7 @@ def _rewrite_plain(result: FilterResult, data: Any, records: Any, starts: Any, p
 def _account(result: FilterResult, last_offsets: Any, kept_counts: Any, max_timestamps: Any) -> None:
     """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote (those keeping
     records), in order, as arrays: the first of the largest max timestamps wins, as it does one by one."""
-    written = np.flatnonzero(kept_counts)
+    written = kept_counts.nonzero()[0]
     if not len(written):
         return
     result.messages_retained += int(np.add.reduce(kept_counts, dtype=np.int64))
