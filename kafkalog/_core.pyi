@@ -44,6 +44,7 @@ __all__ = [
     "index_search",
     "records_in_range",
     "scan_batches",
+    "producer_fields",
     "search_for_offset",
     "set_crc32c_software",
     "single_entry_magic",
@@ -100,6 +101,10 @@ def scan_batches(
     max_batches: int = 0x7FFFFFFFFFFFFFFF,
 ) -> tuple[npt.NDArray[np.void], int, int]: ...
 def single_entry_magic(buf: Buffer, max_entry_size: int = 0x7FFFFFFF) -> int: ...  # const unsigned char[::1]
+def producer_fields(
+    buf: Buffer,  # const unsigned char[::1]
+    positions: npt.NDArray[np.int64],  # const int64_t[::1]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]: ...
 def search_for_offset(
     buf: Buffer,  # const unsigned char[::1]
     start: int,

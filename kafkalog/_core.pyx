@@ -76,6 +76,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "producer_fields",
     "records_in_range",
     "scan_batches",
     "search_for_offset",
@@ -120,6 +121,8 @@ cdef enum:
     MAX_TIMESTAMP_OFFSET = 35
     RECORDS_COUNT_OFFSET = 57
     BASE_TIMESTAMP_OFFSET = 27
+    PRODUCER_ID_OFFSET = 43
+    PRODUCER_EPOCH_OFFSET = 51
     COMPRESSION_CODEC_MASK = 0x07
     TIMESTAMP_TYPE_MASK = 0x08
     CONTROL_FLAG_MASK = 0x20

@@ -38,15 +38,16 @@ import logging
 import os
 import threading
 import time as _time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ._common import INT32_MAX, MAGIC_V2, RecordFate
+from ._common import CONTROL_FLAG_MASK, INT32_MAX, MAGIC_V2, TRANSACTIONAL_FLAG_MASK, RecordFate
 from .cleaner_config import CleanerConfig
+from .cleaner_filter import LogCleanerFilter
 from .cleaner_manager import (
     LogCleanerManager,
     LogCleaningAbortedError,
@@ -67,13 +68,11 @@ from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .record.filter import (
-    BatchRetention,
-    BatchRetentionResult,
+    PLAIN_ATTRIBUTES,
+    ColumnRun,
     DecodedBatch,
-    RecordFilter,
-    decoded_batches,
+    decoded_runs,
     filter_to,
-    records_of,
 )
 from .scheduler import SYSTEM_TIME, Time
 from .segment import LogSegment
@@ -121,6 +120,10 @@ class CleaningRound:
     #: Producer id -> (offset of its last data batch or None, its epoch) (Kafka: ``lastRecordsOfActiveProducers``);
     #: ``None``: :meth:`Cleaner.clean_segments` reads them from the log.
     last_records_of_active_producers: dict[int, tuple[int | None, int]] | None = None
+
+
+#: The attribute bits of the batches the map pass reads as arrays: any but the transactional and control ones.
+_DATA_ATTRIBUTES = ~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
 
 
 class Cleaner:
@@ -186,10 +189,11 @@ class Cleaner:
         self._buffer_size = self.io_buffer_size
 
     def _chunks(self, segment: LogSegment, start_position: int, max_log_message_size: int) -> Iterable[
-            tuple[int, Iterator[DecodedBatch]]]:
+            tuple[MemoryRecords, npt.NDArray[Any]]]:
         """The batches of a segment from ``start_position``, in reads of about the I/O buffer's size: the role of
         Kafka's ``readInto(readBuffer, position)``.  A batch larger than the buffer grows it, as Kafka does.
-        Each read's batches are decoded as they are asked for, a batch of many records in pieces."""
+        Each read comes with its batches' scan rows (positions in the read), from the one scan of the segment;
+        each pass decodes a read's batches as it asks for them (:func:`~kafkalog.record.filter.decoded_runs`)."""
         scan = segment.log.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
         rows = scan.batches
         positions = rows["position"].tolist()
@@ -221,7 +225,9 @@ class Cleaner:
             self.throttler.maybe_throttle(total)
             if self.on_read is not None:
                 self.on_read(total)
-            yield chunk_start, decoded_batches(MemoryRecords(data))
+            chunk_rows = rows[i:j].copy()
+            chunk_rows["position"] -= chunk_start
+            yield MemoryRecords(data), chunk_rows
             i = j
 
     _current_tp: TopicPartition | None = None
@@ -299,20 +305,34 @@ class Cleaner:
         position = segment.offset_index.lookup(start_offset).position
         max_desired_map_size = int(offset_map.slots * self.dup_buffer_load_factor)
         skimpy = isinstance(offset_map, SkimpyOffsetMap)
-        for _chunk_start, decoded in self._chunks(segment, position, max_log_message_size):
+        for records, rows in self._chunks(segment, position, max_log_message_size):
             bytes_read = 0
             run: list[DecodedBatch] = []
             aborted = False
-            for item in itertools.chain(decoded, (None,)):
-                if run and (item is None or item.columns is not run[0].columns or item.batch.is_control
-                            or item.batch.is_transactional):
+            for item in itertools.chain(decoded_runs(records, _DATA_ATTRIBUTES, rows), (None,)):
+                if run and (item is None or isinstance(item, ColumnRun) or item.columns is not run[0].columns
+                            or item.batch.is_control or item.batch.is_transactional):
                     # A run of plain data batches sharing one set of columns goes to the kernel in one call.
-                    if self._map_run(offset_map, run, start_offset, max_desired_map_size, skimpy, stats):
+                    ends = [(d.hi, d.batch.last_offset) for d in run if d.last]
+                    if self._map_run(offset_map, run[0].columns, run[0].lo, run[-1].hi,
+                                     np.array([end for end, _ in ends], dtype=np.int64),
+                                     np.array([last for _, last in ends], dtype=np.int64), start_offset,
+                                     max_desired_map_size, skimpy, stats):
                         return True
                     bytes_read += sum(d.batch.size_in_bytes for d in run if d.last)
                     run = []
                 if item is None:
                     break
+                if isinstance(item, ColumnRun):
+                    # Whole data batches read together: their keys in one call, the batches as arrays.
+                    columns = item.columns
+                    assert columns.starts is not None and columns.batches is not None
+                    if self._map_run(offset_map, columns, 0, len(columns), columns.starts[1:],
+                                     columns.batches["last_offset"], start_offset, max_desired_map_size, skimpy,
+                                     stats):
+                        return True
+                    bytes_read += int(np.add.reduce(columns.batches["size"], dtype=np.int64))
+                    continue
                 batch = item.batch
                 if not (batch.is_control or batch.is_transactional):
                     run.append(item)
@@ -327,7 +347,10 @@ class Cleaner:
                         aborted = transaction_metadata.on_batch_read(batch)
                     if aborted:
                         stats.index_messages_read(item.hi - item.lo)
-                    elif self._map_run(offset_map, [item], start_offset, max_desired_map_size, skimpy, stats):
+                    elif self._map_run(offset_map, item.columns, item.lo, item.hi,
+                                       np.array([item.hi] if item.last else [], dtype=np.int64),
+                                       np.array([batch.last_offset] if item.last else [], dtype=np.int64),
+                                       start_offset, max_desired_map_size, skimpy, stats):
                         return True
                 if item.last:
                     bytes_read += batch.size_in_bytes
@@ -340,41 +363,48 @@ class Cleaner:
         return False
 
     @staticmethod
-    def _map_run(offset_map: OffsetMap, run: list[DecodedBatch], start_offset: int, max_desired_map_size: int,
-                 skimpy: bool, stats: CleanerStats) -> bool:
-        """Put the keys of consecutive batches (or pieces of one) into the map; ``True`` when it filled.  After
-        each whole batch whose last offset reaches ``start_offset`` the map's latest offset moves to it, as in
-        Kafka's loop."""
-        columns = run[0].columns
-        lo, hi = run[0].lo, run[-1].hi
-        rows = columns.records[lo:hi]
+    def _map_run(offset_map: OffsetMap, columns: Any, lo: int, hi: int, ends: npt.NDArray[np.int64],
+                 last_offsets: npt.NDArray[np.int64], start_offset: int, max_desired_map_size: int, skimpy: bool,
+                 stats: CleanerStats) -> bool:
+        """Put the keys of ``columns.records[lo:hi]``, consecutive batches or pieces of one, into the map; ``True``
+        when it filled.  ``ends[i]`` is the record after the ``i``-th batch that ends among them and
+        ``last_offsets[i]`` its last offset: after each whole batch whose last offset reaches ``start_offset``
+        the map's latest offset moves to it, as in Kafka's loop."""
         if skimpy:
             assert isinstance(offset_map, SkimpyOffsetMap)
             last_put_before = offset_map.latest_offset
-            processed, full = offset_map.put_records(columns.data, rows, start_offset, max_desired_map_size)
+            processed, full = offset_map.put_records(columns.data, columns.records[lo:hi], start_offset,
+                                                     max_desired_map_size)
             stats.index_messages_read(processed)
-            completed = [d.batch.last_offset for d in run if d.hi - lo <= processed and d.last
-                         and d.batch.last_offset >= start_offset]
+            completed = last_offsets[(ends - lo <= processed) & (last_offsets >= start_offset)]
             if full:
                 # Batches wholly before the record that found the map full were completed.
-                latest = max([offset_map.latest_offset, *completed]) if completed else offset_map.latest_offset
+                latest = offset_map.latest_offset
+                if len(completed):
+                    latest = max(latest, int(np.maximum.reduce(completed)))
                 offset_map.update_latest_offset(max(latest, last_put_before))
                 return True
-            if completed:
-                offset_map.update_latest_offset(max(offset_map.latest_offset, completed[-1]))
+            if len(completed):
+                offset_map.update_latest_offset(max(offset_map.latest_offset, int(completed[-1])))
             return False
-        for d in run:
-            for k in range(d.lo, d.hi):
-                offset = int(columns.records["offset"][k])
-                key = columns.key(k)
-                if key is not None and offset >= start_offset:
-                    if offset_map.size < max_desired_map_size:
-                        offset_map.put(key, offset)
-                    else:
-                        return True
-                stats.index_messages_read(1)
-            if d.last and d.batch.last_offset >= start_offset:
-                offset_map.update_latest_offset(d.batch.last_offset)
+        batch_ends, batch_lasts = ends.tolist(), last_offsets.tolist()
+        b = 0
+        for k in range(lo, hi):
+            while b < len(batch_ends) and batch_ends[b] <= k:
+                if batch_lasts[b] >= start_offset:
+                    offset_map.update_latest_offset(batch_lasts[b])
+                b += 1
+            offset = int(columns.records["offset"][k])
+            key = columns.key(k)
+            if key is not None and offset >= start_offset:
+                if offset_map.size < max_desired_map_size:
+                    offset_map.put(key, offset)
+                else:
+                    return True
+            stats.index_messages_read(1)
+        for last in batch_lasts[b:]:
+            if last >= start_offset:
+                offset_map.update_latest_offset(last)
         return False
 
     # -- grouping -----------------------------------------------------------------------------------
@@ -467,13 +497,14 @@ class Cleaner:
         record_filter = LogCleanerFilter(self, cleaning_round, retain_legacy_deletes_and_txn_markers,
                                          delete_retention_ms)
         stats = cleaning_round.stats
-        for _chunk_start, decoded in self._chunks(source, 0, max_log_message_size):
-            result = filter_to(decoded, record_filter)
+        for records, rows in self._chunks(source, 0, max_log_message_size):
+            result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES, rows), record_filter)
             stats.read_messages(result.messages_read, result.bytes_read)
             stats.recopy_messages(result.messages_retained, result.bytes_retained)
             if result.output:
+                # The read's own output buffer, not a copy: nothing writes to it after the filtering.
                 dest.append(result.max_offset, result.max_timestamp, result.shallow_offset_of_max_timestamp,
-                            MemoryRecords(bytes(result.output)))
+                            MemoryRecords(result.output))
                 self.throttler.maybe_throttle(result.bytes_retained)
         self.restore_buffers()
 
@@ -514,104 +545,6 @@ class Cleaner:
         if invalid:
             stats.invalid_message(invalid)
         return keep
-
-
-class _ChunkKeep:
-    """:meth:`Cleaner.should_retain_records` for every record of one set of columns at once (a run of batches
-    decoded together), both ways a batch may go: its latest tombstones kept or not.  A piece then takes a
-    slice of one of the two masks, where a few numpy operations a batch were most of the filtering's time."""
-
-    __slots__ = ("columns", "keep_deletes", "keep_values", "no_key_before")
-
-    def __init__(self, columns: Any, fates: npt.NDArray[np.int8]) -> None:
-        self.columns = columns
-        past, latest = fates == _PAST_MAP, fates == _LATEST
-        #: A tombstone kept (its delete horizon not passed) / dropped.
-        self.keep_deletes: npt.NDArray[np.bool_] = past | latest
-        self.keep_values: npt.NDArray[np.bool_] = past | (latest & (columns.records["value_len"] >= 0))
-        no_key = fates == _NO_KEY
-        #: Keyless records before each row (None when there are none, as in any log a producer wrote).
-        self.no_key_before: list[int] | None = (np.concatenate(([0], np.cumsum(no_key))).tolist()
-                                                if no_key.any() else None)
-
-    def of(self, piece: DecodedBatch, retain_deletes: bool, stats: CleanerStats) -> npt.NDArray[np.bool_]:
-        if self.no_key_before is not None:
-            invalid = self.no_key_before[piece.hi] - self.no_key_before[piece.lo]
-            if invalid:
-                stats.invalid_message(invalid)
-        return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
-
-
-class LogCleanerFilter(RecordFilter):
-    """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
-    ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches, each record's
-    from the offset map (:meth:`Cleaner.should_retain_records`)."""
-
-    def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
-                 delete_retention_ms: int) -> None:
-        super().__init__(cleaning_round.current_time, delete_retention_ms)
-        self.cleaner = cleaner
-        self.cleaning_round = cleaning_round
-        self.retain_legacy_deletes_and_txn_markers = retain_legacy_deletes_and_txn_markers
-        #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
-        #: the batch may still be kept empty for its producer's state.
-        self.discard_batch_records = False
-        # The keep masks of the last columns asked about: a run of batches shares one set, one kernel call.
-        self._chunk: _ChunkKeep | None = None
-
-    def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
-        """Kafka: ``checkBatchRetention``: the batch's fate, and whether it is a marker that may go once its
-        horizon passes."""
-        cleaning_round = self.cleaning_round
-        transaction_metadata = cleaning_round.transaction_metadata
-        if batch.is_control:
-            can_discard = transaction_metadata.on_control_batch_read(batch)
-            horizon = batch.delete_horizon_ms
-            self.discard_batch_records = can_discard and horizon is not None and horizon <= self.current_time
-        else:
-            can_discard = transaction_metadata.on_batch_read(batch)
-            self.discard_batch_records = can_discard
-        last_of_producer = False
-        if batch.has_producer_id:
-            last = (cleaning_round.last_records_of_active_producers or {}).get(batch.producer_id)
-            if last is not None:
-                last_data_offset, epoch = last
-                last_of_producer = (batch.last_offset == last_data_offset if last_data_offset is not None
-                                    else batch.is_control and batch.producer_epoch == epoch)
-        if batch.has_producer_id and last_of_producer:
-            retention = BatchRetention.RETAIN_EMPTY
-        elif batch.magic >= MAGIC_V2 and batch.next_offset == cleaning_round.upper_bound_offset_of_cleaning_round:
-            # Kafka after 3.8 (KAFKA-17076): keep the round's last batch, emptied if need be, so the log end
-            # the round reached stays visible and the next round starts where this one stopped.  Only a v2
-            # batch can be kept empty; a legacy entry is dropped as before.
-            retention = BatchRetention.RETAIN_EMPTY
-        elif self.discard_batch_records:
-            retention = BatchRetention.DELETE
-        else:
-            retention = BatchRetention.DELETE_EMPTY
-        return BatchRetentionResult(retention, can_discard and batch.is_control)
-
-    def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
-        """Kafka's ``logCleanerFilter.shouldRetainRecord``: nothing of a discarded batch, every record of a
-        control batch, else what :meth:`Cleaner.should_retain_records` says."""
-        count = piece.hi - piece.lo
-        if self.discard_batch_records:
-            return np.zeros(count, dtype=bool)
-        if piece.batch.is_control:
-            return np.ones(count, dtype=bool)
-        offset_map = self.cleaning_round.offset_map
-        columns = piece.columns
-        if isinstance(offset_map, SkimpyOffsetMap):
-            chunk = self._chunk
-            if chunk is None or chunk.columns is not columns:
-                chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
-            retain_deletes = Cleaner.retain_deletes(piece.batch, self.retain_legacy_deletes_and_txn_markers,
-                                                    self.current_time)
-            return chunk.of(piece, retain_deletes, self.cleaning_round.stats)
-        fates = np.array([Cleaner.record_fate(offset_map, r.offset, r.key)
-                          for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
-        return Cleaner.should_retain_records(self.retain_legacy_deletes_and_txn_markers, piece, fates,
-                                             self.cleaning_round.stats, self.current_time)
 
 
 def _java_date(ms: float) -> str:

@@ -101,6 +101,12 @@ class CleanedTransactionMetadata:
             return True
         return False
 
+    def on_data_batches_read(self, last_offset: int) -> None:
+        """:meth:`on_batch_read` of consecutive non-transactional batches, ``last_offset`` the largest of their
+        last offsets: none is aborted, and the aborted transactions that began up to them become ongoing, in
+        the order one call a batch moves them."""
+        self._consume_aborted_txns_up_to(last_offset)
+
     def on_batch_read(self, batch: RecordBatch) -> bool:
         """Whether a data batch belongs to an aborted transaction (Kafka: ``onBatchRead``)."""
         self._consume_aborted_txns_up_to(batch.last_offset)

@@ -35,6 +35,7 @@ over :mod:`kafkalog.record.convert`.
 from __future__ import annotations
 
 import os
+import struct
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,6 +54,8 @@ from ._common import (
     MAGIC_OFFSET,
     MIN_RECORD_OVERHEAD,
     NO_PARTITION_LEADER_EPOCH,
+    PRODUCER_ID_OFFSET,
+    RECORD_BATCH_OVERHEAD,
     ScanStop,
 )
 from .errors import (
@@ -80,6 +83,8 @@ READ_CHUNK_BYTES = 4 * 1024 * 1024
 MEMORY_CHUNK_BYTES = 8 * 1024 * 1024
 #: Batches ``search_for_timestamp`` looks at per step of its walk.
 _SEARCH_STEP_BATCHES = 256
+#: A v2 batch header's producer id and epoch, adjacent (``producer_fields`` read by reads).
+_PRODUCER_FIELDS = struct.Struct(">qh")
 
 
 class LogOffsetPosition(NamedTuple):
@@ -682,6 +687,24 @@ class FileMessageSet:
         raise CorruptRecordError(
             f"Found record size {size} smaller than the minimum record overhead for its magic", position,
             str(self._file))
+
+    def producer_fields(self, positions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]:
+        """The producer id and epoch of the v2 batches at ``positions`` (file positions, as a :meth:`scan` of this
+        set gives them): one kernel call over the map, under the lock as in :meth:`scan`; read a batch at a time
+        when the file is not mapped or a position is not inside the set (a read past its end raises then)."""
+        positions = np.ascontiguousarray(positions, dtype=np.int64)
+        channel = self._channel
+        if channel.mappable and len(positions):
+            with channel.lock:
+                end = self.end
+                if int(positions.min()) >= self.start and int(positions.max()) + RECORD_BATCH_OVERHEAD <= end:
+                    ids, epochs = _impl.core.producer_fields(channel.mapped(end), positions)
+                    return ids, epochs
+        fields = [_PRODUCER_FIELDS.unpack(self.read_bytes(position - self.start + PRODUCER_ID_OFFSET,
+                                                          _PRODUCER_FIELDS.size))
+                  for position in positions.tolist()]
+        return (np.array([producer_id for producer_id, _ in fields], dtype=np.int64),
+                np.array([epoch for _, epoch in fields], dtype=np.int16))
 
     def search_for(self, target_offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The first batch at or after ``starting_position`` whose last offset is >= ``target_offset``:

@@ -56,7 +56,7 @@ from .offset_map import (
     offset_map_put,
     offset_map_put_records,
 )
-from .scan import scan_batches, search_for_offset, single_entry_magic
+from .scan import producer_fields, scan_batches, search_for_offset, single_entry_magic
 from .validate import assign_offsets_v2_batch, validate_v2_records
 
 __all__ = [
@@ -91,6 +91,7 @@ __all__ = [
     "scan_batches",
     "search_for_offset",
     "set_crc32c_software",
+    "producer_fields",
     "single_entry_magic",
     "split_records",
     "validate_v2_records",

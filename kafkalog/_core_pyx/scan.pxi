@@ -165,6 +165,30 @@ def single_entry_magic(const unsigned char[::1] buf, int64_t max_entry_size=0x7F
     return f.magic
 
 
+def producer_fields(const unsigned char[::1] buf, const int64_t[::1] positions):
+    """The producer id and epoch of the v2 batch at each of ``positions`` in ``buf`` (see ``_core_py``).
+
+    Returns ``(producer_ids, producer_epochs)``."""
+    cdef Py_ssize_t n = positions.shape[0]
+    cdef Py_ssize_t total = buf.shape[0]
+    cdef Py_ssize_t i
+    for i in range(n):
+        if positions[i] < 0 or positions[i] > total - RECORD_BATCH_OVERHEAD:
+            raise ValueError(f"producer_fields: the batch at {positions[i]} is outside the buffer")
+    ids_array = np.empty(n, dtype=np.int64)
+    epochs_array = np.empty(n, dtype=np.int16)
+    cdef int64_t[::1] ids = ids_array
+    cdef int16_t[::1] epochs = epochs_array
+    cdef const unsigned char *p
+    if n:
+        p = &buf[0]
+        with nogil:
+            for i in range(n):
+                ids[i] = kl_get_i64(p + positions[i] + PRODUCER_ID_OFFSET)
+                epochs[i] = kl_get_i16(p + positions[i] + PRODUCER_EPOCH_OFFSET)
+    return ids_array, epochs_array
+
+
 def search_for_offset(const unsigned char[::1] buf, Py_ssize_t start, Py_ssize_t end,
                       int64_t target_offset, int64_t max_entry_size=0x7FFFFFFF):
     """The first entry in ``buf[start:end]`` whose last offset is >= ``target_offset`` (see ``_core_py``).

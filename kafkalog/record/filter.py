@@ -31,13 +31,18 @@ Steps 3 and 4 of a run of plain batches (uncompressed v2, CreateTime, no delete 
 whole) are one ``filter_v2_batches`` kernel call (:class:`_PlainRun`), which writes the bytes the steps above
 write; a batch it cannot (a kept tombstone, kept records with headers, an empty batch to keep) goes the
 Python way.  The filter is still asked about every batch and record, in order.
+
+A run of whole plain batches read together (a :class:`ColumnRun` of :func:`decoded_runs`) may be answered for
+at once: the filter's :meth:`~RecordFilter.plain_batch_fates` gives every batch's retention and every record's
+fate as arrays, its state moving as it would batch by batch, and the run goes to the kernel with no Python step
+a batch.  A filter that cannot answer so is asked batch by batch.
 """
 
 from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -55,14 +60,18 @@ from .types import TimestampType
 __all__ = [
     "BatchRetention",
     "BatchRetentionResult",
+    "ColumnRun",
     "DecodedBatch",
     "FilterResult",
     "KeptRecords",
+    "PLAIN_ATTRIBUTES",
     "RecordFilter",
     "build_retained_records",
     "decoded_batches",
+    "decoded_runs",
     "filter_to",
     "records_of",
+    "whole_v2_batches",
 ]
 
 
@@ -101,6 +110,15 @@ class RecordFilter(ABC):
     def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
         """Which records of ``piece`` (``piece.columns.records[piece.lo:piece.hi]``) are kept: Kafka's
         ``shouldRetainRecord``, asked for the records of a piece of a batch at once."""
+
+    def plain_batch_fates(self, run: ColumnRun) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
+        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of ``run`` (whole
+        plain batches: uncompressed v2, CreateTime, no delete horizon, not control) at once, when the filter can
+        answer so and no batch of them is deleted unread: for each batch whether it is ``RETAIN_EMPTY`` (else
+        ``DELETE_EMPTY``, and none is the marker of an empty transaction), and the keep mask of every record of
+        the run.  The filter's state moves as if it were asked batch by batch.  ``None`` (the default): ask
+        batch by batch; the state has not moved."""
+        return None
 
 
 @dataclass
@@ -151,13 +169,62 @@ def decoded_batches(records: MemoryRecords) -> Iterator[DecodedBatch]:
     """The batches of ``records`` with their decoded columns, decoded as they are asked for: runs of
     uncompressed v2 batches share one set of columns (one kernel call), every other batch has its own, or
     several, one per piece, when it holds many records (so what a pass holds is bounded whatever the count)."""
-    batches = records.batches(strict=False)
+    for item in decoded_runs(records, None):
+        assert isinstance(item, DecodedBatch)  # no runs asked for
+        yield item
+
+
+class ColumnRun(NamedTuple):
+    """A set of decoded columns of ``records`` whose batches are all v2 and whole in it (none comes in pieces),
+    handed out as one (:func:`decoded_runs`), so a pass can treat its batches as arrays: ``columns.batches``
+    their scan rows, ``columns.starts`` their records."""
+
+    records: MemoryRecords
+    columns: RecordColumns
+
+    def pieces(self) -> Iterator[DecodedBatch]:
+        """Its batches one by one, as :func:`decoded_batches` gives them."""
+        columns, records = self.columns, self.records
+        assert columns.starts is not None and columns.batches is not None
+        starts = columns.starts.tolist()
+        for b, row in enumerate(columns.batches):
+            yield DecodedBatch(records.batch_for(row), columns, starts[b], starts[b + 1])
+
+
+def whole_v2_batches(columns: RecordColumns, attributes: int) -> bool:
+    """Whether ``columns`` holds v2 batches only, each with all its records (its header's count), whose
+    attributes have no bit outside ``attributes``."""
+    rows, starts = columns.batches, columns.starts
+    assert rows is not None and starts is not None  # MemoryRecords.record_columns gives both
+    # count_nonzero and plain ufuncs, not np.all/np.diff/np.array_equal, whose Python wrappers cost more than
+    # the work on a read's few rows: this runs for every read of both passes.
+    return (not np.count_nonzero(rows["magic"] != MAGIC_V2) and not np.count_nonzero(rows["attributes"] & ~attributes)
+            and not np.count_nonzero(starts[1:] - starts[:-1] != rows["record_count"]))
+
+
+def decoded_runs(records: MemoryRecords, run_attributes: int | None, rows: Any = None,
+                 ) -> Iterator[DecodedBatch | ColumnRun]:
+    """:func:`decoded_batches`, but a set of columns whose batches are all v2, whole in it, and have no attribute
+    bit outside ``run_attributes`` (``None``: no set) comes as one :class:`ColumnRun`: a pass handles those
+    batches as arrays, where a Python step a batch (two objects, a call or two) was most of a cleaning's time.
+
+    The batch objects come from the rows the columns were decoded from, so each piece is its batch's.  ``rows``:
+    the scan rows of ``records``' batches, when the caller has them (:meth:`MemoryRecords.columns_of`: no second
+    scan, no CRC check, as with ``check_crcs=False``)."""
     previous: DecodedBatch | None = None
     position = -1
-    seen = 0
-    for columns in records.record_columns(check_crcs=False):
+    batch: RecordBatch | None = None
+    for columns in records.record_columns(check_crcs=False) if rows is None else records.columns_of(rows):
         assert columns.starts is not None  # MemoryRecords.record_columns always gives batch boundaries
         assert columns.batches is not None
+        if run_attributes is not None and whole_v2_batches(columns, run_attributes):
+            if previous is not None:
+                # A whole batch comes next: the one before has ended.
+                yield DecodedBatch(previous.batch, previous.columns, previous.lo, previous.hi, previous.first, True)
+                previous = None
+            position = -1
+            yield ColumnRun(records, columns)
+            continue
         starts = columns.starts.tolist()
         positions = columns.batches["position"].tolist()
         for b in range(len(starts) - 1):
@@ -166,16 +233,11 @@ def decoded_batches(records: MemoryRecords) -> Iterator[DecodedBatch]:
                 # A batch's last piece comes before another's first.
                 yield DecodedBatch(previous.batch, previous.columns, previous.lo, previous.hi, previous.first, first)
             if first:
-                following = next(batches, None)
-                if following is None or following.position != positions[b]:
-                    raise IllegalStateError(f"the columns of the batch at {positions[b]} do not match the batches")
-                batch, position = following, positions[b]
-                seen += 1
+                batch, position = records.batch_for(columns.batches[b]), positions[b]
+            assert batch is not None
             previous = DecodedBatch(batch, columns, starts[b], starts[b + 1], first, False)
     if previous is not None:
         yield DecodedBatch(previous.batch, previous.columns, previous.lo, previous.hi, previous.first, True)
-    if next(batches, None) is not None:
-        raise IllegalStateError(f"{seen} batches decoded, but there are more")
 
 
 class KeptRecords:
@@ -310,51 +372,122 @@ def _max_timestamp_of(data: bytes) -> tuple[int, int]:
     return best, offset
 
 
-def filter_to(decoded: Iterable[DecodedBatch], record_filter: RecordFilter) -> FilterResult:
+def filter_to(decoded: Iterable[DecodedBatch | ColumnRun], record_filter: RecordFilter) -> FilterResult:
     """Write the batches of ``decoded`` without the records ``record_filter`` drops (Kafka:
-    ``MemoryRecords.filterTo``, its steps in the module's docstring); returns what was written and counted."""
+    ``MemoryRecords.filterTo``, its steps in the module's docstring); returns what was written and counted.
+
+    A :class:`ColumnRun` of plain batches (:func:`decoded_runs` with :data:`PLAIN_ATTRIBUTES`) is filtered as
+    arrays when the filter answers for all its batches at once (:meth:`RecordFilter.plain_batch_fates`), else
+    batch by batch."""
     result = FilterResult()
     retention, marker_for_empty_txn = BatchRetention.DELETE, False
     kept = KeptRecords()
     run = _PlainRun()
-    for item in decoded:
-        batch = item.batch
-        if item.first:
-            result.bytes_read += batch.size_in_bytes
-            # Once a batch, with its first piece: the filter's transaction state moves on with it.
-            retention, marker_for_empty_txn = record_filter.check_batch_retention(batch)
-            kept = KeptRecords()
-        plain = (item.first and item.last and batch.magic == MAGIC_V2 and not batch.attributes & ~_PLAIN_ATTRIBUTES
-                 and (not run.items or run.items[-1].columns is item.columns))
-        if not plain:
+    for entry in decoded:
+        if isinstance(entry, ColumnRun):
             run.flush(result, record_filter)
-        if retention is BatchRetention.DELETE:
+            if _filter_column_run(result, record_filter, entry):
+                continue
+            pieces: Iterable[DecodedBatch] = entry.pieces()
+        else:
+            pieces = (entry,)
+        for item in pieces:
+            batch = item.batch
+            if item.first:
+                result.bytes_read += batch.size_in_bytes
+                # Once a batch, with its first piece: the filter's transaction state moves on with it.
+                retention, marker_for_empty_txn = record_filter.check_batch_retention(batch)
+                kept = KeptRecords()
+            plain = (item.first and item.last and batch.magic == MAGIC_V2 and not batch.attributes & ~PLAIN_ATTRIBUTES
+                     and (not run.items or run.items[-1].columns is item.columns))
+            if not plain:
+                run.flush(result, record_filter)
+            if retention is BatchRetention.DELETE:
+                if plain:
+                    run.add(item, retention, marker_for_empty_txn, None)
+                continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
+            result.messages_read += item.hi - item.lo
+            keep = record_filter.should_retain_records(item)
             if plain:
-                run.add(item, retention, marker_for_empty_txn, None)
-            continue  # Kafka's filterTo counts the bytes of a deleted batch, not its messages
-        result.messages_read += item.hi - item.lo
-        keep = record_filter.should_retain_records(item)
-        if plain:
-            run.add(item, retention, marker_for_empty_txn, keep)
-            continue
-        kept.add(item, keep)
-        if item.last:
-            _write_retained(result, record_filter, batch, kept, retention, marker_for_empty_txn)
+                run.add(item, retention, marker_for_empty_txn, keep)
+                continue
+            kept.add(item, keep)
+            if item.last:
+                _write_retained(result, record_filter, batch, kept, retention, marker_for_empty_txn)
     run.flush(result, record_filter)
     return result
 
 
-#: The attribute bits of a batch :class:`_PlainRun` rewrites in a kernel: uncompressed, CreateTime, no delete
+#: The attribute bits of a batch the ``filter_v2_batches`` kernel rewrites: uncompressed, CreateTime, no delete
 #: horizon, not a control batch; transactional or not.
-_PLAIN_ATTRIBUTES = 0x10
+PLAIN_ATTRIBUTES = 0x10
+
+
+def _filter_column_run(result: FilterResult, record_filter: RecordFilter, run: ColumnRun) -> bool:
+    """The steps of :func:`filter_to` for every batch of a run of plain batches at once, when the filter answers
+    for them all; ``False`` (nothing done) when it does not."""
+    fates = record_filter.plain_batch_fates(run)
+    if fates is None:
+        return False
+    retain_empty, keep = fates
+    columns = run.columns
+    rows, starts = columns.batches, columns.starts
+    assert rows is not None and starts is not None
+    # No batch is deleted unread: each counts its bytes and its records.
+    result.bytes_read += int(np.add.reduce(rows["size"], dtype=np.int64))
+    result.messages_read += len(columns.records)
+
+    def leftover(b: int) -> None:
+        item = DecodedBatch(run.records.batch_for(rows[b]), columns, int(starts[b]), int(starts[b + 1]))
+        kept = KeptRecords()
+        kept.add(item, keep[item.lo:item.hi])
+        retention = BatchRetention.RETAIN_EMPTY if retain_empty[b] else BatchRetention.DELETE_EMPTY
+        _write_retained(result, record_filter, item.batch, kept, retention, False)
+
+    _rewrite_plain(result, columns.data, columns.records, np.asarray(starts, dtype=np.int64),
+                   np.ascontiguousarray(rows["position"]), rows["last_offset"], keep.view(np.uint8),
+                   retain_empty.view(np.uint8), leftover)
+    return True
+
+
+def _rewrite_plain(result: FilterResult, data: Any, records: Any, starts: Any, positions: Any, last_offsets: Any,
+                   keep: Any, retain_empty: Any, leftover: Callable[[int], None]) -> None:
+    """Batches ``b`` (the batch at ``positions[b]`` of ``data``, its records ``records[starts[b]:starts[b + 1]]``)
+    rewritten by ``filter_v2_batches`` calls; ``leftover(b)`` writes a batch the kernel leaves to the record
+    layer, and the kernel takes up the rest after it."""
+    start, n = 0, len(positions)
+    while start < n:
+        lo = int(starts[start])
+        done, kept_counts, max_timestamps = _impl.core.filter_v2_batches(
+            data, records[lo:], starts[start:] - lo, positions[start:], keep[lo:], retain_empty[start:],
+            result.output)
+        _account(result, last_offsets[start:start + done], kept_counts[:done], max_timestamps[:done])
+        start += done
+        if start < n:
+            leftover(start)
+            start += 1
+
+
+def _account(result: FilterResult, last_offsets: Any, kept_counts: Any, max_timestamps: Any) -> None:
+    """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote (those keeping
+    records), in order, as arrays: the first of the largest max timestamps wins, as it does one by one."""
+    written = kept_counts.nonzero()[0]
+    if not len(written):
+        return
+    result.messages_retained += int(np.add.reduce(kept_counts, dtype=np.int64))
+    result.max_offset = max(result.max_offset, int(np.maximum.reduce(last_offsets[written])))
+    timestamps = max_timestamps[written]
+    best = int(np.argmax(timestamps))
+    if int(timestamps[best]) > result.max_timestamp:
+        result.max_timestamp = int(timestamps[best])
+        result.shallow_offset_of_max_timestamp = int(last_offsets[written[best]])
 
 
 class _PlainRun:
-    """Whole uncompressed v2 batches of one set of columns, waiting to be rewritten by one
-    ``filter_v2_batches`` kernel call (the per-batch steps of :func:`filter_to` in a loop over bytes, where a
-    Python pass a batch, ~30 µs, was most of a cleaning's time).  A batch the kernel leaves to the record
-    layer (a kept tombstone, records with headers, an empty batch kept for its producer) goes the general way
-    of :func:`_write_retained`, and the kernel takes up the rest after it."""
+    """Whole uncompressed v2 batches of one set of columns, asked about one by one, waiting to be rewritten by
+    ``filter_v2_batches`` calls (:func:`_rewrite_plain`), where a Python pass a batch, ~30 µs, was most of a
+    cleaning's time.  A batch the kernel leaves to the record layer (a kept tombstone, records with headers,
+    an empty batch kept for its producer) goes the general way of :func:`_write_retained`."""
 
     def __init__(self) -> None:
         self.items: list[DecodedBatch] = []
@@ -372,36 +505,23 @@ class _PlainRun:
         if not items:
             return
         self.items, self.fates, self.masks = [], [], []
-        columns = items[0].columns
-        start = 0
-        while start < len(items):
-            lo = items[start].lo
-            starts = np.array([item.lo - lo for item in items[start:]] + [items[-1].hi - lo], dtype=np.int64)
-            positions = np.array([item.batch.position for item in items[start:]], dtype=np.int64)
-            retain_empty = np.array([retention is BatchRetention.RETAIN_EMPTY for retention, _ in fates[start:]],
-                                    dtype=np.uint8)
-            keep = np.concatenate(masks[start:]).view(np.uint8)
-            done, kept_counts, max_timestamps = _impl.core.filter_v2_batches(
-                columns.data, columns.records[lo:items[-1].hi], starts, positions, keep, retain_empty,
-                result.output)
-            self._account(result, items[start:start + done], kept_counts[:done], max_timestamps[:done])
-            start += done
-            if start < len(items):
-                # The batch the kernel left to the record layer.
-                item, (retention, marker_for_empty_txn) = items[start], fates[start]
-                kept = KeptRecords()
-                if retention is not BatchRetention.DELETE:
-                    kept.add(item, masks[start])
-                _write_retained(result, record_filter, item.batch, kept, retention, marker_for_empty_txn)
-                start += 1
+        lo = items[0].lo
 
-    @staticmethod
-    def _account(result: FilterResult, items: list[DecodedBatch], kept_counts: Any, max_timestamps: Any) -> None:
-        """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote, in order."""
-        for i in np.flatnonzero(kept_counts).tolist():
-            last_offset = items[i].batch.last_offset
-            result.update_retained_batch_metadata(int(max_timestamps[i]), last_offset, last_offset,
-                                                  int(kept_counts[i]))
+        def leftover(b: int) -> None:
+            item, (retention, marker_for_empty_txn) = items[b], fates[b]
+            kept = KeptRecords()
+            if retention is not BatchRetention.DELETE:
+                kept.add(item, masks[b])
+            _write_retained(result, record_filter, item.batch, kept, retention, marker_for_empty_txn)
+
+        _rewrite_plain(
+            result, items[0].columns.data, items[0].columns.records[lo:items[-1].hi],
+            np.array([item.lo - lo for item in items] + [items[-1].hi - lo], dtype=np.int64),
+            np.array([item.batch.position for item in items], dtype=np.int64),
+            np.array([item.batch.last_offset for item in items], dtype=np.int64),
+            np.concatenate(masks).view(np.uint8),
+            np.array([retention is BatchRetention.RETAIN_EMPTY for retention, _ in fates], dtype=np.uint8),
+            leftover)
 
 
 def _write_retained(result: FilterResult, record_filter: RecordFilter, batch: RecordBatch, kept: KeptRecords,

@@ -107,6 +107,12 @@ def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int,
     n = len(rows)
     if n == 0:
         return
+    if (not np.count_nonzero(rows["attributes"] & COMPRESSION_CODEC_MASK)
+            and not np.count_nonzero(rows["magic"] != MAGIC_V2)
+            and int(np.add.reduce(rows["size"], dtype=np.int64)) <= chunk_bytes):
+        # The usual case, one run of uncompressed v2 batches, without the general split's dozen numpy calls.
+        yield RUN_V2, rows
+        return
     uncompressed = (rows["attributes"] & COMPRESSION_CODEC_MASK) == 0
     v2 = rows["magic"] == MAGIC_V2
     kinds = np.where(uncompressed & v2, 2, np.where(uncompressed & ~v2 & legacy_runs, 1, 0)).astype(np.int8)
@@ -341,7 +347,7 @@ class MemoryRecords:
                 # Its own CRC was checked by the scan above (a compressed v2 batch's too, so it is not computed
                 # twice); a legacy wrapper's inner messages are checked here.
                 legacy = int(run["magic"][0]) != MAGIC_V2
-                yield from self._batch_for(run[0]).record_chunks(check_crcs=check_crcs and legacy)
+                yield from self.batch_for(run[0]).record_chunks(check_crcs=check_crcs and legacy)
 
     def _objects_one_batch_a_call(self, run: npt.NDArray[Any]) -> Iterator[list[Any]]:
         """The records of a run of uncompressed v2 batches, one kernel call a batch: for a run one call
@@ -368,8 +374,19 @@ class MemoryRecords:
         once the columns of every batch before it are handed out.  ``strict`` is as for :meth:`batches`.
         """
         result = self.scan(check_crc=check_crcs, stop_on_invalid=check_crcs)
+        yield from self._columns(result.batches, check_crcs)
+        self._raise_for_stop(result, strict)
+
+    def columns_of(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
+        """:meth:`record_columns` with ``check_crcs=False`` of the batches ``rows``: scan rows of this buffer, each
+        batch right after the one before, framed by the scan that found them, so the buffer is not scanned
+        again (for a reader that has the rows already: the cleaner reads a segment by its scan)."""
+        return self._columns(rows, False)
+
+    def _columns(self, batch_rows: npt.NDArray[Any], check_crcs: bool) -> Iterator[RecordColumns]:
+        """The columns of :meth:`record_columns`, of the batches ``batch_rows``."""
         buf = self._buf
-        for kind, rows in _decode_plan(result.batches, DECODE_CHUNK_BYTES, legacy_runs=True):
+        for kind, rows in _decode_plan(batch_rows, DECODE_CHUNK_BYTES, legacy_runs=True):
             if kind == RUN_V2 and not _one_large_batch(rows):
                 try:
                     decoded = _impl.core.decode_v2_batches(buf, rows)
@@ -389,11 +406,10 @@ class MemoryRecords:
                 yield RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64), rows)
             else:
                 # The scan checked the batch's own CRC; a legacy wrapper's inner messages are checked here.
-                batch = self._batch_for(rows[0])
+                batch = self.batch_for(rows[0])
                 for columns in batch.column_chunks(check_crcs=check_crcs and kind != RUN_V2):
                     yield RecordColumns(columns.records, columns.headers, columns.data,
                                         np.array([0, len(columns)], dtype=np.int64), rows)
-        self._raise_for_stop(result, strict)
 
     def _columns_one_batch_a_call(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
         """:meth:`_objects_one_batch_a_call` for columns."""
@@ -408,7 +424,9 @@ class MemoryRecords:
             magic = view[position + MAGIC_OFFSET]
         return _batch_at(self._buf, position, size, magic, self.max_decompressed_size)
 
-    def _batch_for(self, row: Any) -> RecordBatch:
+    def batch_for(self, row: Any) -> RecordBatch:
+        """The batch of one scan row of this buffer (:data:`~kafkalog._common.BATCH_DTYPE`): a shallow view, as
+        :meth:`batches` gives it."""
         return _batch_at(self._buf, int(row["position"]), int(row["size"]), int(row["magic"]),
                          self.max_decompressed_size)
 

@@ -1,0 +1,176 @@
+"""The cleaner's record filter: what a cleaning keeps of each batch and record.
+
+Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): the ``logCleanerFilter`` of ``Cleaner.cleanInto``,
+the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.filter.filter_to` (Kafka's
+``MemoryRecords.filterTo``) asks.  :mod:`kafkalog.cleaner` uses it and re-exports it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _impl
+from ._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
+from .cleaner_stats import CleanerStats
+from .offset_map import SkimpyOffsetMap
+from .record import RecordBatch
+from .record.filter import (
+    BatchRetention,
+    BatchRetentionResult,
+    ColumnRun,
+    DecodedBatch,
+    RecordFilter,
+    records_of,
+)
+
+if TYPE_CHECKING:
+    from .cleaner import Cleaner, CleaningRound
+
+__all__ = ["LogCleanerFilter"]
+
+_PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
+
+
+class _ChunkKeep:
+    """:meth:`~kafkalog.cleaner.Cleaner.should_retain_records` for every record of one set of columns at once (a
+    run of batches decoded together), both ways a batch may go: its latest tombstones kept or not.  A piece then
+    takes a slice of one of the two masks, where a few numpy operations a batch were most of the filtering's
+    time."""
+
+    __slots__ = ("_keep_values", "columns", "fates", "keep_deletes", "no_key_before")
+
+    def __init__(self, columns: Any, fates: npt.NDArray[np.int8]) -> None:
+        self.columns = columns
+        self.fates = fates
+        #: A tombstone kept (its delete horizon not passed): PAST_MAP and LATEST, the fates above SUPERSEDED
+        #: and NO_KEY.
+        self.keep_deletes: npt.NDArray[np.bool_] = fates >= _LATEST
+        self._keep_values: npt.NDArray[np.bool_] | None = None
+        no_key = fates == _NO_KEY
+        #: Keyless records before each row (None when there are none, as in any log a producer wrote).
+        self.no_key_before: list[int] | None = (np.concatenate(([0], np.cumsum(no_key))).tolist()
+                                                if np.count_nonzero(no_key) else None)
+
+    @property
+    def keep_values(self) -> npt.NDArray[np.bool_]:
+        """A tombstone dropped (its delete horizon passed): made when a batch first needs it."""
+        if self._keep_values is None:
+            fates = self.fates
+            self._keep_values = (fates == _PAST_MAP) | ((fates == _LATEST) & (self.columns.records["value_len"] >= 0))
+        return self._keep_values
+
+    def of(self, piece: DecodedBatch, retain_deletes: bool, stats: CleanerStats) -> npt.NDArray[np.bool_]:
+        if self.no_key_before is not None:
+            invalid = self.no_key_before[piece.hi] - self.no_key_before[piece.lo]
+            if invalid:
+                stats.invalid_message(invalid)
+        return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
+
+
+class LogCleanerFilter(RecordFilter):
+    """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
+    ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches, each record's
+    from the offset map (:meth:`~kafkalog.cleaner.Cleaner.should_retain_records`)."""
+
+    def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
+                 delete_retention_ms: int) -> None:
+        super().__init__(cleaning_round.current_time, delete_retention_ms)
+        self.cleaner = cleaner
+        self.cleaning_round = cleaning_round
+        self.retain_legacy_deletes_and_txn_markers = retain_legacy_deletes_and_txn_markers
+        #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
+        #: the batch may still be kept empty for its producer's state.
+        self.discard_batch_records = False
+        # The keep masks of the last columns asked about: a run of batches shares one set, one kernel call.
+        self._chunk: _ChunkKeep | None = None
+
+    def check_batch_retention(self, batch: RecordBatch) -> BatchRetentionResult:
+        """Kafka: ``checkBatchRetention``: the batch's fate, and whether it is a marker that may go once its
+        horizon passes."""
+        cleaning_round = self.cleaning_round
+        transaction_metadata = cleaning_round.transaction_metadata
+        if batch.is_control:
+            can_discard = transaction_metadata.on_control_batch_read(batch)
+            horizon = batch.delete_horizon_ms
+            self.discard_batch_records = can_discard and horizon is not None and horizon <= self.current_time
+        else:
+            can_discard = transaction_metadata.on_batch_read(batch)
+            self.discard_batch_records = can_discard
+        last_of_producer = False
+        if batch.has_producer_id:
+            last = (cleaning_round.last_records_of_active_producers or {}).get(batch.producer_id)
+            if last is not None:
+                last_data_offset, epoch = last
+                last_of_producer = (batch.last_offset == last_data_offset if last_data_offset is not None
+                                    else batch.is_control and batch.producer_epoch == epoch)
+        if batch.has_producer_id and last_of_producer:
+            retention = BatchRetention.RETAIN_EMPTY
+        elif batch.magic >= MAGIC_V2 and batch.next_offset == cleaning_round.upper_bound_offset_of_cleaning_round:
+            # Kafka after 3.8 (KAFKA-17076): keep the round's last batch, emptied if need be, so the log end
+            # the round reached stays visible and the next round starts where this one stopped.  Only a v2
+            # batch can be kept empty; a legacy entry is dropped as before.
+            retention = BatchRetention.RETAIN_EMPTY
+        elif self.discard_batch_records:
+            retention = BatchRetention.DELETE
+        else:
+            retention = BatchRetention.DELETE_EMPTY
+        return BatchRetentionResult(retention, can_discard and batch.is_control)
+
+    def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
+        """Kafka's ``logCleanerFilter.shouldRetainRecord``: nothing of a discarded batch, every record of a
+        control batch, else what :meth:`~kafkalog.cleaner.Cleaner.should_retain_records` says."""
+        count = piece.hi - piece.lo
+        if self.discard_batch_records:
+            return np.zeros(count, dtype=bool)
+        if piece.batch.is_control:
+            return np.ones(count, dtype=bool)
+        offset_map = self.cleaning_round.offset_map
+        columns = piece.columns
+        if isinstance(offset_map, SkimpyOffsetMap):
+            chunk = self._chunk_keep(offset_map, columns)
+            retain_deletes = self.cleaner.retain_deletes(piece.batch, self.retain_legacy_deletes_and_txn_markers,
+                                                    self.current_time)
+            return chunk.of(piece, retain_deletes, self.cleaning_round.stats)
+        fates = np.array([self.cleaner.record_fate(offset_map, r.offset, r.key)
+                          for r in records_of(columns, piece.lo, piece.hi)], dtype=np.int8)
+        return self.cleaner.should_retain_records(self.retain_legacy_deletes_and_txn_markers, piece, fates,
+                                             self.cleaning_round.stats, self.current_time)
+
+    def _chunk_keep(self, offset_map: SkimpyOffsetMap, columns: Any) -> _ChunkKeep:
+        """The keep masks of ``columns``, from one map kernel call for the set."""
+        chunk = self._chunk
+        if chunk is None or chunk.columns is not columns:
+            chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
+        return chunk
+
+    def plain_batch_fates(self, run: ColumnRun) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
+        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of a run of whole plain
+        batches, as arrays, when none is transactional and the map is a :class:`SkimpyOffsetMap`.  Such a batch
+        is never discarded: Kafka's ``onBatchRead`` of it only moves the aborted transactions that began up to
+        it to the ongoing ones.  It is ``RETAIN_EMPTY`` when it is its producer's last data batch or ends the
+        round (KAFKA-17076), else ``DELETE_EMPTY``; it keeps the latest record of each key, tombstones too (it
+        has no delete horizon yet), and its keyless records count as invalid."""
+        columns = run.columns
+        rows = columns.batches
+        offset_map = self.cleaning_round.offset_map
+        if rows is None or np.count_nonzero(rows["attributes"]) or not isinstance(offset_map, SkimpyOffsetMap):
+            return None
+        cleaning_round = self.cleaning_round
+        last_offsets = rows["last_offset"]
+        # One step for the batches' onBatchRead: the same transactions move, in the same order.
+        cleaning_round.transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+        self.discard_batch_records = False
+        retain_empty: npt.NDArray[np.bool_] = last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round
+        producer_ids, _epochs = _impl.core.producer_fields(columns.data, np.ascontiguousarray(rows["position"]))
+        last_records = cleaning_round.last_records_of_active_producers or {}
+        for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
+            last = last_records.get(int(producer_ids[b]))
+            if last is not None and last[0] is not None and last[0] == int(last_offsets[b]):
+                retain_empty[b] = True  # the producer's last batch: its state survives the cleaning
+        chunk = self._chunk_keep(offset_map, columns)
+        if chunk.no_key_before is not None and chunk.no_key_before[-1]:
+            cleaning_round.stats.invalid_message(chunk.no_key_before[-1])
+        return retain_empty, chunk.keep_deletes
