@@ -918,6 +918,18 @@ class LogConfig:
             return MAGIC_V1
         return MAGIC_V2
 
+    @functools.cached_property
+    def one_batch_append_terms(self) -> tuple[bool, bool, int, int]:
+        """What the leader's one-batch append (:mod:`kafkalog.validator_one_batch`) needs of this config,
+        worked out once per config (it is immutable): whether such an append may take that path (the log
+        writes v2 and CreateTime and keeps an uncompressed batch uncompressed: ``compression.type``
+        ``producer`` or ``uncompressed``), then ``compact`` and the two timestamp bounds.  Not part of
+        equality; a copy works it out again."""
+        chosen = self.compression_type.record_compression
+        qualifies = (chosen is None or chosen is CompressionType.NONE) and self.record_version() == MAGIC_V2 \
+            and self.message_timestamp_type is TimestampType.CREATE_TIME
+        return qualifies, self.compact, self.message_timestamp_before_max_ms, self.message_timestamp_after_max_ms
+
     @property
     def compression(self) -> CompressionType | None:
         """The record codec this log writes; ``None`` for ``producer`` (Kafka 3.8: ``compression``, without

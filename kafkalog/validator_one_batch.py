@@ -18,7 +18,6 @@ from .config import LogConfig
 from .record.batch import RecordBatch
 from .record.compression import CompressionType
 from .record.memory import MemoryRecords
-from .record.types import TimestampType
 
 __all__ = ["assign_offsets_one_batch"]
 
@@ -26,44 +25,22 @@ _INT32 = 1 << 31
 _INT64 = 1 << 63
 
 
-def _config_terms(config: LogConfig) -> tuple[bool, bool, int, int]:
-    """What the path needs of ``config``: whether it qualifies (the log writes v2 and CreateTime, and keeps
-    an uncompressed batch uncompressed: ``compression.type`` ``producer`` or ``uncompressed``), then
-    ``compact`` and the timestamp bounds."""
-    chosen = config.compression_type.record_compression
-    qualifies = (chosen is None or chosen is CompressionType.NONE) and config.record_version() == 2 \
-        and config.message_timestamp_type is TimestampType.CREATE_TIME
-    return (qualifies, config.compact, config.message_timestamp_before_max_ms,
-            config.message_timestamp_after_max_ms)
-
-
-# The last config asked about and its terms: a log asks with the same config append after append (a config
-# is immutable; an update replaces it, so the identity check sees it).
-_last: tuple[LogConfig, tuple[bool, bool, int, int]] | None = None
-
-
 def assign_offsets_one_batch(records: MemoryRecords, next_offset: int, now_ms: int, config: LogConfig,
                              source_compression: object, client: bool, partition_leader_epoch: int,
                              batches: list[RecordBatch] | None) -> tuple[int, int] | None:
     """Validate and assign offsets to ``records`` in place when they are one uncompressed v2 batch, already
     read by the shallow pass (``batches``), in a ``bytearray`` (writable: the general path copies a
-    read-only buffer first), appended to a log that keeps them as they are (see :func:`_config_terms`).
+    read-only buffer first), appended to a log that keeps them as they are.
     ``client`` says the append's origin is a client (``AppendOrigin.CLIENT``: ``validateBatch``'s checks of
     the offset range, count, control flag and sequence apply).  Returns ``(last_offset, max_timestamp)`` as
-    the kernel does; ``None`` when the general path must run.
+    the kernel does; ``None`` when the general path must run.  What the path needs of ``config`` is worked
+    out once per config (:attr:`~kafkalog.config.LogConfig.one_batch_append_terms`).
     """
-    global _last
     if (batches is None or len(batches) != 1 or source_compression is not CompressionType.NONE
             or type(records.buffer) is not bytearray
             or not -_INT32 <= partition_leader_epoch < _INT32 or not -_INT64 <= next_offset < _INT64):
         return None
-    last = _last
-    if last is not None and last[0] is config:
-        terms = last[1]
-    else:
-        terms = _config_terms(config)
-        _last = (config, terms)
-    qualifies, compacted, before, after = terms
+    qualifies, compacted, before, after = config.one_batch_append_terms
     if not qualifies:
         return None
     result: tuple[int, int] | None = _impl.core.assign_offsets_v2_batch(

@@ -5,6 +5,7 @@ it has written nothing, and the general path either raises or handles a batch th
 
 from __future__ import annotations
 
+import pickle
 import struct
 from types import ModuleType
 from typing import Any
@@ -177,3 +178,22 @@ def test_entry_point_result(impl: ModuleType, case: str) -> None:
     assert (result.max_timestamp, result.shallow_offset_of_max_timestamp, result.message_size_maybe_changed,
             result.log_append_time, result.next_offset) == \
         (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, False, NOW, expected.next_offset)
+
+
+@pytest.mark.parametrize(("props", "terms"), [
+    ({}, (True, False, 2**63 - 1, 2**63 - 1)),
+    ({"compression.type": "uncompressed", "cleanup.policy": "compact",
+      "message.timestamp.before.max.ms": "1000", "message.timestamp.after.max.ms": "2000"},
+     (True, True, 1000, 2000)),
+    ({"compression.type": "gzip"}, (False, False, 2**63 - 1, 2**63 - 1)),
+    ({"message.format.version": "0.10.2"}, (False, False, 2**63 - 1, 2**63 - 1)),
+    ({"message.timestamp.type": "LogAppendTime"}, (False, False, 2**63 - 1, 2**63 - 1)),
+])
+def test_config_terms_are_worked_out_once_per_config(props: dict[str, str], terms: tuple[Any, ...]) -> None:
+    config = LogConfig(props)
+    assert config.one_batch_append_terms == terms
+    assert config.one_batch_append_terms is config.one_batch_append_terms
+    # not part of what a config is: equality, hashing and pickling ignore the cached terms
+    fresh = LogConfig(props)
+    assert fresh == config and hash(fresh) == hash(config)
+    assert pickle.loads(pickle.dumps(config)).one_batch_append_terms == terms
