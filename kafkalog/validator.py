@@ -740,9 +740,11 @@ class LogValidator:
             return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records,
                                                           uncompressed_size_in_bytes)
 
-        # Only the header changes; the compressed payload is kept (one batch on this path).
-        records = _writable(records)
-        batch = next(records.batches(strict=False))
+        # Only the header changes; the compressed payload is kept (one batch on this path).  A buffer that is
+        # written in place is the one the batch listed before was read from, so it is not scanned again.
+        writable = _writable(records)
+        batch = known[0] if known is not None and writable is records else next(writable.batches(strict=False))
+        records = writable
         offset_counter = next_offset + validated_count
         last_offset = offset_counter - 1
         batch.set_last_offset(last_offset)
