@@ -124,6 +124,7 @@ from .record.types import TimestampType
 __all__ = [
     "BrokerCompressionType",
     "LogConfig",
+    "target_compression",
     "PROPERTY_ATTRIBUTES",
     "SERVER_CONFIG_SYNONYMS",
     "DEFAULTS",
@@ -918,6 +919,19 @@ class LogConfig:
             return MAGIC_V1
         return MAGIC_V2
 
+    @functools.cached_property
+    def one_batch_append_terms(self) -> tuple[bool, bool, bool, int, int]:
+        """What the leader's one-batch appends (:mod:`kafkalog.validator_one_batch`) need of this config,
+        worked out once per config (it is immutable): whether the log writes v2 and CreateTime, whether it
+        keeps an uncompressed batch uncompressed (``compression.type`` ``producer`` or ``uncompressed``),
+        then ``compact`` and the two timestamp bounds.  Not part of equality; a copy works it out again."""
+        chosen = self.compression_type.record_compression
+        v2_create_time = self.record_version() == MAGIC_V2 \
+            and self.message_timestamp_type is TimestampType.CREATE_TIME
+        keeps_uncompressed = chosen is None or chosen is CompressionType.NONE
+        return (v2_create_time, keeps_uncompressed, self.compact, self.message_timestamp_before_max_ms,
+                self.message_timestamp_after_max_ms)
+
     @property
     def compression(self) -> CompressionType | None:
         """The record codec this log writes; ``None`` for ``producer`` (Kafka 3.8: ``compression``, without
@@ -952,6 +966,16 @@ class LogConfig:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (dict(self._values), tuple(sorted(self.overridden_configs))))
+
+
+def target_compression(config: BrokerCompressionType | LogConfig, source: CompressionType | int | str
+                       ) -> CompressionType:
+    """The codec a log writes a batch in: its ``compression.type``, or the producer's codec when that is
+    ``producer`` (Kafka 3.8: ``BrokerCompressionType.targetCompression``; 0.10.1:
+    ``BrokerCompressionCodec.getTargetCompressionCodec``).  :mod:`kafkalog.validator` exports it."""
+    broker = config.compression_type if isinstance(config, LogConfig) else config
+    chosen = broker.record_compression
+    return CompressionType.of(source) if chosen is None else chosen
 
 
 def _rebuild(values: dict[str, object], overridden: tuple[str, ...]) -> LogConfig:

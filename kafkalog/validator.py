@@ -114,7 +114,7 @@ from ._common import (
     NO_TIMESTAMP,
     java_long,
 )
-from .config import BrokerCompressionType, LogConfig, _metadata_version_ordinal
+from .config import LogConfig, _metadata_version_ordinal, target_compression
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -133,7 +133,7 @@ from .record.legacy import LegacyRecord, LegacyRecordBatch
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 from .validator_builder import build_records
-from .validator_one_batch import assign_offsets_one_batch
+from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_compressed_batch
 
 # The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
 _RECORD_NO_KEY = 1
@@ -300,20 +300,6 @@ class _NoMetrics:
 
 
 _NO_METRICS = _NoMetrics()
-
-
-# ---------------------------------------------------------------------------------------------------------
-# The target codec (Kafka: BrokerCompressionType.targetCompression)
-
-
-def target_compression(config: BrokerCompressionType | LogConfig, source: CompressionType | int | str
-                       ) -> CompressionType:
-    """The codec a log writes a batch in: its ``compression.type``, or the producer's codec when that is
-    ``producer`` (Kafka 3.8: ``BrokerCompressionType.targetCompression``; 0.10.1:
-    ``BrokerCompressionCodec.getTargetCompressionCodec``)."""
-    broker = config.compression_type if isinstance(config, LogConfig) else config
-    chosen = broker.record_compression
-    return CompressionType.of(source) if chosen is None else chosen
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -740,9 +726,11 @@ class LogValidator:
             return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records,
                                                           uncompressed_size_in_bytes)
 
-        # Only the header changes; the compressed payload is kept (one batch on this path).
-        records = _writable(records)
-        batch = next(records.batches(strict=False))
+        # Only the header changes; the compressed payload is kept (one batch on this path).  A buffer that is
+        # written in place is the one the batch listed before was read from, so it is not scanned again.
+        writable = _writable(records)
+        batch = known[0] if known is not None and writable is records else next(writable.batches(strict=False))
+        records = writable
         offset_counter = next_offset + validated_count
         last_offset = offset_counter - 1
         batch.set_last_offset(last_offset)
@@ -975,14 +963,21 @@ def validate_messages_and_assign_offsets(
 
     ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
     pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.  One
-    uncompressed v2 batch is validated by one kernel call when it qualifies
-    (:mod:`kafkalog.validator_one_batch`); the batch objects of ``batches`` are not updated then.
+    uncompressed v2 batch is validated by one kernel call, and a client's compressed one kept in its codec
+    without a :class:`LogValidator`, when they qualify (:mod:`kafkalog.validator_one_batch`).
     """
     if isinstance(origin, AppendOrigin):  # a linger-0 producer's batch: one kernel call, no objects
         one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,
                                        origin is AppendOrigin.CLIENT, partition_leader_epoch, batches)
         if one is not None:
             return ValidationResult._in_place(records, one[0], one[1], now_ms)
+        if origin is AppendOrigin.CLIENT and inter_broker_protocol_version is None:
+            # a producer's compressed batch kept in its codec: checked and rewritten without a LogValidator
+            kept = assign_offsets_one_compressed_batch(records, next_offset, now_ms, config, source_compression,
+                                                       partition_leader_epoch, batches)
+            if kept is not None:
+                return ValidationResult(records, kept[1], kept[0], False, now_ms, kept[0] + 1,
+                                        RecordValidationStats(kept[2], 0, 0))
     source = CompressionType.of(source_compression)
     validator = LogValidator(
         records,

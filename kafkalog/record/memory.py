@@ -256,6 +256,10 @@ class MemoryRecords:
         end it too, strict or not.  Corrupt framing (a size too small or too large, a bad magic) raises
         either way.
         """
+        only = self.only_batch()  # one whole entry (an append, a converted batch): no scan array to build
+        if only is not None:
+            yield only
+            return
         result = self.scan(check_crc=False, stop_on_invalid=False)
         rows = result.batches
         positions = rows["position"].tolist()

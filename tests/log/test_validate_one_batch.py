@@ -5,6 +5,7 @@ it has written nothing, and the general path either raises or handles a batch th
 
 from __future__ import annotations
 
+import pickle
 import struct
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,7 @@ from kafkalog.validator import (
     ValidationResult,
     validate_messages_and_assign_offsets,
 )
+from kafkalog.validator_one_batch import assign_offsets_one_compressed_batch
 
 NOW = 1_700_000_000_000
 LONG_MAX = (1 << 63) - 1
@@ -177,3 +179,121 @@ def test_entry_point_result(impl: ModuleType, case: str) -> None:
     assert (result.max_timestamp, result.shallow_offset_of_max_timestamp, result.message_size_maybe_changed,
             result.log_append_time, result.next_offset) == \
         (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, False, NOW, expected.next_offset)
+
+
+@pytest.mark.parametrize(("props", "terms"), [
+    ({}, (True, True, False, LONG_MAX, LONG_MAX)),
+    ({"compression.type": "uncompressed", "cleanup.policy": "compact",
+      "message.timestamp.before.max.ms": "1000", "message.timestamp.after.max.ms": "2000"},
+     (True, True, True, 1000, 2000)),
+    ({"compression.type": "gzip"}, (True, False, False, LONG_MAX, LONG_MAX)),
+    ({"message.format.version": "0.10.2"}, (False, True, False, LONG_MAX, LONG_MAX)),
+    ({"message.timestamp.type": "LogAppendTime"}, (False, True, False, LONG_MAX, LONG_MAX)),
+])
+def test_config_terms_are_worked_out_once_per_config(props: dict[str, str], terms: tuple[Any, ...]) -> None:
+    config = LogConfig(props)
+    assert config.one_batch_append_terms == terms
+    assert config.one_batch_append_terms is config.one_batch_append_terms
+    # not part of what a config is: equality, hashing and pickling ignore the cached terms
+    fresh = LogConfig(props)
+    assert fresh == config and hash(fresh) == hash(config)
+    assert pickle.loads(pickle.dumps(config)).one_batch_append_terms == terms
+
+
+# -- one compressed batch kept in its codec -----------------------------------------------------------------
+
+COMPRESSED_RECORDS = [(b"k%d" % i, b"value %d" % i * 20, NOW - 50 + i, [("h", b"%d" % i)] if i % 2 else None)
+                      for i in range(40)]
+
+
+def _compressed(codec: str, records: list[Any] = COMPRESSED_RECORDS, **kwargs: Any) -> bytearray:
+    return _data(records, compression=codec, **kwargs)
+
+
+COMPRESSED_CASES: dict[str, tuple[bytearray, str, dict[str, Any]]] = {
+    # name: (batch, codec, config properties)
+    "lz4": (_compressed("lz4"), "lz4", {}),
+    "zstd": (_compressed("zstd"), "zstd", {}),
+    "gzip": (_compressed("gzip"), "gzip", {}),
+    "snappy": (_compressed("snappy"), "snappy", {}),
+    "lz4 on an lz4 log, compacted": (_compressed("lz4"), "lz4", {"compression.type": "lz4",
+                                                                 "cleanup.policy": "compact"}),
+    "idempotent": (_compressed("lz4", producer_id=5, producer_epoch=1, base_sequence=3), "lz4", {}),
+    "max timestamp stale": (_recrc(_put(_compressed("lz4"), ">q", 35, NOW - 99)), "lz4", {}),
+    # declined: the general path raises or rebuilds
+    "no key, compacted": (_compressed("lz4", [(None, b"v", NOW)]), "lz4", {"cleanup.policy": "compact"}),
+    "too old": (_compressed("lz4", [(b"k", b"v", NOW - 3_600_001)]), "lz4",
+                {"message.timestamp.before.max.ms": "3600000"}),
+    "recompressed": (_compressed("lz4"), "lz4", {"compression.type": "zstd"}),
+    "log append time batch": (_compressed("lz4", timestamp_type="LogAppendTime", log_append_time=NOW), "lz4", {}),
+    "v1 log": (_compressed("gzip"), "gzip", {"message.format.version": "0.10.2"}),
+    "count above offsets": (_recrc(_put(_compressed("lz4"), ">i", 57, 41)), "lz4", {}),
+    "control": (_recrc(_put(_compressed("lz4"), ">h", 21, 0x23)), "lz4", {}),
+    "idempotent, no sequence": (_recrc(_put(_compressed("lz4", producer_id=5, producer_epoch=1, base_sequence=3),
+                                            ">i", 53, -1)), "lz4", {}),
+}
+TAKEN = {"lz4", "zstd", "gzip", "snappy", "lz4 on an lz4 log, compacted", "idempotent", "max timestamp stale"}
+
+
+def _entry(data: bytearray, codec: str, config: LogConfig, origin: AppendOrigin = AppendOrigin.CLIENT) -> Any:
+    records = MemoryRecords(data)
+    return records, validate_messages_and_assign_offsets(
+        records, NEXT, NOW, config, source_compression=CompressionType.of(codec), origin=origin,
+        partition_leader_epoch=EPOCH, batches=list(records.batches()))
+
+
+def _fields(result: ValidationResult) -> tuple[Any, ...]:
+    """A result's fields but its records (a new buffer on each side, compared by its bytes) and the time a
+    rebuild took."""
+    stats = result.record_validation_stats
+    return (bytes(result.valid_records.buffer), result.max_timestamp, result.shallow_offset_of_max_timestamp,
+            result.message_size_maybe_changed, result.log_append_time, result.next_offset,
+            stats.temporary_memory_bytes, stats.num_records_converted)
+
+
+def _general_compressed(data: bytearray, codec: str, config: LogConfig) -> Any:
+    validator = LogValidator(
+        MemoryRecords(data), now_ms=NOW, source_compression=codec,
+        target_compression=config.compression_type.record_compression or codec, compacted_topic=config.compact,
+        to_magic=config.record_version(), timestamp_type=config.message_timestamp_type,
+        timestamp_before_max_ms=config.message_timestamp_before_max_ms,
+        timestamp_after_max_ms=config.message_timestamp_after_max_ms, partition_leader_epoch=EPOCH)
+    return validator.validate_messages_and_assign_offsets(NEXT)
+
+
+@pytest.mark.parametrize("case", list(COMPRESSED_CASES))
+def test_compressed_path_matches_the_general_path(impl: ModuleType, case: str) -> None:
+    data, codec, props = COMPRESSED_CASES[case]
+    config = LogConfig(props)
+    records = MemoryRecords(bytearray(data))
+    taken = assign_offsets_one_compressed_batch(records, NEXT, NOW, config, CompressionType.of(codec), EPOCH,
+                                                list(records.batches()))
+    assert (taken is not None) == (case in TAKEN)
+    if taken is None:
+        assert records.buffer == data  # nothing written
+    try:
+        expected = _general_compressed(expected_bytes := bytearray(data), codec, config)
+    except KafkaLogError as e:
+        with pytest.raises(type(e)) as raised:
+            _entry(bytearray(data), codec, config)
+        assert str(raised.value) == str(e)
+        return
+    got_records, got = _entry(bytearray(data), codec, config)
+    assert _fields(got) == _fields(expected)
+    assert got_records.buffer == expected_bytes  # the input as the general path leaves it (in place or not)
+    if taken is not None:
+        assert records.buffer == expected_bytes
+        assert taken == (expected.shallow_offset_of_max_timestamp, expected.max_timestamp,
+                         expected.record_validation_stats.temporary_memory_bytes)
+
+
+def test_compressed_path_leaves_other_origins_and_protocols_to_the_general_path() -> None:
+    data, codec, _props = COMPRESSED_CASES["lz4"]
+    for origin in (AppendOrigin.COORDINATOR, AppendOrigin.REPLICATION):
+        records, result = _entry(bytearray(data), codec, LogConfig(), origin)
+        assert result.next_offset == NEXT + 40
+    records = MemoryRecords(bytearray(data))
+    result = validate_messages_and_assign_offsets(records, NEXT, NOW, LogConfig(), source_compression="lz4",
+                                                  partition_leader_epoch=EPOCH, batches=list(records.batches()),
+                                                  inter_broker_protocol_version="2.0-IV1")
+    assert _fields(result) == _fields(_general_compressed(bytearray(data), codec, LogConfig()))

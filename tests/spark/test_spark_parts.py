@@ -172,6 +172,11 @@ def test_kafka_partitioner_vectors() -> None:
     # The vectorised form gives each key what the one-key form gives, for every tail length.
     keys = [bytes(range(n % 251, n % 251 + length)) for n, length in enumerate([0, 1, 2, 3, 4, 5, 7, 8, 13] * 9)]
     assert partitions_for_keys(keys, 7).tolist() == [partition_for_key(key, 7) for key in keys]
+    # keys all of one width take the path without a gather; no keys give no partitions
+    for length in (0, 1, 3, 4, 9):
+        same = [bytes((n + i) % 256 for i in range(length)) for n in range(40)]
+        assert partitions_for_keys(same, 5).tolist() == [partition_for_key(key, 5) for key in same]
+    assert partitions_for_keys([], 3).tolist() == []
 
 
 def test_log_dir_writer_owns_the_dir_and_checkpoints(tmp_path: Path) -> None:
