@@ -69,6 +69,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
+    "lz4_block_length",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",

@@ -499,6 +499,81 @@ def records_in_range(records: list[Any], start_offset: int, end_offset: int) -> 
     return kept, False
 
 
+def lz4_block_length(block: Any, capacity: int) -> int:
+    """The length the raw LZ4 block ``block`` decodes to, when the block keeps every rule of the LZ4 block
+    format within ``capacity`` bytes of output; ``-1`` when it does not.  Nothing is decoded: only the
+    sequence headers (token, length bytes, offset) are read.
+
+    The rules (lz4's ``doc/lz4_Block_format.md``): each sequence is a token, its literal length (15 plus
+    bytes up to the first that is not 255), the literals, then, unless the literals end the block, a
+    2-byte little-endian match offset (1 up to the output so far) and the match length (4 plus, as for the
+    literals).  The block ends with literals only (its last token's match length 0), exactly at its last
+    byte; the last match starts at least 12 bytes and ends at least 5 bytes before the end of the output;
+    the output fits ``capacity``.  An empty block is not one.  A block that keeps these rules is one every
+    LZ4 decoder decodes, to this many bytes, within that capacity (lz4's ``LZ4_decompress_safe`` is more
+    lenient only: it also takes offset 0, and some blocks ending in a short match); ``record.compression``
+    relies on that, and ``tests/record/test_lz4_block_kernel.py`` holds cramjam's decoder to it.
+    """
+    with memoryview(block) as view:
+        data = view.cast("B") if view.format != "B" else view
+        n = len(data)
+        if n == 0 or capacity < 0:
+            return -1
+        ip = op = 0
+        last_match_start = last_match_end = -1
+        while True:
+            if ip >= n:
+                return -1
+            token = data[ip]
+            ip += 1
+            literals = token >> 4
+            if literals == 15:
+                literals, ip = _lz4_length_bytes(data, ip, literals)
+            if literals < 0 or literals > n - ip:
+                return -1
+            ip += literals
+            op += literals
+            if op > capacity:
+                return -1
+            if ip == n:
+                if token & 15:
+                    return -1
+                break
+            if n - ip < 2:
+                return -1
+            offset = data[ip] | data[ip + 1] << 8
+            ip += 2
+            if offset == 0 or offset > op:
+                return -1
+            match = token & 15
+            if match == 15:
+                match, ip = _lz4_length_bytes(data, ip, match)
+                if match < 0:
+                    return -1
+            last_match_start = op
+            op += match + 4
+            if op > capacity:
+                return -1
+            last_match_end = op
+    if last_match_end >= 0 and (last_match_start > op - 12 or last_match_end > op - 5):
+        return -1
+    return op
+
+
+def _lz4_length_bytes(data: Any, ip: int, length: int) -> tuple[int, int]:
+    """A length of 15 in a token goes on in the bytes from ``ip``, up to the first that is not 255: the
+    whole length and where its bytes end, or ``(-1, ip)`` when they run off the block."""
+    n = len(data)
+    while True:
+        if ip >= n:
+            return -1, ip
+        more = data[ip]
+        ip += 1
+        length += more
+        if more != 255:
+            return length, ip
+
+
 def decode_legacy_records(buf: Any, start: int, end: int) -> npt.NDArray[Any]:
     """Decode the framed v0/v1 messages filling ``buf[start:end]`` into :data:`RECORD_DTYPE` columns.
 

@@ -796,6 +796,71 @@ def records_in_range(list records, int64_t start_offset, int64_t end_offset):
     return kept, False
 
 
+def lz4_block_length(const unsigned char[::1] block, Py_ssize_t capacity):
+    """The length the raw LZ4 block decodes to when it keeps the block format's rules within ``capacity``
+    bytes of output, else -1; only the sequence headers are read (see ``_core_py``)."""
+    cdef Py_ssize_t n = block.shape[0]
+    if n == 0 or capacity < 0:
+        return -1
+    return _lz4_block_length(&block[0], n, capacity)
+
+
+cdef Py_ssize_t _lz4_block_length(const unsigned char *p, Py_ssize_t n, Py_ssize_t capacity) noexcept nogil:
+    # Lengths stay below 256 * n + 19, far from overflowing a Py_ssize_t.
+    cdef Py_ssize_t ip = 0, op = 0, literals, match, offset
+    cdef Py_ssize_t last_match_start = -1, last_match_end = -1
+    cdef unsigned char token, more
+    while True:
+        if ip >= n:
+            return -1
+        token = p[ip]
+        ip += 1
+        literals = token >> 4
+        if literals == 15:
+            while True:
+                if ip >= n:
+                    return -1
+                more = p[ip]
+                ip += 1
+                literals += more
+                if more != 255:
+                    break
+        if literals > n - ip:
+            return -1
+        ip += literals
+        op += literals
+        if op > capacity:
+            return -1
+        if ip == n:
+            if token & 15:
+                return -1
+            break
+        if n - ip < 2:
+            return -1
+        offset = p[ip] | (<Py_ssize_t>p[ip + 1] << 8)
+        ip += 2
+        if offset == 0 or offset > op:
+            return -1
+        match = token & 15
+        if match == 15:
+            while True:
+                if ip >= n:
+                    return -1
+                more = p[ip]
+                ip += 1
+                match += more
+                if more != 255:
+                    break
+        last_match_start = op
+        op += match + 4
+        if op > capacity:
+            return -1
+        last_match_end = op
+    if last_match_end >= 0 and (last_match_start > op - 12 or last_match_end > op - 5):
+        return -1
+    return op
+
+
 # ---------------------------------------------------------------------------------------------------
 # Legacy messages
 
