@@ -69,7 +69,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
-    "lz4_block_length",
+    "lz4_decode_block",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",

@@ -38,7 +38,7 @@ from .decode import (
     decode_v2_records,
     decode_v2_records_chunk,
     gather_slices,
-    lz4_block_length,
+    lz4_decode_block,
     records_in_range,
 )
 from .encode import (
@@ -81,7 +81,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
-    "lz4_block_length",
+    "lz4_decode_block",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",

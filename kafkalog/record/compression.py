@@ -176,6 +176,9 @@ class CompressionType(enum.IntEnum):
 
         Anything else raises :class:`UnsupportedCompressionError` naming the value.
         """
+        if type(value) is int and 0 <= value <= 4:
+            # A batch's codec id, once a batch read: a tuple lookup where cls(value) costs a microsecond.
+            return _CODECS[value]
         if isinstance(value, cls):
             return value
         if isinstance(value, int) and not isinstance(value, bool):
@@ -188,6 +191,9 @@ class CompressionType(enum.IntEnum):
         raise UnsupportedCompressionError(
             f"unknown compression codec {value!r}: expected one of none, gzip, snappy, lz4, zstd or an id 0-4"
         )
+
+
+_CODECS = tuple(CompressionType)  # by id, 0-4
 
 
 def compress(
@@ -532,6 +538,11 @@ def _lz4_decompress(view: memoryview, magic: int, out: _Output) -> None:
     # copied onto a growing output: those copies and allocations were a third of an lz4 batch's
     # decompression (issue 18's profile).  ``size`` is the content so far; the buffer past it is room.
     sink = bytearray(_lz4_size_hint(view, pos, max_block, out.room + 1))
+    # Blocks that keep the LZ4 block format's rules are decoded by the compiled core in one pass; any other
+    # is left to cramjam (_lz4_block).  The plain twin's decoder, a Python loop per sequence, would be far
+    # slower than cramjam, so it is not asked.
+    core = _impl.core
+    decode_block = core.lz4_decode_block if core.IMPLEMENTATION == "cython" else None
     target = memoryview(sink)
     size = 0
     try:
@@ -576,7 +587,9 @@ def _lz4_decompress(view: memoryview, magic: int, out: _Output) -> None:
                 target[size : size + length] = data
                 decoded = length
             else:
-                decoded = _lz4_block(data, word_at, max_block, target[size : size + cap], room, out)
+                decoded = -1 if decode_block is None else decode_block(data, target[size : size + cap])
+                if decoded < 0:
+                    decoded = _lz4_block(data, word_at, max_block, target[size : size + cap], room, out)
                 if decoded > room:
                     raise out.too_large(size + decoded)
             if content_hash is not None:
@@ -667,28 +680,21 @@ def _grow(sink: bytearray, size: int) -> None:
 
 def _lz4_block(data: memoryview, word_at: int, max_block: int, target: memoryview, room: int,
                out: _Output) -> int:
-    """Decode one compressed LZ4 block into ``target`` (at most ``min(max_block, room + 1)`` bytes);
-    returns its length.
+    """Decode one compressed LZ4 block into ``target`` (at most ``min(max_block, room + 1)`` bytes) with
+    cramjam; returns its length.  This decides the result or the error of every block the compiled
+    ``lz4_decode_block`` does not decode: one that breaks a rule of the LZ4 block format, which lz4 itself
+    may still take (it is more lenient), or that does not fit ``target``.
 
     ``cramjam.lz4.decompress_block_into`` reports the real decoded length, but when a block fails to
     decode it silently retries it as a block with a 4-byte size prefix, which can accept corrupt data.
     ``cramjam.lz4.decompress_block`` never retries (it pads its output to ``output_len``).  So after the
     first, the second decodes the block again within the length the first reported: it fails if the first
     took the retry, since a block that does not decode within ``len(target)`` bytes does not within fewer.
-
-    The second decode is spared when the compiled ``lz4_block_length`` vouches for the block: it keeps every
-    rule of the LZ4 block format within ``len(target)`` bytes, which every decoder takes (lz4's own is more
-    lenient only), so the first call decoded it without a retry, to that length.  Its sequence-header walk
-    costs a fraction of a decode; the plain twin's is a Python loop that would cost more than the decode it
-    spares, so it is not asked.  A block it does not vouch for is decoded twice, as before.
     """
     cap = len(target)
-    core = _impl.core
-    vouched = core.lz4_block_length(data, cap) if core.IMPLEMENTATION == "cython" else -1
     try:
         length: int = cramjam.lz4.decompress_block_into(data, target, output_len=cap)
-        if length != vouched:
-            cramjam.lz4.decompress_block(data, output_len=length)
+        cramjam.lz4.decompress_block(data, output_len=length)
     except BaseException as exc:
         if not _is_library_failure(exc):
             raise

@@ -345,17 +345,14 @@ def test_bomb_is_refused_within_bounded_memory(
 ) -> None:
     bomb = compress(codec, bytes(8 * MiB), magic=magic)
     assert len(bomb) < MiB
-    # cramjam's output buffers live outside Python's allocator, so count what it decodes as well.  An lz4
-    # block decoded into the output (decompress_block_into) is in Python's count already.
+    # cramjam's output buffers live outside Python's allocator, so count what it decodes as well.
     decoded: list[int] = []
-    decoded_into: list[int] = []
-    for module, name, seen in ((cramjam.snappy, "decompress_raw", decoded), (cramjam.lz4, "decompress_block", decoded),
-                               (cramjam.lz4, "decompress_block_into", decoded_into)):
+    for module, name in ((cramjam.snappy, "decompress_raw"), (cramjam.lz4, "decompress_block")):
         original = getattr(module, name)
 
-        def counting(*args: Any, _original: Any = original, _seen: list[int] = seen, **kwargs: Any) -> Any:
+        def counting(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
             result = _original(*args, **kwargs)
-            _seen.append(result if isinstance(result, int) else len(result))
+            decoded.append(len(result))
             return result
 
         monkeypatch.setattr(module, name, counting)
@@ -369,8 +366,9 @@ def test_bomb_is_refused_within_bounded_memory(
     assert f"max_size={MiB} bytes" in str(info.value)
     assert peak < 4 * MiB
     assert sum(decoded) <= MiB + 64 * 1024
-    if codec in (SNAPPY, LZ4):
-        assert decoded or decoded_into  # the wrappers did see the decoding
+    if codec is SNAPPY:
+        assert decoded  # the wrapper did see the decoding (lz4 blocks that keep the format's rules are
+        # decoded by the compiled core, into the output Python's count holds)
 
 
 def test_raw_snappy_bomb_is_refused_from_its_length_preamble() -> None:
