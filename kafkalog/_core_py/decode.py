@@ -9,6 +9,7 @@ message is crc (int32), magic, attributes, a v1 timestamp (int64) and int32-size
 
 Records come out as columns (:data:`~kafkalog._common.RECORD_DTYPE`, :data:`~kafkalog._common.HEADER_DTYPE`)
 or as :class:`Record` objects; :func:`gather_slices` packs spans of them in Arrow's variable-width layout.
+:func:`lz4_decode_block` decodes the LZ4 blocks of a compressed batch that keep the block format's rules.
 """
 
 from __future__ import annotations
