@@ -672,12 +672,6 @@ def _lz4_size_hint(view: memoryview, pos: int, max_block: int, cap: int) -> int:
     return min(hint, cap)
 
 
-def _grow(sink: bytearray, size: int) -> None:
-    """Make ``sink`` at least ``size`` bytes long."""
-    if len(sink) < size:
-        sink.extend(bytes(size - len(sink)))
-
-
 def _lz4_block(data: memoryview, word_at: int, max_block: int, target: memoryview, room: int,
                out: _Output) -> int:
     """Decode one compressed LZ4 block into ``target`` (at most ``min(max_block, room + 1)`` bytes) with
