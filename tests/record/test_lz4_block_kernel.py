@@ -164,3 +164,31 @@ def test_the_reader_leaves_only_refused_blocks_to_cramjam(monkeypatch: pytest.Mo
     with pytest.raises(CorruptRecordError, match="the block at offset 7 does not decompress"):
         decompress(CompressionType.LZ4, frame, magic=2, max_size=1 << 20)
     assert calls[0] == "decompress_block_into"
+
+
+def test_damaged_frames_read_the_same_with_the_kernel_and_without() -> None:
+    """The reader with the compiled kernel and without it (cramjam's calls for every block): the same
+    content, or the same error, for every damaged frame."""
+    pytest.importorskip("kafkalog._core")
+
+    def outcome(frame: bytes, max_size: int) -> tuple[str, Any]:
+        try:
+            return "ok", decompress(CompressionType.LZ4, frame, magic=2, max_size=max_size)
+        except Exception as e:  # the error's type and message are the outcome
+            return type(e).__name__, str(e)
+
+    rng = random.Random(5)
+    words = [b"key-%08d" % rng.randrange(10**6) for _ in range(50)]
+    for content in (rng.randbytes(150_000), b" ".join(rng.choice(words) for _ in range(20_000))[:200_000],
+                    b"ab" * 70_000):
+        frame = compress(CompressionType.LZ4, content, magic=2)
+        for _ in range(100):
+            damaged = bytearray(frame)
+            for _ in range(rng.randrange(1, 4)):
+                damaged[rng.randrange(7, len(damaged))] = rng.randrange(256)
+            max_size = rng.choice([1 << 20, len(content), len(content) - 1, 70_000])
+            with _impl.using("cython"):
+                compiled = outcome(bytes(damaged), max_size)
+            with _impl.using("python"):
+                plain = outcome(bytes(damaged), max_size)
+            assert compiled == plain
