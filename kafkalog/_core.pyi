@@ -35,6 +35,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
+    "lz4_decode_block",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",
@@ -180,6 +181,7 @@ def decode_v2_batch_objects(
     batches: npt.NDArray[np.void],  # const BatchRow[::1]
 ) -> list[Record]: ...
 def records_in_range(records: list[Any], start_offset: int, end_offset: int) -> tuple[list[Any], bool]: ...
+def lz4_decode_block(block: Buffer, out: Buffer) -> int: ...  # const unsigned char[::1], unsigned char[::1]
 def decode_legacy_records(buf: Buffer, start: int, end: int) -> npt.NDArray[np.void]: ...
 def encode_v2_records(
     timestamps: Sequence[int],

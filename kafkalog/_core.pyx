@@ -21,7 +21,8 @@ of the same name in ``_core_py/``:
 * ``crc.pxi``: CRC-32C and CRC-32;
 * ``scan.pxi``: the batch scan and the offset search over a byte range;
 * ``index.pxi``: the offset and time index searches;
-* ``decode.pxi``: v2 records and v0/v1 messages to columns or Record objects, and the Arrow gather;
+* ``decode.pxi``: v2 records and v0/v1 messages to columns or Record objects, the Arrow gather, and
+  LZ4 blocks that keep the block format's rules;
 * ``encode.pxi``: the records section of a v2 batch, and v0/v1 messages;
 * ``offset_map.pxi``: SkimpyOffsetMap's probing and the cleaner's passes over it;
 * ``validate.pxi``: the validator's per-record pass over a v2 batch.
@@ -69,6 +70,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
+    "lz4_decode_block",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",

@@ -11,7 +11,7 @@ so each kernel and its twin sit side by side, module for include file:
 * ``scan``: the batch scan and the offset search over a byte range;
 * ``index``: the offset and time index searches;
 * ``decode``: v2 records and v0/v1 messages to columns or ``Record`` objects,
-  and the Arrow gather;
+  the Arrow gather, and LZ4 blocks that keep the block format's rules;
 * ``encode``: the records section of a v2 batch, v0/v1 messages, and the cleaner's rewrite of plain v2 batches;
 * ``offset_map``: SkimpyOffsetMap's probing and the cleaner's passes over it;
 * ``validate``: the validator's per-record pass over a v2 batch, and its one-batch leader path.
@@ -38,6 +38,7 @@ from .decode import (
     decode_v2_records,
     decode_v2_records_chunk,
     gather_slices,
+    lz4_decode_block,
     records_in_range,
 )
 from .encode import (
@@ -80,6 +81,7 @@ __all__ = [
     "gather_slices",
     "index_lookup",
     "index_points",
+    "lz4_decode_block",
     "md5",
     "offset_map_get",
     "offset_map_latest_codes",

@@ -9,6 +9,7 @@ message is crc (int32), magic, attributes, a v1 timestamp (int64) and int32-size
 
 Records come out as columns (:data:`~kafkalog._common.RECORD_DTYPE`, :data:`~kafkalog._common.HEADER_DTYPE`)
 or as :class:`Record` objects; :func:`gather_slices` packs spans of them in Arrow's variable-width layout.
+:func:`lz4_decode_block` decodes the LZ4 blocks of a compressed batch that keep the block format's rules.
 """
 
 from __future__ import annotations
@@ -497,6 +498,88 @@ def records_in_range(records: list[Any], start_offset: int, end_offset: int) -> 
         if offset >= start_offset:
             kept.append(record)
     return kept, False
+
+
+def lz4_decode_block(block: Any, out: Any) -> int:
+    """Decode the raw LZ4 block ``block`` into the writable buffer ``out`` when the block keeps every rule
+    of the LZ4 block format within ``len(out)`` bytes of output, and return the length it decodes to;
+    return ``-1`` when it does not.  What ``out`` holds past that length (all of it after -1) is not
+    specified: the compiled twin copies short runs 16 bytes at a time.
+
+    The rules (lz4's ``doc/lz4_Block_format.md``): each sequence is a token, its literal length (15 plus
+    bytes up to the first that is not 255), the literals, then, unless the literals end the block, a
+    2-byte little-endian match offset (1 up to the output so far) and the match length (4 plus, as for the
+    literals): that many bytes copied from ``offset`` back, the copy overlapping its own output when the
+    offset is shorter.  The block ends with literals only (its last token's match length 0), exactly at
+    its last byte; the last match starts at least 12 bytes and ends at least 5 bytes before the end of the
+    output; the output fits ``out``.  An empty block is not one.  A block that keeps these rules decodes
+    to the same bytes in every LZ4 decoder (lz4's ``LZ4_decompress_safe`` is more lenient only: it also
+    takes offset 0, and some blocks ending in a short match); ``record.compression`` relies on that, and
+    ``tests/record/test_lz4_block_kernel.py`` holds cramjam's decoder to it.
+    """
+    with memoryview(block) as view, memoryview(out) as target:
+        data = view.cast("B") if view.format != "B" else view
+        sink = target.cast("B") if target.format != "B" else target
+        n = len(data)
+        capacity = len(sink)
+        if n == 0:
+            return -1
+        ip = op = 0
+        last_match_start = last_match_end = -1
+        while True:
+            if ip >= n:
+                return -1
+            token = data[ip]
+            ip += 1
+            literals = token >> 4
+            if literals == 15:
+                literals, ip = _lz4_length_bytes(data, ip, literals)
+            if literals < 0 or literals > n - ip or literals > capacity - op:
+                return -1
+            sink[op:op + literals] = data[ip:ip + literals]
+            ip += literals
+            op += literals
+            if ip == n:
+                if token & 15:
+                    return -1
+                break
+            if n - ip < 2:
+                return -1
+            offset = data[ip] | data[ip + 1] << 8
+            ip += 2
+            if offset == 0 or offset > op:
+                return -1
+            match = token & 15
+            if match == 15:
+                match, ip = _lz4_length_bytes(data, ip, match)
+                if match < 0:
+                    return -1
+            match += 4
+            if match > capacity - op:
+                return -1
+            # The source is the last ``offset`` bytes written: a match longer than that repeats them.
+            source = bytes(sink[op - offset:op - offset + min(offset, match)])
+            sink[op:op + match] = (source * (match // len(source) + 1))[:match]
+            last_match_start = op
+            op += match
+            last_match_end = op
+    if last_match_end >= 0 and (last_match_start > op - 12 or last_match_end > op - 5):
+        return -1
+    return op
+
+
+def _lz4_length_bytes(data: Any, ip: int, length: int) -> tuple[int, int]:
+    """A length of 15 in a token goes on in the bytes from ``ip``, up to the first that is not 255: the
+    whole length and where its bytes end, or ``(-1, ip)`` when they run off the block."""
+    n = len(data)
+    while True:
+        if ip >= n:
+            return -1, ip
+        more = data[ip]
+        ip += 1
+        length += more
+        if more != 255:
+            return length, ip
 
 
 def decode_legacy_records(buf: Any, start: int, end: int) -> npt.NDArray[Any]:

@@ -72,8 +72,9 @@ zstd (id 4)
 Limits.  ``decompress`` never returns more than ``max_size`` bytes: output is produced in bounded pieces
 (64 KiB for gzip and zstd, one block for snappy and LZ4) and the size is checked before each piece is
 kept, so a payload claiming or producing more raises :class:`RecordTooLargeError` (whose message names
-the limit) after allocating at most about ``max_size`` plus one piece (and, for LZ4, one reused scratch
-block of at most ``min(maximum block size, max_size + 1)`` bytes).  An LZ4 block that fails to decode
+the limit) after allocating at most about ``max_size`` plus one piece.  LZ4 blocks are decoded in place
+into one buffer sized ahead from the block size words (what the blocks can decode to, at most
+``max_size + 1``).  An LZ4 block that fails to decode
 into the room left under the limit is reported as too large, since it cannot be told apart from a corrupt
 block without decoding past the limit.  The output grows in place in one ``bytearray``
 (:func:`decompress_buffer`, what the record readers use), so it is held once; :func:`decompress` returns
@@ -95,6 +96,8 @@ streams stop reading before them.
 from __future__ import annotations
 
 import enum
+import struct
+import threading
 import zlib
 from types import TracebackType
 from typing import Literal
@@ -103,6 +106,7 @@ import cramjam
 import xxhash
 import zstandard
 
+from kafkalog import _impl
 from kafkalog.errors import (
     CorruptRecordError,
     KafkaLogError,
@@ -140,11 +144,16 @@ _LZ4_WRITE_FLG = (_LZ4_VERSION << 6) | _LZ4_FLG_BLOCK_INDEPENDENCE  # 0x60
 _LZ4_WRITE_BD = _LZ4_BLOCKSIZE_64KB << 4  # 0x40
 _LZ4_STORED = 0x80000000  # Lz4BlockOutputStream.LZ4_FRAME_INCOMPRESSIBLE_MASK
 _LZ4_END_MARK = b"\x00\x00\x00\x00"
+# An LZ4 sequence of n bytes decodes to fewer than 255 * n + 20 bytes (each byte of a length adds at most 255).
+_LZ4_MAX_EXPANSION = 256
+# The maximum block of the frames Kafka writes (BD 0x40); _LZ4_KAFKA_HEADER is their whole header.
+_LZ4_KAFKA_MAX_BLOCK = 64 * 1024
 
 _ZSTD_LEVEL = 3
 _ZSTD_MAGIC = 0xFD2FB528
 _ZSTD_SKIPPABLE_MAGIC = 0x184D2A50  # low four bits free
 _ZSTD_BLOCK_RESERVED = 3
+_ZSTD_LOCAL = threading.local()  # see _zstd_decompressor
 
 
 class CompressionType(enum.IntEnum):
@@ -167,6 +176,9 @@ class CompressionType(enum.IntEnum):
 
         Anything else raises :class:`UnsupportedCompressionError` naming the value.
         """
+        if type(value) is int and 0 <= value <= 4:
+            # A batch's codec id, once a batch read: a tuple lookup where cls(value) costs a microsecond.
+            return _CODECS[value]
         if isinstance(value, cls):
             return value
         if isinstance(value, int) and not isinstance(value, bool):
@@ -179,6 +191,9 @@ class CompressionType(enum.IntEnum):
         raise UnsupportedCompressionError(
             f"unknown compression codec {value!r}: expected one of none, gzip, snappy, lz4, zstd or an id 0-4"
         )
+
+
+_CODECS = tuple(CompressionType)  # by id, 0-4
 
 
 def compress(
@@ -339,7 +354,7 @@ class _Output:
         self.reserve(len(piece))
         self._out += piece
 
-    def whole(self, content: bytes) -> None:
+    def whole(self, content: bytes | bytearray) -> None:
         """Take ``content`` as the whole output (nothing was added yet), without copying it."""
         self.reserve(len(content))
         self._out = content
@@ -483,6 +498,12 @@ def _lz4_header_checksum(descriptor: bytes | memoryview) -> int:
     return (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
 
 
+_LZ4_KAFKA_HEADER = _LZ4_MAGIC + bytes(
+    (_LZ4_WRITE_FLG, _LZ4_WRITE_BD, _lz4_header_checksum(bytes((_LZ4_WRITE_FLG, _LZ4_WRITE_BD))))
+)
+_U32LE = struct.Struct("<I")
+
+
 def _lz4_compress(view: memoryview, magic: int) -> bytes:
     header = _LZ4_MAGIC + bytes((_LZ4_WRITE_FLG, _LZ4_WRITE_BD))
     # Magic 0 keeps the pre-0.10 writer's checksum, which covered the magic bytes as well.
@@ -503,6 +524,96 @@ def _lz4_compress(view: memoryview, magic: int) -> bytes:
 
 
 def _lz4_decompress(view: memoryview, magic: int, out: _Output) -> None:
+    if view[:7] == _LZ4_KAFKA_HEADER:
+        # The frame header Kafka writes, which every check of _lz4_header passes (for any magic).
+        flg, max_block, pos, content_size = _LZ4_WRITE_FLG, _LZ4_KAFKA_MAX_BLOCK, 7, None
+    else:
+        flg, max_block, pos, content_size = _lz4_header(view, magic)
+    if content_size is not None:
+        out.reserve(content_size)
+    total = len(view)
+    block_checksums = bool(flg & _LZ4_FLG_BLOCK_CHECKSUM)
+    content_hash = xxhash.xxh32() if flg & _LZ4_FLG_CONTENT_CHECKSUM else None
+    # The blocks are decoded straight into one buffer sized from their size words, not into a scratch block
+    # copied onto a growing output: those copies and allocations were a third of an lz4 batch's
+    # decompression (issue 18's profile).  ``size`` is the content so far; the buffer past it is room.
+    sink = bytearray(_lz4_size_hint(view, pos, max_block, out.room + 1))
+    # Blocks that keep the LZ4 block format's rules are decoded by the compiled core in one pass; any other
+    # is left to cramjam (_lz4_block).  The plain twin's decoder, a Python loop per sequence, would be far
+    # slower than cramjam, so it is not asked.
+    core = _impl.core
+    decode_block = core.lz4_decode_block if core.IMPLEMENTATION == "cython" else None
+    target = memoryview(sink)
+    size = 0
+    try:
+        while True:
+            if total - pos < 4:
+                raise _corrupt("lz4", f"truncated: no block size word or end mark at offset {pos}")
+            word_at = pos
+            (word,) = _U32LE.unpack_from(view, pos)
+            pos += 4
+            length = word & 0x7FFFFFFF
+            if length == 0:
+                break
+            if length > max_block:
+                raise _corrupt(
+                    "lz4", f"Block size {length} exceeded max: {max_block} (size word at offset {word_at})"
+                )
+            end = pos + length
+            if end > total:
+                raise _corrupt(
+                    "lz4",
+                    f"truncated: the block at offset {word_at} claims {length} bytes but {total - pos} remain",
+                )
+            data = view[pos:end]
+            pos = end
+            if block_checksums:
+                if total - pos < 4:
+                    raise _corrupt("lz4", f"truncated: the block at offset {word_at} lacks its checksum")
+                if xxhash.xxh32_intdigest(data) != _U32LE.unpack_from(view, pos)[0]:
+                    raise _corrupt("lz4", f"Block checksum mismatch for the block at offset {word_at}")
+                pos += 4
+            room = out.limit - size
+            stored = word & _LZ4_STORED
+            if stored and length > room:
+                raise out.too_large(size + length)
+            cap = length if stored else min(max_block, room + 1)
+            if size + cap > len(sink):
+                # The hint fell short: the buffer grows (not while a view of it is out).
+                target.release()
+                sink.extend(bytes(size + cap - len(sink)))
+                target = memoryview(sink)
+            if stored:
+                target[size : size + length] = data
+                decoded = length
+            else:
+                decoded = -1 if decode_block is None else decode_block(data, target[size : size + cap])
+                if decoded < 0:
+                    decoded = _lz4_block(data, word_at, max_block, target[size : size + cap], room, out)
+                if decoded > room:
+                    raise out.too_large(size + decoded)
+            if content_hash is not None:
+                content_hash.update(target[size : size + decoded])
+            size += decoded
+    finally:
+        target.release()
+    del sink[size:]
+    out.whole(sink)
+    if content_hash is not None:
+        if total - pos < 4:
+            raise _corrupt("lz4", "truncated: the content checksum after the end mark is missing")
+        if content_hash.intdigest() != _U32LE.unpack_from(view, pos)[0]:
+            raise _corrupt("lz4", "Content checksum mismatch")
+        pos += 4
+    if pos != total:
+        raise _corrupt("lz4", f"{total - pos} bytes after the end of the frame (offset {pos})")
+    if content_size is not None and content_size != out.size:
+        raise _corrupt("lz4", f"the frame states a content size of {content_size} bytes but holds {out.size}")
+
+
+def _lz4_header(view: memoryview, magic: int) -> tuple[int, int, int, int | None]:
+    """Check an LZ4 frame header; returns its FLG, maximum block size, the offset of the first block and
+    the content size it states (``None`` when it states none)."""
     total = len(view)
     if total >= 4 and view[:4] != _LZ4_MAGIC:
         raise _corrupt(
@@ -541,88 +652,56 @@ def _lz4_decompress(view: memoryview, magic: int, out: _Output) -> None:
                 f"0x{expected:02x} (stream frame descriptor corrupted; the broken checksum of Kafka's "
                 "0.8/0.9 writer is accepted for magic 0 only)",
             )
-    pos += 1
-    if content_size is not None:
-        out.reserve(content_size)
+    return flg, max_block, pos + 1, content_size
 
-    block_checksums = bool(flg & _LZ4_FLG_BLOCK_CHECKSUM)
-    content_hash = xxhash.xxh32() if flg & _LZ4_FLG_CONTENT_CHECKSUM else None
-    scratch: bytearray | None = None
-    while True:
-        if total - pos < 4:
-            raise _corrupt("lz4", f"truncated: no block size word or end mark at offset {pos}")
-        word_at = pos
+
+def _lz4_size_hint(view: memoryview, pos: int, max_block: int, cap: int) -> int:
+    """What the blocks from ``pos`` can decode to, at most ``cap``: the sizes of stored blocks, and for a
+    compressed one the maximum block or 255 bytes per byte of it (an LZ4 sequence cannot expand further),
+    whichever is less.  Only a size for the output buffer: the words are checked as the blocks are read,
+    and a buffer found too small grows."""
+    total = len(view)
+    hint = 0
+    while hint < cap and total - pos >= 4:
         word = _u32le(view, pos)
-        pos += 4
         length = word & 0x7FFFFFFF
         if length == 0:
             break
-        if length > max_block:
-            raise _corrupt(
-                "lz4", f"Block size {length} exceeded max: {max_block} (size word at offset {word_at})"
-            )
-        end = pos + length
-        if end > total:
-            raise _corrupt(
-                "lz4",
-                f"truncated: the block at offset {word_at} claims {length} bytes but {total - pos} remain",
-            )
-        data = view[pos:end]
-        pos = end
-        if block_checksums:
-            if total - pos < 4:
-                raise _corrupt("lz4", f"truncated: the block at offset {word_at} lacks its checksum")
-            if xxhash.xxh32_intdigest(data) != _u32le(view, pos):
-                raise _corrupt("lz4", f"Block checksum mismatch for the block at offset {word_at}")
-            pos += 4
-        decoded: memoryview | cramjam.Buffer
-        if word & _LZ4_STORED:
-            out.reserve(length)
-            decoded = data
-        else:
-            if scratch is None:
-                scratch = bytearray(min(max_block, out.limit + 1))
-            decoded = _lz4_block(data, word_at, max_block, scratch, out)
-        out.add(decoded)
-        if content_hash is not None:
-            content_hash.update(decoded)
-    if content_hash is not None:
-        if total - pos < 4:
-            raise _corrupt("lz4", "truncated: the content checksum after the end mark is missing")
-        if content_hash.intdigest() != _u32le(view, pos):
-            raise _corrupt("lz4", "Content checksum mismatch")
-        pos += 4
-    if pos != total:
-        raise _corrupt("lz4", f"{total - pos} bytes after the end of the frame (offset {pos})")
-    if content_size is not None and content_size != out.size:
-        raise _corrupt("lz4", f"the frame states a content size of {content_size} bytes but holds {out.size}")
+        hint += min(length, max_block) if word & _LZ4_STORED else min(max_block, length * _LZ4_MAX_EXPANSION)
+        pos += 4 + length
+    return min(hint, cap)
 
 
-def _lz4_block(
-    data: memoryview, word_at: int, max_block: int, scratch: bytearray, out: _Output
-) -> cramjam.Buffer:
-    """Decode one compressed LZ4 block into at most ``min(max_block, room + 1)`` bytes.
+def _lz4_block(data: memoryview, word_at: int, max_block: int, target: memoryview, room: int,
+               out: _Output) -> int:
+    """Decode one compressed LZ4 block into ``target`` (at most ``min(max_block, room + 1)`` bytes) with
+    cramjam; returns its length.  This decides the result or the error of every block the compiled
+    ``lz4_decode_block`` does not decode: one that breaks a rule of the LZ4 block format, which lz4 itself
+    may still take (it is more lenient), or that does not fit ``target``.
 
     ``cramjam.lz4.decompress_block_into`` reports the real decoded length, but when a block fails to
     decode it silently retries it as a block with a 4-byte size prefix, which can accept corrupt data.
-    ``cramjam.lz4.decompress_block`` never retries but pads its output to ``output_len``.  So the length
-    comes from the first and the bytes from the second, called with exactly that length: the second fails
-    unless the block itself decodes to exactly that many bytes.
+    ``cramjam.lz4.decompress_block`` never retries (it pads its output to ``output_len``).  So after the
+    first, the second decodes the block again within the length the first reported: it fails if the first
+    took the retry, since a block that does not decode within ``len(target)`` bytes does not within fewer.
     """
-    cap = min(max_block, out.room + 1)
+    cap = len(target)
     try:
-        length = cramjam.lz4.decompress_block_into(data, memoryview(scratch)[:cap], output_len=cap)
-        return cramjam.lz4.decompress_block(data, output_len=length)
+        length: int = cramjam.lz4.decompress_block_into(data, target, output_len=cap)
+        cramjam.lz4.decompress_block(data, output_len=length)
     except BaseException as exc:
         if not _is_library_failure(exc):
             raise
         if cap < max_block:
             raise RecordTooLargeError(
                 f"lz4 payload decompresses to more than max_size={out.limit} bytes: the block at offset "
-                f"{word_at} does not decode within the {out.room} bytes left (unless it is corrupt)"
+                f"{word_at} does not decode within the {room} bytes left (unless it is corrupt)"
             ) from exc
         detail = str(exc) or type(exc).__name__
         raise _corrupt("lz4", f"the block at offset {word_at} does not decompress: {detail}") from exc
+    finally:
+        target.release()
+    return length
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -642,7 +721,7 @@ def _zstd_decompress(view: memoryview, out: _Output) -> None:
         # below makes 64 KiB pieces and copies them into the output (a third of a zstd batch's read, issue
         # 18's profile).  A frame that fails here is decoded again below, for the streaming decode's error.
         try:
-            content = zstandard.ZstdDecompressor().decompress(view)
+            content = _zstd_decompressor().decompress(view)
         except zstandard.ZstdError:
             pass
         else:
@@ -659,6 +738,16 @@ def _zstd_decompress(view: memoryview, out: _Output) -> None:
             out.add(piece)
     finally:
         reader.close()  # type: ignore[no-untyped-call]
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's decompressor for whole sized frames.  A ``ZstdDecompressor`` may serve one call after
+    another but not two threads at once; making one a batch cost more than decoding a 1,000-record batch
+    (a fresh libzstd context, its pages faulted in again: issue 18's profile)."""
+    decompressor: zstandard.ZstdDecompressor | None = getattr(_ZSTD_LOCAL, "decompressor", None)
+    if decompressor is None:
+        decompressor = _ZSTD_LOCAL.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _zstd_walk(view: memoryview) -> tuple[int, bool]:

@@ -366,8 +366,9 @@ def test_bomb_is_refused_within_bounded_memory(
     assert f"max_size={MiB} bytes" in str(info.value)
     assert peak < 4 * MiB
     assert sum(decoded) <= MiB + 64 * 1024
-    if codec in (SNAPPY, LZ4):
-        assert decoded  # the wrappers did see the decoding
+    if codec is SNAPPY:
+        assert decoded  # the wrapper did see the decoding (lz4 blocks that keep the format's rules are
+        # decoded by the compiled core, into the output Python's count holds)
 
 
 def test_raw_snappy_bomb_is_refused_from_its_length_preamble() -> None:
