@@ -1,38 +1,48 @@
 """Reading Kafka log dirs through Spark against Spark reading Parquet of the same rows.
 
-The data: 2,000,000 records (``KAFKALOG_BENCH_PARQUET_RECORDS`` changes it) of an 8-byte key and a 100-byte
-value in uncompressed v2 batches of 5,000, over four partitions of one topic, written once per module by
-leader appends.  The Parquet copy is what the ``kafkalog`` source itself reads from those logs, written by
-Spark with its defaults (snappy, one file per input partition), so both sides hold the same rows with the
-same schema.
+The data: 2,000,000 records (``KAFKALOG_BENCH_PARQUET_RECORDS`` changes it) of an 8-byte key and a 100-byte value
+of random bytes (nothing for Parquet's dictionaries to fold) in uncompressed v2 batches of 5,000, over four
+partitions of one topic, written once per module by leader appends.  The Parquet copy is what the ``kafkalog``
+source itself reads from those logs, written by Spark with its defaults (snappy, one file per input partition), so
+both sides hold the same rows with the same schema.
 
-Each round runs the issue's aggregation, ``count(*), sum(length(value)), max(offset)``, on one ``local[2]``
-session started once for the module and warmed by one query on each side; the answer is checked against what
-was written.
+Each round runs the issue's aggregation, ``count(*), sum(length(value)), max(offset)``, on one ``local[2]`` session
+started once for the module and warmed by one query on each side; the answer is checked against what was written.
 
 * ``kafkalog``: ``spark.read.format("kafkalog").load(root)``.
-* ``parquet``: ``spark.read.parquet(copy)``: Spark's vectorised JVM reader, which reads just the two
-  columns the query names.
+* ``parquet``: ``spark.read.parquet(copy)``: Spark's vectorised JVM reader, which reads just the two columns the
+  query names.
+* ``arrow-ceiling``: what any Python data source can reach: one (``arrow_ceiling``, defined here) whose tasks hand
+  Spark the very same rows as ready Arrow record batches, memory-mapped from Arrow IPC files written beforehand, so
+  that it decodes nothing.  Its time is Spark's own cost of a Python data source: the Python workers, the Arrow
+  stream to the JVM and every column of the schema (the API has no column pruning, so all of Kafka's columns cross,
+  where Parquet reads two).
 
-Target: the kafkalog source at >= 0.5x Parquet.  Its module name holds ``spark``: ``kafkalog bench --quick``
-leaves it out.
+Target: the kafkalog source at >= 0.5x Parquet.  The ceiling row says how much of the gap is the source.  Its
+module name holds ``spark``: ``kafkalog bench --quick`` leaves it out.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pyspark", reason="the spark extra is not installed")
+
+from pyspark import cloudpickle
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafkalog import _impl
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
+from kafkalog.spark.arrow import SPARK_SCHEMA
 
 RECORDS = int(os.environ.get("KAFKALOG_BENCH_PARQUET_RECORDS", "2000000"))
 PARTITIONS = 4
@@ -42,17 +52,25 @@ MASTER = "local[2]"
 TOPIC = "parquet-bench"
 QUERY = ("count(*)", "sum(length(value))", "max(offset)")
 
+# The ceiling source's classes travel to Spark's Python workers by value, so that the workers never import
+# this file (a pytest module).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
 
 def _write_logs(root: Path) -> tuple[int, int, int]:
     """The module's logs: ``(records, sum of value lengths, largest offset)`` as written."""
     per_partition = RECORDS // PARTITIONS
     config = LogConfig({"segment.bytes": 256 * 1024 * 1024})
     written = largest = 0
+    # Values as varied as real payloads: slices of random bytes, so that neither side's encoding (Parquet's
+    # dictionaries, above all) can make them smaller than they are.
+    noise = np.random.default_rng(7).bytes(RECORDS_PER_BATCH * VALUE_BYTES + 4096)
     for p in range(PARTITIONS):
         with Log(root / f"{TOPIC}-{p}", config) as log:
             for first in range(0, per_partition, RECORDS_PER_BATCH):
                 count = min(RECORDS_PER_BATCH, per_partition - first)
-                records = [(b"k%07d" % (first + i), bytes([65 + (first + i + p) % 26]) * VALUE_BYTES,
+                values = noise[(first + p) % 4096:][:count * VALUE_BYTES]
+                records = [(b"k%07d" % (first + i), values[i * VALUE_BYTES:(i + 1) * VALUE_BYTES],
                             1_700_000_000_000 + first + i) for i in range(count)]
                 info = log.append(MemoryRecords.with_records(records))
                 largest = max(largest, info.last_offset)
@@ -76,31 +94,91 @@ def spark(data: tuple[Path, tuple[int, int, int]], tmp_path_factory: pytest.Temp
     from kafkalog.spark import session
 
     spark = session(MASTER, "kafkalog-bench-parquet")
-    copy = tmp_path_factory.mktemp("parquet-bench-copy") / "rows.parquet"
-    spark.read.format("kafkalog").load(str(data[0])).write.parquet(str(copy))
-    for run in (_query(spark, "kafkalog", data[0]), _query(spark, "parquet", copy)):
-        run()
-    yield spark, copy
+    spark.dataSource.register(ArrowCeilingSource)
+    copies = tmp_path_factory.mktemp("parquet-bench-copies")
+    spark.read.format("kafkalog").load(str(data[0])).write.parquet(str(copies / "rows.parquet"))
+    _write_arrow_files(data[0], copies / "arrow")
+    for source, path in (("kafkalog", data[0]), ("parquet", copies / "rows.parquet"), ("arrow-ceiling",
+                                                                                         copies / "arrow")):
+        _query(spark, source, path)()
+    yield spark, copies
     spark.stop()
+
+
+class ArrowFile(InputPartition):  # type: ignore[misc]
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+
+
+class ArrowCeilingReader(DataSourceReader):
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+
+    def partitions(self) -> list[InputPartition]:
+        return [ArrowFile(str(p)) for p in sorted(Path(self.directory).glob("*.arrow"))]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import pyarrow as pa
+
+        with pa.memory_map(partition.value) as source:
+            batches = pa.ipc.open_file(source)
+            for i in range(batches.num_record_batches):
+                yield batches.get_batch(i)
+
+
+class ArrowCeilingSource(DataSource):
+    """Ready Arrow record batches of the data source's schema, from the IPC files in the ``path`` dir."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrow_ceiling"
+
+    def schema(self) -> str:
+        return SPARK_SCHEMA
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return ArrowCeilingReader(self.options["path"])
+
+
+def _write_arrow_files(root: Path, directory: Path) -> None:
+    """The rows of the logs as Arrow IPC files, one per task of the kafkalog planner, each holding the record
+    batches that task hands Spark (so the rows, and the batches' sizes, are the kafkalog source's)."""
+    import pyarrow as pa
+
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    directory.mkdir()
+    for n, task in enumerate(plan_read(ReadOptions.parse({"path": str(root)}))):
+        batches = list(task.read())
+        with pa.OSFile(str(directory / f"{n:04d}.arrow"), "wb") as sink, \
+                pa.ipc.new_file(sink, batches[0].schema) as writer:
+            for batch in batches:
+                writer.write_batch(batch)
 
 
 def _query(spark: Any, source: str, path: Path) -> Callable[[], tuple[int, int, int]]:
     def run() -> tuple[int, int, int]:
-        reader = spark.read.format("kafkalog").load(str(path)) if source == "kafkalog" else \
-            spark.read.parquet(str(path))
+        if source == "kafkalog":
+            reader = spark.read.format("kafkalog").load(str(path))
+        elif source == "arrow-ceiling":
+            reader = spark.read.format("arrow_ceiling").load(str(path))
+        else:
+            reader = spark.read.parquet(str(path))
         row = reader.selectExpr(*QUERY).collect()[0]
         return int(row[0]), int(row[1]), int(row[2])
 
     return run
 
 
-@pytest.mark.parametrize("source", ["kafkalog", "parquet"])
+@pytest.mark.parametrize("source", ["kafkalog", "parquet", "arrow-ceiling"])
 def test_spark_read_vs_parquet(benchmark: Any, throughput: Any, spark: tuple[Any, Path],
                                data: tuple[Path, tuple[int, int, int]], source: str) -> None:
-    session, copy = spark
+    session, copies = spark
     root, expected = data
     benchmark.group = f"spark read {RECORDS:,} records, {MASTER}: kafkalog vs Parquet"
-    run = _query(session, source, root if source == "kafkalog" else copy)
+    path = {"kafkalog": root, "parquet": copies / "rows.parquet", "arrow-ceiling": copies / "arrow"}[source]
+    run = _query(session, source, path)
     answer = benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=0)
     assert answer == expected
     throughput(benchmark, f"spark-parquet/{source}", records=expected[0])
