@@ -30,6 +30,9 @@ __all__ = [
     "IllegalStateError",
     "ReadOnlyError",
     "ConcurrentTruncationError",
+    "StorageURLError",
+    "StorageOptionError",
+    "StorageNotFoundError",
 ]
 
 
@@ -172,3 +175,17 @@ class ConcurrentTruncationError(KafkaLogError, RuntimeError):
         self.path = path
         self.old_size = old_size
         self.new_size = new_size
+
+
+class StorageURLError(KafkaLogError, ValueError):
+    """A URL kafkalog cannot read (:mod:`kafkalog.storage`): not a URL, a protocol fsspec does not know, or one
+    whose filesystem package is not installed (the message names the extra to install)."""
+
+
+class StorageOptionError(KafkaLogError, ValueError):
+    """A storage option that is malformed (not ``NAME=VALUE``), given with a local path, or not taken (or
+    refused) by the URL's filesystem."""
+
+
+class StorageNotFoundError(KafkaStorageError, FileNotFoundError):
+    """No object or directory at a URL."""

@@ -1,0 +1,168 @@
+"""Segment files read by range: a ``.log`` as a read-only :class:`~kafkalog.file_message_set.FileMessageSet`
+over an object, and an index file as a read-only index over its bytes.
+
+A read-only :class:`FileMessageSet` never maps its file: its scans and searches read the bytes they walk with
+``pread`` (``_scan_by_reads``, ``_search_by_reads``) and hand them to the same kernels, and its batches and
+chunks are built over bytes read.  :class:`RemoteChannel` is the channel such a set reads through when the file
+is an object reached by URL: each ``pread`` is a ranged read (``fs.cat_file(path, start, end)``), so the scan,
+decode and search kernels, the consumer view and every reader built on the set run unchanged.  A read is
+rounded up to :data:`READ_AHEAD_BYTES` and the last block kept, so a scan's 1 MiB steps and the chunked reads
+that follow them cost one request per block, not one per step (an object store charges per request and answers
+each after a round trip).
+
+An index is read whole with one ranged read and searched in memory (:func:`read_index`): Kafka's index lookup
+is a binary search over the mapped file, which over an object store would be a request per probe.  A
+preallocated index copied from a live broker (zeros past its entries) is read as a read-only local open reads
+it: every whole entry counts, and one that fails its sanity check is ignored, the segment then read without
+index (a scan from its start).
+
+Objects are taken as immutable while read (a copied log dir, or tiered storage's uploaded segments): the size
+is read once, when the set is opened.
+"""
+
+from __future__ import annotations
+
+import mmap
+import threading
+from pathlib import Path
+from typing import TypeVar
+
+from .._common import INT32_MAX
+from ..errors import IllegalStateError, KafkaStorageError, ReadOnlyError, StorageNotFoundError
+from ..file_channel import FileChannel
+from ..file_message_set import FileMessageSet
+from ..index import AbstractIndex
+from .location import StorageLocation
+
+__all__ = ["READ_AHEAD_BYTES", "RemoteChannel", "open_remote_log", "read_index"]
+
+#: The least a ranged read fetches: what a scan then walks without another request.
+READ_AHEAD_BYTES = 8 << 20
+
+_Index = TypeVar("_Index", bound=AbstractIndex)
+
+
+class RemoteChannel(FileChannel):
+    """A read-only :class:`~kafkalog.file_channel.FileChannel` over an object: reads are ranged reads; there is
+    no descriptor, no map and no write."""
+
+    def __init__(self, location: StorageLocation, size: int | None = None,
+                 read_ahead: int = READ_AHEAD_BYTES) -> None:
+        # No descriptor to open: FileChannel's constructor is not run, its read interface is overridden.
+        self.path = Path(location.path)
+        self.location = location
+        self.writable = False
+        self.mappable = False
+        self.lock = threading.RLock()
+        self._map = None
+        self.fd = None
+        self._closed = False
+        self._size = location.size() if size is None else size
+        self._read_ahead = read_ahead
+        self._block_start = 0
+        self._block = b""
+
+    def size(self) -> int:
+        return self._size
+
+    def mapped(self, end: int) -> mmap.mmap:
+        raise IllegalStateError(f"{self.location} is read by range, never mapped")
+
+    def drop_map(self) -> None:
+        return None
+
+    def pread_upto(self, position: int, size: int) -> bytes:
+        """Up to ``size`` bytes from ``position``, fewer only where the object ends."""
+        with self.lock:
+            if self._closed:
+                raise IllegalStateError(f"File {self.location} is closed")
+            end = min(position + size, self._size)
+            if position >= end:
+                return b""
+            block_end = self._block_start + len(self._block)
+            if not (self._block_start <= position and end <= block_end):
+                fetch_end = min(max(end, position + self._read_ahead), self._size)
+                self._block = self.location.read_range(position, fetch_end)
+                self._block_start = position
+                if len(self._block) < end - position:
+                    # The object is shorter than it was listed: what is there is what the read sees.
+                    end = position + len(self._block)
+            offset = position - self._block_start
+            return self._block[offset:offset + (end - position)]
+
+    def read_into(self, view: memoryview, position: int) -> int:
+        data = self.pread_upto(position, view.nbytes)
+        view[:len(data)] = data
+        return len(data)
+
+    def zeros_between(self, start: int, end: int) -> bool:
+        position = start
+        while position < min(end, self._size):
+            piece = self.pread_upto(position, min(READ_AHEAD_BYTES, end - position))
+            if not piece:
+                return True
+            if piece.count(0) != len(piece):
+                return False
+            position += len(piece)
+        return True
+
+    def write_at(self, data: object, position: int) -> int:
+        raise ReadOnlyError(f"Cannot write to {self.location}: objects are read-only")
+
+    def send(self, out_fd: int, position: int, count: int) -> int:
+        # No descriptor to sendfile from: copy what the read returns.
+        import os
+
+        data = self.pread_upto(position, count)
+        return os.write(out_fd, data)
+
+    def truncate(self, size: int) -> None:
+        raise ReadOnlyError(f"Cannot truncate {self.location}: objects are read-only")
+
+    def set_length(self, size: int) -> None:
+        raise ReadOnlyError(f"Cannot resize {self.location}: objects are read-only")
+
+    def force(self) -> None:
+        return None
+
+    def close(self) -> None:
+        with self.lock:
+            self._closed = True
+            self._block = b""
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def open_remote_log(location: StorageLocation, size: int | None = None) -> FileMessageSet:
+    """The ``.log`` object at ``location`` as a read-only set (``size``: its size when a listing gave it).
+
+    Raises:
+        StorageNotFoundError: there is no such object.
+        KafkaStorageError: it is larger than a segment can be (2 GiB - 1).
+    """
+    channel = RemoteChannel(location, size)
+    length = channel.size()
+    if length > INT32_MAX:
+        raise KafkaStorageError(f"The size of segment {location} ({length}) is larger than the maximum allowed "
+                                f"segment size of {INT32_MAX} bytes")
+    log = FileMessageSet(channel.path, writable=False, _channel=channel, _start=0, _end=length)
+    log.is_slice = False  # it owns its channel: closing the set closes it
+    return log
+
+
+def read_index(kind: type[_Index], location: StorageLocation, base_offset: int, size: int | None = None) -> _Index:
+    """The index object at ``location`` read with one ranged read (its whole entries), as a read-only index;
+    a missing one reads as empty, as a read-only local open reads a missing index file.  The caller runs the
+    sanity check (a read-only open ignores the indexes of a segment when either fails it).
+
+    Raises:
+        KafkaStorageError: the object cannot be read.
+    """
+    try:
+        length = location.size() if size is None else size
+        data = location.read_range(0, length - length % kind.ENTRY_SIZE) if length else b""
+    except StorageNotFoundError:
+        data = b""
+    return kind.from_bytes(data, Path(location.path), base_offset)
