@@ -42,7 +42,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,9 @@ from ..topic import TopicPartition
 from ..transaction_index import read_aborted_txns
 from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
 
+if TYPE_CHECKING:
+    from ..storage.location import StorageLocation
+
 __all__ = [
     "Finding",
     "LogDirReport",
@@ -83,6 +86,7 @@ __all__ = [
     "Severity",
     "verify_log_dir",
     "verify_partition",
+    "verify_remote_partition",
 ]
 
 #: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
@@ -167,8 +171,9 @@ class _Segment:
 
 
 def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: bool,
-               progress: Callable[[int], None]) -> _Segment:
-    with FileMessageSet(log_file, writable=False) as records:
+               progress: Callable[[int], None], records: FileMessageSet | None = None) -> _Segment:
+    """Check one ``.log`` (opened here, or ``records``: an object read by range, named ``log_file``)."""
+    with records if records is not None else FileMessageSet(log_file, writable=False) as records:
         size = records.size_in_bytes()
         result = records.scan(check_crc=True, stop_on_invalid=False)
         rows = result.batches
@@ -501,24 +506,7 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     report = PartitionReport(directory, partition_name(directory), records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
     names = sorted(os.listdir(directory))
-    logs: list[tuple[int, Path]] = []
-    for name in names:
-        file = directory / name
-        match = SEGMENT_FILE_NAME.match(name)
-        problem = _offset_name_problem(name)
-        if problem is not None:
-            report.add(Severity.ERROR, file, problem)
-        elif name.endswith(TEMP_FILE_SUFFIXES):
-            report.add(Severity.NOTE, file, "left by an interrupted clean, split or delete: a broker completes "
-                                            "or removes it when it opens the log")
-        elif match and match.group(2) == "log":
-            logs.append((int(match.group(1)), file))
-        elif match and match.group(2) in ("index", "timeindex", "txnindex"):
-            if f"{match.group(1)}{LOG_FILE_SUFFIX}" not in names:
-                report.add(Severity.WARNING, file, "an index with no log segment (a broker deletes it on open)")
-        elif name.endswith(LOG_FILE_SUFFIX):
-            report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
-                                             "partition (Long.parseLong fails); kafkalog's loaders skip it")
+    logs = _segment_logs(report, directory, names)
     report.segments = len(logs)
     if not logs:
         report.add(Severity.NOTE, directory, "holds no segment: a broker opening it creates an empty one at the "
@@ -549,6 +537,70 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
         report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
         previous = segment
     _check_partition_files(report, directory, names)
+    return report
+
+
+def _segment_logs(report: PartitionReport, directory: Any, names: list[str]) -> list[tuple[int, Any]]:
+    """The ``(base offset, file)`` of the segments among ``names`` (the entries of ``directory``, a ``Path`` or a
+    :class:`~kafkalog.storage.location.StorageLocation`), with the findings the other names give."""
+    logs: list[tuple[int, Any]] = []
+    for name in names:
+        file = directory / name
+        match = SEGMENT_FILE_NAME.match(name)
+        problem = _offset_name_problem(name)
+        if problem is not None:
+            report.add(Severity.ERROR, file, problem)
+        elif name.endswith(TEMP_FILE_SUFFIXES):
+            report.add(Severity.NOTE, file, "left by an interrupted clean, split or delete: a broker completes "
+                                            "or removes it when it opens the log")
+        elif match and match.group(2) == "log":
+            logs.append((int(match.group(1)), file))
+        elif match and match.group(2) in ("index", "timeindex", "txnindex"):
+            if f"{match.group(1)}{LOG_FILE_SUFFIX}" not in names:
+                report.add(Severity.WARNING, file, "an index with no log segment (a broker deletes it on open)")
+        elif name.endswith(LOG_FILE_SUFFIX):
+            report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
+                                             "partition (Long.parseLong fails); kafkalog's loaders skip it")
+    return logs
+
+
+def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
+                            progress: Callable[[int], None] | None = None) -> PartitionReport:
+    """:func:`verify_partition` of a partition dir at a URL, read by range and never changed.
+
+    The segments' checks are the same (CRCs, torn tails, offsets, and with ``deep`` every record); the index
+    files, producer snapshots and leader-epoch checkpoint are not checked over URLs yet (a note says so)."""
+    from ..storage.channel import open_remote_log
+
+    report = PartitionReport(Path(location.path), partition_name(Path(location.name)),
+                             records=0 if deep else None)
+    step = progress if progress is not None else (lambda _n: None)
+    entries = location.entries()
+    sizes = {name: size for name, kind, size in entries if kind == "file"}
+    logs = _segment_logs(report, location, sorted(sizes))
+    report.segments = len(logs)
+    if not logs:
+        report.add(Severity.NOTE, location.url, "holds no segment: a broker opening it creates an empty one at the "
+                                            "log start offset; read-only opens read it as that empty log")
+    previous: _Segment | None = None
+    for base_offset, log_object in logs:
+        try:
+            segment = _check_log(report, log_object, base_offset, deep, step,
+                                 open_remote_log(log_object, sizes[log_object.name]))
+        except (OSError, KafkaLogError) as e:
+            report.add(Severity.ERROR, log_object, f"cannot be read: {e}")
+            continue
+        if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
+            report.add(Severity.ERROR, log_object, f"base offset {base_offset} is not past the previous segment's "
+                                                   f"last offset {previous.last_offset}")
+        if report.log_start_offset is None:
+            report.log_start_offset = base_offset
+        last = segment.last_offset
+        report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
+        previous = segment
+    if logs:
+        report.add(Severity.NOTE, location.url, "index files, producer snapshots and the leader-epoch checkpoint are "
+                                            "not checked over URLs (yet): the segments are")
     return report
 
 
