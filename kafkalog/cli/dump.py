@@ -64,7 +64,7 @@ from ..storage.files import (
     read_txn_index,
     sibling,
 )
-from ..storage.location import StorageLocation, locate
+from ..storage.location import StorageLocation, is_url, locate
 from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
 from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
@@ -164,7 +164,10 @@ class DumpOptions:
 
 
 def _java_file_string(arg: str) -> str:
-    """What ``new File(arg).toString`` prints: repeated separators collapsed, a trailing one dropped."""
+    """What ``new File(arg).toString`` prints: repeated separators collapsed, a trailing one dropped (a URL is
+    printed as given)."""
+    if is_url(arg):
+        return arg
     text = re.sub("/+", "/", arg)
     return text[:-1] if len(text) > 1 and text.endswith("/") else text
 
