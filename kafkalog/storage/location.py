@@ -273,7 +273,9 @@ class StorageLocation:
         """Bytes ``[start, end)`` with one ranged read; fewer only where the object ends."""
         if end <= start:
             return b""
-        data: bytes = self._call(f"read bytes {start} to {end}", self.fs.cat_file, self.path, start, end)
+        # By keyword: s3fs's cat_file takes a version id second, so a positional start would be read as one.
+        data: bytes = self._call(f"read bytes {start} to {end}",
+                                 lambda: self.fs.cat_file(self.path, start=start, end=end))
         return data
 
 

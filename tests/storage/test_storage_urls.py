@@ -179,7 +179,7 @@ def test_an_index_is_one_ranged_read(logs: tuple[Path, str]) -> None:
 
     def counting(path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
         calls.append((path, start, end))
-        data: bytes = original(path, start, end, **kw)
+        data: bytes = original(path, start=start, end=end, **kw)
         return data
 
     fs.cat_file = counting
