@@ -49,14 +49,10 @@ class RemoteChannel(FileChannel):
     def __init__(self, location: StorageLocation, size: int | None = None,
                  read_ahead: int = READ_AHEAD_BYTES) -> None:
         # No descriptor to open: FileChannel's constructor is not run, its read interface is overridden.
-        self.path = Path(location.path)
-        self.location = location
-        self.writable = False
-        self.mappable = False
+        self.path, self.location = Path(location.path), location
+        self.writable = self.mappable = self._closed = False
+        self._map = self.fd = None
         self.lock = threading.RLock()
-        self._map = None
-        self.fd = None
-        self._closed = False
         self._size = location.size() if size is None else size
         self._read_ahead = read_ahead
         self._block_start = 0

@@ -506,22 +506,35 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     report = PartitionReport(directory, partition_name(directory), records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
     names = sorted(os.listdir(directory))
+    _check_segments(report, directory, names, deep, step, lambda _file: None, indexes=True)
+    _check_partition_files(report, directory, names)
+    return report
+
+
+def _check_segments(report: PartitionReport, directory: Any, names: list[str], deep: bool,
+                    step: Callable[[int], None], open_log: Callable[[Any], FileMessageSet | None], *,
+                    indexes: bool) -> list[tuple[int, Any]]:
+    """Check the segments among ``names``, the entries of ``directory`` (a ``Path``, or a
+    :class:`~kafkalog.storage.location.StorageLocation` whose ``.log`` objects ``open_log`` opens), with their
+    index files when ``indexes``; returns the segments' ``(base offset, .log)``."""
     logs = _segment_logs(report, directory, names)
     report.segments = len(logs)
     if not logs:
-        report.add(Severity.NOTE, directory, "holds no segment: a broker opening it creates an empty one at the "
-                                             "log start offset; read-only opens read it as that empty log")
+        report.add(Severity.NOTE, str(directory), "holds no segment: a broker opening it creates an empty one at "
+                                                  "the log start offset; read-only opens read it as that empty log")
     previous: _Segment | None = None
     for base_offset, log_file in logs:
         try:
-            segment = _check_log(report, log_file, base_offset, deep, step)
+            segment = _check_log(report, log_file, base_offset, deep, step, open_log(log_file))
         except (OSError, KafkaLogError) as e:
-            report.add(Severity.ERROR, log_file, f"cannot be read: {e}")
+            report.add(Severity.ERROR, str(log_file), f"cannot be read: {e}")
             continue
         if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
-            report.add(Severity.ERROR, log_file, f"base offset {base_offset} is not past the previous segment's "
-                                                 f"last offset {previous.last_offset}")
+            report.add(Severity.ERROR, str(log_file), f"base offset {base_offset} is not past the previous "
+                                                      f"segment's last offset {previous.last_offset}")
         for suffix, check in ((INDEX_FILE_SUFFIX, _check_offset_index), (TIME_INDEX_FILE_SUFFIX, _check_time_index)):
+            if not indexes:
+                break
             index_file = directory / f"{base_offset:020d}{suffix}"
             if not index_file.exists():
                 if segment.rows.size:
@@ -536,8 +549,7 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
         last = segment.last_offset
         report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
         previous = segment
-    _check_partition_files(report, directory, names)
-    return report
+    return logs
 
 
 def _segment_logs(report: PartitionReport, directory: Any, names: list[str]) -> list[tuple[int, Any]]:
@@ -577,30 +589,11 @@ def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
     step = progress if progress is not None else (lambda _n: None)
     entries = location.entries()
     sizes = {name: size for name, kind, size in entries if kind == "file"}
-    logs = _segment_logs(report, location, sorted(sizes))
-    report.segments = len(logs)
-    if not logs:
-        report.add(Severity.NOTE, location.url, "holds no segment: a broker opening it creates an empty one at the "
-                                            "log start offset; read-only opens read it as that empty log")
-    previous: _Segment | None = None
-    for base_offset, log_object in logs:
-        try:
-            segment = _check_log(report, log_object, base_offset, deep, step,
-                                 open_remote_log(log_object, sizes[log_object.name]))
-        except (OSError, KafkaLogError) as e:
-            report.add(Severity.ERROR, log_object, f"cannot be read: {e}")
-            continue
-        if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
-            report.add(Severity.ERROR, log_object, f"base offset {base_offset} is not past the previous segment's "
-                                                   f"last offset {previous.last_offset}")
-        if report.log_start_offset is None:
-            report.log_start_offset = base_offset
-        last = segment.last_offset
-        report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
-        previous = segment
+    logs = _check_segments(report, location, sorted(sizes), deep, step,
+                           lambda file: open_remote_log(file, sizes[file.name]), indexes=False)
     if logs:
-        report.add(Severity.NOTE, location.url, "index files, producer snapshots and the leader-epoch checkpoint are "
-                                            "not checked over URLs (yet): the segments are")
+        report.add(Severity.NOTE, location.url, "index files, producer snapshots and the leader-epoch checkpoint "
+                                                "are not checked over URLs (yet): the segments are")
     return report
 
 
