@@ -153,6 +153,13 @@ class Storage:
         object.__setattr__(self, "_fs", [])
         object.__setattr__(self, "_lock", threading.Lock())
 
+    def at(self, url: str) -> StorageLocation:
+        """The place ``url`` names, in this storage (its protocol must be this storage's)."""
+        protocol, path = _split_url(url)
+        if protocol != self.protocol:
+            raise StorageURLError(f"{url} is not a {self.protocol}:// URL")
+        return StorageLocation(self, path)
+
     def check(self, url: str) -> type[AbstractFileSystem]:
         """The filesystem class, with the options checked against it (nothing is built or contacted)."""
         cls = _filesystem_class(self.protocol, url)
@@ -279,6 +286,23 @@ class StorageLocation:
         return data
 
 
+def _split_url(text: str) -> tuple[str, str]:
+    """The protocol of a URL and the path its filesystem names the place by (a local path for ``file://``)."""
+    parts = urlsplit(text)
+    protocol = parts.scheme.lower()
+    if protocol in ("file", "local"):
+        if parts.netloc not in ("", "localhost"):
+            raise StorageURLError(f"{text}: a file:// URL names a local path (file:///path), not a host")
+        return protocol, unquote(parts.path)
+    if protocol == "memory":
+        # fsspec's memory filesystem roots every path at "/".
+        return protocol, "/" + (parts.netloc + parts.path).strip("/")
+    path = (parts.netloc + parts.path).rstrip("/")
+    if not path.strip("/"):
+        raise StorageURLError(f"{text}: the URL names no bucket or path")
+    return protocol, path
+
+
 def locate(arg: str | os.PathLike[str], options: Mapping[str, Any] | None = None) -> Path | StorageLocation:
     """A local :class:`~pathlib.Path` for a path or a ``file://`` URL (the local fast path), else the
     :class:`StorageLocation` of the URL, its options checked against its filesystem class.
@@ -293,18 +317,11 @@ def locate(arg: str | os.PathLike[str], options: Mapping[str, Any] | None = None
                                      "for URLs (s3://, gs://, abfs://, hdfs://, memory://)")
         return Path(arg)
     text = str(arg)
-    parts = urlsplit(text)
-    protocol = parts.scheme.lower()
-    if protocol == "file" or protocol == "local":
-        if parts.netloc not in ("", "localhost"):
-            raise StorageURLError(f"{text}: a file:// URL names a local path (file:///path), not a host")
+    protocol, path = _split_url(text)
+    if protocol in ("file", "local"):
         if options:
             raise StorageOptionError(f"{text} is a local path: storage options are for remote URLs")
-        return Path(unquote(parts.path))
-    path = (parts.netloc + parts.path).rstrip("/") if protocol != "memory" else "/" + (parts.netloc + parts.path
-                                                                                      ).strip("/")
-    if not path.strip("/") and protocol != "memory":
-        raise StorageURLError(f"{text}: the URL names no bucket or path")
+        return Path(path)
     storage = Storage(protocol, {k: option_value(v) for k, v in (options or {}).items()})
     storage.check(text)
     return StorageLocation(storage, path)

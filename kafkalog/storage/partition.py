@@ -103,6 +103,7 @@ class RemoteSegment:
     """One segment of a remote partition dir: its ``.log`` read by range, its indexes read at first use."""
 
     def __init__(self, dir: StorageLocation, base_offset: int, files: dict[str, int]) -> None:
+        """``files``: the sizes of the segment's objects by suffix (``log`` at least) as a listing gave them."""
         self.dir = dir
         self.base_offset = base_offset
         self._files = files  # suffix -> object size, from the listing
@@ -113,10 +114,11 @@ class RemoteSegment:
     def _load_indexes(self) -> tuple[OffsetIndex, TimeIndex]:
         if self._indexes is None:
             stem = f"{self.base_offset:020d}"
+            # A size the listing did not give is asked for (a missing object reads as an empty index).
             offset_index = read_index(OffsetIndex, self.dir / f"{stem}.index", self.base_offset,
-                                      self._files.get("index", 0))
+                                      self._files.get("index"))
             time_index = read_index(TimeIndex, self.dir / f"{stem}.timeindex", self.base_offset,
-                                    self._files.get("timeindex", 0))
+                                    self._files.get("timeindex"))
             try:
                 offset_index.sanity_check()
                 time_index.sanity_check()
@@ -220,7 +222,9 @@ class RemotePartition:
                 continue
             by_base.setdefault(base, {})[name.split(".", 1)[1]] = size
         checkpointed = read_offset_checkpoint(location.parent / LOG_START_OFFSET_CHECKPOINT_FILE).get(tp)
-        segments = [RemoteSegment(location, base, files) for base, files in sorted(by_base.items()) if "log" in files]
+        # An index the listing does not show is missing: size 0, read as empty without a request.
+        segments = [RemoteSegment(location, base, {"index": 0, "timeindex": 0, **files})
+                    for base, files in sorted(by_base.items()) if "log" in files]
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
         return cls(location, tp, segments, log_start, skipped)
@@ -281,7 +285,8 @@ class RemotePartition:
             hit = self.find_offset_by_timestamp(stamp)
             found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(self.dir.url, self.topic_partition, self.log_start_offset, self.log_end_offset,
-                              self.transactions(), tuple((s.base_offset, s.size()) for s in self.segments), found)
+                              self.transactions(), tuple((s.base_offset, s.size()) for s in self.segments), found,
+                              storage=self.dir.storage)
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[RemoteSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads

@@ -147,3 +147,51 @@ def test_missing_bucket_and_bad_credentials_are_kafkalog_errors(s3: tuple[S3Serv
     status, out, err = run("dump", "--files", f"s3://{BUCKET}/logs/events-0/00000000000000000099.log",
                            *server.cli_options())
     assert status == 2 and "no such object" in err
+
+
+def _rows(tasks: list[Any]) -> list[tuple[Any, ...]]:
+    rows = []
+    for task in tasks:
+        for batch in task.read():
+            for row in batch.to_pylist():
+                rows.append((row["topic"], row["partition"], row["offset"], row["key"], row["value"]))
+    return sorted(rows)
+
+
+def test_read_tasks_of_a_url_pickle_without_a_filesystem_and_read_what_local_tasks_read(
+        s3: tuple[S3Server, Path]) -> None:
+    pytest.importorskip("pyarrow")
+    import pickle
+
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    server, root = s3
+    shape = {"maxPartitionBytes": "1500", "startingOffsets": '{"events": {"0": 37, "1": -2}, "audit.log": {"0": 5}}',
+             "endingOffsets": '{"events": {"0": 250, "1": -1}, "audit.log": {"0": -1}}'}
+    remote_options = ReadOptions.parse({"path": f"s3://{BUCKET}/logs", **shape,
+                                        **{f"storage.{k}": str(v) for k, v in server.options.items()}})
+    assert remote_options.storage_options == server.options
+    remote_tasks = plan_read(remote_options)
+    local_tasks = plan_read(ReadOptions.parse({"path": str(root / "logs"), **shape}))
+    assert [(t.topic, t.partition, t.slices) for t in remote_tasks] == [
+        (t.topic, t.partition, t.slices) for t in local_tasks]
+    assert len(remote_tasks) > len(PARTITIONS)  # large segments cut at batch boundaries
+    # What Spark ships to a worker: no filesystem, which the worker builds at its first read.
+    shipped = [pickle.loads(pickle.dumps(t)) for t in remote_tasks]
+    assert all(t.storage is not None and t.storage._fs == [] for t in shipped)
+    rows = _rows(shipped)
+    assert rows == _rows(local_tasks) and len(rows) > 100
+
+
+def test_spark_reads_a_url_as_it_reads_the_local_dir(s3: tuple[S3Server, Path], spark: Any) -> None:
+    server, root = s3
+    reader = spark.read.format("kafkalog")
+    for name, value in server.options.items():
+        reader = reader.option(f"storage.{name}", value)
+    remote = reader.option("maxPartitionBytes", "2000").load(f"s3://{BUCKET}/logs")
+    local = spark.read.format("kafkalog").option("maxPartitionBytes", "2000").load(str(root / "logs"))
+    columns = ["topic", "partition", "offset", "key", "value", "timestamp"]
+    got = sorted(tuple(r) for r in remote.select(*columns).collect())
+    assert got == sorted(tuple(r) for r in local.select(*columns).collect())
+    assert len(got) == sum(PARTITIONS.values())
