@@ -42,8 +42,6 @@ __all__ = [
     "EXTRAS",
     "Storage",
     "StorageLocation",
-    "StorageOptionError",
-    "StorageURLError",
     "is_url",
     "locate",
     "parse_storage_options",
