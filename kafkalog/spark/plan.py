@@ -29,7 +29,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -99,9 +99,9 @@ class PartitionFacts:
         return self.transactions.last_stable_offset
 
 
-def _candidates(arg: str, options: ReadOptions | None) -> list[Path | StorageLocation]:
+def _candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Path | StorageLocation]:
     """The partition dirs (with ``-delete`` and ``-future`` ones) that ``arg`` names: itself or a log dir's."""
-    where = locate(arg, options.storage_options if options is not None and is_url(arg) else None)
+    where = locate(arg, storage_options if is_url(arg) else None)
     if isinstance(where, StorageLocation):
         try:
             kind = classify_remote_dir(where)
@@ -115,14 +115,18 @@ def _candidates(arg: str, options: ReadOptions | None) -> list[Path | StorageLoc
     return [where.resolve()] if kind == "partition" else [p.resolve() for p in partition_dirs(where)]
 
 
-def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None
+def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None, *,
+                    storage_options: Mapping[str, Any] | None = None
                     ) -> list[tuple[TopicPartition, Path | StorageLocation]]:
     """The partition dirs under ``paths`` (each a log dir or a partition dir) that ``options`` selects,
     sorted by topic and partition.  Dirs waiting for deletion (``-delete``) and future replicas
-    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused."""
+    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused.  A URL
+    is read with ``storage_options`` (default: the options' ``storage.<name>`` ones)."""
     found: dict[TopicPartition, Path | StorageLocation] = {}
+    if storage_options is None and options is not None:
+        storage_options = options.storage_options
     for arg in paths:
-        for directory in _candidates(arg, options):
+        for directory in _candidates(arg, storage_options):
             name = directory.name
             if name.endswith("-delete") or name.endswith("-future"):
                 continue

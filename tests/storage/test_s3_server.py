@@ -195,3 +195,17 @@ def test_spark_reads_a_url_as_it_reads_the_local_dir(s3: tuple[S3Server, Path], 
     got = sorted(tuple(r) for r in remote.select(*columns).collect())
     assert got == sorted(tuple(r) for r in local.select(*columns).collect())
     assert len(got) == sum(PARTITIONS.values())
+
+
+def test_the_spark_stats_job_reads_a_url_and_compaction_refuses_one(s3: tuple[S3Server, Path], spark: Any) -> None:
+    from kafkalog.spark import compact, stats
+    from kafkalog.spark.options import SparkOptionError
+
+    server, root = s3
+    columns = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
+               "min_timestamp", "max_timestamp", "distinct_keys", "tombstones"]
+    remote = stats(spark, f"s3://{BUCKET}/logs", server.options).select(*columns).collect()
+    local = stats(spark, str(root / "logs")).select(*columns).collect()
+    assert sorted(map(tuple, remote)) == sorted(map(tuple, local)) and len(remote) == len(PARTITIONS)
+    with pytest.raises(SparkOptionError, match="reads URLs only"):
+        compact(spark, f"s3://{BUCKET}/logs")
