@@ -158,7 +158,10 @@ def read_index(kind: type[_Index], location: StorageLocation, base_offset: int, 
     """
     try:
         length = location.size() if size is None else size
-        data = location.read_range(0, length - length % kind.ENTRY_SIZE) if length else b""
     except StorageNotFoundError:
-        data = b""
+        length = 0
+    if length > INT32_MAX:
+        # Kafka's index sizes are ints (segment.index.bytes); an object this large is no index to read whole.
+        raise KafkaStorageError(f"{location} is {length} bytes, larger than an index can be ({INT32_MAX})")
+    data = location.read_range(0, length - length % kind.ENTRY_SIZE) if length else b""
     return kind.from_bytes(data, Path(location.path), base_offset)

@@ -68,6 +68,8 @@ def classify_remote_dir(location: StorageLocation) -> str:
     """
     from ..tools.partition_dir import NotAPartitionDirError
 
+    if location.info().get("type") != "directory":
+        raise NotAPartitionDirError(f"{location} is a file, not a partition dir or a log dir")
     entries = location.entries()
     names = [name for name, _kind, _size in entries]
     if _partition_of(location.name) is not None and _looks_like_partition(names):

@@ -295,3 +295,15 @@ def test_an_object_cut_short_reads_as_what_is_there(logs: tuple[Path, str]) -> N
     with pytest.raises(KafkaLogError, match="Short read"):
         channel.pread(size - 10, 50)
     channel.close()
+
+
+def test_a_file_is_no_partition_dir_and_a_huge_index_is_refused(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    log_object = locate(f"{url}/events-0/00000000000000000000.log")
+    assert isinstance(log_object, StorageLocation)
+    with pytest.raises(NotAPartitionDirError, match="is a file"):
+        classify_remote_dir(log_object)
+    status, _out, err = run("stats", log_object.url)
+    assert status == 2 and "is a file" in err
+    with pytest.raises(KafkaLogError, match="larger than an index can be"):
+        read_index(OffsetIndex, log_object.parent / "00000000000000000000.index", 0, 1 << 40)
