@@ -6,8 +6,8 @@ and warnings always, notes with ``--notes``.  Exit status 0 when no error was fo
 2 when a directory could not be checked at all.  ``--json`` prints one object per partition instead.
 
 A URL (``s3://bucket/logs``, with ``--storage-option NAME=VALUE``) is checked through its filesystem, read by
-range and never changed (:func:`~kafkalog.tools.verify.verify_remote_partition`: the segments' checks; a log
-dir's partitions one by one).
+range and never changed (:func:`~kafkalog.tools.verify.verify_remote_partition`: the segments' and their
+indexes' checks; a log dir's partitions one by one).
 """
 
 from __future__ import annotations
