@@ -4,11 +4,12 @@ over an object, and an index file as a read-only index over its bytes.
 A read-only :class:`FileMessageSet` never maps its file: its scans and searches read the bytes they walk with
 ``pread`` (``_scan_by_reads``, ``_search_by_reads``) and hand them to the same kernels, and its batches and
 chunks are built over bytes read.  :class:`RemoteChannel` is the channel such a set reads through when the file
-is an object reached by URL: each ``pread`` is a ranged read (``fs.cat_file(path, start, end)``), so the scan,
-decode and search kernels, the consumer view and every reader built on the set run unchanged.  A read is
-rounded up to :data:`READ_AHEAD_BYTES` and the last block kept, so a scan's 1 MiB steps and the chunked reads
-that follow them cost one request per block, not one per step (an object store charges per request and answers
-each after a round trip).
+is an object reached by URL: each ``pread`` is a ranged read (``fs.cat_file(path, start=, end=)``), so the scan,
+decode and search kernels, the consumer view and every reader built on the set run unchanged.  Reads are
+whole aligned blocks of :data:`READ_AHEAD_BYTES` (a run of missing blocks is one request), and up to
+:data:`CACHE_BYTES` of them are kept, so a scan's 1 MiB steps cost one request per block, not one per step (an
+object store charges per request and answers each after a round trip), and the chunked reads of the batches
+that follow a scan find its blocks still there: each byte of a task's slice is fetched once.
 
 An index is read whole with one ranged read and searched in memory (:func:`read_index`): Kafka's index lookup
 is a binary search over the mapped file, which over an object store would be a request per probe.  A
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import mmap
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,10 +36,14 @@ from ..file_message_set import FileMessageSet
 from ..index import AbstractIndex
 from .location import StorageLocation
 
-__all__ = ["READ_AHEAD_BYTES", "RemoteChannel", "open_remote_log", "read_index"]
+__all__ = ["CACHE_BYTES", "READ_AHEAD_BYTES", "RemoteChannel", "open_remote_log", "read_index"]
 
-#: The least a ranged read fetches: what a scan then walks without another request.
+#: The least a ranged read fetches (one block of the object, aligned): what a scan then walks without another
+#: request.
 READ_AHEAD_BYTES = 8 << 20
+#: The blocks a set keeps, least recently used dropped first: a reader that scans a range and then reads its
+#: batches (a Spark task's slice of up to ``maxPartitionBytes``, 128 MiB by default) fetches each byte once.
+CACHE_BYTES = 128 << 20
 
 _Index = TypeVar("_Index", bound=AbstractIndex)
 
@@ -46,17 +52,18 @@ class RemoteChannel(FileChannel):
     """A read-only :class:`~kafkalog.file_channel.FileChannel` over an object: reads are ranged reads; there is
     no descriptor, no map and no write."""
 
-    def __init__(self, location: StorageLocation, size: int | None = None,
-                 read_ahead: int = READ_AHEAD_BYTES) -> None:
+    def __init__(self, location: StorageLocation, size: int | None = None, block_bytes: int = READ_AHEAD_BYTES,
+                 cache_bytes: int = CACHE_BYTES) -> None:
         # No descriptor to open: FileChannel's constructor is not run, its read interface is overridden.
         self.path, self.location = Path(location.path), location
         self.writable = self.mappable = self._closed = False
         self._map = self.fd = None
         self.lock = threading.RLock()
         self._size = location.size() if size is None else size
-        self._read_ahead = read_ahead
-        self._block_start = 0
-        self._block = b""
+        self._block_bytes = block_bytes
+        self._cache_blocks = max(1, cache_bytes // block_bytes)
+        # Block number -> its bytes (short, or empty, where the object ends), least recently used first.
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
 
     def size(self) -> int:
         return self._size
@@ -75,16 +82,39 @@ class RemoteChannel(FileChannel):
             end = min(position + size, self._size)
             if position >= end:
                 return b""
-            block_end = self._block_start + len(self._block)
-            if not (self._block_start <= position and end <= block_end):
-                fetch_end = min(max(end, position + self._read_ahead), self._size)
-                self._block = self.location.read_range(position, fetch_end)
-                self._block_start = position
-                if len(self._block) < end - position:
-                    # The object is shorter than it was listed: what is there is what the read sees.
-                    end = position + len(self._block)
-            offset = position - self._block_start
-            return self._block[offset:offset + (end - position)]
+            step = self._block_bytes
+            first, last = position // step, (end - 1) // step
+            self._fetch(first, last)
+            parts = [self._blocks[i] for i in range(first, last + 1)]
+            for i in range(first, last + 1):
+                self._blocks.move_to_end(i)
+            data = parts[0] if len(parts) == 1 else b"".join(parts)
+            offset = position - first * step
+            # An object shorter than it was listed gives what is there.
+            return data[offset:offset + (end - position)]
+
+    def _fetch(self, first: int, last: int) -> None:
+        """Have blocks ``first`` to ``last`` in the cache: each run of missing ones is one ranged read."""
+        step = self._block_bytes
+        i = first
+        while i <= last:
+            if i in self._blocks:
+                i += 1
+                continue
+            j = i
+            while j + 1 <= last and j + 1 not in self._blocks:
+                j += 1
+            data = self.location.read_range(i * step, min((j + 1) * step, self._size))
+            for k in range(i, j + 1):
+                self._blocks[k] = data[(k - i) * step:(k - i + 1) * step]
+            i = j + 1
+        # Evict the least recently used blocks, but never the ones this read needs.
+        wanted = set(range(first, last + 1))
+        for k in list(self._blocks):
+            if len(self._blocks) <= max(self._cache_blocks, len(wanted)):
+                break
+            if k not in wanted:
+                del self._blocks[k]
 
     def read_into(self, view: memoryview, position: int) -> int:
         data = self.pread_upto(position, view.nbytes)
@@ -124,7 +154,7 @@ class RemoteChannel(FileChannel):
     def close(self) -> None:
         with self.lock:
             self._closed = True
-            self._block = b""
+            self._blocks.clear()
 
     @property
     def closed(self) -> bool:

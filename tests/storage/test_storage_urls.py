@@ -308,3 +308,38 @@ def test_a_file_is_no_partition_dir_and_a_huge_index_is_refused(logs: tuple[Path
     assert status == 2 and "is a file" in err
     with pytest.raises(KafkaLogError, match="larger than an index can be"):
         read_index(OffsetIndex, log_object.parent / "00000000000000000000.index", 0, 1 << 40)
+
+
+def test_blocks_are_fetched_once_while_they_fit_the_cache(memory_root: str) -> None:
+    fs = fsspec.filesystem("memory")
+    data = bytes(range(256)) * 40  # 10240 bytes: 10 blocks of 1 KiB, the last one whole
+    fs.pipe_file(f"{memory_root}/object", data)
+    where = locate(f"memory://{memory_root}/object")
+    assert isinstance(where, StorageLocation)
+    calls: list[tuple[int | None, int | None]] = []
+    original = fs.cat_file
+
+    def counting(path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+        calls.append((start, end))
+        got: bytes = original(path, start=start, end=end, **kw)
+        return got
+
+    fs.cat_file = counting
+    try:
+        channel = RemoteChannel(where, block_bytes=1024, cache_bytes=16 * 1024)
+        # A scan's small steps, then reads across block boundaries: every block is fetched once.
+        assert b"".join(channel.pread_upto(p, 100) for p in range(0, len(data), 100)) == data
+        assert channel.pread_upto(1000, 5000) == data[1000:6000]
+        assert channel.pread_upto(10000, 1000) == data[10000:]
+        assert len(calls) == 10 and calls[0] == (0, 1024)
+        channel.close()
+        # A cache of two blocks: a read of four missing blocks is one request; older blocks are dropped.
+        calls.clear()
+        small = RemoteChannel(where, block_bytes=1024, cache_bytes=2048)
+        assert small.pread_upto(0, 4096) == data[:4096]
+        assert calls == [(0, 4096)]
+        assert small.pread_upto(3000, 100) == data[3000:3100] and len(calls) == 1
+        assert small.pread_upto(0, 10) == data[:10] and len(calls) == 2
+        small.close()
+    finally:
+        del fs.cat_file
