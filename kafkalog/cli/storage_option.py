@@ -26,7 +26,8 @@ def add_storage_option_argument(parser: argparse.ArgumentParser) -> None:
         "--storage-option", dest="storage_options", action="append", default=[], type=_pair, metavar="NAME=VALUE",
         help="an option of the filesystem URLs are read through (s3://, gs://, abfs://, hdfs://, memory://), e.g. "
              "endpoint_url=http://127.0.0.1:9000, key=..., secret=..., anon=true (a value that reads as JSON is "
-             "that value); repeatable. Without them the environment is read, as fsspec does")
+             "that value, but credentials and endpoints are always text); repeatable. Without them the "
+             "environment is read, as fsspec does")
 
 
 def storage_options(args: argparse.Namespace) -> dict[str, Any]:

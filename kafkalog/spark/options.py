@@ -279,7 +279,7 @@ def storage_options_of(options: Mapping[str, str]) -> dict[str, Any]:
             if not name.isidentifier():
                 raise SparkOptionError(f"option {key!r} names no storage option (storage.<name>, e.g. "
                                        "storage.endpoint_url)")
-            found[name] = option_value(value)
+            found[name] = option_value(value, name)
     return found
 
 

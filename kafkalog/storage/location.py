@@ -9,7 +9,8 @@ Options (``endpoint_url``, ``key``, ``secret``, any name the protocol's filesyst
 class as keyword arguments; without them fsspec and the class read the environment as they always do
 (``AWS_ACCESS_KEY_ID``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``, ...).  From the command line or from
 Spark options every value is text: one that reads as JSON (``true``, ``5``, ``{"region_name": "x"}``) is
-passed as that value, any other as the text itself.
+passed as that value, any other as the text itself; credentials, names and endpoints (:data:`TEXT_OPTIONS`) are
+always the text given, and JSON's quotes make any other value text (``'"5"'``).
 
 A :class:`Storage` builds its filesystem at first use, in the process that uses it, and pickles without it:
 a Spark task rebuilds it in the worker (fsspec's async filesystems, s3fs among them, must not be used across
@@ -82,13 +83,25 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, Any]:
         if not sep or not name.isidentifier():
             raise StorageOptionError(f"storage option {pair!r} is not NAME=VALUE (a name such as endpoint_url, "
                                      "key, secret, then '=' and the value)")
-        options[name] = option_value(value)
+        options[name] = option_value(value, name)
     return options
 
 
-def option_value(text: Any) -> Any:
-    """An option given as text: the JSON value it reads as (``true``, ``5``, ``{...}``), else the text."""
+#: Options that are always text, whatever they look like (a secret of digits is no number): credentials,
+#: names and endpoints of the filesystems kafkalog names extras for.
+TEXT_OPTIONS = frozenset({
+    "key", "secret", "token", "username", "password", "endpoint_url", "profile", "region_name", "account_name",
+    "account_key", "sas_token", "connection_string", "client_id", "client_secret", "tenant_id", "project",
+    "host", "user", "kerb_ticket",
+})
+
+
+def option_value(text: Any, name: str = "") -> Any:
+    """An option given as text: the JSON value it reads as (``true``, ``5``, ``{...}``, ``"quoted text"``),
+    else the text; an option of :data:`TEXT_OPTIONS` is the text as given (unless quoted as JSON)."""
     if not isinstance(text, str):
+        return text
+    if name in TEXT_OPTIONS and not text.startswith('"'):
         return text
     try:
         return json.loads(text)
@@ -141,6 +154,10 @@ class Storage:
     # (pid, filesystem) once built: a process that forked after the build builds its own.
     _fs: list[tuple[int, AbstractFileSystem]] = field(default_factory=list, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        # The options may hold dicts (client_kwargs): hash their JSON form.
+        return hash((self.protocol, json.dumps(dict(self.options), sort_keys=True, default=str)))
 
     def __getstate__(self) -> dict[str, Any]:
         return {"protocol": self.protocol, "options": dict(self.options)}
@@ -320,6 +337,6 @@ def locate(arg: str | os.PathLike[str], options: Mapping[str, Any] | None = None
         if options:
             raise StorageOptionError(f"{text} is a local path: storage options are for remote URLs")
         return Path(path)
-    storage = Storage(protocol, {k: option_value(v) for k, v in (options or {}).items()})
+    storage = Storage(protocol, {k: option_value(v, k) for k, v in (options or {}).items()})
     storage.check(text)
     return StorageLocation(storage, path)

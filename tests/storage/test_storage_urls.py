@@ -108,8 +108,12 @@ def test_malformed_storage_options(text: str) -> None:
 
 def test_option_values_read_as_json_or_text() -> None:
     assert parse_storage_options(["anon=true", "n=5", "endpoint_url=http://127.0.0.1:9/x=y",
-                                  'client_kwargs={"region_name": "eu"}']) == {
-        "anon": True, "n": 5, "endpoint_url": "http://127.0.0.1:9/x=y", "client_kwargs": {"region_name": "eu"}}
+                                  'client_kwargs={"region_name": "eu"}', "key=12345", "secret=null",
+                                  'max_paths="7"']) == {
+        "anon": True, "n": 5, "endpoint_url": "http://127.0.0.1:9/x=y", "client_kwargs": {"region_name": "eu"},
+        "key": "12345", "secret": "null", "max_paths": "7"}
+    storage = Storage("memory", {"client_kwargs": {"a": 1}})
+    assert hash(storage) == hash(Storage("memory", {"client_kwargs": {"a": 1}}))
 
 
 def test_storage_pickles_without_its_filesystem_and_builds_it_again() -> None:
