@@ -122,6 +122,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark/kafkalog/local[1]", None),
     ("Spark read 1 GiB v2, tuple-per-record source: local[2] vs local[1]", "spark/tuples/local[2]",
      "spark/tuples/local[1]", None),
+    ("read 500k records through the data source's tasks: from S3 (moto on 127.0.0.1) vs local files",
+     "remote/s3", "remote/local", None),
     ("encode v2 100k: compiled vs pure twin", "encode/cython", "encode/python", None),
     ("encode v2 100k: kernel only (compiled) vs aiokafka builder", "encode/cython", "encode/aiokafka", None),
     ("encode v2 100k: with_records (compiled) vs aiokafka builder", "encode/with-records/cython",

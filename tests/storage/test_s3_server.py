@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
+from kafkalog.bench.s3_server import S3Server, s3_server
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
 from kafkalog.storage import StorageLocation, locate
@@ -23,7 +24,6 @@ from kafkalog.storage.partition import RemotePartition, remote_partition_dirs
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
 from tests.storage.remote_data import PARTITIONS, write_log_dir
 from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
-from tests.support.s3_server import S3Server, s3_server
 
 BUCKET = "kafkalog-test"
 GOLDEN_DIRS = {"bullshit": BULLSHIT, "sharaweil": SHARAWEIL}

@@ -1,5 +1,7 @@
-"""An S3-compatible server on 127.0.0.1 for the storage tests: moto's ``ThreadedMotoServer`` (``moto[server]``),
-started on a free port in this process and stopped again, each within a bounded time.
+"""An S3-compatible server on 127.0.0.1 for the storage tests and the benchmark of reading through S3: moto's
+``ThreadedMotoServer`` (``moto[server]``, in the ``test`` and ``bench`` extras), started on a free port in this
+process and stopped again, each within a bounded time.  Here, in the benchmark package that ships with
+kafkalog, so that ``kafkalog bench`` finds it installed; the tests use it too.
 
 Nothing reaches past this machine: the server listens on 127.0.0.1 only, the clients are given its endpoint
 and fixed credentials (so botocore never looks for others, nor asks an instance-metadata service).
