@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,13 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from kafkalog.bench.s3_server import S3Server, s3_server
+from kafkalog.bench.s3_server import S3Server
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
 from kafkalog.storage import StorageLocation, locate
 from kafkalog.storage.partition import RemotePartition, remote_partition_dirs
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
-from tests.storage.remote_data import PARTITIONS, write_log_dir
+from tests.storage.remote_data import PARTITIONS, uploaded_logs
 from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
 
 BUCKET = "kafkalog-test"
@@ -34,16 +33,8 @@ SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S3Server, Path]]:
     """The server, with the test log dir at ``s3://kafkalog-test/logs`` and the golden dirs (when present) at
     ``s3://kafkalog-test/golden/<name>``; the local copies beside."""
-    root = tmp_path_factory.mktemp("s3-data")
-    write_log_dir(root / "logs")
-    with s3_server((BUCKET,)) as server:
-        server.upload(root / "logs", f"{BUCKET}/logs")
-        if GOLDEN.is_dir():
-            for name, relative in GOLDEN_DIRS.items():
-                # A copy of what was read, so the comparison is of the same bytes.
-                shutil.copytree(GOLDEN / relative, root / "golden" / name)
-                server.upload(root / "golden" / name, f"{BUCKET}/golden/{name}")
-        yield server, root
+    with uploaded_logs(tmp_path_factory.mktemp("s3-data"), BUCKET, GOLDEN_DIRS) as found:
+        yield found
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -187,29 +178,3 @@ def test_read_tasks_of_a_url_pickle_without_a_filesystem_and_read_what_local_tas
     rows = _rows(shipped)
     assert rows == _rows(local_tasks) and len(rows) > 100
 
-
-def test_spark_reads_a_url_as_it_reads_the_local_dir(s3: tuple[S3Server, Path], spark: Any) -> None:
-    server, root = s3
-    reader = spark.read.format("kafkalog")
-    for name, value in server.options.items():
-        reader = reader.option(f"storage.{name}", value)
-    remote = reader.option("maxPartitionBytes", "2000").load(f"s3://{BUCKET}/logs")
-    local = spark.read.format("kafkalog").option("maxPartitionBytes", "2000").load(str(root / "logs"))
-    columns = ["topic", "partition", "offset", "key", "value", "timestamp"]
-    got = sorted(tuple(r) for r in remote.select(*columns).collect())
-    assert got == sorted(tuple(r) for r in local.select(*columns).collect())
-    assert len(got) == sum(PARTITIONS.values())
-
-
-def test_the_spark_stats_job_reads_a_url_and_compaction_refuses_one(s3: tuple[S3Server, Path], spark: Any) -> None:
-    from kafkalog.spark import compact, stats
-    from kafkalog.spark.options import SparkOptionError
-
-    server, root = s3
-    columns = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
-               "min_timestamp", "max_timestamp", "distinct_keys", "tombstones"]
-    remote = stats(spark, f"s3://{BUCKET}/logs", server.options).select(*columns).collect()
-    local = stats(spark, str(root / "logs")).select(*columns).collect()
-    assert sorted(map(tuple, remote)) == sorted(map(tuple, local)) and len(remote) == len(PARTITIONS)
-    with pytest.raises(SparkOptionError, match="reads URLs only"):
-        compact(spark, f"s3://{BUCKET}/logs")
