@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 class _HasLog(Protocol):
     """A segment as the producer scans read it: its ``.log`` only (a :class:`~kafkalog.segment.LogSegment`,
-    or a segment read by range, :class:`~kafkalog.storage.partition.RemoteSegment`)."""
+    or a segment read by range, :class:`~kafkalog.storage.partition.UrlSegment`)."""
 
     @property
     def log(self) -> FileMessageSet: ...

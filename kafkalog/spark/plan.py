@@ -40,7 +40,7 @@ from ..filenames import log_filename
 from ..segment import LogSegment
 from ..storage.channel import open_remote_log
 from ..storage.location import Storage, StorageLocation, is_url, locate
-from ..storage.partition import RemotePartition, RemoteSegment, classify_remote_dir, remote_partition_dirs
+from ..storage.partition import UrlPartition, UrlSegment, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
@@ -148,9 +148,9 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
 def partition_facts(path: Path | StorageLocation, timestamps: Iterable[int] = ()) -> PartitionFacts:
     """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
     (Kafka: ``fetchOffsetByTimestamp``, through the time index).  A dir at a URL is read by range
-    (:class:`~kafkalog.storage.partition.RemotePartition`)."""
+    (:class:`~kafkalog.storage.partition.UrlPartition`)."""
     if isinstance(path, StorageLocation):
-        with RemotePartition.open(path) as remote:
+        with UrlPartition.open(path) as remote:
             return remote.facts(timestamps)
     partition = PartitionDir.of(path)
     with partition.open_read_only() as log:
@@ -291,7 +291,7 @@ def _open_log(dir: str, storage: Storage | None, base_offset: int) -> FileMessag
 def _translate_offset(facts: PartitionFacts, base_offset: int, offset: int) -> int | None:
     """The position of the batch holding ``offset`` in segment ``base_offset``, through its offset index."""
     if facts.storage is not None:
-        remote = RemoteSegment(facts.storage.at(facts.dir), base_offset, {"log": dict(facts.segments)[base_offset]})
+        remote = UrlSegment(facts.storage.at(facts.dir), base_offset, {"log": dict(facts.segments)[base_offset]})
         try:
             found = remote.translate_offset(offset)
         finally:

@@ -22,7 +22,9 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
   (``LogSegment.translateOffset``); ``timestamp -> offset`` is the time index's lookup, the offset index's
   for its offset, then a search of the log (``LogSegment.findOffsetByTimestamp``, ``Log.fetchOffsetByTimestamp``).
 
-Objects are taken as immutable while read: a copied dir, not one a broker writes to.
+Objects are taken as immutable while read: a copied dir, not one a broker writes to.  (:mod:`kafkalog.remote`
+reads the other kind of remote data, the layouts Kafka's tiered storage uploads; :class:`UrlPartition` is a
+broker's partition dir copied as it is.)
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from .location import StorageLocation
 if TYPE_CHECKING:
     from ..spark.plan import PartitionFacts
 
-__all__ = ["RemotePartition", "RemoteSegment", "classify_remote_dir", "remote_partition_dirs"]
+__all__ = ["UrlPartition", "UrlSegment", "classify_remote_dir", "remote_partition_dirs"]
 
 _SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)$")
 
@@ -101,7 +103,7 @@ def read_offset_checkpoint(location: StorageLocation) -> dict[TopicPartition, in
     return dict(checkpoint._parse(data))
 
 
-class RemoteSegment:
+class UrlSegment:
     """One segment of a remote partition dir: its ``.log`` read by range, its indexes read at first use."""
 
     def __init__(self, dir: StorageLocation, base_offset: int, files: dict[str, int]) -> None:
@@ -183,23 +185,23 @@ class RemoteSegment:
             self._indexes = None
 
     def __repr__(self) -> str:
-        return f"RemoteSegment({self.dir}, base_offset={self.base_offset}, size={self.size()})"
+        return f"UrlSegment({self.dir}, base_offset={self.base_offset}, size={self.size()})"
 
 
 @dataclass
-class RemotePartition:
+class UrlPartition:
     """A partition dir at a URL, opened read-only (see the module docstring)."""
 
     dir: StorageLocation
     topic_partition: TopicPartition
-    segments: list[RemoteSegment]
+    segments: list[UrlSegment]
     log_start_offset: int
     #: Files named like a segment's but not for an offset as Kafka writes one, left out.
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
     _log_end_offset: int | None = None
 
     @classmethod
-    def open(cls, location: StorageLocation) -> RemotePartition:
+    def open(cls, location: StorageLocation) -> UrlPartition:
         """Open the partition dir at ``location``.
 
         Raises:
@@ -225,13 +227,13 @@ class RemotePartition:
             by_base.setdefault(base, {})[name.split(".", 1)[1]] = size
         checkpointed = read_offset_checkpoint(location.parent / LOG_START_OFFSET_CHECKPOINT_FILE).get(tp)
         # An index the listing does not show is missing: size 0, read as empty without a request.
-        segments = [RemoteSegment(location, base, {"index": 0, "timeindex": 0, **files})
+        segments = [UrlSegment(location, base, {"index": 0, "timeindex": 0, **files})
                     for base, files in sorted(by_base.items()) if "log" in files]
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
         return cls(location, tp, segments, log_start, skipped)
 
-    def __enter__(self) -> RemotePartition:
+    def __enter__(self) -> UrlPartition:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -252,7 +254,7 @@ class RemotePartition:
             self._log_end_offset = self.segments[-1].read_next_offset() if self.segments else self.log_start_offset
         return self._log_end_offset
 
-    def segment_for(self, base_offset: int) -> RemoteSegment:
+    def segment_for(self, base_offset: int) -> UrlSegment:
         for segment in self.segments:
             if segment.base_offset == base_offset:
                 return segment
@@ -290,7 +292,7 @@ class RemotePartition:
                               self.transactions(), tuple((s.base_offset, s.size()) for s in self.segments), found,
                               storage=self.dir.storage)
 
-    def batches_from(self, start_offset: int) -> Iterator[tuple[RemoteSegment, int]]:
+    def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads
         them: a consumer view's ``records`` takes the segments' logs with those positions."""
         for i, segment in enumerate(self.segments):

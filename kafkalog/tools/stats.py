@@ -198,13 +198,13 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
 
 def remote_partition_stats(location: StorageLocation, *, progress: Callable[[int], None] | None = None
                            ) -> PartitionStats:
-    """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.storage.partition.RemotePartition`,
+    """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.storage.partition.UrlPartition`,
     read by range).  The cleaner's view is the checkpoint's first dirty offset only: the dirty ratio needs
     the segments' ages (``min.compaction.lag.ms``), which objects do not keep, and is left ``None``."""
-    from ..storage.partition import RemotePartition, read_offset_checkpoint
+    from ..storage.partition import UrlPartition, read_offset_checkpoint
 
     step = progress if progress is not None else (lambda _n: None)
-    with RemotePartition.open(location) as partition:
+    with UrlPartition.open(location) as partition:
         tp = partition.topic_partition
         stats = PartitionStats(tp.topic, tp.partition, location.url, segments=len(partition.segments),
                                size=partition.size, log_start_offset=partition.log_start_offset,

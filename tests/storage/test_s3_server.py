@@ -19,7 +19,7 @@ from kafkalog.bench.s3_server import S3Server
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
 from kafkalog.storage import StorageLocation, locate
-from kafkalog.storage.partition import RemotePartition, remote_partition_dirs
+from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
 from tests.storage.remote_data import PARTITIONS, uploaded_logs
 from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
@@ -108,7 +108,7 @@ def test_records_and_offsets_through_s3_match_the_local_read(s3: tuple[S3Server,
     found = remote_partition_dirs(where)
     assert [d.name for d in found] == sorted(f"{tp.topic}-{tp.partition}" for tp in PARTITIONS)
     for directory in found:
-        with RemotePartition.open(directory) as remote, \
+        with UrlPartition.open(directory) as remote, \
                 PartitionDir.of(root / "logs" / directory.name).open_read_only() as log:
             assert (remote.log_start_offset, remote.log_end_offset) == (log.log_start_offset, log.log_end_offset)
             view = ConsumerView.of(log, 5)
@@ -126,7 +126,7 @@ def test_planner_facts_through_s3_match_the_local_ones(s3: tuple[S3Server, Path]
     where = locate(f"s3://{BUCKET}/logs/events-0", server.options)
     assert isinstance(where, StorageLocation)
     stamps = [0, 1_700_000_000_000, 1_700_000_001_234, 1_800_000_000_000]
-    with RemotePartition.open(where) as remote:
+    with UrlPartition.open(where) as remote:
         facts: Any = remote.facts(stamps)
     local = partition_facts(root / "logs" / "events-0", stamps)
     assert facts.dir == f"s3://{BUCKET}/logs/events-0"

@@ -27,7 +27,7 @@ from kafkalog.errors import (  # noqa: E402
 from kafkalog.index import OffsetIndex  # noqa: E402
 from kafkalog.storage import Storage, StorageLocation, locate, parse_storage_options  # noqa: E402
 from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
-from kafkalog.storage.partition import RemotePartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
+from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
 from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir  # noqa: E402
 from tests.storage.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
 
@@ -144,7 +144,7 @@ def test_listing_follows_the_local_rules(logs: tuple[Path, str]) -> None:
     assert [d.name for d in remote_partition_dirs(where)] == sorted(tp.topic + f"-{tp.partition}" for tp in PARTITIONS)
     assert classify_remote_dir(where / "events-0") == "partition"
     with pytest.raises(NotAPartitionDirError, match="log dir"):
-        RemotePartition.open(where)
+        UrlPartition.open(where)
 
 
 def test_offsets_lookups_and_records_match_the_local_open(logs: tuple[Path, str]) -> None:
@@ -153,7 +153,7 @@ def test_offsets_lookups_and_records_match_the_local_open(logs: tuple[Path, str]
         name = f"{tp.topic}-{tp.partition}"
         where = locate(f"{url}/{name}")
         assert isinstance(where, StorageLocation)
-        with RemotePartition.open(where) as remote, PartitionDir.of(local / name).open_read_only() as log:
+        with UrlPartition.open(where) as remote, PartitionDir.of(local / name).open_read_only() as log:
             assert remote.topic_partition == tp
             assert (remote.log_start_offset, remote.log_end_offset) == (log.log_start_offset, log.log_end_offset)
             assert remote.log_end_offset == count
@@ -283,7 +283,7 @@ def test_a_corrupt_remote_index_is_read_around(logs: tuple[Path, str]) -> None:
     fs.pipe_file(index, b"\x00\x00\x00\x00\x00\x00\x00\x00" * 3 + b"\xff\xff\xff\xff\x00\x00\x00\x01")
     where = locate(f"{url}/events-0")
     assert isinstance(where, StorageLocation)
-    with RemotePartition.open(where) as remote, PartitionDir.of(local / "events-0").open_read_only() as log:
+    with UrlPartition.open(where) as remote, PartitionDir.of(local / "events-0").open_read_only() as log:
         segment = remote.segments[0]
         assert segment.offset_index.entries == 0
         for offset in range(0, 40):
