@@ -77,13 +77,14 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(os|io|pathlib|collections\.abc|typing|types|threading|enum|datetime|argparse|mmap|abc|re|"
                r"random|logging|concurrent\.futures|contextlib|dataclasses|numpy|npt|np|pyarrow|pa|pyspark|"
-               r"_thread|tomllib|subprocess|queue|hashlib|zlib)(\..*)?"),
+               r"_thread|tomllib|subprocess|queue|hashlib|zlib|fsspec)(\..*)?"),
     (r"py:.*", r"(SparkSession|DataFrame|StructType|InputPartition|DataSource|DataSourceReader|DataSourceWriter|"
                r"DataSourceStreamReader|DataSourceArrowWriter|WriterCommitMessage|ReadLimit|Path|TextIO|BinaryIO|"
-               r"Any|Self|NDArray)(\..*)?"),
+               r"Any|Self|NDArray|AbstractFileSystem)(\..*)?"),
     (r"py:.*", r"(.*\.)?_?[A-Z]"),  # TypeVars: T, _T, ...
     (r"py:.*", r"(.*\.)?_\w+"),  # private helpers named in a docstring: not part of the reference
-    (r"py:class", r"(list|dict|tuple|set|frozenset|type)\[.*|:1\] \w+|const .*"),  # unparsed generics, Cython buffers
+    # unparsed generics, Cython buffers
+    (r"py:class", r"(list|dict|tuple|set|frozenset|type|Mapping)\[.*|:1\] \w+|const .*"),
     (r"py:(attr|data)", r".*"),  # instance attributes and module constants without a docstring of their own
 ]
 

@@ -35,6 +35,9 @@ __all__ = [
     "RemoteLayoutError",
     "CorruptRemoteSegmentError",
     "EncryptedSegmentError",
+    "StorageURLError",
+    "StorageOptionError",
+    "StorageNotFoundError",
 ]
 
 
@@ -209,3 +212,15 @@ class CorruptRemoteSegmentError(RemoteLayoutError):
 class EncryptedSegmentError(RemoteStorageError):
     """A segment uploaded encrypted (Aiven's plugin with ``encryption.enabled``): kafkalog holds no key to
     read it."""
+class StorageURLError(KafkaLogError, ValueError):
+    """A URL kafkalog cannot read (:mod:`kafkalog.storage`): not a URL, a protocol fsspec does not know, or one
+    whose filesystem package is not installed (the message names the extra to install)."""
+
+
+class StorageOptionError(KafkaLogError, ValueError):
+    """A storage option that is malformed (not ``NAME=VALUE``), given with a local path, or not taken (or
+    refused) by the URL's filesystem."""
+
+
+class StorageNotFoundError(KafkaStorageError, FileNotFoundError):
+    """No object or directory at a URL."""

@@ -47,7 +47,7 @@ import os
 import struct
 import threading
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple, Self, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -208,6 +208,22 @@ class AbstractIndex:
         finally:
             os.close(fd)
         return False
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str | os.PathLike[str], base_offset: int) -> Self:
+        """A read-only index holding ``data`` as its file's bytes (kafkalog's: an index object read from a
+        remote store with one ranged read, :func:`kafkalog.storage.channel.read_index`).  ``path`` names it
+        in messages; nothing is opened there.  As for a file, every whole entry of ``data`` counts."""
+        index = cls(path, base_offset, writable=False, ignore_file=True)
+        if data:
+            copy = mmap.mmap(-1, len(data))
+            copy[:] = data
+            with index._lock:
+                index._map = copy
+                index._copied_length = len(data)
+                index._entries = len(data) // cls.ENTRY_SIZE
+                index._after_resize()
+        return index
 
     def _length(self) -> int:
         if self._fd is None:

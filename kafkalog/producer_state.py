@@ -26,7 +26,7 @@ from . import _impl
 from .errors import KafkaLogError
 from .fsutil import read_regular
 
-__all__ = ["BatchMetadata", "CorruptSnapshotError", "ProducerStateEntry", "read_snapshot"]
+__all__ = ["BatchMetadata", "CorruptSnapshotError", "ProducerStateEntry", "parse_snapshot", "read_snapshot"]
 
 PRODUCER_SNAPSHOT_VERSION = 1
 _HEADER = struct.Struct(">hIi")
@@ -78,7 +78,13 @@ def read_snapshot(path: str | os.PathLike[str]) -> list[ProducerStateEntry]:
     size = file.stat().st_size
     if size > MAX_SNAPSHOT_BYTES:
         raise CorruptSnapshotError(f"Snapshot {file} is {size} bytes, more than a producer snapshot can hold")
-    data = read_regular(file)
+    return parse_snapshot(read_regular(file), str(file))
+
+
+def parse_snapshot(data: bytes, file: str) -> list[ProducerStateEntry]:
+    """The entries of the bytes of a producer snapshot named ``file`` (:func:`read_snapshot`'s checks)."""
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise CorruptSnapshotError(f"Snapshot {file} is {len(data)} bytes, more than a producer snapshot can hold")
     if len(data) < _HEADER.size:
         raise CorruptSnapshotError(f"Snapshot failed schema validation: {file} is {len(data)} bytes, shorter "
                                    f"than the {_HEADER.size}-byte header")

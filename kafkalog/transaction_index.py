@@ -26,7 +26,7 @@ from typing import NamedTuple
 from .errors import KafkaLogError
 from .fsutil import open_regular
 
-__all__ = ["AbortedTxn", "TransactionIndexError", "read_aborted_txns"]
+__all__ = ["AbortedTxn", "TransactionIndexError", "parse_aborted_txns", "read_aborted_txns"]
 
 ABORTED_TXN_VERSION = 0
 _ENTRY = struct.Struct(">hqqqq")
@@ -59,17 +59,20 @@ class AbortedTxn(NamedTuple):
 def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
     """Every whole entry of a ``.txnindex`` file (Kafka: ``TransactionIndex.allAbortedTxns``)."""
     file = Path(path)
-    entries: list[AbortedTxn] = []
     with os.fdopen(open_regular(file, os.O_RDONLY), "rb") as f:
-        while len(entries) < MAX_ENTRIES:
-            raw = f.read(ABORTED_TXN_SIZE)
-            if len(raw) < ABORTED_TXN_SIZE:
-                break
-            version, producer_id, first_offset, last_offset, last_stable_offset = _ENTRY.unpack(raw)
-            entry = AbortedTxn(producer_id, first_offset, last_offset, last_stable_offset, version)
-            if entry.version > ABORTED_TXN_VERSION:
-                raise TransactionIndexError(
-                    f"Unexpected aborted transaction version {entry.version} in transaction index "
-                    f"{file.absolute()}, current version is {ABORTED_TXN_VERSION}")
-            entries.append(entry)
+        data = f.read(min(os.fstat(f.fileno()).st_size, MAX_ENTRIES * ABORTED_TXN_SIZE))
+    return parse_aborted_txns(data, str(file.absolute()))
+
+
+def parse_aborted_txns(data: bytes, name: str) -> list[AbortedTxn]:
+    """Every whole entry of the bytes of a ``.txnindex`` named ``name`` (at most :data:`MAX_ENTRIES`)."""
+    entries: list[AbortedTxn] = []
+    for at in range(0, min(len(data) // ABORTED_TXN_SIZE, MAX_ENTRIES) * ABORTED_TXN_SIZE, ABORTED_TXN_SIZE):
+        version, producer_id, first_offset, last_offset, last_stable_offset = _ENTRY.unpack_from(data, at)
+        entry = AbortedTxn(producer_id, first_offset, last_offset, last_stable_offset, version)
+        if entry.version > ABORTED_TXN_VERSION:
+            raise TransactionIndexError(
+                f"Unexpected aborted transaction version {entry.version} in transaction index "
+                f"{name}, current version is {ABORTED_TXN_VERSION}")
+        entries.append(entry)
     return entries

@@ -25,7 +25,7 @@ import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,8 +37,17 @@ from .record.batch import DefaultRecordBatch
 from .transaction_index import AbortedTxn
 
 if TYPE_CHECKING:
+    from .file_message_set import FileMessageSet
     from .log import Log
     from .segment import LogSegment
+
+
+class _HasLog(Protocol):
+    """A segment as the producer scans read it: its ``.log`` only (a :class:`~kafkalog.segment.LogSegment`,
+    or a segment read by range, :class:`~kafkalog.storage.partition.UrlSegment`)."""
+
+    @property
+    def log(self) -> FileMessageSet: ...
 
 __all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
            "scan_producer_batches", "transactional_rows"]
@@ -151,7 +160,7 @@ class ProducerBatch:
     control: ControlRecordType | None = None
 
 
-def producer_batches(segment: LogSegment, transactional_only: bool = False) -> list[ProducerBatch]:
+def producer_batches(segment: _HasLog, transactional_only: bool = False) -> list[ProducerBatch]:
     """The batches of ``segment`` that have a producer id, in order, from a header scan: only the
     producer fields of each v2 batch are read (a control batch is read whole, for its marker), so a
     segment of old formats, or with ``transactional_only`` one without transactions, costs the scan
@@ -159,7 +168,7 @@ def producer_batches(segment: LogSegment, transactional_only: bool = False) -> l
     return scan_producer_batches(segment, transactional_only)[0]
 
 
-def scan_producer_batches(segment: LogSegment, transactional_only: bool = False,
+def scan_producer_batches(segment: _HasLog, transactional_only: bool = False,
                           starting_position: int = 0) -> tuple[list[ProducerBatch], int, int | None]:
     """:func:`producer_batches` of the batches from ``starting_position`` (a batch boundary), the position
     just past the last whole batch scanned (where a later call resumes once the segment has grown), and

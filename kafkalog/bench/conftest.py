@@ -128,6 +128,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark-parquet/kafkalog", "spark-parquet/arrow-ceiling", None),
     ("Spark read 2M records, local[2]: ready-Arrow Python source vs Spark's Parquet reader (the API's ceiling)",
      "spark-parquet/arrow-ceiling", "spark-parquet/parquet", None),
+    ("read 500k records through the data source's tasks: from S3 (moto on 127.0.0.1) vs local files",
+     "remote/s3", "remote/local", None),
     ("encode v2 100k: compiled vs pure twin", "encode/cython", "encode/python", None),
     ("encode v2 100k: kernel only (compiled) vs aiokafka builder", "encode/cython", "encode/aiokafka", None),
     ("encode v2 100k: with_records (compiled) vs aiokafka builder", "encode/with-records/cython",

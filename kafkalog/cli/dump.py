@@ -7,7 +7,9 @@ mismatches, time-index errors, non-consecutive offsets).  Files are dispatched o
 last ``.`` of their name: ``.log`` and KRaft ``.checkpoint``, ``.index``, ``.timeindex``, ``.snapshot``
 and ``.txnindex``.
 
-``--files`` also takes a partition dir: its segment files (``.log``, ``.index``, ``.timeindex``,
+``--files`` takes local paths and URLs (``s3://bucket/logs/topic-0/00000000000000000000.log``, with
+``--storage-option NAME=VALUE``: :mod:`kafkalog.storage`, read by range, never mapped or changed).
+It also takes a partition dir: its segment files (``.log``, ``.index``, ``.timeindex``,
 ``.txnindex``; not the snapshots), by base offset, as if named one by one.  A partition dir with no segment
 yet is a valid, empty partition: a note on stderr, nothing dumped, exit 0.
 
@@ -47,19 +49,27 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
-from ..errors import KafkaLogError
-from ..file_message_set import FileMessageSet
+from ..errors import KafkaLogError, StorageNotFoundError
 from ..index import OffsetIndex, TimeIndex
-from ..producer_state import read_snapshot
 from ..record import MemoryRecords
 from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
+from ..storage.files import (
+    AnyFile,
+    absolute,
+    open_index_file,
+    open_log_file,
+    read_producer_snapshot,
+    read_txn_index,
+    sibling,
+)
+from ..storage.location import StorageLocation, is_url, locate
 from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
 from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
-from ..transaction_index import read_aborted_txns
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
+from .storage_option import add_storage_option_argument, storage_options
 
 __all__ = ["DumpLogSegments", "DumpOptions", "add_parser", "run"]
 
@@ -146,6 +156,8 @@ class DumpOptions:
     #: An internal topic's decoder (``--offsets-decoder`` and friends), used instead of the two above.
     parser: MessageParser | None = None
     json: bool = False
+    #: The options of the filesystem URL arguments are read through (``--storage-option``).
+    storage_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.print_data_log:
@@ -153,7 +165,10 @@ class DumpOptions:
 
 
 def _java_file_string(arg: str) -> str:
-    """What ``new File(arg).toString`` prints: repeated separators collapsed, a trailing one dropped."""
+    """What ``new File(arg).toString`` prints: repeated separators collapsed, a trailing one dropped (a URL is
+    printed as given)."""
+    if is_url(arg):
+        return arg
     text = re.sub("/+", "/", arg)
     return text[:-1] if len(text) > 1 and text.endswith("/") else text
 
@@ -174,18 +189,22 @@ def segment_files(directory: str) -> list[str]:
     """The segment files of a partition dir (``<20-digit offset>.log``, ``.index``, ``.timeindex``,
     ``.txnindex``), by base offset and in :data:`SEGMENT_SUFFIXES` order within a segment; other files (the
     producer snapshots, checkpoints, ``.deleted``/``.cleaned``/``.swap`` files) are left out."""
-    found = [(int(m.group(1)), SEGMENT_SUFFIXES.index("." + m.group(2)), name)
-             for name in os.listdir(directory)
+    return [os.path.join(directory, name) for name in segment_file_names(os.listdir(directory))]
+
+
+def segment_file_names(names: Iterable[str]) -> list[str]:
+    """The segment files among ``names`` in the order of :func:`segment_files`."""
+    found = [(int(m.group(1)), SEGMENT_SUFFIXES.index("." + m.group(2)), name) for name in names
              if (m := SEGMENT_FILE_NAME.match(name)) and "." + m.group(2) in SEGMENT_SUFFIXES]
-    return [os.path.join(directory, name) for _base, _rank, name in sorted(found)]
+    return [name for _base, _rank, name in sorted(found)]
 
 
-def _base_offset_of(path: Path) -> int:
+def _base_offset_of(path: AnyFile) -> int:
     """The offset in a segment file's name (Kafka: ``name.split("\\.")(0).toLong``)."""
     stem = path.name.split(".", 1)[0]
     if not re.fullmatch(r"-?\d+", stem) or not INT64_MIN <= int(stem) <= INT64_MAX:
         raise DumpUsageError(f"{path.name} is not named after an offset (expected e.g. 00000000000000000000"
-                             f"{path.suffix})")
+                             f"{Path(path.name).suffix})")
     return int(stem)
 
 
@@ -285,7 +304,7 @@ class DumpLogSegments:
         else:
             self.console.print(text)
 
-    def _problem(self, file: Path | str, message: str, status: int = EXIT_FOUND) -> None:
+    def _problem(self, file: AnyFile | str, message: str, status: int = EXIT_FOUND) -> None:
         """A problem Kafka's tool would have died on: reported at once, and the run goes on."""
         self.status = max(self.status, status)
         if self.options.json:
@@ -295,14 +314,24 @@ class DumpLogSegments:
 
     # -- the run (Kafka: DumpLogSegments.main) --------------------------------------------------------
 
+    def _locate(self, arg: str) -> AnyFile:
+        return locate(arg, self.options.storage_options or None)
+
     def _expand(self, arg: str) -> list[str]:
         """``arg``, or the segment files of a partition dir ``arg`` names, in the order to dump them."""
-        if not os.path.isdir(arg):
+        where = self._locate(arg)
+        if not where.is_dir():
+            if isinstance(where, StorageLocation) and not where.exists():
+                raise StorageNotFoundError(f"{arg}: no such object or directory")
             return [arg]
-        files = segment_files(arg)
+        if isinstance(where, StorageLocation):
+            files = [f"{arg.rstrip('/')}/{name}" for name in segment_file_names(
+                [name for name, kind, _size in where.entries() if kind == "file"])]
+        else:
+            files = segment_files(arg)
         if files:
             return files
-        if partition_name(Path(arg)) is not None:
+        if partition_name(Path(where.name)) is not None:
             # A partition that has no segment on disk yet (or only its checkpoints) is a valid, empty
             # partition, which every reader of kafkalog opens: there is nothing to dump, and nothing wrong.
             message = "a partition dir without segment files: nothing to dump"
@@ -317,10 +346,17 @@ class DumpLogSegments:
 
     def run(self) -> int:
         try:
-            files = [f for arg in self.options.files for f in self._expand(arg)]
+            files = []
+            for arg in self.options.files:
+                try:
+                    files.extend(self._expand(arg))
+                except (OSError, KafkaLogError) as e:
+                    # A URL is checked here, through its filesystem (a local path is checked before the run).
+                    self.console.error(f"kafkalog dump: error: {_describe(e)}")
+                    return EXIT_UNREADABLE
             with self.console.progress(len(files), "dump", unit="file") as bar:
                 for arg in files:
-                    file = Path(arg)
+                    file = self._locate(arg)
                     self._emit(f"Dumping {_java_file_string(arg)}", "file", file=_java_file_string(arg))
                     try:
                         self._dump_file(file)
@@ -336,7 +372,7 @@ class DumpLogSegments:
                 pairs.close()
         return self.status
 
-    def _dump_file(self, file: Path) -> None:
+    def _dump_file(self, file: AnyFile) -> None:
         name = file.name
         dot = name.rfind(".")
         suffix = name[dot:] if dot >= 0 else ""
@@ -392,19 +428,19 @@ class DumpLogSegments:
 
     # -- .txnindex and .snapshot ----------------------------------------------------------------------
 
-    def dump_txn_index(self, file: Path) -> None:
+    def dump_txn_index(self, file: AnyFile) -> None:
         """Kafka: ``dumpTxnIndex``."""
         _base_offset_of(file)
-        for txn in read_aborted_txns(file):
+        for txn in read_txn_index(file):
             self._emit(f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
                        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}",
                        "abortedTxn", version=txn.version, producerId=txn.producer_id,
                        firstOffset=txn.first_offset, lastOffset=txn.last_offset,
                        lastStableOffset=txn.last_stable_offset)
 
-    def dump_producer_snapshot(self, file: Path) -> None:
+    def dump_producer_snapshot(self, file: AnyFile) -> None:
         """Kafka: ``dumpProducerIdSnapshot`` (a corrupt snapshot is reported, as Kafka does, on stderr)."""
-        for entry in read_snapshot(file):
+        for entry in read_producer_snapshot(file):
             text = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
                     f"coordinatorEpoch: {entry.coordinator_epoch} "
                     f"currentTxnFirstOffset: {_optional_long(entry.current_txn_first_offset)} "
@@ -425,14 +461,14 @@ class DumpLogSegments:
 
     # -- .index --------------------------------------------------------------------------------------
 
-    def dump_index(self, file: Path) -> None:
+    def dump_index(self, file: AnyFile) -> None:
         """Kafka: ``dumpIndex``: each entry's batch must be at its position with its offset as last offset."""
         start_offset = _base_offset_of(file)
-        log_file = file.absolute().parent / f"{file.name.split('.', 1)[0]}.log"
+        log_file = sibling(file, f"{file.name.split('.', 1)[0]}.log")
         if not file.exists():
             raise FileNotFoundError(errno.ENOENT, "No such file", str(file))
-        with FileMessageSet(log_file, writable=False) as records:
-            index = OffsetIndex(file, start_offset, -1, writable=False)
+        with open_log_file(log_file) as records:
+            index = open_index_file(OffsetIndex, file, start_offset)
             try:
                 if index.entries == 0:
                     self._emit(f"{_java_file_string(str(file))} is empty.", "indexEmpty")
@@ -441,7 +477,7 @@ class DumpLogSegments:
                     index.sanity_check()
                     self._emit(f"{_java_file_string(str(file))} passed sanity check.", "sanityCheckPassed")
                     return
-                key = str(file.absolute())
+                key = str(absolute(file))
                 for i in range(index.entries):
                     entry = index.entry(i)
                     # A crashed broker leaves a zero-filled tail: its first zero entry ends the index.
@@ -464,23 +500,22 @@ class DumpLogSegments:
 
     # -- .timeindex -----------------------------------------------------------------------------------
 
-    def dump_time_index(self, file: Path) -> None:
+    def dump_time_index(self, file: AnyFile) -> None:
         """Kafka: ``dumpTimeIndex``: each entry's offset must be a batch's last offset, its timestamp that
         batch's largest, and timestamps must rise."""
         start_offset = _base_offset_of(file)
         stem = file.name.split(".", 1)[0]
-        parent = file.absolute().parent
         if not file.exists():
             raise FileNotFoundError(errno.ENOENT, "No such file", str(file))
-        with FileMessageSet(parent / f"{stem}.log", writable=False) as records:
-            index = OffsetIndex(parent / f"{stem}.index", start_offset, -1, writable=False)
-            time_index = TimeIndex(file, start_offset, -1, writable=False)
+        with open_log_file(sibling(file, f"{stem}.log")) as records:
+            index = open_index_file(OffsetIndex, sibling(file, f"{stem}.index"), start_offset)
+            time_index = open_index_file(TimeIndex, file, start_offset)
             try:
                 if self.options.index_sanity_check:
                     time_index.sanity_check()
                     self._emit(f"{_java_file_string(str(file))} passed sanity check.", "sanityCheckPassed")
                     return
-                key = str(file.absolute())
+                key = str(absolute(file))
                 errors = self.time_index_errors
                 previous = NO_TIMESTAMP
                 for i in range(time_index.entries):
@@ -517,7 +552,7 @@ class DumpLogSegments:
 
     # -- .log and .checkpoint --------------------------------------------------------------------------
 
-    def dump_log(self, file: Path) -> None:
+    def dump_log(self, file: AnyFile) -> None:
         """Kafka: ``dumpLog``: every batch, and with deep iteration every record, from position 0."""
         name = file.name
         if name.endswith(".log"):
@@ -534,11 +569,11 @@ class DumpLogSegments:
             self._emit(f"Snapshot end offset: {end_offset}, epoch: {epoch}", "snapshotStart",
                        endOffset=end_offset, epoch=epoch)
         options = self.options
-        with FileMessageSet(file, writable=False) as whole:
+        with open_log_file(file) as whole:
             records = whole.read(0, options.max_bytes)
             valid_bytes = 0
             last_offset = -1
-            key = str(file.absolute())
+            key = str(absolute(file))
             with self.console.progress(records.size_in_bytes(), name, unit="B", unit_scale=True) as bar:
                 try:
                     for batch in records.batches():
@@ -590,7 +625,7 @@ class DumpLogSegments:
             found = reports[key] = _Pairs()
         return found
 
-    def _print_records(self, file: Path, key: str, batch: RecordBatch, last_offset: int) -> int:
+    def _print_records(self, file: AnyFile, key: str, batch: RecordBatch, last_offset: int) -> int:
         """The deep part of ``dumpLog``: one line per record; returns the last offset seen.  The records are
         decoded a chunk at a time as they are printed (a batch may hold tens of millions); a batch that fails
         to decode is reported after the records before the failure."""
@@ -663,7 +698,7 @@ class DumpLogSegments:
         except ValueError:
             return text
 
-    def _parse(self, file: Path, record: _DeepRecord) -> tuple[str | None, str | None]:
+    def _parse(self, file: AnyFile, record: _DeepRecord) -> tuple[str | None, str | None]:
         """Kafka: ``MessageParser.parse``: the key and payload text, either absent.  A record an internal
         topic's decoder cannot print at all (where Kafka's tool would stop) is reported, and the line goes
         without them."""
@@ -677,7 +712,7 @@ class DumpLogSegments:
             self._problem(file, str(e))
             return None, None
 
-    def _control_part(self, file: Path, batch: RecordBatch, record: _DeepRecord) -> tuple[str, dict[str, Any]]:
+    def _control_part(self, file: AnyFile, batch: RecordBatch, record: _DeepRecord) -> tuple[str, dict[str, Any]]:
         try:
             control_type = ControlRecordType.parse(record.key)
             if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
@@ -777,6 +812,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         parser.add_argument(f"--{name.replace('_', '-')}", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true",
                         help="print the same facts as one JSON object per line, problems included")
+    add_storage_option_argument(parser)
     parser.set_defaults(run=run, streaming_output=True, input_paths=lambda a: _file_args(a.files))
     return parser
 
@@ -827,5 +863,5 @@ def run(args: argparse.Namespace, console: Console) -> int:
         deep_iteration=args.deep_iteration, verify_index_only=args.verify_index_only,
         index_sanity_check=args.index_sanity_check, max_message_size=args.max_message_size,
         max_bytes=args.max_bytes, skip_record_metadata=args.skip_record_metadata,
-        key_decoder=key_decoder, value_decoder=value_decoder, json=args.json)
+        key_decoder=key_decoder, value_decoder=value_decoder, json=args.json, storage_options=storage_options(args))
     return DumpLogSegments(options, console).run()

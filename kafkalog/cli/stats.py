@@ -1,9 +1,10 @@
 """``kafkalog stats DIR...``: per-partition statistics as a table, ``--json`` or ``--csv``.
 
-Each DIR is a partition dir or a log dir (all its partitions); see :mod:`kafkalog.tools.stats` for what is
-counted.  Partitions are opened read-only: a live broker's directory can be read.  A batch that fails its CRC check
-is counted like the others, and reported: a warning line on stderr per partition, ``crcFailures`` in the
-``--json`` and ``--csv`` output, and exit status 1.
+Each DIR is a partition dir or a log dir (all its partitions), local or a URL (``s3://bucket/logs`` with
+``--storage-option endpoint_url=...``: :mod:`kafkalog.storage`, read by range); see
+:mod:`kafkalog.tools.stats` for what is counted.  Partitions are opened read-only: a live broker's directory can
+be read.  A batch that fails its CRC check is counted like the others, and reported: a warning line on stderr
+per partition, ``crcFailures`` in the ``--json`` and ``--csv`` output, and exit status 1.
 
 ``--json`` and ``--csv`` name their fields in camelCase, as every ``--json`` of the command line does (Kafka's
 tools print camelCase JSON): :class:`~kafkalog.tools.stats.PartitionStats`'s ``log_end_offset`` is
@@ -20,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
+from ..storage.location import StorageLocation
+from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
-from ..tools.stats import PartitionStats, partition_stats
+from ..tools.stats import PartitionStats, partition_stats, remote_partition_stats
 from .console import EXIT_FOUND, Console, format_bytes
+from .storage_option import add_storage_option_argument, locate_argument
 
 __all__ = ["COLUMNS", "add_parser", "camel_case", "run"]
 
@@ -45,7 +49,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Per-partition statistics of partition dirs or whole log dirs, read-only. Batches that "
                     "fail their CRC check are counted and reported (a warning, crcFailures, exit status 1). "
                     "JSON and CSV fields are camelCase (logEndOffset), as in every kafkalog --json.")
-    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir")
+    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir, local or a URL "
+                                                                "(s3://bucket/logs, gs://, abfs://, hdfs://)")
+    add_storage_option_argument(parser)
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON object per partition")
     output.add_argument("--csv", action="store_true", help="CSV with a header row")
@@ -66,26 +72,38 @@ def _counts(counts: dict[str, int]) -> str:
     return " ".join(f"{name}:{n}" for name, n in counts.items()) or "-"
 
 
+def _partitions(arg: str, args: argparse.Namespace) -> list[tuple[Path | StorageLocation, int]]:
+    """The partition dirs ``arg`` names (itself, or a log dir's), each with its bytes of log."""
+    where = locate_argument(arg, args)
+    if isinstance(where, StorageLocation):
+        found = [where] if classify_remote_dir(where) == "partition" else remote_partition_dirs(where)
+        return [(d, sum(size for name, _kind, size in d.entries() if name.endswith(".log"))) for d in found]
+    dirs = [where] if classify_dir(where) == "partition" else partition_dirs(where)
+    return [(d, sum(e.stat().st_size for e in os.scandir(d) if e.name.endswith(".log"))) for d in dirs]
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     status = 0
-    dirs: list[Path] = []
+    dirs: list[tuple[Path | StorageLocation, int]] = []
     for arg in args.dirs:
         try:
-            kind = classify_dir(arg)
+            dirs.extend(_partitions(arg, args))
         except (OSError, KafkaLogError) as e:
             console.error(f"kafkalog stats: {e}")
             status = 2
             continue
-        dirs.extend([Path(arg)] if kind == "partition" else partition_dirs(arg))
     if status and not dirs:
         return status  # nothing could be read: the errors said why, no empty table follows
-    total = sum(e.stat().st_size for d in dirs for e in os.scandir(d) if e.name.endswith(".log"))
+    total = sum(size for _d, size in dirs)
     results: list[PartitionStats] = []
     with console.progress(total, "stats", unit="B", unit_scale=True) as bar:
-        for directory in dirs:
+        for directory, _size in dirs:
             bar.describe(directory.name)
             try:
-                results.append(partition_stats(directory, progress=bar.update))
+                if isinstance(directory, StorageLocation):
+                    results.append(remote_partition_stats(directory, progress=bar.update))
+                else:
+                    results.append(partition_stats(directory, progress=bar.update))
                 if results[-1].crc_failures:
                     n = results[-1].crc_failures
                     console.error(f"kafkalog stats: {directory}: warning: {n} batch{'es' if n != 1 else ''} "

@@ -4,6 +4,10 @@ Runs :mod:`kafkalog.tools.verify` on each directory (a partition dir is checked 
 partitions and its checkpoint files), prints one table row per partition, then the findings: errors
 and warnings always, notes with ``--notes``.  Exit status 0 when no error was found, 1 when one was,
 2 when a directory could not be checked at all.  ``--json`` prints one object per partition instead.
+
+A URL (``s3://bucket/logs``, with ``--storage-option NAME=VALUE``) is checked through its filesystem, read by
+range and never changed (:func:`~kafkalog.tools.verify.verify_remote_partition`: the segments' and their
+indexes' checks; a log dir's partitions one by one).
 """
 
 from __future__ import annotations
@@ -14,9 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
+from ..storage.location import StorageLocation
+from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
-from ..tools.verify import LogDirReport, PartitionReport, Severity, iter_findings, verify_log_dir, verify_partition
+from ..tools.verify import (
+    LogDirReport,
+    PartitionReport,
+    Severity,
+    iter_findings,
+    verify_log_dir,
+    verify_partition,
+    verify_remote_partition,
+)
 from .console import Console, format_bytes
+from .storage_option import add_storage_option_argument, locate_argument
 
 __all__ = ["add_parser", "run"]
 
@@ -27,7 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Check CRCs, offsets, both indexes and the checkpoint files of partition dirs or whole "
                     "log.dirs, read-only. Exit status: 0 no error found, 1 errors found, 2 a directory could "
                     "not be checked.")
-    parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir (<topic>-<partition>) or a log dir")
+    parser.add_argument("dirs", nargs="+", metavar="DIR",
+                        help="a partition dir (<topic>-<partition>) or a log dir, local or a URL (s3://bucket/logs)")
+    add_storage_option_argument(parser)
     parser.add_argument("--shallow", action="store_true",
                         help="check batch headers and CRCs only, without decoding every record")
     parser.add_argument("--notes", action="store_true", help="also list notes (normal states worth knowing)")
@@ -43,18 +60,31 @@ def _log_bytes(directory: Path) -> int:
         return 0
 
 
+def _remote_targets(location: StorageLocation) -> list[tuple[StorageLocation, int]]:
+    """The partition dirs at a URL (itself, or a log dir's but its ``-delete`` and ``-future`` dirs), each
+    with its bytes of log."""
+    found = [location] if classify_remote_dir(location) == "partition" else [
+        d for d in remote_partition_dirs(location) if not d.name.endswith(("-delete", "-future"))]
+    return [(d, sum(size for name, _kind, size in d.entries() if name.endswith(".log"))) for d in found]
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     targets: list[tuple[Path, str]] = []
+    remote: list[tuple[StorageLocation, int]] = []
     status = 0
     for arg in args.dirs:
         try:
-            targets.append((Path(arg), classify_dir(arg)))
+            where = locate_argument(arg, args)
+            if isinstance(where, StorageLocation):
+                remote.extend(_remote_targets(where))
+            else:
+                targets.append((where, classify_dir(where)))
         except (OSError, KafkaLogError) as e:
             console.error(f"kafkalog verify: {e}")
             status = 2
-    if not targets:
+    if not targets and not remote:
         return status  # nothing could be checked: the errors said why, no empty table follows
-    total = 0
+    total = sum(size for _d, size in remote)
     for directory, kind in targets:
         total += _log_bytes(directory) if kind == "partition" else sum(
             _log_bytes(p) for p in partition_dirs(directory))
@@ -69,6 +99,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
                     reports.append(verify_log_dir(directory, deep=not args.shallow, progress=bar.update))
             except (OSError, KafkaLogError) as e:
                 console.error(f"kafkalog verify: {directory}: {e}")
+                status = 2
+        for location, _size in remote:
+            bar.describe(location.name)
+            try:
+                # Read-only by construction: objects are read by range, nothing is recovered or written.
+                reports.append(verify_remote_partition(location, deep=not args.shallow, progress=bar.update))
+            except (OSError, KafkaLogError) as e:
+                console.error(f"kafkalog verify: {location}: {e}")
                 status = 2
     partitions = [p for r in reports for p in (r.partitions if isinstance(r, LogDirReport) else [r])]
     findings = [f for f in iter_findings(reports) if args.notes or f.severity is not Severity.NOTE]

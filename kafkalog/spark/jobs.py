@@ -25,9 +25,11 @@ from ..config import LogConfig
 from ..errors import LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
+from ..storage.location import StorageLocation, is_url
 from ..tools.partition_dir import PartitionDir
-from ..tools.stats import partition_stats
+from ..tools.stats import partition_stats, remote_partition_stats
 from ..topic import TopicPartition
+from .options import SparkOptionError
 from .plan import find_partitions
 
 if TYPE_CHECKING:
@@ -46,18 +48,28 @@ CLEANER_STATS_SCHEMA = ("topic string, partition int, round int, first_dirty_off
                         "elapsed_secs double, elapsed_index_secs double, size_before long, size_after long")
 
 
+def _paths(log_dirs: str | Iterable[str]) -> tuple[str, ...]:
+    return (log_dirs,) if isinstance(log_dirs, str) else tuple(str(p) for p in log_dirs)
+
+
 def _partitions(log_dirs: str | Iterable[str]) -> list[tuple[TopicPartition, str]]:
-    paths = (log_dirs,) if isinstance(log_dirs, str) else tuple(str(p) for p in log_dirs)
+    """The local partition dirs under ``log_dirs``; a URL is refused before it is looked at (these jobs write)."""
+    paths = _paths(log_dirs)
+    remote = [p for p in paths if is_url(p) and not p.lower().startswith("file:")]
+    if remote:
+        raise SparkOptionError(f"{remote[0]} is a URL: compaction writes, and kafkalog reads URLs only")
     return [(tp, str(path)) for tp, path in find_partitions(paths)]
 
 
-def stats(spark: SparkSession, log_dirs: str | Iterable[str]) -> DataFrame:
-    """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs)."""
-    paths = [path for _tp, path in _partitions(log_dirs)]
+def stats(spark: SparkSession, log_dirs: str | Iterable[str],
+          storage_options: Mapping[str, Any] | None = None) -> DataFrame:
+    """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs, local or
+    URLs read with ``storage_options``: :mod:`kafkalog.storage`)."""
+    paths = [path for _tp, path in find_partitions(_paths(log_dirs), storage_options=storage_options)]
 
-    def run(chunk: Iterable[str]) -> Iterator[tuple[Any, ...]]:
+    def run(chunk: Iterable[Path | StorageLocation]) -> Iterator[tuple[Any, ...]]:
         for path in chunk:
-            s = partition_stats(path)
+            s = remote_partition_stats(path) if isinstance(path, StorageLocation) else partition_stats(path)
             yield (s.topic, s.partition, s.dir, s.segments, s.size, s.log_start_offset, s.log_end_offset, s.batches,
                    s.records, s.min_timestamp, s.max_timestamp, s.magics, s.codecs, s.keyed_records,
                    s.distinct_keys, s.tombstones, s.first_dirty_offset, s.dirty_ratio)

@@ -27,6 +27,11 @@ format and the path:
 default).  An option the source does not take is an error naming it and its close matches, not silence
 (Spark's Kafka source refuses its unsupported ``kafka.`` options the same way).  ``path`` may be a glob
 (``/archive/broker-*/kafka-logs``), expanded on the driver; a glob that matches nothing is an error.
+
+A path may also be a URL (``s3://bucket/kafka-logs``, ``gs://``, ``abfs://``, ``hdfs://``), read through fsspec
+by range (:mod:`kafkalog.storage`); every ``storage.<name>`` option goes to its filesystem
+(``storage.endpoint_url``, ``storage.key``, ``storage.secret``, ...; a value that reads as JSON is that value),
+which each task builds for itself when it first reads.
 """
 
 from __future__ import annotations
@@ -36,9 +41,11 @@ import glob
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import KafkaLogError
+from ..storage.location import is_url, option_value
 from ..topic import CLUSTER_METADATA_TOPIC_NAME, TopicPartition, is_internal_topic
 
 __all__ = [
@@ -54,7 +61,11 @@ __all__ = [
     "is_internal",
     "parse_offsets",
     "parse_time_ms",
+    "storage_options_of",
 ]
+
+#: The prefix of the options that go to the filesystem of URL paths.
+STORAGE_PREFIX = "storage."
 
 #: Kafka's sentinel offsets in the JSON form (``ListOffsetsRequest.EARLIEST_TIMESTAMP`` / ``LATEST``).
 EARLIEST = -2
@@ -259,10 +270,23 @@ def _positive(options: Mapping[str, str], name: str) -> int | None:
     return number
 
 
+def storage_options_of(options: Mapping[str, str]) -> dict[str, Any]:
+    """The ``storage.<name>`` options (lower-cased names, as Spark passes them) as filesystem options."""
+    found = {}
+    for key, value in options.items():
+        if key.lower().startswith(STORAGE_PREFIX):
+            name = key[len(STORAGE_PREFIX):]
+            if not name.isidentifier():
+                raise SparkOptionError(f"option {key!r} names no storage option (storage.<name>, e.g. "
+                                       "storage.endpoint_url)")
+            found[name] = option_value(value, name)
+    return found
+
+
 def _expand(path: str) -> list[str]:
     """``path``, or the paths its glob matches (sorted); a glob matching nothing is an error, a plain path
-    is left for the planner to find or not."""
-    if not glob.has_magic(path):
+    is left for the planner to find or not.  A URL is taken as it is (its filesystem is not globbed)."""
+    if is_url(path) or not glob.has_magic(path):
         return [path]
     matches = sorted(glob.glob(path))
     if not matches:
@@ -337,6 +361,8 @@ class ReadOptions:
     max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     #: The stream-only options a batch read was given (it ignores them, saying so).
     ignored: tuple[str, ...] = ()
+    #: ``storage.<name>`` options, without the prefix: what the filesystem of URL paths is built with.
+    storage_options: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool | None = False) -> ReadOptions:
@@ -344,7 +370,8 @@ class ReadOptions:
         stream have in common (at ``load()``, before Spark says which it is)."""
         options = {k.lower(): v for k, v in options.items()}
         what = "a kafkalog stream" if streaming else "a kafkalog read"
-        check_option_names(options, READ_OPTIONS, what)
+        # storage.<name>: an option of the filesystem URL paths are read through (kafkalog.storage).
+        check_option_names(options, READ_OPTIONS, what, accept=lambda key: key.startswith(STORAGE_PREFIX))
         strategies = [name for key, name in _STRATEGIES.items() if key in options]
         if len(strategies) > 1:
             raise SparkOptionError(f"give one of assign, subscribe (or topics) and subscribePattern (or topicPattern), "
@@ -404,6 +431,7 @@ class ReadOptions:
             max_trigger_delay_ms=(DEFAULT_MAX_TRIGGER_DELAY_MS if delay is None
                                   else parse_time_ms("maxTriggerDelay", delay)),
             ignored=tuple(n for n in STREAM_ONLY_OPTIONS if n.lower() in options) if streaming is False else (),
+            storage_options=storage_options_of(options),
         )
 
     def selects(self, topic: str, partition: int | None = None) -> bool:

@@ -29,15 +29,18 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
-from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError
+from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
 from ..segment import LogSegment
+from ..storage.channel import open_remote_log
+from ..storage.location import Storage, StorageLocation, is_url, locate
+from ..storage.partition import UrlPartition, UrlSegment, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
@@ -88,36 +91,51 @@ class PartitionFacts:
     segments: tuple[tuple[int, int], ...]
     #: The offset of the first record at or after each timestamp asked for (``None``: no record is that late).
     offsets_for_times: Mapping[int, int | None] = field(default_factory=dict)
+    #: For a partition dir at a URL (``dir``): the filesystem's protocol and options, built where it is read.
+    storage: Storage | None = None
 
     @property
     def last_stable_offset(self) -> int:
         return self.transactions.last_stable_offset
 
 
-def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None
-                    ) -> list[tuple[TopicPartition, Path]]:
+def _candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Path | StorageLocation]:
+    """The partition dirs (with ``-delete`` and ``-future`` ones) that ``arg`` names: itself or a log dir's."""
+    where = locate(arg, storage_options if is_url(arg) else None)
+    if isinstance(where, StorageLocation):
+        try:
+            kind = classify_remote_dir(where)
+        except StorageNotFoundError:
+            raise NotAPartitionDirError(f"No such directory: {arg}") from None
+        return [where] if kind == "partition" else list(remote_partition_dirs(where))
+    try:
+        kind = classify_dir(where)
+    except FileNotFoundError:
+        raise NotAPartitionDirError(f"No such directory: {where}") from None
+    return [where.resolve()] if kind == "partition" else [p.resolve() for p in partition_dirs(where)]
+
+
+def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None, *,
+                    storage_options: Mapping[str, Any] | None = None
+                    ) -> list[tuple[TopicPartition, Path | StorageLocation]]:
     """The partition dirs under ``paths`` (each a log dir or a partition dir) that ``options`` selects,
     sorted by topic and partition.  Dirs waiting for deletion (``-delete``) and future replicas
-    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused."""
-    found: dict[TopicPartition, Path] = {}
+    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused.  A URL
+    is read with ``storage_options`` (default: the options' ``storage.<name>`` ones)."""
+    found: dict[TopicPartition, Path | StorageLocation] = {}
+    if storage_options is None and options is not None:
+        storage_options = options.storage_options
     for arg in paths:
-        path = Path(arg)
-        try:
-            kind = classify_dir(path)
-        except FileNotFoundError:
-            raise NotAPartitionDirError(f"No such directory: {path}") from None
-        candidates = [path] if kind == "partition" else partition_dirs(path)
-        for directory in candidates:
+        for directory in _candidates(arg, storage_options):
             name = directory.name
             if name.endswith("-delete") or name.endswith("-future"):
                 continue
-            partition = PartitionDir(directory.resolve(), parse_topic_partition_name(directory.name))
-            tp = partition.topic_partition
+            tp = parse_topic_partition_name(name)
             if options is not None and not options.selects(tp.topic, tp.partition):
                 continue
-            if tp in found and found[tp] != partition.path:
-                raise SparkOptionError(f"partition {tp} is found twice: in {found[tp]} and in {partition.path}")
-            found[tp] = partition.path
+            if tp in found and found[tp] != directory:
+                raise SparkOptionError(f"partition {tp} is found twice: in {found[tp]} and in {directory}")
+            found[tp] = directory
     if options is not None and options.assign is not None:
         # An assigned partition that does not exist fails, as Kafka's ListOffsets for it does.
         missing = sorted(str(tp) for tp in options.assign if tp not in found)
@@ -127,9 +145,13 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
 
 
-def partition_facts(path: Path, timestamps: Iterable[int] = ()) -> PartitionFacts:
+def partition_facts(path: Path | StorageLocation, timestamps: Iterable[int] = ()) -> PartitionFacts:
     """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
-    (Kafka: ``fetchOffsetByTimestamp``, through the time index)."""
+    (Kafka: ``fetchOffsetByTimestamp``, through the time index).  A dir at a URL is read by range
+    (:class:`~kafkalog.storage.partition.UrlPartition`)."""
+    if isinstance(path, StorageLocation):
+        with UrlPartition.open(path) as remote:
+            return remote.facts(timestamps)
     partition = PartitionDir.of(path)
     with partition.open_read_only() as log:
         segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
@@ -210,6 +232,8 @@ class ReadTask:
     slices: tuple[SegmentSlice, ...]
     view: ConsumerView
     include_headers: bool
+    #: For a partition dir at a URL: its filesystem, built in the task's process at its first read.
+    storage: Storage | None = None
 
     @property
     def size(self) -> int:
@@ -221,9 +245,10 @@ class ReadTask:
             yield from self._read_slice(piece)
 
     def _read_slice(self, piece: SegmentSlice) -> Iterator[pa.RecordBatch]:
-        path = log_filename(self.dir, piece.base_offset)
+        path = log_filename(self.dir, piece.base_offset) if self.storage is None else \
+            f"{self.dir}/{piece.base_offset:020d}.log"
         try:
-            segment = FileMessageSet(path, writable=False)
+            segment = _open_log(self.dir, self.storage, piece.base_offset)
         except FileNotFoundError:
             raise KafkaLogError(f"{path} is gone: the log was truncated, cleaned or deleted while the query ran "
                                 "(read a copy, or stop the broker)") from None
@@ -255,9 +280,34 @@ class ReadTask:
                         yield batch
 
 
-def _cut_points(path: Path, start: int, end: int, target: int) -> list[int]:
+def _open_log(dir: str, storage: Storage | None, base_offset: int) -> FileMessageSet:
+    """The ``.log`` of segment ``base_offset`` of the partition dir ``dir``: a local file, or for ``storage``
+    an object read by range (the filesystem built now if this process has none yet)."""
+    if storage is None:
+        return FileMessageSet(log_filename(dir, base_offset), writable=False)
+    return open_remote_log(storage.at(dir) / f"{base_offset:020d}.log")
+
+
+def _translate_offset(facts: PartitionFacts, base_offset: int, offset: int) -> int | None:
+    """The position of the batch holding ``offset`` in segment ``base_offset``, through its offset index."""
+    if facts.storage is not None:
+        remote = UrlSegment(facts.storage.at(facts.dir), base_offset, {"log": dict(facts.segments)[base_offset]})
+        try:
+            found = remote.translate_offset(offset)
+        finally:
+            remote.close()
+        return None if found is None else found.position
+    segment = LogSegment.open(facts.dir, base_offset, read_only=True)
+    try:
+        position = segment.translate_offset(offset)
+    finally:
+        segment.close_handlers()
+    return None if position is None else position.position
+
+
+def _cut_points(segment: FileMessageSet, start: int, end: int, target: int) -> list[int]:
     """Batch boundaries that cut bytes ``[start, end)`` of a segment into pieces of about ``target`` bytes."""
-    with FileMessageSet(path, writable=False) as segment:
+    with segment:
         rows = segment.read(start, end - start).scan(check_crc=False, stop_on_invalid=False).batches
     positions = rows["position"]
     cuts: list[int] = []
@@ -287,13 +337,9 @@ def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
             found.append(SegmentSlice(base, 0, size))
     if found and start > found[0].base_offset:
         # Skip the first segment's bytes below the start, as a fetch does, through the offset index.
-        segment = LogSegment.open(facts.dir, found[0].base_offset, read_only=True)
-        try:
-            position = segment.translate_offset(start)
-        finally:
-            segment.close_handlers()
+        position = _translate_offset(facts, found[0].base_offset, start)
         if position is not None:
-            found[0] = SegmentSlice(found[0].base_offset, position.position, found[0].end_position)
+            found[0] = SegmentSlice(found[0].base_offset, position, found[0].end_position)
     return found
 
 
@@ -335,8 +381,8 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         isolation = IsolationLevel.READ_COMMITTED if options.read_committed else IsolationLevel.READ_UNCOMMITTED
         view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
         tp = facts.topic_partition
-        tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers)
-                     for group in _group(facts, slices, target))
+        tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers,
+                              facts.storage) for group in _group(facts, slices, target))
     return tasks
 
 
@@ -368,8 +414,8 @@ def _group(facts: PartitionFacts, slices: list[SegmentSlice], target: int) -> li
             if group:
                 groups.append(group)
                 group, size = [], 0
-            path = log_filename(facts.dir, piece.base_offset)
-            bounds = [piece.start_position, *_cut_points(path, piece.start_position, piece.end_position, target),
+            segment = _open_log(facts.dir, facts.storage, piece.base_offset)
+            bounds = [piece.start_position, *_cut_points(segment, piece.start_position, piece.end_position, target),
                       piece.end_position]
             groups.extend([SegmentSlice(piece.base_offset, lo, hi)] for lo, hi in itertools.pairwise(bounds))
             continue

@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,12 +32,16 @@ from .._common import COMPRESSION_CODEC_MASK
 from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from ..cleaner_manager import LogToClean, cleanable_offsets
 from ..config import LogConfig
+from ..file_message_set import FileMessageSet
 from ..log import Log
 from ..record import CompressionType
 from ..record.batch import RecordColumns
 from ..topic import parse_topic_partition_name
 
-__all__ = ["PartitionStats", "partition_stats"]
+if TYPE_CHECKING:
+    from ..storage.location import StorageLocation
+
+__all__ = ["PartitionStats", "partition_stats", "remote_partition_stats"]
 
 
 @dataclass
@@ -147,40 +151,68 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
                                size=log.size, log_start_offset=log.log_start_offset,
                                log_end_offset=log.log_end_offset,
                                skipped_files=[name for name, _why in log.load_report.skipped_files])
-        magics: Counter[str] = Counter()
-        codecs: Counter[str] = Counter()
-        hashes = _DistinctKeys()
-        lowest, highest = math.inf, -math.inf
-        for segment in log.log_segments():
-            rows = segment.log.scan(check_crc=True, stop_on_invalid=False).batches
-            stats.batches += len(rows)
-            stats.crc_failures += int(np.count_nonzero(rows["valid"] == 0))
-            for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
-                magics[f"v{int(magic)}"] += int(n)
-            # Every magic keeps its codec in the low three bits of the attributes the scan already read.
-            for codec, n in zip(*np.unique(rows["attributes"] & COMPRESSION_CODEC_MASK, return_counts=True),
-                                strict=True):
-                codecs[_codec_name(int(codec))] += int(n)
-            for _start, memory in segment.log.memory_chunks(rows):
-                for columns in memory.record_columns(check_crcs=False):
-                    stats.records += len(columns)
-                    timestamps = columns.records["timestamp"]
-                    timestamps = timestamps[timestamps >= 0]
-                    if len(timestamps):
-                        lowest = min(lowest, int(timestamps.min()))
-                        highest = max(highest, int(timestamps.max()))
-                    keyed, tombstones = _count_keys(columns, hashes)
-                    stats.keyed_records += keyed
-                    stats.tombstones += tombstones
-                step(len(memory))
-        stats.magics = dict(sorted(magics.items()))
-        stats.codecs = dict(sorted(codecs.items()))
-        stats.distinct_keys = len(hashes)
-        if lowest is not math.inf:
-            stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
+        _count_segments(stats, [segment.log for segment in log.log_segments()], step)
         cleaned = _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE)
         offsets = cleanable_offsets(log, cleaned, log.time.milliseconds())
         to_clean = LogToClean(tp, log, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset)
         stats.first_dirty_offset = offsets.first_dirty_offset
         stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio
+    return stats
+
+
+def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Callable[[int], None]) -> None:
+    """Add what the segments' ``.log`` sets hold to ``stats``: batches, records, formats, codecs, timestamps,
+    keys (a local read-only log's segments, or objects read by range: the same kernels over the same bytes)."""
+    magics: Counter[str] = Counter()
+    codecs: Counter[str] = Counter()
+    hashes = _DistinctKeys()
+    lowest, highest = math.inf, -math.inf
+    for records in logs:
+        rows = records.scan(check_crc=True, stop_on_invalid=False).batches
+        stats.batches += len(rows)
+        stats.crc_failures += int(np.count_nonzero(rows["valid"] == 0))
+        for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
+            magics[f"v{int(magic)}"] += int(n)
+        # Every magic keeps its codec in the low three bits of the attributes the scan already read.
+        for codec, n in zip(*np.unique(rows["attributes"] & COMPRESSION_CODEC_MASK, return_counts=True),
+                            strict=True):
+            codecs[_codec_name(int(codec))] += int(n)
+        for _start, memory in records.memory_chunks(rows):
+            for columns in memory.record_columns(check_crcs=False):
+                stats.records += len(columns)
+                timestamps = columns.records["timestamp"]
+                timestamps = timestamps[timestamps >= 0]
+                if len(timestamps):
+                    lowest = min(lowest, int(timestamps.min()))
+                    highest = max(highest, int(timestamps.max()))
+                keyed, tombstones = _count_keys(columns, hashes)
+                stats.keyed_records += keyed
+                stats.tombstones += tombstones
+            step(len(memory))
+    stats.magics = dict(sorted(magics.items()))
+    stats.codecs = dict(sorted(codecs.items()))
+    stats.distinct_keys = len(hashes)
+    if lowest is not math.inf:
+        stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
+
+
+def remote_partition_stats(location: StorageLocation, *, progress: Callable[[int], None] | None = None
+                           ) -> PartitionStats:
+    """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.storage.partition.UrlPartition`,
+    read by range).  The cleaner's view is the checkpoint's first dirty offset only: the dirty ratio needs
+    the segments' ages (``min.compaction.lag.ms``), which objects do not keep, and is left ``None``."""
+    from ..storage.partition import UrlPartition, read_offset_checkpoint
+
+    step = progress if progress is not None else (lambda _n: None)
+    with UrlPartition.open(location) as partition:
+        tp = partition.topic_partition
+        stats = PartitionStats(tp.topic, tp.partition, location.url, segments=len(partition.segments),
+                               size=partition.size, log_start_offset=partition.log_start_offset,
+                               log_end_offset=partition.log_end_offset,
+                               skipped_files=[name for name, _why in partition.skipped_files])
+        _count_segments(stats, [segment.log for segment in partition.segments], step)
+        cleaned = read_offset_checkpoint(location.parent / CLEANER_OFFSET_CHECKPOINT_FILE).get(tp)
+        first_dirty = partition.log_start_offset if cleaned is None or not (
+            partition.log_start_offset <= cleaned <= partition.log_end_offset) else cleaned
+        stats.first_dirty_offset = first_dirty
     return stats

@@ -42,7 +42,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,9 @@ from ..topic import TopicPartition
 from ..transaction_index import read_aborted_txns
 from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
 
+if TYPE_CHECKING:
+    from ..storage.location import StorageLocation
+
 __all__ = [
     "Finding",
     "LogDirReport",
@@ -83,6 +86,7 @@ __all__ = [
     "Severity",
     "verify_log_dir",
     "verify_partition",
+    "verify_remote_partition",
 ]
 
 #: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
@@ -128,7 +132,7 @@ class PartitionReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def add(self, severity: Severity, path: Path | str, message: str) -> None:
+    def add(self, severity: Severity, path: object, message: str) -> None:
         self.findings.append(Finding(severity, str(path), message))
 
 
@@ -167,8 +171,9 @@ class _Segment:
 
 
 def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: bool,
-               progress: Callable[[int], None]) -> _Segment:
-    with FileMessageSet(log_file, writable=False) as records:
+               progress: Callable[[int], None], records: FileMessageSet | None = None) -> _Segment:
+    """Check one ``.log`` (opened here, or ``records``: an object read by range, named ``log_file``)."""
+    with records if records is not None else FileMessageSet(log_file, writable=False) as records:
         size = records.size_in_bytes()
         result = records.scan(check_crc=True, stop_on_invalid=False)
         rows = result.batches
@@ -275,22 +280,30 @@ _OFFSET_ENTRY = np.dtype([("relative", ">i4"), ("position", ">i4")])
 _TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
 
 
-def _index_entries(report: PartitionReport, file: Path, entry: np.dtype[Any], kind: str,
+def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str,
                    base_offset: int) -> npt.NDArray[Any] | None:
-    """The live entries of an index file; ``None`` when it cannot be read or fails the broker's sanity check
-    (reported).
+    """The live entries of an index file (a ``Path``, or an object at a URL: a
+    :class:`~kafkalog.storage.location.StorageLocation`, read by range); ``None`` when it cannot be read or
+    fails the broker's sanity check (reported).
 
     The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a
-    broker trims only at a clean shutdown; DumpLogSegments' rule).  The file is read with ``pread`` a chunk
-    at a time until that entry, so the check costs what the index holds, not what its file's length is (a
-    broker preallocates 10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only
-    where the file has data (a hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a
-    preallocated tail from a zeroed entry among live ones.  The broker's sanity check (Kafka:
-    ``OffsetIndex.sanityCheck``, ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole
-    preallocated file a time index always fails it, and the broker rebuilds the index, which is what the
-    note about the tail says.
+    broker trims only at a clean shutdown; DumpLogSegments' rule).  The file is read a chunk at a time until
+    that entry, so the check costs what the index holds, not what its file's length is (a broker preallocates
+    10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only where the file has
+    data (a hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a preallocated tail from a
+    zeroed entry among live ones.  The broker's sanity check (Kafka: ``OffsetIndex.sanityCheck``,
+    ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole preallocated file a time index
+    always fails it, and the broker rebuilds the index, which is what the note about the tail says.
     """
-    size = entry.itemsize
+    if not isinstance(file, Path):
+        try:
+            length = file.size()
+        except (OSError, KafkaLogError) as e:
+            report.add(Severity.ERROR, file, f"cannot be read: {e}")
+            return None
+        return _live_entries(report, file, entry, kind, base_offset, length,
+                             lambda position, n: file.read_range(position, position + n),
+                             lambda start, end, budget: _first_nonzero_object(file, start, end, budget))
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
@@ -301,33 +314,43 @@ def _index_entries(report: PartitionReport, file: Path, entry: np.dtype[Any], ki
         if not stat.S_ISREG(info.st_mode):
             report.add(Severity.ERROR, file, "is not a regular file: a broker cannot map it")
             return None
-        length = info.st_size
-        if length % size:
-            report.add(Severity.ERROR, file, f"fails the broker's sanity check: Index file {file} is corrupt, found "
-                                             f"{length} bytes which is neither positive nor a multiple of {size}.")
-            return None
-        slots = length // size
-        parts: list[npt.NDArray[Any]] = []
-        done, step = 0, 4096
-        while done < slots:
-            data = os.pread(fd, min(step, slots - done) * size, done * size)
-            count = len(data) // size
-            if count == 0:
-                break  # the file was cut short while it was read: what was read is what there is
-            raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
-            zero = np.flatnonzero(~raw.any(axis=1))
-            if done == 0:
-                zero = zero[zero > 0]
-            if len(zero):
-                end = done + int(zero[0])
-                parts.append(np.frombuffer(data, dtype=entry, count=int(zero[0])))
-                _check_zero_tail(report, file, fd, end, slots, size)
-                break
-            parts.append(np.frombuffer(data, dtype=entry, count=count))
-            done += count
-            step = min(step * 2, _INDEX_READ_MAX_ENTRIES)
+        return _live_entries(report, file, entry, kind, base_offset, info.st_size,
+                             lambda position, n: os.pread(fd, n, position),
+                             lambda start, end, budget: _first_nonzero_byte(fd, start, end, budget))
     finally:
         os.close(fd)
+
+
+def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str, base_offset: int,
+                  length: int, read: Callable[[int, int], bytes],
+                  first_nonzero: Callable[[int, int, int], tuple[int | None, bool]]) -> npt.NDArray[Any] | None:
+    """:func:`_index_entries` of a file of ``length`` bytes that ``read(position, size)`` reads, and whose first
+    non-zero byte in a range ``first_nonzero(start, end, budget)`` finds."""
+    size = entry.itemsize
+    if length % size:
+        report.add(Severity.ERROR, file, f"fails the broker's sanity check: Index file {file} is corrupt, found "
+                                         f"{length} bytes which is neither positive nor a multiple of {size}.")
+        return None
+    slots = length // size
+    parts: list[npt.NDArray[Any]] = []
+    done, step = 0, 4096
+    while done < slots:
+        data = read(done * size, min(step, slots - done) * size)
+        count = len(data) // size
+        if count == 0:
+            break  # the file was cut short while it was read: what was read is what there is
+        raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
+        zero = np.flatnonzero(~raw.any(axis=1))
+        if done == 0:
+            zero = zero[zero > 0]
+        if len(zero):
+            end = done + int(zero[0])
+            parts.append(np.frombuffer(data, dtype=entry, count=int(zero[0])))
+            _check_zero_tail(report, file, first_nonzero, end, slots, size)
+            break
+        parts.append(np.frombuffer(data, dtype=entry, count=count))
+        done += count
+        step = min(step * 2, _INDEX_READ_MAX_ENTRIES)
     entries = np.concatenate(parts) if parts else np.empty(0, dtype=entry)
     if len(entries):
         problem = None
@@ -347,10 +370,12 @@ def _index_entries(report: PartitionReport, file: Path, entry: np.dtype[Any], ki
     return entries
 
 
-def _check_zero_tail(report: PartitionReport, file: Path, fd: int, end: int, slots: int, size: int) -> None:
+def _check_zero_tail(report: PartitionReport, file: Any,
+                     first_nonzero: Callable[[int, int, int], tuple[int | None, bool]], end: int, slots: int,
+                     size: int) -> None:
     """Note the zero tail from entry ``end`` (zero-filled) of an index of ``slots`` entries, or report the
     entries that are not zero after it: then entry ``end`` is a zeroed entry, not the end of the entries."""
-    found, complete = _first_nonzero_byte(fd, (end + 1) * size, slots * size, _TAIL_READ_BUDGET)
+    found, complete = first_nonzero((end + 1) * size, slots * size, _TAIL_READ_BUDGET)
     if found is not None:
         report.add(Severity.ERROR, file, f"entry {end} is zero-filled, which ends an index's entries, but entry "
                                          f"{found // size} after it is not: the entries from {end} on are not "
@@ -382,7 +407,23 @@ def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int
     return None, True
 
 
-def _absolute_offsets(report: PartitionReport, file: Path, base_offset: int,
+def _first_nonzero_object(file: StorageLocation, start: int, end: int, budget: int) -> tuple[int | None, bool]:
+    """:func:`_first_nonzero_byte` of an object read by range (an object has no holes to skip)."""
+    position = start
+    while position < end:
+        if position - start >= budget:
+            return None, False
+        data = file.read_range(position, min(end, position + (1 << 20), start + budget))
+        if not data:
+            return None, True
+        nonzero = np.flatnonzero(np.frombuffer(data, dtype=np.uint8))
+        if len(nonzero):
+            return position + int(nonzero[0]), True
+        position += len(data)
+    return None, True
+
+
+def _absolute_offsets(report: PartitionReport, file: Any, base_offset: int,
                       relative: npt.NDArray[Any]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
     """The entries' offsets (base offset plus relative offset) and the entry numbers they belong to, without
     the entries whose offset would be past ``Long.MaxValue`` (reported): a segment based near it holds none."""
@@ -395,14 +436,14 @@ def _absolute_offsets(report: PartitionReport, file: Path, base_offset: int,
     return np.int64(base_offset) + relative[keep], keep
 
 
-def _report_some(report: PartitionReport, file: Path, messages: list[str], total: int, more: str) -> None:
+def _report_some(report: PartitionReport, file: Any, messages: list[str], total: int, more: str) -> None:
     for message in messages:
         report.add(Severity.ERROR, file, message)
     if total > len(messages):
         report.add(Severity.ERROR, file, f"{total - len(messages)} more {more}")
 
 
-def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Path) -> None:
+def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Any) -> None:
     rows = segment.rows
     entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset)
     if entries is None or not len(entries):
@@ -444,7 +485,7 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
     _report_some(report, index_file, messages, len(bad), "entries point at the wrong batch")
 
 
-def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Path) -> None:
+def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Any) -> None:
     rows = segment.rows
     entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset)
     if entries is None or not len(entries):
@@ -501,7 +542,55 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
     report = PartitionReport(directory, partition_name(directory), records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
     names = sorted(os.listdir(directory))
-    logs: list[tuple[int, Path]] = []
+    _check_segments(report, directory, names, deep, step, lambda _file: None,
+                    index_exists=lambda name: (directory / name).exists())
+    _check_partition_files(report, directory, names)
+    return report
+
+
+def _check_segments(report: PartitionReport, directory: Any, names: list[str], deep: bool,
+                    step: Callable[[int], None], open_log: Callable[[Any], FileMessageSet | None], *,
+                    index_exists: Callable[[str], bool]) -> list[tuple[int, Any]]:
+    """Check the segments among ``names``, the entries of ``directory`` (a ``Path``, or a
+    :class:`~kafkalog.storage.location.StorageLocation` whose ``.log`` objects ``open_log`` opens), with their
+    index files (``index_exists(name)``: whether one is there); returns the segments' ``(base offset, .log)``."""
+    logs = _segment_logs(report, directory, names)
+    report.segments = len(logs)
+    if not logs:
+        report.add(Severity.NOTE, str(directory), "holds no segment: a broker opening it creates an empty one at "
+                                                  "the log start offset; read-only opens read it as that empty log")
+    previous: _Segment | None = None
+    for base_offset, log_file in logs:
+        try:
+            segment = _check_log(report, log_file, base_offset, deep, step, open_log(log_file))
+        except (OSError, KafkaLogError) as e:
+            report.add(Severity.ERROR, str(log_file), f"cannot be read: {e}")
+            continue
+        if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
+            report.add(Severity.ERROR, str(log_file), f"base offset {base_offset} is not past the previous "
+                                                      f"segment's last offset {previous.last_offset}")
+        for suffix, check in ((INDEX_FILE_SUFFIX, _check_offset_index), (TIME_INDEX_FILE_SUFFIX, _check_time_index)):
+            index_file = directory / f"{base_offset:020d}{suffix}"
+            if not index_exists(index_file.name):
+                if segment.rows.size:
+                    report.add(Severity.NOTE, index_file, "missing: a broker rebuilds it from the log on open")
+                continue
+            try:
+                check(report, segment, index_file)
+            except (OSError, KafkaLogError) as e:
+                report.add(Severity.ERROR, index_file, f"cannot be read: {e}")
+        if report.log_start_offset is None:
+            report.log_start_offset = base_offset
+        last = segment.last_offset
+        report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
+        previous = segment
+    return logs
+
+
+def _segment_logs(report: PartitionReport, directory: Any, names: list[str]) -> list[tuple[int, Any]]:
+    """The ``(base offset, file)`` of the segments among ``names`` (the entries of ``directory``, a ``Path`` or a
+    :class:`~kafkalog.storage.location.StorageLocation`), with the findings the other names give."""
+    logs: list[tuple[int, Any]] = []
     for name in names:
         file = directory / name
         match = SEGMENT_FILE_NAME.match(name)
@@ -519,36 +608,28 @@ def verify_partition(path: str | os.PathLike[str], *, deep: bool = True,
         elif name.endswith(LOG_FILE_SUFFIX):
             report.add(Severity.ERROR, file, "a log file whose name is not a 20-digit offset: a broker cannot load the "
                                              "partition (Long.parseLong fails); kafkalog's loaders skip it")
-    report.segments = len(logs)
-    if not logs:
-        report.add(Severity.NOTE, directory, "holds no segment: a broker opening it creates an empty one at the "
-                                             "log start offset; read-only opens read it as that empty log")
-    previous: _Segment | None = None
-    for base_offset, log_file in logs:
-        try:
-            segment = _check_log(report, log_file, base_offset, deep, step)
-        except (OSError, KafkaLogError) as e:
-            report.add(Severity.ERROR, log_file, f"cannot be read: {e}")
-            continue
-        if previous is not None and previous.last_offset is not None and base_offset <= previous.last_offset:
-            report.add(Severity.ERROR, log_file, f"base offset {base_offset} is not past the previous segment's "
-                                                 f"last offset {previous.last_offset}")
-        for suffix, check in ((INDEX_FILE_SUFFIX, _check_offset_index), (TIME_INDEX_FILE_SUFFIX, _check_time_index)):
-            index_file = directory / f"{base_offset:020d}{suffix}"
-            if not index_file.exists():
-                if segment.rows.size:
-                    report.add(Severity.NOTE, index_file, "missing: a broker rebuilds it from the log on open")
-                continue
-            try:
-                check(report, segment, index_file)
-            except (OSError, KafkaLogError) as e:
-                report.add(Severity.ERROR, index_file, f"cannot be read: {e}")
-        if report.log_start_offset is None:
-            report.log_start_offset = base_offset
-        last = segment.last_offset
-        report.log_end_offset = last + 1 if last is not None else max(base_offset, report.log_end_offset or 0)
-        previous = segment
-    _check_partition_files(report, directory, names)
+    return logs
+
+
+def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
+                            progress: Callable[[int], None] | None = None) -> PartitionReport:
+    """:func:`verify_partition` of a partition dir at a URL, read by range and never changed.
+
+    The segments' checks are the same (CRCs, torn tails, offsets, and with ``deep`` every record), and their
+    indexes' (read by range); the producer snapshots and the leader-epoch checkpoint are not checked over URLs
+    yet (a note says so), nor the log dir's checkpoints."""
+    from ..storage.channel import open_remote_log
+
+    report = PartitionReport(Path(location.path), partition_name(Path(location.name)),
+                             records=0 if deep else None)
+    step = progress if progress is not None else (lambda _n: None)
+    entries = location.entries()
+    sizes = {name: size for name, kind, size in entries if kind == "file"}
+    logs = _check_segments(report, location, sorted(sizes), deep, step,
+                           lambda file: open_remote_log(file, sizes[file.name]), index_exists=sizes.__contains__)
+    if logs:
+        report.add(Severity.NOTE, location.url, "producer snapshots and the leader-epoch checkpoint are not checked "
+                                                "over URLs (yet): the segments and their indexes are")
     return report
 
 

@@ -1,0 +1,180 @@
+"""Reading through a real S3-compatible server: moto's server on 127.0.0.1 (:mod:`tests.support.s3_server`),
+holding a log dir written by kafkalog and, when ``../shared/golden`` is there, broker-written ones.  What the
+URL read gives (dump's output, stats, verify, records, the planner's facts) is what the local read gives."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto.server")
+
+from kafkalog.bench.s3_server import S3Server
+from kafkalog.cli import main
+from kafkalog.consumer_view import ConsumerView
+from kafkalog.storage import StorageLocation, locate
+from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
+from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
+from tests.storage.remote_data import PARTITIONS, uploaded_logs
+from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
+
+BUCKET = "kafkalog-test"
+GOLDEN_DIRS = {"bullshit": BULLSHIT, "sharaweil": SHARAWEIL}
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex")
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S3Server, Path]]:
+    """The server, with the test log dir at ``s3://kafkalog-test/logs`` and the golden dirs (when present) at
+    ``s3://kafkalog-test/golden/<name>``; the local copies beside."""
+    with uploaded_logs(tmp_path_factory.mktemp("s3-data"), BUCKET, GOLDEN_DIRS) as found:
+        yield found
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["--no-progress", *argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _dirs(s3: tuple[S3Server, Path], golden: bool) -> list[tuple[Path, str]]:
+    _server, root = s3
+    if not golden:
+        return [(root / "logs", f"s3://{BUCKET}/logs")]
+    if not (root / "golden").is_dir():
+        pytest.skip(f"golden data not found at {GOLDEN}")
+    return [(root / "golden" / name, f"s3://{BUCKET}/golden/{name}") for name in GOLDEN_DIRS]
+
+
+@pytest.mark.parametrize("golden", [False, True], ids=["kafkalog", "golden"])
+def test_dump_of_a_url_prints_what_the_local_dump_prints(s3: tuple[S3Server, Path], golden: bool) -> None:
+    server, _root = s3
+    for local, url in _dirs(s3, golden):
+        for partition in partition_dirs(local):
+            if partition.name.endswith(("-delete", "-future")):
+                continue
+            remote = f"{url}/{partition.name}"
+            status, out, err = run("dump", "--deep-iteration", "--print-data-log", "--files", remote,
+                                   *server.cli_options())
+            local_status, local_out, local_err = run("dump", "--deep-iteration", "--print-data-log", "--files",
+                                                     str(partition))
+            assert status == local_status, (err, local_err)
+            assert out == local_out.replace(str(local), url)
+            assert err == local_err.replace(str(local), url)
+
+
+@pytest.mark.parametrize("golden", [False, True], ids=["kafkalog", "golden"])
+def test_stats_and_verify_of_a_url_match_the_local_ones(s3: tuple[S3Server, Path], golden: bool) -> None:
+    server, _root = s3
+    for local, url in _dirs(s3, golden):
+        status, out, err = run("stats", "--json", url, *server.cli_options())
+        local_status, local_out, _err = run("stats", "--json", str(local))
+        assert status == local_status, err
+        remote_rows = [json.loads(line) for line in out.splitlines()]
+        local_rows = [json.loads(line) for line in local_out.splitlines()]
+        assert len(remote_rows) == len(local_rows) > 0
+        for remote_row, local_row in zip(remote_rows, local_rows, strict=True):
+            # Objects keep no ages, so the dirty ratio (min.compaction.lag.ms) is not computed for a URL.
+            for key in ("dir", "dirtyRatio"):
+                remote_row.pop(key)
+                local_row.pop(key)
+            assert remote_row == local_row
+        status, out, err = run("verify", "--json", url, *server.cli_options())
+        _status, local_out, _err = run("verify", "--json", str(local))
+        remote_reports = [r for r in map(json.loads, out.splitlines()) if r["type"] == "partition"]
+        local_reports = [r for r in map(json.loads, local_out.splitlines()) if r["type"] == "partition"]
+        assert len(remote_reports) == len(local_reports) > 0
+        for remote_report, local_report in zip(remote_reports, local_reports, strict=True):
+            for key in ("topic", "partition", "segments", "batches", "records", "bytes", "logStartOffset",
+                        "logEndOffset"):
+                assert remote_report[key] == local_report[key]
+            # Every finding of the segments and their indexes; snapshots and checkpoints are checked locally only.
+            assert [(f["severity"], f["path"].rsplit("/", 1)[1], f["message"].replace(url, ""))
+                    for f in remote_report["findings"] if f["path"].endswith(SEGMENT_SUFFIXES)] == [
+                (f["severity"], f["path"].rsplit("/", 1)[1], f["message"].replace(str(local), ""))
+                for f in local_report["findings"] if f["path"].endswith(SEGMENT_SUFFIXES)]
+
+
+def test_records_and_offsets_through_s3_match_the_local_read(s3: tuple[S3Server, Path]) -> None:
+    server, root = s3
+    where = locate(f"s3://{BUCKET}/logs", server.options)
+    assert isinstance(where, StorageLocation)
+    found = remote_partition_dirs(where)
+    assert [d.name for d in found] == sorted(f"{tp.topic}-{tp.partition}" for tp in PARTITIONS)
+    for directory in found:
+        with UrlPartition.open(directory) as remote, \
+                PartitionDir.of(root / "logs" / directory.name).open_read_only() as log:
+            assert (remote.log_start_offset, remote.log_end_offset) == (log.log_start_offset, log.log_end_offset)
+            view = ConsumerView.of(log, 5)
+            got = [(r.offset, r.key, r.value) for r in
+                   view.records((s.log, p) for s, p in remote.batches_from(view.start_offset))]
+            assert got == [(r.offset, r.key, r.value) for r in view.records(
+                (s.log, 0) for s in log.log_segments())]
+
+
+def test_planner_facts_through_s3_match_the_local_ones(s3: tuple[S3Server, Path]) -> None:
+    pytest.importorskip("pyspark")
+    from kafkalog.spark.plan import partition_facts
+
+    server, root = s3
+    where = locate(f"s3://{BUCKET}/logs/events-0", server.options)
+    assert isinstance(where, StorageLocation)
+    stamps = [0, 1_700_000_000_000, 1_700_000_001_234, 1_800_000_000_000]
+    with UrlPartition.open(where) as remote:
+        facts: Any = remote.facts(stamps)
+    local = partition_facts(root / "logs" / "events-0", stamps)
+    assert facts.dir == f"s3://{BUCKET}/logs/events-0"
+    for name in ("topic_partition", "log_start_offset", "log_end_offset", "transactions", "segments",
+                 "offsets_for_times"):
+        assert getattr(facts, name) == getattr(local, name), name
+
+
+def test_missing_bucket_and_bad_credentials_are_kafkalog_errors(s3: tuple[S3Server, Path]) -> None:
+    server, _root = s3
+    status, out, err = run("stats", f"s3://no-such-bucket-{BUCKET}/logs", *server.cli_options())
+    assert status == 2 and out == "" and "no such object" in err
+    status, out, err = run("dump", "--files", f"s3://{BUCKET}/logs/events-0/00000000000000000099.log",
+                           *server.cli_options())
+    assert status == 2 and "no such object" in err
+
+
+def _rows(tasks: list[Any]) -> list[tuple[Any, ...]]:
+    rows = []
+    for task in tasks:
+        for batch in task.read():
+            for row in batch.to_pylist():
+                rows.append((row["topic"], row["partition"], row["offset"], row["key"], row["value"]))
+    return sorted(rows)
+
+
+def test_read_tasks_of_a_url_pickle_without_a_filesystem_and_read_what_local_tasks_read(
+        s3: tuple[S3Server, Path]) -> None:
+    pytest.importorskip("pyarrow")
+    import pickle
+
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    server, root = s3
+    shape = {"maxPartitionBytes": "1500", "startingOffsets": '{"events": {"0": 37, "1": -2}, "audit.log": {"0": 5}}',
+             "endingOffsets": '{"events": {"0": 250, "1": -1}, "audit.log": {"0": -1}}'}
+    remote_options = ReadOptions.parse({"path": f"s3://{BUCKET}/logs", **shape,
+                                        **{f"storage.{k}": str(v) for k, v in server.options.items()}})
+    assert remote_options.storage_options == server.options
+    remote_tasks = plan_read(remote_options)
+    local_tasks = plan_read(ReadOptions.parse({"path": str(root / "logs"), **shape}))
+    assert [(t.topic, t.partition, t.slices) for t in remote_tasks] == [
+        (t.topic, t.partition, t.slices) for t in local_tasks]
+    assert len(remote_tasks) > len(PARTITIONS)  # large segments cut at batch boundaries
+    # What Spark ships to a worker: no filesystem, which the worker builds at its first read.
+    shipped = [pickle.loads(pickle.dumps(t)) for t in remote_tasks]
+    assert all(t.storage is not None and t.storage._fs == [] for t in shipped)
+    rows = _rows(shipped)
+    assert rows == _rows(local_tasks) and len(rows) > 100
+

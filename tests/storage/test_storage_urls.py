@@ -1,0 +1,349 @@
+"""kafkalog.storage over memory:// (fsspec's in-process filesystem): URLs and options, partition dirs read by
+range giving what the local read-only open gives, and bad input (URLs, options, objects) as kafkalog errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+fsspec = pytest.importorskip("fsspec")
+
+from kafkalog.cli import main  # noqa: E402
+from kafkalog.consumer_view import ConsumerView  # noqa: E402
+from kafkalog.errors import (  # noqa: E402
+    KafkaLogError,
+    StorageNotFoundError,
+    StorageOptionError,
+    StorageURLError,
+)
+from kafkalog.index import OffsetIndex  # noqa: E402
+from kafkalog.storage import Storage, StorageLocation, locate, parse_storage_options  # noqa: E402
+from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
+from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
+from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir  # noqa: E402
+from tests.storage.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["--no-progress", *argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def memory_root() -> Iterator[str]:
+    """A fresh directory of the process's memory filesystem, removed after the test."""
+    fs = fsspec.filesystem("memory")
+    root = f"/kafkalog-{uuid.uuid4().hex}"
+    fs.mkdir(root)
+    yield root
+    fs.rm(root, recursive=True)
+
+
+@pytest.fixture
+def logs(impl: ModuleType, tmp_path: Path, memory_root: str) -> tuple[Path, str]:
+    """The test log dir on disk and the same bytes at a memory:// URL."""
+    local = write_log_dir(tmp_path / "logs")
+    fsspec.filesystem("memory").put(str(local), f"{memory_root}/logs", recursive=True)
+    return local, f"memory://{memory_root}/logs"
+
+
+# -- URLs and options --------------------------------------------------------------------------------------
+
+def test_local_paths_and_file_urls_are_local(tmp_path: Path) -> None:
+    assert locate(str(tmp_path)) == tmp_path
+    assert locate(f"file://{tmp_path}") == tmp_path
+    with pytest.raises(StorageURLError, match="not a host"):
+        locate("file://somehost/data")
+
+
+def test_a_url_is_a_location_with_its_options() -> None:
+    where = locate("memory://bucket/logs/", {"skip_instance_cache": "true"})
+    assert isinstance(where, StorageLocation)
+    assert where.path == "/bucket/logs"
+    assert where.storage.options == {"skip_instance_cache": True}
+    assert where.name == "logs" and where.parent.name == "bucket"
+
+
+def test_unknown_protocol_is_refused() -> None:
+    with pytest.raises(StorageURLError, match="unknown protocol 'nosuch'"):
+        locate("nosuch://bucket/logs")
+
+
+def test_a_missing_filesystem_package_names_the_extra() -> None:
+    pytest.importorskip("fsspec")
+    try:
+        import gcsfs  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("gcsfs is installed")
+    with pytest.raises(StorageURLError, match=r"pip install 'kafkalog\[gcs\]'"):
+        locate("gs://bucket/logs")
+
+
+def test_an_option_the_filesystem_does_not_take_is_refused() -> None:
+    with pytest.raises(StorageOptionError, match="takes no option no_such_option"):
+        locate("memory://bucket/logs", {"no_such_option": "1"})
+
+
+def test_options_with_a_local_path_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(StorageOptionError, match="local path"):
+        locate(str(tmp_path), {"key": "x"})
+
+
+@pytest.mark.parametrize("text", ["endpoint_url", "=x", "bad name=1", ""])
+def test_malformed_storage_options(text: str) -> None:
+    with pytest.raises(StorageOptionError, match="NAME=VALUE"):
+        parse_storage_options([text])
+
+
+def test_option_values_read_as_json_or_text() -> None:
+    assert parse_storage_options(["anon=true", "n=5", "endpoint_url=http://127.0.0.1:9/x=y",
+                                  'client_kwargs={"region_name": "eu"}', "key=12345", "secret=null",
+                                  'max_paths="7"']) == {
+        "anon": True, "n": 5, "endpoint_url": "http://127.0.0.1:9/x=y", "client_kwargs": {"region_name": "eu"},
+        "key": "12345", "secret": "null", "max_paths": "7"}
+    storage = Storage("memory", {"client_kwargs": {"a": 1}})
+    assert hash(storage) == hash(Storage("memory", {"client_kwargs": {"a": 1}}))
+
+
+def test_storage_pickles_without_its_filesystem_and_builds_it_again() -> None:
+    storage = Storage("memory", {})
+    assert storage.fs is fsspec.filesystem("memory")
+    copy = pickle.loads(pickle.dumps(storage))
+    assert copy == storage and copy._fs == []
+    assert copy.fs is fsspec.filesystem("memory")
+
+
+def test_missing_object_and_directory(memory_root: str) -> None:
+    where = locate(f"memory://{memory_root}/nothing")
+    assert isinstance(where, StorageLocation)
+    assert not where.exists()
+    with pytest.raises(StorageNotFoundError):
+        where.entries()
+    with pytest.raises(StorageNotFoundError):
+        classify_remote_dir(where)
+
+
+# -- a partition read by range gives what the local read-only open gives ------------------------------------
+
+def test_listing_follows_the_local_rules(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    where = locate(url)
+    assert isinstance(where, StorageLocation)
+    assert classify_remote_dir(where) == "logdir"
+    assert [d.name for d in remote_partition_dirs(where)] == sorted(tp.topic + f"-{tp.partition}" for tp in PARTITIONS)
+    assert classify_remote_dir(where / "events-0") == "partition"
+    with pytest.raises(NotAPartitionDirError, match="log dir"):
+        UrlPartition.open(where)
+
+
+def test_offsets_lookups_and_records_match_the_local_open(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    for tp, count in PARTITIONS.items():
+        name = f"{tp.topic}-{tp.partition}"
+        where = locate(f"{url}/{name}")
+        assert isinstance(where, StorageLocation)
+        with UrlPartition.open(where) as remote, PartitionDir.of(local / name).open_read_only() as log:
+            assert remote.topic_partition == tp
+            assert (remote.log_start_offset, remote.log_end_offset) == (log.log_start_offset, log.log_end_offset)
+            assert remote.log_end_offset == count
+            assert [(s.base_offset, s.size()) for s in remote.segments] == [
+                (s.base_offset, s.size()) for s in log.log_segments()]
+            assert len(remote.segments) > 1 or count < 100
+            for segment, local_segment in zip(remote.segments, log.log_segments(), strict=True):
+                assert segment.read_next_offset() == local_segment.read_next_offset()
+                for offset in range(segment.base_offset, remote.log_end_offset + 1, 7):
+                    assert segment.translate_offset(offset) == local_segment.translate_offset(offset)
+            for stamp in range(FIRST_TIMESTAMP - 5, FIRST_TIMESTAMP + 10 * count + 10, 37):
+                assert remote.find_offset_by_timestamp(stamp) == log.find_offset_by_timestamp(stamp)
+            view = ConsumerView.of(log)
+            remote_records = [(r.offset, r.key, r.value, r.timestamp) for r in
+                              view.records((s.log, p) for s, p in remote.batches_from(view.start_offset))]
+            local_records = [(r.offset, r.key, r.value, r.timestamp) for r in log.records()]
+            assert remote_records == local_records and len(remote_records) == count
+
+
+def test_an_index_is_one_ranged_read(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    where = locate(f"{url}/events-0/00000000000000000000.index")
+    assert isinstance(where, StorageLocation)
+    calls: list[tuple[Any, ...]] = []
+    fs = where.fs
+    original = fs.cat_file
+
+    def counting(path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+        calls.append((path, start, end))
+        data: bytes = original(path, start=start, end=end, **kw)
+        return data
+
+    fs.cat_file = counting
+    try:
+        index = read_index(OffsetIndex, where, 0)
+        entries = index.entries
+        for offset in range(0, 60):
+            index.lookup(offset)
+        index.close()
+        assert entries > 1
+        assert len(calls) == 1 and calls[0][1:] == (0, entries * 8)
+        # A segment's scans and chunked reads share one read-ahead block.
+        channel = RemoteChannel(where.parent / "00000000000000000000.log")
+        calls.clear()
+        for position in range(0, channel.size(), 100):
+            channel.pread_upto(position, 100)
+        channel.close()
+        assert len(calls) == 1
+    finally:
+        del fs.cat_file
+
+
+# -- the command line on URLs ----------------------------------------------------------------------------
+
+def test_cli_over_memory_urls_matches_local(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    status, out, err = run("dump", "--deep-iteration", "--print-data-log", "--files", f"{url}/events-0")
+    local_status, local_out, local_err = run("dump", "--deep-iteration", "--print-data-log", "--files",
+                                             str(local / "events-0"))
+    assert (status, err) == (local_status, local_err) == (0, "")
+    assert out == local_out.replace(str(local), url)
+    status, out, err = run("stats", "--json", url)
+    assert status == 0, err
+    assert out.count("\n") == len(PARTITIONS)
+
+
+def test_cli_reports_bad_urls_and_options(memory_root: str, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run("stats", f"memory://{memory_root}/nothing")
+    assert status == 2 and out == "" and "no such object" in err
+    status, out, err = run("verify", "nosuch://bucket/x")
+    assert status == 2 and "unknown protocol" in err
+    status, _out, err = run("dump", "--files", f"memory://{memory_root}/nothing/00000000000000000000.log")
+    assert status == 2 and "no such object" in err
+    status, _out, _err = run("stats", "--storage-option", "novalue", f"memory://{memory_root}")
+    assert status == 2 and "NAME=VALUE" in capsys.readouterr().err  # argparse's own usage error
+    status, _out, err = run("stats", "--storage-option", "no_such_option=1", f"memory://{memory_root}")
+    assert status == 2 and "takes no option no_such_option" in err
+    status, _out, err = run("stats", "--storage-option", "key=x", str(tmp_path))
+    assert status == 2 and "local path" in err
+
+
+def test_verify_reads_remote_damage_and_changes_nothing(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    fs = fsspec.filesystem("memory")
+    root = url.removeprefix("memory://")
+    log_object = f"{root}/events-1/00000000000000000000.log"
+    data = fs.cat_file(log_object)
+    # A torn tail, and a hostile length in the next segment's second batch header.
+    fs.pipe_file(log_object, data + data[:20])
+    second = sorted(n for n in fs.ls(f"{root}/events-1", detail=False) if n.endswith(".log"))[1]
+    body = bytearray(fs.cat_file(second))
+    first_size = int.from_bytes(body[8:12], "big")
+    body[12 + first_size + 8:12 + first_size + 12] = (0x7FFFFFF0).to_bytes(4, "big")
+    fs.pipe_file(second, bytes(body))
+    # The same damage on disk: the local check is the oracle.
+    (local / "events-1" / "00000000000000000000.log").write_bytes(fs.cat_file(log_object))
+    (local / "events-1" / second.rsplit("/", 1)[1]).write_bytes(bytes(body))
+    before = {p: fs.cat_file(p) for p in fs.find(root)}
+    status, out, err = run("verify", "--json", f"{url}/events-1")
+    local_status, local_out, _err = run("verify", "--json", str(local / "events-1"))
+    assert status == local_status == 1, err
+    remote_report, local_report = json.loads(out), json.loads(local_out)
+    # The segments' and their indexes' findings are the same (the messages name the file as it was given).
+    errors = [(f["path"].rsplit("/", 1)[1], f["message"].replace(url, "")) for f in remote_report["findings"]
+              if f["severity"] == "error"]
+    assert errors == [(f["path"].rsplit("/", 1)[1], f["message"].replace(str(local), ""))
+                      for f in local_report["findings"] if f["severity"] == "error"]
+    assert len(errors) > 2 and "not a whole batch" in errors[0][1]
+    assert any(name.endswith(".index") for name, _message in errors)
+    for key in ("segments", "batches", "records", "bytes", "logStartOffset", "logEndOffset", "ok"):
+        assert remote_report[key] == local_report[key]
+    status, out, err = run("dump", "--files", f"{url}/events-1")
+    local_status, local_out, _local_err = run("dump", "--files", str(local / "events-1"))
+    assert status == local_status == 1
+    assert "invalid bytes" in out and out == local_out.replace(str(local), url)
+    status, out, err = run("stats", f"{url}/events-1")
+    assert status == 0, err
+    assert {p: fs.cat_file(p) for p in fs.find(root)} == before
+
+
+def test_a_corrupt_remote_index_is_read_around(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    fs = fsspec.filesystem("memory")
+    root = url.removeprefix("memory://")
+    index = f"{root}/events-0/00000000000000000000.index"
+    fs.pipe_file(index, b"\x00\x00\x00\x00\x00\x00\x00\x00" * 3 + b"\xff\xff\xff\xff\x00\x00\x00\x01")
+    where = locate(f"{url}/events-0")
+    assert isinstance(where, StorageLocation)
+    with UrlPartition.open(where) as remote, PartitionDir.of(local / "events-0").open_read_only() as log:
+        segment = remote.segments[0]
+        assert segment.offset_index.entries == 0
+        for offset in range(0, 40):
+            assert segment.translate_offset(offset) == log.log_segments()[0].translate_offset(offset)
+
+
+def test_an_object_cut_short_reads_as_what_is_there(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    where = locate(f"{url}/events-0/00000000000000000000.log")
+    assert isinstance(where, StorageLocation)
+    size = where.size()
+    channel = RemoteChannel(where, size + 100)  # listed longer than it is
+    assert len(channel.pread_upto(size - 10, 50)) == 10
+    with pytest.raises(KafkaLogError, match="Short read"):
+        channel.pread(size - 10, 50)
+    channel.close()
+
+
+def test_a_file_is_no_partition_dir_and_a_huge_index_is_refused(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    log_object = locate(f"{url}/events-0/00000000000000000000.log")
+    assert isinstance(log_object, StorageLocation)
+    with pytest.raises(NotAPartitionDirError, match="is a file"):
+        classify_remote_dir(log_object)
+    status, _out, err = run("stats", log_object.url)
+    assert status == 2 and "is a file" in err
+    with pytest.raises(KafkaLogError, match="larger than an index can be"):
+        read_index(OffsetIndex, log_object.parent / "00000000000000000000.index", 0, 1 << 40)
+
+
+def test_blocks_are_fetched_once_while_they_fit_the_cache(memory_root: str) -> None:
+    fs = fsspec.filesystem("memory")
+    data = bytes(range(256)) * 40  # 10240 bytes: 10 blocks of 1 KiB, the last one whole
+    fs.pipe_file(f"{memory_root}/object", data)
+    where = locate(f"memory://{memory_root}/object")
+    assert isinstance(where, StorageLocation)
+    calls: list[tuple[int | None, int | None]] = []
+    original = fs.cat_file
+
+    def counting(path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+        calls.append((start, end))
+        got: bytes = original(path, start=start, end=end, **kw)
+        return got
+
+    fs.cat_file = counting
+    try:
+        channel = RemoteChannel(where, block_bytes=1024, cache_bytes=16 * 1024)
+        # A scan's small steps, then reads across block boundaries: every block is fetched once.
+        assert b"".join(channel.pread_upto(p, 100) for p in range(0, len(data), 100)) == data
+        assert channel.pread_upto(1000, 5000) == data[1000:6000]
+        assert channel.pread_upto(10000, 1000) == data[10000:]
+        assert len(calls) == 10 and calls[0] == (0, 1024)
+        channel.close()
+        # A cache of two blocks: a read of four missing blocks is one request; older blocks are dropped.
+        calls.clear()
+        small = RemoteChannel(where, block_bytes=1024, cache_bytes=2048)
+        assert small.pread_upto(0, 4096) == data[:4096]
+        assert calls == [(0, 4096)]
+        assert small.pread_upto(3000, 100) == data[3000:3100] and len(calls) == 1
+        assert small.pread_upto(0, 10) == data[:10] and len(calls) == 2
+        small.close()
+    finally:
+        del fs.cat_file
