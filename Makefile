@@ -2,6 +2,8 @@
 #
 #   make demo    build everything into .venv and run the main job (kafkalog.spark.demo, on an embedded
 #                Spark; needs Java 17): DEMO_ARGS="--records 100000 --master local[2]" to change it
+#   make demo-cluster  the same job on a Spark standalone cluster started here (a master, two workers),
+#                reading the log dirs through an S3-compatible server on 127.0.0.1
 #   make test    build everything into .venv, then lint, type-check, run the whole test suite and build
 #                the docs (their examples run as doctests)
 #
@@ -13,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pxi' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
-.PHONY: all demo tour test lint typecheck stubtest pytest docs bench build clean
+.PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean
 
 all: test
 
@@ -34,6 +36,9 @@ DEMO_ARGS ?=
 
 demo: $(STAMP)
 	$(PY) -m kafkalog.spark.demo $(DEMO_ARGS)
+
+demo-cluster: $(STAMP)
+	$(PY) -m kafkalog.spark.demo --cluster $(DEMO_ARGS)
 
 tour: $(STAMP)
 	$(PY) -m kafkalog demo

@@ -25,11 +25,11 @@ pytest.importorskip("pyarrow", reason="the spark extra is not installed")
 pytest.importorskip("s3fs", reason="the storage extra is not installed")
 pytest.importorskip("moto.server", reason="moto[server] is not installed")
 
-from kafkalog.bench.s3_server import S3Server, s3_server
 from kafkalog.config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.spark.options import ReadOptions
 from kafkalog.spark.plan import plan_read
+from kafkalog.storage.local_s3 import S3Server, s3_server
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
 

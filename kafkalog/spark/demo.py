@@ -11,7 +11,12 @@
    offset, same value, tombstones aside) and the ``delete``-policy topic must be untouched.  The job
    prints a summary (records and bytes before and after, throughput) and exits 1 if a check fails.
 
-Run ``python -m kafkalog.spark.demo [--master URL] [--records N] [--keys K] [--keep DIR]``.  Without
+With ``--cluster`` the same job runs on a Spark standalone cluster started on this machine (a master and two
+workers, :mod:`kafkalog.spark.standalone`), and step 2 reads the log dirs from an S3-compatible server on
+127.0.0.1 they were uploaded to: the executors see the data only through S3, as on a real cluster.  Both are
+stopped when the job ends.  ``make demo-cluster`` runs it.
+
+Run ``python -m kafkalog.spark.demo [--master URL | --cluster] [--records N] [--keys K] [--keep DIR]``.  Without
 ``--keep`` the job works in a temporary directory, removed when it exits, and says so; ``--keep DIR`` works
 in ``DIR`` and leaves the log dirs and the Parquet file there.  Spark starts quietly
 (:mod:`kafkalog.spark.quiet`).  The narrated tour of the log layer itself is ``kafkalog demo``.
@@ -35,7 +40,12 @@ from .workload import TOPICS, WorkloadResult, topic_configs, write_workload
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from ..storage.local_s3 import S3Server
+
 __all__ = ["Checks", "DemoResult", "check_compacted", "main", "run"]
+
+#: The bucket ``--cluster`` uploads the log dirs to.
+DEMO_BUCKET = "kafkalog-demo"
 
 
 @dataclass
@@ -100,10 +110,11 @@ def _latest_values(df: DataFrame) -> DataFrame:
 
 
 def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = None, directory: str | None = None,
-        out: TextIO = sys.stdout, spark: SparkSession | None = None) -> DemoResult:
+        out: TextIO = sys.stdout, spark: SparkSession | None = None, s3: S3Server | None = None) -> DemoResult:
     """Run the job (see the module docstring) and print its summary to ``out``.  ``spark``: an existing
     session to use (the ``kafkalog`` source is registered on it); by default one is started on ``master``
-    and stopped at the end."""
+    and stopped at the end.  ``s3``: an S3-compatible server; the log dirs are then uploaded to it once
+    written, and step 2 reads them from there."""
     from pyspark.sql import functions as F
 
     from . import compact, register, session
@@ -133,8 +144,19 @@ def run(master: str = "local[*]", records: int = 1_000_000, keys: int | None = N
                  workload.deletes[t.name], sizes_before[t.name][2], _size(sizes_before[t.name][1]))
                 for t in TOPICS])
 
-            out.write('\n2. Reading it back: spark.read.format("kafkalog")\n')
-            df = spark.read.format("kafkalog").load(log_dirs)
+            if s3 is None:
+                out.write('\n2. Reading it back: spark.read.format("kafkalog")\n')
+                df = spark.read.format("kafkalog").load(log_dirs)
+            else:
+                started = time.perf_counter()
+                urls = [s3.upload(Path(d), f"{DEMO_BUCKET}/{Path(d).name}") for d in log_dirs]
+                out.write(f"\n2. Reading it back from S3: the log dirs uploaded to {s3.endpoint} "
+                          f"({time.perf_counter() - started:.1f} s), spark.read.format(\"kafkalog\")"
+                          f".load({urls[0]!r}, ...)\n")
+                reader = spark.read.format("kafkalog")
+                for name, value in s3.options.items():
+                    reader = reader.option(f"storage.{name}", value)
+                df = reader.load(urls)
             started = time.perf_counter()
             per_topic = (df.groupBy("topic").agg(
                 F.count(F.lit(1)).alias("rows"), F.countDistinct("partition").alias("partitions"),
@@ -262,18 +284,50 @@ def _verdict(ok: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kafkalog.spark.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--master", default=os.environ.get("KAFKALOG_SPARK_MASTER", "local[*]"),
-                        help="Spark master URL (default local[*], an embedded Spark using every core)")
+    parser.add_argument("--master", default=None,
+                        help="Spark master URL (default $KAFKALOG_SPARK_MASTER, or local[*]: an embedded Spark using "
+                             "every core)")
     parser.add_argument("--records", type=_positive, default=1_000_000, help="records to write (default 1,000,000)")
     parser.add_argument("--keys", type=_positive, default=None,
                         help="distinct keys per topic (default records / 20)")
     parser.add_argument("--keep", "--dir", dest="dir", metavar="DIR",
                         help="work in DIR and keep the log dirs and the Parquet file there (default: a temporary "
                              "directory, removed at exit)")
+    parser.add_argument("--cluster", action="store_true",
+                        help="run on a Spark standalone cluster started on this machine (a master and two workers) "
+                             "and read the log dirs through an S3-compatible server on 127.0.0.1, both stopped at "
+                             "the end (needs the storage and test extras: moto's server)")
     args = parser.parse_args(argv)
     if args.dir is not None and any(Path(args.dir).glob("kafka-logs-*/*-*")):
         parser.error(f"{args.dir} already holds partitions from an earlier run; give an empty or new directory")
-    result = run(args.master, args.records, args.keys, args.dir)
+    if args.cluster and args.master is not None:
+        parser.error("--cluster starts its own master: give --cluster or --master, not both")
+    if not args.cluster:
+        master = args.master or os.environ.get("KAFKALOG_SPARK_MASTER", "local[*]")
+        result = run(master, args.records, args.keys, args.dir)
+        return 0 if result.ok else 1
+    return _run_on_cluster(args.records, args.keys, args.dir)
+
+
+def _run_on_cluster(records: int, keys: int | None, directory: str | None) -> int:
+    """The job on a local standalone cluster, reading through a local S3 server: the way past one machine,
+    in small (see :mod:`kafkalog.spark.standalone`)."""
+    from ..storage.local_s3 import s3_server
+    from .standalone import StandaloneCluster
+
+    started = time.perf_counter()
+    with s3_server(buckets=(DEMO_BUCKET,)) as s3, StandaloneCluster(workers=2, cores=1) as cluster:
+        print(f"A Spark standalone cluster ({cluster.master_url}, two workers of one core) and an S3 server "
+              f"({s3.endpoint}) started in {time.perf_counter() - started:.1f} s", flush=True)
+        # Executors are the workers' processes: each gets its own memory, not the driver's.
+        from . import session
+
+        spark = session(cluster.master_url, "kafkalog-demo-cluster", spark_executor_cores=1,
+                        spark_executor_memory="1g")
+        try:
+            result = run(cluster.master_url, records, keys, directory, spark=spark, s3=s3)
+        finally:
+            spark.stop()
     return 0 if result.ok else 1
 
 

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from kafkalog.bench.s3_server import S3Server
+from kafkalog.storage.local_s3 import S3Server
 from tests.storage.remote_data import PARTITIONS, uploaded_logs
 
 BUCKET = "kafkalog-spark"

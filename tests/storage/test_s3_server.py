@@ -15,10 +15,10 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from kafkalog.bench.s3_server import S3Server
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
 from kafkalog.storage import StorageLocation, locate
+from kafkalog.storage.local_s3 import S3Server
 from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
 from tests.storage.remote_data import PARTITIONS, uploaded_logs

@@ -1,7 +1,7 @@
-"""An S3-compatible server on 127.0.0.1 for the storage tests and the benchmark of reading through S3: moto's
-``ThreadedMotoServer`` (``moto[server]``, in the ``test`` and ``bench`` extras), started on a free port in this
-process and stopped again, each within a bounded time.  Here, in the benchmark package that ships with
-kafkalog, so that ``kafkalog bench`` finds it installed; the tests use it too.
+"""An S3-compatible server on 127.0.0.1 for the storage tests, the benchmark of reading through S3 and
+``python -m kafkalog.spark.demo --cluster``: moto's ``ThreadedMotoServer`` (``moto[server]``, in the ``test``
+and ``bench`` extras), started on a free port in this process and stopped again, each within a bounded time.
+In the package, so that an installed ``kafkalog bench`` and the demo find it.
 
 Nothing reaches past this machine: the server listens on 127.0.0.1 only, the clients are given its endpoint
 and fixed credentials (so botocore never looks for others, nor asks an instance-metadata service).
@@ -9,6 +9,7 @@ and fixed credentials (so botocore never looks for others, nor asks an instance-
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -46,13 +47,14 @@ class S3Server:
 
         return s3fs.S3FileSystem(**self.options, skip_instance_cache=True)
 
-    def upload(self, local: Path, bucket_path: str) -> None:
-        """Copy the directory ``local`` to ``bucket_path`` (``bucket/prefix``), file by file."""
+    def upload(self, local: Path, bucket_path: str) -> str:
+        """Copy the directory ``local`` to ``bucket_path`` (``bucket/prefix``), file by file; returns its URL."""
         fs = self.filesystem()
         for root, _dirs, files in os.walk(local):
             for name in files:
                 source = Path(root) / name
                 fs.put_file(str(source), f"{bucket_path}/{source.relative_to(local).as_posix()}")
+        return f"s3://{bucket_path}"
 
 
 def _run_bounded(target: Any, what: str) -> None:
@@ -70,6 +72,10 @@ def s3_server(buckets: tuple[str, ...] = ()) -> Iterator[S3Server]:
 
     saved = {name: os.environ.get(name) for name in _ENVIRONMENT}
     os.environ.update(_ENVIRONMENT)
+    # The server's HTTP layer (werkzeug) logs every request to stderr, verbose=False or not.
+    requests_log = logging.getLogger("werkzeug")
+    level = requests_log.level
+    requests_log.setLevel(logging.ERROR)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     try:
         _run_bounded(server.start, "start")
@@ -81,6 +87,7 @@ def s3_server(buckets: tuple[str, ...] = ()) -> Iterator[S3Server]:
         yield running
     finally:
         _run_bounded(server.stop, "stop")
+        requests_log.setLevel(level)
         for name, value in saved.items():
             if value is None:
                 os.environ.pop(name, None)
