@@ -35,12 +35,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import implementation
 from ..fsutil import work_directory
+from ..storage.local_s3 import S3Server
 from .workload import TOPICS, WorkloadResult, topic_configs, write_workload
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from ..storage.local_s3 import S3Server
 
 __all__ = ["Checks", "DemoResult", "check_compacted", "main", "run"]
 
