@@ -16,6 +16,7 @@ kafkalog's, no Kafka counterpart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,6 +51,15 @@ class SegmentSource(Protocol):
         ...
 
 
+def _translated(segment: LogSegment | UrlSegment, close: Callable[[], None], offset: int) -> int | None:
+    """``segment.translate_offset(offset)``'s position, the segment closed after."""
+    try:
+        found = segment.translate_offset(offset)
+    finally:
+        close()
+    return None if found is None else found.position
+
+
 @dataclass(frozen=True)
 class LocalDir:
     """A partition dir on the local disk."""
@@ -61,11 +71,7 @@ class LocalDir:
 
     def translate_offset(self, base_offset: int, size: int, offset: int) -> int | None:
         segment = LogSegment.open(self.dir, base_offset, read_only=True)
-        try:
-            position = segment.translate_offset(offset)
-        finally:
-            segment.close_handlers()
-        return None if position is None else position.position
+        return _translated(segment, segment.close_handlers, offset)
 
     def log_name(self, base_offset: int) -> str:
         return str(log_filename(self.dir, base_offset))
@@ -83,11 +89,7 @@ class UrlDir:
 
     def translate_offset(self, base_offset: int, size: int, offset: int) -> int | None:
         remote = UrlSegment(self.storage.at(self.dir), base_offset, {"log": size})
-        try:
-            found = remote.translate_offset(offset)
-        finally:
-            remote.close()
-        return None if found is None else found.position
+        return _translated(remote, remote.close, offset)
 
     def log_name(self, base_offset: int) -> str:
         return f"{self.dir}/{base_offset:020d}.log"

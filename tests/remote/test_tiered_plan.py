@@ -22,6 +22,7 @@ from tests.remote.test_metadata import segment_metadata, segment_update
 from tests.remote.tiered_stores import (
     ABORTED_PRODUCER,
     LocalSegment,
+    library_read,
     upload_aiven,
     upload_local_tiered,
     write_rich_partition,
@@ -49,16 +50,11 @@ def url(fs: Any, root: str) -> str:
     return f"memory://{root}" if "memory" in fs.protocol else root
 
 
-def expected(directory: Path, segments: list[LocalSegment], start: int | None = None, end: int | None = None,
-             isolation: str = "read_uncommitted") -> list[tuple[Any, ...]]:
-    """The library's read of the original log, up to the end of its last uploaded segment."""
-    last = segments[-1].end_offset + 1
-    log = Log(directory, read_only=True)
-    try:
-        return [(r.offset, r.key, r.value, r.timestamp)
-                for r in log.records(start, min(last, end if end is not None else last), isolation=isolation)]
-    finally:
-        log.close()
+def stored(layout: str, store: tuple[Any, str], segments: list[LocalSegment]) -> str:
+    """The URL (or path) of ``store`` with ``segments`` uploaded in ``layout``."""
+    fs, root = store
+    upload(layout, fs, root, segments)
+    return url(fs, root)
 
 
 def read(options: dict[str, str]) -> list[tuple[Any, ...]]:
@@ -77,22 +73,20 @@ def read(options: dict[str, str]) -> list[tuple[Any, ...]]:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_reads_as_the_library_reads_the_original_log(layout: str, store: tuple[Any, str],
                                                      original: tuple[Path, list[LocalSegment]]) -> None:
-    fs, root = store
     directory, segments = original
-    upload(layout, fs, root, segments)
-    path = url(fs, root)
-    assert read({"path": path}) == expected(directory, segments)
+    path = stored(layout, store, segments)
+    assert read({"path": path}) == library_read(directory, segments)
     # the layout named, small tasks (segments cut in pieces at batch boundaries), read_committed
-    committed = expected(directory, segments, isolation="read_committed")
-    assert len(committed) < len(expected(directory, segments))  # the aborted transaction is hidden
+    committed = library_read(directory, segments, isolation="read_committed")
+    assert len(committed) < len(library_read(directory, segments))  # the aborted transaction is hidden
     assert read({"path": path, "layout": layout, "maxPartitionBytes": "1500",
                  "kafka.isolation.level": "read_committed"}) == committed
     # offsets inside segments, then by time
     assert read({"path": path, "startingOffsets": '{"orders":{"0":300}}', "endingOffsets": '{"orders":{"0":800}}'}) \
-        == expected(directory, segments, 300, 800)
+        == library_read(directory, segments, 300, 800)
     assert read({"path": path, "startingTimestamp": str(1_700_000_000_000 + 500),
                  "endingTimestamp": str(1_700_000_000_000 + 1000)}) \
-        == [r for r in expected(directory, segments) if 1_700_000_000_500 <= r[3] < 1_700_000_001_000]
+        == [r for r in library_read(directory, segments) if 1_700_000_000_500 <= r[3] < 1_700_000_001_000]
     facts = partition_facts(find_partitions([path], ReadOptions.parse({"path": path}))[0][1])
     assert (facts.log_start_offset, facts.log_end_offset) == (0, segments[-1].end_offset + 1)
     assert [t.producer_id for t in facts.transactions.aborted] == [ABORTED_PRODUCER]
@@ -109,7 +103,7 @@ def test_aiven_uncompressed_and_under_a_prefix(store: tuple[Any, str],
     assert tp.topic == "tiered-orders"
     (tp, _found), = find_partitions([path], ReadOptions.parse({"path": path, "layout.prefix": "tiered-"}))
     assert tp.topic == "orders"
-    assert read({"path": path, "layout.prefix": "tiered-"}) == expected(directory, segments)
+    assert read({"path": path, "layout.prefix": "tiered-"}) == library_read(directory, segments)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -117,27 +111,23 @@ def test_overlapping_segments_are_cut_at_the_next_base_offset(layout: str, store
                                                               original: tuple[Path, list[LocalSegment]]) -> None:
     """A copy retried with other boundaries: one upload holds segments 0 and 1 together, the next starts at
     segment 1's base offset; each offset is read once, from the segment with the greatest base at or below it."""
-    fs, root = store
     directory, segments = original
     first, second, *rest = segments
     merged = LocalSegment(first.base_offset, second.end_offset, first.log + second.log, first.index,
                           first.timeindex, second.snapshot, first.txnindex, first.leader_epoch)
-    upload(layout, fs, root, [merged, second, *rest])
-    path = url(fs, root)
-    assert read({"path": path}) == expected(directory, segments)
+    path = stored(layout, store, [merged, second, *rest])
+    assert read({"path": path}) == library_read(directory, segments)
     assert read({"path": path, "startingOffsets": '{"orders":{"0":100}}', "endingOffsets": '{"orders":{"0":400}}',
-                 "maxPartitionBytes": "2000"}) == expected(directory, segments, 100, 400)
+                 "maxPartitionBytes": "2000"}) == library_read(directory, segments, 100, 400)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_two_uploads_of_a_segment_read_once(layout: str, store: tuple[Any, str],
                                             original: tuple[Path, list[LocalSegment]]) -> None:
-    fs, root = store
     directory, segments = original
-    upload(layout, fs, root, segments)
-    upload(layout, fs, root, segments[1:2])  # the copy retried under a new segment id
-    path = url(fs, root)
-    assert read({"path": path}) == expected(directory, segments)
+    stored(layout, store, segments)
+    path = stored(layout, store, segments[1:2])  # the copy retried under a new segment id
+    assert read({"path": path}) == library_read(directory, segments)
     ((_tp, found),) = find_partitions([path], ReadOptions.parse({"path": path}))
     assert isinstance(found, TieredPartition) and len(found.skipped) == 1
 
@@ -162,14 +152,14 @@ def test_remote_log_metadata_keeps_the_copied_segments(layout: str, store: tuple
     finally:
         log.close()
     path = url(fs, root)
-    assert read({"path": path, "remoteLogMetadata": str(metadata)}) == expected(directory, segments[:-1])
+    assert read({"path": path, "remoteLogMetadata": str(metadata)}) == library_read(directory, segments[:-1])
     # the metadata topic read through a URL too (kafkalog.storage)
     if "memory" in fs.protocol:
         for file in metadata.iterdir():
             fs.pipe_file(f"{root}-meta/{metadata.name}/{file.name}", file.read_bytes())
         remote = f"memory://{root}-meta/{metadata.name}"
         assert list(metadata_values([remote])) == values
-        assert read({"path": path, "remoteLogMetadata": f'["{remote}"]'}) == expected(directory, segments[:-1])
+        assert read({"path": path, "remoteLogMetadata": f'["{remote}"]'}) == library_read(directory, segments[:-1])
 
 
 def test_bad_input_is_a_clear_error(store: tuple[Any, str], original: tuple[Path, list[LocalSegment]],

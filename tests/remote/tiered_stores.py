@@ -244,3 +244,16 @@ def write_rich_partition(directory: Path, segments: int = 5) -> list[LocalSegmen
                                               t.last_offset, t.last_stable_offset) for t in mine)
     assert any(s.txnindex for s in out), "the ABORT marker must be in a closed segment"
     return out
+
+
+def library_read(directory: Path, segments: list[LocalSegment], start: int | None = None, end: int | None = None,
+                 isolation: str = "read_uncommitted") -> list[tuple[Any, ...]]:
+    """``(offset, key, value, timestamp)`` of the library's read of the partition dir ``directory``, up to the
+    end of its last uploaded segment (the last of ``segments``)."""
+    last = segments[-1].end_offset + 1
+    log = Log(directory, read_only=True)
+    try:
+        return [(r.offset, r.key, r.value, r.timestamp)
+                for r in log.records(start, min(last, end if end is not None else last), isolation=isolation)]
+    finally:
+        log.close()

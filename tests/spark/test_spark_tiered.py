@@ -14,8 +14,9 @@ import pytest
 
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
+from tests.remote import tiered_stores as stores_of
 from tests.remote.test_metadata import segment_metadata, segment_update
-from tests.remote.tiered_stores import LocalSegment, upload_aiven, upload_local_tiered, write_rich_partition
+from tests.remote.tiered_stores import LocalSegment
 
 TOPIC_ID = "LWgrMmVrT0a__7a4SasuPA"
 LAYOUTS = ["kafka-local-tiered-storage", "aiven-tiered-storage"]
@@ -28,24 +29,13 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, lis
     segment ids by base offset)."""
     base = tmp_path_factory.mktemp("tiered")
     directory = base / "orders-0"
-    segments = write_rich_partition(directory)
+    segments = stores_of.write_rich_partition(directory)
     fs = fsspec.filesystem("file")
     local = base / "local-tiered"
-    ids = upload_local_tiered(fs, f"{local}/kafka-tiered-storage", "orders", 0, TOPIC_ID, segments)
+    ids = stores_of.upload_local_tiered(fs, f"{local}/kafka-tiered-storage", "orders", 0, TOPIC_ID, segments)
     aiven = base / "aiven"
-    upload_aiven(fs, aiven.as_posix(), "orders", 0, TOPIC_ID, segments, prefix="tiered/")
+    stores_of.upload_aiven(fs, aiven.as_posix(), "orders", 0, TOPIC_ID, segments, prefix="tiered/")
     yield directory, segments, {"kafka-local-tiered-storage": (local, ids), "aiven-tiered-storage": (aiven, None)}
-
-
-def expected(directory: Path, segments: list[LocalSegment], start: int | None = None, end: int | None = None,
-             isolation: str = "read_uncommitted") -> list[tuple[Any, ...]]:
-    last = segments[-1].end_offset + 1
-    log = Log(directory, read_only=True)
-    try:
-        return [(r.offset, r.key, r.value, r.timestamp)
-                for r in log.records(start, min(last, end if end is not None else last), isolation=isolation)]
-    finally:
-        log.close()
 
 
 def rows(frame: Any) -> list[tuple[Any, ...]]:
@@ -58,16 +48,16 @@ def test_spark_reads_each_layout_as_the_library_reads_the_log(layout: str, spark
     directory, segments, found = stores
     root = str(found[layout][0])
     reader = spark.read.format("kafkalog")
-    assert rows(reader.load(root)) == expected(directory, segments)
+    assert rows(reader.load(root)) == stores_of.library_read(directory, segments)
     assert rows(reader.option("layout", layout).option("maxPartitionBytes", "3000")
                 .option("kafka.isolation.level", "read_committed").load(root)) \
-        == expected(directory, segments, isolation="read_committed")
+        == stores_of.library_read(directory, segments, isolation="read_committed")
     ranged = (spark.read.format("kafkalog").option("startingOffsets", '{"orders":{"0":250}}')
               .option("endingOffsets", '{"orders":{"0":777}}').load(root))
-    assert rows(ranged) == expected(directory, segments, 250, 777)
+    assert rows(ranged) == stores_of.library_read(directory, segments, 250, 777)
     timed = (spark.read.format("kafkalog").option("startingTimestamp", str(T0 + 400))
              .option("endingTimestamp", str(T0 + 900)).load(root))
-    assert rows(timed) == [r for r in expected(directory, segments) if T0 + 400 <= r[3] < T0 + 900]
+    assert rows(timed) == [r for r in stores_of.library_read(directory, segments) if T0 + 400 <= r[3] < T0 + 900]
 
 
 def test_spark_reads_tiered_storage_through_s3(spark: Any, stores: Any) -> None:
@@ -81,7 +71,7 @@ def test_spark_reads_tiered_storage_through_s3(spark: Any, stores: Any) -> None:
         reader = spark.read.format("kafkalog")
         for name, value in server.options.items():
             reader = reader.option(f"storage.{name}", value)
-        assert rows(reader.option("maxPartitionBytes", "4000").load(url)) == expected(directory, segments)
+        assert rows(reader.option("maxPartitionBytes", "4000").load(url)) == stores_of.library_read(directory, segments)
 
 
 def test_spark_keeps_the_segments_remote_log_metadata_says_are_copied(spark: Any, stores: Any,
@@ -98,7 +88,7 @@ def test_spark_keeps_the_segments_remote_log_metadata_says_are_copied(spark: Any
     finally:
         log.close()
     frame = spark.read.format("kafkalog").option("remoteLogMetadata", str(metadata)).load(str(root))
-    assert rows(frame) == expected(directory, segments[:2])
+    assert rows(frame) == stores_of.library_read(directory, segments[:2])
 
 
 def test_spark_says_what_is_wrong(spark: Any, stores: Any, tmp_path: Path) -> None:
@@ -109,7 +99,7 @@ def test_spark_says_what_is_wrong(spark: Any, stores: Any, tmp_path: Path) -> No
     with pytest.raises(Exception, match="layout is aiven-tiered-storage, but it holds kafka-local-tiered-storage"):
         spark.read.format("kafkalog").option("layout", "aiven-tiered-storage").load(root).collect()
     encrypted = tmp_path / "encrypted"
-    upload_aiven(fsspec.filesystem("file"), encrypted.as_posix(), "orders", 0, TOPIC_ID, segments[:1],
+    stores_of.upload_aiven(fsspec.filesystem("file"), encrypted.as_posix(), "orders", 0, TOPIC_ID, segments[:1],
                  encryption={"dataKey": "AAAA", "aad": "AAAA"})
     with pytest.raises(Exception, match="uploaded encrypted"):
         spark.read.format("kafkalog").load(str(encrypted)).collect()
