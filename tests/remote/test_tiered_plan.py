@@ -16,7 +16,8 @@ from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.metadata import metadata_values
 from kafkalog.spark.options import ReadOptions, SparkOptionError
-from kafkalog.spark.plan import find_partitions, partition_facts, plan_read
+from kafkalog.spark.plan import ReadTask, find_partitions, partition_facts, plan_read
+from kafkalog.spark.stream import initial_position, latest_position, plan_micro_batch
 from kafkalog.spark.tiered import TieredPartition
 from tests.remote.test_metadata import segment_metadata, segment_update
 from tests.remote.tiered_stores import (
@@ -59,7 +60,10 @@ def stored(layout: str, store: tuple[Any, str], segments: list[LocalSegment]) ->
 
 def read(options: dict[str, str]) -> list[tuple[Any, ...]]:
     """The rows of the planned tasks, each read after a trip through pickle (as Spark ships it)."""
-    tasks = plan_read(ReadOptions.parse(options))
+    return rows(plan_read(ReadOptions.parse(options)))
+
+
+def rows(tasks: list[ReadTask]) -> list[tuple[Any, ...]]:
     batches = [b for t in tasks for b in pickle.loads(pickle.dumps(t)).read()]
     if not batches:
         return []
@@ -189,3 +193,28 @@ def test_bad_input_is_a_clear_error(store: tuple[Any, str], original: tuple[Path
                  encryption={"dataKey": "AAAA", "aad": "AAAA"})
     with pytest.raises(EncryptedSegmentError, match="encrypted"):
         read({"path": url(fs, encrypted)})
+
+
+def test_a_stream_reads_tiered_storage_batch_by_batch(store: tuple[Any, str],
+                                                      original: tuple[Path, list[LocalSegment]]) -> None:
+    directory, segments = original
+    path = stored("aiven-tiered-storage", store, segments)
+    options = ReadOptions.parse({"path": path, "startingOffsets": "earliest"}, streaming=True)
+    start = initial_position(options)
+    got: list[tuple[Any, ...]] = []
+    while True:
+        end = latest_position(options, start, 400)
+        if end == start:
+            break
+        got += rows(plan_micro_batch(options, start, end))
+        start = end
+    assert sorted(got) == library_read(directory, segments)
+
+
+def test_the_jobs_on_broker_dirs_refuse_tiered_storage(store: tuple[Any, str],
+                                                       original: tuple[Path, list[LocalSegment]]) -> None:
+    from kafkalog.spark.jobs import _broker_dirs
+
+    path = stored("kafka-local-tiered-storage", store, original[1])
+    with pytest.raises(SparkOptionError, match="is tiered storage: this job reads a broker's log dirs"):
+        _broker_dirs(find_partitions([path]))
