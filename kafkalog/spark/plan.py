@@ -435,7 +435,8 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
         tp = facts.topic_partition
         tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers,
-                              facts.segment_source) for group in _group(facts, slices, target))
+                              facts.segment_source.only({s.base_offset for s in group}))
+                     for group in _group(facts, slices, target))
     return tasks
 
 

@@ -16,7 +16,7 @@ kafkalog's, no Kafka counterpart.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,6 +50,11 @@ class SegmentSource(Protocol):
         """The segment's ``.log`` as messages name it."""
         ...
 
+    def only(self, base_offsets: Collection[int]) -> SegmentSource:
+        """The source of just these segments: what a task that reads them carries (a tiered layout's
+        segments carry their manifests, which a task reading others need not ship)."""
+        ...
+
 
 def _translated(segment: LogSegment | UrlSegment, close: Callable[[], None], offset: int) -> int | None:
     """``segment.translate_offset(offset)``'s position, the segment closed after."""
@@ -76,6 +81,9 @@ class LocalDir:
     def log_name(self, base_offset: int) -> str:
         return str(log_filename(self.dir, base_offset))
 
+    def only(self, base_offsets: Collection[int]) -> LocalDir:
+        return self
+
 
 @dataclass(frozen=True)
 class UrlDir:
@@ -93,3 +101,6 @@ class UrlDir:
 
     def log_name(self, base_offset: int) -> str:
         return f"{self.dir}/{base_offset:020d}.log"
+
+    def only(self, base_offsets: Collection[int]) -> UrlDir:
+        return self

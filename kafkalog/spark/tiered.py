@@ -162,6 +162,9 @@ class TieredSegments:
     def open_log(self, base_offset: int, size: int | None = None) -> FileMessageSet:
         return self.segment(base_offset).open_log()
 
+    def only(self, base_offsets: Collection[int]) -> TieredSegments:
+        return TieredSegments(self.storage, self.name, tuple(s for s in self.segments if s.base_offset in base_offsets))
+
     def translate_offset(self, base_offset: int, size: int, offset: int) -> int | None:
         """The position of the batch holding ``offset``: the uploaded offset index's entry, then a search
         of the segment from there (``LogSegment.translateOffset``)."""

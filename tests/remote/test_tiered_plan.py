@@ -18,7 +18,7 @@ from kafkalog.remote.metadata import metadata_values
 from kafkalog.spark.options import ReadOptions, SparkOptionError
 from kafkalog.spark.plan import ReadTask, find_partitions, partition_facts, plan_read
 from kafkalog.spark.stream import initial_position, latest_position, plan_micro_batch
-from kafkalog.spark.tiered import TieredPartition
+from kafkalog.spark.tiered import TieredPartition, TieredSegments
 from tests.remote.test_metadata import segment_metadata, segment_update
 from tests.remote.tiered_stores import (
     ABORTED_PRODUCER,
@@ -91,6 +91,11 @@ def test_reads_as_the_library_reads_the_original_log(layout: str, store: tuple[A
     assert read({"path": path, "startingTimestamp": str(1_700_000_000_000 + 500),
                  "endingTimestamp": str(1_700_000_000_000 + 1000)}) \
         == [r for r in library_read(directory, segments) if 1_700_000_000_500 <= r[3] < 1_700_000_001_000]
+    # a task carries only the segments it reads (with their manifests), no filesystem
+    for task in plan_read(ReadOptions.parse({"path": path, "maxPartitionBytes": "8000"})):
+        assert isinstance(task.source, TieredSegments)
+        assert {s.base_offset for s in task.source.segments} == {p.base_offset for p in task.slices}
+        assert all(s.fs is None for s in task.source.segments)
     facts = partition_facts(find_partitions([path], ReadOptions.parse({"path": path}))[0][1])
     assert (facts.log_start_offset, facts.log_end_offset) == (0, segments[-1].end_offset + 1)
     assert [t.producer_id for t in facts.transactions.aborted] == [ABORTED_PRODUCER]
