@@ -18,8 +18,8 @@ Each partition of a tiered layout is planned as a broker's partition is (Kafka's
 - the offset of a timestamp is found through each segment's uploaded time index, then its offset index,
   then a search of the segment (``RemoteLogManager.findOffsetByTimestamp`` over the segments in order);
 - the aborted transactions are the entries of the uploaded ``.txnindex`` objects
-  (``RemoteLogManager.collectAbortedTransactions``); the last stable offset is the log end offset, since a
-  broker uploads only segments below its last stable offset (``RemoteLogManager.copyLogSegmentsToRemote``);
+  (``RemoteLogManager.addAbortedTransactions``); the last stable offset is the log end offset, since a
+  broker uploads only segments below its last stable offset (``RemoteLogManager.candidateLogSegments``);
 - segments may overlap (a copy retried with other boundaries): as Kafka serves an offset from the segment with
   the greatest base offset at or below it, each segment is read only below the next one's base offset.
 
