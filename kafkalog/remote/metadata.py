@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -302,12 +302,25 @@ def copied_segment_ids(values: Iterable[bytes | None]) -> frozenset[str]:
     return frozenset(copied_segments(values))
 
 
-def metadata_values(partition_dirs: Iterable[str | os.PathLike[str]]) -> Iterator[bytes | None]:
+def metadata_values(partition_dirs: Iterable[str | os.PathLike[str]],
+                    storage_options: Mapping[str, Any] | None = None) -> Iterator[bytes | None]:
     """The record values of ``__remote_log_metadata`` partition directories (``__remote_log_metadata-0``, ...),
-    read only, each partition in offset order."""
+    read only, each partition in offset order.  A directory may be a URL (``s3://...``), read by range with
+    ``storage_options`` (:mod:`kafkalog.storage`)."""
+    from ..consumer_view import ConsumerView
     from ..log import Log
+    from ..storage.location import StorageLocation, is_url, locate
+    from ..storage.partition import UrlPartition
 
     for path in partition_dirs:
+        where = locate(path, storage_options) if is_url(path) else path
+        if isinstance(where, StorageLocation):
+            with UrlPartition.open(where) as remote:
+                view = ConsumerView(remote.log_start_offset, remote.log_end_offset)
+                segments = ((segment.log, position) for segment, position in remote.batches_from(view.start_offset))
+                for record in view.records(segments):
+                    yield record.value
+            continue
         log = Log(path, read_only=True)
         try:
             for record in log.records():

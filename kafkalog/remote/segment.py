@@ -21,11 +21,14 @@ import enum
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _impl
 from .._common import IndexKind
 from ..errors import CorruptIndexError, CorruptRemoteSegmentError, RemoteResourceNotFoundError, RemoteStorageError
+
+if TYPE_CHECKING:
+    from ..file_message_set import FileMessageSet
 
 __all__ = ["IndexType", "RemotePartition", "RemoteSegment", "SkippedSegment", "read_object_range",
            "resolve_duplicates"]
@@ -116,6 +119,15 @@ class RemoteSegment:
         """The original ``.log``'s ``[start, end)``, with ``0 <= start < end <= size``."""
         raise NotImplementedError
 
+    def open_log(self) -> FileMessageSet:
+        """The original ``.log`` as a read-only :class:`~kafkalog.file_message_set.FileMessageSet` read by
+        range (:class:`~kafkalog.storage.channel.RemoteChannel`): the scans, searches, chunked reads and
+        consumer view of a local segment run on it unchanged, each block of it fetched once through
+        :meth:`read` (for a chunked layout, only the chunks that cover it)."""
+        from ..storage.channel import open_remote_log
+
+        return open_remote_log(_OriginalLog(self), self.size)
+
     def index_types(self) -> frozenset[IndexType]:
         """The indexes that were uploaded with this segment (a transaction index only when the segment had
         aborted transactions, as Kafka uploads it)."""
@@ -145,6 +157,26 @@ class RemoteSegment:
             raise CorruptIndexError(f"offset index entry ({offset}, {position}) of {self.path} points past the "
                                     f"segment's {self.size} bytes")
         return offset, position
+
+
+@dataclass(frozen=True)
+class _OriginalLog:
+    """A segment's original ``.log`` as a :class:`~kafkalog.storage.channel.RangeReadable`."""
+
+    segment: RemoteSegment
+
+    @property
+    def path(self) -> str:
+        return self.segment.path
+
+    def size(self) -> int:
+        return self.segment.size
+
+    def read_range(self, start: int, end: int) -> bytes:
+        return self.segment.read(start, max(0, end - start))
+
+    def __str__(self) -> str:
+        return self.segment.path
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from ..tools.partition_dir import PartitionDir
 from ..tools.stats import partition_stats, remote_partition_stats
 from ..topic import TopicPartition
 from .options import SparkOptionError
-from .plan import find_partitions
+from .plan import Found, find_partitions
+from .tiered import TieredPartition
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -58,14 +59,24 @@ def _partitions(log_dirs: str | Iterable[str]) -> list[tuple[TopicPartition, str
     remote = [p for p in paths if is_url(p) and not p.lower().startswith("file:")]
     if remote:
         raise SparkOptionError(f"{remote[0]} is a URL: compaction writes, and kafkalog reads URLs only")
-    return [(tp, str(path)) for tp, path in find_partitions(paths)]
+    return [(tp, str(path)) for tp, path in _broker_dirs(find_partitions(paths))]
+
+
+def _broker_dirs(found: list[tuple[TopicPartition, Found]]) -> list[tuple[TopicPartition, Path | StorageLocation]]:
+    """The partition dirs found; a partition of a tiered-storage layout is refused (these jobs read a broker's
+    dirs; the data source reads tiered storage)."""
+    for _tp, path in found:
+        if isinstance(path, TieredPartition):
+            raise SparkOptionError(f"{path} is tiered storage: this job reads a broker's log dirs; read tiered "
+                                   "storage with spark.read.format('kafkalog')")
+    return [(tp, path) for tp, path in found if not isinstance(path, TieredPartition)]
 
 
 def stats(spark: SparkSession, log_dirs: str | Iterable[str],
           storage_options: Mapping[str, Any] | None = None) -> DataFrame:
     """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs, local or
     URLs read with ``storage_options``: :mod:`kafkalog.storage`)."""
-    paths = [path for _tp, path in find_partitions(_paths(log_dirs), storage_options=storage_options)]
+    paths = [path for _tp, path in _broker_dirs(find_partitions(_paths(log_dirs), storage_options=storage_options))]
 
     def run(chunk: Iterable[Path | StorageLocation]) -> Iterator[tuple[Any, ...]]:
         for path in chunk:

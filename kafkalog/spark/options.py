@@ -32,6 +32,12 @@ A path may also be a URL (``s3://bucket/kafka-logs``, ``gs://``, ``abfs://``, ``
 by range (:mod:`kafkalog.storage`); every ``storage.<name>`` option goes to its filesystem
 (``storage.endpoint_url``, ``storage.key``, ``storage.secret``, ...; a value that reads as JSON is that value),
 which each task builds for itself when it first reads.
+
+A path may also hold Kafka's tiered storage (:mod:`kafkalog.spark.tiered`): ``layout`` says which layout is
+there (``auto``, the default, finds it; ``broker``, ``kafka-local-tiered-storage``, ``aiven-tiered-storage``),
+``layout.prefix`` is Aiven's plugin's ``key.prefix``, and ``remoteLogMetadata`` names the partition dirs of
+``__remote_log_metadata`` (comma-separated, or a JSON list; local or URLs) whose ``COPY_SEGMENT_FINISHED``
+segments are the only ones read.
 """
 
 from __future__ import annotations
@@ -86,8 +92,12 @@ READ_OPTIONS = (
     "endingOffsets", "startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp",
     "endingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy", "includeHeaders", "kafka.isolation.level",
     "failOnDataLoss", "checkCrcs", "maxPartitionBytes", "minPartitions", "maxRecordsPerPartition",
-    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay", "layout", "layout.prefix",
+    "remoteLogMetadata",
 )
+
+#: The values of ``layout`` (:mod:`kafkalog.spark.tiered`): what is at each path.
+LAYOUTS = ("auto", "broker", "kafka-local-tiered-storage", "aiven-tiered-storage")
 
 #: Options of Spark's Kafka source that kafkalog does not implement yet, refused as such rather than as
 #: unknown: none at present (every option of Spark 3.5's source that has a meaning for files is taken).
@@ -363,6 +373,12 @@ class ReadOptions:
     ignored: tuple[str, ...] = ()
     #: ``storage.<name>`` options, without the prefix: what the filesystem of URL paths is built with.
     storage_options: Mapping[str, Any] = field(default_factory=dict)
+    #: ``layout``: what is at the paths (one of :data:`LAYOUTS`).
+    layout: str = "auto"
+    #: ``layout.prefix``: the key prefix of Aiven's plugin (``None``: found from the keys).
+    layout_prefix: str | None = None
+    #: ``remoteLogMetadata``: the ``__remote_log_metadata`` partition dirs that choose the segments read.
+    remote_log_metadata: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool | None = False) -> ReadOptions:
@@ -432,6 +448,7 @@ class ReadOptions:
                                   else parse_time_ms("maxTriggerDelay", delay)),
             ignored=tuple(n for n in STREAM_ONLY_OPTIONS if n.lower() in options) if streaming is False else (),
             storage_options=storage_options_of(options),
+            **_layout_options(options),
         )
 
     def selects(self, topic: str, partition: int | None = None) -> bool:
@@ -460,6 +477,39 @@ class ReadOptions:
                 elif tp in spec.timestamps:
                     found.add(spec.timestamps[tp])
         return frozenset(found)
+
+
+def _layout_options(options: Mapping[str, str]) -> dict[str, Any]:
+    """``layout``, ``layout.prefix`` and ``remoteLogMetadata`` (keys lower-cased)."""
+    layout = options.get("layout", "auto").strip().lower()
+    if layout not in LAYOUTS:
+        # A layout is often called by its first word ("aiven"): a name that holds it is a close match too.
+        close = [n for n in LAYOUTS if layout and layout in n] or difflib.get_close_matches(layout, LAYOUTS, n=2,
+                                                                                           cutoff=0.5)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise SparkOptionError(f"unknown layout {layout!r}: use one of {', '.join(LAYOUTS)}{hint}")
+    prefix = options.get("layout.prefix")
+    if prefix is not None and layout not in ("auto", "aiven-tiered-storage"):
+        raise SparkOptionError(f"layout.prefix is the key prefix of Aiven's plugin: it goes with "
+                               f"layout=aiven-tiered-storage (or auto), not {layout}")
+    text = options.get("remotelogmetadata")
+    metadata: tuple[str, ...] = ()
+    if text is not None:
+        if text.strip().startswith("["):
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                raise SparkOptionError(f"remoteLogMetadata is not a JSON list: {text!r}") from None
+            if not isinstance(parsed, list) or not all(isinstance(p, str) for p in parsed):
+                raise SparkOptionError(f"remoteLogMetadata must be a list of paths, got {parsed!r}")
+            metadata = tuple(parsed)
+        else:
+            metadata = tuple(p.strip() for p in text.split(",") if p.strip())
+        if not metadata:
+            raise SparkOptionError("remoteLogMetadata names no path: give the __remote_log_metadata partition dirs")
+        if layout == "broker":
+            raise SparkOptionError("remoteLogMetadata filters the segments of tiered storage, not of layout=broker")
+    return {"layout": layout, "layout_prefix": prefix, "remote_log_metadata": metadata}
 
 
 def _check_limits(starting: Position, ending: Position) -> None:

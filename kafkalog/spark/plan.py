@@ -25,6 +25,7 @@ kernels into Arrow record batches (:mod:`kafkalog.spark.arrow`) without the cont
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -36,16 +37,24 @@ import numpy as np
 from ..consumer_view import ConsumerView, IsolationLevel
 from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
 from ..file_message_set import FileMessageSet
-from ..filenames import log_filename
-from ..segment import LogSegment
-from ..storage.channel import open_remote_log
 from ..storage.location import Storage, StorageLocation, is_url, locate
-from ..storage.partition import UrlPartition, UrlSegment, classify_remote_dir, remote_partition_dirs
+from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, TimestampSpec
+from .sources import LocalDir, SegmentSource
+from .tiered import (
+    AUTO,
+    BROKER,
+    TieredPartition,
+    copied_ids,
+    log_end_offset,
+    offset_for_timestamp,
+    tiered_partitions,
+    transactions,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -67,11 +76,14 @@ READ_CHUNK_BYTES = 8 * 1024 * 1024
 
 @dataclass(frozen=True)
 class SegmentSlice:
-    """Bytes ``[start_position, end_position)`` of the segment with base offset ``base_offset``."""
+    """Bytes ``[start_position, end_position)`` of the segment with base offset ``base_offset``; with
+    ``end_offset``, only its records below that offset (the next segment's base offset: tiered segments may
+    overlap, and Kafka serves an offset from the segment with the greatest base offset at or below it)."""
 
     base_offset: int
     start_position: int
     end_position: int
+    end_offset: int | None = None
 
     @property
     def size(self) -> int:
@@ -91,15 +103,54 @@ class PartitionFacts:
     segments: tuple[tuple[int, int], ...]
     #: The offset of the first record at or after each timestamp asked for (``None``: no record is that late).
     offsets_for_times: Mapping[int, int | None] = field(default_factory=dict)
-    #: For a partition dir at a URL (``dir``): the filesystem's protocol and options, built where it is read.
-    storage: Storage | None = None
+    #: Where its segments are read from (``None``: the local partition dir ``dir``).
+    source: SegmentSource | None = None
+
+    def __post_init__(self) -> None:
+        if self.source is None:
+            object.__setattr__(self, "source", LocalDir(self.dir))
+
+    @property
+    def segment_source(self) -> SegmentSource:
+        assert self.source is not None
+        return self.source
+
+    @property
+    def storage(self) -> Storage | None:
+        """The filesystem's protocol and options for segments read through fsspec (``None``: local files)."""
+        found: Storage | None = getattr(self.source, "storage", None)
+        return found
 
     @property
     def last_stable_offset(self) -> int:
         return self.transactions.last_stable_offset
 
 
-def _candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Path | StorageLocation]:
+#: What the planner finds: a local partition dir, one at a URL, or a partition of a tiered-storage layout.
+Found = Path | StorageLocation | TieredPartition
+
+
+def _candidates(arg: str, storage_options: Mapping[str, Any] | None, options: ReadOptions | None,
+                copied: frozenset[str] | None) -> list[Found]:
+    """The partitions at ``arg`` in the options' ``layout``: a broker's partition dirs (with ``-delete`` and
+    ``-future`` ones; itself or a log dir's), or a tiered layout's partitions (``auto``: the broker's dirs
+    when ``arg`` is one, else the tiered layout found there)."""
+    layout = options.layout if options is not None else AUTO
+    prefix = options.layout_prefix if options is not None else None
+    if layout not in (AUTO, BROKER):
+        return list(tiered_partitions(arg, storage_options, layout, prefix=prefix, copied=copied) or ())
+    try:
+        return list(_broker_candidates(arg, storage_options))
+    except NotAPartitionDirError:
+        if layout == BROKER:
+            raise
+        found = tiered_partitions(arg, storage_options, AUTO, prefix=prefix, copied=copied)
+        if found is None:
+            raise
+        return list(found)
+
+
+def _broker_candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Path | StorageLocation]:
     """The partition dirs (with ``-delete`` and ``-future`` ones) that ``arg`` names: itself or a log dir's."""
     where = locate(arg, storage_options if is_url(arg) else None)
     if isinstance(where, StorageLocation):
@@ -116,17 +167,24 @@ def _candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Pat
 
 
 def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None, *,
-                    storage_options: Mapping[str, Any] | None = None
-                    ) -> list[tuple[TopicPartition, Path | StorageLocation]]:
-    """The partition dirs under ``paths`` (each a log dir or a partition dir) that ``options`` selects,
-    sorted by topic and partition.  Dirs waiting for deletion (``-delete``) and future replicas
-    (``-future``) hold no readable partition and are skipped.  One partition found twice is refused.  A URL
-    is read with ``storage_options`` (default: the options' ``storage.<name>`` ones)."""
-    found: dict[TopicPartition, Path | StorageLocation] = {}
+                    storage_options: Mapping[str, Any] | None = None) -> list[tuple[TopicPartition, Found]]:
+    """The partitions under ``paths`` (each a log dir or a partition dir, or a tiered-storage layout's root:
+    see :mod:`kafkalog.spark.tiered`) that ``options`` selects, sorted by topic and partition.  Dirs waiting
+    for deletion (``-delete``) and future replicas (``-future``) hold no readable partition and are skipped.
+    One partition found twice is refused.  A URL is read with ``storage_options`` (default: the options'
+    ``storage.<name>`` ones).  With ``remoteLogMetadata``, a tiered layout keeps only the segments that topic
+    says are ``COPY_SEGMENT_FINISHED``."""
+    found: dict[TopicPartition, Found] = {}
     if storage_options is None and options is not None:
         storage_options = options.storage_options
+    copied = None
+    if options is not None and options.remote_log_metadata:
+        copied = copied_ids(options.remote_log_metadata, storage_options)
     for arg in paths:
-        for directory in _candidates(arg, storage_options):
+        for directory in _candidates(arg, storage_options, options, copied):
+            if copied is not None and not isinstance(directory, TieredPartition):
+                raise SparkOptionError(f"remoteLogMetadata filters the segments of tiered storage, but {arg} is a "
+                                       "broker's log dir or partition dir: read it without remoteLogMetadata")
             name = directory.name
             if name.endswith("-delete") or name.endswith("-future"):
                 continue
@@ -145,10 +203,19 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
 
 
-def partition_facts(path: Path | StorageLocation, timestamps: Iterable[int] = ()) -> PartitionFacts:
+def partition_facts(path: Found, timestamps: Iterable[int] = ()) -> PartitionFacts:
     """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
     (Kafka: ``fetchOffsetByTimestamp``, through the time index).  A dir at a URL is read by range
-    (:class:`~kafkalog.storage.partition.UrlPartition`)."""
+    (:class:`~kafkalog.storage.partition.UrlPartition`); a tiered layout's partition through its uploaded
+    indexes (:mod:`kafkalog.spark.tiered`)."""
+    if isinstance(path, TieredPartition):
+        tiered = path.partition
+        segments = tuple((s.base_offset, s.size) for s in tiered.segments)
+        log_start = segments[0][0] if segments else 0
+        log_end = log_end_offset(path)
+        return PartitionFacts(str(path), TopicPartition(tiered.topic, tiered.partition), log_start, log_end,
+                              transactions(path, log_end), segments,
+                              {stamp: offset_for_timestamp(path, stamp) for stamp in timestamps}, path.source())
     if isinstance(path, StorageLocation):
         with UrlPartition.open(path) as remote:
             return remote.facts(timestamps)
@@ -232,8 +299,15 @@ class ReadTask:
     slices: tuple[SegmentSlice, ...]
     view: ConsumerView
     include_headers: bool
-    #: For a partition dir at a URL: its filesystem, built in the task's process at its first read.
-    storage: Storage | None = None
+    #: Where the segments are read from: a local dir, a dir at a URL, a tiered layout's segments (each
+    #: filesystem built in the task's process at its first read).
+    source: SegmentSource
+
+    @property
+    def storage(self) -> Storage | None:
+        """The filesystem's protocol and options for segments read through fsspec (``None``: local files)."""
+        found: Storage | None = getattr(self.source, "storage", None)
+        return found
 
     @property
     def size(self) -> int:
@@ -245,14 +319,15 @@ class ReadTask:
             yield from self._read_slice(piece)
 
     def _read_slice(self, piece: SegmentSlice) -> Iterator[pa.RecordBatch]:
-        path = log_filename(self.dir, piece.base_offset) if self.storage is None else \
-            f"{self.dir}/{piece.base_offset:020d}.log"
+        path = self.source.log_name(piece.base_offset)
         try:
-            segment = _open_log(self.dir, self.storage, piece.base_offset)
+            segment = self.source.open_log(piece.base_offset)
         except FileNotFoundError:
             raise KafkaLogError(f"{path} is gone: the log was truncated, cleaned or deleted while the query ran "
                                 "(read a copy, or stop the broker)") from None
         view = self.view
+        if piece.end_offset is not None and piece.end_offset < view.end_offset:
+            view = dataclasses.replace(view, end_offset=max(piece.end_offset, view.start_offset))
         with segment:
             end = min(piece.end_position, segment.size_in_bytes())
             if piece.start_position >= end:
@@ -278,31 +353,6 @@ class ReadTask:
                                      include_headers=self.include_headers)
                     if batch is not None:
                         yield batch
-
-
-def _open_log(dir: str, storage: Storage | None, base_offset: int) -> FileMessageSet:
-    """The ``.log`` of segment ``base_offset`` of the partition dir ``dir``: a local file, or for ``storage``
-    an object read by range (the filesystem built now if this process has none yet)."""
-    if storage is None:
-        return FileMessageSet(log_filename(dir, base_offset), writable=False)
-    return open_remote_log(storage.at(dir) / f"{base_offset:020d}.log")
-
-
-def _translate_offset(facts: PartitionFacts, base_offset: int, offset: int) -> int | None:
-    """The position of the batch holding ``offset`` in segment ``base_offset``, through its offset index."""
-    if facts.storage is not None:
-        remote = UrlSegment(facts.storage.at(facts.dir), base_offset, {"log": dict(facts.segments)[base_offset]})
-        try:
-            found = remote.translate_offset(offset)
-        finally:
-            remote.close()
-        return None if found is None else found.position
-    segment = LogSegment.open(facts.dir, base_offset, read_only=True)
-    try:
-        position = segment.translate_offset(offset)
-    finally:
-        segment.close_handlers()
-    return None if position is None else position.position
 
 
 def _cut_points(segment: FileMessageSet, start: int, end: int, target: int) -> list[int]:
@@ -334,12 +384,15 @@ def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
         if base >= end:
             break
         if size:
-            found.append(SegmentSlice(base, 0, size))
+            # A segment's records stop at the next one's base offset (tiered segments may overlap).
+            found.append(SegmentSlice(base, 0, size, following if following is not None and following < end
+                                      else None))
     if found and start > found[0].base_offset:
         # Skip the first segment's bytes below the start, as a fetch does, through the offset index.
-        position = _translate_offset(facts, found[0].base_offset, start)
+        first = found[0]
+        position = facts.segment_source.translate_offset(first.base_offset, first.end_position, start)
         if position is not None:
-            found[0] = SegmentSlice(found[0].base_offset, position, found[0].end_position)
+            found[0] = dataclasses.replace(first, start_position=position)
     return found
 
 
@@ -382,7 +435,8 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
         tp = facts.topic_partition
         tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers,
-                              facts.storage) for group in _group(facts, slices, target))
+                              facts.segment_source.only({s.base_offset for s in group}))
+                     for group in _group(facts, slices, target))
     return tasks
 
 
@@ -414,10 +468,11 @@ def _group(facts: PartitionFacts, slices: list[SegmentSlice], target: int) -> li
             if group:
                 groups.append(group)
                 group, size = [], 0
-            segment = _open_log(facts.dir, facts.storage, piece.base_offset)
+            segment = facts.segment_source.open_log(piece.base_offset, piece.end_position)
             bounds = [piece.start_position, *_cut_points(segment, piece.start_position, piece.end_position, target),
                       piece.end_position]
-            groups.extend([SegmentSlice(piece.base_offset, lo, hi)] for lo, hi in itertools.pairwise(bounds))
+            groups.extend([SegmentSlice(piece.base_offset, lo, hi, piece.end_offset)]
+                          for lo, hi in itertools.pairwise(bounds))
             continue
         if group and size + piece.size > target:
             groups.append(group)

@@ -27,7 +27,7 @@ import mmap
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from .._common import INT32_MAX
 from ..errors import IllegalStateError, KafkaStorageError, ReadOnlyError, StorageNotFoundError
@@ -36,7 +36,7 @@ from ..file_message_set import FileMessageSet
 from ..index import AbstractIndex
 from .location import StorageLocation
 
-__all__ = ["CACHE_BYTES", "READ_AHEAD_BYTES", "RemoteChannel", "open_remote_log", "read_index"]
+__all__ = ["CACHE_BYTES", "READ_AHEAD_BYTES", "RangeReadable", "RemoteChannel", "open_remote_log", "read_index"]
 
 #: The least a ranged read fetches (one block of the object, aligned): what a scan then walks without another
 #: request.
@@ -48,11 +48,27 @@ CACHE_BYTES = 128 << 20
 _Index = TypeVar("_Index", bound=AbstractIndex)
 
 
+class RangeReadable(Protocol):
+    """What a :class:`RemoteChannel` reads from: an object of a known size read by byte range.  A
+    :class:`~kafkalog.storage.location.StorageLocation` is one (a ``.log`` object as it is); a tiered-storage
+    segment is another (:meth:`kafkalog.remote.RemoteSegment.open_log`: the original ``.log`` rebuilt from
+    its chunks)."""
+
+    @property
+    def path(self) -> str: ...
+
+    def size(self) -> int: ...
+
+    def read_range(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)``; fewer only where the object ends."""
+        ...
+
+
 class RemoteChannel(FileChannel):
     """A read-only :class:`~kafkalog.file_channel.FileChannel` over an object: reads are ranged reads; there is
     no descriptor, no map and no write."""
 
-    def __init__(self, location: StorageLocation, size: int | None = None, block_bytes: int = READ_AHEAD_BYTES,
+    def __init__(self, location: RangeReadable, size: int | None = None, block_bytes: int = READ_AHEAD_BYTES,
                  cache_bytes: int = CACHE_BYTES) -> None:
         # No descriptor to open: FileChannel's constructor is not run, its read interface is overridden.
         self.path, self.location = Path(location.path), location
@@ -161,8 +177,9 @@ class RemoteChannel(FileChannel):
         return self._closed
 
 
-def open_remote_log(location: StorageLocation, size: int | None = None) -> FileMessageSet:
-    """The ``.log`` object at ``location`` as a read-only set (``size``: its size when a listing gave it).
+def open_remote_log(location: RangeReadable, size: int | None = None) -> FileMessageSet:
+    """The ``.log`` object at ``location`` (or any :class:`RangeReadable`) as a read-only set (``size``: its
+    size when a listing gave it).
 
     Raises:
         StorageNotFoundError: there is no such object.

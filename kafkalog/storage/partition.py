@@ -283,6 +283,7 @@ class UrlPartition:
     def facts(self, timestamps: Iterable[int] = ()) -> PartitionFacts:
         """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`)."""
         from ..spark.plan import PartitionFacts
+        from ..spark.sources import UrlDir
 
         found = {}
         for stamp in timestamps:
@@ -290,7 +291,7 @@ class UrlPartition:
             found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(self.dir.url, self.topic_partition, self.log_start_offset, self.log_end_offset,
                               self.transactions(), tuple((s.base_offset, s.size()) for s in self.segments), found,
-                              storage=self.dir.storage)
+                              source=UrlDir(self.dir.storage, self.dir.url))
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads

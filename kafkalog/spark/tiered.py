@@ -1,0 +1,242 @@
+"""Tiered storage read by the Spark source: the layouts of :mod:`kafkalog.remote` found at a path, and what
+the planner learns of each partition in them.
+
+A path (local or URL) holds one of the layouts the ``layout`` option names:
+
+- ``broker``: a broker's log dir or partition dir, copied as it is (:mod:`kafkalog.spark.plan` reads it);
+- ``kafka-local-tiered-storage``: Kafka's ``LocalTieredStorage`` (:mod:`kafkalog.remote.local_tiered`);
+- ``aiven-tiered-storage``: Aiven's plugin (:mod:`kafkalog.remote.aiven`), under the plugin's ``key.prefix``
+  (``layout.prefix``; a prefix of whole directories is found from the keys);
+- ``auto`` (the default): a broker's dir when the path is one, else the tiered layout found there.
+
+Each partition of a tiered layout is planned as a broker's partition is (Kafka's
+``RemoteLogManager.read`` and ``RemoteLogMetadataCache`` serve a fetch from the same facts):
+
+- the log start offset is the first segment's base offset and the log end offset the last segment's end
+  offset + 1 (the manifest's ``endOffset`` when the layout has one, else found through the last segment's
+  offset index and a scan from there, as ``LogSegment.readNextOffset``);
+- the offset of a timestamp is found through each segment's uploaded time index, then its offset index,
+  then a search of the segment (``RemoteLogManager.findOffsetByTimestamp`` over the segments in order);
+- the aborted transactions are the entries of the uploaded ``.txnindex`` objects
+  (``RemoteLogManager.addAbortedTransactions``); the last stable offset is the log end offset, since a
+  broker uploads only segments below its last stable offset (``RemoteLogManager.candidateLogSegments``);
+- segments may overlap (a copy retried with other boundaries): as Kafka serves an offset from the segment with
+  the greatest base offset at or below it, each segment is read only below the next one's base offset.
+
+What a layout leaves out (an upload not finished, the losing one of two uploads of a base offset, a segment
+``__remote_log_metadata`` does not name as ``COPY_SEGMENT_FINISHED`` with ``remoteLogMetadata``) is in
+:attr:`TieredPartition.skipped`; an encrypted segment fails the read (:class:`~kafkalog.errors.EncryptedSegmentError`).
+
+A :class:`TieredPartition` and :class:`TieredSegments` hold no filesystem: their segments are pickled without
+it and the task's process builds its own from the :class:`~kafkalog.storage.location.Storage` at its first
+read (as for a URL read).  kafkalog's, no Kafka counterpart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptIndexError, KafkaLogError, RemoteLayoutError
+from ..file_message_set import FileMessageSet
+from ..index import OffsetIndex, TimeIndex
+from ..remote import LAYOUTS, IndexType, RemotePartition, RemoteSegment, SkippedSegment, aiven, local_tiered
+from ..remote.metadata import copied_segment_ids, metadata_values
+from ..storage.location import Storage, StorageLocation, is_url, locate
+from ..transaction_index import AbortedTxn, parse_aborted_txns
+from ..transactions import TransactionState
+
+__all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "detect",
+           "log_end_offset", "offset_for_timestamp", "tiered_partitions", "transactions"]
+
+AUTO, BROKER = "auto", "broker"
+#: The values of the ``layout`` option.
+LAYOUT_NAMES = (AUTO, BROKER, *LAYOUTS)
+
+
+def _store(arg: str, storage_options: Mapping[str, Any] | None) -> tuple[Storage, str]:
+    """The storage and the filesystem's path of ``arg``: a local path is read through fsspec's ``file``
+    filesystem (the layouts read only through fsspec)."""
+    where = locate(arg, storage_options if is_url(arg) else None)
+    if isinstance(where, StorageLocation):
+        return where.storage, where.path
+    return Storage("file"), Path(where).resolve().as_posix()
+
+
+def detect(fs: Any, root: str, prefix: str | None = None) -> str | None:
+    """The tiered layout under ``root``, or ``None`` (:func:`kafkalog.remote.detect_layout`, with Aiven's
+    ``prefix`` when given)."""
+    if local_tiered.looks_like(fs, root):
+        return "kafka-local-tiered-storage"
+    if aiven.looks_like(fs, root, prefix):
+        return "aiven-tiered-storage"
+    return None
+
+
+@dataclass(frozen=True)
+class TieredPartition:
+    """A topic-partition in a tiered-storage layout, as the planner finds it: its segments (in offset order,
+    one per base offset, without their filesystem) and what the layout left out."""
+
+    storage: Storage
+    #: The path or URL it was found under, for messages.
+    root: str
+    layout: str
+    partition: RemotePartition
+
+    @property
+    def name(self) -> str:
+        return self.partition.name
+
+    @property
+    def skipped(self) -> tuple[SkippedSegment, ...]:
+        return self.partition.skipped
+
+    def __str__(self) -> str:
+        return f"{self.root} ({self.layout}, {self.name}, topic id {self.partition.topic_id})"
+
+    def source(self) -> TieredSegments:
+        return TieredSegments(self.storage, str(self), self.partition.segments)
+
+
+def tiered_partitions(arg: str, storage_options: Mapping[str, Any] | None, layout: str, *,
+                      prefix: str | None = None, copied: Collection[str] | None = None) -> list[TieredPartition] | None:
+    """The partitions of the tiered layout at ``arg`` (``layout``: one of :data:`LAYOUT_NAMES` but
+    ``broker``; ``auto`` detects it), or ``None`` when ``layout`` is ``auto`` and none is there.
+
+    Raises:
+        RemoteLayoutError: the path does not hold the layout named.
+        EncryptedSegmentError, CorruptRemoteSegmentError: see the layouts.
+    """
+    storage, root = _store(arg, storage_options)
+    fs = storage.fs
+    found = detect(fs, root, prefix)
+    if layout == AUTO:
+        if found is None:
+            return None
+        layout = found
+    elif found != layout and not (layout == "aiven-tiered-storage" and aiven.looks_like(fs, root, prefix)):
+        what = f"it holds {found}" if found is not None else "nothing of that layout is there"
+        raise RemoteLayoutError(f"layout is {layout}, but {what} (layout=auto finds what is there; for Aiven's "
+                                "plugin, is layout.prefix its key.prefix?)", path=arg)
+    options: dict[str, Any] = {"copied": copied}
+    if layout == "aiven-tiered-storage":
+        options["prefix"] = prefix
+    partitions = LAYOUTS[layout].list_partitions(fs, root, **options)
+    return [TieredPartition(storage, arg, layout, dataclasses.replace(
+        p, segments=tuple(dataclasses.replace(s, fs=None) for s in p.segments))) for p in partitions]
+
+
+def copied_ids(paths: Iterable[str], storage_options: Mapping[str, Any] | None) -> frozenset[str]:
+    """The segment ids ``__remote_log_metadata`` (its partition dirs at ``paths``, local or URLs) says are
+    ``COPY_SEGMENT_FINISHED`` (:func:`kafkalog.remote.metadata.copied_segment_ids`)."""
+    return copied_segment_ids(metadata_values(list(paths), storage_options))
+
+
+@dataclass(frozen=True)
+class TieredSegments:
+    """The segment source of a tiered partition (:class:`~kafkalog.spark.sources.SegmentSource`): each
+    segment's original ``.log`` read through its layout, by range, the filesystem built in the reading
+    process at its first read."""
+
+    storage: Storage
+    name: str
+    segments: tuple[RemoteSegment, ...]
+
+    def segment(self, base_offset: int) -> RemoteSegment:
+        """The segment with ``base_offset``, bound to this process's filesystem."""
+        for s in self.segments:
+            if s.base_offset == base_offset:
+                return dataclasses.replace(s, fs=self.storage.fs)
+        raise KafkaLogError(f"{self.name} has no segment with base offset {base_offset}")
+
+    def log_name(self, base_offset: int) -> str:
+        for s in self.segments:
+            if s.base_offset == base_offset:
+                return f"{self.storage.protocol}://{s.path}"
+        return f"{self.name}: segment {base_offset}"
+
+    def open_log(self, base_offset: int, size: int | None = None) -> FileMessageSet:
+        return self.segment(base_offset).open_log()
+
+    def only(self, base_offsets: Collection[int]) -> TieredSegments:
+        return TieredSegments(self.storage, self.name, tuple(s for s in self.segments if s.base_offset in base_offsets))
+
+    def translate_offset(self, base_offset: int, size: int, offset: int) -> int | None:
+        """The position of the batch holding ``offset``: the uploaded offset index's entry, then a search
+        of the segment from there (``LogSegment.translateOffset``)."""
+        segment = self.segment(base_offset)
+        _found, position = segment.lookup(offset)
+        with segment.open_log() as log:
+            hit = log.search_for(offset, position)
+        return None if hit is None else hit.position
+
+
+def _attached(storage: Storage, segments: tuple[RemoteSegment, ...]) -> Iterator[RemoteSegment]:
+    fs = storage.fs
+    for s in segments:
+        yield dataclasses.replace(s, fs=fs)
+
+
+def log_end_offset(partition: TieredPartition) -> int:
+    """The last segment's end offset + 1: the layout's ``endOffset`` when it has one, else the offset after
+    the last batch, scanned from the last entry of its offset index (``LogSegment.readNextOffset``)."""
+    segments = partition.partition.segments
+    if not segments:
+        return 0
+    last = next(_attached(partition.storage, segments[-1:]))
+    if last.end_offset is not None:
+        return last.end_offset + 1
+    offsets = OffsetIndex.from_bytes(last.index(IndexType.OFFSET) or b"", last.path, last.base_offset)
+    try:
+        position = offsets.read_last_entry().position
+    finally:
+        offsets.close()
+    if not 0 <= position <= last.size:
+        raise CorruptIndexError(f"the last offset index entry of {last.path} points past the segment's "
+                                f"{last.size} bytes")
+    with last.open_log() as log:
+        rows = log.scan(check_crc=False, stop_on_invalid=False, starting_position=position).batches
+    return int(rows["last_offset"][-1]) + 1 if len(rows) else last.base_offset
+
+
+def offset_for_timestamp(partition: TieredPartition, timestamp: int) -> int | None:
+    """The first offset whose record's timestamp is at or after ``timestamp``, or ``None``
+    (``RemoteLogManager.findOffsetByTimestamp``: each segment in offset order, through its time index when
+    uploaded, the offset index, then a search; a segment whose largest timestamp is below it passed over).
+    A segment answers only below the next segment's base offset."""
+    segments = list(_attached(partition.storage, partition.partition.segments))
+    for i, segment in enumerate(segments):
+        following = segments[i + 1].base_offset if i + 1 < len(segments) else None
+        data = segment.index(IndexType.TIMESTAMP)
+        start_offset = segment.base_offset
+        if data:
+            times = TimeIndex.from_bytes(data, segment.path, segment.base_offset)
+            try:
+                largest = times.last_entry.timestamp
+                if 0 <= largest < timestamp:
+                    continue
+                start_offset = max(times.lookup(timestamp).offset, segment.base_offset)
+            finally:
+                times.close()
+        _found, position = segment.lookup(start_offset)
+        with segment.open_log() as log:
+            hit = log.search_for_timestamp(timestamp, position, segment.base_offset)
+        if hit is not None and (following is None or hit.offset < following):
+            return int(hit.offset)
+    return None
+
+
+def transactions(partition: TieredPartition, log_end: int) -> TransactionState:
+    """The aborted transactions of the uploaded ``.txnindex`` objects (Kafka uploads one with each segment that
+    had aborted transactions); the last stable offset is ``log_end``."""
+    aborted: list[AbortedTxn] = []
+    for segment in _attached(partition.storage, partition.partition.segments):
+        data = segment.index(IndexType.TRANSACTION)
+        if data:
+            aborted.extend(parse_aborted_txns(data, segment.path))
+    unique = sorted(set(aborted), key=lambda t: (t.first_offset, t.producer_id, t.last_offset))
+    return TransactionState(tuple(unique), log_end)
