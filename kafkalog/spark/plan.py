@@ -37,7 +37,7 @@ import numpy as np
 from ..consumer_view import ConsumerView, IsolationLevel
 from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
 from ..file_message_set import FileMessageSet
-from ..storage.location import Storage, StorageLocation, is_url, locate
+from ..storage.location import StorageLocation, is_url, locate
 from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
@@ -114,12 +114,6 @@ class PartitionFacts:
     def segment_source(self) -> SegmentSource:
         assert self.source is not None
         return self.source
-
-    @property
-    def storage(self) -> Storage | None:
-        """The filesystem's protocol and options for segments read through fsspec (``None``: local files)."""
-        found: Storage | None = getattr(self.source, "storage", None)
-        return found
 
     @property
     def last_stable_offset(self) -> int:
@@ -302,12 +296,6 @@ class ReadTask:
     #: Where the segments are read from: a local dir, a dir at a URL, a tiered layout's segments (each
     #: filesystem built in the task's process at its first read).
     source: SegmentSource
-
-    @property
-    def storage(self) -> Storage | None:
-        """The filesystem's protocol and options for segments read through fsspec (``None``: local files)."""
-        found: Storage | None = getattr(self.source, "storage", None)
-        return found
 
     @property
     def size(self) -> int:

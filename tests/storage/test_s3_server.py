@@ -17,6 +17,7 @@ pytest.importorskip("moto.server")
 
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
+from kafkalog.spark.sources import UrlDir
 from kafkalog.storage import StorageLocation, locate
 from kafkalog.storage.local_s3 import S3Server
 from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
@@ -174,7 +175,7 @@ def test_read_tasks_of_a_url_pickle_without_a_filesystem_and_read_what_local_tas
     assert len(remote_tasks) > len(PARTITIONS)  # large segments cut at batch boundaries
     # What Spark ships to a worker: no filesystem, which the worker builds at its first read.
     shipped = [pickle.loads(pickle.dumps(t)) for t in remote_tasks]
-    assert all(t.storage is not None and t.storage._fs == [] for t in shipped)
+    assert all(isinstance(t.source, UrlDir) and t.source.storage._fs == [] for t in shipped)
     rows = _rows(shipped)
     assert rows == _rows(local_tasks) and len(rows) > 100
 
