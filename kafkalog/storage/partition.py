@@ -39,8 +39,7 @@ from ..errors import IllegalArgumentError, KafkaLogError, StorageNotFoundError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
-from ..meta_properties import META_PROPERTIES_FILE
-from ..tools.partition_dir import OFFSET_CHECKPOINTS, _looks_like_partition
+from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState, producer_batches
 from .channel import open_remote_log, read_index
@@ -68,21 +67,17 @@ def classify_remote_dir(location: StorageLocation) -> str:
         StorageNotFoundError: nothing is at ``location``.
         NotAPartitionDirError: it is a file, or neither kind of directory.
     """
-    from ..tools.partition_dir import NotAPartitionDirError
+    from ..tools.partition_dir import NotAPartitionDirError, classify_listing
 
     if location.info().get("type") != "directory":
         raise NotAPartitionDirError(f"{location} is a file, not a partition dir or a log dir")
-    entries = location.entries()
-    names = [name for name, _kind, _size in entries]
-    if _partition_of(location.name) is not None and _looks_like_partition(names):
-        return "partition"
-    if any(n in OFFSET_CHECKPOINTS or n == META_PROPERTIES_FILE for n in names) or any(
-            kind == "directory" and _partition_of(n) is not None
-            and _looks_like_partition([e[0] for e in (location / n).entries()]) for n, kind, _size in entries):
-        return "logdir"
-    raise NotAPartitionDirError(
-        f"{location} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a log dir "
-        "(holding checkpoint files or partition dirs)")
+    kinds = {name: kind for name, kind, _size in location.entries()}
+
+    def partition_child(name: str) -> bool:
+        return kinds[name] == "directory" and _partition_of(name) is not None and \
+            _looks_like_partition([e[0] for e in (location / name).entries()])
+
+    return classify_listing(str(location), _partition_of(location.name) is not None, list(kinds), partition_child)
 
 
 def remote_partition_dirs(log_dir: StorageLocation) -> list[StorageLocation]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,19 +83,32 @@ def classify_dir(path: str | os.PathLike[str]) -> str:
         raise FileNotFoundError(f"No such directory: {directory}")
     if not directory.is_dir():
         raise NotAPartitionDirError(f"{directory} is a file, not a partition dir or a log dir")
-    names = os.listdir(directory)
-    if partition_name(directory) is not None and _looks_like_partition(names):
+
+    def partition_child(name: str) -> bool:
+        child = directory / name
+        return partition_name(child) is not None and child.is_dir() and _looks_like_partition(os.listdir(child))
+
+    return classify_listing(str(directory), partition_name(directory) is not None, os.listdir(directory),
+                            partition_child)
+
+
+def classify_listing(where: str, partition_named: bool, names: Sequence[str],
+                     partition_child: Callable[[str], bool]) -> str:
+    """The rule of :func:`classify_dir` over any listing (a local dir's, or an object store's for
+    :func:`kafkalog.storage.partition.classify_remote_dir`): ``partition_named`` says the dir's own name is
+    ``<topic>-<partition>``, ``names`` are its entries, and ``partition_child(name)`` says whether an entry is
+    a partition dir itself."""
+    if partition_named and _looks_like_partition(names):
         return "partition"
     if any(n in OFFSET_CHECKPOINTS or n == META_PROPERTIES_FILE for n in names) or any(
-            partition_name(directory / n) is not None and (directory / n).is_dir()
-            and _looks_like_partition(os.listdir(directory / n)) for n in names):
+            partition_child(n) for n in names):
         return "logdir"
     raise NotAPartitionDirError(
-        f"{directory} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a "
+        f"{where} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a "
         "log dir (holding checkpoint files or partition dirs)")
 
 
-def _looks_like_partition(names: list[str]) -> bool:
+def _looks_like_partition(names: Sequence[str]) -> bool:
     """Holds segment files or a leader-epoch checkpoint, or nothing yet (a partition just created)."""
     return not names or LEADER_EPOCH_CHECKPOINT_FILE in names or any(
         SEGMENT_FILE_NAME.match(n) or n.endswith(TEMP_FILE_SUFFIXES) for n in names)
