@@ -33,12 +33,13 @@ from . import _impl
 from ._common import MAGIC_V2, ScanStop
 from .errors import CorruptRecordError
 from .file_message_set import ChunkBuffer
+from .record import MemoryRecords
 from .transactions import TransactionState
 
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
     from .log import Log
-    from .record import MemoryRecords, Record
+    from .record import Record
 
 __all__ = ["ConsumerView", "IsolationLevel"]
 
@@ -126,13 +127,27 @@ class ConsumerView:
     def chunks(self, segment: FileMessageSet, start_position: int = 0, chunk_bytes: int = CONSUMER_CHUNK_BYTES,
                *, reuse: ChunkBuffer | None = None) -> Iterator[tuple[int, MemoryRecords]]:
         """The whole batches of ``segment`` from ``start_position`` (a file position) that may hold offsets
-        of the range, as in-memory chunks with the file position each starts at.  Corrupt framing raises
-        with the file and position once the chunks before it are handed out; a partial batch at the end
-        (a write in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``."""
-        scan = segment.scan(check_crc=False, stop_on_invalid=False, starting_position=start_position)
-        rows = self.rows_in_range(scan.batches)
-        if len(rows):
-            yield from segment.memory_chunks(rows, chunk_bytes, reuse=reuse)
+        of the range, as in-memory chunks with the file position each starts at.  The segment is read once,
+        and no further than the first batch that reaches the end of the range.  Corrupt framing raises with
+        the file and position once the chunks before it are handed out; a partial batch at the end (a write
+        in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``."""
+        reads = segment.scanned_chunks(start_position, chunk_bytes, reuse=reuse)
+        while True:
+            try:
+                position, data, rows = next(reads)
+            except StopIteration as done:
+                scan = done.value
+                break
+            wanted = self.rows_in_range(rows)
+            if len(wanted):
+                # The batches of a range are consecutive: one slice of the chunk holds them.
+                first = int(wanted["position"][0])
+                end = int(wanted["position"][-1]) + int(wanted["size"][-1])
+                yield position + first, MemoryRecords(data[first:end])
+            if int(rows["last_offset"][-1]) >= self.end_offset - 1:
+                # Offsets grow from batch to batch: all that follow this one are past the range.
+                reads.close()
+                return
         if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL, ScanStop.ZERO_TAIL):
             segment.raise_for_stop(scan)
 

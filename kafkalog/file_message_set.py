@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -127,50 +127,66 @@ def _whole_entry_size(data: bytes | memoryview, position: int) -> int:
     return LOG_OVERHEAD + int.from_bytes(data[position + 8:position + 12], "big", signed=True)
 
 
-def _scan_by_reads(channel: FileChannel, start: int, end: int, check_crc: bool, stop_on_invalid: bool,
-                   max_entry_size: int, max_batches: int) -> tuple[npt.NDArray[Any], int, ScanStop]:
-    """The batch-scan kernel over ``[start, end)`` of a file that is not mapped, :data:`SCAN_READ_BYTES` read
-    at a time: the same rows, stop and reason as one kernel call over a map of the file.
+def _scanned_reads(channel: FileChannel, start: int, end: int, read_bytes: int, check_crc: bool,
+                   stop_on_invalid: bool, max_entry_size: int, max_batches: int, buffer: ChunkBuffer
+                   ) -> Generator[tuple[int, memoryview, npt.NDArray[Any]], None, tuple[int, ScanStop]]:
+    """The batch-scan kernel over ``[start, end)`` of a file that is not mapped, walked one read of about
+    ``read_bytes`` at a time: yields ``(file position of the read, the bytes read, the rows of the whole
+    entries in them)`` for every read that holds some (row positions relative to the read; the bytes are
+    ``buffer``'s, overwritten by the next read), and returns the scan's stop position and reason, the same as
+    one kernel call over a map of the file.
 
     A read that ends inside an entry (the kernel's ``PARTIAL`` at the end of the bytes read) or between two
     (``END``) before ``end`` is followed by the next read, from that entry, at least as large as the entry.
     A read that comes back short was cut by a writer: what was read is what the scan sees, ending there
-    (a shorter read, never a fault).  Memory: the rows, and one read of the largest entry or 1 MiB.
+    (a shorter read, never a fault).  Memory: one read of the largest entry or ``read_bytes``.
     """
-    parts: list[npt.NDArray[Any]] = []
     position = max(start, 0)  # as the kernel takes a negative start
-    want = SCAN_READ_BYTES
-    buffer = bytearray()
+    want = read_bytes
     while True:
         length = max(min(want, end - position), 0)
-        if len(buffer) < length:
-            buffer = bytearray(length)  # one buffer, reused: fresh memory for every read costs page faults
-        with memoryview(buffer)[:length] as view:
-            got = channel.read_into(view, position) if length else 0
-            rows, stop, code = _impl.core.scan_batches(view, 0, got, check_crc, stop_on_invalid, max_entry_size,
-                                                       max(max_batches, 0))
-            stop = int(stop)
-            reason = ScanStop(code)
-            if reason is ScanStop.ZERO_TAIL and got == length and position + length < end \
-                    and not channel.zeros_between(position + length, end):
-                # Zeros to the end of this read are no tail when the file goes on with data.
-                reason = ScanStop.SIZE_TOO_SMALL
-            more = reason in (ScanStop.END, ScanStop.PARTIAL) and got == length and position + length < end
-            if more and reason is ScanStop.PARTIAL:
-                want = max(SCAN_READ_BYTES, _whole_entry_size(view, stop))
-            else:
-                want = SCAN_READ_BYTES
+        view = buffer.view(length)
+        got = channel.read_into(view, position) if length else 0
+        rows, stop, code = _impl.core.scan_batches(view, 0, got, check_crc, stop_on_invalid, max_entry_size,
+                                                   max(max_batches, 0))
+        stop = int(stop)
+        reason = ScanStop(code)
+        if reason is ScanStop.ZERO_TAIL and got == length and position + length < end \
+                and not channel.zeros_between(position + length, end):
+            # Zeros to the end of this read are no tail when the file goes on with data.
+            reason = ScanStop.SIZE_TOO_SMALL
+        more = reason in (ScanStop.END, ScanStop.PARTIAL) and got == length and position + length < end
+        want = read_bytes
+        if more and reason is ScanStop.PARTIAL:
+            want = max(read_bytes, _whole_entry_size(view, stop))
         if len(rows):
-            rows["position"] += position
-            parts.append(rows)
             max_batches -= len(rows)
-        if more:
-            # The read ended before the set: go on from where the kernel stopped, with the whole next entry.
-            position += stop
-            continue
-        if len(parts) == 1:
-            return parts[0], position + stop, reason
-        return (np.concatenate(parts) if parts else np.empty(0, dtype=BATCH_DTYPE)), position + stop, reason
+            yield position, view[:got], rows
+        if not more:
+            return position + stop, reason
+        # The read ended before the set: go on from where the kernel stopped, with the whole next entry.
+        position += stop
+
+
+def _scan_by_reads(channel: FileChannel, start: int, end: int, check_crc: bool, stop_on_invalid: bool,
+                   max_entry_size: int, max_batches: int) -> tuple[npt.NDArray[Any], int, ScanStop]:
+    """The batch-scan kernel over ``[start, end)`` of a file that is not mapped, :data:`SCAN_READ_BYTES` read
+    at a time (:func:`_scanned_reads`): the same rows, stop and reason as one kernel call over a map of the
+    file.  Memory: the rows, and one read of the largest entry or 1 MiB."""
+    parts: list[npt.NDArray[Any]] = []
+    reads = _scanned_reads(channel, start, end, SCAN_READ_BYTES, check_crc, stop_on_invalid, max_entry_size,
+                           max_batches, ChunkBuffer())
+    while True:
+        try:
+            position, _data, rows = next(reads)
+        except StopIteration as done:
+            stop, reason = done.value
+            break
+        rows["position"] += position
+        parts.append(rows)
+    if len(parts) == 1:
+        return parts[0], stop, reason
+    return (np.concatenate(parts) if parts else np.empty(0, dtype=BATCH_DTYPE)), stop, reason
 
 
 def _search_by_reads(channel: FileChannel, start: int, end: int,
@@ -217,6 +233,29 @@ class ChunkBuffer:
             # for the chunk (a small log's read allocates little), a quarter more when it grows again.
             self._buffer = bytearray(max(size, len(self._buffer) * 5 // 4))
         return memoryview(self._buffer)[:size]
+
+
+
+class _FreshBuffer(ChunkBuffer):
+    """A :class:`ChunkBuffer` whose every view is new memory: for chunks a caller keeps."""
+
+    __slots__ = ()
+
+    def view(self, size: int) -> memoryview:
+        return memoryview(bytearray(size))
+
+
+def _chunk_spans(rows: npt.NDArray[Any], chunk_bytes: int) -> Iterator[tuple[int, int, int, int]]:
+    """``(file position, size, first row, row past the last)`` of the chunks that cut the entries of scan
+    ``rows`` into runs of about ``chunk_bytes`` (an entry larger than that is a run of its own)."""
+    ends = rows["position"] + rows["size"]
+    i, n = 0, len(rows)
+    while i < n:
+        start = int(rows["position"][i])
+        j = int(np.searchsorted(ends, start + chunk_bytes, side="right"))
+        j = min(max(j, i + 1), n)
+        yield start, int(ends[j - 1]) - start, i, j
+        i = j
 
 
 class FileMessageSet:
@@ -771,23 +810,45 @@ class FileMessageSet:
         """
         if rows is None:
             rows = self.scan(check_crc=False, stop_on_invalid=False).batches
-        ends = rows["position"] + rows["size"]
-        i, n = 0, len(rows)
-        while i < n:
-            start = int(rows["position"][i])
-            j = int(np.searchsorted(ends, start + chunk_bytes, side="right"))
-            j = min(max(j, i + 1), n)
-            size = int(ends[j - 1]) - start
-            if reuse is None:
-                yield start, MemoryRecords(self._channel.pread(start, size))
-            else:
-                view = reuse.view(size)
-                got = self._channel.read_into(view, start)
-                if got != size:
-                    raise KafkaStorageError(
-                        f"Short read from {self._channel.path}: {got} of {size} bytes at position {start}")
-                yield start, MemoryRecords(view)
-            i = j
+        for start, size, _i, _j in _chunk_spans(rows, chunk_bytes):
+            yield start, MemoryRecords(self._read_chunk(start, size, reuse))
+
+    def _read_chunk(self, start: int, size: int, reuse: ChunkBuffer | None) -> bytes | memoryview:
+        if reuse is None:
+            return self._channel.pread(start, size)
+        view = reuse.view(size)
+        got = self._channel.read_into(view, start)
+        if got != size:
+            raise KafkaStorageError(f"Short read from {self._channel.path}: {got} of {size} bytes at position {start}")
+        return view
+
+    def scanned_chunks(self, starting_position: int = 0, chunk_bytes: int = MEMORY_CHUNK_BYTES, *,
+                       reuse: ChunkBuffer | None = None
+                       ) -> Generator[tuple[int, bytes | memoryview, npt.NDArray[Any]], None, ScanResult]:
+        """The set's whole entries from ``starting_position`` in memory, about ``chunk_bytes`` at a time (an
+        entry larger than that whole), each with its scan rows: yields ``(file position of the chunk, its
+        bytes, the rows of its entries)``, row positions relative to the chunk, and returns the scan's end
+        (a :class:`ScanResult` without rows, for :meth:`raise_for_stop`).  The rows are those of
+        ``scan(check_crc=False, stop_on_invalid=False)``, cut where the chunks are.
+
+        A file that is not mapped is read once: each read is scanned where it lies and the entry it ends
+        inside is read again at the start of the next (a scan first and the chunks after would read it
+        twice).  A mapped one is scanned over its map, then read by chunks.  With ``reuse``, as for
+        :meth:`memory_chunks`: a chunk's bytes are overwritten when the next is asked for.
+        """
+        start = self.start + starting_position
+        if not self._channel.mappable:
+            buffer = reuse if reuse is not None else _FreshBuffer()
+            stop, reason = yield from _scanned_reads(self._channel, start, self.end, chunk_bytes, False, False,
+                                                     INT32_MAX, INT64_MAX, buffer)
+            return ScanResult(np.empty(0, dtype=BATCH_DTYPE), stop, reason)
+        scan = self.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position)
+        rows = scan.batches
+        for position, size, i, j in _chunk_spans(rows, chunk_bytes):
+            chunk_rows = rows[i:j].copy()
+            chunk_rows["position"] -= position
+            yield position, self._read_chunk(position, size, reuse), chunk_rows
+        return ScanResult(np.empty(0, dtype=BATCH_DTYPE), scan.stop_position, scan.stop_reason)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()

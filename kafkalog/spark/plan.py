@@ -36,7 +36,7 @@ import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
 from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
-from ..file_message_set import FileMessageSet
+from ..file_message_set import ChunkBuffer, FileMessageSet
 from ..storage.location import StorageLocation, is_url, locate
 from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
@@ -303,10 +303,13 @@ class ReadTask:
 
     def read(self) -> Iterator[pa.RecordBatch]:
         """The task's records as Arrow record batches of the data source's schema."""
+        # Every chunk is read into one buffer: its records are copied into Arrow before the next is read,
+        # and fresh memory for each chunk cost as much as the read itself.
+        buffer = ChunkBuffer()
         for piece in self.slices:
-            yield from self._read_slice(piece)
+            yield from self._read_slice(piece, buffer)
 
-    def _read_slice(self, piece: SegmentSlice) -> Iterator[pa.RecordBatch]:
+    def _read_slice(self, piece: SegmentSlice, buffer: ChunkBuffer) -> Iterator[pa.RecordBatch]:
         path = self.source.log_name(piece.base_offset)
         try:
             segment = self.source.open_log(piece.base_offset)
@@ -321,7 +324,7 @@ class ReadTask:
             if piece.start_position >= end:
                 return
             part = segment.read(piece.start_position, end - piece.start_position)
-            for position, chunk in view.chunks(part, 0, READ_CHUNK_BYTES):
+            for position, chunk in view.chunks(part, 0, READ_CHUNK_BYTES, reuse=buffer):
                 runs = chunk.record_columns(check_crcs=view.check_crcs)
                 while True:
                     # The columns are decoded as they are asked for: a bad batch raises here, after the

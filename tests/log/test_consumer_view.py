@@ -360,3 +360,103 @@ def test_isolation_level_names() -> None:
     assert str(IsolationLevel.READ_COMMITTED) == "read_committed"
     with pytest.raises(ValueError):
         IsolationLevel.of(2)
+
+
+class CountingChannel:
+    """Counts the bytes a read-only set's channel reads, passing every call through."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.bytes_read = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.channel, name)
+
+    def read_into(self, view: memoryview, position: int) -> int:
+        got = int(self.channel.read_into(view, position))
+        self.bytes_read += got
+        return got
+
+    def pread(self, position: int, size: int) -> bytes:
+        data = bytes(self.channel.pread(position, size))
+        self.bytes_read += len(data)
+        return data
+
+
+def read_only_segment(log: Log) -> tuple[FileMessageSet, CountingChannel]:
+    segment = FileMessageSet(log.dir / "00000000000000000000.log", writable=False)
+    counting = CountingChannel(segment._channel)
+    segment._channel = counting  # type: ignore[assignment]
+    return segment, counting
+
+
+def hundred_batches(create_log: LogFactory) -> Log:
+    log = create_log()
+    for b in range(100):
+        log.append(MemoryRecords.with_records([(None, b"v%03d-%d" % (b, i) * 20, i) for i in range(10)]))
+    log.flush()
+    return log
+
+
+@pytest.mark.parametrize("chunk_bytes", [256, 4096, 1 << 20])
+def test_chunks_read_a_read_only_segment_once(create_log: LogFactory, chunk_bytes: int) -> None:
+    """A segment that is not mapped is read once by a consumer's read: each read is scanned where it lies,
+    and only the batch a read ends inside is read again (chunks smaller than a batch read each batch whole)."""
+    log = hundred_batches(create_log)
+    largest = int(log.segments.active_segment.log.scan().batches["size"].max())
+    segment, counting = read_only_segment(log)
+    size = segment.size_in_bytes()
+    view = ConsumerView(0, log.log_end_offset)
+    got = [r.offset for _p, chunk in view.chunks(segment, 0, chunk_bytes) for r in chunk.records()]
+    assert got == list(range(1000))
+    reads = -(-size // chunk_bytes)
+    assert size <= counting.bytes_read <= size + reads * largest
+    segment.close()
+
+
+def test_chunks_stop_at_the_end_of_the_range(create_log: LogFactory) -> None:
+    """A read of the first offsets of a long segment reads no further than the batch that ends the range."""
+    log = hundred_batches(create_log)
+    segment, counting = read_only_segment(log)
+    chunks = list(ConsumerView(0, 25).chunks(segment, 0, 4096))
+    assert [r.offset for _p, c in chunks for r in c.records()] == list(range(30))  # whole batches of ten
+    assert counting.bytes_read <= 2 * 4096
+    segment.close()
+
+
+def test_chunks_give_the_file_positions_of_their_batches(create_log: LogFactory) -> None:
+    """Both ways of reading (a writable set's map, a read-only set's reads) hand out the same chunks at the
+    same file positions, starting past the batches below the range."""
+    log = hundred_batches(create_log)
+    rows = log.segments.active_segment.log.scan().batches
+    view = ConsumerView(305, 712)
+    for segment in (log.segments.active_segment.log, read_only_segment(log)[0]):
+        chunks = list(view.chunks(segment, 0, 8192))
+        assert chunks[0][0] == int(rows["position"][30])
+        for position, chunk in chunks:
+            assert bytes(chunk.buffer) == segment.read_bytes(position, len(chunk.buffer))
+        offsets = [r.offset for _p, c in chunks for r in c.records()]
+        assert offsets == list(range(300, 720))
+
+
+def test_chunks_raise_for_corrupt_framing_inside_the_range_only(create_log: LogFactory, tmp_path: Path) -> None:
+    """Framing broken past the range is never read (a consumer's fetch stops at its end); inside the range it
+    raises with the file position, after the chunks before it."""
+    log = hundred_batches(create_log)
+    path = log.dir / "00000000000000000000.log"
+    rows = log.segments.active_segment.log.scan().batches
+    log.close()
+    copy = tmp_path / "copy.log"
+    data = bytearray(path.read_bytes())
+    bad = int(rows["position"][60])
+    data[bad + 8:bad + 12] = (3).to_bytes(4, "big")  # a size below any batch's
+    copy.write_bytes(bytes(data))
+    with FileMessageSet(copy, writable=False) as segment:
+        assert [r.offset for _p, c in ConsumerView(0, 600).chunks(segment, 0, 4096) for r in c.records()] \
+            == list(range(600))
+        seen = []
+        with pytest.raises(CorruptRecordError) as info:
+            for _p, chunk in ConsumerView(0, 1000).chunks(segment, 0, 4096):
+                seen += [r.offset for r in chunk.records()]
+        assert seen == list(range(600))
+        assert info.value.position == bad
