@@ -55,6 +55,17 @@ def _three(cache: LeaderEpochFileCache) -> None:
     cache.assign(4, 11)
 
 
+def _three_truncated(cache: LeaderEpochFileCache, *, start: int | None = None,
+                     end: int | None = None) -> list[EpochEntry]:
+    """Kafka's setting of the truncation tests: epochs 2, 3, 4 from offsets 6, 8, 11, then one truncation."""
+    _three(cache)
+    if start is not None:
+        cache.truncate_from_start_async_flush(start)
+    if end is not None:
+        cache.truncate_from_end_async_flush(end)
+    return cache.epoch_entries()
+
+
 # -- Kafka's LeaderEpochFileCacheTest ------------------------------------------------------------------------
 
 
@@ -224,69 +235,45 @@ def test_should_increase_and_track_epochs_as_leaders_change_many_times(cache: Le
 
 
 def test_should_increase_and_track_epochs_as_follower_receives_many_messages(cache: LeaderEpochFileCache) -> None:
-    cache.assign(0, 0)
-    cache.assign(0, 1)
-    cache.assign(0, 2)
-    log_end_offset = 3
-    assert cache.latest_epoch() == 0
-    assert cache.end_offset_for(0, log_end_offset) == (0, log_end_offset)
-    cache.assign(1, 3)
-    cache.assign(1, 4)
-    cache.assign(1, 5)
-    log_end_offset = 6
-    assert cache.latest_epoch() == 1
-    assert cache.end_offset_for(1, log_end_offset) == (1, log_end_offset)
-    cache.assign(2, 6)
-    cache.assign(2, 7)
-    cache.assign(2, 8)
-    log_end_offset = 9
-    assert cache.latest_epoch() == 2
-    assert cache.end_offset_for(2, log_end_offset) == (2, log_end_offset)
+    # three messages per epoch, each assigning its epoch at its offset; the end of the latest epoch is the log end
+    for epoch in (0, 1, 2):
+        for offset in range(3 * epoch, 3 * epoch + 3):
+            cache.assign(epoch, offset)
+        log_end_offset = 3 * epoch + 3
+        assert cache.latest_epoch() == epoch
+        assert cache.end_offset_for(epoch, log_end_offset) == (epoch, log_end_offset)
+    assert log_end_offset == 9
     # an older epoch ends where the next one starts
     assert cache.end_offset_for(0, log_end_offset) == (0, 3)
     assert cache.end_offset_for(1, log_end_offset) == (1, 6)
 
 
 def test_should_drop_entries_on_epoch_boundary_when_removing_latest_entries(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_end_async_flush(8)  # inclusive: epochs 3 and 4 go
-    assert cache.epoch_entries() == [EpochEntry(2, 6)]
+    assert _three_truncated(cache, end=8) == [EpochEntry(2, 6)]  # inclusive: epochs 3 and 4 go
 
 
 def test_should_preserve_reset_offset_on_clear_earliest_if_one_exists(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(8)
-    assert cache.epoch_entries() == [EpochEntry(3, 8), EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=8) == [EpochEntry(3, 8), EpochEntry(4, 11)]
 
 
 def test_should_update_saved_offset_when_offset_to_clear_to_is_between_epochs(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(9)  # epoch 3 stays, now from 9
-    assert cache.epoch_entries() == [EpochEntry(3, 9), EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=9) == [EpochEntry(3, 9), EpochEntry(4, 11)]  # epoch 3 stays, now from 9
 
 
 def test_should_not_clear_anything_if_offset_to_early(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(1)
-    assert cache.epoch_entries() == [EpochEntry(2, 6), EpochEntry(3, 8), EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=1) == [EpochEntry(2, 6), EpochEntry(3, 8), EpochEntry(4, 11)]
 
 
 def test_should_not_clear_anything_if_offset_to_first_offset(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(6)
-    assert cache.epoch_entries() == [EpochEntry(2, 6), EpochEntry(3, 8), EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=6) == [EpochEntry(2, 6), EpochEntry(3, 8), EpochEntry(4, 11)]
 
 
 def test_should_retain_latest_epoch_on_clear_all_earliest(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(11)
-    assert cache.epoch_entries() == [EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=11) == [EpochEntry(4, 11)]
 
 
 def test_should_update_offset_between_epoch_boundaries_on_clear_earliest(cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(9)
-    assert cache.epoch_entries() == [EpochEntry(3, 9), EpochEntry(4, 11)]
+    assert _three_truncated(cache, start=9) == [EpochEntry(3, 9), EpochEntry(4, 11)]
 
 
 def test_should_update_offset_between_epoch_boundaries_on_clear_earliest2(cache: LeaderEpochFileCache) -> None:
@@ -299,9 +286,7 @@ def test_should_update_offset_between_epoch_boundaries_on_clear_earliest2(cache:
 
 def test_should_retain_latest_epoch_on_clear_all_earliest_and_update_its_offset(
         cache: LeaderEpochFileCache) -> None:
-    _three(cache)
-    cache.truncate_from_start_async_flush(15)
-    assert cache.epoch_entries() == [EpochEntry(4, 15)]
+    assert _three_truncated(cache, start=15) == [EpochEntry(4, 15)]
 
 
 def test_should_drop_entries_between_epoch_boundary_when_removing_newest(cache: LeaderEpochFileCache) -> None:
