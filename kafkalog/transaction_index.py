@@ -37,6 +37,9 @@ Where kafkalog differs from Kafka 3.8.0, on purpose:
   :class:`TransactionIndexError` for an unknown version and :class:`~kafkalog.errors.KafkaStorageError` for
   I/O failures (Kafka: ``KafkaException`` / ``IOException``), each naming the file.
 * :meth:`TransactionIndex.is_empty` is not in 3.8.0 (later Kafka adds one, for tiered storage).
+* ``writable=False`` (as kafkalog's offset and time indexes have it) opens an existing file read-only and never
+  creates, changes, renames or deletes one: those calls raise :class:`~kafkalog.errors.ReadOnlyError`.  This is
+  how a read-only log holds a broker's index.
 
 Like Kafka's, a :class:`TransactionIndex` is not thread-safe: its segment's owner (the log, under its lock)
 serialises every call.
@@ -51,7 +54,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ._common import INT64_MAX, INT64_MIN
-from .errors import CorruptIndexError, IllegalArgumentError, KafkaLogError, KafkaStorageError
+from .errors import CorruptIndexError, IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .fsutil import open_regular, storage_error
 
 __all__ = [
@@ -154,10 +157,12 @@ class TransactionIndex:
 
     ``start_offset`` is the segment's base offset (checked by :meth:`sanity_check`), ``file`` the
     ``<offset>.txnindex`` path.  The file is opened now if it exists, else created by the first append.
+    ``writable=False`` opens it read-only, if it exists, and refuses every change (:class:`ReadOnlyError`).
     """
 
-    def __init__(self, start_offset: int, file: str | os.PathLike[str]) -> None:
+    def __init__(self, start_offset: int, file: str | os.PathLike[str], *, writable: bool = True) -> None:
         self.start_offset = start_offset
+        self.writable = writable
         self._file = Path(file)
         # Kafka: maybeChannel; None until the file exists and is opened.  The descriptor's position is the
         # channel's: the end of what was read or written, which bounds every walk of the entries.
@@ -193,6 +198,7 @@ class TransactionIndex:
             IllegalArgumentError: ``aborted_txn.last_offset`` is not greater than the last offset appended
                 since the index was opened, or its fields do not fit an entry (or it is of another version).
         """
+        self._check_writable("append to")
         if not isinstance(aborted_txn, AbortedTxn):
             raise IllegalArgumentError(f"Not an AbortedTxn: {aborted_txn!r}")
         if aborted_txn.version != ABORTED_TXN_VERSION:
@@ -216,8 +222,8 @@ class TransactionIndex:
             raise storage_error(e, f"Appending to the transaction index {self._file.absolute()}") from e
 
     def flush(self) -> None:
-        """fsync the file, if it is open (Kafka: ``flush``, ``force(true)``)."""
-        if self._fd is not None:
+        """fsync the file, if it is open (Kafka: ``flush``, ``force(true)``); nothing to do when read-only."""
+        if self._fd is not None and self.writable:
             try:
                 os.fsync(self._fd)
             except OSError as e:
@@ -226,6 +232,7 @@ class TransactionIndex:
     def reset(self) -> None:
         """Remove every entry (Kafka: ``reset``).  Unlike the offset and time indexes nothing is preallocated,
         so the file is cut to nothing."""
+        self._check_writable("reset")
         if self._fd is not None:
             self._truncate_channel(0)
         self._last_offset = None
@@ -239,6 +246,7 @@ class TransactionIndex:
 
     def delete_if_exists(self) -> bool:
         """Close and delete the file; ``False`` if it did not exist (Kafka: ``deleteIfExists``)."""
+        self._check_writable("delete")
         self.close()
         try:
             self._file.unlink()
@@ -254,6 +262,7 @@ class TransactionIndex:
     def rename_to(self, file: str | os.PathLike[str]) -> None:
         """Rename the file, if it exists, keeping it open (Kafka: ``renameTo``, an atomic move without a
         directory flush); the new name is kept even if the rename fails."""
+        self._check_writable("rename")
         target = Path(file)
         try:
             if self._file.exists():
@@ -265,6 +274,7 @@ class TransactionIndex:
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry from the first whose last offset is ``>= offset`` (Kafka: ``truncateTo``)."""
+        self._check_writable("truncate")
         new_last_offset: int | None = None
         for txn, position in self._entries():
             if txn.last_offset >= offset:
@@ -308,10 +318,15 @@ class TransactionIndex:
 
     # -- the channel ---------------------------------------------------------------------------------
 
+    def _check_writable(self, what: str) -> None:
+        if not self.writable:
+            raise ReadOnlyError(f"Cannot {what} transaction index {self._file.absolute()}: it was opened read-only")
+
     def _open_channel(self) -> int:
-        """Kafka: ``openChannel``: open (creating) read-write, positioned at the end."""
+        """Kafka: ``openChannel``: open (creating) read-write, positioned at the end; read-only, an existing
+        file only."""
         try:
-            fd = open_regular(self._file, os.O_RDWR | os.O_CREAT)
+            fd = open_regular(self._file, os.O_RDWR | os.O_CREAT if self.writable else os.O_RDONLY)
         except OSError as e:
             raise storage_error(e, f"Opening the transaction index {self._file.absolute()}") from e
         try:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kafkalog.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, EpochEntry, LeaderEpochCheckpoint
-from kafkalog.errors import IllegalArgumentError
+from kafkalog.errors import IllegalArgumentError, ReadOnlyError
 from kafkalog.leader_epoch_cache import (
     UNDEFINED_EPOCH,
     UNDEFINED_EPOCH_OFFSET,
@@ -506,6 +506,26 @@ def test_epoch_entries_in_range_and_with_checkpoint(cache: LeaderEpochFileCache,
     other.assign(5, 20)
     assert other_path.read_bytes() == b"0\n4\n2 6\n3 8\n4 11\n5 20\n"
     assert cache.latest_epoch() == 4
+
+
+def test_a_read_only_checkpoint_serves_lookups_and_refuses_writes(tmp_path: Path, mock_time: MockTime) -> None:
+    """Over a read-only checkpoint (how a read-only log opens a broker's directory) the cache answers, and a
+    change that must be written fails with :class:`ReadOnlyError`; as in Kafka, when the write fails the
+    change has already been made in memory."""
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT_FILE
+    path.write_bytes(b"0\n2\n0 0\n3 1944\n")
+    cache = LeaderEpochFileCache(TP, LeaderEpochCheckpoint(path, read_only=True), mock_time.scheduler)
+    assert cache.end_offset_for(0, 2000) == (0, 1944)
+    assert cache.epoch_for_offset(2000) == 3
+    with pytest.raises(ReadOnlyError):
+        cache.assign(4, 2000)
+    assert cache.latest_epoch() == 4
+    with pytest.raises(ReadOnlyError):
+        cache.truncate_from_end_async_flush(2000)  # the flush runs at once on the mock scheduler
+    assert path.read_bytes() == b"0\n2\n0 0\n3 1944\n"
+    assert LeaderEpochFileCache(TP, LeaderEpochCheckpoint(tmp_path / "none", read_only=True),
+                                mock_time.scheduler).epoch_entries() == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [LEADER_EPOCH_CHECKPOINT_FILE]
 
 
 def test_end_offset_for_is_an_epoch_and_offset(cache: LeaderEpochFileCache) -> None:

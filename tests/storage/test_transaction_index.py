@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kafkalog.errors import CorruptIndexError, IllegalArgumentError, KafkaStorageError
+from kafkalog.errors import CorruptIndexError, IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from kafkalog.transaction_index import (
     ABORTED_TXN_SIZE,
     ABORTED_TXN_VERSION,
@@ -391,6 +391,31 @@ def test_not_a_regular_file(tmp_path: Path) -> None:
     path.mkdir()
     with pytest.raises(KafkaStorageError):
         TransactionIndex(0, path)
+
+
+def test_read_only_index_never_changes_the_file(tmp_path: Path) -> None:
+    """``writable=False``: a broker's file is read, never created, written, cut, renamed or deleted."""
+    path = tmp_path / "00000000000000000000.txnindex"
+    path.write_bytes(b"".join(_pack(txn) for txn in ABORTED) + b"\x00\x01")
+    os.chmod(path, 0o444)
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    with TransactionIndex(0, path, writable=False) as index:
+        assert index.all_aborted_txns() == ABORTED and not index.is_empty()
+        assert index.collect_aborted_txns(11, 35) == TxnIndexSearchResult(ABORTED[1:4], True)
+        index.sanity_check()
+        index.flush()
+        for call, what in ((lambda: index.append(AbortedTxn(9, 60, 70, 71)), "append to"),
+                           (index.reset, "reset"), (lambda: index.truncate_to(0), "truncate"),
+                           (lambda: index.rename_to(tmp_path / "x.txnindex"), "rename"),
+                           (index.delete_if_exists, "delete")):
+            with pytest.raises(ReadOnlyError, match=f"Cannot {what} transaction index .*opened read-only"):
+                call()
+        assert index.file == path
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    missing = TransactionIndex(0, tmp_path / "00000000000000000100.txnindex", writable=False)
+    assert missing.is_empty() and missing.all_aborted_txns() == []
+    missing.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
 
 
 # -- golden data ---------------------------------------------------------------------------------------------
