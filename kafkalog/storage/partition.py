@@ -164,6 +164,13 @@ class UrlSegment:
             return TimestampOffset(found.timestamp, found.offset)
         return last
 
+    def largest_timestamp(self) -> int:
+        """The largest record timestamp (Kafka: ``LogSegment.largestTimestamp``), what
+        ``min.compaction.lag.ms`` compares; where Kafka takes the file's modification time for a segment with
+        no timestamp, an object has none of the broker's (a copy's time is the copy's), so such a segment reads
+        as -1: older than any lag."""
+        return self.max_timestamp_so_far().timestamp
+
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None
                                  ) -> TimestampAndOffset | None:
         """Kafka: ``LogSegment.findOffsetByTimestamp``."""
