@@ -14,6 +14,10 @@ changes) and every record is decoded once, a chunk of whole batches at a time, b
 - the cleaner's view: the first dirty offset (from the log dir's ``cleaner-offset-checkpoint``, else
   the log start offset) and the dirty ratio as Kafka's cleaner computes it (``LogToClean.cleanableRatio``:
   bytes of the cleanable segments over clean plus cleanable bytes).
+
+A partition dir at a URL (:func:`remote_partition_stats`) gives the same statistics from the same bytes, the
+cleaner's view included: Kafka's accounting (``cleanable_offsets``, ``LogToClean``) runs unchanged over its
+segments and the ``cleaner-offset-checkpoint`` object.
 """
 
 from __future__ import annotations

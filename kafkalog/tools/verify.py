@@ -30,6 +30,12 @@ Per log dir: the offset checkpoints read back, and each entry is consistent with
 recovery point and the high watermark are at most the log end offset (beyond it, flushed or
 committed records are missing), the log start offset lies between the first segment's base offset
 and the log end offset, and the cleaner's checkpoint is not past the log end.
+
+A directory at a URL (:func:`verify_remote_partition`, :func:`verify_remote_log_dir`) gets every check above
+through the same functions, which take a ``Path`` or a :class:`~kafkalog.storage.location.StorageLocation`:
+the segments are read by range, the small files (snapshots, transaction indexes, checkpoints) each with one
+ranged read of the size the listing gave (:mod:`kafkalog.storage.files`), and the findings are the local
+ones, naming the URL where those name the path.
 """
 
 from __future__ import annotations
