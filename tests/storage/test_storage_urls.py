@@ -408,6 +408,9 @@ def test_verify_and_stats_of_a_url_print_the_local_output(logs: tuple[Path, str]
     _same_everywhere(local, url, "events-0/00000000000000000156.snapshot", snapshot_bytes(3))
     _same_everywhere(local, url, "events-0/leader-epoch-checkpoint", b"0\n2\n0 0\n4 200\n")
     _same_everywhere(local, url, "events-1/00000000000000000000.txnindex", b"")
+    # A partition with no segment yet reads as an empty log at its log start offset.
+    (local / "fresh-0").mkdir()
+    _same_everywhere(local, url, "fresh-0/leader-epoch-checkpoint", b"0\n0\n")
     for argv in (["verify", "--notes"], ["verify", "--json", "--notes"], ["verify", "--shallow"],
                  ["stats"], ["stats", "--json"], ["stats", "--csv"]):
         status, _out = assert_same_output(local, url, *argv)
@@ -422,6 +425,7 @@ def test_verify_and_stats_of_a_url_print_the_local_output(logs: tuple[Path, str]
     assert rows["events-0"]["firstDirtyOffset"] == 156 and 0 < rows["events-0"]["dirtyRatio"] < 1
     assert rows["events-1"]["firstDirtyOffset"] == 0 and rows["events-1"]["dirtyRatio"] == 1.0
     assert rows["audit.log-0"]["firstDirtyOffset"] == 40 and rows["audit.log-0"]["dirtyRatio"] == 0.0
+    assert rows["fresh-0"]["segments"] == 0 and rows["fresh-0"]["dirtyRatio"] is None
 
 
 def test_verify_and_stats_of_golden_dirs_at_a_url_print_the_local_output(golden: Path, tmp_path: Path,
