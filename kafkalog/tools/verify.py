@@ -123,9 +123,10 @@ class Finding:
 
 @dataclass
 class PartitionReport:
-    """What :func:`verify_partition` found in one partition dir."""
+    """What :func:`verify_partition` found in one partition dir (``dir``: a ``Path``, or for a URL its
+    :class:`~kafkalog.storage.location.StorageLocation`, whose ``str`` is the URL)."""
 
-    dir: Path
+    dir: Path | StorageLocation
     topic_partition: TopicPartition | None
     segments: int = 0
     batches: int = 0
@@ -149,9 +150,10 @@ class PartitionReport:
 
 @dataclass
 class LogDirReport:
-    """What :func:`verify_log_dir` found: one report per partition, plus the dir's own findings."""
+    """What :func:`verify_log_dir` found: one report per partition, plus the dir's own findings (``dir`` as in
+    :class:`PartitionReport`)."""
 
-    dir: Path
+    dir: Path | StorageLocation
     partitions: list[PartitionReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -632,7 +634,7 @@ def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
     (each read whole with one ranged read of the size the listing gave)."""
     from ..storage.channel import open_remote_log
 
-    report = PartitionReport(Path(location.path), partition_name(Path(location.name)),
+    report = PartitionReport(location, partition_name(Path(location.name)),
                              records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
     sizes = {name: size for name, kind, size in location.entries() if kind == "file"}
@@ -721,7 +723,7 @@ def verify_remote_log_dir(location: StorageLocation, *, deep: bool = True,
     one ranged read; the findings are the local ones, naming the URL where those name the path."""
     from ..storage.partition import remote_partition_dirs
 
-    report = LogDirReport(Path(location.path))
+    report = LogDirReport(location)
     for directory in remote_partition_dirs(location):
         partition = verify_remote_partition(directory, deep=deep, progress=progress)
         report.partitions.append(partition)

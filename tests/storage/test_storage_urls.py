@@ -426,6 +426,10 @@ def test_verify_and_stats_of_a_url_print_the_local_output(logs: tuple[Path, str]
     assert rows["events-1"]["firstDirtyOffset"] == 0 and rows["events-1"]["dirtyRatio"] == 1.0
     assert rows["audit.log-0"]["firstDirtyOffset"] == 40 and rows["audit.log-0"]["dirtyRatio"] == 0.0
     assert rows["fresh-0"]["segments"] == 0 and rows["fresh-0"]["dirtyRatio"] is None
+    # Reports name the URL, as stats rows do.
+    _status, out, _err = run("verify", "--json", url)
+    assert {report["dir"] for report in map(json.loads, out.splitlines())} == {
+        url, *(f"{url}/{name}" for name in ("audit.log-0", "events-0", "events-1", "fresh-0"))}
 
 
 def test_verify_and_stats_of_golden_dirs_at_a_url_print_the_local_output(golden: Path, tmp_path: Path,
