@@ -704,15 +704,10 @@ def verify_log_dir(path: str | os.PathLike[str], *, deep: bool = True,
                    on_partition: Callable[[PartitionReport], None] | None = None) -> LogDirReport:
     """Check every partition of a log dir and the dir's checkpoint files against them."""
     root = Path(path)
-    report = LogDirReport(root)
-    for directory in partition_dirs(root):
-        partition = verify_partition(directory, deep=deep, progress=progress)
-        report.partitions.append(partition)
-        if on_partition is not None:
-            on_partition(partition)
     # A name is enough: a checkpoint that is not a readable file is reported as one that cannot be read.
-    _check_log_dir_files(report, root, dict.fromkeys(os.listdir(root)))
-    return report
+    return _log_dir_report(LogDirReport(root), (verify_partition(d, deep=deep, progress=progress)
+                                                for d in partition_dirs(root)),
+                           on_partition, lambda: dict.fromkeys(os.listdir(root)))
 
 
 def verify_remote_log_dir(location: StorageLocation, *, deep: bool = True,
@@ -723,14 +718,22 @@ def verify_remote_log_dir(location: StorageLocation, *, deep: bool = True,
     one ranged read; the findings are the local ones, naming the URL where those name the path."""
     from ..storage.partition import remote_partition_dirs
 
-    report = LogDirReport(location)
-    for directory in remote_partition_dirs(location):
-        partition = verify_remote_partition(directory, deep=deep, progress=progress)
+    return _log_dir_report(LogDirReport(location), (verify_remote_partition(d, deep=deep, progress=progress)
+                                                    for d in remote_partition_dirs(location)),
+                           on_partition, lambda: {name: size for name, kind, size in location.entries()
+                                                  if kind == "file"})
+
+
+def _log_dir_report(report: LogDirReport, partitions: Iterable[PartitionReport],
+                    on_partition: Callable[[PartitionReport], None] | None,
+                    entries: Callable[[], Mapping[str, int | None]]) -> LogDirReport:
+    """Fill ``report`` with the partitions' reports, each told to ``on_partition`` as it comes, then with the
+    log dir's own findings (:func:`_check_log_dir_files` over ``entries()``)."""
+    for partition in partitions:
         report.partitions.append(partition)
         if on_partition is not None:
             on_partition(partition)
-    _check_log_dir_files(report, location,
-                         {name: size for name, kind, size in location.entries() if kind == "file"})
+    _check_log_dir_files(report, report.dir, entries())
     return report
 
 
