@@ -21,7 +21,10 @@ holds no entries.  Lines end at '\\n', '\\r' or '\\r\\n' (``BufferedReader.readL
 the count are Java ``int`` s; any other version is an error ("Unrecognised version…"); each further line
 must parse as an entry (offset entries split at runs of whitespace, Java's ``\\s+``, into exactly three
 fields) or the file is malformed; the number of entry lines must equal the count ("Expected [N] entries
-… but found only [M]", whether there are fewer or more).
+… but found only [M]", whether there are fewer or more).  The rules live in one function,
+:func:`parse_checkpoint`, over the file's bytes however they were read: :meth:`CheckpointFile.read` reads a
+local file and parses it; a reader of objects at URLs reads the bytes with one ranged read and calls
+:meth:`OffsetCheckpoint.parse` or :meth:`LeaderEpochCheckpoint.parse` (or :meth:`CheckpointFile.parse`).
 
 Writing (``CheckpointFile.write`` + ``Utils.atomicMoveWithFallback``): the whole file goes to
 ``<file>.tmp``, which is flushed and fsynced, then renamed over the target (atomically; if that fails,
@@ -84,6 +87,7 @@ __all__ = [
     "LogDirFailureChannel",
     "OffsetCheckpoint",
     "OffsetCheckpointFormatter",
+    "parse_checkpoint",
 ]
 
 _log = logging.getLogger(__name__)
@@ -213,6 +217,81 @@ def _atomic_move_with_fallback(source: Path, target: Path) -> None:
         _flush_dir(target.parent)
 
 
+def _malformed(location: str, line_number: int, line: str) -> CorruptCheckpointError:
+    return CorruptCheckpointError(
+        f"Malformed line in checkpoint file [{location}]: {line!r} (line {line_number})",
+        location,
+        line_number,
+        line,
+    )
+
+
+def parse_checkpoint(data: bytes, version: int, formatter: EntryFormatter[T], location: str) -> list[T]:
+    """The entries of the bytes of a checkpoint file (Kafka: ``CheckpointReadBuffer.read``), read as a whole
+    wherever they came from: a local file (:meth:`CheckpointFile.read`) or an object read by URL
+    (:func:`kafkalog.storage.partition.read_offset_checkpoint`).
+
+    ``version`` is the version the file must carry, ``formatter`` reads each entry line, and ``location``
+    names the file in every error (a path or a URL).  The rules are the module docstring's: no bytes, or a
+    version line alone, hold no entries.
+
+    Raises:
+        CorruptCheckpointError: bytes that are not UTF-8, a version other than ``version``, a malformed
+            version, count or entry line (its 1-based number given), a negative count, or a count that is
+            not the number of entry lines.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CorruptCheckpointError(
+            f"Checkpoint file [{location}] is not UTF-8: byte {e.start} cannot be decoded", location
+        ) from e
+    lines = _java_lines(text)
+    if not lines:
+        return []
+    try:
+        read_version = _parse_java_int(lines[0], INT32_MIN, INT32_MAX)
+    except ValueError:
+        raise _malformed(location, 1, lines[0]) from None
+    if read_version != version:
+        raise CorruptCheckpointError(
+            f"Unrecognised version:{read_version}, expected version: {version} "
+            f"in checkpoint file at: {location}",
+            location,
+            1,
+            lines[0],
+        )
+    if len(lines) < 2:
+        return []
+    try:
+        expected_size = _parse_java_int(lines[1], INT32_MIN, INT32_MAX)
+    except ValueError:
+        raise _malformed(location, 2, lines[1]) from None
+    if expected_size < 0:
+        raise CorruptCheckpointError(
+            f"Negative entry count [{expected_size}] in checkpoint file [{location}] (line 2)",
+            location,
+            2,
+            lines[1],
+        )
+    entries: list[T] = []
+    for number, line in enumerate(lines[2:], start=3):
+        try:
+            entry = formatter.from_string(line)
+        except ValueError:
+            entry = None
+        if entry is None:
+            raise _malformed(location, number, line)
+        entries.append(entry)
+    if len(entries) != expected_size:
+        raise CorruptCheckpointError(
+            f"Expected [{expected_size}] entries in checkpoint file [{location}], "
+            f"but found only [{len(entries)}]",
+            location,
+        )
+    return entries
+
+
 class CheckpointFile(Generic[T]):
     """A versioned list of entries in a text file (Kafka: ``org.apache.kafka.server.common.CheckpointFile``).
 
@@ -320,69 +399,12 @@ class CheckpointFile(Generic[T]):
                 raise KafkaStorageError(f"Error while reading checkpoint file {self._path}: {e}") from e
             except OSError as e:
                 raise KafkaStorageError(f"Error while reading checkpoint file {self._path}: {e}") from e
-        return self._parse(data)
+        return self.parse(data)
 
-    def _malformed(self, line_number: int, line: str) -> CorruptCheckpointError:
-        return CorruptCheckpointError(
-            f"Malformed line in checkpoint file [{self._path}]: {line!r} (line {line_number})",
-            str(self._path),
-            line_number,
-            line,
-        )
-
-    def _parse(self, data: bytes) -> list[T]:
-        """Kafka: ``CheckpointReadBuffer.read``."""
-        location = str(self._path)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise CorruptCheckpointError(
-                f"Checkpoint file [{location}] is not UTF-8: byte {e.start} cannot be decoded", location
-            ) from e
-        lines = _java_lines(text)
-        if not lines:
-            return []
-        try:
-            read_version = _parse_java_int(lines[0], INT32_MIN, INT32_MAX)
-        except ValueError:
-            raise self._malformed(1, lines[0]) from None
-        if read_version != self._version:
-            raise CorruptCheckpointError(
-                f"Unrecognised version:{read_version}, expected version: {self._version} "
-                f"in checkpoint file at: {location}",
-                location,
-                1,
-                lines[0],
-            )
-        if len(lines) < 2:
-            return []
-        try:
-            expected_size = _parse_java_int(lines[1], INT32_MIN, INT32_MAX)
-        except ValueError:
-            raise self._malformed(2, lines[1]) from None
-        if expected_size < 0:
-            raise CorruptCheckpointError(
-                f"Negative entry count [{expected_size}] in checkpoint file [{location}] (line 2)",
-                location,
-                2,
-                lines[1],
-            )
-        entries: list[T] = []
-        for number, line in enumerate(lines[2:], start=3):
-            try:
-                entry = self._formatter.from_string(line)
-            except ValueError:
-                entry = None
-            if entry is None:
-                raise self._malformed(number, line)
-            entries.append(entry)
-        if len(entries) != expected_size:
-            raise CorruptCheckpointError(
-                f"Expected [{expected_size}] entries in checkpoint file [{location}], "
-                f"but found only [{len(entries)}]",
-                location,
-            )
-        return entries
+    def parse(self, data: bytes) -> list[T]:
+        """The entries of ``data``, the bytes of this file read elsewhere (:func:`parse_checkpoint` with this
+        file's version, formatter and path)."""
+        return parse_checkpoint(data, self._version, self._formatter, str(self._path))
 
 
 class CheckpointFileWithFailureHandler(Generic[T]):
@@ -528,6 +550,16 @@ class OffsetCheckpoint:
         """The offsets in the file; a partition listed twice keeps its later offset (Kafka: ``read``)."""
         return dict(self.checkpoint.read())
 
+    @classmethod
+    def parse(cls, data: bytes, location: str) -> dict[TopicPartition, int]:
+        """The offsets in ``data``, the bytes of an offset checkpoint named ``location`` read elsewhere (an
+        object at a URL), as :meth:`read` reads the file: a partition listed twice keeps its later offset.
+
+        Raises:
+            CorruptCheckpointError: see :func:`parse_checkpoint`.
+        """
+        return dict(parse_checkpoint(data, cls.CURRENT_VERSION, cls.FORMATTER, location))
+
 
 class LazyOffsetCheckpointMap:
     """One log dir's offsets, read on first use (Kafka: ``LazyOffsetCheckpointMap``)."""
@@ -640,3 +672,13 @@ class LeaderEpochCheckpoint:
     def read(self) -> list[EpochEntry]:
         """The entries in file order (Kafka: ``LeaderEpochCheckpointFile.read``)."""
         return self.checkpoint.read()
+
+    @classmethod
+    def parse(cls, data: bytes, location: str) -> list[EpochEntry]:
+        """The entries of ``data``, the bytes of a ``leader-epoch-checkpoint`` named ``location`` read
+        elsewhere (an object at a URL), as :meth:`read` reads the file.
+
+        Raises:
+            CorruptCheckpointError: see :func:`parse_checkpoint`.
+        """
+        return parse_checkpoint(data, cls.CURRENT_VERSION, cls.FORMATTER, location)

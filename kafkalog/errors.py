@@ -6,6 +6,22 @@ also derives from it, so ``except ValueError`` keeps working for callers that do
 
 Every message carries what a reader needs to find the problem: the file path when there is one, the
 byte position, and the numbers that disagreed.
+
+Storage, local or remote, is one branch; catch the class that says what you mean:
+
+* :class:`KafkaStorageError` (an ``OSError``): anything that went wrong reading or writing storage, a local
+  log dir, an object at a URL (:mod:`kafkalog.storage`) or a tiered-storage layout (:mod:`kafkalog.remote`);
+* :class:`StorageNotFoundError` (a ``FileNotFoundError``): nothing at a URL, or an object a tiered-storage
+  segment needs is missing (:class:`RemoteResourceNotFoundError` is one): the one class to catch for "not
+  there", whichever reader raised it;
+* :class:`RemoteStorageError`: a tiered-storage layout could not be read as it says (Kafka's
+  ``RemoteStorageException``); its kinds are :class:`RemoteResourceNotFoundError`,
+  :class:`RemoteLayoutError` (with :class:`CorruptRemoteSegmentError`) and :class:`EncryptedSegmentError`;
+* :class:`StorageURLError` and :class:`StorageOptionError` (``ValueError`` s, not storage failures): a URL or
+  a storage option kafkalog cannot use, found before anything is read.
+
+So ``except StorageNotFoundError`` catches a missing object whether a URL's listing or a layout's read
+found it missing, and ``except RemoteStorageError`` still catches every tiered-storage error as before.
 """
 
 from __future__ import annotations
@@ -182,9 +198,16 @@ class ConcurrentTruncationError(KafkaLogError, RuntimeError):
         self.new_size = new_size
 
 
-class RemoteStorageError(KafkaLogError, OSError):
+class StorageNotFoundError(KafkaStorageError, FileNotFoundError):
+    """Nothing at a path or URL: no object or directory (:mod:`kafkalog.storage`), or an object a
+    tiered-storage segment needs (:class:`RemoteResourceNotFoundError`, a subclass).  Catch this one for a
+    missing object, whichever reader found it missing."""
+
+
+class RemoteStorageError(KafkaStorageError):
     """A tiered-storage store could not be read as its layout says (Kafka: ``RemoteStorageException``).
-    ``path`` is the object or directory, when there is one."""
+    ``path`` is the object or directory, when there is one.  A :class:`KafkaStorageError` (so an
+    ``OSError``), as every failure to read storage is."""
 
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(f"{message} ({path})" if path is not None else message)
@@ -192,8 +215,10 @@ class RemoteStorageError(KafkaLogError, OSError):
         self.path = path
 
 
-class RemoteResourceNotFoundError(RemoteStorageError, FileNotFoundError):
-    """An object a segment needs is not in the store (Kafka: ``RemoteResourceNotFoundException``)."""
+class RemoteResourceNotFoundError(RemoteStorageError, StorageNotFoundError):
+    """An object a segment needs is not in the store (Kafka: ``RemoteResourceNotFoundException``).  Both a
+    :class:`RemoteStorageError` (Kafka's family) and a :class:`StorageNotFoundError` (kafkalog's one "not
+    there"), and so a ``FileNotFoundError``."""
 
 
 class RemoteLayoutError(RemoteStorageError, ValueError):
@@ -212,6 +237,8 @@ class CorruptRemoteSegmentError(RemoteLayoutError):
 class EncryptedSegmentError(RemoteStorageError):
     """A segment uploaded encrypted (Aiven's plugin with ``encryption.enabled``): kafkalog holds no key to
     read it."""
+
+
 class StorageURLError(KafkaLogError, ValueError):
     """A URL kafkalog cannot read (:mod:`kafkalog.storage`): not a URL, a protocol fsspec does not know, or one
     whose filesystem package is not installed (the message names the extra to install)."""
@@ -221,6 +248,3 @@ class StorageOptionError(KafkaLogError, ValueError):
     """A storage option that is malformed (not ``NAME=VALUE``), given with a local path, or not taken (or
     refused) by the URL's filesystem."""
 
-
-class StorageNotFoundError(KafkaStorageError, FileNotFoundError):
-    """No object or directory at a URL."""

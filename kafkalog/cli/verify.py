@@ -6,8 +6,10 @@ and warnings always, notes with ``--notes``.  Exit status 0 when no error was fo
 2 when a directory could not be checked at all.  ``--json`` prints one object per partition instead.
 
 A URL (``s3://bucket/logs``, with ``--storage-option NAME=VALUE``) is checked through its filesystem, read by
-range and never changed (:func:`~kafkalog.tools.verify.verify_remote_partition`: the segments' and their
-indexes' checks; a log dir's partitions one by one).
+range and never changed, with the checks and the findings of a local directory
+(:func:`~kafkalog.tools.verify.verify_remote_partition`, :func:`~kafkalog.tools.verify.verify_remote_log_dir`):
+segments, indexes, leader-epoch checkpoint, producer snapshots, transaction indexes, and a log dir's offset
+checkpoints against its partitions.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..tools.verify import (
     iter_findings,
     verify_log_dir,
     verify_partition,
+    verify_remote_log_dir,
     verify_remote_partition,
 )
 from .console import Console, format_bytes
@@ -60,23 +63,27 @@ def _log_bytes(directory: Path) -> int:
         return 0
 
 
-def _remote_targets(location: StorageLocation) -> list[tuple[StorageLocation, int]]:
-    """The partition dirs at a URL (itself, or a log dir's but its ``-delete`` and ``-future`` dirs), each
-    with its bytes of log."""
-    found = [location] if classify_remote_dir(location) == "partition" else [
-        d for d in remote_partition_dirs(location) if not d.name.endswith(("-delete", "-future"))]
-    return [(d, sum(size for name, _kind, size in d.entries() if name.endswith(".log"))) for d in found]
+def _remote_log_bytes(directory: StorageLocation) -> int:
+    return sum(size for name, kind, size in directory.entries() if kind == "file" and name.endswith(".log"))
+
+
+def _remote_target(location: StorageLocation) -> tuple[StorageLocation, str, int]:
+    """A URL to check: what it is (``"partition"`` or ``"logdir"``) and its bytes of log (all its partition
+    dirs', as :func:`~kafkalog.tools.verify.verify_remote_log_dir` reads them)."""
+    kind = classify_remote_dir(location)
+    dirs = [location] if kind == "partition" else remote_partition_dirs(location)
+    return location, kind, sum(_remote_log_bytes(d) for d in dirs)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     targets: list[tuple[Path, str]] = []
-    remote: list[tuple[StorageLocation, int]] = []
+    remote: list[tuple[StorageLocation, str, int]] = []
     status = 0
     for arg in args.dirs:
         try:
             where = locate_argument(arg, args)
             if isinstance(where, StorageLocation):
-                remote.extend(_remote_targets(where))
+                remote.append(_remote_target(where))
             else:
                 targets.append((where, classify_dir(where)))
         except (OSError, KafkaLogError) as e:
@@ -84,7 +91,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             status = 2
     if not targets and not remote:
         return status  # nothing could be checked: the errors said why, no empty table follows
-    total = sum(size for _d, size in remote)
+    total = sum(size for _d, _kind, size in remote)
     for directory, kind in targets:
         total += _log_bytes(directory) if kind == "partition" else sum(
             _log_bytes(p) for p in partition_dirs(directory))
@@ -100,11 +107,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
             except (OSError, KafkaLogError) as e:
                 console.error(f"kafkalog verify: {directory}: {e}")
                 status = 2
-        for location, _size in remote:
+        for location, kind, _size in remote:
             bar.describe(location.name)
             try:
                 # Read-only by construction: objects are read by range, nothing is recovered or written.
-                reports.append(verify_remote_partition(location, deep=not args.shallow, progress=bar.update))
+                if kind == "partition":
+                    reports.append(verify_remote_partition(location, deep=not args.shallow, progress=bar.update))
+                else:
+                    reports.append(verify_remote_log_dir(location, deep=not args.shallow, progress=bar.update))
             except (OSError, KafkaLogError) as e:
                 console.error(f"kafkalog verify: {location}: {e}")
                 status = 2

@@ -1,8 +1,16 @@
-"""A segment's files wherever they are: one call opens a local file (the fast path, as before) or an object
-read by range, for the tools that take either (``kafkalog dump``).
+"""A partition's files wherever they are: one call opens a local file (the fast path, as before) or an object
+read by range, for the tools that take either (``kafkalog dump``, ``verify``, ``stats``).
 
 A file is a :class:`~pathlib.Path` or a :class:`~kafkalog.storage.location.StorageLocation`; each function
-answers for both alike, the local one through the classes that always read it.
+answers for both alike, the local one through the classes that always read it, the object through the same
+byte parser (:func:`~kafkalog.producer_state.parse_snapshot`,
+:func:`~kafkalog.transaction_index.parse_aborted_txns`, :func:`~kafkalog.checkpoint.parse_checkpoint`), so a
+bad file gives the same error either way, naming the path or the URL.
+
+A small file (a producer snapshot, a ``.txnindex``, a checkpoint) is read whole with one ranged read of the
+size a listing gave (``size``); without one, its size is asked first (an object store refuses a range of an
+empty object, so the read cannot simply ask for more than a file may hold).  A file larger than its kind can
+be is refused unread.
 """
 
 from __future__ import annotations
@@ -11,15 +19,23 @@ import errno
 from pathlib import Path
 from typing import TypeVar
 
+from ..checkpoint import CorruptCheckpointError, EpochEntry, LeaderEpochCheckpoint, OffsetCheckpoint
+from ..errors import StorageNotFoundError
 from ..file_message_set import FileMessageSet
 from ..index import AbstractIndex
 from ..producer_state import MAX_SNAPSHOT_BYTES, CorruptSnapshotError, ProducerStateEntry, parse_snapshot, read_snapshot
+from ..topic import TopicPartition
 from ..transaction_index import ABORTED_TXN_SIZE, MAX_ENTRIES, AbortedTxn, parse_aborted_txns, read_aborted_txns
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
 
-__all__ = ["AnyFile", "absolute", "exists", "open_index_file", "open_log_file", "read_producer_snapshot",
-           "read_txn_index", "sibling"]
+__all__ = ["MAX_CHECKPOINT_BYTES", "AnyFile", "absolute", "exists", "file_size", "open_index_file", "open_log_file",
+           "read_leader_epoch_checkpoint", "read_offset_checkpoint", "read_producer_snapshot", "read_txn_index",
+           "sibling"]
+
+#: The most bytes of a checkpoint object read (Kafka sets no limit on the local file; a line is at most a
+#: 249-character topic and two numbers, so this is over 400,000 partitions): a larger object is refused.
+MAX_CHECKPOINT_BYTES = 128 << 20
 
 AnyFile = Path | StorageLocation
 _Index = TypeVar("_Index", bound=AbstractIndex)
@@ -52,22 +68,76 @@ def open_index_file(kind: type[_Index], file: AnyFile, base_offset: int) -> _Ind
     return read_index(kind, file, base_offset)
 
 
-def read_txn_index(file: AnyFile) -> list[AbortedTxn]:
-    """The entries of a ``.txnindex`` (Kafka: ``TransactionIndex.allAbortedTxns``)."""
+def file_size(file: AnyFile, size: int | None = None) -> int:
+    """The size of ``file``: ``size`` when a listing gave it, else asked of the file system."""
+    if size is not None:
+        return size
+    return file.stat().st_size if isinstance(file, Path) else file.size()
+
+
+def read_txn_index(file: AnyFile, size: int | None = None) -> list[AbortedTxn]:
+    """The entries of a ``.txnindex`` (Kafka: ``TransactionIndex.allAbortedTxns``), at most
+    :data:`~kafkalog.transaction_index.MAX_ENTRIES` of them; an object is one ranged read (``size``: its size
+    when a listing gave it)."""
     if isinstance(file, Path):
         return read_aborted_txns(file)
-    size = min(file.size(), MAX_ENTRIES * ABORTED_TXN_SIZE)
-    return parse_aborted_txns(file.read_range(0, size), file.url)
+    return parse_aborted_txns(file.read_range(0, min(file_size(file, size), MAX_ENTRIES * ABORTED_TXN_SIZE)),
+                              file.url)
 
 
-def read_producer_snapshot(file: AnyFile) -> list[ProducerStateEntry]:
-    """The entries of a producer snapshot (Kafka: ``ProducerStateManager.readSnapshot``)."""
+def read_producer_snapshot(file: AnyFile, size: int | None = None) -> list[ProducerStateEntry]:
+    """The entries of a producer snapshot (Kafka: ``ProducerStateManager.readSnapshot``); an object is one
+    ranged read (``size``: its size when a listing gave it).
+
+    Raises:
+        CorruptSnapshotError: see :func:`~kafkalog.producer_state.parse_snapshot` (a file larger than a snapshot
+            can be is refused unread).
+    """
     if isinstance(file, Path):
         return read_snapshot(file)
-    size = file.size()
-    if size > MAX_SNAPSHOT_BYTES:
-        raise CorruptSnapshotError(f"Snapshot {file} is {size} bytes, more than a producer snapshot can hold")
-    return parse_snapshot(file.read_range(0, size), file.url)
+    length = file_size(file, size)
+    if length > MAX_SNAPSHOT_BYTES:
+        raise CorruptSnapshotError(f"Snapshot {file} is {length} bytes, more than a producer snapshot can hold")
+    return parse_snapshot(file.read_range(0, length), file.url)
+
+
+def _read_checkpoint_object(file: StorageLocation, size: int | None) -> bytes | None:
+    """The bytes of a checkpoint object, one ranged read; ``None`` when it is missing (a read-only open reads a
+    missing checkpoint as empty)."""
+    try:
+        length = file_size(file, size)
+        if length > MAX_CHECKPOINT_BYTES:
+            raise CorruptCheckpointError(f"Checkpoint file [{file.url}] is {length} bytes, more than kafkalog reads "
+                                         f"of a checkpoint ({MAX_CHECKPOINT_BYTES})", file.url)
+        return file.read_range(0, length)
+    except StorageNotFoundError:
+        return None
+
+
+def read_offset_checkpoint(file: AnyFile, size: int | None = None) -> dict[TopicPartition, int]:
+    """The offsets of an offset checkpoint (``recovery-point-offset-checkpoint`` and the others), read-only: a
+    missing file reads as empty (Kafka: ``OffsetCheckpointFile.read``); an object is one ranged read.
+
+    Raises:
+        CorruptCheckpointError: see :func:`~kafkalog.checkpoint.parse_checkpoint`.
+    """
+    if isinstance(file, Path):
+        return OffsetCheckpoint(file, read_only=True).read()
+    data = _read_checkpoint_object(file, size)
+    return {} if data is None else OffsetCheckpoint.parse(data, file.url)
+
+
+def read_leader_epoch_checkpoint(file: AnyFile, size: int | None = None) -> list[EpochEntry]:
+    """The entries of a partition's ``leader-epoch-checkpoint``, read-only: a missing file reads as empty
+    (Kafka: ``LeaderEpochCheckpointFile.read``); an object is one ranged read.
+
+    Raises:
+        CorruptCheckpointError: see :func:`~kafkalog.checkpoint.parse_checkpoint`.
+    """
+    if isinstance(file, Path):
+        return LeaderEpochCheckpoint(file, read_only=True).read()
+    data = _read_checkpoint_object(file, size)
+    return [] if data is None else LeaderEpochCheckpoint.parse(data, file.url)
 
 
 def missing(file: AnyFile) -> FileNotFoundError:

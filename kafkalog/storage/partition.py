@@ -34,14 +34,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, CheckpointFile, OffsetCheckpoint
-from ..errors import IllegalArgumentError, KafkaLogError, StorageNotFoundError
+from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
+from ..errors import IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState, producer_batches
+from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
 
@@ -87,15 +88,14 @@ def remote_partition_dirs(log_dir: StorageLocation) -> list[StorageLocation]:
             if kind == "directory" and _partition_of(name) is not None]
 
 
-def read_offset_checkpoint(location: StorageLocation) -> dict[TopicPartition, int]:
-    """The offset checkpoint object at ``location`` (missing: empty), parsed as a broker reads the file."""
-    try:
-        data = location.read_range(0, location.size())
-    except StorageNotFoundError:
-        return {}
-    checkpoint = CheckpointFile(location.path, OffsetCheckpoint.CURRENT_VERSION, OffsetCheckpoint.FORMATTER,
-                                read_only=True)
-    return dict(checkpoint._parse(data))
+def read_offset_checkpoint(location: StorageLocation, size: int | None = None) -> dict[TopicPartition, int]:
+    """The offset checkpoint object at ``location`` (missing: empty), parsed as a broker reads the file
+    (:func:`kafkalog.storage.files.read_offset_checkpoint`: one ranged read, of ``size`` when a listing gave it).
+
+    Raises:
+        CorruptCheckpointError: the object is not a checkpoint (:func:`kafkalog.checkpoint.parse_checkpoint`).
+    """
+    return files.read_offset_checkpoint(location, size)
 
 
 class UrlSegment:
@@ -163,6 +163,13 @@ class UrlSegment:
             found = self.log.largest_timestamp_after(0)
             return TimestampOffset(found.timestamp, found.offset)
         return last
+
+    def largest_timestamp(self) -> int:
+        """The largest record timestamp (Kafka: ``LogSegment.largestTimestamp``), what
+        ``min.compaction.lag.ms`` compares; where Kafka takes the file's modification time for a segment with
+        no timestamp, an object has none of the broker's (a copy's time is the copy's), so such a segment reads
+        as -1: older than any lag."""
+        return self.max_timestamp_so_far().timestamp
 
     def find_offset_by_timestamp(self, timestamp: int, starting_offset: int | None = None
                                  ) -> TimestampAndOffset | None:

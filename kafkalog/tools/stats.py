@@ -14,17 +14,22 @@ changes) and every record is decoded once, a chunk of whole batches at a time, b
 - the cleaner's view: the first dirty offset (from the log dir's ``cleaner-offset-checkpoint``, else
   the log start offset) and the dirty ratio as Kafka's cleaner computes it (``LogToClean.cleanableRatio``:
   bytes of the cleanable segments over clean plus cleanable bytes).
+
+A partition dir at a URL (:func:`remote_partition_stats`) gives the same statistics from the same bytes, the
+cleaner's view included: Kafka's accounting (``cleanable_offsets``, ``LogToClean``) runs unchanged over its
+segments and the ``cleaner-offset-checkpoint`` object.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -34,9 +39,10 @@ from ..cleaner_manager import LogToClean, cleanable_offsets
 from ..config import LogConfig
 from ..file_message_set import FileMessageSet
 from ..log import Log
+from ..log_segments import LogSegments
 from ..record import CompressionType
 from ..record.batch import RecordColumns
-from ..topic import parse_topic_partition_name
+from ..topic import TopicPartition, parse_topic_partition_name
 
 if TYPE_CHECKING:
     from ..storage.location import StorageLocation
@@ -152,12 +158,20 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
                                log_end_offset=log.log_end_offset,
                                skipped_files=[name for name, _why in log.load_report.skipped_files])
         _count_segments(stats, [segment.log for segment in log.log_segments()], step)
-        cleaned = _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE)
-        offsets = cleanable_offsets(log, cleaned, log.time.milliseconds())
-        to_clean = LogToClean(tp, log, offsets.first_dirty_offset, offsets.first_uncleanable_dirty_offset)
-        stats.first_dirty_offset = offsets.first_dirty_offset
-        stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio
+        _cleaner_view(stats, log, _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE), log.time.milliseconds())
     return stats
+
+
+def _cleaner_view(stats: PartitionStats, log: Log, cleaned: int | None, now: int) -> None:
+    """Set the cleaner's view of ``log`` in ``stats``, as a cleaning round would find it: the first dirty offset
+    from the checkpointed one (``cleaned``, ``None`` when the log dir's checkpoint has none; Kafka:
+    ``LogCleanerManager.cleanableOffsets``) and the dirty ratio, cleanable bytes over clean plus cleanable bytes
+    (``LogToClean.cleanableRatio``; ``None`` for a log with neither, where Kafka's is NaN)."""
+    offsets = cleanable_offsets(log, cleaned, now)
+    to_clean = LogToClean(TopicPartition(stats.topic, stats.partition), log, offsets.first_dirty_offset,
+                          offsets.first_uncleanable_dirty_offset)
+    stats.first_dirty_offset = offsets.first_dirty_offset
+    stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio
 
 
 def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Callable[[int], None]) -> None:
@@ -196,11 +210,13 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
         stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
 
 
-def remote_partition_stats(location: StorageLocation, *, progress: Callable[[int], None] | None = None
-                           ) -> PartitionStats:
+def remote_partition_stats(location: StorageLocation, config: LogConfig | None = None, *,
+                           progress: Callable[[int], None] | None = None) -> PartitionStats:
     """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.storage.partition.UrlPartition`,
-    read by range).  The cleaner's view is the checkpoint's first dirty offset only: the dirty ratio needs
-    the segments' ages (``min.compaction.lag.ms``), which objects do not keep, and is left ``None``."""
+    read by range), the same statistics from the same bytes.  The cleaner's view is computed by the same code
+    as the local one (:func:`~kafkalog.cleaner_manager.cleanable_offsets`,
+    :class:`~kafkalog.cleaner_manager.LogToClean`), over the partition's segments and the log dir's
+    ``cleaner-offset-checkpoint`` object (:class:`_UrlLogView`)."""
     from ..storage.partition import UrlPartition, read_offset_checkpoint
 
     step = progress if progress is not None else (lambda _n: None)
@@ -212,7 +228,52 @@ def remote_partition_stats(location: StorageLocation, *, progress: Callable[[int
                                skipped_files=[name for name, _why in partition.skipped_files])
         _count_segments(stats, [segment.log for segment in partition.segments], step)
         cleaned = read_offset_checkpoint(location.parent / CLEANER_OFFSET_CHECKPOINT_FILE).get(tp)
-        first_dirty = partition.log_start_offset if cleaned is None or not (
-            partition.log_start_offset <= cleaned <= partition.log_end_offset) else cleaned
-        stats.first_dirty_offset = first_dirty
+        view = _UrlLogView(partition, config if config is not None else LogConfig())
+        # The view answers every question the cleaner's accounting asks of a Log (see _UrlLogView).
+        _cleaner_view(stats, cast(Log, view), cleaned, int(time.time() * 1000))
     return stats
+
+
+class _NoSegment:
+    """The one segment, with no file, that a partition dir holding no segment reads as (a read-only
+    ``LogLoader.load`` gives such a log an empty active segment at its log start offset).  It is its own
+    ``log``: empty, never truncated."""
+
+    truncations = 0
+
+    def __init__(self, base_offset: int) -> None:
+        self.base_offset = base_offset
+        self.log = self
+
+    def size(self) -> int:
+        return 0
+
+    def size_in_bytes(self) -> int:
+        return 0
+
+
+class _UrlLogView:
+    """A :class:`~kafkalog.storage.partition.UrlPartition` seen as the read-only :class:`~kafkalog.log.Log`
+    that the cleaner's accounting reads: ``name``, ``config``, the log start and end offsets, the high
+    watermark (the log end offset, as a read-only ``Log``'s follows it), the segments in a
+    :class:`~kafkalog.log_segments.LogSegments` (the last one active), ``log_segments(from, to)``.  The last
+    stable offset is read from the segments' transactional batch headers, as for a local log
+    (:func:`~kafkalog.transactions.first_unstable_offset`).  ``min.compaction.lag.ms`` compares each segment's
+    largest record timestamp (:meth:`~kafkalog.storage.partition.UrlSegment.largest_timestamp`)."""
+
+    def __init__(self, partition: Any, config: LogConfig) -> None:
+        self.name = partition.dir.name
+        self.config = config
+        self.log_start_offset: int = partition.log_start_offset
+        self.log_end_offset: int = partition.log_end_offset
+        self.high_watermark = self.log_end_offset
+        self.segments = LogSegments(partition.topic_partition)
+        for segment in partition.segments or [_NoSegment(self.log_start_offset)]:
+            self.segments.add(segment)
+
+    @property
+    def active_segment(self) -> Any:
+        return self.segments.last_segment()
+
+    def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[Any]:
+        return self.segments.values(from_offset, to_offset)

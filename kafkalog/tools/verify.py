@@ -30,6 +30,12 @@ Per log dir: the offset checkpoints read back, and each entry is consistent with
 recovery point and the high watermark are at most the log end offset (beyond it, flushed or
 committed records are missing), the log start offset lies between the first segment's base offset
 and the log end offset, and the cleaner's checkpoint is not past the log end.
+
+A directory at a URL (:func:`verify_remote_partition`, :func:`verify_remote_log_dir`) gets every check above
+through the same functions, which take a ``Path`` or a :class:`~kafkalog.storage.location.StorageLocation`:
+the segments are read by range, the small files (snapshots, transaction indexes, checkpoints) each with one
+ranged read of the size the listing gave (:mod:`kafkalog.storage.files`), and the findings are the local
+ones, naming the URL where those name the path.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ import itertools
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,8 +60,6 @@ from ..checkpoint import (
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
-    LeaderEpochCheckpoint,
-    OffsetCheckpoint,
 )
 from ..errors import IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet
@@ -69,11 +73,17 @@ from ..filenames import (
     segment_file_offset,
 )
 from ..fsutil import data_regions
-from ..producer_state import read_snapshot
 from ..record import MemoryRecords
 from ..record.legacy import LegacyRecordBatch
+from ..storage.files import (
+    file_size,
+    read_leader_epoch_checkpoint,
+    read_offset_checkpoint,
+    read_producer_snapshot,
+    read_txn_index,
+)
 from ..topic import TopicPartition
-from ..transaction_index import read_aborted_txns
+from ..transaction_index import ABORTED_TXN_SIZE
 from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
 
 if TYPE_CHECKING:
@@ -86,6 +96,7 @@ __all__ = [
     "Severity",
     "verify_log_dir",
     "verify_partition",
+    "verify_remote_log_dir",
     "verify_remote_partition",
 ]
 
@@ -112,9 +123,10 @@ class Finding:
 
 @dataclass
 class PartitionReport:
-    """What :func:`verify_partition` found in one partition dir."""
+    """What :func:`verify_partition` found in one partition dir (``dir``: a ``Path``, or for a URL its
+    :class:`~kafkalog.storage.location.StorageLocation`, whose ``str`` is the URL)."""
 
-    dir: Path
+    dir: Path | StorageLocation
     topic_partition: TopicPartition | None
     segments: int = 0
     batches: int = 0
@@ -138,9 +150,10 @@ class PartitionReport:
 
 @dataclass
 class LogDirReport:
-    """What :func:`verify_log_dir` found: one report per partition, plus the dir's own findings."""
+    """What :func:`verify_log_dir` found: one report per partition, plus the dir's own findings (``dir`` as in
+    :class:`PartitionReport`)."""
 
-    dir: Path
+    dir: Path | StorageLocation
     partitions: list[PartitionReport] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -615,21 +628,20 @@ def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
                             progress: Callable[[int], None] | None = None) -> PartitionReport:
     """:func:`verify_partition` of a partition dir at a URL, read by range and never changed.
 
-    The segments' checks are the same (CRCs, torn tails, offsets, and with ``deep`` every record), and their
-    indexes' (read by range); the producer snapshots and the leader-epoch checkpoint are not checked over URLs
-    yet (a note says so), nor the log dir's checkpoints."""
+    Every check is the local one, over the same bytes, with the same findings (naming the URL where the local
+    ones name the path): the segments (CRCs, torn tails, offsets, and with ``deep`` every record), their
+    indexes (read by range), the leader-epoch checkpoint, the producer snapshots and the transaction indexes
+    (each read whole with one ranged read of the size the listing gave)."""
     from ..storage.channel import open_remote_log
 
-    report = PartitionReport(Path(location.path), partition_name(Path(location.name)),
+    report = PartitionReport(location, partition_name(Path(location.name)),
                              records=0 if deep else None)
     step = progress if progress is not None else (lambda _n: None)
-    entries = location.entries()
-    sizes = {name: size for name, kind, size in entries if kind == "file"}
-    logs = _check_segments(report, location, sorted(sizes), deep, step,
-                           lambda file: open_remote_log(file, sizes[file.name]), index_exists=sizes.__contains__)
-    if logs:
-        report.add(Severity.NOTE, location.url, "producer snapshots and the leader-epoch checkpoint are not checked "
-                                                "over URLs (yet): the segments and their indexes are")
+    sizes = {name: size for name, kind, size in location.entries() if kind == "file"}
+    names = sorted(sizes)
+    _check_segments(report, location, names, deep, step,
+                    lambda file: open_remote_log(file, sizes[file.name]), index_exists=sizes.__contains__)
+    _check_partition_files(report, location, names, sizes)
     return report
 
 
@@ -652,14 +664,19 @@ def _offset_name_problem(name: str) -> str | None:
     return None
 
 
-def _check_partition_files(report: PartitionReport, directory: Path, names: list[str]) -> None:
+def _check_partition_files(report: PartitionReport, directory: Any, names: list[str],
+                           sizes: Mapping[str, int] | None = None) -> None:
+    """Check the leader-epoch checkpoint, producer snapshots and transaction indexes among ``names``, the
+    entries of ``directory`` (a ``Path``, or a :class:`~kafkalog.storage.location.StorageLocation` whose
+    objects' sizes ``sizes`` gives, from its listing: each is then one ranged read)."""
     for name in names:
         file = directory / name
         if _offset_name_problem(name) is not None:
             continue  # reported as such
+        size = None if sizes is None else sizes.get(name)
         try:
             if name == LEADER_EPOCH_CHECKPOINT_FILE:
-                epochs = LeaderEpochCheckpoint(file, read_only=True).read()
+                epochs = read_leader_epoch_checkpoint(file, size)
                 for a, b in itertools.pairwise(epochs):
                     if b.epoch <= a.epoch or b.start_offset < a.start_offset:
                         report.add(Severity.ERROR, file, f"epochs out of order: {tuple(a)} then {tuple(b)}")
@@ -667,14 +684,14 @@ def _check_partition_files(report: PartitionReport, directory: Path, names: list
                     report.add(Severity.WARNING, file, f"the last epoch starts at {epochs[-1].start_offset}, past "
                                                        f"the log end offset {report.log_end_offset}")
             elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
-                read_snapshot(file)
+                read_producer_snapshot(file, size)
             elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
-                txns = read_aborted_txns(file)
+                txns = read_txn_index(file, size)
                 for earlier, later in itertools.pairwise(txns):
                     if later.last_offset <= earlier.last_offset:
                         report.add(Severity.ERROR, file, f"aborted transactions out of order: last offset "
                                                          f"{earlier.last_offset} then {later.last_offset}")
-                if os.path.getsize(file) % 34:
+                if file_size(file, size) % ABORTED_TXN_SIZE:
                     report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
         except (OSError, KafkaLogError) as e:
             report.add(Severity.ERROR, file, f"cannot be read: {e}")
@@ -687,22 +704,53 @@ def verify_log_dir(path: str | os.PathLike[str], *, deep: bool = True,
                    on_partition: Callable[[PartitionReport], None] | None = None) -> LogDirReport:
     """Check every partition of a log dir and the dir's checkpoint files against them."""
     root = Path(path)
-    report = LogDirReport(root)
-    for directory in partition_dirs(root):
-        partition = verify_partition(directory, deep=deep, progress=progress)
+    # A name is enough: a checkpoint that is not a readable file is reported as one that cannot be read.
+    return _log_dir_report(LogDirReport(root), (verify_partition(d, deep=deep, progress=progress)
+                                                for d in partition_dirs(root)),
+                           on_partition, lambda: dict.fromkeys(os.listdir(root)))
+
+
+def verify_remote_log_dir(location: StorageLocation, *, deep: bool = True,
+                          progress: Callable[[int], None] | None = None,
+                          on_partition: Callable[[PartitionReport], None] | None = None) -> LogDirReport:
+    """:func:`verify_log_dir` of a log dir at a URL, read by range and never changed: every partition dir
+    (:func:`verify_remote_partition`), then the log dir's checkpoint files against them, each read whole with
+    one ranged read; the findings are the local ones, naming the URL where those name the path."""
+    from ..storage.partition import remote_partition_dirs
+
+    return _log_dir_report(LogDirReport(location), (verify_remote_partition(d, deep=deep, progress=progress)
+                                                    for d in remote_partition_dirs(location)),
+                           on_partition, lambda: {name: size for name, kind, size in location.entries()
+                                                  if kind == "file"})
+
+
+def _log_dir_report(report: LogDirReport, partitions: Iterable[PartitionReport],
+                    on_partition: Callable[[PartitionReport], None] | None,
+                    entries: Callable[[], Mapping[str, int | None]]) -> LogDirReport:
+    """Fill ``report`` with the partitions' reports, each told to ``on_partition`` as it comes, then with the
+    log dir's own findings (:func:`_check_log_dir_files` over ``entries()``)."""
+    for partition in partitions:
         report.partitions.append(partition)
         if on_partition is not None:
             on_partition(partition)
-    if (root / CLEAN_SHUTDOWN_FILE).exists():
+    _check_log_dir_files(report, report.dir, entries())
+    return report
+
+
+def _check_log_dir_files(report: LogDirReport, root: Any, sizes: Mapping[str, int | None]) -> None:
+    """The log dir's own findings: its clean-shutdown marker, and each offset checkpoint among the entries
+    ``sizes`` names (with their sizes when a listing gave them) read back and held against the partitions'
+    reports.  ``root`` is a ``Path`` or a :class:`~kafkalog.storage.location.StorageLocation`."""
+    if CLEAN_SHUTDOWN_FILE in sizes:
         report.findings.append(Finding(Severity.NOTE, str(root / CLEAN_SHUTDOWN_FILE),
                                        "the last shutdown was clean"))
     by_name: dict[str, PartitionReport] = {p.dir.name: p for p in report.partitions}
     for name in OFFSET_CHECKPOINTS:
-        file = root / name
-        if not file.exists():
+        if name not in sizes:
             continue
+        file = root / name
         try:
-            offsets = OffsetCheckpoint(file, read_only=True).read()
+            offsets = read_offset_checkpoint(file, sizes[name])
         except (OSError, KafkaLogError) as e:
             report.findings.append(Finding(Severity.ERROR, str(file), f"cannot be read: {e}"))
             continue
@@ -712,10 +760,9 @@ def verify_log_dir(path: str | os.PathLike[str], *, deep: bool = True,
                 report.findings.append(Finding(Severity.NOTE, str(file), f"lists {tp}, which has no directory here"))
                 continue
             listed.findings.extend(_checkpoint_findings(name, file, tp, offset, listed))
-    return report
 
 
-def _checkpoint_findings(name: str, file: Path, tp: TopicPartition, offset: int,
+def _checkpoint_findings(name: str, file: Any, tp: TopicPartition, offset: int,
                          partition: PartitionReport) -> Iterator[Finding]:
     leo = partition.log_end_offset
     start = partition.log_start_offset

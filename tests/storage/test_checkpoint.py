@@ -28,6 +28,7 @@ from kafkalog.checkpoint import (
     LazyOffsetCheckpoints,
     LeaderEpochCheckpoint,
     OffsetCheckpoint,
+    parse_checkpoint,
 )
 from kafkalog.errors import IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
@@ -272,6 +273,9 @@ def test_read_accepts(tmp_path: pathlib.Path, content: bytes, expected: dict[Top
     assert OffsetCheckpoint(path).read() == expected
     assert OffsetCheckpoint(path, read_only=True).read() == expected
     assert path.read_bytes() == content
+    # The bytes read elsewhere (an object at a URL) parse the same through the public seam.
+    assert OffsetCheckpoint.parse(content, "s3://bucket/logs/cp") == expected
+    assert dict(parse_checkpoint(content, 0, OffsetCheckpoint.FORMATTER, "cp")) == expected
 
 
 # --- reading: malformed files --------------------------------------------------------------------------
@@ -326,6 +330,16 @@ def test_read_rejects(tmp_path: pathlib.Path, content: bytes, message: str, line
         assert isinstance(error, ValueError)
         assert isinstance(error, OSError)
     assert path.read_bytes() == content
+    # The public seam, given the bytes and a name (a URL), raises the same error naming that name instead.
+    url = "s3://bucket/logs/recovery-point-offset-checkpoint"
+    for parse in (lambda: OffsetCheckpoint.parse(content, url),
+                  lambda: CheckpointFile(path, 0, OffsetCheckpoint.FORMATTER, read_only=True).parse(content),
+                  lambda: parse_checkpoint(content, 0, OffsetCheckpoint.FORMATTER, url)):
+        with pytest.raises(CorruptCheckpointError) as info:
+            parse()
+        named = str(path) if url not in str(info.value) else url
+        assert str(info.value) == str(error).replace(str(path), named)
+        assert (info.value.path, info.value.line_number) == (named, line_number)
 
 
 @pytest.mark.parametrize(
@@ -346,6 +360,26 @@ def test_leader_epoch_read_rejects(tmp_path: pathlib.Path, content: bytes, messa
         LeaderEpochCheckpoint(path, read_only=True).read()
     assert message in str(info.value)
     assert str(path) in str(info.value)
+    with pytest.raises(CorruptCheckpointError) as parsed:
+        LeaderEpochCheckpoint.parse(content, "memory:///logs/t-0/leader-epoch-checkpoint")
+    assert str(parsed.value) == str(info.value).replace(str(path), "memory:///logs/t-0/leader-epoch-checkpoint")
+
+
+def test_parse_seam_reads_what_the_file_reads(tmp_path: pathlib.Path) -> None:
+    """The public parse of a checkpoint's bytes, beside :meth:`read` of the file holding them: version 0 of
+    both kinds, the entries in file order, and an empty or version-only text holding none."""
+    epochs = b"0\n3\n0 0\n2 17\n5 400\n"
+    path = tmp_path / LEADER_EPOCH_CHECKPOINT_FILE
+    path.write_bytes(epochs)
+    assert LeaderEpochCheckpoint.parse(epochs, "x") == LeaderEpochCheckpoint(path, read_only=True).read() == [
+        EpochEntry(0, 0), EpochEntry(2, 17), EpochEntry(5, 400)]
+    for empty in (b"", b"0\n"):
+        assert OffsetCheckpoint.parse(empty, "x") == {} and LeaderEpochCheckpoint.parse(empty, "x") == []
+    assert parse_checkpoint(b"3\n2\nea\neb\n", 3, LineFormatter(), "x") == ["ea", "eb"]
+    with pytest.raises(CorruptCheckpointError, match=r"Malformed line in checkpoint file \[x\]: 'b' \(line 3\)"):
+        parse_checkpoint(b"3\n1\nb\n", 3, LineFormatter(), "x")
+    with pytest.raises(CorruptCheckpointError, match="Unrecognised version:0, expected version: 3"):
+        parse_checkpoint(b"0\n0\n", 3, LineFormatter(), "x")
 
 
 def test_io_errors_name_the_file(tmp_path: pathlib.Path) -> None:

@@ -1,11 +1,14 @@
 """kafkalog.storage over memory:// (fsspec's in-process filesystem): URLs and options, partition dirs read by
-range giving what the local read-only open gives, and bad input (URLs, options, objects) as kafkalog errors."""
+range giving what the local read-only open gives, ``verify`` and ``stats`` of a URL printing what they print for
+the same dir on disk (kafkalog-written, broker-written from ../shared/golden, and damaged), and bad input (URLs,
+options, objects) as kafkalog errors."""
 
 from __future__ import annotations
 
 import io
 import json
 import pickle
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +19,14 @@ import pytest
 
 fsspec = pytest.importorskip("fsspec")
 
+from kafkalog import _impl  # noqa: E402
 from kafkalog.cli import main  # noqa: E402
 from kafkalog.consumer_view import ConsumerView  # noqa: E402
 from kafkalog.errors import (  # noqa: E402
     KafkaLogError,
+    KafkaStorageError,
+    RemoteResourceNotFoundError,
+    RemoteStorageError,
     StorageNotFoundError,
     StorageOptionError,
     StorageURLError,
@@ -29,7 +36,9 @@ from kafkalog.storage import Storage, StorageLocation, locate, parse_storage_opt
 from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
 from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
 from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir  # noqa: E402
+from kafkalog.tools.verify import verify_remote_partition  # noqa: E402
 from tests.storage.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
+from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, RONEM, SHARAWEIL  # noqa: E402
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -347,3 +356,187 @@ def test_blocks_are_fetched_once_while_they_fit_the_cache(memory_root: str) -> N
         small.close()
     finally:
         del fs.cat_file
+
+
+# -- verify and stats of a URL print what they print locally -----------------------------------------------
+
+#: Broker-written log dirs whose verify and stats are compared: snapshots, leader-epoch and offset checkpoints,
+#: a cleaner checkpoint, errors found, empty partitions, dirty ratios of 0 and 1.
+GOLDEN_COMPARED = (BULLSHIT, SHARAWEIL, ARTHUR, DANIELOWO, RONEM)
+
+
+def _normalised(text: str, local: Path, url: str) -> str:
+    """The output with the dir's name, local or remote, made one (a report's ``dir`` is the object's path)."""
+    return text.replace(url, "<dir>").replace(url.split("://", 1)[1], "<dir>").replace(str(local), "<dir>")
+
+
+def assert_same_output(local: Path, url: str, *argv: str) -> tuple[int, str]:
+    """Run a command on the URL and on the local dir: the same status, stdout and stderr; returns both."""
+    status, out, err = run(*argv, url)
+    local_status, local_out, local_err = run(*argv, str(local))
+    assert status == local_status, (err, local_err)
+    assert _normalised(out, local, url) == _normalised(local_out, local, url)
+    assert _normalised(err, local, url) == _normalised(local_err, local, url)
+    return status, out
+
+
+def _upload(local: Path, memory_root: str, name: str) -> str:
+    fsspec.filesystem("memory").put(str(local), f"{memory_root}/{name}", recursive=True)
+    return f"memory://{memory_root}/{name}"
+
+
+def _same_everywhere(local: Path, url: str, relative: str, data: bytes) -> None:
+    """Write the same bytes to a file of the local dir and to its object."""
+    (local / relative).write_bytes(data)
+    fsspec.filesystem("memory").pipe_file(f"{url.removeprefix('memory://')}/{relative}", data)
+
+
+def snapshot_bytes(entries: int = 1) -> bytes:
+    """A producer snapshot as a broker writes it (version 1, the CRC-32C of all after it, the entries)."""
+    import struct
+
+    body = struct.pack(">i", entries) + b"".join(
+        struct.pack(">qhiqiqiq", 1000 + i, 0, 4, 10 * i, 2, FIRST_TIMESTAMP, -1, -1) for i in range(entries))
+    return struct.pack(">hI", 1, int(_impl.core.crc32c(body))) + body
+
+
+def test_verify_and_stats_of_a_url_print_the_local_output(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    # What the kafkalog-written dir lacks of a broker's: a cleaner checkpoint (for the dirty ratio), a
+    # producer snapshot, a leader-epoch checkpoint, a transaction index.
+    _same_everywhere(local, url, "cleaner-offset-checkpoint", b"0\n2\nevents 0 156\naudit.log 0 40\n")
+    _same_everywhere(local, url, "events-0/00000000000000000156.snapshot", snapshot_bytes(3))
+    _same_everywhere(local, url, "events-0/leader-epoch-checkpoint", b"0\n2\n0 0\n4 200\n")
+    _same_everywhere(local, url, "events-1/00000000000000000000.txnindex", b"")
+    # A partition with no segment yet reads as an empty log at its log start offset.
+    (local / "fresh-0").mkdir()
+    _same_everywhere(local, url, "fresh-0/leader-epoch-checkpoint", b"0\n0\n")
+    for argv in (["verify", "--notes"], ["verify", "--json", "--notes"], ["verify", "--shallow"],
+                 ["stats"], ["stats", "--json"], ["stats", "--csv"]):
+        status, _out = assert_same_output(local, url, *argv)
+        assert status == 0
+    for name in ("events-0", "audit.log-0"):
+        assert_same_output(local / name, f"{url}/{name}", "verify", "--json", "--notes")
+        assert_same_output(local / name, f"{url}/{name}", "stats", "--json")
+    _status, out, _err = run("stats", "--json", url)
+    rows = {row["topic"] + f"-{row['partition']}": row for row in map(json.loads, out.splitlines())}
+    # The cleaner's view from the checkpoint: events-0 is dirty from 156, audit.log-0 is clean to its end (its one
+    # segment counts as clean bytes), events-1 (no entry) is dirty from its start.
+    assert rows["events-0"]["firstDirtyOffset"] == 156 and 0 < rows["events-0"]["dirtyRatio"] < 1
+    assert rows["events-1"]["firstDirtyOffset"] == 0 and rows["events-1"]["dirtyRatio"] == 1.0
+    assert rows["audit.log-0"]["firstDirtyOffset"] == 40 and rows["audit.log-0"]["dirtyRatio"] == 0.0
+    assert rows["fresh-0"]["segments"] == 0 and rows["fresh-0"]["dirtyRatio"] is None
+    # Reports name the URL, as stats rows do.
+    _status, out, _err = run("verify", "--json", url)
+    assert {report["dir"] for report in map(json.loads, out.splitlines())} == {
+        url, *(f"{url}/{name}" for name in ("audit.log-0", "events-0", "events-1", "fresh-0"))}
+
+
+def test_verify_and_stats_of_golden_dirs_at_a_url_print_the_local_output(golden: Path, tmp_path: Path,
+                                                                         memory_root: str) -> None:
+    for number, relative in enumerate(GOLDEN_COMPARED):
+        local = tmp_path / f"golden-{number}"
+        shutil.copytree(golden / relative, local)  # what is compared is the bytes uploaded
+        url = _upload(local, memory_root, f"golden-{number}")
+        for argv in (["verify", "--json", "--notes"], ["verify", "--notes"], ["stats", "--json"]):
+            assert_same_output(local, url, *argv)
+
+
+def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, str]) -> None:
+    local, url = logs
+    good = snapshot_bytes(2)
+    damaged = {
+        "events-0/00000000000000000078.snapshot": good[:6] + bytes([good[6] ^ 1]) + good[7:],  # CRC
+        "events-0/00000000000000000156.snapshot": b"\x00\x09" + good[2:],  # version
+        "events-0/00000000000000000231.snapshot": good[:-3],  # cut short
+        "events-0/leader-epoch-checkpoint": b"0\n2\n0 0\n",  # count
+        "events-1/leader-epoch-checkpoint": b"0\n2\n3 0\n1 50\n",  # out of order
+        "events-1/00000000000000000000.txnindex": bytes(34) + b"\x00",  # a part-entry
+        "audit.log-0/leader-epoch-checkpoint": b"0\n1\n0 x\n",  # malformed line
+        "replication-offset-checkpoint": b"1\n0\n",  # version
+        "recovery-point-offset-checkpoint": b"0\n2\nevents 0 999\nevents 1 120\n",  # past the log end
+        "cleaner-offset-checkpoint": b"0\n1\nevents 0 five\n",  # malformed number
+    }
+    for relative, data in damaged.items():
+        _same_everywhere(local, url, relative, data)
+    fs = fsspec.filesystem("memory")
+    root = url.removeprefix("memory://")
+    before = {p: fs.cat_file(p) for p in fs.find(root)}
+    status, out = assert_same_output(local, url, "verify", "--notes")
+    assert status == 1
+    findings = _normalised(out, local, url)
+    for expected in [
+        "ERROR <dir>/events-0/00000000000000000078.snapshot: cannot be read: Snapshot is corrupt (CRC is no longer "
+        "valid)",
+        "ERROR <dir>/events-0/00000000000000000156.snapshot: cannot be read: Snapshot contained an unknown file "
+        "version 9",
+        "ERROR <dir>/events-0/00000000000000000231.snapshot: cannot be read: Snapshot is corrupt",
+        "ERROR <dir>/events-0/leader-epoch-checkpoint: cannot be read: Expected [2] entries in checkpoint file "
+        "[<dir>/events-0/leader-epoch-checkpoint], but found only [1]",
+        "ERROR <dir>/events-1/leader-epoch-checkpoint: epochs out of order: (3, 0) then (1, 50)",
+        "WARNING <dir>/events-1/00000000000000000000.txnindex: ends in a part-entry (a write cut short)",
+        "ERROR <dir>/audit.log-0/leader-epoch-checkpoint: cannot be read: Malformed line in checkpoint file "
+        "[<dir>/audit.log-0/leader-epoch-checkpoint]: '0 x' (line 3)",
+        "ERROR <dir>/replication-offset-checkpoint: cannot be read: Unrecognised version:1, expected version: 0 in "
+        "checkpoint file at: <dir>/replication-offset-checkpoint",
+        "ERROR <dir>/recovery-point-offset-checkpoint: recovery point 999 of events-0 is past its log end offset "
+        "300: records that were flushed are missing",
+        "ERROR <dir>/cleaner-offset-checkpoint: cannot be read: Malformed line in checkpoint file "
+        "[<dir>/cleaner-offset-checkpoint]: 'events 0 five' (line 3)",
+    ]:
+        assert expected in findings
+    # stats reads the cleaner checkpoint too, and fails the partition the same way locally and by URL.
+    status, _out = assert_same_output(local, url, "stats", "--json")
+    assert status == 2
+    assert {p: fs.cat_file(p) for p in fs.find(root)} == before
+
+
+def test_each_small_object_is_one_read_of_its_listed_size(logs: tuple[Path, str]) -> None:
+    _local, url = logs
+    fs = fsspec.filesystem("memory")
+    root = url.removeprefix("memory://")
+    small = {f"{root}/events-0/00000000000000000078.snapshot": snapshot_bytes(2),
+             f"{root}/events-0/leader-epoch-checkpoint": b"0\n1\n0 0\n",
+             f"{root}/events-0/00000000000000000078.txnindex": bytes(34)}
+    for path, data in small.items():
+        fs.pipe_file(path, data)
+    calls: list[tuple[str, Any]] = []
+    original_cat, original_info = fs.cat_file, fs.info
+
+    def cat_file(path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+        calls.append(("cat", (path, start, end)))
+        data: bytes = original_cat(path, start=start, end=end, **kw)
+        return data
+
+    def info(path: str, **kw: Any) -> dict[str, Any]:
+        calls.append(("info", path))
+        found: dict[str, Any] = original_info(path, **kw)
+        return found
+
+    fs.cat_file, fs.info = cat_file, info
+    try:
+        where = locate(f"{url}/events-0")
+        assert isinstance(where, StorageLocation)
+        report = verify_remote_partition(where, deep=False)
+    finally:
+        del fs.cat_file, fs.info
+    assert report.ok, report.findings
+    for path, data in small.items():
+        assert [call for call in calls if call[1] == path or call[1][0] == path] == [("cat", (path, 0, len(data)))]
+
+
+def test_one_not_found_class_for_urls_and_tiered_layouts(tmp_path: Path, memory_root: str) -> None:
+    from kafkalog.remote import local_tiered
+
+    # Kafka's names stay what they were, and a missing object is a StorageNotFoundError whoever found it.
+    assert issubclass(RemoteResourceNotFoundError, RemoteStorageError)
+    assert issubclass(RemoteResourceNotFoundError, StorageNotFoundError)
+    assert issubclass(RemoteStorageError, KafkaStorageError) and issubclass(StorageNotFoundError, FileNotFoundError)
+    with pytest.raises(StorageNotFoundError) as info:
+        local_tiered.list_partitions(fsspec.filesystem("memory"), f"{memory_root}/no-such-store")
+    assert isinstance(info.value, RemoteResourceNotFoundError)
+    where = locate(f"memory://{memory_root}/nothing")
+    assert isinstance(where, StorageLocation)
+    with pytest.raises(StorageNotFoundError) as found:
+        where.entries()
+    assert not isinstance(found.value, RemoteStorageError)
