@@ -11,8 +11,8 @@ On disk (big-endian, no header)::
     <base>.index      8-byte entries   relative offset int32 | position int32
     <base>.timeindex  12-byte entries  timestamp int64 | relative offset int32
 
-One module a class, as Kafka has them: :mod:`.abstract_index` (the file, its map and the slot search,
-shared), :mod:`.offset_index`, :mod:`.time_index` and :mod:`.lazy_index`.
+One module a class, as Kafka has them: ``abstract_index`` (the file, its map and the slot search,
+shared), ``offset_index``, ``time_index`` and ``lazy_index``; import them all from here.
 """
 
 from .abstract_index import DEFAULT_MAX_INDEX_SIZE, AbstractIndex, OffsetPosition, TimestampOffset
