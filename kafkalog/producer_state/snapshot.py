@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .. import _impl
-from ..errors import CorruptSnapshotError
+from ..errors import CorruptSnapshotError, IllegalArgumentError
 from ..filenames import DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, offset_from_file_name, replace_suffix
 from ..fsutil import open_regular, read_regular, storage_error
 from .entry import BatchMetadata, ProducerStateEntry
@@ -103,13 +103,24 @@ def parse_snapshot(data: bytes, file: str) -> list[ProducerStateEntry]:
 
 def serialize_snapshot(entries: Iterable[ProducerStateEntry]) -> bytes:
     """The bytes of a snapshot of ``entries``, in the order given (Kafka: the buffer ``writeSnapshot`` builds:
-    the schema's struct with a zero CRC, then the CRC-32C of bytes 6.. written in place)."""
+    the schema's struct with a zero CRC, then the CRC-32C of bytes 6.. written in place).
+
+    Raises:
+        IllegalArgumentError: an entry holds a value its field cannot (an epoch past int16, say).
+    """
     body = bytearray(_HEADER.size)
     count = 0
     for entry in entries:
-        body += _ENTRY.pack(entry.producer_id, entry.producer_epoch, entry.last_seq, entry.last_data_offset,
-                            entry.last_offset_delta, entry.last_timestamp, entry.coordinator_epoch,
-                            -1 if entry.current_txn_first_offset is None else entry.current_txn_first_offset)
+        fields = (entry.producer_id, entry.producer_epoch, entry.last_seq, entry.last_data_offset,
+                  entry.last_offset_delta, entry.last_timestamp, entry.coordinator_epoch,
+                  -1 if entry.current_txn_first_offset is None else entry.current_txn_first_offset)
+        try:
+            body += _ENTRY.pack(*fields)
+        except struct.error as e:
+            # Kafka's Struct would throw at the same place: a field wider than its schema type.
+            raise IllegalArgumentError(f"Cannot write {entry} to a producer snapshot: a field does not fit its "
+                                       f"type (int64 ids, offsets and timestamps; int16 epoch; int32 sequence, "
+                                       f"offset delta and coordinator epoch): {e}") from None
         count += 1
     struct.pack_into(">i", body, _PRODUCER_ENTRIES_OFFSET, count)
     crc = int(_impl.core.crc32c(memoryview(body)[_PRODUCER_ENTRIES_OFFSET:]))

@@ -17,6 +17,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog import _impl
+from kafkalog.errors import IllegalArgumentError, KafkaStorageError
 from kafkalog.producer_state import (
     BatchMetadata,
     CorruptSnapshotError,
@@ -141,3 +142,15 @@ def test_snapshot_files_are_listed_and_marked_for_deletion(tmp_path: Path) -> No
     assert not gone.delete_if_exists()
     with pytest.raises(FileNotFoundError):
         gone.rename_to_delete()
+
+
+def test_bad_entries_and_places_are_refused(impl: ModuleType, tmp_path: Path) -> None:
+    """A value wider than its field, or a directory that is not there, is a kafkalog error naming it; nothing
+    half-written is left behind."""
+    too_wide = ProducerStateEntry(7, 2**15, 0, 0, None, None)
+    path = tmp_path / "00000000000000000001.snapshot"
+    with pytest.raises(IllegalArgumentError, match="int16 epoch"):
+        write_snapshot(path, [too_wide], sync=False)
+    assert not path.exists()
+    with pytest.raises(KafkaStorageError, match="missing"):
+        write_snapshot(tmp_path / "missing" / path.name, [], sync=False)
