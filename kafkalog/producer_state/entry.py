@@ -19,9 +19,13 @@ import itertools
 import threading
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._common import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP
 from ..fetch import LogOffsetMetadata
+
+if TYPE_CHECKING:
+    from .append_info import ProducerBatchInfo
 
 __all__ = [
     "NUM_BATCHES_TO_RETAIN",
@@ -184,13 +188,12 @@ class ProducerStateEntry:
         """Kafka: ``setCurrentTxnFirstOffset``."""
         self.current_txn_first_offset = first_offset
 
-    def find_duplicate_batch(self, producer_epoch: int, base_sequence: int,
-                             last_sequence: int) -> BatchMetadata | None:
-        """The retained batch a batch with these header fields duplicates, if any (Kafka:
-        ``findDuplicateBatch``, which reads the same three fields from the ``RecordBatch``)."""
-        if producer_epoch != self.producer_epoch:
+    def find_duplicate_batch(self, batch: ProducerBatchInfo) -> BatchMetadata | None:
+        """The retained batch of the same epoch and sequence range as ``batch``, which then duplicates it (Kafka:
+        ``findDuplicateBatch``)."""
+        if batch.producer_epoch != self.producer_epoch:
             return None
-        return self.batch_with_sequence_range(base_sequence, last_sequence)
+        return self.batch_with_sequence_range(batch.base_sequence, batch.last_sequence)
 
     def batch_with_sequence_range(self, first_seq: int, last_seq: int) -> BatchMetadata | None:
         """The retained batch with exactly this sequence range (Kafka: ``batchWithSequenceRange``)."""

@@ -95,13 +95,14 @@ def test_retried_batches_are_found_among_the_last_five(manager: ProducerStateMan
     assert entry is not None
     assert len(entry.batch_metadata) == NUM_BATCHES_TO_RETAIN
     for batch in batches[-NUM_BATCHES_TO_RETAIN:]:
-        duplicate = entry.find_duplicate_batch(batch.producer_epoch, batch.base_sequence, batch.last_sequence)
+        duplicate = entry.find_duplicate_batch(batch)
         assert duplicate is not None
         assert (duplicate.first_offset, duplicate.last_offset) == (batch.base_offset, batch.last_offset)
     for batch in batches[:-NUM_BATCHES_TO_RETAIN]:
-        assert entry.find_duplicate_batch(batch.producer_epoch, batch.base_sequence, batch.last_sequence) is None
-    last = batches[-1]
-    assert entry.find_duplicate_batch(last.producer_epoch + 1, last.base_sequence, last.last_sequence) is None
+        assert entry.find_duplicate_batch(batch) is None
+    # The same sequences from a newer epoch are no duplicate.
+    assert entry.find_duplicate_batch(data_batch(12, 12, 2, epoch=EPOCH + 1)) is None
+    assert entry.find_duplicate_batch(data_batch(12, 12, 2)) is not None
 
 
 def test_a_transaction_through_real_markers(manager: ProducerStateManager, tmp_path: Path) -> None:
