@@ -54,6 +54,11 @@ __all__ = [
     "StorageURLError",
     "StorageOptionError",
     "StorageNotFoundError",
+    "CorruptSnapshotError",
+    "OutOfOrderSequenceError",
+    "InvalidProducerEpochError",
+    "InvalidTxnStateError",
+    "TransactionCoordinatorFencedError",
 ]
 
 
@@ -248,3 +253,27 @@ class StorageOptionError(KafkaLogError, ValueError):
     """A storage option that is malformed (not ``NAME=VALUE``), given with a local path, or not taken (or
     refused) by the URL's filesystem."""
 
+
+class CorruptSnapshotError(KafkaLogError, ValueError):
+    """A producer-state snapshot that cannot be read: unknown version, bad CRC, bad size (Kafka:
+    ``CorruptSnapshotException``)."""
+
+
+class OutOfOrderSequenceError(KafkaLogError, ValueError):
+    """An idempotent or transactional batch whose first sequence does not follow the producer's last one
+    (Kafka: ``OutOfOrderSequenceException``)."""
+
+
+class InvalidProducerEpochError(KafkaLogError, ValueError):
+    """A batch or marker of a producer epoch older than the one the partition has seen (Kafka:
+    ``InvalidProducerEpochException``, which 2.7 put in place of ``ProducerFencedException`` on this path)."""
+
+
+class InvalidTxnStateError(KafkaLogError, ValueError):
+    """A non-transactional batch from a producer whose transaction is open (Kafka:
+    ``InvalidTxnStateException``)."""
+
+
+class TransactionCoordinatorFencedError(KafkaLogError, ValueError):
+    """A transaction marker from a coordinator epoch older than the last one seen (Kafka:
+    ``TransactionCoordinatorFencedException``)."""

@@ -449,7 +449,7 @@ class DumpLogSegments:
                 "producerId": entry.producer_id, "producerEpoch": entry.producer_epoch,
                 "coordinatorEpoch": entry.coordinator_epoch, "currentTxnFirstOffset": entry.current_txn_first_offset,
                 "lastTimestamp": entry.last_timestamp}
-            metadata = entry.batch_metadata
+            metadata = entry.batch_metadata[-1] if entry.batch_metadata else None
             if metadata is not None:
                 text += (f"firstSequence: {metadata.first_seq} lastSequence: {metadata.last_seq} "
                          f"lastOffset: {metadata.last_offset} offsetDelta: {metadata.offset_delta} "

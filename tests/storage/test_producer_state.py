@@ -1,40 +1,11 @@
-"""Producer-state snapshot files (kafkalog.producer_state) against Kafka's ``ProducerStateManager.readSnapshot``
-(storage 3.8.0), and the Kafka suites of the producer state that kafkalog does not keep yet.
+"""Producer-state snapshot files (kafkalog.producer_state.snapshot) against Kafka's
+``ProducerStateManager.readSnapshot`` and ``writeSnapshot`` (storage 3.8.0).
 
-kafkalog reads the ``<offset>.snapshot`` files a broker writes (for ``kafkalog dump`` and ``verify``); the tests
-below write snapshots byte by byte, in Kafka's schema version 1, and read them back, good and bad, and read the
-empty snapshots of the golden broker directories.
-
-Kafka tests not ported:
-
-- ``testBasicIdMapping``, ``testAppendTxnMarkerWithNoProducerState``, ``testProducerSequenceWrapAround``,
-  ``testProducerSequenceWithWrapAroundBatchRecord``, ``testProducerSequenceInvalidWrapAround``,
-  ``testNoValidationOnFirstEntryWhenLoadingLog``, ``testControlRecordBumpsProducerEpoch``,
-  ``testTxnFirstOffsetMetadataCached``, ``testSkipEmptyTransactions``, ``testHasLateTransaction``,
-  ``testHasLateTransactionInitializedAfterReload``, ``testHasLateTransactionUpdatedAfterPartialTruncation``,
-  ``testHasLateTransactionUpdatedAfterFullTruncation``, ``testLastStableOffsetCompletedTxn``,
-  ``testPrepareUpdateDoesNotMutate``, ``updateProducerTransactionState``,
-  ``testOutOfSequenceAfterControlRecordEpochBump``, ``testNonTransactionalAppendWithOngoingTransaction``,
-  ``testTruncateAndReloadRemovesOutOfRangeSnapshots``, ``testTakeSnapshot``, ``testFetchSnapshotEmptySnapShot``,
-  ``testRecoverFromSnapshotUnfinishedTransaction``, ``testRecoverFromSnapshotFinishedTransaction``,
-  ``testRecoverFromSnapshotEmptyTransaction``, ``testProducerStateAfterFencingAbortMarker``,
-  ``testRemoveExpiredPidsOnReload``, ``testAcceptAppendWithoutProducerStateOnReplica``,
-  ``testAcceptAppendWithSequenceGapsOnReplica``, ``testDeleteSnapshotsBefore``, ``testTruncateFullyAndStartAt``,
-  ``testReloadSnapshots``, ``testFirstUnstableOffsetAfterTruncation``,
-  ``testLoadFromSnapshotRetainsNonExpiredProducers``, ``testSkipSnapshotIfOffsetUnchanged``,
-  ``testPidExpirationTimeout``, ``testFirstUnstableOffset``, ``testProducersWithOngoingTransactionsDontExpire``,
-  ``testSequenceNotValidatedForGroupMetadataTopic``, ``testOldEpochForControlRecord``, ``testCoordinatorFencing``,
-  ``testCoordinatorFencedAfterReload``, ``testLoadFromEmptySnapshotFile``, ``testLoadFromTruncatedSnapshotFile``,
-  ``testLoadFromCorruptSnapshotFile``, ``testAppendEmptyControlBatch``,
-  ``testRemoveStraySnapshotsKeepCleanShutdownSnapshot``, ``testRemoveAllStraySnapshots``,
-  ``testRemoveAndMarkSnapshotForDeletion``, ``testRemoveAndMarkSnapshotForDeletionAlreadyDeleted``,
-  ``testEntryForVerification``, ``testSequenceAndEpochInVerificationEntry``,
-  ``testThrowOutOfOrderSequenceWithVerificationSequenceCheck``, ``testVerificationStateEntryExpiration``: Kafka's
-  ProducerStateManager (sequence and epoch checks, transactions and the first unstable offset, expiration,
-  snapshots taken, loaded, truncated and removed with the log), which kafkalog does not keep yet; it comes with the
-  producer-state issue (issue 20).
-- ``testEqualsAndHashCode``, ``testVerify``: ``VerificationGuard``, the transaction-verification token of the
-  producer state (KIP-890), which comes with it (issue 20).
+The tests below lay snapshots out byte by byte, in Kafka's schema version 1, independently of kafkalog's writer,
+and read them back, good and bad; they check that kafkalog writes the same bytes, in the order of Java's
+``HashMap``; and they read the empty snapshots of the golden broker directories.  The manager's own tests,
+Kafka's ``ProducerStateManagerTest``, are in test_producer_state_manager.py (the golden rewrite is in
+tests/golden/test_producer_state_golden.py).
 """
 
 from __future__ import annotations
@@ -46,7 +17,18 @@ from types import ModuleType
 import pytest
 
 from kafkalog import _impl
-from kafkalog.producer_state import BatchMetadata, CorruptSnapshotError, ProducerStateEntry, read_snapshot
+from kafkalog.errors import IllegalArgumentError, KafkaStorageError
+from kafkalog.producer_state import (
+    BatchMetadata,
+    CorruptSnapshotError,
+    ProducerStateEntry,
+    SnapshotFile,
+    list_snapshot_files,
+    read_snapshot,
+    serialize_snapshot,
+    write_snapshot,
+)
+from kafkalog.producer_state.snapshot import java_hash_map_order
 from tests.support.golden_data import SHARAWEIL
 
 _HEADER = struct.Struct(">hIi")
@@ -65,10 +47,10 @@ def test_read_snapshot(impl: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "00000000000000000042.snapshot"
     path.write_bytes(snapshot([(7, 2, 9, 41, 4, 1_700_000_000_000, 3, 38), (8, 0, -1, -1, 0, -1, -1, -1)]))
     assert read_snapshot(path) == [
-        ProducerStateEntry(7, 2, 3, 1_700_000_000_000, BatchMetadata(9, 41, 4, 1_700_000_000_000), 38),
+        ProducerStateEntry(7, 2, 3, 1_700_000_000_000, 38, BatchMetadata(9, 41, 4, 1_700_000_000_000)),
         ProducerStateEntry(8, 0, -1, -1, None, None),
     ]
-    assert read_snapshot(path)[0].batch_metadata.first_seq == 5  # type: ignore[union-attr]
+    assert read_snapshot(path)[0].batch_metadata[-1].first_seq == 5
     # A sequence that wrapped past Integer.MAX_VALUE (DefaultRecordBatch.decrementSequence).
     assert BatchMetadata(2, 100, 5, 0).first_seq == 2**31 - 3
 
@@ -105,3 +87,70 @@ def test_entry_count_must_match_the_size(impl: ModuleType, tmp_path: Path) -> No
         path.write_bytes(struct.pack(">hI", 1, _impl.core.crc32c(body)) + body)
         with pytest.raises(CorruptSnapshotError, match="failed schema validation"):
             read_snapshot(path)
+
+
+def test_write_snapshot_lays_out_kafkas_bytes(impl: ModuleType, tmp_path: Path) -> None:
+    """``writeSnapshot``: the last batch of each producer (or -1 / 0 fields with none), the producer's last
+    timestamp, the open transaction's first offset or -1, CRC-32C over bytes 6.."""
+    with_batch = ProducerStateEntry(7, 2, 3, 1_700_000_000_123, 38, BatchMetadata(4, 40, 3, 1_700_000_000_000))
+    with_batch.add_batch(2, 9, 41, 4, 1_700_000_000_999)  # two batches retained: only the last is written
+    marker_only = ProducerStateEntry(8, 0, 5, 1_600_000_000_000, None, None)
+    path = tmp_path / "00000000000000000042.snapshot"
+    path.write_bytes(b"\xff" * 300)  # a longer file already there is replaced whole
+    write_snapshot(path, [with_batch, marker_only], sync=True)
+    expected = snapshot([(7, 2, 9, 41, 4, 1_700_000_000_999, 3, 38), (8, 0, -1, -1, 0, 1_600_000_000_000, 5, -1)])
+    assert path.read_bytes() == expected
+    assert serialize_snapshot([]) == snapshot([])
+    assert read_snapshot(path) == [
+        ProducerStateEntry(7, 2, 3, 1_700_000_000_999, 38, BatchMetadata(9, 41, 4, 1_700_000_000_999)),
+        ProducerStateEntry(8, 0, 5, 1_600_000_000_000, None, None),
+    ]
+
+
+def test_entries_follow_java_hash_map_order() -> None:
+    """A ``HashMap<Long, _>`` iterates by slot (the key's hash, folded, masked by the table size), then by
+    insertion: 16 slots up to 12 keys, 32 up to 24, and never fewer than the map once needed."""
+
+    def order(keys: list[int], largest: int = 0) -> list[int]:
+        producers = {k: ProducerStateEntry.empty(k) for k in keys}
+        return [e.producer_id for e in java_hash_map_order(producers, largest)]
+
+    assert order([5, 1, 3]) == [1, 3, 5]
+    assert order([17, 1, 16]) == [16, 17, 1]  # 16 and 17 share slots 0 and 1 with 0 and 1 in a 16-slot table
+    assert order([17, 1, 16], largest=13) == [1, 16, 17]  # 32 slots: each key its own
+    assert order([-1, 3]) == [-1, 3]  # Long.hashCode(-1) is 0
+    assert order([2**32, 5]) == [2**32, 5]  # Long.hashCode folds the high word 1 into slot 1
+    assert order(list(range(30, 0, -1))) == list(range(1, 31))  # 30 keys: 64 slots
+
+
+def test_snapshot_files_are_listed_and_marked_for_deletion(tmp_path: Path) -> None:
+    """``listSnapshotFiles`` and ``SnapshotFile.renameToDelete``: only regular ``*.snapshot`` files named for an
+    offset; the renamed file keeps its name with ``.deleted`` after it."""
+    (tmp_path / "00000000000000000007.snapshot").write_bytes(b"")
+    (tmp_path / "00000000000000000009.snapshot.deleted").write_bytes(b"")
+    (tmp_path / "00000000000000000011.log").write_bytes(b"")
+    (tmp_path / "notanoffset.snapshot").write_bytes(b"")
+    (tmp_path / "00000000000000000013.snapshot").mkdir()
+    (found,) = list_snapshot_files(tmp_path)
+    assert found.offset == 7
+    assert list_snapshot_files(tmp_path / "missing") == []
+    found.rename_to_delete()
+    assert found.file == tmp_path / "00000000000000000007.snapshot.deleted"
+    assert found.file.exists()
+    gone = SnapshotFile(tmp_path / "00000000000000000021.snapshot")
+    assert gone.offset == 21
+    assert not gone.delete_if_exists()
+    with pytest.raises(FileNotFoundError):
+        gone.rename_to_delete()
+
+
+def test_bad_entries_and_places_are_refused(impl: ModuleType, tmp_path: Path) -> None:
+    """A value wider than its field, or a directory that is not there, is a kafkalog error naming it; nothing
+    half-written is left behind."""
+    too_wide = ProducerStateEntry(7, 2**15, 0, 0, None, None)
+    path = tmp_path / "00000000000000000001.snapshot"
+    with pytest.raises(IllegalArgumentError, match="int16 epoch"):
+        write_snapshot(path, [too_wide], sync=False)
+    assert not path.exists()
+    with pytest.raises(KafkaStorageError, match="missing"):
+        write_snapshot(tmp_path / "missing" / path.name, [], sync=False)

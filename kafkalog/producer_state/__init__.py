@@ -1,0 +1,86 @@
+"""A partition's producer state, as Kafka 3.x keeps it beside the log (``org.apache.kafka.storage.internals.log``,
+tag 3.8.0): which producer ids wrote, their last batches and epochs, their open transactions, and the
+``<offset>.snapshot`` files that persist it.
+
+- :mod:`~kafkalog.producer_state.entry`: per producer and per transaction (``ProducerStateEntry``,
+  ``BatchMetadata``, ``TxnMetadata``, ``CompletedTxn``, ``LastRecord``, ``VerificationGuard``,
+  ``VerificationStateEntry``);
+- :mod:`~kafkalog.producer_state.append_info`: the checks of one producer's batches in an append
+  (``ProducerAppendInfo``) and what it reads of a batch
+  (:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`);
+- :mod:`~kafkalog.producer_state.manager`: the state of a partition (``ProducerStateManager``);
+- :mod:`~kafkalog.producer_state.snapshot`: the snapshot files (``readSnapshot``, ``writeSnapshot``,
+  ``SnapshotFile``).
+
+A log feeds it as ``UnifiedLog`` does: for each batch with a producer id, ``prepare_update`` (once per producer
+and append), ``append``; after the append, ``update`` for each producer, ``complete_txn`` for each transaction a
+marker ended (after its transaction-index entry), ``update_map_end_offset``; ``take_snapshot`` at roll and at
+clean shutdown; ``truncate_and_reload`` when the log is loaded or truncated.
+"""
+
+from ..errors import (
+    CorruptSnapshotError,
+    InvalidProducerEpochError,
+    InvalidTxnStateError,
+    OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
+)
+from ..validator import AppendOrigin
+from .append_info import ProducerAppendInfo, ProducerBatchInfo
+from .entry import (
+    NUM_BATCHES_TO_RETAIN,
+    BatchMetadata,
+    CompletedTxn,
+    LastRecord,
+    ProducerStateEntry,
+    TxnMetadata,
+    VerificationGuard,
+    VerificationStateEntry,
+)
+from .manager import (
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    LATE_TRANSACTION_BUFFER_MS,
+    ProducerStateManager,
+    ProducerStateManagerConfig,
+)
+from .snapshot import (
+    MAX_SNAPSHOT_BYTES,
+    PRODUCER_SNAPSHOT_VERSION,
+    SnapshotFile,
+    list_snapshot_files,
+    parse_snapshot,
+    read_snapshot,
+    serialize_snapshot,
+    write_snapshot,
+)
+
+__all__ = [
+    "DEFAULT_PRODUCER_ID_EXPIRATION_MS",
+    "LATE_TRANSACTION_BUFFER_MS",
+    "MAX_SNAPSHOT_BYTES",
+    "NUM_BATCHES_TO_RETAIN",
+    "PRODUCER_SNAPSHOT_VERSION",
+    "AppendOrigin",
+    "BatchMetadata",
+    "CompletedTxn",
+    "CorruptSnapshotError",
+    "InvalidProducerEpochError",
+    "InvalidTxnStateError",
+    "LastRecord",
+    "OutOfOrderSequenceError",
+    "ProducerAppendInfo",
+    "ProducerBatchInfo",
+    "ProducerStateEntry",
+    "ProducerStateManager",
+    "ProducerStateManagerConfig",
+    "SnapshotFile",
+    "TransactionCoordinatorFencedError",
+    "TxnMetadata",
+    "VerificationGuard",
+    "VerificationStateEntry",
+    "list_snapshot_files",
+    "parse_snapshot",
+    "read_snapshot",
+    "serialize_snapshot",
+    "write_snapshot",
+]
