@@ -38,6 +38,7 @@ from typing import Any
 
 from ..errors import RemoteLayoutError, RemoteResourceNotFoundError
 from ..topic import LEGAL_CHARS
+from .listing import StoreListing, list_store, store_root
 from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment, read_object_range, resolve_duplicates
 
 __all__ = ["ROOT_STORAGE_DIR_NAME", "LocalTieredSegment", "RemoteLogSegmentFileType", "list_partitions",
@@ -147,14 +148,18 @@ def _storage_dir(fs: Any, root: str) -> tuple[str, list[dict[str, Any]]]:
     return root, entries
 
 
-def looks_like(fs: Any, root: str) -> bool:
+def looks_like(fs: Any, root: str, listing: StoreListing | None = None) -> bool:
     """Whether ``root`` holds this layout: a ``kafka-tiered-storage`` directory, or a directory named
-    ``<topic>-<partition>-<topicId>``."""
-    try:
-        _path, entries = _storage_dir(fs, root)
-    except RemoteResourceNotFoundError:
-        return False
-    return any(e.get("type") == "directory" and DIRNAME_FORMAT.fullmatch(_name(e)) for e in entries)
+    ``<topic>-<partition>-<topicId>``.  ``listing``: the root's recursive listing when the caller has it
+    (:func:`~kafkalog.remote.listing.list_store`), read instead of listing the root again."""
+    if listing is None or listing.root != store_root(fs, root):
+        listing = list_store(fs, root)
+    # _storage_dir's rule over the listing: the root, unless no entry of it is named as a partition's directory
+    # and it holds kafka-tiered-storage.
+    top = list(listing.children(listing.root))
+    if not any(DIRNAME_FORMAT.fullmatch(name) for name, _ in top) and (ROOT_STORAGE_DIR_NAME, True) in top:
+        top = list(listing.children(f"{listing.root.rstrip('/')}/{ROOT_STORAGE_DIR_NAME}"))
+    return any(is_dir and DIRNAME_FORMAT.fullmatch(name) for name, is_dir in top)
 
 
 def _partition(fs: Any, path: str, topic: str, partition: int, topic_id: str,
