@@ -16,9 +16,9 @@ import pytest
 from fsspec.implementations.memory import MemoryFileSystem
 
 from kafkalog.remote import detect_layout, list_partitions, list_store
+from kafkalog.remote.upload import LocalSegment, upload_aiven, upload_local_tiered
 from kafkalog.spark.options import ReadOptions
 from kafkalog.spark.plan import find_partitions, plan_read
-from tests.remote.tiered_stores import LocalSegment, upload_aiven, upload_local_tiered
 
 TOPIC_ID = "LWgrMmVrT0a__7a4SasuPA"
 PROTOCOL = "countmem"
