@@ -13,7 +13,7 @@ range of it, :meth:`~RemoteSegment.index` for the indexes uploaded with it).
   says were copied.
 
 Layouts read only through ``fs.ls``/``find``/``info``/``size`` and ranged ``fs.cat_file``.  Finding the layout
-and building Aiven's partitions share one recursive listing of the root (:mod:`~kafkalog.remote.listing`).
+and building its partitions share one recursive listing of the root (:mod:`~kafkalog.remote.listing`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def detect_layout(fs: Any, root: str, prefix: str | None = None,
 def list_partitions(fs: Any, root: str, layout: str | None = None, **options: Any) -> list[RemotePartition]:
     """The partitions under ``root`` in ``layout`` (detected when ``None``); ``options`` go to the layout's
     ``list_partitions`` (``copied=``, and ``prefix=`` for Aiven's).  A layout detected here is listed from the
-    listing that detected it (Aiven's; Kafka's ``LocalTieredStorage`` lists directory by directory)."""
+    listing that detected it."""
     listing = list_store(fs, root) if layout is None else None
     name = layout if layout is not None else detect_layout(fs, root, options.get("prefix"), listing)
     if name is None:
@@ -66,4 +66,4 @@ def list_partitions(fs: Any, root: str, layout: str | None = None, **options: An
                                    f"{', '.join(LAYOUT_OPTIONS[name])}")
     if name == "aiven-tiered-storage":
         return aiven.list_partitions(fs, root, listing=listing, **options)
-    return local_tiered.list_partitions(fs, root, **options)
+    return local_tiered.list_partitions(fs, root, listing=listing, **options)

@@ -233,7 +233,7 @@ def list_partitions(fs: Any, root: str, prefix: str | None = None, copied: Colle
     root = store_root(fs, root)
     if listing is None or listing.root != root:
         listing = list_store(fs, root)
-    if not listing.files and not listing.directories and not fs.exists(root):
+    if not listing.files and not listing.directories and not fs.isdir(root):
         raise RemoteResourceNotFoundError("no such directory", path=root)
     if prefix is None:
         prefix = detect_prefix(listing.relative(path) for path in listing.files)

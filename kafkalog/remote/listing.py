@@ -1,10 +1,11 @@
 """One listing of a store: everything under a root, from one recursive ``fs.find``.
 
-Telling which tiered-storage layout is at a root and building the partitions of Aiven's layout both need
-what is under the root, to any depth (Aiven's keys sit three levels below its prefix).  On an object store a
-recursive listing is one paginated ``LIST`` of the keys under a prefix, so :func:`list_store` is called once
-and its :class:`StoreListing` is handed to :func:`kafkalog.remote.detect_layout`, to each layout's
-``looks_like`` and to :func:`kafkalog.remote.aiven.list_partitions`, rather than each listing the root again.
+Telling which tiered-storage layout is at a root and building its partitions both need what is under the
+root, to any depth (Aiven's keys sit three levels below its prefix, LocalTieredStorage's files two or three).
+On an object store a recursive listing is one paginated ``LIST`` of the keys under a prefix, so
+:func:`list_store` is called once and its :class:`StoreListing` is handed to
+:func:`kafkalog.remote.detect_layout`, to each layout's ``looks_like`` and ``list_partitions``, rather than
+each listing the root again (or, for LocalTieredStorage, each partition directory).
 
 A :class:`StoreListing` holds the root as the filesystem names it (no protocol, no trailing ``/``), the files
 under it with their sizes, and its directories (those the store reports, and every parent of a file: an

@@ -113,8 +113,8 @@ def tiered_partitions(arg: str, storage_options: Mapping[str, Any] | None, layou
     """
     storage, root = _store(arg, storage_options)
     fs = storage.fs
-    # One recursive listing tells the layout and builds Aiven's partitions (an object store lists a prefix's
-    # keys in one paginated request; a second would repeat it).
+    # One recursive listing tells the layout and builds the partitions (an object store lists a prefix's keys
+    # in one paginated request; a second would repeat it).
     listing = list_store(fs, root)
     found = detect_layout(fs, root, prefix, listing)
     if layout == AUTO:
@@ -129,7 +129,7 @@ def tiered_partitions(arg: str, storage_options: Mapping[str, Any] | None, layou
     if layout == "aiven-tiered-storage":
         partitions = aiven.list_partitions(fs, root, prefix, copied, listing)
     else:
-        partitions = local_tiered.list_partitions(fs, root, copied)
+        partitions = local_tiered.list_partitions(fs, root, copied, listing)
     return [TieredPartition(storage, arg, layout, dataclasses.replace(
         p, segments=tuple(dataclasses.replace(s, fs=None) for s in p.segments))) for p in partitions]
 

@@ -52,10 +52,15 @@ class CountingMemoryFileSystem(MemoryFileSystem):
         return self._counted("glob", *args, **kwargs)
 
 
+@pytest.fixture(autouse=True)
+def _registered() -> None:
+    """``countmem://`` URLs reach the counting filesystem (a Storage builds it by its protocol)."""
+    fsspec.register_implementation(PROTOCOL, CountingMemoryFileSystem, clobber=True)
+
+
 @pytest.fixture
 def store(local_segments: list[LocalSegment]) -> Iterator[tuple[CountingMemoryFileSystem, str]]:
     """An Aiven store (prefix ``tiered/``, two partitions) on the counting filesystem, the counts at zero."""
-    fsspec.register_implementation(PROTOCOL, CountingMemoryFileSystem, clobber=True)
     fs = CountingMemoryFileSystem()
     root = f"/kafkalog-listing-{uuid.uuid4().hex}"
     for partition in (0, 1):
@@ -94,17 +99,29 @@ def test_the_spark_planner_lists_an_aiven_store_once(store: tuple[CountingMemory
     assert fs.calls["find"] == 1
 
 
-def test_a_local_tiered_store_is_told_from_the_same_listing(local_segments: list[LocalSegment]) -> None:
+def test_a_local_tiered_store_is_told_and_listed_from_the_same_listing(local_segments: list[LocalSegment]) -> None:
     fs = CountingMemoryFileSystem()
     root = f"/kafkalog-listing-{uuid.uuid4().hex}"
     try:
-        upload_local_tiered(fs, f"{root}/kafka-tiered-storage", "orders", 0, TOPIC_ID, local_segments[:1])
+        for partition in (0, 1):
+            upload_local_tiered(fs, f"{root}/kafka-tiered-storage", "orders", partition, TOPIC_ID, local_segments)
         fs.calls.clear()
         listing = list_store(fs, root)
         assert detect_layout(fs, root, listing=listing) == "kafka-local-tiered-storage"
         assert fs.calls == Counter(find=1)
         assert listing.root == root and f"{root}/kafka-tiered-storage" in listing.directories
         assert [name for name, is_dir in listing.children(f"{root}/kafka-tiered-storage") if is_dir] \
-            == [f"orders-0-{TOPIC_ID}"]
+            == [f"orders-0-{TOPIC_ID}", f"orders-1-{TOPIC_ID}"]
+        # detected and listed, partition directories and all, from one listing
+        fs.calls.clear()
+        partitions = list_partitions(fs, root)
+        assert fs.calls == Counter(find=1)
+        assert [(p.name, len(p.segments)) for p in partitions] == [("orders-0", len(local_segments)),
+                                                                   ("orders-1", len(local_segments))]
+        assert [s.read() for s in partitions[0].segments] == [s.log for s in local_segments]
+        fs.calls.clear()
+        options = ReadOptions.parse({"path": f"{PROTOCOL}://{root}", "layout": "kafka-local-tiered-storage"})
+        assert [str(tp) for tp, _ in find_partitions(options.paths, options)] == ["orders-0", "orders-1"]
+        assert fs.calls == Counter(find=1)
     finally:
         fs.rm(root, recursive=True)
