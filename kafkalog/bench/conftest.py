@@ -130,6 +130,12 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark-parquet/arrow-ceiling", "spark-parquet/parquet", None),
     ("read 500k records through the data source's tasks: from S3 (moto on 127.0.0.1) vs local files",
      "remote/s3", "remote/local", None),
+    ("read 500k records through the data source's tasks: Aiven's tiered layout (zstd chunks) through S3 vs "
+     "local files", "remote/aiven-s3", "remote/local", None),
+    ("read 500k records through the data source's tasks: Kafka's LocalTieredStorage layout through S3 vs "
+     "local files", "remote/local-tiered-s3", "remote/local", None),
+    ("read 500k records through the data source's tasks: Aiven's tiered layout vs the log dir, both through S3",
+     "remote/aiven-s3", "remote/s3", None),
     ("encode v2 100k: compiled vs pure twin", "encode/cython", "encode/python", None),
     ("encode v2 100k: kernel only (compiled) vs aiokafka builder", "encode/cython", "encode/aiokafka", None),
     ("encode v2 100k: with_records (compiled) vs aiokafka builder", "encode/with-records/cython",

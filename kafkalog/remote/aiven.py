@@ -40,6 +40,7 @@ from ..errors import (
 )
 from ..topic import LEGAL_CHARS
 from .aiven_manifest import Chunk, SegmentManifestV1, decompress_chunk, parse_manifest
+from .listing import StoreListing, list_store, store_root
 from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment, read_object_range, resolve_duplicates
 
 __all__ = ["LOG_SUFFIX", "INDEXES_SUFFIX", "MANIFEST_SUFFIX", "MAX_FETCH_BYTES", "MAX_MANIFEST_BYTES",
@@ -119,18 +120,6 @@ class AivenSegment(RemoteSegment):
                                  self.indexes_size)
 
 
-def _relative(path: str, root: str) -> str:
-    return path[len(root):].lstrip("/") if root != "/" else path.lstrip("/")
-
-
-def _find(fs: Any, root: str) -> dict[str, dict[str, Any]]:
-    try:
-        found = fs.find(root, detail=True)
-    except FileNotFoundError as e:
-        raise RemoteResourceNotFoundError("no such directory", path=root) from e
-    return {str(k): v for k, v in found.items() if v.get("type") != "directory"}
-
-
 #: A key whose last three components are the layout's: group 1 is the directory prefix before them.
 _KEY_AFTER_DIRS = re.compile(rf"((?:[^/]*/)*?)({KEY_FORMAT.pattern})")
 
@@ -153,14 +142,16 @@ def detect_prefix(keys: Iterable[str]) -> str:
     return prefixes.pop() if prefixes else ""
 
 
-def looks_like(fs: Any, root: str, prefix: str | None = None) -> bool:
+def looks_like(fs: Any, root: str, prefix: str | None = None, listing: StoreListing | None = None) -> bool:
     """Whether ``root`` holds objects of this layout: at least one ``.rsm-manifest`` key
-    ``<prefix><topic>-<topicId>/<partition>/...`` (``prefix`` found from the keys when ``None``)."""
-    root = str(root).rstrip("/") or "/"
+    ``<prefix><topic>-<topicId>/<partition>/...`` (``prefix`` found from the keys when ``None``).  ``listing``:
+    the root's listing when the caller has it (:func:`~kafkalog.remote.listing.list_store`)."""
+    if listing is None or listing.root != store_root(fs, root):
+        listing = list_store(fs, root)
+    keys = [listing.relative(path) for path in listing.files]
     try:
-        keys = [_relative(path, root) for path in _find(fs, root)]
         prefix = detect_prefix(keys) if prefix is None else prefix
-    except (RemoteResourceNotFoundError, RemoteLayoutError):
+    except RemoteLayoutError:
         return False
     for key in keys:
         if key.startswith(prefix):
@@ -221,8 +212,8 @@ def _segment(fs: Any, topic: str, partition: int, topic_id: str, offset: int, se
         manifest=manifest, log_object_size=log_size, indexes_path=indexes_path, indexes_size=indexes_size)
 
 
-def list_partitions(fs: Any, root: str, prefix: str | None = None,
-                    copied: Collection[str] | None = None) -> list[RemotePartition]:
+def list_partitions(fs: Any, root: str, prefix: str | None = None, copied: Collection[str] | None = None,
+                    listing: StoreListing | None = None) -> list[RemotePartition]:
     """Every topic-partition under ``root`` + ``prefix`` (the plugin's ``key.prefix``, relative to
     ``root``; found from the keys when ``None``, see :func:`detect_prefix`), by topic and partition, each
     with its segments in offset order, one per base offset (:func:`~kafkalog.remote.segment.resolve_duplicates`).
@@ -230,6 +221,8 @@ def list_partitions(fs: Any, root: str, prefix: str | None = None,
     ``copied``, when given, is the set of segment ids ``__remote_log_metadata`` says were
     ``COPY_SEGMENT_FINISHED`` (:func:`kafkalog.remote.metadata.copied_segment_ids`): any other segment is
     skipped, with that reason.  Every manifest is read (one small read each) to learn the segment's size.
+    The root is listed once, recursively; ``listing`` is that listing when the caller made it already (to
+    detect the layout, say: :func:`~kafkalog.remote.listing.list_store`).
 
     Raises:
         RemoteLayoutError: a key under ``root`` that is not the layout's (is ``prefix`` right?).
@@ -237,13 +230,16 @@ def list_partitions(fs: Any, root: str, prefix: str | None = None,
         CorruptRemoteSegmentError: a manifest that does not parse, or objects that do not match it.
         RemoteResourceNotFoundError: ``root`` does not exist.
     """
-    root = str(root).rstrip("/") or "/"
-    found = _find(fs, root)
+    root = store_root(fs, root)
+    if listing is None or listing.root != root:
+        listing = list_store(fs, root)
+    if not listing.files and not listing.directories and not fs.isdir(root):
+        raise RemoteResourceNotFoundError("no such directory", path=root)
     if prefix is None:
-        prefix = detect_prefix(_relative(path, root) for path in found)
+        prefix = detect_prefix(listing.relative(path) for path in listing.files)
     groups: dict[tuple[str, str, int], dict[tuple[int, str], dict[str, tuple[str, int]]]] = {}
-    for path, info in sorted(found.items()):
-        key = _relative(path, root)
+    for path, size in sorted(listing.files.items()):
+        key = listing.relative(path)
         m = KEY_FORMAT.fullmatch(key[len(prefix):]) if key.startswith(prefix) else None
         if m is None:
             raise RemoteLayoutError(f"not an object key of Aiven's tiered storage, <prefix><topic>-<topicId>/"
@@ -254,7 +250,7 @@ def list_partitions(fs: Any, root: str, prefix: str | None = None,
         if partition > _INT32_MAX or offset > _INT64_MAX:
             raise RemoteLayoutError(f"partition or offset out of range in {key}", path=root)
         segment = groups.setdefault((topic, topic_id, partition), {}).setdefault((offset, segment_id), {})
-        segment[suffix] = (path, int(info.get("size") or 0))
+        segment[suffix] = (path, size)
     partitions = []
     for (topic, topic_id, partition), uploads in sorted(groups.items()):
         segments: list[AivenSegment] = []

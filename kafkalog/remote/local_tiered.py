@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import posixpath
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from typing import Any
 
 from ..errors import RemoteLayoutError, RemoteResourceNotFoundError
 from ..topic import LEGAL_CHARS
+from .listing import StoreListing, list_store, store_root
 from .segment import IndexType, RemotePartition, RemoteSegment, SkippedSegment, read_object_range, resolve_duplicates
 
 __all__ = ["ROOT_STORAGE_DIR_NAME", "LocalTieredSegment", "RemoteLogSegmentFileType", "list_partitions",
@@ -124,46 +124,35 @@ class LocalTieredSegment(RemoteSegment):
         return read_object_range(self.fs, path, 0, size, size)
 
 
-def _name(entry: dict[str, Any]) -> str:
-    return posixpath.basename(str(entry["name"]).rstrip("/"))
+def _storage_dir(listing: StoreListing) -> tuple[str, list[tuple[str, bool]]]:
+    """The storage directory and its entries: the listed root itself, or its ``kafka-tiered-storage`` when the
+    root is the ``dir`` LocalTieredStorage was configured with (no entry of the root is named as a partition's
+    directory, and it holds that one)."""
+    entries = list(listing.children(listing.root))
+    if not any(DIRNAME_FORMAT.fullmatch(name) for name, _ in entries) and (ROOT_STORAGE_DIR_NAME, True) in entries:
+        path = f"{listing.root.rstrip('/')}/{ROOT_STORAGE_DIR_NAME}"
+        return path, list(listing.children(path))
+    return listing.root, entries
 
 
-def _ls(fs: Any, path: str) -> list[dict[str, Any]]:
-    try:
-        return list(fs.ls(path, detail=True))
-    except FileNotFoundError as e:
-        raise RemoteResourceNotFoundError("no such directory", path=path) from e
-
-
-def _storage_dir(fs: Any, root: str) -> tuple[str, list[dict[str, Any]]]:
-    """The storage directory: ``root`` itself, or its ``kafka-tiered-storage`` when ``root`` is the ``dir``
-    LocalTieredStorage was configured with."""
-    entries = _ls(fs, root)
-    if not any(DIRNAME_FORMAT.fullmatch(_name(e)) for e in entries):
-        for e in entries:
-            if _name(e) == ROOT_STORAGE_DIR_NAME and e.get("type") == "directory":
-                path = str(e["name"]).rstrip("/")
-                return path, _ls(fs, path)
-    return root, entries
-
-
-def looks_like(fs: Any, root: str) -> bool:
+def looks_like(fs: Any, root: str, listing: StoreListing | None = None) -> bool:
     """Whether ``root`` holds this layout: a ``kafka-tiered-storage`` directory, or a directory named
-    ``<topic>-<partition>-<topicId>``."""
-    try:
-        _path, entries = _storage_dir(fs, root)
-    except RemoteResourceNotFoundError:
-        return False
-    return any(e.get("type") == "directory" and DIRNAME_FORMAT.fullmatch(_name(e)) for e in entries)
+    ``<topic>-<partition>-<topicId>``.  ``listing``: the root's recursive listing when the caller has it
+    (:func:`~kafkalog.remote.listing.list_store`), read instead of listing the root again."""
+    if listing is None or listing.root != store_root(fs, root):
+        listing = list_store(fs, root)
+    _path, entries = _storage_dir(listing)
+    return any(is_dir and DIRNAME_FORMAT.fullmatch(name) for name, is_dir in entries)
 
 
-def _partition(fs: Any, path: str, topic: str, partition: int, topic_id: str,
+def _partition(fs: Any, listing: StoreListing, path: str, topic: str, partition: int, topic_id: str,
                copied: Collection[str] | None) -> RemotePartition:
-    """``RemoteTopicPartitionDirectory.listFilesets`` + ``RemoteLogSegmentFileset.openExistingFileset``."""
+    """``RemoteTopicPartitionDirectory.listFilesets`` + ``RemoteLogSegmentFileset.openExistingFileset``, over
+    the partition directory ``path``'s entries in ``listing``."""
     filesets: dict[str, dict[RemoteLogSegmentFileType, tuple[str, int]]] = {}
     offsets: dict[str, set[str]] = {}
-    for e in _ls(fs, path):
-        filename = _name(e)
+    for filename, _is_dir in listing.children(path):
+        file_path = f"{path}/{filename}"
         file_type = RemoteLogSegmentFileType.of_filename(filename)
         m = FILENAME_FORMAT.fullmatch(filename)
         assert m is not None
@@ -172,7 +161,7 @@ def _partition(fs: Any, path: str, topic: str, partition: int, topic_id: str,
         if file_type in files:
             raise RemoteLayoutError(f"Duplicate key {file_type.name}: two files of segment {uuid} are "
                                     f"{file_type.suffix} files", path=path)
-        files[file_type] = (str(e["name"]), int(e.get("size") or 0))
+        files[file_type] = (file_path, listing.files.get(file_path, 0))
         offsets.setdefault(uuid, set()).add(m.group(1)[:-1])
     segments: list[LocalTieredSegment] = []
     skipped: list[SkippedSegment] = []
@@ -204,32 +193,38 @@ def _partition(fs: Any, path: str, topic: str, partition: int, topic_id: str,
     return RemotePartition(topic, partition, topic_id, tuple(kept), tuple(skipped + duplicates))
 
 
-def list_partitions(fs: Any, root: str, copied: Collection[str] | None = None) -> list[RemotePartition]:
+def list_partitions(fs: Any, root: str, copied: Collection[str] | None = None,
+                    listing: StoreListing | None = None) -> list[RemotePartition]:
     """Every topic-partition under ``root`` (the storage directory, or the ``dir`` holding
     ``kafka-tiered-storage``), by topic and partition, each with its segments in offset order, one per base
     offset (:func:`~kafkalog.remote.segment.resolve_duplicates`).
 
     ``copied``, when given, is the set of segment ids ``__remote_log_metadata`` says were
     ``COPY_SEGMENT_FINISHED`` (:func:`kafkalog.remote.metadata.copied_segment_ids`): any other fileset is
-    skipped, with that reason.
+    skipped, with that reason.  The root is listed once, recursively; ``listing`` is that listing when the
+    caller made it already (:func:`~kafkalog.remote.listing.list_store`).
 
     Raises:
         RemoteLayoutError: a name in the storage directory or a partition directory is not the layout's
             (Kafka's messages), or a partition number does not fit a Java int.
         RemoteResourceNotFoundError: ``root`` does not exist.
     """
-    root = str(root).rstrip("/") or "/"
-    storage_dir, entries = _storage_dir(fs, root)
+    root = store_root(fs, root)
+    if listing is None or listing.root != root:
+        listing = list_store(fs, root)
+    if not listing.files and not listing.directories and not fs.isdir(root):
+        raise RemoteResourceNotFoundError("no such directory", path=root)
+    storage_dir, entries = _storage_dir(listing)
     partitions: list[RemotePartition] = []
-    for e in entries:
-        dirname = _name(e)
+    for dirname, is_dir in entries:
         m = DIRNAME_FORMAT.fullmatch(dirname)
-        if m is None or e.get("type") != "directory":
+        if m is None or not is_dir:
             # RemoteTopicPartitionDirectory.substr; LocalTieredStorage.clear stops on a plain file too.
             raise RemoteLayoutError(f"Not a topic partition directory file: {dirname}", path=storage_dir)
         partition = int(m.group(2))
         if partition > _INT32_MAX:
             raise RemoteLayoutError(f"Invalid format for topic-partition directory: {dirname}", path=storage_dir)
-        partitions.append(_partition(fs, str(e["name"]).rstrip("/"), m.group(1), partition, m.group(3), copied))
+        partitions.append(_partition(fs, listing, f"{storage_dir.rstrip('/')}/{dirname}", m.group(1), partition,
+                                     m.group(3), copied))
     partitions.sort(key=lambda p: (p.topic, p.partition, p.topic_id))
     return partitions

@@ -26,7 +26,8 @@ format and the path:
 ``kafka.isolation.level`` is ``read_uncommitted`` unless set, as in Spark's source (the Kafka consumer's
 default).  An option the source does not take is an error naming it and its close matches, not silence
 (Spark's Kafka source refuses its unsupported ``kafka.`` options the same way).  ``path`` may be a glob
-(``/archive/broker-*/kafka-logs``), expanded on the driver; a glob that matches nothing is an error.
+(``/archive/broker-*/kafka-logs``, ``s3://bucket/logs/orders-*``), expanded on the driver (a URL's by its
+filesystem, with the ``storage.<name>`` options); a glob that matches nothing is an error.
 
 A path may also be a URL (``s3://bucket/kafka-logs``, ``gs://``, ``abfs://``, ``hdfs://``), read through fsspec
 by range (:mod:`kafkalog.storage`); every ``storage.<name>`` option goes to its filesystem
@@ -48,10 +49,11 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..storage.location import is_url, option_value
+from ..storage.location import StorageLocation, is_url, locate, option_value
 from ..topic import CLUSTER_METADATA_TOPIC_NAME, TopicPartition, is_internal_topic
 
 __all__ = [
@@ -293,18 +295,21 @@ def storage_options_of(options: Mapping[str, str]) -> dict[str, Any]:
     return found
 
 
-def _expand(path: str) -> list[str]:
+def _expand(path: str, storage_options: Mapping[str, Any]) -> list[str]:
     """``path``, or the paths its glob matches (sorted); a glob matching nothing is an error, a plain path
-    is left for the planner to find or not.  A URL is taken as it is (its filesystem is not globbed)."""
-    if is_url(path) or not glob.has_magic(path):
+    is left for the planner to find or not.  A URL's glob is matched by its filesystem (fsspec's ``glob``, one
+    listing, built with ``storage_options``), each match a URL again."""
+    if not glob.has_magic(path):
         return [path]
-    matches = sorted(glob.glob(path))
+    # a file:// URL is a local path, matched as one
+    where = locate(path, storage_options) if is_url(path) else Path(path)
+    matches = [m.url for m in where.glob()] if isinstance(where, StorageLocation) else sorted(glob.glob(str(where)))
     if not matches:
         raise SparkOptionError(f"no path matches {path!r}")
     return matches
 
 
-def _paths(options: Mapping[str, str]) -> tuple[str, ...]:
+def _paths(options: Mapping[str, str], storage_options: Mapping[str, Any]) -> tuple[str, ...]:
     if "paths" in options:
         try:
             paths = json.loads(options["paths"])
@@ -318,7 +323,7 @@ def _paths(options: Mapping[str, str]) -> tuple[str, ...]:
         paths = []
     if not paths:
         raise SparkOptionError("no path given: load() a log dir or a partition dir, or a list of them")
-    return tuple(dict.fromkeys(expanded for p in paths for expanded in _expand(p)))
+    return tuple(dict.fromkeys(expanded for p in paths for expanded in _expand(p, storage_options)))
 
 
 def _assign(text: str) -> frozenset[TopicPartition]:
@@ -434,9 +439,10 @@ class ReadOptions:
             raise SparkOptionError(f"minOffsetsPerTrigger ({min_offsets}) is higher than maxOffsetsPerTrigger "
                                    f"({max_offsets})")
         delay = options.get("maxtriggerdelay")
+        storage_options = storage_options_of(options)
         return cls(
-            paths=_paths(options), topics=topics, topic_pattern=pattern, assign=assign, starting=starting,
-            ending=ending, include_headers=_flag(options, "includeHeaders", False),
+            paths=_paths(options, storage_options), topics=topics, topic_pattern=pattern, assign=assign,
+            starting=starting, ending=ending, include_headers=_flag(options, "includeHeaders", False),
             read_committed=isolation == "read_committed",
             fail_on_data_loss=_flag(options, "failOnDataLoss", True),
             check_crcs=_flag(options, "checkCrcs", True),
@@ -447,7 +453,7 @@ class ReadOptions:
             max_trigger_delay_ms=(DEFAULT_MAX_TRIGGER_DELAY_MS if delay is None
                                   else parse_time_ms("maxTriggerDelay", delay)),
             ignored=tuple(n for n in STREAM_ONLY_OPTIONS if n.lower() in options) if streaming is False else (),
-            storage_options=storage_options_of(options),
+            storage_options=storage_options,
             **_layout_options(options),
         )
 

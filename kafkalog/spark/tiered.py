@@ -43,14 +43,24 @@ from typing import Any
 from ..errors import CorruptIndexError, KafkaLogError, RemoteLayoutError
 from ..file_message_set import FileMessageSet
 from ..index import OffsetIndex, TimeIndex
-from ..remote import LAYOUTS, IndexType, RemotePartition, RemoteSegment, SkippedSegment, aiven, local_tiered
+from ..remote import (
+    LAYOUTS,
+    IndexType,
+    RemotePartition,
+    RemoteSegment,
+    SkippedSegment,
+    aiven,
+    detect_layout,
+    list_store,
+    local_tiered,
+)
 from ..remote.metadata import copied_segment_ids, metadata_values
 from ..storage.location import Storage, StorageLocation, is_url, locate
 from ..transaction_index import AbortedTxn, parse_aborted_txns
 from ..transactions import TransactionState
 
-__all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "detect",
-           "log_end_offset", "offset_for_timestamp", "tiered_partitions", "transactions"]
+__all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "log_end_offset",
+           "offset_for_timestamp", "tiered_partitions", "transactions"]
 
 AUTO, BROKER = "auto", "broker"
 #: The values of the ``layout`` option.
@@ -64,16 +74,6 @@ def _store(arg: str, storage_options: Mapping[str, Any] | None) -> tuple[Storage
     if isinstance(where, StorageLocation):
         return where.storage, where.path
     return Storage("file"), Path(where).resolve().as_posix()
-
-
-def detect(fs: Any, root: str, prefix: str | None = None) -> str | None:
-    """The tiered layout under ``root``, or ``None`` (:func:`kafkalog.remote.detect_layout`, with Aiven's
-    ``prefix`` when given)."""
-    if local_tiered.looks_like(fs, root):
-        return "kafka-local-tiered-storage"
-    if aiven.looks_like(fs, root, prefix):
-        return "aiven-tiered-storage"
-    return None
 
 
 @dataclass(frozen=True)
@@ -113,19 +113,23 @@ def tiered_partitions(arg: str, storage_options: Mapping[str, Any] | None, layou
     """
     storage, root = _store(arg, storage_options)
     fs = storage.fs
-    found = detect(fs, root, prefix)
+    # One recursive listing tells the layout and builds the partitions (an object store lists a prefix's keys
+    # in one paginated request; a second would repeat it).
+    listing = list_store(fs, root)
+    found = detect_layout(fs, root, prefix, listing)
     if layout == AUTO:
         if found is None:
             return None
         layout = found
-    elif found != layout and not (layout == "aiven-tiered-storage" and aiven.looks_like(fs, root, prefix)):
+    elif found != layout and not (layout == "aiven-tiered-storage" and aiven.looks_like(fs, root, prefix, listing)):
         what = f"it holds {found}" if found is not None else "nothing of that layout is there"
         raise RemoteLayoutError(f"layout is {layout}, but {what} (layout=auto finds what is there; for Aiven's "
                                 "plugin, is layout.prefix its key.prefix?)", path=arg)
-    options: dict[str, Any] = {"copied": copied}
+    partitions: list[RemotePartition]
     if layout == "aiven-tiered-storage":
-        options["prefix"] = prefix
-    partitions = LAYOUTS[layout].list_partitions(fs, root, **options)
+        partitions = aiven.list_partitions(fs, root, prefix, copied, listing)
+    else:
+        partitions = local_tiered.list_partitions(fs, root, copied, listing)
     return [TieredPartition(storage, arg, layout, dataclasses.replace(
         p, segments=tuple(dataclasses.replace(s, fs=None) for s in p.segments))) for p in partitions]
 

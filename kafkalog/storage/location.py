@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from ..errors import KafkaStorageError, StorageNotFoundError, StorageOptionError, StorageURLError
 
@@ -291,6 +291,12 @@ class StorageLocation:
     def size(self) -> int:
         return int(self.info().get("size") or 0)
 
+    def glob(self) -> list[StorageLocation]:
+        """The places whose paths match this location's path as a glob (``*``, ``?``, ``[...]``, ``**``:
+        fsspec's ``fs.glob``), sorted; none when nothing matches."""
+        matches = self._call("match it as a glob", lambda: self.fs.glob(self.path))
+        return [StorageLocation(self.storage, str(m).rstrip("/")) for m in sorted(matches)]
+
     def read_range(self, start: int, end: int) -> bytes:
         """Bytes ``[start, end)`` with one ranged read; fewer only where the object ends."""
         if end <= start:
@@ -302,17 +308,20 @@ class StorageLocation:
 
 
 def _split_url(text: str) -> tuple[str, str]:
-    """The protocol of a URL and the path its filesystem names the place by (a local path for ``file://``)."""
-    parts = urlsplit(text)
-    protocol = parts.scheme.lower()
+    """The protocol of a URL and the path its filesystem names the place by (a local path for ``file://``).
+    After the scheme, a URL other than ``file://`` is the path as it is: ``?``, ``[`` and ``#`` are a glob's
+    or a key's characters there, as fsspec takes them, not a query, a host or a fragment."""
+    scheme, rest = text.split("://", 1)
+    protocol = scheme.lower()
     if protocol in ("file", "local"):
-        if parts.netloc not in ("", "localhost"):
+        host, _, path = rest.partition("/")
+        if host not in ("", "localhost"):
             raise StorageURLError(f"{text}: a file:// URL names a local path (file:///path), not a host")
-        return protocol, unquote(parts.path)
+        return protocol, unquote("/" + path)
     if protocol == "memory":
         # fsspec's memory filesystem roots every path at "/".
-        return protocol, "/" + (parts.netloc + parts.path).strip("/")
-    path = (parts.netloc + parts.path).rstrip("/")
+        return protocol, "/" + rest.strip("/")
+    path = rest.rstrip("/")
     if not path.strip("/"):
         raise StorageURLError(f"{text}: the URL names no bucket or path")
     return protocol, path

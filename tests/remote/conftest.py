@@ -11,7 +11,8 @@ from typing import Any
 import fsspec
 import pytest
 
-from tests.remote.tiered_stores import LocalSegment, write_partition
+from kafkalog.remote.upload import LocalSegment
+from tests.remote.tiered_stores import write_partition
 
 
 @pytest.fixture(params=["memory", "file"])

@@ -19,7 +19,7 @@ from kafkalog.errors import (
 from kafkalog.record import MemoryRecords
 from kafkalog.remote import IndexType, aiven, detect_layout, list_partitions
 from kafkalog.remote.aiven import KEY_FORMAT, AivenSegment
-from tests.remote.tiered_stores import LocalSegment, upload_aiven
+from kafkalog.remote.upload import LocalSegment, upload_aiven
 
 TOPIC_ID = "MWJ6FHTfRYy67jzwZdeqSQ"  # ObjectKeyFactory's javadoc example
 

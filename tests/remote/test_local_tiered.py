@@ -14,7 +14,7 @@ from kafkalog.errors import CorruptIndexError, RemoteLayoutError, RemoteResource
 from kafkalog.record import MemoryRecords
 from kafkalog.remote import IndexType, detect_layout, list_partitions, local_tiered
 from kafkalog.remote.local_tiered import DIRNAME_FORMAT, FILENAME_FORMAT, RemoteLogSegmentFileType
-from tests.remote.tiered_stores import LocalSegment, new_uuid, upload_local_tiered
+from kafkalog.remote.upload import LocalSegment, new_uuid, upload_local_tiered
 
 TOPIC_ID = "LWgrMmVrT0a__7a4SasuPA"  # LocalTieredStorage's javadoc example
 

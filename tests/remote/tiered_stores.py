@@ -1,51 +1,22 @@
 """Test stores in the tiered-storage layouts, built from partitions kafkalog writes.
 
-:func:`write_partition` writes a partition of several segments with kafkalog's ``Log``;
-:func:`upload_local_tiered` copies its closed segments as Kafka's ``LocalTieredStorage.copyLogSegmentData``
-does (``RemoteLogSegmentFileset.copy``); :func:`upload_aiven` uploads them as Aiven's plugin's
-``KafkaRemoteStorageManager.copyLogSegmentData`` does: the ``.log`` cut into chunks
-(``BaseTransformChunkEnumeration``), each zstd-compressed with its content size in the frame
-(``CompressionChunkEnumeration``) or kept as it is, the chunk index built as ``TransformFinisher`` builds it
-(variable when compressed, fixed otherwise), the five indexes packed into ``.indexes`` in
-``uploadIndexes``' order, then the manifest as Jackson writes ``SegmentManifestV1``.
+:func:`write_partition` and :func:`write_rich_partition` write a partition of several segments with kafkalog's
+``Log``; :mod:`kafkalog.remote.upload` uploads its closed segments in each layout (the benchmarks use it too);
+:func:`library_read` is what the library reads of the original partition.
 """
 
 from __future__ import annotations
 
-import base64
-import itertools
-import json
-import os
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import zstandard
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
-from kafkalog.remote.aiven_manifest import encode_transformed_chunks
+from kafkalog.remote.upload import LocalSegment, closed_segments
 
-
-def new_uuid() -> str:
-    """A random Kafka ``Uuid`` as ``toString`` prints it."""
-    return base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
-
-
-@dataclass
-class LocalSegment:
-    """A closed segment of a partition kafkalog wrote: its files' bytes."""
-
-    base_offset: int
-    end_offset: int
-    log: bytes
-    index: bytes
-    timeindex: bytes
-    snapshot: bytes
-    txnindex: bytes | None
-    leader_epoch: bytes
+__all__ = ["ABORTED_PRODUCER", "COMMITTED_PRODUCER", "library_read", "write_partition", "write_rich_partition"]
 
 
 def write_partition(directory: Path, segments: int = 4, records_per_batch: int = 20,
@@ -63,128 +34,7 @@ def write_partition(directory: Path, segments: int = 4, records_per_batch: int =
         log.flush()
     finally:
         log.close()
-    return write_partition_files(directory)
-
-
-def write_partition_files(directory: Path) -> list[LocalSegment]:
-    """The closed segments' files of the partition dir ``directory`` (every segment but the last)."""
-    logs = sorted(directory.glob("*.log"))
-    out = []
-    for path, following in itertools.pairwise(logs):
-        base = int(path.stem)
-        nxt = int(following.stem)
-        snapshot = directory / f"{nxt:020d}.snapshot"
-        txn = path.with_suffix(".txnindex")
-        out.append(LocalSegment(
-            base_offset=base, end_offset=nxt - 1, log=path.read_bytes(),
-            index=path.with_suffix(".index").read_bytes(), timeindex=path.with_suffix(".timeindex").read_bytes(),
-            snapshot=snapshot.read_bytes() if snapshot.exists() else b"",
-            txnindex=txn.read_bytes() if txn.exists() and txn.stat().st_size else None,
-            leader_epoch=f"0\n1\n0 {base}\n".encode()))
-    return out
-
-
-def _write(fs: Any, path: str, data: bytes) -> None:
-    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    with fs.open(path, "wb") as f:
-        f.write(data)
-
-
-def upload_local_tiered(fs: Any, storage_dir: str, topic: str, partition: int, topic_id: str,
-                        segments: list[LocalSegment]) -> dict[int, str]:
-    """``LocalTieredStorage.copyLogSegmentData`` for each segment; the segment ids by base offset."""
-    tp_dir = f"{storage_dir}/{topic}-{partition}-{topic_id}"
-    ids = {}
-    for s in segments:
-        uuid = new_uuid()
-        ids[s.base_offset] = uuid
-        name = f"{tp_dir}/{s.base_offset:020d}-{uuid}"
-        _write(fs, name + ".log", s.log)
-        _write(fs, name + ".index", s.index)
-        _write(fs, name + ".timeindex", s.timeindex)
-        if s.txnindex is not None:
-            _write(fs, name + ".txnindex", s.txnindex)
-        _write(fs, name + ".leader_epoch_checkpoint", s.leader_epoch)
-        _write(fs, name + ".snapshot", s.snapshot)
-    return ids
-
-
-def chunk_and_compress(data: bytes, chunk_size: int) -> tuple[bytes, list[int]]:
-    """``BaseTransformChunkEnumeration`` + ``CompressionChunkEnumeration``: the transformed object and the
-    transformed chunk sizes."""
-    frames = []
-    for pos in range(0, len(data), chunk_size):
-        frames.append(zstandard.ZstdCompressor(level=3, write_content_size=True).compress(data[pos:pos + chunk_size]))
-    return b"".join(frames), [len(f) for f in frames]
-
-
-def aiven_manifest(*, chunk_size: int, original: bytes, sizes: list[int] | None, indexes: dict[str, Any],
-                   topic: str, partition: int, topic_id: str, segment_id: str, start: int, end: int,
-                   epochs: dict[int, int] | None = None, event_timestamp_ms: int = 1_700_000_000_000,
-                   encryption: dict[str, str] | None = None) -> bytes:
-    """``SegmentManifestV1`` as the plugin's mapper writes it."""
-    if sizes is None:
-        count = -(-len(original) // chunk_size)
-        final = len(original) - (count - 1) * chunk_size
-        chunk_index: dict[str, Any] = {"type": "fixed", "originalChunkSize": chunk_size,
-                                       "originalFileSize": len(original), "transformedChunkSize": chunk_size,
-                                       "finalTransformedChunkSize": final}
-    else:
-        chunk_index = {"type": "variable", "originalChunkSize": chunk_size, "originalFileSize": len(original),
-                       "transformedChunks": encode_transformed_chunks(sizes)}
-    manifest: dict[str, Any] = {"version": "1", "chunkIndex": chunk_index, "segmentIndexes": indexes,
-                                "compression": sizes is not None}
-    if encryption is not None:
-        manifest["encryption"] = encryption
-    manifest["remoteLogSegmentMetadata"] = {
-        "remoteLogSegmentId": {"topicIdPartition": {"topicId": topic_id,
-                                                    "topicPartition": {"topic": topic, "partition": partition}},
-                               "id": segment_id},
-        "startOffset": start, "endOffset": end, "maxTimestampMs": event_timestamp_ms, "brokerId": 0,
-        "eventTimestampMs": event_timestamp_ms,
-        "segmentLeaderEpochs": {str(k): v for k, v in (epochs or {0: start}).items()}}
-    return json.dumps(manifest, separators=(",", ":")).encode()
-
-
-def pack_indexes(s: LocalSegment) -> tuple[bytes, dict[str, Any]]:
-    """``KafkaRemoteStorageManager.uploadIndexes``: offset, timestamp, producer snapshot, leader epoch and
-    (when there is one) transaction index, back to back, with their positions and sizes."""
-    parts = [("offset", s.index), ("timestamp", s.timeindex), ("producerSnapshot", s.snapshot),
-             ("leaderEpoch", s.leader_epoch)]
-    if s.txnindex is not None:
-        parts.append(("transaction", s.txnindex))
-    entries: dict[str, Any] = {"offset": None, "timestamp": None, "producerSnapshot": None, "leaderEpoch": None,
-                               "transaction": None}
-    position = 0
-    for name, data in parts:
-        entries[name] = {"position": position, "size": len(data)}
-        position += len(data)
-    return b"".join(d for _, d in parts), entries
-
-
-def upload_aiven(fs: Any, root: str, topic: str, partition: int, topic_id: str, segments: list[LocalSegment], *,
-                 prefix: str = "", chunk_size: int = 1000, compression: bool = True, manifest: bool = True,
-                 segment_id: str | None = None, **manifest_options: Any) -> dict[int, str]:
-    """``KafkaRemoteStorageManager.copyLogSegmentData`` for each segment (``.log``, ``.indexes``, then the
-    manifest unless ``manifest=False``); the segment ids by base offset."""
-    ids = {}
-    for s in segments:
-        uuid = segment_id or new_uuid()
-        ids[s.base_offset] = uuid
-        key = f"{root}/{prefix}{topic}-{topic_id}/{partition}/{s.base_offset:020d}-{uuid}"
-        if compression:
-            data, sizes = chunk_and_compress(s.log, chunk_size)
-        else:
-            data, sizes = s.log, None
-        _write(fs, key + ".log", data)
-        packed, entries = pack_indexes(s)
-        _write(fs, key + ".indexes", packed)
-        if manifest:
-            _write(fs, key + ".rsm-manifest", aiven_manifest(
-                chunk_size=chunk_size, original=s.log, sizes=sizes, indexes=entries, topic=topic,
-                partition=partition, topic_id=topic_id, segment_id=uuid, start=s.base_offset, end=s.end_offset,
-                **manifest_options))
-    return ids
+    return closed_segments(directory)
 
 
 #: The producer of the aborted transaction of :func:`write_rich_partition`, and of the committed one.
@@ -236,7 +86,7 @@ def write_rich_partition(directory: Path, segments: int = 5) -> list[LocalSegmen
         aborted = TransactionState.of(log).aborted
     finally:
         log.close()
-    out = write_partition_files(directory)
+    out = closed_segments(directory)
     for s in out:
         mine = [t for t in aborted if s.base_offset <= t.last_offset <= s.end_offset]
         if mine:

@@ -50,3 +50,17 @@ def test_the_spark_stats_job_reads_a_url_and_compaction_refuses_one(s3: tuple[S3
     assert sorted(map(tuple, remote)) == sorted(map(tuple, local)) and len(remote) == len(PARTITIONS)
     with pytest.raises(SparkOptionError, match="reads URLs only"):
         compact(spark, f"s3://{BUCKET}/logs")
+
+
+def test_spark_reads_a_url_glob_as_it_reads_the_local_glob(s3: tuple[S3Server, Path], spark: Any) -> None:
+    server, root = s3
+    reader = spark.read.format("kafkalog")
+    for name, value in server.options.items():
+        reader = reader.option(f"storage.{name}", value)
+    columns = ["topic", "partition", "offset", "key", "value", "timestamp"]
+    remote = sorted(tuple(r) for r in reader.load(f"s3://{BUCKET}/logs/events-*").select(*columns).collect())
+    local = spark.read.format("kafkalog").load(str(root / "logs" / "events-*")).select(*columns).collect()
+    assert remote == sorted(tuple(r) for r in local)
+    assert len(remote) == sum(n for tp, n in PARTITIONS.items() if tp.topic == "events")
+    with pytest.raises(Exception, match=r"no path matches 's3://kafkalog-spark/logs/nothing-\*'"):
+        reader.load(f"s3://{BUCKET}/logs/nothing-*").collect()

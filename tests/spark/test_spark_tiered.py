@@ -14,9 +14,9 @@ import pytest
 
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
+from kafkalog.remote.upload import LocalSegment, upload_aiven, upload_local_tiered
 from tests.remote import tiered_stores as stores_of
 from tests.remote.test_metadata import segment_metadata, segment_update
-from tests.remote.tiered_stores import LocalSegment
 
 TOPIC_ID = "LWgrMmVrT0a__7a4SasuPA"
 LAYOUTS = ["kafka-local-tiered-storage", "aiven-tiered-storage"]
@@ -32,9 +32,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, lis
     segments = stores_of.write_rich_partition(directory)
     fs = fsspec.filesystem("file")
     local = base / "local-tiered"
-    ids = stores_of.upload_local_tiered(fs, f"{local}/kafka-tiered-storage", "orders", 0, TOPIC_ID, segments)
+    ids = upload_local_tiered(fs, f"{local}/kafka-tiered-storage", "orders", 0, TOPIC_ID, segments)
     aiven = base / "aiven"
-    stores_of.upload_aiven(fs, aiven.as_posix(), "orders", 0, TOPIC_ID, segments, prefix="tiered/")
+    upload_aiven(fs, aiven.as_posix(), "orders", 0, TOPIC_ID, segments, prefix="tiered/")
     yield directory, segments, {"kafka-local-tiered-storage": (local, ids), "aiven-tiered-storage": (aiven, None)}
 
 
@@ -99,7 +99,7 @@ def test_spark_says_what_is_wrong(spark: Any, stores: Any, tmp_path: Path) -> No
     with pytest.raises(Exception, match="layout is aiven-tiered-storage, but it holds kafka-local-tiered-storage"):
         spark.read.format("kafkalog").option("layout", "aiven-tiered-storage").load(root).collect()
     encrypted = tmp_path / "encrypted"
-    stores_of.upload_aiven(fsspec.filesystem("file"), encrypted.as_posix(), "orders", 0, TOPIC_ID, segments[:1],
+    upload_aiven(fsspec.filesystem("file"), encrypted.as_posix(), "orders", 0, TOPIC_ID, segments[:1],
                  encryption={"dataKey": "AAAA", "aad": "AAAA"})
     with pytest.raises(Exception, match="uploaded encrypted"):
         spark.read.format("kafkalog").load(str(encrypted)).collect()
