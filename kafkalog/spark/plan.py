@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
-from ..errors import CorruptRecordError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
+from ..errors import CorruptRecordError, IllegalStateError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
 from ..file_message_set import ChunkBuffer, FileMessageSet
 from ..storage.location import StorageLocation, is_url, locate
 from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
@@ -98,7 +98,9 @@ class PartitionFacts:
     topic_partition: TopicPartition
     log_start_offset: int
     log_end_offset: int
-    transactions: TransactionState
+    #: The aborted transactions and the last stable offset; ``None`` when not read (a ``read_uncommitted``
+    #: plan needs neither, and reading them scans every batch header of the partition).
+    transactions: TransactionState | None
     #: ``(base offset, size in bytes)`` of each segment, in offset order.
     segments: tuple[tuple[int, int], ...]
     #: The offset of the first record at or after each timestamp asked for (``None``: no record is that late).
@@ -117,7 +119,14 @@ class PartitionFacts:
 
     @property
     def last_stable_offset(self) -> int:
+        if self.transactions is None:
+            raise IllegalStateError(f"{self.topic_partition}: the planner did not read its transactions "
+                                    "(partition_facts(..., read_committed=True) does)")
         return self.transactions.last_stable_offset
+
+    def aborted_between(self, start: int, end: int) -> TransactionState:
+        """The aborted transactions a reader of ``[start, end)`` needs (none when they were not read)."""
+        return TransactionState() if self.transactions is None else self.transactions.between(start, end)
 
 
 #: What the planner finds: a local partition dir, one at a URL, or a partition of a tiered-storage layout.
@@ -197,9 +206,10 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
 
 
-def partition_facts(path: Found, timestamps: Iterable[int] = ()) -> PartitionFacts:
+def partition_facts(path: Found, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
     """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
-    (Kafka: ``fetchOffsetByTimestamp``, through the time index).  A dir at a URL is read by range
+    (Kafka: ``fetchOffsetByTimestamp``, through the time index), and with ``read_committed`` its aborted
+    transactions and last stable offset.  A dir at a URL is read by range
     (:class:`~kafkalog.storage.partition.UrlPartition`); a tiered layout's partition through its uploaded
     indexes (:mod:`kafkalog.spark.tiered`)."""
     if isinstance(path, TieredPartition):
@@ -208,11 +218,11 @@ def partition_facts(path: Found, timestamps: Iterable[int] = ()) -> PartitionFac
         log_start = segments[0][0] if segments else 0
         log_end = log_end_offset(path)
         return PartitionFacts(str(path), TopicPartition(tiered.topic, tiered.partition), log_start, log_end,
-                              transactions(path, log_end), segments,
+                              transactions(path, log_end) if read_committed else None, segments,
                               {stamp: offset_for_timestamp(path, stamp) for stamp in timestamps}, path.source())
     if isinstance(path, StorageLocation):
         with UrlPartition.open(path) as remote:
-            return remote.facts(timestamps)
+            return remote.facts(timestamps, read_committed=read_committed)
     partition = PartitionDir.of(path)
     with partition.open_read_only() as log:
         segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
@@ -221,7 +231,8 @@ def partition_facts(path: Found, timestamps: Iterable[int] = ()) -> PartitionFac
             hit = log.find_offset_by_timestamp(stamp)
             found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(str(partition.path), partition.topic_partition, log.log_start_offset,
-                              log.log_end_offset, TransactionState.of(log), segments, found)
+                              log.log_end_offset, TransactionState.of(log) if read_committed else None, segments,
+                              found)
 
 
 def _requested(spec: Position, tp: TopicPartition, name: str, facts: PartitionFacts, latest: int) -> int:
@@ -393,7 +404,8 @@ def plan_read(options: ReadOptions) -> list[ReadTask]:
     if not partitions:
         raise SparkOptionError(f"no partition found under {', '.join(options.paths)}"
                                + (" for the selected topics" if options.topics or options.topic_pattern else ""))
-    facts = [partition_facts(path, options.timestamps_for(tp)) for tp, path in partitions]
+    facts = [partition_facts(path, options.timestamps_for(tp), read_committed=options.read_committed)
+             for tp, path in partitions]
     known = {f.topic_partition for f in facts}
     for name, spec in (("startingOffsets", options.starting), ("endingOffsets", options.ending)):
         if isinstance(spec, TimestampSpec):
@@ -423,7 +435,7 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         if not slices:
             continue
         isolation = IsolationLevel.READ_COMMITTED if options.read_committed else IsolationLevel.READ_UNCOMMITTED
-        view = ConsumerView(start, end, isolation, facts.transactions.between(start, end), options.check_crcs)
+        view = ConsumerView(start, end, isolation, facts.aborted_between(start, end), options.check_crcs)
         tp = facts.topic_partition
         tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers,
                               facts.segment_source.only({s.base_offset for s in group}))

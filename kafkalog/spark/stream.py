@@ -49,7 +49,8 @@ def from_json(offsets: dict[str, dict[str, int]]) -> StreamPosition:
 
 def _facts(options: ReadOptions) -> dict[TopicPartition, PartitionFacts]:
     partitions = find_partitions(options.paths, options)
-    return {tp: partition_facts(path, options.timestamps_for(tp)) for tp, path in partitions}
+    return {tp: partition_facts(path, options.timestamps_for(tp), read_committed=options.read_committed)
+            for tp, path in partitions}
 
 
 @dataclass
@@ -130,7 +131,7 @@ def plan_micro_batch(options: ReadOptions, start: StreamPosition, end: StreamPos
         directory = directories.get(tp)
         if directory is None:
             continue  # deleted since: its position stays, nothing is read
-        f = partition_facts(directory)
+        f = partition_facts(directory, read_committed=options.read_committed)
         if begin == EARLIEST:
             begin = f.log_start_offset
         if begin < f.log_start_offset:

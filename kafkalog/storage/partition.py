@@ -282,8 +282,9 @@ class UrlPartition:
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset)
 
-    def facts(self, timestamps: Iterable[int] = ()) -> PartitionFacts:
-        """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`)."""
+    def facts(self, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
+        """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`); its
+        transactions only with ``read_committed``."""
         from ..spark.plan import PartitionFacts
         from ..spark.sources import UrlDir
 
@@ -292,7 +293,8 @@ class UrlPartition:
             hit = self.find_offset_by_timestamp(stamp)
             found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(self.dir.url, self.topic_partition, self.log_start_offset, self.log_end_offset,
-                              self.transactions(), tuple((s.base_offset, s.size()) for s in self.segments), found,
+                              self.transactions() if read_committed else None,
+                              tuple((s.base_offset, s.size()) for s in self.segments), found,
                               source=UrlDir(self.dir.storage, self.dir.url))
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:

@@ -249,3 +249,29 @@ def test_the_driver_s_stderr_is_forwarded_without_the_incubator_warning(capfd: p
     forward.join(timeout=10)
     assert not forward.is_alive()
     assert capfd.readouterr().err == "26/11/25 WARN Something: real\n" + "x" * 70000 + "\nlast, no newline"
+
+
+def test_a_read_uncommitted_plan_reads_no_transactions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aborted transactions and the last stable offset are read by a scan of every batch header; a
+    ``read_uncommitted`` plan needs neither (control batches are hidden by their own header in the task), so
+    it does not scan, and asking its facts for the last stable offset is an error, not a guess."""
+    from kafkalog import transactions
+    from kafkalog.errors import IllegalStateError
+    from kafkalog.spark.plan import partition_facts, plan_read
+    from tests.support.log_test_utils import append_transaction_sample
+
+    with Log(tmp_path / "t-0", LogConfig({})) as log:
+        append_transaction_sample(log)
+        end = log.log_end_offset
+    scans: list[int] = []
+    real = transactions.producer_batches
+    monkeypatch.setattr(transactions, "producer_batches",
+                        lambda *a, **k: scans.append(1) or real(*a, **k))
+    uncommitted = plan_read(ReadOptions.parse({"path": str(tmp_path)}))
+    assert scans == [] and uncommitted[0].view.transactions.aborted == ()
+    facts = partition_facts(tmp_path / "t-0", read_committed=False)
+    assert facts.transactions is None and facts.log_end_offset == end
+    with pytest.raises(IllegalStateError, match="did not read its transactions"):
+        _ = facts.last_stable_offset
+    committed = plan_read(ReadOptions.parse({"path": str(tmp_path), "kafka.isolation.level": "read_committed"}))
+    assert scans and committed[0].view.transactions.aborted
