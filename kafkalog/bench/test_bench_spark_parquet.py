@@ -179,6 +179,6 @@ def test_spark_read_vs_parquet(benchmark: Any, throughput: Any, spark: tuple[Any
     benchmark.group = f"spark read {RECORDS:,} records, {MASTER}: kafkalog vs Parquet"
     path = {"kafkalog": root, "parquet": copies / "rows.parquet", "arrow-ceiling": copies / "arrow"}[source]
     run = _query(session, source, path)
-    answer = benchmark.pedantic(run, rounds=3, iterations=1, warmup_rounds=0)
+    answer = benchmark.pedantic(run, rounds=5, iterations=1, warmup_rounds=0)
     assert answer == expected
     throughput(benchmark, f"spark-parquet/{source}", records=expected[0])
