@@ -639,7 +639,8 @@ def test_log_end_less_than_start_after_reopen(create_log: LogFactory, log_dir: P
     assert only.log.file.exists()
     assert index_filename(log_dir, start_offset).exists()
     assert time_index_filename(log_dir, start_offset).exists()
-    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
+    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")] + [
+        "leader-epoch-checkpoint"]
 
 
 def test_recover_with_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
@@ -790,9 +791,9 @@ def check_producer_snapshots_recovery_after_unclean_shutdown(create_log: LogFact
     recovered_segments: set[int] = set()
     recover = LogSegment.recover
 
-    def intercepted(segment: LogSegment) -> int:
+    def intercepted(segment: LogSegment, *args: Any) -> int:
         recovered_segments.add(segment.base_offset)
-        return recover(segment)
+        return recover(segment, *args)
 
     monkeypatch.setattr(LogSegment, "recover", intercepted)
     log = create_log(log_config, recovery_point=offset_for_recovery_point_segment, had_clean_shutdown=False)
@@ -1071,7 +1072,7 @@ def test_read_only_open_changes_nothing(create_log: LogFactory, log_dir: Path, m
     before = snapshot(log_dir.parent)
     full_size = {"index": 4096, "timeindex": 4092}  # segment.index.bytes rounded down to whole entries
     preallocated = sorted(kind for name, (size, _) in before.items()
-                          if full_size.get(kind := name.rsplit(".", 1)[1]) == size)
+                          if full_size.get(kind := name.rsplit(".", 1)[-1]) == size)
     assert preallocated == (["index", "timeindex"] if shutdown == "close_handlers" else [])
 
     read_only = Log(log_dir, read_only=True)
