@@ -14,7 +14,10 @@ output back to ``.cleaned``/``.swap`` and the replaced segment's ``.deleted`` fi
 Beyond Kafka's cases: a read-only open of a log left by a crash changes no byte and refuses every write, and a
 log of 300 segments reopened after a clean close maps only the indexes it uses.
 
-Where part of a Kafka case checks producer state, the leader-epoch cache or the transaction index (issue 20),
+The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
+are in ``test_log_leader_epochs.py``.
+
+Where part of a Kafka case checks producer state or the transaction index it writes (issue 20),
 the rest is ported and the test's docstring says what was left out: the producer snapshots of
 testOverCompactedLogRecovery*, testProducerSnapshotsRecoveryAfterUncleanShutdown*,
 testLoadProducersAfterDeleteRecordsOnSegment and
@@ -39,8 +42,6 @@ Kafka tests not ported:
   start offset moves and after a reload; producer state, issue 20.
 - ``testLoadingLogKeepsLargestStrayProducerStateSnapshot``: it checks which producer snapshot files loading
   deletes (kafkalog writes none and leaves a broker's untouched); producer state, issue 20.
-- ``testLogRecoversForLeaderEpoch``, ``testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade``: the
-  leader-epoch cache's entries after recovery and after a format downgrade; leader-epoch cache, issue 20.
 - ``testLogStartOffsetWhenRemoteStorageIsEnabled``: the loader's remote-storage mode, where the log start
   offset is the checkpoint's even below the first local segment; kafkalog has no tiered storage (its other
   case, the first segment's base when the checkpoint is lower, is what test_open_deletes_obsolete_files and
