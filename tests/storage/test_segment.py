@@ -9,7 +9,7 @@ recovered index against a list model.  Every test runs on both kernel twins (``i
 The segment's transaction index (``.txnindex``) is checked after them: created by the first abort
 (``update_txn_index``), searched, truncated, renamed, moved, deleted and emptied by recovery with the segment.
 
-Kafka tests waiting:
+Kafka tests not ported:
 
 - ``testRecoverTransactionIndex``: segment recovery rebuilding the ``.txnindex`` from the producer state it
   replays; it waits for the producer-state wiring (issue 20), which passes ``LogSegment.recover`` its
