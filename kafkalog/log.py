@@ -546,7 +546,8 @@ class Log(LogRetention, LogLeaderEpochs):
                         f"{append_info.last_offset}. Log start offset = {self._log_start_offset}",
                         first_offset, append_info.last_offset)
             # The epoch stamped by the leader, or carried by the follower's batches (Kafka: before the write).
-            self._assign_epochs_of_append(valid_records)
+            self._assign_epochs_of_append(valid_records, (leader_epoch, offset, config.record_version())
+                                          if assign_offsets else None)
             size = valid_records.size_in_bytes()
             if size > config.segment_size:
                 raise RecordTooLargeError(

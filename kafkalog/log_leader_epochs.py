@@ -195,13 +195,28 @@ class LogLeaderEpochs:
             return None
         return OffsetAndEpoch(found_offset, found_epoch)
 
-    def _assign_epochs_of_append(self: _EpochLog, records: MemoryRecords) -> None:
+    def _assign_epochs_of_append(self: _EpochLog, records: MemoryRecords,
+                                 leader: tuple[int, int, int] | None = None) -> None:
         """The epoch step of Kafka's ``append``, on the validated records before they are written: each v2
         batch assigns its partition leader epoch from its base offset; a v0/v1 batch (a partial upgrade's
         temporary regression) clears a non-empty cache, so that the next leader election truncates by high
-        watermark.  A v2 batch without an epoch assigns nothing (see the module docstring)."""
+        watermark.  A v2 batch without an epoch assigns nothing (see the module docstring).
+
+        ``leader`` is ``(leader epoch, first offset, magic)`` of a leader's append whose offsets the validator
+        assigned: every batch then has that magic and, from v2, that epoch, with increasing base offsets, so
+        the first batch decides all (a later one's assignment of the same epoch at a higher offset changes
+        nothing) and the batches need not be read."""
         cache = self.leader_epoch_cache
         if cache is None:
+            return
+        if leader is not None:
+            epoch, first_offset, magic = leader
+            if magic >= _RECORD_VERSION_V2:
+                if epoch != NO_PARTITION_LEADER_EPOCH:
+                    self.maybe_assign_epoch_start_offset(epoch, first_offset)
+            elif cache.non_empty():
+                logger.warning("Clearing leader epoch cache after unexpected append with message format v%d", magic)
+                cache.clear_and_flush()
             return
         for batch in records.batches():
             if batch.magic >= _RECORD_VERSION_V2:

@@ -422,3 +422,16 @@ def test_collect_aborted_transactions_walks_the_segments(create_log: LogFactory,
     log.update_high_watermark(log.log_end_offset)
     log.maybe_increment_log_start_offset(second.base_offset + 2)
     assert log.collect_aborted_transactions(second.base_offset, beyond) == [c]
+
+
+def test_a_leaders_converted_append_assigns_the_leaders_epoch(create_log: LogFactory) -> None:
+    """A leader's v1 records are written as v2 batches stamped with the leader's epoch, which the cache takes from
+    the append's first offset; a follower's v1 batch (kept as it is) clears the cache again."""
+    log = create_log(config())
+    log.append_as_leader(records(b"a", b"b", magic=1), leader_epoch=7)
+    batch = next(iter(log.read(0, 1000).records.batches()))
+    assert (batch.magic, batch.partition_leader_epoch) == (2, 7)
+    log.append_as_leader(records(b"c", magic=1), leader_epoch=8)
+    assert epoch_cache(log).epoch_entries() == [EpochEntry(7, 0), EpochEntry(8, 2)]
+    log.append_as_follower(records(b"d", base_offset=3, magic=1))
+    assert epoch_cache(log).epoch_entries() == [] == checkpoint_entries(log)
