@@ -22,10 +22,13 @@ named for their base offsets.  Invariants:
 * one writer at a time: appends, rolls, truncations and deletions hold the log's lock; readers take
   a consistent snapshot of the segment list and never block on a writer's disk I/O for long.
 
-Not ported: producer state, leader-epoch cache, transaction index and remote (tiered) storage, which
-belong to replication and transactions; kafkalog leaves their files (``.snapshot``, ``.txnindex``,
-``leader-epoch-checkpoint``) untouched.  The log appends as a leader does (offsets assigned) or as a
-follower does (offsets given, ``assign_offsets=False``).
+The leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
+(:mod:`kafkalog.log_leader_epochs`), and each segment owns its ``.txnindex``
+(:class:`~kafkalog.transaction_index.TransactionIndex`): renamed, swapped, truncated and deleted with it, and
+read by :meth:`Log.collect_aborted_transactions`.  Not ported yet: producer state (``.snapshot`` files, left
+untouched; the ``.txnindex`` entries it writes as transactions abort; issue 20) and remote (tiered) storage.
+The log appends as a leader does (offsets assigned) or as a follower does (offsets given,
+``assign_offsets=False``).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from .fsutil import (
     storage_error,
 )
 from .local_log import LocalLog, _DescribedDeletion
+from .log_leader_epochs import LogLeaderEpochs
 from .log_loader import LoadReport, LogLoader
 from .log_retention import LogRetention
 from .log_segments import LogSegments
@@ -80,6 +84,7 @@ from .record.batch import RecordBatch
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
+from .transaction_index import AbortedTxn
 from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
 __all__ = [
@@ -118,7 +123,7 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 UNKNOWN_TIMESTAMP = -1
 
 
-class Log(LogRetention):
+class Log(LogRetention, LogLeaderEpochs):
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
@@ -181,6 +186,10 @@ class Log(LogRetention):
             had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
                 (self.dir.parent / CLEAN_SHUTDOWN_FILE).is_file()
         self.had_clean_shutdown = had_clean_shutdown
+        # Made by the loader once the directory exists, before it loads the segments: recovery refills it and
+        # loading ends by truncating it to the loaded log (Kafka: UnifiedLog.apply makes it before LogLoader), so
+        # a stale checkpoint (its truncations are written asynchronously) is fixed there.
+        self.leader_epoch_cache = None
         # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
         # "N/M recovered" log lines, for a caller that draws a progress bar.
         try:
@@ -448,9 +457,13 @@ class Log(LogRetention):
         """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
         ``LocalLog.updateConfig``).  Segments already written keep their files; the new values apply to the
         next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
-        logs it (its leader-epoch cache, re-initialized there, is not ported)."""
+        logs it; a change of message format makes the leader-epoch cache again (none below v2, and its
+        checkpoint deleted)."""
         with self._lock:
-            return self.local_log.update_config(new_config)
+            old_config = self.local_log.update_config(new_config)
+            if new_config.record_version() != old_config.record_version():
+                self._initialize_leader_epoch_cache()
+            return old_config
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -532,6 +545,9 @@ class Log(LogRetention):
                         f"{[b.last_offset for b in list(valid_records.batches())[:10]]}, last offset in append: "
                         f"{append_info.last_offset}. Log start offset = {self._log_start_offset}",
                         first_offset, append_info.last_offset)
+            # The epoch stamped by the leader, or carried by the follower's batches (Kafka: before the write).
+            self._assign_epochs_of_append(valid_records, (leader_epoch, offset, config.record_version())
+                                          if assign_offsets else None)
             size = valid_records.size_in_bytes()
             if size > config.segment_size:
                 raise RecordTooLargeError(
@@ -661,6 +677,14 @@ class Log(LogRetention):
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
                                    next_offset_metadata)
 
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions in the segments' ``.txnindex`` files that a fetch of ``[start_offset,
+        upper_bound_offset)`` must skip (Kafka: ``UnifiedLog.collectAbortedTransactions`` over
+        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset).  Not
+        used by :meth:`records` yet: its read-committed view reads batch headers until the producer state
+        gives the log a last stable offset (issue 20)."""
+        return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset, upper_bound_offset)
+
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
         :meth:`read` bounded by the log end as it was when the call began).
@@ -726,8 +750,9 @@ class Log(LogRetention):
         The special timestamps answer as Kafka's ListOffsets does: :data:`EARLIEST_TIMESTAMP` and
         :data:`EARLIEST_LOCAL_TIMESTAMP` the log start offset, :data:`LATEST_TIMESTAMP` the log end offset
         (both with :data:`UNKNOWN_TIMESTAMP`), :data:`MAX_TIMESTAMP` the record with the largest timestamp.
-        kafkalog keeps no leader-epoch cache and no remote storage, so the first three come without a leader
-        epoch, as Kafka's do for a log that has no cache; the local log start offset is the log start offset.
+        The first three come with the leader epoch of the cache: its earliest epoch when that starts at or before
+        the log start offset, its latest; kafkalog keeps no remote storage, so the local log start offset is the
+        log start offset (Kafka answers it with the epoch of that offset, the same epoch here).
 
         Raises:
             UnsupportedForMessageFormatError: a search by timestamp in a log whose message format (v0) has
@@ -740,10 +765,15 @@ class Log(LogRetention):
                 f"Cannot search offsets based on timestamp because message format version for partition "
                 f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
                 f"minimum required version 0.10.0-IV0")
+        cache = self.leader_epoch_cache
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, None)
+            # The first cached epoch is the log start's unless the log predates v2 there (a format upgrade).
+            earliest = cache.earliest_entry() if cache is not None else None
+            epoch = earliest.epoch if earliest is not None and earliest.start_offset <= self._log_start_offset \
+                else None
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, epoch)
         if target_timestamp == LATEST_TIMESTAMP:
-            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, None)
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, self.latest_epoch)
         if target_timestamp == MAX_TIMESTAMP:
             segments = self.log_segments()
             # The first segment holding the largest timestamp, as Scala's maxBy picks.
@@ -812,6 +842,10 @@ class Log(LogRetention):
             if target_offset >= self.log_end_offset:
                 logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
                             target_offset, self.log_end_offset - 1)
+                # A leader that assigned its epoch's start but wrote nothing before another was elected
+                # leaves an entry at the log end: always cut it.
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_end_async_flush(self.log_end_offset)
                 return False
             logger.info("Truncating to offset %d", target_offset)
             first = self.segments.first_segment()
@@ -819,6 +853,8 @@ class Log(LogRetention):
                 self.truncate_fully_and_start_at(target_offset)
             else:
                 self.local_log.truncate_to(target_offset)
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_end_async_flush(target_offset)
                 self._update_high_watermark_with_log_end_offset()
                 self._log_start_offset = min(self._log_start_offset, target_offset)
             return True
@@ -839,6 +875,8 @@ class Log(LogRetention):
             logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
                          new_offset if log_start_offset is None else log_start_offset)
             old = self.local_log.truncate_fully_and_start_at(new_offset)
+            if self.leader_epoch_cache is not None:
+                self.leader_epoch_cache.clear_and_flush()
             self._update_high_watermark_with_log_end_offset()
             self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
             if self._high_watermark is not None:
@@ -856,6 +894,8 @@ class Log(LogRetention):
             if new_log_start_offset > self._log_start_offset:
                 logger.info("Incremented log start offset to %d", new_log_start_offset)
                 self._log_start_offset = new_log_start_offset
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_start_async_flush(new_log_start_offset)
                 self.recovery_point = max(self.recovery_point, new_log_start_offset)
                 return True
             return False
@@ -928,9 +968,8 @@ class Log(LogRetention):
         returns whether the directory changed (renaming to the current name does nothing).  The rename is
         atomic (``os.replace``), and the log stays open: readers go on reading from the renamed files.
 
-        ``should_reinitialize`` is Kafka's choice of reloading the leader-epoch cache and partition metadata
-        in the new directory (false when the rename is for a topic deletion); kafkalog keeps neither, so
-        there is nothing to reload either way.
+        ``should_reinitialize`` is Kafka's choice of moving the leader-epoch cache to the checkpoint in the new
+        directory (false when the rename is for a topic deletion: the log is left without a cache).
 
         Raises:
             KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``), or the log is closed.
@@ -940,6 +979,10 @@ class Log(LogRetention):
             self._check_writable("rename the directory of")
             if not self.local_log.rename_dir(name):
                 return False
+            if should_reinitialize:
+                self._initialize_leader_epoch_cache()
+            else:
+                self.leader_epoch_cache = None
             if self._dir_hold is not None:
                 self._dir_hold.moved(self.dir)
             logger.debug("Log directory renamed to %s (reinitialize: %s)", self.dir, should_reinitialize)
@@ -968,6 +1011,8 @@ class Log(LogRetention):
             self.local_log.check_if_memory_mapped_buffer_closed()
             deleted = False
             try:
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.clear()
                 self.local_log.delete_all_segments()
                 self.local_log.release_pending_deletions(delete=True)
                 self._closed = True

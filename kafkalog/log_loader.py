@@ -2,9 +2,11 @@
 segment, recover what was not flushed.
 
 Port of ``core/src/main/scala/kafka/log/LogLoader.scala`` (Apache Kafka, tag 3.8.0), which 3.0 cut out of
-0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  Without
-the producer-state and leader-epoch steps, which this port does not keep, and with kafkalog's read-only
-open (nothing on disk changes) and :class:`LoadReport`.
+0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  With the
+leader-epoch steps (the log's cache, made before loading, is refilled by segment recovery and then truncated to
+the loaded log) and without the producer-state steps, which wait for the producer-state wiring (issue 20: the
+``ProducerStateManager`` each ``recoverSegment`` rebuilds, and ``rebuildProducerState`` at the end of
+:meth:`LogLoader.load`); with kafkalog's read-only open (nothing on disk changes) and :class:`LoadReport`.
 
 :class:`~kafkalog.log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
 log's, and the segment operations the loader needs (a new segment, splitting a segment whose offsets
@@ -23,7 +25,9 @@ The steps, in Kafka's order (each a method below):
 4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
    index;
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
-   cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
+   cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one;
+6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
+   moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -164,6 +168,8 @@ class LogLoader:
             if self.dir.exists() and not self.dir.is_dir():
                 raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
             self.dir.mkdir(parents=True, exist_ok=True)
+        # Kafka's UnifiedLog.apply makes the cache once the directory exists, before the loader runs.
+        self.log._initialize_leader_epoch_cache()
         self._check_file_kinds()
         swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
         if swap_files:
@@ -181,8 +187,15 @@ class LogLoader:
             if not self.read_only:
                 active = self._active()
                 active.resize_indexes(self.config.max_index_size)
+        cache = self.log.leader_epoch_cache
+        if cache is not None:
+            cache.truncate_from_end_async_flush(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start_offset = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        # The earliest leader epoch may not have been written before a hard failure: recover it here.
+        if cache is not None:
+            cache.truncate_from_start_async_flush(self.log_start_offset_checkpoint)
+        # Producer-state seam (issue 20): Kafka's removeStraySnapshots and rebuildProducerState go here.
         return LoadedLogOffsets(log_start_offset, self.recovery_point, next_offset)
 
     def _active(self) -> LogSegment:
@@ -364,8 +377,10 @@ class LogLoader:
             self.log.split_overflowed_segment(segment)
 
     def _recover_segment(self, segment: LogSegment) -> int:
-        """Kafka: ``recoverSegment`` (without the producer state this port does not keep)."""
-        return segment.recover()
+        """Kafka: ``recoverSegment``: the segment's indexes rebuilt, the log's leader-epoch cache refilled from
+        its batches.  Producer-state seam (issue 20): Kafka first rebuilds a ``ProducerStateManager`` up to the
+        segment's base offset, passes it to ``recover`` and takes a snapshot after."""
+        return segment.recover(self.log.leader_epoch_cache)
 
     def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
         """Check every segment past the recovery point when the last shutdown was not clean, and cut the
@@ -412,6 +427,8 @@ class LogLoader:
                     self.segments.values(), async_delete=True,
                     reason=_DescribedDeletion(self.log.local_log, f"log end offset {log_end_offset} below the log "
                                                                   f"start offset {log_start_offset_checkpoint}"))
+                if self.log.leader_epoch_cache is not None:
+                    self.log.leader_epoch_cache.clear_and_flush()
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)
         log_end_offset = self._active().read_next_offset()

@@ -14,7 +14,10 @@ output back to ``.cleaned``/``.swap`` and the replaced segment's ``.deleted`` fi
 Beyond Kafka's cases: a read-only open of a log left by a crash changes no byte and refuses every write, and a
 log of 300 segments reopened after a clean close maps only the indexes it uses.
 
-Where part of a Kafka case checks producer state, the leader-epoch cache or the transaction index (issue 20),
+The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
+are in ``test_log_leader_epochs.py``.
+
+Where part of a Kafka case checks producer state or the transaction index it writes (issue 20),
 the rest is ported and the test's docstring says what was left out: the producer snapshots of
 testOverCompactedLogRecovery*, testProducerSnapshotsRecoveryAfterUncleanShutdown*,
 testLoadProducersAfterDeleteRecordsOnSegment and
@@ -39,8 +42,6 @@ Kafka tests not ported:
   start offset moves and after a reload; producer state, issue 20.
 - ``testLoadingLogKeepsLargestStrayProducerStateSnapshot``: it checks which producer snapshot files loading
   deletes (kafkalog writes none and leaves a broker's untouched); producer state, issue 20.
-- ``testLogRecoversForLeaderEpoch``, ``testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade``: the
-  leader-epoch cache's entries after recovery and after a format downgrade; leader-epoch cache, issue 20.
 - ``testLogStartOffsetWhenRemoteStorageIsEnabled``: the loader's remote-storage mode, where the log start
   offset is the checkpoint's even below the first local segment; kafkalog has no tiered storage (its other
   case, the first segment's base when the checkpoint is lower, is what test_open_deletes_obsolete_files and
@@ -639,7 +640,8 @@ def test_log_end_less_than_start_after_reopen(create_log: LogFactory, log_dir: P
     assert only.log.file.exists()
     assert index_filename(log_dir, start_offset).exists()
     assert time_index_filename(log_dir, start_offset).exists()
-    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
+    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")] + [
+        "leader-epoch-checkpoint"]
 
 
 def test_recover_with_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
@@ -790,9 +792,9 @@ def check_producer_snapshots_recovery_after_unclean_shutdown(create_log: LogFact
     recovered_segments: set[int] = set()
     recover = LogSegment.recover
 
-    def intercepted(segment: LogSegment) -> int:
+    def intercepted(segment: LogSegment, *args: Any) -> int:
         recovered_segments.add(segment.base_offset)
-        return recover(segment)
+        return recover(segment, *args)
 
     monkeypatch.setattr(LogSegment, "recover", intercepted)
     log = create_log(log_config, recovery_point=offset_for_recovery_point_segment, had_clean_shutdown=False)
@@ -1071,7 +1073,7 @@ def test_read_only_open_changes_nothing(create_log: LogFactory, log_dir: Path, m
     before = snapshot(log_dir.parent)
     full_size = {"index": 4096, "timeindex": 4092}  # segment.index.bytes rounded down to whole entries
     preallocated = sorted(kind for name, (size, _) in before.items()
-                          if full_size.get(kind := name.rsplit(".", 1)[1]) == size)
+                          if full_size.get(kind := name.rsplit(".", 1)[-1]) == size)
     assert preallocated == (["index", "timeindex"] if shutdown == "close_handlers" else [])
 
     read_only = Log(log_dir, read_only=True)
