@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import INT32_MAX, INT64_MAX
+from ._common import INT32_MAX, INT64_MAX, MAGIC_V2
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
@@ -54,6 +54,8 @@ from .filenames import (
 )
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
+from .producer_state.log_updates import producer_batches, update_producer_state
+from .producer_state.manager import ProducerStateManager
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 
@@ -414,9 +416,12 @@ class LogSegment:
 
     # -- recovery -----------------------------------------------------------------------------------
 
-    def recover(self) -> int:
+    def recover(self, producer_state_manager: ProducerStateManager | None = None) -> int:
         """Rebuild both indexes from the log, checking every batch, and cut the log at the first that
         fails its size or CRC check; returns the bytes cut (Kafka: ``recover``).
+
+        ``producer_state_manager`` (the loader's interim one, rebuilt up to this segment's base) takes every
+        valid v2 batch, as Kafka's ``updateProducerState`` does, and the transactions they complete are indexed.
 
         The batch-scan kernel checks every batch in one pass over the mmap; the index entries are then
         chosen from its rows with numpy (the same rule as :meth:`append`: an entry once more than
@@ -425,9 +430,9 @@ class LogSegment:
         A Ctrl-C during the rebuild is held until it is done, so no half-built index is left behind.
         """
         with interrupts_deferred():
-            return self._recover()
+            return self._recover(producer_state_manager)
 
-    def _recover(self) -> int:
+    def _recover(self, producer_state_manager: ProducerStateManager | None = None) -> int:
         self._check_writable("recover")
         self.offset_index.reset()
         self.time_index.reset()
@@ -450,7 +455,20 @@ class LogSegment:
         self.time_index.maybe_append(max_timestamp, offset_of_max, skip_full_check=True)
         self.time_index.trim_to_valid_size()
         self._set_max_timestamp(max_timestamp, offset_of_max)
+        if producer_state_manager is not None:
+            self._recover_producer_state(producer_state_manager, rows)
         return truncated
+
+    def _recover_producer_state(self, producer_state_manager: ProducerStateManager, rows: npt.NDArray[Any]) -> None:
+        """Kafka: ``updateProducerState`` for each valid v2 batch of a recovered segment: the batches with a
+        producer id, read whole, then the map end offset past the last v2 batch (a batch without one only moves
+        that)."""
+        v2 = rows[rows["magic"] == MAGIC_V2]
+        if not len(v2):
+            return
+        for batch in producer_batches(self.log, v2):
+            update_producer_state(producer_state_manager, batch, self)
+        producer_state_manager.update_map_end_offset(int(v2["last_offset"][-1]) + 1)
 
     def _rebuild_indexes(self, rows: npt.NDArray[Any]) -> tuple[int, int]:
         """Append the index entries recovery finds in the scan rows; returns the largest timestamp and

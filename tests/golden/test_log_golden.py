@@ -287,8 +287,9 @@ def expected_recovered(partition_dir: Path, segments: tuple[Segment, ...], recov
 
 
 def unmanaged_files(top: Path) -> dict[str, bytes]:
-    """The files the port must never touch: everything but segments, checkpoints it owns and the markers."""
-    owned_suffixes = (".log", ".index", ".timeindex")
+    """The files the port must never touch: everything but segments, producer snapshots (the log writes them at
+    load, roll and close, and removes stray ones, as Kafka's does), checkpoints it owns and the markers."""
+    owned_suffixes = (".log", ".index", ".timeindex", ".snapshot")
     owned_names = {RECOVERY_POINT_FILE, LOG_START_OFFSET_FILE, CLEAN_SHUTDOWN_FILE, ".lock"}
     return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*"))
             if p.is_file() and not p.name.endswith(owned_suffixes) and p.name not in owned_names}
@@ -315,9 +316,9 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
     recovered: list[Path] = []
     real_recover = LogSegment.recover
 
-    def counting_recover(segment: LogSegment) -> int:
+    def counting_recover(segment: LogSegment, *args: Any) -> int:
         recovered.append(segment.log.file)
-        return real_recover(segment)
+        return real_recover(segment, *args)
 
     monkeypatch.setattr(LogSegment, "recover", counting_recover)
     for root, all_partitions in PARTITION_SEGMENTS.items():

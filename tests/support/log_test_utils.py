@@ -16,7 +16,7 @@ from kafkalog.config import LogConfig
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
-from kafkalog.log import Log
+from kafkalog.log import Log, LogAppendInfo
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.segment import LogSegment
 from kafkalog.tools.partition_dir import classify_dir
@@ -149,13 +149,13 @@ def append_non_transactional_as_leader(log: Log, num_records: int) -> None:
 
 
 def append_end_txn_marker_as_leader(log: Log, producer_id: int, producer_epoch: int, control_type: Any,
-                                    timestamp: int, coordinator_epoch: int = 0, leader_epoch: int = 0) -> None:
+                                    timestamp: int, coordinator_epoch: int = 0, leader_epoch: int = 0) -> LogAppendInfo:
     """Kafka's ``appendEndTxnMarkerAsLeader``: a COMMIT or ABORT marker, appended as the transaction coordinator
-    does (``AppendOrigin.COORDINATOR``)."""
+    does (``AppendOrigin.COORDINATOR``); returns what was appended."""
     marker = MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch,
                                                        EndTransactionMarker(control_type, coordinator_epoch),
                                                        timestamp=timestamp, partition_leader_epoch=0)
-    log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
+    return log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
 
 
 def append_transaction_sample(log: Log) -> None:

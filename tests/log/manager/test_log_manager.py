@@ -60,6 +60,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,6 +120,11 @@ def test_get_non_existent_log(manager: LogManager, log_dir: Path) -> None:
     assert manager.all_logs() == []
 
 
+def segment_files(log: Log) -> list[str]:
+    """The names of the files in the log's directory but its leader-epoch checkpoint, sorted."""
+    return sorted(p.name for p in log.dir.iterdir() if p.name != "leader-epoch-checkpoint")
+
+
 def test_cleanup_expired_segments(make_manager: ManagerFactory, mock_time: MockTime) -> None:
     """testCleanupExpiredSegments: the retention task deletes every segment older than retention.ms."""
     manager = make_manager(checkpoint_ms=LONG_TASK_PERIOD_MS)
@@ -137,9 +143,12 @@ def test_cleanup_expired_segments(make_manager: ManagerFactory, mock_time: MockT
     assert log.log_start_offset == 200
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    assert sorted(p.name for p in log.dir.iterdir()) == [
-        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.timeindex"]
-    assert len(list(log.dir.iterdir())) == log.number_of_segments * 3, "Files should have been deleted"
+    # A log file, two indexes and the producer snapshot taken when the last segment rolled (Kafka counts the
+    # leader-epoch checkpoint too).
+    assert segment_files(log) == [
+        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
+        "00000000000000000200.timeindex"]
+    assert len(segment_files(log)) == log.number_of_segments * 4, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0, "Should get empty fetch off new log."
     with pytest.raises(OffsetOutOfRangeError, match="starting from offset: 200"):
         log.read(0, 1024)
@@ -175,7 +184,7 @@ def test_cleanup_segments_to_maintain_size(make_manager: ManagerFactory, mock_ti
     assert log.size == 6 * segment_bytes
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    assert len(list(log.dir.iterdir())) == log.number_of_segments * 3, "Files should have been deleted"
+    assert len(segment_files(log)) == log.number_of_segments * 4, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0
     with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 1024)
@@ -224,8 +233,9 @@ def test_compact_delete_policy_applies_time_retention(make_manager: ManagerFacto
     assert record_tuples(log) == []
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    assert sorted(p.name for p in log.dir.iterdir()) == [
-        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.timeindex"]
+    assert segment_files(log) == [
+        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
+        "00000000000000000200.timeindex"]
 
 
 def test_compact_delete_policy_applies_size_retention(make_manager: ManagerFactory,
@@ -551,13 +561,15 @@ def test_clean_shutdown_marker_and_no_recovery_on_reopen(make_manager: ManagerFa
         return files
 
     before = inactive_files()
-    assert len(before) == 3 * sum(len(bases) - 1 for bases in segments.values())
+    # Per partition: three files per inactive segment, the producer snapshot each roll took at an inactive
+    # segment's base (all but the first), and the one the clean close took at the log end.
+    assert len(before) == sum(3 * (len(bases) - 1) + (len(bases) - 2) + 1 for bases in segments.values())
     recovered: list[Path] = []
     real_recover = LogSegment.recover
 
-    def counting_recover(segment: LogSegment) -> int:
+    def counting_recover(segment: LogSegment, *args: Any) -> int:
         recovered.append(segment.log.file)
-        return real_recover(segment)
+        return real_recover(segment, *args)
 
     monkeypatch.setattr(LogSegment, "recover", counting_recover)
     reopened = make_manager(dirs)
@@ -620,8 +632,10 @@ def test_shutdown_with_deletions_pending_releases_their_files(make_manager: Mana
     assert log.maybe_increment_log_start_offset(28)
     assert log.delete_old_segments() == 2
     deleted = sorted(p.name for p in log.dir.glob("*.deleted"))
+    # The producer snapshot the roll at 14 took goes with its segment (the first segment has none).
     assert deleted == [f"{base:020d}.{ext}.deleted"
-                       for base in (0, 14) for ext in ("index", "log", "timeindex")]
+                       for base, exts in ((0, ("index", "log", "timeindex")),
+                                          (14, ("index", "log", "snapshot", "timeindex"))) for ext in exts]
     try:
         manager.shutdown()
         assert open_paths(log_dir) == [], "shutdown left files of deleted segments open"
