@@ -447,6 +447,9 @@ class Cleaner:
         self._current_tp = log.topic_partition
         first = segments[0]
         cleaned = log.create_cleaned_segment(first.base_offset)
+        # The retained aborted transactions go to the cleaned segment's .txnindex, which the swap puts in
+        # place of the old segments' (Kafka: transactionMetadata.cleanedIndex = Some(cleaned.txnIndex)).
+        cleaning_round.transaction_metadata.cleaned_index = cleaned.txn_index
         try:
             facts = self._facts if self._facts is not None else ProducerFacts(log)
             if cleaning_round.last_records_of_active_producers is None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from .errors import KafkaLogError
 from .log import Log
 from .record import ControlRecordType, RecordBatch
-from .transaction_index import AbortedTxn
+from .transaction_index import AbortedTxn, TransactionIndex
 from .transactions import TransactionState, producer_batches
 
 __all__ = ["CleanedTransactionMetadata", "ProducerFacts", "collect_aborted_transactions"]
@@ -74,6 +74,9 @@ class CleanedTransactionMetadata:
         self._aborted_transactions: list[AbortedTxn] = []
         self._ongoing_committed_txns: set[int] = set()
         self._ongoing_aborted_txns: dict[int, _AbortedTxnMetadata] = {}
+        #: Where the aborted transactions whose markers are retained are written: the ``.txnindex`` of the
+        #: segment being cleaned into (Kafka: ``cleanedIndex``); ``None`` writes nothing.
+        self.cleaned_index: TransactionIndex | None = None
 
     def add_aborted_transactions(self, aborted: Iterable[AbortedTxn]) -> None:
         seen = set(self._aborted_transactions)
@@ -93,7 +96,12 @@ class CleanedTransactionMetadata:
         pid = batch.producer_id
         if control_type is ControlRecordType.ABORT:
             metadata = self._ongoing_aborted_txns.pop(pid, None)
-            return metadata is None or metadata.last_observed_batch_offset is None
+            if metadata is not None and metadata.last_observed_batch_offset is not None:
+                # The marker stays until every batch of its transaction is gone, and so does its entry.
+                if self.cleaned_index is not None:
+                    self.cleaned_index.append(metadata.aborted_txn)
+                return False
+            return True
         if control_type is ControlRecordType.COMMIT:
             if pid in self._ongoing_committed_txns:
                 self._ongoing_committed_txns.discard(pid)

@@ -39,7 +39,7 @@ import struct
 import time
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -85,6 +85,9 @@ MEMORY_CHUNK_BYTES = 8 * 1024 * 1024
 _SEARCH_STEP_BATCHES = 256
 #: A v2 batch header's producer id and epoch, adjacent (``producer_fields`` read by reads).
 _PRODUCER_FIELDS = struct.Struct(">qh")
+#: Where a v2 batch header holds its partition leader epoch (after the base offset and the length).
+_LEADER_EPOCH_OFFSET = 12
+_T = TypeVar("_T")
 
 
 class LogOffsetPosition(NamedTuple):
@@ -727,23 +730,53 @@ class FileMessageSet:
             f"Found record size {size} smaller than the minimum record overhead for its magic", position,
             str(self._file))
 
-    def producer_fields(self, positions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]:
-        """The producer id and epoch of the v2 batches at ``positions`` (file positions, as a :meth:`scan` of this
-        set gives them): one kernel call over the map, under the lock as in :meth:`scan`; read a batch at a time
-        when the file is not mapped or a position is not inside the set (a read past its end raises then)."""
+    def _from_headers(self, positions: npt.NDArray[np.int64], from_map: Callable[[Any, npt.NDArray[np.int64]], _T],
+                      by_reads: Callable[[list[int]], _T]) -> _T:
+        """A field of the v2 batch headers at ``positions`` (file positions, as a :meth:`scan` of this set gives
+        them): ``from_map(map, positions)`` over the map, under the lock as in :meth:`scan`, which must not keep a
+        view of the map; ``by_reads(positions)`` a batch at a time when the file is not mapped or a position is not
+        inside the set (a read past its end raises then)."""
         positions = np.ascontiguousarray(positions, dtype=np.int64)
         channel = self._channel
         if channel.mappable and len(positions):
             with channel.lock:
                 end = self.end
                 if int(positions.min()) >= self.start and int(positions.max()) + RECORD_BATCH_OVERHEAD <= end:
-                    ids, epochs = _impl.core.producer_fields(channel.mapped(end), positions)
-                    return ids, epochs
-        fields = [_PRODUCER_FIELDS.unpack(self.read_bytes(position - self.start + PRODUCER_ID_OFFSET,
-                                                          _PRODUCER_FIELDS.size))
-                  for position in positions.tolist()]
-        return (np.array([producer_id for producer_id, _ in fields], dtype=np.int64),
-                np.array([epoch for _, epoch in fields], dtype=np.int16))
+                    return from_map(channel.mapped(end), positions)
+        return by_reads(positions.tolist())
+
+    def producer_fields(self, positions: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]:
+        """The producer id and epoch of the v2 batches at ``positions``: one kernel call over the map, else read
+        a batch at a time (:meth:`_from_headers`)."""
+        def by_reads(at: list[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]]:
+            fields = [_PRODUCER_FIELDS.unpack(self.read_bytes(position - self.start + PRODUCER_ID_OFFSET,
+                                                              _PRODUCER_FIELDS.size)) for position in at]
+            return (np.array([producer_id for producer_id, _ in fields], dtype=np.int64),
+                    np.array([epoch for _, epoch in fields], dtype=np.int16))
+
+        found: tuple[npt.NDArray[np.int64], npt.NDArray[np.int16]] = self._from_headers(
+            positions, _impl.core.producer_fields, by_reads)
+        return found
+
+    def partition_leader_epochs(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+        """The partition leader epoch of the v2 batches at ``positions`` (the big-endian int32 twelve bytes into a
+        v2 header): gathered from the map with numpy, else read a batch at a time (:meth:`_from_headers`).
+        Recovery reads them for the leader-epoch cache (Kafka: ``RecordBatch.partitionLeaderEpoch`` in
+        ``LogSegment.recover``)."""
+        def from_map(buffer: Any, at: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
+            mapped = np.frombuffer(buffer, dtype=np.uint8)
+            try:
+                # A copy: no view of the map may outlive the lock (the mmap rule, design.md §3).
+                raw = mapped[at[:, None] + np.arange(_LEADER_EPOCH_OFFSET, _LEADER_EPOCH_OFFSET + 4)]
+            finally:
+                del mapped
+            return np.ascontiguousarray(raw).view(">i4").reshape(-1).astype(np.int32)
+
+        def by_reads(at: list[int]) -> npt.NDArray[np.int32]:
+            return np.array([int.from_bytes(self.read_bytes(position - self.start + _LEADER_EPOCH_OFFSET, 4), "big",
+                                            signed=True) for position in at], dtype=np.int32)
+
+        return self._from_headers(positions, from_map, by_reads)
 
     def search_for(self, target_offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The first batch at or after ``starting_position`` whose last offset is >= ``target_offset``:

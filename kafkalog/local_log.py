@@ -7,7 +7,8 @@ Port of ``core/src/main/scala/kafka/log/LocalLog.scala`` (Apache Kafka, tag 3.8.
 ``UnifiedLog`` kept the offsets a broker reasons about (log start offset, high watermark), the append's
 validation and retention, and the lock.  kafkalog cuts it the same way: :class:`~kafkalog.log.Log` holds a
 :class:`LocalLog` and delegates to it, as ``UnifiedLog`` does to its ``localLog``, keeping its own public
-methods.  Not ported: aborted-transaction collection on read (kafkalog's log keeps no transaction state) and
+methods.  :meth:`LocalLog.collect_aborted_transactions` walks the segments' ``.txnindex`` files as Kafka's
+does; reads do not use it yet (they wait for the producer state's last stable offset, issue 20).  Not ported:
 the log-dir failure channel (an ``OSError`` becomes a :class:`~kafkalog.errors.KafkaStorageError` where
 Kafka's ``maybeHandleIOException`` would take the log dir offline).
 
@@ -52,6 +53,7 @@ from .log_segments import LogSegments
 from .record import MemoryRecords
 from .scheduler import Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment
+from .transaction_index import AbortedTxn
 
 __all__ = ["LocalLog", "LogDeletion", "LogRoll", "LogTruncation", "SegmentDeletionReason", "delete_segment_files"]
 
@@ -349,6 +351,28 @@ class LocalLog:
             segment = self.segments.higher_segment(segment.base_offset)
         # Past the last batch of the last segment, though in range: every later record was deleted.
         return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
+
+    def collect_aborted_transactions(self, log_start_offset: int, base_offset: int,
+                                     upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions of the segments' transaction indexes, from the segment holding
+        ``base_offset`` on, that overlap ``[log_start_offset, upper_bound_offset)`` (Kafka:
+        ``collectAbortedTransactions(logStartOffset, baseOffset, upperBoundOffset)``).
+
+        Each segment's index is searched in turn, stopping at the first whose search is complete (an entry's
+        last stable offset reached the upper bound, so no later segment can hold an overlapping one).  As in
+        Kafka, the search range starts at the log start offset, not at ``base_offset``, which only picks the
+        first segment searched.
+        """
+        segment = self.segments.floor_segment(base_offset)
+        aborted: list[AbortedTxn] = []
+        if segment is None:
+            return aborted
+        for current in [segment, *self.segments.higher_segments(segment.base_offset)]:
+            result = current.collect_aborted_txns(log_start_offset, upper_bound_offset)
+            aborted.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return aborted
 
     def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is, as a one-byte :meth:`read` bounded by the log end offset finds it (Kafka:

@@ -25,8 +25,12 @@ named for their base offsets.  Invariants:
 The producer state (idempotent and transactional producers, the last stable offset, ``<offset>.snapshot``
 files) is kept as ``UnifiedLog`` keeps it: :class:`~kafkalog.log_producer_state.LogProducerState` holds the
 log's members for it, :mod:`kafkalog.producer_state.log_updates` the per-batch work of append, recovery and
-load.  Not ported here: remote (tiered) storage.  The log appends as a leader does (offsets assigned) or as a
-follower does (offsets given, ``assign_offsets=False``).
+load; the ``.txnindex`` entry of each aborted transaction is written as its marker is appended.  The
+leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
+(:mod:`kafkalog.log_leader_epochs`), and each segment owns its ``.txnindex``
+(:class:`~kafkalog.transaction_index.TransactionIndex`): renamed, swapped, truncated and deleted with it, and
+read by :meth:`Log.collect_aborted_transactions`.  Not ported: remote (tiered) storage.  The log appends as a
+leader does (offsets assigned) or as a follower does (offsets given, ``assign_offsets=False``).
 """
 
 from __future__ import annotations
@@ -73,6 +77,7 @@ from .fsutil import (
     storage_error,
 )
 from .local_log import LocalLog, _DescribedDeletion
+from .log_leader_epochs import LogLeaderEpochs
 from .log_loader import LoadReport, LogLoader
 from .log_producer_state import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
@@ -88,6 +93,7 @@ from .record.batch import RecordBatch
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
+from .transaction_index import AbortedTxn
 from .validator import AppendOrigin, UnsupportedForMessageFormatError, validate_messages_and_assign_offsets
 
 __all__ = [
@@ -126,7 +132,7 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 UNKNOWN_TIMESTAMP = -1
 
 
-class Log(LogRetention, LogProducerState):
+class Log(LogRetention, LogLeaderEpochs, LogProducerState):
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
@@ -201,6 +207,10 @@ class Log(LogRetention, LogProducerState):
             had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
                 (self.dir.parent / CLEAN_SHUTDOWN_FILE).is_file()
         self.had_clean_shutdown = had_clean_shutdown
+        # Made by the loader once the directory exists, before it loads the segments: recovery refills it and
+        # loading ends by truncating it to the loaded log (Kafka: UnifiedLog.apply makes it before LogLoader), so
+        # a stale checkpoint (its truncations are written asynchronously) is fixed there.
+        self.leader_epoch_cache = None
         # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
         # "N/M recovered" log lines, for a caller that draws a progress bar.
         try:
@@ -494,9 +504,13 @@ class Log(LogRetention, LogProducerState):
         """Use ``new_config`` from now on and return the old one (Kafka 3.8: ``UnifiedLog.updateConfig`` /
         ``LocalLog.updateConfig``).  Segments already written keep their files; the new values apply to the
         next append, roll, flush, retention pass and cleaning.  A lower message format is logged, as Kafka
-        logs it (its leader-epoch cache, re-initialized there, is not ported)."""
+        logs it; a change of message format makes the leader-epoch cache again (none below v2, and its
+        checkpoint deleted)."""
         with self._lock:
-            return self.local_log.update_config(new_config)
+            old_config = self.local_log.update_config(new_config)
+            if new_config.record_version() != old_config.record_version():
+                self._initialize_leader_epoch_cache()
+            return old_config
 
     def _check_writable(self, what: str) -> None:
         if self._closed:
@@ -589,6 +603,9 @@ class Log(LogRetention, LogProducerState):
                         f"{[b.last_offset for b in list(valid_records.batches())[:10]]}, last offset in append: "
                         f"{append_info.last_offset}. Log start offset = {self._log_start_offset}",
                         first_offset, append_info.last_offset)
+            # The epoch stamped by the leader, or carried by the follower's batches (Kafka: before the write).
+            self._assign_epochs_of_append(valid_records, (leader_epoch, offset, config.record_version())
+                                          if assign_offsets else None)
             size = valid_records.size_in_bytes()
             if size > config.segment_size:
                 raise RecordTooLargeError(
@@ -755,6 +772,14 @@ class Log(LogRetention, LogProducerState):
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
                                    next_offset_metadata)
 
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions in the segments' ``.txnindex`` files that a fetch of ``[start_offset,
+        upper_bound_offset)`` must skip (Kafka: ``UnifiedLog.collectAbortedTransactions`` over
+        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset).  Not
+        used by :meth:`records` yet: its read-committed view reads batch headers until the producer state
+        gives the log a last stable offset (issue 20)."""
+        return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset, upper_bound_offset)
+
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
         :meth:`read` bounded by the log end as it was when the call began).
@@ -820,8 +845,9 @@ class Log(LogRetention, LogProducerState):
         The special timestamps answer as Kafka's ListOffsets does: :data:`EARLIEST_TIMESTAMP` and
         :data:`EARLIEST_LOCAL_TIMESTAMP` the log start offset, :data:`LATEST_TIMESTAMP` the log end offset
         (both with :data:`UNKNOWN_TIMESTAMP`), :data:`MAX_TIMESTAMP` the record with the largest timestamp.
-        kafkalog keeps no leader-epoch cache and no remote storage, so the first three come without a leader
-        epoch, as Kafka's do for a log that has no cache; the local log start offset is the log start offset.
+        The first three come with the leader epoch of the cache: its earliest epoch when that starts at or before
+        the log start offset, its latest; kafkalog keeps no remote storage, so the local log start offset is the
+        log start offset (Kafka answers it with the epoch of that offset, the same epoch here).
 
         Raises:
             UnsupportedForMessageFormatError: a search by timestamp in a log whose message format (v0) has
@@ -834,10 +860,15 @@ class Log(LogRetention, LogProducerState):
                 f"Cannot search offsets based on timestamp because message format version for partition "
                 f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
                 f"minimum required version 0.10.0-IV0")
+        cache = self.leader_epoch_cache
         if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, None)
+            # The first cached epoch is the log start's unless the log predates v2 there (a format upgrade).
+            earliest = cache.earliest_entry() if cache is not None else None
+            epoch = earliest.epoch if earliest is not None and earliest.start_offset <= self._log_start_offset \
+                else None
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, epoch)
         if target_timestamp == LATEST_TIMESTAMP:
-            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, None)
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, self.latest_epoch)
         if target_timestamp == MAX_TIMESTAMP:
             segments = self.log_segments()
             # The first segment holding the largest timestamp, as Scala's maxBy picks.
@@ -906,6 +937,10 @@ class Log(LogRetention, LogProducerState):
             if target_offset >= self.log_end_offset:
                 logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
                             target_offset, self.log_end_offset - 1)
+                # A leader that assigned its epoch's start but wrote nothing before another was elected
+                # leaves an entry at the log end: always cut it.
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_end_async_flush(self.log_end_offset)
                 return False
             logger.info("Truncating to offset %d", target_offset)
             first = self.segments.first_segment()
@@ -914,6 +949,8 @@ class Log(LogRetention, LogProducerState):
             else:
                 deleted = self.local_log.truncate_to(target_offset)
                 self._delete_producer_snapshots(deleted, async_delete=True)
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_end_async_flush(target_offset)
                 self._log_start_offset = min(self._log_start_offset, target_offset)
                 self._rebuild_producer_state(target_offset)
                 self._update_high_watermark_with_log_end_offset()
@@ -936,6 +973,8 @@ class Log(LogRetention, LogProducerState):
             logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
                          new_offset if log_start_offset is None else log_start_offset)
             old = self.local_log.truncate_fully_and_start_at(new_offset)
+            if self.leader_epoch_cache is not None:
+                self.leader_epoch_cache.clear_and_flush()
             self.producer_state_manager.truncate_fully_and_start_at(new_offset)
             self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
             self._rebuild_producer_state(new_offset)
@@ -956,6 +995,8 @@ class Log(LogRetention, LogProducerState):
             if new_log_start_offset > self._log_start_offset:
                 logger.info("Incremented log start offset to %d", new_log_start_offset)
                 self._log_start_offset = new_log_start_offset
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.truncate_from_start_async_flush(new_log_start_offset)
                 self.recovery_point = max(self.recovery_point, new_log_start_offset)
                 self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
                 self._maybe_increment_first_unstable_offset()
@@ -1034,9 +1075,8 @@ class Log(LogRetention, LogProducerState):
         returns whether the directory changed (renaming to the current name does nothing).  The rename is
         atomic (``os.replace``), and the log stays open: readers go on reading from the renamed files.
 
-        ``should_reinitialize`` is Kafka's choice of reloading the leader-epoch cache and partition metadata
-        in the new directory (false when the rename is for a topic deletion); kafkalog keeps neither, so
-        there is nothing to reload either way.
+        ``should_reinitialize`` is Kafka's choice of moving the leader-epoch cache to the checkpoint in the new
+        directory (false when the rename is for a topic deletion: the log is left without a cache).
 
         Raises:
             KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``), or the log is closed.
@@ -1047,6 +1087,10 @@ class Log(LogRetention, LogProducerState):
             if not self.local_log.rename_dir(name):
                 return False
             self.producer_state_manager.update_parent_dir(self.dir)
+            if should_reinitialize:
+                self._initialize_leader_epoch_cache()
+            else:
+                self.leader_epoch_cache = None
             if self._dir_hold is not None:
                 self._dir_hold.moved(self.dir)
             logger.debug("Log directory renamed to %s (reinitialize: %s)", self.dir, should_reinitialize)
@@ -1077,6 +1121,8 @@ class Log(LogRetention, LogProducerState):
                 self._producer_expire_check.cancel()
             deleted = False
             try:
+                if self.leader_epoch_cache is not None:
+                    self.leader_epoch_cache.clear()
                 deleted_segments = self.local_log.delete_all_segments()
                 self._delete_producer_snapshots(deleted_segments, async_delete=False)
                 self.local_log.release_pending_deletions(delete=True)

@@ -2,9 +2,12 @@
 segment, recover what was not flushed.
 
 Port of ``core/src/main/scala/kafka/log/LogLoader.scala`` (Apache Kafka, tag 3.8.0), which 3.0 cut out of
-0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  Without
-the leader-epoch steps, and with kafkalog's read-only open (nothing on disk changes, and the producer state is
-not rebuilt, which would write snapshots) and :class:`LoadReport`.
+0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  With the
+leader-epoch steps (the log's cache, made before loading, is refilled by segment recovery and then truncated to
+the loaded log) and the producer-state steps (the interim ``ProducerStateManager`` each ``recoverSegment``
+rebuilds, and ``rebuildProducerState`` at the end of :meth:`LogLoader.load`); with kafkalog's read-only open
+(nothing on disk changes, and the producer state is not rebuilt, which would write snapshots) and
+:class:`LoadReport`.
 
 :class:`~kafkalog.log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
 log's, and the segment operations the loader needs (a new segment, splitting a segment whose offsets
@@ -26,7 +29,9 @@ The steps, in Kafka's order (each a method below):
    cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
    Each segment is recovered with an interim producer state rebuilt up to its base (``recoverSegment``), which
    leaves a snapshot at the segment's end;
-6. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
+6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
+   moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
+7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
    is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
@@ -172,6 +177,8 @@ class LogLoader:
             if self.dir.exists() and not self.dir.is_dir():
                 raise KafkaStorageError(f"Log directory {self.dir} is {describe_file_kind(self.dir)}")
             self.dir.mkdir(parents=True, exist_ok=True)
+        # Kafka's UnifiedLog.apply makes the cache once the directory exists, before the loader runs.
+        self.log._initialize_leader_epoch_cache()
         self._check_file_kinds()
         swap_files = [] if self.read_only else self._remove_temp_files_and_collect_swap_files()
         if swap_files:
@@ -189,8 +196,14 @@ class LogLoader:
             if not self.read_only:
                 active = self._active()
                 active.resize_indexes(self.config.max_index_size)
+        cache = self.log.leader_epoch_cache
+        if cache is not None:
+            cache.truncate_from_end_async_flush(next_offset)
         first = self.segments.first_segment_base_offset()
         log_start_offset = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        # The earliest leader epoch may not have been written before a hard failure: recover it here.
+        if cache is not None:
+            cache.truncate_from_start_async_flush(self.log_start_offset_checkpoint)
         if not self.read_only:
             self._load_producer_state(log_start_offset, next_offset)
         return LoadedLogOffsets(log_start_offset, self.recovery_point, next_offset)
@@ -386,9 +399,10 @@ class LogLoader:
 
     def _recover_segment(self, segment: LogSegment) -> int:
         """Recover one segment with a producer state rebuilt up to its base, then snapshot that state at the
-        segment's end, so recovering the next segment starts from there (Kafka: ``recoverSegment``)."""
+        segment's end, so recovering the next segment starts from there; the log's leader-epoch cache is refilled
+        from its batches (Kafka: ``recoverSegment``)."""
         if self.read_only:
-            return segment.recover()
+            return segment.recover(leader_epoch_cache=self.log.leader_epoch_cache)
         log_state = self.log.producer_state_manager
         producer_state_manager = ProducerStateManager(self.topic_partition, self.dir,
                                                       log_state.max_transaction_timeout_ms,
@@ -396,7 +410,7 @@ class LogLoader:
         rebuild_producer_state(producer_state_manager, self.segments, self.log_start_offset_checkpoint,
                                segment.base_offset, self.config.record_version(), self.time,
                                reload_from_clean_shutdown=False)
-        truncated = segment.recover(producer_state_manager)
+        truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
         take_snapshot_if_possible(producer_state_manager)
         return truncated
 
@@ -448,6 +462,8 @@ class LogLoader:
                     reason=_DescribedDeletion(self.log.local_log, f"log end offset {log_end_offset} below the log "
                                                                   f"start offset {log_start_offset_checkpoint}"))
                 self.log._delete_producer_snapshots(all_segments, async_delete=True)
+                if self.log.leader_epoch_cache is not None:
+                    self.log.leader_epoch_cache.clear_and_flush()
                 self.log.producer_state_manager.truncate_fully_and_start_at(log_start_offset_checkpoint)
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)

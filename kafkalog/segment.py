@@ -18,8 +18,16 @@ directory (:mod:`kafkalog.filenames`).  Invariants it keeps while appending:
 After a crash :meth:`recover` rebuilds both indexes from the log and cuts the log at the first batch
 that fails its size or CRC check.
 
-Not ported: the transaction index and producer-state snapshots (``.txnindex``, ``.snapshot``), which
-belong to the transaction layer; kafkalog leaves such files untouched.
+A segment also owns ``<B>.txnindex``, its :class:`~kafkalog.transaction_index.TransactionIndex` (Kafka 3.8:
+``LogSegment.txnIndex``): the aborted transactions whose ABORT markers are in this segment.  The file exists
+only once an abort was written; it is checked on load, truncated, flushed, renamed (the ``.cleaned`` ->
+``.swap`` -> live swap, ``.deleted``), moved with its directory, closed and deleted with the segment's other
+files, and emptied by :meth:`recover`.  Entries come from :meth:`update_txn_index`, which the log's producer
+state calls with each transaction an ABORT marker completes, on append and on recovery.
+
+Recovery also refills the partition's leader-epoch cache, when given one, from the v2 batches' partition
+leader epochs, and replays the v2 batches with a producer id into the producer state it is given, writing the
+aborts they complete to the rebuilt ``.txnindex`` (3.8's ``recover(producerStateManager, leaderEpochCache)``).
 """
 
 from __future__ import annotations
@@ -28,13 +36,13 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import INT32_MAX, INT64_MAX, MAGIC_V2
+from ._common import INT32_MAX, INT64_MAX
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
@@ -51,6 +59,7 @@ from .filenames import (
     log_filename,
     replace_suffix,
     time_index_filename,
+    txn_index_filename,
 )
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
@@ -58,11 +67,31 @@ from .producer_state.log_updates import producer_batches, update_producer_state
 from .producer_state.manager import ProducerStateManager
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
+from .transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 
-__all__ = ["NO_MAX_POSITION", "LogSegment", "RollParams"]
+if TYPE_CHECKING:
+    from .leader_epoch_cache import LeaderEpochFileCache
+
+__all__ = ["NO_MAX_POSITION", "CompletedTxn", "LogSegment", "RollParams"]
 
 logger = logging.getLogger(__name__)
 
+
+class CompletedTxn(Protocol):
+    """What :meth:`LogSegment.update_txn_index` reads of a completed transaction (Kafka: ``CompletedTxn``, which
+    the producer state makes when a COMMIT or ABORT marker is appended)."""
+
+    @property
+    def producer_id(self) -> int: ...
+
+    @property
+    def first_offset(self) -> int: ...
+
+    @property
+    def last_offset(self) -> int: ...
+
+    @property
+    def is_aborted(self) -> bool: ...
 
 
 class _NoMaxPosition:
@@ -95,8 +124,16 @@ class LogSegment:
 
     def __init__(self, log: FileMessageSet, offset_index: OffsetIndex | LazyIndex,
                  time_index: TimeIndex | LazyIndex, base_offset: int, index_interval_bytes: int,
-                 rolling_jitter_ms: int, time: Time, max_index_size: int, read_only: bool = False) -> None:
+                 rolling_jitter_ms: int, time: Time, max_index_size: int, read_only: bool = False, *,
+                 txn_index: TransactionIndex | None = None) -> None:
         self.log = log
+        if txn_index is None:
+            # Beside the log file, with its suffix (``.cleaned``, ``.swap``), as LogSegment.open names it.
+            name = log.file.name
+            txn_index = TransactionIndex(base_offset, log.file.with_name(
+                name.replace(LOG_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX, 1)), writable=not read_only)
+        #: The segment's transaction index (Kafka: ``txnIndex``); read-only when the segment is.
+        self.txn_index = txn_index
         self._lazy_offset_index = offset_index if isinstance(offset_index, LazyIndex) else \
             _loaded(offset_index)
         self._lazy_time_index = time_index if isinstance(time_index, LazyIndex) else _loaded(time_index)
@@ -139,8 +176,10 @@ class LogSegment:
                                  config.max_index_size, writable=not read_only)
         time_index = LazyIndex(TimeIndex, time_index_filename(dir, base_offset, file_suffix), base_offset,
                                config.max_index_size, writable=not read_only)
+        txn_index = TransactionIndex(base_offset, txn_index_filename(dir, base_offset, file_suffix),
+                                     writable=not read_only)
         return cls(log, offset_index, time_index, base_offset, config.index_interval,
-                   config.random_segment_jitter(), time, config.max_index_size, read_only)
+                   config.random_segment_jitter(), time, config.max_index_size, read_only, txn_index=txn_index)
 
     @classmethod
     def absent(cls, dir: str | os.PathLike[str], base_offset: int, config: LogConfig | None = None,
@@ -157,7 +196,8 @@ class LogSegment:
         time_index = LazyIndex(TimeIndex, time_index_filename(dir, base_offset), base_offset,
                                config.max_index_size, writable=False)
         segment = cls(log, offset_index, time_index, base_offset, config.index_interval,
-                      config.random_segment_jitter(), time, config.max_index_size, read_only=True)
+                      config.random_segment_jitter(), time, config.max_index_size, read_only=True,
+                      txn_index=TransactionIndex(base_offset, txn_index_filename(dir, base_offset), writable=False))
         segment.is_absent = True
         return segment
 
@@ -416,26 +456,35 @@ class LogSegment:
 
     # -- recovery -----------------------------------------------------------------------------------
 
-    def recover(self, producer_state_manager: ProducerStateManager | None = None) -> int:
-        """Rebuild both indexes from the log, checking every batch, and cut the log at the first that
-        fails its size or CRC check; returns the bytes cut (Kafka: ``recover``).
+    def recover(self, producer_state_manager: ProducerStateManager | None = None,
+                leader_epoch_cache: LeaderEpochFileCache | None = None) -> int:
+        """Rebuild the indexes from the log, checking every batch, and cut the log at the first that fails
+        its size or CRC check; returns the bytes cut (Kafka 3.8: ``recover(producerStateManager,
+        leaderEpochCache)``).
+
+        The offset, time and transaction indexes are emptied first.  The batch-scan kernel checks every
+        batch in one pass over the mmap; the index entries are then chosen from its rows with numpy (the
+        same rule as :meth:`append`: an entry once more than ``index.interval.bytes`` follow the last, keyed
+        by the batch's last offset) and written in bulk.  With ``leader_epoch_cache``, each valid v2 batch
+        whose partition leader epoch is set and above the cache's latest epoch assigns that epoch from the
+        batch's base offset, in batch order, as Kafka's loop does.
 
         ``producer_state_manager`` (the loader's interim one, rebuilt up to this segment's base) takes every
-        valid v2 batch, as Kafka's ``updateProducerState`` does, and the transactions they complete are indexed.
-
-        The batch-scan kernel checks every batch in one pass over the mmap; the index entries are then
-        chosen from its rows with numpy (the same rule as :meth:`append`: an entry once more than
-        ``index.interval.bytes`` follow the last, keyed by the batch's last offset) and written in bulk.
+        valid v2 batch with a producer id (Kafka's ``updateProducerState``), and each transaction a marker
+        completes is written to this segment's ``.txnindex`` (:meth:`update_txn_index`) with the manager's last
+        stable offset before it is marked complete; without a manager the emptied ``.txnindex`` stays empty.
 
         A Ctrl-C during the rebuild is held until it is done, so no half-built index is left behind.
         """
         with interrupts_deferred():
-            return self._recover(producer_state_manager)
+            return self._recover(producer_state_manager, leader_epoch_cache)
 
-    def _recover(self, producer_state_manager: ProducerStateManager | None = None) -> int:
+    def _recover(self, producer_state_manager: ProducerStateManager | None,
+                 leader_epoch_cache: LeaderEpochFileCache | None) -> int:
         self._check_writable("recover")
         self.offset_index.reset()
         self.time_index.reset()
+        self.txn_index.reset()
         scan = self.log.scan(check_crc=True, stop_on_invalid=True)
         rows = scan.batches
         valid_bytes = scan.stop_position - self.log.start if len(rows) else 0
@@ -446,6 +495,11 @@ class LogSegment:
             raise LogSegmentOffsetOverflowError(
                 f"Detected offset overflow at offset {offset} in segment {self}", self, offset)
         max_timestamp, offset_of_max = self._rebuild_indexes(rows)
+        v2 = rows[rows["magic"] >= 2]
+        if leader_epoch_cache is not None and len(v2):
+            self._assign_epochs(leader_epoch_cache, v2)
+        if producer_state_manager is not None and len(v2):
+            self._recover_producer_state(producer_state_manager, v2)
         if scan.stop_reason is not ScanStop.END:
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s.",
                            self.log.file, valid_bytes, _stop_description(scan.stop_reason))
@@ -455,17 +509,27 @@ class LogSegment:
         self.time_index.maybe_append(max_timestamp, offset_of_max, skip_full_check=True)
         self.time_index.trim_to_valid_size()
         self._set_max_timestamp(max_timestamp, offset_of_max)
-        if producer_state_manager is not None:
-            self._recover_producer_state(producer_state_manager, rows)
         return truncated
 
-    def _recover_producer_state(self, producer_state_manager: ProducerStateManager, rows: npt.NDArray[Any]) -> None:
-        """Kafka: ``updateProducerState`` for each valid v2 batch of a recovered segment: the batches with a
-        producer id, read whole, then the map end offset past the last v2 batch (a batch without one only moves
-        that)."""
-        v2 = rows[rows["magic"] == MAGIC_V2]
-        if not len(v2):
-            return
+    def _assign_epochs(self, cache: LeaderEpochFileCache, v2: npt.NDArray[Any]) -> None:
+        """Kafka's epoch step of the recover loop: a batch's epoch (when set, i.e. not negative) is assigned
+        from its base offset when the cache has none or a lower latest one.  Only the batches that raise the
+        running maximum can pass that test, so only they are visited."""
+        epochs = self.log.partition_leader_epochs(v2["position"])
+        latest = cache.latest_epoch()
+        floor = -1 if latest is None else latest
+        running = np.maximum.accumulate(np.maximum(epochs, floor))
+        previous = np.concatenate(([floor], running[:-1]))
+        for i in np.flatnonzero(epochs > previous).tolist():
+            epoch = int(epochs[i])
+            latest = cache.latest_epoch()
+            if epoch >= 0 and (latest is None or epoch > latest):
+                cache.assign(epoch, int(v2["base_offset"][i]))
+
+    def _recover_producer_state(self, producer_state_manager: ProducerStateManager, v2: npt.NDArray[Any]) -> None:
+        """Kafka: ``updateProducerState`` for each valid v2 batch of a recovered segment (``v2``, its scan rows):
+        the batches with a producer id, read whole, then the map end offset past the last v2 batch (a batch
+        without one only moves that)."""
         for batch in producer_batches(self.log, v2):
             update_producer_state(producer_state_manager, batch, self)
         producer_state_manager.update_map_end_offset(int(v2["last_offset"][-1]) + 1)
@@ -513,6 +577,7 @@ class LogSegment:
         had_timestamps = self.max_timestamp_so_far >= 0
         self.offset_index.truncate_to(offset)
         self.time_index.truncate_to(offset)
+        self.txn_index.truncate_to(offset)
         # Each index back to its own full size (Kafka: resize(maxIndexSize) per index), so the segment
         # takes appends again.
         self.offset_index.resize(self.offset_index.max_index_size)
@@ -555,7 +620,9 @@ class LogSegment:
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
         """Check the indexes of a segment being loaded (Kafka: ``sanityCheck``); a time index created only
-        now (an older segment had none) is emptied, for recovery to fill."""
+        now (an older segment had none) is emptied, for recovery to fill.  The transaction index is checked
+        as Kafka checks it: no entry may end below the segment's base offset (a
+        :class:`~kafkalog.errors.CorruptIndexError`, which makes the loader rebuild the segment)."""
         if not self.log.file.exists():
             raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
         if not self._lazy_offset_index.file.exists() and not self.read_only:
@@ -568,14 +635,16 @@ class LogSegment:
         # a pread, so loading a log still refuses a corrupt index without mapping it.
         self._lazy_offset_index.check_file()
         self._lazy_time_index.check_file()
+        self.txn_index.sanity_check()
 
     def flush(self) -> None:
-        """fsync the log and flush both indexes (Kafka: ``flush``)."""
+        """fsync the log and flush the three indexes (Kafka: ``flush``)."""
         if self.read_only:
             return
         self.log.flush()
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename the segment's files from ``old_suffix`` to ``new_suffix`` (Kafka: ``changeFileSuffixes``),
@@ -584,22 +653,23 @@ class LogSegment:
         self.log.rename_to(replace_suffix(self.log.file, old_suffix, new_suffix))
         for index in (self._lazy_offset_index, self._lazy_time_index):
             index.rename_to(replace_suffix(index.file, old_suffix, new_suffix))
+        self.txn_index.rename_to(replace_suffix(self.txn_index.file, old_suffix, new_suffix))
 
     def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
         """Point the segment's files at a renamed directory (Kafka: ``updateParentDir``)."""
         self.log.update_parent_dir(parent)
         self._lazy_offset_index.update_parent_dir(parent)
         self._lazy_time_index.update_parent_dir(parent)
+        self.txn_index.update_parent_dir(parent)
 
     def has_suffix(self, suffix: str) -> bool:
         return str(self.log.file).endswith(suffix)
 
     def deleted(self) -> bool:
-        """Whether every file of the segment is gone: the log, both indexes and a transaction index beside
-        them (Kafka: ``deleted``, visible for testing)."""
-        txn_index = self.log.file.with_name(self.log.file.name.replace(LOG_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX, 1))
+        """Whether every file of the segment is gone: the log and its three indexes (Kafka: ``deleted``,
+        visible for testing)."""
         return not any(path.exists() for path in (self.log.file, self._lazy_offset_index.file,
-                                                  self._lazy_time_index.file, txn_index))
+                                                  self._lazy_time_index.file, self.txn_index.file))
 
     def close(self) -> None:
         """Write the pending time-index entry, then close (and trim) the indexes and the log (Kafka:
@@ -616,22 +686,56 @@ class LogSegment:
                 except KafkaLogError as e:
                     logger.warning("Could not write the last time index entry of %s on close: %s", self, e)
         finally:
-            self._lazy_offset_index.close()
-            self._lazy_time_index.close()
-            self.log.close()
+            try:
+                self._lazy_offset_index.close()
+                self._lazy_time_index.close()
+                self.log.close()
+            finally:
+                self.txn_index.close()
 
     def close_handlers(self) -> None:
         """Release the files without trimming (Kafka: ``closeHandlers``)."""
-        self._lazy_offset_index.close_handler()
-        self._lazy_time_index.close_handler()
-        self.log.close_handlers()
+        try:
+            self._lazy_offset_index.close_handler()
+            self._lazy_time_index.close_handler()
+            self.log.close_handlers()
+        finally:
+            self.txn_index.close()
 
     def delete(self) -> None:
-        """Delete the segment's files; files already gone are not an error (Kafka: ``deleteIfExists``)."""
+        """Delete the segment's files, the transaction index too; files already gone are not an error
+        (Kafka: ``deleteIfExists``, where a missing ``.txnindex`` is expected: most segments never had one)."""
         self._check_writable("delete")
         self.log.delete()
         self._lazy_offset_index.delete()
         self._lazy_time_index.delete()
+        self.txn_index.delete_if_exists()
+
+    delete_if_exists = delete
+
+    # -- the transaction index ----------------------------------------------------------------------
+
+    def update_txn_index(self, completed_txn: CompletedTxn, last_stable_offset: int) -> None:
+        """Write an aborted transaction to this segment's ``.txnindex`` (Kafka: ``updateTxnIndex``): only an
+        abort is written, as the entry ``(producer id, first offset, last offset, last_stable_offset)``; a
+        commit writes nothing.  Not thread-safe: the log calls it under its lock, in the segment where the
+        marker landed.
+
+        Raises:
+            IllegalArgumentError: the transaction's last offset is not above the last one written since the
+                index was opened (:meth:`TransactionIndex.append <kafkalog.transaction_index.TransactionIndex.append>`).
+        """
+        self._check_writable("update the transaction index of")
+        if completed_txn.is_aborted:
+            logger.debug("Writing aborted transaction %s to transaction index, last stable offset is %s",
+                         completed_txn, last_stable_offset)
+            self.txn_index.append(AbortedTxn(completed_txn.producer_id, completed_txn.first_offset,
+                                             completed_txn.last_offset, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnIndexSearchResult:
+        """The aborted transactions of this segment's index that overlap ``[fetch_offset, upper_bound_offset)``
+        (Kafka: ``collectAbortedTxns``)."""
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     def __enter__(self) -> LogSegment:
         return self

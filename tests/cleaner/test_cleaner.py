@@ -19,12 +19,13 @@ round with its log line.
 Left out (kafkalog keeps no producer state, transaction index, metrics or broker configuration):
 
 * the duplicate appends of testDuplicateCheckAfterCleaning (its cleaning and reload checks are ported);
-* the checks of ``collectAbortedTransactions`` made after a cleaning removed every batch of an aborted
-  transaction but kept its marker (in testBasicTransactionAwareCleaning and
-  testAbortMarkerRetentionWithEmptyBatch), and ``assertAllAbortedTxns`` / ``assertAllTransactionsComplete``
-  in testMultiPassSegmentCleaningWithAbortedTransactions: Kafka reads them from the rewritten ``.txnindex``
-  and producer state, kafkalog derives aborted transactions from the batches in the log, where only the
-  marker of such a transaction is left (the checks before cleaning and the cleaning results are ported);
+* the checks of ``collectAbortedTransactions`` after the later cleanings of testAbortMarkerRetentionWithEmptyBatch,
+  and ``assertAllAbortedTxns`` / ``assertAllTransactionsComplete`` in
+  testMultiPassSegmentCleaningWithAbortedTransactions: the ``.txnindex`` entries Kafka writes as the markers are
+  appended (and the producer state) wait for the producer-state wiring (issue 20); kafkalog's cleaner derives
+  aborted transactions from the batches, and the cleaned segment's ``.txnindex`` gets the transactions of the
+  markers a cleaning keeps (checked after the first cleaning of testBasicTransactionAwareCleaning and
+  testAbortMarkerRetentionWithEmptyBatch);
 * testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/cleaner/test_cleaner_manager.py.
 
 The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog

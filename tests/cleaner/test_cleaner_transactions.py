@@ -50,8 +50,8 @@ def test_basic_transaction_aware_cleaning(env: Env) -> None:
     cleaner.clean(to_clean(log, 0))
     assert keys_in_log(log) == [3, 2]
     assert offsets_in_log(log) == [3, 6, 7, 8, 9]
-    # (Kafka then finds the aborted transaction in the cleaned .txnindex; kafkalog reads aborted transactions
-    # from the batches, and none of this one's is left)
+    # the transaction index is still correct: the retained marker's transaction is in the cleaned .txnindex
+    assert log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset) == aborted_transactions
 
 
 def test_clean_with_transactions_spanning_segments(env: Env) -> None:
@@ -298,6 +298,9 @@ def test_abort_marker_retention_with_empty_batch(env: Env) -> None:
     # first time through the records are removed
     dirty_offset = cleaner.do_clean(to_clean(log, 0), LARGE_TIMESTAMP)[0]
     assert_aborted_transaction_indexed()
+    # and the retained marker's transaction goes to the cleaned segment's .txnindex
+    assert [(t.producer_id, t.first_offset, t.last_offset) for t in log.collect_aborted_transactions(0, 100)] == [
+        (1, 0, 2)]
     assert keys_in_log(log) == []
     assert offsets_in_log(log) == [2]  # the abort marker is retained
     assert last_offsets_per_batch_in_log(log) == [1, 2]  # and the empty batch

@@ -43,6 +43,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 def copy_tree(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
+    os.chmod(target, 0o755)  # writable as its children are: opening a log creates files in it
     for root, dirs, files in os.walk(target):
         for name in dirs + files:
             os.chmod(os.path.join(root, name), 0o755 if name in dirs else 0o644)

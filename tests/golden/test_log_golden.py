@@ -43,7 +43,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from kafkalog import _impl
+from kafkalog.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, EpochEntry, LeaderEpochCheckpoint
 from kafkalog.errors import ReadOnlyError
+from kafkalog.leader_epoch_cache import LeaderEpochFileCache
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords, ScanStop
@@ -290,9 +292,34 @@ def unmanaged_files(top: Path) -> dict[str, bytes]:
     """The files the port must never touch: everything but segments, producer snapshots (the log writes them at
     load, roll and close, and removes stray ones, as Kafka's does), checkpoints it owns and the markers."""
     owned_suffixes = (".log", ".index", ".timeindex", ".snapshot")
-    owned_names = {RECOVERY_POINT_FILE, LOG_START_OFFSET_FILE, CLEAN_SHUTDOWN_FILE, ".lock"}
+    owned_names = {RECOVERY_POINT_FILE, LOG_START_OFFSET_FILE, CLEAN_SHUTDOWN_FILE, ".lock",
+                   LEADER_EPOCH_CHECKPOINT_FILE}
     return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*"))
             if p.is_file() and not p.name.endswith(owned_suffixes) and p.name not in owned_names}
+
+
+def loaded_epochs(broker_dir: Path, recovered: set[Path], log_start_checkpoint: int, log_end_offset: int,
+                  scratch: Path) -> list[EpochEntry]:
+    """The leader epochs a log loaded from a copy of ``broker_dir`` must hold, worked out from the broker's files:
+    its checkpoint (none when the set lacks it), then each batch of the ``recovered`` segments (by name, in
+    offset order) with an epoch above the latest assigned from its base offset (``LogSegment.recover``), then
+    the whole cut to the loaded log as Kafka's ``LogLoader.load`` cuts it (entries at or past the log end go,
+    then the first entry moves up to the log start checkpoint)."""
+    file = broker_dir / LEADER_EPOCH_CHECKPOINT_FILE
+    entries = LeaderEpochCheckpoint(file, read_only=True).read() if file.exists() else []
+    cut = LeaderEpochFileCache(parse_topic_partition_name(broker_dir),
+                               LeaderEpochCheckpoint(scratch / f"{broker_dir.parent.name}-{broker_dir.name}"),
+                               MockTime().scheduler)
+    cut.assign_all(entries)
+    for name in sorted(path.name for path in recovered):
+        for batch in MemoryRecords((broker_dir / name).read_bytes()).batches():
+            latest = cut.latest_epoch()
+            if batch.magic >= 2 and batch.partition_leader_epoch >= 0 and (
+                    latest is None or batch.partition_leader_epoch > latest):
+                cut.assign(batch.partition_leader_epoch, batch.base_offset)
+    cut.truncate_from_end_async_flush(log_end_offset)
+    cut.truncate_from_start_async_flush(log_start_checkpoint)
+    return cut.epoch_entries()
 
 
 def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
@@ -307,6 +334,8 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
         synced.append(fd)
 
     monkeypatch.setattr(os, "fsync", fake_fsync)
+    scratch = tmp_path / "epochs"
+    scratch.mkdir()
     copy = tmp_path / "golden"
     shutil.copytree(golden, copy)
     for root in PARTITION_SEGMENTS:
@@ -333,6 +362,7 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
                                      checkpointed.get(parse_topic_partition_name(name), 0))
             for name, segments in partitions.items()}
         recovered.clear()
+        epochs: dict[str, list[EpochEntry]] = {}
         mock_time = MockTime()
         manager = LogManager(data_dir, scheduler=mock_time.scheduler, time=mock_time)
         try:
@@ -346,9 +376,16 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
                 check_log(log, root, name, manager_log_start(root, name), golden / root / name)
                 for segment in log.log_segments():
                     assert segment.offset_index.path.exists() and segment.time_index.path.exists()
+                assert log.leader_epoch_cache is not None
+                epochs[name] = loaded_epochs(golden / root / name, wanted_recovery[name],
+                                             CHECKPOINTED_LOG_START.get((root, name), 0), log_end(partitions[name]),
+                                             scratch)
+                assert log.leader_epoch_cache.epoch_entries() == epochs[name], (root, name)
         finally:
             synced.clear()
             manager.shutdown()
+        for name, entries in epochs.items():
+            assert LeaderEpochCheckpoint(data_dir / name / LEADER_EPOCH_CHECKPOINT_FILE).read() == entries
         assert synced, "a clean shutdown flushes"
         assert (data_dir / CLEAN_SHUTDOWN_FILE).exists()
         assert read_checkpoint(data_dir / RECOVERY_POINT_FILE) == {
@@ -371,4 +408,42 @@ def test_copy_recovers_after_unclean_shutdown_then_reopens_cleanly(
         finally:
             manager.shutdown()
     assert unmanaged_files(copy) == unmanaged_before
+    assert snapshot(golden) == unchanged_golden
+
+
+def test_recovery_rebuilds_the_brokers_leader_epoch_checkpoint(golden: Path, impl: ModuleType, tmp_path: Path,
+                                                               unchanged_golden: Snapshot) -> None:
+    """Each partition the broker left a leader-epoch checkpoint with entries for, copied without that file and
+    opened as after a crash with nothing flushed (recovery point 0): recovery refills the cache from the batches
+    (``LogSegment.recover`` with the cache) and loading cuts it to the log, and the checkpoint the log writes is
+    the broker's byte for byte wherever the log still holds the batch that opened the broker's first epoch.
+    Elsewhere the log start moved past that batch (retention, compaction, deleteRecords) or the broker's last
+    epoch began with no write, and the files differ; those are counted, not compared."""
+    exact = moved = 0
+    for n, (root, name) in enumerate((root, name) for root, parts in PARTITION_SEGMENTS.items() for name in parts):
+        broker_file = golden / root / name / LEADER_EPOCH_CHECKPOINT_FILE
+        if not broker_file.exists() or not LeaderEpochCheckpoint(broker_file, read_only=True).read():
+            continue
+        copy = tmp_path / str(n) / name
+        shutil.copytree(golden / root / name, copy)
+        (copy / LEADER_EPOCH_CHECKPOINT_FILE).unlink()
+        # Index files the set lacks (MISSING.txt) come back empty, as the broker had them: a missing one would be
+        # rebuilt while loading, before the recovery of the segments below it, and its epochs assigned first
+        # (Kafka's order too), which is not what the broker's run saw.
+        for segment_file in copy.glob("*.log"):
+            for suffix in (".index", ".timeindex"):
+                segment_file.with_suffix(suffix).touch()
+        mock_time = MockTime()
+        with Log(copy, log_start_offset=manager_log_start(root, name), recovery_point=0, had_clean_shutdown=False,
+                 scheduler=mock_time.scheduler, time=mock_time) as log:
+            first_v2 = next((batch.base_offset for segment in log.log_segments() for batch in segment.batches()
+                             if batch.magic >= 2 and batch.partition_leader_epoch >= 0), None)
+        broker = LeaderEpochCheckpoint(broker_file, read_only=True).read()
+        if first_v2 is not None and broker[0].start_offset == first_v2 and broker[-1].start_offset < log_end(
+                PARTITION_SEGMENTS[root][name]):
+            assert (copy / LEADER_EPOCH_CHECKPOINT_FILE).read_bytes() == broker_file.read_bytes(), (root, name)
+            exact += 1
+        else:
+            moved += 1
+    assert (exact, moved) == (45, 9)
     assert snapshot(golden) == unchanged_golden

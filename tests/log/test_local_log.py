@@ -49,6 +49,7 @@ from kafkalog.filenames import (
     log_filename,
     offset_from_file,
     time_index_filename,
+    txn_index_filename,
 )
 from kafkalog.fsutil import fsync_dir
 from kafkalog.local_log import LocalLog, LogTruncation, SegmentDeletionReason, delete_segment_files
@@ -56,6 +57,7 @@ from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
+from kafkalog.transaction_index import AbortedTxn, read_aborted_txns
 from tests.support.log_test_utils import config
 
 TOPIC_PARTITION = TopicPartition("test_topic", 1)
@@ -514,3 +516,41 @@ def test_roll_segment_that_already_exists(log: Log, mock_time: MockTime) -> None
     assert log.active_segment.base_offset == 2, "Expect base offset of active segment to be LEO"
     assert log.number_of_segments == 2, "Expect two segments."
     assert log.log_end_offset == 2
+
+
+class _Aborted:
+    """A completed, aborted transaction as ``LogSegment.update_txn_index`` takes it (Kafka: ``CompletedTxn``)."""
+
+    is_aborted = True
+
+    def __init__(self, producer_id: int, first_offset: int, last_offset: int) -> None:
+        self.producer_id, self.first_offset, self.last_offset = producer_id, first_offset, last_offset
+
+
+@pytest.mark.parametrize("cleaned_has_entries", [False, True], ids=["no-new-index", "new-index"])
+def test_replace_segments_swaps_the_txn_index(log: Log, mock_time: MockTime, cleaned_has_entries: bool) -> None:
+    """``replaceSegments`` renames each segment's ``.txnindex`` with it: the old segment's goes ``.deleted`` and
+    then away, the cleaned one's (if any) becomes the live one, so no stale index survives a swap (before, the
+    old ``.txnindex`` stayed under the live name over the new segment)."""
+    for i in range(3):
+        append_records(log, records([(f"k{i}", f"v{i}")], mock_time.milliseconds()), initial_offset=i)
+    old = log.active_segment
+    old.update_txn_index(_Aborted(1, 0, 1), 2)
+    log.roll()
+    live = txn_index_filename(log.dir, 0)
+    assert live.exists()
+
+    cleaned = log.create_cleaned_segment(0)
+    cleaned.append_from_file(old.log, 0)
+    if cleaned_has_entries:
+        cleaned.update_txn_index(_Aborted(7, 0, 2), 3)
+    cleaned.flush()
+    log.replace_segments([cleaned], [old])
+    assert log.log_segments()[0] is cleaned
+    assert cleaned.txn_index.file == live
+    assert live.exists() == cleaned_has_entries
+    mock_time.sleep(log.config.file_delete_delay_ms + 1)
+    assert not any(p.name.endswith((".deleted", ".cleaned", ".swap")) for p in log.dir.iterdir())
+    expected = [AbortedTxn(7, 0, 2, 3)] if cleaned_has_entries else []
+    assert log.collect_aborted_transactions(0, log.log_end_offset + 1) == expected
+    assert (read_aborted_txns(live) if live.exists() else []) == expected

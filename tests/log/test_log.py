@@ -13,9 +13,8 @@ Where kafkalog differs from Kafka by design the test says so:
 * ``flush()`` is Kafka's ``flush(false)`` (up to the log end offset, the active segment excluded when it is
   empty); ``read(..., max_offset=hw)`` is Kafka's ``FetchIsolation.HIGH_WATERMARK`` read.
 
-The epoch-cache assertions of testDeleteOldSegments are left out of its port, as kafkalog keeps no
-leader-epoch cache (issue 20).  More of UnifiedLogTest is ported in ``test_log_append.py``,
-``test_log_offsets.py``, ``test_log_read.py`` and ``test_log_retention.py``.
+The leader-epoch cache's own cases of UnifiedLogTest are in ``test_log_leader_epochs.py``.  More of UnifiedLogTest
+is ported in ``test_log_append.py``, ``test_log_offsets.py``, ``test_log_read.py`` and ``test_log_retention.py``.
 
 Kafka tests not ported:
 
@@ -66,16 +65,6 @@ Kafka tests not ported:
   ``UnifiedLogTest.testAbortedTransactionSpanningMultipleSegments``:
   the ``.txnindex`` a log writes as transactions abort and the aborted transactions a fetch collects from it;
   kafkalog writes no transaction index (issue 20).
-- ``UnifiedLogTest.testTruncateToEndOffsetClearsEpochCache``,
-  ``UnifiedLogTest.testWriteLeaderEpochCheckpointAfterDirectoryRename``,
-  ``UnifiedLogTest.testLeaderEpochCacheClearedAfterDowngradeInAppendedMessages``,
-  ``UnifiedLogTest.testLeaderEpochCacheClearedAfterDynamicMessageFormatDowngrade``,
-  ``UnifiedLogTest.testLeaderEpochCacheCreatedAfterMessageFormatUpgrade``,
-  ``UnifiedLogTest.followerShouldSaveEpochInformationFromReplicatedMessagesToTheEpochCache``,
-  ``UnifiedLogTest.shouldTruncateLeaderEpochsWhenDeletingSegments``,
-  ``UnifiedLogTest.shouldUpdateOffsetForLeaderEpochsWhenDeletingSegments``,
-  ``UnifiedLogTest.shouldTruncateLeaderEpochCheckpointFileWhenTruncatingLog``: the leader-epoch cache and its
-  ``leader-epoch-checkpoint`` file, which kafkalog does not keep (issue 20).
 - ``UnifiedLogTest.testLogFlushesPartitionMetadataOnAppend``, ``UnifiedLogTest.testLogFlushesPartitionMetadataOnClose``,
   ``UnifiedLogTest.testLogRecoversTopicId``, ``UnifiedLogTest.testNoOpWhenKeepPartitionMetadataFileIsFalse``,
   ``UnifiedLogTest.testLogFailsWhenInconsistentTopicIdSet``,
@@ -101,6 +90,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.append_info import OffsetsOutOfOrderError
+from kafkalog.checkpoint import EpochEntry
 from kafkalog.errors import (
     IllegalArgumentError,
     KafkaLogError,
@@ -699,7 +689,10 @@ def test_delete_old_segments(create_log: LogFactory, mock_time: MockTime) -> Non
     log = create_log(config(segment_bytes=records().size_in_bytes() * 5, segment_index_bytes=1000,
                             retention_ms=999))
     for _ in range(100):
-        log.append_as_leader(records())
+        log.append_as_leader(records(), leader_epoch=0)
+
+    log.maybe_assign_epoch_start_offset(0, 40)
+    log.maybe_assign_epoch_start_offset(1, 90)
 
     # nothing is deleted while the high watermark is still at Kafka's initial 0
     log.high_watermark = 0
@@ -724,12 +717,17 @@ def test_delete_old_segments(create_log: LogFactory, mock_time: MockTime) -> Non
     log.delete_old_segments()
     assert log.number_of_segments == 1, "The deleted segments should be gone."
     assert log.log_start_offset == 100
+    assert log.leader_epoch_cache is not None
+    assert len(log.leader_epoch_cache.epoch_entries()) == 1, "Epoch entries should have gone."
+    assert log.leader_epoch_cache.epoch_entries()[0] == EpochEntry(1, 100), \
+        "Epoch entry should be the latest epoch and the leo."
 
     for _ in range(100):
-        log.append_as_leader(records())
+        log.append_as_leader(records(), leader_epoch=0)
     log.delete()
     assert log.number_of_segments == 0
     assert log.delete_old_segments() == 0, "The number of deleted segments should be zero."
+    assert log.leader_epoch_cache.epoch_entries() == [], "Epoch entries should have gone."
 
 
 def test_log_deletion_after_delete_records(create_log: LogFactory) -> None:

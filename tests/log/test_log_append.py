@@ -88,11 +88,11 @@ def test_append_empty_log_below_log_start_offset_throws_exception(create_log: Lo
 
 
 def test_should_apply_epoch_to_message_on_append_if_leader(create_log: LogFactory) -> None:
-    """shouldApplyEpochToMessageOnAppendIfLeader: a leader's append stamps its epoch on every batch.  Kafka
-    first puts epoch 72 in the leader-epoch cache (``maybeAssignEpochStartOffset``), which kafkalog does not
-    keep (issue 20); the epoch stamped comes from the append, not the cache, so the assertions stand."""
+    """shouldApplyEpochToMessageOnAppendIfLeader: the partition is on leader epoch 72 (assigned to the cache as a
+    leader election does), and a leader's append stamps that epoch on every batch."""
     epoch = 72
     log = create_log(config())
+    log.maybe_assign_epoch_start_offset(epoch, 50)
     for i in range(50):
         log.append_as_leader(MemoryRecords.with_records([(None, str(i).encode())]), leader_epoch=epoch)
     for i in range(50):

@@ -14,10 +14,12 @@ output back to ``.cleaned``/``.swap`` and the replaced segment's ``.deleted`` fi
 Beyond Kafka's cases: a read-only open of a log left by a crash changes no byte and refuses every write, and a
 log of 300 segments reopened after a clean close maps only the indexes it uses.
 
-Where part of a Kafka case checks the leader-epoch cache or the transaction index (issue 20, another branch),
-the rest is ported and the test's docstring says what was left out: the last stable offsets of the aborted
-transactions in testFullTransactionIndexRecovery and testRecover*LastSegment* (kafkalog reads the aborted
-transactions from the log's control batches until the segment keeps its ``.txnindex``).
+The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
+are in ``test_log_leader_epochs.py``.
+
+Where part of a Kafka case checks the transaction index, the rest is ported and the test's docstring says what
+was left out: the last stable offsets of the aborted transactions in testFullTransactionIndexRecovery and
+testRecover*LastSegment* (read from the log's control batches here).
 testLogRecoveryIsCalledUponBrokerCrash leaves out the errors Kafka hands to its LogDirFailureChannel.
 
 Kafka tests not ported:
@@ -30,8 +32,6 @@ Kafka tests not ported:
   does not give (a map end offset of 0 after two appends); the branches they cover (the upgrade shortcut, the
   skipped reload of an empty state) are checked on real logs by testInitializationOfProducerSnapshotsUpgradePath,
   testProducerSnapshotsRecoveryAfterUncleanShutdown* and testProducerIdMapTruncateToWithNoSnapshots.
-- ``testLogRecoversForLeaderEpoch``, ``testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade``: the
-  leader-epoch cache's entries after recovery and after a format downgrade; leader-epoch cache, issue 20.
 - ``testLogStartOffsetWhenRemoteStorageIsEnabled``: the loader's remote-storage mode, where the log start
   offset is the checkpoint's even below the first local segment; kafkalog has no tiered storage (its other
   case, the first segment's base when the checkpoint is lower, is what test_open_deletes_obsolete_files and
@@ -631,7 +631,8 @@ def test_log_end_less_than_start_after_reopen(create_log: LogFactory, log_dir: P
     assert only.log.file.exists()
     assert index_filename(log_dir, start_offset).exists()
     assert time_index_filename(log_dir, start_offset).exists()
-    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")]
+    assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")] + [
+        "leader-epoch-checkpoint"]
 
 
 def test_recover_with_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
@@ -1191,7 +1192,7 @@ def test_read_only_open_changes_nothing(create_log: LogFactory, log_dir: Path, m
     before = snapshot(log_dir.parent)
     full_size = {"index": 4096, "timeindex": 4092}  # segment.index.bytes rounded down to whole entries
     preallocated = sorted(kind for name, (size, _) in before.items()
-                          if full_size.get(kind := name.rsplit(".", 1)[1]) == size)
+                          if full_size.get(kind := name.rsplit(".", 1)[-1]) == size)
     assert preallocated == (["index", "timeindex"] if shutdown == "close_handlers" else [])
 
     read_only = Log(log_dir, read_only=True)

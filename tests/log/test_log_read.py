@@ -2,8 +2,8 @@
 timestamp (with Kafka's special timestamps), and the segments' first batch timestamps.
 
 Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
-under both kernel twins).  kafkalog keeps no leader-epoch cache (issue 20): where Kafka answers the special
-timestamps with the cache's epoch, kafkalog answers without one, as Kafka does for a log that has no cache.
+under both kernel twins).  The special timestamps are answered with the leader-epoch cache's epochs, as in
+Kafka; a log below message format v2 has no cache and answers them without one.
 """
 
 from __future__ import annotations
@@ -63,13 +63,8 @@ def test_log_segments_call_correct(create_log: LogFactory, mock_time: MockTime) 
 
 def test_fetch_offset_by_timestamp_includes_leader_epoch(create_log: LogFactory, mock_time: MockTime) -> None:
     """testFetchOffsetByTimestampIncludesLeaderEpoch: a search by timestamp answers with the leader epoch of the
-    record's batch.
-
-    Kafka also expects the special timestamps (earliest, earliest local, latest) to carry the leader-epoch
-    cache's epochs (0, 0, 1), and the latest to carry a new epoch after ``maybeAssignEpochStartOffset``;
-    kafkalog keeps no leader-epoch cache (issue 20), so those answers are checked for their offsets and
-    timestamps, without an epoch, and the epoch-assignment step is left out.
-    """
+    record's batch, the special timestamps with the leader-epoch cache's (earliest, earliest local: the first
+    epoch; latest: the latest, which a leader change assigns directly)."""
     log = create_log(config(segment_bytes=200, index_interval_bytes=1))
     assert log.fetch_offset_by_timestamp(0) is None
 
@@ -86,9 +81,16 @@ def test_fetch_offset_by_timestamp_includes_leader_epoch(create_log: LogFactory,
     assert log.fetch_offset_by_timestamp(second_timestamp) == \
         TimestampAndOffset(second_timestamp, 1, second_leader_epoch)
 
-    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 0, None)
-    assert log.fetch_offset_by_timestamp(EARLIEST_LOCAL_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 0, None)
-    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 2, None)
+    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == \
+        TimestampAndOffset(UNKNOWN_TIMESTAMP, 0, first_leader_epoch)
+    assert log.fetch_offset_by_timestamp(EARLIEST_LOCAL_TIMESTAMP) == \
+        TimestampAndOffset(UNKNOWN_TIMESTAMP, 0, first_leader_epoch)
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == \
+        TimestampAndOffset(UNKNOWN_TIMESTAMP, 2, second_leader_epoch)
+
+    # The cache can be updated directly after a leader change; the latest offset then carries the new epoch.
+    log.maybe_assign_epoch_start_offset(2, 2)
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 2, 2)
 
 
 def test_fetch_offset_by_timestamp_with_max_timestamp_includes_timestamp(create_log: LogFactory,
@@ -109,8 +111,9 @@ def test_fetch_offset_by_timestamp_with_max_timestamp_includes_timestamp(create_
 def test_fetch_offset_by_timestamp_after_retention_and_for_old_formats(create_log: LogFactory,
                                                                       mock_time: MockTime) -> None:
     """UnifiedLog.fetchOffsetByTimestamp: a search never answers below the log start offset, the special
-    timestamps follow the log start and end offsets, the max timestamp of a batch is that of its first record
-    holding it, and a v0 log (no timestamps) refuses a search by timestamp but answers the special ones."""
+    timestamps follow the log start and end offsets (the earliest with the first cached epoch, moved to the new
+    log start), the max timestamp of a batch is that of its first record holding it, and a v0 log (no timestamps,
+    no epoch cache) refuses a search by timestamp but answers the special ones, without an epoch."""
     now = mock_time.milliseconds()
     log = create_log(config(segment_bytes=1024 * 1024, index_interval_bytes=1))
     for i in range(10):
@@ -124,8 +127,8 @@ def test_fetch_offset_by_timestamp_after_retention_and_for_old_formats(create_lo
     assert log.fetch_offset_by_timestamp(now) == TimestampAndOffset(now + 5, 5, 3)
     assert log.fetch_offset_by_timestamp(now + 21) == TimestampAndOffset(now + 50, 11, 4)
     assert log.fetch_offset_by_timestamp(now + 51) is None
-    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 5, None)
-    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 13, None)
+    assert log.fetch_offset_by_timestamp(EARLIEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 5, 3)
+    assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == TimestampAndOffset(UNKNOWN_TIMESTAMP, 13, 4)
 
     v0 = create_log(config(message_format_version="0.9.0"), directory=log.dir.parent / "v0-0")
     v0.append_as_leader(singleton(b"old", magic=0))

@@ -104,8 +104,7 @@ def test_deletable_segments_iteration(create_log: LogFactory, mock_time: MockTim
 
 
 def test_log_deletion_after_close(create_log: LogFactory, mock_time: MockTime) -> None:
-    """testLogDeletionAfterClose: a closed log can still be deleted.  Kafka also checks that the leader-epoch
-    cache has one entry before and none after; kafkalog keeps no cache (issue 20), so that is left out."""
+    """testLogDeletionAfterClose: a closed log can still be deleted, and its leader-epoch cache is emptied."""
     def records() -> MemoryRecords:
         return singleton(b"test", timestamp=mock_time.milliseconds() - 1000)
 
@@ -113,10 +112,13 @@ def test_log_deletion_after_close(create_log: LogFactory, mock_time: MockTime) -
                             retention_ms=999))
     log.append_as_leader(records(), leader_epoch=0)
     assert log.number_of_segments == 1, "The deleted segments should be gone."
+    assert log.leader_epoch_cache is not None
+    assert len(log.leader_epoch_cache.epoch_entries()) == 1, "Epoch entries should have gone."
 
     log.close()
     log.delete()
     assert log.number_of_segments == 0, "The number of segments should be 0"
+    assert log.leader_epoch_cache.epoch_entries() == [], "Epoch entries should have gone."
     assert not log.dir.exists()
 
 
@@ -148,8 +150,8 @@ def test_delete_old_segments_method(create_log: LogFactory, mock_time: MockTime)
 
 
 def test_renaming_dir_without_reinitialization(create_log: LogFactory, scratch: Path, mock_time: MockTime) -> None:
-    """testRenamingDirWithoutReinitialization: the rename a topic deletion makes.  Kafka also checks that the
-    leader-epoch cache and the partition metadata file are gone afterwards; kafkalog keeps neither (issue 20)."""
+    """testRenamingDirWithoutReinitialization: the rename a topic deletion makes leaves the log without a
+    leader-epoch cache.  Kafka also checks that the partition metadata file is gone; kafkalog keeps none."""
     log = create_log(config(segment_bytes=1024 * 1024))
     assert log.number_of_segments == 1, "The number of segments should be 1"
 
@@ -158,6 +160,7 @@ def test_renaming_dir_without_reinitialization(create_log: LogFactory, scratch: 
     assert new_dir.exists()
 
     assert log.rename_dir(new_dir.name, False) is True
+    assert log.leader_epoch_cache is None
     assert log.dir == new_dir
     assert log.log_end_offset == 0
     # appends still work

@@ -6,12 +6,14 @@ jitter.  ``records(offset, *values)`` is Kafka's helper: v1 messages, CreateTime
 ``offset * 10``.  A random oracle at the end appends mixed batches with gaps and checks every read and every
 recovered index against a list model.  Every test runs on both kernel twins (``impl``).
 
+The segment's transaction index (``.txnindex``) is checked after them: created by the first abort
+(``update_txn_index``), searched, truncated, renamed, moved, deleted and emptied by recovery with the segment.
+
 Kafka tests not ported:
 
 - ``testRecoverTransactionIndex``: segment recovery rebuilding the ``.txnindex`` from the producer state it
-  replays; kafkalog writes no transaction index and keeps no producer state yet (issue 20).
-- ``testRecoveryRebuildsEpochCache``: segment recovery refilling the leader-epoch cache; kafkalog keeps no
-  leader-epoch cache yet (issue 20).
+  replays; it waits for the producer-state wiring (issue 20), which passes ``LogSegment.recover`` its
+  ``ProducerStateManager``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,18 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
-from kafkalog.errors import LogSegmentOffsetOverflowError, ReadOnlyError
+from kafkalog.errors import CorruptIndexError, IllegalArgumentError, LogSegmentOffsetOverflowError, ReadOnlyError
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
-from kafkalog.filenames import index_filename, log_filename, time_index_filename
+from kafkalog.filenames import index_filename, log_filename, time_index_filename, txn_index_filename
 from kafkalog.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from kafkalog.leader_epoch_cache import LeaderEpochFileCache
 from kafkalog.scheduler import SYSTEM_TIME, MockTime, Time
 from kafkalog.segment import NO_MAX_POSITION, LogSegment, RollParams
+from kafkalog.topic import TopicPartition
+from kafkalog.transaction_index import AbortedTxn, TxnIndexSearchResult
 
 INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
@@ -1008,3 +1014,183 @@ def test_close_after_delete(create_segment: SegmentFactory, impl: ModuleType) ->
     assert not any(p.exists() for p in files)
     seg.delete()
     assert not any(p.exists() for p in files)
+
+
+# --- the leader-epoch cache and the transaction index -------------------------------------------------
+
+
+def test_recovery_rebuilds_epoch_cache(create_segment: SegmentFactory, tmp_path: Path) -> None:
+    """testRecoveryRebuildsEpochCache: recovery assigns each batch's epoch above the cache's latest from the
+    batch's base offset."""
+    seg = create_segment(0)
+    cache = LeaderEpochFileCache(TopicPartition("topic", 0), LeaderEpochCheckpoint(tmp_path / "checkpoint"),
+                                 MockTime().scheduler)
+    for base, epoch in ((104, 0), (106, 1), (108, 1), (110, 2)):
+        seg.append(base + 1, NO_TIMESTAMP, base, MemoryRecords.with_records(
+            [(None, b"a"), (None, b"b")], base_offset=base, partition_leader_epoch=epoch))
+    seg.recover(leader_epoch_cache=cache)
+    assert cache.epoch_entries() == [EpochEntry(0, 104), EpochEntry(1, 106), EpochEntry(2, 110)]
+
+
+def test_recovery_assigns_only_epochs_above_the_latest(create_segment: SegmentFactory, tmp_path: Path) -> None:
+    """Kafka's rule in recover: a batch without an epoch (-1), a v0/v1 batch, and an epoch not above the
+    cache's latest (even a lower one after a higher) assign nothing; entries already there stay; a batch past
+    the first invalid one is never read."""
+    seg = create_segment(0)
+    cache = LeaderEpochFileCache(TopicPartition("topic", 0), LeaderEpochCheckpoint(tmp_path / "checkpoint"),
+                                 MockTime().scheduler)
+    cache.assign(1, 0)
+    for base, epoch in ((0, 1), (2, -1), (3, 3), (4, None), (5, 2), (6, 5)):
+        if epoch is None:
+            seg.append(4, 40, 4, records(4, "legacy"))
+        else:
+            seg.append(base, NO_TIMESTAMP, base, MemoryRecords.with_records([(None, b"x")], base_offset=base,
+                                                                            partition_leader_epoch=epoch))
+    seg.append(7, NO_TIMESTAMP, 7, MemoryRecords.with_records([(None, b"y")], base_offset=7,
+                                                              partition_leader_epoch=9))
+    # corrupt the last batch's CRC: recovery stops before it
+    size = seg.size()
+    with open(seg.log.file, "r+b") as f:
+        f.seek(size - 1)
+        last = f.read(1)
+        f.seek(size - 1)
+        f.write(bytes([last[0] ^ 0xFF]))
+    assert seg.recover(leader_epoch_cache=cache) > 0
+    assert cache.epoch_entries() == [EpochEntry(1, 0), EpochEntry(3, 3), EpochEntry(5, 6)]
+    assert LeaderEpochCheckpoint(tmp_path / "checkpoint").read() == cache.epoch_entries()
+
+
+def test_recovery_without_a_cache_and_of_an_empty_segment(create_segment: SegmentFactory, tmp_path: Path) -> None:
+    seg = create_segment(0)
+    cache = LeaderEpochFileCache(TopicPartition("topic", 0), LeaderEpochCheckpoint(tmp_path / "checkpoint"),
+                                 MockTime().scheduler)
+    assert seg.recover(leader_epoch_cache=cache) == 0
+    assert cache.epoch_entries() == []
+    seg.append(0, NO_TIMESTAMP, 0, MemoryRecords.with_records([(None, b"x")], partition_leader_epoch=4))
+    assert seg.recover() == 0
+    assert seg.read_next_offset() == 1
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A completed transaction as the producer state hands it over (Kafka: ``CompletedTxn``)."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    is_aborted: bool
+
+
+def test_update_txn_index_writes_aborts_only(create_segment: SegmentFactory, tmp_path: Path) -> None:
+    """``updateTxnIndex``: an aborted transaction becomes an entry with the last stable offset given; a committed
+    one writes nothing, and the file exists only once an abort was written."""
+    seg = create_segment(100)
+    txn_file = txn_index_filename(tmp_path, 100)
+    seg.update_txn_index(Completed(5, 100, 104, is_aborted=False), 105)
+    assert not txn_file.exists()
+    seg.update_txn_index(Completed(7, 101, 106, is_aborted=True), 100)
+    seg.update_txn_index(Completed(8, 107, 110, is_aborted=True), 111)
+    assert seg.txn_index.file == txn_file
+    assert seg.txn_index.all_aborted_txns() == [AbortedTxn(7, 101, 106, 100), AbortedTxn(8, 107, 110, 111)]
+    assert txn_file.stat().st_size == 2 * 34
+    with pytest.raises(IllegalArgumentError):
+        seg.update_txn_index(Completed(9, 90, 110, is_aborted=True), 111)
+    # collectAbortedTxns: the overlapping ones, complete once a last stable offset reaches the upper bound
+    assert seg.collect_aborted_txns(100, 105) == TxnIndexSearchResult([AbortedTxn(7, 101, 106, 100)], True)
+    assert seg.collect_aborted_txns(100, 200) == TxnIndexSearchResult(
+        [AbortedTxn(7, 101, 106, 100), AbortedTxn(8, 107, 110, 111)], False)
+    assert seg.collect_aborted_txns(107, 111) == TxnIndexSearchResult([AbortedTxn(8, 107, 110, 111)], True)
+    assert seg.collect_aborted_txns(111, 200) == TxnIndexSearchResult([], False)
+
+
+def test_txn_index_truncated_flushed_and_emptied_by_recovery(create_segment: SegmentFactory) -> None:
+    seg = create_segment(0)
+    for offset in range(10):
+        seg.append(offset, NO_TIMESTAMP, offset, MemoryRecords.with_records([(None, b"v")], base_offset=offset))
+    seg.update_txn_index(Completed(1, 0, 3, is_aborted=True), 4)
+    seg.update_txn_index(Completed(2, 4, 6, is_aborted=True), 7)
+    seg.update_txn_index(Completed(3, 7, 8, is_aborted=True), 9)
+    seg.flush()
+    seg.truncate_to(6)
+    assert seg.txn_index.all_aborted_txns() == [AbortedTxn(1, 0, 3, 4)]
+    # the last offset is the kept entry's again, so an abort at 5 may follow
+    seg.update_txn_index(Completed(2, 4, 5, is_aborted=True), 6)
+    assert [t.last_offset for t in seg.txn_index.all_aborted_txns()] == [3, 5]
+    seg.recover()
+    assert seg.txn_index.all_aborted_txns() == []
+    assert seg.txn_index.file.stat().st_size == 0
+    assert seg.read_next_offset() == 6
+
+
+def test_sanity_check_refuses_an_entry_below_the_base_offset(create_segment: SegmentFactory,
+                                                            tmp_path: Path) -> None:
+    """``sanityCheck`` checks the transaction index: an entry ending below the segment's base offset is a
+    CorruptIndexError (which makes the loader rebuild the segment)."""
+    seg = create_segment(100)
+    seg.append(100, NO_TIMESTAMP, 100, MemoryRecords.with_records([(None, b"v")], base_offset=100))
+    seg.flush()
+    seg.sanity_check(False)
+    txn_index_filename(tmp_path, 100).write_bytes(AbortedTxn(1, 10, 99, 100).to_bytes())
+    reopened = create_segment(100)
+    with pytest.raises(CorruptIndexError, match="less than start offset 100"):
+        reopened.sanity_check(False)
+
+
+def test_txn_index_follows_suffix_changes_parent_dir_and_deletion(create_segment: SegmentFactory,
+                                                                  tmp_path: Path) -> None:
+    """``changeFileSuffixes``, ``updateParentDir``, ``deleteIfExists`` and ``deleted`` take the ``.txnindex`` along
+    with the log and its other indexes (before, a swap or a deletion left it behind)."""
+    seg = create_segment(40)
+    seg.append(40, NO_TIMESTAMP, 40, MemoryRecords.with_records([(None, b"v")], base_offset=40))
+    seg.update_txn_index(Completed(1, 40, 40, is_aborted=True), 41)
+    assert seg.offset_index.entries == seg.time_index.entries == 0  # opened, so their files exist
+    seg.change_file_suffixes("", ".deleted")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "00000000000000000040.index.deleted", "00000000000000000040.log.deleted",
+        "00000000000000000040.timeindex.deleted", "00000000000000000040.txnindex.deleted"]
+    seg.change_file_suffixes(".deleted", "")
+    assert seg.txn_index.file == txn_index_filename(tmp_path, 40)
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for path in tmp_path.glob("0*"):
+        path.rename(moved / path.name)
+    seg.update_parent_dir(moved)
+    assert seg.txn_index.file == txn_index_filename(moved, 40)
+    seg.update_txn_index(Completed(1, 41, 42, is_aborted=True), 43)  # the open descriptor followed the rename
+    assert [t.last_offset for t in seg.txn_index.all_aborted_txns()] == [40, 42]
+    assert not seg.deleted()
+    seg.delete_if_exists()
+    assert seg.deleted()
+    assert list(moved.iterdir()) == []
+
+
+def test_close_and_close_handlers_release_the_txn_index(create_segment: SegmentFactory) -> None:
+    for close in ("close", "close_handlers"):
+        seg = create_segment(0 if close == "close" else 10)
+        seg.update_txn_index(Completed(1, 0, 3, is_aborted=True), 4)
+        getattr(seg, close)()
+        # a closed index reads as empty, as Kafka's does; the file keeps the entry
+        assert seg.txn_index.all_aborted_txns() == []
+        assert seg.txn_index.file.stat().st_size == 34
+
+
+def test_read_only_segment_reads_but_never_writes_the_txn_index(tmp_path: Path, impl: ModuleType) -> None:
+    seg = LogSegment.open(tmp_path, 0, config())
+    seg.append(0, NO_TIMESTAMP, 0, MemoryRecords.with_records([(None, b"v")]))
+    seg.update_txn_index(Completed(1, 0, 0, is_aborted=True), 1)
+    seg.close()
+    data = txn_index_filename(tmp_path, 0).read_bytes()
+    ro = LogSegment.open(tmp_path, 0, config(), read_only=True)
+    try:
+        assert not ro.txn_index.writable
+        assert ro.collect_aborted_txns(0, 1) == TxnIndexSearchResult([AbortedTxn(1, 0, 0, 1)], True)
+        ro.sanity_check(False)
+        with pytest.raises(ReadOnlyError):
+            ro.update_txn_index(Completed(1, 1, 1, is_aborted=True), 2)
+        with pytest.raises(ReadOnlyError):
+            ro.delete_if_exists()
+    finally:
+        ro.close()
+    assert txn_index_filename(tmp_path, 0).read_bytes() == data
+    absent = LogSegment.absent(tmp_path / "none", 0)
+    assert absent.collect_aborted_txns(0, 10) == TxnIndexSearchResult([], False)

@@ -64,6 +64,7 @@ from typing import Any
 
 import pytest
 
+from kafkalog.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE
 from kafkalog.errors import (
     KafkaStorageError,
     OffsetOutOfRangeError,
@@ -120,11 +121,6 @@ def test_get_non_existent_log(manager: LogManager, log_dir: Path) -> None:
     assert manager.all_logs() == []
 
 
-def segment_files(log: Log) -> list[str]:
-    """The names of the files in the log's directory but its leader-epoch checkpoint, sorted."""
-    return sorted(p.name for p in log.dir.iterdir() if p.name != "leader-epoch-checkpoint")
-
-
 def test_cleanup_expired_segments(make_manager: ManagerFactory, mock_time: MockTime) -> None:
     """testCleanupExpiredSegments: the retention task deletes every segment older than retention.ms."""
     manager = make_manager(checkpoint_ms=LONG_TASK_PERIOD_MS)
@@ -143,12 +139,12 @@ def test_cleanup_expired_segments(make_manager: ManagerFactory, mock_time: MockT
     assert log.log_start_offset == 200
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    # A log file, two indexes and the producer snapshot taken when the last segment rolled (Kafka counts the
-    # leader-epoch checkpoint too).
-    assert segment_files(log) == [
+    # A log file, two indexes, the producer snapshot taken when the last segment rolled and the leader-epoch
+    # checkpoint (Kafka's numberOfSegments * 4 + 1).
+    assert sorted(p.name for p in log.dir.iterdir()) == [
         "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
-        "00000000000000000200.timeindex"]
-    assert len(segment_files(log)) == log.number_of_segments * 4, "Files should have been deleted"
+        "00000000000000000200.timeindex", "leader-epoch-checkpoint"]
+    assert len(list(log.dir.iterdir())) == log.number_of_segments * 4 + 1, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0, "Should get empty fetch off new log."
     with pytest.raises(OffsetOutOfRangeError, match="starting from offset: 200"):
         log.read(0, 1024)
@@ -184,7 +180,7 @@ def test_cleanup_segments_to_maintain_size(make_manager: ManagerFactory, mock_ti
     assert log.size == 6 * segment_bytes
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    assert len(segment_files(log)) == log.number_of_segments * 4, "Files should have been deleted"
+    assert len(list(log.dir.iterdir())) == log.number_of_segments * 4 + 1, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0
     with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 1024)
@@ -233,9 +229,9 @@ def test_compact_delete_policy_applies_time_retention(make_manager: ManagerFacto
     assert record_tuples(log) == []
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    assert segment_files(log) == [
+    assert sorted(p.name for p in log.dir.iterdir()) == [
         "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
-        "00000000000000000200.timeindex"]
+        "00000000000000000200.timeindex", "leader-epoch-checkpoint"]
 
 
 def test_compact_delete_policy_applies_size_retention(make_manager: ManagerFactory,
@@ -556,7 +552,7 @@ def test_clean_shutdown_marker_and_no_recovery_on_reopen(make_manager: ManagerFa
         for d, tp in zip(dirs, tps, strict=True):
             active = f"{segments[tp][-1]:020d}."
             for path in (d / str(tp)).iterdir():
-                if not path.name.startswith(active):
+                if not path.name.startswith(active) and path.name != LEADER_EPOCH_CHECKPOINT_FILE:
                     files[path] = (path.stat().st_mtime_ns, path.read_bytes())
         return files
 
