@@ -17,9 +17,6 @@ log of 300 segments reopened after a clean close maps only the indexes it uses.
 The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
 are in ``test_log_leader_epochs.py``.
 
-Where part of a Kafka case checks the transaction index, the rest is ported and the test's docstring says what
-was left out: the last stable offsets of the aborted transactions in testFullTransactionIndexRecovery and
-testRecover*LastSegment* (read from the log's control batches here).
 testLogRecoveryIsCalledUponBrokerCrash leaves out the errors Kafka hands to its LogDirFailureChannel.
 
 Kafka tests not ported:
@@ -76,8 +73,7 @@ from kafkalog.transactions import TransactionState
 from tests.support.log_test_utils import (
     LogFactory,
     append_end_txn_marker_as_leader,
-    append_non_transactional_as_leader,
-    append_transactional_as_leader,
+    append_mixed_transactions,
     config,
     first_overflow_segment,
     initialize_log_dir_with_overflowed_segment,
@@ -968,38 +964,6 @@ def test_recover_after_non_monotonic_coordinator_epoch_write(create_log: LogFact
 # -- transactions ---------------------------------------------------------------------------------------
 
 
-def append_mixed_transactions(log: Log, mock_time: MockTime) -> None:
-    """The appends of Kafka's testFullTransactionIndexRecovery and testRecover*LastSegment*: four transactional
-    producers mixed with plain records; producers 1 and 2 abort, 3 and 4 commit.  The comments give the log
-    end offset after each step."""
-    epoch = 0
-    append_pid1 = append_transactional_as_leader(log, 1, epoch, mock_time)
-    append_pid2 = append_transactional_as_leader(log, 2, epoch, mock_time)
-    append_pid3 = append_transactional_as_leader(log, 3, epoch, mock_time)
-    append_pid4 = append_transactional_as_leader(log, 4, epoch, mock_time)
-
-    append_pid1(5)  # 5
-    append_non_transactional_as_leader(log, 3)  # 8
-    append_pid2(2)  # 10
-    append_pid1(4)  # 14
-    append_pid3(3)  # 17
-    append_non_transactional_as_leader(log, 2)  # 19
-    append_pid1(10)  # 29
-    append_end_txn_marker_as_leader(log, 1, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 30
-    append_pid2(6)  # 36
-    append_pid4(3)  # 39
-    append_non_transactional_as_leader(log, 10)  # 49
-    append_pid3(9)  # 58
-    append_end_txn_marker_as_leader(log, 3, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 59
-    append_pid4(8)  # 67
-    append_pid2(7)  # 74
-    append_end_txn_marker_as_leader(log, 2, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 75
-    append_non_transactional_as_leader(log, 10)  # 85
-    append_pid4(4)  # 89
-    append_end_txn_marker_as_leader(log, 4, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 90
-    assert log.log_end_offset == 90
-
-
 #: Kafka's expected ``AbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset)`` entries
 #: (pid1, 0, 29, 8) and (pid2, 8, 74, 36), last stable offsets included.
 EXPECTED_ABORTED = (AbortedTxn(1, 0, 29, 8), AbortedTxn(2, 8, 74, 36))
@@ -1011,6 +975,9 @@ def reload_and_check_aborted_transactions(create_log: LogFactory, log_dir: Path,
     and that the offset indexes of ``rebuilt`` (deleted before) were made again and find every batch."""
     reloaded = create_log(config(segment_bytes=1024 * 5), recovery_point=recovery_point, had_clean_shutdown=False)
     assert reloaded.log_end_offset == 90
+    # the .txnindex entries rebuilt by recovery, last stable offsets included (Kafka: allAbortedTransactions)
+    assert [txn for s in reloaded.log_segments() for txn in s.txn_index.all_aborted_txns()] == list(EXPECTED_ABORTED)
+    # and the control batches say the same
     assert TransactionState.of(reloaded).aborted == EXPECTED_ABORTED
     for base in rebuilt:
         assert index_filename(log_dir, base).exists()
@@ -1021,20 +988,14 @@ def reload_and_check_aborted_transactions(create_log: LogFactory, log_dir: Path,
 
 
 def test_full_transaction_index_recovery(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
-    """testFullTransactionIndexRecovery: every segment recovered (recovery point 0, offset indexes deleted),
-    the aborted transactions are Kafka's.
-
-    kafkalog keeps no ``.txnindex``: it reads the aborted transactions from the control batches
-    (:class:`~kafkalog.transactions.TransactionState`), so the check is that recovery leaves the transactions
-    whole.  Left out: the last stable offset Kafka's index records with each abort, which comes from the
-    producer state (issue 20).
-    """
+    """testFullTransactionIndexRecovery: every segment recovered (recovery point 0, offset and transaction
+    indexes deleted): the rebuilt ``.txnindex`` entries are Kafka's, last stable offsets included."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     bases = [s.base_offset for s in log.log_segments()]
     assert len(bases) > 1
     log.close()
-    # delete every offset index (and transaction index, were there one) to force recovery
+    # delete every offset and transaction index to force recovery
     for base in bases:
         index_filename(log_dir, base).unlink(missing_ok=True)
         txn_index_filename(log_dir, base).unlink(missing_ok=True)
@@ -1044,8 +1005,7 @@ def test_full_transaction_index_recovery(create_log: LogFactory, log_dir: Path, 
 
 def test_recover_only_last_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
     """testRecoverOnlyLastSegment: only the last segment recovered (the recovery point at its base, its offset
-    index deleted), the aborted transactions are Kafka's.  As in testFullTransactionIndexRecovery, they are
-    read from the control batches; the last stable offsets are left out (issue 20)."""
+    index deleted), the rebuilt ``.txnindex`` entries are Kafka's."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     last_segment = log.log_segments()[-1]
@@ -1061,9 +1021,7 @@ def test_recover_only_last_segment(create_log: LogFactory, log_dir: Path, mock_t
 def test_recover_last_segment_with_no_snapshots(create_log: LogFactory, log_dir: Path,
                                                 mock_time: MockTime) -> None:
     """testRecoverLastSegmentWithNoSnapshots: as testRecoverOnlyLastSegment with every producer snapshot deleted
-    first, which makes Kafka rebuild its producer state from the start of the log.  kafkalog writes no
-    snapshots and reads the transactions from the log, so the snapshots' absence changes nothing; the last
-    stable offsets are left out (issue 20)."""
+    first, which makes the producer state rebuild from the start of the log."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     for path in log_dir.glob("*.snapshot"):

@@ -8,11 +8,11 @@ watermark lagging pin it first (:func:`kafka_log`), as Kafka's ``createLog`` lea
 
 Kafka tests not ported here:
 
-- ``testTransactionIndexUpdated``, ``testTransactionIndexUpdatedThroughReplication``,
-  ``testAbortedTransactionSpanningMultipleSegments``, ``testAppendToTransactionIndexFailure``,
-  ``testFetchUpToLastStableOffset``, ``testReadCommittedWithConcurrentHighWatermarkUpdates``: they read the
-  ``.txnindex`` (``collectAbortedTransactions``, ``READ_COMMITTED`` fetches), which the segment keeps from the
-  transaction-index wiring of issue 20 (another branch); the log calls ``update_txn_index`` once it is there.
+- ``testAppendToTransactionIndexFailure``: it makes the ``.txnindex`` write fail by renaming the index onto the
+  log directory and expects the log dir to go offline (``LogDirFailureChannel``), which kafkalog does not model.
+- ``testFetchUpToLastStableOffset``, ``testReadCommittedWithConcurrentHighWatermarkUpdates``: ``READ_COMMITTED``
+  fetches through ``UnifiedLog.read(isolation)``; kafkalog's read-committed view is
+  :class:`~kafkalog.consumer_view.ConsumerView`, the reads part of issue 20.
 - ``testCompactionDeletesProducerStateSnapshots``: the cleaner's use of the producer state is another part of
   issue 20.
 - ``testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: it makes the snapshot flush fail with a
@@ -48,12 +48,15 @@ from kafkalog.record.filter import (
     filter_to,
 )
 from kafkalog.scheduler import KafkaScheduler, MockTime
+from kafkalog.transaction_index import AbortedTxn
 from tests.support import log_test_utils
 from tests.support.log_test_utils import (
     LogFactory,
     append_end_txn_marker_as_leader,
+    append_mixed_transactions,
     append_non_transactional_as_leader,
     append_transactional_as_leader,
+    assert_valid_log_offset_metadata,
     config,
     singleton,
 )
@@ -913,3 +916,118 @@ def test_allow_non_zero_sequence_on_first_append_non_zero_epoch(create_log: LogF
     # the append does not raise
     log.append_as_leader(transactional_records, leader_epoch=0, origin="client",
                          verification_guard=verification_guard)
+
+
+# -- the transaction index --------------------------------------------------------------------------------
+
+
+#: Kafka's expected aborted transactions of testTransactionIndexUpdated*: (pid1, 0, 29, 8) and (pid2, 8, 74, 36).
+EXPECTED_ABORTED = [AbortedTxn(1, 0, 29, 8), AbortedTxn(2, 8, 74, 36)]
+
+
+def all_aborted_transactions(log: Log) -> list[AbortedTxn]:
+    """Kafka's ``LogTestUtils.allAbortedTransactions``: every segment's ``.txnindex`` entries."""
+    return [txn for segment in log.log_segments() for txn in segment.txn_index.all_aborted_txns()]
+
+
+def assert_cached_first_unstable_offset(log: Log, expected_offset: int) -> None:
+    """Kafka's ``assertCachedFirstUnstableOffset``: the producer state's first unstable offset carries its segment
+    and position, and they are where a read of that offset starts."""
+    first_unstable_offset = log.producer_state_manager.first_unstable_offset()
+    assert first_unstable_offset is not None
+    assert first_unstable_offset.message_offset == expected_offset
+    assert not first_unstable_offset.message_offset_only
+    assert_valid_log_offset_metadata(log, first_unstable_offset)
+
+
+def _check_transaction_index_updated(log: Log) -> None:
+    assert all_aborted_transactions(log) == EXPECTED_ABORTED
+    # the segment position of the first unstable offset is cached
+    log.update_high_watermark(30)
+    assert_cached_first_unstable_offset(log, 8)
+    log.update_high_watermark(75)
+    assert_cached_first_unstable_offset(log, 36)
+    log.update_high_watermark(log.log_end_offset)
+    assert log.first_unstable_offset is None
+
+
+def test_transaction_index_updated(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testTransactionIndexUpdated: the ABORT markers appended as a leader write the ``.txnindex`` entries, with
+    the last stable offset each leaves."""
+    log = kafka_log(create_log, config(segment_bytes=1024 * 1024 * 5))
+    append_mixed_transactions(log, mock_time)
+    _check_transaction_index_updated(log)
+
+
+def test_transaction_index_updated_through_replication(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testTransactionIndexUpdatedThroughReplication: the same batches in one follower append."""
+    log = kafka_log(create_log, config(segment_bytes=1024 * 1024 * 5))
+    sequences: dict[int, int] = {}
+    parts: list[MemoryRecords] = []
+
+    def transactional(pid: int, offset: int, count: int) -> None:
+        seq = sequences.get(pid, 0)
+        parts.append(records([(None, str(s).encode(), mock_time.milliseconds()) for s in range(seq, seq + count)],
+                             producer_id=pid, producer_epoch=0, sequence=seq, base_offset=offset,
+                             is_transactional=True, partition_leader_epoch=0))
+        sequences[pid] = seq + count
+
+    def plain(offset: int, count: int) -> None:
+        parts.append(records([(None, str(s).encode(), mock_time.milliseconds()) for s in range(count)],
+                             base_offset=offset))
+
+    def marker(pid: int, offset: int, control_type: ControlRecordType) -> None:
+        parts.append(MemoryRecords.with_end_transaction_marker(
+            pid, 0, EndTransactionMarker(control_type, 0), base_offset=offset, timestamp=mock_time.milliseconds(),
+            partition_leader_epoch=0))
+
+    transactional(1, 0, 5)
+    plain(5, 3)
+    transactional(2, 8, 2)
+    transactional(1, 10, 4)
+    transactional(3, 14, 3)
+    plain(17, 2)
+    transactional(1, 19, 10)
+    marker(1, 29, ControlRecordType.ABORT)
+    transactional(2, 30, 6)
+    transactional(4, 36, 3)
+    plain(39, 10)
+    transactional(3, 49, 9)
+    marker(3, 58, ControlRecordType.COMMIT)
+    transactional(4, 59, 8)
+    transactional(2, 67, 7)
+    marker(2, 74, ControlRecordType.ABORT)
+    plain(75, 10)
+    transactional(4, 85, 4)
+    marker(4, 89, ControlRecordType.COMMIT)
+    log.append_as_follower(concatenated(*parts))
+    _check_transaction_index_updated(log)
+
+
+def test_aborted_transaction_spanning_multiple_segments(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testAbortedTransactionSpanningMultipleSegments: an abort whose transaction began in the previous segment is
+    found by a read-committed fetch from the transaction's start.
+
+    Kafka's fetch (``read(isolation = TXN_COMMITTED)``) returns the aborted transactions with the records;
+    kafkalog's ``Log.read`` has no isolation, so the fetch's aborted transactions are asked of
+    :meth:`~kafkalog.log.Log.collect_aborted_transactions` over the range the read returned."""
+    pid, epoch = 137, 5
+    first = txn_records(pid, epoch, 0, b"a", b"b", b"c")
+    log = kafka_log(create_log, config(segment_bytes=first.size_in_bytes()))
+    first_append_info = log.append_as_leader(first, leader_epoch=0)
+    assert log.first_unstable_offset == first_append_info.first_offset
+
+    # this write spills to the second segment
+    log.append_as_leader(txn_records(pid, epoch, 3, b"d", b"e", b"f"), leader_epoch=0)
+    assert log.first_unstable_offset == first_append_info.first_offset
+    assert log.log_end_offset_metadata.segment_base_offset == 3
+
+    abort_append_info = append_end_txn_marker_as_leader(log, pid, epoch, ControlRecordType.ABORT,
+                                                        mock_time.milliseconds())
+    log.update_high_watermark(abort_append_info.last_offset + 1)
+    assert log.first_unstable_offset is None
+
+    fetched = log.read(0, 2048, log.last_stable_offset)
+    fetched_end = max(batch.last_offset for batch in fetched.records.batches()) + 1
+    aborted = log.collect_aborted_transactions(0, fetched_end)
+    assert [(txn.producer_id, txn.first_offset) for txn in aborted] == [(pid, 0)]

@@ -158,6 +158,38 @@ def append_end_txn_marker_as_leader(log: Log, producer_id: int, producer_epoch: 
     return log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
 
 
+def append_mixed_transactions(log: Log, mock_time: Any) -> None:
+    """The appends of Kafka's testFullTransactionIndexRecovery and testRecover*LastSegment*: four transactional
+    producers mixed with plain records; producers 1 and 2 abort, 3 and 4 commit.  The comments give the log
+    end offset after each step."""
+    epoch = 0
+    append_pid1 = append_transactional_as_leader(log, 1, epoch, mock_time)
+    append_pid2 = append_transactional_as_leader(log, 2, epoch, mock_time)
+    append_pid3 = append_transactional_as_leader(log, 3, epoch, mock_time)
+    append_pid4 = append_transactional_as_leader(log, 4, epoch, mock_time)
+
+    append_pid1(5)  # 5
+    append_non_transactional_as_leader(log, 3)  # 8
+    append_pid2(2)  # 10
+    append_pid1(4)  # 14
+    append_pid3(3)  # 17
+    append_non_transactional_as_leader(log, 2)  # 19
+    append_pid1(10)  # 29
+    append_end_txn_marker_as_leader(log, 1, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 30
+    append_pid2(6)  # 36
+    append_pid4(3)  # 39
+    append_non_transactional_as_leader(log, 10)  # 49
+    append_pid3(9)  # 58
+    append_end_txn_marker_as_leader(log, 3, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 59
+    append_pid4(8)  # 67
+    append_pid2(7)  # 74
+    append_end_txn_marker_as_leader(log, 2, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 75
+    append_non_transactional_as_leader(log, 10)  # 85
+    append_pid4(4)  # 89
+    append_end_txn_marker_as_leader(log, 4, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 90
+    assert log.log_end_offset == 90
+
+
 def append_transaction_sample(log: Log) -> None:
     """Offsets 0..6 of a partition with every kind of transactional state: ``plain`` (no producer),
     ``aborted`` (producer 7) and its ABORT marker, ``committed`` (producer 8) and its COMMIT marker, ``open``
