@@ -74,6 +74,7 @@ from kafkalog.manager import (
     INITIAL_TASK_DELAY_MS,
     LogManager,
 )
+from kafkalog.producer_state import ProducerStateManagerConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
@@ -662,3 +663,24 @@ def test_shutdown_closes_every_log_and_releases_the_lock(make_manager: ManagerFa
         reopened = again.get_log(TopicPartition(NAME, 0))
         assert reopened is not None
         assert [r.value for r in reopened.records()] == [b"test"] * 3
+
+
+def test_logs_take_the_managers_producer_state_settings(tmp_path: Path, mock_time: MockTime) -> None:
+    """kafkalog's: the broker's producer-state settings reach every log the manager opens or creates (Kafka's
+    ``LogManager`` hands its ``ProducerStateManagerConfig``, ``maxTransactionTimeoutMs`` and
+    ``producerIdExpirationCheckIntervalMs`` to ``UnifiedLog``): a producer idle 200 ms is forgotten by the check
+    that runs every 100 ms, in a created log and in the same log reopened."""
+    config = ProducerStateManagerConfig(200, False)
+    for _ in range(2):
+        with LogManager(tmp_path / "logs", scheduler=mock_time.scheduler, time=mock_time,
+                        producer_state_manager_config=config, max_transaction_timeout_ms=60_000,
+                        producer_id_expiration_check_interval_ms=100) as manager:
+            log = manager.get_or_create_log(TopicPartition(NAME, 0))
+            assert log.producer_state_manager.producer_state_manager_config is config
+            assert log.producer_state_manager.max_transaction_timeout_ms == 60_000
+            pid = 7 + log.log_end_offset
+            log.append_as_leader(MemoryRecords.with_records([(None, b"v", mock_time.milliseconds())],
+                                                            producer_id=pid, producer_epoch=0, base_sequence=0))
+            assert set(log.active_producers_with_last_sequence()) == {pid}
+            mock_time.sleep(300)
+            assert log.active_producers_with_last_sequence() == {}
