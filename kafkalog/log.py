@@ -1020,10 +1020,16 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState):
                          is_recovered_swap_file: bool = False) -> None:
         """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
         one set or the other (Kafka: ``UnifiedLog.replaceSegments`` over ``LocalLog.replaceSegments``, spec
-        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s)."""
+        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s).  The producer snapshots at
+        the bases of the old segments no new one takes go with them, as Kafka's ``deletedNotReplaced``."""
         with self._lock:
             self._check_writable("replace segments of")
+            new_bases = {segment.base_offset for segment in new_segments}
+            deleted_not_replaced = [segment for segment in old_segments
+                                    if self.segments.get(segment.base_offset) is segment
+                                    and segment.base_offset not in new_bases]
             self.local_log.replace_segments(new_segments, old_segments, is_recovered_swap_file)
+            self._delete_producer_snapshots(deleted_not_replaced, async_delete=True)
 
     # -- closing ------------------------------------------------------------------------------------
 

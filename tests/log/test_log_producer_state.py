@@ -13,14 +13,13 @@ Kafka tests not ported here:
 - ``testFetchUpToLastStableOffset``, ``testReadCommittedWithConcurrentHighWatermarkUpdates``: ``READ_COMMITTED``
   fetches through ``UnifiedLog.read(isolation)``; kafkalog's read-committed view is
   :class:`~kafkalog.consumer_view.ConsumerView`, the reads part of issue 20.
-- ``testCompactionDeletesProducerStateSnapshots``: the cleaner's use of the producer state is another part of
-  issue 20.
 - ``testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: it makes the snapshot flush fail with a
   mocked ``UnifiedLog`` method; nothing in kafkalog fails the fsync on demand.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,8 @@ import numpy as np
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.cleaner import Cleaner
+from kafkalog.cleaner_manager import LogToClean
 from kafkalog.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,
@@ -48,8 +49,10 @@ from kafkalog.record.filter import (
     filter_to,
 )
 from kafkalog.scheduler import KafkaScheduler, MockTime
+from kafkalog.throttler import Throttler
 from kafkalog.transaction_index import AbortedTxn
 from tests.support import log_test_utils
+from tests.support.cleaner_utils import FakeOffsetMap
 from tests.support.log_test_utils import (
     LogFactory,
     append_end_txn_marker_as_leader,
@@ -425,6 +428,35 @@ def test_delete_snapshots_on_increment_log_start_offset(create_log: LogFactory, 
     retained_last_seq = log.active_producers_with_last_sequence().get(pid2)
     assert retained_last_seq is not None
     assert retained_last_seq == 0
+
+
+def test_compaction_deletes_producer_state_snapshots(create_log: LogFactory, log_dir: Path,
+                                                     mock_time: MockTime) -> None:
+    """testCompactionDeletesProducerStateSnapshots: segments the cleaner replaces take their snapshots along;
+    there is one snapshot per segment base but the first's, before and after."""
+    log = create_log(config(segment_bytes=2048 * 5, cleanup_policy="compact", file_delete_delay_ms=0))
+    cleaner = Cleaner(0, FakeOffsetMap(2**31 - 1), 64 * 1024, 64 * 1024, 0.75,
+                      Throttler(sys.float_info.max, 2**63 - 1, mock_time), mock_time, lambda _tp: None)
+    for seq, value in enumerate((b"a", b"b", b"c")):
+        if seq:
+            log.roll()
+        log.append_as_leader(records([(b"a", value, -1)], producer_id=1, producer_epoch=0, sequence=seq),
+                             leader_epoch=0)
+    log.update_high_watermark(log.log_end_offset)
+
+    def bases_but_the_first() -> list[int]:
+        return sorted(segment.base_offset for segment in log.log_segments())[1:]
+
+    assert snapshot_offsets(log_dir) == bases_but_the_first(), \
+        "expected a snapshot file per segment base offset, except the first segment"
+    assert len(list_snapshot_files(log_dir)) == 2
+
+    # only the key "a" exists: cleaning leaves the active segment alone and empties the others
+    cleaner.clean(LogToClean(log.topic_partition, log, 0, log.log_end_offset))
+    log.delete_old_segments()
+    mock_time.sleep(1)  # the file delete delay passes and the deletions run
+    assert snapshot_offsets(log_dir) == bases_but_the_first(), \
+        "expected a snapshot file per segment base offset, excluding the first"
 
 
 def test_loading_log_deletes_producer_state_snapshots_past_log_end_offset(create_log: LogFactory,
