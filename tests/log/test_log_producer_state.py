@@ -6,7 +6,7 @@ Kafka's log starts with its high watermark at the log start offset and moves it 
 high watermark follows the log end offset until someone sets it.  The tests whose assertions depend on the high
 watermark lagging pin it first (:func:`kafka_log`), as Kafka's ``createLog`` leaves it.
 
-Kafka tests not ported here:
+Kafka tests not ported:
 
 - ``testAppendToTransactionIndexFailure``: it makes the ``.txnindex`` write fail by renaming the index onto the
   log directory and expects the log dir to go offline (``LogDirFailureChannel``), which kafkalog does not model.
@@ -812,7 +812,8 @@ def test_active_producers(create_log: LogFactory, mock_time: MockTime) -> None:
 
 @pytest.mark.parametrize("truncate", ["truncate_to", "truncate_fully_and_start_at"])
 def test_truncate_below_first_unstable_offset(create_log: LogFactory, truncate: str) -> None:
-    """testTruncateBelowFirstUnstableOffset and testTruncateFullyAndStartBelowFirstUnstableOffset: truncating
+    """testTruncateBelowFirstUnstableOffset and UnifiedLogTest.testTruncateFullyAndStartBelowFirstUnstableOffset:
+    truncating
     below a first unstable offset whose position is unknown (after a reopen) resets the producer state."""
     log_config = config(segment_bytes=1024 * 1024)
     log = create_log(log_config)
