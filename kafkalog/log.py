@@ -22,13 +22,15 @@ named for their base offsets.  Invariants:
 * one writer at a time: appends, rolls, truncations and deletions hold the log's lock; readers take
   a consistent snapshot of the segment list and never block on a writer's disk I/O for long.
 
-The leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
+The producer state (idempotent and transactional producers, the last stable offset, ``<offset>.snapshot``
+files) is kept as ``UnifiedLog`` keeps it: :class:`~kafkalog.log_producer_state.LogProducerState` holds the
+log's members for it, :mod:`kafkalog.producer_state.log_updates` the per-batch work of append, recovery and
+load; the ``.txnindex`` entry of each aborted transaction is written as its marker is appended.  The
+leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
 (:mod:`kafkalog.log_leader_epochs`), and each segment owns its ``.txnindex``
 (:class:`~kafkalog.transaction_index.TransactionIndex`): renamed, swapped, truncated and deleted with it, and
-read by :meth:`Log.collect_aborted_transactions`.  Not ported yet: producer state (``.snapshot`` files, left
-untouched; the ``.txnindex`` entries it writes as transactions abort; issue 20) and remote (tiered) storage.
-The log appends as a leader does (offsets assigned) or as a follower does (offsets given,
-``assign_offsets=False``).
+read by :meth:`Log.collect_aborted_transactions`.  Not ported: remote (tiered) storage.  The log appends as a
+leader does (offsets assigned) or as a follower does (offsets given, ``assign_offsets=False``).
 """
 
 from __future__ import annotations
@@ -77,8 +79,15 @@ from .fsutil import (
 from .local_log import LocalLog, _DescribedDeletion
 from .log_leader_epochs import LogLeaderEpochs
 from .log_loader import LoadReport, LogLoader
+from .log_producer_state import (
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+    DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+    LogProducerState,
+)
 from .log_retention import LogRetention
 from .log_segments import LogSegments
+from .producer_state import ProducerStateManager, ProducerStateManagerConfig, VerificationGuard
+from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
 from .record import MemoryRecords, Record
 from .record.batch import RecordBatch
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
@@ -123,7 +132,7 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 UNKNOWN_TIMESTAMP = -1
 
 
-class Log(LogRetention, LogLeaderEpochs):
+class Log(LogRetention, LogLeaderEpochs, LogProducerState):
     """A partition's log (Kafka: ``Log`` / ``UnifiedLog``).
 
     ``Log(dir, config)`` opens (or creates) the log in ``dir``, recovering it when the last shutdown was
@@ -141,6 +150,13 @@ class Log(LogRetention, LogLeaderEpochs):
     dir removes its ``.kafka_cleanshutdown`` marker before loading, as Kafka's ``LogManager.loadLogs`` does;
     ``had_clean_shutdown`` (``None``: what the marker said) decides whether this log is recovered.
 
+    The producer state is Kafka's: ``producer_state_manager_config`` gives ``producer.id.expiration.ms``
+    (Kafka's broker default, one day) and ``transaction.partition.verification.enable`` (off by default here:
+    kafkalog has no transaction coordinator to verify with, as Kafka's ``LogTestUtils.createLog`` has it off);
+    ``max_transaction_timeout_ms`` is the broker's ``transaction.max.timeout.ms``; expired producers are
+    forgotten every ``producer_id_expiration_check_interval_ms`` by the scheduler.  A read-only open keeps an
+    empty producer state (rebuilding it writes snapshots).
+
     Raises:
         LogDirInUseError: another writer holds the log dir, or this partition is open for writing already.
         KafkaStorageError: the directory or a file of it cannot be read, written or locked.
@@ -151,7 +167,11 @@ class Log(LogRetention, LogLeaderEpochs):
                  time: Time | None = None, read_only: bool = False, had_clean_shutdown: bool | None = None,
                  topic_partition: TopicPartition | None = None,
                  recovery_progress: Callable[[int, int], None] | None = None,
-                 log_offsets_listener: LogOffsetsListener | None = None, dir_lock: DirLock | None = None) -> None:
+                 log_offsets_listener: LogOffsetsListener | None = None, dir_lock: DirLock | None = None,
+                 producer_state_manager_config: ProducerStateManagerConfig | None = None,
+                 max_transaction_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+                 producer_id_expiration_check_interval_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                 ) -> None:
         dir = Path(dir)
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
@@ -181,6 +201,7 @@ class Log(LogRetention, LogLeaderEpochs):
         self._high_watermark: int | None = None
         self._log_offsets_listener = NO_OP_OFFSETS_LISTENER
         self._log_start_offset = log_start_offset
+        self._first_unstable_offset_metadata: LogOffsetMetadata | None = None
         if had_clean_shutdown is None:
             # A reader does not recover either way; a writer trusts the marker its log dir's lock took.
             had_clean_shutdown = self._dir_hold.had_clean_shutdown if self._dir_hold is not None else \
@@ -193,10 +214,17 @@ class Log(LogRetention, LogLeaderEpochs):
         # Told (bytes checked, bytes to check) as recovery checks each segment: the role of Kafka 3.x's
         # "N/M recovered" log lines, for a caller that draws a progress bar.
         try:
+            #: The producer ids and transactions of this partition (Kafka: ``producerStateManager``); it lists
+            #: the snapshot files, so it is made inside the error handling of the load.
+            self.producer_state_manager = ProducerStateManager(
+                self.topic_partition, dir, max_transaction_timeout_ms,
+                producer_state_manager_config if producer_state_manager_config is not None
+                else ProducerStateManagerConfig(transaction_verification_enabled=False), self.time)
             loaded = LogLoader(self, log_start_offset, recovery_point, recovery_progress).load()
             self.recovery_point = loaded.recovery_point
             self._log_start_offset = loaded.log_start_offset
             self._update_log_end_offset(loaded.next_offset)
+            self._maybe_increment_first_unstable_offset()
         except BaseException as e:
             self.segments.close_handlers()
             if self._owns_scheduler and self.scheduler.is_started:
@@ -211,6 +239,20 @@ class Log(LogRetention, LogLeaderEpochs):
         if log_offsets_listener is not None:
             self._log_offsets_listener = log_offsets_listener
         self._log_offsets_listener.on_high_watermark_updated(self.high_watermark)
+        # Kafka: producerExpireCheck.  A scheduler not started (a read-only log's own) runs no check; the task
+        # holds the log weakly, so a log dropped without close is still collected (and recovered next time).
+        self._producer_expire_check = None
+        if not read_only and self.scheduler.is_started:
+            log_ref = weakref.ref(self)
+
+            def expire_producers() -> None:
+                log = log_ref()
+                if log is not None:
+                    log.remove_expired_producers(log.time.milliseconds())
+
+            self._producer_expire_check = self.scheduler.schedule(
+                "PeriodicProducerExpirationCheck", expire_producers, producer_id_expiration_check_interval_ms,
+                producer_id_expiration_check_interval_ms)
 
     # -- segments the loader and the cleaner make (Kafka: LocalLog.splitOverflowedSegment, createNewCleanedSegment)
 
@@ -220,7 +262,9 @@ class Log(LogRetention, LogLeaderEpochs):
         KAFKA-6264; :meth:`~kafkalog.local_log.LocalLog.split_overflowed_segment`)."""
         with self._lock:
             self._check_writable("split a segment of")
-            return self.local_log.split_overflowed_segment(segment)
+            new_segments = self.local_log.split_overflowed_segment(segment)
+            self._delete_producer_snapshots([segment], async_delete=True)
+            return new_segments
 
     def create_cleaned_segment(self, base_offset: int) -> LogSegment:
         """A new, empty ``.cleaned`` segment at ``base_offset``, for the cleaner to write the retained records
@@ -348,6 +392,7 @@ class Log(LogRetention, LogLeaderEpochs):
         with self._lock:
             if offset is None:
                 self._high_watermark = None
+                self._on_high_watermark_updated(self.log_end_offset)
                 self._log_offsets_listener.on_high_watermark_updated(self.log_end_offset)
             else:
                 self.update_high_watermark(offset)
@@ -404,12 +449,12 @@ class Log(LogRetention, LogLeaderEpochs):
 
     def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
         """The log start offset, log end offset, high watermark and last stable offset, the last three with
-        their positions (Kafka: ``fetchOffsetSnapshot``).  kafkalog keeps no producer state, so the last
-        stable offset is the high watermark, as Kafka's is with no transaction open."""
+        their positions (Kafka: ``fetchOffsetSnapshot``)."""
         with self._lock:
+            last_stable = self.fetch_last_stable_offset_metadata()
             high_watermark = self.fetch_high_watermark_metadata()
             return LogOffsetSnapshot(self._log_start_offset, self.log_end_offset_metadata, high_watermark,
-                                     high_watermark)
+                                     last_stable)
 
     def _update_high_watermark_metadata(self, new_high_watermark: int) -> None:
         """Kafka: ``updateHighWatermarkMetadata``: set the high watermark and tell the listener."""
@@ -420,6 +465,7 @@ class Log(LogRetention, LogLeaderEpochs):
                 logger.warning("Non-monotonic update of high watermark from %d to %d", self.high_watermark,
                                new_high_watermark)
             self._high_watermark = new_high_watermark
+            self._on_high_watermark_updated(new_high_watermark)
             self._log_offsets_listener.on_high_watermark_updated(new_high_watermark)
         logger.debug("Setting high watermark %d", new_high_watermark)
 
@@ -449,6 +495,7 @@ class Log(LogRetention, LogLeaderEpochs):
         moves with it, and the listener hears of every move."""
         offset = self.log_end_offset
         if self._high_watermark is None:
+            self._on_high_watermark_updated(offset)
             self._log_offsets_listener.on_high_watermark_updated(offset)
         elif self._high_watermark >= offset:
             self._update_high_watermark_metadata(offset)
@@ -475,7 +522,8 @@ class Log(LogRetention, LogLeaderEpochs):
 
     def append(self, records: MemoryRecords | bytes, assign_offsets: bool = True, *,
                leader_epoch: int = -1, origin: AppendOrigin | str | None = None,
-               ignore_record_size: bool | None = None) -> LogAppendInfo:
+               ignore_record_size: bool | None = None,
+               verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
         """Append ``records`` to the active segment, rolling first if needed (Kafka: ``append``).
 
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
@@ -487,6 +535,16 @@ class Log(LogRetention, LogLeaderEpochs):
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
         its offsets).  Returns what was appended; invalid trailing bytes are dropped and a
         batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+
+        Batches with a producer id are checked against the producer state before anything is written
+        (:func:`~kafkalog.producer_state.log_updates.analyze_and_validate_producer_state`): a ``client`` batch
+        repeating one of its producer's last five appends nothing and returns the original offsets; a sequence
+        gap, a fenced epoch or a transaction out of place raises :class:`~kafkalog.errors.OutOfOrderSequenceError`,
+        :class:`~kafkalog.errors.InvalidProducerEpochError`, :class:`~kafkalog.errors.InvalidTxnStateError` or
+        :class:`~kafkalog.errors.TransactionCoordinatorFencedError`.  After the write the producers are updated,
+        each transaction a marker completes gets its transaction-index entry, and the first unstable offset
+        moves.  ``verification_guard`` is the guard of :meth:`maybe_start_transaction_verification` when
+        transaction verification is on.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
@@ -553,10 +611,36 @@ class Log(LogRetention, LogLeaderEpochs):
                 raise RecordTooLargeError(
                     f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
                     f"exceeds the maximum configured segment size of {config.segment_size}.")
-            self._maybe_roll(size, append_info)
+            segment = self._maybe_roll(size, append_info)
+            # Only batches with a producer id concern the producer state; the scan saw them all already.
+            with_producers = not scanned or any(batch.has_producer_id for batch in scanned)
+            update = None
+            if with_producers:
+                update = analyze_and_validate_producer_state(
+                    self.producer_state_manager,
+                    LogOffsetMetadata(append_info.first_or_last_offset_of_first_batch, segment.base_offset,
+                                      segment.size()),
+                    valid_records.batches(), AppendOrigin.of(origin), verification_guard)
+                duplicate = update.duplicate
+                if duplicate is not None:
+                    append_info.first_offset = duplicate.first_offset
+                    append_info.last_offset = duplicate.last_offset
+                    append_info.log_append_time = duplicate.timestamp
+                    append_info.log_start_offset = self._log_start_offset
+                    return append_info
+            # The log end offset moves at once: a failed transaction-index write below must not let later
+            # offsets go back (recovery mends the index).
             self.local_log.append(append_info.last_offset, append_info.max_timestamp,
                                   append_info.shallow_offset_of_max_timestamp, valid_records)
             self._update_high_watermark_with_log_end_offset()
+            producer_state = self.producer_state_manager
+            if update is not None:
+                update.apply(producer_state, segment)
+            producer_state.update_map_end_offset(append_info.last_offset + 1)
+            if self._high_watermark is None:
+                # A high watermark that follows the log end offset has passed the markers just written.
+                producer_state.on_high_watermark_updated(self.log_end_offset)
+            self._maybe_increment_first_unstable_offset()
             if logger.isEnabledFor(logging.DEBUG):  # its arguments cost a property read an append
                 logger.debug("Appended message set with last offset: %d, first offset: %s, next offset: %d, "
                              "and messages: %s", append_info.last_offset, append_info.first_offset,
@@ -566,14 +650,15 @@ class Log(LogRetention, LogLeaderEpochs):
         return append_info
 
     def append_as_leader(self, records: MemoryRecords | bytes, leader_epoch: int = -1,
-                         origin: AppendOrigin | str = AppendOrigin.CLIENT) -> LogAppendInfo:
+                         origin: AppendOrigin | str = AppendOrigin.CLIENT,
+                         verification_guard: VerificationGuard = VerificationGuard.SENTINEL) -> LogAppendInfo:
         """Kafka: ``appendAsLeader``: offsets assigned and the leader's epoch stamped, except for a Raft
         leader (``origin="raft_leader"``, the KRaft metadata log), whose batches come with their offsets and
         epoch, which are checked instead."""
         origin = AppendOrigin.of(origin)
         validate_and_assign_offsets = origin is not AppendOrigin.RAFT_LEADER
         return self.append(records, validate_and_assign_offsets, leader_epoch=leader_epoch, origin=origin,
-                           ignore_record_size=False)
+                           ignore_record_size=False, verification_guard=verification_guard)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
         """Kafka: ``appendAsFollower``."""
@@ -614,9 +699,19 @@ class Log(LogRetention, LogLeaderEpochs):
         with self._lock:
             self._check_writable("roll")
             segment = self.local_log.roll(expected_next_offset)
+            # The snapshot at the new base lets recovery start from it and scan this segment alone; the state
+            # covers the log end offset, which the base may be past, so its end offset is set first.
+            self.producer_state_manager.update_map_end_offset(segment.base_offset)
+            snapshot = self.producer_state_manager.take_snapshot(sync=False)
             self._update_high_watermark_with_log_end_offset()
             new_offset = segment.base_offset
-            self.scheduler.schedule("flush-log", lambda: self.flush(new_offset), delay_ms=0)
+
+            def flush_rolled() -> None:
+                if snapshot is not None:
+                    self.flush_producer_state_snapshot(snapshot)
+                self.flush(new_offset)
+
+            self.scheduler.schedule("flush-log", flush_rolled, delay_ms=0)
             return segment
 
     # -- flushing -----------------------------------------------------------------------------------
@@ -852,11 +947,14 @@ class Log(LogRetention, LogLeaderEpochs):
             if first is not None and first.base_offset > target_offset:
                 self.truncate_fully_and_start_at(target_offset)
             else:
-                self.local_log.truncate_to(target_offset)
+                deleted = self.local_log.truncate_to(target_offset)
+                self._delete_producer_snapshots(deleted, async_delete=True)
                 if self.leader_epoch_cache is not None:
                     self.leader_epoch_cache.truncate_from_end_async_flush(target_offset)
-                self._update_high_watermark_with_log_end_offset()
                 self._log_start_offset = min(self._log_start_offset, target_offset)
+                self._rebuild_producer_state(target_offset)
+                self._update_high_watermark_with_log_end_offset()
+                self._maybe_increment_first_unstable_offset()
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> list[LogSegment]:
@@ -877,8 +975,11 @@ class Log(LogRetention, LogLeaderEpochs):
             old = self.local_log.truncate_fully_and_start_at(new_offset)
             if self.leader_epoch_cache is not None:
                 self.leader_epoch_cache.clear_and_flush()
-            self._update_high_watermark_with_log_end_offset()
+            self.producer_state_manager.truncate_fully_and_start_at(new_offset)
             self._log_start_offset = new_offset if log_start_offset is None else log_start_offset
+            self._rebuild_producer_state(new_offset)
+            self._update_high_watermark_with_log_end_offset()
+            self._maybe_increment_first_unstable_offset()
             if self._high_watermark is not None:
                 self.update_high_watermark(self.log_end_offset_metadata)
             return old
@@ -897,6 +998,8 @@ class Log(LogRetention, LogLeaderEpochs):
                 if self.leader_epoch_cache is not None:
                     self.leader_epoch_cache.truncate_from_start_async_flush(new_log_start_offset)
                 self.recovery_point = max(self.recovery_point, new_log_start_offset)
+                self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
+                self._maybe_increment_first_unstable_offset()
                 return True
             return False
 
@@ -917,10 +1020,16 @@ class Log(LogRetention, LogLeaderEpochs):
                          is_recovered_swap_file: bool = False) -> None:
         """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
         one set or the other (Kafka: ``UnifiedLog.replaceSegments`` over ``LocalLog.replaceSegments``, spec
-        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s)."""
+        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s).  The producer snapshots at
+        the bases of the old segments no new one takes go with them, as Kafka's ``deletedNotReplaced``."""
         with self._lock:
             self._check_writable("replace segments of")
+            new_bases = {segment.base_offset for segment in new_segments}
+            deleted_not_replaced = [segment for segment in old_segments
+                                    if self.segments.get(segment.base_offset) is segment
+                                    and segment.base_offset not in new_bases]
             self.local_log.replace_segments(new_segments, old_segments, is_recovered_swap_file)
+            self._delete_producer_snapshots(deleted_not_replaced, async_delete=True)
 
     # -- closing ------------------------------------------------------------------------------------
 
@@ -949,9 +1058,13 @@ class Log(LogRetention, LogLeaderEpochs):
             if self._closed:
                 return
             self._log_offsets_listener = NO_OP_OFFSETS_LISTENER  # Kafka's close stops telling the listener
+            if self._producer_expire_check is not None:
+                self._producer_expire_check.cancel()
             clean = False
             try:
                 if not self.read_only:
+                    # A snapshot at the log end offset spares the next open a scan of the log.
+                    take_snapshot_if_possible(self.producer_state_manager)
                     self.flush()
                     self.local_log.close()
                 else:
@@ -979,6 +1092,7 @@ class Log(LogRetention, LogLeaderEpochs):
             self._check_writable("rename the directory of")
             if not self.local_log.rename_dir(name):
                 return False
+            self.producer_state_manager.update_parent_dir(self.dir)
             if should_reinitialize:
                 self._initialize_leader_epoch_cache()
             else:
@@ -1009,11 +1123,14 @@ class Log(LogRetention, LogLeaderEpochs):
         self._stop_own_scheduler()
         with self._lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
+            if self._producer_expire_check is not None:
+                self._producer_expire_check.cancel()
             deleted = False
             try:
                 if self.leader_epoch_cache is not None:
                     self.leader_epoch_cache.clear()
-                self.local_log.delete_all_segments()
+                deleted_segments = self.local_log.delete_all_segments()
+                self._delete_producer_snapshots(deleted_segments, async_delete=False)
                 self.local_log.release_pending_deletions(delete=True)
                 self._closed = True
                 self.local_log.delete_empty_dir()

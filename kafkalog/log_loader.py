@@ -4,9 +4,10 @@ segment, recover what was not flushed.
 Port of ``core/src/main/scala/kafka/log/LogLoader.scala`` (Apache Kafka, tag 3.8.0), which 3.0 cut out of
 0.10.1.1's ``Log.loadSegments`` / ``Log.recoverLog`` (``core/src/main/scala/kafka/log/Log.scala``).  With the
 leader-epoch steps (the log's cache, made before loading, is refilled by segment recovery and then truncated to
-the loaded log) and without the producer-state steps, which wait for the producer-state wiring (issue 20: the
-``ProducerStateManager`` each ``recoverSegment`` rebuilds, and ``rebuildProducerState`` at the end of
-:meth:`LogLoader.load`); with kafkalog's read-only open (nothing on disk changes) and :class:`LoadReport`.
+the loaded log) and the producer-state steps (the interim ``ProducerStateManager`` each ``recoverSegment``
+rebuilds, and ``rebuildProducerState`` at the end of :meth:`LogLoader.load`); with kafkalog's read-only open
+(nothing on disk changes, and the producer state is not rebuilt, which would write snapshots) and
+:class:`LoadReport`.
 
 :class:`~kafkalog.log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
 log's, and the segment operations the loader needs (a new segment, splitting a segment whose offsets
@@ -25,9 +26,13 @@ The steps, in Kafka's order (each a method below):
 4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
    index;
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
-   cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one;
+   cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
+   Each segment is recovered with an interim producer state rebuilt up to its base (``recoverSegment``), which
+   leaves a snapshot at the segment's end;
 6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
-   moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``).
+   moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
+7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
+   is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -48,6 +53,7 @@ from .config import LogConfig
 from .errors import (
     CorruptIndexError,
     IllegalArgumentError,
+    IllegalStateError,
     InvalidOffsetError,
     KafkaLogError,
     KafkaStorageError,
@@ -68,6 +74,8 @@ from .filenames import (
 )
 from .fsutil import describe_file_kind, fsync_dir, raise_open_file_limit
 from .local_log import _DescribedDeletion
+from .producer_state.log_updates import rebuild_producer_state, take_snapshot_if_possible
+from .producer_state.manager import ProducerStateManager
 from .segment import LogSegment
 from .topic import DELETE_DIR_SUFFIX
 
@@ -79,7 +87,8 @@ __all__ = ["LoadReport", "LoadedLogOffsets", "LogLoader"]
 logger = logging.getLogger(__name__)
 
 # Any file a segment owns, live or in one of the three temporary states.
-_SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?$")
+# A producer snapshot counts only once marked for deletion: Kafka's first pass deletes every ``.deleted`` file.
+_SEGMENT_FILE = re.compile(r"^[0-9]+\.((log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?|snapshot\.deleted)$")
 
 
 @dataclass
@@ -195,8 +204,20 @@ class LogLoader:
         # The earliest leader epoch may not have been written before a hard failure: recover it here.
         if cache is not None:
             cache.truncate_from_start_async_flush(self.log_start_offset_checkpoint)
-        # Producer-state seam (issue 20): Kafka's removeStraySnapshots and rebuildProducerState go here.
+        if not self.read_only:
+            self._load_producer_state(log_start_offset, next_offset)
         return LoadedLogOffsets(log_start_offset, self.recovery_point, next_offset)
+
+    def _load_producer_state(self, log_start_offset: int, next_offset: int) -> None:
+        """Build the log's producer state from scratch (Kafka: the end of ``LogLoader.load``): recovery used
+        interim managers, whose snapshot deletions this one did not see, so the snapshots are listed again."""
+        producer_state_manager = self.log.producer_state_manager
+        if not producer_state_manager.is_empty():
+            raise IllegalStateError("Producer state must be empty during log initialization")
+        producer_state_manager.remove_stray_snapshots(self.segments.base_offsets())
+        rebuild_producer_state(producer_state_manager, self.segments, log_start_offset, next_offset,
+                               self.config.record_version(), self.time,
+                               reload_from_clean_shutdown=self.had_clean_shutdown)
 
     def _active(self) -> LogSegment:
         segment = self.segments.last_segment()
@@ -377,10 +398,21 @@ class LogLoader:
             self.log.split_overflowed_segment(segment)
 
     def _recover_segment(self, segment: LogSegment) -> int:
-        """Kafka: ``recoverSegment``: the segment's indexes rebuilt, the log's leader-epoch cache refilled from
-        its batches.  Producer-state seam (issue 20): Kafka first rebuilds a ``ProducerStateManager`` up to the
-        segment's base offset, passes it to ``recover`` and takes a snapshot after."""
-        return segment.recover(self.log.leader_epoch_cache)
+        """Recover one segment with a producer state rebuilt up to its base, then snapshot that state at the
+        segment's end, so recovering the next segment starts from there; the log's leader-epoch cache is refilled
+        from its batches (Kafka: ``recoverSegment``)."""
+        if self.read_only:
+            return segment.recover(leader_epoch_cache=self.log.leader_epoch_cache)
+        log_state = self.log.producer_state_manager
+        producer_state_manager = ProducerStateManager(self.topic_partition, self.dir,
+                                                      log_state.max_transaction_timeout_ms,
+                                                      log_state.producer_state_manager_config, self.time)
+        rebuild_producer_state(producer_state_manager, self.segments, self.log_start_offset_checkpoint,
+                               segment.base_offset, self.config.record_version(), self.time,
+                               reload_from_clean_shutdown=False)
+        truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
+        take_snapshot_if_possible(producer_state_manager)
+        return truncated
 
     def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
         """Check every segment past the recovery point when the last shutdown was not clean, and cut the
@@ -415,6 +447,7 @@ class LogLoader:
                             later, async_delete=True,
                             reason=_DescribedDeletion(
                                 self.log.local_log, f"recovery, after truncated segment {segment.base_offset}"))
+                        self.log._delete_producer_snapshots(later, async_delete=True)
                     break
         if not self.segments.is_empty():
             log_end_offset = self._active().read_next_offset()
@@ -423,12 +456,15 @@ class LogLoader:
                                "(%d). This could happen if segment files were deleted from the file system.",
                                log_end_offset, log_start_offset_checkpoint)
                 self.load_report.deleted_segments.extend(s.base_offset for s in self.segments.values())
+                all_segments = self.segments.values()
                 self.log.local_log.remove_and_delete_segments(
-                    self.segments.values(), async_delete=True,
+                    all_segments, async_delete=True,
                     reason=_DescribedDeletion(self.log.local_log, f"log end offset {log_end_offset} below the log "
                                                                   f"start offset {log_start_offset_checkpoint}"))
+                self.log._delete_producer_snapshots(all_segments, async_delete=True)
                 if self.log.leader_epoch_cache is not None:
                     self.log.leader_epoch_cache.clear_and_flush()
+                self.log.producer_state_manager.truncate_fully_and_start_at(log_start_offset_checkpoint)
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)
         log_end_offset = self._active().read_next_offset()

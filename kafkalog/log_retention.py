@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from .config import LogConfig
@@ -61,6 +61,7 @@ class _RetainedLog(Protocol):
                              reason: str) -> int: ...
     def deletable_segments(self, predicate: Callable[[LogSegment, LogSegment | None], bool]) -> list[LogSegment]: ...
     def delete_segments(self, deletable: list[LogSegment], reason: str) -> int: ...
+    def _delete_producer_snapshots(self, segments: Iterable[LogSegment], async_delete: bool) -> None: ...
 
 
 class LogRetention:
@@ -166,4 +167,5 @@ class LogRetention:
                     self.maybe_increment_log_start_offset(following.base_offset)
                 self.local_log.remove_and_delete_segments(to_delete, async_delete=True,
                                                           reason=_DescribedDeletion(self.local_log, reason))
+            self._delete_producer_snapshots(deletable, async_delete=True)
             return count

@@ -66,8 +66,10 @@ from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, Kafk
 from .filenames import CLEAN_SHUTDOWN_FILE
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
+from .log_producer_state import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
 from .manager_configs import LogManagerConfigs
 from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
+from .producer_state import ProducerStateManagerConfig
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
 from .topic import (
     CLUSTER_METADATA_TOPIC_NAME,
@@ -133,7 +135,10 @@ class LogManager(LogManagerConfigs):
     properties laid over the defaults, or a whole :class:`LogConfig`): the manager is its own config
     repository, changed with :meth:`update_topic_config` and :meth:`reconfigure_default_log_config`.
     ``is_stray`` (Kafka: ``startup``'s ``isStray``) is asked about every log loaded: the directory of one it
-    says should not be on this broker is renamed ``-stray`` and set aside.
+    says should not be on this broker is renamed ``-stray`` and set aside.  ``producer_state_manager_config``
+    (``producer.id.expiration.ms``, ``transaction.partition.verification.enable``), ``max_transaction_timeout_ms``
+    (``transaction.max.timeout.ms``) and ``producer_id_expiration_check_interval_ms`` are the broker's
+    producer-state settings, handed to every log as Kafka's ``LogManager`` does.
     """
 
     def __init__(self, log_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -144,7 +149,11 @@ class LogManager(LogManagerConfigs):
                  flush_start_offset_checkpoint_ms: int = 60000, retention_check_ms: int = 300000,
                  initial_task_delay_ms: int = INITIAL_TASK_DELAY_MS,
                  scheduler: Scheduler | None = None, time: Time | None = None,
-                 read_only: bool = False, is_stray: Callable[[Log], bool] | None = None) -> None:
+                 read_only: bool = False, is_stray: Callable[[Log], bool] | None = None,
+                 producer_state_manager_config: ProducerStateManagerConfig | None = None,
+                 max_transaction_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+                 producer_id_expiration_check_interval_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                 ) -> None:
         if isinstance(log_dirs, str | os.PathLike):
             log_dirs = [log_dirs]
         self._current_default_config = default_config if default_config is not None else LogConfig()
@@ -165,6 +174,15 @@ class LogManager(LogManagerConfigs):
         self.initial_task_delay_ms = initial_task_delay_ms
         self.time = time if time is not None else SYSTEM_TIME
         self.read_only = read_only
+        # The broker's producer-state settings, one config object shared by every log, as Kafka's KafkaConfig
+        # hands its ProducerStateManagerConfig to each (a dynamic update reaches them all).
+        self.producer_state_manager_config = (producer_state_manager_config if producer_state_manager_config
+                                              is not None else ProducerStateManagerConfig(
+                                                  transaction_verification_enabled=False))
+        self._producer_state_kwargs: dict[str, Any] = {
+            "producer_state_manager_config": self.producer_state_manager_config,
+            "max_transaction_timeout_ms": max_transaction_timeout_ms,
+            "producer_id_expiration_check_interval_ms": producer_id_expiration_check_interval_ms}
         self._owns_scheduler = scheduler is None
         self.scheduler = scheduler if scheduler is not None else KafkaScheduler(1, "kafka-scheduler-")
         self._lock = threading.RLock()
@@ -385,7 +403,7 @@ class LogManager(LogManagerConfigs):
         log = Log(log_dir, self._fetch_log_config(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
                   recovery_point=recovery_points.get(tp, 0), scheduler=self.scheduler, time=self.time,
                   read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp,
-                  dir_lock=self._dir_locks.get(log_dir.parent))
+                  dir_lock=self._dir_locks.get(log_dir.parent), **self._producer_state_kwargs)
         name = log_dir.name
         with self._lock:
             if name.endswith(DELETE_DIR_SUFFIX):
@@ -749,7 +767,8 @@ class LogManager(LogManagerConfigs):
             if config is None:
                 config = self._fetch_log_config(topic_partition.topic)
             log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
-                      topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent])
+                      topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent],
+                      **self._producer_state_kwargs)
             self._logs[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
                         directory, config.overridden_configs_as_loggable_string())

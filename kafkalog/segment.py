@@ -22,13 +22,12 @@ A segment also owns ``<B>.txnindex``, its :class:`~kafkalog.transaction_index.Tr
 ``LogSegment.txnIndex``): the aborted transactions whose ABORT markers are in this segment.  The file exists
 only once an abort was written; it is checked on load, truncated, flushed, renamed (the ``.cleaned`` ->
 ``.swap`` -> live swap, ``.deleted``), moved with its directory, closed and deleted with the segment's other
-files, and emptied by :meth:`recover`.  Entries come from :meth:`update_txn_index`, which the producer-state
-wiring calls with each completed transaction (issue 20); until then the index holds what a broker wrote.
+files, and emptied by :meth:`recover`.  Entries come from :meth:`update_txn_index`, which the log's producer
+state calls with each transaction an ABORT marker completes, on append and on recovery.
 
 Recovery also refills the partition's leader-epoch cache, when given one, from the v2 batches' partition
-leader epochs (3.8's ``recover(producerStateManager, leaderEpochCache)``).  The producer-state half of that
-recovery (replaying each v2 batch into a ``ProducerStateManager`` and writing the aborts it completes to the
-rebuilt ``.txnindex``) waits for the producer-state wiring: see :meth:`recover`.
+leader epochs, and replays the v2 batches with a producer id into the producer state it is given, writing the
+aborts they complete to the rebuilt ``.txnindex`` (3.8's ``recover(producerStateManager, leaderEpochCache)``).
 """
 
 from __future__ import annotations
@@ -64,6 +63,8 @@ from .filenames import (
 )
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
+from .producer_state.log_updates import producer_batches, update_producer_state
+from .producer_state.manager import ProducerStateManager
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 from .transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
@@ -455,7 +456,8 @@ class LogSegment:
 
     # -- recovery -----------------------------------------------------------------------------------
 
-    def recover(self, leader_epoch_cache: LeaderEpochFileCache | None = None) -> int:
+    def recover(self, producer_state_manager: ProducerStateManager | None = None,
+                leader_epoch_cache: LeaderEpochFileCache | None = None) -> int:
         """Rebuild the indexes from the log, checking every batch, and cut the log at the first that fails
         its size or CRC check; returns the bytes cut (Kafka 3.8: ``recover(producerStateManager,
         leaderEpochCache)``).
@@ -467,19 +469,18 @@ class LogSegment:
         whose partition leader epoch is set and above the cache's latest epoch assigns that epoch from the
         batch's base offset, in batch order, as Kafka's loop does.
 
-        Seam for the producer-state wiring (issue 20): Kafka's first argument, the ``ProducerStateManager``
-        as of the segment's base offset, is not taken yet.  Kafka replays every valid v2 batch with a producer
-        id into it (``updateProducerState``: ``prepareUpdate(producerId, REPLICATION)``, ``append``,
-        ``update``) and, for each transaction a marker completes, calls :meth:`update_txn_index` with the
-        manager's last stable offset, then ``completeTxn``; that replay goes where :meth:`_recover` marks it,
-        over the same valid v2 rows.  Until then the emptied ``.txnindex`` stays empty.
+        ``producer_state_manager`` (the loader's interim one, rebuilt up to this segment's base) takes every
+        valid v2 batch with a producer id (Kafka's ``updateProducerState``), and each transaction a marker
+        completes is written to this segment's ``.txnindex`` (:meth:`update_txn_index`) with the manager's last
+        stable offset before it is marked complete; without a manager the emptied ``.txnindex`` stays empty.
 
         A Ctrl-C during the rebuild is held until it is done, so no half-built index is left behind.
         """
         with interrupts_deferred():
-            return self._recover(leader_epoch_cache)
+            return self._recover(producer_state_manager, leader_epoch_cache)
 
-    def _recover(self, leader_epoch_cache: LeaderEpochFileCache | None) -> int:
+    def _recover(self, producer_state_manager: ProducerStateManager | None,
+                 leader_epoch_cache: LeaderEpochFileCache | None) -> int:
         self._check_writable("recover")
         self.offset_index.reset()
         self.time_index.reset()
@@ -497,8 +498,8 @@ class LogSegment:
         v2 = rows[rows["magic"] >= 2]
         if leader_epoch_cache is not None and len(v2):
             self._assign_epochs(leader_epoch_cache, v2)
-        # Producer-state seam (issue 20): Kafka's updateProducerState(producerStateManager, batch) for each row
-        # of ``v2`` here, each completed transaction to update_txn_index (see recover).
+        if producer_state_manager is not None and len(v2):
+            self._recover_producer_state(producer_state_manager, v2)
         if scan.stop_reason is not ScanStop.END:
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s.",
                            self.log.file, valid_bytes, _stop_description(scan.stop_reason))
@@ -524,6 +525,14 @@ class LogSegment:
             latest = cache.latest_epoch()
             if epoch >= 0 and (latest is None or epoch > latest):
                 cache.assign(epoch, int(v2["base_offset"][i]))
+
+    def _recover_producer_state(self, producer_state_manager: ProducerStateManager, v2: npt.NDArray[Any]) -> None:
+        """Kafka: ``updateProducerState`` for each valid v2 batch of a recovered segment (``v2``, its scan rows):
+        the batches with a producer id, read whole, then the map end offset past the last v2 batch (a batch
+        without one only moves that)."""
+        for batch in producer_batches(self.log, v2):
+            update_producer_state(producer_state_manager, batch, self)
+        producer_state_manager.update_map_end_offset(int(v2["last_offset"][-1]) + 1)
 
     def _rebuild_indexes(self, rows: npt.NDArray[Any]) -> tuple[int, int]:
         """Append the index entries recovery finds in the scan rows; returns the largest timestamp and

@@ -25,6 +25,7 @@ byte.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -149,6 +150,9 @@ def write_snapshot(path: str | os.PathLike[str], entries: Iterable[ProducerState
         finally:
             os.close(fd)
     except OSError as e:
+        # A partial file would be read as a corrupt snapshot (and deleted) at the next load; none is cleaner.
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         raise storage_error(e, f"Error while writing producer snapshot {path}") from e
 
 

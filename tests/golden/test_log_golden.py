@@ -289,8 +289,9 @@ def expected_recovered(partition_dir: Path, segments: tuple[Segment, ...], recov
 
 
 def unmanaged_files(top: Path) -> dict[str, bytes]:
-    """The files the port must never touch: everything but segments, checkpoints it owns and the markers."""
-    owned_suffixes = (".log", ".index", ".timeindex")
+    """The files the port must never touch: everything but segments, producer snapshots (the log writes them at
+    load, roll and close, and removes stray ones, as Kafka's does), checkpoints it owns and the markers."""
+    owned_suffixes = (".log", ".index", ".timeindex", ".snapshot")
     owned_names = {RECOVERY_POINT_FILE, LOG_START_OFFSET_FILE, CLEAN_SHUTDOWN_FILE, ".lock",
                    LEADER_EPOCH_CHECKPOINT_FILE}
     return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*"))

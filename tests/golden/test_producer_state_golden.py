@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.filenames import offset_from_file, producer_snapshot_filename
+from kafkalog.log import Log
 from kafkalog.producer_state import (
     CompletedTxn,
     ProducerStateManager,
@@ -125,3 +126,42 @@ def test_producer_state_rebuilt_from_golden_logs(impl: ModuleType, golden: Path,
     assert path is not None
     assert path.read_bytes() == serialize_snapshot(java_hash_map_order(dict(manager.active_producers()), 0))
     assert {e.producer_id for e in read_snapshot(path)} == set(manager.active_producers())
+
+
+@pytest.mark.parametrize("partition", [
+    f"{KSQL}_command_topic-0",
+    "locations-0",
+    "CURRENTLOCATION-0",
+    f"{KSQL}query_CTAS_CURRENTLOCATION_3-Aggregate-GroupBy-repartition-0",
+])
+@pytest.mark.parametrize("had_clean_shutdown", [False, True])
+def test_log_opens_golden_logs_with_their_producer_state(impl: ModuleType, golden: Path, tmp_path: Path,
+                                                         partition: str, had_clean_shutdown: bool) -> None:
+    """A copy of a golden log with producers, opened as a Log: the loader rebuilds the state of the manager fed
+    batch by batch, as its snapshot keeps it, no transaction is left open, and the snapshot at the log end gives
+    the state back on the next open.  The copy has no index, so even a clean open recovers the segment (Kafka's
+    ``recoverSegment`` from ``loadSegmentFiles``), with the producer state: the upgrade shortcut does not apply.
+    """
+    directory = tmp_path / partition
+    directory.mkdir()
+    shutil.copyfile(golden / DANIELOWO / partition / SEG0, directory / SEG0)
+    (tmp_path / "expected").mkdir()
+    manager = _manager(tmp_path / "expected")
+    _rebuild(manager, _batches(directory / SEG0))
+    # What a load gives back: recovery snapshots the state at the segment's end and the log loads that snapshot,
+    # which keeps each producer's last batch only (Kafka's format).
+    snapshot = manager.take_snapshot(sync=False)
+    assert snapshot is not None
+    expected = {entry.producer_id: entry for entry in read_snapshot(snapshot)}
+    assert set(expected) == set(manager.active_producers())
+    config = ProducerStateManagerConfig(NEVER, False)
+    with Log(directory, time=MockTime(current_time_ms=0), producer_state_manager_config=config,
+             had_clean_shutdown=had_clean_shutdown) as log:
+        assert log.first_unstable_offset is None
+        assert log.last_stable_offset == log.high_watermark == log.log_end_offset
+        assert log.active_producers() == expected
+        assert log.latest_producer_snapshot_offset() == log.log_end_offset
+        state = log.active_producers()
+    with Log(directory, time=MockTime(current_time_ms=0), producer_state_manager_config=config,
+             had_clean_shutdown=False) as reopened:
+        assert reopened.active_producers() == state

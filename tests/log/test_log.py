@@ -16,55 +16,12 @@ Where kafkalog differs from Kafka by design the test says so:
 The leader-epoch cache's own cases of UnifiedLogTest are in ``test_log_leader_epochs.py``.  More of UnifiedLogTest
 is ported in ``test_log_append.py``, ``test_log_offsets.py``, ``test_log_read.py`` and ``test_log_retention.py``.
 
+The producer-state cases (duplicates, sequences and epochs, snapshots, the first unstable and last stable
+offsets, transaction verification, coordinator fencing) are in ``test_log_producer_state.py``, which lists those
+it does not port.
+
 Kafka tests not ported:
 
-- ``UnifiedLogTest.testActiveProducers``, ``UnifiedLogTest.testInitializationOfProducerSnapshotsUpgradePath``,
-  ``UnifiedLogTest.testProducerExpireCheckAfterDelete``,
-  ``UnifiedLogTest.testProducerIdMapOffsetUpdatedForNonIdempotentData``,
-  ``UnifiedLogTest.testRebuildProducerIdMapWithCompactedData``,
-  ``UnifiedLogTest.testRebuildProducerStateWithEmptyCompactedBatch``,
-  ``UnifiedLogTest.testUpdateProducerIdMapWithCompactedData``, ``UnifiedLogTest.testProducerIdMapTruncateTo``,
-  ``UnifiedLogTest.testProducerIdMapTruncateToWithNoSnapshots``,
-  ``UnifiedLogTest.testRetentionDeletesProducerStateSnapshots``,
-  ``UnifiedLogTest.testLogStartOffsetMovementDeletesSnapshots``,
-  ``UnifiedLogTest.testCompactionDeletesProducerStateSnapshots``,
-  ``UnifiedLogTest.testLoadingLogDeletesProducerStateSnapshotsPastLogEndOffset``,
-  ``UnifiedLogTest.testProducerIdMapTruncateFullyAndStartAt``,
-  ``UnifiedLogTest.testProducerIdExpirationOnSegmentDeletion``,
-  ``UnifiedLogTest.testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint``,
-  ``UnifiedLogTest.testProducerSnapshotAfterSegmentRollOnAppend``, ``UnifiedLogTest.testPeriodicProducerIdExpiration``,
-  ``UnifiedLogTest.testDeleteSnapshotsOnIncrementLogStartOffset``,
-  ``UnifiedLogTest.testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: they check the
-  producer state (``ProducerStateManager``: its producer-id map, its expiration task, the ``.snapshot`` files it
-  takes at rolls and deletes with segments), which kafkalog does not keep (issue 20).
-- ``UnifiedLogTest.testDuplicateAppends``, ``UnifiedLogTest.testMultipleProducerIdsPerMemoryRecord``,
-  ``UnifiedLogTest.testDuplicateAppendToFollower``,
-  ``UnifiedLogTest.testMultipleProducersWithDuplicatesInSingleAppend``,
-  ``UnifiedLogTest.testOldProducerEpoch``, ``UnifiedLogTest.testAllowNonZeroSequenceOnFirstAppendNonZeroEpoch``:
-  the producer state's duplicate, sequence and epoch checks on idempotent appends, which kafkalog does not make
-  (issue 20).
-- ``UnifiedLogTest.testTransactionIsOngoingAndVerificationGuard``,
-  ``UnifiedLogTest.testEmptyTransactionStillClearsVerificationGuard``,
-  ``UnifiedLogTest.testDisabledVerificationClearsVerificationGuard``,
-  ``UnifiedLogTest.testEnablingVerificationWhenRequestIsAtLogLayer``: transaction verification (the producer
-  state's ``VerificationGuard`` and ongoing-transaction tracking), which kafkalog does not keep (issue 20).
-- ``UnifiedLogTest.testTruncateBelowFirstUnstableOffset``,
-  ``UnifiedLogTest.testTruncateFullyAndStartBelowFirstUnstableOffset``,
-  ``UnifiedLogTest.testFetchUpToLastStableOffset``, ``UnifiedLogTest.testRebuildTransactionalState``,
-  ``UnifiedLogTest.testFirstUnstableOffsetNoTransactionalData``,
-  ``UnifiedLogTest.testFirstUnstableOffsetWithTransactionalData``,
-  ``UnifiedLogTest.testReadCommittedWithConcurrentHighWatermarkUpdates``,
-  ``UnifiedLogTest.testLastStableOffsetDoesNotExceedLogStartOffsetMidSegment``,
-  ``UnifiedLogTest.testLastStableOffsetDoesNotExceedLogStartOffsetAfterSegmentDeletion``,
-  ``UnifiedLogTest.testLastStableOffsetWithMixedProducerData``, ``UnifiedLogTest.testZombieCoordinatorFenced``,
-  ``UnifiedLogTest.testZombieCoordinatorFencedEmptyTransaction``, ``UnifiedLogTest.testEndTxnWithFencedProducerEpoch``:
-  the first unstable and last stable offsets, read-committed fetches and coordinator fencing, all computed from
-  the producer state's open transactions, which kafkalog does not keep (issue 20).
-- ``UnifiedLogTest.testTransactionIndexUpdated``, ``UnifiedLogTest.testTransactionIndexUpdatedThroughReplication``,
-  ``UnifiedLogTest.testAppendToTransactionIndexFailure``,
-  ``UnifiedLogTest.testAbortedTransactionSpanningMultipleSegments``:
-  the ``.txnindex`` a log writes as transactions abort and the aborted transactions a fetch collects from it;
-  kafkalog writes no transaction index (issue 20).
 - ``UnifiedLogTest.testLogFlushesPartitionMetadataOnAppend``, ``UnifiedLogTest.testLogFlushesPartitionMetadataOnClose``,
   ``UnifiedLogTest.testLogRecoversTopicId``, ``UnifiedLogTest.testNoOpWhenKeepPartitionMetadataFileIsFalse``,
   ``UnifiedLogTest.testLogFailsWhenInconsistentTopicIdSet``,

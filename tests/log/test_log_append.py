@@ -12,8 +12,6 @@ Kafka tests not ported:
   marker whose transaction-index write fails (kafkalog writes no ``.txnindex``, issue 20), and what it checks
   is the broker's offline-log-dir handling (``LogDirFailureChannel``: once a dir has failed, every later
   append and read raises), which kafkalog, a library without log dirs going offline, does not have.
-- ``UnifiedLogTest.testNonSequentialAppend``: the ``OutOfOrderSequenceException`` comes from the producer
-  state's sequence check (``ProducerStateManager``), which kafkalog does not keep (issue 20).
 """
 
 from __future__ import annotations

@@ -17,31 +17,18 @@ log of 300 segments reopened after a clean close maps only the indexes it uses.
 The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
 are in ``test_log_leader_epochs.py``.
 
-Where part of a Kafka case checks producer state or the transaction index it writes (issue 20),
-the rest is ported and the test's docstring says what was left out: the producer snapshots of
-testOverCompactedLogRecovery*, testProducerSnapshotsRecoveryAfterUncleanShutdown*,
-testLoadProducersAfterDeleteRecordsOnSegment and
-testCorruptedLogRecoveryDoesNotDeleteProducerStateSnapshotsPostRecovery, and the last stable offsets of the
-aborted transactions in testFullTransactionIndexRecovery and testRecover*LastSegment* (kafkalog reads the
-aborted transactions from the log's control batches).
 testLogRecoveryIsCalledUponBrokerCrash leaves out the errors Kafka hands to its LogDirFailureChannel.
 
 Kafka tests not ported:
 
-- ``testSkipLoadingIfEmptyProducerStateBeforeTruncation``: it checks only which calls a mocked
-  ProducerStateManager gets while the log loads, appends and truncates (updateMapEndOffset, takeSnapshot,
-  truncateAndReload); producer state, issue 20.
-- ``testSkipTruncateAndReloadIfOldMessageFormatAndNoCleanShutdown``,
+- ``testSkipLoadingIfEmptyProducerStateBeforeTruncation``,
+  ``testSkipTruncateAndReloadIfOldMessageFormatAndNoCleanShutdown``,
   ``testSkipTruncateAndReloadIfOldMessageFormatAndCleanShutdown``,
-  ``testSkipTruncateAndReloadIfNewMessageFormatAndCleanShutdown``: each loads an empty log over a mocked
-  ProducerStateManager and checks only which of its methods the loader calls (that the producer-state
-  truncateAndReload is skipped); producer state, issue 20.
-- ``testRecoverAfterNonMonotonicCoordinatorEpochWrite``: it checks the producer state's last timestamp after a
-  recovery that meets a coordinator epoch going backwards (KAFKA-9144); producer state, issue 20.
-- ``testLoadProducersAfterDeleteRecordsMidSegment``: it checks only the producers' last sequences after the log
-  start offset moves and after a reload; producer state, issue 20.
-- ``testLoadingLogKeepsLargestStrayProducerStateSnapshot``: it checks which producer snapshot files loading
-  deletes (kafkalog writes none and leaves a broker's untouched); producer state, issue 20.
+  ``testSkipTruncateAndReloadIfNewMessageFormatAndCleanShutdown``: each counts the calls a mocked
+  ProducerStateManager gets while the log loads (and appends and truncates), with stubbed answers a real manager
+  does not give (a map end offset of 0 after two appends); the branches they cover (the upgrade shortcut, the
+  skipped reload of an empty state) are checked on real logs by testInitializationOfProducerSnapshotsUpgradePath,
+  testProducerSnapshotsRecoveryAfterUncleanShutdown* and testProducerIdMapTruncateToWithNoSnapshots.
 - ``testLogStartOffsetWhenRemoteStorageIsEnabled``: the loader's remote-storage mode, where the log start
   offset is the checkpoint's even below the first local segment; kafkalog has no tiered storage (its other
   case, the first segment's base when the checkpoint is lower, is what test_open_deletes_obsolete_files and
@@ -69,12 +56,14 @@ from kafkalog.filenames import (
     SWAP_FILE_SUFFIX,
     index_filename,
     log_filename,
+    producer_snapshot_filename,
     time_index_filename,
     txn_index_filename,
 )
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
+from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
@@ -84,9 +73,7 @@ from kafkalog.transactions import TransactionState
 from tests.support.log_test_utils import (
     LogFactory,
     append_end_txn_marker_as_leader,
-    append_idempotent_as_leader,
-    append_non_transactional_as_leader,
-    append_transactional_as_leader,
+    append_mixed_transactions,
     config,
     first_overflow_segment,
     initialize_log_dir_with_overflowed_segment,
@@ -760,124 +747,221 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
 # -- which segments recovery reads ----------------------------------------------------------------------
 
 
-def check_producer_snapshots_recovery_after_unclean_shutdown(create_log: LogFactory, mock_time: MockTime,
+def snapshot_offsets(log_dir: Path) -> set[int]:
+    """Kafka's ``LogTestUtils.listProducerSnapshotOffsets``."""
+    return {int(p.name.split(".", 1)[0]) for p in log_dir.glob("*.snapshot")}
+
+
+def check_producer_snapshots_recovery_after_unclean_shutdown(create_log: LogFactory, log_dir: Path,
+                                                             mock_time: MockTime,
                                                              monkeypatch: pytest.MonkeyPatch,
                                                              message_format_version: str | None) -> None:
-    """Kafka's testProducerSnapshotsRecoveryAfterUncleanShutdown, its segments: reopened after a crash from a
-    recovery point in the fourth-last segment (at its base, then one past it), the log recovers that segment
-    and every later one, and no earlier one.
+    """Kafka's testProducerSnapshotsRecoveryAfterUncleanShutdown: reopened after a crash from a recovery point
+    in the fourth-last segment (at its base, then one past it), the log recovers that segment and every later
+    one; the producer state is rebuilt by reading the segments before the recovery point (v2; none for v1,
+    whose upgrade shortcut reads nothing) and the active one (its next offset), and the producer snapshots are
+    at the bases of the last four segments (last two for v1) and at the log end.
 
-    Left out (producer state, issue 20): which segments are read to rebuild the producer state and which
-    producer snapshots exist after each load.
+    Kafka wraps each segment in a Mockito spy; here ``LogSegment.read`` and ``LogSegment.recover`` are wrapped
+    for the loads, which calls them through the same methods (``read_next_offset`` reads as Kafka's does).
     """
     props: dict[str, Any] = {"segment_bytes": 640}
     if message_format_version is not None:
         props["message_format_version"] = message_format_version
     log_config = config(**props)
     log = create_log(log_config)
+    assert log.oldest_producer_snapshot_offset() is None
     for i in range(101):
         log.append_as_leader(MemoryRecords.with_records([(None, str(i).encode(), mock_time.milliseconds())]),
                              leader_epoch=0)
     assert log.number_of_segments >= 5
     segment_offsets = [s.base_offset for s in log.log_segments()]
+    active_segment_offset = segment_offsets[-1]
 
     # the recovery point is past a segment's base and before the last two segments, with one segment between
     offset_for_segment_after_recovery_point = segment_offsets[-3]
     offset_for_recovery_point_segment = segment_offsets[-4]
+    seg_offsets_before_recovery = {o for o in segment_offsets if o < offset_for_recovery_point_segment}
     seg_offsets_after_recovery = {o for o in segment_offsets if o >= offset_for_recovery_point_segment}
     recovery_point = offset_for_recovery_point_segment + 1
     assert recovery_point < offset_for_segment_after_recovery_point
     log.close()
 
-    recovered_segments: set[int] = set()
-    recover = LogSegment.recover
+    if log_config.record_version() < 2:
+        expected_segments_with_reads = {active_segment_offset}
+        expected_snapshot_offsets = set(segment_offsets[-2:]) | {log.log_end_offset}
+    else:
+        expected_segments_with_reads = seg_offsets_before_recovery | {active_segment_offset}
+        expected_snapshot_offsets = set(segment_offsets[-4:]) | {log.log_end_offset}
 
-    def intercepted(segment: LogSegment, *args: Any) -> int:
+    segments_with_reads: set[int] = set()
+    recovered_segments: set[int] = set()
+    read, recover = LogSegment.read, LogSegment.recover
+
+    def intercepted_read(segment: LogSegment, *args: Any, **kwargs: Any) -> Any:
+        segments_with_reads.add(segment.base_offset)
+        return read(segment, *args, **kwargs)
+
+    def intercepted_recover(segment: LogSegment, *args: Any) -> int:
         recovered_segments.add(segment.base_offset)
         return recover(segment, *args)
 
-    monkeypatch.setattr(LogSegment, "recover", intercepted)
-    log = create_log(log_config, recovery_point=offset_for_recovery_point_segment, had_clean_shutdown=False)
+    def create_log_with_intercepted_reads(recovery_point: int) -> Log:
+        with monkeypatch.context() as patch:
+            patch.setattr(LogSegment, "read", intercepted_read)
+            patch.setattr(LogSegment, "recover", intercepted_recover)
+            return create_log(log_config, recovery_point=recovery_point, had_clean_shutdown=False)
+
+    # Retain snapshots for the last 2 segments
+    log.producer_state_manager.delete_snapshots_before(segment_offsets[-2])
+    log = create_log_with_intercepted_reads(offset_for_recovery_point_segment)
+    # all segments are read: the recovery point is behind the producer snapshots (pre KAFKA-5829 behaviour)
+    assert segments_with_reads == expected_segments_with_reads
     assert recovered_segments == seg_offsets_after_recovery
+    assert snapshot_offsets(log_dir) == expected_snapshot_offsets
     log.close()
+    segments_with_reads.clear()
     recovered_segments.clear()
 
-    log = create_log(log_config, recovery_point=recovery_point, had_clean_shutdown=False)
+    # Only the snapshots before the recovery point segment's base go (post KAFKA-5829): no segment is read
+    log.producer_state_manager.delete_snapshots_before(offset_for_recovery_point_segment)
+    log = create_log_with_intercepted_reads(recovery_point)
+    assert segments_with_reads == {active_segment_offset}
     assert recovered_segments == seg_offsets_after_recovery
+    assert snapshot_offsets(log_dir) == expected_snapshot_offsets
     assert log.log_end_offset == 101
     log.close()
 
 
-def test_producer_snapshots_recovery_after_unclean_shutdown_v1(create_log: LogFactory, mock_time: MockTime,
+def test_producer_snapshots_recovery_after_unclean_shutdown_v1(create_log: LogFactory, log_dir: Path,
+                                                               mock_time: MockTime,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """testProducerSnapshotsRecoveryAfterUncleanShutdownV1: with message format 0.10.0 (v1 batches)."""
-    check_producer_snapshots_recovery_after_unclean_shutdown(create_log, mock_time, monkeypatch, "0.10.0")
+    check_producer_snapshots_recovery_after_unclean_shutdown(create_log, log_dir, mock_time, monkeypatch, "0.10.0")
 
 
 def test_producer_snapshots_recovery_after_unclean_shutdown_current_message_format(
-        create_log: LogFactory, mock_time: MockTime, monkeypatch: pytest.MonkeyPatch) -> None:
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, monkeypatch: pytest.MonkeyPatch) -> None:
     """testProducerSnapshotsRecoveryAfterUncleanShutdownCurrentMessageFormat: with the current format (v2)."""
-    check_producer_snapshots_recovery_after_unclean_shutdown(create_log, mock_time, monkeypatch, None)
+    check_producer_snapshots_recovery_after_unclean_shutdown(create_log, log_dir, mock_time, monkeypatch, None)
+
+
+def _one_record(producer_id: int, value: bytes, sequence: int, timestamp: int) -> MemoryRecords:
+    return MemoryRecords.with_records([(None, value, timestamp)], producer_id=producer_id, producer_epoch=0,
+                                      base_sequence=sequence)
+
+
+def _producers_kept(log: Log, pid2: int) -> int:
+    """Deleting records does not remove producer state: both producers are there, the second at sequence 0."""
+    assert len(log.active_producers_with_last_sequence()) == 2
+    retained_last_seq = log.active_producers_with_last_sequence().get(pid2)
+    assert retained_last_seq is not None
+    assert retained_last_seq == 0
+    return retained_last_seq
 
 
 def test_load_producers_after_delete_records_on_segment(create_log: LogFactory, mock_time: MockTime) -> None:
-    """testLoadProducersAfterDeleteRecordsOnSegment, its segments: a log start offset moved to the second
-    segment's base takes the first segment away, and the log reopens from there.
-
-    Left out (producer state, issue 20): that the two producers' last sequences survive the deletion and that
-    only the second producer is rebuilt on reload.
-    """
+    """testLoadProducersAfterDeleteRecordsOnSegment: a log start offset moved to the second segment's base takes
+    the first segment away but not its producer; the reload rebuilds the second producer only."""
     log_config = config(segment_bytes=2048 * 5)
     log = create_log(log_config)
-    append_idempotent_as_leader(log, 1, 0, mock_time)(1)
+    pid1, pid2 = 1, 2
+    log.append_as_leader(_one_record(pid1, b"a", 0, mock_time.milliseconds()), leader_epoch=0)
     log.roll()
-    append_idempotent_as_leader(log, 2, 0, mock_time)(1)
+    log.append_as_leader(_one_record(pid2, b"b", 0, mock_time.milliseconds()), leader_epoch=0)
     assert log.number_of_segments == 2
+    assert len(log.active_producers_with_last_sequence()) == 2
 
-    log.high_watermark = log.log_end_offset
+    log.update_high_watermark(log.log_end_offset)
     log.maybe_increment_log_start_offset(1)
     log.delete_old_segments()
+
     assert log.number_of_segments == 1
+    retained_last_seq = _producers_kept(log, pid2)
     log.close()
 
+    # after reloading the log, the producer state of the deleted segment is not regenerated
     reloaded = create_log(log_config, log_start_offset=1, had_clean_shutdown=False)
+    assert len(reloaded.active_producers_with_last_sequence()) == 1
+    # (Kafka reads the closed log here, whose state the close left as it was)
+    assert log.active_producers_with_last_sequence().get(pid2) == retained_last_seq
     assert (reloaded.log_start_offset, reloaded.log_end_offset) == (1, 2)
-    assert [(b.producer_id, b.base_offset) for s in reloaded.log_segments() for b in s.log.batches()] == [(2, 1)]
+
+
+def test_load_producers_after_delete_records_mid_segment(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testLoadProducersAfterDeleteRecordsMidSegment: a log start offset moved inside the segment keeps both
+    producers, before and after a reload."""
+    log_config = config(segment_bytes=2048 * 5)
+    log = create_log(log_config)
+    pid1, pid2 = 1, 2
+    log.append_as_leader(_one_record(pid1, b"a", 0, mock_time.milliseconds()), leader_epoch=0)
+    log.append_as_leader(_one_record(pid2, b"b", 0, mock_time.milliseconds()), leader_epoch=0)
+    assert len(log.active_producers_with_last_sequence()) == 2
+
+    log.update_high_watermark(log.log_end_offset)
+    log.maybe_increment_log_start_offset(1)
+    retained_last_seq = _producers_kept(log, pid2)
+    log.close()
+
+    # the log start offset did not pass a segment: the snapshots stay and the state is rebuilt
+    reloaded = create_log(log_config, log_start_offset=1, had_clean_shutdown=False)
+    assert len(reloaded.active_producers_with_last_sequence()) == 2
+    assert log.active_producers_with_last_sequence().get(pid2) == retained_last_seq
+
+
+def test_loading_log_keeps_largest_stray_producer_state_snapshot(create_log: LogFactory, log_dir: Path) -> None:
+    """testLoadingLogKeepsLargestStrayProducerStateSnapshot: a stray snapshot inside the log goes at load; the
+    largest one (the clean close's, past every segment base) stays."""
+    log_config = config(segment_bytes=2048 * 5, retention_bytes=0, retention_ms=1000 * 60, file_delete_delay_ms=0)
+    log = create_log(log_config)
+    pid1 = 1
+    log.append_as_leader(_one_record(pid1, b"a", 0, -1), leader_epoch=0)
+    log.roll()
+    log.append_as_leader(_one_record(pid1, b"b", 1, -1), leader_epoch=0)
+    log.roll()
+    log.append_as_leader(_one_record(pid1, b"c", 2, -1), leader_epoch=0)
+    log.append_as_leader(_one_record(pid1, b"d", 3, -1), leader_epoch=0)
+
+    log.close()
+    assert log.number_of_segments == 3
+    # two snapshots for the first two rolls, the last one written by the close
+    assert snapshot_offsets(log_dir) == {1, 2, 4}
+    # a stray snapshot inside the log, at 3
+    producer_snapshot_filename(log_dir, 3).touch()
+    assert snapshot_offsets(log_dir) == {1, 2, 3, 4}
+
+    create_log(log_config, had_clean_shutdown=False)
+    assert snapshot_offsets(log_dir) == {1, 2, 4}
+
+
+def test_recover_after_non_monotonic_coordinator_epoch_write(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testRecoverAfterNonMonotonicCoordinatorEpochWrite: a coordinator epoch going backwards (KAFKA-9144) after
+    the producer expired is taken by recovery, which keeps the latest write."""
+    producer_id, coordinator_epoch, epoch = 1, 5, 0
+    log_config = config(segment_bytes=1024 * 1024 * 5)
+    log = create_log(log_config)
+    first_append_timestamp = mock_time.milliseconds()
+    append_end_txn_marker_as_leader(log, producer_id, epoch, ControlRecordType.ABORT, first_append_timestamp,
+                                    coordinator_epoch=coordinator_epoch)
+    entry = log.producer_state_manager.last_entry(producer_id)
+    assert entry is not None and entry.last_timestamp == first_append_timestamp
+
+    mock_time.sleep(DEFAULT_PRODUCER_ID_EXPIRATION_MS)
+    assert log.producer_state_manager.last_entry(producer_id) is None
+
+    second_append_timestamp = mock_time.milliseconds()
+    append_end_txn_marker_as_leader(log, producer_id, epoch, ControlRecordType.ABORT, second_append_timestamp,
+                                    coordinator_epoch=coordinator_epoch - 1)
+    log.close()
+
+    # recovery forced from the log start
+    log = create_log(log_config, recovery_point=0, had_clean_shutdown=False)
+    entry = log.producer_state_manager.last_entry(producer_id)
+    assert entry is not None and entry.last_timestamp == second_append_timestamp
+    log.close()
 
 
 # -- transactions ---------------------------------------------------------------------------------------
-
-
-def append_mixed_transactions(log: Log, mock_time: MockTime) -> None:
-    """The appends of Kafka's testFullTransactionIndexRecovery and testRecover*LastSegment*: four transactional
-    producers mixed with plain records; producers 1 and 2 abort, 3 and 4 commit.  The comments give the log
-    end offset after each step."""
-    epoch = 0
-    append_pid1 = append_transactional_as_leader(log, 1, epoch, mock_time)
-    append_pid2 = append_transactional_as_leader(log, 2, epoch, mock_time)
-    append_pid3 = append_transactional_as_leader(log, 3, epoch, mock_time)
-    append_pid4 = append_transactional_as_leader(log, 4, epoch, mock_time)
-
-    append_pid1(5)  # 5
-    append_non_transactional_as_leader(log, 3)  # 8
-    append_pid2(2)  # 10
-    append_pid1(4)  # 14
-    append_pid3(3)  # 17
-    append_non_transactional_as_leader(log, 2)  # 19
-    append_pid1(10)  # 29
-    append_end_txn_marker_as_leader(log, 1, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 30
-    append_pid2(6)  # 36
-    append_pid4(3)  # 39
-    append_non_transactional_as_leader(log, 10)  # 49
-    append_pid3(9)  # 58
-    append_end_txn_marker_as_leader(log, 3, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 59
-    append_pid4(8)  # 67
-    append_pid2(7)  # 74
-    append_end_txn_marker_as_leader(log, 2, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 75
-    append_non_transactional_as_leader(log, 10)  # 85
-    append_pid4(4)  # 89
-    append_end_txn_marker_as_leader(log, 4, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 90
-    assert log.log_end_offset == 90
 
 
 #: Kafka's expected ``AbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset)`` entries
@@ -891,6 +975,9 @@ def reload_and_check_aborted_transactions(create_log: LogFactory, log_dir: Path,
     and that the offset indexes of ``rebuilt`` (deleted before) were made again and find every batch."""
     reloaded = create_log(config(segment_bytes=1024 * 5), recovery_point=recovery_point, had_clean_shutdown=False)
     assert reloaded.log_end_offset == 90
+    # the .txnindex entries rebuilt by recovery, last stable offsets included (Kafka: allAbortedTransactions)
+    assert [txn for s in reloaded.log_segments() for txn in s.txn_index.all_aborted_txns()] == list(EXPECTED_ABORTED)
+    # and the control batches say the same
     assert TransactionState.of(reloaded).aborted == EXPECTED_ABORTED
     for base in rebuilt:
         assert index_filename(log_dir, base).exists()
@@ -901,20 +988,14 @@ def reload_and_check_aborted_transactions(create_log: LogFactory, log_dir: Path,
 
 
 def test_full_transaction_index_recovery(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
-    """testFullTransactionIndexRecovery: every segment recovered (recovery point 0, offset indexes deleted),
-    the aborted transactions are Kafka's.
-
-    kafkalog keeps no ``.txnindex``: it reads the aborted transactions from the control batches
-    (:class:`~kafkalog.transactions.TransactionState`), so the check is that recovery leaves the transactions
-    whole.  Left out: the last stable offset Kafka's index records with each abort, which comes from the
-    producer state (issue 20).
-    """
+    """testFullTransactionIndexRecovery: every segment recovered (recovery point 0, offset and transaction
+    indexes deleted): the rebuilt ``.txnindex`` entries are Kafka's, last stable offsets included."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     bases = [s.base_offset for s in log.log_segments()]
     assert len(bases) > 1
     log.close()
-    # delete every offset index (and transaction index, were there one) to force recovery
+    # delete every offset and transaction index to force recovery
     for base in bases:
         index_filename(log_dir, base).unlink(missing_ok=True)
         txn_index_filename(log_dir, base).unlink(missing_ok=True)
@@ -924,8 +1005,7 @@ def test_full_transaction_index_recovery(create_log: LogFactory, log_dir: Path, 
 
 def test_recover_only_last_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
     """testRecoverOnlyLastSegment: only the last segment recovered (the recovery point at its base, its offset
-    index deleted), the aborted transactions are Kafka's.  As in testFullTransactionIndexRecovery, they are
-    read from the control batches; the last stable offsets are left out (issue 20)."""
+    index deleted), the rebuilt ``.txnindex`` entries are Kafka's."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     last_segment = log.log_segments()[-1]
@@ -941,9 +1021,7 @@ def test_recover_only_last_segment(create_log: LogFactory, log_dir: Path, mock_t
 def test_recover_last_segment_with_no_snapshots(create_log: LogFactory, log_dir: Path,
                                                 mock_time: MockTime) -> None:
     """testRecoverLastSegmentWithNoSnapshots: as testRecoverOnlyLastSegment with every producer snapshot deleted
-    first, which makes Kafka rebuild its producer state from the start of the log.  kafkalog writes no
-    snapshots and reads the transactions from the log, so the snapshots' absence changes nothing; the last
-    stable offsets are left out (issue 20)."""
+    first, which makes the producer state rebuild from the start of the log."""
     log = create_log(config(segment_bytes=128 * 5))
     append_mixed_transactions(log, mock_time)
     for path in log_dir.glob("*.snapshot"):
@@ -951,7 +1029,6 @@ def test_recover_last_segment_with_no_snapshots(create_log: LogFactory, log_dir:
     last_segment = log.log_segments()[-1]
     recovery_point = last_segment.base_offset
     log.close()
-    assert not list(log_dir.glob("*.snapshot"))
     index_filename(log_dir, recovery_point).unlink(missing_ok=True)
     txn_index_filename(log_dir, recovery_point).unlink(missing_ok=True)
 

@@ -285,7 +285,9 @@ def test_log_on_a_full_disk(impl: ModuleType, small_fs: Path, how: str) -> None:
     every acknowledged record and no other, and it opens again while the disk is still full (read-only
     always; read-write when nothing needs a new block) and read-write once there is room."""
     directory = small_fs / "topic-0"
-    (small_fs / "ballast").write_bytes(b"\xbb" * (256 << 10))  # deleted at the end, to make room
+    # Deleted at the end, to make room.  Large enough that what is left is not only the active segment's 1 MiB
+    # index but also the producer snapshot every roll writes (a 4 KiB block each on tmpfs).
+    (small_fs / "ballast").write_bytes(b"\xbb" * (640 << 10))
     written = run_child(_APPEND_UNTIL_FULL, impl.IMPLEMENTATION, str(directory), how)
     assert written.returncode == 0, written.stderr
     acknowledged, end, named = written.stdout.split()

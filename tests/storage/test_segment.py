@@ -7,13 +7,8 @@ jitter.  ``records(offset, *values)`` is Kafka's helper: v1 messages, CreateTime
 recovered index against a list model.  Every test runs on both kernel twins (``impl``).
 
 The segment's transaction index (``.txnindex``) is checked after them: created by the first abort
-(``update_txn_index``), searched, truncated, renamed, moved, deleted and emptied by recovery with the segment.
-
-Kafka tests not ported:
-
-- ``testRecoverTransactionIndex``: segment recovery rebuilding the ``.txnindex`` from the producer state it
-  replays; it waits for the producer-state wiring (issue 20), which passes ``LogSegment.recover`` its
-  ``ProducerStateManager``.
+(``update_txn_index``), searched, truncated, renamed, moved, deleted and emptied by recovery with the segment,
+and refilled by recovery from the producer state it replays (testRecoverTransactionIndex).
 """
 
 from __future__ import annotations
@@ -36,6 +31,8 @@ from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, Timesta
 from kafkalog.filenames import index_filename, log_filename, time_index_filename, txn_index_filename
 from kafkalog.index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from kafkalog.leader_epoch_cache import LeaderEpochFileCache
+from kafkalog.producer_state import BatchMetadata, ProducerStateEntry, ProducerStateManager, ProducerStateManagerConfig
+from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import SYSTEM_TIME, MockTime, Time
 from kafkalog.segment import NO_MAX_POSITION, LogSegment, RollParams
 from kafkalog.topic import TopicPartition
@@ -1019,6 +1016,52 @@ def test_close_after_delete(create_segment: SegmentFactory, impl: ModuleType) ->
 # --- the leader-epoch cache and the transaction index -------------------------------------------------
 
 
+def test_recover_transaction_index(create_segment: SegmentFactory, tmp_path: Path) -> None:
+    """testRecoverTransactionIndex: recovery replays the transactional batches into the producer state it is given
+    and writes the abort to the ``.txnindex`` with the last stable offset the other open transaction leaves, also
+    when the aborted transaction began in an earlier segment."""
+    seg = create_segment(100)
+    producer_epoch, partition_leader_epoch, sequence = 0, 15, 100
+    pid1, pid2 = 5, 10
+
+    def transactional(base: int, pid: int) -> MemoryRecords:
+        return MemoryRecords.with_records([(None, b"a"), (None, b"b")], base_offset=base, producer_id=pid,
+                                          producer_epoch=producer_epoch, base_sequence=sequence,
+                                          is_transactional=True, partition_leader_epoch=partition_leader_epoch)
+
+    def end_txn(control_type: ControlRecordType, pid: int, offset: int) -> MemoryRecords:
+        return MemoryRecords.with_end_transaction_marker(pid, producer_epoch, EndTransactionMarker(control_type, 0),
+                                                         base_offset=offset, timestamp=NO_TIMESTAMP)
+
+    def new_producer_state_manager() -> ProducerStateManager:
+        return ProducerStateManager(TopicPartition("topic", 0), tmp_path, 5 * 60 * 1000,
+                                    ProducerStateManagerConfig(86_400_000, False), MockTime())
+
+    seg.append(101, NO_TIMESTAMP, 100, transactional(100, pid1))
+    seg.append(103, NO_TIMESTAMP, 102, transactional(102, pid2))
+    seg.append(105, NO_TIMESTAMP, 104, MemoryRecords.with_records([(None, b"a"), (None, b"b")], base_offset=104,
+                                                                   partition_leader_epoch=partition_leader_epoch))
+    # abort pid2's transaction (the last stable offset is 100: pid1's has not completed), then commit pid1's
+    seg.append(106, NO_TIMESTAMP, 106, end_txn(ControlRecordType.ABORT, pid2, 106))
+    seg.append(107, NO_TIMESTAMP, 107, end_txn(ControlRecordType.COMMIT, pid1, 107))
+
+    def recover_and_check_abort(state_manager: ProducerStateManager, first_offset: int) -> None:
+        seg.recover(state_manager)
+        assert state_manager.map_end_offset == 108
+        aborted_txns = seg.txn_index.all_aborted_txns()
+        assert len(aborted_txns) == 1
+        aborted = aborted_txns[0]
+        assert (aborted.producer_id, aborted.first_offset, aborted.last_offset, aborted.last_stable_offset) == (
+            pid2, first_offset, 106, 100)
+
+    recover_and_check_abort(new_producer_state_manager(), 102)
+    # again, with pid2's transaction begun in a previous segment
+    state_manager = new_producer_state_manager()
+    state_manager.load_producer_entry(ProducerStateEntry(pid2, producer_epoch, 0, NO_TIMESTAMP, 75,
+                                                         BatchMetadata(10, 10, 5, NO_TIMESTAMP)))
+    recover_and_check_abort(state_manager, 75)
+
+
 def test_recovery_rebuilds_epoch_cache(create_segment: SegmentFactory, tmp_path: Path) -> None:
     """testRecoveryRebuildsEpochCache: recovery assigns each batch's epoch above the cache's latest from the
     batch's base offset."""
@@ -1028,7 +1071,7 @@ def test_recovery_rebuilds_epoch_cache(create_segment: SegmentFactory, tmp_path:
     for base, epoch in ((104, 0), (106, 1), (108, 1), (110, 2)):
         seg.append(base + 1, NO_TIMESTAMP, base, MemoryRecords.with_records(
             [(None, b"a"), (None, b"b")], base_offset=base, partition_leader_epoch=epoch))
-    seg.recover(cache)
+    seg.recover(leader_epoch_cache=cache)
     assert cache.epoch_entries() == [EpochEntry(0, 104), EpochEntry(1, 106), EpochEntry(2, 110)]
 
 
@@ -1055,7 +1098,7 @@ def test_recovery_assigns_only_epochs_above_the_latest(create_segment: SegmentFa
         last = f.read(1)
         f.seek(size - 1)
         f.write(bytes([last[0] ^ 0xFF]))
-    assert seg.recover(cache) > 0
+    assert seg.recover(leader_epoch_cache=cache) > 0
     assert cache.epoch_entries() == [EpochEntry(1, 0), EpochEntry(3, 3), EpochEntry(5, 6)]
     assert LeaderEpochCheckpoint(tmp_path / "checkpoint").read() == cache.epoch_entries()
 
@@ -1064,7 +1107,7 @@ def test_recovery_without_a_cache_and_of_an_empty_segment(create_segment: Segmen
     seg = create_segment(0)
     cache = LeaderEpochFileCache(TopicPartition("topic", 0), LeaderEpochCheckpoint(tmp_path / "checkpoint"),
                                  MockTime().scheduler)
-    assert seg.recover(cache) == 0
+    assert seg.recover(leader_epoch_cache=cache) == 0
     assert cache.epoch_entries() == []
     seg.append(0, NO_TIMESTAMP, 0, MemoryRecords.with_records([(None, b"x")], partition_leader_epoch=4))
     assert seg.recover() == 0

@@ -254,7 +254,8 @@ def fill_segments(log: Log, count: int, value_of: Callable[[int], int] = lambda 
 
 class TxnProducer:
     """Kafka's ``appendIdempotentAsLeader`` / ``appendTransactionalAsLeader``: each call appends one
-    batch of the given keys (value = key, timestamp = now) and advances the sequence."""
+    batch of the given keys (value = key, timestamp = now) and advances the sequence, appended with Kafka's
+    ``origin`` (``client`` by default)."""
 
     def __init__(
         self,
@@ -264,9 +265,10 @@ class TxnProducer:
         producer_epoch: int = 0,
         transactional: bool = True,
         leader_epoch: int = 0,
+        origin: str = "client",
     ) -> None:
         self.env, self.log, self.producer_id, self.producer_epoch = env, log, producer_id, producer_epoch
-        self.transactional, self.leader_epoch = transactional, leader_epoch
+        self.transactional, self.leader_epoch, self.origin = transactional, leader_epoch, origin
         self.sequence = 0
 
     def __call__(self, keys: list[int]) -> Any:
@@ -279,7 +281,7 @@ class TxnProducer:
             is_transactional=self.transactional,
         )
         self.sequence += len(keys)
-        return self.log.append_as_leader(records, self.leader_epoch)
+        return self.log.append_as_leader(records, self.leader_epoch, origin=self.origin)
 
 
 def append_marker(

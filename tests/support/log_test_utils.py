@@ -16,7 +16,7 @@ from kafkalog.config import LogConfig
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
-from kafkalog.log import Log
+from kafkalog.log import Log, LogAppendInfo
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.segment import LogSegment
 from kafkalog.tools.partition_dir import classify_dir
@@ -149,13 +149,45 @@ def append_non_transactional_as_leader(log: Log, num_records: int) -> None:
 
 
 def append_end_txn_marker_as_leader(log: Log, producer_id: int, producer_epoch: int, control_type: Any,
-                                    timestamp: int, coordinator_epoch: int = 0, leader_epoch: int = 0) -> None:
+                                    timestamp: int, coordinator_epoch: int = 0, leader_epoch: int = 0) -> LogAppendInfo:
     """Kafka's ``appendEndTxnMarkerAsLeader``: a COMMIT or ABORT marker, appended as the transaction coordinator
-    does (``AppendOrigin.COORDINATOR``)."""
+    does (``AppendOrigin.COORDINATOR``); returns what was appended."""
     marker = MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch,
                                                        EndTransactionMarker(control_type, coordinator_epoch),
                                                        timestamp=timestamp, partition_leader_epoch=0)
-    log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
+    return log.append_as_leader(marker, leader_epoch=leader_epoch, origin="coordinator")
+
+
+def append_mixed_transactions(log: Log, mock_time: Any) -> None:
+    """The appends of Kafka's testFullTransactionIndexRecovery and testRecover*LastSegment*: four transactional
+    producers mixed with plain records; producers 1 and 2 abort, 3 and 4 commit.  The comments give the log
+    end offset after each step."""
+    epoch = 0
+    append_pid1 = append_transactional_as_leader(log, 1, epoch, mock_time)
+    append_pid2 = append_transactional_as_leader(log, 2, epoch, mock_time)
+    append_pid3 = append_transactional_as_leader(log, 3, epoch, mock_time)
+    append_pid4 = append_transactional_as_leader(log, 4, epoch, mock_time)
+
+    append_pid1(5)  # 5
+    append_non_transactional_as_leader(log, 3)  # 8
+    append_pid2(2)  # 10
+    append_pid1(4)  # 14
+    append_pid3(3)  # 17
+    append_non_transactional_as_leader(log, 2)  # 19
+    append_pid1(10)  # 29
+    append_end_txn_marker_as_leader(log, 1, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 30
+    append_pid2(6)  # 36
+    append_pid4(3)  # 39
+    append_non_transactional_as_leader(log, 10)  # 49
+    append_pid3(9)  # 58
+    append_end_txn_marker_as_leader(log, 3, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 59
+    append_pid4(8)  # 67
+    append_pid2(7)  # 74
+    append_end_txn_marker_as_leader(log, 2, epoch, ControlRecordType.ABORT, mock_time.milliseconds())  # 75
+    append_non_transactional_as_leader(log, 10)  # 85
+    append_pid4(4)  # 89
+    append_end_txn_marker_as_leader(log, 4, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())  # 90
+    assert log.log_end_offset == 90
 
 
 def append_transaction_sample(log: Log) -> None:

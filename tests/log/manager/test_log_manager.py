@@ -74,6 +74,7 @@ from kafkalog.manager import (
     INITIAL_TASK_DELAY_MS,
     LogManager,
 )
+from kafkalog.producer_state import ProducerStateManagerConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
@@ -139,11 +140,12 @@ def test_cleanup_expired_segments(make_manager: ManagerFactory, mock_time: MockT
     assert log.log_start_offset == 200
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
+    # A log file, two indexes, the producer snapshot taken when the last segment rolled and the leader-epoch
+    # checkpoint (Kafka's numberOfSegments * 4 + 1).
     assert sorted(p.name for p in log.dir.iterdir()) == [
-        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.timeindex",
-        "leader-epoch-checkpoint"]
-    # Kafka's * 4 + 1 counts a producer snapshot per segment (not kept yet, issue 20) and the epoch checkpoint.
-    assert len(list(log.dir.iterdir())) == log.number_of_segments * 3 + 1, "Files should have been deleted"
+        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
+        "00000000000000000200.timeindex", "leader-epoch-checkpoint"]
+    assert len(list(log.dir.iterdir())) == log.number_of_segments * 4 + 1, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0, "Should get empty fetch off new log."
     with pytest.raises(OffsetOutOfRangeError, match="starting from offset: 200"):
         log.read(0, 1024)
@@ -179,8 +181,7 @@ def test_cleanup_segments_to_maintain_size(make_manager: ManagerFactory, mock_ti
     assert log.size == 6 * segment_bytes
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
-    # Kafka's * 4 + 1 counts a producer snapshot per segment (not kept yet, issue 20) and the epoch checkpoint.
-    assert len(list(log.dir.iterdir())) == log.number_of_segments * 3 + 1, "Files should have been deleted"
+    assert len(list(log.dir.iterdir())) == log.number_of_segments * 4 + 1, "Files should have been deleted"
     assert log.read(offset + 1, 1024).records.size_in_bytes() == 0
     with pytest.raises(OffsetOutOfRangeError):
         log.read(0, 1024)
@@ -230,8 +231,8 @@ def test_compact_delete_policy_applies_time_retention(make_manager: ManagerFacto
     mock_time.sleep(log.config.file_delete_delay_ms + 1)
     materialize_indexes(log)
     assert sorted(p.name for p in log.dir.iterdir()) == [
-        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.timeindex",
-        "leader-epoch-checkpoint"]
+        "00000000000000000200.index", "00000000000000000200.log", "00000000000000000200.snapshot",
+        "00000000000000000200.timeindex", "leader-epoch-checkpoint"]
 
 
 def test_compact_delete_policy_applies_size_retention(make_manager: ManagerFactory,
@@ -557,7 +558,9 @@ def test_clean_shutdown_marker_and_no_recovery_on_reopen(make_manager: ManagerFa
         return files
 
     before = inactive_files()
-    assert len(before) == 3 * sum(len(bases) - 1 for bases in segments.values())
+    # Per partition: three files per inactive segment, the producer snapshot each roll took at an inactive
+    # segment's base (all but the first), and the one the clean close took at the log end.
+    assert len(before) == sum(3 * (len(bases) - 1) + (len(bases) - 2) + 1 for bases in segments.values())
     recovered: list[Path] = []
     real_recover = LogSegment.recover
 
@@ -626,8 +629,10 @@ def test_shutdown_with_deletions_pending_releases_their_files(make_manager: Mana
     assert log.maybe_increment_log_start_offset(28)
     assert log.delete_old_segments() == 2
     deleted = sorted(p.name for p in log.dir.glob("*.deleted"))
+    # The producer snapshot the roll at 14 took goes with its segment (the first segment has none).
     assert deleted == [f"{base:020d}.{ext}.deleted"
-                       for base in (0, 14) for ext in ("index", "log", "timeindex")]
+                       for base, exts in ((0, ("index", "log", "timeindex")),
+                                          (14, ("index", "log", "snapshot", "timeindex"))) for ext in exts]
     try:
         manager.shutdown()
         assert open_paths(log_dir) == [], "shutdown left files of deleted segments open"
@@ -658,3 +663,24 @@ def test_shutdown_closes_every_log_and_releases_the_lock(make_manager: ManagerFa
         reopened = again.get_log(TopicPartition(NAME, 0))
         assert reopened is not None
         assert [r.value for r in reopened.records()] == [b"test"] * 3
+
+
+def test_logs_take_the_managers_producer_state_settings(tmp_path: Path, mock_time: MockTime) -> None:
+    """kafkalog's: the broker's producer-state settings reach every log the manager opens or creates (Kafka's
+    ``LogManager`` hands its ``ProducerStateManagerConfig``, ``maxTransactionTimeoutMs`` and
+    ``producerIdExpirationCheckIntervalMs`` to ``UnifiedLog``): a producer idle 200 ms is forgotten by the check
+    that runs every 100 ms, in a created log and in the same log reopened."""
+    config = ProducerStateManagerConfig(200, False)
+    for _ in range(2):
+        with LogManager(tmp_path / "logs", scheduler=mock_time.scheduler, time=mock_time,
+                        producer_state_manager_config=config, max_transaction_timeout_ms=60_000,
+                        producer_id_expiration_check_interval_ms=100) as manager:
+            log = manager.get_or_create_log(TopicPartition(NAME, 0))
+            assert log.producer_state_manager.producer_state_manager_config is config
+            assert log.producer_state_manager.max_transaction_timeout_ms == 60_000
+            pid = 7 + log.log_end_offset
+            log.append_as_leader(MemoryRecords.with_records([(None, b"v", mock_time.milliseconds())],
+                                                            producer_id=pid, producer_epoch=0, base_sequence=0))
+            assert set(log.active_producers_with_last_sequence()) == {pid}
+            mock_time.sleep(300)
+            assert log.active_producers_with_last_sequence() == {}

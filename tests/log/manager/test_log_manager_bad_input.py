@@ -338,9 +338,10 @@ def test_open_succeeds_when_the_log_start_checkpoint_is_past_the_log_end(impl: M
         assert (log.log_start_offset, log.log_end_offset, log.number_of_segments) == (10000, 10000, 1)
     with LogManager(root, SMALL_SEGMENTS) as reopened:
         assert reopened.get_log(TopicPartition(NAME, 0)).log_end_offset == 10000
+        # The producer snapshot is the one Kafka's reload after a clean shutdown with none writes at the log end.
         assert sorted(p.name for p in (root / f"{NAME}-0").iterdir()) == [
-            "00000000000000010000.index", "00000000000000010000.log", "00000000000000010000.timeindex",
-            "leader-epoch-checkpoint"]
+            "00000000000000010000.index", "00000000000000010000.log", "00000000000000010000.snapshot",
+            "00000000000000010000.timeindex", "leader-epoch-checkpoint"]
 
 
 def test_a_manager_used_without_startup_rolls(tmp_path: Path) -> None:

@@ -1,0 +1,327 @@
+"""How the log feeds its producer state: on append, on segment recovery, on load and truncation.
+
+Port of the producer-state code of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag
+3.8.0): the class's ``analyzeAndValidateProducerState`` and ``batchMissingRequiredVerification``, the
+companion object's ``loadProducersFromRecords``, ``updateProducers``, ``rebuildProducerState`` and
+``deleteProducerSnapshots``; and of ``LogSegment.updateProducerState``
+(``storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java``).  The append path
+(:class:`~kafkalog.log.Log`), segment recovery (:meth:`~kafkalog.segment.LogSegment.recover`) and the loader
+(:mod:`kafkalog.log_loader`) all call these, so the per-batch loop is written once.
+
+Only v2 batches with a producer id reach the manager (``batch.hasProducerId``).  A segment is read for them
+from its header scan: the producer id of every v2 batch comes from one kernel call
+(:meth:`~kafkalog.file_message_set.FileMessageSet.producer_fields`), and only the batches that have one are
+read whole, as :class:`~kafkalog.record.batch.DefaultRecordBatch` (which is a
+:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`); a log without producers costs the scan alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._common import MAGIC_V2
+from ..errors import InvalidTxnStateError, KafkaStorageError
+from ..fetch import LogOffsetMetadata
+from ..file_message_set import FileMessageSet
+from ..record import MemoryRecords
+from ..record.batch import DefaultRecordBatch, RecordBatch
+from ..scheduler import Scheduler, Time
+from ..validator import AppendOrigin
+from .append_info import ProducerAppendInfo
+from .entry import BatchMetadata, CompletedTxn, VerificationGuard
+from .manager import ProducerStateManager
+from .snapshot import SnapshotFile
+
+if TYPE_CHECKING:
+    from ..log_segments import LogSegments
+
+__all__ = [
+    "ProducerStateUpdate",
+    "analyze_and_validate_producer_state",
+    "complete_txn",
+    "delete_producer_snapshots",
+    "load_producers_from_records",
+    "producer_batches",
+    "rebuild_producer_state",
+    "take_snapshot_if_possible",
+    "update_producer_state",
+    "update_producers",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def producer_batches(records: FileMessageSet | MemoryRecords | Iterable[RecordBatch],
+                     rows: npt.NDArray[Any] | None = None) -> Iterator[RecordBatch]:
+    """The batches of ``records`` that have a producer id, in order (Kafka: ``batches`` filtered by
+    ``hasProducerId``).
+
+    A file (a segment's log, or a slice of it) is read from its header scan (``rows``, when the caller scanned
+    it already): the producer ids of its v2 batches in one kernel call, then only the batches with one, each
+    read whole (a marker is parsed from its record).  Batches past a torn or corrupt entry are not returned:
+    recovery cuts the log there.
+    """
+    if not isinstance(records, FileMessageSet):
+        batches = records.batches() if isinstance(records, MemoryRecords) else records
+        for batch in batches:
+            if batch.has_producer_id:
+                yield batch
+        return
+    if rows is None:
+        rows = records.scan(check_crc=False, stop_on_invalid=True).batches
+    rows = rows[rows["magic"] == MAGIC_V2]
+    if not len(rows):
+        return
+    producer_ids, _epochs = records.producer_fields(rows["position"])
+    origin = records.start
+    for i in np.flatnonzero(producer_ids >= 0).tolist():
+        position, size = int(rows["position"][i]), int(rows["size"][i])
+        yield DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size, origin=position)
+
+
+def update_producers(producer_state_manager: ProducerStateManager, batch: RecordBatch,
+                     producers: dict[int, ProducerAppendInfo], first_offset_metadata: LogOffsetMetadata | None,
+                     origin: AppendOrigin) -> CompletedTxn | None:
+    """Check ``batch`` against its producer's state so far in this append, and return the transaction it
+    completes, if any (Kafka: ``UnifiedLog.updateProducers``).  ``producers`` collects one
+    :class:`~kafkalog.producer_state.append_info.ProducerAppendInfo` per producer id; the verification entry of
+    a transactional batch's producer is dropped (its transaction has a first offset now, or is over).
+
+    Raises:
+        OutOfOrderSequenceError, InvalidProducerEpochError, InvalidTxnStateError,
+        TransactionCoordinatorFencedError: as :class:`~kafkalog.producer_state.append_info.ProducerAppendInfo`.
+    """
+    producer_id = batch.producer_id
+    append_info = producers.get(producer_id)
+    if append_info is None:
+        append_info = producer_state_manager.prepare_update(producer_id, origin)
+        producers[producer_id] = append_info
+    completed_txn = append_info.append(batch, first_offset_metadata)
+    if batch.is_transactional:
+        producer_state_manager.clear_verification_state_entry(producer_id)
+    return completed_txn
+
+
+class ProducerStateUpdate:
+    """What :func:`analyze_and_validate_producer_state` found: the producers to update, the transactions the
+    append completes, and the retained batch the append duplicates (``None`` when it is new)."""
+
+    __slots__ = ("completed_txns", "duplicate", "updated_producers")
+
+    def __init__(self, updated_producers: dict[int, ProducerAppendInfo], completed_txns: list[CompletedTxn],
+                 duplicate: BatchMetadata | None) -> None:
+        self.updated_producers = updated_producers
+        self.completed_txns = completed_txns
+        self.duplicate = duplicate
+
+    def apply(self, producer_state_manager: ProducerStateManager, segment: object) -> None:
+        """Fold the append in once it is written (Kafka: the producer-state steps of ``UnifiedLog.append`` after
+        ``localLog.append``): each producer updated, then each completed transaction indexed in ``segment`` (the
+        one appended to) with the last stable offset it leaves, then marked complete."""
+        for append_info in self.updated_producers.values():
+            producer_state_manager.update(append_info)
+        for completed_txn in self.completed_txns:
+            complete_txn(producer_state_manager, completed_txn, segment)
+
+
+def complete_txn(producer_state_manager: ProducerStateManager, completed_txn: CompletedTxn, segment: object) -> None:
+    """Index a transaction a marker completed, with the last stable offset it leaves, in ``segment``'s
+    transaction index, then mark it complete (Kafka: ``lastStableOffset``, ``LogSegment.updateTxnIndex``,
+    ``completeTxn``).  ``update_txn_index`` is called when the segment has it (the transaction-index wiring of
+    the segment); without it only the producer state changes."""
+    last_stable_offset = producer_state_manager.last_stable_offset(completed_txn)
+    update_txn_index = getattr(segment, "update_txn_index", None)
+    if update_txn_index is not None:
+        update_txn_index(completed_txn, last_stable_offset)
+    producer_state_manager.complete_txn(completed_txn)
+
+
+def _batch_missing_required_verification(producer_state_manager: ProducerStateManager, batch: RecordBatch,
+                                         request_verification_guard: VerificationGuard) -> bool:
+    """Kafka: ``UnifiedLog.batchMissingRequiredVerification``."""
+    if not producer_state_manager.producer_state_manager_config.transaction_verification_enabled \
+            or batch.is_control:
+        return False
+    entry = producer_state_manager.verification_state_entry(batch.producer_id)
+    guard = entry.verification_guard if entry is not None else VerificationGuard.SENTINEL
+    return not guard.verify(request_verification_guard)
+
+
+def has_ongoing_transaction(producer_state_manager: ProducerStateManager, producer_id: int) -> bool:
+    """Whether the producer has a transaction open (Kafka: ``UnifiedLog.hasOngoingTransaction``)."""
+    entry = producer_state_manager.active_producers().get(producer_id)
+    return entry is not None and entry.current_txn_first_offset is not None
+
+
+def analyze_and_validate_producer_state(producer_state_manager: ProducerStateManager,
+                                        append_offset_metadata: LogOffsetMetadata, batches: Iterable[RecordBatch],
+                                        origin: AppendOrigin,
+                                        request_verification_guard: VerificationGuard = VerificationGuard.SENTINEL,
+                                        ) -> ProducerStateUpdate:
+    """Check the batches of an append (offsets assigned) against the producer state, before anything is written
+    (Kafka: ``UnifiedLog.analyzeAndValidateProducerState``).
+
+    ``append_offset_metadata`` is where the append will land (its first offset, segment and position): a
+    transaction's first batch is remembered with its position, so the last stable offset needs no index
+    lookup.  A ``client`` batch that repeats one of its producer's last five ends the walk: the append is a
+    duplicate (:attr:`ProducerStateUpdate.duplicate`) and nothing is written.  A transactional batch of a
+    ``client`` or ``coordinator`` append with no open transaction must carry the producer's verification guard
+    when verification is enabled (KIP-890), else :class:`~kafkalog.errors.InvalidTxnStateError`.
+
+    Raises:
+        OutOfOrderSequenceError, InvalidProducerEpochError, InvalidTxnStateError,
+        TransactionCoordinatorFencedError: the append breaks a producer's sequence, epoch or transaction.
+    """
+    updated_producers: dict[int, ProducerAppendInfo] = {}
+    completed_txns: list[CompletedTxn] = []
+    relative_position = append_offset_metadata.relative_position_in_segment
+    for batch in batches:
+        if batch.has_producer_id:
+            if origin is AppendOrigin.CLIENT:
+                last_entry = producer_state_manager.last_entry(batch.producer_id)
+                duplicate = last_entry.find_duplicate_batch(batch) if last_entry is not None else None
+                if duplicate is not None:
+                    return ProducerStateUpdate(updated_producers, completed_txns, duplicate)
+            if origin in (AppendOrigin.CLIENT, AppendOrigin.COORDINATOR) and batch.is_transactional \
+                    and not has_ongoing_transaction(producer_state_manager, batch.producer_id) \
+                    and _batch_missing_required_verification(producer_state_manager, batch,
+                                                             request_verification_guard):
+                raise InvalidTxnStateError("Record was not part of an ongoing transaction")
+            first_offset_metadata = LogOffsetMetadata(batch.base_offset, append_offset_metadata.segment_base_offset,
+                                                      relative_position) if batch.is_transactional else None
+            completed = update_producers(producer_state_manager, batch, updated_producers, first_offset_metadata,
+                                         origin)
+            if completed is not None:
+                completed_txns.append(completed)
+        relative_position += batch.size_in_bytes
+    return ProducerStateUpdate(updated_producers, completed_txns, None)
+
+
+def load_producers_from_records(producer_state_manager: ProducerStateManager,
+                                records: FileMessageSet | MemoryRecords | Iterable[RecordBatch]) -> None:
+    """Replay ``records`` into the producer state, as a follower would take them (Kafka:
+    ``UnifiedLog.loadProducersFromRecords``): no sequence check, the producers updated once at the end, then the
+    transactions the markers completed."""
+    loaded_producers: dict[int, ProducerAppendInfo] = {}
+    completed_txns: list[CompletedTxn] = []
+    for batch in producer_batches(records):
+        completed = update_producers(producer_state_manager, batch, loaded_producers, None, AppendOrigin.REPLICATION)
+        if completed is not None:
+            completed_txns.append(completed)
+    for append_info in loaded_producers.values():
+        producer_state_manager.update(append_info)
+    for completed in completed_txns:
+        producer_state_manager.complete_txn(completed)
+
+
+def update_producer_state(producer_state_manager: ProducerStateManager, batch: RecordBatch,
+                          segment: object | None = None) -> None:
+    """Take one batch of a segment being recovered (Kafka: ``LogSegment.updateProducerState``): a batch with a
+    producer id updates its producer at once, and a transaction it completes is written to ``segment``'s
+    transaction index (when the segment has one: ``update_txn_index``) before it is marked complete; the map end
+    offset moves past the batch whatever it is."""
+    if batch.has_producer_id:
+        producer_id = batch.producer_id
+        append_info = producer_state_manager.prepare_update(producer_id, AppendOrigin.REPLICATION)
+        completed = append_info.append(batch)
+        producer_state_manager.update(append_info)
+        if completed is not None:
+            complete_txn(producer_state_manager, completed, segment)
+    producer_state_manager.update_map_end_offset(batch.last_offset + 1)
+
+
+def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync: bool = True) -> Path | None:
+    """:meth:`~kafkalog.producer_state.manager.ProducerStateManager.take_snapshot`, a failure to write it (a full
+    disk) logged instead of raised: kafkalog's choice for the snapshots of load and close, which only spare the
+    next load a scan (Kafka's ``IOException`` takes the log dir offline).  The state in memory is whole either way,
+    and a later snapshot or load covers the offsets this one would have."""
+    try:
+        return producer_state_manager.take_snapshot(sync)
+    except KafkaStorageError as e:
+        logger.warning("Skipping the producer snapshot at offset %d of %s: %s", producer_state_manager.map_end_offset,
+                       producer_state_manager.topic_partition, e)
+        return None
+
+
+def rebuild_producer_state(producer_state_manager: ProducerStateManager, segments: LogSegments,
+                           log_start_offset: int, last_offset: int, record_version: int, time: Time,
+                           reload_from_clean_shutdown: bool) -> None:
+    """Bring the producer state to ``last_offset``: load the newest snapshot at or below it and replay the
+    segments from there (Kafka: ``UnifiedLog.rebuildProducerState``, the companion object's).  Free of side
+    effects on the log: recovery calls it on an interim manager.
+
+    The upgrade shortcut is Kafka's: when the topic is on an old message format (below v2, no producer ids) or the
+    last shutdown was clean and there is no snapshot at all, nothing is scanned; empty snapshots are written at
+    the bases of the last two segments and at ``last_offset``, so the next load starts from them.  Otherwise the
+    replay also snapshots at the bases of the last two segments as it passes them, and at ``last_offset``.  A
+    manager that was empty and already at or past ``last_offset`` (a truncation of a log without producers)
+    skips the scan.
+    """
+    last_segment = segments.last_segment()
+    if last_segment is not None:
+        previous = segments.lower_segment(last_segment.base_offset)
+        offsets_to_snapshot = [previous.base_offset if previous is not None else None, last_segment.base_offset,
+                               last_offset]
+    else:
+        offsets_to_snapshot = [last_offset]
+    logger.info("Loading producer state till offset %d with message format version %d", last_offset, record_version)
+    if record_version < MAGIC_V2 or (producer_state_manager.latest_snapshot_offset() is None
+                                     and reload_from_clean_shutdown):
+        for offset in offsets_to_snapshot:
+            if offset is not None:
+                producer_state_manager.update_map_end_offset(offset)
+                take_snapshot_if_possible(producer_state_manager)
+        return
+    logger.info("Reloading from producer snapshot and rebuilding producer state from offset %d", last_offset)
+    is_empty_before_truncation = (producer_state_manager.is_empty()
+                                  and producer_state_manager.map_end_offset >= last_offset)
+    load_start = time.milliseconds()
+    producer_state_manager.truncate_and_reload(log_start_offset, last_offset, time.milliseconds())
+    recovery_start = time.milliseconds()
+    if last_offset > producer_state_manager.map_end_offset and not is_empty_before_truncation:
+        segment_of_last_offset = segments.floor_segment(last_offset)
+        for segment in segments.values(producer_state_manager.map_end_offset, last_offset):
+            start_offset = max(segment.base_offset, producer_state_manager.map_end_offset, log_start_offset)
+            producer_state_manager.update_map_end_offset(start_offset)
+            if segment.base_offset in offsets_to_snapshot:
+                take_snapshot_if_possible(producer_state_manager)
+            max_position = segment.size()
+            if segment is segment_of_last_offset:
+                found = segment.translate_offset(last_offset)
+                if found is not None:
+                    max_position = found.position
+            fetch = segment.read(start_offset, 2**31 - 1, max_position)
+            if fetch is not None:
+                load_producers_from_records(producer_state_manager, fetch.records)
+    producer_state_manager.update_map_end_offset(last_offset)
+    take_snapshot_if_possible(producer_state_manager)
+    logger.info("Producer state recovery took %dms for snapshot load and %dms for segment recovery from offset %d",
+                recovery_start - load_start, time.milliseconds() - recovery_start, last_offset)
+
+
+def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_state_manager: ProducerStateManager,
+                              async_delete: bool, scheduler: Scheduler, file_delete_delay_ms: int) -> None:
+    """Forget the snapshots at the bases of deleted segments, renamed ``.deleted`` at once and removed after
+    ``file.delete.delay.ms`` (``async_delete``) or now (Kafka: ``UnifiedLog.deleteProducerSnapshots``)."""
+    snapshots: list[SnapshotFile] = []
+    for base_offset in segment_base_offsets:
+        snapshot = producer_state_manager.remove_and_mark_snapshot_for_deletion(base_offset)
+        if snapshot is not None:
+            snapshots.append(snapshot)
+    if not snapshots:
+        return
+
+    def delete() -> None:
+        for snapshot in snapshots:
+            snapshot.delete_if_exists()
+
+    if async_delete:
+        scheduler.schedule_once("delete-producer-snapshot", delete, file_delete_delay_ms)
+    else:
+        delete()
