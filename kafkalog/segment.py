@@ -36,7 +36,7 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -63,6 +63,7 @@ from .filenames import (
 )
 from .fsutil import interrupts_deferred
 from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
+from .producer_state.entry import CompletedTxn
 from .producer_state.log_updates import producer_batches, update_producer_state
 from .producer_state.manager import ProducerStateManager
 from .record import MemoryRecords, RecordBatch, ScanStop
@@ -72,26 +73,9 @@ from .transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResul
 if TYPE_CHECKING:
     from .leader_epoch_cache import LeaderEpochFileCache
 
-__all__ = ["NO_MAX_POSITION", "CompletedTxn", "LogSegment", "RollParams"]
+__all__ = ["NO_MAX_POSITION", "LogSegment", "RollParams"]
 
 logger = logging.getLogger(__name__)
-
-
-class CompletedTxn(Protocol):
-    """What :meth:`LogSegment.update_txn_index` reads of a completed transaction (Kafka: ``CompletedTxn``, which
-    the producer state makes when a COMMIT or ABORT marker is appended)."""
-
-    @property
-    def producer_id(self) -> int: ...
-
-    @property
-    def first_offset(self) -> int: ...
-
-    @property
-    def last_offset(self) -> int: ...
-
-    @property
-    def is_aborted(self) -> bool: ...
 
 
 class _NoMaxPosition:

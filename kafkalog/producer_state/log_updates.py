@@ -40,6 +40,7 @@ from .snapshot import SnapshotFile
 
 if TYPE_CHECKING:
     from ..log_segments import LogSegments
+    from ..segment import LogSegment
 
 __all__ = [
     "ProducerStateUpdate",
@@ -120,7 +121,7 @@ class ProducerStateUpdate:
         self.completed_txns = completed_txns
         self.duplicate = duplicate
 
-    def apply(self, producer_state_manager: ProducerStateManager, segment: object) -> None:
+    def apply(self, producer_state_manager: ProducerStateManager, segment: LogSegment) -> None:
         """Fold the append in once it is written (Kafka: the producer-state steps of ``UnifiedLog.append`` after
         ``localLog.append``): each producer updated, then each completed transaction indexed in ``segment`` (the
         one appended to) with the last stable offset it leaves, then marked complete."""
@@ -130,15 +131,15 @@ class ProducerStateUpdate:
             complete_txn(producer_state_manager, completed_txn, segment)
 
 
-def complete_txn(producer_state_manager: ProducerStateManager, completed_txn: CompletedTxn, segment: object) -> None:
+def complete_txn(producer_state_manager: ProducerStateManager, completed_txn: CompletedTxn,
+                 segment: LogSegment | None) -> None:
     """Index a transaction a marker completed, with the last stable offset it leaves, in ``segment``'s
     transaction index, then mark it complete (Kafka: ``lastStableOffset``, ``LogSegment.updateTxnIndex``,
-    ``completeTxn``).  ``update_txn_index`` is called when the segment has it (the transaction-index wiring of
-    the segment); without it only the producer state changes."""
+    ``completeTxn``); with no segment (a load replaying batches, as Kafka's ``loadProducersFromRecords``) only
+    the producer state changes."""
     last_stable_offset = producer_state_manager.last_stable_offset(completed_txn)
-    update_txn_index = getattr(segment, "update_txn_index", None)
-    if update_txn_index is not None:
-        update_txn_index(completed_txn, last_stable_offset)
+    if segment is not None:
+        segment.update_txn_index(completed_txn, last_stable_offset)
     producer_state_manager.complete_txn(completed_txn)
 
 
@@ -221,7 +222,7 @@ def load_producers_from_records(producer_state_manager: ProducerStateManager,
 
 
 def update_producer_state(producer_state_manager: ProducerStateManager, batch: RecordBatch,
-                          segment: object | None = None) -> None:
+                          segment: LogSegment | None = None) -> None:
     """Take one batch of a segment being recovered (Kafka: ``LogSegment.updateProducerState``): a batch with a
     producer id updates its producer at once, and a transaction it completes is written to ``segment``'s
     transaction index (when the segment has one: ``update_txn_index``) before it is marked complete; the map end

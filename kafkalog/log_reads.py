@@ -1,0 +1,267 @@
+"""LogReads: what a log gives its readers - a fetch by offset, the consumer's records, aborted transactions,
+offsets by position and by timestamp.
+
+Port of the read side of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag 3.8.0): ``read``,
+``collectAbortedTransactions``, ``convertToOffsetMetadataOrThrow``, ``maybeConvertToOffsetMetadata``,
+``fetchOffsetByTimestamp`` and ``searchOffsetInLocalLog``, over :class:`~kafkalog.local_log.LocalLog`'s segment
+reads; plus kafkalog's consumer view of the log (:meth:`LogReads.records`, :mod:`kafkalog.consumer_view`).
+
+A mixin of :class:`~kafkalog.log.Log`, as :mod:`kafkalog.log_retention` is: the methods are ``Log``'s own.
+Readers take no lock but where Kafka's do (a bound made a position under the log's lock); they read a
+consistent snapshot of the segment list.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from .consumer_view import ConsumerView, IsolationLevel
+from .errors import OffsetOutOfRangeError
+from .fetch import FetchDataInfo, LogOffsetMetadata
+from .file_message_set import FileMessageSet, TimestampAndOffset
+from .validator import UnsupportedForMessageFormatError
+
+if TYPE_CHECKING:
+    from .config import LogConfig
+    from .leader_epoch_cache import LeaderEpochFileCache
+    from .local_log import LocalLog
+    from .log import Log
+    from .log_segments import LogSegments
+    from .record import Record
+    from .segment import LogSegment
+    from .topic import TopicPartition
+    from .transaction_index import AbortedTxn
+
+__all__ = [
+    "EARLIEST_LOCAL_TIMESTAMP",
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "MAX_TIMESTAMP",
+    "UNKNOWN_TIMESTAMP",
+    "LogReads",
+]
+
+logger = logging.getLogger("kafkalog.log")  # the log's own logger, as these lines were the log's
+
+# The special timestamps of a ListOffsets request that :meth:`Log.fetch_offset_by_timestamp` answers (Kafka:
+# ``ListOffsetsRequest.LATEST_TIMESTAMP`` and the others).
+#: The log end offset.
+LATEST_TIMESTAMP = -1
+#: The log start offset.
+EARLIEST_TIMESTAMP = -2
+#: The record with the largest timestamp.
+MAX_TIMESTAMP = -3
+#: The first offset on local storage: the log start offset, as kafkalog keeps no remote (tiered) storage.
+EARLIEST_LOCAL_TIMESTAMP = -4
+#: The timestamp of an answer that is an offset only (Kafka: ``ListOffsetsResponse.UNKNOWN_TIMESTAMP``).
+UNKNOWN_TIMESTAMP = -1
+
+
+class _ReadLog(Protocol):
+    """What the read methods use of their log (:class:`~kafkalog.log.Log`)."""
+
+    _lock: threading.RLock
+    _log_start_offset: int
+    local_log: LocalLog
+    segments: LogSegments
+    topic_partition: TopicPartition
+    leader_epoch_cache: LeaderEpochFileCache | None
+
+    @property
+    def config(self) -> LogConfig: ...
+    @property
+    def log_end_offset(self) -> int: ...
+    @property
+    def latest_epoch(self) -> int | None: ...
+    def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]: ...
+    def read(self, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
+             min_one_message: bool = True) -> FetchDataInfo: ...
+    def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
+    def _segment_reads(self, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]: ...
+    def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None: ...
+
+
+class LogReads:
+    """The read methods of a log (Kafka: the read side of ``UnifiedLog``)."""
+
+    def read(self: _ReadLog, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
+             min_one_message: bool = True) -> FetchDataInfo:
+        """Read up to ``max_length`` bytes of batches starting at the one holding ``start_offset``
+        (Kafka: ``UnifiedLog.read`` over ``LocalLog.read``).
+
+        ``max_offset`` (exclusive) bounds what may be returned, as a fetch bounded by the high watermark
+        is; by default the log end offset.  It may be given as :class:`LogOffsetMetadata`, as Kafka's
+        ``maxOffsetMetadata`` is: where it is on a segment, the read stops at its position there; when it knows
+        only its offset, nothing past the segments before it is returned.  An offset below the log start
+        offset or past the log end offset is an :class:`~kafkalog.errors.OffsetOutOfRangeError`; an offset
+        at the bound returns no records, and one past it no records with the metadata of where it is.
+
+        ``max_offset`` is made a position under the log's lock, as Kafka makes its high watermark one
+        (``fetchHighWatermarkMetadata``): no append or truncation can move the log while the position is
+        found, so the bound is where ``max_offset`` is, and a committed ``max_offset`` keeps the read off
+        the uncommitted records past it.
+        """
+        if start_offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments starting from offset: {self._log_start_offset}.")
+        next_offset_metadata = self.local_log.next_offset_metadata
+        if isinstance(max_offset, LogOffsetMetadata):
+            max_offset_metadata = max_offset
+        elif max_offset is None or max_offset >= next_offset_metadata.message_offset:
+            max_offset_metadata = next_offset_metadata
+        else:
+            with self._lock:
+                max_offset_metadata = self.convert_to_offset_metadata(max_offset)
+        return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
+                                   next_offset_metadata)
+
+    def collect_aborted_transactions(self: _ReadLog, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions in the segments' ``.txnindex`` files that a fetch of ``[start_offset,
+        upper_bound_offset)`` must skip (Kafka: ``UnifiedLog.collectAbortedTransactions`` over
+        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset).  Not
+        used by :meth:`records` yet: its read-committed view reads batch headers, since a log written before
+        kafkalog kept producer state has aborts with no index entry (and Kafka's load rebuilds none).
+        """
+        return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset, upper_bound_offset)
+
+    def convert_to_offset_metadata(self: _ReadLog, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` is: its segment and position (Kafka: ``convertToOffsetMetadataOrThrow``, a one-byte
+        :meth:`read` bounded by the log end as it was when the call began).
+
+        The log end is taken once, first: an offset equal to it gets that very metadata, never that of a later
+        log end (appends made meanwhile, maybe after a truncation to ``offset``, would otherwise put the bound
+        past ``offset``, and a read bounded by it, as by the high watermark, would return records past it).
+        An offset below the log start offset or past the log end offset is an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError`.
+        """
+        return self.read(offset, 1, min_one_message=False).fetch_offset_metadata
+
+    def maybe_convert_to_offset_metadata(self: _ReadLog, offset: int) -> LogOffsetMetadata:
+        """Where ``offset`` is, or the bare offset when it is outside the log (Kafka:
+        ``maybeConvertToOffsetMetadata``): never an :class:`~kafkalog.errors.OffsetOutOfRangeError`."""
+        try:
+            return self.convert_to_offset_metadata(offset)
+        except OffsetOutOfRangeError:
+            return LogOffsetMetadata(offset)
+
+    def records(self: _ReadLog, start_offset: int | None = None, end_offset: int | None = None, *,
+                isolation: str | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+                check_crcs: bool = True) -> Iterator[Record]:
+        """The records a consumer is given from ``start_offset`` (the log start offset by default) up to
+        ``end_offset`` (exclusive; the end of what the consumer may read by default), in offset order.
+
+        This is the consumer's view (:mod:`kafkalog.consumer_view`, shared with the Spark source): reading
+        stops at the high watermark (``read_uncommitted``, the default) or at the last stable offset
+        (``isolation="read_committed"``, which also skips the records of aborted transactions); control
+        records are never returned; each batch's CRC is checked before its records are handed out, and a
+        mismatch raises :class:`~kafkalog.errors.CorruptRecordError` naming the segment file and position
+        (``check_crcs=False`` reads past it).  A start offset outside the log is an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError`, as a fetch of it would be.  Segments are read a
+        chunk at a time, so a large log is never held in memory whole.
+        """
+        # The view reads the log's public offsets and, for read_committed, its transactions.
+        view = ConsumerView.of(cast("Log", self), start_offset, end_offset, isolation=isolation, check_crcs=check_crcs)
+        start = view.start_offset
+        if start < self._log_start_offset or start > self.log_end_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start} for partition {self.topic_partition}, but we only have "
+                f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
+        return view.records(self._segment_reads(start, view.end_offset))
+
+    def _segment_reads(self: _ReadLog, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]:
+        """The segments holding ``[start_offset, end_offset)``, each as it is now (a slice up to its current
+        size, so a concurrent append is not half-read) with the position to read it from."""
+        if start_offset >= end_offset:
+            return
+        for segment in self.segments.values(start_offset, end_offset):
+            position = 0
+            if segment.base_offset <= start_offset:
+                found = segment.translate_offset(start_offset)
+                if found is None:
+                    continue
+                position = found.position
+            yield segment.log.read(position, segment.size() - position), 0
+
+    def fetch_offset_by_timestamp(self: _ReadLog, target_timestamp: int) -> TimestampAndOffset | None:
+        """The offset of the first record whose timestamp is at least ``target_timestamp``, with that
+        timestamp and its batch's leader epoch; ``None`` when there is none (Kafka:
+        ``fetchOffsetByTimestamp``).
+
+        The special timestamps answer as Kafka's ListOffsets does: :data:`EARLIEST_TIMESTAMP` and
+        :data:`EARLIEST_LOCAL_TIMESTAMP` the log start offset, :data:`LATEST_TIMESTAMP` the log end offset
+        (both with :data:`UNKNOWN_TIMESTAMP`), :data:`MAX_TIMESTAMP` the record with the largest timestamp.
+        The first three come with the leader epoch of the cache: its earliest epoch when that starts at or before
+        the log start offset, its latest; kafkalog keeps no remote storage, so the local log start offset is the
+        log start offset (Kafka answers it with the epoch of that offset, the same epoch here).
+
+        Raises:
+            UnsupportedForMessageFormatError: a search by timestamp in a log whose message format (v0) has
+                no timestamps.
+        """
+        logger.debug("Searching offset for timestamp %d", target_timestamp)
+        if self.config.record_version() < 1 and target_timestamp not in (
+                EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):
+            raise UnsupportedForMessageFormatError(
+                f"Cannot search offsets based on timestamp because message format version for partition "
+                f"{self.topic_partition} is {self.config.message_format_version} which is earlier than the "
+                f"minimum required version 0.10.0-IV0")
+        cache = self.leader_epoch_cache
+        if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            # The first cached epoch is the log start's unless the log predates v2 there (a format upgrade).
+            earliest = cache.earliest_entry() if cache is not None else None
+            epoch = earliest.epoch if earliest is not None and earliest.start_offset <= self._log_start_offset \
+                else None
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self._log_start_offset, epoch)
+        if target_timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(UNKNOWN_TIMESTAMP, self.log_end_offset, self.latest_epoch)
+        if target_timestamp == MAX_TIMESTAMP:
+            segments = self.log_segments()
+            # The first segment holding the largest timestamp, as Scala's maxBy picks.
+            latest = max(segments, key=lambda segment: segment.max_timestamp_so_far)
+            max_timestamp, offset = latest.max_timestamp_so_far, latest.offset_of_max_timestamp_so_far
+            # Look the batch's position up, to read as little as possible.
+            position = latest.offset_index.lookup(offset).position
+            for batch in latest.log.batches_from(position):
+                if batch.max_timestamp == max_timestamp:
+                    offset_of_max = _offset_of_max_timestamp(batch)
+                    if offset_of_max is None:
+                        return None
+                    epoch = batch.partition_leader_epoch
+                    return TimestampAndOffset(batch.max_timestamp, offset_of_max, epoch if epoch >= 0 else None)
+            return None
+        return self._search_offset_in_local_log(target_timestamp, self._log_start_offset)
+
+    def _search_offset_in_local_log(self: _ReadLog, target_timestamp: int,
+                                    start_offset: int) -> TimestampAndOffset | None:
+        """Kafka: ``searchOffsetInLocalLog``: in the first segment whose largest timestamp reaches the target."""
+        for segment in self.log_segments():
+            if segment.largest_timestamp() >= target_timestamp:
+                return segment.find_offset_by_timestamp(target_timestamp, start_offset)
+        return None
+
+    def find_offset_by_timestamp(self: _ReadLog, target_timestamp: int) -> TimestampAndOffset | None:
+        """The first record with timestamp >= ``target_timestamp`` (Kafka: ``fetchOffsetByTimestamp``,
+        without the special timestamps), or ``None``."""
+        for segment in self.segments.values():
+            if segment.largest_timestamp() < target_timestamp:
+                continue
+            found = segment.find_offset_by_timestamp(target_timestamp, self._log_start_offset)
+            if found is not None:
+                return found
+        return None
+
+
+def _offset_of_max_timestamp(batch: Any) -> int | None:
+    """The offset of the first record of ``batch`` holding its max timestamp; ``None`` for v0, which has no
+    timestamps (Kafka: ``RecordBatch.offsetOfMaxTimestamp``)."""
+    if batch.magic == 0:
+        return None
+    max_timestamp = batch.max_timestamp
+    for record in batch.records():
+        if record.timestamp == max_timestamp:
+            return int(record.offset)
+    return None
