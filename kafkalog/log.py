@@ -29,8 +29,9 @@ load; the ``.txnindex`` entry of each aborted transaction is written as its mark
 leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
 (:mod:`kafkalog.log_leader_epochs`), and each segment owns its ``.txnindex``
 (:class:`~kafkalog.transaction_index.TransactionIndex`): renamed, swapped, truncated and deleted with it, and
-read by :meth:`Log.collect_aborted_transactions`.  Not ported: remote (tiered) storage.  The log appends as a
-leader does (offsets assigned) or as a follower does (offsets given, ``assign_offsets=False``).
+read by :meth:`~kafkalog.log_reads.LogReads.collect_aborted_transactions`.  The read side is
+:mod:`kafkalog.log_reads`.  Not ported: remote (tiered) storage.  The log appends as a leader does (offsets
+assigned) or as a follower does (offsets given, ``assign_offsets=False``).
 """
 
 from __future__ import annotations

@@ -424,6 +424,9 @@ _PRODUCER_COLOURS = {None: "#dbe7f5", 7: "#f4b6b6", 8: "#bfe3b4", 9: "#ffe08a"}
 def transactions(path: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp, Log(Path(tmp) / "payments-0", LogConfig(), time=MockTime()) as log:
         cells: list[tuple[int, int | None, str]] = []
+        # Each producer's batches follow its sequence, as the log checks (a batch starting at 0 again would be
+        # an OutOfOrderSequenceError).
+        sequences: dict[int, int] = {}
         for i, (pid, what, n) in enumerate(_TXN_STORY):
             leo = log.log_end_offset
             if i == len(_TXN_STORY) - 1:
@@ -433,7 +436,9 @@ def transactions(path: Path) -> None:
                 records = MemoryRecords.with_records(
                     [(f"p{i}".encode(), f"payment {i}.{j}".encode(), BASE_TIME + i) for j in range(n)],
                     **({} if pid is None else {"producer_id": pid, "producer_epoch": 0, "is_transactional": True,
-                                               "base_sequence": 0}))
+                                               "base_sequence": sequences.get(pid, 0)}))
+                if pid is not None:
+                    sequences[pid] = sequences.get(pid, 0) + n
             else:
                 control = ControlRecordType.ABORT if what == "ABORT" else ControlRecordType.COMMIT
                 assert pid is not None
