@@ -57,7 +57,12 @@ from .cleaner_manager import (
     PreCleanStats,
 )
 from .cleaner_stats import CleanerStats
-from .cleaner_transactions import CleanedTransactionMetadata, ProducerFacts, collect_aborted_transactions
+from .cleaner_transactions import (
+    CleanedTransactionMetadata,
+    ProducerFacts,
+    collect_aborted_transactions,
+    last_records_of_active_producers,
+)
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -264,7 +269,8 @@ class Cleaner:
         logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to upper bound deletion "
                     "horizon %s)...", log.name, _java_date(cleanable_horizon_ms), _java_date(legacy_delete_horizon_ms))
         cleaning_round = CleaningRound(self.offset_map, current_time, stats, CleanedTransactionMetadata(),
-                                       legacy_delete_horizon_ms, upper_bound_offset, self._facts.last_records)
+                                       legacy_delete_horizon_ms, upper_bound_offset,
+                                       last_records_of_active_producers(log))
         groups = self.group_segments_by_size(log.log_segments(0, end_offset), log.config.segment_size,
                                              log.config.max_index_size, cleanable.first_uncleanable_offset)
         for group in groups:
@@ -454,7 +460,7 @@ class Cleaner:
             facts = self._facts if self._facts is not None else ProducerFacts(log)
             if cleaning_round.last_records_of_active_producers is None:
                 cleaning_round = dataclasses.replace(cleaning_round,
-                                                     last_records_of_active_producers=facts.last_records)
+                                                     last_records_of_active_producers=last_records_of_active_producers(log))
             legacy_delete_horizon_ms = cleaning_round.legacy_delete_horizon_ms
             for i, current in enumerate(segments):
                 next_segment = segments[i + 1] if i + 1 < len(segments) else None

@@ -24,8 +24,8 @@ is working on it, the thread sees ``LogCleaningAborted`` at its next :meth:`~Log
 stops with :class:`LogCleaningAbortedError`, and its :meth:`~LogCleanerManager.done_cleaning` moves the state to
 ``LogCleaningPaused(1)`` and wakes the waiter, as Kafka's condition variable does.
 
-The last stable offset that bounds cleaning is Kafka's, but read from the log's transactional batch headers
-(kafkalog keeps no producer state; see :func:`_last_stable_offset`).  Left out: remote storage.  Where this
+The last stable offset that bounds cleaning is Kafka's: the producer state's, or for a read-only log the one its
+transactional batch headers give (see :func:`_last_stable_offset`).  Left out: remote storage.  Where this
 departs from Kafka otherwise:
 
 * the gauges (``max-dirty-percent``, ``time-since-last-run-ms``, ``uncleanable-partitions-count``,
@@ -298,11 +298,19 @@ def _last_stable_offset(log: Log) -> int:
     """The log's last stable offset (Kafka: ``UnifiedLog.lastStableOffset``): the first unstable offset (raised
     to the log start offset) when it is below the high watermark, else the high watermark.
 
-    kafkalog keeps no producer state; the first unstable offset, the first offset of the earliest transaction
-    that is open or whose marker is not yet below the high watermark, is read from the log's transactional
-    batch headers (:func:`kafkalog.transactions.first_unstable_offset`, which sums each segment up once and
-    keeps the sums while the log lives, so a cleaning round does not rescan the log).
+    A log opened for writing keeps Kafka's producer state, and answers from it.  A read-only one (a broker's
+    dir read in place, which ``kafkalog stats`` accounts for) rebuilds none, so its first unstable offset, the
+    first offset of the earliest transaction that is open or whose marker is not yet below the high watermark,
+    is read from its transactional batch headers (:func:`kafkalog.transactions.first_unstable_offset`, which sums
+    each segment up once and keeps the sums while the log lives).
     """
+    if not log.read_only:
+        return log.last_stable_offset
+    return _last_stable_offset_from_headers(log)
+
+
+def _last_stable_offset_from_headers(log: Log) -> int:
+    """:func:`_last_stable_offset` from the log's transactional batch headers, for a log without producer state."""
     high_watermark = log.high_watermark
     first_unstable = first_unstable_offset(log, high_watermark)
     if first_unstable is None:

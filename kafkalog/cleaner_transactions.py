@@ -15,7 +15,12 @@ from .record import ControlRecordType, RecordBatch
 from .transaction_index import AbortedTxn, TransactionIndex
 from .transactions import TransactionState, producer_batches
 
-__all__ = ["CleanedTransactionMetadata", "ProducerFacts", "collect_aborted_transactions"]
+__all__ = [
+    "CleanedTransactionMetadata",
+    "ProducerFacts",
+    "collect_aborted_transactions",
+    "last_records_of_active_producers",
+]
 
 
 
@@ -34,23 +39,17 @@ def collect_aborted_transactions(log: Log, start: int, end: int) -> list[Aborted
 
 
 class ProducerFacts:
-    """What a cleaning round needs to know of producers and transactions, read once per round in one walk
-    over the batch headers (Kafka reads them from the producer state and ``.txnindex``): each producer's
-    last batch, and the aborted transactions."""
+    """The aborted transactions a cleaning round needs, read once per round in one walk over the batch headers.
+    Kafka reads them from the ``.txnindex`` files (``collectAbortedTransactions``); the headers are read here
+    because a log written before kafkalog kept its producer state has aborts with no index entry.  The
+    producers' last batches come from the log's producer state
+    (:func:`~kafkalog.cleaner_transactions.last_records_of_active_producers`)."""
 
     def __init__(self, log: Log) -> None:
-        #: producer id -> (offset of its last data batch or None, its latest epoch): Kafka's
-        #: ``lastRecordsOfActiveProducers`` (lastDataOffset, producerEpoch).
-        self.last_records: dict[int, tuple[int | None, int]] = {}
-        batches = []
         # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
         # segments' transaction indexes too).
-        for segment in log.log_segments():
-            for batch in producer_batches(segment):
-                last_data = self.last_records.get(batch.producer_id, (None, 0))[0]
-                self.last_records[batch.producer_id] = (last_data if batch.is_control else batch.last_offset,
-                                                        batch.producer_epoch)
-                batches.append(batch)
+        batches = [batch for segment in log.log_segments()
+                   for batch in producer_batches(segment, transactional_only=True)]
         self.transactions = TransactionState.from_batches(batches, log.log_end_offset)
 
     def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
@@ -125,3 +124,12 @@ class CleanedTransactionMetadata:
                 return True
             self._ongoing_committed_txns.add(batch.producer_id)
         return False
+
+
+def last_records_of_active_producers(log: Log) -> dict[int, tuple[int | None, int]]:
+    """Each active producer's last data offset (``None`` when only a marker is left) and epoch, from the log's
+    producer state (Kafka: ``UnifiedLog.lastRecordsOfActiveProducers``): the cleaner keeps each one's last batch,
+    so a producer that retries after a cleaning still finds its sequence.  An expired producer is not active,
+    and its last batch may go."""
+    return {producer_id: (record.last_data_offset, record.producer_epoch)
+            for producer_id, record in log.last_records_of_active_producers().items()}

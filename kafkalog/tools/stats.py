@@ -267,6 +267,9 @@ class _UrlLogView:
         self.log_start_offset: int = partition.log_start_offset
         self.log_end_offset: int = partition.log_end_offset
         self.high_watermark = self.log_end_offset
+        # Read-only, as a broker's dir read in place: no producer state, so the cleaner's accounting reads the
+        # last stable offset from the batch headers.
+        self.read_only = True
         self.segments = LogSegments(partition.topic_partition)
         for segment in partition.segments or [_NoSegment(self.log_start_offset)]:
             self.segments.add(segment)

@@ -334,6 +334,30 @@ def test_log_cleaner_retains_producer_last_sequence(env: Env) -> None:
     assert offsets_in_log(log) == [3, 4]
 
 
+def test_log_cleaner_lets_an_expired_producer_s_last_batch_go(env: Env) -> None:
+    """The cleaner keeps the last batch of the producers the log's producer state holds (Kafka:
+    ``lastRecordsOfActiveProducers``), so a producer expired by ``producer.id.expiration.ms`` is no longer
+    protected: with every producer of testLogCleanerRetainsProducerLastSequence expired, producer 1's only batch
+    (key 0, overwritten at offset 3) is cleaned away like any other."""
+    cleaner = env.make_cleaner(10)
+    log = env.make_log(env.config(segment_bytes=1024))
+    log.append_as_leader(record(0, 0), 0)  # offset 0
+    log.append_as_leader(record(0, 1, producer_id=1, producer_epoch=0, sequence=0), 0)  # offset 1
+    log.append_as_leader(record(0, 2, producer_id=2, producer_epoch=0, sequence=0), 0)  # offset 2
+    log.append_as_leader(record(0, 3, producer_id=3, producer_epoch=0, sequence=0), 0)  # offset 3
+    log.append_as_leader(record(1, 1, producer_id=2, producer_epoch=0, sequence=1), 0)  # offset 4
+    log.roll()
+    state = log.producer_state_manager
+    expiration_ms = state.producer_state_manager_config.producer_id_expiration_ms
+    state.remove_expired_producers(env.time.milliseconds() + expiration_ms + 1)
+    assert log.last_records_of_active_producers() == {}
+
+    cleaner.clean(to_clean(log, 0))
+    assert last_offsets_per_batch_in_log(log) == [3, 4]
+    assert last_sequences_in_log(log) == {2: 1, 3: 0}
+    assert offsets_in_log(log) == [3, 4]
+
+
 def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
     """testDuplicateCheckAfterCleaning: the cleaning keeps each producer's last batch, offsets and sequence
     numbers, across a reload and a second round.  Left out: Kafka's duplicate appends after each reload (the
