@@ -360,9 +360,9 @@ def test_log_cleaner_lets_an_expired_producer_s_last_batch_go(env: Env) -> None:
 
 def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
     """testDuplicateCheckAfterCleaning: the cleaning keeps each producer's last batch, offsets and sequence
-    numbers, across a reload and a second round.  Left out: Kafka's duplicate appends after each reload (the
-    same batch again returns the first append's offsets), which need producer state (sequence checks) that
-    kafkalog does not keep, and so the second reload, which only precedes one of them."""
+    numbers, across a reload and a second round, so that after each reload a producer's retry of its last
+    batch is found by the producer state rebuilt from the cleaned log and answered with the first append's
+    offsets."""
     cleaner = env.make_cleaner(INT_MAX)
     config = env.config(segment_bytes=2048)
     log = env.make_log(config)
@@ -389,6 +389,16 @@ def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
     assert last_sequences_in_log(log) == {1: 2, 2: 2, 3: 1}
     assert log.log_end_offset == 8
 
+    def retry(pid: int, keys: list[int]) -> tuple[int, int]:
+        """The producer's batch of ``keys`` sent again from sequence 0 (Kafka: a new appendIdempotentAsLeader)."""
+        info = TxnProducer(env, log, pid, transactional=False)(keys)
+        return info.first_offset, info.last_offset
+
+    assert retry(1, [1, 2, 3]) == (0, 2)
+    assert retry(3, [1, 4]) == (6, 7)
+    assert retry(2, [3, 1, 4]) == (3, 5)
+    assert log.log_end_offset == 8
+
     # one more append and a round of cleaning empties producer 1's batch, which is kept for its sequence
     pid4.log = log
     pid4([2])
@@ -398,6 +408,11 @@ def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
     assert last_offsets_per_batch_in_log(log) == [2, 5, 7, 8]
     assert keys_in_log(log) == [3, 1, 4, 2]
     assert offsets_in_log(log) == [3, 6, 7, 8]
+
+    log.close()
+    log = env.make_log(config, recovery_point=0)
+    # the duplicate append from producer 1 is still found, its batch emptied but kept
+    assert retry(1, [1, 2, 3]) == (0, 2)
 
 
 def test_partial_segment_clean(env: Env) -> None:
