@@ -30,6 +30,7 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Self
 
@@ -431,14 +432,10 @@ class AbstractIndex:
         """Rename the file atomically (Kafka: ``renameTo``); the new name is kept even if the rename fails.
         A closed index can be renamed, as in Kafka."""
         with self._lock:
-            if not self.writable:
-                raise ReadOnlyError(f"Cannot rename index {self._path}: it was opened read-only")
-            target = Path(path)
-            try:
-                if self._path.exists():
-                    os.replace(self._path, target)
-            finally:
-                self._path = target
+            rename_index_file(self._path, path, self.writable, self._keep_path)
+
+    def _keep_path(self, path: Path) -> None:
+        self._path = path
 
     def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
         """Point at the same file name in another directory, after the directory was renamed (Kafka:
@@ -536,3 +533,18 @@ def _private_copy(fd: int, length: int) -> mmap.mmap | None:
             return None
         copy.resize(read_end)
     return copy
+
+
+def rename_index_file(current: Path, path: str | os.PathLike[str], writable: bool,
+                      keep: Callable[[Path], None]) -> None:
+    """Rename an index file atomically, when it exists, handing the new name to ``keep`` even if the rename
+    fails (as Kafka sets the file's name before it moves it).  A read-only index is never renamed: a
+    :class:`~kafkalog.errors.ReadOnlyError`, before anything changes."""
+    if not writable:
+        raise ReadOnlyError(f"Cannot rename index {current}: it was opened read-only")
+    target = Path(path)
+    try:
+        if current.exists():
+            os.replace(current, target)
+    finally:
+        keep(target)

@@ -17,7 +17,7 @@ from ..errors import (
     ReadOnlyError,
 )
 from ..fsutil import open_regular
-from .abstract_index import AbstractIndex
+from .abstract_index import AbstractIndex, rename_index_file
 from .time_index import TimeIndex
 
 __all__ = ["LazyIndex"]
@@ -130,14 +130,10 @@ class LazyIndex:
             if self._index is not None:
                 self._index.rename_to(path)
             else:
-                if not self.writable:
-                    raise ReadOnlyError(f"Cannot rename index {self._path}: it was opened read-only")
-                target = Path(path)
-                try:
-                    if self._path.exists():
-                        os.replace(self._path, target)
-                finally:
-                    self._path = target
+                rename_index_file(self._path, path, self.writable, self._keep_path)
+
+    def _keep_path(self, path: Path) -> None:
+        self._path = path
 
     def update_parent_dir(self, parent: str | os.PathLike[str]) -> None:
         """Kafka: ``LazyIndex.updateParentDir``."""

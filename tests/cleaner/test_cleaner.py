@@ -317,7 +317,9 @@ def test_log_cleaner_stats_with_skimpy_map(env: Env) -> None:
     assert keys_in_log(log) == [1, 0]
 
 
-def test_log_cleaner_retains_producer_last_sequence(env: Env) -> None:
+def _three_producers_log(env: Env) -> tuple[Any, Log]:
+    """testLogCleanerRetainsProducerLastSequence's cleaner and log: keys 0 and 1 written by no producer and by
+    producers 1, 2 (twice) and 3, then rolled."""
     cleaner = env.make_cleaner(10)
     log = env.make_log(env.config(segment_bytes=1024))
     log.append_as_leader(record(0, 0), 0)  # offset 0
@@ -326,6 +328,11 @@ def test_log_cleaner_retains_producer_last_sequence(env: Env) -> None:
     log.append_as_leader(record(0, 3, producer_id=3, producer_epoch=0, sequence=0), 0)  # offset 3
     log.append_as_leader(record(1, 1, producer_id=2, producer_epoch=0, sequence=1), 0)  # offset 4
     log.roll()
+    return cleaner, log
+
+
+def test_log_cleaner_retains_producer_last_sequence(env: Env) -> None:
+    cleaner, log = _three_producers_log(env)
 
     cleaner.clean(to_clean(log, 0))
     assert last_offsets_per_batch_in_log(log) == [1, 3, 4]
@@ -339,14 +346,7 @@ def test_log_cleaner_lets_an_expired_producer_s_last_batch_go(env: Env) -> None:
     ``lastRecordsOfActiveProducers``), so a producer expired by ``producer.id.expiration.ms`` is no longer
     protected: with every producer of testLogCleanerRetainsProducerLastSequence expired, producer 1's only batch
     (key 0, overwritten at offset 3) is cleaned away like any other."""
-    cleaner = env.make_cleaner(10)
-    log = env.make_log(env.config(segment_bytes=1024))
-    log.append_as_leader(record(0, 0), 0)  # offset 0
-    log.append_as_leader(record(0, 1, producer_id=1, producer_epoch=0, sequence=0), 0)  # offset 1
-    log.append_as_leader(record(0, 2, producer_id=2, producer_epoch=0, sequence=0), 0)  # offset 2
-    log.append_as_leader(record(0, 3, producer_id=3, producer_epoch=0, sequence=0), 0)  # offset 3
-    log.append_as_leader(record(1, 1, producer_id=2, producer_epoch=0, sequence=1), 0)  # offset 4
-    log.roll()
+    cleaner, log = _three_producers_log(env)
     state = log.producer_state_manager
     expiration_ms = state.producer_state_manager_config.producer_id_expiration_ms
     state.remove_expired_producers(env.time.milliseconds() + expiration_ms + 1)
