@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _impl
-from ._common import MAGIC_V2, ScanStop
+from ._common import MAGIC_V2
 from .errors import CorruptRecordError
 from .file_message_set import ChunkBuffer
 from .record import MemoryRecords
@@ -131,13 +131,7 @@ class ConsumerView:
         and no further than the first batch that reaches the end of the range.  Corrupt framing raises with
         the file and position once the chunks before it are handed out; a partial batch at the end (a write
         in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``."""
-        reads = segment.scanned_chunks(start_position, chunk_bytes, reuse=reuse)
-        while True:
-            try:
-                position, data, rows = next(reads)
-            except StopIteration as done:
-                scan = done.value
-                break
+        for position, data, rows in segment.scanned_chunks(start_position, chunk_bytes, reuse=reuse):
             wanted = self.rows_in_range(rows)
             if len(wanted):
                 # The batches of a range are consecutive: one slice of the chunk holds them.
@@ -145,11 +139,8 @@ class ConsumerView:
                 end = int(wanted["position"][-1]) + int(wanted["size"][-1])
                 yield position + first, MemoryRecords(data[first:end])
             if int(rows["last_offset"][-1]) >= self.end_offset - 1:
-                # Offsets grow from batch to batch: all that follow this one are past the range.
-                reads.close()
+                # Offsets grow from batch to batch: all that follow this one are past the range, unread.
                 return
-        if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL, ScanStop.ZERO_TAIL):
-            segment.raise_for_stop(scan)
 
     def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Record]:
         """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as

@@ -857,12 +857,13 @@ class FileMessageSet:
 
     def scanned_chunks(self, starting_position: int = 0, chunk_bytes: int = MEMORY_CHUNK_BYTES, *,
                        reuse: ChunkBuffer | None = None
-                       ) -> Generator[tuple[int, bytes | memoryview, npt.NDArray[Any]], None, ScanResult]:
+                       ) -> Iterator[tuple[int, bytes | memoryview, npt.NDArray[Any]]]:
         """The set's whole entries from ``starting_position`` in memory, about ``chunk_bytes`` at a time (an
         entry larger than that whole), each with its scan rows: yields ``(file position of the chunk, its
-        bytes, the rows of its entries)``, row positions relative to the chunk, and returns the scan's end
-        (a :class:`ScanResult` without rows, for :meth:`raise_for_stop`).  The rows are those of
-        ``scan(check_crc=False, stop_on_invalid=False)``, cut where the chunks are.
+        bytes, the rows of its entries)``, row positions relative to the chunk.  The rows are those of
+        ``scan(check_crc=False, stop_on_invalid=False)``, cut where the chunks are; corrupt framing after the
+        last whole entry raises (:meth:`raise_for_stop`) once every chunk before it is handed out, and a
+        reader that stops early never meets it.
 
         A file that is not mapped is read once: each read is scanned where it lies and the entry it ends
         inside is read again at the start of the next (a scan first and the chunks after would read it
@@ -874,14 +875,15 @@ class FileMessageSet:
             buffer = reuse if reuse is not None else _FreshBuffer()
             stop, reason = yield from _scanned_reads(self._channel, start, self.end, chunk_bytes, False, False,
                                                      INT32_MAX, INT64_MAX, buffer)
-            return ScanResult(np.empty(0, dtype=BATCH_DTYPE), stop, reason)
+            self._raise_for(reason, stop, INT32_MAX)
+            return
         scan = self.scan(check_crc=False, stop_on_invalid=False, starting_position=starting_position)
         rows = scan.batches
         for position, size, i, j in _chunk_spans(rows, chunk_bytes):
             chunk_rows = rows[i:j].copy()
             chunk_rows["position"] -= position
             yield position, self._read_chunk(position, size, reuse), chunk_rows
-        return ScanResult(np.empty(0, dtype=BATCH_DTYPE), scan.stop_position, scan.stop_reason)
+        self.raise_for_stop(scan)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         return self.batches()
@@ -894,14 +896,12 @@ class FileMessageSet:
         :class:`CorruptRecordError` naming this file and the batch's position, after the records before it.
         A partial batch at the end (a write in progress) is not read; corrupt framing raises.
         """
-        scan = self.scan(check_crc=False, stop_on_invalid=False)
         path = str(self._file)
-        for position, chunk in self.memory_chunks(scan.batches):
+        for position, data, _rows in self.scanned_chunks():
             try:
-                yield from chunk.records(check_crcs=check_crcs)
+                yield from MemoryRecords(data).records(check_crcs=check_crcs)
             except CorruptRecordError as e:
                 raise e.at(None if e.position is None else position + e.position, path) from e
-        self.raise_for_stop(scan)
 
     def search_for_timestamp(self, target_timestamp: int, starting_position: int = 0,
                              starting_offset: int = 0) -> TimestampAndOffset | None:
