@@ -12,6 +12,8 @@ the same place, to the ``cdef packed struct`` declarations in ``_core.pyx``.
 from __future__ import annotations
 
 import enum
+import re
+from typing import Self
 
 import numpy as np
 
@@ -88,6 +90,26 @@ NO_PARTITION_LEADER_EPOCH = -1
 MIN_V2_RECORD_SIZE = 7
 MAX_VARINT_BYTES = 5
 MAX_VARLONG_BYTES = 10
+
+
+class NamedChoice(enum.StrEnum):
+    """A Kafka Java enum whose members are written as their lower-case names (``AppendOrigin``,
+    ``FetchIsolation``): members compare equal to those names, and :meth:`of` takes a member or a name in either
+    case."""
+
+    @classmethod
+    def of(cls, value: object) -> Self:
+        """The member ``value`` names; a :class:`ValueError` naming the choices for anything else."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value.lower())
+            except ValueError:
+                pass
+        what = re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower()  # AppendOrigin -> "append origin"
+        names = ", ".join(member.value for member in cls)
+        raise ValueError(f"Unknown {what} {value!r}: expected one of {names}")
 
 
 class ScanStop(enum.IntEnum):

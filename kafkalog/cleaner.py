@@ -59,8 +59,6 @@ from .cleaner_manager import (
 from .cleaner_stats import CleanerStats
 from .cleaner_transactions import (
     CleanedTransactionMetadata,
-    ProducerFacts,
-    collect_aborted_transactions,
     last_records_of_active_producers,
 )
 from .errors import (
@@ -84,8 +82,7 @@ from .segment import LogSegment
 from .throttler import Throttler
 from .topic import TopicPartition
 
-__all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter",
-           "collect_aborted_transactions"]
+__all__ = ["CleanedTransactionMetadata", "Cleaner", "CleanerThread", "CleaningRound", "LogCleaner", "LogCleanerFilter"]
 
 # The fates the map hands out, as plain ints: numpy compares an array with a plain int several times faster
 # than with an IntEnum member, and the cleaning compares once per piece of every batch.
@@ -236,7 +233,6 @@ class Cleaner:
             i = j
 
     _current_tp: TopicPartition | None = None
-    _facts: ProducerFacts | None = None
 
     def check_done_hook(self) -> None:
         if self._current_tp is not None:
@@ -260,7 +256,6 @@ class Cleaner:
         stats = CleanerStats(self.time, cleanable.topic_partition)
         logger.info("Building offset map for %s...", log.name)
         upper_bound_offset = cleanable.first_uncleanable_offset
-        self._facts = ProducerFacts(log)
         self.build_offset_map(log, cleanable.first_dirty_offset, upper_bound_offset, self.offset_map, stats)
         end_offset = self.offset_map.latest_offset + 1
         stats.index_done()
@@ -290,8 +285,7 @@ class Cleaner:
         logger.info("Building offset map for log %s for %d segments in offset range [%d, %d).", log.name,
                     len(dirty), start, end)
         transaction_metadata = CleanedTransactionMetadata()
-        facts = self._facts if self._facts is not None else ProducerFacts(log)
-        transaction_metadata.add_aborted_transactions(facts.aborted_in(start, end))
+        transaction_metadata.add_aborted_transactions(log.collect_aborted_transactions(start, end))
         for i, (segment, next_start) in enumerate(zip(dirty, next_starts, strict=True)):
             self.check_done(log.topic_partition)
             full = self.build_offset_map_for_segment(log.topic_partition, segment, offset_map, start, next_start,
@@ -457,7 +451,6 @@ class Cleaner:
         # place of the old segments' (Kafka: transactionMetadata.cleanedIndex = Some(cleaned.txnIndex)).
         cleaning_round.transaction_metadata.cleaned_index = cleaned.txn_index
         try:
-            facts = self._facts if self._facts is not None else ProducerFacts(log)
             if cleaning_round.last_records_of_active_producers is None:
                 cleaning_round = dataclasses.replace(cleaning_round,
                                                      last_records_of_active_producers=last_records_of_active_producers(log))
@@ -466,8 +459,9 @@ class Cleaner:
                 next_segment = segments[i + 1] if i + 1 < len(segments) else None
                 start_offset = current.base_offset
                 upper_bound = next_segment.base_offset if next_segment is not None else current.read_next_offset()
-                cleaning_round.transaction_metadata.add_aborted_transactions(facts.aborted_in(start_offset,
-                                                                                              upper_bound))
+                # The whole segment's, as the cleaned segment's index is rebuilt whole from them (Kafka's note).
+                cleaning_round.transaction_metadata.add_aborted_transactions(
+                    log.collect_aborted_transactions(start_offset, upper_bound))
                 retain_legacy_deletes = current.last_modified() > legacy_delete_horizon_ms
                 logger.info("Cleaning %s in log %s into %d with an upper bound deletion horizon %d computed from the "
                             "segment last modified time of %d,%s deletes.", current, log.name, cleaned.base_offset,

@@ -1,8 +1,9 @@
-"""What a cleaning round knows of transactions and producers, read from the log's control batches.
+"""What a cleaning round knows of transactions and producers.
 
-Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata``, the aborted
-transactions Kafka reads from ``.txnindex`` (``collectAbortedTransactions``) and the producers' last batches
-(``lastRecordsOfActiveProducers``).  :mod:`kafkalog.cleaner` uses them and re-exports them.
+Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata`` and the producers' last
+batches (``lastRecordsOfActiveProducers``).  The aborted transactions it is given are the log's ``.txnindex``
+entries (:meth:`Log.collect_aborted_transactions <kafkalog.log_reads.LogReads.collect_aborted_transactions>`), as
+Kafka's cleaner takes them.  :mod:`kafkalog.cleaner` uses them and re-exports them.
 """
 
 from __future__ import annotations
@@ -13,12 +14,9 @@ from .errors import KafkaLogError
 from .log import Log
 from .record import ControlRecordType, RecordBatch
 from .transaction_index import AbortedTxn, TransactionIndex
-from .transactions import TransactionState, producer_batches
 
 __all__ = [
     "CleanedTransactionMetadata",
-    "ProducerFacts",
-    "collect_aborted_transactions",
     "last_records_of_active_producers",
 ]
 
@@ -29,32 +27,6 @@ def _control_type(batch: RecordBatch) -> ControlRecordType | None:
         return batch.control_type
     except KafkaLogError:
         return ControlRecordType.UNKNOWN
-
-
-def collect_aborted_transactions(log: Log, start: int, end: int) -> list[AbortedTxn]:
-    """The aborted transactions with a marker at or after ``start`` that began before ``end``, read from
-    the log's batch headers (what Kafka reads from ``.txnindex``: ``collectAbortedTransactions``, which
-    also reads the later segments' indexes, as a marker may lie past ``end``)."""
-    return list(TransactionState.of(log).between(start, end).aborted)
-
-
-class ProducerFacts:
-    """The aborted transactions a cleaning round needs, read once per round in one walk over the batch headers.
-    Kafka reads them from the ``.txnindex`` files (``collectAbortedTransactions``); the headers are read here
-    because a log written before kafkalog kept its producer state has aborts with no index entry.  The
-    producers' last batches come from the log's producer state
-    (:func:`~kafkalog.cleaner_transactions.last_records_of_active_producers`)."""
-
-    def __init__(self, log: Log) -> None:
-        # The whole log: a transaction's ABORT marker may lie past the round's end (Kafka scans the later
-        # segments' transaction indexes too).
-        batches = [batch for segment in log.log_segments()
-                   for batch in producer_batches(segment, transactional_only=True)]
-        self.transactions = TransactionState.from_batches(batches, log.log_end_offset)
-
-    def aborted_in(self, start: int, end: int) -> list[AbortedTxn]:
-        """Aborted transactions whose marker is at or after ``start`` and that began before ``end``."""
-        return list(self.transactions.between(start, end).aborted)
 
 
 class _AbortedTxnMetadata:

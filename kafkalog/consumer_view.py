@@ -96,7 +96,9 @@ class ConsumerView:
            check_crcs: bool = True) -> ConsumerView:
         """The view of ``log`` a consumer with ``isolation`` gets: from ``start_offset`` (the log start
         offset by default) up to ``end_offset`` (exclusive), never past the high watermark, nor for
-        ``read_committed`` past the last stable offset, which is read from the log's batch headers."""
+        ``read_committed`` past the last stable offset; the aborted transactions and the last stable offset are
+        those of :meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>` (the producer state and
+        ``.txnindex`` files of a log that keeps them, the batch headers of one that does not)."""
         level = IsolationLevel.of(isolation)
         start = log.log_start_offset if start_offset is None else start_offset
         bound = log.high_watermark

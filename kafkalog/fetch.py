@@ -3,14 +3,15 @@
 Ports of ``LogOffsetMetadata`` (``kafka/server/LogOffsetMetadata.scala``, now
 ``storage/.../LogOffsetMetadata.java``), ``FetchDataInfo`` (``kafka/server/FetchDataInfo.scala``,
 now ``storage/.../FetchDataInfo.java``) and ``LogOffsetSnapshot`` (``storage/.../LogOffsetSnapshot.java``,
-3.8.0), and the ``LogOffsetsListener`` told of the high watermark's moves (``storage/.../LogOffsetsListener.java``,
-3.8.0).
+3.8.0), the ``LogOffsetsListener`` told of the high watermark's moves (``storage/.../LogOffsetsListener.java``,
+3.8.0), and ``FetchIsolation`` (``storage/.../FetchIsolation.java``, 3.8.0), how far a fetch may read.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from ._common import NamedChoice
 from .errors import KafkaLogError
 from .record import MemoryRecords
 
@@ -19,12 +20,22 @@ if TYPE_CHECKING:
     from .transaction_index import AbortedTxn
 
 __all__ = ["EMPTY_RECORDS", "NO_OP_OFFSETS_LISTENER", "UNKNOWN_OFFSET", "UNKNOWN_OFFSET_METADATA", "FetchDataInfo",
-           "LogOffsetMetadata", "LogOffsetSnapshot", "LogOffsetsListener"]
+           "FetchIsolation", "LogOffsetMetadata", "LogOffsetSnapshot", "LogOffsetsListener"]
 
 #: Kafka's ``UNKNOWN_OFFSET`` / ``UNKNOWN_FILE_POSITION`` for metadata that only knows the offset.
 UNKNOWN_OFFSET = -1
 #: A read that found its offset but returns no bytes (Kafka: ``MemoryRecords.EMPTY``).
 EMPTY_RECORDS = MemoryRecords(b"")
+
+
+class FetchIsolation(NamedChoice):
+    """How far a read may go (Kafka: ``FetchIsolation``): to the log end offset (a follower's fetch), the high
+    watermark (a ``read_uncommitted`` consumer's) or the last stable offset (a ``read_committed`` consumer's, which
+    is also given the aborted transactions of what it read).  Members compare equal to their lower-case names."""
+
+    LOG_END = "log_end"
+    HIGH_WATERMARK = "high_watermark"
+    TXN_COMMITTED = "txn_committed"
 
 
 class LogOffsetMetadata(NamedTuple):

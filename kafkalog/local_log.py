@@ -49,6 +49,7 @@ from .filenames import (
     txn_index_filename,
 )
 from .fsutil import fsync_dir, interrupts_deferred, storage_error
+from .index import OffsetPosition
 from .log_segments import LogSegments
 from .record import MemoryRecords
 from .scheduler import Scheduler, Time
@@ -312,11 +313,13 @@ class LocalLog:
 
     def read(self, start_offset: int, max_length: int, min_one_message: bool,
              max_offset_metadata: LogOffsetMetadata,
-             end_offset_metadata: LogOffsetMetadata | None = None) -> FetchDataInfo:
+             end_offset_metadata: LogOffsetMetadata | None = None,
+             include_aborted_txns: bool = False) -> FetchDataInfo:
         """Up to ``max_length`` bytes of batches from the one holding ``start_offset``, none past
-        ``max_offset_metadata`` (Kafka: ``read``, without aborted transactions).  ``end_offset_metadata`` is the
-        log end as the caller found it before making its bound (by default, as it is now): the range check and
-        the bound then see the same log end, even if an append came in between.
+        ``max_offset_metadata`` (Kafka: ``read``).  ``end_offset_metadata`` is the log end as the caller found it
+        before making its bound (by default, as it is now): the range check and the bound then see the same log
+        end, even if an append came in between.  With ``include_aborted_txns`` the result carries the aborted
+        transactions that overlap what it read (Kafka: ``addAbortedTransactions``; an empty read, an empty list).
 
         Each segment from the one holding ``start_offset`` is read in turn until one returns something: the
         segments before the bound's whole, the bound's up to its position (when it has one), later ones not
@@ -333,10 +336,12 @@ class LocalLog:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
                 f"have log segments upto {end_offset}.")
+        no_txns: list[AbortedTxn] | None = [] if include_aborted_txns else None
         if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS)
+            return FetchDataInfo(max_offset_metadata, EMPTY_RECORDS, aborted_transactions=no_txns)
         if start_offset > max_offset_metadata.message_offset:
-            return FetchDataInfo(self.convert_to_offset_metadata_or_throw(start_offset), EMPTY_RECORDS)
+            return FetchDataInfo(self.convert_to_offset_metadata_or_throw(start_offset), EMPTY_RECORDS,
+                                 aborted_transactions=no_txns)
         while segment is not None:
             if segment.base_offset < max_offset_metadata.segment_base_offset:
                 max_position: Any = segment.size()
@@ -347,10 +352,29 @@ class LocalLog:
                 max_position = NO_MAX_POSITION
             fetch = segment.read(start_offset, max_length, max_position, min_one_message)
             if fetch is not None:
-                return fetch
+                return self._add_aborted_transactions(start_offset, segment, fetch) if include_aborted_txns \
+                    else fetch
             segment = self.segments.higher_segment(segment.base_offset)
         # Past the last batch of the last segment, though in range: every later record was deleted.
-        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
+        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS, aborted_transactions=no_txns)
+
+    def _add_aborted_transactions(self, start_offset: int, segment: LogSegment, fetch: FetchDataInfo) -> FetchDataInfo:
+        """``fetch`` with the aborted transactions that overlap it (Kafka: ``addAbortedTransactions``): up to the
+        first offset the segment's index places past the bytes read, else the next segment's base, else the log
+        end offset; searched from ``segment`` on."""
+        start_position = OffsetPosition(fetch.fetch_offset_metadata.message_offset,
+                                        fetch.fetch_offset_metadata.relative_position_in_segment)
+        upper = segment.fetch_upper_bound_offset(start_position, fetch.records.size_in_bytes())
+        if upper is None:
+            following = self.segments.higher_segment(segment.base_offset)
+            upper = following.base_offset if following is not None else self.log_end_offset
+        aborted: list[AbortedTxn] = []
+        for current in [segment, *self.segments.higher_segments(segment.base_offset)]:
+            result = current.collect_aborted_txns(start_offset, upper)
+            aborted.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return fetch._replace(aborted_transactions=aborted)
 
     def collect_aborted_transactions(self, log_start_offset: int, base_offset: int,
                                      upper_bound_offset: int) -> list[AbortedTxn]:

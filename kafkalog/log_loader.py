@@ -32,7 +32,10 @@ The steps, in Kafka's order (each a method below):
 6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
    moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
 7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
-   is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).
+   is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).  A log
+   that had no snapshot at all is replayed from its first segment, and its transaction indexes gain the aborts
+   they lack (kafkalog's rule for logs written before it kept producer state; see
+   :func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -159,6 +162,10 @@ class LogLoader:
         self.recovery_point_checkpoint = recovery_point_checkpoint
         self._recovery_progress = recovery_progress
         self.recovery_point = recovery_point_checkpoint
+        # Taken before recovery writes any snapshot: a log that had none is replayed from its first segment and
+        # its transaction indexes completed (rebuild_producer_state's complete_txn_indexes).
+        self.complete_txn_indexes = (not self.read_only
+                                     and log.producer_state_manager.latest_snapshot_offset() is None)
 
     def load(self) -> LoadedLogOffsets:
         """Run the steps of the module docstring and return where the log starts (Kafka: ``load``).
@@ -217,7 +224,8 @@ class LogLoader:
         producer_state_manager.remove_stray_snapshots(self.segments.base_offsets())
         rebuild_producer_state(producer_state_manager, self.segments, log_start_offset, next_offset,
                                self.config.record_version(), self.time,
-                               reload_from_clean_shutdown=self.had_clean_shutdown)
+                               reload_from_clean_shutdown=self.had_clean_shutdown,
+                               complete_txn_indexes=self.complete_txn_indexes)
 
     def _active(self) -> LogSegment:
         segment = self.segments.last_segment()
@@ -409,7 +417,7 @@ class LogLoader:
                                                       log_state.producer_state_manager_config, self.time)
         rebuild_producer_state(producer_state_manager, self.segments, self.log_start_offset_checkpoint,
                                segment.base_offset, self.config.record_version(), self.time,
-                               reload_from_clean_shutdown=False)
+                               reload_from_clean_shutdown=False, complete_txn_indexes=self.complete_txn_indexes)
         truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
         take_snapshot_if_possible(producer_state_manager)
         return truncated

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .consumer_view import ConsumerView, IsolationLevel
-from .errors import OffsetOutOfRangeError
-from .fetch import FetchDataInfo, LogOffsetMetadata
+from .errors import IllegalArgumentError, OffsetOutOfRangeError
+from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
 from .file_message_set import FileMessageSet, TimestampAndOffset
 from .validator import UnsupportedForMessageFormatError
 
@@ -80,6 +80,10 @@ class _ReadLog(Protocol):
     def read(self, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
              min_one_message: bool = True) -> FetchDataInfo: ...
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
+    def fetch_high_watermark_metadata(self) -> LogOffsetMetadata: ...
+    def fetch_last_stable_offset_metadata(self) -> LogOffsetMetadata: ...
+    def _read_isolated(self, start_offset: int, max_length: int, isolation: FetchIsolation,
+                       min_one_message: bool) -> FetchDataInfo: ...
     def _segment_reads(self, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]: ...
     def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None: ...
 
@@ -88,7 +92,7 @@ class LogReads:
     """The read methods of a log (Kafka: the read side of ``UnifiedLog``)."""
 
     def read(self: _ReadLog, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
-             min_one_message: bool = True) -> FetchDataInfo:
+             min_one_message: bool = True, *, isolation: str | FetchIsolation | None = None) -> FetchDataInfo:
         """Read up to ``max_length`` bytes of batches starting at the one holding ``start_offset``
         (Kafka: ``UnifiedLog.read`` over ``LocalLog.read``).
 
@@ -103,7 +107,20 @@ class LogReads:
         (``fetchHighWatermarkMetadata``): no append or truncation can move the log while the position is
         found, so the bound is where ``max_offset`` is, and a committed ``max_offset`` keeps the read off
         the uncommitted records past it.
+
+        ``isolation`` bounds the read as Kafka's ``read(startOffset, maxLength, isolation, minOneMessage)`` does,
+        instead of ``max_offset``: :attr:`~kafkalog.fetch.FetchIsolation.LOG_END`, ``HIGH_WATERMARK``, or
+        ``TXN_COMMITTED`` (``"txn_committed"``), the last stable offset, whose result also carries the aborted
+        transactions that overlap what was read (``FetchDataInfo.aborted_transactions``, from the ``.txnindex``
+        files), which a ``read_committed`` consumer skips.
+
+        Raises:
+            IllegalArgumentError: both ``max_offset`` and ``isolation`` are given.
         """
+        if isolation is not None:
+            if max_offset is not None:
+                raise IllegalArgumentError("A read is bounded by max_offset or by isolation, not both")
+            return self._read_isolated(start_offset, max_length, FetchIsolation.of(isolation), min_one_message)
         if start_offset < self._log_start_offset:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
@@ -119,12 +136,30 @@ class LogReads:
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
                                    next_offset_metadata)
 
+    def _read_isolated(self: _ReadLog, start_offset: int, max_length: int, isolation: FetchIsolation,
+                       min_one_message: bool) -> FetchDataInfo:
+        """Kafka: ``UnifiedLog.read`` with its ``FetchIsolation``."""
+        if start_offset < self._log_start_offset:
+            raise OffsetOutOfRangeError(
+                f"Received request for offset {start_offset} for partition {self.topic_partition}, but we only "
+                f"have log segments starting from offset: {self._log_start_offset}.")
+        next_offset_metadata = self.local_log.next_offset_metadata
+        if isolation is FetchIsolation.LOG_END:
+            max_offset_metadata = next_offset_metadata
+        elif isolation is FetchIsolation.HIGH_WATERMARK:
+            max_offset_metadata = self.fetch_high_watermark_metadata()
+        else:
+            max_offset_metadata = self.fetch_last_stable_offset_metadata()
+        return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
+                                   None, isolation is FetchIsolation.TXN_COMMITTED)
+
     def collect_aborted_transactions(self: _ReadLog, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """The aborted transactions in the segments' ``.txnindex`` files that a fetch of ``[start_offset,
         upper_bound_offset)`` must skip (Kafka: ``UnifiedLog.collectAbortedTransactions`` over
-        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset).  Not
-        used by :meth:`records` yet: its read-committed view reads batch headers, since a log written before
-        kafkalog kept producer state has aborts with no index entry (and Kafka's load rebuilds none).
+        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset): what
+        :meth:`read` adds for ``isolation="read_committed"``, what :meth:`records` skips, and what the cleaner
+        removes.  A log written before kafkalog kept producer state has its missing entries added when it is
+        first opened for writing (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
         """
         return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset, upper_bound_offset)
 

@@ -62,7 +62,7 @@ from .filenames import (
     txn_index_filename,
 )
 from .fsutil import interrupts_deferred
-from .index import LazyIndex, OffsetIndex, TimeIndex, TimestampOffset
+from .index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from .producer_state.entry import CompletedTxn
 from .producer_state.log_updates import producer_batches, update_producer_state
 from .producer_state.manager import ProducerStateManager
@@ -720,6 +720,13 @@ class LogSegment:
         """The aborted transactions of this segment's index that overlap ``[fetch_offset, upper_bound_offset)``
         (Kafka: ``collectAbortedTxns``)."""
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+
+    def fetch_upper_bound_offset(self, start_offset_position: OffsetPosition, fetch_size: int) -> int | None:
+        """The offset of the first offset-index entry at or past ``fetch_size`` bytes after
+        ``start_offset_position``, or ``None`` (Kafka: ``fetchUpperBoundOffset``): no batch a fetch of that size
+        returned lies past it, so it bounds the aborted transactions the fetch needs."""
+        found = self.offset_index.fetch_upper_bound_offset(start_offset_position, fetch_size)
+        return None if found is None else found.offset
 
     def __enter__(self) -> LogSegment:
         return self

@@ -1,4 +1,5 @@
-"""What a ``read_committed`` consumer sees of a partition's transactions, read from the batch headers.
+"""What a ``read_committed`` consumer sees of a partition's transactions: its aborted transactions and its last
+stable offset.
 
 A transactional producer's batches carry the transactional bit (attribute ``0x10``) and its producer
 id; the transaction ends with a control batch (``0x20``) whose one record's key names ``COMMIT`` or
@@ -11,19 +12,31 @@ id; the transaction ends with a control batch (``0x20``) whose one record's key 
 - reads no further than the last stable offset: the first offset of the earliest transaction not yet
   ended (``UnifiedLog.lastStableOffset``), or the log end offset when none is open.
 
-A broker keeps the aborted transactions in ``.txnindex`` files and the open ones in its producer state;
-kafkalog reads both facts from the log itself, so a log written by kafkalog (which keeps no
-``.txnindex``) and a copied broker directory are read alike.  The scan kernel finds the transactional
-batches; only those are read further, so a log without transactions costs one header scan.
+Where the facts come from (:meth:`TransactionState.of`) depends on who wrote the log:
+
+- a log open for writing keeps Kafka's producer state: the aborted transactions are its ``.txnindex`` entries
+  (``collectAbortedTransactions``) and the last stable offset is the log's;
+- a log read in place whose writer kept producer state, known by its producer snapshots (a broker since 0.11,
+  kafkalog since it ported them), has its aborts in its ``.txnindex`` files too; its open transactions are
+  those of its latest snapshot, brought up to the log end by the batches after it
+  (:meth:`TransactionState.from_indexes`);
+- a log without snapshots (a broker before 0.11, whose formats have no transactions, or kafkalog before it kept
+  producer state, whose aborts have no index entries) is read from its batch headers
+  (:meth:`TransactionState.from_batches`).  Opening such a log for writing gives it both
+  (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+
+The scan kernel finds the transactional batches; only those are read further, so a log without transactions
+costs one header scan.
 """
 
 from __future__ import annotations
 
 import bisect
+import logging
 import struct
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -39,6 +52,7 @@ from .transaction_index import AbortedTxn
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
     from .log import Log
+    from .producer_state import ProducerStateEntry
     from .segment import LogSegment
 
 
@@ -48,6 +62,18 @@ class _HasLog(Protocol):
 
     @property
     def log(self) -> FileMessageSet: ...
+
+
+class _SeekableSegment(_HasLog, Protocol):
+    """A segment whose batches can be read from an offset on (a :class:`~kafkalog.segment.LogSegment` or a
+    :class:`~kafkalog.storage.partition.UrlSegment`)."""
+
+    @property
+    def base_offset(self) -> int: ...
+    def translate_offset(self, offset: int, starting_file_position: int = 0) -> Any: ...
+
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
            "scan_producer_batches", "transactional_rows"]
@@ -86,20 +112,62 @@ class TransactionState:
 
     @classmethod
     def of(cls, log: Log) -> TransactionState:
-        """Read the state of ``log`` from its segments' batch headers."""
-        batches = (batch for segment in log.log_segments()
-                   for batch in producer_batches(segment, transactional_only=True))
+        """The state of ``log`` (see the module docstring): from its producer state when it is open for writing,
+        from its indexes and latest snapshot when it is read in place and has one, else from its batch headers.
+        """
+        if not log.read_only:
+            aborted = log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset)
+            return cls(tuple(sorted(aborted, key=_by_first_offset)), log.last_stable_offset)
+        segments = log.log_segments()
+        snapshot = _latest_snapshot(log, segments)
+        if snapshot is not None:
+            offset, entries = snapshot
+            indexed = [txn for segment in segments for txn in segment.txn_index.all_aborted_txns()]
+            return cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
+        batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
         return cls.from_batches(batches, log.log_end_offset)
 
     @classmethod
-    def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int) -> TransactionState:
+    def from_indexes(cls, indexed: Iterable[AbortedTxn], snapshot_offset: int,
+                     snapshot: Iterable[ProducerStateEntry], segments: Sequence[_SeekableSegment],
+                     log_end_offset: int) -> TransactionState:
+        """The state of a partition whose writer kept Kafka's producer state: the aborted transactions of its
+        ``.txnindex`` files (``indexed``), and the transactions open in its producer ``snapshot`` taken at
+        ``snapshot_offset`` carried to the log end through the transactional batches of ``segments`` from there
+        (what a broker's load does with the snapshot: ``ProducerStateManager.truncateAndReload``, then the replay
+        of ``rebuildProducerState``).  The aborts among those later batches are added to the indexed ones (one
+        entry per producer and offsets): a writer that stopped without a clean shutdown may not have indexed
+        them, and a broker's recovery would."""
+        open_txns = {entry.producer_id: entry.current_txn_first_offset for entry in snapshot
+                     if entry.current_txn_first_offset is not None}
+        tail: list[ProducerBatch] = []
+        for i, segment in enumerate(segments):
+            following = segments[i + 1].base_offset if i + 1 < len(segments) else None
+            if following is not None and following <= snapshot_offset:
+                continue
+            position = 0
+            if segment.base_offset < snapshot_offset:
+                found = segment.translate_offset(snapshot_offset)
+                if found is None:
+                    continue
+                position = found.position
+            tail.extend(scan_producer_batches(segment, True, position)[0])
+        replayed = cls.from_batches(tail, log_end_offset, open_txns)
+        by_key = {(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in replayed.aborted}
+        by_key.update({(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in indexed})
+        return cls(tuple(sorted(by_key.values(), key=_by_first_offset)), replayed.last_stable_offset)
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int,
+                     open_txns: Mapping[int, int] | None = None) -> TransactionState:
         """The state from a partition's producer batches in offset order (non-transactional ones are
         passed over): a transaction opens at its producer's first transactional data batch and ends at
         its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset.  Each
         aborted transaction records the last stable offset at its marker as a broker's ``.txnindex`` entry
         does (Kafka: ``ProducerStateManager.lastStableOffset(CompletedTxn)``): the first offset of the
-        earliest transaction of another producer still open, else the marker's offset + 1."""
-        open_txns: dict[int, int] = {}
+        earliest transaction of another producer still open, else the marker's offset + 1.  ``open_txns`` gives
+        the transactions open before the first batch (producer id -> first offset), as a snapshot does."""
+        open_txns = dict(open_txns) if open_txns is not None else {}
         aborted: list[AbortedTxn] = []
         for batch in batches:
             if not batch.is_transactional:
@@ -144,6 +212,27 @@ class TransactionState:
                     hidden[i] = True
         result: npt.NDArray[np.bool_] = hidden
         return result
+
+
+def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, list[ProducerStateEntry]] | None:
+    """The newest producer snapshot of a log read in place that a replay can start from: at or below the log end
+    and not below the first segment (an older one speaks of batches gone); ``None`` when there is none, or it
+    does not read (a warning: the caller reads the batch headers instead, which need no snapshot)."""
+    from .producer_state import list_snapshot_files, read_snapshot
+
+    if not segments:
+        return None
+    usable = [snapshot for snapshot in list_snapshot_files(log.dir)
+              if segments[0].base_offset <= snapshot.offset <= log.log_end_offset]
+    if not usable:
+        return None
+    latest = max(usable, key=lambda snapshot: snapshot.offset)
+    try:
+        return latest.offset, read_snapshot(latest.file)
+    except (KafkaLogError, OSError) as e:
+        logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s does not "
+                       "read: %s", log.dir, latest.file, e)
+        return None
 
 
 @dataclass(frozen=True)

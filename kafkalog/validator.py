@@ -96,7 +96,6 @@ Kept as Kafka has them, though they may surprise:
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -112,6 +111,7 @@ from ._common import (
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
+    NamedChoice,
     java_long,
 )
 from .config import LogConfig, _metadata_version_ordinal, target_compression
@@ -204,8 +204,9 @@ class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
 # Origins and metrics
 
 
-class AppendOrigin(enum.StrEnum):
-    """Who is appending (Kafka: ``AppendOrigin``); members compare equal to their lower-case names.
+class AppendOrigin(NamedChoice):
+    """Who is appending (Kafka: ``AppendOrigin``); members compare equal to their lower-case names, and
+    :meth:`~kafkalog._common.NamedChoice.of` takes them in either case (``"client"``, ``"RAFT_LEADER"``).
 
     Only ``client`` appends get the strict batch checks (base offset 0, count and offset range, no control
     batches, sequence numbers); ``raft_leader`` batches must carry the leader's epoch.
@@ -215,17 +216,6 @@ class AppendOrigin(enum.StrEnum):
     COORDINATOR = "coordinator"
     CLIENT = "client"
     RAFT_LEADER = "raft_leader"
-
-    @classmethod
-    def of(cls, value: AppendOrigin | str) -> AppendOrigin:
-        """Accepts a member, a lower- or upper-case name (``"client"``, ``"RAFT_LEADER"``)."""
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            names = ", ".join(member.value for member in cls)
-            raise ValueError(f"Unknown append origin {value!r}: expected one of {names}") from None
 
 
 class MetricsRecorder(Protocol):

@@ -32,6 +32,7 @@ from ..file_message_set import FileMessageSet
 from ..record import MemoryRecords
 from ..record.batch import DefaultRecordBatch, RecordBatch
 from ..scheduler import Scheduler, Time
+from ..transaction_index import AbortedTxn
 from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .entry import BatchMetadata, CompletedTxn, VerificationGuard
@@ -46,6 +47,7 @@ __all__ = [
     "ProducerStateUpdate",
     "analyze_and_validate_producer_state",
     "complete_txn",
+    "complete_txn_index",
     "delete_producer_snapshots",
     "load_producers_from_records",
     "producer_batches",
@@ -237,6 +239,42 @@ def update_producer_state(producer_state_manager: ProducerStateManager, batch: R
     producer_state_manager.update_map_end_offset(batch.last_offset + 1)
 
 
+def complete_txn_index(producer_state_manager: ProducerStateManager, segment: LogSegment,
+                       records: FileMessageSet | MemoryRecords) -> None:
+    """Replay ``records``, a read of ``segment``, into the producer state batch by batch, as recovery does
+    (:func:`update_producer_state`), and add to the segment's ``.txnindex`` the aborted transactions it lacks.
+
+    kafkalog's step for a log without producer snapshots (see :func:`rebuild_producer_state`): a writer that kept
+    no producer state (kafkalog before it ported Kafka's) left its aborts without index entries, which a
+    ``read_committed`` read and the cleaner take from the index.  An index entry is known by its producer id and
+    offsets: those a broker wrote stay as they are (their last stable offsets were computed from the state at the
+    marker, which a replay from the log start may not see whole), and an index that lacks one is rewritten in
+    order of last offset, as :meth:`~kafkalog.transaction_index.TransactionIndex.append` requires.
+    """
+    found: list[AbortedTxn] = []
+    for batch in producer_batches(records):
+        append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
+        completed = append_info.append(batch)
+        producer_state_manager.update(append_info)
+        if completed is not None:
+            if completed.is_aborted:
+                found.append(AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset,
+                                        producer_state_manager.last_stable_offset(completed)))
+            producer_state_manager.complete_txn(completed)
+    if not found:
+        return
+    existing = segment.txn_index.all_aborted_txns()
+    known = {(txn.producer_id, txn.first_offset, txn.last_offset) for txn in existing}
+    missing = [txn for txn in found if (txn.producer_id, txn.first_offset, txn.last_offset) not in known]
+    if not missing:
+        return
+    logger.info("Adding %d aborted transactions missing from the transaction index of %s", len(missing), segment)
+    segment.txn_index.reset()
+    for txn in sorted(existing + missing, key=lambda txn: txn.last_offset):
+        segment.txn_index.append(txn)
+    segment.txn_index.flush()
+
+
 def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync: bool = True) -> Path | None:
     """:meth:`~kafkalog.producer_state.manager.ProducerStateManager.take_snapshot`, a failure to write it (a full
     disk) logged instead of raised: kafkalog's choice for the snapshots of load and close, which only spare the
@@ -252,7 +290,7 @@ def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync
 
 def rebuild_producer_state(producer_state_manager: ProducerStateManager, segments: LogSegments,
                            log_start_offset: int, last_offset: int, record_version: int, time: Time,
-                           reload_from_clean_shutdown: bool) -> None:
+                           reload_from_clean_shutdown: bool, complete_txn_indexes: bool = False) -> None:
     """Bring the producer state to ``last_offset``: load the newest snapshot at or below it and replay the
     segments from there (Kafka: ``UnifiedLog.rebuildProducerState``, the companion object's).  Free of side
     effects on the log: recovery calls it on an interim manager.
@@ -263,6 +301,14 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
     replay also snapshots at the bases of the last two segments as it passes them, and at ``last_offset``.  A
     manager that was empty and already at or past ``last_offset`` (a truncation of a log without producers)
     skips the scan.
+
+    ``complete_txn_indexes`` is kafkalog's rule for a log that has no producer snapshot at all (the loader decides,
+    before recovery writes any): such a log is replayed from its first segment even after a clean shutdown, and
+    each segment's ``.txnindex`` gains the aborted transactions it lacks (:func:`complete_txn_index`).  Kafka
+    takes the shortcut there, as a broker that finds no snapshot was upgraded from a version without
+    transactions; a log without snapshots that has transactions was written by kafkalog before it kept producer
+    state, and its aborts have no index entries.  The replay is one header scan, once: the log has snapshots
+    afterwards.  A log with no records past its start has nothing to replay and takes the shortcut.
     """
     last_segment = segments.last_segment()
     if last_segment is not None:
@@ -273,7 +319,8 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
         offsets_to_snapshot = [last_offset]
     logger.info("Loading producer state till offset %d with message format version %d", last_offset, record_version)
     if record_version < MAGIC_V2 or (producer_state_manager.latest_snapshot_offset() is None
-                                     and reload_from_clean_shutdown):
+                                     and reload_from_clean_shutdown
+                                     and not (complete_txn_indexes and last_offset > log_start_offset)):
         for offset in offsets_to_snapshot:
             if offset is not None:
                 producer_state_manager.update_map_end_offset(offset)
@@ -298,7 +345,11 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
                 if found is not None:
                     max_position = found.position
             fetch = segment.read(start_offset, 2**31 - 1, max_position)
-            if fetch is not None:
+            if fetch is None:
+                continue
+            if complete_txn_indexes:
+                complete_txn_index(producer_state_manager, segment, fetch.records)
+            else:
                 load_producers_from_records(producer_state_manager, fetch.records)
     producer_state_manager.update_map_end_offset(last_offset)
     take_snapshot_if_possible(producer_state_manager)

@@ -29,6 +29,7 @@ broker's partition dir copied as it is.)
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
+from ..transaction_index import AbortedTxn
 from ..transactions import TransactionState, producer_batches
 from . import files
 from .channel import open_remote_log, read_index
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["UrlPartition", "UrlSegment", "classify_remote_dir", "remote_partition_dirs"]
 
 _SEGMENT_FILE = re.compile(r"^[0-9]+\.(log|index|timeindex|txnindex)$")
+_SNAPSHOT_FILE = re.compile(r"^[0-9]+\.snapshot$")
+logger = logging.getLogger(__name__)
 
 
 def _partition_of(name: str) -> TopicPartition | None:
@@ -179,6 +183,13 @@ class UrlSegment:
         position = self.offset_index.lookup(max(timestamp_offset.offset, start)).position
         return self.log.search_for_timestamp(timestamp, position, start)
 
+    def aborted_txns(self) -> list[AbortedTxn]:
+        """The entries of the segment's ``.txnindex`` object; none when the listing shows no such object (a
+        broker writes one only for a segment that holds an ABORT marker)."""
+        if "txnindex" not in self._files:
+            return []
+        return files.read_txn_index(self.dir / f"{self.base_offset:020d}.txnindex", self._files["txnindex"])
+
     def close(self) -> None:
         self.log.close()
         if self._indexes is not None:
@@ -200,6 +211,8 @@ class UrlPartition:
     log_start_offset: int
     #: Files named like a segment's but not for an offset as Kafka writes one, left out.
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    #: The producer snapshots the listing showed: offset -> object size.
+    snapshots: dict[int, int] = field(default_factory=dict)
     _log_end_offset: int | None = None
 
     @classmethod
@@ -218,7 +231,11 @@ class UrlPartition:
         tp = parse_topic_partition_name(location.name)
         by_base: dict[int, dict[str, int]] = {}
         skipped: list[tuple[str, str]] = []
+        snapshots: dict[int, int] = {}
         for name, kind, size in location.entries():
+            if kind == "file" and _SNAPSHOT_FILE.match(name):
+                snapshots[int(name.split(".", 1)[0])] = size
+                continue
             if kind != "file" or not _SEGMENT_FILE.match(name):
                 continue
             try:
@@ -233,7 +250,7 @@ class UrlPartition:
                     for base, files in sorted(by_base.items()) if "log" in files]
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
-        return cls(location, tp, segments, log_start, skipped)
+        return cls(location, tp, segments, log_start, skipped, snapshots)
 
     def __enter__(self) -> UrlPartition:
         return self
@@ -276,8 +293,23 @@ class UrlPartition:
         return None
 
     def transactions(self) -> TransactionState:
-        """The aborted transactions and last stable offset, read from the batch headers
-        (:meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>`)."""
+        """The aborted transactions and last stable offset, found as for a log read in place
+        (:meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>`): from the ``.txnindex`` objects
+        and the latest producer snapshot (with the batches after it) when the dir has a snapshot, from the batch
+        headers when it has none or the snapshot does not read."""
+        usable = [offset for offset in self.snapshots
+                  if self.segments and self.segments[0].base_offset <= offset <= self.log_end_offset]
+        if usable:
+            offset = max(usable)
+            snapshot = self.dir / f"{offset:020d}.snapshot"
+            try:
+                entries = files.read_producer_snapshot(snapshot, self.snapshots[offset])
+            except KafkaLogError as e:
+                logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
+                               "does not read: %s", self.dir, snapshot, e)
+            else:
+                indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
+                return TransactionState.from_indexes(indexed, offset, entries, self.segments, self.log_end_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset)

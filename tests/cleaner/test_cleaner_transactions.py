@@ -7,7 +7,7 @@ kept), on both kernel twins.  Environment and helpers as in ``test_cleaner.py``
 from __future__ import annotations
 
 from kafkalog import MemoryRecords
-from kafkalog.cleaner import CleanedTransactionMetadata, CleaningRound, collect_aborted_transactions
+from kafkalog.cleaner import CleanedTransactionMetadata, CleaningRound
 from kafkalog.cleaner_stats import CleanerStats
 from kafkalog.record import ControlRecordType
 from tests.support.cleaner_utils import (
@@ -43,7 +43,7 @@ def test_basic_transaction_aware_cleaning(env: Env) -> None:
     commit(env, log, 2)
     producer1([2])
     commit(env, log, 1)
-    aborted_transactions = collect_aborted_transactions(log, log.log_start_offset, log.log_end_offset)
+    aborted_transactions = log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset)
     assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted_transactions] == [(1, 0, 6)]
 
     log.roll()
@@ -291,7 +291,7 @@ def test_abort_marker_retention_with_empty_batch(env: Env) -> None:
     log.roll()
 
     def assert_aborted_transaction_indexed() -> None:
-        aborted = collect_aborted_transactions(log, 0, 100)
+        aborted = log.collect_aborted_transactions(0, 100)
         assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted] == [(1, 0, 2)]
 
     assert_aborted_transaction_indexed()
@@ -316,8 +316,7 @@ def test_abort_marker_retention_with_empty_batch(env: Env) -> None:
     producer([1])
     log.roll()
     dirty_offset = cleaner.do_clean(to_clean(log, dirty_offset), LARGE_TIMESTAMP)[0]
-    # (Kafka still finds the aborted transaction in the cleaned .txnindex here; kafkalog reads it from the
-    # batches, and the empty batch that began it is gone)
+    assert_aborted_transaction_indexed()
     assert keys_in_log(log) == [1]
     assert offsets_in_log(log) == [2, 3]  # the marker is not yet gone, as the empty batch was read
     assert last_offsets_per_batch_in_log(log) == [2, 3]  # but the empty batch is not kept
@@ -327,7 +326,7 @@ def test_abort_marker_retention_with_empty_batch(env: Env) -> None:
     assert keys_in_log(log) == [1]
     assert offsets_in_log(log) == [3]
     assert last_offsets_per_batch_in_log(log) == [3]
-    assert collect_aborted_transactions(log, 0, 100) == []
+    assert log.collect_aborted_transactions(0, 100) == []
 
 
 def test_log_cleaner_retains_last_sequence_even_if_transaction_aborted(env: Env) -> None:
@@ -406,7 +405,7 @@ def test_multi_pass_segment_cleaning_with_aborted_transactions(env: Env) -> None
     commit(env, log, 2)  # [19, 19]
     log.roll()
     assert log.log_end_offset == 20
-    aborted = collect_aborted_transactions(log, 0, log.log_end_offset)
+    aborted = log.collect_aborted_transactions(0, log.log_end_offset)
     assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted] == [(1, 8, 10), (2, 11, 16)]
 
     dirty_offset = 0

@@ -29,6 +29,7 @@ from kafkalog.record.batch import DefaultRecordBatch
 from kafkalog.record.memory import MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
+from kafkalog.transactions import TransactionState, producer_batches
 from kafkalog.validator import AppendOrigin
 from tests.support.golden_data import DANIELOWO, KSQL, SEG0
 
@@ -165,3 +166,41 @@ def test_log_opens_golden_logs_with_their_producer_state(impl: ModuleType, golde
     with Log(directory, time=MockTime(current_time_ms=0), producer_state_manager_config=config,
              had_clean_shutdown=False) as reopened:
         assert reopened.active_producers() == state
+
+
+def test_golden_transactions_from_indexes_and_snapshots_match_the_batches(impl: ModuleType, golden: Path,
+                                                                          tmp_path: Path) -> None:
+    """Every golden partition dir with producer snapshots (brokers 0.11 to 3.7), read in place: the transactions a
+    reader takes from the broker's ``.txnindex`` files and newest snapshot (``TransactionState.of``, what the Spark
+    source and ``Log.records`` use) are those the batches themselves say.  The golden set holds no abort and no
+    transaction left open, so every last stable offset is the log end.  The ksqlDB command topic, whose four
+    transactions were committed, was copied without its snapshots: read in place its batch headers are read, and
+    its first open for writing replays it, leaves no ``.txnindex`` (nothing was aborted) and snapshots it, after
+    which a reader takes the same answer from the snapshot."""
+    directories = sorted({snapshot.parent for snapshot in golden.rglob("*.snapshot")})
+    assert len(directories) == 43
+    for directory in directories:
+        with Log(directory, read_only=True) as log:
+            from_indexes = TransactionState.of(log)
+            batches = [batch for segment in log.log_segments()
+                       for batch in producer_batches(segment, transactional_only=True)]
+            assert from_indexes == TransactionState.from_batches(batches, log.log_end_offset), directory
+            assert from_indexes == TransactionState((), log.log_end_offset), directory
+
+    command_topic = golden / DANIELOWO / f"{KSQL}_command_topic-0"
+    assert not list(command_topic.glob("*.snapshot"))
+    with Log(command_topic, read_only=True) as log:
+        from_headers = TransactionState.of(log)
+        assert from_headers == TransactionState((), log.log_end_offset)
+        assert sum(1 for segment in log.log_segments()
+                   for batch in producer_batches(segment, transactional_only=True) if batch.is_control) == 4
+    copy = tmp_path / command_topic.name
+    copy.mkdir()
+    shutil.copyfile(command_topic / SEG0, copy / SEG0)
+    config = ProducerStateManagerConfig(NEVER, False)
+    with Log(copy, time=MockTime(current_time_ms=0), producer_state_manager_config=config) as log:
+        assert TransactionState.of(log) == from_headers
+    assert not list(copy.glob("*.txnindex"))
+    assert list(copy.glob("*.snapshot"))
+    with Log(copy, read_only=True) as reader:
+        assert TransactionState.of(reader) == from_headers

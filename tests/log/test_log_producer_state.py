@@ -10,9 +10,6 @@ Kafka tests not ported:
 
 - ``testAppendToTransactionIndexFailure``: it makes the ``.txnindex`` write fail by renaming the index onto the
   log directory and expects the log dir to go offline (``LogDirFailureChannel``), which kafkalog does not model.
-- ``testFetchUpToLastStableOffset``, ``testReadCommittedWithConcurrentHighWatermarkUpdates``: ``READ_COMMITTED``
-  fetches through ``UnifiedLog.read(isolation)``; kafkalog's read-committed view is
-  :class:`~kafkalog.consumer_view.ConsumerView`, the reads part of issue 20.
 - ``testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: it makes the snapshot flush fail with a
   mocked ``UnifiedLog`` method; nothing in kafkalog fails the fsync on demand.
 """
@@ -20,6 +17,7 @@ Kafka tests not ported:
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +33,7 @@ from kafkalog.errors import (
     OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
 )
-from kafkalog.fetch import LogOffsetMetadata
+from kafkalog.fetch import FetchIsolation, LogOffsetMetadata
 from kafkalog.filenames import producer_snapshot_filename
 from kafkalog.log import Log
 from kafkalog.producer_state import ProducerStateManagerConfig, VerificationGuard, list_snapshot_files
@@ -1039,11 +1037,7 @@ def test_transaction_index_updated_through_replication(create_log: LogFactory, m
 
 def test_aborted_transaction_spanning_multiple_segments(create_log: LogFactory, mock_time: MockTime) -> None:
     """testAbortedTransactionSpanningMultipleSegments: an abort whose transaction began in the previous segment is
-    found by a read-committed fetch from the transaction's start.
-
-    Kafka's fetch (``read(isolation = TXN_COMMITTED)``) returns the aborted transactions with the records;
-    kafkalog's ``Log.read`` has no isolation, so the fetch's aborted transactions are asked of
-    :meth:`~kafkalog.log.Log.collect_aborted_transactions` over the range the read returned."""
+    found by a read-committed fetch from the transaction's start."""
     pid, epoch = 137, 5
     first = txn_records(pid, epoch, 0, b"a", b"b", b"c")
     log = kafka_log(create_log, config(segment_bytes=first.size_in_bytes()))
@@ -1060,7 +1054,96 @@ def test_aborted_transaction_spanning_multiple_segments(create_log: LogFactory, 
     log.update_high_watermark(abort_append_info.last_offset + 1)
     assert log.first_unstable_offset is None
 
-    fetched = log.read(0, 2048, log.last_stable_offset)
-    fetched_end = max(batch.last_offset for batch in fetched.records.batches()) + 1
-    aborted = log.collect_aborted_transactions(0, fetched_end)
-    assert [(txn.producer_id, txn.first_offset) for txn in aborted] == [(pid, 0)]
+    fetch_data_info = log.read(0, 2048, isolation=FetchIsolation.TXN_COMMITTED, min_one_message=True)
+    assert fetch_data_info.aborted_transactions is not None
+    assert [(txn.producer_id, txn.first_offset) for txn in fetch_data_info.aborted_transactions] == [(pid, 0)]
+
+
+def _assert_non_empty_committed_fetch(log: Log, offset: int) -> None:
+    """Kafka's ``assertNonEmptyFetch`` with ``FetchIsolation.TXN_COMMITTED``."""
+    read_info = log.read(offset, 2**31 - 1, isolation=FetchIsolation.TXN_COMMITTED, min_one_message=True)
+    assert not read_info.first_entry_incomplete
+    assert read_info.records.size_in_bytes() > 0
+    assert all(record.offset < log.last_stable_offset for record in read_info.records.records())
+    assert read_info.fetch_offset_metadata.message_offset == offset
+    assert_valid_log_offset_metadata(log, read_info.fetch_offset_metadata)
+
+
+def _assert_empty_committed_fetch(log: Log, offset: int) -> None:
+    """Kafka's ``assertEmptyFetch`` with ``FetchIsolation.TXN_COMMITTED``."""
+    read_info = log.read(offset, 2**31 - 1, isolation=FetchIsolation.TXN_COMMITTED, min_one_message=True)
+    assert not read_info.first_entry_incomplete
+    assert read_info.records.size_in_bytes() == 0
+    assert read_info.fetch_offset_metadata.message_offset == offset
+    assert_valid_log_offset_metadata(log, read_info.fetch_offset_metadata)
+
+
+def test_fetch_up_to_last_stable_offset(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testFetchUpToLastStableOffset: a read-committed fetch returns records from every offset below the last
+    stable offset and none from it to the log end, as transactions end and the high watermark moves."""
+    log = kafka_log(create_log, config(segment_bytes=1024 * 1024))
+    epoch = 0
+    append_producer1 = append_transactional_as_leader(log, 1, epoch, mock_time)
+    append_producer2 = append_transactional_as_leader(log, 2, epoch, mock_time)
+    append_producer1(5)
+    append_non_transactional_as_leader(log, 3)
+    append_producer2(2)
+    append_producer1(4)
+    append_non_transactional_as_leader(log, 2)
+    append_producer1(10)
+
+    def assert_lso_bounded_fetches() -> None:
+        for offset in range(log.log_start_offset, log.last_stable_offset):
+            _assert_non_empty_committed_fetch(log, offset)
+        for offset in range(log.last_stable_offset, log.log_end_offset + 1):
+            _assert_empty_committed_fetch(log, offset)
+
+    assert_lso_bounded_fetches()
+    log.update_high_watermark(log.log_end_offset)
+    assert_lso_bounded_fetches()
+
+    append_end_txn_marker_as_leader(log, 1, epoch, ControlRecordType.COMMIT, mock_time.milliseconds())
+    assert log.last_stable_offset == 0
+    log.update_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == 8
+    assert_lso_bounded_fetches()
+
+    append_end_txn_marker_as_leader(log, 2, epoch, ControlRecordType.ABORT, mock_time.milliseconds())
+    assert log.last_stable_offset == 8
+    log.update_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == log.log_end_offset
+    assert_lso_bounded_fetches()
+
+
+def test_read_committed_with_concurrent_high_watermark_updates(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testReadCommittedWithConcurrentHighWatermarkUpdates: one thread appends one-record transactions, reads each
+    read-committed before aborting it, while another moves the high watermark to the log end: no read returns the
+    open transaction's record."""
+    log = kafka_log(create_log, config(segment_bytes=1024 * 1024 * 5))
+    last_offset = 50
+    producer_epoch, producer_id = 0, 15
+    append_producer = append_transactional_as_leader(log, producer_id, producer_epoch, mock_time)
+    done = threading.Event()
+
+    def hw_update_loop() -> None:
+        while log.log_end_offset < last_offset and not done.is_set():
+            log.update_high_watermark(log.log_end_offset)
+
+    updater = threading.Thread(target=hw_update_loop, daemon=True)
+    updater.start()
+    non_empty_reads = 0
+    try:
+        while log.log_end_offset < last_offset:
+            current_log_end_offset = log.log_end_offset
+            append_producer(1)
+            read_info = log.read(current_log_end_offset, 2**31 - 1, isolation=FetchIsolation.TXN_COMMITTED,
+                                 min_one_message=False)
+            if read_info.records.size_in_bytes() > 0:
+                non_empty_reads += 1
+            append_end_txn_marker_as_leader(log, producer_id, producer_epoch, ControlRecordType.ABORT,
+                                            mock_time.milliseconds())
+    finally:
+        done.set()
+        updater.join(timeout=30)
+    assert not updater.is_alive()
+    assert non_empty_reads == 0

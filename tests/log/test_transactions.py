@@ -1,6 +1,8 @@
-"""kafkalog.transactions: what a ``read_committed`` consumer sees of a partition's transactions, read from the
-batch headers (Kafka 3.8.0: ``UnifiedLog.lastStableOffset``, ``collectAbortedTransactions``, and the consumer's
-``abortedProducerIds`` walk over a fetch's aborted transactions).
+"""kafkalog.transactions: what a ``read_committed`` consumer sees of a partition's transactions, from the producer
+state and ``.txnindex`` files of a log that keeps them, or from the batch headers of one that does not (Kafka
+3.8.0: ``UnifiedLog.lastStableOffset``, ``collectAbortedTransactions``, ``read`` with ``FetchIsolation``, and the
+consumer's ``abortedProducerIds`` walk over a fetch's aborted transactions); and kafkalog's rule for a log written
+before it kept producer state.
 
 Logs are written here with :func:`tests.support.log_test_utils.append_transaction_sample` (offsets 0..6: plain,
 aborted by producer 7 and its ABORT marker, committed by producer 8 and its COMMIT marker, open by producer 9,
@@ -9,8 +11,15 @@ then a plain record; the last stable offset is 5), so every answer is known.  Ev
 
 from __future__ import annotations
 
+import logging
+import uuid
+from pathlib import Path
 from types import ModuleType
 
+import pytest
+
+from kafkalog.errors import IllegalArgumentError, OffsetOutOfRangeError
+from kafkalog.fetch import FetchIsolation
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
 from kafkalog.transaction_index import AbortedTxn
@@ -135,3 +144,175 @@ def test_read_only_log_reads_the_same_state(impl: ModuleType, create_log: LogFac
         assert TransactionState.of(reader) == expected
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
 
+
+
+# -- where the state comes from -----------------------------------------------------------------------------------
+
+# Producer 10's transaction after the roll of _rolled_sample: opened at 7, aborted by its marker at 8.  Producer 9's
+# transaction is still open at 5, so that is the last stable offset the marker records.
+ABORTED_BY_10 = AbortedTxn(producer_id=10, first_offset=7, last_offset=8, last_stable_offset=5)
+
+
+def _rolled_sample(create_log: LogFactory) -> Log:
+    """The sample, a roll (a producer snapshot at 7, with producer 9's transaction open since 5), then producer 10's
+    aborted transaction in the second segment."""
+    log = create_log()
+    append_transaction_sample(log)
+    log.roll()
+    log.append(MemoryRecords.with_records([(b"t", b"ten", 1_000)], base_offset=7, producer_id=10, producer_epoch=0,
+                                          base_sequence=0, is_transactional=True), assign_offsets=False)
+    log.append(MemoryRecords.with_end_transaction_marker(10, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
+                                                         base_offset=8, timestamp=1_000), assign_offsets=False)
+    return log
+
+
+def _snapshots(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.snapshot"))
+
+
+def test_state_of_a_writable_log_is_its_producer_state_and_indexes(impl: ModuleType, create_log: LogFactory) -> None:
+    """A log open for writing answers from what it keeps, as a broker's fetch does: the ``.txnindex`` entries and
+    the producer state's last stable offset."""
+    log = _rolled_sample(create_log)
+    state = TransactionState.of(log)
+    assert state.aborted == (ABORTED_BY_7, ABORTED_BY_10)
+    assert state.last_stable_offset == log.last_stable_offset == 5
+    log.update_high_watermark(3)  # the producer state's last stable offset is bounded by the high watermark
+    assert TransactionState.of(log).last_stable_offset == 3
+    # An abort the index does not hold is not one: the batch headers are not read.
+    log.log_segments()[0].txn_index.reset()
+    assert TransactionState.of(log).aborted == (ABORTED_BY_10,)
+
+
+def test_read_only_log_with_snapshots_reads_indexes_and_the_latest_snapshot(impl: ModuleType,
+                                                                          create_log: LogFactory) -> None:
+    """A log read in place whose writer kept producer state: the aborts of its ``.txnindex`` files, and its open
+    transactions from the latest snapshot and the batches after it."""
+    log = _rolled_sample(create_log)
+    expected = TransactionState.of(log)
+    directory = log.dir
+    log.close()
+    assert [p.name for p in _snapshots(directory)] == ["00000000000000000007.snapshot",
+                                                       "00000000000000000009.snapshot"]
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == expected
+    # The snapshot at the log end leaves no batch to replay: producer 9's open transaction comes from it, and an
+    # abort without an index entry is not seen (the first segment's index is gone).
+    (directory / "00000000000000000000.txnindex").unlink()
+    with Log(directory, read_only=True) as reader:
+        state = TransactionState.of(reader)
+        assert state.aborted == (ABORTED_BY_10,)
+        assert state.last_stable_offset == 5
+    # With the snapshot at 7 the latest, the batches after it are replayed: producer 10's abort is found there even
+    # without its index entry, as recovery would index it.
+    (directory / "00000000000000000009.snapshot").unlink()
+    (directory / "00000000000000000007.txnindex").unlink()
+    with Log(directory, read_only=True) as reader:
+        state = TransactionState.of(reader)
+        assert state.aborted == (ABORTED_BY_10,)
+        assert state.last_stable_offset == 5
+
+
+def test_read_only_log_without_snapshots_reads_batch_headers(impl: ModuleType, create_log: LogFactory) -> None:
+    """No snapshot: a writer that kept no producer state (kafkalog before it did, whose aborts have no index
+    entries), so the batch headers are read."""
+    log = _rolled_sample(create_log)
+    expected = TransactionState.of(log)
+    directory = log.dir
+    log.close()
+    for path in [*_snapshots(directory), *directory.glob("*.txnindex")]:
+        path.unlink()
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == expected
+
+
+def test_a_snapshot_that_does_not_read_sends_the_reader_to_the_headers(impl: ModuleType, create_log: LogFactory,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    log = _rolled_sample(create_log)
+    expected = TransactionState.of(log)
+    directory = log.dir
+    log.close()
+    (directory / "00000000000000000000.txnindex").unlink()  # the headers still know producer 7's abort
+    (directory / "00000000000000000009.snapshot").write_bytes(b"\x00\x01not a snapshot")
+    with caplog.at_level(logging.WARNING, logger="kafkalog.transactions"), \
+            Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == expected
+    assert "00000000000000000009.snapshot does not read" in caplog.text
+
+
+def test_opening_a_log_without_snapshots_completes_its_transaction_indexes(impl: ModuleType,
+                                                                          create_log: LogFactory) -> None:
+    """kafkalog's rule for a log written before it kept producer state (no snapshot, aborts without index
+    entries): the first open for writing replays it from the first segment and adds the missing entries; an index
+    that has its entries is left as it is, and later opens replay nothing (the log has snapshots now)."""
+    log = _rolled_sample(create_log)
+    expected = TransactionState.of(log)
+    directory = log.dir
+    log.close()
+    second_index = (directory / "00000000000000000007.txnindex").read_bytes()
+    for path in [*_snapshots(directory), directory / "00000000000000000000.txnindex"]:
+        path.unlink()
+    before = (directory / "00000000000000000007.txnindex").stat().st_mtime_ns
+
+    log = create_log()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+    assert TransactionState.of(log) == expected
+    assert (directory / "00000000000000000007.txnindex").read_bytes() == second_index
+    assert (directory / "00000000000000000007.txnindex").stat().st_mtime_ns == before
+    assert _snapshots(directory)
+    # A read-committed consumer skips the aborted records, and stops at producer 9's open transaction.
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+    log.close()
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == expected
+
+
+def test_read_committed_fetch_carries_the_aborted_transactions(impl: ModuleType, create_log: LogFactory) -> None:
+    """``Log.read(isolation=...)``: Kafka's ``read(startOffset, maxLength, isolation, minOneMessage)``, bounded by
+    the log end, the high watermark or the last stable offset; a read-committed one carries the aborted
+    transactions of what it read, an empty list when it read nothing."""
+    log = _rolled_sample(create_log)
+    log.update_high_watermark(log.log_end_offset)
+    committed = log.read(0, 2**31 - 1, isolation="txn_committed")
+    assert max(batch.last_offset for batch in committed.records.batches()) == 4  # below the open transaction
+    assert committed.aborted_transactions == [ABORTED_BY_7]
+    assert log.read(5, 2**31 - 1, isolation=FetchIsolation.TXN_COMMITTED).aborted_transactions == []
+    assert log.read(0, 2**31 - 1, isolation="high_watermark").aborted_transactions is None
+    log.update_high_watermark(2)
+    assert max(b.last_offset for b in log.read(0, 2**31 - 1, isolation="HIGH_WATERMARK").records.batches()) == 1
+    assert max(b.last_offset for b in log.read(0, 2**31 - 1, isolation="log_end").records.batches()) == 6
+    with pytest.raises(IllegalArgumentError, match="not both"):
+        log.read(0, 100, 3, isolation="log_end")
+    with pytest.raises(ValueError, match="Unknown fetch isolation 'read_committed': expected one of log_end"):
+        log.read(0, 100, isolation="read_committed")
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(log.log_end_offset + 1, 100, isolation="txn_committed")
+
+
+def test_url_partition_reads_the_state_a_local_reader_does(impl: ModuleType, create_log: LogFactory) -> None:
+    """A partition dir at a URL (memory://) finds its transactions as a local read-only open does: from its
+    snapshot and ``.txnindex`` objects, or from the batch headers when it has no snapshot."""
+    fsspec = pytest.importorskip("fsspec")
+    from kafkalog.storage import locate
+    from kafkalog.storage.partition import UrlPartition
+
+    log = _rolled_sample(create_log)
+    expected = TransactionState.of(log)
+    directory = log.dir
+    log.close()
+    (directory / "00000000000000000000.txnindex").unlink()  # read as the local reader reads it
+    fs = fsspec.filesystem("memory")
+    root = f"/kafkalog-{uuid.uuid4().hex}"
+    try:
+        fs.put(str(directory), f"{root}/{directory.name}", recursive=True)
+        where = locate(f"memory://{root}/{directory.name}")
+        with Log(directory, read_only=True) as reader, UrlPartition.open(where) as remote:
+            assert sorted(remote.snapshots) == [7, 9]
+            assert remote.transactions() == TransactionState.of(reader)
+            assert remote.transactions().aborted == (ABORTED_BY_10,)
+        for snapshot in fs.glob(f"{root}/{directory.name}/*.snapshot"):
+            fs.rm(snapshot)
+        with UrlPartition.open(where) as remote:
+            assert remote.transactions() == expected  # from the headers, which know producer 7's abort
+    finally:
+        fs.rm(root, recursive=True)

@@ -252,9 +252,11 @@ def test_the_driver_s_stderr_is_forwarded_without_the_incubator_warning(capfd: p
 
 
 def test_a_read_uncommitted_plan_reads_no_transactions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Aborted transactions and the last stable offset are read by a scan of every batch header; a
-    ``read_uncommitted`` plan needs neither (control batches are hidden by their own header in the task), so
-    it does not scan, and asking its facts for the last stable offset is an error, not a guess."""
+    """A ``read_uncommitted`` plan needs neither the aborted transactions nor the last stable offset (control
+    batches are hidden by their own header in the task), so it reads no transactions, and asking its facts for
+    the last stable offset is an error, not a guess.  A ``read_committed`` plan of a dir with a producer snapshot
+    reads its ``.txnindex`` and the snapshot (the log was closed, so no batch lies past the snapshot); of a dir
+    with none, every batch header."""
     from kafkalog import transactions
     from kafkalog.errors import IllegalStateError
     from kafkalog.spark.plan import partition_facts, plan_read
@@ -274,4 +276,9 @@ def test_a_read_uncommitted_plan_reads_no_transactions(tmp_path: Path, monkeypat
     with pytest.raises(IllegalStateError, match="did not read its transactions"):
         _ = facts.last_stable_offset
     committed = plan_read(ReadOptions.parse({"path": str(tmp_path), "kafka.isolation.level": "read_committed"}))
-    assert scans and committed[0].view.transactions.aborted
+    assert scans == [] and [t.producer_id for t in committed[0].view.transactions.aborted] == [7]
+    assert committed[0].view.end_offset == 5  # producer 9's transaction is open since 5
+    for snapshot in (tmp_path / "t-0").glob("*.snapshot"):
+        snapshot.unlink()
+    from_headers = plan_read(ReadOptions.parse({"path": str(tmp_path), "kafka.isolation.level": "read_committed"}))
+    assert scans and from_headers[0].view == committed[0].view
