@@ -355,8 +355,9 @@ class LocalLog:
                 return self._add_aborted_transactions(start_offset, segment, fetch) if include_aborted_txns \
                     else fetch
             segment = self.segments.higher_segment(segment.base_offset)
-        # Past the last batch of the last segment, though in range: every later record was deleted.
-        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS, aborted_transactions=no_txns)
+        # Past the last batch of the last segment, though in range: every later record was deleted.  (Kafka gives
+        # this answer no aborted transactions even when asked for them.)
+        return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
 
     def _add_aborted_transactions(self, start_offset: int, segment: LogSegment, fetch: FetchDataInfo) -> FetchDataInfo:
         """``fetch`` with the aborted transactions that overlap it (Kafka: ``addAbortedTransactions``): up to the

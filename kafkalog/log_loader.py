@@ -32,10 +32,12 @@ The steps, in Kafka's order (each a method below):
 6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
    moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
 7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
-   is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).  A log
-   that had no snapshot at all is replayed from its first segment, and its transaction indexes gain the aborts
-   they lack (kafkalog's rule for logs written before it kept producer state; see
-   :func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+   is rebuilt from the newest snapshot up to the log end offset (``UnifiedLog.rebuildProducerState``).
+
+kafkalog's rule for a log with no producer snapshot at all, written by something that kept no producer state
+(kafkalog before it ported Kafka's): before step 5 its transaction indexes gain the aborts they lack
+(:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`), and step 7 replays it from its first
+segment even after a clean shutdown (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -77,10 +79,11 @@ from .filenames import (
 )
 from .fsutil import describe_file_kind, fsync_dir, raise_open_file_limit
 from .local_log import _DescribedDeletion
-from .producer_state.log_updates import rebuild_producer_state, take_snapshot_if_possible
+from .producer_state.log_updates import complete_txn_indexes, rebuild_producer_state, take_snapshot_if_possible
 from .producer_state.manager import ProducerStateManager
 from .segment import LogSegment
 from .topic import DELETE_DIR_SUFFIX
+from .transaction_index import REWRITE_SUFFIX
 
 if TYPE_CHECKING:
     from .log import Log
@@ -91,7 +94,8 @@ logger = logging.getLogger(__name__)
 
 # Any file a segment owns, live or in one of the three temporary states.
 # A producer snapshot counts only once marked for deletion: Kafka's first pass deletes every ``.deleted`` file.
-_SEGMENT_FILE = re.compile(r"^[0-9]+\.((log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?|snapshot\.deleted)$")
+_SEGMENT_FILE = re.compile(
+    r"^[0-9]+\.((log|index|timeindex|txnindex)(\.(swap|cleaned|deleted))?|txnindex\.tmp|snapshot\.deleted)$")
 
 
 @dataclass
@@ -162,10 +166,9 @@ class LogLoader:
         self.recovery_point_checkpoint = recovery_point_checkpoint
         self._recovery_progress = recovery_progress
         self.recovery_point = recovery_point_checkpoint
-        # Taken before recovery writes any snapshot: a log that had none is replayed from its first segment and
-        # its transaction indexes completed (rebuild_producer_state's complete_txn_indexes).
-        self.complete_txn_indexes = (not self.read_only
-                                     and log.producer_state_manager.latest_snapshot_offset() is None)
+        # Taken before anything writes a snapshot: a log that had none was written by something that kept no
+        # producer state, whose aborts may lack index entries (see _complete_txn_indexes).
+        self.had_no_snapshot = not self.read_only and log.producer_state_manager.latest_snapshot_offset() is None
 
     def load(self) -> LoadedLogOffsets:
         """Run the steps of the module docstring and return where the log starts (Kafka: ``load``).
@@ -198,6 +201,8 @@ class LogLoader:
             self.recovery_point = 0
             next_offset = self._active().read_next_offset()
         else:
+            if self.had_no_snapshot:
+                self._complete_txn_indexes()
             next_offset = self._retry_on_offset_overflow(
                 lambda: self._recover_log(self.log_start_offset_checkpoint, self.recovery_point_checkpoint))
             if not self.read_only:
@@ -215,6 +220,20 @@ class LogLoader:
             self._load_producer_state(log_start_offset, next_offset)
         return LoadedLogOffsets(log_start_offset, self.recovery_point, next_offset)
 
+    def _complete_txn_indexes(self) -> None:
+        """Give a log that has no producer snapshot the transaction-index entries its aborts lack (kafkalog's step;
+        :func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`), before recovery or the producer
+        state's rebuild writes any snapshot: a crash before then leaves a log without snapshots, which the next
+        open completes again, and a snapshot never stands for a log whose indexes are not whole.  The replay uses
+        a manager of its own, which takes no snapshot."""
+        log_state = self.log.producer_state_manager
+        producer_state_manager = ProducerStateManager(self.topic_partition, self.dir,
+                                                      log_state.max_transaction_timeout_ms,
+                                                      log_state.producer_state_manager_config, self.time)
+        first = self.segments.first_segment_base_offset()
+        log_start_offset = max(self.log_start_offset_checkpoint, first if first is not None else 0)
+        complete_txn_indexes(producer_state_manager, self.segments, log_start_offset)
+
     def _load_producer_state(self, log_start_offset: int, next_offset: int) -> None:
         """Build the log's producer state from scratch (Kafka: the end of ``LogLoader.load``): recovery used
         interim managers, whose snapshot deletions this one did not see, so the snapshots are listed again."""
@@ -225,7 +244,7 @@ class LogLoader:
         rebuild_producer_state(producer_state_manager, self.segments, log_start_offset, next_offset,
                                self.config.record_version(), self.time,
                                reload_from_clean_shutdown=self.had_clean_shutdown,
-                               complete_txn_indexes=self.complete_txn_indexes)
+                               replay_without_snapshot=self.had_no_snapshot)
 
     def _active(self) -> LogSegment:
         segment = self.segments.last_segment()
@@ -257,7 +276,8 @@ class LogLoader:
         min_cleaned_offset = None
         for name in self._segment_file_names():
             path = self.dir / name
-            if name.endswith(DELETED_FILE_SUFFIX):
+            if name.endswith(DELETED_FILE_SUFFIX) or name.endswith(TXN_INDEX_FILE_SUFFIX + REWRITE_SUFFIX):
+                # (A .txnindex.tmp is a rewrite a crash cut short: the index it was to replace is whole.)
                 logger.debug("Deleting stray temporary file %s", path)
                 path.unlink(missing_ok=True)
                 self.load_report.removed_files.append(name)
@@ -417,7 +437,7 @@ class LogLoader:
                                                       log_state.producer_state_manager_config, self.time)
         rebuild_producer_state(producer_state_manager, self.segments, self.log_start_offset_checkpoint,
                                segment.base_offset, self.config.record_version(), self.time,
-                               reload_from_clean_shutdown=False, complete_txn_indexes=self.complete_txn_indexes)
+                               reload_from_clean_shutdown=False)
         truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
         take_snapshot_if_possible(producer_state_manager)
         return truncated

@@ -17,6 +17,9 @@ and load; the first unstable offset is the first offset of the earliest transact
 marker is not yet below the high watermark, ``None`` when there is none; ``log_start_offset <=
 last_stable_offset <= high_watermark``.  Snapshots ``<offset>.snapshot`` sit at segment bases (taken at roll)
 and at the log end offset (taken at clean close), and go with their segments.
+
+A log opened read-only rebuilds no producer state (that writes snapshots); its first unstable and last stable
+offsets are those a reader in place finds (:meth:`LogProducerState.in_place_transactions`), read at first use.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from .errors import IllegalStateError
 from .fetch import LogOffsetMetadata
 from .fsutil import storage_error
 from .producer_state import LastRecord, ProducerStateEntry, ProducerStateManager, VerificationGuard
 from .producer_state.log_updates import delete_producer_snapshots, has_ongoing_transaction, rebuild_producer_state
 from .scheduler import Scheduler, Time
+from .transactions import TransactionState
 
 if TYPE_CHECKING:
     from .config import LogConfig
@@ -60,6 +65,12 @@ class _ProducerLog(Protocol):
 
     producer_state_manager: ProducerStateManager
     _first_unstable_offset_metadata: LogOffsetMetadata | None
+    _in_place: TransactionState | None
+    read_only: bool
+    @property
+    def log_end_offset(self) -> int: ...
+    def in_place_transactions(self) -> TransactionState: ...
+    def _first_unstable_metadata(self) -> LogOffsetMetadata | None: ...
     _log_start_offset: int
     _lock: threading.RLock
     local_log: LocalLog
@@ -77,21 +88,46 @@ class LogProducerState:
 
     #: Kafka: ``firstUnstableOffsetMetadata``, set from the producer state after each change.
     _first_unstable_offset_metadata: LogOffsetMetadata | None
+    #: A read-only log's transactions, read at first use (:meth:`in_place_transactions`).
+    _in_place: TransactionState | None = None
 
     # -- the first unstable and last stable offsets --------------------------------------------------
+
+    def in_place_transactions(self: _ProducerLog) -> TransactionState:
+        """The aborted transactions and last stable offset of a log opened read-only, as a reader finds them in
+        place (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`:
+        the ``.txnindex`` files and newest producer snapshot, or the batch headers of a log without snapshots),
+        read once, at first use: such a log does not change under its reader.
+
+        Raises:
+            IllegalStateError: the log is open for writing, and keeps its producer state instead.
+        """
+        if not self.read_only:
+            raise IllegalStateError("A log open for writing keeps its producer state: ask it, not the files")
+        if self._in_place is None:
+            self._in_place = TransactionState.read_in_place(self)  # type: ignore[arg-type]
+        return self._in_place
+
+    def _first_unstable_metadata(self: _ProducerLog) -> LogOffsetMetadata | None:
+        """Kafka's ``firstUnstableOffsetMetadata``; for a read-only log, the last stable offset found in place when
+        it is below the log end (where the high watermark of a log read in place is)."""
+        if self.read_only:
+            last_stable = self.in_place_transactions().last_stable_offset
+            return LogOffsetMetadata(last_stable) if last_stable < self.log_end_offset else None
+        return self._first_unstable_offset_metadata
 
     @property
     def first_unstable_offset(self: _ProducerLog) -> int | None:
         """The first offset of the earliest transaction not yet stable, ``None`` when there is none (Kafka:
         ``firstUnstableOffset``)."""
-        metadata = self._first_unstable_offset_metadata
+        metadata = self._first_unstable_metadata()
         return metadata.message_offset if metadata is not None else None
 
     @property
     def last_stable_offset(self: _ProducerLog) -> int:
         """The first offset not yet decided: the first unstable offset when it is below the high watermark, else
         the high watermark (Kafka: ``lastStableOffset``).  A ``read_committed`` consumer reads up to it."""
-        metadata = self._first_unstable_offset_metadata
+        metadata = self._first_unstable_metadata()
         high_watermark = self.high_watermark
         if metadata is not None and metadata.message_offset < high_watermark:
             return metadata.message_offset
@@ -106,7 +142,7 @@ class LogProducerState:
         """The last stable offset with its segment and position (Kafka: ``fetchLastStableOffsetMetadata``)."""
         self.local_log.check_if_memory_mapped_buffer_closed()
         high_watermark_metadata = self.fetch_high_watermark_metadata()
-        metadata = self._first_unstable_offset_metadata
+        metadata = self._first_unstable_metadata()
         if metadata is not None and metadata.message_offset < high_watermark_metadata.message_offset:
             if metadata.message_offset_only:
                 with self._lock:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .segment import LogSegment
     from .topic import TopicPartition
     from .transaction_index import AbortedTxn
+    from .transactions import TransactionState
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -82,6 +83,8 @@ class _ReadLog(Protocol):
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata: ...
     def fetch_last_stable_offset_metadata(self) -> LogOffsetMetadata: ...
+    def in_place_transactions(self) -> TransactionState: ...
+    read_only: bool
     def _read_isolated(self, start_offset: int, max_length: int, isolation: FetchIsolation,
                        min_one_message: bool) -> FetchDataInfo: ...
     def _segment_reads(self, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]: ...
@@ -150,6 +153,12 @@ class LogReads:
             max_offset_metadata = self.fetch_high_watermark_metadata()
         else:
             max_offset_metadata = self.fetch_last_stable_offset_metadata()
+        if isolation is FetchIsolation.TXN_COMMITTED and self.read_only:
+            # A log read in place keeps no producer state, and one without snapshots no index entries for its
+            # aborts: its aborted transactions are those its reader found (a superset of the read's).
+            fetch = self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata)
+            aborted = self.in_place_transactions().between(start_offset, self.log_end_offset).aborted
+            return fetch._replace(aborted_transactions=list(aborted))
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
                                    None, isolation is FetchIsolation.TXN_COMMITTED)
 

@@ -47,19 +47,21 @@ serialises every call.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from ._common import INT64_MAX, INT64_MIN
 from .errors import CorruptIndexError, IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .fsutil import open_regular, storage_error
+from .fsutil import fsync_dir, open_regular, storage_error
 
 __all__ = [
     "ABORTED_TXN_SIZE",
     "ABORTED_TXN_VERSION",
+    "REWRITE_SUFFIX",
     "AbortedTxn",
     "TransactionIndex",
     "TransactionIndexError",
@@ -73,6 +75,8 @@ _ENTRY = struct.Struct(">hqqqq")
 ABORTED_TXN_SIZE = _ENTRY.size
 #: The most entries :func:`read_aborted_txns` reads from one file; a broker's hold a handful per segment.
 MAX_ENTRIES = 1 << 24
+#: What :meth:`TransactionIndex.rewrite` writes before it renames: ``<base>.txnindex.tmp``.
+REWRITE_SUFFIX = ".tmp"
 #: Entries read by one ``pread`` when walking an open index (Kafka reads one entry per call).
 _READ_ENTRIES = 1024
 
@@ -236,6 +240,43 @@ class TransactionIndex:
         if self._fd is not None:
             self._truncate_channel(0)
         self._last_offset = None
+
+    def rewrite(self, entries: Iterable[AbortedTxn]) -> None:
+        """Replace every entry with ``entries`` so that a crash leaves the old file or the new one whole: they are
+        written to ``<file>.tmp``, fsynced, and renamed over the file (kafkalog's: Kafka never rewrites an index;
+        kafkalog does once, for a log written before it kept one, in
+        :func:`~kafkalog.producer_state.log_updates.complete_txn_index`).  A ``.txnindex.tmp`` left by a crash is
+        removed by the next load.
+
+        Raises:
+            IllegalArgumentError: the last offsets of ``entries`` do not increase, or an entry does not fit.
+        """
+        self._check_writable("rewrite")
+        entries = list(entries)
+        for before, after in itertools.pairwise(entries):
+            if after.last_offset <= before.last_offset:
+                raise IllegalArgumentError(
+                    "The last offset of appended transactions must increase sequentially, but "
+                    f"{after.last_offset} is not greater than {before.last_offset} in the rewrite of index "
+                    f"{self._file.absolute()}")
+        data = b"".join(entry.to_bytes() for entry in entries)
+        temporary = self._file.with_name(self._file.name + REWRITE_SUFFIX)
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self.close()
+            os.replace(temporary, self._file)
+            fsync_dir(self._file.parent)
+        except OSError as e:
+            raise storage_error(e, f"Rewriting the transaction index {self._file.absolute()}") from e
+        self._open_channel()
+        self._last_offset = entries[-1].last_offset if entries else None
 
     def close(self) -> None:
         """Close the file, if open (Kafka: ``close``).  A later :meth:`append` opens it again; until then

@@ -112,20 +112,37 @@ class TransactionState:
 
     @classmethod
     def of(cls, log: Log) -> TransactionState:
-        """The state of ``log`` (see the module docstring): from its producer state when it is open for writing,
-        from its indexes and latest snapshot when it is read in place and has one, else from its batch headers.
+        """The state of ``log`` (see the module docstring): from its producer state when it is open for writing;
+        when it is read-only, what a reader finds in place (:meth:`read_in_place`, read once per log:
+        :meth:`Log.in_place_transactions <kafkalog.log_producer_state.LogProducerState.in_place_transactions>`).
         """
         if not log.read_only:
             aborted = log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset)
             return cls(tuple(sorted(aborted, key=_by_first_offset)), log.last_stable_offset)
+        return log.in_place_transactions()
+
+    @classmethod
+    def read_in_place(cls, log: Log) -> TransactionState:
+        """The state of a log read in place, which keeps no producer state: from its indexes and newest snapshot
+        when it has one (:meth:`from_indexes`), else from its batch headers (:meth:`from_batches`); the last
+        stable offset is never below the log start offset (Kafka: ``maybeIncrementFirstUnstableOffset``), where a
+        transaction left open in a deleted segment would put it."""
         segments = log.log_segments()
         snapshot = _latest_snapshot(log, segments)
         if snapshot is not None:
             offset, entries = snapshot
             indexed = [txn for segment in segments for txn in segment.txn_index.all_aborted_txns()]
-            return cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
-        batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
-        return cls.from_batches(batches, log.log_end_offset)
+            state = cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
+        else:
+            batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
+            state = cls.from_batches(batches, log.log_end_offset)
+        return state.starting_at(log.log_start_offset)
+
+    def starting_at(self, log_start_offset: int) -> TransactionState:
+        """The state with its last stable offset raised to ``log_start_offset`` if below it."""
+        if self.last_stable_offset >= log_start_offset:
+            return self
+        return TransactionState(self.aborted, log_start_offset)
 
     @classmethod
     def from_indexes(cls, indexed: Iterable[AbortedTxn], snapshot_offset: int,

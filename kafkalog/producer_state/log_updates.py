@@ -48,6 +48,7 @@ __all__ = [
     "analyze_and_validate_producer_state",
     "complete_txn",
     "complete_txn_index",
+    "complete_txn_indexes",
     "delete_producer_snapshots",
     "load_producers_from_records",
     "producer_batches",
@@ -242,14 +243,13 @@ def update_producer_state(producer_state_manager: ProducerStateManager, batch: R
 def complete_txn_index(producer_state_manager: ProducerStateManager, segment: LogSegment,
                        records: FileMessageSet | MemoryRecords) -> None:
     """Replay ``records``, a read of ``segment``, into the producer state batch by batch, as recovery does
-    (:func:`update_producer_state`), and add to the segment's ``.txnindex`` the aborted transactions it lacks.
+    (:func:`update_producer_state`), and give the segment's ``.txnindex`` the aborted transactions it lacks.
 
-    kafkalog's step for a log without producer snapshots (see :func:`rebuild_producer_state`): a writer that kept
-    no producer state (kafkalog before it ported Kafka's) left its aborts without index entries, which a
-    ``read_committed`` read and the cleaner take from the index.  An index entry is known by its producer id and
-    offsets: those a broker wrote stay as they are (their last stable offsets were computed from the state at the
-    marker, which a replay from the log start may not see whole), and an index that lacks one is rewritten in
-    order of last offset, as :meth:`~kafkalog.transaction_index.TransactionIndex.append` requires.
+    An abort is known by its producer id and its marker's offset: an entry already there stays as it is (a
+    broker computed its first offset and last stable offset from a state that a replay starting later may not
+    see whole).  The missing entries are appended when they all come after the last one there, as a writer would
+    have appended them; otherwise the index is rewritten whole in order of last offset
+    (:meth:`~kafkalog.transaction_index.TransactionIndex.rewrite`, which a crash cannot leave half done).
     """
     found: list[AbortedTxn] = []
     for batch in producer_batches(records):
@@ -264,15 +264,37 @@ def complete_txn_index(producer_state_manager: ProducerStateManager, segment: Lo
     if not found:
         return
     existing = segment.txn_index.all_aborted_txns()
-    known = {(txn.producer_id, txn.first_offset, txn.last_offset) for txn in existing}
-    missing = [txn for txn in found if (txn.producer_id, txn.first_offset, txn.last_offset) not in known]
+    known = {(txn.producer_id, txn.last_offset) for txn in existing}
+    missing = [txn for txn in found if (txn.producer_id, txn.last_offset) not in known]
     if not missing:
         return
     logger.info("Adding %d aborted transactions missing from the transaction index of %s", len(missing), segment)
-    segment.txn_index.reset()
-    for txn in sorted(existing + missing, key=lambda txn: txn.last_offset):
-        segment.txn_index.append(txn)
-    segment.txn_index.flush()
+    last_existing = max((txn.last_offset for txn in existing), default=None)
+    if last_existing is None or missing[0].last_offset > last_existing:
+        for txn in missing:  # in marker order, as the replay found them
+            segment.txn_index.append(txn)
+        segment.txn_index.flush()
+    else:
+        segment.txn_index.rewrite(sorted(existing + missing, key=lambda txn: txn.last_offset))
+
+
+def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments: LogSegments,
+                         log_start_offset: int) -> None:
+    """Give every segment's ``.txnindex`` the aborted transactions it lacks, replaying the log from
+    ``log_start_offset`` into ``producer_state_manager`` (empty, and used for this replay only: it takes no
+    snapshot) with :func:`complete_txn_index`.
+
+    kafkalog's step, run by the loader for a log that has no producer snapshot at all: such a log was written by
+    something that kept no producer state (kafkalog before it ported Kafka's), whose aborts have no index entries,
+    while ``read_committed`` reads and the cleaner take them from the index as Kafka's do.  A broker's log
+    without snapshots gains nothing (its entries are all there, or it has no transactions); the cost is one
+    header scan, once, since the log has snapshots from then on.
+    """
+    for segment in segments.values():
+        start_offset = max(segment.base_offset, log_start_offset)  # a segment wholly below it reads as None
+        fetch = segment.read(start_offset, 2**31 - 1, segment.size())
+        if fetch is not None:
+            complete_txn_index(producer_state_manager, segment, fetch.records)
 
 
 def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync: bool = True) -> Path | None:
@@ -290,7 +312,7 @@ def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync
 
 def rebuild_producer_state(producer_state_manager: ProducerStateManager, segments: LogSegments,
                            log_start_offset: int, last_offset: int, record_version: int, time: Time,
-                           reload_from_clean_shutdown: bool, complete_txn_indexes: bool = False) -> None:
+                           reload_from_clean_shutdown: bool, replay_without_snapshot: bool = False) -> None:
     """Bring the producer state to ``last_offset``: load the newest snapshot at or below it and replay the
     segments from there (Kafka: ``UnifiedLog.rebuildProducerState``, the companion object's).  Free of side
     effects on the log: recovery calls it on an interim manager.
@@ -302,13 +324,12 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
     manager that was empty and already at or past ``last_offset`` (a truncation of a log without producers)
     skips the scan.
 
-    ``complete_txn_indexes`` is kafkalog's rule for a log that has no producer snapshot at all (the loader decides,
-    before recovery writes any): such a log is replayed from its first segment even after a clean shutdown, and
-    each segment's ``.txnindex`` gains the aborted transactions it lacks (:func:`complete_txn_index`).  Kafka
+    ``replay_without_snapshot`` is kafkalog's rule for a log that had no producer snapshot at all (the loader
+    decides before any is written): it is replayed from its first segment even after a clean shutdown.  Kafka
     takes the shortcut there, as a broker that finds no snapshot was upgraded from a version without
     transactions; a log without snapshots that has transactions was written by kafkalog before it kept producer
-    state, and its aborts have no index entries.  The replay is one header scan, once: the log has snapshots
-    afterwards.  A log with no records past its start has nothing to replay and takes the shortcut.
+    state, and the shortcut would forget its open transactions.  A log with no records past its start has nothing
+    to replay and takes the shortcut.
     """
     last_segment = segments.last_segment()
     if last_segment is not None:
@@ -320,7 +341,7 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
     logger.info("Loading producer state till offset %d with message format version %d", last_offset, record_version)
     if record_version < MAGIC_V2 or (producer_state_manager.latest_snapshot_offset() is None
                                      and reload_from_clean_shutdown
-                                     and not (complete_txn_indexes and last_offset > log_start_offset)):
+                                     and not (replay_without_snapshot and last_offset > log_start_offset)):
         for offset in offsets_to_snapshot:
             if offset is not None:
                 producer_state_manager.update_map_end_offset(offset)
@@ -345,11 +366,7 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
                 if found is not None:
                     max_position = found.position
             fetch = segment.read(start_offset, 2**31 - 1, max_position)
-            if fetch is None:
-                continue
-            if complete_txn_indexes:
-                complete_txn_index(producer_state_manager, segment, fetch.records)
-            else:
+            if fetch is not None:
                 load_producers_from_records(producer_state_manager, fetch.records)
     producer_state_manager.update_map_end_offset(last_offset)
     take_snapshot_if_possible(producer_state_manager)

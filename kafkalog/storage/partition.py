@@ -304,15 +304,16 @@ class UrlPartition:
             snapshot = self.dir / f"{offset:020d}.snapshot"
             try:
                 entries = files.read_producer_snapshot(snapshot, self.snapshots[offset])
-            except KafkaLogError as e:
+            except (KafkaLogError, OSError) as e:
                 logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
                                "does not read: %s", self.dir, snapshot, e)
             else:
                 indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
-                return TransactionState.from_indexes(indexed, offset, entries, self.segments, self.log_end_offset)
+                return TransactionState.from_indexes(indexed, offset, entries, self.segments,
+                                                     self.log_end_offset).starting_at(self.log_start_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
-        return TransactionState.from_batches(batches, self.log_end_offset)
+        return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)
 
     def facts(self, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
         """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`); its

@@ -11,14 +11,16 @@ then a plain record; the last stable offset is 5), so every answer is known.  Ev
 
 from __future__ import annotations
 
+import io
 import logging
 import uuid
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from kafkalog.errors import IllegalArgumentError, OffsetOutOfRangeError
+from kafkalog.errors import IllegalArgumentError, IllegalStateError, OffsetOutOfRangeError
 from kafkalog.fetch import FetchIsolation
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
@@ -316,3 +318,156 @@ def test_url_partition_reads_the_state_a_local_reader_does(impl: ModuleType, cre
             assert remote.transactions() == expected  # from the headers, which know producer 7's abort
     finally:
         fs.rm(root, recursive=True)
+
+
+def _legacy(log: Log) -> Path:
+    """Close ``log`` and take away what kafkalog before it kept producer state did not write: the producer
+    snapshots and the ``.txnindex`` files."""
+    directory = log.dir
+    log.close()
+    for path in [*_snapshots(directory), *directory.glob("*.txnindex")]:
+        path.unlink()
+    return directory
+
+
+def test_completion_keeps_a_broker_entry_whose_transaction_began_before_the_log_start(
+        impl: ModuleType, create_log: LogFactory) -> None:
+    """An abort is known by its producer and marker offset.  Replayed from a log start inside the transaction, the
+    replay sees it begin later than the entry on disk says; the entry stays as it was, and is not added twice
+    (which the index would refuse, as last offsets must increase)."""
+    log = create_log()
+    data = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True}
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=0), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"t1", 1_000)], base_offset=1, base_sequence=0, **data),
+               assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=2), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"t2", 1_000)], base_offset=3, base_sequence=1, **data),
+               assign_offsets=False)
+    log.append(MemoryRecords.with_end_transaction_marker(7, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
+                                                         base_offset=4, timestamp=1_000), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=5), assign_offsets=False)
+    directory = log.dir
+    log.close()
+    index = directory / "00000000000000000000.txnindex"
+    written = index.read_bytes()
+    for path in _snapshots(directory):
+        path.unlink()
+    log = create_log(log_start_offset=2, recovery_point=6)
+    assert log.collect_aborted_transactions(2, 6) == [AbortedTxn(7, 1, 4, 5)]
+    assert index.read_bytes() == written
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"plain"]
+
+
+def test_completion_rewrites_an_index_missing_an_earlier_entry(impl: ModuleType, create_log: LogFactory) -> None:
+    """An index that has a later abort but lacks an earlier one is rewritten whole, in order, through a temporary
+    file; a ``.txnindex.tmp`` a crash left behind is removed by the next load."""
+    log = create_log()
+    append_transaction_sample(log)
+    log.append(MemoryRecords.with_records([(b"t", b"ten", 1_000)], base_offset=7, producer_id=10, producer_epoch=0,
+                                          base_sequence=0, is_transactional=True), assign_offsets=False)
+    log.append(MemoryRecords.with_end_transaction_marker(10, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
+                                                         base_offset=8, timestamp=1_000), assign_offsets=False)
+    expected = log.collect_aborted_transactions(0, log.log_end_offset)
+    assert [txn.producer_id for txn in expected] == [7, 10]
+    directory = log.dir
+    log.close()
+    for path in _snapshots(directory):
+        path.unlink()
+    index = directory / "00000000000000000000.txnindex"
+    index.write_bytes(expected[1].to_bytes())  # only producer 10's
+    (directory / "00000000000000000000.txnindex.tmp").write_bytes(b"left by a crash")
+    log = create_log()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == expected
+    assert index.read_bytes() == b"".join(txn.to_bytes() for txn in expected)
+    assert not (directory / "00000000000000000000.txnindex.tmp").exists()
+    assert "00000000000000000000.txnindex.tmp" in log.load_report.removed_files
+
+
+def test_a_failed_completion_leaves_no_snapshot_so_the_next_open_completes(
+        impl: ModuleType, create_log: LogFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The indexes are completed before anything writes a snapshot: an open that fails half way (here, at the
+    second segment) leaves a log without snapshots, which the next open completes."""
+    from kafkalog.errors import KafkaStorageError
+    from kafkalog.producer_state import log_updates
+
+    directory = _legacy(_rolled_sample(create_log))
+    real = log_updates.complete_txn_index
+
+    def failing(manager: Any, segment: Any, records: Any) -> None:
+        if segment.base_offset == 7:
+            raise KafkaStorageError("disk gone")
+        real(manager, segment, records)
+
+    monkeypatch.setattr(log_updates, "complete_txn_index", failing)
+    with pytest.raises(KafkaStorageError, match="disk gone"):
+        create_log()
+    assert not _snapshots(directory)
+    monkeypatch.setattr(log_updates, "complete_txn_index", real)
+    log = create_log()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+
+
+def test_read_only_log_answers_its_last_stable_offset_and_committed_reads_in_place(
+        impl: ModuleType, create_log: LogFactory) -> None:
+    """A read-only log rebuilds no producer state; its first unstable and last stable offsets, and a
+    ``txn_committed`` read's bound and aborted transactions, are what a reader finds in place, with or without
+    snapshots."""
+    log = _rolled_sample(create_log)
+    directory = log.dir
+    log.close()
+    for remove_snapshots in (False, True):
+        if remove_snapshots:
+            for path in [*_snapshots(directory), *directory.glob("*.txnindex")]:
+                path.unlink()
+        with Log(directory, read_only=True) as reader:
+            assert reader.first_unstable_offset == 5 and reader.last_stable_offset == 5
+            assert reader.fetch_last_stable_offset_metadata().message_offset == 5
+            fetch = reader.read(0, 2**31 - 1, isolation="txn_committed")
+            assert max(batch.last_offset for batch in fetch.records.batches()) == 4
+            assert fetch.aborted_transactions == [ABORTED_BY_7, ABORTED_BY_10]
+            assert reader.in_place_transactions() is reader.in_place_transactions()  # read once
+    with pytest.raises(IllegalStateError, match="open for writing"):
+        create_log().in_place_transactions()
+
+
+def test_read_only_last_stable_offset_is_never_below_the_log_start(impl: ModuleType, create_log: LogFactory) -> None:
+    """A transaction left open in a segment since deleted would put the last stable offset below the log start;
+    it is raised to the log start, as a broker raises its first unstable offset."""
+    log = create_log()
+    append_transaction_sample(log)  # producer 9's transaction opens at 5 and never ends
+    log.roll()
+    log.append(MemoryRecords.with_records([(None, b"later", 1_000)], base_offset=7), assign_offsets=False)
+    directory = log.dir
+    log.close()
+    for path in directory.glob("00000000000000000000.*"):  # the first segment, gone as retention removes it
+        path.unlink()
+    with Log(directory, read_only=True) as reader:
+        assert reader.log_start_offset == 7
+        assert TransactionState.of(reader).last_stable_offset == 7
+        assert reader.last_stable_offset == 7
+
+
+def test_recover_full_repairs_a_log_with_snapshots_but_no_index_entries(impl: ModuleType,
+                                                                      create_log: LogFactory) -> None:
+    """A log that kafkalog opened for writing while it took Kafka's upgrade shortcut (empty snapshots, no index
+    entries for the aborts) is read as its snapshots and indexes say; ``kafkalog recover --full`` rebuilds every
+    segment's index from its batches, after which reads are right."""
+    from kafkalog.cli import main
+    from kafkalog.producer_state import ProducerStateManager, ProducerStateManagerConfig
+    from kafkalog.scheduler import MockTime
+    from kafkalog.topic import TopicPartition
+
+    directory = _legacy(_rolled_sample(create_log))
+    shortcut = ProducerStateManager(TopicPartition("topic", 0), directory, 900_000,
+                                    ProducerStateManagerConfig(86_400_000, False), MockTime())
+    for offset in (7, 9):  # the shortcut's empty snapshots: the last segment's base and the log end
+        shortcut.update_map_end_offset(offset)
+        shortcut.take_snapshot()
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == TransactionState((), 9)  # as the files say, wrongly
+    out = io.StringIO()
+    assert main(["--no-progress", "recover", "--full", str(directory)], stdout=out, stderr=out) == 0
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader).aborted == (ABORTED_BY_7, ABORTED_BY_10)
+        assert [r.value for r in reader.records(isolation="read_committed")] == [b"plain", b"committed"]
