@@ -80,7 +80,7 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "read/aiokafka/zstd", 1.5),
     ("read_committed 200k records, 100k batches: transactions from the index and snapshot vs the batch headers",
      "txn/plan/index", "txn/plan/headers", None),
-    ("read_committed 200k records, 100k batches: Log.records() with the index and snapshot vs the batch headers",
+    ("read_committed 200k records, 100k batches: open + Log.records() with the index and snapshot vs the headers",
      "txn/records/index", "txn/records/headers", None),
     ("scan 256 MiB with CRC (compiled) vs numpy copy", "scan256/cython", "scan256/numpy-copy", 1.0),
     ("scan 4 MiB with CRC: compiled vs pure twin", "scan4/cython", "scan4/python", None),
