@@ -36,8 +36,10 @@ The steps, in Kafka's order (each a method below):
 
 kafkalog's rule for a log with no producer snapshot at all, written by something that kept no producer state
 (kafkalog before it ported Kafka's): before step 5 its transaction indexes gain the aborts they lack
-(:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`), and step 7 replays it from its first
-segment even after a clean shutdown (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+(:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`; after an unclean shutdown only the flushed
+segments', since recovery rebuilds the others' once it has cut their torn batches), no snapshot is written
+until they have, and step 7 replays it from its first segment even after a clean shutdown
+(:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -169,6 +171,9 @@ class LogLoader:
         # Taken before anything writes a snapshot: a log that had none was written by something that kept no
         # producer state, whose aborts may lack index entries (see _complete_txn_indexes).
         self.had_no_snapshot = not self.read_only and log.producer_state_manager.latest_snapshot_offset() is None
+        # Until that log's indexes are complete no snapshot may be written: one would make the next open take the
+        # log for complete if this one failed first.
+        self._snapshots_deferred = self.had_no_snapshot
 
     def load(self) -> LoadedLogOffsets:
         """Run the steps of the module docstring and return where the log starts (Kafka: ``load``).
@@ -232,7 +237,14 @@ class LogLoader:
                                                       log_state.producer_state_manager_config, self.time)
         first = self.segments.first_segment_base_offset()
         log_start_offset = max(self.log_start_offset_checkpoint, first if first is not None else 0)
-        complete_txn_indexes(producer_state_manager, self.segments, log_start_offset)
+        segments = self.segments.values()
+        if not self.had_clean_shutdown:
+            # The segments recovery will check rebuild their indexes there, after it has cut any torn or corrupt
+            # batch: only the flushed ones before the recovery point are replayed here.
+            unflushed = {segment.base_offset for segment in self.segments.values(self.recovery_point_checkpoint, None)}
+            segments = [segment for segment in segments if segment.base_offset not in unflushed]
+        complete_txn_indexes(producer_state_manager, segments, log_start_offset)
+        self._snapshots_deferred = False
 
     def _load_producer_state(self, log_start_offset: int, next_offset: int) -> None:
         """Build the log's producer state from scratch (Kafka: the end of ``LogLoader.load``): recovery used
@@ -437,9 +449,10 @@ class LogLoader:
                                                       log_state.producer_state_manager_config, self.time)
         rebuild_producer_state(producer_state_manager, self.segments, self.log_start_offset_checkpoint,
                                segment.base_offset, self.config.record_version(), self.time,
-                               reload_from_clean_shutdown=False)
+                               reload_from_clean_shutdown=False, take_snapshots=not self._snapshots_deferred)
         truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
-        take_snapshot_if_possible(producer_state_manager)
+        if not self._snapshots_deferred:
+            take_snapshot_if_possible(producer_state_manager)
         return truncated
 
     def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:

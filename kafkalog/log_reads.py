@@ -156,7 +156,9 @@ class LogReads:
         if isolation is FetchIsolation.TXN_COMMITTED and self.read_only:
             # A log read in place keeps no producer state, and one without snapshots no index entries for its
             # aborts: its aborted transactions are those its reader found (a superset of the read's).
-            fetch = self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata)
+            fetch = self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata, None, True)
+            if fetch.aborted_transactions is None:  # past the last batch: Kafka gives no list there
+                return fetch
             aborted = self.in_place_transactions().between(start_offset, self.log_end_offset).aborted
             return fetch._replace(aborted_transactions=list(aborted))
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,

@@ -259,6 +259,10 @@ class TransactionIndex:
                     "The last offset of appended transactions must increase sequentially, but "
                     f"{after.last_offset} is not greater than {before.last_offset} in the rewrite of index "
                     f"{self._file.absolute()}")
+        for entry in entries:
+            if not isinstance(entry, AbortedTxn) or entry.version != ABORTED_TXN_VERSION:
+                raise IllegalArgumentError(f"Cannot write {entry!r} to {self._file.absolute()}: the current "
+                                           f"version is {ABORTED_TXN_VERSION}")
         data = b"".join(entry.to_bytes() for entry in entries)
         temporary = self._file.with_name(self._file.name + REWRITE_SUFFIX)
         try:
@@ -271,11 +275,16 @@ class TransactionIndex:
             finally:
                 os.close(fd)
             self.close()
-            os.replace(temporary, self._file)
+            try:
+                os.replace(temporary, self._file)
+            finally:
+                # The file is the old one or the new one, whole: the index answers from whichever it is.
+                self._open_channel()
+                self._last_offset = None
             fsync_dir(self._file.parent)
         except OSError as e:
+            temporary.unlink(missing_ok=True)
             raise storage_error(e, f"Rewriting the transaction index {self._file.absolute()}") from e
-        self._open_channel()
         self._last_offset = entries[-1].last_offset if entries else None
 
     def close(self) -> None:

@@ -278,11 +278,11 @@ def complete_txn_index(producer_state_manager: ProducerStateManager, segment: Lo
         segment.txn_index.rewrite(sorted(existing + missing, key=lambda txn: txn.last_offset))
 
 
-def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments: LogSegments,
+def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments: Iterable[LogSegment],
                          log_start_offset: int) -> None:
-    """Give every segment's ``.txnindex`` the aborted transactions it lacks, replaying the log from
-    ``log_start_offset`` into ``producer_state_manager`` (empty, and used for this replay only: it takes no
-    snapshot) with :func:`complete_txn_index`.
+    """Give the ``.txnindex`` of each of ``segments`` (a log's, in offset order, from its first) the aborted
+    transactions it lacks, replaying them from ``log_start_offset`` into ``producer_state_manager`` (empty, and
+    used for this replay only: it takes no snapshot) with :func:`complete_txn_index`.
 
     kafkalog's step, run by the loader for a log that has no producer snapshot at all: such a log was written by
     something that kept no producer state (kafkalog before it ported Kafka's), whose aborts have no index entries,
@@ -290,7 +290,7 @@ def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments:
     without snapshots gains nothing (its entries are all there, or it has no transactions); the cost is one
     header scan, once, since the log has snapshots from then on.
     """
-    for segment in segments.values():
+    for segment in segments:
         start_offset = max(segment.base_offset, log_start_offset)  # a segment wholly below it reads as None
         fetch = segment.read(start_offset, 2**31 - 1, segment.size())
         if fetch is not None:
@@ -312,7 +312,8 @@ def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync
 
 def rebuild_producer_state(producer_state_manager: ProducerStateManager, segments: LogSegments,
                            log_start_offset: int, last_offset: int, record_version: int, time: Time,
-                           reload_from_clean_shutdown: bool, replay_without_snapshot: bool = False) -> None:
+                           reload_from_clean_shutdown: bool, replay_without_snapshot: bool = False,
+                           take_snapshots: bool = True) -> None:
     """Bring the producer state to ``last_offset``: load the newest snapshot at or below it and replay the
     segments from there (Kafka: ``UnifiedLog.rebuildProducerState``, the companion object's).  Free of side
     effects on the log: recovery calls it on an interim manager.
@@ -329,7 +330,8 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
     takes the shortcut there, as a broker that finds no snapshot was upgraded from a version without
     transactions; a log without snapshots that has transactions was written by kafkalog before it kept producer
     state, and the shortcut would forget its open transactions.  A log with no records past its start has nothing
-    to replay and takes the shortcut.
+    to replay and takes the shortcut.  ``take_snapshots=False`` writes none (the loader's, while a log without
+    snapshots has its transaction indexes completed).
     """
     last_segment = segments.last_segment()
     if last_segment is not None:
@@ -345,7 +347,8 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
         for offset in offsets_to_snapshot:
             if offset is not None:
                 producer_state_manager.update_map_end_offset(offset)
-                take_snapshot_if_possible(producer_state_manager)
+                if take_snapshots:
+                    take_snapshot_if_possible(producer_state_manager)
         return
     logger.info("Reloading from producer snapshot and rebuilding producer state from offset %d", last_offset)
     is_empty_before_truncation = (producer_state_manager.is_empty()
@@ -358,7 +361,7 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
         for segment in segments.values(producer_state_manager.map_end_offset, last_offset):
             start_offset = max(segment.base_offset, producer_state_manager.map_end_offset, log_start_offset)
             producer_state_manager.update_map_end_offset(start_offset)
-            if segment.base_offset in offsets_to_snapshot:
+            if take_snapshots and segment.base_offset in offsets_to_snapshot:
                 take_snapshot_if_possible(producer_state_manager)
             max_position = segment.size()
             if segment is segment_of_last_offset:
@@ -369,7 +372,8 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
             if fetch is not None:
                 load_producers_from_records(producer_state_manager, fetch.records)
     producer_state_manager.update_map_end_offset(last_offset)
-    take_snapshot_if_possible(producer_state_manager)
+    if take_snapshots:
+        take_snapshot_if_possible(producer_state_manager)
     logger.info("Producer state recovery took %dms for snapshot load and %dms for segment recovery from offset %d",
                 recovery_start - load_start, time.milliseconds() - recovery_start, last_offset)
 

@@ -471,3 +471,82 @@ def test_recover_full_repairs_a_log_with_snapshots_but_no_index_entries(impl: Mo
     with Log(directory, read_only=True) as reader:
         assert TransactionState.of(reader).aborted == (ABORTED_BY_7, ABORTED_BY_10)
         assert [r.value for r in reader.records(isolation="read_committed")] == [b"plain", b"committed"]
+
+
+def test_a_crashed_log_without_snapshots_is_recovered_before_its_batches_are_replayed(
+        impl: ModuleType, create_log: LogFactory) -> None:
+    """A log that crashed before its first roll or close has no snapshot; its torn or corrupt tail is cut by
+    recovery before any replay reads it (the index completion replays only the flushed segments)."""
+    log = create_log()
+    append_transaction_sample(log)
+    directory = log.dir
+    segment_file = directory / "00000000000000000000.log"
+    size = segment_file.stat().st_size
+    log.append(MemoryRecords.with_end_transaction_marker(9, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
+                                                         base_offset=7, timestamp=1_000), assign_offsets=False)
+    log.close()
+    for path in [*_snapshots(directory), *directory.glob("*.txnindex")]:  # a crash before any roll or close
+        path.unlink()
+    kept = segment_file.read_bytes()
+    data = bytearray(kept)
+    data[-1] ^= 0xFF  # the marker's record: its CRC no longer matches, nor does it decode
+    data[-2] ^= 0xFF
+    segment_file.write_bytes(bytes(data))
+    log = create_log(had_clean_shutdown=False)
+    assert log.log_end_offset == 7 and segment_file.stat().st_size == size
+    assert log.load_report.recovered_segments == [(0, len(kept) - size)]
+    assert log.collect_aborted_transactions(0, 7) == [ABORTED_BY_7]
+    assert log.last_stable_offset == 5
+
+
+def test_no_snapshot_is_written_before_the_indexes_are_complete(impl: ModuleType, create_log: LogFactory,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index rebuilt while the segments load (here, a missing offset index) would write a producer snapshot; for
+    a log whose transaction indexes are not complete yet it writes none, so a failure before they are leaves a log
+    that the next open completes."""
+    from kafkalog.errors import KafkaStorageError
+    from kafkalog.producer_state import log_updates
+
+    directory = _legacy(_rolled_sample(create_log))
+    (directory / "00000000000000000000.index").unlink()
+    real = log_updates.complete_txn_index
+
+    def failing(manager: Any, segment: Any, records: Any) -> None:
+        if segment.base_offset == 7:
+            raise KafkaStorageError("disk gone")
+        real(manager, segment, records)
+
+    monkeypatch.setattr(log_updates, "complete_txn_index", failing)
+    with pytest.raises(KafkaStorageError, match="disk gone"):
+        create_log()
+    assert not _snapshots(directory)
+    monkeypatch.setattr(log_updates, "complete_txn_index", real)
+    log = create_log()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+
+
+def test_a_failed_rewrite_leaves_the_index_answering_its_old_entries(impl: ModuleType, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafkalog.errors import KafkaStorageError
+    from kafkalog.transaction_index import TransactionIndex
+    from kafkalog.transaction_index import os as index_os
+
+    index = TransactionIndex(0, tmp_path / "00000000000000000000.txnindex")
+    index.append(ABORTED_BY_10)
+
+    def refused(*args: Any) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(index_os, "replace", refused)
+    with pytest.raises(KafkaStorageError, match="Rewriting the transaction index"):
+        index.rewrite([ABORTED_BY_7, ABORTED_BY_10])
+    monkeypatch.undo()
+    assert index.all_aborted_txns() == [ABORTED_BY_10]
+    assert not (tmp_path / "00000000000000000000.txnindex.tmp").exists()
+    with pytest.raises(IllegalArgumentError, match="must increase"):
+        index.rewrite([ABORTED_BY_10, ABORTED_BY_7])
+    index.rewrite([ABORTED_BY_7, ABORTED_BY_10])
+    assert index.all_aborted_txns() == [ABORTED_BY_7, ABORTED_BY_10]
+    with pytest.raises(IllegalArgumentError, match="must increase"):
+        index.append(ABORTED_BY_10)  # the rewrite's last offset bounds the next append
+    index.close()
