@@ -23,7 +23,8 @@ Where the facts come from (:meth:`TransactionState.of`) depends on who wrote the
 - a log without snapshots (a broker before 0.11, whose formats have no transactions, or kafkalog before it kept
   producer state, whose aborts have no index entries) is read from its batch headers
   (:meth:`TransactionState.from_batches`).  Opening such a log for writing gives it both
-  (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+  (:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`,
+  :func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
 
 The scan kernel finds the transactional batches; only those are read further, so a log without transactions
 costs one header scan.

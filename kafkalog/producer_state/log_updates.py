@@ -288,7 +288,8 @@ def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments:
     something that kept no producer state (kafkalog before it ported Kafka's), whose aborts have no index entries,
     while ``read_committed`` reads and the cleaner take them from the index as Kafka's do.  A broker's log
     without snapshots gains nothing (its entries are all there, or it has no transactions); the cost is one
-    header scan, once, since the log has snapshots from then on.
+    header scan (the producer-state replay that follows is a second), once, since the log has snapshots from then
+    on.
     """
     for segment in segments:
         start_offset = max(segment.base_offset, log_start_offset)  # a segment wholly below it reads as None
