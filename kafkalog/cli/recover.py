@@ -6,6 +6,20 @@ indexes rebuilt, and every segment from the recovery point on checked batch by b
 the first torn or corrupt batch and later segments deleted.  ``--full`` checks every segment from the
 first (rebuilding all the indexes).  Then the log is flushed, this partition's recovery point written
 to the log dir's checkpoint, and what changed is reported.  Holds the log dir's ``.lock`` throughout.
+
+A kill at any moment leaves a log the next ordinary open recovers whole.  Recovering a segment tears it down
+before it builds it again (Kafka's ``LogSegment.recover``: the offset, time and transaction indexes are reset,
+then refilled from the batches; the producer snapshots past the segment are deleted first), and a broker's open
+recovers only the segments from the checkpointed recovery point on (``LogLoader.recoverLog``): Kafka's recovery
+only ever tears down segments the checkpoint does not vouch for, and the checkpoint moves up only once they are
+flushed.  ``--full`` (kafkalog's; Kafka has no such recovery) also tears down segments below the checkpointed
+recovery point, so before it opens the log it moves this partition's checkpointed recovery point down to the
+offset it recovers from (0), durably, as Kafka's ``LogManager.truncateTo`` writes the recovery-point checkpoint
+at once after a truncation lowered it.  A kill before the new recovery point is written then leaves a checkpoint
+that vouches for nothing the run may have emptied, and the next open recovers every segment again.  (Rebuilding
+each segment's indexes into temporary files and renaming them into place was the other way: it would cover the
+three indexes but not the producer snapshots recovery deletes, and would give the recovery every open runs a
+second code path, for the sake of a command whose runs are rare.)
 """
 
 from __future__ import annotations
@@ -31,7 +45,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "indexes, complete interrupted swaps; then report what changed.")
     parser.add_argument("dir", metavar="DIR", help="the partition dir (<topic>-<partition>)")
     parser.add_argument("--full", action="store_true",
-                        help="check every segment, not only those past the checkpointed recovery point")
+                        help="check every segment, not only those past the checkpointed recovery point (which "
+                             "is set to 0 first, so a run killed part way is recovered whole by the next open)")
     add_config_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.set_defaults(run=run, input_paths=lambda a: [a.dir])
@@ -43,6 +58,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     config = log_config_from(args.config)
     with DirLock(partition.log_dir, holder="kafkalog recover") as lock:
         recovery_point = 0 if args.full else partition.recovery_point
+        # No checkpoint may vouch for a segment this run tears down (see the module docstring).
+        partition.lower_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, recovery_point)
         started = time.monotonic()
         with console.progress(None, f"recover {partition.topic_partition}", unit="B", unit_scale=True) as bar:
             log = Log(partition.path, config, recovery_point=recovery_point,

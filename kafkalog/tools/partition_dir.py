@@ -155,6 +155,16 @@ class PartitionDir:
         offsets[self.topic_partition] = offset
         checkpoint.write(offsets)
 
+    def lower_checkpoint(self, name: str, offset: int) -> bool:
+        """Move this partition's entry in checkpoint ``name`` down to ``offset`` when it is above it (written as
+        :meth:`update_checkpoint` writes, so durable when this returns); an entry at or below ``offset``, or none,
+        is left alone.  Returns whether the file changed."""
+        current = self.checkpointed(name)
+        if current is None or current <= offset:
+            return False
+        self.update_checkpoint(name, offset)
+        return True
+
     @property
     def recovery_point(self) -> int:
         """The checkpointed recovery point; 0 (check everything) when none is recorded."""
