@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,12 +127,17 @@ class ConsumerView:
     # -- reading a segment ---------------------------------------------------------------------------
 
     def chunks(self, segment: FileMessageSet, start_position: int = 0, chunk_bytes: int = CONSUMER_CHUNK_BYTES,
-               *, reuse: ChunkBuffer | None = None) -> Iterator[tuple[int, MemoryRecords]]:
+               *, reuse: ChunkBuffer | None = None) -> Generator[tuple[int, MemoryRecords], None, int | None]:
         """The whole batches of ``segment`` from ``start_position`` (a file position) that may hold offsets
         of the range, as in-memory chunks with the file position each starts at.  The segment is read once,
         and no further than the first batch that reaches the end of the range.  Corrupt framing raises with
         the file and position once the chunks before it are handed out; a partial batch at the end (a write
-        in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``."""
+        in progress) is not read.  ``reuse`` is as for ``FileMessageSet.memory_chunks``.
+
+        The generator's value (``StopIteration.value``) is the offset after the last batch it read, ``None``
+        when it read none: a reader that must know whether the segment held every offset it should (the Spark
+        source over tiered storage) compares it with the range."""
+        reached = None
         for position, data, rows in segment.scanned_chunks(start_position, chunk_bytes, reuse=reuse):
             wanted = self.rows_in_range(rows)
             if len(wanted):
@@ -140,9 +145,11 @@ class ConsumerView:
                 first = int(wanted["position"][0])
                 end = int(wanted["position"][-1]) + int(wanted["size"][-1])
                 yield position + first, MemoryRecords(data[first:end])
-            if int(rows["last_offset"][-1]) >= self.end_offset - 1:
+            reached = int(rows["last_offset"][-1]) + 1
+            if reached >= self.end_offset:
                 # Offsets grow from batch to batch: all that follow this one are past the range, unread.
-                return
+                return reached
+        return reached
 
     def records(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[Record]:
         """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as

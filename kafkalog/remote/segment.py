@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import _impl
 from .._common import IndexKind
 from ..errors import CorruptIndexError, CorruptRemoteSegmentError, RemoteResourceNotFoundError, RemoteStorageError
@@ -138,23 +140,36 @@ class RemoteSegment:
         ``.txnindex``, or the leader-epoch checkpoint text), or ``None`` when it was not uploaded."""
         raise NotImplementedError
 
+    def offset_index_entries(self) -> tuple[bytes, int, int]:
+        """The uploaded offset index: its bytes, its number of entries, and how many of them, from the first, point
+        inside the ``.log`` as the store holds it (at a position below its size).  An entry at or past the end
+        describes a batch the store no longer holds: the ``.log`` was cut short (or the index is bad)."""
+        data = self.index(IndexType.OFFSET) or b""
+        entries = len(data) // _OFFSET_ENTRY_SIZE
+        positions = np.frombuffer(data, dtype=">i4", count=2 * entries)[1::2]
+        outside = np.flatnonzero(positions >= self.size)
+        return data, entries, int(outside[0]) if len(outside) else entries
+
     def lookup(self, target_offset: int) -> tuple[int, int]:
         """``OffsetIndex.lookup`` on the uploaded offset index: ``(offset, position)`` of the largest entry
         whose offset is at most ``target_offset``, ``(base_offset, 0)`` when there is none (or no index).  One
         read of the index; the position is where a read for ``target_offset`` starts.
 
+        Only the entries before the first that points at or past the end of the ``.log`` are searched
+        (:meth:`offset_index_entries`): a ``.log`` cut short is read from the last batch it still holds, and the
+        offsets it lost are the reader's to report (:mod:`kafkalog.spark.tiered`), not an index error.
+
         Raises:
-            CorruptIndexError: an entry that points past the segment's end.
+            CorruptIndexError: the entry found points before the segment's start (a negative position).
         """
-        data = self.index(IndexType.OFFSET)
-        entries = len(data) // _OFFSET_ENTRY_SIZE if data else 0
-        found = None if entries == 0 else _impl.core.index_lookup(data, entries, int(IndexKind.OFFSET_KEY),
-                                                                  target_offset, self.base_offset)
+        data, _entries, inside = self.offset_index_entries()
+        found = None if inside == 0 else _impl.core.index_lookup(data, inside, int(IndexKind.OFFSET_KEY),
+                                                                 target_offset, self.base_offset)
         if found is None:
             return self.base_offset, 0
         offset, position = found
         if not 0 <= position <= self.size:
-            raise CorruptIndexError(f"offset index entry ({offset}, {position}) of {self.path} points past the "
+            raise CorruptIndexError(f"offset index entry ({offset}, {position}) of {self.path} points outside the "
                                     f"segment's {self.size} bytes")
         return offset, position
 

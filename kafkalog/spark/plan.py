@@ -20,13 +20,17 @@ A task (:meth:`ReadTask.read`) opens only its segments' ``.log`` files, read-onl
 through the consumer's view (:mod:`kafkalog.consumer_view`, the one ``Log.records()`` reads through too):
 a few MiB at a time, CRCs checked as a consumer with ``check.crcs=true`` does, decoded by the record
 kernels into Arrow record batches (:mod:`kafkalog.spark.arrow`) without the control batches and, for
-``read_committed``, the aborted ones.
+``read_committed``, the aborted ones.  Reading tiered storage, whose segments hold every offset up to the
+next one's base offset, a task that reads a segment to its end and finds offsets of its range missing reports
+them as lost data, as Spark's Kafka source reports offsets it planned and could not fetch
+(:meth:`ReadTask._check_reached`: an error naming the segment, or with ``failOnDataLoss=false`` a warning).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +39,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
-from ..errors import CorruptRecordError, IllegalStateError, KafkaLogError, OffsetOutOfRangeError, StorageNotFoundError
+from ..errors import (
+    CorruptRecordError,
+    CorruptRemoteSegmentError,
+    IllegalStateError,
+    KafkaLogError,
+    OffsetOutOfRangeError,
+    StorageNotFoundError,
+)
 from ..file_message_set import ChunkBuffer, FileMessageSet
 from ..storage.location import StorageLocation, is_url, locate
 from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
@@ -59,6 +70,8 @@ from .tiered import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..record import MemoryRecords
+
 __all__ = [
     "PartitionFacts",
     "ReadTask",
@@ -69,6 +82,8 @@ __all__ = [
     "plan_read",
     "resolve_offsets",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: Bytes read and decoded at a time by a task: what bounds its memory, whatever the segment size.
 READ_CHUNK_BYTES = 8 * 1024 * 1024
@@ -307,6 +322,9 @@ class ReadTask:
     #: Where the segments are read from: a local dir, a dir at a URL, a tiered layout's segments (each
     #: filesystem built in the task's process at its first read).
     source: SegmentSource
+    #: What offsets a segment of tiered storage should hold and does not are: an error (Spark's default), or
+    #: skipped with a warning (``failOnDataLoss=false``).
+    fail_on_data_loss: bool = True
 
     @property
     def size(self) -> int:
@@ -330,31 +348,65 @@ class ReadTask:
         view = self.view
         if piece.end_offset is not None and piece.end_offset < view.end_offset:
             view = dataclasses.replace(view, end_offset=max(piece.end_offset, view.start_offset))
+        reached = None
         with segment:
-            end = min(piece.end_position, segment.size_in_bytes())
-            if piece.start_position >= end:
-                return
-            part = segment.read(piece.start_position, end - piece.start_position)
-            for position, chunk in view.chunks(part, 0, READ_CHUNK_BYTES, reuse=buffer):
-                runs = chunk.record_columns(check_crcs=view.check_crcs)
+            size = segment.size_in_bytes()
+            end = min(piece.end_position, size)
+            if piece.start_position < end:
+                part = segment.read(piece.start_position, end - piece.start_position)
+                chunks = view.chunks(part, 0, READ_CHUNK_BYTES, reuse=buffer)
                 while True:
-                    # The columns are decoded as they are asked for: a bad batch raises here, after the
-                    # columns before it.
                     try:
-                        columns = next(runs)
-                    except StopIteration:
+                        position, chunk = next(chunks)
+                    except StopIteration as stop:
+                        reached = stop.value
                         break
-                    except CorruptRecordError as e:
-                        raise e.at(None if e.position is None else position + e.position, str(path),
-                                   note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there"
-                                   ) from e
-                    assert columns.batches is not None
-                    hidden = view.hidden_batches(chunk.buffer, columns.batches)
-                    batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
-                                     start_offset=view.start_offset, end_offset=view.end_offset,
-                                     include_headers=self.include_headers)
-                    if batch is not None:
-                        yield batch
+                    yield from self._decode(chunk, position, view, path)
+        if self.source.offsets_contiguous and piece.end_position >= size:
+            self._check_reached(piece, view, reached, path)
+
+    def _decode(self, chunk: MemoryRecords, position: int, view: ConsumerView, path: str) -> Iterator[pa.RecordBatch]:
+        """The Arrow record batches of one chunk of a slice (at file ``position``), read through ``view``."""
+        runs = chunk.record_columns(check_crcs=view.check_crcs)
+        while True:
+            # The columns are decoded as they are asked for: a bad batch raises here, after the
+            # columns before it.
+            try:
+                columns = next(runs)
+            except StopIteration:
+                break
+            except CorruptRecordError as e:
+                raise e.at(None if e.position is None else position + e.position, str(path),
+                           note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there"
+                           ) from e
+            assert columns.batches is not None
+            hidden = view.hidden_batches(chunk.buffer, columns.batches)
+            batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
+                             start_offset=view.start_offset, end_offset=view.end_offset,
+                             include_headers=self.include_headers)
+            if batch is not None:
+                yield batch
+
+    def _check_reached(self, piece: SegmentSlice, view: ConsumerView, reached: int | None, path: str) -> None:
+        """After a slice read to the end of its segment, in a source whose segments hold every offset up to the
+        next one's base (tiered storage): the offsets of ``view`` past the last batch read (``reached``: the
+        offset after it, ``None`` when the slice held none) are lost.  As Spark's Kafka source treats offsets
+        it planned and could not fetch (``KafkaDataConsumer``: ``Cannot fetch records in [a, b)``, then
+        ``reportDataLoss``): an error naming the segment with ``failOnDataLoss`` (a
+        :class:`~kafkalog.errors.CorruptRemoteSegmentError`), else a warning, and the read goes on without them."""
+        lost_from = max(view.start_offset, piece.base_offset if reached is None else reached)
+        if lost_from >= view.end_offset:
+            return
+        what = (f"cannot read offsets {lost_from} to {view.end_offset} (exclusive) of {self.topic}-{self.partition}: "
+                f"its segment at base offset {piece.base_offset} ends before them, though the store says they are "
+                "there (the next segment's base offset, or the segment's own offset index and last batch); the "
+                "segment's .log was cut short, or a segment after it is missing from the store")
+        if self.fail_on_data_loss:
+            raise CorruptRemoteSegmentError(
+                f"{what}. Some data may have been lost; set failOnDataLoss=false to skip the offsets missing",
+                path=path)
+        logger.warning("%s (%s). Some data may have been lost; skipping the offsets missing (failOnDataLoss=false)",
+                       what, path)
 
 
 def _cut_points(segment: FileMessageSet, start: int, end: int, target: int) -> list[int]:
@@ -385,8 +437,9 @@ def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
             continue
         if base >= end:
             break
-        if size:
-            # A segment's records stop at the next one's base offset (tiered segments may overlap).
+        if size or facts.segment_source.offsets_contiguous:
+            # A segment's records stop at the next one's base offset (tiered segments may overlap).  An empty
+            # tiered segment is read too: its offsets below the next base are lost, and the read says so.
             found.append(SegmentSlice(base, 0, size, following if following is not None and following < end
                                       else None))
     if found and start > found[0].base_offset:
@@ -438,7 +491,7 @@ def split_ranges(ranges: list[tuple[PartitionFacts, int, int]], options: ReadOpt
         view = ConsumerView(start, end, isolation, facts.aborted_between(start, end), options.check_crcs)
         tp = facts.topic_partition
         tasks.extend(ReadTask(facts.dir, tp.topic, tp.partition, tuple(group), view, options.include_headers,
-                              facts.segment_source.only({s.base_offset for s in group}))
+                              facts.segment_source.only({s.base_offset for s in group}), options.fail_on_data_loss)
                      for group in _group(facts, slices, target))
     return tasks
 

@@ -31,7 +31,17 @@ __all__ = ["LocalDir", "SegmentSource", "UrlDir"]
 
 
 class SegmentSource(Protocol):
-    """The segments of one partition, by base offset."""
+    """The segments of one partition, by base offset.
+
+    ``offsets_contiguous`` says whether each segment holds every offset from its base offset up to the next
+    segment's (the last one: up to the log end offset), so that a segment whose batches end before that has
+    lost records: true of tiered storage, where Kafka copies only topics that are not compacted and records a
+    copied segment's end offset as the next one's base offset less one (``RemoteLogManager.copyLogSegment``);
+    not of a broker's dir, whose compacted segments end wherever the cleaner left their last record.
+    """
+
+    @property
+    def offsets_contiguous(self) -> bool: ...
 
     def open_log(self, base_offset: int, size: int | None = None) -> FileMessageSet:
         """The segment's ``.log``, read-only (``size``: its size when known).
@@ -70,6 +80,7 @@ class LocalDir:
     """A partition dir on the local disk."""
 
     dir: str
+    offsets_contiguous = False
 
     def open_log(self, base_offset: int, size: int | None = None) -> FileMessageSet:
         return FileMessageSet(log_filename(self.dir, base_offset), writable=False)
@@ -91,6 +102,7 @@ class UrlDir:
 
     storage: Storage
     dir: str
+    offsets_contiguous = False
 
     def open_log(self, base_offset: int, size: int | None = None) -> FileMessageSet:
         return open_remote_log(self.storage.at(self.dir) / f"{base_offset:020d}.log", size)

@@ -14,14 +14,20 @@ Each partition of a tiered layout is planned as a broker's partition is (Kafka's
 
 - the log start offset is the first segment's base offset and the log end offset the last segment's end
   offset + 1 (the manifest's ``endOffset`` when the layout has one, else found through the last segment's
-  offset index and a scan from there, as ``LogSegment.readNextOffset``);
+  offset index and a scan from there, as ``LogSegment.readNextOffset``, or past that when the segment's own
+  files say its ``.log`` was cut short: :func:`log_end_offset`);
 - the offset of a timestamp is found through each segment's uploaded time index, then its offset index,
   then a search of the segment (``RemoteLogManager.findOffsetByTimestamp`` over the segments in order);
 - the aborted transactions are the entries of the uploaded ``.txnindex`` objects
   (``RemoteLogManager.addAbortedTransactions``); the last stable offset is the log end offset, since a
   broker uploads only segments below its last stable offset (``RemoteLogManager.candidateLogSegments``);
 - segments may overlap (a copy retried with other boundaries): as Kafka serves an offset from the segment with
-  the greatest base offset at or below it, each segment is read only below the next one's base offset.
+  the greatest base offset at or below it, each segment is read only below the next one's base offset;
+- segments do not leave gaps: Kafka tiers no compacted topic and records a copied segment's end offset as the
+  next one's base offset less one (``RemoteLogManager.copyLogSegment``), so a segment whose batches end before
+  the next base offset (or the log end offset) has lost records, which the read reports
+  (:attr:`TieredSegments.offsets_contiguous`, :class:`~kafkalog.spark.plan.ReadTask`: an error with
+  ``failOnDataLoss``, else a warning).
 
 What a layout leaves out (an upload not finished, the losing one of two uploads of a base offset, a segment
 ``__remote_log_metadata`` does not name as ``COPY_SEGMENT_FINISHED`` with ``remoteLogMetadata``) is in
@@ -35,14 +41,16 @@ read (as for a URL read).  kafkalog's, no Kafka counterpart.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._common import ScanStop
 from ..errors import CorruptIndexError, KafkaLogError, RemoteLayoutError
 from ..file_message_set import FileMessageSet
-from ..index import OffsetIndex, TimeIndex
+from ..index import TimeIndex
 from ..remote import (
     LAYOUTS,
     IndexType,
@@ -65,6 +73,8 @@ __all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments"
 AUTO, BROKER = "auto", "broker"
 #: The values of the ``layout`` option.
 LAYOUT_NAMES = (AUTO, BROKER, *LAYOUTS)
+#: An offset index entry: the offset relative to the segment's base, the position in its ``.log``.
+_OFFSET_ENTRY = struct.Struct(">ii")
 
 
 def _store(arg: str, storage_options: Mapping[str, Any] | None) -> tuple[Storage, str]:
@@ -149,6 +159,8 @@ class TieredSegments:
     storage: Storage
     name: str
     segments: tuple[RemoteSegment, ...]
+    #: Kafka tiers no compacted topic, and a copied segment ends where the next begins (see :class:`SegmentSource`).
+    offsets_contiguous = True
 
     def segment(self, base_offset: int) -> RemoteSegment:
         """The segment with ``base_offset``, bound to this process's filesystem."""
@@ -186,25 +198,38 @@ def _attached(storage: Storage, segments: tuple[RemoteSegment, ...]) -> Iterator
 
 
 def log_end_offset(partition: TieredPartition) -> int:
-    """The last segment's end offset + 1: the layout's ``endOffset`` when it has one, else the offset after
-    the last batch, scanned from the last entry of its offset index (``LogSegment.readNextOffset``)."""
+    """The offset after the last record the store says the partition holds: the layout's ``endOffset`` + 1 when
+    it has one, else the offset after the last batch of the last segment (``LogSegment.readNextOffset``: a
+    scan from the last entry of its offset index that points inside its ``.log``).
+
+    Unless that ``.log`` was cut short, which its own files tell: an offset index entry at or past its end (a
+    batch that reached the entry's offset was there), or a partial batch at its end (an uploaded segment is a
+    closed one, copied whole, so its last batch was whole).  The end is then what they say was there (the
+    entry's offset + 1; one past the last whole batch, at least, for a partial batch), past the last record the
+    ``.log`` still holds, and the read reports the offsets missing as lost (:class:`~kafkalog.spark.plan.ReadTask`,
+    ``failOnDataLoss``)."""
     segments = partition.partition.segments
     if not segments:
         return 0
     last = next(_attached(partition.storage, segments[-1:]))
     if last.end_offset is not None:
         return last.end_offset + 1
-    offsets = OffsetIndex.from_bytes(last.index(IndexType.OFFSET) or b"", last.path, last.base_offset)
-    try:
-        position = offsets.read_last_entry().position
-    finally:
-        offsets.close()
-    if not 0 <= position <= last.size:
-        raise CorruptIndexError(f"the last offset index entry of {last.path} points past the segment's "
-                                f"{last.size} bytes")
+    data, entries, inside = last.offset_index_entries()
+    start = _OFFSET_ENTRY.unpack_from(data, (inside - 1) * _OFFSET_ENTRY.size)[1] if inside else 0
+    if start < 0:
+        raise CorruptIndexError(f"offset index entry {inside - 1} of {last.path} points before the segment's start")
     with last.open_log() as log:
-        rows = log.scan(check_crc=False, stop_on_invalid=False, starting_position=position).batches
-    return int(rows["last_offset"][-1]) + 1 if len(rows) else last.base_offset
+        scan = log.scan(check_crc=False, stop_on_invalid=False, starting_position=start)
+        if not len(scan.batches) and start > 0:
+            # The batch that entry points at is the one cut short: the whole batches are before it.
+            scan = log.scan(check_crc=False, stop_on_invalid=False)
+    rows = scan.batches
+    reached = int(rows["last_offset"][-1]) + 1 if len(rows) else last.base_offset
+    claimed = reached + 1 if scan.stop_reason is ScanStop.PARTIAL else reached
+    if inside < entries:
+        relative, _position = _OFFSET_ENTRY.unpack_from(data, (entries - 1) * _OFFSET_ENTRY.size)
+        claimed = max(claimed, last.base_offset + relative + 1)
+    return claimed
 
 
 def offset_for_timestamp(partition: TieredPartition, timestamp: int) -> int | None:

@@ -5,13 +5,14 @@ the ``__remote_log_metadata`` filter and bad input."""
 from __future__ import annotations
 
 import pickle
+import struct
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from kafkalog.errors import EncryptedSegmentError, RemoteLayoutError
+from kafkalog.errors import CorruptRemoteSegmentError, EncryptedSegmentError, RemoteLayoutError
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.metadata import metadata_values
@@ -217,3 +218,87 @@ def test_the_jobs_on_broker_dirs_refuse_tiered_storage(store: tuple[Any, str],
     path = stored("kafka-local-tiered-storage", store, original[1])
     with pytest.raises(SparkOptionError, match="is tiered storage: this job reads a broker's log dirs"):
         _broker_dirs(find_partitions([path]))
+
+
+def _cut(fs: Any, root: str, segment: LocalSegment, keep: int) -> tuple[str, int]:
+    """Cut the stored ``.log`` of ``segment`` (LocalTieredStorage) to its first ``keep`` bytes; returns its path
+    and the offset after the last batch still whole in it."""
+    (path,) = fs.glob(f"{root}/kafka-tiered-storage/orders-0-{TOPIC_ID}/{segment.base_offset:020d}-*.log")
+    kept = segment.log[:keep]
+    fs.pipe_file(path, kept)
+    rows = MemoryRecords(kept).scan(check_crc=False, stop_on_invalid=False).batches
+    assert len(rows) and len(kept) > int(rows["position"][-1] + rows["size"][-1])  # cut inside a batch
+    return path, int(rows["last_offset"][-1]) + 1
+
+
+def test_a_segment_cut_short_loses_data(store: tuple[Any, str], original: tuple[Path, list[LocalSegment]],
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    """A LocalTieredStorage ``.log`` cut short in the middle of the partition holds fewer offsets than its next
+    segment's base offset says: with ``failOnDataLoss`` (the default) the read fails naming the segment and the
+    offsets missing; without, the read skips them and says so in the log (Spark's Kafka source: ``Cannot fetch
+    records in [a, b)`` and ``Some data may have been lost``)."""
+    fs, root = store
+    directory, segments = original
+    path = stored("kafka-local-tiered-storage", store, segments)
+    middle, following = segments[1], segments[2]
+    log_path, reached = _cut(fs, root, middle, len(middle.log) // 2)
+    lost = f"offsets {reached} to {following.base_offset} \\(exclusive\\)"
+    with pytest.raises(CorruptRemoteSegmentError, match=f"{lost}.*Some data may have been lost") as info:
+        read({"path": path})
+    assert info.value.path is not None and info.value.path.endswith(log_path)
+    # a read that starts in the offsets lost, through the segment's offset index (entries past its end)
+    start = (reached + following.base_offset) // 2
+    with pytest.raises(CorruptRemoteSegmentError, match=f"offsets {start} to {following.base_offset}"):
+        read({"path": path, "startingOffsets": f'{{"orders":{{"0":{start}}}}}'})
+    # a read that ends before the offsets lost needs none of them
+    assert read({"path": path, "endingOffsets": f'{{"orders":{{"0":{reached}}}}}'}) \
+        == library_read(directory, segments, 0, reached)
+    with caplog.at_level("WARNING", logger="kafkalog.spark.plan"):
+        assert read({"path": path, "failOnDataLoss": "false", "maxPartitionBytes": "1500"}) \
+            == library_read(directory, segments, 0, reached) + library_read(directory, segments, following.base_offset)
+    assert any(log_path in r.getMessage() and f"offsets {reached} to {following.base_offset}" in r.getMessage()
+               for r in caplog.records)
+    assert read({"path": path, "failOnDataLoss": "false", "startingOffsets": f'{{"orders":{{"0":{start}}}}}'}) \
+        == library_read(directory, segments, following.base_offset)
+
+
+def test_a_segment_cut_to_nothing_loses_data(store: tuple[Any, str], original: tuple[Path, list[LocalSegment]]) -> None:
+    """A ``.log`` of no bytes between two segments: every offset below the next base offset is lost (the planner
+    used to pass over an empty segment)."""
+    fs, root = store
+    directory, segments = original
+    path = stored("kafka-local-tiered-storage", store, segments)
+    middle, following = segments[1], segments[2]
+    (log_path,) = fs.glob(f"{root}/kafka-tiered-storage/orders-0-{TOPIC_ID}/{middle.base_offset:020d}-*.log")
+    fs.pipe_file(log_path, b"")
+    with pytest.raises(CorruptRemoteSegmentError, match=f"offsets {middle.base_offset} to {following.base_offset} "):
+        read({"path": path})
+    assert read({"path": path, "failOnDataLoss": "false"}) == library_read(directory, segments, 0, middle.base_offset) \
+        + library_read(directory, segments, following.base_offset)
+
+
+def test_the_last_segment_cut_short_loses_data(store: tuple[Any, str],
+                                               original: tuple[Path, list[LocalSegment]]) -> None:
+    """The last segment has no next one: its own offset index (an entry past the end of its ``.log``) and the
+    partial batch its ``.log`` ends with (an uploaded segment is a closed one, copied whole) say it was cut."""
+    fs, root = store
+    directory, segments = original
+    path = stored("kafka-local-tiered-storage", store, segments)
+    last = segments[-1]
+    entries = [struct.unpack_from(">ii", last.index, i) for i in range(0, len(last.index), 8)]
+    relative, position = entries[-1]
+    log_path, reached = _cut(fs, root, last, position - 10)  # before the last index entry's batch
+    with pytest.raises(CorruptRemoteSegmentError, match=f"offsets {reached} to {last.base_offset + relative + 1} "):
+        read({"path": path})
+    facts = partition_facts(find_partitions([path], ReadOptions.parse({"path": path}))[0][1])
+    assert facts.log_end_offset == last.base_offset + relative + 1  # what the index says was there
+    assert read({"path": path, "failOnDataLoss": "false"}) == library_read(directory, segments, 0, reached)
+    # cut after the last index entry's batch: only the partial batch says so
+    log_path, reached = _cut(fs, root, last, len(last.log) - 10)
+    with pytest.raises(CorruptRemoteSegmentError, match=f"offsets {reached} to {reached + 1} ") as info:
+        read({"path": path})
+    assert info.value.path is not None and info.value.path.endswith(log_path)
+    assert read({"path": path, "failOnDataLoss": "false"}) == library_read(directory, segments, 0, reached)
+    # whole again: nothing is lost
+    fs.pipe_file(log_path, last.log)
+    assert read({"path": path}) == library_read(directory, segments)
