@@ -12,15 +12,19 @@ watermark, which lowers the high watermark too, is not what these tests are abou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from kafkalog import transaction_index
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
-from kafkalog.record import MemoryRecords
+from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
+from kafkalog.transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
 from tests.support.log_test_utils import LogFactory
 
 #: The high watermark of the logs written here: offsets 0..4 are committed, 5..9 are not.
@@ -98,3 +102,115 @@ def test_records_end_before_a_batch_that_holds_the_high_watermark(impl: ModuleTy
     log.update_high_watermark(6)
     assert [r.offset for r in log.records()] == list(range(6))
 
+
+# -- the transaction index ------------------------------------------------------------------------------------------
+
+
+class _PreadHook:
+    """The ``os`` module as :mod:`kafkalog.transaction_index` sees it, with ``hook`` run once before its first
+    ``pread``: the point where a walk of the entries has taken its end and reads them."""
+
+    def __init__(self, hook: Callable[[], None]) -> None:
+        self._hook: Callable[[], None] | None = hook
+        self.ran = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def pread(self, fd: int, size: int, position: int) -> bytes:
+        hook, self._hook = self._hook, None
+        if hook is not None:
+            self.ran = True
+            hook()
+        return os.pread(fd, size, position)
+
+
+ENTRIES = [AbortedTxn(i, 10 * i, 10 * i + 5, 10 * i + 6) for i in range(4)]
+#: An entry a follower appends after cutting the index back to offset 20, where ``ENTRIES[2]`` was.
+APPENDED = AbortedTxn(9, 21, 22, 23)
+
+
+@pytest.mark.parametrize(("walk", "appended", "expected"), [
+    ("all", False, ENTRIES[:2]),
+    ("collect", False, TxnIndexSearchResult(ENTRIES[:2], False)),
+    ("all", True, [*ENTRIES[:2], APPENDED]),
+    ("collect", True, TxnIndexSearchResult([*ENTRIES[:2], APPENDED], False)),
+])
+def test_a_walk_of_the_index_reads_the_entries_a_truncation_meanwhile_left(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk: str, appended: bool, expected: Any) -> None:
+    """The walk has taken its end (four entries) when the index is cut back to offset 20 (two entries), and maybe an
+    entry appended: it reads what the file holds up to that end, without an error."""
+    with TransactionIndex(0, tmp_path / "00000000000000000000.txnindex") as index:
+        for txn in ENTRIES:
+            index.append(txn)
+
+        def truncate() -> None:
+            index.truncate_to(20)
+            if appended:
+                index.append(APPENDED)
+
+        hook = _PreadHook(truncate)
+        monkeypatch.setattr(transaction_index, "os", hook)
+        found = index.all_aborted_txns() if walk == "all" else index.collect_aborted_txns(0, 100)
+        assert hook.ran
+        assert found == expected
+        monkeypatch.undo()
+        assert index.all_aborted_txns() == [*ENTRIES[:2], *([APPENDED] if appended else [])]
+
+
+def _transactions_past_the_high_watermark(create_log: LogFactory) -> Log:
+    """Offsets 0..5, as a follower replicated them: ``plain``, producer 7's record and ABORT marker, ``plain``, then
+    (past the high watermark, 4) producer 8's record and ABORT marker.  Producer 8's abort is not below the high
+    watermark, so its transaction holds the last stable offset at 4."""
+    log = create_log()
+
+    def append(records: MemoryRecords) -> None:
+        log.append(records, assign_offsets=False)
+
+    def data(value: bytes, producer_id: int | None = None) -> None:
+        txn: dict[str, Any] = {} if producer_id is None else {
+            "producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
+        append(MemoryRecords.with_records([(None, value, 1_000)], base_offset=log.log_end_offset, **txn))
+
+    def abort(producer_id: int) -> None:
+        marker = EndTransactionMarker(ControlRecordType.ABORT, 0)
+        append(MemoryRecords.with_end_transaction_marker(producer_id, 0, marker, base_offset=log.log_end_offset,
+                                                         timestamp=1_000))
+
+    data(b"plain")
+    data(b"aborted", 7)
+    abort(7)
+    data(b"plain again")
+    log.update_high_watermark(4)
+    data(b"aborted past the high watermark", 8)
+    abort(8)
+    assert log.last_stable_offset == 4
+    assert len(log.log_segments()[0].txn_index.all_aborted_txns()) == 2
+    return log
+
+
+ABORTED_BY_7 = AbortedTxn(producer_id=7, first_offset=1, last_offset=2, last_stable_offset=3)
+
+
+def test_a_txn_committed_read_while_the_log_is_truncated_above_the_high_watermark(
+        impl: ModuleType, create_log: LogFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The truncation cuts the ``.txnindex`` while the read collects the aborted transactions of what it read."""
+    log = _transactions_past_the_high_watermark(create_log)
+    hook = _PreadHook(lambda: log.truncate_to(4))
+    monkeypatch.setattr(transaction_index, "os", hook)
+    fetch = log.read(0, 2**31 - 1, isolation="txn_committed")
+    assert hook.ran
+    assert [batch.base_offset for batch in fetch.records.batches()] == [0, 1, 2, 3]
+    assert fetch.aborted_transactions == [ABORTED_BY_7]
+    assert log.log_end_offset == 4
+
+
+def test_read_committed_records_while_the_log_is_truncated_above_the_high_watermark(
+        impl: ModuleType, create_log: LogFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The truncation cuts the ``.txnindex`` while the reader collects the aborted transactions."""
+    log = _transactions_past_the_high_watermark(create_log)
+    hook = _PreadHook(lambda: log.truncate_to(4))
+    monkeypatch.setattr(transaction_index, "os", hook)
+    assert [(r.offset, r.value) for r in log.records(isolation="read_committed")] == [(0, b"plain"),
+                                                                                     (3, b"plain again")]
+    assert hook.ran
