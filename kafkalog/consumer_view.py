@@ -79,8 +79,8 @@ class ConsumerView:
     ``end_offset`` is already bounded by the high watermark or the last stable offset (:meth:`of` does
     that); ``transactions`` says which transactional batches are aborted.  ``bound_offset`` is that bound itself
     (``None`` in a view made by hand: ``end_offset``), where a reader of a live log stops reading bytes
-    (:meth:`Log.records <kafkalog.log_reads.LogReads.records>`): a writer may cut the log above it (a follower
-    truncating to its high watermark), never below.
+    (:meth:`Log.records <kafkalog.log_reads.LogReads.records>`), so that a writer cutting the log above it
+    meanwhile (a follower truncating back to its high watermark) does not reach what is read.
     """
 
     start_offset: int

@@ -244,8 +244,8 @@ class LogReads:
         """The segments holding ``[start_offset, end_offset)`` as slices that end at ``bound`` (Kafka:
         ``LocalLog.read``'s ``maxPosition``): a segment before the bound's whole, the bound's up to its position,
         none after it.  A slice is sized when it is made, from the segment's size where that cannot change (no
-        append or truncation reaches a segment before the bound's), so a write or a truncation past the bound
-        meanwhile is never read."""
+        append reaches a segment before the bound's, nor any truncation above the bound), so a write or a
+        truncation past the bound meanwhile is never read."""
         if start_offset >= end_offset:
             return
         for segment in self.segments.values(start_offset, end_offset):
