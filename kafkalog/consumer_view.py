@@ -77,7 +77,10 @@ class ConsumerView:
     """A consumer's read of offsets ``[start_offset, end_offset)`` of one partition.
 
     ``end_offset`` is already bounded by the high watermark or the last stable offset (:meth:`of` does
-    that); ``transactions`` says which transactional batches are aborted.
+    that); ``transactions`` says which transactional batches are aborted.  ``bound_offset`` is that bound itself
+    (``None`` in a view made by hand: ``end_offset``), where a reader of a live log stops reading bytes
+    (:meth:`Log.records <kafkalog.log_reads.LogReads.records>`), so that a writer cutting the log above it
+    meanwhile (a follower truncating back to its high watermark) does not reach what is read.
     """
 
     start_offset: int
@@ -85,6 +88,7 @@ class ConsumerView:
     isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED
     transactions: TransactionState = field(default_factory=TransactionState)
     check_crcs: bool = True
+    bound_offset: int | None = None
 
     @property
     def read_committed(self) -> bool:
@@ -107,7 +111,7 @@ class ConsumerView:
             transactions = TransactionState.of(log)
             bound = min(bound, transactions.last_stable_offset)
         end = bound if end_offset is None else min(end_offset, bound)
-        return cls(start, max(start, end), level, transactions, check_crcs)
+        return cls(start, max(start, end), level, transactions, check_crcs, bound)
 
     # -- the rules, on scan rows ---------------------------------------------------------------------
 

@@ -87,7 +87,10 @@ class _ReadLog(Protocol):
     read_only: bool
     def _read_isolated(self, start_offset: int, max_length: int, isolation: FetchIsolation,
                        min_one_message: bool) -> FetchDataInfo: ...
-    def _segment_reads(self, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]: ...
+    def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
+    def _bound_metadata(self, offset: int) -> LogOffsetMetadata: ...
+    def _segment_reads(self, start_offset: int, end_offset: int,
+                       bound: LogOffsetMetadata) -> Iterator[tuple[FileMessageSet, int]]: ...
     def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None: ...
 
 
@@ -208,6 +211,13 @@ class LogReads:
         (``check_crcs=False`` reads past it).  A start offset outside the log is an
         :class:`~kafkalog.errors.OffsetOutOfRangeError`, as a fetch of it would be.  Segments are read a
         chunk at a time, so a large log is never held in memory whole.
+
+        The records are those below the bound when the call was made: the bound (the high watermark or the last
+        stable offset) is made a position at once, under the log's lock, and no byte past it is read, as Kafka's
+        fetch reads up to its bound's position (``LocalLog.read``'s ``maxPosition``).  So appends made while the
+        records are read are not returned, and a truncation above the bound (a follower cutting its log back to
+        its high watermark) does not reach what is read.  Like a fetch, the read ends before a batch that holds
+        the bound (a high watermark set inside a batch): its records are returned once the bound is past it.
         """
         # The view reads the log's public offsets and, for read_committed, its transactions.
         view = ConsumerView.of(cast("Log", self), start_offset, end_offset, isolation=isolation, check_crcs=check_crcs)
@@ -216,21 +226,42 @@ class LogReads:
             raise OffsetOutOfRangeError(
                 f"Received request for offset {start} for partition {self.topic_partition}, but we only have "
                 f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
-        return view.records(self._segment_reads(start, view.end_offset))
+        bound = self._bound_metadata(view.end_offset if view.bound_offset is None else view.bound_offset)
+        return view.records(self._segment_reads(start, view.end_offset, bound))
 
-    def _segment_reads(self: _ReadLog, start_offset: int, end_offset: int) -> Iterator[tuple[FileMessageSet, int]]:
-        """The segments holding ``[start_offset, end_offset)``, each as it is now (a slice up to its current
-        size, so a concurrent append is not half-read) with the position to read it from."""
+    def _bound_metadata(self: _ReadLog, offset: int) -> LogOffsetMetadata:
+        """Where a reader bounded by ``offset`` stops (Kafka: ``fetchHighWatermarkMetadata`` /
+        ``fetchLastStableOffsetMetadata``, which make the bound a position under the log's lock): the segment and
+        position of ``offset``; the log end's when ``offset`` is at or past it (a truncation below the bound since
+        it was read leaves what is there); only the offset, which reads nothing, when it is below the log start."""
+        with self._lock:
+            if offset >= self.log_end_offset:
+                return self.local_log.next_offset_metadata
+            return self.maybe_convert_to_offset_metadata(offset)
+
+    def _segment_reads(self: _ReadLog, start_offset: int, end_offset: int,
+                       bound: LogOffsetMetadata) -> Iterator[tuple[FileMessageSet, int]]:
+        """The segments holding ``[start_offset, end_offset)`` as slices that end at ``bound`` (Kafka:
+        ``LocalLog.read``'s ``maxPosition``): a segment before the bound's whole, the bound's up to its position,
+        none after it.  A slice is sized when it is made, from the segment's size where that cannot change (no
+        append reaches a segment before the bound's, nor any truncation above the bound), so a write or a
+        truncation past the bound meanwhile is never read."""
         if start_offset >= end_offset:
             return
         for segment in self.segments.values(start_offset, end_offset):
+            if bound.message_offset_only or segment.base_offset > bound.segment_base_offset:
+                return
+            stop = bound.relative_position_in_segment if segment.base_offset == bound.segment_base_offset \
+                else segment.size()
             position = 0
             if segment.base_offset <= start_offset:
                 found = segment.translate_offset(start_offset)
                 if found is None:
                     continue
                 position = found.position
-            yield segment.log.read(position, segment.size() - position), 0
+            if position >= stop:
+                return
+            yield segment.log.read(position, stop - position), 0
 
     def fetch_offset_by_timestamp(self: _ReadLog, target_timestamp: int) -> TimestampAndOffset | None:
         """The offset of the first record whose timestamp is at least ``target_timestamp``, with that

@@ -42,7 +42,9 @@ Where kafkalog differs from Kafka 3.8.0, on purpose:
   how a read-only log holds a broker's index.
 
 Like Kafka's, a :class:`TransactionIndex` is not thread-safe: its segment's owner (the log, under its lock)
-serialises every call.
+serialises every change.  A walk of the entries may run beside one (a fetch's aborted transactions are read
+without the lock): it reads no further than the file's end when it began, and no entry a truncation removed
+before the walk reached it (entries appended after that truncation may be read in their place).
 """
 
 from __future__ import annotations
@@ -401,17 +403,26 @@ class TransactionIndex:
             raise storage_error(e, f"Truncating the transaction index {self._file.absolute()}") from e
 
     def _entries(self) -> Iterator[tuple[AbortedTxn, int]]:
-        """Each whole entry and its byte position, up to the channel's position (Kafka: ``iterable``)."""
+        """Each whole entry and its byte position, up to the channel's position when the walk began (Kafka:
+        ``iterable``, which asks the position before each entry).
+
+        A reader walks without the log's lock (a fetch's aborted transactions), while the writer appends and
+        truncates through the same descriptor, so the walk fixes its end once, first, and a read that comes back
+        short ends it at the last whole entry read: a truncation cut the file since.  What it removed (entries
+        whose ABORT marker is at or past its offset), and what was appended after it in their place, is past the
+        bound of any reader it may cut under, a ``read_committed`` one included, whose last stable offset is at or
+        below the high watermark (kafkalog's: Kafka's walk reads the entry from what is left, and fails on the
+        bytes that are gone)."""
         fd = self._fd
         if fd is None:
             return
         name = str(self._file.absolute())
+        try:
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+        except OSError as e:
+            raise KafkaStorageError(f"Failed read position from the transaction index {name}: {e}") from e
         position = 0
         while True:
-            try:
-                end = os.lseek(fd, 0, os.SEEK_CUR)
-            except OSError as e:
-                raise KafkaStorageError(f"Failed read position from the transaction index {name}: {e}") from e
             count = min((end - position) // ABORTED_TXN_SIZE, _READ_ENTRIES)
             if count <= 0:
                 return
@@ -420,12 +431,11 @@ class TransactionIndex:
                 data = os.pread(fd, size, position)
             except OSError as e:
                 raise KafkaStorageError(f"Failed to read from the transaction index {name}: {e}") from e
-            if len(data) < size:
-                raise KafkaStorageError(
-                    f"Failed to read from the transaction index {name}: {size} bytes expected at "
-                    f"position {position}, {len(data)} read (the file shrank)")
-            for at in range(0, size, ABORTED_TXN_SIZE):
+            whole = len(data) - len(data) % ABORTED_TXN_SIZE
+            for at in range(0, whole, ABORTED_TXN_SIZE):
                 yield _checked(AbortedTxn.from_bytes(data, at), name), position + at
+            if whole < size:
+                return
             position += size
 
 

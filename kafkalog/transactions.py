@@ -14,8 +14,9 @@ id; the transaction ends with a control batch (``0x20``) whose one record's key 
 
 Where the facts come from (:meth:`TransactionState.of`) depends on who wrote the log:
 
-- a log open for writing keeps Kafka's producer state: the aborted transactions are its ``.txnindex`` entries
-  (``collectAbortedTransactions``) and the last stable offset is the log's;
+- a log open for writing keeps Kafka's producer state: the last stable offset is the log's, read first, and the
+  aborted transactions are its ``.txnindex`` entries (``collectAbortedTransactions``), read after it, so an abort
+  written meanwhile cannot move the bound past a transaction the list leaves out;
 - a log read in place whose writer kept producer state, known by its producer snapshots (a broker since 0.11,
   kafkalog since it ported them), has its aborts in its ``.txnindex`` files too; its open transactions are
   those of its latest snapshot, brought up to the log end by the batches after it
@@ -116,10 +117,22 @@ class TransactionState:
         """The state of ``log`` (see the module docstring): from its producer state when it is open for writing;
         when it is read-only, what a reader finds in place (:meth:`read_in_place`, read once per log:
         :meth:`Log.in_place_transactions <kafkalog.log_producer_state.LogProducerState.in_place_transactions>`).
+
+        A log open for writing may be written meanwhile, so the last stable offset is read first and the aborted
+        transactions after it, as Kafka's ``UnifiedLog.read`` fixes its bound (``fetchLastStableOffsetMetadata``)
+        before ``LocalLog.read`` collects the aborts of what it read (``addAbortedTransactions``).  Every
+        transaction that begins below that bound had ended when the bound was read (one still open holds the last
+        stable offset at or below its first offset), and the log writes an abort's ``.txnindex`` entry before its
+        last stable offset passes the transaction, so the list holds every abort a reader up to the bound must
+        skip; one that ends later began at or past the bound.  (Read the other way round, an ABORT marker written
+        in between moved the bound past a transaction the list did not name, and a ``read_committed`` reader
+        returned its records.)  The aborts are collected up to the log end offset, as Kafka's are when the fetch
+        has no nearer upper bound, so the state names those past the bound too.
         """
         if not log.read_only:
+            last_stable = log.last_stable_offset
             aborted = log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset)
-            return cls(tuple(sorted(aborted, key=_by_first_offset)), log.last_stable_offset)
+            return cls(tuple(sorted(aborted, key=_by_first_offset)), last_stable)
         return log.in_place_transactions()
 
     @classmethod

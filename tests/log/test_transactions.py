@@ -109,6 +109,37 @@ def test_between_keeps_the_overlapping_transactions(impl: ModuleType, create_log
     assert state.between(3, 7).last_stable_offset == 5
 
 
+def test_an_abort_written_while_a_reader_collects_the_aborts_stays_past_its_bound(
+        impl: ModuleType, create_log: LogFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``read_committed`` reader takes its bound, the last stable offset, before it collects the aborted
+    transactions, as Kafka's ``UnifiedLog.read`` does: producer 9's ABORT marker, written while the reader collects
+    (a hook on the call the reader makes in between), ends a transaction at or past that bound, so the reader
+    neither returns the aborted record nor reads past the bound; the next reader skips the record."""
+    log = create_log()
+    append_transaction_sample(log)
+    collect = log.collect_aborted_transactions
+    markers: list[int] = []
+
+    def collect_then_abort(start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        found = collect(start_offset, upper_bound_offset)
+        if not markers:
+            markers.append(log.log_end_offset)
+            log.append(MemoryRecords.with_end_transaction_marker(
+                9, 0, EndTransactionMarker(ControlRecordType.ABORT, 0), base_offset=log.log_end_offset,
+                timestamp=1_000), assign_offsets=False)
+        return found
+
+    monkeypatch.setattr(log, "collect_aborted_transactions", collect_then_abort)
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+    assert markers == [7]
+    state = TransactionState.of(log)
+    assert state.last_stable_offset == 8
+    assert state.aborted == (ABORTED_BY_7, AbortedTxn(producer_id=9, first_offset=5, last_offset=7,
+                                                      last_stable_offset=8))
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed",
+                                                                          b"after the open one"]
+
+
 def test_from_batches_passes_over_non_transactional(impl: ModuleType) -> None:
     batches = [
         ProducerBatch(1, 0, 0, 0, is_transactional=False, is_control=False),  # idempotent only
