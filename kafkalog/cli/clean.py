@@ -13,7 +13,7 @@ topic written without keys removes every record.  So:
 
 - the KRaft metadata log (``__cluster_metadata-0``), or any Raft log, is refused, whatever ``--config`` says;
 - the topic's config is read from the KRaft metadata log of the partition's broker when its log dirs hold it:
-  the ``__cluster_metadata-0`` of the partition's log dir, or the one ``--metadata-log-dir`` names
+  the one ``--metadata-log-dir`` names, else the ``__cluster_metadata-0`` of the partition's log dir
   (:class:`~kafkalog.tools.cluster_metadata.MetadataLogs`);
 - ``--config`` is laid over it and wins: a ``cleanup.policy`` given there overrides the metadata log's (a line
   on stderr says so when they differ);
@@ -71,7 +71,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                                      "Overrides what the KRaft metadata log says of the topic")
     parser.add_argument("--metadata-log-dir", metavar="PATH",
                         help="the log dir holding the broker's KRaft metadata log (__cluster_metadata-0), or that "
-                             "dir itself, when it is not the partition's log dir")
+                             "dir itself (default: the partition's log dir)")
     parser.add_argument("--json", action="store_true", help="one JSON object per cleaning round")
     parser.set_defaults(run=run, input_paths=lambda a: [a.dir])
     return parser

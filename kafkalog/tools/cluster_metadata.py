@@ -416,10 +416,10 @@ def _identity(log_dir: Path) -> tuple[str | None, int | None]:
 class MetadataLogs:
     """The KRaft metadata logs of some log dirs, each replayed once, and which of them is each log dir's.
 
-    A log dir's metadata log is the ``__cluster_metadata-0`` it holds; else the one ``metadata_log_dir`` names
-    (a log dir holding one, or the ``__cluster_metadata-0`` dir itself); else the one another of ``log_dirs``
-    holds whose ``meta.properties`` names the same cluster and node (a broker with several ``log.dirs`` keeps it
-    in one of them, its ``metadata.log.dir``).
+    A log dir's metadata log is the one ``metadata_log_dir`` names when it is given (a log dir holding one, or
+    the ``__cluster_metadata-0`` dir itself); else the ``__cluster_metadata-0`` the log dir holds; else the one
+    another of ``log_dirs`` holds whose ``meta.properties`` names the same cluster and node (a broker with
+    several ``log.dirs`` keeps it in one of them, its ``metadata.log.dir``).
     """
 
     def __init__(self, log_dirs: Iterable[str | os.PathLike[str]],
@@ -442,11 +442,11 @@ class MetadataLogs:
     def metadata_log_of(self, log_dir: str | os.PathLike[str]) -> Path | None:
         """The ``__cluster_metadata-0`` dir of ``log_dir``'s broker, or ``None`` when none is found."""
         directory = Path(log_dir).absolute()
+        if self._explicit is not None:
+            return self._explicit
         own = directory / METADATA_LOG_DIR_NAME
         if own.is_dir():
             return own
-        if self._explicit is not None:
-            return self._explicit
         cluster, node = _identity(directory)
         if cluster is None or node is None:
             return None

@@ -268,7 +268,7 @@ def test_the_golden_metadata_logs(golden: Path, impl: ModuleType) -> None:
 # -- which metadata log is a log dir's --------------------------------------------------------------------
 
 def test_a_log_dir_finds_its_brokers_metadata_log(tmp_path: Path, impl: ModuleType) -> None:
-    """Its own; else the one named; else the one of another log dir of the same broker (same cluster and node
+    """The one named; else its own; else the one of another log dir of the same broker (same cluster and node
     in meta.properties), never another broker's."""
     first, second, other_broker, bare = (tmp_path / n for n in ("first", "second", "other", "bare"))
     for d in (first, second, other_broker, bare):
@@ -290,6 +290,9 @@ def test_a_log_dir_finds_its_brokers_metadata_log(tmp_path: Path, impl: ModuleTy
     named = MetadataLogs([bare], first)
     assert named.metadata_log_of(bare) == first / METADATA_DIR
     assert MetadataLogs([bare], first / METADATA_DIR).metadata_log_of(bare) == first / METADATA_DIR
+    named_elsewhere = MetadataLogs([first], bare)  # named, even where the log dir holds one
+    assert named_elsewhere.metadata_log_of(first) == bare / METADATA_DIR
+    assert named_elsewhere.for_log_dir(first).why_not == f"no KRaft metadata log at {bare / METADATA_DIR}"
     # A metadata log that does not replay is said so, with why.
     shutil.rmtree(first / METADATA_DIR)
     write_metadata_log(first, [[end_transaction()]])
