@@ -52,7 +52,9 @@ local.retention.bytes                -2 (see below)      int64 >= -2 (-1 unlimit
 ===================================  ==================  ==========================  ===================================
 
 :data:`PROPERTY_ATTRIBUTES` maps every property to its attribute and :data:`SERVER_CONFIG_SYNONYMS` to the
-broker property that supplies its default (``log.segment.bytes``, ``log.roll.ms``, ...); the three of
+broker property that supplies its default (``log.segment.bytes``, ``log.roll.ms``, ...), and
+:data:`ALL_SERVER_CONFIG_SYNONYMS` to every such property in Kafka's order of preference (``log.retention.ms``,
+then ``log.retention.minutes``, then ``log.retention.hours``, each converted to milliseconds); the three of
 :data:`CONFIGS_WITH_NO_SERVER_DEFAULTS` have none: ``remote.storage.enable`` and the two lists left out of the
 table, ``leader.replication.throttled.replicas`` and ``follower.replication.throttled.replicas`` (attributes
 of the same names with ``_``; default empty; each element ``partition:broker``, or the whole list ``*``).
@@ -104,7 +106,7 @@ import enum
 import functools
 import random
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from ._common import (
@@ -127,6 +129,10 @@ __all__ = [
     "target_compression",
     "PROPERTY_ATTRIBUTES",
     "SERVER_CONFIG_SYNONYMS",
+    "ALL_SERVER_CONFIG_SYNONYMS",
+    "ConfigSynonym",
+    "hours_to_milliseconds",
+    "minutes_to_milliseconds",
     "DEFAULTS",
     "CLEANUP_POLICY_COMPACT",
     "CLEANUP_POLICY_DELETE",
@@ -520,6 +526,54 @@ PROPERTY_ATTRIBUTES: Final[Mapping[str, str]] = {key.name: key.attribute for key
 SERVER_CONFIG_SYNONYMS: Final[Mapping[str, str]] = {
     key.name: key.server_default_property for key in _CONFIG_DEF if key.server_default_property is not None
 }
+
+def _java_int_or_zero(text: str) -> int:
+    """Kafka: ``ConfigSynonym.valueToInt`` with default 0: the trimmed text as a Java ``int``, 0 when it is
+    empty or does not parse (Kafka logs an error and goes on with 0)."""
+    trimmed = text.strip()
+    if re.fullmatch(r"[+-]?[0-9]+", trimmed) is None or not INT32_MIN <= int(trimmed) <= INT32_MAX:
+        return 0
+    return int(trimmed)
+
+
+def hours_to_milliseconds(value: str) -> str:
+    """Kafka: ``ConfigSynonym.HOURS_TO_MILLISECONDS`` (``log.roll.hours`` read as ``segment.ms``)."""
+    return str(_java_int_or_zero(value) * 3_600_000)
+
+
+def minutes_to_milliseconds(value: str) -> str:
+    """Kafka: ``ConfigSynonym.MINUTES_TO_MILLISECONDS`` (``log.retention.minutes`` read as ``retention.ms``)."""
+    return str(_java_int_or_zero(value) * 60_000)
+
+
+def _same(value: str) -> str:
+    return value
+
+
+class ConfigSynonym(NamedTuple):
+    """A broker property that supplies a topic property's default, and how its value converts (Kafka:
+    ``org.apache.kafka.server.config.ConfigSynonym``; the identity unless the units differ)."""
+
+    name: str
+    converter: Callable[[str], str] = _same
+
+
+def _synonyms() -> dict[str, tuple[ConfigSynonym, ...]]:
+    # Kafka lists a second and third synonym only where the broker has older, coarser properties; the first
+    # of each is the _ConfigKey's server_default_property.
+    extra: dict[str, tuple[ConfigSynonym, ...]] = {
+        SEGMENT_MS_CONFIG: (ConfigSynonym("log.roll.hours", hours_to_milliseconds),),
+        SEGMENT_JITTER_MS_CONFIG: (ConfigSynonym("log.roll.jitter.hours", hours_to_milliseconds),),
+        FLUSH_MS_CONFIG: (ConfigSynonym("log.flush.scheduler.interval.ms"),),
+        RETENTION_MS_CONFIG: (ConfigSynonym("log.retention.minutes", minutes_to_milliseconds),
+                              ConfigSynonym("log.retention.hours", hours_to_milliseconds)),
+    }
+    return {name: (ConfigSynonym(server), *extra.get(name, ())) for name, server in SERVER_CONFIG_SYNONYMS.items()}
+
+
+#: Property name -> every broker property that supplies its default, the first that is set winning, with the
+#: conversion of its value (Kafka: ``ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS``).
+ALL_SERVER_CONFIG_SYNONYMS: Final[Mapping[str, tuple[ConfigSynonym, ...]]] = _synonyms()
 
 #: The properties no broker property supplies a default for (Kafka: ``LogConfig.CONFIGS_WITH_NO_SERVER_DEFAULTS``).
 CONFIGS_WITH_NO_SERVER_DEFAULTS: Final = frozenset(

@@ -59,6 +59,7 @@ __all__ = [
     "InvalidProducerEpochError",
     "InvalidTxnStateError",
     "TransactionCoordinatorFencedError",
+    "MetadataLogError",
 ]
 
 
@@ -277,3 +278,10 @@ class InvalidTxnStateError(KafkaLogError, ValueError):
 class TransactionCoordinatorFencedError(KafkaLogError, ValueError):
     """A transaction marker from a coordinator epoch older than the last one seen (Kafka:
     ``TransactionCoordinatorFencedException``)."""
+
+
+class MetadataLogError(KafkaLogError, ValueError):
+    """A KRaft metadata log (``__cluster_metadata-0``) or one of its snapshots that cannot be replayed into the
+    cluster's topics and configs: a record that does not decode, a snapshot that does not cover the log's
+    start, a metadata transaction that does not nest (Kafka: the ``IllegalStateException`` or
+    ``RuntimeException`` its metadata loader stops on).  The message names the file and the offset."""

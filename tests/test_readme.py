@@ -22,6 +22,7 @@ from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.topic import TopicPartition
+from tests.support.kraft_metadata import TOPIC, config_record, topic_id, topic_record, write_metadata_log
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -57,9 +58,9 @@ def _string(text: str) -> bytes:
 
 
 def _data_dir(root: Path) -> Path:
-    """A log dir with a plain topic (``orders``), a compacted one with keys updated (``users``), and the
-    group coordinator's ``__consumer_offsets-0`` holding an offset commit (key v1, value v3, as Kafka 2.1+
-    writes them)."""
+    """A KRaft broker's log dir with a plain topic (``orders``), a compacted one with keys updated (``users``),
+    the group coordinator's ``__consumer_offsets-0`` holding an offset commit (key v1, value v3, as Kafka 2.1+
+    writes them), and the metadata log that says users compacts."""
     with LogManager(root, LogConfig({"segment.bytes": 4096}),
                     topic_configs={"users": {"cleanup.policy": "compact"}}) as manager:
         orders = manager.create_log(TopicPartition("orders", 0))
@@ -71,6 +72,8 @@ def _data_dir(root: Path) -> Path:
         commit = struct.pack(">hqi", 3, 200, 0) + _string("") + struct.pack(">q", 1_700_000_000_500)
         manager.create_log(TopicPartition("__consumer_offsets", 0)).append(
             MemoryRecords.with_records([(commit_key, commit, 1_700_000_000_500)]))
+    write_metadata_log(root, [[topic_record("orders", topic_id(1)), topic_record("users", topic_id(2)),
+                               config_record(TOPIC, "users", "cleanup.policy", "compact")]])
     return root
 
 

@@ -5,21 +5,32 @@ from __future__ import annotations
 import argparse
 
 from ..config import LogConfig
+from ..config_def import ConfigError
 
-__all__ = ["add_config_argument", "log_config_from"]
+__all__ = ["add_config_argument", "config_pairs", "log_config_from"]
+
+_HELP = "a topic config (Kafka's name, e.g. max.message.bytes=2097152); repeatable"
 
 
-def add_config_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                        help="a topic config (Kafka's name, e.g. max.message.bytes=2097152); repeatable")
+def add_config_argument(parser: argparse.ArgumentParser, help: str = _HELP) -> None:
+    parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help=help)
+
+
+def config_pairs(pairs: list[str]) -> dict[str, str]:
+    """The properties of ``--config KEY=VALUE`` arguments, the last of a key winning (not yet checked).
+
+    Raises:
+        ConfigError: an argument that is not ``KEY=VALUE``.
+    """
+    props: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--config wants KEY=VALUE, got {pair!r}")
+        props[key.strip()] = value.strip()
+    return props
 
 
 def log_config_from(pairs: list[str], defaults: dict[str, str] | None = None) -> LogConfig:
     """A :class:`LogConfig` from ``--config KEY=VALUE`` arguments over ``defaults``."""
-    props = dict(defaults or {})
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise argparse.ArgumentTypeError(f"--config wants KEY=VALUE, got {pair!r}")
-        props[key.strip()] = value.strip()
-    return LogConfig(props)
+    return LogConfig({**(defaults or {}), **config_pairs(pairs)})

@@ -4,28 +4,38 @@
 and returns a DataFrame with a row per partition.
 
 ``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
-partition whose ``cleanup.policy`` (the ``config`` and ``topic_configs`` given, Kafka's names) compacts,
-until nothing is left to clean, and returns a DataFrame of the
-:class:`~kafkalog.cleaner_stats.CleanerStats` of every round.
+partition whose ``cleanup.policy`` compacts, until nothing is left to clean, and returns a DataFrame of the
+:class:`~kafkalog.cleaner_stats.CleanerStats` of every round, and a row for every partition it did not compact,
+saying why.  Which partitions compact is decided on the driver, before any task runs
+(:func:`~kafkalog.tools.cleanup_policy.decide_cleanup`): the KRaft metadata log (and any Raft log) never; a
+topic by the config the KRaft metadata log of its broker gives it, when the log dirs hold that log; ``config``
+and ``topic_configs`` laid over that, winning; a partition whose policy neither says is not compacted.
 One task a log dir (:func:`clean_log_dir`) holds its ``.lock`` while it cleans the dir's partitions one after
 the other, as a broker's cleaner thread works under the broker's lock: log dirs are cleaned at once, and a
 running broker is never cleaned under (a task waits up to ``lock_timeout_s`` for the lock, then fails).
+
+What the user should know is logged on the driver (``kafkalog.spark.jobs``) at WARNING: a partition whose
+policy is not known and the metadata log refused (one line a topic), a ``config``/``topic_configs`` policy that
+overrides the metadata log's, and records dropped for having no key (per partition).
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cleaner import LogCleaner
 from ..cleaner_config import CleanerConfig
 from ..config import LogConfig
-from ..errors import LogDirInUseError
+from ..errors import IllegalArgumentError, LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
 from ..storage.location import StorageLocation, is_url
+from ..tools.cleanup_policy import CleanupDecision, decide_cleanup, raft_log
+from ..tools.cluster_metadata import MetadataLogs
 from ..tools.partition_dir import PartitionDir
 from ..tools.stats import partition_stats, remote_partition_stats
 from ..topic import TopicPartition
@@ -36,17 +46,29 @@ from .tiered import TieredPartition
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["CLEANER_STATS_SCHEMA", "STATS_SCHEMA", "clean_log_dir", "clean_partition", "compact", "stats"]
+__all__ = ["CLEANER_STATS_SCHEMA", "ROUND_SCHEMA", "STATS_SCHEMA", "clean_log_dir", "clean_partition", "compact",
+           "stats"]
+
+logger = logging.getLogger(__name__)
 
 STATS_SCHEMA = ("topic string, partition int, dir string, segments int, size long, log_start_offset long, "
                 "log_end_offset long, batches long, records long, min_timestamp long, max_timestamp long, "
                 "magics map<string, long>, codecs map<string, long>, keyed_records long, distinct_keys long, "
                 "tombstones long, first_dirty_offset long, dirty_ratio double")
 
-CLEANER_STATS_SCHEMA = ("topic string, partition int, round int, first_dirty_offset long, end_offset long, "
-                        "bytes_read long, bytes_written long, messages_read long, messages_written long, "
-                        "invalid_messages_read long, map_messages_read long, buffer_utilization double, "
-                        "elapsed_secs double, elapsed_index_secs double, size_before long, size_after long")
+#: The columns of a cleaning round, as :func:`clean_log_dir` returns them (``invalid_messages_read`` is Kafka's
+#: ``CleanerStats.invalidMessagesRead``: the records dropped for having no key, the only invalid record its
+#: cleaner counts).
+ROUND_SCHEMA = ("topic string, partition int, round int, first_dirty_offset long, end_offset long, "
+                "bytes_read long, bytes_written long, messages_read long, messages_written long, "
+                "invalid_messages_read long, map_messages_read long, buffer_utilization double, "
+                "elapsed_secs double, elapsed_index_secs double, size_before long, size_after long")
+
+#: What :func:`compact` returns: a row per round, and a row per partition not compacted (``round`` 0, the
+#: counts null, ``skipped`` saying why); every row says the ``cleanup_policy`` it was judged by (null when not
+#: known) and where that came from (``policy_source``).
+CLEANER_STATS_SCHEMA = ROUND_SCHEMA + ", cleanup_policy string, policy_source string, skipped string"
+_ROUND_COLUMNS = len(ROUND_SCHEMA.split(","))
 
 
 def _paths(log_dirs: str | Iterable[str]) -> tuple[str, ...]:
@@ -143,10 +165,21 @@ def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int =
 def clean_log_dir(partitions: Iterable[tuple[str, dict[str, str]]], dedupe_buffer_size: int = 128 * 1024 * 1024,
                   lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
     """Clean partition dirs of one log dir, given with their configs, one after the other under one hold of
-    the log dir's lock (the job's task); a row of statistics per round.  Taking the lock once, rather than once
-    a partition, is what a broker's cleaner thread does too: it works under the broker's lock."""
+    the log dir's lock (the job's task); a row of statistics per round (:data:`ROUND_SCHEMA`).  Taking the lock
+    once, rather than once a partition, is what a broker's cleaner thread does too: it works under the broker's
+    lock.  The configs are taken as given (a partition whose ``cleanup.policy`` does not compact is left
+    alone); :func:`compact` is what decides them.
+
+    Raises:
+        IllegalArgumentError: a partition dir is a Raft log (the KRaft metadata log), whatever its config.
+    """
     work = [(path, config) for path, config in partitions
             if LogConfig({"min.cleanable.dirty.ratio": "0", **config}).compact]
+    for path, _config in work:
+        raft = raft_log(path, PartitionDir.of(path).topic_partition)
+        if raft is not None:
+            raise IllegalArgumentError(f"{path} is not compacted: {raft}, a Raft log, which Kafka's cleaner never "
+                                       "compacts")
     if not work:
         return []
     log_dirs = {PartitionDir.of(path).log_dir for path, _config in work}
@@ -165,19 +198,33 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
             topic_configs: Mapping[str, Mapping[str, Any]] | None = None,
             dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0) -> DataFrame:
     """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` compacts; one Spark task a
-    log dir.  Returns the cleaner's statistics, a row per cleaning round.
+    log dir.  Returns the cleaner's statistics, a row per cleaning round, and a row per partition not compacted
+    saying why (:data:`CLEANER_STATS_SCHEMA`).
 
-    A partition's config is ``config`` overlaid with ``topic_configs[topic]``, Kafka's topic config names
-    (a broker's defaults and its per-topic overrides: the log dirs do not record them); ``cleanup.policy``
-    defaults to ``compact``.  Both are checked on the driver, so a bad value fails before any task runs.
+    A partition's config is what the KRaft metadata log of its broker says of its topic, when ``log_dirs`` hold
+    that log (the ``__cluster_metadata-0`` of its log dir, or of another log dir of the same broker), overlaid
+    with ``config``, then with ``topic_configs[topic]`` (Kafka's topic config names): what is passed wins, and a
+    warning is logged when it overrides the metadata log's ``cleanup.policy``.  There is no default policy: a
+    partition neither the metadata log nor the arguments give one is not compacted (a ZooKeeper-mode broker's
+    dirs, a copy without the metadata log: ``topic_configs={"orders": {"cleanup.policy": "compact"}}`` says it).
+    The metadata log itself is never compacted.  All is decided on the driver, so a bad value fails before any
+    task runs.
     """
-    base = {"cleanup.policy": "compact", **{k: str(v) for k, v in (config or {}).items()}}
+    base = {k: str(v) for k, v in (config or {}).items()}
     overrides = {topic: {k: str(v) for k, v in c.items()} for topic, c in (topic_configs or {}).items()}
+    found = _partitions(log_dirs)
+    metadata_logs = MetadataLogs({Path(path).parent for _tp, path in found})
+    decisions: dict[tuple[str, int], CleanupDecision] = {}
     work = []
-    for tp, path in _partitions(log_dirs):
-        topic_config = {**base, **overrides.get(tp.topic, {})}
-        LogConfig(topic_config)
-        work.append((path, topic_config))
+    for tp, path in found:
+        user = [("config", base), (f"topic_configs[{tp.topic!r}]", overrides.get(tp.topic, {}))]
+        decision = decide_cleanup(path, tp, user=user, metadata_logs=metadata_logs, hint=_hint(tp.topic))
+        decisions[(tp.topic, tp.partition)] = decision
+        for note in decision.notes:
+            logger.warning("compact: %s: %s", tp, note)
+        if decision.config is not None:
+            work.append((path, decision.config))
+    _log_skipped(decisions.values())
 
     # One task a log dir: its partitions are cleaned one after the other under its lock in any case, and a task
     # a partition left task slots idle waiting for that lock (and paid a task's start and the lock's fsyncs
@@ -192,5 +239,41 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
             yield from clean_log_dir(group, dedupe_buffer_size, lock_timeout_s)
 
     # Run now, once: a lazy DataFrame would clean again on every action.
-    rows = spark.sparkContext.parallelize(groups, max(1, len(groups))).mapPartitions(run).collect()
+    rounds = spark.sparkContext.parallelize(groups, max(1, len(groups))).mapPartitions(run).collect() \
+        if groups else []
+    rows: list[tuple[Any, ...]] = []
+    dropped: dict[tuple[str, int], int] = {}
+    for row in rounds:
+        decision = decisions[(row[0], row[1])]
+        rows.append((*row, decision.cleanup_policy, decision.source, None))
+        dropped[(row[0], row[1])] = dropped.get((row[0], row[1]), 0) + int(row[9])
+    for (topic, partition), count in sorted(dropped.items()):
+        if count:
+            logger.warning("compact: %s-%d: dropped %d record%s without a key (a compacted topic keeps each key's "
+                           "latest record; Kafka's cleaner drops records without one)", topic, partition, count,
+                           "s" if count != 1 else "")
+    for decision in decisions.values():
+        if decision.skipped is not None:
+            tp = decision.topic_partition
+            rows.append((tp.topic, tp.partition, 0, *([None] * (_ROUND_COLUMNS - 3)), decision.cleanup_policy,
+                         decision.source, decision.skipped))
     return spark.createDataFrame(rows, CLEANER_STATS_SCHEMA)
+
+
+def _hint(topic: str) -> Callable[[str, str], str]:
+    """How to give ``topic`` a property: the ``topic_configs`` argument that does it."""
+    return lambda name, value: f"topic_configs={{{topic!r}: {{{name!r}: {value!r}}}}}"
+
+
+def _log_skipped(decisions: Iterable[CleanupDecision]) -> None:
+    """One line a topic and reason for the partitions not compacted: a warning when the policy is not known or
+    the partition is a Raft log, information when the policy says not to (Kafka's cleaner is silent then)."""
+    by_reason: dict[tuple[str, str, str], list[int]] = {}
+    for decision in decisions:
+        if decision.skipped is not None:
+            tp = decision.topic_partition
+            by_reason.setdefault((tp.topic, decision.kind, decision.skipped), []).append(tp.partition)
+    for (topic, kind, reason), partitions in sorted(by_reason.items()):
+        named = ", ".join(f"{topic}-{p}" for p in sorted(partitions))
+        level = logging.INFO if kind == "no-compact" else logging.WARNING
+        logger.log(level, "compact: %s not compacted: %s", named, reason)

@@ -8,7 +8,11 @@ dir or log dir at a time, without a :class:`~kafkalog.manager.LogManager` owning
 - :mod:`kafkalog.tools.verify`: read-only checks of partition dirs and log dirs (``kafkalog verify``);
 - :mod:`kafkalog.tools.stats`: per-partition statistics (``kafkalog stats``, the Spark ``stats`` job);
 - :mod:`kafkalog.tools.log_dir_writer`: append to some partitions of a log dir under its lock, with the
-  broker's crash-safety bookkeeping (the Spark writer).
+  broker's crash-safety bookkeeping (the Spark writer);
+- :mod:`kafkalog.tools.cluster_metadata`: the topics and topic configs a KRaft metadata log records, replayed
+  (each topic's effective config, as a broker resolves it);
+- :mod:`kafkalog.tools.cleanup_policy`: whether a compaction may touch a partition dir, by its topic's
+  ``cleanup.policy`` (``kafkalog clean``, the Spark ``compact`` job).
 
 Kafka keeps its counterparts outside ``kafka.log`` too: ``kafka.tools.DumpLogSegments`` (here
 :mod:`kafkalog.cli.dump`) reads segment files directly, as :mod:`~kafkalog.tools.verify` does.

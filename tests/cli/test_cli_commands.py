@@ -34,6 +34,9 @@ from kafkalog.topic import TopicPartition
 from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
 from tests.support.log_test_utils import golden_log_dirs
 
+#: What ``clean`` needs to compact a partition dir with no KRaft metadata log beside it to say its policy.
+COMPACT = ("--config", "cleanup.policy=compact")
+
 
 def run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
@@ -233,7 +236,7 @@ def test_unreadable_files_get_a_clear_message(golden: Path, tmp_path: Path) -> N
     segment = partition / "00000000000000000000.log"
     segment.chmod(0)
     commands = [["verify", str(partition)], ["stats", str(partition)], ["dump", "--files", str(segment)],
-                ["recover", str(partition)], ["clean", str(partition)]]
+                ["recover", str(partition)], ["clean", *COMPACT, str(partition)]]
     for argv in commands:
         if os.geteuid() == 0:
             child = subprocess.run([sys.executable, "-c", _WITHOUT_DAC_OVERRIDE, *argv], capture_output=True,
@@ -288,8 +291,8 @@ def test_recover_truncates_a_torn_write_and_rebuilds_a_lost_index(tmp_path: Path
 def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: Path) -> None:
     partition = _build_log_dir(tmp_path / "logs", 20)
     with DirLock(tmp_path / "logs"):
-        for command in ("recover", "clean"):
-            status, _out, err = run(command, str(partition))
+        for argv in (["recover"], ["clean", *COMPACT]):
+            status, _out, err = run(*argv, str(partition))
             assert status == 2 and "Failed to acquire lock" in err
     status, _out, err = run("recover", str(tmp_path / "logs"))
     assert status == 2 and "is a log dir" in err
@@ -358,8 +361,8 @@ def test_recover_and_clean_draw_progress_on_a_terminal(tmp_path: Path, monkeypat
     monkeypatch.setattr(console_module, "_is_terminal", lambda _stream: True)
     for command in ("recover", "clean"):
         out, err = io.StringIO(), io.StringIO()
-        assert main([command, "--full" if command == "recover" else "--until-clean", str(partition)],
-                    stdout=out, stderr=err) == 0, err.getvalue()
+        options = ["--full"] if command == "recover" else ["--until-clean", *COMPACT]
+        assert main([command, *options, str(partition)], stdout=out, stderr=err) == 0, err.getvalue()
         bar = err.getvalue()
         # tqdm redraws with carriage returns and wipes the bar when the work ends (leave=False).
         assert f"{command} events-0" in bar and "B/s" in bar and "\r" in bar
@@ -374,7 +377,7 @@ def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> Non
         records = list(before.records())
         active_base = before.active_segment.base_offset
     latest = {r.key: (r.offset, r.value) for r in records if r.offset < active_base}
-    status, out, err = run("clean", "--until-clean", str(partition))
+    status, out, err = run("clean", "--until-clean", *COMPACT, str(partition))
     assert status == 0, err
     assert "Log cleaner thread 0 cleaned log events-0" in out and "MB of log processed" in out
     with Log(partition, read_only=True) as after:
@@ -384,7 +387,7 @@ def test_clean_until_clean_keeps_the_latest_value_per_key(tmp_path: Path) -> Non
     assert len(kept) == len(latest)
     assert tail == [(r.offset, r.value) for r in records if r.offset >= active_base]
     assert not list(partition.glob("*.cleaned")) and not list(partition.glob("*.swap"))
-    status, out, _err = run("clean", str(partition))
+    status, out, _err = run("clean", *COMPACT, str(partition))
     assert status == 0 and "Nothing to clean" in out
 
 
@@ -396,13 +399,13 @@ def test_clean_roll_makes_the_active_segment_cleanable(tmp_path: Path) -> None:
         records = list(before.records())
         active_base = before.active_segment.base_offset
     latest = {r.key: (r.offset, r.value) for r in records}
-    status, out, err = run("clean", "--until-clean", str(partition))
+    status, out, err = run("clean", "--until-clean", *COMPACT, str(partition))
     assert status == 0, err
     with Log(partition, read_only=True) as after:
         kept = list(after.records())
     # The keys of the active segment's records are also kept earlier: those earlier records stay.
     assert len(kept) > len({r.key for r in kept}) == 17
-    status, out, err = run("clean", "--until-clean", "--roll", str(partition))
+    status, out, err = run("clean", "--until-clean", "--roll", *COMPACT, str(partition))
     assert status == 0, err
     end = records[-1].offset + 1
     assert f"events-0: rolled the active segment {active_base}; the new active segment starts at offset {end}" in out
@@ -411,7 +414,7 @@ def test_clean_roll_makes_the_active_segment_cleanable(tmp_path: Path) -> None:
         assert len(list(after.records())) == len(latest) == 17
         assert after.active_segment.base_offset == end and after.active_segment.size() == 0
     # Rolling an empty active segment changes nothing and says so.
-    status, out, err = run("clean", "--roll", str(partition))
+    status, out, err = run("clean", "--roll", *COMPACT, str(partition))
     assert status == 0, err
     assert f"events-0: the active segment {end} is empty; nothing to roll" in out and "Nothing to clean" in out
     with Log(partition, read_only=True) as after:
@@ -423,8 +426,8 @@ def test_clean_refuses_a_policy_that_does_not_compact(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in sorted(partition.iterdir())}
     status, out, err = run("clean", "--until-clean", "--config", "cleanup.policy=delete", str(partition))
     assert (status, out) == (2, "")
-    assert err == ("kafkalog clean: events-0 not cleaned: cleanup.policy=delete does not compact (Kafka's cleaner "
-                   "leaves such a log alone); --config cleanup.policy=compact compacts it anyway\n")
+    assert err == ("kafkalog clean: events-0 not cleaned: cleanup.policy=delete (from --config) does not compact "
+                   "(Kafka's cleaner leaves such a log alone); --config cleanup.policy=compact compacts it anyway\n")
     assert {p.name: p.read_bytes() for p in sorted(partition.iterdir())} == before
     status, _out, err = run("clean", "--config", "cleanup.policy=compact,delete", str(partition))
     assert status == 0, err
@@ -444,7 +447,8 @@ def test_every_json_output_is_camel_case(tmp_path: Path) -> None:
 
     seen: set[str] = set()
     for argv in (["stats", "--json", str(tmp_path / "logs")], ["verify", "--json", "--notes", str(tmp_path / "logs")],
-                 ["recover", "--json", "--full", str(partition)], ["clean", "--json", "--roll", str(partition)]):
+                 ["recover", "--json", "--full", str(partition)],
+                 ["clean", "--json", "--roll", *COMPACT, str(partition)]):
         status, out, err = run(*argv)
         assert status == 0, (argv, err)
         objects = [json.loads(line) for line in out.splitlines()]
@@ -474,7 +478,7 @@ def test_clean_on_golden_copies_matches_the_library(golden: Path, tmp_path: Path
         expected_stats = cleaner.run_once()
         expected = [(r.offset, r.key, r.value) for r in log.records()]
     assert expected_stats, "the golden partition has a dirty section to clean"
-    status, out, err = run("clean", "--until-clean", "--json", str(by_command))
+    status, out, err = run("clean", "--until-clean", "--json", *COMPACT, str(by_command))
     assert status == 0, err
     rounds = [json.loads(line) for line in out.splitlines()]
     assert [(r["messagesRead"], r["messagesWritten"], r["bytesRead"], r["bytesWritten"]) for r in rounds] == \
@@ -537,7 +541,7 @@ def test_an_interrupted_clean_leaves_no_cleaned_file(tmp_path: Path, monkeypatch
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cleaner_module.Cleaner, "clean_into", interrupted)
-    status, _out, err = run("clean", str(partition))
+    status, _out, err = run("clean", *COMPACT, str(partition))
     assert status == 130 and err.strip() == "kafkalog: interrupted"
     assert sorted(p.name for p in partition.iterdir()) == before
 

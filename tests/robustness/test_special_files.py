@@ -111,7 +111,8 @@ openers = {
     "verify": lambda root, partition, path: cli("--no-progress", "verify", str(partition)),
     "stats": lambda root, partition, path: cli("--no-progress", "stats", str(partition)),
     "recover": lambda root, partition, path: cli("--no-progress", "recover", str(partition)),
-    "clean": lambda root, partition, path: cli("--no-progress", "clean", str(partition)),
+    "clean": lambda root, partition, path: cli("--no-progress", "clean", "--config", "cleanup.policy=compact",
+                                               str(partition)),
     "dump": lambda root, partition, path: cli("--no-progress", "dump", "--files", str(path)),
 }
 sockets = []

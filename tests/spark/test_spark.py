@@ -6,6 +6,7 @@ cleaner) and compared with what Spark returns.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 from pathlib import Path
@@ -25,7 +26,15 @@ from kafkalog.tools.log_dir_writer import LogDirWriter  # noqa: E402
 from kafkalog.tools.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.tools.stats import partition_stats  # noqa: E402
 from kafkalog.topic import TopicPartition  # noqa: E402
-from tests.support.golden_data import DANIELOWO, KAFKALITE  # noqa: E402
+from tests.support.golden_data import ARTHUR, DANIELOWO, KAFKALITE  # noqa: E402
+from tests.support.kraft_metadata import (  # noqa: E402
+    TOPIC,
+    config_record,
+    topic_id,
+    topic_record,
+    write_meta_properties,
+    write_metadata_log,
+)
 from tests.support.log_test_utils import append_transaction_sample, golden_log_dirs  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -271,8 +280,10 @@ def test_compact_and_stats_agree_with_the_library(spark: Any, tmp_path: Path) ->
         row = table[(expected.topic, expected.partition)]
         assert (row.records, row.segments, row.size, row.distinct_keys, row.log_end_offset) == (
             expected.records, expected.segments, expected.size, expected.distinct_keys, expected.log_end_offset)
-    cleaned = compact(spark, str(root)).collect()
+    # No KRaft metadata log here to say the topics' policy: the job is told it.
+    cleaned = compact(spark, str(root), {"cleanup.policy": "compact"}).collect()
     assert {(r.topic, r.partition) for r in cleaned} == set(table)
+    assert {(r.cleanup_policy, r.policy_source, r.skipped) for r in cleaned} == {("compact", "from config", None)}
     from kafkalog.spark.jobs import clean_partition
 
     for d in sorted(copy.glob("*-[0-9]*")):
@@ -313,6 +324,112 @@ def test_clean_log_dir_cleans_one_log_dir_under_one_lock(tmp_path: Path) -> None
     shutil.copytree(copy, other)
     with pytest.raises(ValueError, match="one log dir"):
         clean_log_dir([(str(dirs[0]), compacted), (str(other / dirs[1].name), compacted)])
+
+
+def _kraft_log_dir(root: Path) -> None:
+    """A KRaft broker's log dir: alpha (compact), beta (delete), gamma (keyless, compact), delta (not in the
+    metadata log), and the metadata log that says so."""
+    _generated(root)
+    write_meta_properties(root, 1)
+    write_metadata_log(root, [[topic_record("alpha", topic_id(1)), topic_record("beta", topic_id(2)),
+                               topic_record("gamma", topic_id(3)),
+                               config_record(TOPIC, "alpha", "cleanup.policy", "compact"),
+                               config_record(TOPIC, "beta", "cleanup.policy", "delete"),
+                               config_record(TOPIC, "gamma", "cleanup.policy", "compact")]])
+    with LogDirWriter(root, LogConfig({"segment.bytes": "2048"})) as writer:
+        for topic in ("gamma", "delta"):
+            log = writer.log(TopicPartition(topic, 0))
+            for i in range(0, 400, 10):  # several segments: the active one is never cleaned
+                log.append(MemoryRecords.with_records([(None, b"v%d" % j, 1_700_000_000_000 + j)
+                                                       for j in range(i, i + 10)]))
+
+
+def test_compact_takes_each_topics_policy_from_the_metadata_log(spark: Any, tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """What the metadata log says compacts; a partition whose policy is not known, one whose policy is delete
+    and the metadata log come back as rows saying why, untouched; a policy the job is given wins; records
+    dropped for having no key are a column and a warning.  (compact() used to default every partition to
+    compact: the metadata log and keyless topics lost their records.)"""
+    root = tmp_path / "logs"
+    _kraft_log_dir(root)
+    untouched = {d.name: sorted((p.name, p.read_bytes()) for p in d.iterdir() if p.is_file())
+                 for d in root.iterdir() if d.name.split("-")[0] in ("beta", "delta", "__cluster_metadata")}
+    with PartitionDir.of(root / "gamma-0").open_read_only() as log:
+        gamma_records = len(list(log.records()))
+    with caplog.at_level(logging.INFO, logger="kafkalog.spark.jobs"):
+        rows = compact(spark, str(root)).collect()
+    by_partition: dict[str, list[Any]] = {}
+    for r in rows:
+        by_partition.setdefault(f"{r.topic}-{r.partition}", []).append(r)
+    metadata = root / "__cluster_metadata-0"
+    for name in ("alpha-0", "alpha-1", "gamma-0"):
+        assert all(r.round > 0 and r.skipped is None and r.cleanup_policy == "compact" for r in by_partition[name])
+        assert {r.policy_source for r in by_partition[name]} == {f"the topic's config in the KRaft metadata log "
+                                                                 f"{metadata}"}
+    ((delta,),) = [by_partition["delta-0"]]
+    assert (delta.round, delta.bytes_read, delta.cleanup_policy, delta.policy_source) == (0, None, None, None)
+    assert delta.skipped == (f"its cleanup.policy is not known (the KRaft metadata log {metadata} has no topic "
+                             "delta (deleted, or never created in this cluster)); "
+                             "topic_configs={'delta': {'cleanup.policy': 'compact'}} compacts it")
+    assert [r.skipped.startswith("cleanup.policy=delete (the topic's config") for r in
+            by_partition["beta-0"] + by_partition["beta-1"]] == [True, True]
+    assert by_partition["__cluster_metadata-0"][0].skipped.startswith("it is the KRaft metadata log, a Raft log")
+    for name, files in untouched.items():
+        assert sorted((p.name, p.read_bytes()) for p in (root / name).iterdir() if p.is_file()) == files, name
+    with PartitionDir.of(root / "gamma-0").open_read_only() as log:
+        dropped = gamma_records - len(list(log.records()))
+    assert dropped > 0 and sum(r.invalid_messages_read for r in by_partition["gamma-0"]) == dropped
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert (f"compact: gamma-0: dropped {dropped} records without a key (a compacted topic keeps each key's latest "
+            "record; Kafka's cleaner drops records without one)") in warnings
+    assert f"compact: delta-0 not compacted: {delta.skipped}" in warnings
+    assert any(w.startswith("compact: __cluster_metadata-0 not compacted: it is the KRaft") for w in warnings)
+    infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any(i.startswith("compact: beta-0, beta-1 not compacted: cleanup.policy=delete") for i in infos)
+    # What the job is given wins, and says what it overrides; the metadata log stays refused.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kafkalog.spark.jobs"):
+        rows = compact(spark, str(root), {"cleanup.policy": "compact"},
+                       topic_configs={"beta": {"cleanup.policy": "compact,delete"}}).collect()
+    assert {(r.topic, r.policy_source) for r in rows if r.topic in ("beta", "delta")} == {
+        ("beta", "from topic_configs['beta']"), ("delta", "from config")}
+    assert [r.skipped is not None for r in rows if r.topic == "__cluster_metadata"] == [True]
+    assert (f"compact: beta-0: cleanup.policy=compact,delete from topic_configs['beta'] overrides cleanup.policy="
+            f"delete (the topic's config in the KRaft metadata log {metadata})") in [r.getMessage()
+                                                                                  for r in caplog.records]
+
+
+def test_compact_on_a_brokers_log_dir(spark: Any, golden: Path, tmp_path: Path) -> None:
+    """A copy of a KRaft broker's log dir: compact() used to cut its metadata log from 5,151 records to 5; now
+    only __consumer_offsets (compact, as the metadata log says) is compacted, and nothing else changes."""
+    root = tmp_path / "logs"
+    shutil.copytree(golden / ARTHUR, root)
+    for path in [root, *root.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    before = {d.name: sorted((p.name, p.read_bytes()) for p in d.iterdir() if p.is_file())
+              for d in root.iterdir() if d.is_dir() and not d.name.startswith("__consumer_offsets")}
+    rows = compact(spark, str(root)).collect()
+    skipped = {f"{r.topic}-{r.partition}": r.skipped for r in rows if r.skipped is not None}
+    assert set(skipped) == set(before)
+    assert all("cleanup.policy=delete (the topic's config" in skipped[name] for name in before
+               if name.startswith("oms_"))
+    assert {(r.topic, r.cleanup_policy) for r in rows if r.skipped is None} <= {("__consumer_offsets", "compact")}
+    after = {name: sorted((p.name, p.read_bytes()) for p in (root / name).iterdir() if p.is_file()) for name in before}
+    assert after == before
+
+
+def test_clean_log_dir_refuses_a_raft_log(tmp_path: Path) -> None:
+    """The task itself refuses the metadata log, whatever config it is handed."""
+    from kafkalog.errors import IllegalArgumentError
+    from kafkalog.spark.jobs import clean_log_dir
+
+    root = tmp_path / "logs"
+    _kraft_log_dir(root)
+    before = sorted((p.name, p.read_bytes()) for p in (root / "__cluster_metadata-0").iterdir())
+    with pytest.raises(IllegalArgumentError, match="it is the KRaft metadata log, a Raft log"):
+        clean_log_dir([(str(root / "alpha-0"), {"cleanup.policy": "compact"}),
+                       (str(root / "__cluster_metadata-0"), {"cleanup.policy": "compact"})])
+    assert sorted((p.name, p.read_bytes()) for p in (root / "__cluster_metadata-0").iterdir()) == before
 
 
 def test_bad_input_gets_clear_errors(spark: Any, tmp_path: Path) -> None:
