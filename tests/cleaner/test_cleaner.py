@@ -7,8 +7,8 @@ logs of 1024-byte segments and indexes, a Cleaner over Kafka's dict-backed ``Fak
 SkimpyOffsetMap where the case checks the kernels), I/O buffers of 64 KiB, load factor 0.75, no throttling, a
 MockTime. Kafka's ``record(key, value)`` is one v2 record whose key and value are the decimal digits of two
 numbers; ``keys_in_log`` and the other helpers read the segment files as ``LogTestUtils`` does. Transaction
-markers come from ``MemoryRecords.with_end_transaction_marker`` and are appended as a follower (kafkalog has
-no coordinator origin).
+markers come from ``MemoryRecords.with_end_transaction_marker`` and are appended as Kafka's tests append them:
+as the leader, with the coordinator origin.
 
 Added to Kafka's cases: removal of a tombstone once its v2 delete horizon has passed, and of a legacy one by
 the segments' modification times; the exact summary text with Java's number formatting; crash recovery at
@@ -16,17 +16,7 @@ each stage of the swap, done by hand on the files; cleaning logs of every magic 
 SkimpyOffsetMap kernels against the fake map, the two kernel twins against each other, and a LogCleaner
 round with its log line.
 
-Left out (kafkalog keeps no producer state, transaction index, metrics or broker configuration):
-
-* the duplicate appends of testDuplicateCheckAfterCleaning (its cleaning and reload checks are ported);
-* the checks of ``collectAbortedTransactions`` after the later cleanings of testAbortMarkerRetentionWithEmptyBatch,
-  and ``assertAllAbortedTxns`` / ``assertAllTransactionsComplete`` in
-  testMultiPassSegmentCleaningWithAbortedTransactions: the ``.txnindex`` entries Kafka writes as the markers are
-  appended (and the producer state) wait for the producer-state wiring (issue 20); kafkalog's cleaner derives
-  aborted transactions from the batches, and the cleaned segment's ``.txnindex`` gets the transactions of the
-  markers a cleaning keeps (checked after the first cleaning of testBasicTransactionAwareCleaning and
-  testAbortMarkerRetentionWithEmptyBatch);
-* testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/cleaner/test_cleaner_manager.py.
+testLogToClean and testLogToCleanWithUncleanableSection are in tests/cleaner/test_cleaner_manager.py.
 
 The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog
 registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
