@@ -348,6 +348,42 @@ def test_log_cleaner_lets_an_expired_producer_s_last_batch_go(env: Env) -> None:
     assert offsets_in_log(log) == [3, 4]
 
 
+def test_producers_last_batches_are_read_for_each_group(env: Env) -> None:
+    """The producers' last batches are read from the producer state for each group of segments, as Kafka's
+    ``cleanSegments`` reads ``lastRecordsOfActiveProducers``: producer 7's only batch (key 1000, overwritten
+    later) is its last when the round starts, but while the first group is cleaned the producer appends again,
+    so by the time its group is cleaned that batch holds nothing the producer state needs, and it goes."""
+    cleaner = env.make_cleaner(INT_MAX)
+    log = env.make_log(env.config(segment_bytes=1024))
+    fill_segments(log, 2)  # a full first segment: a group of its own
+    producer = TxnProducer(env, log, 7, transactional=False)
+    first = producer([1000])
+    log.append_as_leader(record(1000, 1), 0)  # supersedes the producer's record
+    fill_segments(log, 3)
+    log.roll()
+    cleanable = to_clean(log, 0)
+    assert [b.last_offset for b in batches_in(log) if b.producer_id == 7] == [first.last_offset]
+    assert log.last_records_of_active_producers()[7].last_data_offset == first.last_offset
+
+    groups_cleaned = []
+    clean_group = cleaner.clean_segments
+
+    def clean_then_append(log: Log, segments: list[LogSegment], cleaning_round: CleaningRound) -> None:
+        clean_group(log, segments, cleaning_round)
+        groups_cleaned.append([s.base_offset for s in segments])
+        if len(groups_cleaned) == 1:
+            producer([2000])  # to the active segment, past the round's range
+
+    cleaner.clean_segments = clean_then_append  # type: ignore[method-assign]
+    cleaner.clean(cleanable)
+    assert first.first_offset is not None
+    assert len(groups_cleaned) >= 2 and first.first_offset >= groups_cleaned[1][0]
+    last = log.last_records_of_active_producers()[7].last_data_offset
+    assert last is not None and last > first.last_offset
+    assert [b.last_offset for b in batches_in(log) if b.producer_id == 7] == [last]
+    assert last_sequences_in_log(log) == {7: 1}
+
+
 def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:
     """testDuplicateCheckAfterCleaning: the cleaning keeps each producer's last batch, offsets and sequence
     numbers, across a reload and a second round, so that after each reload a producer's retry of its last
