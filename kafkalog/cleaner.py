@@ -23,6 +23,10 @@ for the map's range and for each group's whole range) and the producers' last ba
 (``lastRecordsOfActiveProducers``, read again for each group); the cleaned segment's ``.txnindex`` gets the
 aborted transactions whose markers it keeps.
 
+A cleaning that fails before its swap leaves the log as it was.  An abort deletes the ``.cleaned`` segment;
+any other error leaves its files where they are, for the next load of the log to delete or, if the swap had
+begun, to finish, as Kafka does (:meth:`Cleaner.clean_segments`).
+
 The passes over records are kernels: the map is filled from decoded record columns in one call per run of
 batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
 
@@ -446,6 +450,15 @@ class Cleaner:
         The producers whose last batch is kept are read from the log's producer state here, once per group, as
         Kafka reads ``lastRecordsOfActiveProducers``: a producer that appended, or expired, while an earlier
         group was cleaned is seen as it now is.
+
+        What becomes of the ``.cleaned`` segment when the cleaning fails is Kafka's: an abort
+        (:class:`LogCleaningAbortedError`: the log was truncated or deleted, the cleaner is stopping, or a
+        source segment was split) deletes it, and a failure of that deletion goes up with the abort, as a note
+        (Kafka: a suppressed exception).  Any other error leaves its files where they are: it may come from
+        the swap, after which they are the log's, and a ``.cleaned`` file left behind is deleted by the next
+        load of the log, as after a crash.  Two additions of kafkalog's: a Ctrl-C (``KeyboardInterrupt``)
+        before the swap counts as an abort, being the user's request to stop as a shutdown is the cleaner
+        thread's; and a cleaned segment the log did not take has its files closed, where Kafka leaves them open.
         """
         self._current_tp = log.topic_partition
         first = segments[0]
@@ -453,6 +466,7 @@ class Cleaner:
         # The retained aborted transactions go to the cleaned segment's .txnindex, which the swap puts in
         # place of the old segments' (Kafka: transactionMetadata.cleanedIndex = Some(cleaned.txnIndex)).
         cleaning_round.transaction_metadata.cleaned_index = cleaned.txn_index
+        swapping = False
         try:
             last_records_of_active_producers = log.last_records_of_active_producers()
             legacy_delete_horizon_ms = cleaning_round.legacy_delete_horizon_ms
@@ -482,14 +496,28 @@ class Cleaner:
             cleaned.flush()
             cleaned.set_last_modified(int(segments[-1].last_modified()))
             logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log)
+            swapping = True
             log.replace_segments([cleaned], segments)
-        except BaseException:
+        except (LogCleaningAbortedError, KeyboardInterrupt) as e:
+            if swapping:
+                self._release_unless_taken(log, cleaned)
+                raise
             try:
                 cleaned.close_handlers()
-                cleaned.delete()
+                cleaned.delete_if_exists()
             except Exception as delete_error:
-                logger.warning("Failed to delete cleaned segment %s: %s", cleaned, delete_error)
+                e.add_note(f"Deleting the cleaned segment {cleaned.log.file} failed: {delete_error!r}")
             raise
+        except BaseException:
+            self._release_unless_taken(log, cleaned)
+            raise
+
+    @staticmethod
+    def _release_unless_taken(log: Log, cleaned: LogSegment) -> None:
+        """Close the files of a cleaned segment whose cleaning failed, unless the swap got as far as putting it
+        in the log, which then owns it; the files stay on disk either way."""
+        if log.segments.get(cleaned.base_offset) is not cleaned:
+            cleaned.close_handlers()
 
     def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment,
                    cleaning_round: CleaningRound, *, retain_legacy_deletes_and_txn_markers: bool,

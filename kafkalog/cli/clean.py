@@ -6,7 +6,9 @@ latest record, swaps the cleaned segments in and advances the log dir's ``cleane
 After each round it prints the cleaner's summary, as Kafka's cleaner logs it.  ``cleanup.policy`` is
 ``compact`` and ``min.cleanable.dirty.ratio`` 0 unless ``--config`` says otherwise, since asking for a
 clean is asking for one now.  Holds the log dir's ``.lock`` throughout; a Ctrl-C leaves no ``.cleaned``
-file behind (the round's output is deleted, and a swap under way finishes first).
+file behind (the round's output is deleted, and a swap under way finishes first and is kept).  Another error
+(an I/O error, a corrupt batch) leaves the round's ``.cleaned`` files, as Kafka's cleaner does; the next open of
+the log deletes them.
 
 As in Kafka, the active segment (the last one, where appends go) is never cleaned, so records in it keep
 their duplicates.  ``--roll`` first rolls the log (Kafka: ``UnifiedLog.roll``) when the active segment holds
