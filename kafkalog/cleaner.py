@@ -18,15 +18,22 @@ the segments' modification times.  A batch keeps its base offset, and for v2 its
 producer's sequence numbers survive); a batch emptied of records is dropped, or kept as a bare header
 when it is the last a producer wrote.  Aborted transactional batches are removed whatever their keys;
 transaction markers are kept until their transaction is gone from the log and their own horizon passed.
+As in Kafka, the aborted transactions come from the log's transaction index (``collectAbortedTransactions``,
+for the map's range and for each group's whole range) and the producers' last batches from its producer state
+(``lastRecordsOfActiveProducers``, read again for each group); the cleaned segment's ``.txnindex`` gets the
+aborted transactions whose markers it keeps.
+
+A cleaning that fails before its swap leaves the log as it was.  An abort deletes the ``.cleaned`` segment;
+any other error leaves its files where they are, for the next load of the log to delete or, if the swap had
+begun, to finish, as Kafka does (:meth:`Cleaner.clean_segments`).
 
 The passes over records are kernels: the map is filled from decoded record columns in one call per run of
 batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
-Where Kafka reads the transaction index, this port reads the log's own control batches, which say the same.
 
 Kafka's seams hold here too: the rewriting of a segment's batches without the dropped records is the record
 layer's (:func:`kafkalog.record.filter.filter_to`, Kafka's ``MemoryRecords.filterTo``), told what to keep by
 the cleaner's :class:`LogCleanerFilter`; a round's statistics are :class:`kafkalog.cleaner_stats.CleanerStats`,
-the I/O limit :class:`kafkalog.throttler.Throttler`, and what a round knows of transactions and producers
+the I/O limit :class:`kafkalog.throttler.Throttler`, and what a round knows of transactions
 :mod:`kafkalog.cleaner_transactions`.
 """
 
@@ -57,10 +64,7 @@ from .cleaner_manager import (
     PreCleanStats,
 )
 from .cleaner_stats import CleanerStats
-from .cleaner_transactions import (
-    CleanedTransactionMetadata,
-    last_records_of_active_producers,
-)
+from .cleaner_transactions import CleanedTransactionMetadata
 from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
@@ -69,6 +73,7 @@ from .errors import (
 )
 from .log import Log
 from .offset_map import OffsetMap, SkimpyOffsetMap
+from .producer_state import LastRecord
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .record.filter import (
     PLAIN_ATTRIBUTES,
@@ -103,9 +108,10 @@ class CleaningRound:
     currentTime, stats, transactionMetadata, legacyDeleteHorizonMs)`` and ``cleanInto(topicPartition,
     sourceRecords, dest, map, retainLegacyDeletesAndTxnMarkers, deleteRetentionMs, maxLogMessageSize,
     transactionMetadata, lastRecordsOfActiveProducers, stats, currentTime)``.  The fields keep their names.
-    What is not the round's stays an argument: the group and its log, and for each segment the source, the
-    destination, whether its legacy deletes are retained, and the log config's ``delete.retention.ms`` and
-    ``max.message.bytes`` (read at each segment, as Kafka does).
+    What is not the round's stays an argument: the group and its log, the producers' last batches (read once per
+    group, by :meth:`Cleaner.clean_segments`), and for each segment the source, the destination, whether its
+    legacy deletes are retained, and the log config's ``delete.retention.ms`` and ``max.message.bytes`` (read at
+    each segment, as Kafka does).
     """
 
     #: The keys of the dirty section and their latest offsets (Kafka: ``map``).
@@ -119,9 +125,6 @@ class CleaningRound:
     legacy_delete_horizon_ms: int
     #: The round's first uncleanable offset: its last batch is kept, emptied if need be (KAFKA-17076, after 3.8).
     upper_bound_offset_of_cleaning_round: int
-    #: Producer id -> (offset of its last data batch or None, its epoch) (Kafka: ``lastRecordsOfActiveProducers``);
-    #: ``None``: :meth:`Cleaner.clean_segments` reads them from the log.
-    last_records_of_active_producers: dict[int, tuple[int | None, int]] | None = None
 
 
 #: The attribute bits of the batches the map pass reads as arrays: any but the transactional and control ones.
@@ -264,8 +267,7 @@ class Cleaner:
         logger.info("Cleaning log %s (cleaning prior to %s, discarding tombstones prior to upper bound deletion "
                     "horizon %s)...", log.name, _java_date(cleanable_horizon_ms), _java_date(legacy_delete_horizon_ms))
         cleaning_round = CleaningRound(self.offset_map, current_time, stats, CleanedTransactionMetadata(),
-                                       legacy_delete_horizon_ms, upper_bound_offset,
-                                       last_records_of_active_producers(log))
+                                       legacy_delete_horizon_ms, upper_bound_offset)
         groups = self.group_segments_by_size(log.log_segments(0, end_offset), log.config.segment_size,
                                              log.config.max_index_size, cleanable.first_uncleanable_offset)
         for group in groups:
@@ -443,17 +445,30 @@ class Cleaner:
 
     def clean_segments(self, log: Log, segments: list[LogSegment], cleaning_round: CleaningRound) -> None:
         """Write a group's kept records into one ``.cleaned`` segment and swap it in (Kafka: ``cleanSegments``;
-        its other arguments are the fields of ``cleaning_round``)."""
+        its other arguments are the fields of ``cleaning_round``).
+
+        The producers whose last batch is kept are read from the log's producer state here, once per group, as
+        Kafka reads ``lastRecordsOfActiveProducers``: a producer that appended, or expired, while an earlier
+        group was cleaned is seen as it now is.
+
+        What becomes of the ``.cleaned`` segment when the cleaning fails is Kafka's: an abort
+        (:class:`LogCleaningAbortedError`: the log was truncated or deleted, the cleaner is stopping, or a
+        source segment was split) deletes it, and a failure of that deletion goes up with the abort, as a note
+        (Kafka: a suppressed exception).  Any other error leaves its files where they are: it may come from
+        the swap, after which they are the log's, and a ``.cleaned`` file left behind is deleted by the next
+        load of the log, as after a crash.  Two additions of kafkalog's: a Ctrl-C (``KeyboardInterrupt``)
+        before the swap counts as an abort, being the user's request to stop as a shutdown is the cleaner
+        thread's; and a cleaned segment the log did not take has its files closed, where Kafka leaves them open.
+        """
         self._current_tp = log.topic_partition
         first = segments[0]
         cleaned = log.create_cleaned_segment(first.base_offset)
         # The retained aborted transactions go to the cleaned segment's .txnindex, which the swap puts in
         # place of the old segments' (Kafka: transactionMetadata.cleanedIndex = Some(cleaned.txnIndex)).
         cleaning_round.transaction_metadata.cleaned_index = cleaned.txn_index
+        swapping = False
         try:
-            if cleaning_round.last_records_of_active_producers is None:
-                cleaning_round = dataclasses.replace(cleaning_round,
-                                                     last_records_of_active_producers=last_records_of_active_producers(log))
+            last_records_of_active_producers = log.last_records_of_active_producers()
             legacy_delete_horizon_ms = cleaning_round.legacy_delete_horizon_ms
             for i, current in enumerate(segments):
                 next_segment = segments[i + 1] if i + 1 < len(segments) else None
@@ -471,7 +486,8 @@ class Cleaner:
                     self.clean_into(log.topic_partition, current, cleaned, cleaning_round,
                                     retain_legacy_deletes_and_txn_markers=retain_legacy_deletes,
                                     delete_retention_ms=log.config.delete_retention_ms,
-                                    max_log_message_size=log.config.max_message_size)
+                                    max_log_message_size=log.config.max_message_size,
+                                    last_records_of_active_producers=last_records_of_active_producers)
                 except LogSegmentOffsetOverflowError as e:
                     logger.info("Caught segment overflow error during cleaning: %s", e)
                     log.split_overflowed_segment(current)
@@ -480,25 +496,41 @@ class Cleaner:
             cleaned.flush()
             cleaned.set_last_modified(int(segments[-1].last_modified()))
             logger.info("Swapping in cleaned segment %s for segment(s) %s in log %s", cleaned, segments, log)
+            swapping = True
             log.replace_segments([cleaned], segments)
-        except BaseException:
+        except (LogCleaningAbortedError, KeyboardInterrupt) as e:
+            if swapping:
+                self._release_unless_taken(log, cleaned)
+                raise
             try:
                 cleaned.close_handlers()
-                cleaned.delete()
+                cleaned.delete_if_exists()
             except Exception as delete_error:
-                logger.warning("Failed to delete cleaned segment %s: %s", cleaned, delete_error)
+                e.add_note(f"Deleting the cleaned segment {cleaned.log.file} failed: {delete_error!r}")
             raise
+        except BaseException:
+            self._release_unless_taken(log, cleaned)
+            raise
+
+    @staticmethod
+    def _release_unless_taken(log: Log, cleaned: LogSegment) -> None:
+        """Close the files of a cleaned segment whose cleaning failed, unless the swap got as far as putting it
+        in the log, which then owns it; the files stay on disk either way."""
+        if log.segments.get(cleaned.base_offset) is not cleaned:
+            cleaned.close_handlers()
 
     def clean_into(self, topic_partition: TopicPartition, source: LogSegment, dest: LogSegment,
                    cleaning_round: CleaningRound, *, retain_legacy_deletes_and_txn_markers: bool,
-                   delete_retention_ms: int, max_log_message_size: int) -> None:
+                   delete_retention_ms: int, max_log_message_size: int,
+                   last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
         """Copy what ``source`` keeps into ``dest`` (Kafka: ``cleanInto``; the round-wide arguments are the fields
         of ``cleaning_round``): each read of the source goes through
         :func:`~kafkalog.record.filter.filter_to` with the cleaner's :class:`LogCleanerFilter`, and what it
-        keeps is appended to ``dest``.  ``topic_partition`` is the log's, for ``check_done``."""
+        keeps is appended to ``dest``.  ``topic_partition`` is the log's, for ``check_done``;
+        ``last_records_of_active_producers`` the group's (:meth:`clean_segments`)."""
         self._current_tp = topic_partition
         record_filter = LogCleanerFilter(self, cleaning_round, retain_legacy_deletes_and_txn_markers,
-                                         delete_retention_ms)
+                                         delete_retention_ms, last_records_of_active_producers)
         stats = cleaning_round.stats
         for records, rows in self._chunks(source, 0, max_log_message_size):
             result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES, rows), record_filter)

@@ -7,6 +7,7 @@ the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from . import _impl
 from ._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
 from .cleaner_stats import CleanerStats
 from .offset_map import SkimpyOffsetMap
+from .producer_state import LastRecord
 from .record import RecordBatch
 from .record.filter import (
     BatchRetention,
@@ -72,15 +74,17 @@ class _ChunkKeep:
 
 class LogCleanerFilter(RecordFilter):
     """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
-    ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches, each record's
-    from the offset map (:meth:`~kafkalog.cleaner.Cleaner.should_retain_records`)."""
+    ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches
+    (``last_records_of_active_producers``, by producer id, as the log's producer state gave them to the group
+    being cleaned), each record's from the offset map (:meth:`~kafkalog.cleaner.Cleaner.should_retain_records`)."""
 
     def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
-                 delete_retention_ms: int) -> None:
+                 delete_retention_ms: int, last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
         super().__init__(cleaning_round.current_time, delete_retention_ms)
         self.cleaner = cleaner
         self.cleaning_round = cleaning_round
         self.retain_legacy_deletes_and_txn_markers = retain_legacy_deletes_and_txn_markers
+        self.last_records_of_active_producers = last_records_of_active_producers
         #: Whether the current batch's records all go (an aborted transaction's, or a marker past its horizon):
         #: the batch may still be kept empty for its producer's state.
         self.discard_batch_records = False
@@ -101,11 +105,12 @@ class LogCleanerFilter(RecordFilter):
             self.discard_batch_records = can_discard
         last_of_producer = False
         if batch.has_producer_id:
-            last = (cleaning_round.last_records_of_active_producers or {}).get(batch.producer_id)
+            last = self.last_records_of_active_producers.get(batch.producer_id)
             if last is not None:
-                last_data_offset, epoch = last
-                last_of_producer = (batch.last_offset == last_data_offset if last_data_offset is not None
-                                    else batch.is_control and batch.producer_epoch == epoch)
+                # Its last data batch holds its last sequence; with only a marker left, the marker holds its
+                # epoch, which fencing needs.
+                last_of_producer = (batch.last_offset == last.last_data_offset if last.last_data_offset is not None
+                                    else batch.is_control and batch.producer_epoch == last.producer_epoch)
         if batch.has_producer_id and last_of_producer:
             retention = BatchRetention.RETAIN_EMPTY
         elif batch.magic >= MAGIC_V2 and batch.next_offset == cleaning_round.upper_bound_offset_of_cleaning_round:
@@ -165,10 +170,10 @@ class LogCleanerFilter(RecordFilter):
         self.discard_batch_records = False
         retain_empty: npt.NDArray[np.bool_] = last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round
         producer_ids, _epochs = _impl.core.producer_fields(columns.data, np.ascontiguousarray(rows["position"]))
-        last_records = cleaning_round.last_records_of_active_producers or {}
+        last_records = self.last_records_of_active_producers
         for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
             last = last_records.get(int(producer_ids[b]))
-            if last is not None and last[0] is not None and last[0] == int(last_offsets[b]):
+            if last is not None and last.last_data_offset == int(last_offsets[b]):
                 retain_empty[b] = True  # the producer's last batch: its state survives the cleaning
         chunk = self._chunk_keep(offset_map, columns)
         if chunk.no_key_before is not None and chunk.no_key_before[-1]:

@@ -1,9 +1,10 @@
-"""What a cleaning round knows of transactions and producers.
+"""What a cleaning round knows of transactions.
 
-Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata`` and the producers' last
-batches (``lastRecordsOfActiveProducers``).  The aborted transactions it is given are the log's ``.txnindex``
-entries (:meth:`Log.collect_aborted_transactions <kafkalog.log_reads.LogReads.collect_aborted_transactions>`), as
-Kafka's cleaner takes them.  :mod:`kafkalog.cleaner` uses them and re-exports them.
+Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata``.  The aborted
+transactions it is given are the log's ``.txnindex`` entries (:meth:`Log.collect_aborted_transactions
+<kafkalog.log_reads.LogReads.collect_aborted_transactions>`), as Kafka's cleaner takes them.  (The producers'
+last batches, Kafka's ``lastRecordsOfActiveProducers``, come straight from the log's producer state:
+:meth:`kafkalog.cleaner.Cleaner.clean_segments`.)  :mod:`kafkalog.cleaner` uses it and re-exports it.
 """
 
 from __future__ import annotations
@@ -11,15 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .errors import KafkaLogError
-from .log import Log
 from .record import ControlRecordType, RecordBatch
 from .transaction_index import AbortedTxn, TransactionIndex
 
-__all__ = [
-    "CleanedTransactionMetadata",
-    "last_records_of_active_producers",
-]
-
+__all__ = ["CleanedTransactionMetadata"]
 
 
 def _control_type(batch: RecordBatch) -> ControlRecordType | None:
@@ -96,12 +92,3 @@ class CleanedTransactionMetadata:
                 return True
             self._ongoing_committed_txns.add(batch.producer_id)
         return False
-
-
-def last_records_of_active_producers(log: Log) -> dict[int, tuple[int | None, int]]:
-    """Each active producer's last data offset (``None`` when only a marker is left) and epoch, from the log's
-    producer state (Kafka: ``UnifiedLog.lastRecordsOfActiveProducers``): the cleaner keeps each one's last batch,
-    so a producer that retries after a cleaning still finds its sequence.  An expired producer is not active,
-    and its last batch may go."""
-    return {producer_id: (record.last_data_offset, record.producer_epoch)
-            for producer_id, record in log.last_records_of_active_producers().items()}

@@ -31,6 +31,7 @@ __all__ = [
     "CorruptRecordError",
     "InvalidRecordError",
     "RecordTooLargeError",
+    "RecordBatchTooLargeError",
     "UnsupportedCompressionError",
     "UnsupportedMagicError",
     "CorruptIndexError",
@@ -101,8 +102,17 @@ class InvalidRecordError(CorruptRecordError):
 class RecordTooLargeError(CorruptRecordError):
     """An entry, or what it decompresses to, is larger than the configured limit.
 
-    Kafka: ``RecordTooLargeException`` (and ``RecordBatchTooLargeException``).  A compressed payload that
-    would expand past the limit raises this before the memory is spent.
+    Kafka: ``RecordTooLargeException``.  A compressed payload that would expand past the limit raises this
+    before the memory is spent.
+    """
+
+
+class RecordBatchTooLargeError(RecordTooLargeError):
+    """An append is larger than a whole segment (``segment.bytes``), so no segment could ever hold it.
+
+    Kafka: ``RecordBatchTooLargeException`` (error code ``RECORD_LIST_TOO_LARGE``), which Kafka keeps apart
+    from ``RecordTooLargeException``; here it is a kind of :class:`RecordTooLargeError`, so code that catches
+    every size limit with that class still does.
     """
 
 

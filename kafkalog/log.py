@@ -53,6 +53,7 @@ from .errors import (
     KafkaStorageError,
     OffsetOutOfRangeError,
     ReadOnlyError,
+    RecordBatchTooLargeError,
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
@@ -527,8 +528,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
         for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
-        its offsets).  Returns what was appended; invalid trailing bytes are dropped and a
-        batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+        its offsets).  Returns what was appended; invalid trailing bytes are dropped, a
+        batch past ``max.message.bytes`` is a :class:`RecordTooLargeError` and an append larger than
+        ``segment.bytes`` a :class:`RecordBatchTooLargeError`.
 
         Batches with a producer id are checked against the producer state before anything is written
         (:func:`~kafkalog.producer_state.log_updates.analyze_and_validate_producer_state`): a ``client`` batch
@@ -602,7 +604,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                                           if assign_offsets else None)
             size = valid_records.size_in_bytes()
             if size > config.segment_size:
-                raise RecordTooLargeError(
+                raise RecordBatchTooLargeError(
                     f"Message batch size is {size} bytes in append to partition {self.topic_partition}, which "
                     f"exceeds the maximum configured segment size of {config.segment_size}.")
             segment = self._maybe_roll(size, append_info)

@@ -5,7 +5,8 @@ each round builds the offset map over the dirty section, recopies the segments k
 latest record, swaps the cleaned segments in and advances the log dir's ``cleaner-offset-checkpoint``.
 After each round it prints the cleaner's summary, as Kafka's cleaner logs it.  Holds the log dir's ``.lock``
 throughout; a Ctrl-C leaves no ``.cleaned`` file behind (the round's output is deleted, and a swap under way
-finishes first).
+finishes first and is kept).  Another error (an I/O error, a corrupt batch) leaves the round's ``.cleaned`` files,
+as Kafka's cleaner does; the next open of the log deletes them.
 
 Which partitions it compacts (:func:`~kafkalog.tools.cleanup_policy.decide_cleanup`).  Kafka's cleaner
 compacts only a topic whose ``cleanup.policy`` holds ``compact``, and never a Raft log; a compaction of a

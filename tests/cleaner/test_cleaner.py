@@ -7,8 +7,8 @@ logs of 1024-byte segments and indexes, a Cleaner over Kafka's dict-backed ``Fak
 SkimpyOffsetMap where the case checks the kernels), I/O buffers of 64 KiB, load factor 0.75, no throttling, a
 MockTime. Kafka's ``record(key, value)`` is one v2 record whose key and value are the decimal digits of two
 numbers; ``keys_in_log`` and the other helpers read the segment files as ``LogTestUtils`` does. Transaction
-markers come from ``MemoryRecords.with_end_transaction_marker`` and are appended as a follower (kafkalog has
-no coordinator origin).
+markers come from ``MemoryRecords.with_end_transaction_marker`` and are appended as Kafka's tests append them:
+as the leader, with the coordinator origin.
 
 Added to Kafka's cases: removal of a tombstone once its v2 delete horizon has passed, and of a legacy one by
 the segments' modification times; the exact summary text with Java's number formatting; crash recovery at
@@ -16,17 +16,7 @@ each stage of the swap, done by hand on the files; cleaning logs of every magic 
 SkimpyOffsetMap kernels against the fake map, the two kernel twins against each other, and a LogCleaner
 round with its log line.
 
-Left out (kafkalog keeps no producer state, transaction index, metrics or broker configuration):
-
-* the duplicate appends of testDuplicateCheckAfterCleaning (its cleaning and reload checks are ported);
-* the checks of ``collectAbortedTransactions`` after the later cleanings of testAbortMarkerRetentionWithEmptyBatch,
-  and ``assertAllAbortedTxns`` / ``assertAllTransactionsComplete`` in
-  testMultiPassSegmentCleaningWithAbortedTransactions: the ``.txnindex`` entries Kafka writes as the markers are
-  appended (and the producer state) wait for the producer-state wiring (issue 20); kafkalog's cleaner derives
-  aborted transactions from the batches, and the cleaned segment's ``.txnindex`` gets the transactions of the
-  markers a cleaning keeps (checked after the first cleaning of testBasicTransactionAwareCleaning and
-  testAbortMarkerRetentionWithEmptyBatch);
-* testLogToClean and testLogToCleanWithUncleanableSection, which are in tests/cleaner/test_cleaner_manager.py.
+testLogToClean and testLogToCleanWithUncleanableSection are in tests/cleaner/test_cleaner_manager.py.
 
 The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog
 registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
@@ -356,6 +346,42 @@ def test_log_cleaner_lets_an_expired_producer_s_last_batch_go(env: Env) -> None:
     assert last_offsets_per_batch_in_log(log) == [3, 4]
     assert last_sequences_in_log(log) == {2: 1, 3: 0}
     assert offsets_in_log(log) == [3, 4]
+
+
+def test_producers_last_batches_are_read_for_each_group(env: Env) -> None:
+    """The producers' last batches are read from the producer state for each group of segments, as Kafka's
+    ``cleanSegments`` reads ``lastRecordsOfActiveProducers``: producer 7's only batch (key 1000, overwritten
+    later) is its last when the round starts, but while the first group is cleaned the producer appends again,
+    so by the time its group is cleaned that batch holds nothing the producer state needs, and it goes."""
+    cleaner = env.make_cleaner(INT_MAX)
+    log = env.make_log(env.config(segment_bytes=1024))
+    fill_segments(log, 2)  # a full first segment: a group of its own
+    producer = TxnProducer(env, log, 7, transactional=False)
+    first = producer([1000])
+    log.append_as_leader(record(1000, 1), 0)  # supersedes the producer's record
+    fill_segments(log, 3)
+    log.roll()
+    cleanable = to_clean(log, 0)
+    assert [b.last_offset for b in batches_in(log) if b.producer_id == 7] == [first.last_offset]
+    assert log.last_records_of_active_producers()[7].last_data_offset == first.last_offset
+
+    groups_cleaned = []
+    clean_group = cleaner.clean_segments
+
+    def clean_then_append(log: Log, segments: list[LogSegment], cleaning_round: CleaningRound) -> None:
+        clean_group(log, segments, cleaning_round)
+        groups_cleaned.append([s.base_offset for s in segments])
+        if len(groups_cleaned) == 1:
+            producer([2000])  # to the active segment, past the round's range
+
+    cleaner.clean_segments = clean_then_append  # type: ignore[method-assign]
+    cleaner.clean(cleanable)
+    assert first.first_offset is not None
+    assert len(groups_cleaned) >= 2 and first.first_offset >= groups_cleaned[1][0]
+    last = log.last_records_of_active_producers()[7].last_data_offset
+    assert last is not None and last > first.last_offset
+    assert [b.last_offset for b in batches_in(log) if b.producer_id == 7] == [last]
+    assert last_sequences_in_log(log) == {7: 1}
 
 
 def test_cleaning_after_idempotent_appends_and_reload(env: Env) -> None:

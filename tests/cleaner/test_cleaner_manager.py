@@ -4,9 +4,9 @@ cleaner's configuration is in ``test_cleaner_config.py``).
 The cases port Kafka 3.8.0 ``core/src/test/scala/unit/kafka/log/LogCleanerManagerTest.scala`` (same names in
 snake_case; values as there), ``testLogToClean`` and ``testLogToCleanWithUncleanableSection`` of
 ``LogCleanerTest.scala``, and add the blocking of ``abort_and_pause_cleaning`` with a second thread, the
-``max.compaction.lag.ms`` selection, the checkpoint file bytes, read-only mode and the gauges.  The last stable
-offset of ``testUndecidedTransactionalDataNotCleanable`` is read from the log's transactional batch headers
-(kafkalog keeps no producer state).
+``max.compaction.lag.ms`` selection, the checkpoint file bytes, read-only mode and the gauges.  A writable log's
+last stable offset comes from its producer state, as in Kafka; a read-only log's from its transactional batch
+headers (``test_last_stable_offset_follows_the_log``).
 
 Tests that build logs (and so read records) take the ``impl`` fixture and run once per kernel twin.
 
@@ -717,7 +717,9 @@ def test_cleanable_offsets_for_none(impl: ModuleType, env: Env) -> None:
     offsets = LogCleanerManager.cleanable_offsets(log, 0, env.time.milliseconds())
     assert offsets.first_dirty_offset == 0, "The first cleanable offset starts at the beginning of the log."
     assert log.high_watermark == 50
-    assert offsets.first_uncleanable_dirty_offset == 50, \
+    assert log.high_watermark == log.last_stable_offset, \
+        "The high watermark equals the last stable offset as no transactions are in progress"
+    assert offsets.first_uncleanable_dirty_offset == log.last_stable_offset, \
         "The first uncleanable offset is bounded by the last stable offset."
     assert offsets.force_update_checkpoint is False
     assert offsets == (0, 50, False)
@@ -727,7 +729,8 @@ def test_undecided_transactional_data_not_cleanable(impl: ModuleType, env: Env) 
     """Data of a transaction not yet decided (no marker, or a marker not yet below the high watermark) bounds
     the cleanable range at the transaction's first offset, whatever the compaction lag; once the marker is
     below the high watermark the segment is cleanable at once, and the marker's own segment after the lag.
-    kafkalog reads the transaction from the batch headers where Kafka asks its producer state."""
+    The marker is appended as the coordinator appends it, and the log's producer state says the last stable
+    offset, as in Kafka."""
     compaction_lag = 60 * 60 * 1000
     log = env.make_log({"segment.bytes": 1024, "min.compaction.lag.ms": compaction_lag})
     producer_id, producer_epoch, sequence = 15, 0, 0
@@ -747,10 +750,9 @@ def test_undecided_transactional_data_not_cleanable(impl: ModuleType, env: Env) 
     assert offsets.first_dirty_offset == 0
     assert offsets.first_uncleanable_dirty_offset == 0
 
-    # Kafka appends the marker as the coordinator; kafkalog has no such origin, so it goes in as a follower's
-    log.append_as_follower(MemoryRecords.with_end_transaction_marker(
-        producer_id, producer_epoch, EndTransactionMarker(ControlRecordType.ABORT, 15), base_offset=3,
-        timestamp=env.time.milliseconds()))
+    log.append_as_leader(MemoryRecords.with_end_transaction_marker(
+        producer_id, producer_epoch, EndTransactionMarker(ControlRecordType.ABORT, 15),
+        timestamp=env.time.milliseconds()), 0, origin="coordinator")
     log.roll()
     # (the marker at offset 3 is not below a high watermark of 3: still undecided)
     assert cleanable_offsets(log, 0, env.time.milliseconds()).first_uncleanable_dirty_offset == 0

@@ -6,8 +6,10 @@ an index, and logs of legacy formats, corrupt and oversized messages.  Both kern
 
 from __future__ import annotations
 
+import errno
 import gzip
 import os
+import signal
 import struct
 import zlib
 from pathlib import Path
@@ -18,12 +20,16 @@ import cramjam
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.cleaner import CleanedTransactionMetadata, CleaningRound
+from kafkalog import local_log as local_log_module
+from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
 from kafkalog.cleaner_manager import LogCleaningAbortedError, LogToClean
 from kafkalog.cleaner_stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import CorruptRecordError
+from kafkalog.file_message_set import FileMessageSet
+from kafkalog.filenames import CLEANED_FILE_SUFFIX
 from kafkalog.log import Log
+from kafkalog.segment import LogSegment
 from tests.support.cleaner_utils import (
     INT_MAX,
     LONG_MAX,
@@ -31,9 +37,11 @@ from tests.support.cleaner_utils import (
     XERIAL_HEADER,
     Env,
     FakeOffsetMap,
+    abort_check_done,
     batches_in,
     decompress_legacy,
     files_with_suffix,
+    fill_segments,
     key,
     keys_in_log,
     large_record,
@@ -181,6 +189,158 @@ def test_recovery_after_crash(env: Env) -> None:
     log = recover_and_check(cleaned_keys)
 
 
+# -- errors inside a cleaning ------------------------------------------------------------------------------
+
+
+def _odd_keys_map(log: Log) -> FakeOffsetMap:
+    """A map that says every odd key was overwritten later: cleaning drops those records."""
+    offset_map = FakeOffsetMap(INT_MAX)
+    for k in keys_in_log(log):
+        if k % 2:
+            offset_map.put(key(k), LONG_MAX)
+    return offset_map
+
+
+def _clean_three(cleaner: Cleaner, log: Log, offset_map: FakeOffsetMap, env: Env) -> None:
+    """Clean the first three of the log's segments into one."""
+    segments = log.log_segments()[:3]
+    cleaner.clean_segments(log, segments, CleaningRound(offset_map, 0, CleanerStats(env.time),
+                                                        CleanedTransactionMetadata(), -1,
+                                                        segments[-1].read_next_offset()))
+
+
+def test_clean_segments_leaves_the_cleaned_files_on_an_io_error(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write to the cleaned segment fails with ENOSPC.  As in Kafka's ``cleanSegments``, where only a
+    ``LogCleaningAbortedException`` deletes the cleaned segment, the error goes up and the ``.cleaned`` files stay
+    (the log itself is unchanged); the next load of the log deletes them, as after a crash."""
+    cleaner = env.make_cleaner(INT_MAX)
+    config = env.config(segment_bytes=1024)
+    log = env.make_log(config)
+    fill_segments(log, 4)
+    keys = keys_in_log(log)
+    segments_before = [s.base_offset for s in log.log_segments()]
+    live_files = sorted(p.name for p in env.dir.iterdir())
+    real_append = FileMessageSet.append
+
+    def disk_full(self: FileMessageSet, records: Any) -> int:
+        if self.file.name.endswith(CLEANED_FILE_SUFFIX):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.file))
+        return real_append(self, records)
+
+    monkeypatch.setattr(FileMessageSet, "append", disk_full)
+    with pytest.raises(OSError, match="No space left") as raised:
+        _clean_three(cleaner, log, _odd_keys_map(log), env)
+    assert raised.value.errno == errno.ENOSPC
+    monkeypatch.undo()
+
+    left = files_with_suffix(env.dir, CLEANED_FILE_SUFFIX)
+    assert f"{0:020d}.log{CLEANED_FILE_SUFFIX}" in left
+    assert sorted(p.name for p in env.dir.iterdir() if not p.name.endswith(CLEANED_FILE_SUFFIX)) == live_files
+    assert [s.base_offset for s in log.log_segments()] == segments_before
+    assert keys_in_log(log) == keys
+
+    log.close()
+    reopened = env.make_log(config)
+    assert files_with_suffix(env.dir, CLEANED_FILE_SUFFIX) == []
+    assert sorted(reopened.load_report.removed_files) == left
+    assert keys_in_log(reopened) == keys
+    # and a cleaning now goes through
+    _clean_three(cleaner, reopened, _odd_keys_map(reopened), env)
+    assert keys_in_log(reopened) == [k for k in keys if k % 2 == 0 or k >= reopened.log_segments()[1].base_offset]
+
+
+def test_an_error_after_the_swap_keeps_the_cleaned_segment(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap renames every file, then the fsync of the directory fails.  The cleaned segment is the log's
+    by then, under its live name: the error goes up and the segment stays, readable now and after a reopen
+    (kafkalog used to delete the cleaned segment on any error, this one too, losing the records it held)."""
+    cleaner = env.make_cleaner(INT_MAX)
+    config = env.config(segment_bytes=1024)
+    log = env.make_log(config)
+    fill_segments(log, 4)
+    keys = keys_in_log(log)
+    offset_map = _odd_keys_map(log)
+    expected = [k for k in keys if k % 2 == 0 or k >= log.log_segments()[3].base_offset]
+
+    def fsync_fails(directory: Any) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(directory))
+
+    monkeypatch.setattr(local_log_module, "fsync_dir", fsync_fails)
+    with pytest.raises(OSError, match="Input/output error"):
+        _clean_three(cleaner, log, offset_map, env)
+    monkeypatch.undo()
+
+    assert [s.base_offset for s in log.log_segments()] == [0, log.active_segment.base_offset]
+    assert keys_in_log(log) == expected
+    assert log.log_segments()[0].log.file.name == f"{0:020d}.log"
+    assert files_with_suffix(env.dir, CLEANED_FILE_SUFFIX) == []
+    assert files_with_suffix(env.dir, ".swap") == []
+    log.close()
+    assert keys_in_log(env.make_log(config, clean_shutdown=False)) == expected
+
+
+def test_a_ctrl_c_during_the_swap_keeps_the_cleaned_segment(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C (SIGINT) that arrives while the swap renames files is held until the swap is done
+    (:func:`~kafkalog.fsutil.interrupts_deferred`), then raised: the cleaned segment is the log's by then, and
+    stays (kafkalog used to delete it, as it deletes the cleaned segment of a round a Ctrl-C stops before the
+    swap)."""
+    cleaner = env.make_cleaner(INT_MAX)
+    config = env.config(segment_bytes=1024)
+    log = env.make_log(config)
+    fill_segments(log, 4)
+    keys = keys_in_log(log)
+    offset_map = _odd_keys_map(log)
+    expected = [k for k in keys if k % 2 == 0 or k >= log.log_segments()[3].base_offset]
+    real_change = LogSegment.change_file_suffixes
+    interrupted: list[bool] = []
+
+    def ctrl_c_in_swap(self: LogSegment, old_suffix: str, new_suffix: str) -> None:
+        if old_suffix == CLEANED_FILE_SUFFIX and not interrupted:
+            interrupted.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+        real_change(self, old_suffix, new_suffix)
+
+    monkeypatch.setattr(LogSegment, "change_file_suffixes", ctrl_c_in_swap)
+    earlier = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _clean_three(cleaner, log, offset_map, env)
+    finally:
+        signal.signal(signal.SIGINT, earlier)
+    monkeypatch.undo()
+
+    assert interrupted == [True]
+    assert [s.base_offset for s in log.log_segments()] == [0, log.active_segment.base_offset]
+    assert keys_in_log(log) == expected
+    log.close()
+    assert keys_in_log(env.make_log(config, clean_shutdown=False)) == expected
+
+
+def test_a_failed_delete_of_an_aborted_cleaning_goes_with_the_abort(env: Env,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An aborted cleaning deletes its cleaned segment; when that deletion fails, the abort still goes up, and
+    carries the failure with it (Kafka adds it to the abort as a suppressed exception)."""
+    cleaner = env.make_cleaner(INT_MAX, abort_check_done)
+    log = env.make_log(env.config(segment_bytes=1024))
+    fill_segments(log, 4)
+
+    real_delete = FileMessageSet.delete
+
+    def undeletable(self: FileMessageSet) -> bool:
+        if self.file.name.endswith(CLEANED_FILE_SUFFIX):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(self.file))
+        return real_delete(self)
+
+    monkeypatch.setattr(FileMessageSet, "delete", undeletable)
+    with pytest.raises(LogCleaningAbortedError) as raised:
+        _clean_three(cleaner, log, _odd_keys_map(log), env)
+    monkeypatch.undo()
+    notes = getattr(raised.value, "__notes__", [])
+    assert len(notes) == 1
+    assert "Permission denied" in notes[0] and f"{0:020d}.log{CLEANED_FILE_SUFFIX}" in notes[0]
+    # what could not be deleted is left to the next load
+    assert f"{0:020d}.log{CLEANED_FILE_SUFFIX}" in files_with_suffix(env.dir, CLEANED_FILE_SUFFIX)
+
+
 # -- legacy formats, corrupt and large messages -------------------------------------------------------------
 
 
@@ -297,6 +457,20 @@ def test_large_message(env: Env) -> None:
     assert stats.messages_written == len(should_remain) - 1  # the active segment's record was not cleaned
 
 
+def assert_cleaned_files_left_for_the_next_load(env: Env, log: Log) -> None:
+    """A cleaning that failed on corrupt input (not an abort) leaves its ``.cleaned`` files, as Kafka's
+    ``cleanSegments`` does, and the log as it was; the next load of the log deletes them."""
+    left = files_with_suffix(env.dir, CLEANED_FILE_SUFFIX)
+    assert f"{log.log_segments()[0].base_offset:020d}.log{CLEANED_FILE_SUFFIX}" in left
+    segments = [s.base_offset for s in log.log_segments()]
+    config = log.config
+    log.close()
+    reopened = env.make_log(config)
+    assert files_with_suffix(env.dir, CLEANED_FILE_SUFFIX) == []
+    assert sorted(reopened.load_report.removed_files) == left
+    assert [s.base_offset for s in reopened.log_segments()] == segments
+
+
 def create_log_with_messages_larger_than_max_size(
     env: Env, large_message_size: int
 ) -> tuple[Log, FakeOffsetMap]:
@@ -346,7 +520,7 @@ def test_message_larger_than_max_message_size_with_corrupt_header(env: Env) -> N
                           -1,
                           head.base_offset + 1),
         )
-    assert files_with_suffix(env.dir, ".cleaned") == []
+    assert_cleaned_files_left_for_the_next_load(env, log)
 
 
 def test_corrupt_message_size_larger_than_bytes_available(env: Env) -> None:
@@ -371,7 +545,7 @@ def test_corrupt_message_size_larger_than_bytes_available(env: Env) -> None:
                           -1,
                           head.base_offset + 1),
         )
-    assert files_with_suffix(env.dir, ".cleaned") == []
+    assert_cleaned_files_left_for_the_next_load(env, log)
 
 
 def test_cleaning_beyond_missing_offsets(env: Env) -> None:

@@ -2,6 +2,11 @@
 transactions, markers kept until their horizon, producer ids and sequences across cleanings, empty batches
 kept), on both kernel twins.  Environment and helpers as in ``test_cleaner.py``
 (:mod:`tests.support.cleaner_utils`).
+
+As in Kafka's cases, the data goes in through the leader's append (``client`` origin unless the case says
+otherwise) and the markers through the leader's append with the coordinator origin, so the log's producer
+state, its transaction index and its last stable offset follow them, and what the cleaner reads of those (the
+aborted transactions of ``collect_aborted_transactions``, the producers' last batches) is what Kafka's reads.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from kafkalog import MemoryRecords
 from kafkalog.cleaner import CleanedTransactionMetadata, CleaningRound
 from kafkalog.cleaner_stats import CleanerStats
 from kafkalog.record import ControlRecordType
+from kafkalog.transaction_index import AbortedTxn
 from tests.support.cleaner_utils import (
     INT_MAX,
     LARGE_TIMESTAMP,
@@ -44,7 +50,8 @@ def test_basic_transaction_aware_cleaning(env: Env) -> None:
     producer1([2])
     commit(env, log, 1)
     aborted_transactions = log.collect_aborted_transactions(log.log_start_offset, log.log_end_offset)
-    assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted_transactions] == [(1, 0, 6)]
+    # producer 2's transaction, open from offset 2, bounded the last stable offset when the abort was written
+    assert aborted_transactions == [AbortedTxn(1, 0, 6, 2)]
 
     log.roll()
     cleaner.clean(to_clean(log, 0))
@@ -361,7 +368,7 @@ def test_cleaning_with_keys_conflicting_with_txn_marker_keys(env: Env) -> None:
     # one committed transaction
     producer1 = TxnProducer(env, log, 1, leader_epoch=leader_epoch)
     producer1([1])
-    commit(env, log, 1)
+    commit(env, log, 1, leader_epoch=leader_epoch)
     # a transaction whose key is the COMMIT marker's key
     records = MemoryRecords.with_records(
         [(ControlRecordType.COMMIT.record_key(), b"foo", env.time.milliseconds())],
@@ -371,7 +378,7 @@ def test_cleaning_with_keys_conflicting_with_txn_marker_keys(env: Env) -> None:
         is_transactional=True,
     )
     log.append_as_leader(records, leader_epoch)
-    commit(env, log, 2)
+    commit(env, log, 2, leader_epoch=leader_epoch)
     log.roll()
     assert offsets_in_log(log) == [0, 1, 2, 3]
 
@@ -382,31 +389,47 @@ def test_cleaning_with_keys_conflicting_with_txn_marker_keys(env: Env) -> None:
 
 
 def test_multi_pass_segment_cleaning_with_aborted_transactions(env: Env) -> None:
-    """Aborted transactions are handled even when a pass cannot clean a whole segment (the transaction-index
-    assertions of Kafka's case are left out, see the module docstring)."""
+    """Aborted transactions, and their transaction index, are kept right even when a pass cannot clean a whole
+    segment.  The markers go in as a follower's would, as in Kafka's case (leader appends of the replication
+    origin)."""
     delete_retention_ms = 50_000
     offset_map_slots = 4
     cleaner = env.make_cleaner(INT_MAX)
     log = env.make_log(env.config(delete_retention_ms=delete_retention_ms))
     producer1, producer2 = TxnProducer(env, log, 1), TxnProducer(env, log, 2)
 
+    def abort_(producer_id: int) -> None:
+        abort(env, log, producer_id, origin="replication")
+
+    def commit_(producer_id: int) -> None:
+        commit(env, log, producer_id, origin="replication")
+
     producer1([1, 2])  # [0, 1]
     producer2([2, 3])  # [2, 3]
     producer1([3, 4])  # [4, 5]
-    commit(env, log, 1)  # [6, 6]
-    commit(env, log, 2)  # [7, 7]
+    commit_(1)  # [6, 6]
+    commit_(2)  # [7, 7]
     producer1([2, 3])  # [8, 9]
-    abort(env, log, 1)  # [10, 10]
+    abort_(1)  # [10, 10]
     producer2([4, 5])  # [11, 12]
     producer1([5, 6])  # [13, 14]
-    commit(env, log, 1)  # [15, 15]
-    abort(env, log, 2)  # [16, 16]
+    commit_(1)  # [15, 15]
+    abort_(2)  # [16, 16]
     producer2([6, 7])  # [17, 18]
-    commit(env, log, 2)  # [19, 19]
+    commit_(2)  # [19, 19]
     log.roll()
     assert log.log_end_offset == 20
-    aborted = log.collect_aborted_transactions(0, log.log_end_offset)
-    assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted] == [(1, 8, 10), (2, 11, 16)]
+
+    expected_aborted_txns = [AbortedTxn(1, 8, 10, 11), AbortedTxn(2, 11, 16, 17)]
+
+    def assert_all_aborted_txns(expected: list[AbortedTxn]) -> None:
+        assert log.collect_aborted_transactions(0, log.log_end_offset) == expected
+
+    def assert_all_transactions_complete() -> None:
+        assert all(entry.current_txn_first_offset is None for entry in log.active_producers().values())
+
+    assert_all_transactions_complete()
+    assert_all_aborted_txns(expected_aborted_txns)
 
     dirty_offset = 0
 
@@ -432,12 +455,17 @@ def test_multi_pass_segment_cleaning_with_aborted_transactions(env: Env) -> None
     assert dirty_offset == 4
     assert batch_base_offsets_in_log(log) == [0, 2, 4, 6, 7, 10, 13, 15, 16, 17, 19]
     assert offsets_in_log(log) == [0, 2, 3, 4, 5, 6, 7, 10, 13, 14, 15, 16, 17, 18, 19]
+    assert_all_transactions_complete()
+    assert_all_aborted_txns(expected_aborted_txns)
 
-    # second pass: no data of the aborted transactions is left; the markers still wait for their retention
+    # second pass: no data of the aborted transactions is left; the markers still wait for their retention,
+    # but the transaction index need not name their transactions, which are empty
     clean_segments()
     assert dirty_offset == 14
     assert batch_base_offsets_in_log(log) == [0, 2, 4, 6, 7, 10, 13, 15, 16, 17, 19]
     assert offsets_in_log(log) == [0, 2, 4, 5, 6, 7, 10, 13, 14, 15, 16, 17, 18, 19]
+    assert_all_transactions_complete()
+    assert_all_aborted_txns([])
 
     # last pass, after the retention: the abort markers (offsets 10 and 16) go
     env.time.sleep(delete_retention_ms)
@@ -445,3 +473,5 @@ def test_multi_pass_segment_cleaning_with_aborted_transactions(env: Env) -> None
     assert dirty_offset == 20
     assert batch_base_offsets_in_log(log) == [0, 2, 4, 6, 7, 13, 15, 17, 19]
     assert offsets_in_log(log) == [0, 2, 4, 5, 6, 7, 13, 15, 17, 18, 19]
+    assert_all_transactions_complete()
+    assert_all_aborted_txns([])

@@ -53,6 +53,7 @@ from kafkalog.errors import (
     KafkaLogError,
     KafkaStorageError,
     OffsetOutOfRangeError,
+    RecordBatchTooLargeError,
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
@@ -452,9 +453,11 @@ def test_append_below_expected_offset_throws_exception(create_log: LogFactory) -
 
 
 def test_message_set_size_check(create_log: LogFactory) -> None:
+    """testMessageSetSizeCheck: an append larger than segment.bytes is Kafka's RecordBatchTooLargeException, not
+    the RecordTooLargeException of a batch past max.message.bytes."""
     message_set = MemoryRecords.with_records([(None, b"You"), (None, b"bethe")])
     log = create_log(config(segment_bytes=message_set.size_in_bytes() - 1))
-    with pytest.raises(RecordTooLargeError):
+    with pytest.raises(RecordBatchTooLargeError):
         log.append_as_leader(message_set)
     assert log.log_end_offset == 0
 

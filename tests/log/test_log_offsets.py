@@ -238,24 +238,25 @@ def test_log_reinitialize_after_manual_delete(create_log: LogFactory) -> None:
 
 
 def test_truncate_fully_and_start(create_log: LogFactory) -> None:
-    """testTruncateFullyAndStart: truncating fully to offset 2 with log start offset 1, after a reopen.
-
-    Kafka's test also appends a transaction and checks that the first unstable offset (3, from the reopened
-    producer state) and the active producers are cleared: kafkalog keeps no producer state (issue 20), so
-    those assertions are left out; the offsets are checked.
-    """
+    """testTruncateFullyAndStart: truncating fully to offset 2 with log start offset 1, after a reopen that left
+    the first unstable offset (3, an open transaction's) without a segment position, clears it and the producers."""
     cfg = config(segment_bytes=1024 * 1024)
     log = create_log(cfg)
+    producer_id, producer_epoch, sequence = 17, 10, 0
     log.append_as_leader(values(b"0", b"1", b"2"), leader_epoch=0)
-    log.append_as_leader(MemoryRecords.with_records([(None, b"3"), (None, b"4")], producer_id=17,
-                                                    producer_epoch=10, base_sequence=0, is_transactional=True),
+    log.append_as_leader(MemoryRecords.with_records([(None, b"3"), (None, b"4")], producer_id=producer_id,
+                                                    producer_epoch=producer_epoch, base_sequence=sequence,
+                                                    is_transactional=True),
                          leader_epoch=0)
-    assert log.log_end_offset == 5
+    assert log.first_unstable_offset == 3
+    # closed and reopened, so the first unstable offset's segment position is unknown when the log is truncated
     log.close()
 
     reopened = create_log(cfg)
-    assert reopened.log_end_offset == 5
+    assert reopened.producer_state_manager.first_unstable_offset() == LogOffsetMetadata(3)
     reopened.truncate_fully_and_start_at(2, 1)
+    assert reopened.first_unstable_offset is None
+    assert dict(reopened.producer_state_manager.active_producers()) == {}
     assert reopened.log_start_offset == 1
     assert reopened.log_end_offset == 2
     assert reopened.number_of_segments == 1

@@ -1,8 +1,8 @@
 """Helpers of the Cleaner tests (tests/cleaner/test_cleaner*.py), as Kafka's LogCleanerTest has them: its
 constants and ``logProps``, the dict-backed ``FakeOffsetMap``, the test environment (a MockTime, a scheduler,
 logs of 1024-byte segments), ``record``/``tombstone`` and the other record builders, the readers of what a
-log holds (``keys_in_log``, ``offsets_in_log``...), and a transactional producer that appends markers as a
-follower.
+log holds (``keys_in_log``, ``offsets_in_log``...), a transactional producer, and its markers appended as
+the transaction coordinator appends them.
 """
 
 from __future__ import annotations
@@ -291,27 +291,35 @@ def append_marker(
     control_type: ControlRecordType,
     producer_epoch: int = 0,
     timestamp: int | None = None,
+    origin: str = "coordinator",
+    leader_epoch: int = 0,
 ) -> int:
-    """Kafka's ``commitMarker`` / ``abortMarker`` appended at the log end (coordinator epoch 0); returns
-    its offset."""
-    offset = log.log_end_offset
+    """Kafka's ``log.appendAsLeader(commitMarker(...) | abortMarker(...), leaderEpoch = 0, origin = COORDINATOR)``:
+    a marker of coordinator epoch 0, built at offset 0 with no partition leader epoch, appended as the leader of
+    ``leader_epoch`` with ``origin`` (``replication`` in Kafka's testMultiPassSegmentCleaningWithAbortedTransactions),
+    so the log's producer state, transaction index and last stable offset take it as they take a coordinator's;
+    returns its offset."""
     marker = MemoryRecords.with_end_transaction_marker(
         producer_id,
         producer_epoch,
         EndTransactionMarker(control_type, 0),
-        base_offset=offset,
         timestamp=env.time.milliseconds() if timestamp is None else timestamp,
     )
-    log.append_as_follower(marker)
-    return offset
+    info = log.append_as_leader(marker, leader_epoch, origin=origin)
+    assert info.first_offset is not None
+    return info.first_offset
 
 
-def commit(env: Env, log: Log, producer_id: int, producer_epoch: int = 0) -> int:
-    return append_marker(env, log, producer_id, ControlRecordType.COMMIT, producer_epoch)
+def commit(env: Env, log: Log, producer_id: int, producer_epoch: int = 0, origin: str = "coordinator",
+           leader_epoch: int = 0) -> int:
+    return append_marker(env, log, producer_id, ControlRecordType.COMMIT, producer_epoch, origin=origin,
+                         leader_epoch=leader_epoch)
 
 
-def abort(env: Env, log: Log, producer_id: int, producer_epoch: int = 0) -> int:
-    return append_marker(env, log, producer_id, ControlRecordType.ABORT, producer_epoch)
+def abort(env: Env, log: Log, producer_id: int, producer_epoch: int = 0, origin: str = "coordinator",
+          leader_epoch: int = 0) -> int:
+    return append_marker(env, log, producer_id, ControlRecordType.ABORT, producer_epoch, origin=origin,
+                         leader_epoch=leader_epoch)
 
 
 def to_clean(
