@@ -260,7 +260,11 @@ class LogReads:
                     continue
                 position = found.position
             if position >= stop:
-                return
+                # An empty segment before the bound's (a cleaned group that kept nothing) holds nothing to read;
+                # the bound's own ends the read.
+                if segment.base_offset == bound.segment_base_offset:
+                    return
+                continue
             yield segment.log.read(position, stop - position), 0
 
     def fetch_offset_by_timestamp(self: _ReadLog, target_timestamp: int) -> TimestampAndOffset | None:

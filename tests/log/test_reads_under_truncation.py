@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kafkalog import transaction_index
+from kafkalog.config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
@@ -101,6 +102,19 @@ def test_records_end_before_a_batch_that_holds_the_high_watermark(impl: ModuleTy
     assert [(batch.base_offset, batch.last_offset) for batch in fetched.batches()] == [(0, 2)]
     log.update_high_watermark(6)
     assert [r.offset for r in log.records()] == list(range(6))
+
+
+def test_records_read_past_empty_segments_before_the_high_watermark(impl: ModuleType, create_log: LogFactory) -> None:
+    """Segments emptied by the cleaner (a group whose every key was updated later keeps nothing) lie before the
+    bound's segment: the read passes over them to the records after them, and stops only at the bound's segment."""
+    log = create_log(LogConfig({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0", "segment.bytes": "512"}))
+    for i in range(40):
+        log.append(MemoryRecords.with_records([(b"key-%d" % (i % 4), b"value-%d" % i, 1_000 + i)]))
+    log.roll()
+    log.update_high_watermark(log.log_end_offset)
+    log.compact()
+    assert any(segment.size() == 0 for segment in log.segments.values()[:-1])
+    assert [(r.key, r.value) for r in log.records()] == [(b"key-%d" % k, b"value-%d" % (36 + k)) for k in range(4)]
 
 
 # -- the transaction index ------------------------------------------------------------------------------------------
