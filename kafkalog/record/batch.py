@@ -48,6 +48,7 @@ from .._common import (
     CRC_OFFSET,
     DELETE_HORIZON_FLAG_MASK,
     INT32_MAX,
+    INT64_MAX,
     LAST_OFFSET_DELTA_OFFSET,
     LENGTH_OFFSET,
     LOG_OVERHEAD,
@@ -67,9 +68,9 @@ from .._common import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..errors import CorruptRecordError, InvalidRecordError
+from ..errors import CorruptRecordError, IllegalArgumentError, InvalidRecordError
 from .compression import CompressionType, compress, decompress_buffer
-from .types import ControlRecordType, EndTransactionMarker, TimestampType
+from .types import ControlRecordType, EndTransactionMarker, TimestampType, java_integer
 
 __all__ = [
     "CHUNK_RECORDS",
@@ -393,12 +394,14 @@ class DefaultRecordBatch(RecordBatch):
     def set_last_offset(self, offset: int) -> None:
         """Make ``offset`` the batch's last offset: its base offset becomes ``offset - lastOffsetDelta`` (in
         Java ``long`` arithmetic).  The base offset is outside the CRC, which stays as it is."""
+        java_integer(offset, "offset", "the batch's last offset", "long")
         base_offset = (offset - self.last_offset_delta + (1 << 63)) % (1 << 64) - (1 << 63)
         _I64.pack_into(self._buf, self._at, base_offset)
         self.base_offset = base_offset
 
     def set_partition_leader_epoch(self, epoch: int) -> None:
         """Stamp the leader's epoch; it is outside the CRC, which stays as it is."""
+        _check_header_fields(partition_leader_epoch=epoch)
         _I32.pack_into(self._buf, self._at + PARTITION_LEADER_EPOCH_OFFSET, epoch)
         self.partition_leader_epoch = epoch
 
@@ -406,6 +409,7 @@ class DefaultRecordBatch(RecordBatch):
         """Set the timestamp type bit and the max timestamp, then the CRC that covers both; nothing when
         neither changes.  The attributes are computed afresh, as Kafka's ``computeAttributes`` does: codec,
         timestamp type, transactional, control and delete-horizon bits."""
+        _check_header_fields(max_timestamp=max_timestamp)
         if self.timestamp_type is timestamp_type and self.max_timestamp == max_timestamp:
             return
         attributes = self.attributes & COMPRESSION_CODEC_MASK
@@ -574,8 +578,10 @@ def build_default_batch(
             partition_leader_epoch=partition_leader_epoch, delete_horizon_ms=delete_horizon_ms,
             last_offset_delta=last_offset_delta)
         return data
-    codec, ts_type = _checked_batch_arguments(compression, timestamp_type, log_append_time, is_transactional,
-                                              producer_id)
+    codec, ts_type = _checked_batch_arguments(
+        compression, timestamp_type, log_append_time, is_transactional, producer_id, base_offset=base_offset,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, partition_leader_epoch=partition_leader_epoch,
+        delete_horizon_ms=delete_horizon_ms)
     keys, values, timestamps, headers = normalize_records(records)
     return encode_default_batch(
         keys, values, timestamps, headers, base_offset=base_offset, compression=codec,
@@ -598,8 +604,10 @@ def build_default_batch_sized(records: Iterable[RecordInput], *, base_offset: in
     its records section before compression: what Kafka's ``MemoryRecordsBuilder`` counts in
     ``uncompressedBytesWritten`` besides the batch header, which a validation that rebuilds records
     reports."""
-    codec, ts_type = _checked_batch_arguments(compression, timestamp_type, log_append_time, is_transactional,
-                                              producer_id)
+    codec, ts_type = _checked_batch_arguments(
+        compression, timestamp_type, log_append_time, is_transactional, producer_id, base_offset=base_offset,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, partition_leader_epoch=partition_leader_epoch,
+        delete_horizon_ms=delete_horizon_ms)
     # The records checked and encoded in one kernel call, with no columns in between.
     body, n, first_timestamp, max_timestamp = _impl.core.encode_v2_record_inputs(records, delete_horizon_ms)
     data = _frame_default_batch(
@@ -612,10 +620,40 @@ def build_default_batch_sized(records: Iterable[RecordInput], *, base_offset: in
     return data, len(body)
 
 
+#: The builders' arguments that become a v2 batch header's fields: the field (``DefaultRecordBatch``) and its
+#: Java type.
+_HEADER_FIELDS = {
+    "base_offset": ("baseOffset", "long"),
+    "partition_leader_epoch": ("partitionLeaderEpoch", "int"),
+    "last_offset_delta": ("lastOffsetDelta", "int"),
+    "delete_horizon_ms": ("baseTimestamp", "long"),
+    "log_append_time": ("maxTimestamp", "long"),
+    "max_timestamp": ("maxTimestamp", "long"),
+    "producer_id": ("producerId", "long"),
+    "producer_epoch": ("producerEpoch", "short"),
+    "base_sequence": ("baseSequence", "int"),
+}
+
+
+def _check_header_fields(**values: int | None) -> None:
+    """Each argument given (``None``: not given) against the Java type of the header field it becomes: an
+    :class:`~kafkalog.errors.IllegalArgumentError` naming both when it does not fit, before anything is
+    packed (:func:`~kafkalog.record.types.java_integer`)."""
+    for name, value in values.items():
+        if value is not None:
+            field, java_type = _HEADER_FIELDS[name]
+            java_integer(value, name, f"the batch header's {field}", java_type)
+
+
 def _checked_batch_arguments(compression: CompressionType | int | str, timestamp_type: TimestampType | int | str,
-                             log_append_time: int | None, is_transactional: bool,
-                             producer_id: int) -> tuple[CompressionType, TimestampType]:
-    """The codec and timestamp type of a batch to build, its arguments checked."""
+                             log_append_time: int | None, is_transactional: bool, producer_id: int, *,
+                             base_offset: int, producer_epoch: int, base_sequence: int, partition_leader_epoch: int,
+                             delete_horizon_ms: int | None) -> tuple[CompressionType, TimestampType]:
+    """The codec and timestamp type of a batch to build, its arguments checked: first each header field
+    against its Java type (:func:`_check_header_fields`), then ``MemoryRecordsBuilder``'s rules."""
+    _check_header_fields(base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+                         producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+                         log_append_time=log_append_time, delete_horizon_ms=delete_horizon_ms)
     codec = CompressionType.of(compression)
     ts_type = TimestampType.of(timestamp_type)
     if ts_type is TimestampType.NO_TIMESTAMP_TYPE:
@@ -705,6 +743,12 @@ def _frame_default_batch(
     if timestamp_type is TimestampType.LOG_APPEND_TIME:
         assert log_append_time is not None
         max_timestamp = log_append_time
+    last_delta = computed_last_delta if last_offset_delta is None else last_offset_delta
+    _check_header_fields(last_offset_delta=last_delta)
+    if base_offset + last_delta > INT64_MAX:
+        # Kafka's long would wrap, and the batch would read back with a last offset below its base offset.
+        raise IllegalArgumentError(f"base_offset {base_offset}: the batch's last offset {base_offset + last_delta} "
+                                   "does not fit a Java long")
     if compression is not CompressionType.NONE:
         body = compress(compression, body, magic=MAGIC_V2)
     attributes = _compute_attributes(compression, timestamp_type, is_transactional, is_control,
@@ -712,8 +756,7 @@ def _frame_default_batch(
     size = RECORD_BATCH_OVERHEAD + len(body)
     header = bytearray(RECORD_BATCH_OVERHEAD)
     _HEADER.pack_into(
-        header, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes,
-        computed_last_delta if last_offset_delta is None else last_offset_delta,
+        header, 0, base_offset, size - LOG_OVERHEAD, partition_leader_epoch, MAGIC_V2, 0, attributes, last_delta,
         base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, n,
     )
     # The CRC runs on from the header's attributes into the body, so the body is copied once, by the join.
@@ -729,6 +772,10 @@ def write_empty_header(*, base_offset: int, last_offset: int, producer_id: int, 
     keeps of a producer's last batch when every record of it is gone, so the producer's offsets, epoch and
     sequence survive compaction.  Uncompressed, base timestamp -1, ``timestamp`` as the max timestamp,
     ``lastOffsetDelta`` from ``last_offset``, 0 records; the CRC covers the attributes to the end."""
+    _check_header_fields(base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+                         max_timestamp=timestamp, producer_id=producer_id, producer_epoch=producer_epoch,
+                         base_sequence=base_sequence)
+    java_integer(last_offset - base_offset, "last_offset - base_offset", "the batch header's lastOffsetDelta", "int")
     attributes = _compute_attributes(CompressionType.NONE, timestamp_type, is_transactional, is_control, False)
     out = bytearray(RECORD_BATCH_OVERHEAD)
     _I64.pack_into(out, BASE_OFFSET_OFFSET, base_offset)

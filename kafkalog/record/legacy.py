@@ -59,7 +59,13 @@ from .._common import (
     ScanStop,
     java_long,
 )
-from ..errors import CorruptRecordError, IllegalStateError, InvalidRecordError, UnsupportedCompressionError
+from ..errors import (
+    CorruptRecordError,
+    IllegalArgumentError,
+    IllegalStateError,
+    InvalidRecordError,
+    UnsupportedCompressionError,
+)
 from . import batch as _batch
 from .batch import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
@@ -69,7 +75,7 @@ from .batch import (
     normalize_records,
 )
 from .compression import CompressionType, compress, decompress, decompress_buffer
-from .types import TimestampType
+from .types import TimestampType, java_integer
 
 __all__ = [
     "LegacyRecord",
@@ -311,6 +317,7 @@ class LegacyRecordBatch(RecordBatch):
     def set_last_offset(self, offset: int) -> None:
         """Write ``offset`` in the entry's frame (for a wrapper: its last inner offset).  The frame is outside
         the message's CRC."""
+        java_integer(offset, "offset", "the message's offset", "long")
         _I64.pack_into(self._buf, self._at, offset)
         self.offset = offset
         self._inner_info = None  # its absolute inner offsets count from the wrapper's
@@ -328,6 +335,7 @@ class LegacyRecordBatch(RecordBatch):
         """
         if self.magic == MAGIC_V0:
             raise IllegalStateError("Cannot set timestamp for a record with magic = 0")
+        java_integer(max_timestamp, "max_timestamp", "the message's timestamp", "long")
         if self.timestamp_type is timestamp_type and self.timestamp == max_timestamp:
             return
         attributes = self.attributes & LEGACY_COMPRESSION_MASK
@@ -760,6 +768,10 @@ def build_legacy_message_set_sized(records: Iterable[RecordInput], *, magic: int
     log_append = ts_type is TimestampType.LOG_APPEND_TIME
     if log_append and log_append_time is None:
         raise ValueError("A LogAppendTime message set needs log_append_time")
+    # Each field against its Java type in LegacyRecord (offsets and timestamps are longs), before any packing.
+    java_integer(base_offset, "base_offset", "the message's offset", "long")
+    if log_append_time is not None:
+        java_integer(log_append_time, "log_append_time", "the message's timestamp", "long")
     keys, values, timestamps, headers = normalize_records(records)
     if any(headers):
         raise ValueError(f"Magic v{magic} does not support record headers")
@@ -768,8 +780,14 @@ def build_legacy_message_set_sized(records: Iterable[RecordInput], *, magic: int
         if len(offsets) != n or any(b <= a for a, b in itertools.pairwise(offsets)):
             raise ValueError("offsets must give one increasing offset per record")
         absolute = list(offsets)
+        if n:  # increasing: the first and the last bound them all
+            java_integer(absolute[0], "offsets", "the message's offset", "long")
+            java_integer(absolute[-1], "offsets", "the message's offset", "long")
     else:
         absolute = [base_offset + i for i in range(n)]
+        if n and absolute[-1] > INT64_MAX:
+            raise IllegalArgumentError(f"base_offset {base_offset}: the offset of message {n - 1}, {absolute[-1]}, "
+                                       "does not fit a Java long")
     type_bit = LEGACY_TIMESTAMP_TYPE_MASK if (magic == MAGIC_V1 and log_append) else 0
     if magic == MAGIC_V0:
         timestamps = [NO_TIMESTAMP] * n

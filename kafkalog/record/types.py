@@ -1,8 +1,15 @@
-"""The small value types of Kafka's record classes: timestamp types and control records.
+"""The small value types of Kafka's record classes: timestamp types, control records, and the Java integer
+types every field of a record's header is declared with.
 
 Ports of ``ControlRecordType.java`` and ``EndTransactionMarker.java`` (clients,
 ``org.apache.kafka.common.record``, tag 3.8.0), and the home of ``TimestampType.java``'s port, which lives
 in ``kafkalog._common`` because both kernel twins hand it out on every record they decode.
+
+A Java caller cannot hand Kafka's builders a producer epoch past a ``short`` or a coordinator epoch past an
+``int``: the types forbid it.  A Python caller can, so every builder checks each header field it is given
+with :func:`java_integer` first, and a value out of its type's range is an
+:class:`~kafkalog.errors.IllegalArgumentError` naming the argument and the field, never a ``struct.error``
+from deep inside the packing nor a batch that reads back as other numbers.
 
 Control records (v2 only) live alone in a batch whose attributes have the control bit (0x20) set.
 Their key is 4 bytes, ``int16 version, int16 type``; an ABORT or COMMIT marker's value is 6 bytes,
@@ -13,13 +20,14 @@ voter records) carry KRaft structures this layer does not interpret; any other t
 from __future__ import annotations
 
 import enum
+import operator
 import struct
 from typing import NamedTuple
 
-from .._common import TimestampType
-from ..errors import InvalidRecordError
+from .._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, TimestampType
+from ..errors import IllegalArgumentError, InvalidRecordError
 
-__all__ = ["ControlRecordType", "EndTransactionMarker", "TimestampType"]
+__all__ = ["ControlRecordType", "EndTransactionMarker", "TimestampType", "java_integer"]
 
 
 _CONTROL_KEY = struct.Struct(">hh")
@@ -74,6 +82,30 @@ class ControlRecordType(enum.IntEnum):
         return _CONTROL_KEY.pack(CURRENT_CONTROL_RECORD_KEY_VERSION, int(self))
 
 
+#: Java's integer types, by name: the least and the greatest value of each.
+_JAVA_INTEGERS = {"byte": (-(2**7), 2**7 - 1), "short": (-(2**15), 2**15 - 1), "int": (INT32_MIN, INT32_MAX),
+                  "long": (INT64_MIN, INT64_MAX)}
+
+
+def java_integer(value: object, name: str, field: str, java_type: str) -> int:
+    """``value``, given as the argument ``name`` for Kafka's ``field``, which Kafka declares a Java
+    ``java_type`` (``byte``, ``short``, ``int`` or ``long``): the integer itself when it fits.
+
+    Raises:
+        TypeError: ``value`` is not an integer (numpy's integers are).
+        IllegalArgumentError: it does not fit the type, e.g. ``producer_epoch 32768 does not fit the batch
+            header's producerEpoch, a Java short (-32768 to 32767)``.
+    """
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]  # anything with __index__, numpy's too
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+    low, high = _JAVA_INTEGERS[java_type]
+    if not low <= number <= high:
+        raise IllegalArgumentError(f"{name} {number} does not fit {field}, a Java {java_type} ({low} to {high})")
+    return number
+
+
 class EndTransactionMarker(NamedTuple):
     """An ABORT or COMMIT marker (Kafka: ``EndTransactionMarker``): the control record a transaction
     coordinator writes to end a transaction."""
@@ -85,7 +117,14 @@ class EndTransactionMarker(NamedTuple):
         return self.control_type.record_key()
 
     def record_value(self) -> bytes:
-        return _END_TXN_VALUE.pack(CURRENT_END_TXN_MARKER_VERSION, self.coordinator_epoch)
+        """Kafka: ``EndTransactionMarker.serializeValue`` (``int16`` version 0, ``int32`` coordinator epoch).
+
+        Raises:
+            IllegalArgumentError: a coordinator epoch past a Java ``int`` (Kafka's field is one).
+        """
+        epoch = java_integer(self.coordinator_epoch, "coordinator_epoch", "the end transaction marker's "
+                             "coordinatorEpoch", "int")
+        return _END_TXN_VALUE.pack(CURRENT_END_TXN_MARKER_VERSION, epoch)
 
     @classmethod
     def deserialize(cls, key: bytes | None, value: bytes | None) -> EndTransactionMarker:

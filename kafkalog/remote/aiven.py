@@ -79,31 +79,39 @@ class AivenSegment(RemoteSegment):
             # Neither compressed nor encrypted (parse_manifest checked the index is the identity): the object
             # is the original file (TransformFinisher.toInputStream uploads it as it is).
             return read_object_range(self.fs, self.path, start, end, self.log_object_size)
-        chunks = manifest.chunk_index.chunks_for_range(start, end)
+        # Chunk by chunk as the range reaches them: what is held at once is the bytes asked for, one ranged
+        # read and one decompressed chunk, however small the chunks are.
+        index = manifest.chunk_index
         out = bytearray()
-        run: list[Chunk] = []
-        for chunk in chunks:
-            if run and chunk.transformed_position + chunk.transformed_size - run[0].transformed_position \
-                    > MAX_FETCH_BYTES:
-                out += self._run(run)
-                run = []
-            run.append(chunk)
-        if run:
-            out += self._run(run)
-        first = chunks[0].original_position
-        return bytes(out[start - first:end - first])
+        run_first: Chunk | None = None
+        run_stop = 0
+        for chunk in index.chunks_for_range(start, end):
+            chunk_end = chunk.transformed_position + chunk.transformed_size
+            if run_first is not None and chunk_end - run_first.transformed_position > MAX_FETCH_BYTES:
+                self._run(run_first.id, run_stop, start, end, out)
+                run_first = None
+            if run_first is None:
+                run_first = chunk
+            run_stop = chunk.id + 1
+        if run_first is not None:
+            self._run(run_first.id, run_stop, start, end, out)
+        return bytes(out)
 
-    def _run(self, run: list[Chunk]) -> bytes:
-        """Consecutive chunks, fetched with one ranged read and decompressed one by one
-        (``DefaultChunkManager.getChunk`` for each)."""
-        begin = run[0].transformed_position
-        data = read_object_range(self.fs, self.path, begin, run[-1].transformed_position + run[-1].transformed_size,
+    def _run(self, first: int, stop: int, start: int, end: int, out: bytearray) -> None:
+        """Chunks ``first`` to ``stop - 1``, consecutive, fetched with one ranged read and decompressed one by
+        one (``DefaultChunkManager.getChunk`` for each); the part of each inside ``[start, end)`` goes to
+        ``out``."""
+        assert self.manifest is not None
+        index = self.manifest.chunk_index
+        begin = index.chunk(first).transformed_position
+        last = index.chunk(stop - 1)
+        data = read_object_range(self.fs, self.path, begin, last.transformed_position + last.transformed_size,
                                  self.log_object_size)
-        parts = []
-        for c in run:
+        for i in range(first, stop):
+            c = index.chunk(i)
             frame = data[c.transformed_position - begin:c.transformed_position - begin + c.transformed_size]
-            parts.append(decompress_chunk(frame, c.original_size, f"chunk {c.id} of {self.path}"))
-        return b"".join(parts)
+            original = decompress_chunk(frame, c.original_size, f"chunk {c.id} of {self.path}")
+            out += original[max(start - c.original_position, 0):end - c.original_position]
 
     def index_types(self) -> frozenset[IndexType]:
         assert self.manifest is not None
@@ -161,12 +169,14 @@ def looks_like(fs: Any, root: str, prefix: str | None = None, listing: StoreList
     return False
 
 
-def _manifest(fs: Any, path: str, size: int) -> SegmentManifestV1:
+def _manifest(fs: Any, path: str, size: int, log_object_size: int | None) -> SegmentManifestV1:
+    """The manifest at ``path``, checked against its ``.log`` object's size when there is one; an error
+    names the manifest."""
     if size > MAX_MANIFEST_BYTES:
         raise CorruptRemoteSegmentError(f"manifest of {size} bytes is larger than {MAX_MANIFEST_BYTES}", path=path)
     data = read_object_range(fs, path, 0, size, size)
     try:
-        return parse_manifest(data)
+        return parse_manifest(data, log_object_size=log_object_size)
     except CorruptRemoteSegmentError as e:
         raise CorruptRemoteSegmentError(e.detail, path=path) from e
 
@@ -174,7 +184,8 @@ def _manifest(fs: Any, path: str, size: int) -> SegmentManifestV1:
 def _segment(fs: Any, topic: str, partition: int, topic_id: str, offset: int, segment_id: str,
              objects: dict[str, tuple[str, int]]) -> AivenSegment | SkippedSegment:
     manifest_path, manifest_size = objects[MANIFEST_SUFFIX]
-    manifest = _manifest(fs, manifest_path, manifest_size)
+    manifest = _manifest(fs, manifest_path, manifest_size,
+                         objects[LOG_SUFFIX][1] if LOG_SUFFIX in objects else None)
     if manifest.encrypted:
         raise EncryptedSegmentError(
             "the segment was uploaded encrypted (its manifest has \"encryption\"): its data key is sealed with "
@@ -194,11 +205,7 @@ def _segment(fs: Any, topic: str, partition: int, topic_id: str, offset: int, se
     if manifest.segment_id is not None and manifest.segment_id != segment_id:
         raise CorruptRemoteSegmentError(f"the manifest's segment id {manifest.segment_id} is not the key's "
                                         f"{segment_id}", path=manifest_path)
-    log_path, log_size = objects[LOG_SUFFIX]
-    expected = manifest.chunk_index.transformed_file_size
-    if log_size != expected:
-        raise CorruptRemoteSegmentError(f"the object has {log_size} bytes, its manifest's chunk index says "
-                                        f"{expected}", path=log_path)
+    log_path, log_size = objects[LOG_SUFFIX]  # its size agrees with the manifest: _manifest checked it
     indexes_path, indexes_size = objects[INDEXES_SUFFIX]
     for index_type, entry in manifest.segment_indexes:
         if entry is not None and entry.position + entry.size > indexes_size:

@@ -35,6 +35,24 @@ message Kafka's reader throws (``Can't read version 9 of TopicRecord``, ``non-nu
 serialized as null``, ``Error reading byte array of 12 byte(s): only 3 byte(s) available``); where Java
 throws a ``BufferUnderflowException``, whose message is ``null``, the message is ``null`` too, as Kafka's
 tool prints it.
+
+Every count and length is bounded by the bytes left before anything is read or allocated for it, so a
+record's decoding takes time and memory in proportion to its size whatever its bytes claim:
+
+- a length or a count is a Java ``int``: an unsigned varint past 2^31 - 1 is negative, and a compact
+  length's "minus one" wraps as Java's does (a varint of 2^31 is a length of 2^31 - 1, not a null); a
+  negative length is a null, as in Kafka's readers (Kafka writes -1, its readers take any negative);
+- a string longer than 0x7FFF, bytes or an array longer than the bytes left fail before they are read
+  (Kafka's own checks and messages);
+- an unknown tagged field of negative size fails (``Error reading byte array of -6 byte(s): a negative
+  size``).  Kafka fails there too, with ``NegativeArraySizeException``, whose message is only the number;
+  kafkalog words it as its other byte-array failures, so the dump's ``Error at offset N, skipping.`` line
+  says why;
+- a tagged-field count larger than the bytes left could hold (each field is at least a one-byte tag and a
+  one-byte size) fails before the first field is read: ``Tried to read 2147483647 tagged field(s), but
+  there are only 6 bytes remaining.``  Kafka's generated loop would read on until its buffer ran out
+  (``BufferUnderflowException``, ``null``); the outcome is the same failure, reached at once and said
+  plainly.  A negative count (a varint past 2^31 - 1) reads no field, as Kafka's loop does.
 """
 
 from __future__ import annotations
@@ -51,7 +69,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any
 
-from ..errors import KafkaLogError
+from ..errors import IllegalArgumentError, KafkaLogError
 from ..record.kraft import unsigned_varint
 
 __all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double",
@@ -253,6 +271,16 @@ def schema_names() -> list[str]:
 
 # -- reading -------------------------------------------------------------------------------------
 
+#: The least a tagged field takes: a one-byte varint tag and a one-byte varint size (an empty value).
+_MIN_TAGGED_FIELD_SIZE = 2
+
+
+def _java_int(value: int) -> int:
+    """``value`` as a Java ``int`` holds it (two's complement, 32 bits)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
 _FIXED = {"int8": struct.Struct(">b"), "int16": struct.Struct(">h"), "uint16": struct.Struct(">H"),
           "int32": struct.Struct(">i"), "uint32": struct.Struct(">I"), "int64": struct.Struct(">q"),
           "float64": struct.Struct(">d")}
@@ -265,13 +293,23 @@ class Reader:
 
     def __init__(self, data: bytes | memoryview, pos: int, message: MessageSchema) -> None:
         self.data = bytes(data)
+        if not 0 <= pos <= len(self.data):
+            raise IllegalArgumentError(f"position {pos} is outside the message's {len(self.data)} bytes")
         self.pos = pos
         self.schema = message
 
     # -- primitives (Kafka: ByteBufferAccessor) --
 
+    @property
+    def remaining(self) -> int:
+        """The bytes left to read (Kafka: ``Readable.remaining``)."""
+        return len(self.data) - self.pos
+
     def _take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
+        # Never backwards: a reader whose position can move back can loop for ever over the same bytes.
+        if n < 0:
+            raise MessageReadError(f"Error reading byte array of {n} byte(s): a negative size")
+        if n > self.remaining:
             # java.nio.BufferUnderflowException, whose getMessage() is null
             raise MessageReadError("null")
         out = self.data[self.pos:self.pos + n]
@@ -279,8 +317,9 @@ class Reader:
         return out
 
     def _array(self, n: int) -> bytes:
-        """Kafka: ``ByteBufferAccessor.readArray``."""
-        remaining = len(self.data) - self.pos
+        """Kafka: ``ByteBufferAccessor.readArray``, which fails on a size past the bytes left and (in
+        ``new byte[n]``) on a negative one."""
+        remaining = self.remaining
         if n > remaining:
             raise MessageReadError(f"Error reading byte array of {n} byte(s): only {remaining} byte(s) available")
         return self._take(n)
@@ -294,7 +333,7 @@ class Reader:
         value = unsigned_varint(self._take)
         if value is None:
             raise MessageReadError("Varint is too long, the most significant bit in the 5th byte is set")
-        return value - (1 << 32) if value >= 1 << 31 else value
+        return _java_int(value)
 
     def _primitive(self, type_name: str) -> Any:
         if type_name == "bool":
@@ -307,7 +346,9 @@ class Reader:
 
     def _length(self, kind: str, flexible: bool) -> int:
         if flexible:
-            return self.uvarint() - 1
+            # readUnsignedVarint() - 1 in Java int arithmetic: 2^31 (Integer.MIN_VALUE) less one wraps to
+            # Integer.MAX_VALUE, a length the checks below refuse, not a null.
+            return _java_int(self.uvarint() - 1)
         return int(self._fixed("int16" if kind == "string" else "int32"))
 
     def _variable(self, spec: FieldSpec, version: int, flexible: bool, name: str, nullable: bool,
@@ -325,7 +366,7 @@ class Reader:
             return self._array(length).decode("utf-8", errors="replace")
         if kind in ("bytes", "records"):
             return self._array(length)
-        remaining = len(self.data) - self.pos
+        remaining = self.remaining
         if length > remaining:
             raise MessageReadError(f"Tried to allocate a collection of size {length}, but there are only "
                                    f"{remaining} bytes remaining.")
@@ -373,7 +414,11 @@ class Reader:
                 values[f.name] = self._value(f, version, tagged=False)
         if _contains(self.schema.flexible, version):
             by_tag = {f.tag: f for f in spec.fields if f.tag is not None}
-            for _ in range(self.uvarint()):
+            count = self.uvarint()
+            if count > self.remaining // _MIN_TAGGED_FIELD_SIZE:
+                raise MessageReadError(f"Tried to read {count} tagged field(s), but there are only {self.remaining} "
+                                       "bytes remaining.")
+            for _ in range(count):  # a negative count reads none, as Kafka's loop does
                 tag = self.uvarint()
                 size = self.uvarint()
                 known = by_tag.get(tag)

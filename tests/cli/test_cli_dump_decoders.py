@@ -20,6 +20,7 @@ import pytest
 from kafkalog.cli import main
 from kafkalog.record.batch import build_default_batch
 from kafkalog.tools.kafka_messages import java_double
+from tests.tools.test_kafka_messages import bounded_reads
 
 LOG = "00000000000000000000.log"
 
@@ -288,6 +289,47 @@ def test_cluster_metadata_decoder(tmp_path: Path) -> None:
         " payload: Error at 7, skipping. Failed to deserialize record with type 2",
         " payload: Error at 8, skipping. the record has no value",
     ]
+
+
+# A tagged-field section that claims 2^31 - 1 fields, the first of unknown tag 99 and size -6 (the bytes of
+# its tag and size): before issue 28 the reader went back to the tag on each field, for two billion rounds.
+HOSTILE_TAGS = uvarint(2**31 - 1) + uvarint(99) + uvarint(2**32 - 6)
+TOO_MANY_TAGS = "Tried to read 2147483647 tagged field(s), but there are only 6 bytes remaining."
+# TransactionLogValue v1 (flexible): producer id, epoch, timeout, state Empty, no partitions, two timestamps.
+TXN_VALUE_V1 = i16(1) + i64(1000) + i16(2) + i32(60000) + b"\x00" + b"\x00" + i64(5) + i64(6) + b"\x00"
+
+
+@pytest.mark.parametrize(("flag", "key", "value", "line", "problem"), [
+    ("--offsets-decoder", CG_KEY, CG_VALUE[:-1] + HOSTILE_TAGS,
+     "key: Error at offset 0, skipping. Could not read record with version 0 from value's buffer due to: "
+     f"{TOO_MANY_TAGS}.", None),
+    ("--transaction-log-decoder", i16(0) + s16("my-txn"), TXN_VALUE_V1[:-1] + HOSTILE_TAGS, "",
+     f"record at offset 0: {TOO_MANY_TAGS}"),
+    ("--cluster-metadata-decoder", None, TOPIC[:-1] + HOSTILE_TAGS,
+     "payload: Error at 0, skipping. Failed to deserialize record with type 2", None),
+    ("--remote-log-metadata-decoder", None, metadata(2, 0, compact("foo") + TOPIC_ID + i32(0) + b"\x00"
+                                                     + i32(0) + i64(0) + b"\x00" + HOSTILE_TAGS),
+     "payload: Error at offset 0, skipping. Failed to deserialize record with type 2", None),
+])
+def test_decoders_fail_at_once_on_a_tagged_field_count_past_the_bytes(
+        tmp_path: Path, flag: str, key: bytes | None, value: bytes, line: str, problem: str | None) -> None:
+    """Issue 28: the record that made every decoder spin for hours is Kafka's ``Error at ..., skipping.``
+    line (or, where Kafka's parser throws out of the tool, one line on stderr), after a handful of reads;
+    the healthy record after it decodes."""
+    healthy = {"--offsets-decoder": (CG_KEY, CG_VALUE), "--transaction-log-decoder": (i16(0) + s16("my-txn"),
+                                                                                      TXN_VALUE_V1),
+               "--cluster-metadata-decoder": (None, TOPIC),
+               "--remote-log-metadata-decoder": (None, value[:-len(HOSTILE_TAGS)] + b"\x00")}[flag]
+    log = write_log(tmp_path, [(key, value), healthy])
+    with bounded_reads(1000):
+        status, out, err = run("dump", flag, "--files", str(log))
+    lines = payloads(out)
+    assert lines[0] == line
+    assert "skipping" not in lines[1] and lines[1]
+    if problem is None:
+        assert (status, err) == (0, "")
+    else:
+        assert (status, err) == (1, f"kafkalog dump: {log}: {problem}\n")
 
 
 def test_decoders_leave_control_records_to_the_control_line(tmp_path: Path) -> None:

@@ -4,11 +4,18 @@ packed), listed and read back byte for byte through ranged reads."""
 
 from __future__ import annotations
 
+import base64
+import json
 import pickle
 import random
+import struct
+import tracemalloc
+import uuid
 from typing import Any
 
+import fsspec
 import pytest
+import zstandard
 
 from kafkalog.errors import (
     CorruptRemoteSegmentError,
@@ -19,6 +26,7 @@ from kafkalog.errors import (
 from kafkalog.record import MemoryRecords
 from kafkalog.remote import IndexType, aiven, detect_layout, list_partitions
 from kafkalog.remote.aiven import KEY_FORMAT, AivenSegment
+from kafkalog.remote.aiven_manifest import encode_transformed_chunks
 from kafkalog.remote.upload import LocalSegment, upload_aiven
 
 TOPIC_ID = "MWJ6FHTfRYy67jzwZdeqSQ"  # ObjectKeyFactory's javadoc example
@@ -221,3 +229,90 @@ def test_unknown_or_absent_layout(store: tuple[Any, str]) -> None:
         list_partitions(fs, root, layout="hdfs")
     with pytest.raises(IllegalArgumentError, match="unknown option prefix for layout kafka-local-tiered-storage"):
         list_partitions(fs, root, layout="kafka-local-tiered-storage", prefix="x/")
+
+
+# -- hostile manifests (issue 28) ----------------------------------------------------------------------
+
+SEGMENT_ID = "AAAAAAAAAAAAAAAAAAAAAA"
+EMPTY_INDEXES = {**{name: {"position": 0, "size": 0} for name in ("offset", "timestamp", "producerSnapshot",
+                                                                     "leaderEpoch")}, "transaction": None}
+ONE_ZERO_FRAME = zstandard.ZstdCompressor(write_content_size=True).compress(b"\x00")  # one original byte
+
+
+def put_segment(fs: Any, root: str, log: bytes, chunk_index: dict[str, Any], compression: bool) -> str:
+    """One segment of the layout written by hand: ``log`` as its ``.log`` object, empty indexes, a manifest
+    with ``chunk_index``; the manifest's path."""
+    key = f"{root}/orders-{TOPIC_ID}/0/{0:020d}-{SEGMENT_ID}"
+    fs.makedirs(key.rsplit("/", 1)[0], exist_ok=True)
+    fs.pipe_file(key + ".log", log)
+    fs.pipe_file(key + ".indexes", b"")
+    manifest = {"version": "1", "chunkIndex": chunk_index, "segmentIndexes": EMPTY_INDEXES, "compression": compression}
+    fs.pipe_file(key + ".rsm-manifest", json.dumps(manifest).encode())
+    return key + ".rsm-manifest"
+
+
+def test_a_manifest_of_two_billion_one_byte_chunks_is_refused(store: tuple[Any, str]) -> None:
+    """The issue's manifest: a compressed segment of 2^31 - 1 one-byte chunks, each transformed to nothing,
+    so that an empty ``.log`` object matches it.  It was listed, and a read of 8 MiB built eight million chunk
+    objects (1.7 GB); the plugin never writes a fixed index for a compressed segment, and a chunk of original
+    bytes is never transformed to nothing."""
+    fs, root = store
+    fixed = {"type": "fixed", "originalChunkSize": 1, "originalFileSize": 2**31 - 1, "transformedChunkSize": 0,
+             "finalTransformedChunkSize": 0}
+    path = put_segment(fs, root, b"", fixed, compression=True)
+    with pytest.raises(CorruptRemoteSegmentError, match="a compressed segment has a variable chunk index") as info:
+        aiven.list_partitions(fs, root)
+    assert info.value.path is not None and info.value.path.endswith(path.rsplit("/", 1)[1])
+
+
+def test_a_manifest_whose_chunks_cannot_fit_its_object_is_refused_before_they_are_decoded(
+        store: tuple[Any, str]) -> None:
+    """A variable index of a million chunks (a few hundred bytes of manifest: zstd shrinks the sizes' list;
+    the plugin's own limit, 10 MiB of list, allows ten million) next to an object of seven frames: refused by
+    the count alone, naming the manifest, without decoding the list (before: a million Python ints, then two
+    arrays of them, and only then the size check)."""
+    fs, root = store
+    count = 1_000_000
+    # ChunkSizesBinaryCodec's bytes for `count` equal sizes, written directly (no list of ten million ints)
+    raw = struct.pack(">iib", count, len(ONE_ZERO_FRAME), 1) + bytes(count - 1) + struct.pack(">i", len(ONE_ZERO_FRAME))
+    variable = {"type": "variable", "originalChunkSize": 1, "originalFileSize": count,
+                "transformedChunks": base64.b64encode(zstandard.ZstdCompressor(write_content_size=True).compress(raw))
+                .decode()}
+    path = put_segment(fs, root, ONE_ZERO_FRAME * 7, variable, compression=True)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptRemoteSegmentError, match=r"1000000 chunks .* cannot fit in the \.log object's "
+                                                            f"{7 * len(ONE_ZERO_FRAME)} bytes") as info:
+            aiven.list_partitions(fs, root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.path is not None and info.value.path.endswith(path.rsplit("/", 1)[1])
+    assert peak < 2 * 1024 * 1024
+
+
+def test_a_read_of_many_small_chunks_holds_its_bytes_not_a_chunk_each() -> None:
+    """Ten thousand one-byte chunks (the plugin allows ``chunk.size=1``), read whole: what the read holds at
+    once is its bytes, the ranged read and one chunk, not a chunk object and a part per chunk of the range
+    (before: 3 MB of them for these 10 KB)."""
+    fs = fsspec.filesystem("memory")
+    root = f"/kafkalog-test-{uuid.uuid4().hex}"
+    count = 10_000
+    try:
+        put_segment(fs, root, ONE_ZERO_FRAME * count, {
+            "type": "variable", "originalChunkSize": 1, "originalFileSize": count,
+            "transformedChunks": encode_transformed_chunks([len(ONE_ZERO_FRAME)] * count)}, compression=True)
+        [p] = aiven.list_partitions(fs, root)
+        [segment] = p.segments
+        tracemalloc.start()
+        try:
+            data = segment.read(0, count)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert data == bytes(count)
+        # the object (100 KB) fetched once and copied once, the 10 KB read, and change
+        assert peak < 1024 * 1024
+        assert segment.read(4321, 7) == bytes(7)
+    finally:
+        fs.rm(root, recursive=True)

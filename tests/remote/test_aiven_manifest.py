@@ -5,8 +5,11 @@ back; and what a hostile manifest gets."""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import os
 import struct
+import tracemalloc
 
 import pytest
 import zstandard
@@ -14,6 +17,7 @@ import zstandard
 from kafkalog.errors import CorruptRemoteSegmentError
 from kafkalog.remote import IndexType
 from kafkalog.remote.aiven_manifest import (
+    MIN_ZSTD_FRAME_SIZE,
     Chunk,
     ChunkIndex,
     SegmentIndexV1,
@@ -23,6 +27,7 @@ from kafkalog.remote.aiven_manifest import (
     encode_chunk_sizes,
     encode_transformed_chunks,
     parse_manifest,
+    zstd_compress_bound,
 )
 from kafkalog.remote.aiven_manifest import (
     decode_chunk_sizes as decode,
@@ -40,6 +45,8 @@ INDEXES = {"offset": {"position": 0, "size": 1}, "timestamp": {"position": 1, "s
            "transaction": {"position": 4, "size": 1}}
 FIXED = {"type": "fixed", "originalChunkSize": 100, "originalFileSize": 1000, "transformedChunkSize": 110,
          "finalTransformedChunkSize": 110}
+VARIABLE_INDEX = {"type": "variable", "originalChunkSize": 100, "originalFileSize": 250,
+                  "transformedChunks": ENCODED_CHUNKS}
 
 
 def manifest(**fields: object) -> str:
@@ -194,7 +201,63 @@ def test_decompress_chunk_checks_its_size() -> None:
     (manifest(compression=True, chunkIndex={"type": "variable", "originalChunkSize": 100, "originalFileSize": 0,
                                             "transformedChunks": encode_transformed_chunks([])}),
      "transformedChunks is empty"),
+    # issue 28: what the plugin cannot have written
+    (manifest(compression=True), "a compressed segment has a variable chunk index"),
+    (manifest(chunkIndex=VARIABLE_INDEX), "a variable chunk index belongs to a compressed segment"),
+    (manifest(compression=True, chunkIndex={**VARIABLE_INDEX, "transformedChunks": encode_transformed_chunks(
+        [10, 20, 3])}), r"chunk 2 of 50 original bytes cannot be a zstd frame of 3 bytes \(one takes 9 to 113\)"),
+    (manifest(compression=True, chunkIndex={**VARIABLE_INDEX, "transformedChunks": encode_transformed_chunks(
+        [10, 164, 30])}), r"chunk 1 of 100 original bytes cannot be a zstd frame of 164 bytes \(one takes 9 to 163\)"),
+    (manifest(compression=True, chunkIndex={**VARIABLE_INDEX, "transformedChunks": encode_transformed_chunks(
+        [0, 20, 30])}), "chunk 0 of 100 original bytes cannot be a zstd frame of 0 bytes"),
 ])
 def test_hostile_manifests(text: str, why: str) -> None:
     with pytest.raises(CorruptRemoteSegmentError, match=why):
         parse_manifest(text)
+
+
+def test_zstd_frame_bounds() -> None:
+    """The bounds a compressed chunk's size is held to, against what zstd writes: the least frame, and
+    incompressible chunks of the sizes around the 128 KiB block, checksummed."""
+    assert len(zstandard.ZstdCompressor(write_content_size=True).compress(b"")) == MIN_ZSTD_FRAME_SIZE
+    for size in (0, 1, 100, 128 * 1024 - 1, 128 * 1024, 300_000):
+        frame = zstandard.ZstdCompressor(write_content_size=True, write_checksum=True).compress(os.urandom(size))
+        assert MIN_ZSTD_FRAME_SIZE <= len(frame) <= zstd_compress_bound(size)
+    assert [zstd_compress_bound(n) for n in (0, 50, 100, 128 * 1024, 4 * 1024 * 1024)] == [
+        64, 113, 163, 131584, 4210688]
+
+
+def test_manifest_against_its_log_object_size() -> None:
+    """Given the ``.log`` object's size, the chunk index must describe exactly that many bytes; an
+    encrypted segment's compressed chunk sizes are not held to zstd's bounds (AES-GCM adds to each)."""
+    variable = manifest(compression=True, chunkIndex=VARIABLE_INDEX)
+    assert parse_manifest(variable, log_object_size=60).chunk_index.transformed_file_size == 60
+    with pytest.raises(CorruptRemoteSegmentError, match=r"the \.log object has 59 bytes, its manifest's chunk index "
+                                                        "says 60"):
+        parse_manifest(variable, log_object_size=59)
+    with pytest.raises(CorruptRemoteSegmentError, match=r"3 chunks .* cannot fit in the \.log object's 26 bytes"):
+        parse_manifest(variable, log_object_size=26)
+    encrypted = parse_manifest(manifest(compression=True, encryption={"dataKey": "k:AAAA", "aad": "CgsMDQ=="},
+                                        chunkIndex={**VARIABLE_INDEX,
+                                                    "transformedChunks": encode_transformed_chunks([1, 2, 3])}))
+    assert encrypted.encrypted and encrypted.chunk_index.transformed_file_size == 6
+
+
+def test_chunk_ranges_are_computed_when_reached() -> None:
+    """A range of a hundred thousand chunks costs a ``range`` until it is read (before: a list of a chunk
+    object each, 25 MB here, 1.7 GB for the issue's 8 MiB of one-byte chunks)."""
+    index = ChunkIndex.fixed(1, 2**31 - 1, 1, 1)
+    assert index.count == 2**31 - 1
+    tracemalloc.start()
+    try:
+        chunks = index.chunks_for_range(1000, 101_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024
+    assert len(chunks) == 100_000
+    assert chunks[0] == Chunk(1000, 1000, 1, 1000, 1) and chunks[-1] == Chunk(100_999, 100_999, 1, 100_999, 1)
+    assert list(chunks[2:4]) == [Chunk(1002, 1002, 1, 1002, 1), Chunk(1003, 1003, 1, 1003, 1)]
+    assert list(itertools.islice(chunks, 2)) == [Chunk(1000, 1000, 1, 1000, 1), Chunk(1001, 1001, 1, 1001, 1)]
+    assert index.chunks_for_range(5, 5) == [] and index.chunks_for_range(2**31, 2**31 + 9) == []
+    assert index.chunks[-1] == Chunk(2**31 - 2, 2**31 - 2, 1, 2**31 - 2, 1)

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kafkalog import (
@@ -29,8 +30,9 @@ from kafkalog import (
     UnsupportedCompressionError,
     UnsupportedMagicError,
 )
+from kafkalog.errors import IllegalArgumentError
 from kafkalog.file_message_set import FileMessageSet
-from kafkalog.record import ScanStop
+from kafkalog.record import ControlRecordType, EndTransactionMarker, ScanStop, TimestampType
 from kafkalog.record import batch as batch_module
 from tests.support.log_test_utils import record_count_bomb
 
@@ -1108,3 +1110,114 @@ def test_builder_rejects_bad_codecs_and_types(impl: ModuleType) -> None:
         MemoryRecords.with_records([(b"k", b"v")], is_transactional=True)
     with pytest.raises(TypeError, match="not str"):
         MemoryRecords("not bytes")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Header fields past their Java types (issue 28): Kafka's builders take a short, an int, a long; a Python
+# caller can pass anything, and before got a bare struct.error (or OverflowError) from deep in the packing.
+
+LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
+
+
+@pytest.mark.parametrize(("field", "value", "kafka_field", "java_type", "extra"), [
+    ("producer_epoch", 2**15, "producerEpoch", "short", {"producer_id": 7}),
+    ("producer_epoch", -(2**15) - 1, "producerEpoch", "short", {"producer_id": 7}),
+    ("base_sequence", 2**31, "baseSequence", "int", {"producer_id": 7, "producer_epoch": 0}),
+    ("producer_id", 2**63, "producerId", "long", {}),
+    ("producer_id", LONG_MIN - 1, "producerId", "long", {}),
+    ("partition_leader_epoch", 2**31, "partitionLeaderEpoch", "int", {}),
+    ("base_offset", 2**63, "baseOffset", "long", {}),
+    ("log_append_time", 2**63, "maxTimestamp", "long", {"timestamp_type": "LogAppendTime"}),
+    ("delete_horizon_ms", 2**63, "baseTimestamp", "long", {}),
+])
+def test_builder_rejects_v2_header_fields_past_their_java_type(impl: ModuleType, field: str, value: int,
+                                                                kafka_field: str, java_type: str,
+                                                                extra: dict[str, Any]) -> None:
+    with pytest.raises(IllegalArgumentError, match=f"^{field} {value} does not fit the batch header's "
+                                                   f"{kafka_field}, a Java {java_type} "):
+        MemoryRecords.with_records(RECORDS, **{**extra, field: value})
+
+
+def test_builder_takes_every_v2_header_field_at_its_java_edge(impl: ModuleType) -> None:
+    """The largest value of each type is a value, and reads back as itself."""
+    built = MemoryRecords.with_records([(b"k", b"v", 5)], base_offset=LONG_MAX, producer_id=LONG_MAX,
+                                       producer_epoch=2**15 - 1, base_sequence=2**31 - 1,
+                                       partition_leader_epoch=2**31 - 1, timestamp_type="LogAppendTime",
+                                       log_append_time=LONG_MAX)
+    [batch] = built.batches()
+    assert (batch.base_offset, batch.last_offset, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+            batch.partition_leader_epoch, batch.max_timestamp) == (
+        LONG_MAX, LONG_MAX, LONG_MAX, 2**15 - 1, 2**31 - 1, 2**31 - 1, LONG_MAX)
+    assert [r.offset for r in built.records()] == [LONG_MAX]
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_builder_rejects_a_last_offset_past_a_java_long(impl: ModuleType, magic: int) -> None:
+    """Two records from the largest offset: a v2 batch's last offset, or a v0/v1 message's own, would be
+    2^63 (before: a v2 batch whose second record read back at -2^63, an OverflowError for v0/v1)."""
+    with pytest.raises(IllegalArgumentError, match=f"base_offset {LONG_MAX}: the .*{2**63}.* does not fit a Java "
+                                                   "long"):
+        MemoryRecords.with_records(RECORDS[:2], base_offset=LONG_MAX, magic=magic)
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_builder_rejects_fields_past_a_java_long(impl: ModuleType, magic: int) -> None:
+    with pytest.raises(IllegalArgumentError, match=f"^base_offset {2**63} does not fit the message's offset, a Java "
+                                                   "long"):
+        MemoryRecords.with_records(RECORDS, base_offset=2**63, magic=magic)
+    if magic == 1:
+        with pytest.raises(IllegalArgumentError, match=f"^log_append_time {2**63} does not fit the message's "
+                                                       "timestamp, a Java long"):
+            MemoryRecords.with_records(RECORDS, magic=1, timestamp_type="LogAppendTime", log_append_time=2**63)
+
+
+@pytest.mark.parametrize(("producer_id", "producer_epoch", "coordinator_epoch", "message"), [
+    (2**63, 0, 0, f"producer_id {2**63} does not fit the batch header's producerId, a Java long"),
+    (7, 2**15, 0, f"producer_epoch {2**15} does not fit the batch header's producerEpoch, a Java short"),
+    (7, 0, 2**31, f"coordinator_epoch {2**31} does not fit the end transaction marker's coordinatorEpoch, a Java "
+                  "int"),
+    (7, 0, -(2**31) - 1, f"coordinator_epoch {-(2**31) - 1} does not fit the end transaction marker's "
+                         "coordinatorEpoch, a Java int"),
+])
+def test_end_transaction_marker_rejects_fields_past_their_java_type(impl: ModuleType, producer_id: int,
+                                                                    producer_epoch: int, coordinator_epoch: int,
+                                                                    message: str) -> None:
+    marker = EndTransactionMarker(ControlRecordType.COMMIT, coordinator_epoch)
+    with pytest.raises(IllegalArgumentError, match=f"^{message}"):
+        MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch, marker, timestamp=1)
+
+
+def test_end_transaction_marker_at_its_java_edges(impl: ModuleType) -> None:
+    for epoch in (2**31 - 1, -(2**31)):
+        built = MemoryRecords.with_end_transaction_marker(LONG_MAX, 2**15 - 1,
+                                                          EndTransactionMarker(ControlRecordType.ABORT, epoch),
+                                                          timestamp=1)
+        [record] = built.records()
+        assert EndTransactionMarker.deserialize(record.key, record.value).coordinator_epoch == epoch
+
+
+def test_builder_names_a_field_that_is_not_an_integer(impl: ModuleType) -> None:
+    with pytest.raises(TypeError, match="producer_epoch must be an integer, not float"):
+        MemoryRecords.with_records(RECORDS, producer_id=7, producer_epoch=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="coordinator_epoch must be an integer, not str"):
+        EndTransactionMarker(ControlRecordType.COMMIT, "5").record_value()  # type: ignore[arg-type]
+    # numpy's integers are integers
+    built = MemoryRecords.with_records(RECORDS, producer_id=np.int64(7), producer_epoch=np.int16(3),
+                                       base_sequence=np.int32(0))
+    assert next(built.batches()).producer_epoch == 3
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_in_place_header_setters_reject_values_past_their_java_type(impl: ModuleType, magic: int) -> None:
+    """The setters the validator uses on a request's batches write the same fields."""
+    records = MemoryRecords(bytearray(MemoryRecords.with_records(RECORDS, magic=magic, compression="gzip").buffer))
+    [batch] = records.batches()
+    with pytest.raises(IllegalArgumentError, match=r"does not fit .*a Java long"):
+        batch.set_last_offset(2**63)
+    with pytest.raises(IllegalArgumentError, match=f"^max_timestamp {2**63} does not fit"):
+        batch.set_max_timestamp(TimestampType.CREATE_TIME, 2**63)
+    if magic == 2:
+        with pytest.raises(IllegalArgumentError, match=f"^partition_leader_epoch {2**31} does not fit the batch "
+                                                       "header's partitionLeaderEpoch"):
+            batch.set_partition_leader_epoch(2**31)
+    assert [r.offset for r in records.records()] == [0, 1, 2]  # nothing written
