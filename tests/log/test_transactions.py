@@ -399,10 +399,10 @@ def test_a_failed_completion_leaves_no_snapshot_so_the_next_open_completes(
         (directory / "00000000000000000000.index").unlink()
     real = log_updates.complete_txn_index
 
-    def failing(manager: Any, segment: Any, records: Any) -> None:
+    def failing(manager: Any, segment: Any, records: Any, start_offset: int) -> None:
         if segment.base_offset == 7:
             raise KafkaStorageError("disk gone")
-        real(manager, segment, records)
+        real(manager, segment, records, start_offset)
 
     monkeypatch.setattr(log_updates, "complete_txn_index", failing)
     with pytest.raises(KafkaStorageError, match="disk gone"):
@@ -691,3 +691,61 @@ def test_transaction_state_is_compact_sorted_and_answers_as_the_entries_say(impl
     assert state.between(100, 120).aborted == tuple(t for t in state.aborted if t.last_offset >= 100
                                                     and t.first_offset < 120)
 
+
+# -- the completion of a log without snapshots rebuilds what it cannot trust (issue 28) -----------------------------
+
+@pytest.mark.parametrize("whole", [[], [ABORTED_BY_7]], ids=["lacking the abort", "holding it"])
+def test_completion_rebuilds_an_index_ending_in_a_part_entry(impl: ModuleType, create_log: LogFactory,
+                                                             whole: list[AbortedTxn]) -> None:
+    """A write cut short leaves part of an entry at the end of the index.  The completion appended the missing abort
+    behind it, misaligned, so every reader read garbage there and the abort was lost for good (read_committed
+    returned the aborted record).  Now the index is rewritten from its whole entries and the replay, and a part-entry
+    alone (the abort already indexed) is rewritten away too."""
+    directory = _legacy(_rolled_sample(create_log))
+    index = directory / "00000000000000000000.txnindex"
+    index.write_bytes(b"".join(txn.to_bytes() for txn in whole) + ABORTED_BY_7.to_bytes()[:10])
+    log = create_log()
+    assert index.read_bytes() == ABORTED_BY_7.to_bytes()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+
+
+def test_completion_drops_an_entry_no_abort_marker_backs(impl: ModuleType, create_log: LogFactory,
+                                                         mock_time: Any) -> None:
+    """An entry of another producer at the offset of a replayed ABORT marker made the completion's rewrite raise
+    (last offsets must increase): the log could not be opened for writing, and a ``LogManager`` over its dir failed to
+    load.  One marker offset is one producer's: the log's markers are the truth, so the false entry goes (as does one
+    at an offset that holds no ABORT marker), and the open never fails on what the index holds."""
+    from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
+    from kafkalog.manager import LogManager
+    from kafkalog.topic import TopicPartition
+
+    directory = _legacy(_rolled_sample(create_log))
+    false_at_the_marker = AbortedTxn(99, 1, 2, 3)  # producer 7's ABORT marker is at 2
+    false_elsewhere = AbortedTxn(7, 3, 4, 5)  # 4 is producer 8's COMMIT marker
+    (directory / "00000000000000000000.txnindex").write_bytes(false_at_the_marker.to_bytes()
+                                                              + false_elsewhere.to_bytes())
+    (directory.parent / CLEAN_SHUTDOWN_FILE).touch()
+    with LogManager(directory.parent, LogConfig(), scheduler=mock_time.scheduler, time=mock_time) as manager:
+        log = manager.get_log(TopicPartition("topic", 0))
+        assert log is not None
+        assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+        assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+    assert read_aborted_txns(directory / "00000000000000000000.txnindex") == [ABORTED_BY_7]
+
+
+def test_completion_keeps_what_the_replay_did_not_cover(impl: ModuleType, create_log: LogFactory) -> None:
+    """Entries below the log start (the replay starts there) are kept as they are, in order; an entry whose last
+    offset does not rise above the one before it is left out of the rewrite."""
+    log = create_log()
+    append_transaction_sample(log)
+    directory = log.dir
+    log.close()
+    for path in _snapshots(directory):
+        path.unlink()
+    below = [AbortedTxn(5, 0, 0, 1), AbortedTxn(6, 0, 1, 1)]
+    (directory / "00000000000000000000.txnindex").write_bytes(
+        b"".join(txn.to_bytes() for txn in [below[1], below[0], ABORTED_BY_7]))
+    log = create_log(log_start_offset=2, recovery_point=7)
+    assert read_aborted_txns(directory / "00000000000000000000.txnindex") == [below[1], ABORTED_BY_7]
+    assert log.collect_aborted_transactions(2, 7) == [ABORTED_BY_7]
