@@ -32,6 +32,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -314,12 +315,15 @@ class LocalLog:
     def read(self, start_offset: int, max_length: int, min_one_message: bool,
              max_offset_metadata: LogOffsetMetadata,
              end_offset_metadata: LogOffsetMetadata | None = None,
-             include_aborted_txns: bool = False) -> FetchDataInfo:
+             include_aborted_txns: bool = False, *,
+             aborted_source: Callable[[int, int], list[AbortedTxn]] | None = None) -> FetchDataInfo:
         """Up to ``max_length`` bytes of batches from the one holding ``start_offset``, none past
         ``max_offset_metadata`` (Kafka: ``read``).  ``end_offset_metadata`` is the log end as the caller found it
         before making its bound (by default, as it is now): the range check and the bound then see the same log
         end, even if an append came in between.  With ``include_aborted_txns`` the result carries the aborted
-        transactions that overlap what it read (Kafka: ``addAbortedTransactions``; an empty read, an empty list).
+        transactions that overlap what it read (Kafka: ``addAbortedTransactions``; an empty read, an empty list):
+        those of the segments' indexes, or ``aborted_source(start_offset, upper_bound_offset)``'s when given (a
+        read-only log's, which has its transactions from what it found in place).
 
         Each segment from the one holding ``start_offset`` is read in turn until one returns something: the
         segments before the bound's whole, the bound's up to its position (when it has one), later ones not
@@ -352,23 +356,27 @@ class LocalLog:
                 max_position = NO_MAX_POSITION
             fetch = segment.read(start_offset, max_length, max_position, min_one_message)
             if fetch is not None:
-                return self._add_aborted_transactions(start_offset, segment, fetch) if include_aborted_txns \
-                    else fetch
+                return self._add_aborted_transactions(start_offset, segment, fetch, aborted_source) \
+                    if include_aborted_txns else fetch
             segment = self.segments.higher_segment(segment.base_offset)
         # Past the last batch of the last segment, though in range: every later record was deleted.  (Kafka gives
         # this answer no aborted transactions even when asked for them.)
         return FetchDataInfo(next_offset_metadata, EMPTY_RECORDS)
 
-    def _add_aborted_transactions(self, start_offset: int, segment: LogSegment, fetch: FetchDataInfo) -> FetchDataInfo:
+    def _add_aborted_transactions(self, start_offset: int, segment: LogSegment, fetch: FetchDataInfo,
+                                  aborted_source: Callable[[int, int], list[AbortedTxn]] | None = None
+                                  ) -> FetchDataInfo:
         """``fetch`` with the aborted transactions that overlap it (Kafka: ``addAbortedTransactions``): up to the
         first offset the segment's index places past the bytes read, else the next segment's base, else the log
-        end offset; searched from ``segment`` on."""
+        end offset; searched from ``segment`` on, or asked of ``aborted_source``."""
         start_position = OffsetPosition(fetch.fetch_offset_metadata.message_offset,
                                         fetch.fetch_offset_metadata.relative_position_in_segment)
         upper = segment.fetch_upper_bound_offset(start_position, fetch.records.size_in_bytes())
         if upper is None:
             following = self.segments.higher_segment(segment.base_offset)
             upper = following.base_offset if following is not None else self.log_end_offset
+        if aborted_source is not None:
+            return fetch._replace(aborted_transactions=aborted_source(start_offset, upper))
         aborted: list[AbortedTxn] = []
         for current in [segment, *self.segments.higher_segments(segment.base_offset)]:
             result = current.collect_aborted_txns(start_offset, upper)

@@ -43,7 +43,9 @@ until they have, and step 7 replays it from its first segment even after a clean
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
-deletes, renames, rebuilds and truncates nothing.
+deletes, renames, rebuilds and truncates nothing, and reads around an index that fails its check (an offset or
+time index is ignored; a transaction index is ignored and not trusted, so the log's aborted transactions are read
+from its batch headers).
 """
 
 from __future__ import annotations
@@ -391,25 +393,43 @@ class LogLoader:
             # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
             # split the segment in place.
             self.segments.add(segment)
-            if not index_filename(self.dir, base_offset).exists():
-                if not self.read_only:
-                    logger.error("Could not find offset index file corresponding to log file %s, "
-                                 "recovering segment and rebuilding index files...", segment.log.file)
-                    self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
-                    self._recover_segment_retrying(segment)
+            if self.read_only:
+                self._check_read_only_segment(segment, time_index_exists)
+            elif not index_filename(self.dir, base_offset).exists():
+                logger.error("Could not find offset index file corresponding to log file %s, "
+                             "recovering segment and rebuilding index files...", segment.log.file)
+                self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
+                self._recover_segment_retrying(segment)
             else:
                 try:
                     segment.sanity_check(not time_index_exists)
                 except CorruptIndexError as e:
-                    if self.read_only:
-                        logger.warning("Index files of %s fail their check (%s); reading the segment without "
-                                       "them, as a read-only open cannot rebuild them.", segment.log.file, e)
-                        segment.ignore_index_files()
-                        continue
                     logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
                                    "recovering segment and rebuilding index files...", segment.log.file, e)
                     self.load_report.rebuilt_indexes.append((base_offset, str(e)))
                     self._recover_segment_retrying(segment)
+
+    def _check_read_only_segment(self, segment: LogSegment, time_index_exists: bool) -> None:
+        """The sanity check of a segment a read-only open loads, which can rebuild nothing (kafkalog's): whatever
+        fails is read around instead, with a warning.  Offset and time indexes that fail are ignored (the segment
+        is read from its batches; a missing offset index reads as empty, so is not checked).  A transaction index
+        that fails Kafka's check (``TransactionIndex.sanityCheck``, on which a broker's open rebuilds it) is
+        ignored too, and so not trusted: the log's aborted transactions are then read from its batch headers
+        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`)."""
+        if index_filename(self.dir, segment.base_offset).exists():
+            try:
+                segment.sanity_check_offset_and_time_indexes(not time_index_exists)
+            except CorruptIndexError as e:
+                logger.warning("Index files of %s fail their check (%s); reading the segment without "
+                               "them, as a read-only open cannot rebuild them.", segment.log.file, e)
+                segment.ignore_index_files()
+        try:
+            segment.txn_index.sanity_check()
+        except CorruptIndexError as e:
+            logger.warning("Transaction index %s fails its check (%s); a read-only open cannot rebuild it, so it is "
+                           "not trusted: the log's aborted transactions are read from its batch headers.",
+                           segment.txn_index.file, e)
+            segment.txn_index.ignore_file()
 
     def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
         """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step

@@ -158,12 +158,11 @@ class LogReads:
             max_offset_metadata = self.fetch_last_stable_offset_metadata()
         if isolation is FetchIsolation.TXN_COMMITTED and self.read_only:
             # A log read in place keeps no producer state, and one without snapshots no index entries for its
-            # aborts: its aborted transactions are those its reader found (a superset of the read's).
-            fetch = self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata, None, True)
-            if fetch.aborted_transactions is None:  # past the last batch: Kafka gives no list there
-                return fetch
-            aborted = self.in_place_transactions().between(start_offset, self.log_end_offset).aborted
-            return fetch._replace(aborted_transactions=list(aborted))
+            # aborts: its aborted transactions are those its reader found, cut to the range a broker's fetch
+            # searches (from the read's start to the first offset past what it read), which they make objects of.
+            state = self.in_place_transactions()
+            return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata, None, True,
+                                       aborted_source=lambda start, upper: list(state.between(start, upper).aborted))
         return self.local_log.read(start_offset, max_length, min_one_message, max_offset_metadata,
                                    None, isolation is FetchIsolation.TXN_COMMITTED)
 

@@ -606,7 +606,15 @@ class LogSegment:
         """Check the indexes of a segment being loaded (Kafka: ``sanityCheck``); a time index created only
         now (an older segment had none) is emptied, for recovery to fill.  The transaction index is checked
         as Kafka checks it: no entry may end below the segment's base offset (a
-        :class:`~kafkalog.errors.CorruptIndexError`, which makes the loader rebuild the segment)."""
+        :class:`~kafkalog.errors.CorruptIndexError`, which makes the loader rebuild the segment).  The two
+        halves are :meth:`sanity_check_offset_and_time_indexes` and the transaction index's ``sanity_check``,
+        which a read-only load calls apart, to read around whichever fails."""
+        self.sanity_check_offset_and_time_indexes(time_index_file_newly_created)
+        self.txn_index.sanity_check()
+
+    def sanity_check_offset_and_time_indexes(self, time_index_file_newly_created: bool) -> None:
+        """The offset and time index half of :meth:`sanity_check` (kafkalog's: Kafka 3.8 leaves them to
+        recovery)."""
         if not self.log.file.exists():
             raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
         if not self._lazy_offset_index.file.exists() and not self.read_only:
@@ -619,7 +627,6 @@ class LogSegment:
         # a pread, so loading a log still refuses a corrupt index without mapping it.
         self._lazy_offset_index.check_file()
         self._lazy_time_index.check_file()
-        self.txn_index.sanity_check()
 
     def flush(self) -> None:
         """fsync the log and flush the three indexes (Kafka: ``flush``)."""

@@ -5,6 +5,12 @@ Port of ``AbortedTxn``, ``TxnIndexSearchResult`` and ``TransactionIndex`` (stora
 segment owns; :func:`read_aborted_txns` and :func:`parse_aborted_txns` read a broker's file (or its bytes, from
 an object store) without opening anything for writing.
 
+An index can be large (a segment of ABORT markers alone holds one entry per 78 bytes of log), so the readers that
+take a whole index read it as numpy rows of :data:`ABORTED_TXN_DTYPE` (the 34 bytes of an entry, no object per
+entry) a chunk at a time (:meth:`TransactionIndex.entry_chunks`, :func:`iter_aborted_txn_entries`,
+:func:`parse_aborted_txn_entries`); :class:`AbortedTxn` objects are made only for the entries a caller needs
+(:func:`aborted_txns_of`).
+
 Layout: a sequence of 34-byte entries, big-endian, no header and no preallocation::
 
     0  version           int16   0
@@ -37,6 +43,9 @@ Where kafkalog differs from Kafka 3.8.0, on purpose:
   :class:`TransactionIndexError` for an unknown version and :class:`~kafkalog.errors.KafkaStorageError` for
   I/O failures (Kafka: ``KafkaException`` / ``IOException``), each naming the file.
 * :meth:`TransactionIndex.is_empty` is not in 3.8.0 (later Kafka adds one, for tiered storage).
+* :func:`sanity_check_entries` is Kafka's ``sanityCheck`` over entries already read (an object's, or a chunk's);
+  :meth:`TransactionIndex.ignore_file` is how a read-only index that fails it is kept from being trusted (a
+  read-only open cannot rebuild it, as a broker's open does).
 * ``writable=False`` (as kafkalog's offset and time indexes have it) opens an existing file read-only and never
   creates, changes, renames or deletes one: those calls raise :class:`~kafkalog.errors.ReadOnlyError`.  This is
   how a read-only log holds a broker's index.
@@ -54,28 +63,44 @@ import os
 import struct
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from ._common import INT64_MAX, INT64_MIN
+import numpy as np
+import numpy.typing as npt
+
+from ._common import INT64_MAX, INT64_MIN, RECORD_BATCH_OVERHEAD
 from .errors import CorruptIndexError, IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .fsutil import fsync_dir, open_regular, storage_error
 
 __all__ = [
+    "ABORTED_TXN_DTYPE",
     "ABORTED_TXN_SIZE",
     "ABORTED_TXN_VERSION",
+    "CHUNK_ENTRIES",
     "REWRITE_SUFFIX",
     "AbortedTxn",
     "TransactionIndex",
     "TransactionIndexError",
     "TxnIndexSearchResult",
+    "aborted_txns_of",
+    "checked_entry_chunks",
+    "iter_aborted_txn_entries",
+    "parse_aborted_txn_entries",
     "parse_aborted_txns",
     "read_aborted_txns",
+    "sanity_check_entries",
 ]
 
 ABORTED_TXN_VERSION = 0
 _ENTRY = struct.Struct(">hqqqq")
 ABORTED_TXN_SIZE = _ENTRY.size
-#: The most entries :func:`read_aborted_txns` reads from one file; a broker's hold a handful per segment.
+#: An entry as numpy reads it from the file: packed, big-endian, the fields of :class:`AbortedTxn` in file order.
+ABORTED_TXN_DTYPE = np.dtype([("version", ">i2"), ("producer_id", ">i8"), ("first_offset", ">i8"),
+                              ("last_offset", ">i8"), ("last_stable_offset", ">i8")])
+#: Entries the chunked readers read at once (about 2 MB).
+CHUNK_ENTRIES = 1 << 16
+#: The most entries :func:`read_aborted_txns` and :func:`parse_aborted_txns` make objects of (about 3 GB of them);
+#: a larger index is read in chunks (:func:`iter_aborted_txn_entries`).
 MAX_ENTRIES = 1 << 24
 #: What :meth:`TransactionIndex.rewrite` writes before it renames: ``<base>.txnindex.tmp``.
 REWRITE_SUFFIX = ".tmp"
@@ -84,7 +109,8 @@ _READ_ENTRIES = 1024
 
 
 class TransactionIndexError(KafkaLogError, ValueError):
-    """An entry of a version this reader does not know."""
+    """A transaction index this reader cannot read: an entry of a version it does not know, or more entries than
+    the list readers make objects of."""
 
 
 class AbortedTxn(NamedTuple):
@@ -137,25 +163,133 @@ class TxnIndexSearchResult(NamedTuple):
 
 def _checked(entry: AbortedTxn, name: str) -> AbortedTxn:
     if entry.version > ABORTED_TXN_VERSION:
-        raise TransactionIndexError(
-            f"Unexpected aborted transaction version {entry.version} in transaction index "
-            f"{name}, current version is {ABORTED_TXN_VERSION}")
+        raise _unknown_version(entry.version, name)
     return entry
 
 
-def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
-    """Every whole entry of a ``.txnindex`` file (Kafka: ``TransactionIndex.allAbortedTxns``), read-only."""
+def _unknown_version(version: int, name: str) -> TransactionIndexError:
+    return TransactionIndexError(f"Unexpected aborted transaction version {version} in transaction index {name}, "
+                                 f"current version is {ABORTED_TXN_VERSION}")
+
+
+def parse_aborted_txn_entries(data: bytes | bytearray | memoryview, name: str) -> npt.NDArray[Any]:
+    """The whole entries of the bytes of a ``.txnindex`` named ``name``, as rows of :data:`ABORTED_TXN_DTYPE` over
+    ``data`` (not copied); a part-entry at the end is left out, as every reader of the index leaves it.
+
+    Raises:
+        TransactionIndexError: an entry is of a version this reader does not know (Kafka's iterator: a
+            ``KafkaException``).
+    """
+    entries: npt.NDArray[Any] = np.frombuffer(data, ABORTED_TXN_DTYPE,
+                                              count=memoryview(data).nbytes // ABORTED_TXN_SIZE)
+    unknown = np.flatnonzero(entries["version"] > ABORTED_TXN_VERSION)
+    if len(unknown):
+        raise _unknown_version(int(entries["version"][unknown[0]]), name)
+    return entries
+
+
+def aborted_txns_of(entries: npt.NDArray[Any]) -> list[AbortedTxn]:
+    """The :class:`AbortedTxn` of each row of ``entries`` (:data:`ABORTED_TXN_DTYPE`)."""
+    return [AbortedTxn(producer_id, first_offset, last_offset, last_stable_offset, version)
+            for version, producer_id, first_offset, last_offset, last_stable_offset in entries.tolist()]
+
+
+def sanity_check_entries(entries: npt.NDArray[Any], start_offset: int, name: str) -> None:
+    """Kafka's ``TransactionIndex.sanityCheck`` over entries read already (rows of :data:`ABORTED_TXN_DTYPE` of the
+    index ``name`` of the segment at ``start_offset``, or a chunk of them), with its message.
+
+    Raises:
+        CorruptIndexError: an entry's last offset is below ``start_offset``.
+    """
+    below = np.flatnonzero(entries["last_offset"] < start_offset)
+    if len(below):
+        (txn,) = aborted_txns_of(entries[below[:1]])
+        raise CorruptIndexError(f"Last offset of aborted transaction {_java_repr(txn)} in index {name} is less "
+                                f"than start offset {start_offset}")
+
+
+def checked_entry_chunks(chunks: Iterable[npt.NDArray[Any]], count: int, start_offset: int, segment_bytes: int,
+                         name: str) -> Iterator[npt.NDArray[Any]]:
+    """The chunks of entries of the index ``name`` (``count`` entries in all) of the segment at ``start_offset``
+    whose log holds ``segment_bytes``, each checked as it comes: what a reader that trusts the index needs.
+
+    The count is checked first, before anything is read: an entry stands for an ABORT marker in the segment, a v2
+    batch of at least :data:`~kafkalog._common.RECORD_BATCH_OVERHEAD` bytes, so an index with more entries than
+    that is not the segment's (and reading it would cost memory its segment does not account for).  Then each
+    chunk gets Kafka's sanity check (:func:`sanity_check_entries`).
+
+    Raises:
+        CorruptIndexError: the index holds more entries than its segment holds batches, or fails the sanity check.
+    """
+    most = segment_bytes // RECORD_BATCH_OVERHEAD
+    if count > most:
+        raise CorruptIndexError(f"Transaction index {name} holds {count} entries, more than its segment's "
+                                f"{segment_bytes} bytes can hold ABORT markers ({most})")
+    for chunk in chunks:
+        sanity_check_entries(chunk, start_offset, name)
+        yield chunk
+
+
+def _read_entry_chunks(fd: int, end: int, name: str, chunk_entries: int) -> Iterator[npt.NDArray[Any]]:
+    """The whole entries of the descriptor's first ``end`` bytes, ``chunk_entries`` at most at a time.  A read
+    that comes back short ends the walk at the last whole entry read, as :meth:`TransactionIndex._entries` ends it:
+    a truncation cut the file since the end was taken, and what it removed is past the bound of any reader."""
+    whole = end - end % ABORTED_TXN_SIZE
+    position = 0
+    while position < whole:
+        size = min(whole - position, max(chunk_entries, 1) * ABORTED_TXN_SIZE)
+        try:
+            data = os.pread(fd, size, position)
+        except OSError as e:
+            raise KafkaStorageError(f"Failed to read from the transaction index {name}: {e}") from e
+        entries = parse_aborted_txn_entries(data, name)
+        if len(entries):
+            yield entries
+        if len(data) < size:
+            return
+        position += size
+
+
+def iter_aborted_txn_entries(path: str | os.PathLike[str],
+                             chunk_entries: int = CHUNK_ENTRIES) -> Iterator[npt.NDArray[Any]]:
+    """The whole entries of a ``.txnindex`` file, read-only, as rows of :data:`ABORTED_TXN_DTYPE`, at most
+    ``chunk_entries`` at a time: a reader of a whole index holds a chunk, never the file.  The file's size when
+    the walk starts is its end."""
     file = Path(path)
-    with os.fdopen(open_regular(file, os.O_RDONLY), "rb") as f:
-        data = f.read(min(os.fstat(f.fileno()).st_size, MAX_ENTRIES * ABORTED_TXN_SIZE))
-    return parse_aborted_txns(data, str(file.absolute()))
+    name = str(file.absolute())
+    fd = open_regular(file, os.O_RDONLY)
+    try:
+        yield from _read_entry_chunks(fd, os.fstat(fd).st_size, name, chunk_entries)
+    finally:
+        os.close(fd)
 
 
-def parse_aborted_txns(data: bytes, name: str) -> list[AbortedTxn]:
-    """Every whole entry of the bytes of a ``.txnindex`` named ``name`` (at most :data:`MAX_ENTRIES`)."""
-    return [_checked(AbortedTxn.from_bytes(data, at), name)
-            for at in range(0, min(len(data) // ABORTED_TXN_SIZE, MAX_ENTRIES) * ABORTED_TXN_SIZE,
-                            ABORTED_TXN_SIZE)]
+def _list_cap(count: int, name: str) -> None:
+    if count > MAX_ENTRIES:
+        raise TransactionIndexError(f"Transaction index {name} holds {count} entries, more than the {MAX_ENTRIES} "
+                                    "kafkalog makes objects of at once: read it in chunks (iter_aborted_txn_entries)")
+
+
+def read_aborted_txns(path: str | os.PathLike[str]) -> list[AbortedTxn]:
+    """Every whole entry of a ``.txnindex`` file (Kafka: ``TransactionIndex.allAbortedTxns``), read-only.
+
+    Raises:
+        TransactionIndexError: an entry of an unknown version, or more than :data:`MAX_ENTRIES` entries.
+    """
+    file = Path(path)
+    if file.exists() and file.is_file():
+        _list_cap(file.stat().st_size // ABORTED_TXN_SIZE, str(file.absolute()))
+    return [txn for chunk in iter_aborted_txn_entries(file) for txn in aborted_txns_of(chunk)]
+
+
+def parse_aborted_txns(data: bytes | bytearray | memoryview, name: str) -> list[AbortedTxn]:
+    """Every whole entry of the bytes of a ``.txnindex`` named ``name``.
+
+    Raises:
+        TransactionIndexError: an entry of an unknown version, or more than :data:`MAX_ENTRIES` entries.
+    """
+    _list_cap(memoryview(data).nbytes // ABORTED_TXN_SIZE, name)
+    return aborted_txns_of(parse_aborted_txn_entries(data, name))
 
 
 class TransactionIndex:
@@ -175,6 +309,8 @@ class TransactionIndex:
         self._fd: int | None = None
         # Kafka: lastOffset, the last offset appended since this object opened the file.
         self._last_offset: int | None = None
+        #: Whether a read-only index reads as if its file were not there (:meth:`ignore_file`).
+        self.file_ignored = False
         if self._file.exists():
             self._open_channel()
 
@@ -358,15 +494,62 @@ class TransactionIndex:
         Raises:
             CorruptIndexError: an entry's last offset is below :attr:`start_offset`.
         """
-        for txn, _position in self._entries():
-            if txn.last_offset < self.start_offset:
-                raise CorruptIndexError(
-                    f"Last offset of aborted transaction {_java_repr(txn)} in index {self._file.absolute()} "
-                    f"is less than start offset {self.start_offset}")
+        name = str(self._file.absolute())
+        for chunk in self.entry_chunks():
+            sanity_check_entries(chunk, self.start_offset, name)
 
     def is_empty(self) -> bool:
         """Whether the index holds no whole entry (not in Kafka 3.8.0; a closed index is empty)."""
         return next(self._entries(), None) is None
+
+    # -- kafkalog's: the index read whole, in bounded memory -------------------------------------------
+
+    def _end(self) -> int:
+        """Where a walk of the entries ends: the channel's position (Kafka's iterator reads up to it), 0 when
+        the file is not open."""
+        if self._fd is None:
+            return 0
+        try:
+            return os.lseek(self._fd, 0, os.SEEK_CUR)
+        except OSError as e:
+            raise KafkaStorageError(f"Failed read position from the transaction index {self._file.absolute()}: "
+                                    f"{e}") from e
+
+    def entry_count(self) -> int:
+        """How many whole entries a walk reads (those before the channel's position)."""
+        return self._end() // ABORTED_TXN_SIZE
+
+    def ends_in_part_entry(self) -> bool:
+        """Whether the entries end in part of one (a write cut short), which the walks leave out and after which
+        an append would land misaligned."""
+        return self._end() % ABORTED_TXN_SIZE != 0
+
+    def entry_chunks(self, chunk_entries: int = CHUNK_ENTRIES) -> Iterator[npt.NDArray[Any]]:
+        """Every whole entry, in file order, as rows of :data:`ABORTED_TXN_DTYPE`, at most ``chunk_entries`` at a
+        time (the compact form of :meth:`all_aborted_txns`: a reader of the whole index holds a chunk, not an
+        object per entry).  The walk ends at the channel's position when it starts.
+
+        Raises:
+            TransactionIndexError: an entry of a version this reader does not know.
+        """
+        fd = self._fd
+        if fd is None:
+            return
+        yield from _read_entry_chunks(fd, self._end(), str(self._file.absolute()), chunk_entries)
+
+    def ignore_file(self) -> None:
+        """Read as if the file were not there: no entry (kafkalog's, for a read-only index that fails
+        :meth:`sanity_check`, which a read-only open cannot rebuild as a broker's open does; the in-place reader
+        of transactions then reads the log's batch headers instead).
+
+        Raises:
+            IllegalArgumentError: the index is writable (a writable segment's is rebuilt by recovery).
+        """
+        if self.writable:
+            raise IllegalArgumentError("Only a read-only transaction index ignores its file; a writable one is "
+                                       "rebuilt")
+        self.close()
+        self.file_ignored = True
 
     # -- the channel ---------------------------------------------------------------------------------
 

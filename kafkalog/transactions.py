@@ -29,27 +29,33 @@ Where the facts come from (:meth:`TransactionState.of`) depends on who wrote the
 
 The scan kernel finds the transactional batches; only those are read further, so a log without transactions
 costs one header scan.
+
+A ``.txnindex`` is trusted only when it deserves it: one that fails Kafka's ``TransactionIndex.sanityCheck`` (which
+a broker's open rebuilds it on, and a read-only open cannot) or holds more entries than its segment holds batches
+sends the reader of a log in place to the batch headers, with a warning naming it.  The indexes are read a chunk
+at a time into the state's compact columns (:class:`TransactionState`: 32 bytes an aborted transaction), never an
+object per entry, so a read-only reader of a large index costs about what the index does.
 """
 
 from __future__ import annotations
 
-import bisect
 import logging
 import struct
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
-from .errors import KafkaLogError
+from .errors import CorruptIndexError, KafkaLogError
 from .record import ControlRecordType
 from .record.batch import DefaultRecordBatch
-from .transaction_index import AbortedTxn
+from .transaction_index import AbortedTxn, checked_entry_chunks
 
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
@@ -94,23 +100,125 @@ def transactional_rows(rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return found
 
 
-@dataclass(frozen=True)
+class _Columns(NamedTuple):
+    """Aborted transactions as four int64 columns, one row a transaction (32 bytes, where an
+    :class:`AbortedTxn` object costs some 200)."""
+
+    producer_id: npt.NDArray[np.int64]
+    first_offset: npt.NDArray[np.int64]
+    last_offset: npt.NDArray[np.int64]
+    last_stable_offset: npt.NDArray[np.int64]
+
+
+def _columns_of_txns(txns: Iterable[AbortedTxn]) -> _Columns:
+    columns: tuple[array[int], ...] = (array("q"), array("q"), array("q"), array("q"))
+    for txn in txns:
+        for column, value in zip(columns, txn[:4], strict=True):
+            column.append(value)
+    return _Columns(*(np.array(column, dtype=np.int64) for column in columns))
+
+
+def _columns_of_entries(entries: npt.NDArray[Any]) -> _Columns:
+    """The columns of index entries (rows of :data:`~kafkalog.transaction_index.ABORTED_TXN_DTYPE`)."""
+    return _Columns(*(entries[name].astype(np.int64) for name in _Columns._fields))
+
+
+def _concatenated(parts: list[_Columns]) -> _Columns:
+    """The rows of ``parts``, in order, in one set of columns; ``parts`` is emptied as they are copied, so the
+    copy costs one column more than the parts, not twice them."""
+    if len(parts) == 1:
+        return parts.pop()
+    by_column: list[list[npt.NDArray[np.int64]]] = [[part[i] for part in parts] for i in range(len(_Columns._fields))]
+    parts.clear()
+    columns = []
+    for pieces in by_column:
+        columns.append(np.concatenate(pieces) if pieces else np.empty(0, np.int64))
+        pieces.clear()
+    return _Columns(*columns)
+
+
+def _canonical(columns: _Columns) -> _Columns:
+    """``columns``, which the caller gives up (they are sorted in place), sorted by producer id, first offset and
+    last offset, one row for each of those three (the first given of rows that share them)."""
+    producer_ids, first_offsets, last_offsets, _last_stable = columns
+    if len(producer_ids) > 1:
+        # A stable sort: of rows that share the key, the first given comes first, and is the one kept.  Each column
+        # is put in order where it is, so sorting costs the order and one column, not a second set of columns.
+        order = np.lexsort((last_offsets, first_offsets, producer_ids))
+        for column in columns:
+            column[:] = column[order]
+        del order
+        repeated = ((producer_ids[1:] == producer_ids[:-1]) & (first_offsets[1:] == first_offsets[:-1])
+                    & (last_offsets[1:] == last_offsets[:-1]))
+        if repeated.any():
+            keep = np.concatenate(([True], ~repeated))
+            columns = _Columns(*(column[keep] for column in columns))
+    return columns
+
+
+def _restore(columns: tuple[npt.NDArray[np.int64], ...], last_stable_offset: int) -> TransactionState:
+    return TransactionState._of(_Columns(*columns), last_stable_offset, canonical=True)
+
+
 class TransactionState:
     """The aborted transactions of a partition and its last stable offset.
 
-    ``aborted`` is sorted by first offset.  The state is small (one entry per aborted transaction) and
-    pickles, so a planner reads it once and hands it to every reader of the partition.
+    The aborted transactions are kept compact, as four int64 columns (32 bytes a transaction, so a partition with
+    millions of them costs tens of megabytes, not gigabytes), sorted by producer id and offsets for
+    :meth:`aborted_mask`'s binary search, one per producer id, first offset and last offset.  :attr:`aborted` makes
+    :class:`AbortedTxn` objects of them, sorted by first offset: ask it of a state cut to what a reader needs
+    (:meth:`between`).  The state is immutable and pickles, so a planner reads it once and hands it to every reader
+    of the partition.
     """
 
-    aborted: tuple[AbortedTxn, ...] = ()
-    last_stable_offset: int = 0
-    _by_producer: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict, compare=False, repr=False)
+    __slots__ = ("_columns", "last_stable_offset")
+    _columns: _Columns
+    last_stable_offset: int
 
-    def __post_init__(self) -> None:
-        for txn in self.aborted:
-            firsts, lasts = self._by_producer.setdefault(txn.producer_id, ([], []))
-            firsts.append(txn.first_offset)
-            lasts.append(txn.last_offset)
+    def __init__(self, aborted: Iterable[AbortedTxn] = (), last_stable_offset: int = 0) -> None:
+        self._set(_canonical(_columns_of_txns(aborted)), last_stable_offset)
+
+    @classmethod
+    def _of(cls, columns: _Columns, last_stable_offset: int, *, canonical: bool = False) -> TransactionState:
+        state = cls.__new__(cls)
+        state._set(columns if canonical else _canonical(columns), last_stable_offset)
+        return state
+
+    def _set(self, columns: _Columns, last_stable_offset: int) -> None:
+        object.__setattr__(self, "_columns", columns)
+        object.__setattr__(self, "last_stable_offset", int(last_stable_offset))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"A TransactionState does not change: cannot set {name}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _restore, (tuple(self._columns), self.last_stable_offset)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TransactionState):
+            return NotImplemented
+        return self.last_stable_offset == other.last_stable_offset and all(
+            np.array_equal(mine, theirs) for mine, theirs in zip(self._columns, other._columns, strict=True))
+
+    def __hash__(self) -> int:
+        return hash((self.last_stable_offset, *(column.tobytes() for column in self._columns)))
+
+    def __repr__(self) -> str:
+        count = self.aborted_count
+        shown = repr(self.aborted) if count <= 8 else f"<{count} aborted transactions>"
+        return f"TransactionState(aborted={shown}, last_stable_offset={self.last_stable_offset})"
+
+    @property
+    def aborted_count(self) -> int:
+        """How many aborted transactions the state holds."""
+        return len(self._columns.producer_id)
+
+    @property
+    def aborted(self) -> tuple[AbortedTxn, ...]:
+        """The aborted transactions, sorted by first offset (then producer id and last offset), each made now."""
+        columns = self._columns
+        order = np.lexsort((columns.last_offset, columns.producer_id, columns.first_offset))
+        return tuple(AbortedTxn(*row) for row in zip(*(column[order].tolist() for column in columns), strict=True))
 
     @classmethod
     def of(cls, log: Log) -> TransactionState:
@@ -140,35 +248,52 @@ class TransactionState:
         """The state of a log read in place, which keeps no producer state: from its indexes and newest snapshot
         when it has one (:meth:`from_indexes`), else from its batch headers (:meth:`from_batches`); the last
         stable offset is never below the log start offset (Kafka: ``maybeIncrementFirstUnstableOffset``), where a
-        transaction left open in a deleted segment would put it."""
+        transaction left open in a deleted segment would put it.
+
+        A transaction index that is not trusted (it failed Kafka's sanity check when the log was opened, or holds
+        more entries than its segment holds batches: :func:`_trusted_entries`) sends the reader to the batch
+        headers too, with a warning naming it: the aborts it should list are in no other index."""
         segments = log.log_segments()
         snapshot = _latest_snapshot(log, segments)
+        state = None
         if snapshot is not None:
-            offset, entries = snapshot
-            indexed = [txn for segment in segments for txn in segment.txn_index.all_aborted_txns()]
-            state = cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
-        else:
+            try:
+                indexed = cls.from_index_entries(chunk for segment in segments for chunk in _trusted_entries(segment))
+            except CorruptIndexError as e:
+                logger.warning("Reading the transactions of %s from its batch headers: %s", log.dir, e)
+            else:
+                offset, entries = snapshot
+                state = cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
+        if state is None:
             batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
             state = cls.from_batches(batches, log.log_end_offset)
         return state.starting_at(log.log_start_offset)
+
+    @classmethod
+    def from_index_entries(cls, chunks: Iterable[npt.NDArray[Any]], last_stable_offset: int = 0) -> TransactionState:
+        """The state whose aborted transactions are the entries of transaction indexes, given a chunk at a time
+        (rows of :data:`~kafkalog.transaction_index.ABORTED_TXN_DTYPE`), each chunk made compact as it comes: the
+        state costs 32 bytes an entry, and the reading a chunk more."""
+        return cls._of(_concatenated([_columns_of_entries(chunk) for chunk in chunks]), last_stable_offset)
 
     def starting_at(self, log_start_offset: int) -> TransactionState:
         """The state with its last stable offset raised to ``log_start_offset`` if below it."""
         if self.last_stable_offset >= log_start_offset:
             return self
-        return TransactionState(self.aborted, log_start_offset)
+        return TransactionState._of(self._columns, log_start_offset, canonical=True)
 
     @classmethod
-    def from_indexes(cls, indexed: Iterable[AbortedTxn], snapshot_offset: int,
+    def from_indexes(cls, indexed: Iterable[AbortedTxn] | TransactionState, snapshot_offset: int,
                      snapshot: Iterable[ProducerStateEntry], segments: Sequence[_SeekableSegment],
                      log_end_offset: int) -> TransactionState:
         """The state of a partition whose writer kept Kafka's producer state: the aborted transactions of its
-        ``.txnindex`` files (``indexed``), and the transactions open in its producer ``snapshot`` taken at
-        ``snapshot_offset`` carried to the log end through the transactional batches of ``segments`` from there
-        (what a broker's load does with the snapshot: ``ProducerStateManager.truncateAndReload``, then the replay
-        of ``rebuildProducerState``).  The aborts among those later batches are added to the indexed ones (one
-        entry per producer and offsets): a writer that stopped without a clean shutdown may not have indexed
-        them, and a broker's recovery would."""
+        ``.txnindex`` files (``indexed``: the entries, or the state :meth:`from_index_entries` made of them), and
+        the transactions open in its producer ``snapshot`` taken at ``snapshot_offset`` carried to the log end
+        through the transactional batches of ``segments`` from there (what a broker's load does with the snapshot:
+        ``ProducerStateManager.truncateAndReload``, then the replay of ``rebuildProducerState``).  The aborts among
+        those later batches are added to the indexed ones (one entry per producer and offsets, the indexed one
+        kept): a writer that stopped without a clean shutdown may not have indexed them, and a broker's recovery
+        would."""
         open_txns = {entry.producer_id: entry.current_txn_first_offset for entry in snapshot
                      if entry.current_txn_first_offset is not None}
         tail: list[ProducerBatch] = []
@@ -184,9 +309,11 @@ class TransactionState:
                 position = found.position
             tail.extend(scan_producer_batches(segment, True, position)[0])
         replayed = cls.from_batches(tail, log_end_offset, open_txns)
-        by_key = {(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in replayed.aborted}
-        by_key.update({(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in indexed})
-        return cls(tuple(sorted(by_key.values(), key=_by_first_offset)), replayed.last_stable_offset)
+        indexed_state = indexed if isinstance(indexed, TransactionState) else cls(indexed)
+        if not replayed.aborted_count:
+            return cls._of(indexed_state._columns, replayed.last_stable_offset, canonical=True)
+        # The indexed rows first: of two that share producer and offsets, the first is kept.
+        return cls._of(_concatenated([indexed_state._columns, replayed._columns]), replayed.last_stable_offset)
 
     @classmethod
     def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int,
@@ -199,7 +326,8 @@ class TransactionState:
         earliest transaction of another producer still open, else the marker's offset + 1.  ``open_txns`` gives
         the transactions open before the first batch (producer id -> first offset), as a snapshot does."""
         open_txns = dict(open_txns) if open_txns is not None else {}
-        aborted: list[AbortedTxn] = []
+        columns: tuple[array[int], ...] = (array("q"), array("q"), array("q"), array("q"))
+        producer_ids, first_offsets, last_offsets, last_stable_offsets = columns
         for batch in batches:
             if not batch.is_transactional:
                 continue
@@ -208,25 +336,52 @@ class TransactionState:
                 continue
             first = open_txns.pop(batch.producer_id, None)
             if batch.control is ControlRecordType.ABORT and first is not None:
-                aborted.append(AbortedTxn(batch.producer_id, first, batch.last_offset,
-                                          min(open_txns.values(), default=batch.last_offset + 1)))
+                producer_ids.append(batch.producer_id)
+                first_offsets.append(first)
+                last_offsets.append(batch.last_offset)
+                last_stable_offsets.append(min(open_txns.values(), default=batch.last_offset + 1))
         last_stable = min(open_txns.values(), default=log_end_offset)
-        return cls(tuple(sorted(aborted, key=_by_first_offset)), min(last_stable, log_end_offset))
+        return cls._of(_Columns(*(np.array(column, dtype=np.int64) for column in columns)),
+                       min(last_stable, log_end_offset))
 
     def between(self, start: int, end: int) -> TransactionState:
         """The state restricted to transactions that overlap ``[start, end)``: what a reader of that range
         needs (Kafka: ``collectAbortedTransactions(startOffset, upperBoundOffset)``)."""
-        return TransactionState(tuple(t for t in self.aborted if t.last_offset >= start and t.first_offset < end),
-                                self.last_stable_offset)
+        columns = self._columns
+        keep = (columns.last_offset >= start) & (columns.first_offset < end)
+        return TransactionState._of(_Columns(*(column[keep] for column in columns)), self.last_stable_offset,
+                                    canonical=True)
 
     def is_aborted(self, producer_id: int, offset: int) -> bool:
         """Whether a transactional batch of ``producer_id`` at ``offset`` belongs to an aborted transaction."""
-        found = self._by_producer.get(producer_id)
-        if found is None:
-            return False
-        firsts, lasts = found
-        i = bisect.bisect_right(firsts, offset) - 1
-        return i >= 0 and offset <= lasts[i]
+        return bool(self.aborted_mask(np.array([producer_id], np.int64), np.array([offset], np.int64))[0])
+
+    def aborted_mask(self, producer_ids: npt.NDArray[np.int64], offsets: npt.NDArray[np.int64]
+                     ) -> npt.NDArray[np.bool_]:
+        """:meth:`is_aborted` of each ``(producer_ids[i], offsets[i])``, in one pass: the producer's rows by a
+        binary search of the producer ids, then within them the last transaction that begins at or below the
+        offset (a producer's transactions do not overlap), which must end at or past it."""
+        columns = self._columns
+        producer_ids = np.asarray(producer_ids, np.int64)
+        offsets = np.asarray(offsets, np.int64)
+        if not len(columns.producer_id):
+            return np.zeros(len(offsets), np.bool_)
+        low = np.searchsorted(columns.producer_id, producer_ids, "left")
+        high = np.searchsorted(columns.producer_id, producer_ids, "right")
+        # Within each query's rows [low, high), a binary search for the first row that begins past its offset.
+        left, right = low.copy(), high.copy()
+        last_row = len(columns.first_offset) - 1
+        while True:
+            searching = left < right
+            if not searching.any():
+                break
+            middle = (left + right) // 2
+            begins_at_or_below = searching & (columns.first_offset[np.minimum(middle, last_row)] <= offsets)
+            left = np.where(begins_at_or_below, middle + 1, left)
+            right = np.where(searching & ~begins_at_or_below, middle, right)
+        found = left - 1
+        result: npt.NDArray[np.bool_] = (found >= low) & (offsets <= columns.last_offset[np.clip(found, 0, last_row)])
+        return result
 
     def hidden_batches(self, data: Any, rows: npt.NDArray[Any], origin: int = 0,
                        read_committed: bool = True) -> npt.NDArray[np.bool_]:
@@ -234,15 +389,29 @@ class TransactionState:
         batches a consumer does not return — control batches always, aborted ones when
         ``read_committed``."""
         hidden = (rows["magic"] == MAGIC_V2) & ((rows["attributes"] & CONTROL_FLAG_MASK) != 0)
-        if read_committed and self.aborted:
-            for i in np.flatnonzero((rows["magic"] == MAGIC_V2)
-                                    & ((rows["attributes"] & TRANSACTIONAL_FLAG_MASK) != 0)).tolist():
-                at = int(rows["position"][i]) - origin + PRODUCER_ID_OFFSET
-                (producer_id,) = _PRODUCER_ID.unpack_from(data, at)
-                if self.is_aborted(producer_id, int(rows["base_offset"][i])):
-                    hidden[i] = True
+        if read_committed and self.aborted_count:
+            transactional = np.flatnonzero((rows["magic"] == MAGIC_V2)
+                                           & ((rows["attributes"] & TRANSACTIONAL_FLAG_MASK) != 0))
+            if len(transactional):
+                producer_ids = np.array([_PRODUCER_ID.unpack_from(data, position - origin + PRODUCER_ID_OFFSET)[0]
+                                         for position in rows["position"][transactional].tolist()], np.int64)
+                hidden[transactional] |= self.aborted_mask(producer_ids, rows["base_offset"][transactional])
         result: npt.NDArray[np.bool_] = hidden
         return result
+
+
+def _trusted_entries(segment: LogSegment) -> Iterator[npt.NDArray[Any]]:
+    """The entries of a read-only segment's transaction index, checked as they come
+    (:func:`~kafkalog.transaction_index.checked_entry_chunks`).
+
+    Raises:
+        CorruptIndexError: the index failed Kafka's sanity check when the log was opened, and is ignored.
+    """
+    index = segment.txn_index
+    if index.file_ignored:
+        raise CorruptIndexError(f"{index.file.absolute()} failed its sanity check when the log was opened")
+    return checked_entry_chunks(index.entry_chunks(), index.entry_count(), segment.base_offset, segment.size(),
+                                str(index.file.absolute()))
 
 
 def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, list[ProducerStateEntry]] | None:

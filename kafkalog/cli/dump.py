@@ -59,15 +59,16 @@ from ..record.types import ControlRecordType, EndTransactionMarker
 from ..storage.files import (
     AnyFile,
     absolute,
+    iter_txn_index_entries,
     open_index_file,
     open_log_file,
     read_producer_snapshot,
-    read_txn_index,
     sibling,
 )
 from ..storage.location import StorageLocation, is_url, locate
 from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
 from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
+from ..transaction_index import aborted_txns_of, sanity_check_entries
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
 from .storage_option import add_storage_option_argument, storage_options
 
@@ -429,9 +430,17 @@ class DumpLogSegments:
     # -- .txnindex and .snapshot ----------------------------------------------------------------------
 
     def dump_txn_index(self, file: AnyFile) -> None:
-        """Kafka: ``dumpTxnIndex``."""
-        _base_offset_of(file)
-        for txn in read_txn_index(file):
+        """Kafka: ``dumpTxnIndex``, the entries read a chunk at a time.  With ``--index-sanity-check``, Kafka's
+        ``TransactionIndex.sanityCheck`` instead (the check a broker's open rebuilds the index on, and without
+        which kafkalog's read-only readers do not trust it): ``<file> passed sanity check.``, as for the other
+        indexes, or the check's error.  (Kafka's tool ignores the option for a ``.txnindex`` and prints it.)"""
+        start_offset = _base_offset_of(file)
+        if self.options.index_sanity_check:
+            for chunk in iter_txn_index_entries(file):
+                sanity_check_entries(chunk, start_offset, str(absolute(file)))
+            self._emit(f"{_java_file_string(str(file))} passed sanity check.", "sanityCheckPassed")
+            return
+        for txn in (txn for chunk in iter_txn_index_entries(file) for txn in aborted_txns_of(chunk)):
             self._emit(f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
                        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}",
                        "abortedTxn", version=txn.version, producerId=txn.producer_id,

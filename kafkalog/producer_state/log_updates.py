@@ -26,10 +26,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .._common import MAGIC_V2
-from ..errors import InvalidTxnStateError, KafkaStorageError
+from ..errors import InvalidTxnStateError, KafkaLogError, KafkaStorageError
 from ..fetch import LogOffsetMetadata
 from ..file_message_set import FileMessageSet
-from ..record import MemoryRecords
+from ..record import ControlRecordType, MemoryRecords
 from ..record.batch import DefaultRecordBatch, RecordBatch
 from ..scheduler import Scheduler, Time
 from ..transaction_index import AbortedTxn
@@ -241,18 +241,46 @@ def update_producer_state(producer_state_manager: ProducerStateManager, batch: R
 
 
 def complete_txn_index(producer_state_manager: ProducerStateManager, segment: LogSegment,
-                       records: FileMessageSet | MemoryRecords) -> None:
-    """Replay ``records``, a read of ``segment``, into the producer state batch by batch, as recovery does
-    (:func:`update_producer_state`), and give the segment's ``.txnindex`` the aborted transactions it lacks.
+                       records: FileMessageSet | MemoryRecords, start_offset: int | None = None) -> None:
+    """Replay ``records``, a read of ``segment`` from ``start_offset`` (by default its base offset), into the
+    producer state batch by batch, as recovery does (:func:`update_producer_state`), and make the segment's
+    ``.txnindex`` say what the replay found: one entry per ABORT marker it read.
 
-    An abort is known by its producer id and its marker's offset: an entry already there stays as it is (a
-    broker computed its first offset and last stable offset from a state that a replay starting later may not
-    see whole).  The missing entries are appended when they all come after the last one there, as a writer would
-    have appended them; otherwise the index is rewritten whole in order of last offset
-    (:meth:`~kafkalog.transaction_index.TransactionIndex.rewrite`, which a crash cannot leave half done).
+    The log's markers are the truth over the offsets the replay covered, from ``start_offset`` to the last offset
+    of the last batch it read (a marker offset is one producer's, so of two entries at one last offset at most one
+    is true):
+
+    - an entry there of the producer and offset of an ABORT marker the replay read stays as it is (a broker
+      computed its first offset and last stable offset from a state that a replay starting later may not see
+      whole: its transaction may even have begun before the replay did, which then completes none there);
+    - an abort the replay completed without one gets the entry the replay computed;
+    - an entry there that no ABORT marker backs (another producer's at a marker's offset, or one at an offset that
+      holds no ABORT marker) is dropped.
+
+    Entries outside what the replay covered (below the log start, or past a torn or corrupt batch the replay
+    stopped at) are kept as they are, but for those whose last offsets do not rise.  When the index only lacks
+    entries past its last one, they are appended, as a writer would have appended them; otherwise (an entry to
+    drop or to put before another, a part-entry at the end, which an append would land behind, misaligned) the
+    index is rewritten whole (:meth:`~kafkalog.transaction_index.TransactionIndex.rewrite`, through a temporary
+    file, so a crash leaves the old index or the new one).  Nothing the index holds can make the open fail.
     """
+    first = segment.base_offset if start_offset is None else start_offset
+    covered: tuple[int, int] | None = None
+    if isinstance(records, FileMessageSet):
+        rows = records.scan(check_crc=False, stop_on_invalid=True).batches
+        batches: Iterable[RecordBatch] = producer_batches(records, rows)
+        if len(rows):
+            covered = (first, int(rows["last_offset"][-1]))
+    else:
+        read = list(records.batches())
+        batches = [batch for batch in read if batch.has_producer_id]
+        if read:
+            covered = (first, read[-1].last_offset)
     found: list[AbortedTxn] = []
-    for batch in producer_batches(records):
+    markers: set[tuple[int, int]] = set()
+    for batch in batches:
+        if _is_abort_marker(batch):
+            markers.add((batch.producer_id, batch.last_offset))
         append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
         completed = append_info.append(batch)
         producer_state_manager.update(append_info)
@@ -261,28 +289,70 @@ def complete_txn_index(producer_state_manager: ProducerStateManager, segment: Lo
                 found.append(AbortedTxn(completed.producer_id, completed.first_offset, completed.last_offset,
                                         producer_state_manager.last_stable_offset(completed)))
             producer_state_manager.complete_txn(completed)
-    if not found:
+    index = segment.txn_index
+    if covered is None and index.entry_count() == 0 and not index.ends_in_part_entry():
         return
-    existing = segment.txn_index.all_aborted_txns()
-    known = {(txn.producer_id, txn.last_offset) for txn in existing}
-    missing = [txn for txn in found if (txn.producer_id, txn.last_offset) not in known]
-    if not missing:
+    existing = index.all_aborted_txns()
+    completed_index = _completed_index(existing, found, markers, covered)
+    part_entry = index.ends_in_part_entry()
+    if completed_index == existing and not part_entry:
         return
-    logger.info("Adding %d aborted transactions missing from the transaction index of %s", len(missing), segment)
-    last_existing = max((txn.last_offset for txn in existing), default=None)
-    if last_existing is None or missing[0].last_offset > last_existing:
-        for txn in missing:  # in marker order, as the replay found them
-            segment.txn_index.append(txn)
-        segment.txn_index.flush()
-    else:
-        segment.txn_index.rewrite(sorted(existing + missing, key=lambda txn: txn.last_offset))
+    if not part_entry and completed_index[:len(existing)] == existing:
+        logger.info("Adding %d aborted transactions missing from the transaction index of %s",
+                    len(completed_index) - len(existing), segment)
+        for txn in completed_index[len(existing):]:  # in marker order, as the replay found them
+            index.append(txn)
+        index.flush()
+        return
+    logger.warning("Rewriting the transaction index of %s from the ABORT markers of its log (%d entries, %d before%s)",
+                   segment, len(completed_index), len(existing), ", which ended in a part-entry" if part_entry else "")
+    index.rewrite(completed_index)
+
+
+def _is_abort_marker(batch: RecordBatch) -> bool:
+    """Whether ``batch`` is an ABORT marker; an empty control batch (the cleaner emptied it: Kafka's
+    ``ProducerAppendInfo.append`` passes it over) or one that does not read marks nothing."""
+    if not batch.is_control:
+        return False
+    try:
+        return batch.control_type is ControlRecordType.ABORT
+    except KafkaLogError:
+        return False
+
+
+def _completed_index(existing: list[AbortedTxn], replayed: list[AbortedTxn], markers: set[tuple[int, int]],
+                     covered: tuple[int, int] | None) -> list[AbortedTxn]:
+    """The entries a segment's index should hold (:func:`complete_txn_index`), in order of last offset: within
+    ``covered`` (the first and last offsets the replay read; ``None``: it read nothing), the aborts the replay
+    completed (``replayed``) and the entries of ``existing`` that an ABORT marker the replay read backs
+    (``markers``: producer id and offset), each abort as ``existing`` has it when it has it; outside it, the entries
+    of ``existing``, those whose last offset does not rise left out."""
+    known: dict[tuple[int, int], AbortedTxn] = {}
+    for txn in existing:
+        known.setdefault((txn.producer_id, txn.last_offset), txn)
+    inside = {(txn.producer_id, txn.last_offset): txn for txn in replayed}
+    inside.update((key, txn) for key, txn in known.items() if key in markers)
+    first, last = covered if covered is not None else (None, None)
+    kept_below: list[AbortedTxn] = []
+    kept_above: list[AbortedTxn] = []
+    for txn in existing:
+        if first is None or txn.last_offset < first:
+            kept = kept_below
+        elif last is not None and txn.last_offset > last:
+            kept = kept_above
+        else:
+            continue
+        if not kept or txn.last_offset > kept[-1].last_offset:
+            kept.append(txn)
+    return kept_below + sorted(inside.values(), key=lambda txn: txn.last_offset) + kept_above
 
 
 def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments: Iterable[LogSegment],
                          log_start_offset: int) -> None:
     """Give the ``.txnindex`` of each of ``segments`` (a log's, in offset order, from its first) the aborted
     transactions it lacks, replaying them from ``log_start_offset`` into ``producer_state_manager`` (empty, and
-    used for this replay only: it takes no snapshot) with :func:`complete_txn_index`.
+    used for this replay only: it takes no snapshot) with :func:`complete_txn_index`, which rebuilds an index it
+    cannot trust (a part-entry at its end, an entry no ABORT marker backs) from the replay rather than fail.
 
     kafkalog's step, run by the loader for a log that has no producer snapshot at all: such a log was written by
     something that kept no producer state (kafkalog before it ported Kafka's), whose aborts have no index entries,
@@ -295,7 +365,7 @@ def complete_txn_indexes(producer_state_manager: ProducerStateManager, segments:
         start_offset = max(segment.base_offset, log_start_offset)  # a segment wholly below it reads as None
         fetch = segment.read(start_offset, 2**31 - 1, segment.size())
         if fetch is not None:
-            complete_txn_index(producer_state_manager, segment, fetch.records)
+            complete_txn_index(producer_state_manager, segment, fetch.records, start_offset)
 
 
 def take_snapshot_if_possible(producer_state_manager: ProducerStateManager, sync: bool = True) -> Path | None:

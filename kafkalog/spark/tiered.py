@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy.typing as npt
+
 from .._common import ScanStop
 from ..errors import CorruptIndexError, KafkaLogError, RemoteLayoutError
 from ..file_message_set import FileMessageSet
@@ -64,7 +66,7 @@ from ..remote import (
 )
 from ..remote.metadata import copied_segment_ids, metadata_values
 from ..storage.location import Storage, StorageLocation, is_url, locate
-from ..transaction_index import AbortedTxn, parse_aborted_txns
+from ..transaction_index import checked_entry_chunks, parse_aborted_txn_entries
 from ..transactions import TransactionState
 
 __all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "log_end_offset",
@@ -261,11 +263,22 @@ def offset_for_timestamp(partition: TieredPartition, timestamp: int) -> int | No
 
 def transactions(partition: TieredPartition, log_end: int) -> TransactionState:
     """The aborted transactions of the uploaded ``.txnindex`` objects (Kafka uploads one with each segment that
-    had aborted transactions); the last stable offset is ``log_end``."""
-    aborted: list[AbortedTxn] = []
-    for segment in _attached(partition.storage, partition.partition.segments):
+    had aborted transactions), kept compact (:meth:`TransactionState.from_index_entries
+    <kafkalog.transactions.TransactionState.from_index_entries>`); the last stable offset is ``log_end``.  Each
+    index must pass Kafka's sanity check, as the broker's ``RemoteIndexCache`` makes it, and hold no more entries
+    than its segment holds batches.
+
+    Raises:
+        CorruptIndexError: an uploaded index is not to be trusted (Kafka's cache fails the fetch too: there is
+            no other source of the segment's aborts here).
+    """
+    def entries(segment: RemoteSegment) -> Iterator[npt.NDArray[Any]]:
         data = segment.index(IndexType.TRANSACTION)
-        if data:
-            aborted.extend(parse_aborted_txns(data, segment.path))
-    unique = sorted(set(aborted), key=lambda t: (t.first_offset, t.producer_id, t.last_offset))
-    return TransactionState(tuple(unique), log_end)
+        if not data:
+            return iter(())
+        found = parse_aborted_txn_entries(data, segment.path)
+        return checked_entry_chunks([found], len(found), segment.base_offset, segment.size, segment.path)
+
+    return TransactionState.from_index_entries(
+        (chunk for segment in _attached(partition.storage, partition.partition.segments)
+         for chunk in entries(segment)), log_end)

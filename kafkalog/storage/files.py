@@ -7,31 +7,43 @@ byte parser (:func:`~kafkalog.producer_state.parse_snapshot`,
 :func:`~kafkalog.transaction_index.parse_aborted_txns`, :func:`~kafkalog.checkpoint.parse_checkpoint`), so a
 bad file gives the same error either way, naming the path or the URL.
 
-A small file (a producer snapshot, a ``.txnindex``, a checkpoint) is read whole with one ranged read of the
-size a listing gave (``size``); without one, its size is asked first (an object store refuses a range of an
-empty object, so the read cannot simply ask for more than a file may hold).  A file larger than its kind can
-be is refused unread.
+A small file (a producer snapshot, a checkpoint) is read whole with one ranged read of the size a listing gave
+(``size``); without one, its size is asked first (an object store refuses a range of an empty object, so the
+read cannot simply ask for more than a file may hold).  A file larger than its kind can be is refused unread.
+A ``.txnindex``, which has no bound of its own, is read a chunk at a time (:func:`iter_txn_index_entries`: one
+ranged read a chunk), as compact numpy rows.
 """
 
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import numpy.typing as npt
 
 from ..checkpoint import CorruptCheckpointError, EpochEntry, LeaderEpochCheckpoint, OffsetCheckpoint
-from ..errors import StorageNotFoundError
+from ..errors import KafkaStorageError, StorageNotFoundError
 from ..file_message_set import FileMessageSet
 from ..index import AbstractIndex
 from ..producer_state import MAX_SNAPSHOT_BYTES, CorruptSnapshotError, ProducerStateEntry, parse_snapshot, read_snapshot
 from ..topic import TopicPartition
-from ..transaction_index import ABORTED_TXN_SIZE, MAX_ENTRIES, AbortedTxn, parse_aborted_txns, read_aborted_txns
+from ..transaction_index import (
+    ABORTED_TXN_SIZE,
+    CHUNK_ENTRIES,
+    AbortedTxn,
+    aborted_txns_of,
+    iter_aborted_txn_entries,
+    parse_aborted_txn_entries,
+    read_aborted_txns,
+)
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
 
-__all__ = ["MAX_CHECKPOINT_BYTES", "AnyFile", "absolute", "exists", "file_size", "open_index_file", "open_log_file",
-           "read_leader_epoch_checkpoint", "read_offset_checkpoint", "read_producer_snapshot", "read_txn_index",
-           "sibling"]
+__all__ = ["MAX_CHECKPOINT_BYTES", "AnyFile", "absolute", "exists", "file_size", "iter_txn_index_entries",
+           "open_index_file", "open_log_file", "read_leader_epoch_checkpoint", "read_offset_checkpoint",
+           "read_producer_snapshot", "read_txn_index", "sibling"]
 
 #: The most bytes of a checkpoint object read (Kafka sets no limit on the local file; a line is at most a
 #: 249-character topic and two numbers, so this is over 400,000 partitions): a larger object is refused.
@@ -75,14 +87,42 @@ def file_size(file: AnyFile, size: int | None = None) -> int:
     return file.stat().st_size if isinstance(file, Path) else file.size()
 
 
+def iter_txn_index_entries(file: AnyFile, size: int | None = None,
+                           chunk_entries: int = CHUNK_ENTRIES) -> Iterator[npt.NDArray[Any]]:
+    """The whole entries of a ``.txnindex`` as rows of :data:`~kafkalog.transaction_index.ABORTED_TXN_DTYPE`, at
+    most ``chunk_entries`` at a time (Kafka: ``TransactionIndex.allAbortedTxns``, in bounded memory): a local file
+    by ``pread``, an object by one ranged read a chunk (``size``: its size when a listing gave it).
+
+    Raises:
+        TransactionIndexError: an entry of a version this reader does not know.
+        KafkaStorageError: the object ended before the size it was listed with.
+    """
+    if isinstance(file, Path):
+        yield from iter_aborted_txn_entries(file, chunk_entries)
+        return
+    length = file_size(file, size)
+    whole = length - length % ABORTED_TXN_SIZE
+    step = max(chunk_entries, 1) * ABORTED_TXN_SIZE
+    for position in range(0, whole, step):
+        end = min(position + step, whole)
+        data = file.read_range(position, end)
+        if len(data) < end - position:
+            raise KafkaStorageError(f"Failed to read from the transaction index {file.url}: {end - position} bytes "
+                                    f"expected at position {position}, {len(data)} read (the object shrank)")
+        yield parse_aborted_txn_entries(data, file.url)
+
+
 def read_txn_index(file: AnyFile, size: int | None = None) -> list[AbortedTxn]:
-    """The entries of a ``.txnindex`` (Kafka: ``TransactionIndex.allAbortedTxns``), at most
-    :data:`~kafkalog.transaction_index.MAX_ENTRIES` of them; an object is one ranged read (``size``: its size
-    when a listing gave it)."""
+    """The entries of a ``.txnindex`` as objects (Kafka: ``TransactionIndex.allAbortedTxns``); a reader of a whole
+    index takes :func:`iter_txn_index_entries` instead.
+
+    Raises:
+        TransactionIndexError: an entry of an unknown version, or more than
+            :data:`~kafkalog.transaction_index.MAX_ENTRIES` entries.
+    """
     if isinstance(file, Path):
         return read_aborted_txns(file)
-    return parse_aborted_txns(file.read_range(0, min(file_size(file, size), MAX_ENTRIES * ABORTED_TXN_SIZE)),
-                              file.url)
+    return [txn for chunk in iter_txn_index_entries(file, size) for txn in aborted_txns_of(chunk)]
 
 
 def read_producer_snapshot(file: AnyFile, size: int | None = None) -> list[ProducerStateEntry]:

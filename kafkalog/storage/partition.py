@@ -20,7 +20,11 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
   with no segment is an empty log at its checkpointed log start offset;
 - ``offset -> position`` is the offset index's lookup then a search of the log from that position
   (``LogSegment.translateOffset``); ``timestamp -> offset`` is the time index's lookup, the offset index's
-  for its offset, then a search of the log (``LogSegment.findOffsetByTimestamp``, ``Log.fetchOffsetByTimestamp``).
+  for its offset, then a search of the log (``LogSegment.findOffsetByTimestamp``, ``Log.fetchOffsetByTimestamp``);
+- a ``.txnindex`` is read a chunk at a time into compact columns
+  (:meth:`~kafkalog.transactions.TransactionState.from_index_entries`), and one that fails Kafka's sanity check
+  (or holds more entries than its segment holds batches) is not trusted: the partition's transactions are read
+  from its batch headers, as for a read-only open.
 
 Objects are taken as immutable while read: a copied dir, not one a broker writes to.  (:mod:`kafkalog.remote`
 reads the other kind of remote data, the layouts Kafka's tiered storage uploads; :class:`UrlPartition` is a
@@ -33,16 +37,18 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy.typing as npt
 
 from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
-from ..errors import IllegalArgumentError, KafkaLogError
+from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
-from ..transaction_index import AbortedTxn
+from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
 from ..transactions import TransactionState, producer_batches
 from . import files
 from .channel import open_remote_log, read_index
@@ -183,12 +189,21 @@ class UrlSegment:
         position = self.offset_index.lookup(max(timestamp_offset.offset, start)).position
         return self.log.search_for_timestamp(timestamp, position, start)
 
-    def aborted_txns(self) -> list[AbortedTxn]:
-        """The entries of the segment's ``.txnindex`` object; none when the listing shows no such object (a
-        broker writes one only for a segment that holds an ABORT marker)."""
+    def txn_index_entries(self) -> Iterator[npt.NDArray[Any]]:
+        """The entries of the segment's ``.txnindex`` object, a chunk at a time, each checked as it comes
+        (:func:`~kafkalog.transaction_index.checked_entry_chunks`: Kafka's sanity check, and no more entries than
+        the segment holds batches); none when the listing shows no such object (a broker writes one only for a
+        segment that holds an ABORT marker).
+
+        Raises:
+            CorruptIndexError: the index is not to be trusted.
+        """
         if "txnindex" not in self._files:
-            return []
-        return files.read_txn_index(self.dir / f"{self.base_offset:020d}.txnindex", self._files["txnindex"])
+            return iter(())
+        file = self.dir / f"{self.base_offset:020d}.txnindex"
+        size = self._files["txnindex"]
+        return checked_entry_chunks(files.iter_txn_index_entries(file, size), size // ABORTED_TXN_SIZE,
+                                    self.base_offset, self.size(), file.url)
 
     def close(self) -> None:
         self.log.close()
@@ -296,7 +311,8 @@ class UrlPartition:
         """The aborted transactions and last stable offset, found as for a log read in place
         (:meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>`): from the ``.txnindex`` objects
         and the latest producer snapshot (with the batches after it) when the dir has a snapshot, from the batch
-        headers when it has none or the snapshot does not read."""
+        headers when it has none, the snapshot does not read or a ``.txnindex`` is not to be trusted
+        (:meth:`UrlSegment.txn_index_entries`; a warning names it)."""
         usable = [offset for offset in self.snapshots
                   if self.segments and self.segments[0].base_offset <= offset <= self.log_end_offset]
         if usable:
@@ -308,9 +324,14 @@ class UrlPartition:
                 logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
                                "does not read: %s", self.dir, snapshot, e)
             else:
-                indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
-                return TransactionState.from_indexes(indexed, offset, entries, self.segments,
-                                                     self.log_end_offset).starting_at(self.log_start_offset)
+                try:
+                    indexed = TransactionState.from_index_entries(
+                        chunk for segment in self.segments for chunk in segment.txn_index_entries())
+                except CorruptIndexError as e:
+                    logger.warning("Reading the transactions of %s from its batch headers: %s", self.dir, e)
+                else:
+                    return TransactionState.from_indexes(indexed, offset, entries, self.segments,
+                                                         self.log_end_offset).starting_at(self.log_start_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)

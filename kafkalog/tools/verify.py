@@ -23,7 +23,10 @@ Per segment (``<base>.log`` and its indexes):
     regions, to see that it is zero), so a 10 MiB or a sparse 8 GiB preallocated index costs what it holds.
 
 Per partition: segment base offsets rise and each follows the previous segment's last offset; the
-leader-epoch checkpoint, producer snapshots and transaction indexes read back; leftover
+leader-epoch checkpoint, producer snapshots and transaction indexes read back; a transaction index's last offsets
+rise, none is below its segment's base offset (Kafka's ``TransactionIndex.sanityCheck``, which a broker's open
+rebuilds an index on and kafkalog's read-only readers do not trust one without), it holds no more entries than its
+segment holds batches, and it ends on a whole entry (read a chunk at a time, whatever its size); leftover
 ``.cleaned``/``.swap``/``.deleted`` files and orphan indexes are noted.
 
 Per log dir: the offset checkpoints read back, and each entry is consistent with its log: the
@@ -53,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._common import INT32_MAX, INT64_MAX, ScanStop
+from .._common import INT32_MAX, INT64_MAX, RECORD_BATCH_OVERHEAD, ScanStop
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     LEADER_EPOCH_CHECKPOINT_FILE,
@@ -61,7 +64,7 @@ from ..checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
 )
-from ..errors import IllegalArgumentError, KafkaLogError
+from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import (
     CLEAN_SHUTDOWN_FILE,
@@ -77,13 +80,13 @@ from ..record import MemoryRecords
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
     file_size,
+    iter_txn_index_entries,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
     read_producer_snapshot,
-    read_txn_index,
 )
 from ..topic import TopicPartition
-from ..transaction_index import ABORTED_TXN_SIZE
+from ..transaction_index import ABORTED_TXN_SIZE, sanity_check_entries
 from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
 
 if TYPE_CHECKING:
@@ -686,15 +689,51 @@ def _check_partition_files(report: PartitionReport, directory: Any, names: list[
             elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
                 read_producer_snapshot(file, size)
             elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
-                txns = read_txn_index(file, size)
-                for earlier, later in itertools.pairwise(txns):
-                    if later.last_offset <= earlier.last_offset:
-                        report.add(Severity.ERROR, file, f"aborted transactions out of order: last offset "
-                                                         f"{earlier.last_offset} then {later.last_offset}")
-                if file_size(file, size) % ABORTED_TXN_SIZE:
-                    report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
+                log_name = name[:-len(TXN_INDEX_FILE_SUFFIX)] + LOG_FILE_SUFFIX
+                log_size = (sizes.get(log_name) if sizes is not None
+                            else (directory / log_name).stat().st_size if (directory / log_name).is_file() else None)
+                _check_txn_index(report, file, size, log_size)
         except (OSError, KafkaLogError) as e:
             report.add(Severity.ERROR, file, f"cannot be read: {e}")
+
+
+def _check_txn_index(report: PartitionReport, file: Any, size: int | None, log_size: int | None) -> None:
+    """A ``.txnindex``, read a chunk at a time: its last offsets rise; none is below the segment's base offset
+    (Kafka's ``TransactionIndex.sanityCheck``: a broker's open rebuilds an index that fails it, and kafkalog's
+    read-only readers do not trust it); it holds no more entries than its segment's ``.log`` (``log_size`` bytes,
+    when there is one) holds batches, one ABORT marker an entry, which the read-only readers check before they
+    read it; and it ends on a whole entry."""
+    base_offset = int(file.name.split(".", 1)[0])
+    length = file_size(file, size)
+    most = None if log_size is None else log_size // RECORD_BATCH_OVERHEAD
+    if most is not None and length // ABORTED_TXN_SIZE > most:
+        report.add(Severity.ERROR, file, f"holds {length // ABORTED_TXN_SIZE} entries, more than its segment's "
+                                         f"{log_size} bytes can hold ABORT markers ({most}): it is not the "
+                                         "segment's, and read-only readers do not trust it")
+    falling: list[str] = []
+    total_falling = 0
+    previous: int | None = None
+    sane = True
+    for chunk in iter_txn_index_entries(file, size):
+        last_offsets = chunk["last_offset"].astype(np.int64)
+        if previous is not None:
+            last_offsets = np.concatenate(([previous], last_offsets))
+        out_of_order = np.flatnonzero(last_offsets[1:] <= last_offsets[:-1])
+        total_falling += len(out_of_order)
+        falling.extend(f"aborted transactions out of order: last offset {int(last_offsets[i])} then "
+                       f"{int(last_offsets[i + 1])}" for i in out_of_order[:max(0, 5 - len(falling))])
+        if len(last_offsets):
+            previous = int(last_offsets[-1])
+        if sane:
+            try:
+                sanity_check_entries(chunk, base_offset, str(file))
+            except CorruptIndexError as e:
+                report.add(Severity.ERROR, file, f"fails the broker's sanity check: {e} (a broker rebuilds it on "
+                                                 "open; read-only readers do not trust it)")
+                sane = False
+    _report_some(report, file, falling, total_falling, "pairs of aborted transactions out of order")
+    if length % ABORTED_TXN_SIZE:
+        report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
 
 
 # -- a log dir -------------------------------------------------------------------------------------

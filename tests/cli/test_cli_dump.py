@@ -441,3 +441,27 @@ def test_deep_iteration_is_linear_in_offset_gaps(tmp_path: Path) -> None:
     assert lines[-1] == "  0 is followed by 2"
     assert all(line == f"  {2 * i} is followed by {2 * i + 2}" for i, line in zip(range(n - 2, -1, -1), lines[1:],
                                                                                    strict=True))
+
+
+def test_index_sanity_check_checks_a_transaction_index(tmp_path: Path) -> None:
+    """Issue 28: ``--index-sanity-check`` passed a ``.txnindex`` that fails Kafka's ``TransactionIndex.sanityCheck``
+    (the check a broker's open rebuilds it on) by printing its entries, as Kafka's tool does.  kafkalog runs the
+    check, as for the other indexes: ``passed sanity check.``, or the check's error and exit status 1.  Without the
+    option the entries are printed, a chunk at a time."""
+    from kafkalog.transaction_index import AbortedTxn
+
+    index = tmp_path / "00000000000000000002.txnindex"
+    index.write_bytes(AbortedTxn(7, 1, 2, 3).to_bytes())
+    status, out, err = run("dump", "--index-sanity-check", "--files", str(index))
+    assert (status, out.splitlines(), err) == (0, [f"Dumping {index}", f"{index} passed sanity check."], "")
+    index.write_bytes(AbortedTxn(7, 1, 2, 3).to_bytes() + AbortedTxn(8, 0, 1, 2).to_bytes())
+    status, out, err = run("dump", "--index-sanity-check", "--files", str(index))
+    assert status == 1 and out.splitlines() == [f"Dumping {index}"]
+    assert (f"Last offset of aborted transaction AbortedTxn(version=0, producerId=8, firstOffset=0, lastOffset=1, "
+            f"lastStableOffset=2) in index {index} is less than start offset 2") in err
+    status, out, _err = run("dump", "--files", str(index))
+    assert status == 0 and out.splitlines()[1:] == [
+        "version: 0 producerId: 7 firstOffset: 1 lastOffset: 2 lastStableOffset: 3",
+        "version: 0 producerId: 8 firstOffset: 0 lastOffset: 1 lastStableOffset: 2"]
+    status, out, _err = run("dump", "--index-sanity-check", "--json", "--files", str(index))
+    assert status == 1 and [json.loads(line)["type"] for line in out.splitlines()] == ["file", "problem"]

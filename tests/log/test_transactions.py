@@ -18,13 +18,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
+from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, OffsetOutOfRangeError
 from kafkalog.fetch import FetchIsolation
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
-from kafkalog.transaction_index import AbortedTxn
+from kafkalog.transaction_index import AbortedTxn, read_aborted_txns
 from kafkalog.transactions import (
     ProducerBatch,
     TransactionState,
@@ -33,7 +35,7 @@ from kafkalog.transactions import (
     scan_producer_batches,
     transactional_rows,
 )
-from tests.support.log_test_utils import LogFactory, append_transaction_sample
+from tests.support.log_test_utils import LogFactory, append_abort_across_a_roll, append_transaction_sample
 
 # Nothing else is open at producer 7's ABORT marker (offset 2), so the last stable offset it records is 3.
 ABORTED_BY_7 = AbortedTxn(producer_id=7, first_offset=1, last_offset=2, last_stable_offset=3)
@@ -428,10 +430,10 @@ def test_a_failed_completion_leaves_no_snapshot_so_the_next_open_completes(
         (directory / "00000000000000000000.index").unlink()
     real = log_updates.complete_txn_index
 
-    def failing(manager: Any, segment: Any, records: Any) -> None:
+    def failing(manager: Any, segment: Any, records: Any, start_offset: int) -> None:
         if segment.base_offset == 7:
             raise KafkaStorageError("disk gone")
-        real(manager, segment, records)
+        real(manager, segment, records, start_offset)
 
     monkeypatch.setattr(log_updates, "complete_txn_index", failing)
     with pytest.raises(KafkaStorageError, match="disk gone"):
@@ -447,7 +449,9 @@ def test_read_only_log_answers_its_last_stable_offset_and_committed_reads_in_pla
         impl: ModuleType, create_log: LogFactory) -> None:
     """A read-only log rebuilds no producer state; its first unstable and last stable offsets, and a
     ``txn_committed`` read's bound and aborted transactions, are what a reader finds in place, with or without
-    snapshots."""
+    snapshots.  The aborted transactions are those of the range a broker's fetch searches (Kafka:
+    ``addAbortedTransactions``, up to the next segment's base here), as a log open for writing answers: producer 10's,
+    which begins at that base, is not among them."""
     log = _rolled_sample(create_log)
     directory = log.dir
     log.close()
@@ -460,10 +464,13 @@ def test_read_only_log_answers_its_last_stable_offset_and_committed_reads_in_pla
             assert reader.fetch_last_stable_offset_metadata().message_offset == 5
             fetch = reader.read(0, 2**31 - 1, isolation="txn_committed")
             assert max(batch.last_offset for batch in fetch.records.batches()) == 4
-            assert fetch.aborted_transactions == [ABORTED_BY_7, ABORTED_BY_10]
+            assert fetch.aborted_transactions == [ABORTED_BY_7]
             assert reader.in_place_transactions() is reader.in_place_transactions()  # read once
+    writable = create_log()
+    writable.update_high_watermark(writable.log_end_offset)
+    assert writable.read(0, 2**31 - 1, isolation="txn_committed").aborted_transactions == [ABORTED_BY_7]
     with pytest.raises(IllegalStateError, match="open for writing"):
-        create_log().in_place_transactions()
+        writable.in_place_transactions()
 
 
 def test_read_only_last_stable_offset_is_never_below_the_log_start(impl: ModuleType, create_log: LogFactory) -> None:
@@ -559,3 +566,217 @@ def test_a_failed_rewrite_leaves_the_index_answering_its_old_entries(impl: Modul
     with pytest.raises(IllegalArgumentError, match="must increase"):
         index.append(ABORTED_BY_10)  # the rewrite's last offset bounds the next append
     index.close()
+
+
+# -- a transaction index that fails its check (issue 28) ------------------------------------------------------------
+
+# The entry of append_abort_across_a_roll's abort, in the second segment's index (base offset 2).
+ABORTED_ACROSS_THE_ROLL = AbortedTxn(producer_id=7, first_offset=1, last_offset=2, last_stable_offset=3)
+# Another producer's entry ending at 1, below the second segment's base: it fails Kafka's TransactionIndex.sanityCheck.
+BELOW_THE_BASE = AbortedTxn(producer_id=8, first_offset=0, last_offset=1, last_stable_offset=2)
+
+
+def _with_a_false_second_index(create_log: LogFactory) -> tuple[Path, Path]:
+    """A closed log of :func:`append_abort_across_a_roll` (with its producer snapshots) whose second segment's index
+    holds :data:`BELOW_THE_BASE` instead of the abort's entry; its dir and that index."""
+    log = create_log()
+    append_abort_across_a_roll(log)
+    directory = log.dir
+    log.close()
+    index = directory / "00000000000000000002.txnindex"
+    assert read_aborted_txns(index) == [ABORTED_ACROSS_THE_ROLL]
+    assert _snapshots(directory)
+    index.write_bytes(BELOW_THE_BASE.to_bytes())
+    return directory, index
+
+
+def test_a_read_only_reader_never_trusts_a_transaction_index_that_fails_its_check(
+        impl: ModuleType, create_log: LogFactory, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 28.  A broker's open rebuilds a ``.txnindex`` that fails ``TransactionIndex.sanityCheck`` (Kafka:
+    ``LogLoader.loadSegmentFiles``); a read-only open cannot, and took the segment's aborts from it anyway, so a
+    read_committed reader got the aborted record.  Now the index is not trusted (a warning names it), the log's
+    transactions come from its batch headers, and the segment's offset and time indexes, which pass, are still
+    used."""
+    directory, index = _with_a_false_second_index(create_log)
+    with caplog.at_level(logging.WARNING), Log(directory, read_only=True) as reader:
+        assert [r.value for r in reader.records(isolation="read_committed")] == [b"plain", b"after"]
+        assert TransactionState.of(reader).aborted == (ABORTED_ACROSS_THE_ROLL,)
+        assert reader.read(0, 2**31 - 1, isolation="txn_committed").aborted_transactions == [ABORTED_ACROSS_THE_ROLL]
+        second = reader.log_segments()[1]
+        assert second.txn_index.file_ignored and second.txn_index.all_aborted_txns() == []
+        assert not second._lazy_offset_index.file_ignored and not second._lazy_time_index.file_ignored
+    assert f"Transaction index {index} fails its check" in caplog.text
+    assert "is less than start offset 2" in caplog.text
+    assert f"Reading the transactions of {directory} from its batch headers" in caplog.text
+    assert read_aborted_txns(index) == [BELOW_THE_BASE]  # a read-only open changes nothing
+    # A writable open rebuilds it, as a broker's does.
+    log = create_log()
+    assert [base for base, _why in log.load_report.rebuilt_indexes] == [2]
+    assert read_aborted_txns(index) == [ABORTED_ACROSS_THE_ROLL]
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"after"]
+
+
+def test_a_url_reader_never_trusts_a_transaction_index_that_fails_its_check(
+        impl: ModuleType, create_log: LogFactory, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 28: the partition dir at a URL (the Spark planner's and ``stats``' reader) reads the same answer from
+    the batch headers, with a warning naming the object."""
+    fsspec = pytest.importorskip("fsspec")
+    from kafkalog.storage import locate
+    from kafkalog.storage.partition import UrlPartition
+
+    directory, _index = _with_a_false_second_index(create_log)
+    fs = fsspec.filesystem("memory")
+    root = f"/kafkalog-{uuid.uuid4().hex}"
+    try:
+        fs.put(str(directory), f"{root}/{directory.name}", recursive=True)
+        with caplog.at_level(logging.WARNING), UrlPartition.open(locate(f"memory://{root}/{directory.name}")) as remote:
+            assert remote.transactions() == TransactionState((ABORTED_ACROSS_THE_ROLL,), 4)
+        assert f"{directory.name}/00000000000000000002.txnindex is less than start offset 2" in caplog.text
+    finally:
+        fs.rm(root, recursive=True)
+
+
+def test_an_index_with_more_entries_than_its_segment_holds_batches_is_not_read(
+        impl: ModuleType, create_log: LogFactory, caplog: pytest.LogCaptureFixture) -> None:
+    """An entry stands for an ABORT marker in its segment, a batch of at least 61 bytes: an index with more entries
+    than that is not the segment's, and is refused before it is read (what bounds the memory a reader gives it); the
+    transactions come from the batch headers."""
+    log = create_log()
+    append_abort_across_a_roll(log)
+    directory = log.dir
+    log.close()
+    segment_bytes = (directory / "00000000000000000002.log").stat().st_size
+    entries = [AbortedTxn(7, 1, 2 + i, 3 + i) for i in range(segment_bytes // 61 + 1)]
+    (directory / "00000000000000000002.txnindex").write_bytes(b"".join(txn.to_bytes() for txn in entries))
+    with caplog.at_level(logging.WARNING), Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader).aborted == (ABORTED_ACROSS_THE_ROLL,)
+    assert f"holds {len(entries)} entries, more than its segment's {segment_bytes} bytes" in caplog.text
+
+
+def test_a_large_transaction_index_is_read_in_bounded_memory(impl: ModuleType, create_log: LogFactory) -> None:
+    """Issue 28: a read-only read_committed read of a 51 MB ``.txnindex`` cost 1 GB, an object (and more) per
+    entry.  The in-place reader reads the index a chunk at a time into four int64 columns, so 100,000 entries (a
+    3.4 MB index) cost under 10 MB at the peak (about 48 bytes an entry, where the objects cost some 470), and a
+    read makes objects only of the aborts it returns."""
+    import tracemalloc
+
+    log = create_log(LogConfig({"segment.bytes": 1 << 30, "max.message.bytes": 2 << 20}))
+    for offset in range(7):  # 7 MB of log: room for 100,000 ABORT markers of 61 bytes
+        log.append(MemoryRecords.with_records([(b"k", bytes(1 << 20), 1_000)], base_offset=offset),
+                   assign_offsets=False)
+    log.append(MemoryRecords.with_records([(b"k", b"last", 1_000)], base_offset=200_010), assign_offsets=False)
+    directory = log.dir
+    log.close()
+    count = 100_000
+    (directory / "00000000000000000000.txnindex").write_bytes(b"".join(
+        AbortedTxn(1_000 + i % 100, 2 * i, 2 * i + 1, 2 * i + 2).to_bytes() for i in range(count)))
+    with Log(directory, read_only=True) as reader:
+        tracemalloc.start()
+        try:
+            state = reader.in_place_transactions()
+            _current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert peak < 10_000_000, peak
+        assert state.aborted_count == count and state.last_stable_offset == 200_011
+        assert state.between(0, 4).aborted == (AbortedTxn(1_000, 0, 1, 2), AbortedTxn(1_001, 2, 3, 4))
+        assert state.is_aborted(1_050, 100) and not state.is_aborted(1_051, 100)
+        fetch = reader.read(0, 1, isolation="txn_committed")  # the first batch, and the aborts up to the next one
+        assert fetch.aborted_transactions == [AbortedTxn(1_000, 0, 1, 2)]
+
+
+def test_transaction_state_is_compact_sorted_and_answers_as_the_entries_say(impl: ModuleType) -> None:
+    """The state keeps one row per producer and offsets, sorted; ``aborted`` lists them by first offset; it compares,
+    hashes and pickles by value; ``aborted_mask`` answers what a walk of the entries would, for any producer and
+    offset."""
+    import pickle
+    import random
+
+    rng = random.Random(28)
+    txns = []
+    for producer_id in rng.sample(range(-5, 1_000), 40):
+        offset = rng.randrange(0, 50)
+        for _ in range(rng.randrange(1, 6)):
+            first = offset + rng.randrange(0, 20)
+            last = first + rng.randrange(0, 10)
+            txns.append(AbortedTxn(producer_id, first, last, last + 1))
+            offset = last + 1
+    rng.shuffle(txns)
+    state = TransactionState([*txns, txns[0]], 77)
+    assert state.aborted == tuple(sorted(txns, key=lambda t: (t.first_offset, t.producer_id, t.last_offset)))
+    assert state == TransactionState(reversed(txns), 77) and hash(state) == hash(TransactionState(txns, 77))
+    assert state != TransactionState(txns, 78) and state != TransactionState(txns[1:], 77)
+    assert pickle.loads(pickle.dumps(state)) == state
+    with pytest.raises(AttributeError, match="does not change"):
+        state.last_stable_offset = 3  # type: ignore[misc]
+
+    def oracle(producer_id: int, offset: int) -> bool:
+        return any(t.producer_id == producer_id and t.first_offset <= offset <= t.last_offset for t in txns)
+
+    queries = [(rng.choice(txns).producer_id if rng.random() < 0.8 else rng.randrange(-10, 1_010),
+                rng.randrange(-2, 300)) for _ in range(3_000)]
+    mask = state.aborted_mask(np.array([q[0] for q in queries]), np.array([q[1] for q in queries]))
+    assert mask.tolist() == [oracle(*q) for q in queries]
+    assert [state.is_aborted(*q) for q in queries[:200]] == [oracle(*q) for q in queries[:200]]
+    assert not TransactionState().aborted_mask(np.array([1]), np.array([1])).any()
+    assert state.between(100, 120).aborted == tuple(t for t in state.aborted if t.last_offset >= 100
+                                                    and t.first_offset < 120)
+
+
+# -- the completion of a log without snapshots rebuilds what it cannot trust (issue 28) -----------------------------
+
+@pytest.mark.parametrize("whole", [[], [ABORTED_BY_7]], ids=["lacking the abort", "holding it"])
+def test_completion_rebuilds_an_index_ending_in_a_part_entry(impl: ModuleType, create_log: LogFactory,
+                                                             whole: list[AbortedTxn]) -> None:
+    """A write cut short leaves part of an entry at the end of the index.  The completion appended the missing abort
+    behind it, misaligned, so every reader read garbage there and the abort was lost for good (read_committed
+    returned the aborted record).  Now the index is rewritten from its whole entries and the replay, and a part-entry
+    alone (the abort already indexed) is rewritten away too."""
+    directory = _legacy(_rolled_sample(create_log))
+    index = directory / "00000000000000000000.txnindex"
+    index.write_bytes(b"".join(txn.to_bytes() for txn in whole) + ABORTED_BY_7.to_bytes()[:10])
+    log = create_log()
+    assert index.read_bytes() == ABORTED_BY_7.to_bytes()
+    assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+    assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+
+
+def test_completion_drops_an_entry_no_abort_marker_backs(impl: ModuleType, create_log: LogFactory,
+                                                         mock_time: Any) -> None:
+    """An entry of another producer at the offset of a replayed ABORT marker made the completion's rewrite raise
+    (last offsets must increase): the log could not be opened for writing, and a ``LogManager`` over its dir failed to
+    load.  One marker offset is one producer's: the log's markers are the truth, so the false entry goes (as does one
+    at an offset that holds no ABORT marker), and the open never fails on what the index holds."""
+    from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
+    from kafkalog.manager import LogManager
+    from kafkalog.topic import TopicPartition
+
+    directory = _legacy(_rolled_sample(create_log))
+    false_at_the_marker = AbortedTxn(99, 1, 2, 3)  # producer 7's ABORT marker is at 2
+    false_elsewhere = AbortedTxn(7, 3, 4, 5)  # 4 is producer 8's COMMIT marker
+    (directory / "00000000000000000000.txnindex").write_bytes(false_at_the_marker.to_bytes()
+                                                              + false_elsewhere.to_bytes())
+    (directory.parent / CLEAN_SHUTDOWN_FILE).touch()
+    with LogManager(directory.parent, LogConfig(), scheduler=mock_time.scheduler, time=mock_time) as manager:
+        log = manager.get_log(TopicPartition("topic", 0))
+        assert log is not None
+        assert log.collect_aborted_transactions(0, log.log_end_offset) == [ABORTED_BY_7, ABORTED_BY_10]
+        assert [r.value for r in log.records(isolation="read_committed")] == [b"plain", b"committed"]
+    assert read_aborted_txns(directory / "00000000000000000000.txnindex") == [ABORTED_BY_7]
+
+
+def test_completion_keeps_what_the_replay_did_not_cover(impl: ModuleType, create_log: LogFactory) -> None:
+    """Entries below the log start (the replay starts there) are kept as they are, in order; an entry whose last
+    offset does not rise above the one before it is left out of the rewrite."""
+    log = create_log()
+    append_transaction_sample(log)
+    directory = log.dir
+    log.close()
+    for path in _snapshots(directory):
+        path.unlink()
+    below = [AbortedTxn(5, 0, 0, 1), AbortedTxn(6, 0, 1, 1)]
+    (directory / "00000000000000000000.txnindex").write_bytes(
+        b"".join(txn.to_bytes() for txn in [below[1], below[0], ABORTED_BY_7]))
+    log = create_log(log_start_offset=2, recovery_point=7)
+    assert read_aborted_txns(directory / "00000000000000000000.txnindex") == [below[1], ABORTED_BY_7]
+    assert log.collect_aborted_transactions(2, 7) == [ABORTED_BY_7]

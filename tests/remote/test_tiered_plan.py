@@ -302,3 +302,25 @@ def test_the_last_segment_cut_short_loses_data(store: tuple[Any, str],
     # whole again: nothing is lost
     fs.pipe_file(log_path, last.log)
     assert read({"path": path}) == library_read(directory, segments)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_an_uploaded_transaction_index_that_fails_its_check_is_refused(
+        layout: str, store: tuple[Any, str], original: tuple[Path, list[LocalSegment]]) -> None:
+    """Issue 28: an uploaded ``.txnindex`` must pass Kafka's ``TransactionIndex.sanityCheck``, as the broker's
+    ``RemoteIndexCache`` makes it pass before a fetch uses it (a ``CorruptIndexException`` fails the fetch); the
+    planner took its aborts from it.  Now it says which index, and plans nothing."""
+    import dataclasses
+
+    from kafkalog.errors import CorruptIndexError
+    from kafkalog.transaction_index import AbortedTxn
+
+    _directory, segments = original
+    later = next(i for i, s in enumerate(segments) if s.base_offset > 0)
+    bad = AbortedTxn(ABORTED_PRODUCER, 0, segments[later].base_offset - 1, 0)
+    path = stored(layout, store, [*segments[:later], dataclasses.replace(segments[later], txnindex=bad.to_bytes()),
+                                  *segments[later + 1:]])
+    found = find_partitions([path], ReadOptions.parse({"path": path}))[0][1]
+    with pytest.raises(CorruptIndexError, match=f"is less than start offset {segments[later].base_offset}"):
+        partition_facts(found)
+    assert partition_facts(found, read_committed=False).transactions is None

@@ -37,6 +37,7 @@ from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
 from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
 from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir  # noqa: E402
 from kafkalog.tools.verify import verify_remote_partition  # noqa: E402
+from kafkalog.transaction_index import AbortedTxn  # noqa: E402
 from tests.storage.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
 from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, RONEM, SHARAWEIL  # noqa: E402
 
@@ -497,7 +498,8 @@ def test_each_small_object_is_one_read_of_its_listed_size(logs: tuple[Path, str]
     root = url.removeprefix("memory://")
     small = {f"{root}/events-0/00000000000000000078.snapshot": snapshot_bytes(2),
              f"{root}/events-0/leader-epoch-checkpoint": b"0\n1\n0 0\n",
-             f"{root}/events-0/00000000000000000078.txnindex": bytes(34)}
+             # An entry that passes Kafka's sanity check (its last offset is not below the segment's base).
+             f"{root}/events-0/00000000000000000078.txnindex": AbortedTxn(1, 78, 79, 80).to_bytes()}
     for path, data in small.items():
         fs.pipe_file(path, data)
     calls: list[tuple[str, Any]] = []

@@ -13,6 +13,7 @@ what they were: planted faults anywhere among the live entries are still found.
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 import subprocess
@@ -29,6 +30,7 @@ from kafkalog.record import MemoryRecords
 from kafkalog.tools.partition_dir import NotAPartitionDirError, classify_dir
 from kafkalog.tools.verify import Severity, iter_findings, verify_log_dir, verify_partition
 from kafkalog.topic import TopicPartition
+from tests.support.log_test_utils import LogFactory, append_abort_across_a_roll
 
 GIB = 1024**3
 MIB = 1024**2
@@ -221,3 +223,39 @@ def test_a_sparse_8_gib_index_is_verified_in_seconds(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("verify of a sparse 8 GiB index took more than 30 s")
     assert done.stdout.strip() == "True ['note', 'note']", done.stdout + done.stderr
+
+
+def test_a_transaction_index_the_readers_do_not_trust_is_an_error(impl: ModuleType, create_log: LogFactory) -> None:
+    """Issue 28: ``verify`` said ok of a ``.txnindex`` that fails Kafka's ``TransactionIndex.sanityCheck`` (an entry
+    ending below the segment's base offset), which a broker's open rebuilds and kafkalog's read-only readers do not
+    trust; so too of one with more entries than its segment holds batches.  Both are errors now, and the index is read
+    a chunk at a time, its out-of-order entries reported up to five."""
+    from kafkalog.cli import main
+    from kafkalog.transaction_index import AbortedTxn
+
+    log = create_log()
+    append_abort_across_a_roll(log)
+    directory = log.dir
+    log.close()
+    index = directory / "00000000000000000002.txnindex"
+    assert verify_partition(directory).ok
+    index.write_bytes(AbortedTxn(8, 0, 1, 2).to_bytes() + AbortedTxn(7, 1, 2, 3).to_bytes())
+    report = verify_partition(directory)
+    assert not report.ok
+    assert [(f.severity, f.message) for f in report.findings if f.path == str(index)] == [(
+        Severity.ERROR, "fails the broker's sanity check: Last offset of aborted transaction AbortedTxn(version=0, "
+        f"producerId=8, firstOffset=0, lastOffset=1, lastStableOffset=2) in index {index} is less than start offset 2 "
+        "(a broker rebuilds it on open; read-only readers do not trust it)")]
+    out = io.StringIO()
+    assert main(["--no-progress", "verify", str(directory)], stdout=out, stderr=out) == 1
+    segment_bytes = (directory / "00000000000000000002.log").stat().st_size
+    most = segment_bytes // 61
+    index.write_bytes(b"".join(AbortedTxn(7, 2, 2 + i, 3).to_bytes() for i in range(most + 1)))
+    assert [f.message for f in verify_partition(directory).findings if f.path == str(index)] == [
+        f"holds {most + 1} entries, more than its segment's {segment_bytes} bytes can hold ABORT markers ({most}): it "
+        "is not the segment's, and read-only readers do not trust it"]
+    descending = list(range(most + 12, most + 2, -1))  # ten entries, nine pairs out of order
+    index.write_bytes(b"".join(AbortedTxn(7, 2, last, 3).to_bytes() for last in descending))
+    assert [f.message for f in verify_partition(directory).findings if f.path == str(index)][1:] == [
+        *(f"aborted transactions out of order: last offset {a} then {a - 1}" for a in descending[:5]),
+        "4 more pairs of aborted transactions out of order"]
