@@ -527,8 +527,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
         for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
-        its offsets).  Returns what was appended; invalid trailing bytes are dropped and a
-        batch past ``max.message.bytes`` is a :class:`RecordTooLargeError`.
+        its offsets).  Returns what was appended, with the log start offset of the moment in
+        ``log_start_offset`` (Kafka fills it in ``analyzeAndValidateRecords``, so an append of no batch carries
+        it too); invalid trailing bytes are dropped and a batch past ``max.message.bytes`` is a
+        :class:`RecordTooLargeError`.
 
         Batches with a producer id are checked against the producer state before anything is written
         (:func:`~kafkalog.producer_state.log_updates.analyze_and_validate_producer_state`): a ``client`` batch
@@ -549,12 +551,13 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             ignore_record_size = not assign_offsets
         # A follower's offsets are kept, so they must increase: the pass checks that (Kafka passes
         # requireOffsetsMonotonic = !validateAndAssignOffsets).  The batches it reads are kept for the
-        # validator, which then need not scan the buffer again.
+        # validator, which then need not scan the buffer again.  The log start offset is read before the
+        # lock, as Kafka reads its volatile field, and goes back with every answer, an empty append's too.
         scanned: list[RecordBatch] = []
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=ignore_record_size,
                                                    require_offsets_monotonic=not assign_offsets,
-                                                   leader_epoch=leader_epoch,
+                                                   leader_epoch=leader_epoch, log_start_offset=self._log_start_offset,
                                                    topic_partition=str(self.topic_partition), scanned=scanned)
         if append_info.shallow_count == 0:
             return append_info
