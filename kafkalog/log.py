@@ -523,7 +523,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
         set for LogAppendTime topics and the records converted or recompressed as the topic's
         configuration asks.  Without it (a follower's append, or a Raft leader's) the records keep their
-        offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`).
+        offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`),
+        and their partition leader epochs, which a v2 batch must have (else :class:`IllegalArgumentError`, as
+        Kafka's leader-epoch cache refuses ``-1``; a leader's append given no ``leader_epoch`` stamps ``-1`` and is
+        kafkalog's exception, :mod:`kafkalog.log_leader_epochs`).
         ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
         for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
@@ -658,7 +661,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                            ignore_record_size=False, verification_guard=verification_guard)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
-        """Kafka: ``appendAsFollower``."""
+        """Kafka: ``appendAsFollower``: the records keep their offsets and epochs, and each v2 batch's epoch is
+        assigned to the leader-epoch cache, so one without an epoch (``-1``) is refused, as in Kafka
+        (:class:`~kafkalog.errors.IllegalArgumentError`, :mod:`kafkalog.log_leader_epochs`)."""
         return self.append(records, False)
 
     def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:

@@ -750,7 +750,7 @@ def test_undecided_transactional_data_not_cleanable(impl: ModuleType, env: Env) 
     # Kafka appends the marker as the coordinator; kafkalog has no such origin, so it goes in as a follower's
     log.append_as_follower(MemoryRecords.with_end_transaction_marker(
         producer_id, producer_epoch, EndTransactionMarker(ControlRecordType.ABORT, 15), base_offset=3,
-        timestamp=env.time.milliseconds()))
+        timestamp=env.time.milliseconds(), partition_leader_epoch=0))
     log.roll()
     # (the marker at offset 3 is not below a high watermark of 3: still undecided)
     assert cleanable_offsets(log, 0, env.time.milliseconds()).first_uncleanable_dirty_offset == 0
@@ -789,7 +789,7 @@ def test_last_stable_offset_follows_the_log(impl: ModuleType, env: Env) -> None:
     def marker(pid: int, control_type: ControlRecordType) -> None:
         log.append_as_follower(MemoryRecords.with_end_transaction_marker(
             pid, 0, EndTransactionMarker(control_type, 0), base_offset=log.log_end_offset,
-            timestamp=env.time.milliseconds()))
+            timestamp=env.time.milliseconds(), partition_leader_epoch=0))
 
     def plain(key: bytes) -> None:
         log.append_as_leader(MemoryRecords.with_records([(key, key, env.time.milliseconds())]), 0)

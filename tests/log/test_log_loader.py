@@ -387,7 +387,8 @@ def check_over_compacted_log_recovery(create_log: LogFactory, log_dir: Path, mag
 
     def records(offsets: list[int], codec: str) -> MemoryRecords:
         return MemoryRecords.with_records([(f"v{o}".encode(), f"k{o}".encode()) for o in offsets],
-                                          magic=magic, compression=codec, base_offset=offsets[0])
+                                          magic=magic, compression=codec, base_offset=offsets[0],
+                                          partition_leader_epoch=0 if magic == 2 else -1)
 
     log.append_as_follower(records([0], "none"))
     assert log.active_segment.base_offset == 0
