@@ -28,7 +28,10 @@ The steps, in Kafka's order (each a method below):
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
    cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
    Each segment is recovered with an interim producer state rebuilt up to its base (``recoverSegment``), which
-   leaves a snapshot at the segment's end;
+   leaves a snapshot at the segment's end.
+   A ``-delete`` directory (a partition waiting for its deletion) is not recovered: it keeps its segments but
+   loads with recovery point and next offset 0, whatever its segments hold (Kafka's ``(0L, 0L)``), so step 6
+   empties its leader-epoch cache and its log end offset is 0;
 6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
    moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
 7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
@@ -200,11 +203,12 @@ class LogLoader:
             self._complete_swaps(swap_files)
         self._load_segment_files()
         if self.dir.name.endswith(DELETE_DIR_SUFFIX):
-            # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
+            # A directory waiting for deletion is not recovered and holds nothing a reader may fetch: it is loaded
+            # only to be deleted, so it ends at 0 whatever its segments hold (and its epochs go with that end).
             if self.segments.is_empty():
                 self._add_empty_segment(0)
             self.recovery_point = 0
-            next_offset = self._active().read_next_offset()
+            next_offset = 0
         else:
             if self.had_no_snapshot:
                 self._complete_txn_indexes()

@@ -47,6 +47,7 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from kafkalog.filenames import (
@@ -431,6 +432,34 @@ def test_load_partition_dir_with_no_segments_should_not_throw(create_log: LogFac
     assert log.number_of_segments == 1
     assert log.log_end_offset == 0
     assert log.topic_partition == TopicPartition("foo", 3)
+
+
+def test_delete_dir_loads_at_offset_zero_with_an_empty_epoch_cache(create_log: LogFactory, log_dir: Path) -> None:
+    """LogLoader.load (3.8.0): a directory marked ``-delete`` is not recovered, even after an unclean shutdown,
+    and loads as ``(recoveryPoint 0, nextOffset 0)`` whatever its segments hold, so
+    ``truncateFromEndAsyncFlush(0)`` empties its leader-epoch cache; its segments stay as they are until the
+    deletion."""
+    log = create_log(config())
+    for epoch in (1, 2):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value), leader_epoch=epoch)
+        log.roll()
+    assert log.leader_epoch_cache is not None
+    assert log.leader_epoch_cache.epoch_entries() == [EpochEntry(1, 0), EpochEntry(2, 3)]
+    log.close()
+    directory = log_dir.rename(log_dir.with_name(log_delete_dir_name(TopicPartition("topic", 0))))
+    with log_filename(directory, 3).open("ab") as torn:
+        torn.write(b"\x00\x00\x00\x00\x00\x00\x00\x09torn")  # what recovery would cut
+    before = {name: (directory / name).read_bytes() for name in names(directory) if name.endswith(".log")}
+
+    deleted = create_log(config(), directory, had_clean_shutdown=False)
+    assert (deleted.log_start_offset, deleted.recovery_point, deleted.log_end_offset) == (0, 0, 0)
+    assert [segment.base_offset for segment in deleted.log_segments()] == [0, 3, 6]
+    assert deleted.load_report.recovered_segments == []
+    assert deleted.leader_epoch_cache is not None
+    assert deleted.leader_epoch_cache.epoch_entries() == []
+    assert LeaderEpochCheckpoint(LeaderEpochCheckpoint.new_file(directory), read_only=True).read() == []
+    assert {name: (directory / name).read_bytes() for name in before} == before
 
 
 # -- offset overflow and the split protocol -------------------------------------------------------------
