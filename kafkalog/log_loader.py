@@ -20,9 +20,10 @@ The steps, in Kafka's order (each a method below):
 1. refuse a directory holding something named like a segment file that is not a regular file;
 2. ``removeTempFilesAndCollectSwapFiles``: delete ``.deleted`` files and incomplete cleaner output
    (``.cleaned``, and every ``.swap`` at or past the lowest ``.cleaned`` offset: an unfinished split);
-3. complete the swaps that remain: the ``.swap`` segments replace every live file in the offset range they
-   cover, then lose their suffix (the last step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a
-   crash at any point leaves either the old segments or the new ones);
+3. complete the swaps that remain: the ``.swap`` segments replace every file named for an offset in the range
+   they cover (whatever its suffix, producer snapshots included, as in Kafka), then lose their suffix (the last
+   step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a crash at any point leaves either the old
+   segments or the new ones);
 4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
    index;
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
@@ -319,8 +320,12 @@ class LogLoader:
         return valid_swaps
 
     def _complete_swaps(self, swap_files: list[Path]) -> None:
-        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load`` steps 2-4):
-        the swapped-in segments win, the old ones they cover are deleted, the ``.swap`` names dropped."""
+        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load``, its second to fourth
+        passes): the swapped-in segments win, the ``.swap`` names are dropped, and every other file named for an
+        offset in the range they cover, from the lowest swap base to the highest swap's next offset, is deleted
+        whatever its suffix: the replaced segments' files and the producer snapshots taken inside the range, as
+        Kafka deletes every file there whose name ``offsetFromFile`` reads
+        (:meth:`_offset_named_file_names`)."""
         min_swap, max_swap = None, None
         for path in swap_files:
             if not path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
@@ -335,11 +340,11 @@ class LogLoader:
             min_swap = base if min_swap is None else min(min_swap, base)
             max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
         if min_swap is not None and max_swap is not None:
-            for name in self._segment_file_names():
+            for name in self._offset_named_file_names():
                 path = self.dir / name
                 if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
-                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
-                                min_swap, max_swap)
+                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d), that was compacted or "
+                                "split but not deleted yet", path, min_swap, max_swap)
                     path.unlink(missing_ok=True)
                     self.load_report.replaced_files.append(name)
         for path in swap_files:
@@ -369,6 +374,25 @@ class LogLoader:
                 if all(skipped != name for skipped, _why in self.load_report.skipped_files):
                     logger.warning("Skipping %s, which is not a segment's file: %s", path, e)
                     self.load_report.skipped_files.append((name, str(e)))
+                continue
+            names.append(name)
+        return names
+
+    def _offset_named_file_names(self) -> list[str]:
+        """The sorted names of the regular files of the directory named for an offset as Kafka names a segment's
+        files, whatever follows the first '.': ``<offset>.log``, ``.index``, ``.timeindex``, ``.txnindex``, a
+        producer ``.snapshot``, any other suffix.  Kafka's swap completion takes every file whose name
+        ``offsetFromFile`` reads and skips those it cannot (no '.', no number before it); kafkalog also skips
+        a prefix that is not 20 digits up to ``Long.MaxValue`` (:func:`~kafkalog.filenames.segment_file_offset`),
+        which Kafka reads as an offset, as its loader leaves every such file alone."""
+        names = []
+        for path in sorted(self.dir.iterdir()):
+            name = path.name
+            if "." not in name or not path.is_file():
+                continue
+            try:
+                segment_file_offset(name)
+            except IllegalArgumentError:
                 continue
             names.append(name)
         return names

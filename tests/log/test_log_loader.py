@@ -623,6 +623,48 @@ def test_recovery_after_crash_during_split_phase5(create_log: LogFactory, log_di
     check_recovery_after_crash_during_split(create_log, log_dir, mock_time, 5)
 
 
+def test_swap_completion_deletes_every_file_named_for_an_offset_in_its_range(create_log: LogFactory,
+                                                                            log_dir: Path) -> None:
+    """LogLoader.load (3.8.0), the second pass of an interrupted swap's completion: every file whose name is an
+    offset in ``[lowest swap base, highest swap's next offset)`` is deleted, whatever its suffix, the producer
+    snapshots taken there included; files at the range's end, and names Kafka could not read as an offset, stay.
+    (kafkalog also leaves ``5.unknown`` alone, a prefix Kafka would read as offset 5: its loader takes only the
+    20 digits Kafka writes.)"""
+    log = create_log(config())
+    for segment_start in (0, 3, 6, 9):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value + str(segment_start).encode()), leader_epoch=0)
+        if segment_start < 9:
+            log.roll()
+    assert [segment.base_offset for segment in log.log_segments()] == [0, 3, 6, 9]
+    log.close()
+    assert all(producer_snapshot_filename(log_dir, offset).exists() for offset in (3, 6, 9, 12))
+    # The cleaner's output for segments 3 and 6, made live up to the rename of its .swap: one segment at 3
+    # holding both (the same batches, so the same records), the old segments not yet renamed .deleted.
+    swap = log_filename(log_dir, 3, SWAP_FILE_SUFFIX)
+    swap.write_bytes(log_filename(log_dir, 3).read_bytes() + log_filename(log_dir, 6).read_bytes())
+    (log_dir / f"{6:020d}.unknown").write_bytes(b"x")  # any suffix goes
+    (log_dir / "5.unknown").write_bytes(b"x")
+    (log_dir / f"{7:020d}").write_bytes(b"x")  # no '.': Kafka's offsetFromFile cannot read it
+
+    reopened = create_log(config())
+    replaced = sorted(reopened.load_report.replaced_files)
+    assert replaced == sorted([f"{offset:020d}{suffix}" for offset in (3, 6)
+                               for suffix in (".index", ".log", ".snapshot", ".timeindex")] + [f"{6:020d}.unknown"])
+    assert reopened.load_report.completed_swaps == [swap.name]
+    assert not (log_dir / f"{6:020d}.unknown").exists()
+    # The swapped-in segment came without indexes, so it was recovered, from a producer state rebuilt up to its
+    # base: that rebuild wrote the snapshot at 3 anew, as Kafka's recoverSegment does.
+    assert reopened.load_report.rebuilt_indexes == [(3, "offset index missing")]
+    assert all(producer_snapshot_filename(log_dir, offset).exists() for offset in (3, 9, 12))
+    assert not producer_snapshot_filename(log_dir, 6).exists()
+    assert (log_dir / "5.unknown").exists() and (log_dir / f"{7:020d}").exists()
+    assert [segment.base_offset for segment in reopened.log_segments()] == [0, 3, 9]
+    assert reopened.log_end_offset == 12
+    assert [record.value for record in reopened.records(0)] == [
+        value + str(start).encode() for start in (0, 3, 6, 9) for value in (b"a", b"b", b"c")]
+
+
 # -- log start and end ----------------------------------------------------------------------------------
 
 
