@@ -78,7 +78,6 @@ from .filenames import (
     SWAP_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
-    index_filename,
     offset_from_file_name,
     segment_file_offset,
     time_index_filename,
@@ -399,7 +398,9 @@ class LogLoader:
 
     def _load_segment_files(self) -> None:
         """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
-        ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
+        ``.log`` is opened and passes :meth:`~kafkalog.segment.LogSegment.sanity_check`, or has its indexes
+        rebuilt (a missing offset index, a corrupt transaction index); then kafkalog's check of the offset and
+        time indexes that recovery will not rebuild (:meth:`_check_index_files`)."""
         names = self._segment_file_names()
         logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX)}
         for name in names:
@@ -411,33 +412,70 @@ class LogLoader:
                     logger.warning("Found an orphaned index file %s, with no corresponding log file.",
                                    self.dir / name)
                     (self.dir / name).unlink(missing_ok=True)
+        handled: set[int] = set()
         for name in sorted(logs):
             base_offset = offset_from_file_name(name)
-            time_index_exists = time_index_filename(self.dir, base_offset).exists()
+            time_index_newly_created = not time_index_filename(self.dir, base_offset).exists()
             segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
                                       read_only=self.read_only)
             # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
             # split the segment in place.
             self.segments.add(segment)
-            if not index_filename(self.dir, base_offset).exists():
-                if not self.read_only:
+            try:
+                segment.sanity_check(time_index_newly_created)
+            except FileNotFoundError:
+                # Kafka logs it as an error only where recovery would not have rebuilt the index anyway.
+                if self.had_clean_shutdown or base_offset < self.recovery_point_checkpoint:
                     logger.error("Could not find offset index file corresponding to log file %s, "
                                  "recovering segment and rebuilding index files...", segment.log.file)
-                    self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
-                    self._recover_segment_retrying(segment)
-            else:
-                try:
-                    segment.sanity_check(not time_index_exists)
-                except CorruptIndexError as e:
-                    if self.read_only:
-                        logger.warning("Index files of %s fail their check (%s); reading the segment without "
-                                       "them, as a read-only open cannot rebuild them.", segment.log.file, e)
-                        segment.ignore_index_files()
-                        continue
-                    logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
-                                   "recovering segment and rebuilding index files...", segment.log.file, e)
-                    self.load_report.rebuilt_indexes.append((base_offset, str(e)))
-                    self._recover_segment_retrying(segment)
+                self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
+                handled.add(base_offset)
+                self._recover_segment_retrying(segment)
+            except CorruptIndexError as e:
+                handled.add(base_offset)
+                self._index_check_failed(segment, e)
+        self._check_index_files(handled)
+
+    def _check_index_files(self, handled: set[int]) -> None:
+        """Check the offset and time indexes of every segment that recovery will not rebuild, and rebuild those
+        that fail (kafkalog's: :meth:`~kafkalog.segment.LogSegment.check_index_files`; ``handled`` are the bases
+        whose indexes loading rebuilt or gave up on already).
+
+        Kafka 3.8.0 checks neither at load: the segments past the recovery point are recovered after an unclean
+        shutdown, which rebuilds their indexes whatever they hold, and the others' indexes are trusted, as a flush
+        or a clean shutdown wrote them whole.  kafkalog checks the others, as 0.10.1.1 checked every segment's,
+        because it also opens directories that no broker closed (read-only opens of a live or copied broker
+        directory, and ``recover``), where an index may be torn or stale below the recovery point, and a lookup
+        in it would read wrong positions; the check costs a stat and a pread or two per file, no mapping.  The
+        segments recovery rebuilds are left to it, as in Kafka, so a crash's preallocated index tail is not
+        rebuilt twice; a ``-delete`` directory holds nothing to read and is not checked."""
+        if self.dir.name.endswith(DELETE_DIR_SUFFIX):
+            return
+        to_check = self.segments.values()
+        if not self.had_clean_shutdown and not self.read_only:
+            recovered = {segment.base_offset for segment in self.segments.values(self.recovery_point_checkpoint,
+                                                                                  None)}
+            to_check = [segment for segment in to_check if segment.base_offset not in recovered]
+        for segment in to_check:
+            if segment.base_offset in handled:
+                continue
+            try:
+                segment.check_index_files()
+            except CorruptIndexError as e:
+                self._index_check_failed(segment, e)
+
+    def _index_check_failed(self, segment: LogSegment, error: CorruptIndexError) -> None:
+        """A segment whose index failed its check at load: rebuilt (Kafka: the loader's ``recoverSegment``), or,
+        read-only, read without its offset and time indexes."""
+        if self.read_only:
+            logger.warning("Index files of %s fail their check (%s); reading the segment without them, as a "
+                           "read-only open cannot rebuild them.", segment.log.file, error)
+            segment.ignore_index_files()
+            return
+        logger.warning("Found a corrupted index file corresponding to log file %s due to %s, recovering segment "
+                       "and rebuilding index files...", segment.log.file, error)
+        self.load_report.rebuilt_indexes.append((segment.base_offset, str(error)))
+        self._recover_segment_retrying(segment)
 
     def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
         """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step

@@ -252,6 +252,33 @@ def test_corrupt_index_is_rebuilt_even_below_the_recovery_point(create_log: LogF
     assert_every_offset_and_timestamp_resolves(log, now, num_messages)
 
 
+def test_indexes_recovery_rebuilds_are_not_checked_at_load(create_log: LogFactory, mock_time: MockTime,
+                                                           rng: random.Random) -> None:
+    """3.8.0's LogSegment.sanityCheck skips the offset and time indexes, as recovery rebuilds those of every
+    segment from the recovery point on whatever they hold.  kafkalog checks the others at load (0.10.1.1's check,
+    kept for them): after an unclean shutdown only the segments wholly below the recovery point are checked,
+    and each corrupt index is rebuilt once, by the check or by recovery."""
+    num_messages = 40
+    log_config = config(segment_bytes=200, index_interval_bytes=1)
+    log = create_log(log_config)
+    now = append_timestamped(log, mock_time, rng, num_messages)
+    bases = [s.base_offset for s in log.log_segments()]
+    assert len(bases) >= 4
+    index_files = [s.offset_index.file for s in log.log_segments()]
+    log.close()
+    for path in index_files:
+        path.write_bytes(b"  ")
+
+    recovery_point = bases[2] + 1  # inside the third segment: recovery starts with it
+    log = create_log(log_config, recovery_point=recovery_point, had_clean_shutdown=False)
+    assert [base for base, _reason in log.load_report.rebuilt_indexes] == bases[:2]
+    assert all("neither positive nor a multiple of 8" in reason for _base, reason in log.load_report.rebuilt_indexes)
+    assert [base for base, _truncated in log.load_report.recovered_segments] == bases[2:]
+    assert log.log_end_offset == num_messages
+    assert all(p.stat().st_size % 8 == 0 for p in index_files)
+    assert_every_offset_and_timestamp_resolves(log, now, num_messages)
+
+
 def test_bogus_index_segments_are_removed(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
     bogus_index1 = index_filename(log_dir, 0)
     bogus_time_index1 = time_index_filename(log_dir, 0)
