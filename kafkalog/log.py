@@ -218,6 +218,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             self.recovery_point = loaded.recovery_point
             self._log_start_offset = loaded.log_start_offset
             self._update_log_end_offset(loaded.next_offset)
+            # Kafka's constructor (updateLogStartOffset, updateLocalLogStartOffset): nothing below the log
+            # start offset is read again, so the recovery point is never below it.
+            if self.recovery_point < self._log_start_offset:
+                self.recovery_point = self._log_start_offset
             self._maybe_increment_first_unstable_offset()
         except BaseException as e:
             self.segments.close_handlers()

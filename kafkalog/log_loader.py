@@ -523,7 +523,14 @@ class LogLoader:
 
     def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
         """Check every segment past the recovery point when the last shutdown was not clean, and cut the
-        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
+        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset and sets the recovery
+        point.
+
+        The recovery point is Kafka's: the log end offset after a clean shutdown that left the segments as they
+        were, otherwise ``min(recovery point checkpoint, log end offset)``, which is also the rule when the
+        segments all went because the log ended below its start offset, or there were none (the log then
+        raises it to its start offset, as ``UnifiedLog`` does; :class:`~kafkalog.log.Log`).  A read-only load,
+        which recovers and deletes nothing, takes the log end offset (kafkalog's)."""
         if not self.had_clean_shutdown and not self.read_only:
             unflushed = self.segments.values(recovery_point_checkpoint, None)
             to_check = sum(segment.size() for segment in unflushed)
@@ -556,8 +563,11 @@ class LogLoader:
                                 self.log.local_log, f"recovery, after truncated segment {segment.base_offset}"))
                         self.log._delete_producer_snapshots(later, async_delete=True)
                     break
+        # Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd: the log end offset, unless no segment is left.
+        log_end_offset_option: int | None = None
         if not self.segments.is_empty():
             log_end_offset = self._active().read_next_offset()
+            log_end_offset_option = log_end_offset
             if log_end_offset < log_start_offset_checkpoint and not self.read_only:
                 logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
                                "(%d). This could happen if segment files were deleted from the file system.",
@@ -572,12 +582,20 @@ class LogLoader:
                 if self.log.leader_epoch_cache is not None:
                     self.log.leader_epoch_cache.clear_and_flush()
                 self.log.producer_state_manager.truncate_fully_and_start_at(log_start_offset_checkpoint)
+                log_end_offset_option = None
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)
-        log_end_offset = self._active().read_next_offset()
-        if self.had_clean_shutdown or self.read_only:
+        # The recovery point moves up only to what a clean shutdown left whole: advancing it here could skip
+        # the recovery of a segment not flushed yet, should the broker crash after checkpointing it.
+        if self.read_only:
+            log_end_offset = self._active().read_next_offset()
+            self.recovery_point = log_end_offset
+        elif self.had_clean_shutdown and log_end_offset_option is not None:
+            log_end_offset = log_end_offset_option
             self.recovery_point = log_end_offset
         else:
+            log_end_offset = (log_end_offset_option if log_end_offset_option is not None
+                              else self._active().read_next_offset())
             self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
         return log_end_offset
 

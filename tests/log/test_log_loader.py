@@ -46,6 +46,7 @@ from typing import Any
 
 import pytest
 
+import kafkalog.log
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
@@ -63,6 +64,7 @@ from kafkalog.filenames import (
 )
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
+from kafkalog.log_loader import LoadedLogOffsets, LogLoader
 from kafkalog.manager import LogManager
 from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from kafkalog.record import ControlRecordType
@@ -728,6 +730,59 @@ def test_log_end_less_than_start_after_reopen(create_log: LogFactory, log_dir: P
     assert time_index_filename(log_dir, start_offset).exists()
     assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")] + [
         "leader-epoch-checkpoint"]
+
+
+def test_recovery_point_after_a_clean_shutdown_whose_log_ends_below_its_start(
+        create_log: LogFactory, log_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LogLoader.recoverLog (3.8.0): after a clean shutdown the recovery point is the log end offset only while the
+    segments stay; when they all go because the log ends below its start offset, the loader answers
+    ``min(recoveryPointCheckpoint, logEndOffset)``, and UnifiedLog's constructor raises it to the log start
+    offset (``updateLogStartOffset``), so the log's is its new end, as before."""
+    loaded: list[LoadedLogOffsets] = []
+
+    class RecordingLoader(LogLoader):
+        def load(self) -> LoadedLogOffsets:
+            offsets = super().load()
+            loaded.append(offsets)
+            return offsets
+
+    monkeypatch.setattr(kafkalog.log, "LogLoader", RecordingLoader)
+    log = create_log(config())
+    for value in (b"a", b"b", b"c"):
+        log.append_as_leader(singleton(value), leader_epoch=0)
+    log.close()
+    assert loaded == [LoadedLogOffsets(0, 0, 0)]
+
+    reopened = create_log(config(), log_start_offset=10, recovery_point=2)
+    assert reopened.load_report.deleted_segments == [0]
+    assert loaded[-1] == LoadedLogOffsets(log_start_offset=10, recovery_point=2, next_offset=10)
+    assert (reopened.log_start_offset, reopened.recovery_point, reopened.log_end_offset) == (10, 10, 10)
+    reopened.close()
+
+    # the segments stay: the log end offset
+    again = create_log(config(), log_start_offset=10, recovery_point=2)
+    assert loaded[-1] == LoadedLogOffsets(log_start_offset=10, recovery_point=10, next_offset=10)
+    assert again.recovery_point == 10
+
+
+def test_recovery_point_is_raised_to_the_log_start_offset(create_log: LogFactory, log_dir: Path) -> None:
+    """UnifiedLog's constructor (3.8.0: ``updateLogStartOffset``, ``updateLocalLogStartOffset``): a recovery
+    point below the log start offset is raised to it, nothing below the start being read again.  After an
+    unclean shutdown with the recovery point checkpoint at 0, every segment is recovered and the loader answers
+    0; the log's is its start offset."""
+    log = create_log(config())
+    for _segment in range(3):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value), leader_epoch=0)
+        log.roll()
+    log.close_handlers()
+
+    reopened = create_log(config(), log_start_offset=5, recovery_point=0, had_clean_shutdown=False)
+    assert [base for base, _truncated in reopened.load_report.recovered_segments] == [0, 3, 6, 9]
+    assert (reopened.log_start_offset, reopened.recovery_point, reopened.log_end_offset) == (5, 5, 9)
+    assert [segment.base_offset for segment in reopened.log_segments()] == [0, 3, 6, 9]
+    reopened.flush()
+    assert reopened.recovery_point == 9
 
 
 def test_recover_with_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
