@@ -410,9 +410,8 @@ PAIRS = [[INT32_MAX + 2, INT32_MAX + 3], [INT32_MAX + 4, INT32_MAX + 5], [INT32_
 def check_over_compacted_log_recovery(create_log: LogFactory, log_dir: Path, magic: int, compression: str,
                                       batches: list[list[int]], bases: list[int], index_files: int) -> None:
     """Kafka's testOverCompactedLogRecovery*: a batch at 0, then ``batches`` appended as a follower, the active
-    segment's base offset after each being ``bases``; after closing, ``index_files`` offset indexes, each with
-    a last offset.  (Kafka also checks that each roll left a producer snapshot at the new segment's base:
-    producer state, issue 20.)"""
+    segment's base offset after each being ``bases``, each roll leaving a producer snapshot at the new
+    segment's base; after closing, ``index_files`` offset indexes, each with a last offset."""
     log = create_log(config(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024))
 
     def records(offsets: list[int], codec: str) -> MemoryRecords:
@@ -422,9 +421,13 @@ def check_over_compacted_log_recovery(create_log: LogFactory, log_dir: Path, mag
 
     log.append_as_follower(records([0], "none"))
     assert log.active_segment.base_offset == 0
+    previous_base = 0
     for offsets, base in zip(batches, bases, strict=True):
         log.append_as_follower(records(offsets, compression))
         assert log.active_segment.base_offset == base
+        if base != previous_base:
+            assert producer_snapshot_filename(log_dir, base).exists()
+        previous_base = base
     log.close()
 
     found = [p for p in log_dir.iterdir() if ".index" in p.name]
@@ -842,15 +845,17 @@ def test_sanity_check_without_offset_index_file(create_log: LogFactory, log_dir:
 
 def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_recovery(
         create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
-    """testCorruptedLogRecoveryDoesNotDeleteProducerStateSnapshotsPostRecovery, its segments: a torn segment
-    below the log start offset takes every segment with it, the log starts again, empty, at the log start
-    offset, and the deletions scheduled by recovery, run later, do not touch the segments made since.
-
-    Left out: the producer snapshots Kafka checks at each step (producer state, issue 20; kafkalog writes no
-    ``.snapshot`` files).
-    """
+    """testCorruptedLogRecoveryDoesNotDeleteProducerStateSnapshotsPostRecovery: a torn segment below the log start
+    offset takes every segment with it, the log starts again, empty, at the log start offset, with no producer
+    snapshot below it on disk or in memory, and the deletions scheduled by recovery, run later, touch neither the
+    segments made since nor their snapshots."""
     log_config = config()
     log = create_log(log_config)
+
+    def snapshot_file(offset: int) -> Path | None:
+        snapshot = log.producer_state_manager.snapshot_file_for_offset(offset)
+        return None if snapshot is None else snapshot.file
+
     # segments [0-0], [1-1], ..., [8-8] and an empty active one at 9
     for i in range(9):
         log.append_as_leader(singleton(str(i).encode(), timestamp=mock_time.milliseconds()), leader_epoch=0)
@@ -859,6 +864,9 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
     assert log.log_start_offset == 0
     assert log.active_segment.base_offset == 9
     assert log.log_end_offset == 9
+    for offset in range(1, 10):
+        before_deletion = snapshot_file(offset)
+        assert before_deletion is not None and before_deletion.exists()
 
     new_log_start_offset = 4
     log.high_watermark = log.log_end_offset
@@ -879,6 +887,10 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
     assert log.log_start_offset == 4
     assert log.active_segment.base_offset == 4
     assert log.log_end_offset == 4
+    on_disk = [offset for offset in range(1, 5) if producer_snapshot_filename(log_dir, offset).exists()]
+    assert on_disk == [], f"Found offsets with producer state snapshot files: {on_disk} while none were expected."
+    in_memory = [offset for offset in range(1, 5) if snapshot_file(offset) is not None]
+    assert in_memory == [], f"Found in-memory producer state snapshot files: {in_memory} while none were expected."
 
     # segments [4-4], ..., [8-8] and an empty active one at 9, made again under the names of deleted ones
     for i in range(5):
@@ -886,11 +898,16 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
         log.roll()
     assert log.active_segment.base_offset == 9
     assert log.log_end_offset == 9
+    for offset in range(5, 10):
+        before_deletion = snapshot_file(offset)
+        assert before_deletion is not None and before_deletion.exists()
 
-    # the deletions recovery scheduled run now: the new segments stay
+    # the deletions recovery scheduled run now: the new segments and their snapshots stay
     mock_time.sleep(log_config.file_delete_delay_ms)
     assert log.log_start_offset == new_log_start_offset
     assert log.log_end_offset == 9
+    missing = [offset for offset in range(5, 10) if (file := snapshot_file(offset)) is None or not file.exists()]
+    assert missing == [], f"Found offsets with missing producer state snapshot files: {missing}"
     assert not any(name.endswith(DELETED_FILE_SUFFIX) for name in names(log_dir)), \
         "Expected no files to be present with the deleted file suffix"
     assert [s.base_offset for s in log.log_segments()] == list(range(4, 10))
