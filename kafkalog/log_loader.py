@@ -24,8 +24,10 @@ The steps, in Kafka's order (each a method below):
    they cover (whatever its suffix, producer snapshots included, as in Kafka), then lose their suffix (the last
    step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a crash at any point leaves either the old
    segments or the new ones);
-4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
-   index;
+4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild the indexes of one whose
+   offset index is missing or whose transaction index is corrupt (3.8's ``sanityCheck``); then kafkalog's check
+   of the offset and time indexes that step 5 will not rebuild, 0.10.1.1's check kept for them
+   (:meth:`LogLoader._check_index_files`);
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
    cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
    Each segment is recovered with an interim producer state rebuilt up to its base (``recoverSegment``), which
@@ -342,8 +344,8 @@ class LogLoader:
             for name in self._offset_named_file_names():
                 path = self.dir / name
                 if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
-                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d), that was compacted or "
-                                "split but not deleted yet", path, min_swap, max_swap)
+                    logger.info("Deleting %s, in the range [%d, %d) of an interrupted swap: compacted or split "
+                                "but not deleted yet", path, min_swap, max_swap)
                     path.unlink(missing_ok=True)
                     self.load_report.replaced_files.append(name)
         for path in swap_files:

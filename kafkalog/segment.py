@@ -609,8 +609,8 @@ class LogSegment:
 
         As in 3.8.0 the offset and time indexes themselves are not checked here: Kafka leaves them to the
         recovery of every segment past the recovery point, and trusts the others, which a flush or a clean
-        shutdown wrote whole.  kafkalog's loader checks those others too, with :meth:`check_index_files` (0.10.1.1
-        checked every segment's, here).
+        shutdown wrote whole.  kafkalog's loader checks those others too, with :meth:`check_index_files`, as
+        0.10.1.1's loader checked every segment's.
 
         Raises:
             FileNotFoundError: the offset index file does not exist (Kafka: ``NoSuchFileException``), which makes
