@@ -2,9 +2,11 @@
 
 A segment's files share a base name, its base offset as 20 zero-padded decimal digits, and differ in
 suffix: ``.log`` (the entries), ``.index`` (offset index), ``.timeindex`` (time index), ``.txnindex``
-(aborted transactions, written by brokers from 0.11; kafkalog leaves it alone).  While a file is
-being replaced or removed a second suffix follows the first: ``.cleaned`` (cleaner output in
-progress), ``.swap`` (ready to be swapped in), ``.deleted`` (waiting for asynchronous deletion).
+(aborted transactions, from 0.11).  While a file is being replaced or removed a second suffix follows the
+first: ``.cleaned`` (cleaner output in progress), ``.swap`` (ready to be swapped in), ``.deleted``
+(waiting for asynchronous deletion).  A partition's producer-state snapshots are named the same way, for
+the offset they were taken at (``<offset>.snapshot``), so completing an interrupted swap deletes those
+inside the swapped range with the replaced segments' files, as Kafka's loader does.
 
 A log dir's root holds two files of the broker's besides its checkpoints (whose names sit with their
 format in :mod:`kafkalog.checkpoint`): ``.lock``, the file a broker locks to own the dir (Kafka:
@@ -51,7 +53,8 @@ TXN_INDEX_FILE_SUFFIX = ".txnindex"
 DELETED_FILE_SUFFIX = ".deleted"
 CLEANED_FILE_SUFFIX = ".cleaned"
 SWAP_FILE_SUFFIX = ".swap"
-#: A broker's producer-state snapshot, named for the offset it was taken at (kafkalog only reads these).
+#: A producer-state snapshot, named for the offset it was taken at (Kafka:
+#: ``LogFileUtils.PRODUCER_SNAPSHOT_FILE_SUFFIX``).
 PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
 
 #: The clean-shutdown marker in a log dir's root: empty up to 3.6, ``{"version":0,"brokerEpoch":N}`` from 3.7.

@@ -219,6 +219,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             self.recovery_point = loaded.recovery_point
             self._log_start_offset = loaded.log_start_offset
             self._update_log_end_offset(loaded.next_offset)
+            # Kafka's constructor (updateLogStartOffset, updateLocalLogStartOffset): nothing below the log
+            # start offset is read again, so the recovery point is never below it.
+            if self.recovery_point < self._log_start_offset:
+                self.recovery_point = self._log_start_offset
             self._maybe_increment_first_unstable_offset()
         except BaseException as e:
             self.segments.close_handlers()
@@ -524,13 +528,17 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         With ``assign_offsets`` (a leader's append) offsets are given from the log end offset, timestamps
         set for LogAppendTime topics and the records converted or recompressed as the topic's
         configuration asks.  Without it (a follower's append, or a Raft leader's) the records keep their
-        offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`).
+        offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`),
+        and their partition leader epochs, which a v2 batch must have (else :class:`IllegalArgumentError`, as
+        Kafka's leader-epoch cache refuses ``-1``; a leader's append given no ``leader_epoch`` stamps ``-1`` and is
+        kafkalog's exception, :mod:`kafkalog.log_leader_epochs`).
         ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
         for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
-        its offsets).  Returns what was appended; invalid trailing bytes are dropped, a
-        batch past ``max.message.bytes`` is a :class:`RecordTooLargeError` and an append larger than
-        ``segment.bytes`` a :class:`RecordBatchTooLargeError`.
+        its offsets).  Returns what was appended, with the log start offset of the moment in
+        ``log_start_offset`` (Kafka fills it in ``analyzeAndValidateRecords``, so an append of no batch carries
+        it too); invalid trailing bytes are dropped, a batch past ``max.message.bytes`` is a
+        :class:`RecordTooLargeError` and an append larger than ``segment.bytes`` a :class:`RecordBatchTooLargeError`.
 
         Batches with a producer id are checked against the producer state before anything is written
         (:func:`~kafkalog.producer_state.log_updates.analyze_and_validate_producer_state`): a ``client`` batch
@@ -551,12 +559,13 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             ignore_record_size = not assign_offsets
         # A follower's offsets are kept, so they must increase: the pass checks that (Kafka passes
         # requireOffsetsMonotonic = !validateAndAssignOffsets).  The batches it reads are kept for the
-        # validator, which then need not scan the buffer again.
+        # validator, which then need not scan the buffer again.  The log start offset is read before the
+        # lock, as Kafka reads its volatile field, and goes back with every answer, an empty append's too.
         scanned: list[RecordBatch] = []
         append_info = analyze_and_validate_records(records, self.config, origin=origin,
                                                    ignore_record_size=ignore_record_size,
                                                    require_offsets_monotonic=not assign_offsets,
-                                                   leader_epoch=leader_epoch,
+                                                   leader_epoch=leader_epoch, log_start_offset=self._log_start_offset,
                                                    topic_partition=str(self.topic_partition), scanned=scanned)
         if append_info.shallow_count == 0:
             return append_info
@@ -657,7 +666,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                            ignore_record_size=False, verification_guard=verification_guard)
 
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
-        """Kafka: ``appendAsFollower``."""
+        """Kafka: ``appendAsFollower``: the records keep their offsets and epochs, and each v2 batch's epoch is
+        assigned to the leader-epoch cache, so one without an epoch (``-1``) is refused, as in Kafka
+        (:class:`~kafkalog.errors.IllegalArgumentError`, :mod:`kafkalog.log_leader_epochs`)."""
         return self.append(records, False)
 
     def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:

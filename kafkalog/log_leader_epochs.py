@@ -21,9 +21,15 @@ Where kafkalog differs from Kafka:
 * The cache's truncations write the checkpoint through the log's scheduler when it is running, as Kafka's do
   (``scheduleOnce``), and at once, in the caller's thread, when it is not (a log opened with a stopped
   scheduler, or after its own was stopped at close): :class:`_EpochFlushScheduler`.
-* A batch with no partition leader epoch (``-1``, what kafkalog's ``Log.append`` stamps when no
-  ``leader_epoch`` is given) assigns nothing; Kafka's cache refuses it (``IllegalArgumentException``), as a
-  broker always appends with an epoch.  Any other negative epoch is refused, as in Kafka.
+* A leader's append without a leader epoch (``leader_epoch=-1``, ``Log.append``'s default: a log used on its
+  own has no leader) stamps ``-1`` on its batches and assigns nothing.  Kafka's ``appendAsLeader`` is always
+  given an epoch, and its cache would refuse ``-1``.  Any other negative epoch is refused, as in Kafka.
+  An append that keeps its batches' offsets (a follower's, a Raft leader's) is Kafka's: each v2 batch assigns
+  the epoch it carries, and one carrying ``-1`` (``NO_PARTITION_LEADER_EPOCH``) or any other negative epoch
+  is refused by the cache (:class:`~kafkalog.errors.IllegalArgumentError`, Kafka's
+  ``IllegalArgumentException``) before anything is written; the batches before it keep the epochs they
+  assigned, as in Kafka's loop.  Only recovery skips a negative epoch (``LogSegment.recover``'s
+  ``partitionLeaderEpoch >= 0``).
 * A read-only log reads the cache from a read-only checkpoint and never writes or deletes it: the loader's
   truncations hold in memory only, and a checkpoint it cannot read (or a message format below v2) leaves the
   log without a cache, with a warning, rather than refusing to open the directory.
@@ -197,15 +203,22 @@ class LogLeaderEpochs:
 
     def _assign_epochs_of_append(self: _EpochLog, records: MemoryRecords,
                                  leader: tuple[int, int, int] | None = None) -> None:
-        """The epoch step of Kafka's ``append``, on the validated records before they are written: each v2
-        batch assigns its partition leader epoch from its base offset; a v0/v1 batch (a partial upgrade's
-        temporary regression) clears a non-empty cache, so that the next leader election truncates by high
-        watermark.  A v2 batch without an epoch assigns nothing (see the module docstring).
+        """The epoch step of Kafka's ``append`` (``UnifiedLog.append``, 3.8.0), on the validated records before
+        they are written: each v2 batch assigns its partition leader epoch from its base offset
+        (``maybeAssignEpochStartOffset``); a v0/v1 batch (a partial upgrade's temporary regression) clears a
+        non-empty cache, so that the next leader election truncates by high watermark.
 
         ``leader`` is ``(leader epoch, first offset, magic)`` of a leader's append whose offsets the validator
         assigned: every batch then has that magic and, from v2, that epoch, with increasing base offsets, so
         the first batch decides all (a later one's assignment of the same epoch at a higher offset changes
-        nothing) and the batches need not be read."""
+        nothing) and the batches need not be read.  Such an append without an epoch (``-1``) assigns nothing
+        (kafkalog's, see the module docstring).  Without ``leader`` (an append that keeps its offsets) every
+        batch is assigned the epoch it carries, in order, as Kafka does.
+
+        Raises:
+            IllegalArgumentError: a v2 batch that keeps its offsets carries a negative epoch, ``-1``
+                (``NO_PARTITION_LEADER_EPOCH``) included (Kafka: ``LeaderEpochFileCache.assign``).
+        """
         cache = self.leader_epoch_cache
         if cache is None:
             return
@@ -220,9 +233,7 @@ class LogLeaderEpochs:
             return
         for batch in records.batches():
             if batch.magic >= _RECORD_VERSION_V2:
-                epoch = batch.partition_leader_epoch
-                if epoch != NO_PARTITION_LEADER_EPOCH:
-                    self.maybe_assign_epoch_start_offset(epoch, batch.base_offset)
+                self.maybe_assign_epoch_start_offset(batch.partition_leader_epoch, batch.base_offset)
             elif cache.non_empty():
                 logger.warning("Clearing leader epoch cache after unexpected append with message format v%d",
                                batch.magic)

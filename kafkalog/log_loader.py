@@ -20,15 +20,21 @@ The steps, in Kafka's order (each a method below):
 1. refuse a directory holding something named like a segment file that is not a regular file;
 2. ``removeTempFilesAndCollectSwapFiles``: delete ``.deleted`` files and incomplete cleaner output
    (``.cleaned``, and every ``.swap`` at or past the lowest ``.cleaned`` offset: an unfinished split);
-3. complete the swaps that remain: the ``.swap`` segments replace every live file in the offset range they
-   cover, then lose their suffix (the last step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a
-   crash at any point leaves either the old segments or the new ones);
-4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild a missing or corrupt
-   index;
+3. complete the swaps that remain: the ``.swap`` segments replace every file named for an offset in the range
+   they cover (whatever its suffix, producer snapshots included, as in Kafka), then lose their suffix (the last
+   step of the ``.cleaned`` -> ``.swap`` -> live protocol, so a crash at any point leaves either the old
+   segments or the new ones);
+4. ``loadSegmentFiles``: delete indexes without a ``.log``, open each segment, rebuild the indexes of one whose
+   offset index is missing or whose transaction index is corrupt (3.8's ``sanityCheck``); then kafkalog's check
+   of the offset and time indexes that step 5 will not rebuild, 0.10.1.1's check kept for them
+   (:meth:`LogLoader._check_index_files`);
 5. ``recoverLog``: after an unclean shutdown, check every segment past the recovery point batch by batch,
    cut at the first bad batch and drop the segments after it; a log left with no segment gets an empty one.
    Each segment is recovered with an interim producer state rebuilt up to its base (``recoverSegment``), which
-   leaves a snapshot at the segment's end;
+   leaves a snapshot at the segment's end.
+   A ``-delete`` directory (a partition waiting for its deletion) is not recovered: it keeps its segments but
+   loads with recovery point and next offset 0, whatever its segments hold (Kafka's ``(0L, 0L)``), so step 6
+   empties its leader-epoch cache and its log end offset is 0;
 6. the leader-epoch cache is cut to the log: entries at or past the next offset go, and the first entry is
    moved up to the log start offset checkpoint (``truncateFromEndAsyncFlush``, ``truncateFromStartAsyncFlush``);
 7. the producer state: snapshots at no segment's base are removed (``removeStraySnapshots``), and the state
@@ -76,7 +82,6 @@ from .filenames import (
     SWAP_FILE_SUFFIX,
     TIME_INDEX_FILE_SUFFIX,
     TXN_INDEX_FILE_SUFFIX,
-    index_filename,
     offset_from_file_name,
     segment_file_offset,
     time_index_filename,
@@ -202,11 +207,12 @@ class LogLoader:
             self._complete_swaps(swap_files)
         self._load_segment_files()
         if self.dir.name.endswith(DELETE_DIR_SUFFIX):
-            # A directory waiting for deletion is not recovered: it only needs to exist until deleted.
+            # A directory waiting for deletion is not recovered and holds nothing a reader may fetch: it is loaded
+            # only to be deleted, so it ends at 0 whatever its segments hold (and its epochs go with that end).
             if self.segments.is_empty():
                 self._add_empty_segment(0)
             self.recovery_point = 0
-            next_offset = self._active().read_next_offset()
+            next_offset = 0
         else:
             if self.had_no_snapshot:
                 self._complete_txn_indexes()
@@ -317,8 +323,12 @@ class LogLoader:
         return valid_swaps
 
     def _complete_swaps(self, swap_files: list[Path]) -> None:
-        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load`` steps 2-4):
-        the swapped-in segments win, the old ones they cover are deleted, the ``.swap`` names dropped."""
+        """Finish a segment replacement that a crash interrupted (Kafka: ``LogLoader.load``, its second to fourth
+        passes): the swapped-in segments win, the ``.swap`` names are dropped, and every other file named for an
+        offset in the range they cover, from the lowest swap base to the highest swap's next offset, is deleted
+        whatever its suffix: the replaced segments' files and the producer snapshots taken inside the range, as
+        Kafka deletes every file there whose name ``offsetFromFile`` reads
+        (:meth:`_offset_named_file_names`)."""
         min_swap, max_swap = None, None
         for path in swap_files:
             if not path.name.endswith(LOG_FILE_SUFFIX + SWAP_FILE_SUFFIX):
@@ -333,11 +343,11 @@ class LogLoader:
             min_swap = base if min_swap is None else min(min_swap, base)
             max_swap = next_offset if max_swap is None else max(max_swap, next_offset)
         if min_swap is not None and max_swap is not None:
-            for name in self._segment_file_names():
+            for name in self._offset_named_file_names():
                 path = self.dir / name
                 if not name.endswith(SWAP_FILE_SUFFIX) and min_swap <= offset_from_file_name(name) < max_swap:
-                    logger.info("Deleting segment file %s, replaced by a swap in [%d, %d)", path,
-                                min_swap, max_swap)
+                    logger.info("Deleting %s, in the range [%d, %d) of an interrupted swap: compacted or split "
+                                "but not deleted yet", path, min_swap, max_swap)
                     path.unlink(missing_ok=True)
                     self.load_report.replaced_files.append(name)
         for path in swap_files:
@@ -371,9 +381,30 @@ class LogLoader:
             names.append(name)
         return names
 
+    def _offset_named_file_names(self) -> list[str]:
+        """The sorted names of the regular files of the directory named for an offset as Kafka names a segment's
+        files, whatever follows the first '.': ``<offset>.log``, ``.index``, ``.timeindex``, ``.txnindex``, a
+        producer ``.snapshot``, any other suffix.  Kafka's swap completion takes every file whose name
+        ``offsetFromFile`` reads and skips those it cannot (no '.', no number before it); kafkalog also skips
+        a prefix that is not 20 digits up to ``Long.MaxValue`` (:func:`~kafkalog.filenames.segment_file_offset`),
+        which Kafka reads as an offset, as its loader leaves every such file alone."""
+        names = []
+        for path in sorted(self.dir.iterdir()):
+            name = path.name
+            if "." not in name or not path.is_file():
+                continue
+            try:
+                segment_file_offset(name)
+            except IllegalArgumentError:
+                continue
+            names.append(name)
+        return names
+
     def _load_segment_files(self) -> None:
         """Open every segment (Kafka: ``LogLoader.loadSegmentFiles``): orphan indexes are deleted, each
-        ``.log`` is opened with its indexes checked, and a missing or corrupt index is rebuilt."""
+        ``.log`` is opened and passes :meth:`~kafkalog.segment.LogSegment.sanity_check`, or has its indexes
+        rebuilt (a missing offset index, a corrupt transaction index); then kafkalog's check of the offset and
+        time indexes that recovery will not rebuild (:meth:`_check_index_files`)."""
         names = self._segment_file_names()
         logs = {n for n in names if n.endswith(LOG_FILE_SUFFIX)}
         for name in names:
@@ -385,51 +416,79 @@ class LogLoader:
                     logger.warning("Found an orphaned index file %s, with no corresponding log file.",
                                    self.dir / name)
                     (self.dir / name).unlink(missing_ok=True)
+        handled: set[int] = set()
         for name in sorted(logs):
             base_offset = offset_from_file_name(name)
-            time_index_exists = time_index_filename(self.dir, base_offset).exists()
+            time_index_newly_created = not time_index_filename(self.dir, base_offset).exists()
             segment = LogSegment.open(self.dir, base_offset, self.config, self.time, file_already_exists=True,
                                       read_only=self.read_only)
             # In the map before its indexes are rebuilt, so a rebuild that finds an offset overflow can
             # split the segment in place.
             self.segments.add(segment)
-            if self.read_only:
-                self._check_read_only_segment(segment, time_index_exists)
-            elif not index_filename(self.dir, base_offset).exists():
-                logger.error("Could not find offset index file corresponding to log file %s, "
-                             "recovering segment and rebuilding index files...", segment.log.file)
-                self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
-                self._recover_segment_retrying(segment)
-            else:
-                try:
-                    segment.sanity_check(not time_index_exists)
-                except CorruptIndexError as e:
-                    logger.warning("Found a corrupted index file corresponding to log file %s due to %s, "
-                                   "recovering segment and rebuilding index files...", segment.log.file, e)
-                    self.load_report.rebuilt_indexes.append((base_offset, str(e)))
-                    self._recover_segment_retrying(segment)
-
-    def _check_read_only_segment(self, segment: LogSegment, time_index_exists: bool) -> None:
-        """The sanity check of a segment a read-only open loads, which can rebuild nothing (kafkalog's): whatever
-        fails is read around instead, with a warning.  Offset and time indexes that fail are ignored (the segment
-        is read from its batches; a missing offset index reads as empty, so is not checked).  A transaction index
-        that fails Kafka's check (``TransactionIndex.sanityCheck``, on which a broker's open rebuilds it) is
-        ignored too, and so not trusted: the log's aborted transactions are then read from its batch headers
-        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`)."""
-        if index_filename(self.dir, segment.base_offset).exists():
             try:
-                segment.sanity_check_offset_and_time_indexes(not time_index_exists)
+                segment.sanity_check(time_index_newly_created)
+            except FileNotFoundError:
+                # Kafka logs it as an error only where recovery would not have rebuilt the index anyway.
+                if self.had_clean_shutdown or base_offset < self.recovery_point_checkpoint:
+                    logger.error("Could not find offset index file corresponding to log file %s, "
+                                 "recovering segment and rebuilding index files...", segment.log.file)
+                self.load_report.rebuilt_indexes.append((base_offset, "offset index missing"))
+                handled.add(base_offset)
+                self._recover_segment_retrying(segment)
             except CorruptIndexError as e:
-                logger.warning("Index files of %s fail their check (%s); reading the segment without "
-                               "them, as a read-only open cannot rebuild them.", segment.log.file, e)
-                segment.ignore_index_files()
-        try:
-            segment.txn_index.sanity_check()
-        except CorruptIndexError as e:
-            logger.warning("Transaction index %s fails its check (%s); a read-only open cannot rebuild it, so it is "
-                           "not trusted: the log's aborted transactions are read from its batch headers.",
-                           segment.txn_index.file, e)
-            segment.txn_index.ignore_file()
+                # Only the transaction index is checked here.  A writable open rebuilds the segment's indexes,
+                # as a broker's does; a read-only one cannot, and must not trust it either: it reads the
+                # segment's aborts from its batch headers instead, and still checks its other indexes.
+                if self.read_only:
+                    logger.warning("Transaction index %s fails its check (%s); a read-only open cannot rebuild it, "
+                                   "so it is not trusted: the log's aborted transactions are read from its batch "
+                                   "headers.", segment.txn_index.file, e)
+                    segment.txn_index.ignore_file()
+                else:
+                    handled.add(base_offset)
+                    self._index_check_failed(segment, e)
+        self._check_index_files(handled)
+
+    def _check_index_files(self, handled: set[int]) -> None:
+        """Check the offset and time indexes of every segment that recovery will not rebuild, and rebuild those
+        that fail (kafkalog's: :meth:`~kafkalog.segment.LogSegment.check_index_files`; ``handled`` are the bases
+        whose indexes loading rebuilt or gave up on already).
+
+        Kafka 3.8.0 checks neither at load: the segments past the recovery point are recovered after an unclean
+        shutdown, which rebuilds their indexes whatever they hold, and the others' indexes are trusted, as a flush
+        or a clean shutdown wrote them whole.  kafkalog checks the others, as 0.10.1.1 checked every segment's,
+        because it also opens directories that no broker closed (read-only opens of a live or copied broker
+        directory, and ``recover``), where an index may be torn or stale below the recovery point, and a lookup
+        in it would read wrong positions; the check costs a stat and a pread or two per file, no mapping.  The
+        segments recovery rebuilds are left to it, as in Kafka, so a crash's preallocated index tail is not
+        rebuilt twice; a ``-delete`` directory holds nothing to read and is not checked."""
+        if self.dir.name.endswith(DELETE_DIR_SUFFIX):
+            return
+        to_check = self.segments.values()
+        if not self.had_clean_shutdown and not self.read_only:
+            recovered = {segment.base_offset for segment in self.segments.values(self.recovery_point_checkpoint,
+                                                                                  None)}
+            to_check = [segment for segment in to_check if segment.base_offset not in recovered]
+        for segment in to_check:
+            if segment.base_offset in handled:
+                continue
+            try:
+                segment.check_index_files()
+            except CorruptIndexError as e:
+                self._index_check_failed(segment, e)
+
+    def _index_check_failed(self, segment: LogSegment, error: CorruptIndexError) -> None:
+        """A segment whose index failed its check at load: rebuilt (Kafka: the loader's ``recoverSegment``), or,
+        read-only, read without its offset and time indexes."""
+        if self.read_only:
+            logger.warning("Index files of %s fail their check (%s); reading the segment without them, as a "
+                           "read-only open cannot rebuild them.", segment.log.file, error)
+            segment.ignore_index_files()
+            return
+        logger.warning("Found a corrupted index file corresponding to log file %s due to %s, recovering segment "
+                       "and rebuilding index files...", segment.log.file, error)
+        self.load_report.rebuilt_indexes.append((segment.base_offset, str(error)))
+        self._recover_segment_retrying(segment)
 
     def _retry_on_offset_overflow(self, step: Callable[[], int]) -> int:
         """Run ``step``; when a segment turns out to hold offsets its index cannot, split it and run the step
@@ -477,7 +536,14 @@ class LogLoader:
 
     def _recover_log(self, log_start_offset_checkpoint: int, recovery_point_checkpoint: int) -> int:
         """Check every segment past the recovery point when the last shutdown was not clean, and cut the
-        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset."""
+        log at the first bad batch (Kafka: ``recoverLog``); returns the log end offset and sets the recovery
+        point.
+
+        The recovery point is Kafka's: the log end offset after a clean shutdown that left the segments as they
+        were, otherwise ``min(recovery point checkpoint, log end offset)``, which is also the rule when the
+        segments all went because the log ended below its start offset, or there were none (the log then
+        raises it to its start offset, as ``UnifiedLog`` does; :class:`~kafkalog.log.Log`).  A read-only load,
+        which recovers and deletes nothing, takes the log end offset (kafkalog's)."""
         if not self.had_clean_shutdown and not self.read_only:
             unflushed = self.segments.values(recovery_point_checkpoint, None)
             to_check = sum(segment.size() for segment in unflushed)
@@ -510,8 +576,11 @@ class LogLoader:
                                 self.log.local_log, f"recovery, after truncated segment {segment.base_offset}"))
                         self.log._delete_producer_snapshots(later, async_delete=True)
                     break
+        # Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd: the log end offset, unless no segment is left.
+        log_end_offset_option: int | None = None
         if not self.segments.is_empty():
             log_end_offset = self._active().read_next_offset()
+            log_end_offset_option = log_end_offset
             if log_end_offset < log_start_offset_checkpoint and not self.read_only:
                 logger.warning("Deleting all segments because logEndOffset (%d) is smaller than logStartOffset "
                                "(%d). This could happen if segment files were deleted from the file system.",
@@ -526,12 +595,20 @@ class LogLoader:
                 if self.log.leader_epoch_cache is not None:
                     self.log.leader_epoch_cache.clear_and_flush()
                 self.log.producer_state_manager.truncate_fully_and_start_at(log_start_offset_checkpoint)
+                log_end_offset_option = None
         if self.segments.is_empty():
             self._add_empty_segment(log_start_offset_checkpoint)
-        log_end_offset = self._active().read_next_offset()
-        if self.had_clean_shutdown or self.read_only:
+        # The recovery point moves up only to what a clean shutdown left whole: advancing it here could skip
+        # the recovery of a segment not flushed yet, should the broker crash after checkpointing it.
+        if self.read_only:
+            log_end_offset = self._active().read_next_offset()
+            self.recovery_point = log_end_offset
+        elif self.had_clean_shutdown and log_end_offset_option is not None:
+            log_end_offset = log_end_offset_option
             self.recovery_point = log_end_offset
         else:
+            log_end_offset = (log_end_offset_option if log_end_offset_option is not None
+                              else self._active().read_next_offset())
             self.recovery_point = min(recovery_point_checkpoint, log_end_offset)
         return log_end_offset
 

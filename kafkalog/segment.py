@@ -603,28 +603,39 @@ class LogSegment:
         self.time_index.resize(size)
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
-        """Check the indexes of a segment being loaded (Kafka: ``sanityCheck``); a time index created only
-        now (an older segment had none) is emptied, for recovery to fill.  The transaction index is checked
-        as Kafka checks it: no entry may end below the segment's base offset (a
-        :class:`~kafkalog.errors.CorruptIndexError`, which makes the loader rebuild the segment).  The two
-        halves are :meth:`sanity_check_offset_and_time_indexes` and the transaction index's ``sanity_check``,
-        which a read-only load calls apart, to read around whichever fails."""
-        self.sanity_check_offset_and_time_indexes(time_index_file_newly_created)
-        self.txn_index.sanity_check()
+        """Check a segment being loaded (Kafka 3.8.0: ``LogSegment.sanityCheck``): its offset index file must
+        exist, a time index created only now (an older segment had none) is emptied, for recovery to fill, and
+        the transaction index is checked: no entry may end below the segment's base offset.
 
-    def sanity_check_offset_and_time_indexes(self, time_index_file_newly_created: bool) -> None:
-        """The offset and time index half of :meth:`sanity_check` (kafkalog's: Kafka 3.8 leaves them to
-        recovery)."""
-        if not self.log.file.exists():
-            raise FileNotFoundError(f"Segment file {self.log.file} does not exist")
-        if not self._lazy_offset_index.file.exists() and not self.read_only:
-            # Kafka: NoSuchFileException, and the loader rebuilds the index.  A read-only segment cannot
-            # rebuild and reads a missing index as empty, so there is nothing to check.
+        As in 3.8.0 the offset and time indexes themselves are not checked here: Kafka leaves them to the
+        recovery of every segment past the recovery point, and trusts the others, which a flush or a clean
+        shutdown wrote whole.  kafkalog's loader checks those others too, with :meth:`check_index_files`, as
+        0.10.1.1's loader checked every segment's.
+
+        Raises:
+            FileNotFoundError: the offset index file does not exist (Kafka: ``NoSuchFileException``), which makes
+                the loader rebuild the segment's indexes.  A read-only segment cannot rebuild them and reads a
+                missing index as empty, so it is not refused.
+            CorruptIndexError: the transaction index fails its check (the loader rebuilds the segment's indexes;
+                a read-only load, which cannot, stops trusting the transaction index instead).
+        """
+        if self._lazy_offset_index.file.exists() or self.read_only:
+            if time_index_file_newly_created and not self.read_only:
+                self.time_index.resize(0)
+            self.txn_index.sanity_check()
+        else:
             raise FileNotFoundError(f"Offset index file {self._lazy_offset_index.file} does not exist")
-        if time_index_file_newly_created and not self.read_only:
-            self.time_index.resize(0)
-        # Checked through the lazy indexes: an index not yet opened is checked on its file, by a stat and
-        # a pread, so loading a log still refuses a corrupt index without mapping it.
+
+    def check_index_files(self) -> None:
+        """The offset and time index checks that 3.8.0's ``sanityCheck`` leaves out (kafkalog's; 0.10.1.1's
+        ``Log.loadSegments`` ran ``index.sanityCheck()`` and ``timeIndex.sanityCheck()`` on every segment): the
+        last offset not below the base offset, the length a whole number of entries, and for the time index
+        the last timestamp not below the first.  An index not yet opened is checked on its file, by a stat and
+        a pread or two, so the check maps nothing.
+
+        Raises:
+            CorruptIndexError: an index fails its check, naming the file.
+        """
         self._lazy_offset_index.check_file()
         self._lazy_time_index.check_file()
 

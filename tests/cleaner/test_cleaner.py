@@ -814,8 +814,11 @@ def test_clean_every_magic_and_codec(env: Env, magic: int, codec: str) -> None:
     cleaner = env.make_cleaner(INT_MAX)
     first = [(key(k), b"a%d" % k, 1000 + k) for k in range(5)]  # offsets 10..14
     second = [(key(k), b"b%d" % k, 2000 + k) for k in (1, 3)]  # offsets 15, 16
-    log.append_as_follower(MemoryRecords.with_records(first, magic=magic, compression=codec, base_offset=10))
-    log.append_as_follower(MemoryRecords.with_records(second, magic=magic, compression=codec, base_offset=15))
+    epoch = 0 if magic == 2 else -1  # a follower's v2 batch carries its leader's epoch
+    log.append_as_follower(MemoryRecords.with_records(first, magic=magic, compression=codec, base_offset=10,
+                                                      partition_leader_epoch=epoch))
+    log.append_as_follower(MemoryRecords.with_records(second, magic=magic, compression=codec, base_offset=15,
+                                                      partition_leader_epoch=epoch))
     log.roll()
 
     end_offset, stats = cleaner.clean(to_clean(log, 0))
@@ -929,15 +932,16 @@ def test_batches_read_in_pieces_clean_as_whole_ones(env: Env, map_kind: str, mon
         for magic, codec, n in [(2, "none", 700), (2, "gzip", 900), (1, "gzip", 300), (2, "zstd", 500),
                                 (0, "none", 3), (2, "none", 40)]:
             data = MemoryRecords.with_records(batch(magic, codec, n), magic=magic, compression=codec,
-                                              base_offset=offset)
+                                              base_offset=offset, partition_leader_epoch=0 if magic == 2 else -1)
             log.append_as_follower(data)
             offset += n
         log.append_as_follower(MemoryRecords.with_records(batch(2, "gzip", 200), compression="gzip", base_offset=offset,
                                                           producer_id=5, producer_epoch=0, base_sequence=0,
-                                                          is_transactional=True))
+                                                          is_transactional=True, partition_leader_epoch=0))
         offset += 200
         log.roll()
-        log.append_as_follower(MemoryRecords.with_records([(b"last", b"v")], base_offset=offset))
+        log.append_as_follower(MemoryRecords.with_records([(b"last", b"v")], base_offset=offset,
+                                                          partition_leader_epoch=0))
         offset_map: OffsetMap = FakeOffsetMap(1000) if map_kind == "fake" else SkimpyOffsetMap(1000 * 24)
         cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=offset_map)
         cleaner.clean(LogToClean(log.topic_partition, log, 0, log.active_segment.base_offset))

@@ -44,13 +44,15 @@ def _write(env: Env, name: str) -> Any:
             producer = {"producer_id": producer_id, "producer_epoch": 0,
                         "base_sequence": sequences.get(producer_id, 0), "is_transactional": transactional}
             sequences[producer_id] = sequences.get(producer_id, 0) + n
-        log.append_as_follower(MemoryRecords.with_records(rows, base_offset=offset, **producer, **kwargs))
+        log.append_as_follower(MemoryRecords.with_records(rows, base_offset=offset, partition_leader_epoch=0,
+                                                          **producer, **kwargs))
         offset += n
 
     def marker(producer_id: int, control_type: ControlRecordType) -> None:
         nonlocal offset
         log.append_as_follower(MemoryRecords.with_end_transaction_marker(
-            producer_id, 0, EndTransactionMarker(control_type, 0), base_offset=offset, timestamp=5_000))
+            producer_id, 0, EndTransactionMarker(control_type, 0), base_offset=offset, timestamp=5_000,
+            partition_leader_epoch=0))
         offset += 1
 
     # Transactions begin a segment or more before their markers: the runs between them read no transactional

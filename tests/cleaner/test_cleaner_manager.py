@@ -791,7 +791,7 @@ def test_last_stable_offset_follows_the_log(impl: ModuleType, env: Env) -> None:
     def marker(pid: int, control_type: ControlRecordType) -> None:
         log.append_as_follower(MemoryRecords.with_end_transaction_marker(
             pid, 0, EndTransactionMarker(control_type, 0), base_offset=log.log_end_offset,
-            timestamp=env.time.milliseconds()))
+            timestamp=env.time.milliseconds(), partition_leader_epoch=0))
 
     def plain(key: bytes) -> None:
         log.append_as_leader(MemoryRecords.with_records([(key, key, env.time.milliseconds())]), 0)

@@ -493,6 +493,7 @@ def test_golden_segment_reads(impl: ModuleType, golden: pathlib.Path, rel: str, 
         segment = LogSegment.open(log.parent, base, read_only=True)
         try:
             segment.sanity_check(False)
+            segment.check_index_files()
             assert segment.size() == truth.size
             for index, entry_size in ((segment.offset_index, 8), (segment.time_index, 12)):
                 expected = index.path.stat().st_size // entry_size if index.path.exists() else 0

@@ -49,6 +49,25 @@ def test_append_info_first_offset(create_log: LogFactory, mock_time: MockTime) -
     assert after_roll_append_info.first_offset == 6
 
 
+def test_append_info_log_start_offset(create_log: LogFactory, mock_time: MockTime) -> None:
+    """UnifiedLog.append (3.8.0): the append info that ``analyzeAndValidateRecords`` makes carries the log's
+    ``logStartOffset`` of the moment, for a leader's append, a follower's and one of no batch alike."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    assert log.append_as_leader(three_records(mock_time), leader_epoch=0).log_start_offset == 0
+
+    log.high_watermark = log.log_end_offset
+    assert log.maybe_increment_log_start_offset(2)
+    leader = log.append_as_leader(three_records(mock_time), leader_epoch=0)
+    assert (leader.first_offset, leader.last_offset, leader.log_start_offset) == (3, 5, 2)
+
+    follower = log.append_as_follower(three_records(mock_time, base_offset=6, leader_epoch=0))
+    assert (follower.first_offset, follower.last_offset, follower.log_start_offset) == (6, 8, 2)
+
+    empty = log.append_as_leader(MemoryRecords(b""), leader_epoch=0)
+    assert (empty.valid_bytes, empty.log_start_offset) == (0, 2)
+    assert log.log_end_offset == 9
+
+
 def test_append_as_leader_with_raft_leader(create_log: LogFactory, mock_time: MockTime) -> None:
     log = create_log(config(segment_bytes=1024 * 1024))
     leader_epoch = 0

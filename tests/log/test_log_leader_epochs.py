@@ -278,11 +278,12 @@ def test_end_offset_for_epoch_and_latest_epoch(create_log: LogFactory) -> None:
 
 
 def test_appends_without_an_epoch_assign_nothing(create_log: LogFactory) -> None:
-    """kafkalog's default append stamps no epoch (-1) and assigns nothing, where Kafka's cache would refuse it;
-    a leader's other negative epoch is refused as Kafka refuses it, before anything is written."""
+    """kafkalog's default leader append stamps no epoch (-1) and assigns nothing, where Kafka's cache would
+    refuse it; a leader's other negative epoch is refused as Kafka refuses it, before anything is written."""
     log = create_log(config())
     log.append(records(b"a"))
-    log.append_as_follower(records(b"b", base_offset=1))
+    log.append_as_leader(records(b"b"))
+    assert log.log_end_offset == 2
     assert epoch_cache(log).epoch_entries() == []
     assert not LeaderEpochCheckpoint.new_file(log.dir).exists() or checkpoint_entries(log) == []
     with pytest.raises(IllegalArgumentError, match="invalid partition leader epoch"):
@@ -290,6 +291,36 @@ def test_appends_without_an_epoch_assign_nothing(create_log: LogFactory) -> None
     assert log.log_end_offset == 2
     with pytest.raises(IllegalArgumentError):
         log.maybe_assign_epoch_start_offset(1, -1)
+
+
+def test_a_batch_that_keeps_its_offsets_without_an_epoch_is_refused(create_log: LogFactory) -> None:
+    """UnifiedLog.append (3.8.0) assigns the epoch of every v2 batch whose offsets it keeps, with no check of its
+    own, and ``LeaderEpochFileCache.assign`` throws ``IllegalArgumentException`` for a negative epoch,
+    ``NO_PARTITION_LEADER_EPOCH`` (-1) included: a follower's or a Raft leader's batch without an epoch is
+    refused before anything is written.  The batches before it in the same append have assigned theirs by then,
+    as in Kafka's loop."""
+    log = create_log(config())
+    log.append_as_leader(records(b"a"), leader_epoch=2)
+    with pytest.raises(IllegalArgumentError,
+                       match=r"invalid partition leader epoch entry EpochEntry\(epoch=-1, startOffset=1\)"):
+        log.append_as_follower(records(b"b", base_offset=1))
+    assert log.log_end_offset == 1
+
+    with_epoch = records(b"c", base_offset=1, partition_leader_epoch=3)
+    without = records(b"d", base_offset=2)
+    with pytest.raises(IllegalArgumentError, match=r"EpochEntry\(epoch=-1, startOffset=2\)"):
+        log.append_as_follower(MemoryRecords(bytes(with_epoch.buffer) + bytes(without.buffer)))
+    assert log.log_end_offset == 1
+    assert epoch_cache(log).epoch_entries() == [EpochEntry(2, 0), EpochEntry(3, 1)]
+
+    with pytest.raises(IllegalArgumentError, match=r"EpochEntry\(epoch=-1, startOffset=1\)"):
+        log.append_as_leader(records(b"e", base_offset=1), leader_epoch=-1, origin="raft_leader")
+    assert log.log_end_offset == 1
+    assert [batch.base_offset for batch in log.active_segment.batches()] == [0]
+
+    log.append_as_follower(records(b"f", base_offset=1, partition_leader_epoch=3))
+    assert log.log_end_offset == 2
+    assert checkpoint_entries(log) == [EpochEntry(2, 0), EpochEntry(3, 1)]
 
 
 def test_truncate_fully_and_start_at_clears_and_writes_the_checkpoint(create_log: LogFactory) -> None:

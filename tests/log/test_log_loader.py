@@ -46,7 +46,9 @@ from typing import Any
 
 import pytest
 
+import kafkalog.log
 from kafkalog import MemoryRecords
+from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from kafkalog.filenames import (
@@ -62,6 +64,7 @@ from kafkalog.filenames import (
 )
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
+from kafkalog.log_loader import LoadedLogOffsets, LogLoader
 from kafkalog.manager import LogManager
 from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from kafkalog.record import ControlRecordType
@@ -251,6 +254,33 @@ def test_corrupt_index_is_rebuilt_even_below_the_recovery_point(create_log: LogF
     assert_every_offset_and_timestamp_resolves(log, now, num_messages)
 
 
+def test_indexes_recovery_rebuilds_are_not_checked_at_load(create_log: LogFactory, mock_time: MockTime,
+                                                           rng: random.Random) -> None:
+    """3.8.0's LogSegment.sanityCheck skips the offset and time indexes, as recovery rebuilds those of every
+    segment from the recovery point on whatever they hold.  kafkalog checks the others at load (0.10.1.1's check,
+    kept for them): after an unclean shutdown only the segments wholly below the recovery point are checked,
+    and each corrupt index is rebuilt once, by the check or by recovery."""
+    num_messages = 40
+    log_config = config(segment_bytes=200, index_interval_bytes=1)
+    log = create_log(log_config)
+    now = append_timestamped(log, mock_time, rng, num_messages)
+    bases = [s.base_offset for s in log.log_segments()]
+    assert len(bases) >= 4
+    index_files = [s.offset_index.file for s in log.log_segments()]
+    log.close()
+    for path in index_files:
+        path.write_bytes(b"  ")
+
+    recovery_point = bases[2] + 1  # inside the third segment: recovery starts with it
+    log = create_log(log_config, recovery_point=recovery_point, had_clean_shutdown=False)
+    assert [base for base, _reason in log.load_report.rebuilt_indexes] == bases[:2]
+    assert all("neither positive nor a multiple of 8" in reason for _base, reason in log.load_report.rebuilt_indexes)
+    assert [base for base, _truncated in log.load_report.recovered_segments] == bases[2:]
+    assert log.log_end_offset == num_messages
+    assert all(p.stat().st_size % 8 == 0 for p in index_files)
+    assert_every_offset_and_timestamp_resolves(log, now, num_messages)
+
+
 def test_bogus_index_segments_are_removed(create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
     bogus_index1 = index_filename(log_dir, 0)
     bogus_time_index1 = time_index_filename(log_dir, 0)
@@ -380,13 +410,14 @@ PAIRS = [[INT32_MAX + 2, INT32_MAX + 3], [INT32_MAX + 4, INT32_MAX + 5], [INT32_
 def check_over_compacted_log_recovery(create_log: LogFactory, log_dir: Path, magic: int, compression: str,
                                       batches: list[list[int]], bases: list[int], index_files: int) -> None:
     """Kafka's testOverCompactedLogRecovery*: a batch at 0, then ``batches`` appended as a follower, the active
-    segment's base offset after each being ``bases``, and each roll leaving a producer snapshot at the new
+    segment's base offset after each being ``bases``, each roll leaving a producer snapshot at the new
     segment's base; after closing, ``index_files`` offset indexes, each with a last offset."""
     log = create_log(config(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024))
 
     def records(offsets: list[int], codec: str) -> MemoryRecords:
         return MemoryRecords.with_records([(f"v{o}".encode(), f"k{o}".encode()) for o in offsets],
-                                          magic=magic, compression=codec, base_offset=offsets[0])
+                                          magic=magic, compression=codec, base_offset=offsets[0],
+                                          partition_leader_epoch=0 if magic == 2 else -1)
 
     log.append_as_follower(records([0], "none"))
     assert log.active_segment.base_offset == 0
@@ -433,6 +464,34 @@ def test_load_partition_dir_with_no_segments_should_not_throw(create_log: LogFac
     assert log.number_of_segments == 1
     assert log.log_end_offset == 0
     assert log.topic_partition == TopicPartition("foo", 3)
+
+
+def test_delete_dir_loads_at_offset_zero_with_an_empty_epoch_cache(create_log: LogFactory, log_dir: Path) -> None:
+    """LogLoader.load (3.8.0): a directory marked ``-delete`` is not recovered, even after an unclean shutdown,
+    and loads as ``(recoveryPoint 0, nextOffset 0)`` whatever its segments hold, so
+    ``truncateFromEndAsyncFlush(0)`` empties its leader-epoch cache; its segments stay as they are until the
+    deletion."""
+    log = create_log(config())
+    for epoch in (1, 2):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value), leader_epoch=epoch)
+        log.roll()
+    assert log.leader_epoch_cache is not None
+    assert log.leader_epoch_cache.epoch_entries() == [EpochEntry(1, 0), EpochEntry(2, 3)]
+    log.close()
+    directory = log_dir.rename(log_dir.with_name(log_delete_dir_name(TopicPartition("topic", 0))))
+    with log_filename(directory, 3).open("ab") as torn:
+        torn.write(b"\x00\x00\x00\x00\x00\x00\x00\x09torn")  # what recovery would cut
+    before = {name: (directory / name).read_bytes() for name in names(directory) if name.endswith(".log")}
+
+    deleted = create_log(config(), directory, had_clean_shutdown=False)
+    assert (deleted.log_start_offset, deleted.recovery_point, deleted.log_end_offset) == (0, 0, 0)
+    assert [segment.base_offset for segment in deleted.log_segments()] == [0, 3, 6]
+    assert deleted.load_report.recovered_segments == []
+    assert deleted.leader_epoch_cache is not None
+    assert deleted.leader_epoch_cache.epoch_entries() == []
+    assert LeaderEpochCheckpoint(LeaderEpochCheckpoint.new_file(directory), read_only=True).read() == []
+    assert {name: (directory / name).read_bytes() for name in before} == before
 
 
 # -- offset overflow and the split protocol -------------------------------------------------------------
@@ -596,6 +655,48 @@ def test_recovery_after_crash_during_split_phase5(create_log: LogFactory, log_di
     check_recovery_after_crash_during_split(create_log, log_dir, mock_time, 5)
 
 
+def test_swap_completion_deletes_every_file_named_for_an_offset_in_its_range(create_log: LogFactory,
+                                                                            log_dir: Path) -> None:
+    """LogLoader.load (3.8.0), the second pass of an interrupted swap's completion: every file whose name is an
+    offset in ``[lowest swap base, highest swap's next offset)`` is deleted, whatever its suffix, the producer
+    snapshots taken there included; files at the range's end, and names Kafka could not read as an offset, stay.
+    (kafkalog also leaves ``5.unknown`` alone, a prefix Kafka would read as offset 5: its loader takes only the
+    20 digits Kafka writes.)"""
+    log = create_log(config())
+    for segment_start in (0, 3, 6, 9):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value + str(segment_start).encode()), leader_epoch=0)
+        if segment_start < 9:
+            log.roll()
+    assert [segment.base_offset for segment in log.log_segments()] == [0, 3, 6, 9]
+    log.close()
+    assert all(producer_snapshot_filename(log_dir, offset).exists() for offset in (3, 6, 9, 12))
+    # The cleaner's output for segments 3 and 6, made live up to the rename of its .swap: one segment at 3
+    # holding both (the same batches, so the same records), the old segments not yet renamed .deleted.
+    swap = log_filename(log_dir, 3, SWAP_FILE_SUFFIX)
+    swap.write_bytes(log_filename(log_dir, 3).read_bytes() + log_filename(log_dir, 6).read_bytes())
+    (log_dir / f"{6:020d}.unknown").write_bytes(b"x")  # any suffix goes
+    (log_dir / "5.unknown").write_bytes(b"x")
+    (log_dir / f"{7:020d}").write_bytes(b"x")  # no '.': Kafka's offsetFromFile cannot read it
+
+    reopened = create_log(config())
+    replaced = sorted(reopened.load_report.replaced_files)
+    assert replaced == sorted([f"{offset:020d}{suffix}" for offset in (3, 6)
+                               for suffix in (".index", ".log", ".snapshot", ".timeindex")] + [f"{6:020d}.unknown"])
+    assert reopened.load_report.completed_swaps == [swap.name]
+    assert not (log_dir / f"{6:020d}.unknown").exists()
+    # The swapped-in segment came without indexes, so it was recovered, from a producer state rebuilt up to its
+    # base: that rebuild wrote the snapshot at 3 anew, as Kafka's recoverSegment does.
+    assert reopened.load_report.rebuilt_indexes == [(3, "offset index missing")]
+    assert all(producer_snapshot_filename(log_dir, offset).exists() for offset in (3, 9, 12))
+    assert not producer_snapshot_filename(log_dir, 6).exists()
+    assert (log_dir / "5.unknown").exists() and (log_dir / f"{7:020d}").exists()
+    assert [segment.base_offset for segment in reopened.log_segments()] == [0, 3, 9]
+    assert reopened.log_end_offset == 12
+    assert [record.value for record in reopened.records(0)] == [
+        value + str(start).encode() for start in (0, 3, 6, 9) for value in (b"a", b"b", b"c")]
+
+
 # -- log start and end ----------------------------------------------------------------------------------
 
 
@@ -632,6 +733,59 @@ def test_log_end_less_than_start_after_reopen(create_log: LogFactory, log_dir: P
     assert time_index_filename(log_dir, start_offset).exists()
     assert names(log_dir) == [f"{start_offset:020d}{suffix}" for suffix in (".index", ".log", ".timeindex")] + [
         "leader-epoch-checkpoint"]
+
+
+def test_recovery_point_after_a_clean_shutdown_whose_log_ends_below_its_start(
+        create_log: LogFactory, log_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LogLoader.recoverLog (3.8.0): after a clean shutdown the recovery point is the log end offset only while the
+    segments stay; when they all go because the log ends below its start offset, the loader answers
+    ``min(recoveryPointCheckpoint, logEndOffset)``, and UnifiedLog's constructor raises it to the log start
+    offset (``updateLogStartOffset``), so the log's is its new end, as before."""
+    loaded: list[LoadedLogOffsets] = []
+
+    class RecordingLoader(LogLoader):
+        def load(self) -> LoadedLogOffsets:
+            offsets = super().load()
+            loaded.append(offsets)
+            return offsets
+
+    monkeypatch.setattr(kafkalog.log, "LogLoader", RecordingLoader)
+    log = create_log(config())
+    for value in (b"a", b"b", b"c"):
+        log.append_as_leader(singleton(value), leader_epoch=0)
+    log.close()
+    assert loaded == [LoadedLogOffsets(0, 0, 0)]
+
+    reopened = create_log(config(), log_start_offset=10, recovery_point=2)
+    assert reopened.load_report.deleted_segments == [0]
+    assert loaded[-1] == LoadedLogOffsets(log_start_offset=10, recovery_point=2, next_offset=10)
+    assert (reopened.log_start_offset, reopened.recovery_point, reopened.log_end_offset) == (10, 10, 10)
+    reopened.close()
+
+    # the segments stay: the log end offset
+    again = create_log(config(), log_start_offset=10, recovery_point=2)
+    assert loaded[-1] == LoadedLogOffsets(log_start_offset=10, recovery_point=10, next_offset=10)
+    assert again.recovery_point == 10
+
+
+def test_recovery_point_is_raised_to_the_log_start_offset(create_log: LogFactory, log_dir: Path) -> None:
+    """UnifiedLog's constructor (3.8.0: ``updateLogStartOffset``, ``updateLocalLogStartOffset``): a recovery
+    point below the log start offset is raised to it, nothing below the start being read again.  After an
+    unclean shutdown with the recovery point checkpoint at 0, every segment is recovered and the loader answers
+    0; the log's is its start offset."""
+    log = create_log(config())
+    for _segment in range(3):
+        for value in (b"a", b"b", b"c"):
+            log.append_as_leader(singleton(value), leader_epoch=0)
+        log.roll()
+    log.close_handlers()
+
+    reopened = create_log(config(), log_start_offset=5, recovery_point=0, had_clean_shutdown=False)
+    assert [base for base, _truncated in reopened.load_report.recovered_segments] == [0, 3, 6, 9]
+    assert (reopened.log_start_offset, reopened.recovery_point, reopened.log_end_offset) == (5, 5, 9)
+    assert [segment.base_offset for segment in reopened.log_segments()] == [0, 3, 6, 9]
+    reopened.flush()
+    assert reopened.recovery_point == 9
 
 
 def test_recover_with_empty_active_segment(create_log: LogFactory, log_dir: Path, mock_time: MockTime,
@@ -693,10 +847,15 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
         create_log: LogFactory, log_dir: Path, mock_time: MockTime) -> None:
     """testCorruptedLogRecoveryDoesNotDeleteProducerStateSnapshotsPostRecovery: a torn segment below the log start
     offset takes every segment with it, the log starts again, empty, at the log start offset, with no producer
-    snapshot left below it, and the deletions scheduled by recovery, run later, touch neither the segments nor the
-    producer snapshots made since under the same names."""
+    snapshot below it on disk or in memory, and the deletions scheduled by recovery, run later, touch neither the
+    segments made since nor their snapshots."""
     log_config = config()
     log = create_log(log_config)
+
+    def snapshot_file(offset: int) -> Path | None:
+        snapshot = log.producer_state_manager.snapshot_file_for_offset(offset)
+        return None if snapshot is None else snapshot.file
+
     # segments [0-0], [1-1], ..., [8-8] and an empty active one at 9
     for i in range(9):
         log.append_as_leader(singleton(str(i).encode(), timestamp=mock_time.milliseconds()), leader_epoch=0)
@@ -706,9 +865,8 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
     assert log.active_segment.base_offset == 9
     assert log.log_end_offset == 9
     for offset in range(1, 10):
-        snapshot_before_deletion = log.producer_state_manager.snapshot_file_for_offset(offset)
-        assert snapshot_before_deletion is not None
-        assert snapshot_before_deletion.file.exists()
+        before_deletion = snapshot_file(offset)
+        assert before_deletion is not None and before_deletion.exists()
 
     new_log_start_offset = 4
     log.high_watermark = log.log_end_offset
@@ -729,15 +887,10 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
     assert log.log_start_offset == 4
     assert log.active_segment.base_offset == 4
     assert log.log_end_offset == 4
-    offsets_with_snapshot_files = [offset for offset in range(1, 5)
-                                   if producer_snapshot_filename(log_dir, offset).exists()]
-    in_memory_snapshot_files = [snapshot for offset in range(1, 5)
-                                if (snapshot := log.producer_state_manager.snapshot_file_for_offset(offset))
-                                is not None]
-    assert offsets_with_snapshot_files == [], \
-        f"Found offsets with producer state snapshot files: {offsets_with_snapshot_files} while none were expected."
-    assert in_memory_snapshot_files == [], \
-        f"Found in-memory producer state snapshot files: {in_memory_snapshot_files} while none were expected."
+    on_disk = [offset for offset in range(1, 5) if producer_snapshot_filename(log_dir, offset).exists()]
+    assert on_disk == [], f"Found offsets with producer state snapshot files: {on_disk} while none were expected."
+    in_memory = [offset for offset in range(1, 5) if snapshot_file(offset) is not None]
+    assert in_memory == [], f"Found in-memory producer state snapshot files: {in_memory} while none were expected."
 
     # segments [4-4], ..., [8-8] and an empty active one at 9, made again under the names of deleted ones
     for i in range(5):
@@ -746,20 +899,15 @@ def test_corrupted_log_recovery_does_not_delete_producer_state_snapshots_post_re
     assert log.active_segment.base_offset == 9
     assert log.log_end_offset == 9
     for offset in range(5, 10):
-        snapshot_before_deletion = log.producer_state_manager.snapshot_file_for_offset(offset)
-        assert snapshot_before_deletion is not None
-        assert snapshot_before_deletion.file.exists()
+        before_deletion = snapshot_file(offset)
+        assert before_deletion is not None and before_deletion.exists()
 
     # the deletions recovery scheduled run now: the new segments and their snapshots stay
     mock_time.sleep(log_config.file_delete_delay_ms)
     assert log.log_start_offset == new_log_start_offset
     assert log.log_end_offset == 9
-    offsets_with_missing_snapshot_files = [
-        offset for offset in range(5, 10)
-        if (snapshot := log.producer_state_manager.snapshot_file_for_offset(offset)) is None
-        or not snapshot.file.exists()]
-    assert offsets_with_missing_snapshot_files == [], \
-        f"Found offsets with missing producer state snapshot files: {offsets_with_missing_snapshot_files}"
+    missing = [offset for offset in range(5, 10) if (file := snapshot_file(offset)) is None or not file.exists()]
+    assert missing == [], f"Found offsets with missing producer state snapshot files: {missing}"
     assert not any(name.endswith(DELETED_FILE_SUFFIX) for name in names(log_dir)), \
         "Expected no files to be present with the deleted file suffix"
     assert [s.base_offset for s in log.log_segments()] == list(range(4, 10))

@@ -163,7 +163,7 @@ def test_multiple_producer_ids_per_memory_record(create_log: LogFactory, mock_ti
     memory_records = concatenated(*(
         records([(b"key", b"value", mock_time.milliseconds())], producer_id=offset + 1, producer_epoch=epoch,
                 sequence=0, base_offset=offset, timestamp_type="LogAppendTime",
-                log_append_time=mock_time.milliseconds())
+                log_append_time=mock_time.milliseconds(), partition_leader_epoch=0)
         for offset in range(4)))
     log.append_as_follower(memory_records)
     log.flush(including_offset=False)
@@ -1005,7 +1005,7 @@ def test_transaction_index_updated_through_replication(create_log: LogFactory, m
 
     def plain(offset: int, count: int) -> None:
         parts.append(records([(None, str(s).encode(), mock_time.milliseconds()) for s in range(count)],
-                             base_offset=offset))
+                             base_offset=offset, partition_leader_epoch=0))
 
     def marker(pid: int, offset: int, control_type: ControlRecordType) -> None:
         parts.append(MemoryRecords.with_end_transaction_marker(

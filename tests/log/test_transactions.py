@@ -64,7 +64,8 @@ def test_scan_resumes_where_it_stopped(impl: ModuleType, create_log: LogFactory)
     batches, end, next_offset = scan_producer_batches(segment)
     assert len(batches) == 5 and end == segment.size() and next_offset == 7
     log.append(MemoryRecords.with_records([(None, b"more", 1_000)], base_offset=7, producer_id=10,
-                                          producer_epoch=0, base_sequence=0, is_transactional=True),
+                                          producer_epoch=0, base_sequence=0, is_transactional=True,
+                                          partition_leader_epoch=0),
                assign_offsets=False)
     more, end2, next2 = scan_producer_batches(segment, starting_position=end)
     assert [(b.producer_id, b.base_offset) for b in more] == [(10, 7)]
@@ -161,7 +162,8 @@ def test_first_unstable_offset(impl: ModuleType, create_log: LogFactory) -> None
     assert first_unstable_offset(log, log.log_end_offset) == 5
     assert first_unstable_offset(log, 5) is None  # below the open transaction's first offset nothing is open
     commit = EndTransactionMarker(ControlRecordType.COMMIT, 0)
-    log.append(MemoryRecords.with_end_transaction_marker(9, 0, commit, base_offset=log.log_end_offset, timestamp=1_000),
+    log.append(MemoryRecords.with_end_transaction_marker(9, 0, commit, base_offset=log.log_end_offset, timestamp=1_000,
+                                                         partition_leader_epoch=0),
                assign_offsets=False)
     assert first_unstable_offset(log, log.log_end_offset) is None
     assert TransactionState.of(log).last_stable_offset == log.log_end_offset
@@ -195,9 +197,11 @@ def _rolled_sample(create_log: LogFactory) -> Log:
     append_transaction_sample(log)
     log.roll()
     log.append(MemoryRecords.with_records([(b"t", b"ten", 1_000)], base_offset=7, producer_id=10, producer_epoch=0,
-                                          base_sequence=0, is_transactional=True), assign_offsets=False)
+                                          base_sequence=0, is_transactional=True, partition_leader_epoch=0),
+               assign_offsets=False)
     log.append(MemoryRecords.with_end_transaction_marker(10, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
-                                                         base_offset=8, timestamp=1_000), assign_offsets=False)
+                                                         base_offset=8, timestamp=1_000, partition_leader_epoch=0),
+               assign_offsets=False)
     return log
 
 
@@ -369,16 +373,20 @@ def test_completion_keeps_a_broker_entry_whose_transaction_began_before_the_log_
     replay sees it begin later than the entry on disk says; the entry stays as it was, and is not added twice
     (which the index would refuse, as last offsets must increase)."""
     log = create_log()
-    data = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True}
-    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=0), assign_offsets=False)
+    data = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True, "partition_leader_epoch": 0}
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=0, partition_leader_epoch=0),
+               assign_offsets=False)
     log.append(MemoryRecords.with_records([(None, b"t1", 1_000)], base_offset=1, base_sequence=0, **data),
                assign_offsets=False)
-    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=2), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=2, partition_leader_epoch=0),
+               assign_offsets=False)
     log.append(MemoryRecords.with_records([(None, b"t2", 1_000)], base_offset=3, base_sequence=1, **data),
                assign_offsets=False)
     log.append(MemoryRecords.with_end_transaction_marker(7, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
-                                                         base_offset=4, timestamp=1_000), assign_offsets=False)
-    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=5), assign_offsets=False)
+                                                         base_offset=4, timestamp=1_000, partition_leader_epoch=0),
+               assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"plain", 1_000)], base_offset=5, partition_leader_epoch=0),
+               assign_offsets=False)
     directory = log.dir
     log.close()
     index = directory / "00000000000000000000.txnindex"
@@ -397,9 +405,11 @@ def test_completion_rewrites_an_index_missing_an_earlier_entry(impl: ModuleType,
     log = create_log()
     append_transaction_sample(log)
     log.append(MemoryRecords.with_records([(b"t", b"ten", 1_000)], base_offset=7, producer_id=10, producer_epoch=0,
-                                          base_sequence=0, is_transactional=True), assign_offsets=False)
+                                          base_sequence=0, is_transactional=True, partition_leader_epoch=0),
+               assign_offsets=False)
     log.append(MemoryRecords.with_end_transaction_marker(10, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
-                                                         base_offset=8, timestamp=1_000), assign_offsets=False)
+                                                         base_offset=8, timestamp=1_000, partition_leader_epoch=0),
+               assign_offsets=False)
     expected = log.collect_aborted_transactions(0, log.log_end_offset)
     assert [txn.producer_id for txn in expected] == [7, 10]
     directory = log.dir
@@ -479,7 +489,8 @@ def test_read_only_last_stable_offset_is_never_below_the_log_start(impl: ModuleT
     log = create_log()
     append_transaction_sample(log)  # producer 9's transaction opens at 5 and never ends
     log.roll()
-    log.append(MemoryRecords.with_records([(None, b"later", 1_000)], base_offset=7), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"later", 1_000)], base_offset=7, partition_leader_epoch=0),
+               assign_offsets=False)
     directory = log.dir
     log.close()
     for path in directory.glob("00000000000000000000.*"):  # the first segment, gone as retention removes it
@@ -525,7 +536,8 @@ def test_a_crashed_log_without_snapshots_is_recovered_before_its_batches_are_rep
     segment_file = directory / "00000000000000000000.log"
     size = segment_file.stat().st_size
     log.append(MemoryRecords.with_end_transaction_marker(9, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
-                                                         base_offset=7, timestamp=1_000), assign_offsets=False)
+                                                         base_offset=7, timestamp=1_000, partition_leader_epoch=0),
+               assign_offsets=False)
     log.close()
     for path in [*_snapshots(directory), *directory.glob("*.txnindex")]:  # a crash before any roll or close
         path.unlink()

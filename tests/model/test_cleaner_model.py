@@ -165,7 +165,7 @@ class Model:
             built = MemoryRecords.with_records(
                 records, magic=magic, compression=codec, base_offset=leo,
                 timestamp_type="LogAppendTime" if log_append else "CreateTime",
-                log_append_time=now if log_append else None)
+                log_append_time=now if log_append else None, partition_leader_epoch=0 if magic == 2 else -1)
             info = log.append(built, assign_offsets=False)  # as a follower: mixed magics stay as written
         assert info.first_offset in (leo, None)  # a follower's v0/v1 append does not say where it starts
         assert info.last_offset == leo + len(records) - 1
@@ -633,7 +633,8 @@ def test_keyless_records(impl: ModuleType, tmp_path: pathlib.Path, magic: int) -
                 records = [(None, b"last", START_MS)]  # the last entry of the cleaned range has no key
             keyless += sum(1 for r in records if r[0] is None)
             built = MemoryRecords.with_records(records, magic=magic, base_offset=leo,
-                                               compression=rng.choice(CODECS[magic]))
+                                               compression=rng.choice(CODECS[magic]),
+                                               partition_leader_epoch=0 if magic == 2 else -1)
             log.append(built, assign_offsets=False)
         history = dict(read_all(log))
         assert keyless > 0 and sum(1 for r in history.values() if r[0] is None) == keyless

@@ -453,7 +453,8 @@ class LogMachine(RuleBasedStateMachine):
                        scheduler=self.time.scheduler, time=self.time, had_clean_shutdown=False)
         self.time.scheduler.shutdown()
         self.model.log_end = self._expected_end_after_reopen(active_base)
-        assert self.log.recovery_point == min(recovery_point, self.model.log_end)
+        # recovery's min(checkpoint, log end), never below the log start offset (Kafka: UnifiedLog's constructor)
+        assert self.log.recovery_point == max(min(recovery_point, self.model.log_end), self.model.log_start)
 
     # -- after every step ---------------------------------------------------------------------------
 

@@ -1179,6 +1179,33 @@ def test_sanity_check_refuses_an_entry_below_the_base_offset(create_segment: Seg
         reopened.sanity_check(False)
 
 
+def test_sanity_check_leaves_the_offset_and_time_indexes_to_check_index_files(create_segment: SegmentFactory,
+                                                                               tmp_path: Path) -> None:
+    """LogSegment.sanityCheck (3.8.0) checks that the offset index file exists and checks the transaction index,
+    not the offset and time indexes (Kafka leaves them to recovery or trusts them); kafkalog's
+    ``check_index_files`` checks those two, as 0.10.1.1's loader did, on the files, without opening them."""
+    seg = create_segment(100, index_interval_bytes=1)
+    for offset in range(100, 104):
+        seg.append(offset, 1_000 + offset, offset, MemoryRecords.with_records([(None, b"v", 1_000 + offset)],
+                                                                             base_offset=offset))
+    seg.close()
+    index, time_index = index_filename(tmp_path, 100), time_index_filename(tmp_path, 100)
+    index.write_bytes(index.read_bytes() + b"\x01\x02\x03")  # not a whole number of 8-byte entries
+    time_index.write_bytes(time_index.read_bytes() + (0).to_bytes(8, "big") + (3).to_bytes(4, "big"))
+    reopened = create_segment(100)
+    reopened.sanity_check(False)
+    with pytest.raises(CorruptIndexError, match=f"Index file {index} is corrupt, found 27 bytes"):
+        reopened.check_index_files()
+    assert not reopened._lazy_offset_index.is_loaded and not reopened._lazy_time_index.is_loaded
+    index.write_bytes(index.read_bytes()[:-3])
+    with pytest.raises(CorruptIndexError, match="last timestamp is 0 which is less than the first timestamp 1101"):
+        reopened.check_index_files()
+
+    index.unlink()
+    with pytest.raises(FileNotFoundError, match=f"Offset index file {index} does not exist"):
+        reopened.sanity_check(False)
+
+
 def test_txn_index_follows_suffix_changes_parent_dir_and_deletion(create_segment: SegmentFactory,
                                                                   tmp_path: Path) -> None:
     """``changeFileSuffixes``, ``updateParentDir``, ``deleteIfExists`` and ``deleted`` take the ``.txnindex`` along

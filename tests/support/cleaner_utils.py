@@ -180,10 +180,10 @@ def singleton(value: bytes | None, k: bytes | None = None, timestamp: int = -1) 
 
 
 def message_with_offset(k: bytes | int, v: bytes | int, offset: int) -> MemoryRecords:
-    """Kafka's ``messageWithOffset``: one v2 record at ``offset``, for a follower append."""
+    """Kafka's ``messageWithOffset``: one v2 record at ``offset`` in leader epoch 0, for a follower append."""
     kb = key(k) if isinstance(k, int) else k
     vb = key(v) if isinstance(v, int) else v
-    return MemoryRecords.with_records([(kb, vb)], base_offset=offset)
+    return MemoryRecords.with_records([(kb, vb)], base_offset=offset, partition_leader_epoch=0)
 
 
 def same(numbers: Iterable[int]) -> list[tuple[int, int]]:
@@ -304,6 +304,7 @@ def append_marker(
         producer_epoch,
         EndTransactionMarker(control_type, 0),
         timestamp=env.time.milliseconds() if timestamp is None else timestamp,
+        partition_leader_epoch=0,
     )
     info = log.append_as_leader(marker, leader_epoch, origin=origin)
     assert info.first_offset is not None

@@ -194,17 +194,19 @@ def append_transaction_sample(log: Log) -> None:
     """Offsets 0..6 of a partition with every kind of transactional state: ``plain`` (no producer),
     ``aborted`` (producer 7) and its ABORT marker, ``committed`` (producer 8) and its COMMIT marker, ``open``
     (producer 9, never ended) and ``after the open one``; the last stable offset is 5.  Appended as a follower
-    replicates them (offsets given), since a client may not write markers.  Every record's key is the first
-    byte of its value, its timestamp 1000."""
+    replicates them (offsets given, leader epoch 0), since a client may not write markers.  Every record's key is
+    the first byte of its value, its timestamp 1000."""
     def data(value: bytes, producer_id: int | None = None) -> None:
         txn: dict[str, Any] = {} if producer_id is None else {
             "producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
-        log.append(MemoryRecords.with_records([(value[:1], value, 1_000)], base_offset=log.log_end_offset, **txn),
+        log.append(MemoryRecords.with_records([(value[:1], value, 1_000)], base_offset=log.log_end_offset,
+                                              partition_leader_epoch=0, **txn),
                    assign_offsets=False)
 
     def marker(producer_id: int, kind: ControlRecordType) -> None:
         log.append(MemoryRecords.with_end_transaction_marker(producer_id, 0, EndTransactionMarker(kind, 0),
-                                                             base_offset=log.log_end_offset, timestamp=1_000),
+                                                             base_offset=log.log_end_offset, timestamp=1_000,
+                                                             partition_leader_epoch=0),
                    assign_offsets=False)
 
     data(b"plain")

@@ -170,7 +170,8 @@ def test_batch_over_max_message_bytes(make_manager: ManagerFactory, populated: A
     assert (log.log_end_offset, log.size) == (end, size)
     assert record_tuples(log) == expected[TopicPartition("small", 0)]
     # A follower takes what its leader accepted: appendAsFollower skips the size check (ignoreRecordSize).
-    follower_batch = MemoryRecords.with_records([(b"key", b"x" * 200, 1_700_000_000_100)], base_offset=end)
+    follower_batch = MemoryRecords.with_records([(b"key", b"x" * 200, 1_700_000_000_100)], base_offset=end,
+                                                partition_leader_epoch=0)
     assert log.append_as_follower(follower_batch).last_offset == end
     expected[TopicPartition("small", 0)].append((end, 1_700_000_000_100, b"key", b"x" * 200, []))
     _assert_intact(make_manager, manager, expected)
