@@ -461,14 +461,20 @@ class LogLoader:
         directory, and ``recover``), where an index may be torn or stale below the recovery point, and a lookup
         in it would read wrong positions; the check costs a stat and a pread or two per file, no mapping.  The
         segments recovery rebuilds are left to it, as in Kafka, so a crash's preallocated index tail is not
-        rebuilt twice; a ``-delete`` directory holds nothing to read and is not checked."""
+        rebuilt twice, once their index files are known to open
+        (:meth:`~kafkalog.segment.LogSegment.check_index_files_open`); a ``-delete`` directory holds nothing to
+        read and is not checked."""
         if self.dir.name.endswith(DELETE_DIR_SUFFIX):
             return
         to_check = self.segments.values()
         if not self.had_clean_shutdown and not self.read_only:
-            recovered = {segment.base_offset for segment in self.segments.values(self.recovery_point_checkpoint,
-                                                                                  None)}
-            to_check = [segment for segment in to_check if segment.base_offset not in recovered]
+            recovered = self.segments.values(self.recovery_point_checkpoint, None)
+            for segment in recovered:
+                # Whatever they hold, these indexes are rebuilt; but one recovery could not open would stop it
+                # part way, after it changed other files.
+                segment.check_index_files_open()
+            rebuilt = {segment.base_offset for segment in recovered}
+            to_check = [segment for segment in to_check if segment.base_offset not in rebuilt]
         for segment in to_check:
             if segment.base_offset in handled:
                 continue

@@ -61,7 +61,7 @@ from .filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from .fsutil import interrupts_deferred
+from .fsutil import interrupts_deferred, open_regular, storage_error
 from .index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from .producer_state.entry import CompletedTxn
 from .producer_state.log_updates import producer_batches, update_producer_state
@@ -638,6 +638,26 @@ class LogSegment:
         """
         self._lazy_offset_index.check_file()
         self._lazy_time_index.check_file()
+
+    def check_index_files_open(self) -> None:
+        """Open each index file there is, for reading and writing, and close it again (kafkalog's): the check of a
+        segment that recovery is about to rebuild, whose indexes' contents do not matter.  Recovery resets the
+        offset index, then the time index, then the transaction index, after the log removed the producer
+        snapshots past the segment; an index it cannot open would stop it part way, with those already changed
+        (Kafka meets that ``IOException`` in recovery).  Refused here, nothing has changed yet.
+
+        Raises:
+            KafkaStorageError: an index file cannot be opened for reading and writing (its permissions, or not
+                a regular file), naming it.
+        """
+        for path in (self._lazy_offset_index.file, self._lazy_time_index.file, self.txn_index.file):
+            try:
+                fd = open_regular(path, os.O_RDWR)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise storage_error(e, f"Opening the index {path} of the segment recovery rebuilds") from e
+            os.close(fd)
 
     def flush(self) -> None:
         """fsync the log and flush the three indexes (Kafka: ``flush``)."""

@@ -173,9 +173,9 @@ def test_a_walk_of_the_index_reads_the_entries_a_truncation_meanwhile_left(
 
 
 def _transactions_past_the_high_watermark(create_log: LogFactory) -> Log:
-    """Offsets 0..5, as a follower replicated them: ``plain``, producer 7's record and ABORT marker, ``plain``, then
-    (past the high watermark, 4) producer 8's record and ABORT marker.  Producer 8's abort is not below the high
-    watermark, so its transaction holds the last stable offset at 4."""
+    """Offsets 0..5, as a follower replicated them (epoch 0): ``plain``, producer 7's record and ABORT marker,
+    ``plain``, then (past the high watermark, 4) producer 8's record and ABORT marker.  Producer 8's abort is not
+    below the high watermark, so its transaction holds the last stable offset at 4."""
     log = create_log()
 
     def append(records: MemoryRecords) -> None:
@@ -184,12 +184,13 @@ def _transactions_past_the_high_watermark(create_log: LogFactory) -> Log:
     def data(value: bytes, producer_id: int | None = None) -> None:
         txn: dict[str, Any] = {} if producer_id is None else {
             "producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
-        append(MemoryRecords.with_records([(None, value, 1_000)], base_offset=log.log_end_offset, **txn))
+        append(MemoryRecords.with_records([(None, value, 1_000)], base_offset=log.log_end_offset,
+                                          partition_leader_epoch=0, **txn))
 
     def abort(producer_id: int) -> None:
         marker = EndTransactionMarker(ControlRecordType.ABORT, 0)
         append(MemoryRecords.with_end_transaction_marker(producer_id, 0, marker, base_offset=log.log_end_offset,
-                                                         timestamp=1_000))
+                                                         timestamp=1_000, partition_leader_epoch=0))
 
     data(b"plain")
     data(b"aborted", 7)

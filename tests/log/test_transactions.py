@@ -129,7 +129,7 @@ def test_an_abort_written_while_a_reader_collects_the_aborts_stays_past_its_boun
             markers.append(log.log_end_offset)
             log.append(MemoryRecords.with_end_transaction_marker(
                 9, 0, EndTransactionMarker(ControlRecordType.ABORT, 0), base_offset=log.log_end_offset,
-                timestamp=1_000), assign_offsets=False)
+                timestamp=1_000, partition_leader_epoch=0), assign_offsets=False)
         return found
 
     monkeypatch.setattr(log, "collect_aborted_transactions", collect_then_abort)
@@ -674,9 +674,10 @@ def test_a_large_transaction_index_is_read_in_bounded_memory(impl: ModuleType, c
 
     log = create_log(LogConfig({"segment.bytes": 1 << 30, "max.message.bytes": 2 << 20}))
     for offset in range(7):  # 7 MB of log: room for 100,000 ABORT markers of 61 bytes
-        log.append(MemoryRecords.with_records([(b"k", bytes(1 << 20), 1_000)], base_offset=offset),
-                   assign_offsets=False)
-    log.append(MemoryRecords.with_records([(b"k", b"last", 1_000)], base_offset=200_010), assign_offsets=False)
+        log.append(MemoryRecords.with_records([(b"k", bytes(1 << 20), 1_000)], base_offset=offset,
+                                              partition_leader_epoch=0), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(b"k", b"last", 1_000)], base_offset=200_010, partition_leader_epoch=0),
+               assign_offsets=False)
     directory = log.dir
     log.close()
     count = 100_000

@@ -78,15 +78,15 @@ def _append(log: Log, value: bytes, producer_id: int | None = None) -> None:
     txn: dict[str, Any] = {} if producer_id is None else {
         "producer_id": producer_id, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
     offset = log.log_end_offset
-    log.append(MemoryRecords.with_records([(None, value, NO_TIMESTAMP)], base_offset=offset, **txn),
-               assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, value, NO_TIMESTAMP)], base_offset=offset,
+                                          partition_leader_epoch=0, **txn), assign_offsets=False)
 
 
 def _end(log: Log, producer_id: int, kind: ControlRecordType) -> None:
     offset = log.log_end_offset
     log.append(MemoryRecords.with_end_transaction_marker(producer_id, 0, EndTransactionMarker(kind, 0),
-                                                         base_offset=offset, timestamp=NO_TIMESTAMP),
-               assign_offsets=False)
+                                                         base_offset=offset, timestamp=NO_TIMESTAMP,
+                                                         partition_leader_epoch=0), assign_offsets=False)
 
 
 def _write_log(root: Path) -> tuple[Path, int]:

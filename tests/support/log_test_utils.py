@@ -221,14 +221,19 @@ def append_transaction_sample(log: Log) -> None:
 def append_abort_across_a_roll(log: Log) -> None:
     """Offsets 0..3 over two segments: ``plain``, producer 7's ``aborted`` (the transaction's one data batch), a
     roll, its ABORT marker at 2 (the second segment's base: that segment's ``.txnindex`` holds the entry,
-    ``AbortedTxn(7, 1, 2, 3)``), then ``after``.  A ``read_committed`` reader gets ``plain`` and ``after``."""
-    log.append(MemoryRecords.with_records([(b"p", b"plain", 1_000)], base_offset=0), assign_offsets=False)
+    ``AbortedTxn(7, 1, 2, 3)``), then ``after``, appended as a follower of epoch 0 appends them.  A
+    ``read_committed`` reader gets ``plain`` and ``after``."""
+    log.append(MemoryRecords.with_records([(b"p", b"plain", 1_000)], base_offset=0, partition_leader_epoch=0),
+               assign_offsets=False)
     log.append(MemoryRecords.with_records([(b"a", b"aborted", 1_000)], base_offset=1, producer_id=7, producer_epoch=0,
-                                          base_sequence=0, is_transactional=True), assign_offsets=False)
+                                          base_sequence=0, is_transactional=True, partition_leader_epoch=0),
+               assign_offsets=False)
     log.roll()
     log.append(MemoryRecords.with_end_transaction_marker(7, 0, EndTransactionMarker(ControlRecordType.ABORT, 0),
-                                                         base_offset=2, timestamp=1_000), assign_offsets=False)
-    log.append(MemoryRecords.with_records([(b"a", b"after", 1_000)], base_offset=3), assign_offsets=False)
+                                                         base_offset=2, timestamp=1_000,
+                                                         partition_leader_epoch=0), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(b"a", b"after", 1_000)], base_offset=3, partition_leader_epoch=0),
+               assign_offsets=False)
 
 
 #: One v2 record of 7 bytes, the least a record can take: length 6, attributes 0, timestamp delta 0,
