@@ -37,7 +37,7 @@ import logging
 import struct
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,7 +53,7 @@ from .transaction_index import AbortedTxn
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
     from .log import Log
-    from .producer_state import ProducerStateEntry
+    from .producer_state import SnapshotTransactions
     from .segment import LogSegment
 
 
@@ -131,9 +131,9 @@ class TransactionState:
         segments = log.log_segments()
         snapshot = _latest_snapshot(log, segments)
         if snapshot is not None:
-            offset, entries = snapshot
+            offset, open_txns = snapshot
             indexed = [txn for segment in segments for txn in segment.txn_index.all_aborted_txns()]
-            state = cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
+            state = cls.from_indexes(indexed, offset, open_txns, segments, log.log_end_offset)
         else:
             batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
             state = cls.from_batches(batches, log.log_end_offset)
@@ -147,17 +147,16 @@ class TransactionState:
 
     @classmethod
     def from_indexes(cls, indexed: Iterable[AbortedTxn], snapshot_offset: int,
-                     snapshot: Iterable[ProducerStateEntry], segments: Sequence[_SeekableSegment],
+                     snapshot: SnapshotTransactions, segments: Sequence[_SeekableSegment],
                      log_end_offset: int) -> TransactionState:
         """The state of a partition whose writer kept Kafka's producer state: the aborted transactions of its
-        ``.txnindex`` files (``indexed``), and the transactions open in its producer ``snapshot`` taken at
-        ``snapshot_offset`` carried to the log end through the transactional batches of ``segments`` from there
-        (what a broker's load does with the snapshot: ``ProducerStateManager.truncateAndReload``, then the replay
-        of ``rebuildProducerState``).  The aborts among those later batches are added to the indexed ones (one
-        entry per producer and offsets): a writer that stopped without a clean shutdown may not have indexed
-        them, and a broker's recovery would."""
-        open_txns = {entry.producer_id: entry.current_txn_first_offset for entry in snapshot
-                     if entry.current_txn_first_offset is not None}
+        ``.txnindex`` files (``indexed``), and the transactions open in its producer snapshot taken at
+        ``snapshot_offset`` (``snapshot``: as a load leaves them,
+        :class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`) carried to the log end through the
+        transactional batches of ``segments`` from there (what a broker's load does with the snapshot:
+        ``ProducerStateManager.truncateAndReload``, then the replay of ``rebuildProducerState``).  The aborts
+        among those later batches are added to the indexed ones (one entry per producer and offsets): a writer
+        that stopped without a clean shutdown may not have indexed them, and a broker's recovery would."""
         tail: list[ProducerBatch] = []
         for i, segment in enumerate(segments):
             following = segments[i + 1].base_offset if i + 1 < len(segments) else None
@@ -170,34 +169,46 @@ class TransactionState:
                     continue
                 position = found.position
             tail.extend(scan_producer_batches(segment, True, position)[0])
-        replayed = cls.from_batches(tail, log_end_offset, open_txns)
+        replayed = cls.from_batches(tail, log_end_offset, snapshot)
         by_key = {(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in replayed.aborted}
         by_key.update({(txn.producer_id, txn.first_offset, txn.last_offset): txn for txn in indexed})
         return cls(tuple(sorted(by_key.values(), key=_by_first_offset)), replayed.last_stable_offset)
 
     @classmethod
     def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int,
-                     open_txns: Mapping[int, int] | None = None) -> TransactionState:
+                     open_txns: SnapshotTransactions | None = None) -> TransactionState:
         """The state from a partition's producer batches in offset order (non-transactional ones are
         passed over): a transaction opens at its producer's first transactional data batch and ends at
         its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset.  Each
         aborted transaction records the last stable offset at its marker as a broker's ``.txnindex`` entry
         does (Kafka: ``ProducerStateManager.lastStableOffset(CompletedTxn)``): the first offset of the
-        earliest transaction of another producer still open, else the marker's offset + 1.  ``open_txns`` gives
-        the transactions open before the first batch (producer id -> first offset), as a snapshot does."""
-        open_txns = dict(open_txns) if open_txns is not None else {}
+        earliest transaction of another producer still open, else the marker's offset + 1.
+
+        ``open_txns`` gives the transactions open before the first batch, as a snapshot's load leaves them
+        (:class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`): a marker closes its producer's own
+        (``current``), and a transaction no producer calls its own (an earlier entry of a producer id written
+        twice) stays open, holding the last stable offset back, as in Kafka's ``ongoingTxns``."""
+        ongoing = dict(open_txns.ongoing) if open_txns is not None else {}  # first offset -> producer id
+        current = dict(open_txns.current) if open_txns is not None else {}  # producer id -> first offset
         aborted: list[AbortedTxn] = []
         for batch in batches:
             if not batch.is_transactional:
                 continue
+            producer_id = batch.producer_id
             if not batch.is_control:
-                open_txns.setdefault(batch.producer_id, batch.base_offset)
+                if producer_id not in current:
+                    current[producer_id] = batch.base_offset
+                    ongoing[batch.base_offset] = producer_id
                 continue
-            first = open_txns.pop(batch.producer_id, None)
-            if batch.control is ControlRecordType.ABORT and first is not None:
-                aborted.append(AbortedTxn(batch.producer_id, first, batch.last_offset,
-                                          min(open_txns.values(), default=batch.last_offset + 1)))
-        last_stable = min(open_txns.values(), default=log_end_offset)
+            first = current.pop(producer_id, None)
+            if first is None:
+                continue  # Kafka's appendEndTxnMarker: a marker of no open transaction completes none
+            ongoing.pop(first, None)
+            if batch.control is ControlRecordType.ABORT:
+                others = (offset for offset, owner in ongoing.items() if owner != producer_id)
+                aborted.append(AbortedTxn(producer_id, first, batch.last_offset,
+                                          min(others, default=batch.last_offset + 1)))
+        last_stable = min(ongoing, default=log_end_offset)
         return cls(tuple(sorted(aborted, key=_by_first_offset)), min(last_stable, log_end_offset))
 
     def between(self, start: int, end: int) -> TransactionState:
@@ -232,11 +243,14 @@ class TransactionState:
         return result
 
 
-def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, list[ProducerStateEntry]] | None:
-    """The newest producer snapshot of a log read in place that a replay can start from: at or below the log end
-    and not below the first segment (an older one speaks of batches gone); ``None`` when there is none, or it
-    does not read (a warning: the caller reads the batch headers instead, which need no snapshot)."""
+def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, SnapshotTransactions] | None:
+    """The newest producer snapshot of a log read in place that a replay can start from, and the transactions it
+    leaves open (:func:`~kafkalog.producer_state.snapshot.snapshot_transactions`: what a writable load of it
+    leaves open): at or below the log end and not below the first segment (an older one speaks of batches gone);
+    ``None`` when there is none, or it does not read (a warning: the caller reads the batch headers instead,
+    which need no snapshot)."""
     from .producer_state import list_snapshot_files, read_snapshot
+    from .producer_state.snapshot import snapshot_transactions
 
     if not segments:
         return None
@@ -246,7 +260,7 @@ def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, lis
         return None
     latest = max(usable, key=lambda snapshot: snapshot.offset)
     try:
-        return latest.offset, read_snapshot(latest.file)
+        return latest.offset, snapshot_transactions(read_snapshot(latest.file))
     except (KafkaLogError, OSError) as e:
         logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s does not "
                        "read: %s", log.dir, latest.file, e)

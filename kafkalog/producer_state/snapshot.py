@@ -31,6 +31,7 @@ import os
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import _impl
 from ..errors import CorruptSnapshotError, IllegalArgumentError
@@ -42,11 +43,13 @@ __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "PRODUCER_SNAPSHOT_VERSION",
     "SnapshotFile",
+    "SnapshotTransactions",
     "java_hash_map_order",
     "list_snapshot_files",
     "parse_snapshot",
     "read_snapshot",
     "serialize_snapshot",
+    "snapshot_transactions",
     "write_snapshot",
 ]
 
@@ -154,6 +157,40 @@ def write_snapshot(path: str | os.PathLike[str], entries: Iterable[ProducerState
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise storage_error(e, f"Error while writing producer snapshot {path}") from e
+
+
+class SnapshotTransactions(NamedTuple):
+    """The transactions a snapshot leaves open, as ``ProducerStateManager.loadFromSnapshot`` leaves them: the
+    one decision the writable load and the read-only readers share.
+
+    The load puts each entry in turn (its expired ones left out) into the producer map, where a later entry of a
+    producer id replaces an earlier one, and each entry's open transaction into ``ongoingTxns``, by first offset.
+    So with a producer id written twice, both of its transactions are open (and the earlier holds the last
+    stable offset back), while the producer's own open transaction, the one its marker will close, is its last
+    entry's.
+
+    ``ongoing``: first offset -> producer id, every transaction open (Kafka: ``ongoingTxns``).
+    ``current``: producer id -> the first offset of the transaction its last entry has open, for the producers
+    that have one.
+    """
+
+    ongoing: dict[int, int]
+    current: dict[int, int]
+
+
+def snapshot_transactions(entries: Iterable[ProducerStateEntry]) -> SnapshotTransactions:
+    """The :class:`SnapshotTransactions` of a snapshot's entries, in file order (Kafka: ``loadProducerEntry`` for
+    each)."""
+    ongoing: dict[int, int] = {}
+    current: dict[int, int] = {}
+    for entry in entries:
+        first = entry.current_txn_first_offset
+        if first is not None:
+            ongoing[first] = entry.producer_id
+            current[entry.producer_id] = first
+        else:
+            current.pop(entry.producer_id, None)
+    return SnapshotTransactions(ongoing, current)
 
 
 def _java_long_hash_bucket(key: int, capacity: int) -> int:

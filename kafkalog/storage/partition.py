@@ -40,6 +40,7 @@ from ..errors import IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
+from ..producer_state.snapshot import snapshot_transactions
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import AbortedTxn
@@ -303,13 +304,13 @@ class UrlPartition:
             offset = max(usable)
             snapshot = self.dir / f"{offset:020d}.snapshot"
             try:
-                entries = files.read_producer_snapshot(snapshot, self.snapshots[offset])
+                open_txns = snapshot_transactions(files.read_producer_snapshot(snapshot, self.snapshots[offset]))
             except (KafkaLogError, OSError) as e:
                 logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
                                "does not read: %s", self.dir, snapshot, e)
             else:
                 indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
-                return TransactionState.from_indexes(indexed, offset, entries, self.segments,
+                return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
                                                      self.log_end_offset).starting_at(self.log_start_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
