@@ -51,10 +51,13 @@ from .record.batch import DefaultRecordBatch
 from .transaction_index import AbortedTxn
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .file_message_set import FileMessageSet
     from .log import Log
     from .producer_state import SnapshotTransactions
     from .segment import LogSegment
+    from .storage.location import StorageLocation
 
 
 class _HasLog(Protocol):
@@ -76,8 +79,8 @@ class _SeekableSegment(_HasLog, Protocol):
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
-           "scan_producer_batches", "transactional_rows"]
+__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "newest_snapshot_transactions",
+           "producer_batches", "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 
@@ -128,8 +131,13 @@ class TransactionState:
         when it has one (:meth:`from_indexes`), else from its batch headers (:meth:`from_batches`); the last
         stable offset is never below the log start offset (Kafka: ``maybeIncrementFirstUnstableOffset``), where a
         transaction left open in a deleted segment would put it."""
+        from .producer_state import list_snapshot_files
+
         segments = log.log_segments()
-        snapshot = _latest_snapshot(log, segments)
+        snapshot = newest_snapshot_transactions(
+            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
+            segments[0].base_offset if segments else None, log.log_end_offset, log.dir, log.time.milliseconds(),
+            log.producer_state_manager.producer_state_manager_config.producer_id_expiration_ms)
         if snapshot is not None:
             offset, open_txns = snapshot
             indexed = [txn for segment in segments for txn in segment.txn_index.all_aborted_txns()]
@@ -243,27 +251,34 @@ class TransactionState:
         return result
 
 
-def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, SnapshotTransactions] | None:
-    """The newest producer snapshot of a log read in place that a replay can start from, and the transactions it
-    leaves open (:func:`~kafkalog.producer_state.snapshot.snapshot_transactions`: what a writable load of it
-    leaves open): at or below the log end and not below the first segment (an older one speaks of batches gone);
-    ``None`` when there is none, or it does not read (a warning: the caller reads the batch headers instead,
-    which need no snapshot)."""
-    from .producer_state import list_snapshot_files, read_snapshot
-    from .producer_state.snapshot import snapshot_transactions
+def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLocation, int | None]],
+                                 first_segment_offset: int | None, log_end_offset: int, where: object,
+                                 current_time_ms: int, expiration_ms: int) -> tuple[int, SnapshotTransactions] | None:
+    """The newest producer snapshot of a partition read in place that a replay can start from, and the
+    transactions it leaves open (:class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`, what a
+    writable load of it leaves open: the one rule for both); ``None`` when there is none, or it does not read
+    (a warning: the caller reads the batch headers instead, which need no snapshot).  The same for a local dir
+    and one at a URL.
 
-    if not segments:
+    ``snapshots`` are ``(offset, file, size)`` (``size`` as a listing gave it, or ``None``); a usable one is at
+    or below the log end and not below the first segment's base offset (an older one speaks of batches gone;
+    with no segment none is usable).  ``where`` names the partition in the warning.  Its expired producers are
+    left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
+    the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
+    """
+    from .storage.files import read_producer_snapshot_transactions
+
+    if first_segment_offset is None:
         return None
-    usable = [snapshot for snapshot in list_snapshot_files(log.dir)
-              if segments[0].base_offset <= snapshot.offset <= log.log_end_offset]
+    usable = [found for found in snapshots if first_segment_offset <= found[0] <= log_end_offset]
     if not usable:
         return None
-    latest = max(usable, key=lambda snapshot: snapshot.offset)
+    offset, file, size = max(usable, key=lambda found: found[0])
     try:
-        return latest.offset, snapshot_transactions(read_snapshot(latest.file))
+        return offset, read_producer_snapshot_transactions(file, size, current_time_ms, expiration_ms)
     except (KafkaLogError, OSError) as e:
         logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s does not "
-                       "read: %s", log.dir, latest.file, e)
+                       "read: %s", where, file, e)
         return None
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -40,11 +41,11 @@ from ..errors import IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
-from ..producer_state.snapshot import snapshot_transactions
+from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import AbortedTxn
-from ..transactions import TransactionState, producer_batches
+from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
@@ -295,23 +296,21 @@ class UrlPartition:
 
     def transactions(self) -> TransactionState:
         """The aborted transactions and last stable offset, found as for a log read in place
-        (:meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>`): from the ``.txnindex`` objects
-        and the latest producer snapshot (with the batches after it) when the dir has a snapshot, from the batch
-        headers when it has none or the snapshot does not read."""
-        usable = [offset for offset in self.snapshots
-                  if self.segments and self.segments[0].base_offset <= offset <= self.log_end_offset]
-        if usable:
-            offset = max(usable)
-            snapshot = self.dir / f"{offset:020d}.snapshot"
-            try:
-                open_txns = snapshot_transactions(files.read_producer_snapshot(snapshot, self.snapshots[offset]))
-            except (KafkaLogError, OSError) as e:
-                logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
-                               "does not read: %s", self.dir, snapshot, e)
-            else:
-                indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
-                return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
-                                                     self.log_end_offset).starting_at(self.log_start_offset)
+        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`): from the
+        ``.txnindex`` objects and the latest producer snapshot (with the batches after it) when the dir has a
+        snapshot, from the batch headers when it has none or the snapshot does not read; the snapshot is chosen
+        and read by the same function as a local dir's
+        (:func:`~kafkalog.transactions.newest_snapshot_transactions`), its producers expired at the default
+        ``producer.id.expiration.ms`` by the wall clock."""
+        snapshot = newest_snapshot_transactions(
+            [(offset, self.dir / f"{offset:020d}.snapshot", size) for offset, size in self.snapshots.items()],
+            self.segments[0].base_offset if self.segments else None, self.log_end_offset, self.dir,
+            int(time.time() * 1000), DEFAULT_PRODUCER_ID_EXPIRATION_MS)
+        if snapshot is not None:
+            offset, open_txns = snapshot
+            indexed = [txn for segment in self.segments for txn in segment.aborted_txns()]
+            return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
+                                                 self.log_end_offset).starting_at(self.log_start_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)

@@ -76,10 +76,10 @@ from ..fsutil import data_regions
 from ..record import MemoryRecords
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
+    check_producer_snapshot,
     file_size,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
-    read_producer_snapshot,
     read_txn_index,
 )
 from ..topic import TopicPartition
@@ -684,7 +684,7 @@ def _check_partition_files(report: PartitionReport, directory: Any, names: list[
                     report.add(Severity.WARNING, file, f"the last epoch starts at {epochs[-1].start_offset}, past "
                                                        f"the log end offset {report.log_end_offset}")
             elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
-                read_producer_snapshot(file, size)
+                check_producer_snapshot(file, size)
             elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
                 txns = read_txn_index(file, size)
                 for earlier, later in itertools.pairwise(txns):

@@ -446,9 +446,9 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
     local, url = logs
     good = snapshot_bytes(2)
     damaged = {
-        "events-0/00000000000000000078.snapshot": good[:6] + bytes([good[6] ^ 1]) + good[7:],  # CRC
+        "events-0/00000000000000000078.snapshot": good[:12] + bytes([good[12] ^ 1]) + good[13:],  # CRC
         "events-0/00000000000000000156.snapshot": b"\x00\x09" + good[2:],  # version
-        "events-0/00000000000000000231.snapshot": good[:-3],  # cut short
+        "events-0/00000000000000000231.snapshot": good[:-3],  # cut short: its entries are not all there
         "events-0/leader-epoch-checkpoint": b"0\n2\n0 0\n",  # count
         "events-1/leader-epoch-checkpoint": b"0\n2\n3 0\n1 50\n",  # out of order
         "events-1/00000000000000000000.txnindex": bytes(34) + b"\x00",  # a part-entry
@@ -470,7 +470,8 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
         "valid)",
         "ERROR <dir>/events-0/00000000000000000156.snapshot: cannot be read: Snapshot contained an unknown file "
         "version 9",
-        "ERROR <dir>/events-0/00000000000000000231.snapshot: cannot be read: Snapshot is corrupt",
+        "ERROR <dir>/events-0/00000000000000000231.snapshot: cannot be read: Snapshot failed schema validation: 2 "
+        "entries need 102 bytes, the file <dir>/events-0/00000000000000000231.snapshot has 99",
         "ERROR <dir>/events-0/leader-epoch-checkpoint: cannot be read: Expected [2] entries in checkpoint file "
         "[<dir>/events-0/leader-epoch-checkpoint], but found only [1]",
         "ERROR <dir>/events-1/leader-epoch-checkpoint: epochs out of order: (3, 0) then (1, 50)",
