@@ -66,6 +66,7 @@ __all__ = [
     "TransactionIndex",
     "TransactionIndexError",
     "TxnIndexSearchResult",
+    "check_aborted_txns",
     "parse_aborted_txns",
     "read_aborted_txns",
 ]
@@ -356,11 +357,7 @@ class TransactionIndex:
         Raises:
             CorruptIndexError: an entry's last offset is below :attr:`start_offset`.
         """
-        for txn, _position in self._entries():
-            if txn.last_offset < self.start_offset:
-                raise CorruptIndexError(
-                    f"Last offset of aborted transaction {_java_repr(txn)} in index {self._file.absolute()} "
-                    f"is less than start offset {self.start_offset}")
+        check_aborted_txns((txn for txn, _position in self._entries()), self.start_offset, self._file.absolute())
 
     def is_empty(self) -> bool:
         """Whether the index holds no whole entry (not in Kafka 3.8.0; a closed index is empty)."""
@@ -433,3 +430,16 @@ def _java_repr(txn: AbortedTxn) -> str:
     """Kafka's ``AbortedTxn.toString``."""
     return (f"AbortedTxn(version={txn.version}, producerId={txn.producer_id}, firstOffset={txn.first_offset}, "
             f"lastOffset={txn.last_offset}, lastStableOffset={txn.last_stable_offset})")
+
+
+def check_aborted_txns(txns: Iterable[AbortedTxn], start_offset: int, name: object) -> None:
+    """:meth:`TransactionIndex.sanity_check` of entries read elsewhere (an index object at a URL), the one rule
+    for both: no entry may end below ``start_offset``, the segment's base offset; ``name`` names the index.
+
+    Raises:
+        CorruptIndexError: an entry's last offset is below ``start_offset``.
+    """
+    for txn in txns:
+        if txn.last_offset < start_offset:
+            raise CorruptIndexError(f"Last offset of aborted transaction {_java_repr(txn)} in index {name} "
+                                    f"is less than start offset {start_offset}")

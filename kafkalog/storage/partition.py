@@ -14,6 +14,11 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
 - an index is read whole, with one ranged read, at its first use; a missing one reads as empty, and when
   either index of a segment fails its sanity check both are ignored (the segment is read from its start), as
   ``LogLoader.loadSegmentFiles`` does for a read-only open;
+- the transaction index of a segment that has an offset index is read and checked at the open, as
+  ``LogSegment.sanityCheck`` checks it (:meth:`UrlSegment.sanity_check`): an entry of a version this reader
+  does not know fails the open, as it fails a local read-only open and a broker's load, and one that ends
+  below the segment has the segment read without its offset and time indexes, as a local read-only open reads
+  it;
 - the log start offset is ``max(log-start-offset-checkpoint entry, first segment's base offset)``
   (``LogLoader.load``); the log end offset is the last segment's ``readNextOffset``: its last indexed offset
   found through the offset index, the batches from there scanned (``LogSegment.readNextOffset``); a partition
@@ -34,17 +39,18 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
-from ..errors import IllegalArgumentError, KafkaLogError
+from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
-from ..transaction_index import AbortedTxn
+from ..transaction_index import AbortedTxn, check_aborted_txns
 from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
 from . import files
 from .channel import open_remote_log, read_index
@@ -115,6 +121,25 @@ class UrlSegment:
         stem = f"{base_offset:020d}"
         self.log: FileMessageSet = open_remote_log(dir / f"{stem}.log", files["log"])
         self._indexes: tuple[OffsetIndex, TimeIndex] | None = None
+
+    def sanity_check(self) -> None:
+        """Check the transaction index as a read-only open checks a segment it loads (``LogSegment.sanityCheck``
+        through :func:`~kafkalog.transaction_index.check_aborted_txns`, the local check's rule); a segment whose
+        check fails with a ``CorruptIndexError`` is read without its offset and time indexes, as
+        ``LogLoader.loadSegmentFiles`` leaves a local read-only segment
+        (:meth:`~kafkalog.segment.LogSegment.ignore_index_files`).
+
+        Raises:
+            TransactionIndexError: an entry of a version this reader does not know (a broker's load fails too).
+        """
+        try:
+            check_aborted_txns(self.aborted_txns(), self.base_offset, self.dir / f"{self.base_offset:020d}.txnindex")
+        except CorruptIndexError as e:
+            logger.warning("Index files of %s fail their check (%s); reading the segment without them, as a "
+                           "read-only open cannot rebuild them.", self.log, e)
+            stem = Path((self.dir / f"{self.base_offset:020d}").path)
+            self._indexes = (OffsetIndex.from_bytes(b"", stem.with_suffix(".index"), self.base_offset),
+                             TimeIndex.from_bytes(b"", stem.with_suffix(".timeindex"), self.base_offset))
 
     def _load_indexes(self) -> tuple[OffsetIndex, TimeIndex]:
         if self._indexes is None:
@@ -247,9 +272,22 @@ class UrlPartition:
                 continue
             by_base.setdefault(base, {})[name.split(".", 1)[1]] = size
         checkpointed = read_offset_checkpoint(location.parent / LOG_START_OFFSET_CHECKPOINT_FILE).get(tp)
-        # An index the listing does not show is missing: size 0, read as empty without a request.
-        segments = [UrlSegment(location, base, {"index": 0, "timeindex": 0, **files})
-                    for base, files in sorted(by_base.items()) if "log" in files]
+        segments: list[UrlSegment] = []
+        try:
+            for base, listed in sorted(by_base.items()):
+                if "log" not in listed:
+                    continue
+                # An index the listing does not show is missing: size 0, read as empty without a request.
+                segment = UrlSegment(location, base, {"index": 0, "timeindex": 0, **listed})
+                segments.append(segment)
+                # LogLoader.loadSegmentFiles checks a segment that has an offset index; a read-only one that has
+                # none is read as it is (a broker would recover it).
+                if "index" in listed:
+                    segment.sanity_check()
+        except BaseException:
+            for segment in segments:
+                segment.close()
+            raise
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
         return cls(location, tp, segments, log_start, skipped, snapshots)
