@@ -56,6 +56,7 @@ import numpy.typing as npt
 from .._common import INT32_MAX, INT64_MAX, ScanStop
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
+    FIRST_ENTRY_LINE,
     LEADER_EPOCH_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
@@ -73,6 +74,7 @@ from ..filenames import (
     segment_file_offset,
 )
 from ..fsutil import data_regions
+from ..leader_epoch_cache import check_epoch_entry
 from ..record import MemoryRecords
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
@@ -677,6 +679,12 @@ def _check_partition_files(report: PartitionReport, directory: Any, names: list[
         try:
             if name == LEADER_EPOCH_CHECKPOINT_FILE:
                 epochs = read_leader_epoch_checkpoint(file, size)
+                for number, entry in enumerate(epochs, start=FIRST_ENTRY_LINE):
+                    try:
+                        check_epoch_entry(entry)  # the leader-epoch cache's own rule, as a broker's load runs it
+                    except IllegalArgumentError as e:
+                        report.add(Severity.ERROR, file, f"line {number}: {e}: a broker refuses to load the "
+                                                         "partition")
                 for a, b in itertools.pairwise(epochs):
                     if b.epoch <= a.epoch or b.start_offset < a.start_offset:
                         report.add(Severity.ERROR, file, f"epochs out of order: {tuple(a)} then {tuple(b)}")

@@ -492,6 +492,26 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
     assert {p: fs.cat_file(p) for p in fs.find(root)} == before
 
 
+def test_a_negative_leader_epoch_gives_one_answer_locally_and_at_a_url(logs: tuple[Path, str]) -> None:
+    """A leader-epoch checkpoint holding a negative epoch, which a broker's load refuses
+    (``LeaderEpochFileCache.assign``): ``verify`` reports it, naming the file and the line, and exits 1; ``stats``
+    reads the partition, whose records do not need the epochs, and exits 0, locally as at a URL (a local
+    read-only open failed on it, exit 2, while a reader at a URL never looked)."""
+    local, url = logs
+    _same_everywhere(local, url, "events-0/leader-epoch-checkpoint", b"0\n2\n-1 0\n4 200\n")
+    status, out = assert_same_output(local, url, "verify", "--notes")
+    assert status == 1
+    assert ("ERROR <dir>/events-0/leader-epoch-checkpoint: line 3: Received invalid partition leader epoch entry "
+            "EpochEntry(epoch=-1, startOffset=0): a broker refuses to load the partition") in _normalised(out, local,
+                                                                                                     url)
+    status, _out = assert_same_output(local, url, "verify", "--json")
+    assert status == 1
+    for argv in (["stats"], ["stats", "--json"]):
+        status, _out = assert_same_output(local, url, *argv)
+        assert status == 0
+    assert_same_output(local / "events-0", f"{url}/events-0", "stats", "--json")
+
+
 def test_a_transaction_index_of_an_unknown_version_gives_one_answer_locally_and_at_a_url(
         logs: tuple[Path, str]) -> None:
     """A ``.txnindex`` entry of version 1, which a broker's load refuses (``TransactionIndex.sanityCheck`` reads every
