@@ -71,6 +71,7 @@ from .topic import TopicPartition
 
 __all__ = [
     "CLEANER_OFFSET_CHECKPOINT_FILE",
+    "FIRST_ENTRY_LINE",
     "LEADER_EPOCH_CHECKPOINT_FILE",
     "LOG_START_OFFSET_CHECKPOINT_FILE",
     "RECOVERY_POINT_CHECKPOINT_FILE",
@@ -99,6 +100,9 @@ REPLICATION_OFFSET_CHECKPOINT_FILE = "replication-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 #: Per partition directory, written from 0.11.
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
+#: The 1-based line of a checkpoint's first entry (the version and the count come before it): the entry
+#: :func:`parse_checkpoint` returns at index ``i`` is on line ``FIRST_ENTRY_LINE + i``.
+FIRST_ENTRY_LINE = 3
 
 _TMP_SUFFIX = ".tmp"
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
@@ -275,7 +279,7 @@ def parse_checkpoint(data: bytes, version: int, formatter: EntryFormatter[T], lo
             lines[1],
         )
     entries: list[T] = []
-    for number, line in enumerate(lines[2:], start=3):
+    for number, line in enumerate(lines[2:], start=FIRST_ENTRY_LINE):
         try:
             entry = formatter.from_string(line)
         except ValueError:

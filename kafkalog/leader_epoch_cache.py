@@ -50,7 +50,7 @@ from .errors import IllegalArgumentError
 from .scheduler import Scheduler
 from .topic import TopicPartition
 
-__all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochAndOffset", "LeaderEpochFileCache"]
+__all__ = ["UNDEFINED_EPOCH", "UNDEFINED_EPOCH_OFFSET", "EpochAndOffset", "LeaderEpochFileCache", "check_epoch_entry"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,12 +158,7 @@ class LeaderEpochFileCache:
 
     def _assign_entry(self, entry: EpochEntry) -> bool:
         """Kafka: the private ``assign(EpochEntry)``; whether the cache changed."""
-        if (not isinstance(entry.epoch, int) or not isinstance(entry.start_offset, int)
-                or entry.epoch < 0 or entry.start_offset < 0):
-            raise IllegalArgumentError(f"Received invalid partition leader epoch entry {_java_repr(entry)}")
-        if entry.epoch > INT32_MAX or entry.start_offset > INT64_MAX:
-            raise IllegalArgumentError(f"Partition leader epoch entry {_java_repr(entry)} does not fit Java's "
-                                       f"int epoch and long offset")
+        check_epoch_entry(entry)
         # Kafka checks before taking the write lock, so that readers rarely wait, and again under it.
         if not self._is_update_needed(entry):
             return False
@@ -381,6 +376,23 @@ class LeaderEpochFileCache:
 
 def _epoch_of(entry: EpochEntry) -> int:
     return entry.epoch
+
+
+def check_epoch_entry(entry: EpochEntry) -> None:
+    """Refuse an entry the cache cannot take (Kafka: the check that opens the private ``assign(EpochEntry)``):
+    a negative epoch or start offset, so a checkpoint that holds one fails a broker's load of the partition.
+    ``kafkalog verify`` reports such a line by this rule.
+
+    Raises:
+        IllegalArgumentError: a negative epoch or start offset (Kafka's ``IllegalArgumentException``, same
+            message), or one that does not fit Java's ``int`` epoch and ``long`` offset.
+    """
+    if (not isinstance(entry.epoch, int) or not isinstance(entry.start_offset, int)
+            or entry.epoch < 0 or entry.start_offset < 0):
+        raise IllegalArgumentError(f"Received invalid partition leader epoch entry {_java_repr(entry)}")
+    if entry.epoch > INT32_MAX or entry.start_offset > INT64_MAX:
+        raise IllegalArgumentError(f"Partition leader epoch entry {_java_repr(entry)} does not fit Java's "
+                                   f"int epoch and long offset")
 
 
 def _java_repr(entry: EpochEntry) -> str:

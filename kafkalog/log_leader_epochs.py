@@ -31,8 +31,11 @@ Where kafkalog differs from Kafka:
   assigned, as in Kafka's loop.  Only recovery skips a negative epoch (``LogSegment.recover``'s
   ``partitionLeaderEpoch >= 0``).
 * A read-only log reads the cache from a read-only checkpoint and never writes or deletes it: the loader's
-  truncations hold in memory only, and a checkpoint it cannot read (or a message format below v2) leaves the
-  log without a cache, with a warning, rather than refusing to open the directory.
+  truncations hold in memory only, and a checkpoint it cannot read or a broker would not load (a negative
+  epoch or start offset, which Kafka's cache refuses), or a message format below v2, leaves the log without a
+  cache, with a warning, rather than refusing to open the directory.  A partition dir read at a URL
+  (:class:`~kafkalog.storage.partition.UrlPartition`) has no cache either, so the two answer alike; ``kafkalog
+  verify`` reports the checkpoint, naming the line.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from typing import NamedTuple, Protocol
 from ._common import NO_PARTITION_LEADER_EPOCH
 from .checkpoint import LeaderEpochCheckpoint
 from .config import LogConfig
-from .errors import KafkaStorageError
+from .errors import IllegalArgumentError, KafkaStorageError
 from .leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from .record import MemoryRecords
 from .scheduler import ScheduledTask, Scheduler
@@ -112,6 +115,7 @@ def maybe_create_leader_epoch_cache(dir: Path, topic_partition: TopicPartition, 
     Raises:
         CorruptCheckpointError: a writable log's checkpoint cannot be parsed.
         KafkaStorageError: the checkpoint cannot be read or deleted.
+        IllegalArgumentError: a writable log's checkpoint holds a negative epoch or start offset.
     """
     leader_epoch_file = LeaderEpochCheckpoint.new_file(dir)
     if record_version < _RECORD_VERSION_V2:
@@ -132,7 +136,9 @@ def maybe_create_leader_epoch_cache(dir: Path, topic_partition: TopicPartition, 
         return LeaderEpochFileCache(topic_partition, checkpoint, scheduler)
     try:
         return LeaderEpochFileCache(topic_partition, checkpoint, scheduler)
-    except KafkaStorageError as e:
+    except (KafkaStorageError, IllegalArgumentError) as e:
+        # A checkpoint a broker would not load (unreadable, or an entry the cache refuses, a negative epoch):
+        # the records read the same without it, and kafkalog verify reports it.
         logger.warning("%sReading %s without its leader-epoch cache: %s", log_prefix, dir, e)
         return None
 

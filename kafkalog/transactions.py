@@ -44,7 +44,7 @@ import struct
 import threading
 import weakref
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -58,10 +58,13 @@ from .record.batch import DefaultRecordBatch
 from .transaction_index import AbortedTxn, checked_entry_chunks
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .file_message_set import FileMessageSet
     from .log import Log
-    from .producer_state import ProducerStateEntry
+    from .producer_state import SnapshotTransactions
     from .segment import LogSegment
+    from .storage.location import StorageLocation
 
 
 class _HasLog(Protocol):
@@ -83,8 +86,8 @@ class _SeekableSegment(_HasLog, Protocol):
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "producer_batches",
-           "scan_producer_batches", "transactional_rows"]
+__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "newest_snapshot_transactions",
+           "producer_batches", "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 
@@ -253,8 +256,13 @@ class TransactionState:
         A transaction index that is not trusted (it failed Kafka's sanity check when the log was opened, or holds
         more entries than its segment holds batches: :func:`_trusted_entries`) sends the reader to the batch
         headers too, with a warning naming it: the aborts it should list are in no other index."""
+        from .producer_state import list_snapshot_files
+
         segments = log.log_segments()
-        snapshot = _latest_snapshot(log, segments)
+        snapshot = newest_snapshot_transactions(
+            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
+            segments[0].base_offset if segments else None, log.log_end_offset, log.dir, log.time.milliseconds(),
+            log.producer_state_manager.producer_state_manager_config.producer_id_expiration_ms)
         state = None
         if snapshot is not None:
             try:
@@ -262,8 +270,8 @@ class TransactionState:
             except CorruptIndexError as e:
                 logger.warning("Reading the transactions of %s from its batch headers: %s", log.dir, e)
             else:
-                offset, entries = snapshot
-                state = cls.from_indexes(indexed, offset, entries, segments, log.log_end_offset)
+                offset, open_txns = snapshot
+                state = cls.from_indexes(indexed, offset, open_txns, segments, log.log_end_offset)
         if state is None:
             batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
             state = cls.from_batches(batches, log.log_end_offset)
@@ -284,18 +292,17 @@ class TransactionState:
 
     @classmethod
     def from_indexes(cls, indexed: Iterable[AbortedTxn] | TransactionState, snapshot_offset: int,
-                     snapshot: Iterable[ProducerStateEntry], segments: Sequence[_SeekableSegment],
+                     snapshot: SnapshotTransactions, segments: Sequence[_SeekableSegment],
                      log_end_offset: int) -> TransactionState:
         """The state of a partition whose writer kept Kafka's producer state: the aborted transactions of its
         ``.txnindex`` files (``indexed``: the entries, or the state :meth:`from_index_entries` made of them), and
-        the transactions open in its producer ``snapshot`` taken at ``snapshot_offset`` carried to the log end
+        the transactions open in its producer snapshot taken at ``snapshot_offset`` (``snapshot``: as a load
+        leaves them, :class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`) carried to the log end
         through the transactional batches of ``segments`` from there (what a broker's load does with the snapshot:
         ``ProducerStateManager.truncateAndReload``, then the replay of ``rebuildProducerState``).  The aborts among
         those later batches are added to the indexed ones (one entry per producer and offsets, the indexed one
         kept): a writer that stopped without a clean shutdown may not have indexed them, and a broker's recovery
         would."""
-        open_txns = {entry.producer_id: entry.current_txn_first_offset for entry in snapshot
-                     if entry.current_txn_first_offset is not None}
         tail: list[ProducerBatch] = []
         for i, segment in enumerate(segments):
             following = segments[i + 1].base_offset if i + 1 < len(segments) else None
@@ -308,7 +315,7 @@ class TransactionState:
                     continue
                 position = found.position
             tail.extend(scan_producer_batches(segment, True, position)[0])
-        replayed = cls.from_batches(tail, log_end_offset, open_txns)
+        replayed = cls.from_batches(tail, log_end_offset, snapshot)
         indexed_state = indexed if isinstance(indexed, TransactionState) else cls(indexed)
         if not replayed.aborted_count:
             return cls._of(indexed_state._columns, replayed.last_stable_offset, canonical=True)
@@ -317,30 +324,42 @@ class TransactionState:
 
     @classmethod
     def from_batches(cls, batches: Iterable[ProducerBatch], log_end_offset: int,
-                     open_txns: Mapping[int, int] | None = None) -> TransactionState:
+                     open_txns: SnapshotTransactions | None = None) -> TransactionState:
         """The state from a partition's producer batches in offset order (non-transactional ones are
         passed over): a transaction opens at its producer's first transactional data batch and ends at
         its marker; an ABORT marker makes it aborted, one still open bounds the last stable offset.  Each
         aborted transaction records the last stable offset at its marker as a broker's ``.txnindex`` entry
         does (Kafka: ``ProducerStateManager.lastStableOffset(CompletedTxn)``): the first offset of the
-        earliest transaction of another producer still open, else the marker's offset + 1.  ``open_txns`` gives
-        the transactions open before the first batch (producer id -> first offset), as a snapshot does."""
-        open_txns = dict(open_txns) if open_txns is not None else {}
+        earliest transaction of another producer still open, else the marker's offset + 1.
+
+        ``open_txns`` gives the transactions open before the first batch, as a snapshot's load leaves them
+        (:class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`): a marker closes its producer's own
+        (``current``), and a transaction no producer calls its own (an earlier entry of a producer id written
+        twice) stays open, holding the last stable offset back, as in Kafka's ``ongoingTxns``."""
+        ongoing = dict(open_txns.ongoing) if open_txns is not None else {}  # first offset -> producer id
+        current = dict(open_txns.current) if open_txns is not None else {}  # producer id -> first offset
         columns: tuple[array[int], ...] = (array("q"), array("q"), array("q"), array("q"))
         producer_ids, first_offsets, last_offsets, last_stable_offsets = columns
         for batch in batches:
             if not batch.is_transactional:
                 continue
+            producer_id = batch.producer_id
             if not batch.is_control:
-                open_txns.setdefault(batch.producer_id, batch.base_offset)
+                if producer_id not in current:
+                    current[producer_id] = batch.base_offset
+                    ongoing[batch.base_offset] = producer_id
                 continue
-            first = open_txns.pop(batch.producer_id, None)
-            if batch.control is ControlRecordType.ABORT and first is not None:
-                producer_ids.append(batch.producer_id)
+            first = current.pop(producer_id, None)
+            if first is None:
+                continue  # Kafka's appendEndTxnMarker: a marker of no open transaction completes none
+            ongoing.pop(first, None)
+            if batch.control is ControlRecordType.ABORT:
+                producer_ids.append(producer_id)
                 first_offsets.append(first)
                 last_offsets.append(batch.last_offset)
-                last_stable_offsets.append(min(open_txns.values(), default=batch.last_offset + 1))
-        last_stable = min(open_txns.values(), default=log_end_offset)
+                last_stable_offsets.append(min((offset for offset, owner in ongoing.items() if owner != producer_id),
+                                               default=batch.last_offset + 1))
+        last_stable = min(ongoing, default=log_end_offset)
         return cls._of(_Columns(*(np.array(column, dtype=np.int64) for column in columns)),
                        min(last_stable, log_end_offset))
 
@@ -414,24 +433,34 @@ def _trusted_entries(segment: LogSegment) -> Iterator[npt.NDArray[Any]]:
                                 str(index.file.absolute()))
 
 
-def _latest_snapshot(log: Log, segments: Sequence[LogSegment]) -> tuple[int, list[ProducerStateEntry]] | None:
-    """The newest producer snapshot of a log read in place that a replay can start from: at or below the log end
-    and not below the first segment (an older one speaks of batches gone); ``None`` when there is none, or it
-    does not read (a warning: the caller reads the batch headers instead, which need no snapshot)."""
-    from .producer_state import list_snapshot_files, read_snapshot
+def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLocation, int | None]],
+                                 first_segment_offset: int | None, log_end_offset: int, where: object,
+                                 current_time_ms: int, expiration_ms: int) -> tuple[int, SnapshotTransactions] | None:
+    """The newest producer snapshot of a partition read in place that a replay can start from, and the
+    transactions it leaves open (:class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`, what a
+    writable load of it leaves open: the one rule for both); ``None`` when there is none, or it does not read
+    (a warning: the caller reads the batch headers instead, which need no snapshot).  The same for a local dir
+    and one at a URL.
 
-    if not segments:
+    ``snapshots`` are ``(offset, file, size)`` (``size`` as a listing gave it, or ``None``); a usable one is at
+    or below the log end and not below the first segment's base offset (an older one speaks of batches gone;
+    with no segment none is usable).  ``where`` names the partition in the warning.  Its expired producers are
+    left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
+    the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
+    """
+    from .storage.files import read_producer_snapshot_transactions
+
+    if first_segment_offset is None:
         return None
-    usable = [snapshot for snapshot in list_snapshot_files(log.dir)
-              if segments[0].base_offset <= snapshot.offset <= log.log_end_offset]
+    usable = [found for found in snapshots if first_segment_offset <= found[0] <= log_end_offset]
     if not usable:
         return None
-    latest = max(usable, key=lambda snapshot: snapshot.offset)
+    offset, file, size = max(usable, key=lambda found: found[0])
     try:
-        return latest.offset, read_snapshot(latest.file)
+        return offset, read_producer_snapshot_transactions(file, size, current_time_ms, expiration_ms)
     except (KafkaLogError, OSError) as e:
         logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s does not "
-                       "read: %s", log.dir, latest.file, e)
+                       "read: %s", where, file, e)
         return None
 
 

@@ -51,6 +51,7 @@ from typing import IO, Any
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
 from ..errors import KafkaLogError, StorageNotFoundError
 from ..index import OffsetIndex, TimeIndex
+from ..producer_state.entry import decrement_sequence
 from ..record import MemoryRecords
 from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
@@ -59,10 +60,10 @@ from ..record.types import ControlRecordType, EndTransactionMarker
 from ..storage.files import (
     AnyFile,
     absolute,
+    iter_producer_snapshot,
     iter_txn_index_entries,
     open_index_file,
     open_log_file,
-    read_producer_snapshot,
     sibling,
 )
 from ..storage.location import StorageLocation, is_url, locate
@@ -78,6 +79,8 @@ RECORD_INDENT = "|"
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
+#: Producer-snapshot rows made Python values at a time, while printed.
+_SNAPSHOT_PRINT_ROWS = 4096
 
 EXIT_UNREADABLE = EXIT_USAGE  # a file that could not be read at all
 
@@ -448,25 +451,33 @@ class DumpLogSegments:
                        lastStableOffset=txn.last_stable_offset)
 
     def dump_producer_snapshot(self, file: AnyFile) -> None:
-        """Kafka: ``dumpProducerIdSnapshot`` (a corrupt snapshot is reported, as Kafka does, on stderr)."""
-        for entry in read_producer_snapshot(file):
-            text = (f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
-                    f"coordinatorEpoch: {entry.coordinator_epoch} "
-                    f"currentTxnFirstOffset: {_optional_long(entry.current_txn_first_offset)} "
-                    f"lastTimestamp: {entry.last_timestamp} ")
-            facts: dict[str, Any] = {
-                "producerId": entry.producer_id, "producerEpoch": entry.producer_epoch,
-                "coordinatorEpoch": entry.coordinator_epoch, "currentTxnFirstOffset": entry.current_txn_first_offset,
-                "lastTimestamp": entry.last_timestamp}
-            metadata = entry.batch_metadata[-1] if entry.batch_metadata else None
-            if metadata is not None:
-                text += (f"firstSequence: {metadata.first_seq} lastSequence: {metadata.last_seq} "
-                         f"lastOffset: {metadata.last_offset} offsetDelta: {metadata.offset_delta} "
-                         f"timestamp: {metadata.timestamp}")
-                facts.update(firstSequence=metadata.first_seq, lastSequence=metadata.last_seq,
-                             lastOffset=metadata.last_offset, offsetDelta=metadata.offset_delta,
-                             timestamp=metadata.timestamp)
-            self._emit(text, "producerState", **facts)
+        """Kafka: ``dumpProducerIdSnapshot`` (a corrupt snapshot is reported, as Kafka does, on stderr, and nothing
+        of it is printed).  The entries are read a chunk of rows at a time and printed from the rows: memory is a
+        chunk, whatever the snapshot's size (:func:`~kafkalog.storage.files.iter_producer_snapshot`)."""
+        rows = (chunk[start:start + _SNAPSHOT_PRINT_ROWS] for chunk in iter_producer_snapshot(file)
+                for start in range(0, len(chunk), _SNAPSHOT_PRINT_ROWS))
+        for block in rows:
+            for (producer_id, producer_epoch, last_seq, last_offset, offset_delta, timestamp, coordinator_epoch,
+                 txn_first) in block.tolist():
+                # The fields of the entry readSnapshot makes of the row: its last timestamp is the row's, its
+                # open transaction only when the offset is not negative, its batch only when the last offset is not.
+                current_txn_first_offset = txn_first if txn_first >= 0 else None
+                text = (f"producerId: {producer_id} producerEpoch: {producer_epoch} "
+                        f"coordinatorEpoch: {coordinator_epoch} "
+                        f"currentTxnFirstOffset: {_optional_long(current_txn_first_offset)} "
+                        f"lastTimestamp: {timestamp} ")
+                facts: dict[str, Any] = {
+                    "producerId": producer_id, "producerEpoch": producer_epoch,
+                    "coordinatorEpoch": coordinator_epoch, "currentTxnFirstOffset": current_txn_first_offset,
+                    "lastTimestamp": timestamp}
+                if last_offset >= 0:
+                    first_seq = decrement_sequence(last_seq, offset_delta)
+                    text += (f"firstSequence: {first_seq} lastSequence: {last_seq} "
+                             f"lastOffset: {last_offset} offsetDelta: {offset_delta} "
+                             f"timestamp: {timestamp}")
+                    facts.update(firstSequence=first_seq, lastSequence=last_seq, lastOffset=last_offset,
+                                 offsetDelta=offset_delta, timestamp=timestamp)
+                self._emit(text, "producerState", **facts)
 
     # -- .index --------------------------------------------------------------------------------------
 

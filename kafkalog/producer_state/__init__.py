@@ -9,8 +9,11 @@ tag 3.8.0): which producer ids wrote, their last batches and epochs, their open 
   (``ProducerAppendInfo``) and what it reads of a batch
   (:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`);
 - :mod:`~kafkalog.producer_state.manager`: the state of a partition (``ProducerStateManager``);
+- :mod:`~kafkalog.producer_state.producer_map`: the manager's producers by id, those loaded from a snapshot kept
+  as its rows (:class:`~kafkalog.producer_state.producer_map.ProducerMap`);
 - :mod:`~kafkalog.producer_state.snapshot`: the snapshot files (``readSnapshot``, ``writeSnapshot``,
-  ``SnapshotFile``).
+  ``SnapshotFile``), read in bounded memory, and what a load makes of one's transactions
+  (:class:`~kafkalog.producer_state.snapshot.SnapshotTransactions`).
 
 A log feeds it as ``UnifiedLog`` does: for each batch with a producer id, ``prepare_update`` (once per producer
 and append), ``append``; after the append, ``update`` for each producer, ``complete_txn`` for each transaction a
@@ -47,6 +50,7 @@ from .snapshot import (
     MAX_SNAPSHOT_BYTES,
     PRODUCER_SNAPSHOT_VERSION,
     SnapshotFile,
+    SnapshotTransactions,
     list_snapshot_files,
     parse_snapshot,
     read_snapshot,
@@ -74,6 +78,7 @@ __all__ = [
     "ProducerStateManager",
     "ProducerStateManagerConfig",
     "SnapshotFile",
+    "SnapshotTransactions",
     "TransactionCoordinatorFencedError",
     "TxnMetadata",
     "VerificationGuard",

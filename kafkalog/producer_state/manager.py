@@ -35,9 +35,8 @@ import bisect
 import logging
 import os
 import threading
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Generic, TypeVar
 
 from .._common import NO_PRODUCER_ID
@@ -49,7 +48,16 @@ from ..topic import TopicPartition
 from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .entry import CompletedTxn, ProducerStateEntry, TxnMetadata, VerificationStateEntry
-from .snapshot import SnapshotFile, java_hash_map_order, list_snapshot_files, read_snapshot, write_snapshot
+from .producer_map import ProducerMap, ProducersView
+from .snapshot import (
+    SnapshotFile,
+    expired_rows,
+    is_expired,
+    list_snapshot_files,
+    read_snapshot_rows,
+    snapshot_transactions,
+    write_snapshot_rows,
+)
 
 __all__ = [
     "DEFAULT_PRODUCER_ID_EXPIRATION_MS",
@@ -162,7 +170,7 @@ class ProducerStateManager:
         self.producer_state_manager_config = (producer_state_manager_config if producer_state_manager_config
                                               is not None else ProducerStateManagerConfig())
         self._time = time
-        self._producers: dict[int, ProducerStateEntry] = {}
+        self._producers = ProducerMap()
         # The largest the producer map has been: Java's HashMap never shrinks, and its size orders a snapshot.
         self._producers_high_water = 0
         self._verification_states: dict[int, VerificationStateEntry] = {}
@@ -193,7 +201,7 @@ class ProducerStateManager:
         self._snapshots = self._load_snapshots()
 
     def _add_producer_id(self, producer_id: int, entry: ProducerStateEntry) -> None:
-        self._producers[producer_id] = entry
+        self._producers.put(producer_id, entry)
         self._producer_id_count = len(self._producers)
         self._producers_high_water = max(self._producers_high_water, self._producer_id_count)
 
@@ -283,16 +291,28 @@ class ProducerStateManager:
         """The offset below which the state is complete (Kafka: ``mapEndOffset``)."""
         return self._last_map_offset
 
-    def active_producers(self) -> MappingProxyType[int, ProducerStateEntry]:
-        """The producers kept, by id, read-only (Kafka: ``activeProducers``)."""
-        return MappingProxyType(self._producers)
+    def active_producers(self) -> Mapping[int, ProducerStateEntry]:
+        """The producers kept, by id, read-only (Kafka: ``activeProducers``); the entry of a producer loaded from
+        a snapshot and not touched since is made for the caller
+        (:class:`~kafkalog.producer_state.producer_map.ProducersView`)."""
+        return ProducersView(self._producers)
 
     def is_empty(self) -> bool:
         """Kafka: ``isEmpty``: no producer and no unreplicated transaction."""
-        return not self._producers and not len(self._unreplicated_txns)
+        return not len(self._producers) and not len(self._unreplicated_txns)
 
     def _load_from_snapshot(self, log_start_offset: int, current_time: int) -> None:
-        """Kafka: ``loadFromSnapshot``: the newest snapshot that reads, deleting those that do not."""
+        """Kafka: ``loadFromSnapshot``: the newest snapshot that reads, deleting those that do not.
+
+        Each entry not expired is loaded as ``loadProducerEntry`` loads it, the whole file at once: its producers
+        into the map, as rows (:meth:`~kafkalog.producer_state.producer_map.ProducerMap.load`), and every
+        transaction an entry has open into the ongoing ones
+        (:func:`~kafkalog.producer_state.snapshot.snapshot_transactions`, the rule the read-only readers follow
+        too).  Memory: the file's rows, at most
+        :data:`~kafkalog.producer_state.snapshot.MAX_SNAPSHOT_BYTES`, and 25 bytes a producer for their index
+        (about 40 more while it is built).
+        """
+        expiration_ms = self.producer_state_manager_config.producer_id_expiration_ms
         while True:
             snapshot = self._snapshots.last()
             if snapshot is None:
@@ -301,9 +321,14 @@ class ProducerStateManager:
                 return
             try:
                 logger.info("Loading producer state from snapshot file '%s'", snapshot)
-                for entry in read_snapshot(snapshot.file):
-                    if not self._is_producer_expired(current_time, entry):
-                        self.load_producer_entry(entry)
+                rows = read_snapshot_rows(snapshot.file)
+                expired = expired_rows(rows, current_time, expiration_ms)
+                kept = ~expired if expired.any() else None
+                self._producers.load(rows, kept)
+                self._producer_id_count = len(self._producers)
+                self._producers_high_water = max(self._producers_high_water, self._producer_id_count)
+                for first_offset, producer_id in snapshot_transactions(rows, kept).ongoing.items():
+                    self._ongoing_txns.put(first_offset, TxnMetadata(producer_id, first_offset))
                 self._last_snap_offset = snapshot.offset
                 self._last_map_offset = self._last_snap_offset
                 self._update_oldest_txn_timestamp()
@@ -322,16 +347,14 @@ class ProducerStateManager:
                                    TxnMetadata(producer_id, entry.current_txn_first_offset))
 
     def _is_producer_expired(self, current_time_ms: int, producer_state: ProducerStateEntry) -> bool:
-        return (producer_state.current_txn_first_offset is None
-                and current_time_ms - producer_state.last_timestamp
-                >= self.producer_state_manager_config.producer_id_expiration_ms)
+        """Kafka: ``isProducerExpired`` (:func:`~kafkalog.producer_state.snapshot.is_expired`)."""
+        return is_expired(producer_state, current_time_ms,
+                          self.producer_state_manager_config.producer_id_expiration_ms)
 
     def remove_expired_producers(self, current_time_ms: int) -> None:
         """Forget the producers idle ``producer.id.expiration.ms`` or longer with no open transaction, and the
         verification entries as old (Kafka: ``removeExpiredProducers``)."""
-        for producer_id in [pid for pid, entry in self._producers.items()
-                            if self._is_producer_expired(current_time_ms, entry)]:
-            del self._producers[producer_id]
+        self._producers.remove_expired(current_time_ms, self.producer_state_manager_config.producer_id_expiration_ms)
         self._producer_id_count = len(self._producers)
         expiration_ms = self.producer_state_manager_config.producer_id_expiration_ms
         for producer_id in [pid for pid, entry in self._verification_states.items()
@@ -415,7 +438,7 @@ class ProducerStateManager:
             return None
         snapshot = SnapshotFile(producer_snapshot_filename(self._log_dir, self._last_map_offset))
         start = self._time.hi_res_clock_ms()
-        write_snapshot(snapshot.file, java_hash_map_order(self._producers, self._producers_high_water), sync)
+        write_snapshot_rows(snapshot.file, self._producers.snapshot_rows(self._producers_high_water), sync)
         logger.info("Wrote producer snapshot at offset %s with %s producer ids in %s ms.", self._last_map_offset,
                     len(self._producers), self._time.hi_res_clock_ms() - start)
         self._snapshots.put(snapshot.offset, snapshot)

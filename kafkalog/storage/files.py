@@ -3,31 +3,41 @@ read by range, for the tools that take either (``kafkalog dump``, ``verify``, ``
 
 A file is a :class:`~pathlib.Path` or a :class:`~kafkalog.storage.location.StorageLocation`; each function
 answers for both alike, the local one through the classes that always read it, the object through the same
-byte parser (:func:`~kafkalog.producer_state.parse_snapshot`,
+byte parser (:func:`~kafkalog.producer_state.snapshot.scan_snapshot`,
 :func:`~kafkalog.transaction_index.parse_aborted_txns`, :func:`~kafkalog.checkpoint.parse_checkpoint`), so a
 bad file gives the same error either way, naming the path or the URL.
 
-A small file (a producer snapshot, a checkpoint) is read whole with one ranged read of the size a listing gave
-(``size``); without one, its size is asked first (an object store refuses a range of an empty object, so the
-read cannot simply ask for more than a file may hold).  A file larger than its kind can be is refused unread.
-A ``.txnindex``, which has no bound of its own, is read a chunk at a time (:func:`iter_txn_index_entries`: one
-ranged read a chunk), as compact numpy rows.
+A small file (a checkpoint) is read whole with one ranged read of the size a listing gave (``size``); without
+one, its size is asked first (an object store refuses a range of an empty object, so the read cannot simply ask
+for more than a file may hold).  A file larger than its kind can be is refused unread.  A producer snapshot of
+more than one chunk (3 MiB) is read a chunk at a time, local or not; a ``.txnindex``, which has no bound of its
+own, is read a chunk at a time too (:func:`iter_txn_index_entries`: one ranged read a chunk), as compact numpy
+rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import numpy.typing as npt
 
 from ..checkpoint import CorruptCheckpointError, EpochEntry, LeaderEpochCheckpoint, OffsetCheckpoint
 from ..errors import KafkaStorageError, StorageNotFoundError
 from ..file_message_set import FileMessageSet
 from ..index import AbstractIndex
-from ..producer_state import MAX_SNAPSHOT_BYTES, CorruptSnapshotError, ProducerStateEntry, parse_snapshot, read_snapshot
+from ..producer_state.snapshot import (
+    ReadRange,
+    SnapshotTransactions,
+    iter_snapshot,
+    open_snapshot_file,
+    read_snapshot_transactions,
+    scan_snapshot,
+)
 from ..topic import TopicPartition
 from ..transaction_index import (
     ABORTED_TXN_SIZE,
@@ -41,9 +51,10 @@ from ..transaction_index import (
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
 
-__all__ = ["MAX_CHECKPOINT_BYTES", "AnyFile", "absolute", "exists", "file_size", "iter_txn_index_entries",
-           "open_index_file", "open_log_file", "read_leader_epoch_checkpoint", "read_offset_checkpoint",
-           "read_producer_snapshot", "read_txn_index", "sibling"]
+__all__ = ["MAX_CHECKPOINT_BYTES", "AnyFile", "absolute", "check_producer_snapshot", "exists", "file_size",
+           "iter_producer_snapshot", "iter_txn_index_entries", "open_index_file", "open_log_file",
+           "read_leader_epoch_checkpoint", "read_offset_checkpoint", "read_producer_snapshot_transactions",
+           "read_txn_index", "sibling"]
 
 #: The most bytes of a checkpoint object read (Kafka sets no limit on the local file; a line is at most a
 #: 249-character topic and two numbers, so this is over 400,000 partitions): a larger object is refused.
@@ -125,20 +136,58 @@ def read_txn_index(file: AnyFile, size: int | None = None) -> list[AbortedTxn]:
     return [txn for chunk in iter_txn_index_entries(file, size) for txn in aborted_txns_of(chunk)]
 
 
-def read_producer_snapshot(file: AnyFile, size: int | None = None) -> list[ProducerStateEntry]:
-    """The entries of a producer snapshot (Kafka: ``ProducerStateManager.readSnapshot``); an object is one
-    ranged read (``size``: its size when a listing gave it).
+@contextlib.contextmanager
+def _snapshot_reads(file: AnyFile, size: int | None) -> Iterator[tuple[ReadRange, int, str]]:
+    """How a producer snapshot is read: ``pread`` on one descriptor of a local file, ranged reads of an object
+    (``size``: its size when a listing gave it); its size; its name in errors."""
+    if isinstance(file, Path):
+        with open_snapshot_file(file) as (read, length):
+            yield read, length, str(file)
+    else:
+        yield file.read_range, file_size(file, size), file.url
+
+
+def check_producer_snapshot(file: AnyFile, size: int | None = None) -> int:
+    """Check a producer snapshot as Kafka's ``ProducerStateManager.readSnapshot`` does, keeping no entry (memory:
+    one chunk); the number of its entries.  A snapshot of one chunk (65,536 entries) or less is one read.
 
     Raises:
-        CorruptSnapshotError: see :func:`~kafkalog.producer_state.parse_snapshot` (a file larger than a snapshot
-            can be is refused unread).
+        CorruptSnapshotError: see :func:`~kafkalog.producer_state.snapshot.scan_snapshot` (a file larger than a
+            snapshot can be is refused unread).
     """
-    if isinstance(file, Path):
-        return read_snapshot(file)
-    length = file_size(file, size)
-    if length > MAX_SNAPSHOT_BYTES:
-        raise CorruptSnapshotError(f"Snapshot {file} is {length} bytes, more than a producer snapshot can hold")
-    return parse_snapshot(file.read_range(0, length), file.url)
+    count = 0
+
+    def keep_none(rows: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+        nonlocal count
+        count += len(rows)
+        return np.zeros(len(rows), dtype=np.bool_)
+
+    with _snapshot_reads(file, size) as (read, length, name):
+        scan_snapshot(read, length, name, keep_none)
+    return count
+
+
+def iter_producer_snapshot(file: AnyFile, size: int | None = None) -> Iterator[npt.NDArray[Any]]:
+    """The entries of a producer snapshot, a chunk of :data:`~kafkalog.producer_state.snapshot.SNAPSHOT_ENTRY`
+    rows at a time, once the whole file has been checked (:func:`~kafkalog.producer_state.snapshot.iter_snapshot`).
+
+    Raises:
+        CorruptSnapshotError: see :func:`~kafkalog.producer_state.snapshot.scan_snapshot`.
+    """
+    with _snapshot_reads(file, size) as (read, length, name):
+        yield from iter_snapshot(read, length, name)
+
+
+def read_producer_snapshot_transactions(file: AnyFile, size: int | None, current_time_ms: int,
+                                        expiration_ms: int) -> SnapshotTransactions:
+    """The transactions a producer snapshot leaves open, as a load leaves them
+    (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`), a local file and an object alike.
+
+    Raises:
+        CorruptSnapshotError: see :func:`~kafkalog.producer_state.snapshot.scan_snapshot`.
+    """
+    with _snapshot_reads(file, size) as (read, length, name):
+        return read_snapshot_transactions(read, length, name, current_time_ms, expiration_ms)
 
 
 def _read_checkpoint_object(file: StorageLocation, size: int | None) -> bytes | None:

@@ -14,6 +14,11 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
 - an index is read whole, with one ranged read, at its first use; a missing one reads as empty, and when
   either index of a segment fails its sanity check both are ignored (the segment is read from its start), as
   ``LogLoader.loadSegmentFiles`` does for a read-only open;
+- the transaction index of a segment that has an offset index is read and checked at the open, as
+  ``LogSegment.sanityCheck`` checks it (:meth:`UrlSegment.sanity_check`): an entry of a version this reader
+  does not know fails the open, as it fails a local read-only open and a broker's load, and one that ends
+  below the segment has the segment read without its offset and time indexes, as a local read-only open reads
+  it;
 - the log start offset is ``max(log-start-offset-checkpoint entry, first segment's base offset)``
   (``LogLoader.load``); the log end offset is the last segment's ``readNextOffset``: its last indexed offset
   found through the offset index, the batches from there scanned (``LogSegment.readNextOffset``); a partition
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -46,10 +52,11 @@ from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
+from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
-from ..transactions import TransactionState, producer_batches
+from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
@@ -119,6 +126,24 @@ class UrlSegment:
         stem = f"{base_offset:020d}"
         self.log: FileMessageSet = open_remote_log(dir / f"{stem}.log", files["log"])
         self._indexes: tuple[OffsetIndex, TimeIndex] | None = None
+
+    def sanity_check(self) -> None:
+        """Check the transaction index as a read-only open checks a segment it loads (Kafka's
+        ``LogSegment.sanityCheck``), so that a partition gives one answer wherever its files lie: an entry of a
+        version this reader does not know fails the open, as it fails a broker's load; an index whose entries
+        fail Kafka's check of their offsets is not trusted, with a warning here, and :meth:`txn_index_entries`
+        refuses it to the reader of the transactions, who reads the batch headers instead (as a local read-only
+        open leaves such an index; the offset and time indexes are still used).
+
+        Raises:
+            TransactionIndexError: an entry of a version this reader does not know.
+        """
+        try:
+            for _chunk in self.txn_index_entries():
+                pass
+        except CorruptIndexError as e:
+            logger.warning("Transaction index of %s fails its check (%s); a read-only open cannot rebuild it, so "
+                           "it is not trusted: the aborted transactions are read from the batch headers.", self.log, e)
 
     def _load_indexes(self) -> tuple[OffsetIndex, TimeIndex]:
         if self._indexes is None:
@@ -260,9 +285,22 @@ class UrlPartition:
                 continue
             by_base.setdefault(base, {})[name.split(".", 1)[1]] = size
         checkpointed = read_offset_checkpoint(location.parent / LOG_START_OFFSET_CHECKPOINT_FILE).get(tp)
-        # An index the listing does not show is missing: size 0, read as empty without a request.
-        segments = [UrlSegment(location, base, {"index": 0, "timeindex": 0, **files})
-                    for base, files in sorted(by_base.items()) if "log" in files]
+        segments: list[UrlSegment] = []
+        try:
+            for base, listed in sorted(by_base.items()):
+                if "log" not in listed:
+                    continue
+                # An index the listing does not show is missing: size 0, read as empty without a request.
+                segment = UrlSegment(location, base, {"index": 0, "timeindex": 0, **listed})
+                segments.append(segment)
+                # LogLoader.loadSegmentFiles checks a segment that has an offset index; a read-only one that has
+                # none is read as it is (a broker would recover it).
+                if "index" in listed:
+                    segment.sanity_check()
+        except BaseException:
+            for segment in segments:
+                segment.close()
+            raise
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
         return cls(location, tp, segments, log_start, skipped, snapshots)
@@ -309,29 +347,26 @@ class UrlPartition:
 
     def transactions(self) -> TransactionState:
         """The aborted transactions and last stable offset, found as for a log read in place
-        (:meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>`): from the ``.txnindex`` objects
-        and the latest producer snapshot (with the batches after it) when the dir has a snapshot, from the batch
-        headers when it has none, the snapshot does not read or a ``.txnindex`` is not to be trusted
-        (:meth:`UrlSegment.txn_index_entries`; a warning names it)."""
-        usable = [offset for offset in self.snapshots
-                  if self.segments and self.segments[0].base_offset <= offset <= self.log_end_offset]
-        if usable:
-            offset = max(usable)
-            snapshot = self.dir / f"{offset:020d}.snapshot"
+        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`): from the
+        ``.txnindex`` objects and the latest producer snapshot (with the batches after it) when the dir has a
+        snapshot, from the batch headers when it has none, the snapshot does not read or a ``.txnindex`` is not
+        to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot is chosen and
+        read by the same function as a local dir's (:func:`~kafkalog.transactions.newest_snapshot_transactions`),
+        its producers expired at the default ``producer.id.expiration.ms`` by the wall clock."""
+        snapshot = newest_snapshot_transactions(
+            [(offset, self.dir / f"{offset:020d}.snapshot", size) for offset, size in self.snapshots.items()],
+            self.segments[0].base_offset if self.segments else None, self.log_end_offset, self.dir,
+            int(time.time() * 1000), DEFAULT_PRODUCER_ID_EXPIRATION_MS)
+        if snapshot is not None:
+            offset, open_txns = snapshot
             try:
-                entries = files.read_producer_snapshot(snapshot, self.snapshots[offset])
-            except (KafkaLogError, OSError) as e:
-                logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s "
-                               "does not read: %s", self.dir, snapshot, e)
+                indexed = TransactionState.from_index_entries(
+                    chunk for segment in self.segments for chunk in segment.txn_index_entries())
+            except CorruptIndexError as e:
+                logger.warning("Reading the transactions of %s from its batch headers: %s", self.dir, e)
             else:
-                try:
-                    indexed = TransactionState.from_index_entries(
-                        chunk for segment in self.segments for chunk in segment.txn_index_entries())
-                except CorruptIndexError as e:
-                    logger.warning("Reading the transactions of %s from its batch headers: %s", self.dir, e)
-                else:
-                    return TransactionState.from_indexes(indexed, offset, entries, self.segments,
-                                                         self.log_end_offset).starting_at(self.log_start_offset)
+                return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
+                                                     self.log_end_offset).starting_at(self.log_start_offset)
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)

@@ -59,6 +59,7 @@ import numpy.typing as npt
 from .._common import INT32_MAX, INT64_MAX, RECORD_BATCH_OVERHEAD, ScanStop
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
+    FIRST_ENTRY_LINE,
     LEADER_EPOCH_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
@@ -76,14 +77,15 @@ from ..filenames import (
     segment_file_offset,
 )
 from ..fsutil import data_regions
+from ..leader_epoch_cache import check_epoch_entry
 from ..record import MemoryRecords
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
+    check_producer_snapshot,
     file_size,
     iter_txn_index_entries,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
-    read_producer_snapshot,
 )
 from ..topic import TopicPartition
 from ..transaction_index import ABORTED_TXN_SIZE, sanity_check_entries
@@ -680,6 +682,12 @@ def _check_partition_files(report: PartitionReport, directory: Any, names: list[
         try:
             if name == LEADER_EPOCH_CHECKPOINT_FILE:
                 epochs = read_leader_epoch_checkpoint(file, size)
+                for number, entry in enumerate(epochs, start=FIRST_ENTRY_LINE):
+                    try:
+                        check_epoch_entry(entry)  # the leader-epoch cache's own rule, as a broker's load runs it
+                    except IllegalArgumentError as e:
+                        report.add(Severity.ERROR, file, f"line {number}: {e}: a broker refuses to load the "
+                                                         "partition")
                 for a, b in itertools.pairwise(epochs):
                     if b.epoch <= a.epoch or b.start_offset < a.start_offset:
                         report.add(Severity.ERROR, file, f"epochs out of order: {tuple(a)} then {tuple(b)}")
@@ -687,7 +695,7 @@ def _check_partition_files(report: PartitionReport, directory: Any, names: list[
                     report.add(Severity.WARNING, file, f"the last epoch starts at {epochs[-1].start_offset}, past "
                                                        f"the log end offset {report.log_end_offset}")
             elif name.endswith(".snapshot") and SEGMENT_FILE_NAME.match(name):
-                read_producer_snapshot(file, size)
+                check_producer_snapshot(file, size)
             elif name.endswith(TXN_INDEX_FILE_SUFFIX) and SEGMENT_FILE_NAME.match(name):
                 log_name = name[:-len(TXN_INDEX_FILE_SUFFIX)] + LOG_FILE_SUFFIX
                 log_size = (sizes.get(log_name) if sizes is not None

@@ -423,6 +423,25 @@ def test_a_read_only_log_reads_the_cache_and_writes_nothing(create_log: LogFacto
         LEADER_EPOCH_CHECKPOINT_FILE]
 
 
+def test_a_checkpoint_a_broker_refuses_is_read_around_by_a_read_only_log(create_log: LogFactory,
+                                                                         log_dir: Path) -> None:
+    """A negative epoch in the checkpoint: ``LeaderEpochFileCache``'s constructor refuses it (Kafka:
+    ``IllegalArgumentException``), so a writable open fails as a broker's load does; a read-only one reads the log
+    without a cache, as it reads a checkpoint it cannot parse (and as a reader at a URL, which keeps no cache,
+    reads it), with a warning.  ``kafkalog verify`` reports the line."""
+    log = create_log(config())
+    log.append_as_leader(records(b"a"), leader_epoch=1)
+    log.close()
+    checkpoint = LeaderEpochCheckpoint.new_file(log_dir)
+    checkpoint.write_bytes(b"0\n2\n-1 0\n1 0\n")
+    with Log(log_dir, read_only=True) as read_only:
+        assert read_only.leader_epoch_cache is None
+        assert read_only.log_end_offset == 1
+    assert checkpoint.read_bytes() == b"0\n2\n-1 0\n1 0\n"
+    with pytest.raises(IllegalArgumentError, match=r"invalid partition leader epoch entry EpochEntry\(epoch=-1"):
+        create_log(config())
+
+
 def test_collect_aborted_transactions_walks_the_segments(create_log: LogFactory, mock_time: MockTime) -> None:
     """``LocalLog.collectAbortedTransactions``: from the segment holding the start offset on, each segment's
     ``.txnindex`` is searched from the log start offset, until one's search is complete."""

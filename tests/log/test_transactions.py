@@ -357,6 +357,61 @@ def test_url_partition_reads_the_state_a_local_reader_does(impl: ModuleType, cre
         fs.rm(root, recursive=True)
 
 
+def _snapshot_of(*entries: tuple[int, ...]) -> bytes:
+    """A producer snapshot as ``writeSnapshot`` lays it out, built here from the schema: version 1, the CRC-32C of
+    the bytes after it, the count, then each entry (producer id, epoch, last sequence, last offset, offset delta,
+    timestamp, coordinator epoch, open transaction's first offset or -1)."""
+    import struct
+
+    from kafkalog import _impl
+
+    body = struct.pack(">i", len(entries)) + b"".join(struct.pack(">qhiqiqiq", *entry) for entry in entries)
+    return struct.pack(">hI", 1, int(_impl.core.crc32c(body))) + body
+
+
+def test_a_producer_id_written_twice_in_a_snapshot_reads_as_a_load_reads_it(impl: ModuleType,
+                                                                            create_log: LogFactory) -> None:
+    """Kafka's ``ProducerStateManager.loadFromSnapshot`` over a snapshot (at 10) holding producer 7 twice, with a
+    transaction open from 2, then one open from 5 (a broker writes no such file): ``loadProducerEntry`` keeps the
+    later entry as the producer's and both transactions in ``ongoingTxns``.  Producer 7's COMMIT at 10 closes its
+    own (5); the one from 2 stays open.  So the last stable offset is 2 for a writable open, a read-only one and a
+    reader at a URL alike (the read-only readers took the later entry alone, and said 12)."""
+    fsspec = pytest.importorskip("fsspec")
+    from kafkalog.storage import locate
+    from kafkalog.storage.partition import UrlPartition
+
+    log = create_log()
+    for n in range(10):
+        log.append(MemoryRecords.with_records([(None, b"plain %d" % n, 1_000)], base_offset=n), assign_offsets=False)
+    log.append(MemoryRecords.with_end_transaction_marker(7, 0, EndTransactionMarker(ControlRecordType.COMMIT, 0),
+                                                         base_offset=10, timestamp=1_000), assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"after", 1_000)], base_offset=11), assign_offsets=False)
+    directory = log.dir
+    log.close()
+    for path in _snapshots(directory):
+        path.unlink()
+    (directory / "00000000000000000010.snapshot").write_bytes(
+        _snapshot_of((7, 0, 0, 2, 0, 1_000, 0, 2), (7, 0, 3, 5, 0, 1_000, 0, 5)))
+    expected = TransactionState((), 2)
+    with Log(directory, read_only=True) as reader:
+        assert TransactionState.of(reader) == expected
+        assert (reader.first_unstable_offset, reader.last_stable_offset) == (2, 2)
+    fs = fsspec.filesystem("memory")
+    root = f"/kafkalog-{uuid.uuid4().hex}"
+    try:
+        fs.put(str(directory), f"{root}/{directory.name}", recursive=True)
+        with UrlPartition.open(locate(f"memory://{root}/{directory.name}")) as remote:
+            assert remote.transactions() == expected
+    finally:
+        fs.rm(root, recursive=True)
+    writable = create_log(directory=directory)
+    writable.update_high_watermark(writable.log_end_offset)
+    assert (writable.first_unstable_offset, writable.last_stable_offset) == (2, 2)
+    assert TransactionState.of(writable) == expected
+    own = writable.producer_state_manager.last_entry(7)
+    assert own is not None and own.current_txn_first_offset is None  # its own transaction, closed at 10
+
+
 def _legacy(log: Log) -> Path:
     """Close ``log`` and take away what kafkalog before it kept producer state did not write: the producer
     snapshots and the ``.txnindex`` files."""

@@ -89,6 +89,56 @@ def test_entry_count_must_match_the_size(impl: ModuleType, tmp_path: Path) -> No
             read_snapshot(path)
 
 
+def test_snapshot_checks_come_in_kafkas_order(impl: ModuleType, tmp_path: Path) -> None:
+    """``readSnapshot`` reads the schema first (``Schema.read``: a file cut short fails it, whatever its version or
+    CRC), then checks the version, then the CRC.  Bytes after the entries, which Kafka's schema read passes over,
+    are refused once the CRC (which covers them) has matched: kafkalog's own check."""
+    good = snapshot([(7, 2, 9, 41, 4, 5, 3, -1), (8, 0, -1, -1, 0, -1, -1, -1)])
+    path = tmp_path / "00000000000000000001.snapshot"
+    for data, message in [
+        (b"\x00\x09" + good[2:-1], "failed schema validation: 2 entries need 102 bytes"),  # cut short, version 9
+        (b"\x00\x09" + good[2:], "unknown file version 9"),
+        (good[:-1] + bytes([good[-1] ^ 1]), "CRC is no longer valid"),
+    ]:
+        path.write_bytes(data)
+        with pytest.raises(CorruptSnapshotError, match=message):
+            read_snapshot(path)
+    body = good[6:] + b"\x00" * 5
+    path.write_bytes(struct.pack(">hI", 1, _impl.core.crc32c(body)) + body)
+    with pytest.raises(CorruptSnapshotError, match="5 bytes after the 2 entries"):
+        read_snapshot(path)
+
+
+def test_a_snapshot_of_many_chunks_reads_as_one(impl: ModuleType, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read a chunk at a time (here 3 entries), a snapshot gives the entries it gives read whole, and a damaged
+    byte anywhere fails it before anything is returned or printed (``kafkalog dump`` prints nothing of it, as
+    Kafka's tool, whose ``readSnapshot`` throws first, prints nothing)."""
+    import io
+
+    from kafkalog.cli import main
+    from kafkalog.producer_state import snapshot as snapshot_module
+
+    entries = [(1000 + i, i % 3, i, 10 * i, 1, 1_700_000_000_000 + i, 2, i if i % 4 == 0 else -1) for i in range(11)]
+    path = tmp_path / "00000000000000000110.snapshot"
+    path.write_bytes(snapshot(entries))
+    whole = read_snapshot(path)
+    monkeypatch.setattr(snapshot_module, "SNAPSHOT_CHUNK_ENTRIES", 3)
+    assert read_snapshot(path) == whole
+    assert [e.producer_id for e in whole] == [e[0] for e in entries]
+    out = io.StringIO()
+    assert main(["--no-progress", "dump", "--files", str(path)], stdout=out, stderr=io.StringIO()) == 0
+    assert out.getvalue().count("producerId: ") == 11
+    data = path.read_bytes()
+    path.write_bytes(data[:-20] + bytes([data[-20] ^ 0x40]) + data[-19:])  # the last chunk's
+    with pytest.raises(CorruptSnapshotError, match="CRC is no longer valid"):
+        read_snapshot(path)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["--no-progress", "dump", "--files", str(path)], stdout=out, stderr=err) != 0
+    assert "producerId" not in out.getvalue()
+    assert "CRC is no longer valid" in err.getvalue()
+
+
 def test_write_snapshot_lays_out_kafkas_bytes(impl: ModuleType, tmp_path: Path) -> None:
     """``writeSnapshot``: the last batch of each producer (or -1 / 0 fields with none), the producer's last
     timestamp, the open transaction's first offset or -1, CRC-32C over bytes 6.."""

@@ -9,6 +9,7 @@ import io
 import json
 import pickle
 import shutil
+import struct
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from kafkalog.errors import (  # noqa: E402
     StorageURLError,
 )
 from kafkalog.index import OffsetIndex  # noqa: E402
+from kafkalog.log import Log  # noqa: E402
 from kafkalog.storage import Storage, StorageLocation, locate, parse_storage_options  # noqa: E402
 from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
 from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
@@ -394,8 +396,6 @@ def _same_everywhere(local: Path, url: str, relative: str, data: bytes) -> None:
 
 def snapshot_bytes(entries: int = 1) -> bytes:
     """A producer snapshot as a broker writes it (version 1, the CRC-32C of all after it, the entries)."""
-    import struct
-
     body = struct.pack(">i", entries) + b"".join(
         struct.pack(">qhiqiqiq", 1000 + i, 0, 4, 10 * i, 2, FIRST_TIMESTAMP, -1, -1) for i in range(entries))
     return struct.pack(">hI", 1, int(_impl.core.crc32c(body))) + body
@@ -447,9 +447,9 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
     local, url = logs
     good = snapshot_bytes(2)
     damaged = {
-        "events-0/00000000000000000078.snapshot": good[:6] + bytes([good[6] ^ 1]) + good[7:],  # CRC
+        "events-0/00000000000000000078.snapshot": good[:12] + bytes([good[12] ^ 1]) + good[13:],  # CRC
         "events-0/00000000000000000156.snapshot": b"\x00\x09" + good[2:],  # version
-        "events-0/00000000000000000231.snapshot": good[:-3],  # cut short
+        "events-0/00000000000000000231.snapshot": good[:-3],  # cut short: its entries are not all there
         "events-0/leader-epoch-checkpoint": b"0\n2\n0 0\n",  # count
         "events-1/leader-epoch-checkpoint": b"0\n2\n3 0\n1 50\n",  # out of order
         "events-1/00000000000000000000.txnindex": bytes(34) + b"\x00",  # a part-entry
@@ -471,7 +471,8 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
         "valid)",
         "ERROR <dir>/events-0/00000000000000000156.snapshot: cannot be read: Snapshot contained an unknown file "
         "version 9",
-        "ERROR <dir>/events-0/00000000000000000231.snapshot: cannot be read: Snapshot is corrupt",
+        "ERROR <dir>/events-0/00000000000000000231.snapshot: cannot be read: Snapshot failed schema validation: 2 "
+        "entries need 102 bytes, the file <dir>/events-0/00000000000000000231.snapshot has 99",
         "ERROR <dir>/events-0/leader-epoch-checkpoint: cannot be read: Expected [2] entries in checkpoint file "
         "[<dir>/events-0/leader-epoch-checkpoint], but found only [1]",
         "ERROR <dir>/events-1/leader-epoch-checkpoint: epochs out of order: (3, 0) then (1, 50)",
@@ -490,6 +491,54 @@ def test_damaged_small_files_at_a_url_give_the_local_findings(logs: tuple[Path, 
     status, _out = assert_same_output(local, url, "stats", "--json")
     assert status == 2
     assert {p: fs.cat_file(p) for p in fs.find(root)} == before
+
+
+def test_a_negative_leader_epoch_gives_one_answer_locally_and_at_a_url(logs: tuple[Path, str]) -> None:
+    """A leader-epoch checkpoint holding a negative epoch, which a broker's load refuses
+    (``LeaderEpochFileCache.assign``): ``verify`` reports it, naming the file and the line, and exits 1; ``stats``
+    reads the partition, whose records do not need the epochs, and exits 0, locally as at a URL (a local
+    read-only open failed on it, exit 2, while a reader at a URL never looked)."""
+    local, url = logs
+    _same_everywhere(local, url, "events-0/leader-epoch-checkpoint", b"0\n2\n-1 0\n4 200\n")
+    status, out = assert_same_output(local, url, "verify", "--notes")
+    assert status == 1
+    assert ("ERROR <dir>/events-0/leader-epoch-checkpoint: line 3: Received invalid partition leader epoch entry "
+            "EpochEntry(epoch=-1, startOffset=0): a broker refuses to load the partition") in _normalised(out, local,
+                                                                                                     url)
+    status, _out = assert_same_output(local, url, "verify", "--json")
+    assert status == 1
+    for argv in (["stats"], ["stats", "--json"]):
+        status, _out = assert_same_output(local, url, *argv)
+        assert status == 0
+    assert_same_output(local / "events-0", f"{url}/events-0", "stats", "--json")
+
+
+def test_a_transaction_index_of_an_unknown_version_gives_one_answer_locally_and_at_a_url(
+        logs: tuple[Path, str]) -> None:
+    """A ``.txnindex`` entry of version 1, which a broker's load refuses (``TransactionIndex.sanityCheck`` reads every
+    entry: ``KafkaException``): a read-only open fails on it, locally as at a URL, so ``stats`` exits 2 either way
+    (the reader at a URL read the index only for a ``read_committed`` read, and said 0); ``verify`` reports it."""
+    local, url = logs
+    _same_everywhere(local, url, "events-0/00000000000000000000.txnindex",
+                     struct.pack(">hqqqq", 1, 7, 0, 5, 6))
+    status, _out = assert_same_output(local, url, "stats", "--json")
+    assert status == 2
+    _status, _out, err = run("stats", f"{url}/events-0")
+    assert "Unexpected aborted transaction version 1 in transaction index" in err
+    status, _out = assert_same_output(local, url, "verify", "--notes")
+    assert status == 1
+    # An entry that ends below its segment (CorruptIndexException) has the segment read without its indexes, as
+    # a read-only open reads it, and the same statistics either way.
+    _same_everywhere(local, url, "events-0/00000000000000000078.txnindex", struct.pack(">hqqqq", 0, 7, 0, 5, 6))
+    (local / "events-0/00000000000000000000.txnindex").unlink()
+    fsspec.filesystem("memory").rm(f"{url.removeprefix('memory://')}/events-0/00000000000000000000.txnindex")
+    status, _out = assert_same_output(local, url, "stats", "--json")
+    assert status == 0
+    with Log(local / "events-0", read_only=True) as reader, UrlPartition.open(locate(f"{url}/events-0")) as remote:
+        for segment in (reader.log_segments()[1], remote.segment_for(78)):
+            assert segment.base_offset == 78
+            assert segment.offset_index.entries == 0 and segment.time_index.entries == 0
+        assert remote.segment_for(0).offset_index.entries > 0
 
 
 def test_each_small_object_is_one_read_of_its_listed_size(logs: tuple[Path, str]) -> None:
