@@ -382,10 +382,13 @@ def test_a_producer_id_written_twice_in_a_snapshot_reads_as_a_load_reads_it(impl
 
     log = create_log()
     for n in range(10):
-        log.append(MemoryRecords.with_records([(None, b"plain %d" % n, 1_000)], base_offset=n), assign_offsets=False)
+        log.append(MemoryRecords.with_records([(None, b"plain %d" % n, 1_000)], base_offset=n,
+                                              partition_leader_epoch=0), assign_offsets=False)
     log.append(MemoryRecords.with_end_transaction_marker(7, 0, EndTransactionMarker(ControlRecordType.COMMIT, 0),
-                                                         base_offset=10, timestamp=1_000), assign_offsets=False)
-    log.append(MemoryRecords.with_records([(None, b"after", 1_000)], base_offset=11), assign_offsets=False)
+                                                         base_offset=10, timestamp=1_000, partition_leader_epoch=0),
+               assign_offsets=False)
+    log.append(MemoryRecords.with_records([(None, b"after", 1_000)], base_offset=11, partition_leader_epoch=0),
+               assign_offsets=False)
     directory = log.dir
     log.close()
     for path in _snapshots(directory):
