@@ -61,13 +61,16 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, Protocol, TypeVar
 
 from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from .errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from .topic import TopicPartition
+
+if TYPE_CHECKING:
+    from .log_dir_failure_channel import LogDirFailureChannel
 
 __all__ = [
     "CLEANER_OFFSET_CHECKPOINT_FILE",
@@ -85,7 +88,6 @@ __all__ = [
     "LazyOffsetCheckpoints",
     "LeaderEpochCheckpoint",
     "LeaderEpochCheckpointFormatter",
-    "LogDirFailureChannel",
     "OffsetCheckpoint",
     "OffsetCheckpointFormatter",
     "parse_checkpoint",
@@ -111,10 +113,6 @@ _JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
 _JAVA_LINE_END = re.compile(r"\r\n|\r|\n")
 
 T = TypeVar("T")
-
-#: Kafka's ``LogDirFailureChannel.maybeAddOfflineLogDir(logDir, msg, e)``: told of every I/O failure on
-#: a checkpoint before the error is raised.
-LogDirFailureChannel = Callable[[str, str, BaseException], None]
 
 
 class CorruptCheckpointError(KafkaStorageError, ValueError):
@@ -416,7 +414,8 @@ class CheckpointFileWithFailureHandler(Generic[T]):
 
     Kafka: ``org.apache.kafka.storage.internals.checkpoint.CheckpointFileWithFailureHandler``.  Every
     :class:`~kafkalog.errors.KafkaStorageError` from the file (content errors included) is passed to
-    ``log_dir_failure_channel(log_dir, message, error)`` when one is given, then raised.  ``log_dir``
+    ``log_dir_failure_channel`` (:class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`) when one is
+    given, which takes ``log_dir`` offline, then raised.  ``log_dir``
     defaults to the file's directory.
     """
 
@@ -441,7 +440,7 @@ class CheckpointFileWithFailureHandler(Generic[T]):
 
     def _report(self, error: KafkaStorageError) -> None:
         if self._failure_channel is not None:
-            self._failure_channel(self.log_dir, str(error), error)
+            self._failure_channel.maybe_add_offline_log_dir(self.log_dir, str(error), error)
 
     def write(self, entries: Iterable[T]) -> None:
         """Kafka: ``CheckpointFileWithFailureHandler.write``."""

@@ -69,9 +69,11 @@ from .errors import (
     CorruptRecordError,
     IllegalArgumentError,
     IllegalStateError,
+    KafkaStorageError,
     LogSegmentOffsetOverflowError,
 )
 from .log import Log
+from .log_dir_failure_channel import LogDirFailureChannel, io_failure
 from .offset_map import OffsetMap, SkimpyOffsetMap
 from .producer_state import LastRecord
 from .record import MemoryRecords, RecordBatch, ScanStop
@@ -720,9 +722,17 @@ class CleanerThread(threading.Thread):
                 logger.warning("\tFound %d invalid messages during compaction.", stats.invalid_messages_read)
         except LogCleaningAbortedError:
             pass  # the log was truncated, deleted or the cleaner stopped: nothing to record
+        except OSError as e:
+            if io_failure(e) is not None:
+                log_directory = cleanable.log.local_log.parent_dir
+                self.log_cleaner.log_dir_failure_channel.maybe_add_offline_log_dir(
+                    log_directory, f"Failed to clean up log for {cleanable.topic_partition} in dir {log_directory} "
+                                   "due to IOException", e)
+            elif not isinstance(e, KafkaStorageError):
+                raise
+            # else the partition is offline already: let it go
         finally:
             # Any other failure goes up to clean_filthiest_log, which names the log in a LogCleaningError.
-            # (Kafka takes an IOException out of the log dir instead; kafkalog has no offline log dirs.)
             manager.done_cleaning(cleanable.topic_partition, cleanable.log.dir.parent, end_offset)
 
 
@@ -732,14 +742,19 @@ class LogCleaner:
 
     def __init__(self, config: CleanerConfig, log_dirs: Iterable[str | os.PathLike[str]], logs: LogsSource,
                  time: Time = SYSTEM_TIME,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, log_dir_failure_channel: LogDirFailureChannel | None = None) -> None:
         #: The configuration, which :meth:`reconfigure` replaces (Kafka: ``config``, ``@volatile``).
         self.config = config
         self.time = time
         #: The logs: a ``{TopicPartition: Log}`` mapping, read afresh at every use (so removing a partition from
         #: it is what Kafka's ``cleaner.logs.remove(tp)`` is), or a callable returning one (Kafka: ``logs``).
         self.logs = logs
-        self.cleaner_manager = LogCleanerManager(log_dirs, logs, time=time, read_only=read_only)
+        #: Told of the I/O errors met while cleaning, which take the log's dir offline (Kafka:
+        #: ``logDirFailureChannel``; a LogManager gives its own, a cleaner made alone makes one).
+        self.log_dir_failure_channel = (log_dir_failure_channel if log_dir_failure_channel is not None
+                                        else LogDirFailureChannel())
+        self.cleaner_manager = LogCleanerManager(log_dirs, logs, self.log_dir_failure_channel, time=time,
+                                                 read_only=read_only)
         self.throttler = Throttler(config.max_io_bytes_per_second, 300, time)
         self.cleaners: list[CleanerThread] = []
 
@@ -844,6 +859,10 @@ class LogCleaner:
         ``updateCheckpoints(dataDir, partitionToRemove)``)."""
         self.cleaner_manager.update_checkpoints(data_dir, partition_to_remove=partition_to_remove)
 
+    def handle_log_dir_failure(self, dir: str | os.PathLike[str]) -> None:
+        """Stop cleaning the logs of ``dir``, a log dir gone offline (Kafka: ``LogCleaner.handleLogDirFailure``)."""
+        self.cleaner_manager.handle_log_dir_failure(dir)
+
     def maybe_truncate_checkpoint(self, data_dir: str | os.PathLike[str], topic_partition: TopicPartition,
                                   offset: int) -> None:
         """Kafka: ``maybeTruncateCheckpoint``."""
@@ -903,5 +922,6 @@ def compact_log(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats
                                 f"{hold.lock.holder}, whose cleaner owns its checkpoints (LogManager.compact)")
     config = CleanerConfig.from_enable(True)
     config = dataclasses.replace(config, max_message_size=max(config.max_message_size, log.config.max_message_size))
-    cleaner = LogCleaner(config, [log.dir.parent], {log.topic_partition: log}, time=log.time)
+    cleaner = LogCleaner(config, [log.dir.parent], {log.topic_partition: log}, time=log.time,
+                         log_dir_failure_channel=log.log_dir_failure_channel)
     return cleaner.run_once(max_rounds)

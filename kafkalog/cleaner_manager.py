@@ -55,9 +55,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LogDirFailureChannel, OffsetCheckpoint
+from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from .log import Log
+from .log_dir_failure_channel import LogDirFailureChannel
 from .scheduler import SYSTEM_TIME, Time
 from .topic import TopicPartition
 from .transactions import first_unstable_offset
@@ -529,7 +530,8 @@ class LogCleanerManager:
         ``partitionToUpdateOrAdd`` is ``partition_to_update``).
 
         Entries of partitions that no longer have a log are dropped; ``partition_to_remove`` is removed, then
-        ``partition_to_update`` (``(tp, offset)``) set.  A checkpoint I/O failure is logged, not raised.
+        ``partition_to_update`` (``(tp, offset)``) set.  A checkpoint I/O failure is logged, not raised (and takes
+        the dir offline); a dir offline is not written to.
 
         Kafka keeps the entries of the partitions its ``LogManager`` holds, which are all the partition dirs
         of the log dir.  A cleaner given some of a log dir's partitions (``kafkalog clean``, the Spark
@@ -537,6 +539,9 @@ class LogCleanerManager:
         ``LogManager`` the rule is the same, and a partial cleaner no longer drops its neighbours' offsets.
         """
         with self._lock:
+            channel = self.log_dir_failure_channel
+            if channel is not None and channel.has_offline_log_dir(_dir_key(data_dir)):
+                return  # the dir failed: nothing more is written there (Kafka drops its checkpoint)
             checkpoint = self._checkpoint_for(data_dir)
             self._check_writable(data_dir)
             try:

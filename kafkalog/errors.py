@@ -169,7 +169,13 @@ class LogSegmentOffsetOverflowError(KafkaLogError, OverflowError):
 
 
 class KafkaStorageError(KafkaLogError, OSError):
-    """An I/O failure on a log directory (Kafka: ``KafkaStorageException``)."""
+    """An I/O failure on a log directory (Kafka: ``KafkaStorageException``).
+
+    ``log_dir`` is set when the error took that log dir offline, or was raised because it is offline already
+    (:mod:`kafkalog.log_dir_failure_channel`); ``None`` otherwise."""
+
+    #: The log dir this error took offline or found offline, else ``None``.
+    log_dir: str | None = None
 
 
 class LogDirInUseError(KafkaStorageError):

@@ -8,9 +8,10 @@ Port of ``core/src/main/scala/kafka/log/LocalLog.scala`` (Apache Kafka, tag 3.8.
 validation and retention, and the lock.  kafkalog cuts it the same way: :class:`~kafkalog.log.Log` holds a
 :class:`LocalLog` and delegates to it, as ``UnifiedLog`` does to its ``localLog``, keeping its own public
 methods.  :meth:`LocalLog.collect_aborted_transactions` walks the segments' ``.txnindex`` files as Kafka's
-does; reads do not use it yet (they wait for the producer state's last stable offset, issue 20).  Not ported:
-the log-dir failure channel (an ``OSError`` becomes a :class:`~kafkalog.errors.KafkaStorageError` where
-Kafka's ``maybeHandleIOException`` would take the log dir offline).
+does.  The work that touches the files (a roll, a read, a truncation, a rename, a close, the deletions) runs in
+Kafka's ``maybeHandleIOException`` (:meth:`LocalLog.maybe_handle_io_exception`): it fails at once when the log
+dir is offline, and an I/O error in it takes the log dir offline
+(:class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`).
 
 The end of the file holds what stands apart from the object: ``SegmentDeletionReason`` with ``LogTruncation``,
 ``LogRoll`` and ``LogDeletion`` (and, as one class with a sentence, ``RetentionMsBreach``,
@@ -28,11 +29,13 @@ adds the new segment before the old one leaves.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ from .filenames import (
 )
 from .fsutil import fsync_dir, interrupts_deferred, storage_error
 from .index import OffsetPosition
+from .log_dir_failure_channel import LogDirFailureChannel, Message
 from .log_segments import LogSegments
 from .record import MemoryRecords
 from .scheduler import Scheduler, Time
@@ -111,12 +115,15 @@ class _DescribedDeletion(SegmentDeletionReason):
 
 
 def delete_segment_files(segments: list[LogSegment], async_delete: bool, dir: Path, topic_partition: Any,
-                         config: LogConfig, scheduler: Scheduler, log_prefix: str = "") -> None:
+                         config: LogConfig, scheduler: Scheduler, log_prefix: str = "",
+                         log_dir_failure_channel: LogDirFailureChannel | None = None) -> None:
     """Rename each segment's files to ``.deleted`` (unless they are already), then delete them: now, or after
     ``file.delete.delay.ms`` in a "delete-file" task (Kafka: ``LocalLog.deleteSegmentFiles``).
 
     The rename comes first so that a crash between the two steps leaves files that the next load deletes;
     the delay lets readers that still hold a segment finish with it.  Files already gone are not an error.
+    The deletion runs in ``log_dir_failure_channel``'s handler of ``dir``'s log dir when one is given, as
+    Kafka's always does (the loader, which Kafka does not handle either, gives none).
     """
     to_delete = list(segments)
     for segment in to_delete:
@@ -126,8 +133,15 @@ def delete_segment_files(segments: list[LogSegment], async_delete: bool, dir: Pa
     def delete_segments() -> None:
         logger.info("%sDeleting segment files %s of %s in %s", log_prefix, ",".join(map(str, to_delete)),
                     topic_partition, dir)
-        for segment in to_delete:
-            segment.delete()
+        if log_dir_failure_channel is None:
+            for segment in to_delete:
+                segment.delete()
+            return
+        parent_dir = os.path.abspath(dir.parent)
+        with log_dir_failure_channel.maybe_handle_io_exception(
+                parent_dir, f"Error while deleting segments for {topic_partition} in dir {parent_dir}"):
+            for segment in to_delete:
+                segment.delete()
 
     if async_delete:
         scheduler.schedule("delete-file", delete_segments, delay_ms=config.file_delete_delay_ms)
@@ -143,13 +157,22 @@ class LocalLog:
     not thread-safe: its owner (:class:`~kafkalog.log.Log`, Kafka's ``UnifiedLog``) calls it under its own lock.
     ``lock`` is that lock, taken here only by the delayed deletion task, which runs on the scheduler's thread
     and must not race the owner over the segments still waiting for it (kafkalog's addition: closing the log
-    releases their files, so the next open deletes what is left as ``.deleted``).
+    releases their files, so the next open deletes what is left as ``.deleted``).  ``log_dir_failure_channel``
+    is told of the I/O errors of the log dir (:meth:`maybe_handle_io_exception`), unless ``read_only``: a log read
+    in place (kafkalog's) takes nothing offline, and each failing read just raises.
     """
 
     def __init__(self, dir: Path, config: LogConfig, segments: LogSegments, recovery_point: int,
                  next_offset_metadata: LogOffsetMetadata, scheduler: Scheduler, time: Time, topic_partition: Any,
-                 lock: threading.RLock) -> None:
+                 lock: threading.RLock, log_dir_failure_channel: LogDirFailureChannel | None = None, *,
+                 read_only: bool = False) -> None:
         self.dir = dir
+        self.read_only = read_only
+        #: Where I/O errors of the log dir are reported (Kafka: ``logDirFailureChannel``).
+        self.log_dir_failure_channel = (log_dir_failure_channel if log_dir_failure_channel is not None
+                                        else LogDirFailureChannel())
+        # Kafka's _parentDir, cached for the hot paths: the log dir as the channel knows it, absolute.
+        self._parent_dir = os.path.abspath(dir.parent)
         self.config = config
         self.segments = segments
         self.recovery_point = recovery_point
@@ -168,27 +191,43 @@ class LocalLog:
 
     # -- the directory and the configuration --------------------------------------------------------
 
+    @property
+    def parent_dir(self) -> str:
+        """The log dir holding the log's directory, as an absolute path: the name the failure channel knows it by
+        (Kafka: ``parentDir``)."""
+        return self._parent_dir
+
+    def maybe_handle_io_exception(self, message: Message) -> AbstractContextManager[None]:
+        """The failure channel's handler of this log's log dir (Kafka: ``LocalLog.maybeHandleIOException``):
+        refuses to start when the dir is offline, and takes it offline on an I/O error, raising a
+        :class:`~kafkalog.errors.KafkaStorageError` that says ``message``
+        (:meth:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel.maybe_handle_io_exception`).  A read-only
+        log's handles nothing."""
+        if self.read_only:
+            return contextlib.nullcontext()
+        return self.log_dir_failure_channel.maybe_handle_io_exception(self._parent_dir, message)
+
     def rename_dir(self, name: str) -> bool:
         """Rename the directory to ``name`` in the same parent and point every segment (those waiting for
         deletion too) at it; returns whether the directory changed (Kafka: ``renameDir``).
 
         Raises:
-            KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``).
+            KafkaStorageError: the rename failed, which takes the log dir offline, or the dir is offline
+                (Kafka: ``maybeHandleIOException``).
         """
-        renamed = self.dir.parent / name
-        try:
+        with self.maybe_handle_io_exception(
+                lambda: f"Error while renaming dir for {self.topic_partition} in log dir {self._parent_dir}"):
+            renamed = self.dir.parent / name
             os.replace(self.dir, renamed)  # Kafka: Utils.atomicMoveWithFallback, then the parent is flushed
             fsync_dir(renamed.parent)
-        except OSError as e:
-            raise KafkaStorageError(f"Error while renaming dir for {self.topic_partition} in log dir "
-                                    f"{self.dir.parent}: {e}") from e
-        if renamed == self.dir:
-            return False
-        self.dir = renamed
-        self.segments.update_parent_dir(renamed)
-        for segment in self._pending_deletions:
-            segment.update_parent_dir(renamed)
-        return True
+            if renamed == self.dir:
+                return False
+            self.dir = renamed
+            self._parent_dir = os.path.abspath(renamed.parent)
+            self.segments.update_parent_dir(renamed)
+            for segment in self._pending_deletions:
+                segment.update_parent_dir(renamed)
+            return True
 
     def update_config(self, new_config: LogConfig) -> LogConfig:
         """Use ``new_config`` from now on, warn of a lower message format, and return the old configuration
@@ -273,37 +312,40 @@ class LocalLog:
         the new segment's names are deleted first, and the previous segment is trimmed.  The log end offset
         stays; its metadata moves to the new segment.
         """
-        start = self.time.hi_res_milliseconds()
-        new_offset = max(expected_next_offset if expected_next_offset is not None else 0, self.log_end_offset)
-        active = self.segments.last_segment()
-        if self.segments.contains(new_offset):
-            if active is not None and active.base_offset == new_offset and active.size() == 0:
-                logger.warning("Trying to roll a new log segment with start offset %d =max(provided offset = "
-                               "%s, LEO = %d) while it already exists and is active with size 0. Size of "
-                               "time index: %d, size of offset index: %d.", new_offset,
-                               expected_next_offset, self.log_end_offset, active.time_index.entries,
-                               active.offset_index.entries)
-                segment = self.create_and_delete_segment(new_offset, active, async_delete=True,
-                                                         reason=LogRoll(self))
-                return self._rolled(segment, start)
-            raise KafkaLogError(
-                f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                f"{self.log_end_offset}) while it already exists. Existing segment is "
-                f"{self.segments.get(new_offset)}.")
-        if active is not None and new_offset < active.base_offset:
-            raise KafkaLogError(
-                f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
-                f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
-                f"{self.log_end_offset}) lower than start offset of the active segment {active}")
-        for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
-                     time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
-            if path.exists():
-                logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
-                path.unlink()
-        if active is not None:
-            active.on_become_inactive_segment()
-        return self._rolled(self.add_new_segment(new_offset), start)
+        with self.maybe_handle_io_exception(
+                lambda: f"Error while rolling log segment for {self.topic_partition} in dir {self._parent_dir}"):
+            self.check_if_memory_mapped_buffer_closed()
+            start = self.time.hi_res_milliseconds()
+            new_offset = max(expected_next_offset if expected_next_offset is not None else 0, self.log_end_offset)
+            active = self.segments.last_segment()
+            if self.segments.contains(new_offset):
+                if active is not None and active.base_offset == new_offset and active.size() == 0:
+                    logger.warning("Trying to roll a new log segment with start offset %d =max(provided offset = "
+                                   "%s, LEO = %d) while it already exists and is active with size 0. Size of "
+                                   "time index: %d, size of offset index: %d.", new_offset,
+                                   expected_next_offset, self.log_end_offset, active.time_index.entries,
+                                   active.offset_index.entries)
+                    segment = self.create_and_delete_segment(new_offset, active, async_delete=True,
+                                                             reason=LogRoll(self))
+                    return self._rolled(segment, start)
+                raise KafkaLogError(
+                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
+                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
+                    f"{self.log_end_offset}) while it already exists. Existing segment is "
+                    f"{self.segments.get(new_offset)}.")
+            if active is not None and new_offset < active.base_offset:
+                raise KafkaLogError(
+                    f"Trying to roll a new log segment for topic partition {self.topic_partition} with start "
+                    f"offset {new_offset} =max(provided offset = {expected_next_offset}, LEO = "
+                    f"{self.log_end_offset}) lower than start offset of the active segment {active}")
+            for path in (log_filename(self.dir, new_offset), index_filename(self.dir, new_offset),
+                         time_index_filename(self.dir, new_offset), txn_index_filename(self.dir, new_offset)):
+                if path.exists():
+                    logger.warning("Newly rolled segment file %s already exists; deleting it first", path)
+                    path.unlink()
+            if active is not None:
+                active.on_become_inactive_segment()
+            return self._rolled(self.add_new_segment(new_offset), start)
 
     def _rolled(self, segment: LogSegment, start: float) -> LogSegment:
         # The next offset does not change; its segment and position do.
@@ -329,10 +371,24 @@ class LocalLog:
         segments before the bound's whole, the bound's up to its position (when it has one), later ones not
         past the bound's offset.
 
+        Runs in the log dir's handler (Kafka's ``maybeHandleIOException``): an offline log dir refuses it, and an
+        I/O error takes the log dir offline.
+
         Raises:
             ~kafkalog.errors.OffsetOutOfRangeError: ``start_offset`` is past the log end offset, or before
                 the first segment.
+            ~kafkalog.errors.KafkaStorageError: the log dir is offline, or an I/O error took it offline.
         """
+        with self.maybe_handle_io_exception(
+                lambda: f"Exception while reading from {self.topic_partition} in dir {self._parent_dir}"):
+            return self._read(start_offset, max_length, min_one_message, max_offset_metadata, end_offset_metadata,
+                              include_aborted_txns, aborted_source)
+
+    def _read(self, start_offset: int, max_length: int, min_one_message: bool,
+              max_offset_metadata: LogOffsetMetadata, end_offset_metadata: LogOffsetMetadata | None,
+              include_aborted_txns: bool,
+              aborted_source: Callable[[int, int], list[AbortedTxn]] | None) -> FetchDataInfo:
+        """What :meth:`read` does, in the log dir's handler."""
         next_offset_metadata = self.next_offset_metadata if end_offset_metadata is None else end_offset_metadata
         end_offset = next_offset_metadata.message_offset
         segment = self.segments.floor_segment(start_offset)
@@ -419,14 +475,17 @@ class LocalLog:
         ``truncateFullyAndStartAt``).  All segments but the last go, then the new segment is added before the
         last old one leaves, so the log is never without an active segment.  A log with no segment (kafkalog's
         read-only open of an empty directory) just gets the new one."""
-        old = self.segments.values()
-        if old:
-            self.remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
-            self.create_and_delete_segment(new_offset, old[-1], async_delete=True, reason=LogTruncation(self))
-        else:
-            self.add_new_segment(new_offset)
-        self.update_log_end_offset(new_offset)
-        return old
+        with self.maybe_handle_io_exception(lambda: f"Error while truncating the entire log for "
+                                                    f"{self.topic_partition} in dir {self._parent_dir}"):
+            self.check_if_memory_mapped_buffer_closed()
+            old = self.segments.values()
+            if old:
+                self.remove_and_delete_segments(old[:-1], async_delete=True, reason=LogTruncation(self))
+                self.create_and_delete_segment(new_offset, old[-1], async_delete=True, reason=LogTruncation(self))
+            else:
+                self.add_new_segment(new_offset)
+            self.update_log_end_offset(new_offset)
+            return old
 
     def truncate_to(self, target_offset: int) -> list[LogSegment]:
         """Cut the log so it ends below ``target_offset``: later segments go, the active one is cut, the log end
@@ -504,7 +563,8 @@ class LocalLog:
         """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
         the log releases their files before the task runs."""
         if not async_delete:
-            delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler)
+            delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler,
+                                 log_dir_failure_channel=self.log_dir_failure_channel)
             return
         for segment in segments:
             if not segment.has_suffix(DELETED_FILE_SUFFIX):
@@ -518,13 +578,20 @@ class LocalLog:
             self._pending_deletions.extend(segments)
 
         def delete_files() -> None:
+            def message() -> str:
+                return f"Error while deleting segments for {self.topic_partition} in dir {self._parent_dir}"
+
             for segment in segments:
                 with self._lock:
                     if segment not in self._pending_deletions:
                         continue  # the log was closed or deleted meanwhile and took care of it
-                    self._pending_deletions.remove(segment)
+                    # Refused while the segment is still pending when the log dir is offline, so that the log's
+                    # close releases its files (Kafka's task fails the same way).
+                    with self.maybe_handle_io_exception(message):
+                        self._pending_deletions.remove(segment)
                 logger.info("Deleting segment files %s", segment)
-                segment.delete()
+                with self.maybe_handle_io_exception(message):
+                    segment.delete()
 
         self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
 
@@ -620,12 +687,15 @@ class LocalLog:
 
     def close(self) -> None:
         """Close every segment, and release the files of those waiting for deletion (Kafka: ``close``)."""
-        self.check_if_memory_mapped_buffer_closed()
-        self.segments.close()
-        self.release_pending_deletions(delete=False)
+        with self.maybe_handle_io_exception(
+                lambda: f"Error while closing the log for {self.topic_partition} in dir {self._parent_dir}"):
+            self.check_if_memory_mapped_buffer_closed()
+            self.segments.close()
+            self.release_pending_deletions(delete=False)
 
     def close_handlers(self) -> None:
-        """Release the files without writing anything (Kafka: ``closeHandlers``); no disk operation may follow."""
+        """Release the files without writing anything (Kafka: ``closeHandlers``, what is done to the logs of a log
+        dir gone offline); no disk operation may follow."""
         try:
             self.segments.close_handlers()
             self.release_pending_deletions(delete=False)
@@ -635,10 +705,12 @@ class LocalLog:
     def delete_all_segments(self) -> list[LogSegment]:
         """Remove and delete every segment now, and release the log's files for good; returns the segments
         deleted (Kafka: ``deleteAllSegments``)."""
-        deletable = self.segments.values()
-        self.remove_and_delete_segments(deletable, async_delete=False, reason=LogDeletion(self))
-        self.is_memory_mapped_buffer_closed = True
-        return deletable
+        with self.maybe_handle_io_exception(
+                lambda: f"Error while deleting all segments for {self.topic_partition} in dir {self._parent_dir}"):
+            deletable = self.segments.values()
+            self.remove_and_delete_segments(deletable, async_delete=False, reason=LogDeletion(self))
+            self.is_memory_mapped_buffer_closed = True
+            return deletable
 
     def delete_empty_dir(self) -> None:
         """Delete the directory, once it has no segment and the log's files are released (Kafka:
@@ -646,18 +718,15 @@ class LocalLog:
 
         Raises:
             IllegalStateError: when segments are left or the files are still open.
-            KafkaStorageError: when the directory cannot be deleted.
+            KafkaStorageError: when the directory cannot be deleted (which takes the log dir offline).
         """
-        if not self.segments.is_empty():
-            raise IllegalStateError(
-                f"Can not delete directory when {len(self.segments)} segments are still present")
-        if not self.is_memory_mapped_buffer_closed:
-            raise IllegalStateError(f"Can not delete directory when memory mapped buffer for log of "
-                                    f"{self.topic_partition} is still open.")
-        try:
-            shutil.rmtree(self.dir)
-        except FileNotFoundError:
-            pass
-        except OSError as e:
-            raise KafkaStorageError(f"Error while deleting dir for {self.topic_partition} in dir "
-                                    f"{self.dir.parent}: {e}") from e
+        with self.maybe_handle_io_exception(
+                lambda: f"Error while deleting dir for {self.topic_partition} in dir {self._parent_dir}"):
+            if not self.segments.is_empty():
+                raise IllegalStateError(
+                    f"Can not delete directory when {len(self.segments)} segments are still present")
+            if not self.is_memory_mapped_buffer_closed:
+                raise IllegalStateError(f"Can not delete directory when memory mapped buffer for log of "
+                                        f"{self.topic_partition} is still open.")
+            with contextlib.suppress(FileNotFoundError):
+                shutil.rmtree(self.dir)

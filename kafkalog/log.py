@@ -41,6 +41,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +77,7 @@ from .fsutil import (
     storage_error,
 )
 from .local_log import LocalLog, _DescribedDeletion
+from .log_dir_failure_channel import LogDirFailureChannel, Message
 from .log_leader_epochs import LogLeaderEpochs
 from .log_loader import LoadReport, LogLoader
 from .log_producer_state import (
@@ -136,6 +138,15 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     :class:`ReadOnlyError`; a directory with no segment reads as the empty log a broker would create in it,
     from ``log_start_offset``.
 
+    An I/O error while the log appends, flushes, rolls, truncates, reads, deletes or closes takes its log dir
+    (``dir``'s parent) offline, as Kafka's ``maybeHandleIOException`` does: that call and every later one of that
+    kind, on any log sharing ``log_dir_failure_channel``, raise :class:`KafkaStorageError` naming the dir (a
+    :class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`; a log opened on its own makes its own, a
+    :class:`~kafkalog.manager.LogManager` shares one among its logs).  Nothing more is written: :meth:`close`
+    then releases the files and raises, and the next open recovers what the dir holds.  The offsets, the high
+    watermark and the other in-memory answers stay readable, as in Kafka.  A read-only log takes nothing
+    offline (kafkalog's): each failing read raises, and the next may succeed.
+
     A log opened for writing holds its log dir (``dir``'s parent) for as long as it is open, as a broker's
     ``LogManager`` does (kafkalog's addition: Kafka's ``UnifiedLog`` is only ever opened by its manager).
     ``dir_lock`` is the log dir's :class:`~kafkalog.fsutil.DirLock` when the caller holds it (a
@@ -166,6 +177,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                  producer_state_manager_config: ProducerStateManagerConfig | None = None,
                  max_transaction_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                  producer_id_expiration_check_interval_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                 log_dir_failure_channel: LogDirFailureChannel | None = None,
                  ) -> None:
         dir = Path(dir)
         self.time = time if time is not None else SYSTEM_TIME
@@ -190,7 +202,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
         #: loading ends.
         self.local_log = LocalLog(dir, config if config is not None else LogConfig(), self.segments, recovery_point,
-                                  LogOffsetMetadata(0), scheduler, self.time, self.topic_partition, self._lock)
+                                  LogOffsetMetadata(0), scheduler, self.time, self.topic_partition, self._lock,
+                                  log_dir_failure_channel, read_only=read_only)
         #: What opening the log changed on disk (:class:`~kafkalog.log_loader.LoadReport`).
         self.load_report = LoadReport()
         self._high_watermark: int | None = None
@@ -277,6 +290,24 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     def dir(self) -> Path:
         """The log's directory, ``<topic>-<partition>``; :meth:`rename_dir` changes it (Kafka: ``dir``)."""
         return self.local_log.dir
+
+    @property
+    def log_dir_failure_channel(self) -> LogDirFailureChannel:
+        """Where the I/O errors of the log dir go, and whether it is offline (Kafka: ``logDirFailureChannel``)."""
+        return self.local_log.log_dir_failure_channel
+
+    @property
+    def is_log_dir_offline(self) -> bool:
+        """Whether an I/O error took the log dir offline, so that the log refuses its files (kafkalog's)."""
+        return self.local_log.log_dir_failure_channel.has_offline_log_dir(self.local_log.parent_dir)
+
+    def _maybe_handle_io_exception(self, message: Message) -> AbstractContextManager[None]:
+        """Kafka: ``UnifiedLog.maybeHandleIOException``
+        (:meth:`~kafkalog.local_log.LocalLog.maybe_handle_io_exception`)."""
+        return self.local_log.maybe_handle_io_exception(message)
+
+    def _append_failure_message(self) -> str:
+        return f"Error while appending records to {self.topic_partition} in dir {self.local_log.parent_dir}"
 
     @property
     def config(self) -> LogConfig:
@@ -570,7 +601,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         if append_info.shallow_count == 0:
             return append_info
         valid_records = trim_invalid_bytes(records, append_info)
-        with self._lock:
+        with self._lock, self._maybe_handle_io_exception(self._append_failure_message):
             self._check_writable("append to")
             config = self.local_log.config  # once, not a property hop per use
             if assign_offsets:
@@ -702,14 +733,20 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         (Kafka 3.x: ``createAndDeleteSegment``, KAFKA-6388), so the log is never without an active segment.
         Any other segment at that base is an error, as is a base below the active segment's.  The previous
         segment is trimmed and, as ``UnifiedLog.roll`` does, flushed in the background.
+
+        An I/O error takes the log dir offline (see the class docstring).  Kafka handles only
+        ``LocalLog.roll``'s and lets one of the producer snapshot escape as it is (an append's handler then takes
+        it); kafkalog handles both, so a roll fails the same way whoever calls it.
         """
         with self._lock:
             self._check_writable("roll")
-            segment = self.local_log.roll(expected_next_offset)
-            # The snapshot at the new base lets recovery start from it and scan this segment alone; the state
-            # covers the log end offset, which the base may be past, so its end offset is set first.
-            self.producer_state_manager.update_map_end_offset(segment.base_offset)
-            snapshot = self.producer_state_manager.take_snapshot(sync=False)
+            with self._maybe_handle_io_exception(lambda: f"Error while rolling log segment for "
+                                                         f"{self.topic_partition} in dir {self.local_log.parent_dir}"):
+                segment = self.local_log.roll(expected_next_offset)
+                # The snapshot at the new base lets recovery start from it and scan this segment alone; the state
+                # covers the log end offset, which the base may be past, so its end offset is set first.
+                self.producer_state_manager.update_map_end_offset(segment.base_offset)
+                snapshot = self.producer_state_manager.take_snapshot(sync=False)
             self._update_high_watermark_with_log_end_offset()
             new_offset = segment.base_offset
 
@@ -731,19 +768,26 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         is there already: ``flush(including_offset=True)`` is Kafka 3.x's ``flush(forceFlushActiveSegment
         = true)``, which a shutdown uses so that an empty active segment (just rolled) gets its lazily
         created index files written; without them the next start would rebuild them as after a crash.
+
+        Raises:
+            KafkaStorageError: the fsync failed, which takes the log dir offline, or the dir is offline; the
+                recovery point stays where it was.
         """
         if self.read_only or self._closed:
             return
         offset = self.log_end_offset if offset is None else offset
         flush_offset = offset + 1 if including_offset else offset
-        if flush_offset <= self.recovery_point:
-            return
-        logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
-                     offset, "inclusive" if including_offset else "exclusive", self.last_flush_time,
-                     self.time.milliseconds(), self.unflushed_messages())
-        self.local_log.flush(flush_offset)
-        with self._lock:
-            self.local_log.mark_flushed(offset)
+        how = "inclusive" if including_offset else "exclusive"
+        with self._maybe_handle_io_exception(
+                lambda: f"Error while flushing log for {self.topic_partition} in dir {self.local_log.parent_dir} with "
+                        f"offset {offset} ({how}) and recovery point {offset}"):
+            if flush_offset <= self.recovery_point:
+                return
+            logger.debug("Flushing log up to offset %d (%s), last flushed: %d, current time: %d, unflushed: %d",
+                         offset, how, self.last_flush_time, self.time.milliseconds(), self.unflushed_messages())
+            self.local_log.flush(flush_offset)
+            with self._lock:
+                self.local_log.mark_flushed(offset)
 
     def compact(self, *, max_rounds: int | None = None) -> list[CleanerStats]:
         """Run Kafka's cleaner on this log now, in this thread, round after round until nothing qualifies (or
@@ -773,7 +817,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         if target_offset < 0:
             raise IllegalArgumentError(
                 f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
-        with self._lock:
+        with self._lock, self._maybe_handle_io_exception(
+                lambda: f"Error while truncating log to offset {target_offset} for {self.topic_partition} in dir "
+                        f"{self.local_log.parent_dir}"):
             self._check_writable("truncate")
             if target_offset >= self.log_end_offset:
                 logger.info("Truncating to %d has no effect as the largest offset in the log is %d",
@@ -809,7 +855,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         recovery point becomes ``min(recovery point, new_offset)`` (0.10.1 and 3.x alike): nothing at or past
         ``new_offset`` has been flushed yet.
         """
-        with self._lock:
+        with self._lock, self._maybe_handle_io_exception(
+                lambda: f"Error while truncating the entire log for {self.topic_partition} in dir "
+                        f"{self.local_log.parent_dir}"):
             self._check_writable("truncate")
             logger.debug("Truncate and start at offset %d, logStartOffset: %d", new_offset,
                          new_offset if log_start_offset is None else log_start_offset)
@@ -828,11 +876,14 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """Move the log start offset forward, never past the high watermark (Kafka:
         ``maybeIncrementLogStartOffset``); returns whether it moved."""
-        with self._lock:
+        with self._maybe_handle_io_exception(
+                lambda: f"Exception while increasing log start offset for {self.topic_partition} to "
+                        f"{new_log_start_offset} in dir {self.local_log.parent_dir}"), self._lock:
             if new_log_start_offset > self.high_watermark:
                 raise OffsetOutOfRangeError(
                     f"Cannot increment the log start offset to {new_log_start_offset} of partition "
                     f"{self.topic_partition} since it is larger than the high watermark {self.high_watermark}")
+            self.local_log.check_if_memory_mapped_buffer_closed()
             if new_log_start_offset > self._log_start_offset:
                 logger.info("Incremented log start offset to %d", new_log_start_offset)
                 self._log_start_offset = new_log_start_offset
@@ -892,6 +943,11 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
         nothing may touch its files any more.
+
+        A close that fails writes nothing more and releases the files (:meth:`close_handlers`), then raises; the
+        next open of the log recovers it.  So does closing a log whose log dir went offline: Kafka's close raises
+        the :class:`KafkaStorageError` of the offline dir, and a broker's ``LogManager`` has released the files
+        of such a log already (``handleLogDirFailure``).
         """
         self._stop_own_scheduler()
         with self._lock:
@@ -904,14 +960,19 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             clean = False
             try:
                 if not self.read_only:
-                    # A snapshot at the log end offset spares the next open a scan of the log.
-                    take_snapshot_if_possible(self.producer_state_manager)
+                    with self._maybe_handle_io_exception(lambda: f"Error while closing log for {self.topic_partition} "
+                                                                 f"in dir {self.local_log.parent_dir}"):
+                        # A snapshot at the log end offset spares the next open a scan of the log.
+                        take_snapshot_if_possible(self.producer_state_manager)
                     self.flush()
                     self.local_log.close()
                 else:
                     self.segments.close_handlers()
                     self.local_log.release_pending_deletions(delete=False)
                 clean = True
+            except BaseException:
+                self.local_log.close_handlers()
+                raise
             finally:
                 self._closed = True
                 self._release_dir_hold(clean)
@@ -926,10 +987,12 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         directory (false when the rename is for a topic deletion: the log is left without a cache).
 
         Raises:
-            KafkaStorageError: the rename failed (Kafka: ``maybeHandleIOException``), or the log is closed.
+            KafkaStorageError: the rename failed, which takes the log dir offline (Kafka:
+                ``maybeHandleIOException``), the log dir is offline, or the log is closed.
             ReadOnlyError: the log was opened read-only.
         """
-        with self._lock:
+        with self._lock, self._maybe_handle_io_exception(lambda: f"Error while renaming dir for {self.topic_partition} "
+                                                                 f"in log dir {self.local_log.parent_dir}"):
             self._check_writable("rename the directory of")
             if not self.local_log.rename_dir(name):
                 return False
@@ -958,11 +1021,13 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         """Delete every segment at once, then the directory with whatever else it holds (Kafka:
         ``UnifiedLog.delete``: ``LocalLog.deleteAllSegments`` then ``deleteEmptyDir``).  A closed log can be
         deleted, as in Kafka, but not one whose handlers were closed (after an I/O error) or that was deleted
-        already: that is a :class:`KafkaStorageError` (Kafka: ``checkIfMemoryMappedBufferClosed``)."""
+        already: that is a :class:`KafkaStorageError` (Kafka: ``checkIfMemoryMappedBufferClosed``), as is the
+        deletion of a log whose log dir is offline, or whose files cannot be deleted (which takes it offline)."""
         if self.read_only:
             raise ReadOnlyError(f"Cannot delete log {self.dir}: it was opened read-only")
         self._stop_own_scheduler()
-        with self._lock:
+        with self._maybe_handle_io_exception(lambda: f"Error while deleting log for {self.topic_partition} in dir "
+                                                     f"{self.local_log.parent_dir}"), self._lock:
             self.local_log.check_if_memory_mapped_buffer_closed()
             if self._producer_expire_check is not None:
                 self._producer_expire_check.cancel()
@@ -984,8 +1049,13 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def __exit__(self, *exc: object) -> None:
         # A log whose files were already released or deleted has nothing left to close (and close() would
-        # refuse it); the ``with`` block only promises that the files are let go.
-        if not self.local_log.is_memory_mapped_buffer_closed:
+        # refuse it), nor has one whose log dir is offline but its files (close() would raise over the error that
+        # took the dir offline); the ``with`` block only promises that the files are let go.
+        if self.local_log.is_memory_mapped_buffer_closed:
+            return
+        if self.is_log_dir_offline:
+            self.close_handlers()
+        else:
             self.close()
 
     def __repr__(self) -> str:

@@ -51,6 +51,7 @@ from .checkpoint import LeaderEpochCheckpoint
 from .config import LogConfig
 from .errors import IllegalArgumentError, KafkaStorageError
 from .leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from .log_dir_failure_channel import LogDirFailureChannel
 from .record import MemoryRecords
 from .scheduler import ScheduledTask, Scheduler
 from .topic import TopicPartition
@@ -106,11 +107,14 @@ class _EpochFlushScheduler(Scheduler):
 
 def maybe_create_leader_epoch_cache(dir: Path, topic_partition: TopicPartition, record_version: int,
                                     log_prefix: str, current_cache: LeaderEpochFileCache | None,
-                                    scheduler: Scheduler, *, read_only: bool = False) -> LeaderEpochFileCache | None:
+                                    scheduler: Scheduler, *, read_only: bool = False,
+                                    log_dir_failure_channel: LogDirFailureChannel | None = None,
+                                    ) -> LeaderEpochFileCache | None:
     """A cache over ``dir``'s ``leader-epoch-checkpoint`` for a message format of v2 or later, else none and
     the checkpoint deleted (Kafka: ``UnifiedLog.maybeCreateLeaderEpochCache``).  ``current_cache``'s entries are
     carried over to the checkpoint in ``dir`` (a renamed directory) without reading it; otherwise the file is
-    read.  ``read_only`` deletes and writes nothing (see the module docstring).
+    read.  ``read_only`` deletes and writes nothing (see the module docstring).  The checkpoint reports its I/O
+    errors to ``log_dir_failure_channel``, which takes the log dir offline (Kafka's ``LeaderEpochCheckpointFile``).
 
     Raises:
         CorruptCheckpointError: a writable log's checkpoint cannot be parsed.
@@ -129,7 +133,8 @@ def maybe_create_leader_epoch_cache(dir: Path, topic_partition: TopicPartition, 
         except OSError as e:
             raise KafkaStorageError(f"Error while deleting {leader_epoch_file}: {e}") from e
         return None
-    checkpoint = LeaderEpochCheckpoint(leader_epoch_file, read_only=read_only)
+    checkpoint = LeaderEpochCheckpoint(leader_epoch_file, read_only=read_only,
+                                       log_dir_failure_channel=log_dir_failure_channel)
     if current_cache is not None:
         return current_cache.with_checkpoint(checkpoint)
     if not read_only:
@@ -157,6 +162,8 @@ class _EpochLog(Protocol):
     @property
     def config(self) -> LogConfig: ...
     @property
+    def log_dir_failure_channel(self) -> LogDirFailureChannel: ...
+    @property
     def log_end_offset(self) -> int: ...
     def _initialize_leader_epoch_cache(self) -> None: ...
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None: ...
@@ -175,7 +182,8 @@ class LogLeaderEpochs:
             self.leader_epoch_cache = maybe_create_leader_epoch_cache(
                 self.dir, self.topic_partition, self.config.record_version(),
                 f"[Log partition={self.topic_partition}, dir={self.dir.parent}] ", self.leader_epoch_cache,
-                _EpochFlushScheduler(self.scheduler, self.read_only), read_only=self.read_only)
+                _EpochFlushScheduler(self.scheduler, self.read_only), read_only=self.read_only,
+                log_dir_failure_channel=None if self.read_only else self.log_dir_failure_channel)
 
     def maybe_assign_epoch_start_offset(self: _EpochLog, leader_epoch: int, start_offset: int) -> None:
         """Record that ``leader_epoch`` starts at ``start_offset``, when the log has a cache (Kafka:

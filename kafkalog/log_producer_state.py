@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from .errors import IllegalStateError
 from .fetch import LogOffsetMetadata
-from .fsutil import storage_error
 from .producer_state import LastRecord, ProducerStateEntry, ProducerStateManager, VerificationGuard
 from .producer_state.log_updates import delete_producer_snapshots, has_ongoing_transaction, rebuild_producer_state
 from .scheduler import Scheduler, Time
@@ -194,7 +193,8 @@ class LogProducerState:
     def _delete_producer_snapshots(self: _ProducerLog, segments: Iterable[LogSegment], async_delete: bool) -> None:
         """Kafka: ``deleteProducerSnapshots``: the snapshots at the bases of segments being deleted."""
         delete_producer_snapshots([segment.base_offset for segment in segments], self.producer_state_manager,
-                                  async_delete, self.scheduler, self.config.file_delete_delay_ms)
+                                  async_delete, self.scheduler, self.config.file_delete_delay_ms,
+                                  self.local_log.log_dir_failure_channel, self.local_log.parent_dir)
 
     def take_producer_snapshot(self: _ProducerLog) -> None:
         """Kafka: ``takeProducerSnapshot``."""
@@ -207,20 +207,19 @@ class LogProducerState:
         ``flushProducerStateSnapshot``, ``Utils.flushFileIfExists``).
 
         Raises:
-            KafkaStorageError: the fsync failed.
+            KafkaStorageError: the fsync failed, which takes the log dir offline, or the log dir is offline.
         """
-        try:
-            fd = os.open(snapshot, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            raise storage_error(e, f"Error while flushing producer state snapshot {snapshot}") from e
-        try:
-            os.fsync(fd)
-        except OSError as e:
-            raise storage_error(e, f"Error while flushing producer state snapshot {snapshot}") from e
-        finally:
-            os.close(fd)
+        with self.local_log.maybe_handle_io_exception(
+                lambda: f"Error while flushing producer state snapshot {snapshot} for {self.local_log.topic_partition} "
+                        f"in dir {self.local_log.parent_dir}"):
+            try:
+                fd = os.open(snapshot, os.O_RDONLY)
+            except FileNotFoundError:
+                return
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def latest_producer_snapshot_offset(self: _ProducerLog) -> int | None:
         """Kafka: ``latestProducerSnapshotOffset``."""

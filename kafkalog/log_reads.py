@@ -92,6 +92,7 @@ class _ReadLog(Protocol):
     def _segment_reads(self, start_offset: int, end_offset: int,
                        bound: LogOffsetMetadata) -> Iterator[tuple[FileMessageSet, int]]: ...
     def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None: ...
+    def _fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None: ...
 
 
 class LogReads:
@@ -218,8 +219,12 @@ class LogReads:
         its high watermark) does not reach what is read.  Like a fetch, the read ends before a batch that holds
         the bound (a high watermark set inside a batch): its records are returned once the bound is past it.
         """
-        # The view reads the log's public offsets and, for read_committed, its transactions.
-        view = ConsumerView.of(cast("Log", self), start_offset, end_offset, isolation=isolation, check_crcs=check_crcs)
+        # The view reads the log's public offsets and, for read_committed, its transactions; a log dir offline
+        # refuses the read, as Kafka's read does (its records are then read lazily, outside the handler).
+        with self.local_log.maybe_handle_io_exception(
+                lambda: f"Exception while reading from {self.topic_partition} in dir {self.local_log.parent_dir}"):
+            view = ConsumerView.of(cast("Log", self), start_offset, end_offset, isolation=isolation,
+                                   check_crcs=check_crcs)
         start = view.start_offset
         if start < self._log_start_offset or start > self.log_end_offset:
             raise OffsetOutOfRangeError(
@@ -281,7 +286,16 @@ class LogReads:
         Raises:
             UnsupportedForMessageFormatError: a search by timestamp in a log whose message format (v0) has
                 no timestamps.
+            KafkaStorageError: the log dir is offline, or an I/O error took it offline (Kafka:
+                ``maybeHandleIOException``).
         """
+        with self.local_log.maybe_handle_io_exception(
+                lambda: f"Error while fetching offset by timestamp for {self.topic_partition} in dir "
+                        f"{self.local_log.parent_dir}"):
+            return self._fetch_offset_by_timestamp(target_timestamp)
+
+    def _fetch_offset_by_timestamp(self: _ReadLog, target_timestamp: int) -> TimestampAndOffset | None:
+        """What :meth:`fetch_offset_by_timestamp` does, in the log dir's handler."""
         logger.debug("Searching offset for timestamp %d", target_timestamp)
         if self.config.record_version() < 1 and target_timestamp not in (
                 EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP):

@@ -145,8 +145,12 @@ class LogRetention:
 
     def delete_segments(self: _RetainedLog, deletable: list[LogSegment], reason: str) -> int:
         """Remove ``deletable`` from the log and delete their files after ``file.delete.delay.ms``, rolling
-        first if they are all the log has (Kafka: ``deleteSegments``)."""
-        with self._lock:
+        first if they are all the log has (Kafka: ``deleteSegments``).  An I/O error takes the log dir offline, and
+        a log dir offline refuses it, with a :class:`~kafkalog.errors.KafkaStorageError` (Kafka:
+        ``maybeHandleIOException``)."""
+        with self.local_log.maybe_handle_io_exception(
+                lambda: f"Error while deleting segments for {self.local_log.topic_partition} in dir "
+                        f"{self.local_log.parent_dir}"), self._lock:
             self._check_writable("delete segments of")
             count = len(deletable)
             if count == 0:

@@ -66,6 +66,7 @@ from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, Kafk
 from .filenames import CLEAN_SHUTDOWN_FILE
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
+from .log_dir_failure_channel import LogDirFailureChannel, io_failure
 from .log_producer_state import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
 from .manager_configs import LogManagerConfigs
 from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
@@ -139,6 +140,19 @@ class LogManager(LogManagerConfigs):
     (``producer.id.expiration.ms``, ``transaction.partition.verification.enable``), ``max_transaction_timeout_ms``
     (``transaction.max.timeout.ms``) and ``producer_id_expiration_check_interval_ms`` are the broker's
     producer-state settings, handed to every log as Kafka's ``LogManager`` does.
+
+    Kafka's failure model: ``log_dir_failure_channel`` (a
+    :class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`, one of the manager's own by default) is
+    shared by every log the manager opens.  An I/O error in a log's append, flush, roll, read, truncation or
+    deletion, in a checkpoint, in the cleaner, or while a dir is validated, locked or loaded takes that log dir
+    offline: every log there refuses its files from then on (:class:`~kafkalog.errors.KafkaStorageError`), the
+    manager's views leave the dir and its logs out at once (``log_dirs``, :attr:`offline_log_dirs`,
+    :meth:`get_log`, :meth:`logs_by_dir`...), and at its next operation the manager stops serving the dir
+    (:meth:`handle_log_dir_failure`: the logs' files released, no checkpoint or clean-shutdown marker written
+    there, the cleaner stopped there, the ``.lock`` released), while the other dirs go on.  A dir whose
+    loading fails that way is offline and the others load (Kafka 3.8's ``loadLogs``); a load that fails
+    otherwise fails the constructor, and so does having no dir left.  A read-only manager takes nothing
+    offline: it raises.
     """
 
     def __init__(self, log_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -153,9 +167,9 @@ class LogManager(LogManagerConfigs):
                  producer_state_manager_config: ProducerStateManagerConfig | None = None,
                  max_transaction_timeout_ms: int = DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
                  producer_id_expiration_check_interval_ms: int = DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                 log_dir_failure_channel: LogDirFailureChannel | None = None,
                  ) -> None:
-        if isinstance(log_dirs, str | os.PathLike):
-            log_dirs = [log_dirs]
+        log_dirs = [log_dirs] if isinstance(log_dirs, str | os.PathLike) else list(log_dirs)
         self._current_default_config = default_config if default_config is not None else LogConfig()
         # The topic overrides (Kafka: the ConfigRepository); each is checked now, against the defaults.
         self._topic_overrides: dict[str, LogConfig | Mapping[str, Any]] = {}
@@ -208,26 +222,40 @@ class LogManager(LogManagerConfigs):
         # The cleaner :meth:`compact` runs in the caller's thread when the manager has none (made on first use).
         self._compactor: LogCleaner | None = None
         raise_open_file_limit()
-        #: The directories given that failed validation (Kafka: ``offlineLogDirs``), as absolute paths.
-        self.offline_log_dirs: list[Path] = []
+        #: Where the I/O errors of the log dirs go: one channel for the manager and every log it opens (Kafka:
+        #: ``logDirFailureChannel``, the broker's).
+        self.log_dir_failure_channel = (log_dir_failure_channel if log_dir_failure_channel is not None
+                                        else LogDirFailureChannel(len(log_dirs)))
+        # Every log dir given, as the manager names it (canonical once validated, else absolute), in order.
+        self._given_log_dirs: list[Path] = []
+        # What took each dir offline, as the manager saw it (for the error when none is left).
+        self._failures: dict[str, str] = {}
         if not read_only and not self._owns_scheduler and not self.scheduler.is_started:
             # Loading may schedule deletions (recovery drops what follows a torn write); a broker starts its
             # scheduler before its LogManager, which loads in startup().  Refused before anything is touched.
             raise SchedulerStateError(
                 f"The scheduler given to the LogManager ({self.scheduler!r}) must be started before the logs "
                 "load, in the constructor (a broker starts its KafkaScheduler before its LogManager)")
-        #: The live directories, canonical (Kafka: ``liveLogDirs``).
-        self.log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
-        if not read_only:
-            self._lock_log_dirs()
+        # The directories not yet taken out of service, canonical (Kafka: ``_liveLogDirs``): a dir leaves when its
+        # failure is handled (handle_log_dir_failure); log_dirs leaves out at once those the channel has offline.
+        self._live_log_dirs = self._create_and_validate_log_dirs([Path(d) for d in log_dirs])
         self._directory_ids: dict[Path, str] = {}
         try:
+            if not read_only:
+                self._lock_log_dirs()
             if self._owns_scheduler and not read_only:
                 # Kafka: the broker's scheduler runs before the logs load, and loading uses it (recovery's
                 # deletions, a roll's flush); a read-only manager schedules nothing.
                 self.scheduler.startup()
             self._directory_ids = self._load_directory_ids()
+            self._handle_log_dir_failures()
             self._load_logs(is_stray if is_stray is not None else (lambda _log: False))
+            # A broker's replica manager takes the dirs that failed while loading out of service as it starts.
+            self._handle_log_dir_failures()
+            if not self._live_log_dirs:
+                raise KafkaStorageError(
+                    f"None of the log dirs {', '.join(map(str, self._given_log_dirs))} can be used: "
+                    + "; ".join(self._failures.get(str(d), f"{d} was taken offline") for d in self._given_log_dirs))
         except BaseException as e:
             for log in self._every_loaded_log():
                 log.close_handlers()
@@ -241,14 +269,14 @@ class LogManager(LogManagerConfigs):
             from .cleaner import LogCleaner
 
             self.cleaner = LogCleaner(cleaner_config, list(self.log_dirs), self.logs_by_topic_partition,
-                                      time=self.time)
+                                      time=self.time, log_dir_failure_channel=self.log_dir_failure_channel)
 
     # -- directories ---------------------------------------------------------------------------------
 
     def _create_and_validate_log_dirs(self, dirs: list[Path]) -> list[Path]:
         """Kafka: ``createAndValidateLogDirs``: each directory is created if missing and must be a readable
-        directory; one that fails is offline (logged), a duplicate is an error, and so is having none left.
-        A read-only manager refuses any directory that fails."""
+        directory; one that fails is offline (told to the failure channel), a duplicate is an error, and so is
+        having none left.  A read-only manager refuses any directory that fails."""
         live: list[Path] = []
         failures: list[str] = []
         canonical_paths: set[Path] = set()
@@ -272,18 +300,42 @@ class LogManager(LogManagerConfigs):
             except (OSError, ValueError) as e:
                 if self.read_only:
                     raise
-                logger.error("Failed to create or validate data directory %s: %s", d, e)
-                self.offline_log_dirs.append(d)
+                self._given_log_dirs.append(d)
+                self._report_offline(d, f"Failed to create or validate data directory {d}", e)
                 failures.append(str(e))
                 continue
             if canonical in canonical_paths:
                 raise KafkaStorageError(f"Duplicate log directory found: {', '.join(map(str, dirs))}")
             canonical_paths.add(canonical)
+            self._given_log_dirs.append(canonical)
             live.append(canonical)
         if not live:
             raise KafkaStorageError(f"None of the specified log dirs from {', '.join(map(str, dirs))} can be "
                                     f"created or validated: {'; '.join(failures)}")
         return live
+
+    def _report_offline(self, d: Path, message: str, error: BaseException) -> None:
+        """Take ``d`` offline for ``error`` (Kafka: ``logDirFailureChannel.maybeAddOfflineLogDir``)."""
+        self._failures.setdefault(str(d), f"{message}: {error}")
+        self.log_dir_failure_channel.maybe_add_offline_log_dir(str(d), message, error)
+
+    def _is_offline(self, d: Path) -> bool:
+        return d not in self._live_log_dirs or self.log_dir_failure_channel.has_offline_log_dir(str(d))
+
+    @property
+    def log_dirs(self) -> list[Path]:
+        """The live log dirs, canonical, in the order given (Kafka: ``liveLogDirs``).  A dir leaves the list as
+        soon as an I/O error takes it offline (see :meth:`handle_log_dir_failure`)."""
+        return [d for d in self._live_log_dirs if not self.log_dir_failure_channel.has_offline_log_dir(str(d))]
+
+    live_log_dirs = log_dirs
+
+    @property
+    def offline_log_dirs(self) -> list[Path]:
+        """The log dirs given that are offline: those that failed validation (absolute paths) and those an I/O
+        error took offline since (canonical), in the order given (Kafka: ``offlineLogDirs``)."""
+        live = self.log_dirs
+        return [d for d in self._given_log_dirs if d not in live]
 
     def has_offline_log_dirs(self) -> bool:
         """Kafka: ``hasOfflineLogDirs``."""
@@ -291,19 +343,66 @@ class LogManager(LogManagerConfigs):
 
     def _lock_log_dirs(self) -> None:
         """Take ``.lock`` in every directory (Kafka: ``lockLogDirs``); a second writer, in this process or
-        another, gets a :class:`~kafkalog.errors.LogDirInUseError` naming the directory and its holder.  The
-        logs this manager opens are opened under these locks."""
+        another, gets a :class:`~kafkalog.errors.LogDirInUseError` naming the directory and its holder, and an
+        I/O error takes the directory offline.  The logs this manager opens are opened under these locks."""
         for d in self.log_dirs:
             try:
                 self._dir_locks[d] = DirLock(d, holder="a LogManager", admit_logs=False)
-            except KafkaStorageError:
-                self._unlock_log_dirs()
-                raise
+            except KafkaStorageError as e:
+                if io_failure(e) is None:
+                    raise  # held by another writer (Kafka's KafkaException), or not the disk's doing
+                self._report_offline(d, f"Disk error while locking directory {d}", e)
 
     def _unlock_log_dirs(self) -> None:
         for lock in self._dir_locks.values():
             lock.release()
         self._dir_locks.clear()
+
+    def handle_log_dir_failure(self, dir: str | os.PathLike[str]) -> None:
+        """Stop serving the logs of ``dir``, a log dir taken offline (Kafka: ``handleLogDirFailure``): it leaves
+        the live dirs and the directory ids, the cleaner stops cleaning it and forgets its checkpoint, its logs
+        and future logs leave the manager with their files released (``closeHandlers``), and its ``.lock`` is
+        released.  No checkpoint or clean-shutdown marker is written there any more, so the next open recovers
+        it.  Called for every dir the failure channel takes offline (see the class docstring); calling it for a
+        dir already handled, or never live, only logs.
+
+        Kafka stops the broker when no log dir is left; the manager then serves no log, and says so at the
+        ``CRITICAL`` level.
+        """
+        d = Path(dir)
+        logger.warning("Stopping serving logs in dir %s", d)
+        with self._lock:
+            if d in self._live_log_dirs:
+                self._live_log_dirs.remove(d)
+            self._directory_ids.pop(d, None)
+            if not self._live_log_dirs:
+                logger.critical("Shutdown broker because all log dirs in %s have failed",
+                                ", ".join(map(str, self._given_log_dirs)))
+            for cleaner in (self.cleaner, self._compactor):
+                if cleaner is not None:
+                    cleaner.handle_log_dir_failure(d)
+
+            def remove_offline_logs(logs: dict[TopicPartition, Log]) -> list[TopicPartition]:
+                offline = [tp for tp, log in logs.items() if log.dir.parent == d]
+                for tp in offline:
+                    logs.pop(tp).close_handlers()
+                return offline
+
+            offline_current = remove_offline_logs(self._logs)
+            offline_future = remove_offline_logs(self._future_logs)
+            logger.warning("Logs for partitions %s are offline and logs for future partitions %s are offline due to "
+                           "failure on log directory %s", ",".join(map(str, offline_current)),
+                           ",".join(map(str, offline_future)), d)
+            lock = self._dir_locks.pop(d, None)
+            if lock is not None:
+                lock.release()
+
+    def _handle_log_dir_failures(self) -> None:
+        """Handle every log dir the failure channel took offline since the last call (:meth:`handle_log_dir_failure`):
+        kafkalog's stand-in for the replica manager's ``LogDirFailureHandler`` thread, called where the manager
+        starts work (its public operations and background tasks), never while a log's lock is held."""
+        while (d := self.log_dir_failure_channel.take_next_offline_log_dir(0)) is not None:
+            self.handle_log_dir_failure(d)
 
     def _load_directory_ids(self) -> dict[Path, str]:
         """The ``directory.id`` of each live directory whose ``meta.properties`` has one (Kafka:
@@ -319,10 +418,13 @@ class LogManager(LogManagerConfigs):
             except FileNotFoundError:
                 logger.info("No meta.properties file found in %s.", d)
                 continue
-            except KafkaStorageError:
-                raise  # a bad id: an OSError too, but not a disk error to log and pass over
+            except KafkaStorageError as e:
+                if io_failure(e) is None:
+                    raise  # a bad id: an OSError too, but not a disk error
+                self._report_offline(d, f"Disk error while loading ID {d}", e)
+                continue
             except OSError as e:
-                logger.error("Disk error while loading ID %s: %s", d, e)
+                self._report_offline(d, f"Disk error while loading ID {d}", e)
                 continue
             if directory_id is not None:
                 ids[d] = directory_id
@@ -350,42 +452,77 @@ class LogManager(LogManagerConfigs):
                     *(log for log, _ in self._logs_to_be_deleted)]
 
     def _load_logs(self, is_stray: Callable[[Log], bool]) -> None:
-        """Load every partition of every directory, ``recovery_threads_per_data_dir`` at a time per
-        directory (Kafka: ``loadLogs``)."""
-        for d in self.log_dirs:
+        """Load every partition of every directory not yet taken out of service, ``recovery_threads_per_data_dir``
+        at a time per directory (Kafka: ``loadLogs``).
+
+        As in Kafka 3.8, an I/O error while a directory is read or one of its logs loads is logged, the other
+        logs and directories load, and then the failure channel takes that directory offline (the constructor
+        then takes it out of service, :meth:`handle_log_dir_failure`); an error the failure channel heard of
+        already is passed over.  Any other error fails the load, after every log of its directory was tried.
+        A read-only manager raises every error.
+        """
+        offline_dirs: list[tuple[Path, BaseException]] = []
+
+        def handled(d: Path, e: BaseException) -> bool:
+            """Kafka's handleIOException: whether ``e`` is an I/O error of ``d``, noted to take it offline."""
             if self.read_only:
-                had_clean_shutdown = (d / CLEAN_SHUTDOWN_FILE).is_file()  # nothing is recovered either way
-            else:
-                # Kafka removes the marker before loading: a crash from here on is an unclean shutdown.
-                had_clean_shutdown = self._dir_locks[d].take_clean_shutdown_marker()
-            recovery_points = self._read_checkpoint(d / RECOVERY_POINT_CHECKPOINT_FILE)
-            log_start_offsets = self._read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
-            partition_dirs = []
-            for entry in sorted(d.iterdir()):
-                if not entry.is_dir() or entry.name == REMOTE_INDEX_CACHE_DIR:
+                return False
+            if isinstance(e, KafkaStorageError) and e.log_dir is not None:
+                return True  # a handler took its log dir offline already
+            if io_failure(e) is None:
+                return False
+            offline_dirs.append((d, e))
+            logger.error("Error while loading log dir %s", d, exc_info=e)
+            return True
+
+        for d in list(self._live_log_dirs):
+            try:
+                if self.read_only:
+                    had_clean_shutdown = (d / CLEAN_SHUTDOWN_FILE).is_file()  # nothing is recovered either way
+                else:
+                    # Kafka removes the marker before loading: a crash from here on is an unclean shutdown.
+                    had_clean_shutdown = self._dir_locks[d].take_clean_shutdown_marker()
+                recovery_points = self._read_checkpoint(d / RECOVERY_POINT_CHECKPOINT_FILE)
+                log_start_offsets = self._read_checkpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE)
+                partition_dirs = self._partition_dirs(d)
+            except Exception as e:
+                if handled(d, e):
                     continue
-                try:
-                    tp = parse_topic_partition_name(entry)
-                    # Kafka's LocalLog.parseTopicPartitionName does not check the topic; a broker never makes
-                    # such a directory, and no checkpoint could list it (a space splits a line, a byte that is
-                    # not UTF-8 cannot be written), so one would cost the whole directory its checkpoints.
-                    validate_topic(tp.topic)
-                except (InvalidPartitionDirError, InvalidTopicError) as e:
-                    logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
-                    continue
-                if tp.topic == CLUSTER_METADATA_TOPIC_NAME:
-                    # Kafka 3.x: the KRaft metadata log belongs to the Raft layer, never to the LogManager.
-                    continue
-                partition_dirs.append((entry, tp))
+                raise
             with concurrent.futures.ThreadPoolExecutor(self.recovery_threads_per_data_dir,
                                                        thread_name_prefix="log-recovery-") as pool:
                 jobs = [pool.submit(self._load_log, entry, tp, had_clean_shutdown, recovery_points,
                                     log_start_offsets, is_stray) for entry, tp in partition_dirs]
                 errors: list[BaseException] = []
                 wait_for_all_to_complete(jobs, errors.append)
-                if errors:
-                    raise errors[0]
-            logger.info("Loaded %d logs from %s", len(partition_dirs), d)
+            others = [error for error in errors if not handled(d, error)]
+            if others:
+                raise others[0]
+            logger.info("Loaded %d logs from %s", len(partition_dirs) - len(errors), d)
+        for d, error in offline_dirs:
+            self._report_offline(d, f"Error while loading log dir {d}", error)
+
+    @staticmethod
+    def _partition_dirs(d: Path) -> list[tuple[Path, TopicPartition]]:
+        """The partition directories of the log dir ``d``, sorted, with their partitions."""
+        partition_dirs = []
+        for entry in sorted(d.iterdir()):
+            if not entry.is_dir() or entry.name == REMOTE_INDEX_CACHE_DIR:
+                continue
+            try:
+                tp = parse_topic_partition_name(entry)
+                # Kafka's LocalLog.parseTopicPartitionName does not check the topic; a broker never makes
+                # such a directory, and no checkpoint could list it (a space splits a line, a byte that is
+                # not UTF-8 cannot be written), so one would cost the whole directory its checkpoints.
+                validate_topic(tp.topic)
+            except (InvalidPartitionDirError, InvalidTopicError) as e:
+                logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
+                continue
+            if tp.topic == CLUSTER_METADATA_TOPIC_NAME:
+                # Kafka 3.x: the KRaft metadata log belongs to the Raft layer, never to the LogManager.
+                continue
+            partition_dirs.append((entry, tp))
+        return partition_dirs
 
     def _read_checkpoint(self, path: Path) -> dict[TopicPartition, int]:
         try:
@@ -403,7 +540,8 @@ class LogManager(LogManagerConfigs):
         log = Log(log_dir, self._fetch_log_config(tp.topic), log_start_offset=log_start_offsets.get(tp, 0),
                   recovery_point=recovery_points.get(tp, 0), scheduler=self.scheduler, time=self.time,
                   read_only=self.read_only, had_clean_shutdown=had_clean_shutdown, topic_partition=tp,
-                  dir_lock=self._dir_locks.get(log_dir.parent), **self._producer_state_kwargs)
+                  dir_lock=self._dir_locks.get(log_dir.parent), log_dir_failure_channel=self.log_dir_failure_channel,
+                  **self._producer_state_kwargs)
         name = log_dir.name
         with self._lock:
             if name.endswith(DELETE_DIR_SUFFIX):
@@ -459,6 +597,7 @@ class LogManager(LogManagerConfigs):
             if self._started:
                 return
             self._started = True
+        self._handle_log_dir_failures()
         if self._owns_scheduler and not self.scheduler.is_started:
             self.scheduler.startup()
         delay = self.initial_task_delay_ms
@@ -489,7 +628,8 @@ class LogManager(LogManagerConfigs):
 
         The logs of each directory are closed by ``recovery_threads_per_data_dir`` threads; a directory where
         one fails gets neither checkpoints nor a marker (its next open recovers), the failure is logged and
-        the other directories are done all the same.  Every close has finished when this returns.
+        the other directories are done all the same.  Every close has finished when this returns.  The log dirs
+        offline are left as they are (no checkpoint, no marker), their logs' files released.
         """
         with self._lock:
             if self._shut_down:
@@ -509,11 +649,13 @@ class LogManager(LogManagerConfigs):
                     logger.exception("Error while shutting down the log cleaner")
             if self._owns_scheduler and self.scheduler.is_started:
                 self.scheduler.shutdown()
+            self._handle_log_dir_failures()
             if self.read_only:
                 for log in self._every_loaded_log():
                     log.close()
                 return
             self._close_logs_and_checkpoint()
+            self._handle_log_dir_failures()
         finally:
             for log in self._stray_logs.values():
                 log.close_handlers()
@@ -577,15 +719,16 @@ class LogManager(LogManagerConfigs):
         compacted) would leave a ``compact,delete`` log without any retention, which no broker shows, since a
         broker's cleaner would apply it.  A partition's future log is cleaned with it.
         """
+        self._handle_log_dir_failures()
         total = 0
         start = self.time.milliseconds()
         if self.cleaner is not None:
             deletable = self.cleaner.cleaner_manager.pause_cleaning_for_non_compacted_partitions()
         else:
-            deletable = [(tp, log) for tp, log in list(self._logs.items()) if log.config.delete]
+            deletable = [(tp, log) for tp, log in self.logs_by_topic_partition().items() if log.config.delete]
         try:
             for tp, log in deletable:
-                for each in (log, self._future_logs.get(tp)):
+                for each in (log, self.get_log(tp, is_future=True)):
                     if each is None:
                         continue
                     try:
@@ -611,7 +754,8 @@ class LogManager(LogManagerConfigs):
 
     def flush_dirty_logs(self) -> None:
         """Flush every log that has not been flushed for ``flush.ms`` (Kafka: ``flushDirtyLogs``)."""
-        for tp, log in [*self._logs.items(), *self._future_logs.items()]:
+        self._handle_log_dir_failures()
+        for tp, log in [*self._served(self._logs).items(), *self._served(self._future_logs).items()]:
             try:
                 since = self.time.milliseconds() - log.last_flush_time
                 if since >= log.config.flush_ms:
@@ -621,6 +765,7 @@ class LogManager(LogManagerConfigs):
 
     def checkpoint_recovery_point_offsets(self) -> None:
         """Write every directory's ``recovery-point-offset-checkpoint`` (Kafka: ``checkpointLogRecoveryOffsets``)."""
+        self._handle_log_dir_failures()
         by_dir = self.logs_by_dir()
         for d in self.log_dirs:
             self._checkpoint_recovery_offsets_in_dir(d, by_dir.get(d, {}))
@@ -634,27 +779,30 @@ class LogManager(LogManagerConfigs):
     checkpoint_recovery_offsets_in_dir = checkpoint_logs_in_dir
 
     def _checkpoint_recovery_offsets_in_dir(self, d: Path, logs: Mapping[TopicPartition, Log] | None = None) -> None:
-        """Kafka: ``checkpointRecoveryOffsetsInDir``: a write that fails is logged."""
-        if self.read_only:
+        """Kafka: ``checkpointRecoveryOffsetsInDir``: a write that fails is logged, and takes the directory offline
+        when it is an I/O error; an offline directory gets no checkpoint."""
+        if self.read_only or self._is_offline(d):
             return
         if logs is None:
             logs = self.logs_by_dir().get(d, {})
         try:
-            OffsetCheckpoint(d / RECOVERY_POINT_CHECKPOINT_FILE).write(
-                {tp: log.recovery_point for tp, log in logs.items()})
+            OffsetCheckpoint(d / RECOVERY_POINT_CHECKPOINT_FILE, log_dir_failure_channel=self.log_dir_failure_channel
+                             ).write({tp: log.recovery_point for tp, log in logs.items()})
         except (KafkaLogError, OSError) as e:
             logger.error("Disk error while writing recovery offsets checkpoint in directory %s: %s", d, e)
 
     def checkpoint_log_start_offsets(self) -> None:
         """Write every directory's ``log-start-offset-checkpoint`` (Kafka: ``checkpointLogStartOffsets``):
         only logs whose start offset is above their first segment's base are listed."""
+        self._handle_log_dir_failures()
         by_dir = self.logs_by_dir()
         for d in self.log_dirs:
             self._checkpoint_log_start_offsets_in_dir(d, by_dir.get(d, {}))
 
     def _checkpoint_log_start_offsets_in_dir(self, d: Path, logs: Mapping[TopicPartition, Log] | None = None) -> None:
-        """Kafka: ``checkpointLogStartOffsetsInDir``: a write that fails is logged."""
-        if self.read_only:
+        """Kafka: ``checkpointLogStartOffsetsInDir``: a write that fails is logged, and takes the directory offline
+        when it is an I/O error; an offline directory gets no checkpoint."""
+        if self.read_only or self._is_offline(d):
             return
         if logs is None:
             logs = self.logs_by_dir().get(d, {})
@@ -664,7 +812,8 @@ class LogManager(LogManagerConfigs):
             if first is not None and log.log_start_offset > first:
                 entries[tp] = log.log_start_offset
         try:
-            OffsetCheckpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE).write(entries)
+            OffsetCheckpoint(d / LOG_START_OFFSET_CHECKPOINT_FILE,
+                             log_dir_failure_channel=self.log_dir_failure_channel).write(entries)
         except (KafkaLogError, OSError) as e:
             logger.error("Disk error while writing log start offsets checkpoint in directory %s: %s", d, e)
 
@@ -675,6 +824,7 @@ class LogManager(LogManagerConfigs):
         next_delay_ms = 0
         file_delete_delay_ms = self._current_default_config.file_delete_delay_ms
         try:
+            self._handle_log_dir_failures()
             while True:
                 with self._lock:
                     if self._logs_to_be_deleted:
@@ -701,9 +851,19 @@ class LogManager(LogManagerConfigs):
 
     # -- the logs ------------------------------------------------------------------------------------
 
+    def _serves(self, log: Log) -> bool:
+        """Whether ``log``'s log dir is online: the logs of an offline dir are served no more, even before the
+        failure is handled."""
+        return not self.log_dir_failure_channel.has_offline_log_dir(log.local_log.parent_dir)
+
+    def _served(self, logs: Mapping[TopicPartition, Log]) -> dict[TopicPartition, Log]:
+        return {tp: log for tp, log in list(logs.items()) if self._serves(log)}
+
     def get_log(self, topic_partition: TopicPartition, is_future: bool = False) -> Log | None:
-        """The log of ``topic_partition``, or its future log (Kafka: ``getLog``)."""
-        return (self._future_logs if is_future else self._logs).get(topic_partition)
+        """The log of ``topic_partition``, or its future log (Kafka: ``getLog``); ``None`` for a log whose log dir
+        is offline."""
+        log = (self._future_logs if is_future else self._logs).get(topic_partition)
+        return log if log is not None and self._serves(log) else None
 
     def create_log(self, topic_partition: TopicPartition, config: LogConfig | None = None, *,
                    is_new: bool = False, target_log_directory_id: str | None = None) -> Log:
@@ -726,7 +886,8 @@ class LogManager(LogManagerConfigs):
         validate_topic(topic_partition.topic)
         if topic_partition.partition < 0:
             raise KafkaLogError(f"Invalid partition {topic_partition.partition} for topic {topic_partition.topic}")
-        existing = self._logs.get(topic_partition)
+        self._handle_log_dir_failures()
+        existing = self.get_log(topic_partition)
         if existing is not None:
             return existing
         self.initializing_log(topic_partition)
@@ -742,7 +903,7 @@ class LogManager(LogManagerConfigs):
     def _get_or_create_log(self, topic_partition: TopicPartition, config: LogConfig | None, is_new: bool,
                            target_log_directory_id: str | None) -> Log:
         with self._lock:
-            existing = self._logs.get(topic_partition)
+            existing = self.get_log(topic_partition)
             if existing is not None:
                 return existing
             if not is_new and self.offline_log_dirs:
@@ -768,15 +929,14 @@ class LogManager(LogManagerConfigs):
                 config = self._fetch_log_config(topic_partition.topic)
             log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
                       topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent],
-                      **self._producer_state_kwargs)
+                      log_dir_failure_channel=self.log_dir_failure_channel, **self._producer_state_kwargs)
             self._logs[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
                         directory, config.overridden_configs_as_loggable_string())
             return log
 
     def _create_log_directory(self, log_dir: Path, log_dir_name: str) -> Path:
-        """Make ``log_dir/log_dir_name`` (Kafka: ``createLogDirectory``; a failure there also reports the
-        directory to the broker's failure channel, which kafkalog has not got).
+        """Make ``log_dir/log_dir_name`` (Kafka: ``createLogDirectory``): a failure takes ``log_dir`` offline.
 
         Raises:
             KafkaStorageError: ``log_dir`` is offline or the directory could not be made.
@@ -789,6 +949,7 @@ class LogManager(LogManagerConfigs):
         except OSError as e:
             message = f"Error while creating log for {log_dir_name} in dir {log_dir}"
             logger.warning("%s: %s", message, e)
+            self._report_offline(log_dir, message, e)
             raise KafkaStorageError(f"{message}: {e}") from e
         return directory
 
@@ -820,6 +981,7 @@ class LogManager(LogManagerConfigs):
         """
         if self.read_only:
             raise ReadOnlyError(f"Cannot delete log {topic_partition}: the log manager is read-only")
+        self._handle_log_dir_failures()
         with self._lock:
             removed = (self._future_logs if is_future else self._logs).pop(topic_partition, None)
         if removed is None:
@@ -835,13 +997,17 @@ class LogManager(LogManagerConfigs):
             if checkpoint:
                 cleaner.cleaner_manager.update_checkpoints(removed.dir.parent,
                                                                 partition_to_remove=topic_partition)
+        try:
+            removed.rename_dir(log_stray_dir_name(topic_partition) if is_stray
+                               # Kafka's logDeleteDirName: the topic is shortened so the name fits 255 characters.
+                               else log_delete_dir_name(topic_partition))
+        except KafkaLogError:
+            removed.close_handlers()  # out of the manager's maps (as in Kafka): nothing else would let its files go
+            raise
         if is_stray:
-            removed.rename_dir(log_stray_dir_name(topic_partition))
             logger.warning("Log for partition %s is marked as stray and renamed to %s", topic_partition,
                            removed.dir)
         else:
-            # Kafka's logDeleteDirName: the topic is shortened so the name fits 255 characters.
-            removed.rename_dir(log_delete_dir_name(topic_partition))
             self._add_log_to_be_deleted(removed)
             logger.info("Log for partition %s is renamed to %s and is scheduled for deletion", topic_partition,
                         removed.dir)
@@ -872,6 +1038,7 @@ class LogManager(LogManagerConfigs):
         """
         if self.read_only:
             raise ReadOnlyError("Cannot compact: the log manager is read-only")
+        self._handle_log_dir_failures()
         only = None
         if topic is not None:
             only = [tp for tp in self.logs_by_topic_partition() if tp.topic == topic]
@@ -889,7 +1056,8 @@ class LogManager(LogManagerConfigs):
             with self._lock:
                 if self._compactor is None:
                     self._compactor = LogCleaner(CleanerConfig.from_enable(True), list(self.log_dirs),
-                                                 self.logs_by_topic_partition, time=self.time)
+                                                 self.logs_by_topic_partition, time=self.time,
+                                                 log_dir_failure_channel=self.log_dir_failure_channel)
                 cleaner = self._compactor
         return cleaner.run_once(max_rounds, topic_partitions=only)
 
@@ -920,8 +1088,9 @@ class LogManager(LogManagerConfigs):
 
     def truncate_to(self, partition_offsets: Mapping[TopicPartition, int]) -> None:
         """Truncate several logs, then checkpoint their recovery points (Kafka: ``truncateTo``)."""
+        self._handle_log_dir_failures()
         for tp, offset in partition_offsets.items():
-            log = self._logs.get(tp)
+            log = self.get_log(tp)
             if log is None:
                 continue
             # Decided before the truncation moves the active segment: cleaning past the truncation point
@@ -941,7 +1110,8 @@ class LogManager(LogManagerConfigs):
 
     def truncate_fully_and_start_at(self, topic_partition: TopicPartition, new_offset: int) -> None:
         """Kafka: ``truncateFullyAndStartAt``."""
-        log = self._logs.get(topic_partition)
+        self._handle_log_dir_failures()
+        log = self.get_log(topic_partition)
         if log is None:
             return
         self.abort_and_pause_cleaning(topic_partition)
@@ -955,21 +1125,23 @@ class LogManager(LogManagerConfigs):
         self.checkpoint_recovery_point_offsets()
 
     def all_logs(self) -> list[Log]:
-        """The logs and the future logs (Kafka: ``allLogs``)."""
-        return [*self._logs.values(), *self._future_logs.values()]
+        """The logs and the future logs (Kafka: ``allLogs``), those of offline log dirs left out, as every view of
+        the manager leaves them out."""
+        return [*self._served(self._logs).values(), *self._served(self._future_logs).values()]
 
     def logs_by_topic(self, topic: str) -> list[Log]:
         """The logs and future logs of ``topic`` (Kafka: ``logsByTopic``)."""
-        return [log for tp, log in [*self._logs.items(), *self._future_logs.items()] if tp.topic == topic]
+        return [log for tp, log in [*self._served(self._logs).items(), *self._served(self._future_logs).items()]
+                if tp.topic == topic]
 
     def logs_by_topic_partition(self) -> dict[TopicPartition, Log]:
-        """Kafka: ``logsByTopicPartition``."""
-        return dict(self._logs)
+        """Kafka: ``logsByTopicPartition`` (what the cleaner cleans: so it skips the logs of an offline dir)."""
+        return self._served(self._logs)
 
     def logs_by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
         """The logs and future logs of each directory (Kafka: ``logsByDir``)."""
         by_dir: dict[Path, dict[TopicPartition, Log]] = {}
-        for tp, log in [*self._logs.items(), *self._future_logs.items()]:
+        for tp, log in [*self._served(self._logs).items(), *self._served(self._future_logs).items()]:
             by_dir.setdefault(log.dir.parent, {})[tp] = log
         return by_dir
 

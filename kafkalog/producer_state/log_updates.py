@@ -40,6 +40,7 @@ from .manager import ProducerStateManager
 from .snapshot import SnapshotFile
 
 if TYPE_CHECKING:
+    from ..log_dir_failure_channel import LogDirFailureChannel
     from ..log_segments import LogSegments
     from ..segment import LogSegment
 
@@ -450,9 +451,13 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
 
 
 def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_state_manager: ProducerStateManager,
-                              async_delete: bool, scheduler: Scheduler, file_delete_delay_ms: int) -> None:
+                              async_delete: bool, scheduler: Scheduler, file_delete_delay_ms: int,
+                              log_dir_failure_channel: LogDirFailureChannel | None = None,
+                              parent_dir: str | None = None) -> None:
     """Forget the snapshots at the bases of deleted segments, renamed ``.deleted`` at once and removed after
-    ``file.delete.delay.ms`` (``async_delete``) or now (Kafka: ``UnifiedLog.deleteProducerSnapshots``)."""
+    ``file.delete.delay.ms`` (``async_delete``) or now (Kafka: ``UnifiedLog.deleteProducerSnapshots``).  The
+    removal runs in ``log_dir_failure_channel``'s handler of the log dir ``parent_dir`` when they are given, as
+    Kafka's does: an I/O error takes the log dir offline."""
     snapshots: list[SnapshotFile] = []
     for base_offset in segment_base_offsets:
         snapshot = producer_state_manager.remove_and_mark_snapshot_for_deletion(base_offset)
@@ -462,8 +467,15 @@ def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_stat
         return
 
     def delete() -> None:
-        for snapshot in snapshots:
-            snapshot.delete_if_exists()
+        if log_dir_failure_channel is None or parent_dir is None:
+            for snapshot in snapshots:
+                snapshot.delete_if_exists()
+            return
+        with log_dir_failure_channel.maybe_handle_io_exception(
+                parent_dir, lambda: f"Error while deleting producer state snapshots for "
+                                    f"{producer_state_manager.topic_partition} in dir {parent_dir}"):
+            for snapshot in snapshots:
+                snapshot.delete_if_exists()
 
     if async_delete:
         scheduler.schedule_once("delete-producer-snapshot", delete, file_delete_delay_ms)

@@ -52,6 +52,7 @@ from kafkalog.cleaner_manager import (
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, KafkaLogError, ReadOnlyError
 from kafkalog.log import Log
+from kafkalog.log_dir_failure_channel import LogDirFailureChannel
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
@@ -534,17 +535,17 @@ def test_alter_checkpoint_dir_should_remove_data_in_src_dir_and_add_in_new_dir(i
 def test_all_cleaner_checkpoints_skips_unreadable_file(impl: ModuleType, env: Env,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     log = env.create_log(1024, "compact")
-    failures: list[tuple[str, str]] = []
-    cleaner_manager = LogCleanerManager([env.log_dir, env.log_dir2], {TOPIC_PARTITION: log},
-                                        lambda d, msg, e: failures.append((d, msg)), env.time)
+    channel = LogDirFailureChannel()
+    cleaner_manager = LogCleanerManager([env.log_dir, env.log_dir2], {TOPIC_PARTITION: log}, channel, env.time)
     cleaner_manager.update_checkpoints(env.log_dir2, partition_to_update=(TOPIC_PARTITION, 42))
     (env.log_dir / CLEANER_OFFSET_CHECKPOINT_FILE).write_bytes(b"7\n0\n")  # unknown version
 
-    with caplog.at_level(logging.ERROR, logger="kafkalog.cleaner"):
+    with caplog.at_level(logging.ERROR):
         assert cleaner_manager.all_cleaner_checkpoints() == {TOPIC_PARTITION: 42}
     assert f"Failed to access checkpoint file {CLEANER_OFFSET_CHECKPOINT_FILE} in dir" in caplog.text
-    assert [d for d, _ in failures] == [str(env.log_dir.absolute())]
-    assert "Unrecognised version:7" in failures[0][1]
+    assert channel.offline_log_dirs() == [str(env.log_dir.absolute())]
+    [reported] = [r for r in caplog.records if r.name == "kafkalog.log_dir_failure_channel"]
+    assert "Unrecognised version:7" in reported.getMessage()
 
 
 # --- concurrent pause / abort -----------------------------------------------------------------------------------

@@ -6,24 +6,32 @@ Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createL
 under both kernel twins).  The 0.10.1.1 ports run on a log whose ``message.format.version`` is 0.10.1, as
 0.10.1.1's default was, with v1 messages (``TestUtils.singleMessageSet``).
 
-Kafka tests not ported:
-
-- ``UnifiedLogTest.testAppendToOrReadFromLogInFailedLogDir``: the failure is provoked by an end-transaction
-  marker whose transaction-index write fails (kafkalog writes no ``.txnindex``, issue 20), and what it checks
-  is the broker's offline-log-dir handling (``LogDirFailureChannel``: once a dir has failed, every later
-  append and read raises), which kafkalog, a library without log dirs going offline, does not have.
+A log whose log dir failed (``testAppendToOrReadFromLogInFailedLogDir``) refuses every later append and read, and
+so does every other log that shares its failure channel; the failure itself is a real one, the transaction index
+pointed at the partition directory, which cannot be opened as a file.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.errors import UnexpectedAppendOffsetError
+from kafkalog.errors import KafkaStorageError, UnexpectedAppendOffsetError
+from kafkalog.log_dir_failure_channel import LogDirFailureChannel
+from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
-from tests.support.log_test_utils import LogFactory, config, create_empty_logs, singleton
+from tests.support.log_test_utils import (
+    LogFactory,
+    append_end_txn_marker_as_leader,
+    append_transactional_as_leader,
+    config,
+    create_empty_logs,
+    singleton,
+)
 
 NO_TIMESTAMP = -1
 
@@ -205,3 +213,68 @@ def test_flushing_empty_active_segments(create_log: LogFactory, log_dir: Path, m
     log.flush(including_offset=True)  # Kafka: flush(forceFlushActiveSegment = true)
     assert len(list(log_dir.glob("*.log"))) == 2
     assert len(list(log_dir.glob("*.index"))) == 2
+
+
+def test_append_to_or_read_from_log_in_failed_log_dir(create_log: LogFactory, mock_time: MockTime) -> None:
+    pid, epoch = 1, 0
+    log = create_log(config())
+    log.append_as_leader(singleton(None), leader_epoch=0)
+    assert next(iter(log.read(0, 4096).records.records())).offset == 0
+    append = append_transactional_as_leader(log, pid, epoch, mock_time)
+    append(10)
+    # The index file does not exist yet, so nothing moves: the index now points at the partition directory,
+    # and the marker's write to it fails as a disk would.
+    log.active_segment.txn_index.rename_to(log.dir)
+    with pytest.raises(KafkaStorageError):
+        append_end_txn_marker_as_leader(log, pid, epoch, ControlRecordType.ABORT, mock_time.milliseconds(),
+                                        coordinator_epoch=1)
+    with pytest.raises(KafkaStorageError):
+        log.append_as_leader(singleton(None), leader_epoch=0)
+    with pytest.raises(KafkaStorageError):
+        next(iter(log.read(0, 4096).records.records()))
+    # kafkalog's: the error names the dir, and the readers of the consumer's view and by timestamp are refused too
+    with pytest.raises(KafkaStorageError, match=re.escape(f"The log dir {log.dir.parent} is already offline")):
+        list(log.records())
+    with pytest.raises(KafkaStorageError, match="already offline"):
+        log.fetch_offset_by_timestamp(0)
+    assert log.is_log_dir_offline and log.log_end_offset == 12
+
+
+def test_a_failed_log_dir_refuses_the_other_logs_sharing_its_channel(
+        create_log: LogFactory, mock_time: MockTime, scratch: Path) -> None:
+    """Two logs of one log dir sharing a failure channel, and one of another dir: an I/O error in one log's append
+    takes its dir offline for both logs of that dir (writes, flushes, rolls, truncations, reads); the log of the
+    other dir goes on.  Closing a log of the failed dir releases its files and raises; reopened (a new channel,
+    as after a broker's restart), it holds every record appended before the failure."""
+    channel = LogDirFailureChannel()
+    first = create_log(config(), scratch / "a" / "topic-0", log_dir_failure_channel=channel)
+    second = create_log(config(), scratch / "a" / "topic-1", log_dir_failure_channel=channel)
+    other = create_log(config(), scratch / "b" / "topic-0", log_dir_failure_channel=channel)
+    for log in (first, second, other):
+        log.append_as_leader(singleton(b"before"), leader_epoch=0)
+    append_transactional_as_leader(first, 1, 0, mock_time)(2)
+    first.active_segment.txn_index.rename_to(first.dir)
+    appending = r"Error while appending records to topic-0 in dir .*[/\\]a: "
+    with pytest.raises(KafkaStorageError, match=appending) as failed:
+        append_end_txn_marker_as_leader(first, 1, 0, ControlRecordType.ABORT, mock_time.milliseconds())
+    assert failed.value.log_dir == str((scratch / "a").absolute())
+    assert isinstance(failed.value.__cause__, KafkaStorageError) and failed.value.errno is not None
+    assert channel.offline_log_dirs() == [str((scratch / "a").absolute())]
+    assert channel.take_next_offline_log_dir(0) == str((scratch / "a").absolute())
+    for log in (first, second):
+        assert log.is_log_dir_offline
+        for refused in (functools.partial(log.append_as_leader, singleton(b"after"), leader_epoch=0), log.flush,
+                        log.roll, functools.partial(log.truncate_to, 0), functools.partial(log.read, 0, 4096)):
+            with pytest.raises(KafkaStorageError, match="already offline due to a previous IO exception"):
+                refused()
+    assert not other.is_log_dir_offline
+    assert other.append_as_leader(singleton(b"after"), leader_epoch=0).last_offset == 1
+    other.flush()
+    assert [r.value for r in other.records()] == [b"before", b"after"]
+    for log in (first, second):
+        with pytest.raises(KafkaStorageError, match="already offline"):
+            log.close()
+        assert log.local_log.is_memory_mapped_buffer_closed  # its files were released
+    reopened = create_log(config(), scratch / "a" / "topic-1", had_clean_shutdown=False)
+    assert [r.value for r in reopened.records()] == [b"before"]
+    assert reopened.append_as_leader(singleton(b"after"), leader_epoch=0).last_offset == 1

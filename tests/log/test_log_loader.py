@@ -17,8 +17,6 @@ log of 300 segments reopened after a clean close maps only the indexes it uses.
 The leader-epoch cases (testLogRecoversForLeaderEpoch, testLeaderEpochCacheClearedAfterStaticMessageFormatDowngrade)
 are in ``test_log_leader_epochs.py``.
 
-testLogRecoveryIsCalledUponBrokerCrash leaves out the errors Kafka hands to its LogDirFailureChannel.
-
 Kafka tests not ported:
 
 - ``testSkipLoadingIfEmptyProducerStateBeforeTruncation``,
@@ -37,6 +35,7 @@ Kafka tests not ported:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import random
@@ -64,6 +63,7 @@ from kafkalog.filenames import (
 )
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
+from kafkalog.log_dir_failure_channel import LogDirFailureChannel
 from kafkalog.log_loader import LoadedLogOffsets, LogLoader
 from kafkalog.manager import LogManager
 from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
@@ -1224,7 +1224,8 @@ class InterceptingLogManager(LogManager):
         if self.error is not None:
             raise self.error
         self.clean_shutdown_intercepted = had_clean_shutdown
-        log = self.get_log(tp)
+        # Kafka's makes a new log every time; one log is opened once for writing here, so a reload reuses it.
+        log = self._logs.get(tp)
         if log is None:
             log = super()._load_log(log_dir, tp, had_clean_shutdown, recovery_points, log_start_offsets, is_stray)
         return log
@@ -1236,20 +1237,21 @@ def test_log_recovery_is_called_upon_broker_crash(scratch: Path, mock_time: Mock
     makes the next load an unclean one.
 
     kafkalog's LogManager loads in its constructor; Kafka's ``loadLogs`` is ``_load_logs`` here, called again
-    on the same manager as Kafka's test does.  Left out: the two errors Kafka's loading catches and hands to
-    the ``LogDirFailureChannel``, which takes the log directory offline (an ``IOException``, and a
-    ``KafkaStorageException`` caused by one): kafkalog has no offline log directories and raises every error
-    to the caller.
+    on the same manager as Kafka's test does.  The errors a load passes on: an I/O error (Kafka's
+    ``IOException``, here an ``OSError``, or a ``KafkaStorageError`` made from one) takes the log dir offline
+    through the ``LogDirFailureChannel``; one a handler reported already (Kafka's ``KafkaStorageException``
+    caused by an ``IOException``, here a ``KafkaStorageError`` whose ``log_dir`` is set) is passed over; any
+    other fails the load.
     """
     log_dir = scratch / "kafka-logs"
     marker = log_dir / CLEAN_SHUTDOWN_FILE
     topic_partition = TopicPartition("foo", 0)
 
-    def make_manager() -> InterceptingLogManager:
+    def make_manager(channel: LogDirFailureChannel | None = None) -> InterceptingLogManager:
         return InterceptingLogManager([log_dir], LogConfig(), recovery_threads_per_data_dir=4,
                                       flush_check_ms=1000, flush_recovery_offset_checkpoint_ms=10000,
                                       flush_start_offset_checkpoint_ms=10000, retention_check_ms=1000,
-                                      scheduler=mock_time.scheduler, time=mock_time)
+                                      scheduler=mock_time.scheduler, time=mock_time, log_dir_failure_channel=channel)
 
     manager = make_manager()
     try:
@@ -1269,18 +1271,37 @@ def test_log_recovery_is_called_upon_broker_crash(scratch: Path, mock_time: Mock
         manager.shutdown()
     assert marker.exists()  # a clean shutdown leaves the file
 
-    manager = make_manager()
+    channel = LogDirFailureChannel(1)
+    manager = make_manager(channel)
+    offline_dir = str(log_dir.resolve())
     try:
         assert manager.clean_shutdown_intercepted is True
+        assert not channel.has_offline_log_dir(offline_dir), "log dir should not be offline before load logs"
         # a clean-shutdown file, then an error while loading, so that loading does not complete
         marker.write_text('{"version":0,"brokerEpoch":0}')
         manager.error = RuntimeError("Simulated Runtime error")
         with pytest.raises(RuntimeError):
             manager._load_logs(lambda _log: False)
         assert not marker.exists(), "Clean shutdown file must not have existed"
+        assert not channel.has_offline_log_dir(offline_dir), \
+            "log dir should not turn offline when Runtime Exception thrown"
+
+        # an error a handler reported already (it took the dir offline itself): passed over
+        handled = KafkaStorageError("Simulated Kafka storage error with IOException cause")
+        handled.log_dir = offline_dir
+        handled.__cause__ = OSError(errno.EIO, "Simulated IO error")
+        manager.error = handled
+        manager._load_logs(lambda _log: False)
+
         manager.error = KafkaStorageError("Simulated Kafka storage error without IOException cause")
         with pytest.raises(KafkaStorageError):
             manager._load_logs(lambda _log: False)
+        assert not channel.has_offline_log_dir(offline_dir), \
+            "log dir should not turn offline when KafkaStorageException without IOException cause thrown"
+
+        manager.error = OSError(errno.EIO, "Simulated IO error")
+        manager._load_logs(lambda _log: False)
+        assert channel.has_offline_log_dir(offline_dir), "the log dir should turn offline after IOException thrown"
 
         # no error on the next load: it knows the last shutdown was not clean
         manager.error = None

@@ -6,16 +6,17 @@ Kafka's log starts with its high watermark at the log start offset and moves it 
 high watermark follows the log end offset until someone sets it.  The tests whose assertions depend on the high
 watermark lagging pin it first (:func:`kafka_log`), as Kafka's ``createLog`` leaves it.
 
-Kafka tests not ported:
-
-- ``testAppendToTransactionIndexFailure``: it makes the ``.txnindex`` write fail by renaming the index onto the
-  log directory and expects the log dir to go offline (``LogDirFailureChannel``), which kafkalog does not model.
-- ``testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure``: it makes the snapshot flush fail with a
-  mocked ``UnifiedLog`` method; nothing in kafkalog fails the fsync on demand.
+The two failure cases (testAppendToTransactionIndexFailure and
+testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure) take the log dir offline through the log's
+:class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`.  The first fails as Kafka's does, on a real error
+(the index pointed at the partition directory); the second makes the snapshot's fsync fail with ``EIO`` where
+Kafka's mocks the whole ``flushProducerStateSnapshot``: no real fault makes an fsync fail on demand.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 import threading
 from pathlib import Path
@@ -30,6 +31,7 @@ from kafkalog.cleaner_manager import LogToClean
 from kafkalog.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,
+    KafkaStorageError,
     OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
 )
@@ -556,6 +558,33 @@ def test_producer_snapshot_after_segment_roll_on_append(create_log: LogFactory, 
     assert last_entry.last_data_offset == 0
 
 
+def test_recovery_point_not_incremented_on_producer_state_snapshot_flush_failure(
+        create_log: LogFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure: the flush a roll schedules stops at the
+    snapshot's failed fsync, so the recovery point does not move past records that were never flushed.  Kafka
+    mocks ``flushProducerStateSnapshot`` to throw; here the fsync of the snapshot fails with ``EIO``, which also
+    takes the log dir offline (kafkalog's assertions after Kafka's)."""
+    log = create_log(config())
+    snapshot = producer_snapshot_filename(log.dir, 1)
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if snapshot.exists() and os.path.samestat(os.fstat(fd), snapshot.stat()):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    log.append_as_leader(singleton(b"a"), leader_epoch=0)
+    with pytest.raises(KafkaStorageError, match="Input/output error") as raised:
+        log.roll(1)  # the scheduled flush runs at once, on the mock clock
+    assert log.recovery_point == 0
+    assert raised.value.errno == errno.EIO and raised.value.log_dir == str(log.dir.parent.absolute())
+    assert log.is_log_dir_offline
+    with pytest.raises(KafkaStorageError, match="already offline"):
+        log.flush()
+    assert log.recovery_point == 0
+
+
 def test_initialization_of_producer_snapshots_upgrade_path(create_log: LogFactory, log_dir: Path,
                                                            mock_time: MockTime) -> None:
     """testInitializationOfProducerSnapshotsUpgradePath: with no snapshot, a clean load (or one from the log end)
@@ -1033,6 +1062,43 @@ def test_transaction_index_updated_through_replication(create_log: LogFactory, m
     marker(4, 89, ControlRecordType.COMMIT)
     log.append_as_follower(concatenated(*parts))
     _check_transaction_index_updated(log)
+
+
+def test_append_to_transaction_index_failure(create_log: LogFactory, mock_time: MockTime) -> None:
+    """testAppendToTransactionIndexFailure: a marker whose ``.txnindex`` write fails is in the log (its offset
+    taken), but its transaction stays open and the log dir goes offline: the next append adds nothing, the last
+    stable offset stays where the transaction began even once the high watermark passes it, and closing fails.
+    Reopened, recovery indexes the abort and the transaction is over."""
+    pid, epoch = 1, 0
+    log_config = config(segment_bytes=1024 * 1024 * 5)
+    log = kafka_log(create_log, log_config)
+    append = append_transactional_as_leader(log, pid, epoch, mock_time)
+    append(10)
+    # The index file does not exist yet, so nothing moves: the index now points at the partition directory, and
+    # the marker's write to it fails.
+    log.active_segment.txn_index.rename_to(log.dir)
+    # the marker is written to the log, the write to the index fails
+    with pytest.raises(KafkaStorageError):
+        append_end_txn_marker_as_leader(log, pid, epoch, ControlRecordType.ABORT, mock_time.milliseconds(),
+                                        coordinator_epoch=1)
+    assert log.log_end_offset == 11
+    assert log.last_stable_offset == 0
+    # a second try appends nothing, since the log dir is offline, and writes nothing to the index
+    with pytest.raises(KafkaStorageError):
+        append_end_txn_marker_as_leader(log, pid, epoch, ControlRecordType.ABORT, mock_time.milliseconds(),
+                                        coordinator_epoch=1)
+    assert log.log_end_offset == 11
+    assert log.last_stable_offset == 0
+    # the first unstable offset does not move, even with the high watermark past the marker
+    log.update_high_watermark(12)
+    assert log.last_stable_offset == 0
+    with pytest.raises(KafkaStorageError):
+        log.close()
+    reopened_log = create_log(log_config, had_clean_shutdown=False)
+    assert reopened_log.log_end_offset == 11
+    assert len(reopened_log.active_segment.txn_index.all_aborted_txns()) == 1
+    reopened_log.update_high_watermark(12)
+    assert reopened_log.first_unstable_offset is None
 
 
 def test_aborted_transaction_spanning_multiple_segments(create_log: LogFactory, mock_time: MockTime) -> None:

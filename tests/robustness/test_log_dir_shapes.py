@@ -25,7 +25,7 @@ import pytest
 
 from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
-from kafkalog.errors import KafkaLogError
+from kafkalog.errors import KafkaLogError, KafkaStorageError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
@@ -241,7 +241,8 @@ def test_an_unreadable_checkpoint_is_reset_as_kafka_does(root: Path) -> None:
 
 def test_a_roll_in_a_partition_dir_that_cannot_be_written(impl: ModuleType, root: Path) -> None:
     """A roll whose new segment cannot be created (the partition dir made read-only under an open log): a
-    KafkaStorageError naming the file (Kafka: ``maybeHandleIOException``), and the log goes on after it."""
+    KafkaStorageError naming the file, and the log dir goes offline (Kafka: ``maybeHandleIOException``): the
+    log refuses its files from then on, closing it releases them and raises, and the log opened again goes on."""
     _build(root)
     partition = root / str(TP)
     new_segment = partition / f"{_end_offset(root):020d}.log"
@@ -256,10 +257,19 @@ def test_a_roll_in_a_partition_dir_that_cannot_be_written(impl: ModuleType, root
                 log.roll()
             finally:
                 os.chmod(partition, 0o755)
-        except BaseException:
+        except BaseException as failure:
             assert log.log_end_offset == end and log.active_segment.base_offset < end
-            log.append(MemoryRecords.with_records([(b"k", b"after")]))
-            log.close()
+            assert log.is_log_dir_offline
+            for refused in (lambda: log.append(MemoryRecords.with_records([(b"k", b"after")])), log.close):
+                try:
+                    refused()
+                except KafkaStorageError as e:
+                    assert "already offline due to a previous IO exception" in str(e), e
+                else:
+                    raise AssertionError("a log whose log dir is offline wrote to it") from failure
+            assert log.local_log.is_memory_mapped_buffer_closed
+            with Log(partition, CONFIG) as reopened:
+                reopened.append(MemoryRecords.with_records([(b"k", b"after")]))
             raise
         return log
 

@@ -260,7 +260,13 @@ except KafkaStorageError as e:
 print(acknowledged, log.log_end_offset, named, flush=True)
 if how == "crash":
     os._exit(0)
-log.close()
+try:
+    log.close()
+except KafkaStorageError as e:  # the full disk took the log dir offline: nothing more is written
+    assert "already offline due to a previous IO exception" in str(e), e
+    assert log.local_log.is_memory_mapped_buffer_closed
+else:
+    raise SystemExit("closed a log whose log dir is offline")
 """
 
 _READ_ALL = r"""
@@ -281,7 +287,8 @@ except KafkaLogError as e:
 
 @pytest.mark.parametrize("how", ["close", "crash"])
 def test_log_on_a_full_disk(impl: ModuleType, small_fs: Path, how: str) -> None:
-    """Appending until the disk is full: a KafkaStorageError naming the file and the cause, the log keeps
+    """Appending until the disk is full: a KafkaStorageError naming the file and the cause, which takes the log
+    dir offline (closing the log then releases its files and raises, Kafka's failure model), the log keeps
     every acknowledged record and no other, and it opens again while the disk is still full (read-only
     always; read-write when nothing needs a new block) and read-write once there is room."""
     directory = small_fs / "topic-0"

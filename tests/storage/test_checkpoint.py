@@ -32,6 +32,7 @@ from kafkalog.checkpoint import (
 )
 from kafkalog.errors import IllegalArgumentError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
+from kafkalog.log_dir_failure_channel import LogDirFailureChannel
 from kafkalog.topic import TopicPartition
 from tests.support.golden_data import ARTHUR, BERKAYAKCAY, BULLSHIT, DANIELOWO, MSCALDAS, RONEM, SHARAWEIL, YUANLIUBEI
 
@@ -207,40 +208,43 @@ def test_lazy_offset_checkpoints(tmp_path: pathlib.Path) -> None:
         lazy.fetch("/invalid/kafka-logs", tp("foo", 0))
 
 
-def test_write_if_dir_exists_does_not_throw_when_dir_is_gone(tmp_path: pathlib.Path) -> None:
+def test_write_if_dir_exists_does_not_throw_when_dir_is_gone(tmp_path: pathlib.Path,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
     # testWriteIfDirExistsShouldNotThrowWhenDirNotExists
     directory = tmp_path / "foo-0"
     directory.mkdir()
-    failures: list[tuple[str, str, BaseException]] = []
-    checkpoint = LeaderEpochCheckpoint(
-        directory / LEADER_EPOCH_CHECKPOINT_FILE,
-        log_dir_failure_channel=lambda d, m, e: failures.append((d, m, e)),
-    )
+    channel = LogDirFailureChannel()
+    checkpoint = LeaderEpochCheckpoint(directory / LEADER_EPOCH_CHECKPOINT_FILE, log_dir_failure_channel=channel)
     assert checkpoint.checkpoint.log_dir == str(tmp_path)  # the log dir is the partition dir's parent
     directory.rename(tmp_path / "foo-0.renamed-delete")
-    checkpoint.write_for_truncation([EpochEntry(1, 42)])
-    assert failures == []
-    assert not directory.exists()
-    assert (tmp_path / "foo-0.renamed-delete" / LEADER_EPOCH_CHECKPOINT_FILE).read_bytes() == b""
-    # a plain write reports to the failure channel and raises
-    with pytest.raises(KafkaStorageError, match="Error while writing to checkpoint file"):
-        checkpoint.write([EpochEntry(1, 42)])
-    assert len(failures) == 1
-    log_dir, message, error = failures[0]
-    assert log_dir == str(tmp_path)
-    assert str(directory / LEADER_EPOCH_CHECKPOINT_FILE) in message
+    with caplog.at_level("ERROR", logger="kafkalog.log_dir_failure_channel"):
+        checkpoint.write_for_truncation([EpochEntry(1, 42)])
+        assert channel.offline_log_dirs() == []
+        assert not directory.exists()
+        assert (tmp_path / "foo-0.renamed-delete" / LEADER_EPOCH_CHECKPOINT_FILE).read_bytes() == b""
+        # a plain write reports to the failure channel, which takes the log dir offline, and raises
+        with pytest.raises(KafkaStorageError, match="Error while writing to checkpoint file"):
+            checkpoint.write([EpochEntry(1, 42)])
+    assert channel.offline_log_dirs() == [str(tmp_path)]
+    assert channel.take_next_offline_log_dir(0) == str(tmp_path)
+    [reported] = caplog.records
+    assert str(directory / LEADER_EPOCH_CHECKPOINT_FILE) in reported.getMessage()
+    assert reported.exc_info is not None
+    error = reported.exc_info[1]
     assert isinstance(error, KafkaStorageError) and isinstance(error.__cause__, FileNotFoundError)
 
 
-def test_failure_channel_is_told_of_read_errors(tmp_path: pathlib.Path) -> None:
+def test_failure_channel_is_told_of_read_errors(tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "cp"
     path.write_bytes(b"0\n1\nfoo 0\n")
-    failures: list[tuple[str, str, BaseException]] = []
-    checkpoint = OffsetCheckpoint(path, log_dir_failure_channel=lambda d, m, e: failures.append((d, m, e)))
-    with pytest.raises(CorruptCheckpointError):
+    channel = LogDirFailureChannel()
+    checkpoint = OffsetCheckpoint(path, log_dir_failure_channel=channel)
+    with caplog.at_level("ERROR", logger="kafkalog.log_dir_failure_channel"), pytest.raises(CorruptCheckpointError):
         checkpoint.read()
-    assert [(d, type(e)) for d, _, e in failures] == [(str(tmp_path), CorruptCheckpointError)]
-    assert "Malformed line" in failures[0][1]
+    assert channel.has_offline_log_dir(str(tmp_path))
+    [reported] = caplog.records
+    assert reported.exc_info is not None and isinstance(reported.exc_info[1], CorruptCheckpointError)
+    assert "Malformed line" in reported.getMessage()
 
 
 # --- reading: the lenient cases Kafka accepts ----------------------------------------------------------

@@ -6,6 +6,7 @@ changes, against :class:`kafkalog.manager.LogManager` (managers and fixtures in 
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import shutil
 import threading
@@ -148,12 +149,14 @@ def test_create_log_with_log_dir_fallback(make_manager: ManagerFactory, log_dir:
     assert holding[0].resolve() not in broken
 
 
-def test_handling_exceptions_during_shutdown(make_manager: ManagerFactory, tmp_path: Path) -> None:
-    """testHandlingExceptionsDuringShutdown: closing a log of the first directory fails (Kafka deletes the
-    partition directory, which makes the producer snapshot written at close fail; kafkalog writes no snapshot,
-    so the flush fails here as a disk error would make it).  Shutdown still closes everything and returns
-    after all of it; the first directory gets no clean-shutdown marker (nor checkpoints), the second does.
-    (Kafka's broker epoch in the markers is not ported.)"""
+def test_handling_exceptions_during_shutdown(make_manager: ManagerFactory, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """testHandlingExceptionsDuringShutdown: closing a log of the first directory fails with an I/O error, which
+    takes that directory offline.  Shutdown still closes everything and returns after all of it; the first
+    directory gets no clean-shutdown marker (nor checkpoints), the second does.  Kafka deletes the partition
+    directory, so that the producer snapshot written at close fails; kafkalog skips a snapshot it cannot write at
+    close (its choice, see ``take_snapshot_if_possible``), so here the flush's fsync of that log's files fails
+    (``EIO``).  (Kafka's broker epoch in the markers is not ported.)"""
     dir1, dir2 = tmp_path / "one", tmp_path / "two"
     manager = make_manager([dir1, dir2])
     assert len(manager.log_dirs) == 2
@@ -163,20 +166,27 @@ def test_handling_exceptions_during_shutdown(make_manager: ManagerFactory, tmp_p
     assert (dir1 / f"{NAME}-0").exists() and (dir2 / f"{NAME}-1").exists()
     for log, value in ((log1, b"test1"), (log2, b"test2")):
         log.append_as_leader(singleton(value), leader_epoch=0)
+        log.take_producer_snapshot()
         log.append_as_leader(singleton(value), leader_epoch=0)
 
-    def failing_flush(*args: Any, **kwargs: Any) -> None:
-        raise KafkaStorageError(f"Error while flushing log for {NAME}-0: simulated disk failure")
+    counted_fsync = os.fsync
 
-    log1.flush = failing_flush  # type: ignore[method-assign]
+    def fsync(fd: int) -> None:
+        if any(os.path.samestat(os.fstat(fd), path.stat()) for path in log1.dir.iterdir()):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        counted_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     manager.shutdown()
     assert not (dir1 / CLEAN_SHUTDOWN_FILE).exists()
     assert not (dir1 / RECOVERY_POINT_FILE).exists()
     assert (dir2 / CLEAN_SHUTDOWN_FILE).exists()
     assert read_checkpoint(dir2 / RECOVERY_POINT_FILE) == {TopicPartition(NAME, 1): 2}
+    assert manager.offline_log_dirs == [dir1.resolve()]  # kafkalog's: what the failed close did
     assert open_paths(tmp_path) == []  # the failed log's files were released too
-    del log1.flush
+    monkeypatch.setattr(os, "fsync", counted_fsync)
     reopened = make_manager([dir1, dir2])  # the locks are free; the first directory is recovered
+    assert reopened.offline_log_dirs == []
     assert [r.value for r in reopened.get_log(TopicPartition(NAME, 0)).records()] == [b"test1"] * 2
 
 
