@@ -207,7 +207,8 @@ def test_clean_keeps_the_cleaner_checkpoints_of_other_partitions(tmp_path: Path)
             for i in range(60):
                 writer.log(tp).append(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i)]))
     for name in ("a-0", "b-0"):
-        assert main(["--no-progress", "clean", str(root / name)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        assert main(["--no-progress", "clean", "--config", "cleanup.policy=compact", str(root / name)],
+                    stdout=io.StringIO(), stderr=io.StringIO()) == 0
     checkpoint = (root / "cleaner-offset-checkpoint").read_text().split("\n")
     assert any(line.startswith("a 0 ") for line in checkpoint) and any(line.startswith("b 0 ") for line in checkpoint)
 

@@ -22,14 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkalog.tools.kafka_messages import MessageReadError, Reader, schema, schema_names
-
-
-def uvarint(v: int) -> bytes:
-    out = b""
-    while v >= 0x80:
-        out += bytes([v & 0x7F | 0x80])
-        v >>= 7
-    return out + bytes([v])
+from tests.support.kraft_metadata import uvarint
 
 
 def compact(text: str) -> bytes:
