@@ -15,7 +15,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pxi' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
-.PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean
+.PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean oracle-jars
 
 all: test
 
@@ -53,7 +53,27 @@ typecheck: $(STAMP)
 stubtest: $(STAMP)
 	$(PY) -m mypy.stubtest kafkalog._core --concise --mypy-config-file pyproject.toml
 
-pytest: $(STAMP)
+# Kafka's own jars, the oracle the tests hold kafkalog to (Java is a test-time tool only: the package never needs
+# it): the newest 3.9 (Scala UnifiedLog, the behaviour the port follows, and the last line that writes v0/v1) and
+# the newest 4.x served, resolved by Maven into .oracle/kafka-<version>/lib (ignored), once.  Without Java or Maven
+# this says so and the oracle tests skip; .ci/run sets KAFKALOG_REQUIRE_ORACLE=1, which makes that skip a failure.
+KAFKA_VERSIONS := 3.9.2 4.4.0
+ORACLE_DIR := .oracle
+ORACLE_STAMPS := $(foreach v,$(KAFKA_VERSIONS),$(ORACLE_DIR)/kafka-$(v)/.resolved)
+
+oracle-jars: $(ORACLE_STAMPS)
+
+$(ORACLE_DIR)/kafka-%/.resolved: tests/oracle/pom.xml
+	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
+		rm -rf $(ORACLE_DIR)/kafka-$*/lib && \
+		mvn -q -B -Dstyle.color=never -f tests/oracle/pom.xml -Dkafka.version=$* dependency:copy-dependencies \
+			-DoutputDirectory=$(CURDIR)/$(ORACLE_DIR)/kafka-$*/lib -DincludeScope=runtime && \
+		touch $@; \
+	else \
+		echo "oracle-jars: no java or mvn on PATH: Kafka $* is not fetched, the oracle tests will skip" >&2; \
+	fi
+
+pytest: $(STAMP) oracle-jars
 	$(PY) -m pytest
 
 # The reference: HTML, then every example in it run by the doctest builder; warnings (nitpicky
@@ -74,4 +94,5 @@ bench: $(STAMP)
 	$(PY) -m kafkalog bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info kafkalog/_core.c kafkalog/_core.html kafkalog/*.so docs/_build docs/_generated
+	rm -rf $(VENV) build dist *.egg-info kafkalog/_core.c kafkalog/_core.html kafkalog/*.so docs/_build docs/_generated \
+		$(ORACLE_DIR)
