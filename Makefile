@@ -65,10 +65,11 @@ oracle-jars: $(ORACLE_STAMPS)
 
 $(ORACLE_DIR)/kafka-%/.resolved: tests/oracle/pom.xml
 	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
-		rm -rf $(ORACLE_DIR)/kafka-$*/lib && \
-		mvn -q -B -Dstyle.color=never -f tests/oracle/pom.xml -Dkafka.version=$* dependency:copy-dependencies \
-			-DoutputDirectory=$(CURDIR)/$(ORACLE_DIR)/kafka-$*/lib -DincludeScope=runtime && \
-		touch $@; \
+		rm -rf $(ORACLE_DIR)/kafka-$*/lib && mkdir -p $(ORACLE_DIR) && \
+		if mvn -q -B -f tests/oracle/pom.xml -Dkafka.version=$* dependency:copy-dependencies \
+				-DoutputDirectory=$(CURDIR)/$(ORACLE_DIR)/kafka-$*/lib -DincludeScope=runtime \
+				>$(ORACLE_DIR)/kafka-$*.log 2>&1; then touch $@; \
+		else cat $(ORACLE_DIR)/kafka-$*.log >&2; exit 1; fi; \
 	else \
 		echo "oracle-jars: no java or mvn on PATH: Kafka $* is not fetched, the oracle tests will skip" >&2; \
 	fi
