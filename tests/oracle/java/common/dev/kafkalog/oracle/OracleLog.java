@@ -35,8 +35,11 @@ public interface OracleLog {
     Map<String, Object> read(Op.Read op) throws Exception;
 
     /**
-     * What the cleaner thread would pick now ({@code LogCleanerManager.grabFilthiestCompactedLog}, for this one log):
-     * the cleanable range from {@code cleanableOffsets}, and whether the log passes the thread's filters.
+     * The range one cleaning of the log would take now: {@code LogCleanerManager.cleanableOffsets} from the last clean
+     * offset, and the {@code LogToClean} over it.  The log is cleanable when the range holds bytes: the contract's
+     * {@code clean} is one cleaning of the log up to its active segment (issue 29), so the filters of the cleaner
+     * thread's {@code grabFilthiestCompactedLog} (the compact policy, {@code min.cleanable.dirty.ratio}) are not
+     * applied.
      */
     CleanPlan planCleaning(Long lastCleanOffset, long nowMs) throws Exception;
 
@@ -71,7 +74,7 @@ public interface OracleLog {
      *
      * @param forcedCheckpoint the offset the cleaner checkpoints before cleaning when the last one is no longer valid
      *     ({@code OffsetsToClean.forceUpdateCheckpoint}), else null
-     * @param cleanable the cleaner thread would clean the log now
+     * @param cleanable the range holds bytes to clean
      * @param firstDirtyOffset where cleaning starts (what the cleaner checkpoints if the cleaning fails)
      * @param toClean the version's {@code LogToClean}
      */

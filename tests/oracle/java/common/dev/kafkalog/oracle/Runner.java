@@ -270,8 +270,10 @@ public final class Runner {
     }
 
     /**
-     * One pass of the cleaner thread over this log: pick it as {@code grabFilthiestCompactedLog} would, clean it,
-     * then record the end offset as {@code doneCleaning} does (the start offset when the cleaning fails).
+     * One cleaning of the log up to its active segment: the range from {@code cleanableOffsets} (checkpointing its
+     * start first when the old checkpoint is no longer valid, as {@code grabFilthiestCompactedLog} does), the cleaning
+     * when the range holds bytes, then the end offset recorded as {@code doneCleaning} does (the start offset when the
+     * cleaning fails).
      */
     private Map<String, Object> clean() throws Exception {
         OracleLog.CleanPlan plan = current.planCleaning(lastCleanOffset, clock.milliseconds());

@@ -170,9 +170,6 @@ final class Kafka39Log implements OracleLog {
 
     @Override
     public CleanPlan planCleaning(Long lastCleanOffset, long nowMs) {
-        if (!log.config().compact) {
-            return new CleanPlan(null, false, 0L, null);
-        }
         LogCleanerManager$ manager = LogCleanerManager$.MODULE$;
         OffsetsToClean offsets = manager.cleanableOffsets(log,
             lastCleanOffset == null ? Option.empty() : Option.apply(lastCleanOffset), nowMs);
@@ -180,11 +177,8 @@ final class Kafka39Log implements OracleLog {
             offsets.firstDirtyOffset(), nowMs);
         LogToClean toClean = new LogToClean(log.topicPartition(), log, offsets.firstDirtyOffset(),
             offsets.firstUncleanableDirtyOffset(), compactionDelayMs > 0);
-        boolean cleanable = toClean.totalBytes() > 0
-            && (toClean.needCompactionNow() && toClean.cleanableBytes() > 0
-                || toClean.cleanableRatio() > log.config().minCleanableRatio);
-        return new CleanPlan(offsets.forceUpdateCheckpoint() ? offsets.firstDirtyOffset() : null, cleanable,
-            offsets.firstDirtyOffset(), toClean);
+        return new CleanPlan(offsets.forceUpdateCheckpoint() ? offsets.firstDirtyOffset() : null,
+            toClean.cleanableBytes() > 0, offsets.firstDirtyOffset(), toClean);
     }
 
     @Override

@@ -178,9 +178,6 @@ final class Kafka4Log implements OracleLog {
      */
     @Override
     public CleanPlan planCleaning(Long lastCleanOffset, long nowMs) throws Exception {
-        if (!log.config().compact) {
-            return new CleanPlan(null, false, 0L, null);
-        }
         Object offsets = Reflect.call(LogCleanerManager.class, null, "cleanableOffsets",
             new Class<?>[] {UnifiedLog.class, Optional.class, long.class}, log, Optional.ofNullable(lastCleanOffset),
             nowMs);
@@ -192,12 +189,9 @@ final class Kafka4Log implements OracleLog {
             new Class<?>[0]);
         long compactionDelayMs = Reflect.<Long>call(LogCleanerManager.class, null, "maxCompactionDelay",
             new Class<?>[] {UnifiedLog.class, long.class, long.class}, log, firstDirtyOffset, nowMs);
-        boolean needCompactionNow = compactionDelayMs > 0;
-        LogToClean toClean = new LogToClean(log, firstDirtyOffset, firstUncleanableDirtyOffset, needCompactionNow);
-        boolean cleanable = toClean.totalBytes() > 0
-            && (needCompactionNow && toClean.cleanableBytes() > 0
-                || toClean.cleanableRatio() > log.config().minCleanableRatio);
-        return new CleanPlan(forceUpdateCheckpoint ? firstDirtyOffset : null, cleanable, firstDirtyOffset, toClean);
+        LogToClean toClean = new LogToClean(log, firstDirtyOffset, firstUncleanableDirtyOffset, compactionDelayMs > 0);
+        return new CleanPlan(forceUpdateCheckpoint ? firstDirtyOffset : null, toClean.cleanableBytes() > 0,
+            firstDirtyOffset, toClean);
     }
 
     @Override
