@@ -215,7 +215,7 @@ def test_requests_it_cannot_understand_are_fatal_and_it_goes_on(runner: KafkaRun
         ({"op": "append", "records": [rec("k", "v")], "compression": "brotli", "magic": 2, "leader_epoch": 0,
           "origin": "client"}, "unknown compression"),
         ({"op": "reopen", "clean_shutdown": True, "truncate_bytes": 1}, "unclean reopen only"),
-        ({"op": "reopen", "clean_shutdown": False, "truncate_bytes": 1}, "more than the 0 bytes"),
+        ({"op": "reopen", "clean_shutdown": False, "corrupt_byte": -1}, "out of range"),
     ]
     for op, reason in bad_ops:
         with pytest.raises(RunnerFatal, match=reason):
@@ -542,6 +542,23 @@ def test_unclean_reopen_recovers_a_torn_or_corrupt_tail(runner: KafkaRunner, par
     partition.ok("flush")
     partition.ok("reopen", clean_shutdown=False)
     assert partition.state and partition.state["logEndOffset"] == 3
+
+
+def test_reopen_with_the_scenario_defaults_and_damage_past_the_file(runner: KafkaRunner,
+                                                                     partition: Partition) -> None:
+    """The scenario format's canonical reopen writes every default (no recovery point, 0 bytes cut, byte 0 flipped:
+    no damage); a cut longer than the file empties it, and a byte before the file's start is left alone (a generator
+    does not know the file's size)."""
+    partition.start()
+    size = partition.append([rec("a", "1"), rec("b", "2")])["result"]["validBytes"]
+    defaults = {"recovery_point": None, "truncate_bytes": 0, "corrupt_byte": 0}
+    assert partition.ok("reopen", clean_shutdown=True, **defaults) == {}
+    assert partition.ok("reopen", clean_shutdown=False, **defaults) == {}
+    assert partition.state and partition.state["segments"] == [[0, size]]
+    partition.ok("reopen", clean_shutdown=False, corrupt_byte=size + 1)
+    assert partition.state and (partition.state["logEndOffset"], partition.state["segments"]) == (2, [[0, size]])
+    partition.ok("reopen", clean_shutdown=False, recovery_point=0, truncate_bytes=size + 100, corrupt_byte=1)
+    assert partition.state and (partition.state["logEndOffset"], partition.state["segments"]) == (0, [[0, 0]])
 
 
 def test_only_warnings_reach_the_log_file(runner: KafkaRunner, partition: Partition) -> None:

@@ -105,8 +105,11 @@ public sealed interface Op {
         }
     }
 
-    /** Close (or crash) and load again; the optional fields damage the tail first (unclean only). */
-    record Reopen(boolean cleanShutdown, Long recoveryPoint, Long truncateBytes, Long corruptByte) implements Op {
+    /**
+     * Close (or crash) and load again; an unclean one may damage the tail first: {@code truncateBytes} and
+     * {@code corruptByte} are 0 for no damage.
+     */
+    record Reopen(boolean cleanShutdown, Long recoveryPoint, long truncateBytes, long corruptByte) implements Op {
         public String name() {
             return "reopen";
         }
@@ -206,16 +209,19 @@ public sealed interface Op {
             transactionVersion == null ? null : transactionVersion.shortValue());
     }
 
+    /** {@code truncate_bytes} and {@code corrupt_byte} of 0 (the scenario's defaults) damage nothing. */
     private static Reopen parseReopen(Fields f) throws ProtocolException {
         boolean clean = f.bool("clean_shutdown");
         Long recoveryPoint = f.optionalInteger("recovery_point", 0, Long.MAX_VALUE);
         Long truncateBytes = f.optionalInteger("truncate_bytes", 0, Long.MAX_VALUE);
-        Long corruptByte = f.optionalInteger("corrupt_byte", 1, Long.MAX_VALUE);
-        if (clean && (recoveryPoint != null || truncateBytes != null || corruptByte != null)) {
+        Long corruptByte = f.optionalInteger("corrupt_byte", 0, Long.MAX_VALUE);
+        long cut = truncateBytes == null ? 0 : truncateBytes;
+        long flip = corruptByte == null ? 0 : corruptByte;
+        if (clean && (recoveryPoint != null || cut != 0 || flip != 0)) {
             throw new ProtocolException(f.what() + ": recovery_point, truncate_bytes and corrupt_byte apply to an"
                 + " unclean reopen only");
         }
-        return new Reopen(clean, recoveryPoint, truncateBytes, corruptByte);
+        return new Reopen(clean, recoveryPoint, cut, flip);
     }
 
     private static Isolation isolation(Fields f) throws ProtocolException {

@@ -314,12 +314,9 @@ public final class Runner {
             old.close();
             recoveryPoint = old.recoveryPoint();
         } else {
-            TailDamage damage = TailDamage.plan(dir, op.truncateBytes(), op.corruptByte());
             recoveryPoint = op.recoveryPoint() != null ? op.recoveryPoint() : old.recoveryPoint();
             old.abandon();
-            if (damage != null) {
-                damage.apply();
-            }
+            TailDamage.apply(dir, op.truncateBytes(), op.corruptByte());
         }
         current = null;
         clock.scheduler().clear();

@@ -9,62 +9,30 @@ import java.util.regex.Pattern;
 
 /**
  * What a crash does to the tail of the last segment before an unclean reopen: {@code truncate_bytes} cuts bytes off
- * the end of its {@code .log} (a torn write), then {@code corrupt_byte} flips every bit of one byte counted back from
- * the (new) end, 1 being the last byte (a bit rot the CRC must catch).
+ * the end of its {@code .log} (a torn write; at most the whole file), then {@code corrupt_byte} flips every bit of one
+ * byte counted back from the (new) end, 1 being the last byte (a bit rot the CRC must catch).  0 is no damage, and a
+ * position before the start of the file damages nothing: the scenario format's rules (a generator does not know the
+ * file's size), the same on kafkalog's side.
  */
 final class TailDamage {
     private static final Pattern SEGMENT_LOG = Pattern.compile("\\d{20}\\.log");
 
-    private final Path file;
-    private final long truncateBytes;
-    private final Long corruptByte;
-
-    private TailDamage(Path file, long truncateBytes, Long corruptByte) {
-        this.file = file;
-        this.truncateBytes = truncateBytes;
-        this.corruptByte = corruptByte;
+    private TailDamage() {
     }
 
-    /**
-     * Checks the damage against the files before anything is touched, so a refused request leaves the log as it was.
-     *
-     * @return null when no damage is asked for
-     */
-    static TailDamage plan(Path dir, Long truncateBytes, Long corruptByte) throws ProtocolException, IOException {
-        if (truncateBytes == null && corruptByte == null) {
-            return null;
+    /** Damages the last segment's {@code .log} of {@code dir}, if it has one and damage is asked for. */
+    static void apply(Path dir, long truncateBytes, long corruptByte) throws IOException {
+        if (truncateBytes == 0 && corruptByte == 0) {
+            return;
         }
-        Path last = null;
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
-            for (Path f : files) {
-                String name = f.getFileName().toString();
-                // 20-digit names sort as their offsets do
-                if (SEGMENT_LOG.matcher(name).matches() && (last == null || name.compareTo(last.getFileName().toString()) > 0)) {
-                    last = f;
-                }
-            }
-        }
+        Path last = lastSegmentLog(dir);
         if (last == null) {
-            throw new ProtocolException("op reopen: no segment .log in " + dir + " to damage");
+            return;
         }
-        long size = Files.size(last);
-        long cut = truncateBytes == null ? 0 : truncateBytes;
-        if (cut > size) {
-            throw new ProtocolException("op reopen: truncate_bytes " + cut + " is more than the " + size + " bytes of "
-                + last.getFileName());
-        }
-        if (corruptByte != null && corruptByte > size - cut) {
-            throw new ProtocolException("op reopen: corrupt_byte " + corruptByte + " is before the start of "
-                + last.getFileName() + " (" + (size - cut) + " bytes left)");
-        }
-        return new TailDamage(last, cut, corruptByte);
-    }
-
-    void apply() throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            long size = raf.length() - truncateBytes;
+        try (RandomAccessFile raf = new RandomAccessFile(last.toFile(), "rw")) {
+            long size = Math.max(0, raf.length() - truncateBytes);
             raf.setLength(size);
-            if (corruptByte != null) {
+            if (corruptByte > 0 && corruptByte <= size) {
                 long position = size - corruptByte;
                 raf.seek(position);
                 int b = raf.read();
@@ -72,5 +40,20 @@ final class TailDamage {
                 raf.write(~b & 0xff);
             }
         }
+    }
+
+    private static Path lastSegmentLog(Path dir) throws IOException {
+        Path last = null;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                // 20-digit names sort as their offsets do
+                if (SEGMENT_LOG.matcher(name).matches()
+                        && (last == null || name.compareTo(last.getFileName().toString()) > 0)) {
+                    last = f;
+                }
+            }
+        }
+        return last;
     }
 }
