@@ -544,6 +544,27 @@ def test_unclean_reopen_recovers_a_torn_or_corrupt_tail(runner: KafkaRunner, par
     assert partition.state and partition.state["logEndOffset"] == 3
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the JVM's open files in /proc")
+def test_an_unclean_reopen_releases_the_abandoned_logs_files(runner: KafkaRunner, partition: Partition) -> None:
+    """The crashed log's handles are closed without a write (3.9 ``closeHandlers``, 4.x ``closeQuietly``), not left
+    to the garbage collector: after many reopens the segment is open once, by the new log."""
+    partition.start()
+    partition.append([rec("a", "1")])
+    for _ in range(3):
+        partition.ok("reopen", clean_shutdown=False)
+    segment = partition.dir / f"{0:020d}.log"
+    fds = Path(f"/proc/{runner.pid}/fd")
+    opened = [fd for fd in fds.iterdir() if _target(fd) == str(segment)]
+    assert len(opened) == 1
+
+
+def _target(fd: Path) -> str | None:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed since the directory was listed
+        return None
+
+
 def test_reopen_with_the_scenario_defaults_and_damage_past_the_file(runner: KafkaRunner,
                                                                      partition: Partition) -> None:
     """The scenario format's canonical reopen writes every default (no recovery point, 0 bytes cut, byte 0 flipped:
@@ -570,6 +591,25 @@ def test_only_warnings_reach_the_log_file(runner: KafkaRunner, partition: Partit
     text = runner.log_path.read_text(errors="replace")
     assert " INFO " not in text and " DEBUG " not in text
     assert "Truncating to offset 1" not in text
+
+
+def test_where_the_versions_differ_on_reads_and_close(runner: KafkaRunner, partition: Partition) -> None:
+    """Two differences of 4.x the harness meets at once.  A read's ``fetchOffsetMetadata.messageOffset`` is the
+    offset asked for in 3.9 and the base offset of the batch holding it in 4.x (``FileRecords``'s offset search).
+    ``close()`` in 3.9 writes each segment's last time-index entry and trims the indexes to their entries; 4.x's
+    does neither, so the active segment's indexes keep their preallocated size."""
+    partition.start()
+    partition.append([rec("a", "1", START_MS + 5), rec("b", "2", START_MS + 9)])
+    read = partition.ok("read", offset=1, max_bytes=1000, isolation="log_end", min_one_message=True)
+    expected_offset, index_sizes = ((1, (0, 12)) if runner.kafka == "3.9" else (0, (10485760, 10485756)))
+    assert read["fetchOffsetMetadata"]["messageOffset"] == expected_offset
+    partition.end()
+    index = (partition.dir / f"{0:020d}.index").stat().st_size
+    time_index = partition.dir / f"{0:020d}.timeindex"
+    assert (index, time_index.stat().st_size) == index_sizes
+    # the last entry the 3.9 close wrote: (max timestamp, relative offset 1); 4.x's time index is all zeros
+    last_entry = (START_MS + 9).to_bytes(8, "big") + (1).to_bytes(4, "big")
+    assert time_index.read_bytes()[:12] == (last_entry if runner.kafka == "3.9" else bytes(12))
 
 
 # --- the cleaner ---------------------------------------------------------------------------------------------------
