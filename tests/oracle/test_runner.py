@@ -612,6 +612,19 @@ def test_where_the_versions_differ_on_reads_and_close(runner: KafkaRunner, parti
     assert time_index.read_bytes()[:12] == (last_entry if runner.kafka == "3.9" else bytes(12))
 
 
+def test_a_high_watermark_read_lowers_a_mid_batch_high_watermark_on_4(runner: KafkaRunner,
+                                                                         partition: Partition) -> None:
+    """4.x's ``fetchHighWatermarkMetadata`` completes a high watermark known by offset only through the offset
+    search that answers the batch's base offset, and stores that: a high watermark inside a batch drops to the
+    batch's start on the first ``high_watermark`` read.  3.9 keeps it."""
+    partition.start()
+    partition.append([rec("a", "1"), rec("b", "2")])
+    partition.append([rec("c", "3"), rec("d", "4")])
+    assert partition.ok("update_high_watermark", offset=3) == {"highWatermark": 3}
+    partition.ok("read", offset=0, max_bytes=1000, isolation="high_watermark", min_one_message=True)
+    assert partition.state and partition.state["highWatermark"] == (3 if runner.kafka == "3.9" else 2)
+
+
 # --- the cleaner ---------------------------------------------------------------------------------------------------
 
 
