@@ -612,6 +612,18 @@ def test_where_the_versions_differ_on_reads_and_close(runner: KafkaRunner, parti
     assert time_index.read_bytes()[:12] == (last_entry if runner.kafka == "3.9" else bytes(12))
 
 
+def test_after_a_clean_reopen_4_rolls_at_the_next_append(runner: KafkaRunner, partition: Partition) -> None:
+    """4.x's close leaves the active segment's indexes at their preallocated size, and an index loaded from a file
+    counts every slot of it as an entry: the reopened active segment's offset index is full, so the next append
+    rolls a new segment.  3.9 trims on close and appends to the same segment."""
+    partition.start()
+    size = partition.append([rec("a", "1")])["result"]["validBytes"]
+    partition.ok("reopen", clean_shutdown=True)
+    partition.append([rec("b", "2")])
+    expected = [[0, 2 * size]] if runner.kafka == "3.9" else [[0, size], [1, size]]
+    assert partition.state and partition.state["segments"] == expected
+
+
 def test_a_high_watermark_read_lowers_a_mid_batch_high_watermark_on_4(runner: KafkaRunner,
                                                                          partition: Partition) -> None:
     """4.x's ``fetchHighWatermarkMetadata`` completes a high watermark known by offset only through the offset
