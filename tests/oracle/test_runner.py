@@ -134,6 +134,7 @@ def test_a_runner_that_dies_or_hangs_is_an_error_and_is_replaced(
         kafka_runner_for: Callable[[str], KafkaRunner], scratch: Path) -> None:
     """A request to a dead runner raises with the log's tail; a request past its deadline kills the runner; the
     session fixture gives the next test a fresh one."""
+    shared = kafka_runner_for("4")  # skips where Kafka cannot run
     with KafkaRunner("4", work_dir=scratch / "work") as private:
         assert private.log_path.parent == scratch / "work"
         with pytest.raises(RunnerError, match="no answer in 0 s"):
@@ -143,7 +144,6 @@ def test_a_runner_that_dies_or_hangs_is_an_error_and_is_replaced(
             private.request({"cmd": "version"})
     with pytest.raises(RunnerError, match="closed"):
         private.request({"cmd": "version"})
-    shared = kafka_runner_for("4")
     os.kill(shared.pid or 0, signal.SIGKILL)
     with pytest.raises(RunnerError, match=r"died \(exit code -9\)"):
         shared.request({"cmd": "version"})
@@ -175,7 +175,9 @@ def test_compiled_classes_are_keyed_by_the_sources(tmp_path: Path) -> None:
 
 
 def kafka_jars_or_skip(version: str) -> list[Path]:
+    """The version's jars, when they and a JDK are here (the test skips, or fails where the oracle is required)."""
     try:
+        find_java()
         return kafka_jars(version)
     except OracleUnavailable as e:
         oracle_conftest.oracle_unavailable(str(e))
@@ -641,7 +643,7 @@ def test_a_high_watermark_read_lowers_a_mid_batch_high_watermark_on_4(runner: Ka
 
 
 def test_clean_compacts_up_to_the_active_segment(runner: KafkaRunner, partition: Partition) -> None:
-    """One cleaning as the cleaner thread does it: the cleanable range below the active segment and the last stable
+    """One cleaning up to the active segment: the cleanable range below the active segment and the last stable
     offset, the latest record of each key kept, the end offset remembered as the next first dirty offset."""
     partition.start({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
                      "segment.bytes": SMALL_SEGMENT})
