@@ -1,0 +1,225 @@
+"""kafkalog to broker: a partition kafkalog wrote into a stopped Kafka 4.4 broker's log dir is served by that broker,
+after its own loading and recovery, exactly as kafkalog reads it; the broker then appends more, and kafkalog reads
+the whole partition as the broker's consumers got it.
+
+The run (:func:`kafkalog_to_broker`): the broker creates two topics (their KRaft records, topic ids and
+``partition.metadata``) and stops.  Then, twice:
+
+- *clean*: kafkalog's ``LogManager`` opens the broker's log dir and writes ``kl-clean-0``
+  (:mod:`~tests.oracle.broker.kafkalog_writes`: every codec, producer state and markers, a segment its cleaner
+  cleaned) and shuts down cleanly, leaving its checkpoints, producer snapshots, trimmed indexes and the
+  clean-shutdown marker, which the broker then loads as they are, without recovery;
+- *crash*: a kafkalog process writes ``kl-crash-0`` the same way and is killed (SIGKILL), and the last batch is
+  then torn (its last bytes cut, as a write the crash interrupted): the broker finds no clean-shutdown marker
+  and recovers; kafkalog recovers a copy of the same files, and the two must agree.
+
+Each time the broker starts on the files, its consumers (``read_committed`` and ``read_uncommitted``) get
+kafkalog's records; a producer appends plain records and a committed and an aborted transaction; the consumers
+read the whole partition again; the broker stops; and kafkalog reads the whole partition as they got it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from kafkalog.cli import main
+from kafkalog.manager import LogManager
+from kafkalog.topic import TopicPartition
+from tests.oracle.broker.broker import ROOT, KafkaBroker
+from tests.oracle.broker.clients import (
+    CLIENT_TIMEOUT_S,
+    Row,
+    TopicPartitionKey,
+    confluent_producer,
+    consume,
+    create_topics,
+    library_rows,
+    produce,
+    wait_for_leaders,
+    wait_until_stable,
+)
+from tests.oracle.broker.conftest import ISOLATIONS, KAFKA_CURRENT, require_broker
+from tests.oracle.broker.kafkalog_writes import TOPIC_CONFIG, write_partition
+
+pytestmark = pytest.mark.slow
+
+CLEAN, CRASH = ("kl-clean", 0), ("kl-crash", 0)
+Consumed = dict[str, list[Row]]
+
+
+@dataclass
+class Round:
+    """One partition's round trip: what kafkalog read from what it wrote (per isolation level), what the broker's
+    consumers got of it, what they got after the broker appended more, a copy of the log dir as the broker left it
+    at its stop, and the broker's lines about the partition while it loaded it."""
+
+    written: Consumed
+    served: Consumed
+    after_appends: Consumed
+    stopped_log_dir: Path
+    load_log: list[str]
+
+
+@dataclass
+class KafkalogToBroker:
+    broker: KafkaBroker
+    rounds: dict[TopicPartitionKey, Round]
+    #: Copies of the broker's log dir: stopped after it created the topics; killed (SIGKILL) after an append.
+    created: Path
+    killed: Path
+
+
+def _both(broker: KafkaBroker, tp: TopicPartitionKey) -> Consumed:
+    return {isolation: consume(broker, [tp], isolation)[tp] for isolation in ISOLATIONS}
+
+
+def _library(log_dir: Path, tp: TopicPartitionKey, **manager: object) -> Consumed:
+    with LogManager(log_dir, **manager) as m:  # type: ignore[arg-type]
+        log = m.get_log(TopicPartition(*tp))
+        assert log is not None
+        return {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
+
+
+def _serve_and_append(broker: KafkaBroker, tp: TopicPartitionKey, written: Consumed, copy_to: Path) -> Round:
+    """Start the broker on the files, read them, append more (plain and transactions), read all, stop."""
+    log_mark = broker.server_log.stat().st_size if broker.server_log.exists() else 0
+    with broker.running_broker():
+        wait_for_leaders(broker, [tp[0]])
+        wait_until_stable(broker, [tp])
+        served = _both(broker, tp)
+        with broker.server_log.open(errors="replace") as f:
+            f.seek(log_mark)
+            load_log = [line for line in f if f"{tp[0]}-{tp[1]}" in line]
+        produce(confluent_producer(broker, compression_type="snappy"), tp[0],
+                [(f"broker-{i % 4}", f"appended by the broker {i}") for i in range(15)], partition=tp[1])
+        tx = confluent_producer(broker, transactional_id=f"kafkalog-after-{tp[0]}")
+        tx.init_transactions(CLIENT_TIMEOUT_S)
+        for commit in (True, False):
+            tx.begin_transaction()
+            produce(tx, tp[0], [(f"tx-{i}", f"{'committed' if commit else 'aborted'} {i}") for i in range(5)],
+                    partition=tp[1])
+            (tx.commit_transaction if commit else tx.abort_transaction)(CLIENT_TIMEOUT_S)
+        wait_until_stable(broker, [tp])
+        after = _both(broker, tp)
+    shutil.copytree(broker.log_dir, copy_to)
+    return Round(written, served, after, copy_to, load_log)
+
+
+def _tear_last_batch(partition_dir: Path, cut: int = 7) -> None:
+    """Cut ``cut`` bytes off the end of the last segment's ``.log``: a write the crash interrupted."""
+    last = max(partition_dir.glob("*.log"), key=lambda p: int(p.stem))
+    size = last.stat().st_size
+    assert size > cut
+    os.truncate(last, size - cut)
+
+
+@pytest.fixture(scope="module")
+def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkalogToBroker]:
+    require_broker(KAFKA_CURRENT)
+    work = tmp_path_factory.mktemp("kafkalog-to-broker")
+    broker = KafkaBroker(KAFKA_CURRENT, work / "broker")
+    broker.format()
+    with broker.running_broker():
+        create_topics(broker, {CLEAN[0]: (1, {}), CRASH[0]: (1, {})})
+    shutil.copytree(broker.log_dir, work / "created")
+    rounds = {}
+
+    # Clean: written here, the manager shut down as a broker shuts down.
+    configs = {CLEAN[0]: TOPIC_CONFIG, CRASH[0]: TOPIC_CONFIG}
+    with LogManager(broker.log_dir, topic_configs=configs) as manager:
+        log = write_partition(manager, TopicPartition(*CLEAN))
+        written = {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
+    rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean")
+
+    # Crash: written by a process killed by SIGKILL, the last batch torn; kafkalog recovers a copy.
+    child = subprocess.run([sys.executable, "-m", "tests.oracle.broker.kafkalog_writes", str(broker.log_dir),
+                            CRASH[0]], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                           timeout=120, check=False)
+    assert child.returncode == -9, child.stderr.decode(errors="replace")
+    _tear_last_batch(broker.log_dir / "kl-crash-0")
+    shutil.copytree(broker.log_dir, work / "crashed")
+    written = _library(work / "crashed", CRASH, topic_configs=configs)
+    rounds[CRASH] = _serve_and_append(broker, CRASH, written, work / "after-crash")
+
+    # The broker killed: a few records in a new topic, then SIGKILL.
+    with broker.running_broker():
+        create_topics(broker, {"killed": (1, {})})
+        produce(confluent_producer(broker), "killed", [("k", "killed soon"), ("k", "after this")])
+        broker.kill()
+    shutil.copytree(broker.log_dir, work / "killed")
+    yield KafkalogToBroker(broker, rounds, work / "created", work / "killed")
+
+
+@pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
+def test_the_broker_serves_what_kafkalog_wrote(kafkalog_to_broker: KafkalogToBroker, tp: TopicPartitionKey) -> None:
+    """The broker's consumers, both isolation levels, get exactly kafkalog's records of the partition; the
+    written data is what the case is about (aborted records only uncommitted readers see, tombstones, a cleaned
+    part)."""
+    r = kafkalog_to_broker.rounds[tp]
+    assert r.served == r.written
+    committed, uncommitted = r.written["read_committed"], r.written["read_uncommitted"]
+    assert any(row.value and row.value.startswith(b"abort") for row in uncommitted)
+    assert not any(row.value and row.value.startswith(b"abort") for row in committed)
+    assert any(row.key is not None and row.value is None for row in committed)
+
+
+def test_the_broker_loads_kafkalogs_clean_files_as_they_are(kafkalog_to_broker: KafkalogToBroker) -> None:
+    """After kafkalog's clean shutdown the broker finds nothing to recover or rebuild in the partition: no
+    warning or error about it, no index rebuilt, no segment recovered."""
+    lines = kafkalog_to_broker.rounds[CLEAN].load_log
+    trouble = [line for line in lines if " WARN " in line or " ERROR " in line or any(
+        sign in line for sign in ("Recovering unflushed segment", "rebuilding index", "Found a corrupted"))]
+    assert not trouble, "".join(trouble)
+    assert any("Reloading from producer snapshot" in line for line in lines), "".join(lines)
+
+
+def test_the_broker_recovers_kafkalogs_crash_as_kafkalog_does(kafkalog_to_broker: KafkalogToBroker) -> None:
+    """After the crash the broker recovered the partition (it says so) and dropped the torn batch (the last append,
+    "after the cleaning"), as kafkalog's recovery of the same files did: the records served are kafkalog's
+    (checked above), and those of the batch before the torn one are there."""
+    r = kafkalog_to_broker.rounds[CRASH]
+    assert any("Recovering unflushed segment" in line for line in r.load_log), "".join(r.load_log)
+    assert not any(row.value and row.value.startswith(b"after the cleaning") for row in r.written["read_uncommitted"])
+    assert any(row.value and row.value.startswith(b"last") for row in r.written["read_uncommitted"])
+
+
+@pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
+def test_kafkalog_reads_what_the_broker_appended(kafkalog_to_broker: KafkalogToBroker, tp: TopicPartitionKey,
+                                                 impl: ModuleType) -> None:
+    """The broker appended to kafkalog's partition and stopped: kafkalog reads the whole partition, both
+    isolation levels, as the broker's consumers got it, and ``verify`` finds the log dir clean."""
+    r = kafkalog_to_broker.rounds[tp]
+    assert r.after_appends != r.served
+    assert _library(r.stopped_log_dir, tp, read_only=True) == r.after_appends
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["verify", "--json", str(r.stopped_log_dir)], stdout=out, stderr=err)
+    reports = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert status == 0, [report for report in reports if not report.get("ok", True)] or err.getvalue()
+
+
+@pytest.mark.parametrize("state", ["created", "killed"])
+def test_verify_finds_a_stopped_and_a_killed_broker_log_dir_clean(kafkalog_to_broker: KafkalogToBroker, state: str,
+                                                                  impl: ModuleType) -> None:
+    """``kafkalog verify`` exits 0 on the log dir of a broker stopped after it created two topics (its KRaft
+    metadata log of a few records, whose indexes a broker leaves preallocated at every stop) and of one killed
+    after a few appends (every active segment's indexes preallocated and holding no entry yet: all zeros).  It
+    used to take the zero first slot of those indexes for an entry, and report errors on a healthy log dir."""
+    log_dir = getattr(kafkalog_to_broker, state)
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["verify", "--json", "--notes", str(log_dir)], stdout=out, stderr=err)
+    reports = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert status == 0, [report for report in reports if not report.get("ok", True)] or err.getvalue()
+    notes = [f["message"] for r in reports for f in r.get("findings", ()) if f["severity"] == "note"]
+    if state == "killed":
+        assert any("its entries end at entry 0" in note for note in notes), notes
