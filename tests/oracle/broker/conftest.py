@@ -21,6 +21,7 @@ import pytest
 
 from .broker import BrokerUnavailable, KafkaBroker, broker_classpath
 from .clients import Row, TopicPartitionKey, consume, end_offsets, wait_until_stable
+from .tiered import TIERED_TOPIC, produce_local_tail, produce_tiered, tiered_broker_config, wait_until_tiered
 from .workloads import BROKER_CONFIG, Workload, produce_workload, wait_until_cleaned
 
 REQUIRE_ORACLE = os.environ.get("KAFKALOG_REQUIRE_ORACLE", "") not in ("", "0")
@@ -73,3 +74,39 @@ def broker_to_kafkalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bro
         consumed = {isolation: consume(broker, workload.partitions, isolation) for isolation in ISOLATIONS}
         starts = end_offsets(broker, workload.partitions, earliest=True)
     yield BrokerRun(KAFKA_CURRENT, broker.log_dir, consumed, starts, high_watermarks, workload, cleaned)
+
+
+@dataclass
+class TieredRun:
+    """What the tiered-storage run left: the stopped broker's log dir, the ``LocalTieredStorage`` store (its
+    ``dir``), what each isolation level's consumer got of the tiered partition (from offset 0, which only the
+    store holds), and the broker's log start offset and high watermark of it."""
+
+    version: str
+    log_dir: Path
+    store: Path
+    consumed: dict[str, list[Row]]
+    log_start_offset: int
+    high_watermark: int
+    sent: int
+
+
+@pytest.fixture(scope="session")
+def tiered_to_kafkalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TieredRun]:
+    """A Kafka 3.9.2 broker with ``LocalTieredStorage``: the clients write the tiered topic, the broker copies its
+    closed segments to the store and deletes them locally, both consumers read the partition from offset 0 (the
+    broker serves the first offsets from the store), and the broker is stopped."""
+    require_broker(KAFKA_TIERED)
+    work = tmp_path_factory.mktemp("tiered-to-kafkalog")
+    store = work / "store"
+    broker = KafkaBroker(KAFKA_TIERED, work / "broker", {**BROKER_CONFIG, **tiered_broker_config(store)})
+    broker.format()
+    tp = (TIERED_TOPIC, 0)
+    with broker.running_broker():
+        sent = produce_tiered(broker)
+        wait_until_tiered(broker, store)
+        sent += produce_local_tail(broker)
+        high = wait_until_stable(broker, [tp])[tp]
+        consumed = {isolation: consume(broker, [tp], isolation)[tp] for isolation in ISOLATIONS}
+        start = end_offsets(broker, [tp], earliest=True)[tp]
+    yield TieredRun(KAFKA_TIERED, broker.log_dir, store, consumed, start, high, sent)
