@@ -69,6 +69,9 @@ class Round:
     after_appends: Consumed
     stopped_log_dir: Path
     load_log: list[str]
+    #: The partition dir as kafkalog left it (the crash: after kafkalog's own recovery of a copy), before the
+    #: broker started on it.
+    kafkalog_dir: Path
 
 
 @dataclass
@@ -91,7 +94,8 @@ def _library(log_dir: Path, tp: TopicPartitionKey, **manager: object) -> Consume
         return {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
 
 
-def _serve_and_append(broker: KafkaBroker, tp: TopicPartitionKey, written: Consumed, copy_to: Path) -> Round:
+def _serve_and_append(broker: KafkaBroker, tp: TopicPartitionKey, written: Consumed, copy_to: Path,
+                      kafkalog_dir: Path) -> Round:
     """Start the broker on the files, read them, append more (plain and transactions), read all, stop."""
     log_mark = broker.server_log.stat().st_size if broker.server_log.exists() else 0
     with broker.running_broker():
@@ -113,7 +117,7 @@ def _serve_and_append(broker: KafkaBroker, tp: TopicPartitionKey, written: Consu
         wait_until_stable(broker, [tp])
         after = _both(broker, tp)
     shutil.copytree(broker.log_dir, copy_to)
-    return Round(written, served, after, copy_to, load_log)
+    return Round(written, served, after, copy_to, load_log, kafkalog_dir)
 
 
 def _tear_last_batch(partition_dir: Path, cut: int = 7) -> None:
@@ -131,7 +135,10 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
     broker = KafkaBroker(KAFKA_CURRENT, work / "broker")
     broker.format()
     with broker.running_broker():
-        create_topics(broker, {CLEAN[0]: (1, {}), CRASH[0]: (1, {})})
+        # The index interval kafkalog writes with, so that the broker's recovery indexes as kafkalog's does; the
+        # cleanup policy stays the default (delete), so that its cleaner leaves kafkalog's segments alone.
+        index = {"index.interval.bytes": TOPIC_CONFIG["index.interval.bytes"]}
+        create_topics(broker, {CLEAN[0]: (1, index), CRASH[0]: (1, index)})
     shutil.copytree(broker.log_dir, work / "created")
     rounds = {}
 
@@ -140,7 +147,8 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
     with LogManager(broker.log_dir, topic_configs=configs) as manager:
         log = write_partition(manager, TopicPartition(*CLEAN))
         written = {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
-    rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean")
+    shutil.copytree(broker.log_dir / "kl-clean-0", work / "written-clean")
+    rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean", work / "written-clean")
 
     # Crash: written by a process killed by SIGKILL, the last batch torn; kafkalog recovers a copy.
     child = subprocess.run([sys.executable, "-m", "tests.oracle.broker.kafkalog_writes", str(broker.log_dir),
@@ -150,7 +158,7 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
     _tear_last_batch(broker.log_dir / "kl-crash-0")
     shutil.copytree(broker.log_dir, work / "crashed")
     written = _library(work / "crashed", CRASH, topic_configs=configs)
-    rounds[CRASH] = _serve_and_append(broker, CRASH, written, work / "after-crash")
+    rounds[CRASH] = _serve_and_append(broker, CRASH, written, work / "after-crash", work / "crashed" / "kl-crash-0")
 
     # The broker killed: a few records in a new topic, then SIGKILL.
     with broker.running_broker():
@@ -192,6 +200,30 @@ def test_the_broker_recovers_kafkalogs_crash_as_kafkalog_does(kafkalog_to_broker
     assert any("Recovering unflushed segment" in line for line in r.load_log), "".join(r.load_log)
     assert not any(row.value and row.value.startswith(b"after the cleaning") for row in r.written["read_uncommitted"])
     assert any(row.value and row.value.startswith(b"last") for row in r.written["read_uncommitted"])
+
+
+@pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
+def test_the_broker_keeps_kafkalogs_closed_segments_byte_for_byte(kafkalog_to_broker: KafkalogToBroker,
+                                                                   tp: TopicPartitionKey) -> None:
+    """Every segment that was closed when the broker started on the partition (all but kafkalog's active one) has,
+    after the broker served it, appended after it and stopped, the bytes kafkalog left: its ``.log``, ``.index``,
+    ``.timeindex`` and ``.txnindex``.  After the clean shutdown the broker rewrote nothing; after the crash its
+    recovery wrote the indexes kafkalog's recovery wrote."""
+    r = kafkalog_to_broker.rounds[tp]
+    before = r.kafkalog_dir
+    after = r.stopped_log_dir / f"{tp[0]}-{tp[1]}"
+    bases = sorted(int(p.stem) for p in before.glob("*.log"))
+    assert len(bases) >= 3, bases
+    compared = []
+    for base in bases[:-1]:
+        for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+            name = f"{base:020d}{suffix}"
+            if not (before / name).exists():
+                assert not (after / name).exists(), name
+                continue
+            assert (after / name).read_bytes() == (before / name).read_bytes(), name
+            compared.append(name)
+    assert any(name.endswith(".txnindex") for name in compared), compared
 
 
 @pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
