@@ -54,7 +54,7 @@ from tests.oracle.broker.kafkalog_writes import TOPIC_CONFIG, write_partition
 
 pytestmark = pytest.mark.slow
 
-CLEAN, CRASH = ("kl-clean", 0), ("kl-crash", 0)
+CLEAN, CRASH, KILLED = ("kl-clean", 0), ("kl-crash", 0), ("killed", 0)
 Consumed = dict[str, list[Row]]
 
 
@@ -81,6 +81,11 @@ class KafkalogToBroker:
     #: Copies of the broker's log dir: stopped after it created the topics; killed (SIGKILL) after an append.
     created: Path
     killed: Path
+    #: The killed broker's log dir recovered by kafkalog (a ``LogManager`` opened on a copy and closed), and by the
+    #: broker (started on it, read by its consumers, stopped); what its consumers got of the killed topic.
+    killed_by_kafkalog: Path
+    killed_by_broker: Path
+    killed_served: Consumed
 
 
 def _both(broker: KafkaBroker, tp: TopicPartitionKey) -> Consumed:
@@ -166,7 +171,15 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
         produce(confluent_producer(broker), "killed", [("k", "killed soon"), ("k", "after this")])
         broker.kill()
     shutil.copytree(broker.log_dir, work / "killed")
-    yield KafkalogToBroker(broker, rounds, work / "created", work / "killed")
+    shutil.copytree(broker.log_dir, work / "killed-by-kafkalog")
+    with LogManager(work / "killed-by-kafkalog"):
+        pass
+    with broker.running_broker():
+        wait_for_leaders(broker, ["killed"])
+        killed_served = _both(broker, KILLED)
+    shutil.copytree(broker.log_dir, work / "killed-by-broker")
+    yield KafkalogToBroker(broker, rounds, work / "created", work / "killed", work / "killed-by-kafkalog",
+                           work / "killed-by-broker", killed_served)
 
 
 @pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
@@ -255,3 +268,30 @@ def test_verify_finds_a_stopped_and_a_killed_broker_log_dir_clean(kafkalog_to_br
     notes = [f["message"] for r in reports for f in r.get("findings", ()) if f["severity"] == "note"]
     if state == "killed":
         assert any("its entries end at entry 0" in note for note in notes), notes
+
+
+def test_kafkalog_recovers_a_killed_broker_as_the_broker_does(kafkalog_to_broker: KafkalogToBroker,
+                                                              impl: ModuleType) -> None:
+    """The log dir of a broker killed after a few appends, recovered twice: by kafkalog (a ``LogManager`` opened on
+    a copy and closed) and by the broker (started on it and stopped).  The killed topic's partition then holds the
+    same files with the same bytes in both (but the leader epoch the restarted broker adds as it leads again), and
+    kafkalog reads the records the broker's consumers got."""
+    r = kafkalog_to_broker
+    ours, theirs = r.killed_by_kafkalog / "killed-0", r.killed_by_broker / "killed-0"
+    names = sorted(p.name for p in theirs.iterdir())
+    assert sorted(p.name for p in ours.iterdir()) == names
+    assert any(name.endswith(".snapshot") for name in names), names
+    for name in names:
+        if name == "leader-epoch-checkpoint":
+            continue
+        assert (ours / name).read_bytes() == (theirs / name).read_bytes(), name
+    # The restarted broker led the partition at a new leader epoch, which it assigns the log end offset as it
+    # becomes leader (Partition.makeLeader); recovery itself left the epochs kafkalog's recovery left.
+    ours_epochs = (ours / "leader-epoch-checkpoint").read_text().split("\n")
+    theirs_epochs = (theirs / "leader-epoch-checkpoint").read_text().split("\n")
+    log_end = len(r.killed_served["read_uncommitted"])
+    assert ours_epochs[2:-1] == theirs_epochs[2:-2], (ours_epochs, theirs_epochs)
+    new_epoch, start = map(int, theirs_epochs[-2].split())
+    assert start == log_end and new_epoch > int(ours_epochs[-2].split()[0]), theirs_epochs
+    assert _library(r.killed_by_kafkalog, KILLED, read_only=True) == r.killed_served
+    assert [row.value for row in r.killed_served["read_committed"]] == [b"killed soon", b"after this"]
