@@ -13,6 +13,10 @@ The run (:func:`kafkalog_to_broker`): the broker creates two topics (their KRaft
   then torn (its last bytes cut, as a write the crash interrupted): the broker finds no clean-shutdown marker
   and recovers; kafkalog recovers a copy of the same files, and the two must agree.
 
+A third partition, ``kl-compact-0`` (compacted on the broker too), kafkalog writes and does not clean: the
+broker's cleaner cleans it while it serves the *clean* round, and kafkalog's cleaner a copy of the same files;
+the broker's consumers then get what kafkalog reads of its own cleaning.
+
 Each time the broker starts on the files, its consumers (``read_committed`` and ``read_uncommitted``) get
 kafkalog's records; a producer appends plain records and a committed and an aborted transaction; the consumers
 read the whole partition again; the broker stops; and kafkalog reads the whole partition as they got it.
@@ -26,10 +30,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -50,11 +56,16 @@ from tests.oracle.broker.clients import (
     wait_until_stable,
 )
 from tests.oracle.broker.conftest import ISOLATIONS, KAFKA_CURRENT, require_broker
-from tests.oracle.broker.kafkalog_writes import TOPIC_CONFIG, write_partition
+from tests.oracle.broker.kafkalog_writes import TOPIC_CONFIG, write_batches, write_partition
+from tests.oracle.broker.workloads import BROKER_CONFIG, wait_until_cleaned
 
 pytestmark = pytest.mark.slow
 
-CLEAN, CRASH, KILLED = ("kl-clean", 0), ("kl-crash", 0), ("killed", 0)
+CLEAN, CRASH, KILLED, COMPACT = ("kl-clean", 0), ("kl-crash", 0), ("killed", 0), ("kl-compact", 0)
+#: The compacted topic both cleaners clean: the broker's cleaner looks at it at once (any dirty ratio, no lag).
+COMPACT_CONFIG = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": 0.01, "min.compaction.lag.ms": 0,
+                  "delete.retention.ms": TOPIC_CONFIG["delete.retention.ms"],
+                  "index.interval.bytes": TOPIC_CONFIG["index.interval.bytes"]}
 Consumed = dict[str, list[Row]]
 
 
@@ -86,6 +97,12 @@ class KafkalogToBroker:
     killed_by_kafkalog: Path
     killed_by_broker: Path
     killed_served: Consumed
+    #: A compacted partition kafkalog wrote and did not clean: what the broker's consumers got after its cleaner
+    #: cleaned it up to ``compact_cleaned_up_to``, and what kafkalog reads after its cleaner cleaned a copy.
+    compact_served: Consumed
+    compact_cleaned_up_to: int
+    compact_by_kafkalog: Consumed
+    compact_written: list[Row]
 
 
 def _both(broker: KafkaBroker, tp: TopicPartitionKey) -> Consumed:
@@ -100,13 +117,16 @@ def _library(log_dir: Path, tp: TopicPartitionKey, **manager: object) -> Consume
 
 
 def _serve_and_append(broker: KafkaBroker, tp: TopicPartitionKey, written: Consumed, copy_to: Path,
-                      kafkalog_dir: Path) -> Round:
-    """Start the broker on the files, read them, append more (plain and transactions), read all, stop."""
+                      kafkalog_dir: Path, while_running: Callable[[KafkaBroker], None] | None = None) -> Round:
+    """Start the broker on the files, read them (and do ``while_running``), append more (plain and transactions),
+    read all, stop."""
     log_mark = broker.server_log.stat().st_size if broker.server_log.exists() else 0
     with broker.running_broker():
         wait_for_leaders(broker, [tp[0]])
         wait_until_stable(broker, [tp])
         served = _both(broker, tp)
+        if while_running is not None:
+            while_running(broker)
         with broker.server_log.open(errors="replace") as f:
             f.seek(log_mark)
             load_log = [line for line in f if f"{tp[0]}-{tp[1]}" in line]
@@ -137,23 +157,42 @@ def _tear_last_batch(partition_dir: Path, cut: int = 7) -> None:
 def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkalogToBroker]:
     require_broker(KAFKA_CURRENT)
     work = tmp_path_factory.mktemp("kafkalog-to-broker")
-    broker = KafkaBroker(KAFKA_CURRENT, work / "broker")
+    broker = KafkaBroker(KAFKA_CURRENT, work / "broker", BROKER_CONFIG)
     broker.format()
     with broker.running_broker():
         # The index interval kafkalog writes with, so that the broker's recovery indexes as kafkalog's does; the
         # cleanup policy stays the default (delete), so that its cleaner leaves kafkalog's segments alone.
         index = {"index.interval.bytes": TOPIC_CONFIG["index.interval.bytes"]}
-        create_topics(broker, {CLEAN[0]: (1, index), CRASH[0]: (1, index)})
+        create_topics(broker, {CLEAN[0]: (1, index), CRASH[0]: (1, index), COMPACT[0]: (1, COMPACT_CONFIG)})
     shutil.copytree(broker.log_dir, work / "created")
     rounds = {}
 
     # Clean: written here, the manager shut down as a broker shuts down.
-    configs = {CLEAN[0]: TOPIC_CONFIG, CRASH[0]: TOPIC_CONFIG}
+    configs = {CLEAN[0]: TOPIC_CONFIG, CRASH[0]: TOPIC_CONFIG, COMPACT[0]: TOPIC_CONFIG}
     with LogManager(broker.log_dir, topic_configs=configs) as manager:
         log = write_partition(manager, TopicPartition(*CLEAN))
         written = {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
+        compact_log = manager.get_log(TopicPartition(*COMPACT))
+        assert compact_log is not None
+        write_batches(compact_log, int(time.time() * 1000))  # not cleaned: the broker's cleaner will
+        compact_written = library_rows(compact_log.records())
     shutil.copytree(broker.log_dir / "kl-clean-0", work / "written-clean")
-    rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean", work / "written-clean")
+    shutil.copytree(broker.log_dir / "kl-compact-0", work / "compact-by-kafkalog" / "kl-compact-0")
+    compact: dict[str, Any] = {}
+
+    def broker_cleans(running: KafkaBroker) -> None:
+        compact["cleaned_up_to"] = wait_until_cleaned(running, COMPACT[0])
+        compact["served"] = _both(running, COMPACT)
+
+    rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean", work / "written-clean",
+                                      broker_cleans)
+    # kafkalog's cleaner cleans the copy of the same files, up to the same active segment.
+    with LogManager(work / "compact-by-kafkalog", topic_configs={COMPACT[0]: TOPIC_CONFIG}) as manager:
+        stats = manager.compact(COMPACT[0])
+        assert stats, "kafkalog's cleaner did not clean the copy"
+        log = manager.get_log(TopicPartition(*COMPACT))
+        assert log is not None
+        compact["kafkalog"] = {isolation: library_rows(log.records(isolation=isolation)) for isolation in ISOLATIONS}
 
     # Crash: written by a process killed by SIGKILL, the last batch torn; kafkalog recovers a copy.
     child = subprocess.run([sys.executable, "-m", "tests.oracle.broker.kafkalog_writes", str(broker.log_dir),
@@ -179,7 +218,8 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
         killed_served = _both(broker, KILLED)
     shutil.copytree(broker.log_dir, work / "killed-by-broker")
     yield KafkalogToBroker(broker, rounds, work / "created", work / "killed", work / "killed-by-kafkalog",
-                           work / "killed-by-broker", killed_served)
+                           work / "killed-by-broker", killed_served, compact["served"], compact["cleaned_up_to"],
+                           compact["kafkalog"], compact_written)
 
 
 @pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
@@ -295,3 +335,21 @@ def test_kafkalog_recovers_a_killed_broker_as_the_broker_does(kafkalog_to_broker
     assert start == log_end and new_epoch > int(ours_epochs[-2].split()[0]), theirs_epochs
     assert _library(r.killed_by_kafkalog, KILLED, read_only=True) == r.killed_served
     assert [row.value for row in r.killed_served["read_committed"]] == [b"killed soon", b"after this"]
+
+
+def test_the_brokers_cleaner_and_kafkalogs_clean_kafkalogs_partition_alike(kafkalog_to_broker: KafkalogToBroker,
+                                                                           impl: ModuleType) -> None:
+    """A compacted partition kafkalog wrote (every codec, keys, tombstones, an idempotent producer, transactions
+    that commit and abort, markers) is cleaned by the broker's cleaner, up to its active segment, and a copy of
+    the same files by kafkalog's: the broker's consumers of both isolation levels get, after the broker's
+    cleaning, exactly what kafkalog reads after its own (the same records kept, tombstones and markers kept for
+    ``delete.retention.ms``, the aborted transactions' records gone, the idempotent producer's last batch kept)."""
+    r = kafkalog_to_broker
+    assert r.compact_cleaned_up_to > 0
+    assert r.compact_served == r.compact_by_kafkalog
+    assert len(r.compact_served["read_uncommitted"]) < len(r.compact_written), "the cleaning removed records"
+    uncommitted = r.compact_served["read_uncommitted"]
+    cleaned = [row for row in uncommitted if row.offset < r.compact_cleaned_up_to]
+    assert len({row.key for row in cleaned if not row.value or not row.value.startswith(b"idempotent")}) > 5
+    assert any(row.key is not None and row.value is None for row in cleaned)
+    assert not any(row.value and row.value.startswith(b"abort") for row in uncommitted)
