@@ -103,6 +103,8 @@ class KafkalogToBroker:
     compact_cleaned_up_to: int
     compact_by_kafkalog: Consumed
     compact_written: list[Row]
+    #: kafkalog's cleaned copy of the partition dir.
+    compact_kafkalog_dir: Path
 
 
 def _both(broker: KafkaBroker, tp: TopicPartitionKey) -> Consumed:
@@ -186,8 +188,9 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
 
     rounds[CLEAN] = _serve_and_append(broker, CLEAN, written, work / "after-clean", work / "written-clean",
                                       broker_cleans)
-    # kafkalog's cleaner cleans the copy of the same files, up to the same active segment.
-    with LogManager(work / "compact-by-kafkalog", topic_configs={COMPACT[0]: TOPIC_CONFIG}) as manager:
+    # kafkalog's cleaner cleans the copy of the same files, up to the same active segment, with the broker's
+    # config of the topic (its segment size groups the segments a cleaning rewrites).
+    with LogManager(work / "compact-by-kafkalog", topic_configs={COMPACT[0]: COMPACT_CONFIG}) as manager:
         stats = manager.compact(COMPACT[0])
         assert stats, "kafkalog's cleaner did not clean the copy"
         log = manager.get_log(TopicPartition(*COMPACT))
@@ -219,7 +222,7 @@ def kafkalog_to_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kaf
     shutil.copytree(broker.log_dir, work / "killed-by-broker")
     yield KafkalogToBroker(broker, rounds, work / "created", work / "killed", work / "killed-by-kafkalog",
                            work / "killed-by-broker", killed_served, compact["served"], compact["cleaned_up_to"],
-                           compact["kafkalog"], compact_written)
+                           compact["kafkalog"], compact_written, work / "compact-by-kafkalog" / "kl-compact-0")
 
 
 @pytest.mark.parametrize("tp", [CLEAN, CRASH], ids=["clean", "crash"])
@@ -353,3 +356,44 @@ def test_the_brokers_cleaner_and_kafkalogs_clean_kafkalogs_partition_alike(kafka
     assert len({row.key for row in cleaned if not row.value or not row.value.startswith(b"idempotent")}) > 5
     assert any(row.key is not None and row.value is None for row in cleaned)
     assert not any(row.value and row.value.startswith(b"abort") for row in uncommitted)
+
+
+def _cleaned_batches(partition_dir: Path, below: int) -> tuple[list[int], list[tuple[Any, ...]]]:
+    """The segment base offsets of a partition dir, and every batch below ``below`` as its header fields (but
+    size, CRC and the delete horizon's value, which is the cleaning's clock: whether it is set) and its
+    records."""
+    from kafkalog.log import Log
+
+    log = Log(partition_dir, read_only=True)
+    try:
+        bases, batches = [], []
+        for segment in log.log_segments():
+            bases.append(segment.base_offset)
+            for batch in segment.log:
+                if batch.base_offset >= below:
+                    break
+                records = tuple((r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in batch)
+                batches.append((batch.base_offset, batch.last_offset, batch.magic, batch.compression.name,
+                                int(batch.timestamp_type), batch.is_transactional, batch.is_control,
+                                batch.delete_horizon_ms is not None, batch.producer_id, batch.producer_epoch,
+                                batch.base_sequence, batch.partition_leader_epoch, batch.max_timestamp, records))
+        return bases, batches
+    finally:
+        log.close()
+
+
+def test_the_brokers_cleaner_and_kafkalogs_write_the_same_batches(kafkalog_to_broker: KafkalogToBroker,
+                                                                  impl: ModuleType) -> None:
+    """The two cleanings of that partition, batch by batch: the same segments, and below the cleaned offset the
+    same batches (offsets, codec, producer fields, transactional and control flags, whether the delete horizon
+    is set, leader epoch, max timestamp) holding the same records.  Compressed bytes are each runtime's
+    compressor's, so batches are compared decoded."""
+    r = kafkalog_to_broker
+    broker_dir = r.rounds[CLEAN].stopped_log_dir / f"{COMPACT[0]}-{COMPACT[1]}"
+    theirs = _cleaned_batches(broker_dir, r.compact_cleaned_up_to)
+    ours = _cleaned_batches(r.compact_kafkalog_dir, r.compact_cleaned_up_to)
+    assert ours[0] == theirs[0]
+    assert len(ours[1]) == len(theirs[1])
+    for mine, kafka in zip(ours[1], theirs[1], strict=True):
+        assert mine == kafka
+    assert any(batch[7] for batch in theirs[1]), "the delete horizon was set on a batch with tombstones or markers"
