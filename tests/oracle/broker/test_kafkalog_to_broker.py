@@ -15,7 +15,7 @@ The run (:func:`kafkalog_to_broker`): the broker creates two topics (their KRaft
 
 A third partition, ``kl-compact-0`` (compacted on the broker too), kafkalog writes and does not clean: the
 broker's cleaner cleans it while it serves the *clean* round, and kafkalog's cleaner a copy of the same files;
-the broker's consumers then get what kafkalog reads of its own cleaning.
+the broker's consumers then get what kafkalog reads of its own cleaning, and the cleaned batches are the same.
 
 Each time the broker starts on the files, its consumers (``read_committed`` and ``read_uncommitted``) get
 kafkalog's records; a producer appends plain records and a committed and an aborted transaction; the consumers
