@@ -61,7 +61,9 @@ KAFKA_VERSIONS := 3.9.2 4.4.0
 ORACLE_DIR := .oracle
 ORACLE_STAMPS := $(foreach v,$(KAFKA_VERSIONS),$(ORACLE_DIR)/kafka-$(v)/.resolved)
 
-oracle-jars: $(ORACLE_STAMPS)
+ORACLE_BROKER_STAMPS := $(foreach v,$(KAFKA_VERSIONS),$(ORACLE_DIR)/kafka-$(v)/.broker-resolved)
+
+oracle-jars: $(ORACLE_STAMPS) $(ORACLE_BROKER_STAMPS)
 
 $(ORACLE_DIR)/kafka-%/.resolved: tests/oracle/pom.xml
 	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
@@ -72,6 +74,21 @@ $(ORACLE_DIR)/kafka-%/.resolved: tests/oracle/pom.xml
 		else cat $(ORACLE_DIR)/kafka-$*.log >&2; exit 1; fi; \
 	else \
 		echo "oracle-jars: no java or mvn on PATH: Kafka $* is not fetched, the oracle tests will skip" >&2; \
+	fi
+
+# What the real-broker tests (tests/oracle/broker) add to a version's jars, by its line (3 or 4), without their
+# dependencies: 3.x LocalTieredStorage (the storage test jar), 4.x the slf4j binding its broker logs through.  Kept
+# in broker-lib/ beside lib/, so that nothing but the broker's class path sees them.
+$(ORACLE_DIR)/kafka-%/.broker-resolved: tests/oracle/broker/pom.xml
+	@if command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then \
+		rm -rf $(ORACLE_DIR)/kafka-$*/broker-lib && mkdir -p $(ORACLE_DIR)/kafka-$*/broker-lib && \
+		if mvn -q -B -f tests/oracle/broker/pom.xml -Dkafka.version=$* -Dkafka.line=$(firstword $(subst ., ,$*)) \
+				dependency:copy-dependencies -DexcludeTransitive=true \
+				-DoutputDirectory=$(CURDIR)/$(ORACLE_DIR)/kafka-$*/broker-lib \
+				>$(ORACLE_DIR)/kafka-$*-broker.log 2>&1; then touch $@; \
+		else cat $(ORACLE_DIR)/kafka-$*-broker.log >&2; exit 1; fi; \
+	else \
+		echo "oracle-jars: no java or mvn on PATH: the broker jars of Kafka $* are not fetched, the broker tests will skip" >&2; \
 	fi
 
 pytest: $(STAMP) oracle-jars

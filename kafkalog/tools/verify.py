@@ -21,6 +21,13 @@ Per segment (``<base>.log`` and its indexes):
   - a zero-filled index tail (a preallocated index not trimmed by a clean shutdown) is a note; an index's
     entries end at its first all-zero entry after the first, and only they are read (with the tail's data
     regions, to see that it is zero), so a 10 MiB or a sparse 8 GiB preallocated index costs what it holds.
+    The first slot, zero-filled, is an entry only where a broker could have written it: ``(offset +0,
+    position 0)`` when the segment has a batch, ``(timestamp 0, offset +0)`` when its first batch's max
+    timestamp is 0 (Kafka's ``TimeIndex.maybeAppend`` starts from ``NO_TIMESTAMP``); otherwise the whole file is
+    the preallocated tail of an index that holds no entry yet, which a broker's active segment has after a
+    crash while it holds less than ``index.interval.bytes`` (and a KRaft metadata log at every stop, as Kafka
+    loads that log with recovery each time).  DumpLogSegments reads that slot as an entry and reports the time
+    index's as a mismatch; verify does not.
 
 Per partition: segment base offsets rise and each follows the previous segment's last offset; the
 leader-epoch checkpoint, producer snapshots and transaction indexes read back; a transaction index's last offsets
@@ -299,19 +306,20 @@ _TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
 
 
 def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str,
-                   base_offset: int) -> npt.NDArray[Any] | None:
+                   base_offset: int, zero_first_entry: bool = True) -> npt.NDArray[Any] | None:
     """The live entries of an index file (a ``Path``, or an object at a URL: a
     :class:`~kafkalog.storage.location.StorageLocation`, read by range); ``None`` when it cannot be read or
     fails the broker's sanity check (reported).
 
-    The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a
-    broker trims only at a clean shutdown; DumpLogSegments' rule).  The file is read a chunk at a time until
-    that entry, so the check costs what the index holds, not what its file's length is (a broker preallocates
-    10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only where the file has
-    data (a hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a preallocated tail from a
-    zeroed entry among live ones.  The broker's sanity check (Kafka: ``OffsetIndex.sanityCheck``,
-    ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole preallocated file a time index
-    always fails it, and the broker rebuilds the index, which is what the note about the tail says.
+    The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a broker
+    trims only at a clean shutdown; DumpLogSegments' rule), or at the first when ``zero_first_entry`` is false (the
+    caller knows no broker wrote an all-zero first entry into this index).  The file is read a chunk at a time
+    until that entry, so the check costs what the index holds, not what its file's length is (a broker preallocates
+    10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only where the file has data (a
+    hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a preallocated tail from a zeroed entry
+    among live ones.  The broker's sanity check (Kafka: ``OffsetIndex.sanityCheck``, ``TimeIndex.sanityCheck``) is
+    then applied to the live entries: on the whole preallocated file a time index always fails it, and the broker
+    rebuilds the index, which is what the note about the tail says.
     """
     if not isinstance(file, Path):
         try:
@@ -319,7 +327,7 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
         except (OSError, KafkaLogError) as e:
             report.add(Severity.ERROR, file, f"cannot be read: {e}")
             return None
-        return _live_entries(report, file, entry, kind, base_offset, length,
+        return _live_entries(report, file, entry, kind, base_offset, length, zero_first_entry,
                              lambda position, n: file.read_range(position, position + n),
                              lambda start, end, budget: _first_nonzero_object(file, start, end, budget))
     try:
@@ -332,7 +340,7 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
         if not stat.S_ISREG(info.st_mode):
             report.add(Severity.ERROR, file, "is not a regular file: a broker cannot map it")
             return None
-        return _live_entries(report, file, entry, kind, base_offset, info.st_size,
+        return _live_entries(report, file, entry, kind, base_offset, info.st_size, zero_first_entry,
                              lambda position, n: os.pread(fd, n, position),
                              lambda start, end, budget: _first_nonzero_byte(fd, start, end, budget))
     finally:
@@ -340,7 +348,7 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
 
 
 def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str, base_offset: int,
-                  length: int, read: Callable[[int, int], bytes],
+                  length: int, zero_first_entry: bool, read: Callable[[int, int], bytes],
                   first_nonzero: Callable[[int, int, int], tuple[int | None, bool]]) -> npt.NDArray[Any] | None:
     """:func:`_index_entries` of a file of ``length`` bytes that ``read(position, size)`` reads, and whose first
     non-zero byte in a range ``first_nonzero(start, end, budget)`` finds."""
@@ -359,7 +367,7 @@ def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind
             break  # the file was cut short while it was read: what was read is what there is
         raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
         zero = np.flatnonzero(~raw.any(axis=1))
-        if done == 0:
+        if done == 0 and zero_first_entry:
             zero = zero[zero > 0]
         if len(zero):
             end = done + int(zero[0])
@@ -463,7 +471,9 @@ def _report_some(report: PartitionReport, file: Any, messages: list[str], total:
 
 def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Any) -> None:
     rows = segment.rows
-    entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset)
+    # An all-zero first entry (offset +0 at position 0) is one a broker writes only over a batch.
+    entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset,
+                             zero_first_entry=len(rows) > 0)
     if entries is None or not len(entries):
         return
     offsets, numbers = _absolute_offsets(report, index_file, segment.base_offset, entries["relative"])
@@ -505,7 +515,10 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
 
 def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Any) -> None:
     rows = segment.rows
-    entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset)
+    # An all-zero first entry (timestamp 0, offset +0) is one a broker writes only when the first batch's max
+    # timestamp is 0: its index starts from no timestamp (-1) and takes only later ones.
+    entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset,
+                             zero_first_entry=len(rows) > 0 and int(rows["max_timestamp"][0]) == 0)
     if entries is None or not len(entries):
         return
     offsets, numbers = _absolute_offsets(report, time_index_file, segment.base_offset, entries["relative"])

@@ -151,6 +151,49 @@ def test_a_preallocated_index_is_checked_up_to_its_zero_tail(tmp_path: Path) -> 
     assert report.ok
 
 
+def test_an_index_with_no_entry_yet_is_all_preallocated_tail(tmp_path: Path) -> None:
+    """A broker killed while its active segment holds less than ``index.interval.bytes`` leaves both indexes
+    preallocated and all zeros (found on a real Kafka 4.4 broker, tests/oracle/broker: every partition of a killed
+    broker, and its KRaft metadata log at any stop).  Their first slot is no entry: ``(timestamp 0, offset +0)`` is
+    one only over a first batch of max timestamp 0, ``(offset +0, position 0)`` only over a batch; verify used to
+    check it as one and report errors on a healthy log dir."""
+    partition = build(tmp_path / "logs", records=10)
+    for suffix in (".index", ".timeindex"):
+        file = partition / f"{0:020d}{suffix}"
+        os.truncate(file, 0)
+        os.truncate(file, 10 * MIB - 10 * MIB % (8 if suffix == ".index" else 12))
+    report = verify_partition(partition)
+    found = index_findings(report.findings, partition)
+    assert report.ok, report.errors
+    # The offset index's first slot over the batch at position 0 is a right entry ((+0, 0) finds it).
+    assert [(f.severity, f.path[-6:], f.message.split(",")[0]) for f in found] == [
+        (Severity.NOTE, ".index", "its entries end at entry 1"),
+        (Severity.NOTE, "eindex", "its entries end at entry 0")], found
+    # An empty segment's preallocated indexes: no batch, so no entry either.
+    (partition / f"{0:020d}.log").write_bytes(b"")
+    report = verify_partition(partition)
+    assert report.ok, report.errors
+    # A first batch stamped 0 makes (0, +0) a real time index entry: checked as one, and right.
+    with LogManager(tmp_path / "zero", LogConfig({"index.interval.bytes": 1})) as manager:
+        log = manager.create_log(TopicPartition("events", 0))
+        for ts in (0, 0, 5):  # the second append indexes the max timestamp so far, 0, at its first offset
+            log.append(MemoryRecords.with_records([(b"k", b"v", ts)]))
+    zero = tmp_path / "zero" / "events-0"
+    assert (zero / f"{0:020d}.timeindex").read_bytes()[:12] == bytes(12)
+    assert verify_partition(zero).ok
+    # Planted under a later first batch, the same all-zero first entry followed by live ones is an error.
+    with LogManager(tmp_path / "late", LogConfig({"index.interval.bytes": 1})) as manager:
+        log = manager.create_log(TopicPartition("events", 0))
+        for ts in (10, 20, 30):
+            log.append(MemoryRecords.with_records([(b"k", b"v", ts)]))
+    time_index = tmp_path / "late" / "events-0" / f"{0:020d}.timeindex"
+    raw = bytearray(time_index.read_bytes())
+    raw[:12] = bytes(12)
+    time_index.write_bytes(bytes(raw))
+    errors = [f for f in verify_partition(time_index.parent).errors if f.path == str(time_index)]
+    assert errors and "entry 0 is zero-filled" in errors[0].message, errors
+
+
 def test_faults_among_the_live_entries_are_still_found(tmp_path: Path) -> None:
     partition = build(tmp_path / "logs")
     index = partition / f"{0:020d}.index"
