@@ -1,8 +1,8 @@
 """The real-broker runs, once per test session each, and the rule for when they cannot run.
 
 Without Java, the jars of a version (``make oracle-jars``) or confluent-kafka, the broker tests skip with a note
-saying how to get them; with ``KAFKALOG_REQUIRE_ORACLE=1`` (CI) that skip is a failure instead, as
-``KAFKALOG_REQUIRE_EXTENSION`` makes a missing compiled core one (tests/conftest.py).
+saying how to get them; with ``KAFKALOG_REQUIRE_ORACLE=1`` (CI) that skip is a failure instead: the one rule of
+the oracle's tests, ``oracle_unavailable`` in tests/oracle/conftest.py.
 
 Each run below starts its broker once, does everything that needs the broker running, stops it, and hands the
 tests what the consumers got and where the files are; the tests then read the stopped broker's files with
@@ -12,19 +12,19 @@ with the broker's log tail.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tests.oracle.conftest import oracle_unavailable
+
 from .broker import BrokerUnavailable, KafkaBroker, broker_classpath
 from .clients import Row, TopicPartitionKey, consume, end_offsets, wait_until_stable
 from .tiered import TIERED_TOPIC, produce_local_tail, produce_tiered, tiered_broker_config, wait_until_tiered
 from .workloads import BROKER_CONFIG, Workload, produce_workload, wait_until_cleaned
 
-REQUIRE_ORACLE = os.environ.get("KAFKALOG_REQUIRE_ORACLE", "") not in ("", "0")
 #: "What brokers run now" (broker to kafkalog, kafkalog to broker), and the 3.x whose storage test jar Maven
 #: serves, for LocalTieredStorage.
 KAFKA_CURRENT = "4.4.0"
@@ -40,9 +40,7 @@ def require_broker(version: str) -> None:
     except (BrokerUnavailable, ImportError) as e:
         reason = (f"no Kafka {version} broker: {e} (confluent-kafka is in the test extra; the jars come from "
                   "`make oracle-jars`)")
-        if REQUIRE_ORACLE:
-            pytest.fail(f"KAFKALOG_REQUIRE_ORACLE is set but {reason}")
-        pytest.skip(reason)
+        oracle_unavailable(reason)
 
 
 @dataclass
