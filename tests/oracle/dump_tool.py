@@ -1,0 +1,174 @@
+"""Kafka's own ``DumpLogSegments``, run from the oracle's jars, and its output cut into one part per file.
+
+The tool is Kafka's ``kafka-dump-log.sh``: ``kafka.tools.DumpLogSegments`` (Scala, ``kafka_2.13``) in 3.9.2,
+``org.apache.kafka.tools.DumpLogSegments`` (Java, ``kafka-tools``) in 4.x.  One JVM dumps many files in one
+call (``--files a,b,c``: a JVM costs a second or so to start), and :func:`run_dump` cuts what it printed
+into:
+
+- per file, the stdout lines from its ``Dumping <file>`` line up to the next file's (the files are given as
+  absolute paths, so the line is known in advance: a payload that happens to start with ``Dumping`` is not
+  taken for one);
+- the stderr lines printed while the files were dumped (``Ignoring unknown file ...``, a corrupt snapshot's
+  message), in order;
+- the reports the tool prints on stderr after the last file (index mismatches, time-index errors,
+  non-consecutive offsets), one block a report: a header line and the lines under it.  Kafka keeps them in
+  hash maps, so their order across files is the hash order of the paths: :attr:`KafkaDump.reports` is sorted,
+  to be compared as a set.
+
+Kafka's tool stops at the first exception it meets (a stack trace, exit status 1, and none of the reports).
+When that happens the file it was dumping is recorded with the exception (``SimpleClassName: message``) and
+what it printed before it, and the other files are dumped again without it, so every file is compared and
+each failing file costs one more JVM.
+
+Two lines of logging start-up noise are not the tool's output and are dropped: the ``log4j:WARN`` lines of
+3.9's reload4j without a configuration, and the ``SLF4J:`` lines of 4.x's slf4j without a binding.
+
+:class:`OracleUnavailable` says why the tool cannot run (no ``java``, or the jars not fetched: ``make
+oracle-jars``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["KAFKA_VERSIONS", "REPORT_HEADERS", "FileDump", "KafkaDump", "OracleUnavailable", "jar_dir",
+           "parse_reports", "run_dump", "split_by_file"]
+
+REPO = Path(__file__).resolve().parents[2]
+#: The scenario key of each Kafka line (the oracle contract's ``kafka_versions()``) to the jar version.
+KAFKA_VERSIONS = {"3.9": "3.9.2", "4": "4.4.0"}
+_TOOL_CLASS = {"3": "kafka.tools.DumpLogSegments", "4": "org.apache.kafka.tools.DumpLogSegments"}
+#: How long one JVM may take, whatever it dumps (a few seconds are expected).
+TIMEOUT_S = 300
+#: The first lines of the reports printed after the last file (3.9.2 and 4.x wordings).
+REPORT_HEADERS = ("Mismatches in :", "Found timestamp mismatch in :", "Found out of order timestamp in :",
+                  "The following indexed offsets are not found in", "Non-consecutive offsets in ")
+_NOISE = re.compile(r"^(log4j:WARN |SLF4J: )")
+_EXCEPTION = re.compile(r'^Exception in thread "main" ([\w.$]+)(?:: (.*))?$')
+
+
+class OracleUnavailable(Exception):
+    """Kafka's tool cannot run here: no ``java``, or the jars of that version are not fetched."""
+
+
+def jar_dir(version: str) -> Path:
+    """The jars of Kafka ``version`` (``3.9.2``, ``4.4.0``), as ``make oracle-jars`` leaves them."""
+    lib = REPO / ".oracle" / f"kafka-{version}" / "lib"
+    if not (lib / f"kafka-clients-{version}.jar").is_file():
+        raise OracleUnavailable(f"Kafka {version}'s jars are not in {lib}: run `make oracle-jars` (needs Maven and "
+                                "Java 17)")
+    if shutil.which("java") is None:
+        raise OracleUnavailable("no `java` on PATH: Kafka's DumpLogSegments needs Java 17")
+    return lib
+
+
+@dataclass
+class FileDump:
+    """What Kafka's tool printed for one file: its stdout lines (``Dumping <file>`` first), and the exception
+    it stopped on, if it did (then the last line may be a line it had begun)."""
+
+    path: str
+    lines: list[str]
+    exception: str | None = None
+
+
+@dataclass
+class KafkaDump:
+    """One dump of many files: each file's part, the stderr lines printed along the way, the reports."""
+
+    files: dict[str, FileDump]
+    inline_errors: list[str] = field(default_factory=list)
+    reports: list[tuple[str, ...]] = field(default_factory=list)
+    jvm_runs: int = 1
+
+
+def split_by_file(stdout: str, files: Sequence[str]) -> dict[str, FileDump]:
+    """Cut a dump's stdout into the parts of ``files``, which it dumped in that order (a part ends where the
+    next file's ``Dumping`` line is; text before the first is an error)."""
+    parts: dict[str, FileDump] = {}
+    current: FileDump | None = None
+    pending = list(files)
+    lines = stdout.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        if pending and line == f"Dumping {pending[0]}":
+            name = pending.pop(0)
+            current = parts[name] = FileDump(name, [line])
+        elif current is None:
+            raise ValueError(f"output before the first file: {line!r}")
+        else:
+            current.lines.append(line)
+    return parts
+
+
+def parse_reports(stderr_lines: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The lines printed while dumping, and the report blocks after them (a header and its indented lines;
+    3.9's not-found report has unindented ``Indexed offset: ...`` lines)."""
+    inline: list[str] = []
+    blocks: list[list[str]] = []
+    for line in stderr_lines:
+        if line.startswith(REPORT_HEADERS):
+            blocks.append([line])
+        elif blocks and (line.startswith("  ") or line.startswith("Indexed offset: ")):
+            blocks[-1].append(line)
+        elif blocks:
+            raise ValueError(f"a stderr line after the reports began: {line!r}")
+        else:
+            inline.append(line)
+    return inline, sorted(tuple(block) for block in blocks)
+
+
+def _exception(stderr_lines: Sequence[str]) -> str | None:
+    for line in stderr_lines:
+        match = _EXCEPTION.match(line)
+        if match:
+            name = match.group(1).rsplit(".", 1)[-1]
+            return f"{name}: {match.group(2)}" if match.group(2) is not None else name
+    return None
+
+
+def _java(version: str, flags: Sequence[str], files: Sequence[str]) -> subprocess.CompletedProcess[bytes]:
+    lib = jar_dir(version)
+    command = ["java", "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8",
+               "-Dsun.stdout.encoding=UTF-8", "-Dsun.stderr.encoding=UTF-8", "-cp", f"{lib}/*",
+               _TOOL_CLASS[version.split(".", 1)[0]], *flags, "--files", ",".join(files)]
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    return subprocess.run(command, capture_output=True, timeout=TIMEOUT_S, env=env, check=False)
+
+
+def run_dump(version: str, files: Sequence[str | os.PathLike[str]], flags: Sequence[str] = ()) -> KafkaDump:
+    """Kafka ``version``'s ``DumpLogSegments`` with ``flags`` over ``files`` (absolute paths), one JVM, plus one
+    more for each file the tool stops on."""
+    names = [os.fspath(f) for f in files]
+    if not all(os.path.isabs(name) for name in names):
+        raise ValueError("run_dump takes absolute paths (Kafka prints the path as given)")
+    failed: dict[str, FileDump] = {}
+    remaining = list(names)
+    runs = 0
+    while True:
+        runs += 1
+        done = _java(version, flags, remaining) if remaining else None
+        stdout = done.stdout.decode("utf-8") if done else ""
+        stderr = [line for line in (done.stderr.decode("utf-8").splitlines() if done else [])
+                  if not _NOISE.match(line)]
+        parts = split_by_file(stdout, remaining)
+        if done is None or done.returncode == 0:
+            break
+        exception = _exception(stderr)
+        if exception is None or not parts:
+            raise RuntimeError(f"Kafka {version}'s DumpLogSegments failed (status {done.returncode}) outside a "
+                               "file:\n" + "\n".join(stderr[:40]))
+        last = list(parts)[-1]
+        parts[last].exception = exception
+        failed[last] = parts[last]
+        remaining.remove(last)
+    inline, reports = parse_reports(stderr)
+    ordered = {name: failed[name] if name in failed else parts[name] for name in names}
+    return KafkaDump(ordered, inline, reports, runs)
