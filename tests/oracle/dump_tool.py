@@ -17,8 +17,9 @@ into:
 
 Kafka's tool stops at the first exception it meets (a stack trace, exit status 1, and none of the reports).
 When that happens the file it was dumping is recorded with the exception (``SimpleClassName: message``) and
-what it printed before it, and the other files are dumped again without it, so every file is compared and
-each failing file costs one more JVM.
+what it printed before it, and the next run goes on from the file after it; once every such file is known,
+one last run dumps all the others, for their reports.  So every file is compared, and the failing files cost
+one JVM each and one more for them all.
 
 Two lines of logging start-up noise are not the tool's output and are dropped: the ``log4j:WARN`` lines of
 3.9's reload4j without a configuration, and the ``SLF4J:`` lines of 4.x's slf4j without a binding.
@@ -144,22 +145,26 @@ def _java(version: str, flags: Sequence[str], files: Sequence[str]) -> subproces
 
 
 def run_dump(version: str, files: Sequence[str | os.PathLike[str]], flags: Sequence[str] = ()) -> KafkaDump:
-    """Kafka ``version``'s ``DumpLogSegments`` with ``flags`` over ``files`` (absolute paths), one JVM, plus one
-    more for each file the tool stops on."""
+    """Kafka ``version``'s ``DumpLogSegments`` with ``flags`` over ``files`` (absolute paths): one JVM, or, when
+    the tool stops on some files, one for each of them and two more."""
     names = [os.fspath(f) for f in files]
     if not all(os.path.isabs(name) for name in names):
         raise ValueError("run_dump takes absolute paths (Kafka prints the path as given)")
-    failed: dict[str, FileDump] = {}
+    stopped: dict[str, FileDump] = {}
     remaining = list(names)
     runs = 0
-    while True:
+
+    def run(batch: list[str]) -> tuple[subprocess.CompletedProcess[bytes], dict[str, FileDump], list[str]]:
+        nonlocal runs
         runs += 1
-        done = _java(version, flags, remaining) if remaining else None
-        stdout = done.stdout.decode("utf-8") if done else ""
-        stderr = [line for line in (done.stderr.decode("utf-8").splitlines() if done else [])
-                  if not _NOISE.match(line)]
-        parts = split_by_file(stdout, remaining)
-        if done is None or done.returncode == 0:
+        done = _java(version, flags, batch)
+        stderr = [line for line in done.stderr.decode("utf-8").splitlines() if not _NOISE.match(line)]
+        return done, split_by_file(done.stdout.decode("utf-8"), batch), stderr
+
+    # Find the files the tool stops on: each run goes on from the file after the last stop.
+    while remaining:
+        done, parts, stderr = run(remaining)
+        if done.returncode == 0:
             break
         exception = _exception(stderr)
         if exception is None or not parts:
@@ -167,8 +172,17 @@ def run_dump(version: str, files: Sequence[str | os.PathLike[str]], flags: Seque
                                "file:\n" + "\n".join(stderr[:40]))
         last = list(parts)[-1]
         parts[last].exception = exception
-        failed[last] = parts[last]
-        remaining.remove(last)
+        stopped[last] = parts[last]
+        remaining = remaining[remaining.index(last) + 1:]
+    if stopped:
+        # The reports come after the last file of a run that ends: one more run of every other file.
+        rest = [name for name in names if name not in stopped]
+        done, parts, stderr = run(rest) if rest else (None, {}, [])
+        if done is not None and done.returncode != 0:
+            raise RuntimeError(f"Kafka {version}'s DumpLogSegments stopped on a file it had dumped before:\n"
+                               + "\n".join(stderr[:40]))
+    elif not names:
+        parts, stderr = {}, []
     inline, reports = parse_reports(stderr)
-    ordered = {name: failed[name] if name in failed else parts[name] for name in names}
-    return KafkaDump(ordered, inline, reports, runs)
+    parts.update(stopped)
+    return KafkaDump({name: parts[name] for name in names}, inline, reports, runs)
