@@ -66,13 +66,15 @@ class OracleUnavailable(Exception):
 
 
 def jar_dir(version: str) -> Path:
-    """The jars of Kafka ``version`` (``3.9.2``, ``4.4.0``), as ``make oracle-jars`` leaves them."""
+    """The jars of Kafka ``version`` (``3.9.2``, ``4.4.0``), as ``make oracle-jars`` leaves them; raises
+    :class:`OracleUnavailable` without them, or without ``java`` and ``javac``."""
     lib = REPO / ".oracle" / f"kafka-{version}" / "lib"
     if not (lib / f"kafka-clients-{version}.jar").is_file():
         raise OracleUnavailable(f"Kafka {version}'s jars are not in {lib}: run `make oracle-jars` (needs Maven and "
                                 "Java 17)")
-    if shutil.which("java") is None:
-        raise OracleUnavailable("no `java` on PATH: Kafka's DumpLogSegments needs Java 17")
+    for tool in ("java", "javac"):  # javac: the runner (DumpServer) is compiled on first use
+        if shutil.which(tool) is None:
+            raise OracleUnavailable(f"no `{tool}` on PATH: the dump oracle needs Java 17 (a JDK)")
     return lib
 
 
@@ -151,8 +153,6 @@ def _server_classes() -> Path:
     source = _SERVER_SOURCE.read_bytes()
     out = REPO / ".oracle" / f"dump-server-{hashlib.sha256(source).hexdigest()[:16]}"
     if not (out / "DumpServer.class").is_file():
-        if shutil.which("javac") is None:
-            raise OracleUnavailable("no `javac` on PATH: the dump oracle compiles a small runner (needs Java 17)")
         work = Path(tempfile.mkdtemp(prefix="dump-server-", dir=REPO / ".oracle"))
         subprocess.run(["javac", "--release", "17", "-d", str(work), str(_SERVER_SOURCE)], check=True,
                        capture_output=True, timeout=TIMEOUT_S)
