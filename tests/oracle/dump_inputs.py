@@ -357,6 +357,8 @@ def write_inputs(root: Path) -> DumpInputs:
     unknown = plain / "codecs-0" / "00000000000000000000.log.deleted"
     unknown.write_bytes((plain / "codecs-0" / "00000000000000000000.log").read_bytes())
     inputs.segments.append(str(unknown))
+    # A name without a dot: Kafka 3.x's tool dies on it (StringIndexOutOfBoundsException), 4.x ignores it.
+    inputs.segments.append(str(plain / "codecs-0" / "leader-epoch-checkpoint"))
     inputs.offsets = _files(topics / "__consumer_offsets-0", (".log",))
     inputs.offsets_errors = _files(topics / "__consumer_offsets-1", (".log",)) + _files(
         topics / "__consumer_offsets-2", (".log",))
