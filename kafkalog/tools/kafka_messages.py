@@ -59,9 +59,11 @@ record's decoding takes time and memory in proportion to its size whatever its b
   says why;
 - a tagged-field count larger than the bytes left could hold (each field is at least a one-byte tag and a
   one-byte size) fails before the first field is read: ``Tried to read 2147483647 tagged field(s), but
-  there are only 6 bytes remaining.``  Kafka's generated loop would read on until its buffer ran out
-  (``BufferUnderflowException``, ``null``); the outcome is the same failure, reached at once and said
-  plainly.  A negative count (a varint past 2^31 - 1) reads no field, as Kafka's loop does.
+  there are only 6 bytes remaining.``  Kafka's generated loop reads on until a field fails (at the end of
+  its buffer, ``BufferUnderflowException``, ``null``; or, for the record above, whose first field has size
+  -6, ``NegativeArraySizeException``, ``-6``, as the dump oracle shows); the record fails either way, here
+  at once and said plainly (a difference docs/cli.rst lists).  A negative count (a varint past 2^31 - 1)
+  reads no field, as Kafka's loop does.
 """
 
 from __future__ import annotations
