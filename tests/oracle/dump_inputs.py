@@ -296,6 +296,10 @@ def _internal_topics(root: Path) -> None:
         (c.CG_KEY[:1], None),
         (b"user-key", b"user-value"),
         (c.CG_KEY, c.CG_VALUE[:-1] + c.HOSTILE_TAGS),
+        # Versions outside the schema's, read as Kafka's generated code reads them (no check of its own).
+        (c.GROUP_KEY, c.i16(9) + c.group_value(c.SUBSCRIPTION, c.ASSIGNMENT)[2:]),
+        (c.i16(1) + c.s16("g") + c.s16("t") + c.i32(7), c.i16(-2) + c.i64(42) + c.s16("m") + c.i64(1000)),
+        (c.GROUP_KEY, c.i16(-1) + c.group_value(c.SUBSCRIPTION, c.ASSIGNMENT)[2:]),
     ])
     _write_batches(root / "__consumer_offsets-2", [(c.CG_KEY, c.CG_VALUE), (None, b"x"), (c.CG_KEY, c.CG_VALUE)])
 
