@@ -47,6 +47,7 @@ from libc.string cimport memcmp, memcpy, memset
 import numpy as np
 
 from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE, TimestampType
+from ._java_utf8 import JAVA_UTF8
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
 
 __all__ = [
@@ -180,6 +181,10 @@ cdef packed struct HeaderRow:
     int32_t key_len
     int32_t value_len
 
+
+# The codec error handler header keys are decoded with: malformed UTF-8 replaced as Java's decoder replaces it
+# (importing the module registers it).
+cdef bytes _JAVA_UTF8_ERRORS = JAVA_UTF8.encode("ascii")
 
 include "_core_pyx/crc.pxi"
 include "_core_pyx/scan.pxi"

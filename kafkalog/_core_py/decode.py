@@ -40,6 +40,7 @@ from .._common import (
     TIMESTAMP_TYPE_MASK,
     TimestampType,
 )
+from .._java_utf8 import JAVA_UTF8
 from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
 from ._ints import _FRAME, _I16, _I32, _I64, _MASK32, _MASK64, _U32, wrap64
 
@@ -386,7 +387,7 @@ def decode_v2_record_objects_chunk(
 
         def on_header(kp: int, kl: int, vp: int, vl: int) -> None:
             out[-1].headers.append(
-                (bytes(view[kp:kp + kl]).decode("utf-8", "replace"),
+                (bytes(view[kp:kp + kl]).decode("utf-8", JAVA_UTF8),
                  bytes(view[vp:vp + vl]) if vl >= 0 else None)
             )
 

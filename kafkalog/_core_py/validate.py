@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from .._java_utf8 import JAVA_UTF8
 from ..errors import CorruptRecordError
 from ._ints import _I16, _I32, _I64, _U32, wrap64
 from .crc import crc32c
@@ -105,9 +106,10 @@ def validate_v2_records(buf: Any, start: int, end: int, count: int, base_offset:
                 + _field_size(key_len) + _field_size(value_len) + _size_of_varlong(n_headers))
 
     def header(key_pos: int, key_len: int, value_pos: int, value_len: int) -> None:
-        # The object decode reads a header key as text (invalid UTF-8 replaced); its size is the text's.
+        # The object decode reads a header key as text (malformed UTF-8 replaced as Java does); its size is the
+        # text's.
         nonlocal body
-        key = bytes(view[key_pos:key_pos + key_len]).decode("utf-8", "replace").encode()
+        key = bytes(view[key_pos:key_pos + key_len]).decode("utf-8", JAVA_UTF8).encode()
         body += _size_of_varlong(len(key)) + len(key) + _field_size(value_len)
 
     with memoryview(buf) as whole:

@@ -694,7 +694,7 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
                 if _read_header(p, &pos, &r, &hrow, &err):
                     _raise(&err)
                 headers.append((
-                    PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, "replace"),
+                    PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, _JAVA_UTF8_ERRORS),
                     _bytes_or_none(p, hrow.value_pos, hrow.value_len),
                 ))
             rec._headers = headers

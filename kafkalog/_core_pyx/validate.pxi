@@ -38,13 +38,14 @@ cdef inline int64_t _v_delta_size(int64_t value, int64_t base) except -1:
 
 
 cdef int64_t _v_header_key_size(const unsigned char *p, Py_ssize_t pos, int32_t length) except -1:
-    """A header key's bytes as the object decode sizes it: its UTF-8 text (invalid bytes replaced),
-    re-encoded.  ASCII is itself; anything else goes through Python's codec."""
+    """A header key's bytes as the object decode sizes it: its UTF-8 text (malformed bytes replaced as Java
+    replaces them, :mod:`kafkalog._java_utf8`), re-encoded.  ASCII is itself; anything else goes through the
+    codec."""
     cdef int32_t i
     cdef Py_ssize_t n
     for i in range(length):
         if p[pos + i] >= 0x80:
-            n = len(PyUnicode_DecodeUTF8(<const char *>(p + pos), length, "replace").encode())
+            n = len(PyUnicode_DecodeUTF8(<const char *>(p + pos), length, _JAVA_UTF8_ERRORS).encode())
             return _v_varint_size(n) + n
     return _v_varint_size(length) + length
 

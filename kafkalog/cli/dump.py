@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
+from .._java_utf8 import java_utf8
 from ..errors import KafkaLogError, StorageNotFoundError
 from ..index import OffsetIndex, TimeIndex
 from ..producer_state.entry import decrement_sequence
@@ -88,16 +89,20 @@ EXIT_UNREADABLE = EXIT_USAGE  # a file that could not be read at all
 # -- decoders (Kafka: org.apache.kafka.tools.api.*Decoder) -------------------------------------------
 
 def _string(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+    """Kafka: ``StringDecoder``, ``new String(bytes, UTF_8)``, malformed bytes replaced as Java replaces them."""
+    return java_utf8(data)
 
 
 def _fixed(fmt: str, what: str) -> Callable[[bytes], str]:
-    size = struct.calcsize(fmt)
+    """Kafka: ``IntegerDecoder`` and ``LongDecoder``, ``ByteBuffer.wrap(bytes).getInt()`` (``getLong()``): the
+    first 4 (8) bytes, whatever follows them.  Fewer bytes is a ``BufferUnderflowException`` that stops Kafka's
+    tool; here a :class:`~kafkalog.tools.dump_decoders.DecoderError` the dump reports before going on."""
+    codec = struct.Struct(fmt)
 
     def decode(data: bytes) -> str:
-        if len(data) != size:
-            return f"<not {what}: {len(data)} bytes>"
-        return str(struct.unpack(fmt, data)[0])
+        if len(data) < codec.size:
+            raise DecoderError(f"{len(data)} byte(s) do not hold {what} ({codec.size} bytes)")
+        return str(codec.unpack_from(data)[0])
 
     return decode
 
@@ -724,8 +729,12 @@ class DumpLogSegments:
         without them."""
         parser = self.options.parser
         if parser is None:
-            return (None if record.key is None else self.options.key_decoder(record.key),
-                    None if record.value is None else self.options.value_decoder(record.value))
+            try:
+                return (None if record.key is None else self.options.key_decoder(record.key),
+                        None if record.value is None else self.options.value_decoder(record.value))
+            except DecoderError as e:
+                self._problem(file, f"record at offset {record.offset}: {e}")
+                return None, None
         try:
             return parser(record.offset, record.key, record.value)
         except DecoderError as e:

@@ -51,6 +51,7 @@ import numpy.typing as npt
 
 from .. import _impl
 from .._common import MAGIC_V2
+from .._java_utf8 import JAVA_UTF8
 from ..errors import IllegalStateError
 from .batch import RecordBatch, RecordColumns, encode_default_batch, write_empty_header
 from .legacy import build_legacy_message_set
@@ -315,7 +316,7 @@ def records_of(columns: Any, lo: int, hi: int) -> list[Any]:
         for h in range(int(row["header_index"]), int(row["header_index"]) + int(row["header_count"])):
             hrow = headers[h]
             kp, kl, vp, vl = int(hrow["key_pos"]), int(hrow["key_len"]), int(hrow["value_pos"]), int(hrow["value_len"])
-            record_headers.append((bytes(data[kp:kp + kl]).decode("utf-8", "replace"),
+            record_headers.append((bytes(data[kp:kp + kl]).decode("utf-8", JAVA_UTF8),
                                    None if vl < 0 else bytes(data[vp:vp + vl])))
         kp, kl, vp, vl = int(row["key_pos"]), int(row["key_len"]), int(row["value_pos"]), int(row["value_len"])
         out.append(_impl.core.Record(int(row["offset"]), int(row["timestamp"]),

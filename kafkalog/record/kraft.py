@@ -26,6 +26,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
+from .._java_utf8 import JAVA_UTF8
 from ..errors import InvalidRecordError
 from .types import ControlRecordType
 
@@ -81,7 +82,7 @@ class _Reader:
         return n
 
     def compact_string(self) -> str:
-        return self._take(self.compact_length()).decode("utf-8", errors="replace")
+        return self._take(self.compact_length()).decode("utf-8", JAVA_UTF8)
 
     def uuid(self) -> str:
         return base64.urlsafe_b64encode(self._take(16)).decode("ascii").rstrip("=")

@@ -239,6 +239,9 @@ def deserialize(value: bytes | None) -> RemoteLogMetadata:
         MessageReadError: the bytes do not read, or the objects refuse them; the message is the one Kafka's
             exception carries (what ``kafka-dump-log`` prints after ``Error at offset N, skipping.``).
     """
+    if value is None:
+        # Kafka's parser dies on the null value (a NullPointerException) before its serde reads anything.
+        raise MessageReadError("the record has no value")
     api_key, _version, message = read_api_message(value, SCHEMAS)
     return _TRANSFORMS[api_key](message)
 

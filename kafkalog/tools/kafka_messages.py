@@ -29,12 +29,21 @@ The byte format, all big-endian:
   only there, and a converter writes them only when they differ from their default;
 - otherwise: a string's length is an int16, a bytes' or an array's an int32, -1 being null.
 
-A field exists in a version when the version is in its ``versions``; a field absent from a version reads
-as its default and the converter leaves it out.  Decoding failures raise :class:`MessageReadError` with the
-message Kafka's reader throws (``Can't read version 9 of TopicRecord``, ``non-nullable field name was
-serialized as null``, ``Error reading byte array of 12 byte(s): only 3 byte(s) available``); where Java
-throws a ``BufferUnderflowException``, whose message is ``null``, the message is ``null`` too, as Kafka's
-tool prints it.
+Which fields a version has, whether it is flexible, whether a field may be null: Kafka's generated code
+decides each with an ``if`` on ``_version`` that the generator (``VersionConditional``) writes only for the
+bounds that narrow the versions the code can run at.  So a message read at a version outside its
+``validVersions`` is not refused: a message's own reader checks no version at all, a field of versions ``3+``
+in a message of ``0-4`` is read for any version from 3 up (9 too), one of ``0-2`` for any version up to 2;
+only an inline struct's reader refuses a version past its message's highest (``Can't read version 9 of
+MemberMetadata``).  :func:`_generated_test` is that ``if``, and the reader applies it where the generated code
+does, with the same narrowed ranges, so an out-of-range version reads as Kafka reads it.
+
+A field absent from a version reads as its default and the converter leaves it out.  Decoding failures raise
+:class:`MessageReadError` with the message Kafka's reader throws (``Can't read version 9 of MemberMetadata``,
+``non-nullable field name was serialized as null``, ``Error reading byte array of 12 byte(s): only 3 byte(s)
+available``); where Java throws a ``BufferUnderflowException``, whose message is ``null``, the message is
+``null`` too, as Kafka's tool prints it.  Strings are Java's: malformed UTF-8 replaced as Java replaces it
+(:mod:`kafkalog._java_utf8`).
 
 Every count and length is bounded by the bytes left before anything is read or allocated for it, so a
 record's decoding takes time and memory in proportion to its size whatever its bytes claim:
@@ -50,9 +59,11 @@ record's decoding takes time and memory in proportion to its size whatever its b
   says why;
 - a tagged-field count larger than the bytes left could hold (each field is at least a one-byte tag and a
   one-byte size) fails before the first field is read: ``Tried to read 2147483647 tagged field(s), but
-  there are only 6 bytes remaining.``  Kafka's generated loop would read on until its buffer ran out
-  (``BufferUnderflowException``, ``null``); the outcome is the same failure, reached at once and said
-  plainly.  A negative count (a varint past 2^31 - 1) reads no field, as Kafka's loop does.
+  there are only 6 bytes remaining.``  Kafka's generated loop reads on until a field fails (at the end of
+  its buffer, ``BufferUnderflowException``, ``null``; or, for the record above, whose first field has size
+  -6, ``NegativeArraySizeException``, ``-6``, as the dump oracle shows); the record fails either way, here
+  at once and said plainly (a difference docs/cli.rst lists).  A negative count (a varint past 2^31 - 1)
+  reads no field, as Kafka's loop does.
 """
 
 from __future__ import annotations
@@ -69,6 +80,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any
 
+from .._java_utf8 import JAVA_UTF8
 from ..errors import IllegalArgumentError, KafkaLogError
 from ..record.kraft import unsigned_varint
 
@@ -77,7 +89,7 @@ __all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSp
 
 _SCHEMA_DIR = "kafka_schemas"  # beside this module, shipped as package data
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
-_NO_VERSIONS = (1, 0)  # an empty range
+_NO_VERSIONS = (0, -1)  # Kafka's Versions.NONE
 
 
 class MessageReadError(KafkaLogError, ValueError):
@@ -100,8 +112,37 @@ def _versions(text: str | None) -> tuple[int, int]:
     return int(text), int(text)
 
 
-def _contains(versions: tuple[int, int], version: int) -> bool:
-    return versions[0] <= version <= versions[1]
+def _intersect(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Kafka: ``Versions.intersect``."""
+    low, high = max(a[0], b[0]), min(a[1], b[1])
+    return (low, high) if low <= high else _NO_VERSIONS
+
+
+def _subtract(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Kafka: ``Versions.subtract``; a difference of two ranges, which no schema has (Kafka's generator fails
+    on it), is refused."""
+    if b[0] <= a[0]:
+        if b[1] >= a[1]:
+            return _NO_VERSIONS
+        return a if b[1] < a[0] else (b[1] + 1, a[1])
+    if b[1] >= a[1]:
+        return a if b[0] - 1 < 0 or b[0] - 1 >= a[1] else (a[0], b[0] - 1)
+    raise MessageReadError(f"versions {a} less {b} are two ranges")
+
+
+def _generated_test(containing: tuple[int, int], possible: tuple[int, int], version: int) -> bool:
+    """Whether Kafka's generated code, which can run at the versions ``possible``, takes the branch for the
+    versions ``containing`` at ``version`` (Kafka: ``VersionConditional.generate``): the test is written only for
+    the bounds of ``containing`` that cut into ``possible``, so a version outside ``possible`` passes the bound
+    that was not written."""
+    (c_low, c_high), (p_low, p_high) = containing, possible
+    if p_low < c_low:
+        if p_high > c_high:
+            return c_low <= version <= c_high
+        return version >= c_low if p_high >= c_low else False
+    if p_high >= c_low and p_low <= c_high:
+        return version <= c_high if p_high > c_high else True
+    return False
 
 
 # -- the schema --------------------------------------------------------------------------------------
@@ -146,6 +187,8 @@ class StructSpec:
     name: str
     versions: tuple[int, int]
     fields: list[FieldSpec] = field(default_factory=list)
+    #: A common struct's class is generated for its own versions; an inline one's for its parent's.
+    common: bool = False
 
 
 @dataclass
@@ -221,7 +264,8 @@ def _field(raw: dict[str, Any], commons: dict[str, dict[str, Any]],
     spec = FieldSpec(
         name=raw["name"], type=raw["type"].strip(), versions=versions,
         nullable=_versions(raw.get("nullableVersions")), tagged=_versions(raw.get("taggedVersions")),
-        tag=raw.get("tag"), default=None,
+        # Kafka's schema reader takes a tag written as a JSON string ("0", in RegisterBrokerRecord) as the number.
+        tag=None if raw.get("tag") is None else int(raw["tag"]), default=None,
         flexible=_versions(raw["flexibleVersions"]) if "flexibleVersions" in raw else None)
     spec.default = _parse_default(spec.type, raw.get("default"))
     spec.default_null = raw.get("default") == "null"
@@ -235,6 +279,7 @@ def _field(raw: dict[str, Any], commons: dict[str, dict[str, Any]],
             common = commons[element]
             spec.struct = _struct(element, _versions(common.get("versions", "0+")), common["fields"], commons,
                                   structs)
+            spec.struct.common = True
         else:
             raise MessageReadError(f"schema field {spec.name} has unknown type {spec.type}")
     return spec
@@ -352,7 +397,7 @@ class Reader:
         return int(self._fixed("int16" if kind == "string" else "int32"))
 
     def _variable(self, spec: FieldSpec, version: int, flexible: bool, name: str, nullable: bool,
-                  element_type: str | None = None) -> Any:
+                  parent: tuple[int, int], element_type: str | None = None) -> Any:
         type_name = element_type or spec.type
         kind = "array" if type_name.startswith("[]") else type_name
         length = self._length(kind, flexible)
@@ -363,7 +408,7 @@ class Reader:
         if kind == "string":
             if length > 0x7FFF:
                 raise MessageReadError(f"string field {name} had invalid length {length}")
-            return self._array(length).decode("utf-8", errors="replace")
+            return self._array(length).decode("utf-8", JAVA_UTF8)
         if kind in ("bytes", "records"):
             return self._array(length)
         remaining = self.remaining
@@ -374,46 +419,55 @@ class Reader:
         out: list[Any] = []
         for _ in range(length):
             if element in ("string", "bytes"):
-                out.append(self._variable(spec, version, flexible, f"{name} element", False, element))
+                out.append(self._variable(spec, version, flexible, f"{name} element", False, parent, element))
             elif spec.struct is not None:
-                out.append(self._struct(spec.struct, version))
+                out.append(self._struct(spec.struct, parent, version))
             else:
                 out.append(self._primitive(element))
         return out
 
-    def _flexible(self, spec: FieldSpec, version: int) -> bool:
-        return _contains(spec.flexible if spec.flexible is not None else self.schema.flexible, version)
-
-    def _value(self, spec: FieldSpec, version: int, tagged: bool) -> Any:
-        nullable = _contains(spec.nullable, version)
+    def _value(self, spec: FieldSpec, possible: tuple[int, int], version: int, tagged: bool,
+               parent: tuple[int, int]) -> Any:
+        """A field's value, read by code that runs at the versions ``possible``; ``parent`` is the versions the
+        class of a struct it holds is generated for."""
+        nullable = _generated_test(spec.nullable, possible, version)
         if spec.struct is not None and not spec.is_array:
             if nullable:
                 present = self.uvarint() > 0 if tagged else self._fixed("int8") >= 0
                 if not present:
                     return None
-            return self._struct(spec.struct, version)
+            return self._struct(spec.struct, parent, version)
         if spec.is_array or spec.type in ("string", "bytes", "records"):
             # Tagged fields always use the flexible encoding.
-            return self._variable(spec, version, tagged or self._flexible(spec, version), spec.json_name, nullable)
+            flexible = tagged or _generated_test(spec.flexible if spec.flexible is not None else self.schema.flexible,
+                                                 possible, version)
+            return self._variable(spec, version, flexible, spec.json_name, nullable, parent)
         return self._primitive(spec.type)
 
     # -- structs (Kafka: generateClassReader, then JsonConverterGenerator.generateWrite) --
 
     def message(self, version: int) -> dict[str, Any]:
         """Kafka: ``new <Message>(readable, version)`` then ``<Message>JsonConverter.write(message, version)``."""
-        if not _contains(self.schema.valid, version):
-            raise MessageReadError(f"Can't read version {version} of {self.schema.name}")
-        return self._struct(self.schema.root, version)
+        root = self.schema.root
+        return self._struct(root, root.versions, version)
 
-    def _struct(self, spec: StructSpec, version: int) -> dict[str, Any]:
-        if not _contains(spec.versions, version):
+    def _struct(self, spec: StructSpec, parent: tuple[int, int], version: int) -> dict[str, Any]:
+        """A struct whose class is generated for the versions ``parent`` (a message's: its valid versions; an
+        inline struct's: where its parent's code runs; a common struct's: its own)."""
+        if spec.common:
+            parent = spec.versions
+        if not _generated_test(parent, spec.versions, version):
             raise MessageReadError(f"Can't read version {version} of {spec.name}")
+        current = _intersect(parent, spec.versions)  # the versions this struct's code runs at
         values: dict[str, Any] = {}
         for f in spec.fields:
-            if _contains(f.versions, version) and not _contains(f.tagged, version):
-                values[f.name] = self._value(f, version, tagged=False)
-        if _contains(self.schema.flexible, version):
-            by_tag = {f.tag: f for f in spec.fields if f.tag is not None}
+            mandatory = _subtract(f.versions, f.tagged)
+            if _generated_test(mandatory, current, version):
+                values[f.name] = self._value(f, _intersect(current, mandatory), version, False, current)
+        flexible = _intersect(current, self.schema.flexible)
+        if _generated_test(self.schema.flexible, current, version):
+            by_tag = {f.tag: f for f in spec.fields
+                      if f.tag is not None and _intersect(f.versions, f.tagged) != _NO_VERSIONS}
             count = self.uvarint()
             if count > self.remaining // _MIN_TAGGED_FIELD_SIZE:
                 raise MessageReadError(f"Tried to read {count} tagged field(s), but there are only {self.remaining} "
@@ -425,17 +479,20 @@ class Reader:
                 if known is None:
                     self._array(size)  # an unknown tagged field: kept by Kafka, never printed
                     continue
-                if not (_contains(known.versions, version) and _contains(known.tagged, version)):
+                tagged = _intersect(known.versions, known.tagged)
+                if not _generated_test(tagged, flexible, version):
                     raise MessageReadError(f"Tag {tag} is not valid for version {version}")
-                values[known.name] = self._value(known, version, tagged=True)
+                values[known.name] = self._value(known, _intersect(flexible, tagged), version, True, current)
+        # The converter (JsonConverterGenerator.generateWrite), generated for the same versions.
         out: dict[str, Any] = {}
         for f in spec.fields:
-            if not _contains(f.versions, version):
+            if not _generated_test(f.versions, current, version):
                 continue
-            if _contains(f.tagged, version) and (f.name not in values
-                                                 or self._is_default(f, values[f.name], version)):
+            value = values.get(f.name, f.default)  # a field the reader skipped holds its default
+            if _generated_test(f.tagged, _intersect(current, f.versions), version) and (
+                    f.name not in values or self._is_default(f, value, version)):
                 continue  # a tagged field a converter leaves out: absent, or at its default
-            out[f.json_name] = values[f.name]
+            out[f.json_name] = value
         return out
 
     def _is_default(self, spec: FieldSpec, value: Any, version: int) -> bool:
@@ -472,10 +529,11 @@ def read_api_message(value: bytes | None, schemas: Mapping[int, str]) -> tuple[i
     Kafka: ``AbstractApiMessageSerde.read`` (server-common, 3.8.0), the frame of ``__cluster_metadata``'s
     records and of ``__remote_log_metadata``'s (``BytesApiMessageSerde``), with its messages; an unknown api
     key is the ``UnsupportedVersionException`` the generated ``MetadataRecordType.fromId`` throws, as
-    ``MetadataParseException(e)`` words it.
+    ``MetadataParseException(e)`` words it.  A record without a value fails where Kafka's does: its
+    ``ByteBufferAccessor`` over a null buffer throws at the first read, the frame version's.
     """
     if value is None:
-        raise MessageReadError("the record has no value")
+        raise MessageReadError("Error while reading frame version")
     reader = Reader(value, 0, schema(next(iter(schemas.values()))))
     frame_version = _unsigned_short(reader, "frame version")
     if frame_version == 0:

@@ -117,6 +117,18 @@ def test_invalid_utf8_header_key_is_sized_as_its_text(impl: ModuleType) -> None:
     assert result[2] != _run(impl, data, batch)[2]
 
 
+def test_header_key_with_an_encoded_surrogate_is_sized_as_javas_text(impl: ModuleType) -> None:
+    """Java (and the object decode, :mod:`kafkalog._java_utf8`) reads ``ED A0 80`` as one U+FFFD, three bytes
+    again; Python's ``"replace"`` would make it three, nine bytes: the size follows the decode."""
+    data, batch = _batch([(b"k", b"v", NOW, [("abc", b"")])])
+    bad = data.replace(b"\x06abc", b"\x06\xed\xa0\x80")
+    bad_batch = next(MemoryRecords(bad).batches())
+    assert isinstance(bad_batch, DefaultRecordBatch)
+    result = _run(impl, bad, bad_batch)
+    assert result == _oracle(bad_batch, before=LONG_MAX, after=LONG_MAX, compacted=False, check_timestamps=True)
+    assert result[2] == _run(impl, data, batch)[2]
+
+
 def test_framing_errors_are_the_decoders(impl: ModuleType) -> None:
     data, _batch_read = _batch([(b"a", b"1", NOW), (b"b", b"2", NOW)])
     for cut in (data[:-1], data + b"\x00"):

@@ -156,3 +156,21 @@ def test_every_schema_reads_nothing_cleanly() -> None:
         read_bounded(name, version, b"")
         read_bounded(name, version, HOSTILE_TAGS * 4)
 
+
+
+#: A RegisterBrokerRecord v3 value as a 3.9 broker wrote it (a golden ``__cluster_metadata`` log, offset 7), after
+#: its frame: its one tagged field is LogDirs, whose schema writes the tag as a JSON string ("tag": "0").
+REGISTER_BROKER_V3 = bytes.fromhex(
+    "0000000100445136d85c5f4249a26b942028cc7a920000000000000007030a504c41494e54455854066b61666b6171a400000009"
+    "45585445524e414c0a6c6f63616c686f73742384000000060e67726f75702e76657273696f6e0000000100147472616e736163"
+    "74696f6e2e76657273696f6e000000020021656c696769626c652e6c65616465722e7265706c696361732e76657273696f6e00"
+    "000001000e6b726166742e76657273696f6e0000000100116d657461646174612e76657273696f6e0007001900000100010011"
+    "023101e1b4685cf63d6770b336a6f975eb")
+
+
+def test_a_tag_written_as_a_string_is_the_number() -> None:
+    """Found by the dump oracle (Kafka 3.9.2's DumpLogSegments prints ``"logDirs":[...]``): a tagged field whose
+    schema gives its tag as a string was taken for an unknown tag, skipped, and left out of the JSON."""
+    message = Reader(REGISTER_BROKER_V3, 0, schema("RegisterBrokerRecord")).message(3)
+    assert message["logDirs"] == ["MQHhtGhc9j1ncLM2pvl16w"]
+    assert list(message)[-2:] == ["inControlledShutdown", "logDirs"]
