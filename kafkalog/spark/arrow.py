@@ -34,6 +34,7 @@ import numpy.typing as npt
 
 from .. import _impl
 from .._common import MAGIC_V0, TIMESTAMP_TYPE_MASK
+from .._java_utf8 import JAVA_UTF8
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,8 +115,9 @@ def _headers(columns: RecordColumns, records: npt.NDArray[Any]) -> pa.Array:
     try:
         keys.validate(full=True)
     except pa.ArrowInvalid:
-        # Kafka writes header keys as UTF-8 Java strings; a foreign writer may not have.
-        keys = pa.array([None if k is None else k.decode("utf-8", "replace")
+        # Kafka writes header keys as UTF-8 Java strings; a foreign writer may not have, and then the key is
+        # the string Kafka's own reader makes of the bytes (Java's replacements, not Python's).
+        keys = pa.array([None if k is None else k.decode("utf-8", JAVA_UTF8)
                          for k in _variable_width(pa.binary(), columns.data, headers["key_pos"],
                                                   headers["key_len"]).to_pylist()], pa.string())
     values = _variable_width(pa.binary(), columns.data, headers["value_pos"], headers["value_len"])

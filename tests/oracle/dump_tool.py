@@ -45,6 +45,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.oracle.jvm import OracleUnavailable, find_java, kafka_jars
+
 __all__ = ["KAFKA_VERSIONS", "REPORT_HEADERS", "FileDump", "KafkaDump", "OracleUnavailable", "close_servers",
            "jar_dir", "parse_reports", "run_dump", "split_by_file"]
 
@@ -61,21 +63,11 @@ _NOISE = re.compile(r"^(log4j:WARN |SLF4J: )")
 _EXCEPTION = re.compile(r'^Exception in thread "main" ([\w.$]+)(?:: (.*))?$')
 
 
-class OracleUnavailable(Exception):
-    """Kafka's tool cannot run here: no ``java``, or the jars of that version are not fetched."""
-
-
 def jar_dir(version: str) -> Path:
     """The jars of Kafka ``version`` (``3.9.2``, ``4.4.0``), as ``make oracle-jars`` leaves them; raises
-    :class:`OracleUnavailable` without them, or without ``java`` and ``javac``."""
-    lib = REPO / ".oracle" / f"kafka-{version}" / "lib"
-    if not (lib / f"kafka-clients-{version}.jar").is_file():
-        raise OracleUnavailable(f"Kafka {version}'s jars are not in {lib}: run `make oracle-jars` (needs Maven and "
-                                "Java 17)")
-    for tool in ("java", "javac"):  # javac: the runner (DumpServer) is compiled on first use
-        if shutil.which(tool) is None:
-            raise OracleUnavailable(f"no `{tool}` on PATH: the dump oracle needs Java 17 (a JDK)")
-    return lib
+    :class:`OracleUnavailable` without them, or without a JDK (javac compiles DumpServer on first use)."""
+    find_java()
+    return kafka_jars(version)[0].parent
 
 
 @dataclass
@@ -154,7 +146,7 @@ def _server_classes() -> Path:
     out = REPO / ".oracle" / f"dump-server-{hashlib.sha256(source).hexdigest()[:16]}"
     if not (out / "DumpServer.class").is_file():
         work = Path(tempfile.mkdtemp(prefix="dump-server-", dir=REPO / ".oracle"))
-        subprocess.run(["javac", "--release", "17", "-d", str(work), str(_SERVER_SOURCE)], check=True,
+        subprocess.run([find_java()[1], "--release", "17", "-d", str(work), str(_SERVER_SOURCE)], check=True,
                        capture_output=True, timeout=TIMEOUT_S)
         try:
             work.rename(out)  # whole, or not at all (another session may have won the race)
@@ -172,7 +164,7 @@ class _Server:
         self.version = version
         # The JVM's own stderr, shown if it dies; open as long as the JVM runs.
         self.log = tempfile.TemporaryFile()  # noqa: SIM115
-        command = ["java", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8",
+        command = [find_java()[0], "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Dfile.encoding=UTF-8",
                    "-cp", f"{_server_classes()}{os.pathsep}{lib}/*", "DumpServer",
                    _TOOL_CLASS[version.split(".", 1)[0]]]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,

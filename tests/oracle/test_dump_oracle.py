@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import io
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -42,6 +41,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.cli import main
+from tests.oracle.conftest import oracle_unavailable
 from tests.oracle.dump_inputs import DumpInputs, GoldenInputs, golden_inputs, write_inputs
 from tests.oracle.dump_tool import (
     KAFKA_VERSIONS,
@@ -57,19 +57,16 @@ from tests.support.golden_data import GOLDEN
 
 #: The Kafka whose text kafkalog follows (docs/cli.rst) and the later one compared through :func:`as_kafka_3`.
 KAFKA_3, KAFKA_4 = KAFKA_VERSIONS["3.9"], KAFKA_VERSIONS["4"]
-REQUIRE_ORACLE = os.environ.get("KAFKALOG_REQUIRE_ORACLE", "") not in ("", "0")
 PROBLEM = "kafkalog dump: "
 
 
 def require_kafka(version: str) -> None:
     """Skip without Java or the jars, saying how to get them; fail instead under ``KAFKALOG_REQUIRE_ORACLE=1``
-    (CI), as ``KAFKALOG_REQUIRE_EXTENSION`` does for the compiled core."""
+    (CI): the oracle's one rule, ``oracle_unavailable`` in tests/oracle/conftest.py."""
     try:
         jar_dir(version)
     except OracleUnavailable as e:
-        if REQUIRE_ORACLE:
-            pytest.fail(f"KAFKALOG_REQUIRE_ORACLE is set but {e}")
-        pytest.skip(str(e))
+        oracle_unavailable(str(e))
 
 
 # -- the cases ----------------------------------------------------------------------------------------------

@@ -60,3 +60,20 @@ def test_a_header_key_with_an_encoded_surrogate_reads_as_kafka_reads_it(impl: Mo
     struct.pack_into(">I", batch, 17, crc32c(bytes(batch[21:])))
     records = [record for b in MemoryRecords(bytes(batch)).batches() for record in b]
     assert [[key for key, _ in record.headers] for record in records] == [[R]]
+
+
+def test_a_header_key_with_an_encoded_surrogate_reaches_arrow_as_kafka_reads_it(impl: ModuleType) -> None:
+    """The Spark source's Arrow column of header keys (kafkalog.spark.arrow) takes the same string as the record
+    reader above, Java's, where it used Python's ``"replace"`` (three replacement characters)."""
+    pytest.importorskip("pyarrow")
+    from kafkalog.spark.arrow import to_arrow
+
+    placeholder = "\x01\x01\x01"
+    batch = bytearray(build_default_batch([(b"k", b"v", 0, [(placeholder, b"h"), ("ok", b"")])], base_offset=0))
+    at = batch.index(placeholder.encode())
+    batch[at:at + 3] = b"\xed\xa0\x80"
+    struct.pack_into(">I", batch, 17, crc32c(bytes(batch[21:])))
+    rows = [row for columns in MemoryRecords(bytes(batch)).record_columns()
+            for arrow in [to_arrow(columns, None, topic="t", partition=0, start_offset=0, end_offset=1,
+                                   include_headers=True)] if arrow is not None for row in arrow.to_pylist()]
+    assert [[h["key"] for h in row["headers"]] for row in rows] == [[R, "ok"]]

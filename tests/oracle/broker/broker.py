@@ -24,7 +24,6 @@ import base64
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -33,6 +32,8 @@ import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+from tests.oracle.jvm import OracleUnavailable, find_java, kafka_jars
 
 __all__ = ["ROOT", "BrokerError", "BrokerUnavailable", "KafkaBroker", "broker_classpath", "quiet_logger"]
 
@@ -49,8 +50,8 @@ JVM_OPTIONS = ("-Xmx512m", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLeve
 NODE_ID = 1
 
 
-class BrokerUnavailable(Exception):
-    """What a broker needs is missing: Java, or the jars of that version (``make oracle-jars`` fetches them)."""
+class BrokerUnavailable(OracleUnavailable):
+    """What a broker needs beyond the oracle's jars is missing: ``broker-lib/`` (``make oracle-jars`` fetches it)."""
 
 
 class BrokerError(AssertionError):
@@ -68,14 +69,13 @@ def broker_classpath(version: str) -> list[Path]:
     the broker tests add: the storage test jar of 3.x, the slf4j binding of 4.x).
 
     Raises:
-        BrokerUnavailable: no ``java`` on PATH, or the jars of ``version`` are not in ``.oracle/``.
+        OracleUnavailable: no JDK, or the jars of ``version`` are not in ``.oracle/``.
     """
-    if shutil.which("java") is None:
-        raise BrokerUnavailable("no java on PATH: the broker tests need Java 17 (and `make oracle-jars`)")
+    find_java()
+    jars = kafka_jars(version)
     home = ORACLE_DIR / f"kafka-{version}"
-    lib, extra = home / "lib", home / "broker-lib"
-    jars = sorted(lib.glob("*.jar")) if lib.is_dir() else []
-    if not any(j.name.startswith("kafka_2.13-") for j in jars) or not extra.is_dir():
+    extra = home / "broker-lib"
+    if not any(j.name.startswith("kafka_2.13-") for j in jars) or not (home / ".broker-resolved").is_file():
         raise BrokerUnavailable(f"the jars of Kafka {version} are not in {home}: run `make oracle-jars` (Maven "
                                 "resolves them into .oracle/, an ignored cache)")
     return jars + sorted(extra.glob("*.jar"))
@@ -184,7 +184,7 @@ class KafkaBroker:
             logging_option = f"-Dlog4j.configuration=file:{self.work / 'log4j.properties'}"
         else:
             logging_option = f"-Dlog4j2.configurationFile={self.work / 'log4j2.properties'}"
-        return ["java", *JVM_OPTIONS, logging_option, f"-Djava.io.tmpdir={self.work}",
+        return [find_java()[0], *JVM_OPTIONS, logging_option, f"-Djava.io.tmpdir={self.work}",
                 f"-Dkafka.logs.dir={self.work}", "-cp", os.pathsep.join(map(str, self.classpath)), main, *args]
 
     def log_tail(self, lines: int = 60) -> str:

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.oracle.conftest import oracle_unavailable
+from tests.oracle.jvm import OracleUnavailable
 
-from .broker import BrokerUnavailable, KafkaBroker, broker_classpath
+from .broker import KafkaBroker, broker_classpath
 from .clients import Row, TopicPartitionKey, consume, end_offsets, wait_until_stable
 from .tiered import TIERED_TOPIC, produce_local_tail, produce_tiered, tiered_broker_config, wait_until_tiered
 from .workloads import BROKER_CONFIG, Workload, produce_workload, wait_until_cleaned
@@ -37,7 +38,7 @@ def require_broker(version: str) -> None:
     try:
         broker_classpath(version)
         import confluent_kafka  # noqa: F401
-    except (BrokerUnavailable, ImportError) as e:
+    except (OracleUnavailable, ImportError) as e:
         reason = (f"no Kafka {version} broker: {e} (confluent-kafka is in the test extra; the jars come from "
                   "`make oracle-jars`)")
         oracle_unavailable(reason)
