@@ -616,6 +616,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
                 append_info.last_offset = result.last_offset
                 append_info.log_append_time = result.log_append_time
+                append_info.record_validation_stats = result.record_validation_stats
                 if result.message_size_maybe_changed:
                     for batch in valid_records.batches():
                         if batch.size_in_bytes > config.max_message_size:
