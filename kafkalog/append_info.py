@@ -72,8 +72,10 @@ class LogAppendInfo:
     in ``Log.scala``, whose ``targetCodec``, ``shallowCount`` and ``offsetsMonotonic`` are kept too).
 
     The shallow pass (:func:`analyze_and_validate_records`) fills it from the batch headers; the leader's
-    append then sets ``first_offset``, ``last_offset``, ``max_timestamp``, ``shallow_offset_of_max_timestamp``
-    and ``log_append_time`` from the offsets it assigned (:class:`ValidationResult`).
+    append then sets ``first_offset``, ``last_offset``, ``max_timestamp`` and ``shallow_offset_of_max_timestamp``
+    from the offsets it assigned (:class:`ValidationResult`), and ``log_append_time`` on a LogAppendTime topic
+    only (a CreateTime topic's stays -1, as Kafka's ``UnifiedLog.append`` leaves it); a duplicate's is its
+    original batch's timestamp.
 
     ``first_offset`` is ``None`` (Kafka: -1) until known: the shallow pass knows it for v2 batches only,
     because a v0/v1 wrapper holds its last offset (``last_offset_of_first_batch`` stands in for it).

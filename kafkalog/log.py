@@ -99,6 +99,7 @@ from .producer_state import ProducerStateManager, ProducerStateManagerConfig, Ve
 from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
 from .record import MemoryRecords
 from .record.batch import RecordBatch
+from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
@@ -615,8 +616,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 append_info.max_timestamp = result.max_timestamp
                 append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
                 append_info.last_offset = result.last_offset
-                append_info.log_append_time = result.log_append_time
                 append_info.record_validation_stats = result.record_validation_stats
+                # Only a LogAppendTime topic's append carries the time (Kafka: setLogAppendTime under that test).
+                if config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+                    append_info.log_append_time = result.log_append_time
                 if result.message_size_maybe_changed:
                     for batch in valid_records.batches():
                         if batch.size_in_bytes > config.max_message_size:
@@ -939,7 +942,11 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             self.scheduler.shutdown()
 
     def close(self) -> None:
-        """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files.
+        """Take a producer snapshot at the log end and close every segment, each file forced to disk (Kafka:
+        ``UnifiedLog.close``).  A read-only log only releases its files.
+
+        The log is not flushed: the recovery point stays where the last flush left it, as in Kafka, whose
+        ``LogManager.shutdown`` flushes each log before closing it (so does :class:`~kafkalog.manager.LogManager`).
 
         Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
@@ -965,7 +972,6 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                                                                  f"in dir {self.local_log.parent_dir}"):
                         # A snapshot at the log end offset spares the next open a scan of the log.
                         take_snapshot_if_possible(self.producer_state_manager)
-                    self.flush()
                     self.local_log.close()
                 else:
                     self.segments.close_handlers()

@@ -208,8 +208,10 @@ class LogSegment:
         return self.log.size_in_bytes()
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
-        """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``)."""
-        return 0 <= offset - self.base_offset <= INT32_MAX
+        """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``, which asks
+        the offset index's ``canAppendOffset``).  As in Kafka the question opens the offset index, so the first
+        append to a new segment creates its ``.index`` file (an index is otherwise opened at first use)."""
+        return self.offset_index.can_append_offset(offset)
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):

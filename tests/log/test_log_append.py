@@ -99,6 +99,21 @@ def test_append_info_record_validation_stats(create_log: LogFactory, mock_time: 
     assert converted.num_records_converted == 3
 
 
+def test_append_info_log_append_time_only_on_log_append_time_topics(create_log: LogFactory,
+                                                                     mock_time: MockTime) -> None:
+    """UnifiedLog.append (3.9.2): ``appendInfo.setLogAppendTime`` is called only when the topic's
+    ``message.timestamp.type`` is LogAppendTime; a CreateTime topic's append info keeps -1 (``NO_TIMESTAMP``), and a
+    duplicate's carries its original batch's timestamp either way (found by the oracle:
+    ``tests/oracle/scenarios/create-time-log-append-time.json``)."""
+    create_time = create_log(config(segment_bytes=1024 * 1024))
+    mock_time.sleep(5)
+    assert create_time.append_as_leader(three_records(mock_time), leader_epoch=0).log_append_time == NO_TIMESTAMP
+    append_time = create_log(config(message_timestamp_type="LogAppendTime"),
+                             directory=create_time.dir.parent / "append-time-0")
+    assert append_time.append_as_leader(three_records(mock_time), leader_epoch=0).log_append_time == \
+        mock_time.milliseconds()
+
+
 def test_append_as_leader_with_raft_leader(create_log: LogFactory, mock_time: MockTime) -> None:
     log = create_log(config(segment_bytes=1024 * 1024))
     leader_epoch = 0
