@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from tests.oracle.compare import Difference, compare_answers, compare_dirs, producer_payloads
 from tests.oracle.kafkalog_side import KafkalogRunner
-from tests.oracle.scenario import Scenario
+from tests.oracle.scenario import Scenario, wire_op
 
 __all__ = ["Outcome", "Runner", "RunnerError", "run_scenario"]
 
@@ -139,7 +139,7 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
         if not step(-1, {**start, "dir": str(kafka_dir.resolve())}, {**start, "dir": str(kafkalog_dir.resolve())}):
             return outcome
         for index, op in enumerate(scenario.ops):
-            if not step(index, {"cmd": "op", "op": op}):
+            if not step(index, {"cmd": "op", "op": wire_op(op)}, {"cmd": "op", "op": op}):
                 return outcome
         started = False
         step(len(scenario.ops), {"cmd": "end"})

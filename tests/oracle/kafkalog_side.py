@@ -17,7 +17,8 @@ Each op is applied as the contract says the runner applies it to Kafka's ``Unifi
   ``{"endOffset": null}`` without cleaning;
 * ``reopen`` closes the log (clean) or abandons it as a crash leaves it (unclean: :meth:`Log.close_handlers
   <kafkalog.log.Log.close_handlers>`, which writes nothing), damages the last segment's ``.log`` if asked, and opens
-  it again with the same clock.
+  it again with the same clock; the tasks the old log left queued are dropped, unrun (a restarted broker's new
+  scheduler), and so are those of a log at ``end``.
 
 One adaptation, documented in ``docs/oracle.rst``: kafkalog's high watermark follows the log end offset until set
 (its documented deviation, :attr:`Log.high_watermark <kafkalog.log.Log.high_watermark>`); Kafka's ``UnifiedLog``
@@ -28,6 +29,7 @@ in the same state from the start.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import traceback
 from pathlib import Path
@@ -46,6 +48,7 @@ from kafkalog.record import MemoryRecords
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
 from kafkalog.throttler import Throttler
+from tests.oracle.scenario import InvalidOp, canonical_op
 
 __all__ = [
     "CLEANER_DEDUPE_BUFFER_SIZE",
@@ -236,9 +239,9 @@ class KafkalogRunner:
             return self._op(message["op"], message.get("input"))
         if cmd == "end":
             log, self.log = self.log, None
+            self._drop_queued_tasks()
             log.close()
             state = self.state(log)
-            self.time.scheduler.shutdown()
             self.time = None
             return {"state": state}
         return {"fatal": f"unknown cmd {cmd!r}"}
@@ -272,8 +275,13 @@ class KafkalogRunner:
         log.update_high_watermark(log.log_start_offset)
         return log
 
-    def _op(self, op: dict[str, Any], given_input: str | None) -> dict[str, Any]:
+    def _op(self, op: Any, given_input: str | None) -> dict[str, Any]:
         assert self.log is not None
+        try:
+            # The wire form leaves optional fields out (scenario.wire_op): complete it, as the runner reads it.
+            op = canonical_op(op)
+        except InvalidOp as e:
+            return {"fatal": f"op {json.dumps(op)[:300]}: {e.field + ': ' if e.field else ''}{e.reason}"}
         answer: dict[str, Any] = {}
         try:
             answer["result"] = self._apply(op, given_input, answer)
@@ -365,8 +373,18 @@ class KafkalogRunner:
             log.close_handlers()
             damage_tail(self.dir, op["truncate_bytes"], op["corrupt_byte"])
         self.log = None
+        self._drop_queued_tasks()
         self.log = self._open(log_start_offset=log_start_offset, recovery_point=recovery_point,
                               clean=op["clean_shutdown"])
+
+    def _drop_queued_tasks(self) -> None:
+        """Forget every task the log left queued (delayed deletions, the producer-expiration check) without
+        running it, as a restarted broker starts with a new scheduler: the runner does this at ``reopen`` and at
+        ``end`` (so a snapshot's delayed deletion does not run at the end here and not there).  The clock goes on
+        from the same instant."""
+        assert self.time is not None
+        self.time = MockTime(current_time_ms=self.time.milliseconds(),
+                             current_high_res_time_ns=self.time.nanoseconds())
 
     # -- the state ----------------------------------------------------------------------------------
 

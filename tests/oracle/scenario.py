@@ -37,11 +37,13 @@ __all__ = [
     "DEFAULT_TIME_MS",
     "KAFKA_LINES",
     "OP_FIELDS",
+    "InvalidOp",
     "Scenario",
     "ScenarioError",
     "canonical_op",
     "load_scenario",
     "parse_scenario",
+    "wire_op",
 ]
 
 #: The scenario's ``"kafka"`` values and the Kafka release each stands for (``tests/oracle/jvm.py``'s
@@ -87,10 +89,10 @@ class ScenarioError(ValueError):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Field types: each checks a value and returns its canonical form, or raises _Invalid with the reason.
+# Field types: each checks a value and returns its canonical form, or raises InvalidOp with the reason.
 
 
-class _Invalid(Exception):
+class InvalidOp(Exception):
     """A field's value is wrong; ``field`` is the path below the field when the fault is inside it."""
 
     def __init__(self, reason: str, field: str = "") -> None:
@@ -120,16 +122,16 @@ def _integer(low: int, high: int, what: str = "an integer") -> Check:
     def check(value: Any) -> int:
         # JSON has one number type: 3.0 is refused as an integer, as a bool is (Python's bool is an int).
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _Invalid(f"expected {what}, got {_type_name(value)}")
+            raise InvalidOp(f"expected {what}, got {_type_name(value)}")
         if not low <= value <= high:
-            raise _Invalid(f"expected {what} in [{low}, {high}], got {value}")
+            raise InvalidOp(f"expected {what} in [{low}, {high}], got {value}")
         return value
     return check
 
 
 def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise _Invalid(f"expected true or false, got {_type_name(value)}")
+        raise InvalidOp(f"expected true or false, got {_type_name(value)}")
     return value
 
 
@@ -137,14 +139,14 @@ def _choice(*choices: Any) -> Check:
     def check(value: Any) -> Any:
         # 2 == 2.0 == True in Python: the type must match too.
         if not any(type(value) is type(c) and value == c for c in choices):
-            raise _Invalid(f"expected one of {', '.join(json.dumps(c) for c in choices)}, got {_type_name(value)}")
+            raise InvalidOp(f"expected one of {', '.join(json.dumps(c) for c in choices)}, got {_type_name(value)}")
         return value
     return check
 
 
 def _text_or_null(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise _Invalid(f"expected a string or null, got {_type_name(value)}")
+        raise InvalidOp(f"expected a string or null, got {_type_name(value)}")
     return value
 
 
@@ -152,21 +154,21 @@ def _object(fields: Mapping[str, tuple[Check, Any]]) -> Check:
     """A JSON object with exactly ``fields`` (name -> (check, default)); :data:`REQUIRED` marks a required one."""
     def check(value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise _Invalid(f"expected an object, got {_type_name(value)}")
+            raise InvalidOp(f"expected an object, got {_type_name(value)}")
         for name in value:
             if name not in fields:
-                raise _Invalid(f"unknown field (known: {', '.join(fields)})", name)
+                raise InvalidOp(f"unknown field (known: {', '.join(fields)})", name)
         out: dict[str, Any] = {}
         for name, (field_check, default) in fields.items():
             if name not in value:
                 if default is REQUIRED:
-                    raise _Invalid("missing field", name)
+                    raise InvalidOp("missing field", name)
                 out[name] = default
                 continue
             try:
                 out[name] = field_check(value[name])
-            except _Invalid as e:
-                raise _Invalid(e.reason, _join(name, e.field)) from None
+            except InvalidOp as e:
+                raise InvalidOp(e.reason, _join(name, e.field)) from None
         return out
     return check
 
@@ -174,25 +176,25 @@ def _object(fields: Mapping[str, tuple[Check, Any]]) -> Check:
 def _list_of(item: Check, min_items: int = 0) -> Check:
     def check(value: Any) -> list[Any]:
         if not isinstance(value, list):
-            raise _Invalid(f"expected a list, got {_type_name(value)}")
+            raise InvalidOp(f"expected a list, got {_type_name(value)}")
         if len(value) < min_items:
-            raise _Invalid(f"expected at least {min_items} item(s), got {len(value)}")
+            raise InvalidOp(f"expected at least {min_items} item(s), got {len(value)}")
         out = []
         for i, element in enumerate(value):
             try:
                 out.append(item(element))
-            except _Invalid as e:
-                raise _Invalid(e.reason, _join(f"[{i}]", e.field)) from None
+            except InvalidOp as e:
+                raise InvalidOp(e.reason, _join(f"[{i}]", e.field)) from None
         return out
     return check
 
 
 def _headers(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
-        raise _Invalid(f"expected an object of string values, got {_type_name(value)}")
+        raise InvalidOp(f"expected an object of string values, got {_type_name(value)}")
     for name, header_value in value.items():
         if not isinstance(header_value, str):
-            raise _Invalid(f"expected a string, got {_type_name(header_value)}", name)
+            raise InvalidOp(f"expected a string, got {_type_name(header_value)}", name)
     return dict(value)
 
 
@@ -283,19 +285,19 @@ def _check_combinations(op: dict[str, Any]) -> None:
         magic = op["magic"]
         if magic < 2:
             if op["producer"] is not None:
-                raise _Invalid("a producer id needs magic 2 (Kafka's builder refuses it below)", "producer")
+                raise InvalidOp("a producer id needs magic 2 (Kafka's builder refuses it below)", "producer")
             for i, record in enumerate(op["records"]):
                 if record["headers"]:
-                    raise _Invalid("headers need magic 2 (Kafka's builder refuses them below)",
+                    raise InvalidOp("headers need magic 2 (Kafka's builder refuses them below)",
                                    f"records[{i}].headers")
             if op["compression"] == "zstd":
-                raise _Invalid("zstd needs magic 2 (Kafka's builder refuses it below)", "compression")
+                raise InvalidOp("zstd needs magic 2 (Kafka's builder refuses it below)", "compression")
         if op["base_offset"] is not None and op["origin"] != "replication":
-            raise _Invalid("only a replication append keeps its offsets: a leader assigns them", "base_offset")
+            raise InvalidOp("only a replication append keeps its offsets: a leader assigns them", "base_offset")
     elif kind == "reopen" and op["clean_shutdown"]:
         for name, default in (("recovery_point", None), ("truncate_bytes", 0), ("corrupt_byte", 0)):
             if op[name] != default:
-                raise _Invalid("only an unclean reopen (clean_shutdown false) leaves files a crash can damage "
+                raise InvalidOp("only an unclean reopen (clean_shutdown false) leaves files a crash can damage "
                                "and a recovery point to choose", name)
 
 
@@ -303,19 +305,34 @@ def canonical_op(op: Any) -> dict[str, Any]:
     """``op`` checked and completed with its defaults (the op sent to both sides).
 
     Raises:
-        _Invalid: with the field at fault (:func:`parse_scenario` turns it into a :class:`ScenarioError`).
+        InvalidOp: with the field at fault (:func:`parse_scenario` turns it into a :class:`ScenarioError`).
     """
     if not isinstance(op, dict):
-        raise _Invalid(f"expected an object with an \"op\" field, got {_type_name(op)}")
+        raise InvalidOp(f"expected an object with an \"op\" field, got {_type_name(op)}")
     kind = op.get("op", REQUIRED)
     if kind is REQUIRED:
-        raise _Invalid("missing field", "op")
+        raise InvalidOp("missing field", "op")
     if not isinstance(kind, str) or kind not in OP_FIELDS:
-        raise _Invalid(f"unknown op {json.dumps(kind)} (known: {', '.join(OP_FIELDS)})", "op")
+        raise InvalidOp(f"unknown op {json.dumps(kind)} (known: {', '.join(OP_FIELDS)})", "op")
     body = {name: value for name, value in op.items() if name != "op"}
     out = {"op": kind, **_object(OP_FIELDS[kind])(body)}
     _check_combinations(out)
     return out
+
+
+#: The optional fields whose default means "not given": the wire form leaves them out at that value.
+_ABSENT_WHEN: dict[str, dict[str, Any]] = {
+    "append": {"producer": None, "base_offset": None},
+    "reopen": {"recovery_point": None, "truncate_bytes": 0, "corrupt_byte": 0},
+}
+
+
+def wire_op(op: dict[str, Any]) -> dict[str, Any]:
+    """The canonical ``op`` as the runner protocol sends it: the optional fields the contract marks as such left
+    out where they hold their "not given" default (the Java runner refuses ``corrupt_byte: 0``, and any of a
+    reopen's damage fields on a clean reopen, as the contract has them absent there)."""
+    absent = _ABSENT_WHEN.get(op["op"], {})
+    return {name: value for name, value in op.items() if name not in absent or value != absent[name]}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -366,11 +383,11 @@ def _config_value(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _Invalid(f"expected a finite number, got {value!r}")
+            raise InvalidOp(f"expected a finite number, got {value!r}")
         return repr(value)
     if isinstance(value, str):
         return value
-    raise _Invalid(f"expected a string, number or boolean, got {_type_name(value)}")
+    raise InvalidOp(f"expected a string, number or boolean, got {_type_name(value)}")
 
 
 _TOP_FIELDS = ("kafka", "description", "config", "time_ms", "ops")
@@ -407,11 +424,11 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
                                         f"{', '.join(sorted(BROKER_CONFIG_NAMES))})", field_name=f"config.{name}")
         try:
             config[name] = _config_value(value)
-        except _Invalid as e:
+        except InvalidOp as e:
             raise ScenarioError(source, e.reason, field_name=f"config.{name}") from None
     try:
         time_ms = _integer(0, _JAVA_LONG[1] // 2, "a time in ms (0 or more)")(data.get("time_ms", DEFAULT_TIME_MS))
-    except _Invalid as e:
+    except InvalidOp as e:
         raise ScenarioError(source, e.reason, field_name="time_ms") from None
     ops_in = data["ops"]
     if not isinstance(ops_in, list):
@@ -420,7 +437,7 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     for i, op in enumerate(ops_in):
         try:
             ops.append(canonical_op(op))
-        except _Invalid as e:
+        except InvalidOp as e:
             name = op.get("op") if isinstance(op, dict) and isinstance(op.get("op"), str) else None
             raise ScenarioError(source, e.reason, i, name if name in OP_FIELDS else None, e.field or None) from None
     return Scenario(kafka, ops, config, time_ms, description, source)

@@ -306,3 +306,28 @@ def test_run_without_kafka_collects_kafkalogs_answers(scratch: Path, impl: Modul
     assert [answer.get("result") for _, answer in outcome.answers[2:]] == [{"activeSegment": 1}, None]
     assert outcome.answers[-1][1]["state"]["recoveryPoint"] == 1
     assert not (scratch / "kafkalog").exists()
+
+
+def test_end_drops_the_queued_tasks_unrun(side: Any) -> None:
+    """As the Java runner does at ``end`` (and at a reopen: a restarted broker's new scheduler): the delayed
+    deletion of a truncated segment's producer snapshot, queued by the log, does not run when the log is ended,
+    and the file stays ``.deleted`` (Kafka 3.9's dir keeps it: generated seed 10 of the rolls profile)."""
+    log = side()
+    log.result({"op": "append", "records": [record("a", "1"), record("b", "2"), record("c", "3")]})
+    log.result({"op": "roll"})
+    log.result({"op": "append", "records": [record("d", "4")]})
+    log.result({"op": "truncate_to", "offset": 2})
+    deleted = "00000000000000000003.snapshot.deleted"
+    assert deleted in log.files()
+    assert log.runner.request({"cmd": "end"})["state"]["logEndOffset"] == 2
+    assert deleted in log.files()
+
+
+def test_the_side_reads_the_wire_form_of_an_op(side: Any) -> None:
+    """An op with its optional fields left out (``wire_op``, what the runner protocol sends) is completed with
+    their defaults; one it cannot read answers ``fatal``, naming the field."""
+    log = side()
+    answer = log.runner.request({"cmd": "op", "op": {"op": "reopen", "clean_shutdown": False}})
+    assert answer["result"] == {} and "error" not in answer
+    answer = log.runner.request({"cmd": "op", "op": {"op": "read", "offset": 0}})
+    assert "max_bytes" in answer["fatal"]

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from tests.oracle.scenario import DEFAULT_TIME_MS, OP_FIELDS, ScenarioError, load_scenario, parse_scenario
+from tests.oracle.scenario import (
+    DEFAULT_TIME_MS,
+    OP_FIELDS,
+    ScenarioError,
+    canonical_op,
+    load_scenario,
+    parse_scenario,
+    wire_op,
+)
 
 RECORD = {"key": "k", "value": "v", "timestamp": 1}
 
@@ -170,3 +178,18 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe{")
     with pytest.raises(ScenarioError, match="cannot read the file"):
         load_scenario(binary)
+
+
+def test_wire_op_leaves_out_the_optional_fields_not_given() -> None:
+    """The runner protocol's form of an op: an optional field at its "not given" default is absent (the Java
+    runner refuses ``corrupt_byte: 0`` and any damage field on a clean reopen); given ones stay."""
+    clean = canonical_op({"op": "reopen", "clean_shutdown": True})
+    assert wire_op(clean) == {"op": "reopen", "clean_shutdown": True}
+    unclean = canonical_op({"op": "reopen", "clean_shutdown": False, "truncate_bytes": 3})
+    assert wire_op(unclean) == {"op": "reopen", "clean_shutdown": False, "truncate_bytes": 3}
+    append = canonical_op({"op": "append", "records": [{"key": "k", "value": None, "timestamp": 5}]})
+    assert "producer" not in wire_op(append) and "base_offset" not in wire_op(append)
+    assert wire_op(append)["records"] == append["records"] and canonical_op(wire_op(append)) == append
+    follower = canonical_op({"op": "append", "records": [{"key": None, "value": "v", "timestamp": 5}], "origin": "replication",
+                             "base_offset": 0})
+    assert wire_op(follower)["base_offset"] == 0
