@@ -28,6 +28,19 @@ is listed, with its reason, in ``docs/oracle.rst`` (section "Comparison rules"):
 
 Everything else is compared exactly: a difference there is a kafkalog bug until shown to be a deliberate,
 documented deviation.
+
+kafkalog ports Kafka 3.9's behaviour.  Two changes of Kafka 4.x that kafkalog deliberately does not follow are
+compared by rules of their own (:class:`Rules`, set for the ``"4"`` line by :func:`rules_for`; ``docs/oracle.rst``,
+"Kafka 4 changes kafkalog does not follow"):
+
+* **A read's offset metadata names its batch** (:attr:`Rules.read_names_batch`).  Kafka 4's ``LogSegment.read``
+  answers the base offset of the batch holding the fetch offset as ``messageOffset``; 3.9 (and kafkalog) answer
+  the fetch offset.  Kafka's value must be the base offset of the first batch it read (when it read any), else at
+  most kafkalog's and at least the segment's base offset; the position is compared as ever.
+* **Close leaves the active indexes as they were** (:attr:`Rules.close_keeps_indexes`, at ``end`` only).  Kafka
+  4's ``LogSegment.close`` neither appends the time index's last entry nor trims the indexes (``AbstractIndex.close``
+  only unmaps them): Kafka's ``.index``/``.timeindex`` may be longer than kafkalog's with zeros beyond it, and
+  kafkalog's ``.timeindex`` may end with one entry where Kafka's has zeros.
 """
 
 from __future__ import annotations
@@ -37,7 +50,7 @@ import errno
 import hashlib
 import os
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +58,7 @@ from typing import Any
 from kafkalog.record import MemoryRecords
 
 __all__ = [
+    "RULES_3_9",
     "DirComparison",
     "Difference",
     "LogMatch",
@@ -52,7 +66,27 @@ __all__ = [
     "compare_dirs",
     "compare_entries",
     "producer_payload",
+    "Rules",
+    "rules_for",
 ]
+
+@dataclass(frozen=True)
+class Rules:
+    """The comparison rules that depend on the Kafka line (see the module docstring)."""
+
+    #: Kafka's read answers the base offset of the batch holding the fetch offset as ``messageOffset`` (4.x).
+    read_names_batch: bool = False
+    #: Kafka's close leaves the active segment's index files untrimmed and the last time-index entry unwritten (4.x).
+    close_keeps_indexes: bool = False
+
+
+RULES_3_9 = Rules()
+
+
+def rules_for(kafka: str) -> Rules:
+    """The rules of a scenario's Kafka line (``"3.9"``: none; ``"4"``: the two 4.x changes)."""
+    return RULES_3_9 if kafka == "3.9" else Rules(read_names_batch=True, close_keeps_indexes=True)
+
 
 #: Result keys that a Kafka version may lack (``LogAppendInfo`` has changed between releases): compared only
 #: when both answers carry them.
@@ -205,6 +239,8 @@ class LogMatch:
     kafka_positions: list[int] = field(default_factory=list)
     kafkalog_positions: list[int] = field(default_factory=list)
     resized: bool = False
+    #: The entries (by index) that were compared decoded: recompressed batches.
+    recompressed: set[int] = field(default_factory=set)
 
     def equivalent(self, kafka_position: int, kafkalog_position: int) -> bool:
         """Whether the two positions are the same place: the start of the same entry (by its index), or both
@@ -228,10 +264,12 @@ def _index_of(positions: list[int], position: int) -> int | None:
 Digests = set[bytes] | frozenset[bytes]
 
 
-def compare_entries(kafka: bytes, kafkalog: bytes, path: str,
-                    producer_digests: Digests = frozenset()) -> tuple[Difference | None, LogMatch]:
+def compare_entries(kafka: bytes, kafkalog: bytes, path: str, producer_digests: Digests = frozenset(),
+                    cut_recompressed: Callable[[int, int], bool] | None = None) -> tuple[Difference | None, LogMatch]:
     """Compare two runs of entries (a segment's ``.log``, a read's records) entry by entry, with the rule for
-    recompressed batches (the module docstring)."""
+    recompressed batches (the module docstring).  ``cut_recompressed(kafka_end, kafkalog_end)`` tells whether the
+    bytes after the last whole entry (a read's cut last batch) begin a recompressed batch, which is then not
+    compared (its bytes are the compression library's, and cut it cannot be decoded)."""
     match = LogMatch()
     if kafka == kafkalog:
         entries, end = _entries(kafka)
@@ -254,6 +292,7 @@ def compare_entries(kafka: bytes, kafkalog: bytes, path: str,
             why = _decoded_difference(kafka_bytes, kafkalog_bytes)
             if why is None:
                 match.resized |= a.size != b.size
+                match.recompressed.add(i)
                 continue
             return Difference("file", path, byte_offset=a.position, kafkalog_offset=b.position,
                               detail=f"entry {i} (recompressed, compared decoded): {why}"), match
@@ -269,7 +308,8 @@ def compare_entries(kafka: bytes, kafkalog: bytes, path: str,
                           detail=f"entry {n}: one side has {abs(len(kafka_entries) - len(kafkalog_entries))} more "
                                  "entries (kafka, kafkalog: number of entries)"), match
     kafka_tail, kafkalog_tail = kafka[kafka_end:], kafkalog[kafkalog_end:]
-    if kafka_tail != kafkalog_tail:
+    if kafka_tail != kafkalog_tail and not (cut_recompressed is not None and kafka_tail and kafkalog_tail
+                                            and cut_recompressed(kafka_end, kafkalog_end)):
         at = _first_difference(kafka_tail, kafkalog_tail)
         return Difference("file", path, kafka_tail[at:at + 32], kafkalog_tail[at:at + 32],
                           byte_offset=kafka_end + at, kafkalog_offset=kafkalog_end + at,
@@ -369,9 +409,12 @@ def _contents(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> tuple[by
 
 
 def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
-                 producer_digests: set[bytes] | frozenset[bytes] = frozenset()) -> DirComparison:
+                 producer_digests: set[bytes] | frozenset[bytes] = frozenset(), *,
+                 closed_untrimmed: bool = False) -> DirComparison:
     """Compare every file of the two partition directories (see the module docstring): names first, then bytes,
-    ``.log`` files entry by entry, ``.index`` files entry by entry with positions through their ``.log``'s entries."""
+    ``.log`` files entry by entry, ``.index`` files entry by entry with positions through their ``.log``'s entries.
+    ``closed_untrimmed``: Kafka's log was just closed by a version whose close leaves the indexes as they were
+    (:attr:`Rules.close_keeps_indexes`)."""
     result = DirComparison()
     kafka_files, kafkalog_files = _files(kafka_dir), _files(kafkalog_dir)
     only = sorted(set(kafka_files) ^ set(kafkalog_files))
@@ -388,9 +431,11 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
                 result.difference = Difference("file", name, detail="a directory on one side only")
             continue
         kafka_image, kafkalog_image = read_image(kafka_path), read_image(kafkalog_path)
+        kind = _kind(name)
+        if closed_untrimmed and kind in ("index", "timeindex"):
+            kafka_image = _untrimmed(kafka_image, kafkalog_image, kind)
         result.sizes[name] = (kafka_image[0], kafkalog_image[0])
         kafka_bytes, kafkalog_bytes = _contents(kafka_image, kafkalog_image)
-        kind = _kind(name)
         difference: Difference | None = None
         if kind == "log":
             difference, match = compare_entries(kafka_bytes, kafkalog_bytes, name, producer_digests)
@@ -410,6 +455,21 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
         if result.difference is None:
             result.difference = difference
     return result
+
+
+def _untrimmed(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes], kind: str) -> tuple[int, bytes]:
+    """Kafka's image of an index file a 4.x close left as it was, cut to kafkalog's trimmed size when what is cut
+    is zeros (the preallocated rest); a ``.timeindex`` may also lack the one last entry a 3.9 close appends,
+    which is then taken as kafkalog's.  Anything else is left for the comparison to show."""
+    (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
+    if kafka_size <= kafkalog_size or any(kafka_bytes[kafkalog_size:]):
+        return kafka
+    cut = kafka_bytes[:kafkalog_size].ljust(kafkalog_size, b"\0")
+    entry = 12
+    if (kind == "timeindex" and cut != kafkalog_bytes and kafkalog_size >= entry
+            and cut[:-entry] == kafkalog_bytes[:-entry] and not any(cut[-entry:])):
+        cut = kafkalog_bytes
+    return kafkalog_size, cut
 
 
 def _log_of(result: DirComparison, index_name: str) -> LogMatch:
@@ -453,10 +513,11 @@ def _walk(kafka: Any, kafkalog: Any, path: str) -> Iterator[tuple[str, Any, Any]
 
 
 def compare_answers(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComparison | None = None, *,
-                    resized_before: bool = False, producer_digests: Iterable[bytes] = ()) -> Difference | None:
+                    resized_before: bool = False, producer_digests: Iterable[bytes] = (),
+                    rules: Rules = RULES_3_9) -> Difference | None:
     """Compare two answers to one request: the error class or the result, then the state (the module docstring's
     rules; ``dirs`` gives the correspondence of positions in the segments, ``resized_before`` whether a batch of
-    this scenario was compared decoded with another size before)."""
+    this scenario was compared decoded with another size before, ``rules`` the Kafka line's)."""
     dirs = dirs if dirs is not None else DirComparison()
     resized = resized_before or dirs.resized
     if "error" in kafka or "error" in kafkalog:
@@ -468,18 +529,18 @@ def compare_answers(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirCo
                               detail="one side threw where the other did not, or another exception")
     elif "result" in kafka or "result" in kafkalog:
         difference = _compare_result(kafka.get("result"), kafkalog.get("result"), dirs, resized,
-                                     frozenset(producer_digests))
+                                     frozenset(producer_digests), rules)
         if difference is not None:
             return difference
     return _compare_state(kafka.get("state"), kafkalog.get("state"), dirs)
 
 
 def _compare_result(kafka: Any, kafkalog: Any, dirs: DirComparison, resized: bool,
-                    producer_digests: frozenset[bytes]) -> Difference | None:
+                    producer_digests: frozenset[bytes], rules: Rules = RULES_3_9) -> Difference | None:
     if isinstance(kafka, dict) and isinstance(kafkalog, dict):
         kafka, kafkalog = dict(kafka), dict(kafkalog)
         if "records" in kafka and "records" in kafkalog and "fetchOffsetMetadata" in kafka:
-            difference = _compare_read(kafka, kafkalog, dirs, producer_digests)
+            difference = _compare_read(kafka, kafkalog, dirs, producer_digests, rules)
             if difference is not None:
                 return difference
             for key in ("records", "fetchOffsetMetadata"):
@@ -494,11 +555,37 @@ def _compare_result(kafka: Any, kafkalog: Any, dirs: DirComparison, resized: boo
     return None
 
 
+def _names_batch(kafka_offset: Any, kafkalog_offset: Any, segment_base: Any, kafka_records: bytes) -> bool:
+    """Kafka 4's ``messageOffset`` of a read (:attr:`Rules.read_names_batch`): the base offset of the first batch
+    it read, or, having read nothing, an offset between the segment's base and the fetch offset kafkalog answers."""
+    if not all(isinstance(v, int) for v in (kafka_offset, kafkalog_offset, segment_base)):
+        return False
+    if len(kafka_records) > 16 and _magic(kafka_records) == 2:
+        # Past the log start offset the batch found may begin after the fetch offset: it is the first one read.
+        return bool(kafka_offset == struct.unpack_from(">q", kafka_records, 0)[0])
+    return bool(segment_base <= kafka_offset <= kafkalog_offset)
+
+
 def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComparison,
-                  producer_digests: frozenset[bytes]) -> Difference | None:
+                  producer_digests: frozenset[bytes], rules: Rules = RULES_3_9) -> Difference | None:
     kafka_bytes = base64.b64decode(kafka["records"])
     kafkalog_bytes = base64.b64decode(kafkalog["records"])
-    difference, _ = compare_entries(kafka_bytes, kafkalog_bytes, "result.records", producer_digests)
+
+    def cut_recompressed(kafka_end: int, kafkalog_end: int) -> bool:
+        """Whether the cut entry is, in the segment read, a recompressed batch on both sides (the same one)."""
+        a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
+        if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
+            return False
+        match = dirs.segment(a["segmentBaseOffset"])
+        start_a, start_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
+        if match is None or not isinstance(start_a, int) or not isinstance(start_b, int):
+            return False
+        index = _index_of(match.kafka_positions, start_a + kafka_end)
+        return (index is not None and index in match.recompressed
+                and index == _index_of(match.kafkalog_positions, start_b + kafkalog_end))
+
+    difference, _ = compare_entries(kafka_bytes, kafkalog_bytes, "result.records", producer_digests,
+                                    cut_recompressed)
     if difference is not None:
         return Difference("result", difference.path, difference.kafka, difference.kafkalog, difference.byte_offset,
                           difference.kafkalog_offset, f"the records read: {difference.detail}")
@@ -507,6 +594,9 @@ def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComp
         return Difference("result", "result.fetchOffsetMetadata", a, b)
     for key in ("messageOffset", "segmentBaseOffset"):
         if a.get(key) != b.get(key):
+            if (key == "messageOffset" and rules.read_names_batch
+                    and _names_batch(a.get(key), b.get(key), a.get("segmentBaseOffset"), kafka_bytes)):
+                continue
             return Difference("result", f"result.fetchOffsetMetadata.{key}", a.get(key), b.get(key))
     position_a, position_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
     if position_a != position_b:

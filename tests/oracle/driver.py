@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from tests.oracle.compare import Difference, compare_answers, compare_dirs, producer_payloads
+from tests.oracle.compare import Difference, compare_answers, compare_dirs, producer_payloads, rules_for
 from tests.oracle.kafkalog_side import KafkalogRunner
 from tests.oracle.scenario import Scenario, wire_op
 
@@ -102,6 +102,7 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
         shutil.rmtree(directory, ignore_errors=True)
         directory.mkdir(parents=True)
     digests: set[bytes] = set()
+    rules = rules_for(scenario.kafka)
     resized = False
     started = False
 
@@ -123,9 +124,10 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
             on_op(index, kafka_answer, kafkalog_answer)
         if kafka_answer is None:
             return True
-        dirs = compare_dirs(kafka_dir, kafkalog_dir, digests)
+        dirs = compare_dirs(kafka_dir, kafkalog_dir, digests,
+                            closed_untrimmed=rules.close_keeps_indexes and message.get("cmd") == "end")
         difference = compare_answers(kafka_answer, kafkalog_answer, dirs, resized_before=resized,
-                                     producer_digests=digests) or dirs.difference
+                                     producer_digests=digests, rules=rules) or dirs.difference
         resized |= dirs.resized
         outcome.compared += 1
         if difference is not None:

@@ -24,6 +24,7 @@ from tests.oracle.compare import (
     compare_entries,
     producer_payloads,
     read_image,
+    rules_for,
 )
 from tests.oracle.kafkalog_side import KafkalogRunner
 from tests.oracle.scenario import canonical_op
@@ -357,3 +358,38 @@ def test_cleaning_byte_counts_follow_recompression() -> None:
     difference = compare_answers({"result": clean, "state": STATE}, {"result": fewer, "state": STATE},
                                  resized_before=True)
     assert difference is not None and difference.path == "result.messagesWritten"
+
+
+def test_kafka_4_close_leaves_the_indexes_untrimmed(two_dirs: tuple[Path, Path]) -> None:
+    """Rules.close_keeps_indexes: at the end, Kafka 4's index files may run on in zeros past kafkalog's trimmed
+    ones, and its time index may lack the last entry a 3.9 close appends; nothing else is let through."""
+    kafka, kafkalog = two_dirs
+    index, time_index = (kafka / INDEX).read_bytes(), (kafka / TIME_INDEX).read_bytes()
+    assert len(index) >= 8 and len(time_index) >= 12
+    (kafka / INDEX).write_bytes(index + bytes(4096))
+    (kafka / TIME_INDEX).write_bytes(time_index[:-12] + bytes(4096))
+    assert compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference is None
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafka / INDEX).write_bytes(index + b"\1" + bytes(4095))
+    difference = compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference
+    assert difference is not None and difference.path == INDEX
+    (kafka / INDEX).write_bytes(index[:-8] + bytes(4096))
+    difference = compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference
+    assert difference is not None and difference.path == INDEX
+
+
+def test_kafka_4_reads_name_the_batch(impl: ModuleType) -> None:
+    """Rules.read_names_batch: Kafka 4 answers the base offset of the first batch read as ``messageOffset``;
+    another offset still differs, and on the 3.9 line any difference does."""
+    records = base64.b64encode(batch(b"a", b"b", b"c", base_offset=5)).decode()
+
+    def read(offset: int) -> dict[str, Any]:
+        return {"result": {"fetchOffsetMetadata": {"messageOffset": offset, "segmentBaseOffset": 0,
+                                                   "relativePositionInSegment": 0},
+                           "records": records, "firstEntryIncomplete": False, "abortedTransactions": None},
+                "state": STATE}
+
+    assert compare_answers(read(5), read(6), rules=rules_for("4")) is None
+    assert compare_answers(read(5), read(6)) is not None
+    difference = compare_answers(read(4), read(6), rules=rules_for("4"))
+    assert difference is not None and difference.path == "result.fetchOffsetMetadata.messageOffset"

@@ -190,6 +190,6 @@ def test_wire_op_leaves_out_the_optional_fields_not_given() -> None:
     append = canonical_op({"op": "append", "records": [{"key": "k", "value": None, "timestamp": 5}]})
     assert "producer" not in wire_op(append) and "base_offset" not in wire_op(append)
     assert wire_op(append)["records"] == append["records"] and canonical_op(wire_op(append)) == append
-    follower = canonical_op({"op": "append", "records": [{"key": None, "value": "v", "timestamp": 5}], "origin": "replication",
-                             "base_offset": 0})
+    follower = canonical_op({"op": "append", "records": [{"key": None, "value": "v", "timestamp": 5}],
+                             "origin": "replication", "base_offset": 0})
     assert wire_op(follower)["base_offset"] == 0
