@@ -817,7 +817,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def truncate_to(self, target_offset: int) -> bool:
         """Remove every record with offset >= ``target_offset`` (Kafka: ``truncateTo``); ``False`` when there
-        is none."""
+        is none.  The producer state is rebuilt to ``target_offset``, but :attr:`first_unstable_offset` follows
+        only when the high watermark moves (it was at or past the new end), as in Kafka 3.9 and 4.x."""
         if target_offset < 0:
             raise IllegalArgumentError(
                 f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
@@ -844,8 +845,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                     self.leader_epoch_cache.truncate_from_end_async_flush(target_offset)
                 self._log_start_offset = min(self._log_start_offset, target_offset)
                 self._rebuild_producer_state(target_offset)
+                # The first unstable offset moves only with the high watermark, as in Kafka: a high watermark
+                # left below the new end leaves it as it was until its next update.
                 self._update_high_watermark_with_log_end_offset()
-                self._maybe_increment_first_unstable_offset()
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> list[LogSegment]:
