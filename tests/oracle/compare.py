@@ -35,8 +35,8 @@ compared by rules of their own (:class:`Rules`, set for the ``"4"`` line by :fun
 
 * **A read's offset metadata names its batch** (:attr:`Rules.read_names_batch`).  Kafka 4's ``LogSegment.read``
   answers the base offset of the batch holding the fetch offset as ``messageOffset``; 3.9 (and kafkalog) answer
-  the fetch offset.  Kafka's value must be the base offset of the first batch it read (when it read any), else at
-  most kafkalog's and at least the segment's base offset; the position is compared as ever.
+  the fetch offset.  Kafka's value must be the base offset of the first batch it read (when it read any), else an
+  offset of the segment; the position is compared as ever.
 * **Close leaves the active indexes as they were** (:attr:`Rules.close_keeps_indexes`, at ``end`` only).  Kafka
   4's ``LogSegment.close`` neither appends the time index's last entry nor trims the indexes (``AbstractIndex.close``
   only unmaps them): Kafka's ``.index``/``.timeindex`` may be longer than kafkalog's with zeros beyond it, and
@@ -169,20 +169,33 @@ def _codec(entry: bytes) -> int:
     return entry[17] & 0x07 if len(entry) > 17 else 0
 
 
-def producer_payload(entry: bytes) -> bytes | None:
+def producer_payload(entry: bytes, offset: int | None = None) -> bytes | None:
     """The digest of an entry's compressed payload (v2: the records section; v0/v1: from the wrapper's key on),
-    which a log that keeps the producer's compression keeps unchanged; ``None`` for an uncompressed entry."""
+    which a log that keeps the producer's compression keeps unchanged, with the entry's offset (v2: its base
+    offset; v0/v1: the wrapper's, its last), or ``offset`` in its place: two batches of the same records compress
+    alike, and only the one at the offsets the producer's append got is the producer's.  ``None`` for an
+    uncompressed entry."""
     if _codec(entry) == 0:
         return None
     start = {0: 18, 1: 26}.get(_magic(entry), _V2_HEADER.size)
-    return hashlib.sha256(entry[start:]).digest()
+    at = entry[:8] if offset is None else struct.pack(">q", offset)
+    return hashlib.sha256(entry[start:]).digest() + at
 
 
-def producer_payloads(data: bytes) -> set[bytes]:
-    """The payload digests (:func:`producer_payload`) of every compressed entry of ``data``."""
+def producer_payloads(data: bytes, first_offset: int | None = None,
+                      last_offset: int | None = None) -> set[bytes]:
+    """The payload digests (:func:`producer_payload`) of every compressed entry of ``data``; an append's input
+    gives the offsets its append got (``first_offset`` for a v2 batch's base, ``last_offset`` for a v0/v1
+    wrapper's), since a leader assigns them."""
     entries, _ = _entries(data)
-    digests = (producer_payload(data[e.position:e.position + e.size]) for e in entries)
-    return {d for d in digests if d is not None}
+    digests = set()
+    for e in entries:
+        entry = data[e.position:e.position + e.size]
+        offset = first_offset if _magic(entry) >= 2 else last_offset
+        digest = producer_payload(entry, offset)
+        if digest is not None:
+            digests.add(digest)
+    return digests
 
 
 def _header_fields(entry: bytes) -> dict[str, int]:
@@ -557,13 +570,14 @@ def _compare_result(kafka: Any, kafkalog: Any, dirs: DirComparison, resized: boo
 
 def _names_batch(kafka_offset: Any, kafkalog_offset: Any, segment_base: Any, kafka_records: bytes) -> bool:
     """Kafka 4's ``messageOffset`` of a read (:attr:`Rules.read_names_batch`): the base offset of the first batch
-    it read, or, having read nothing, an offset between the segment's base and the fetch offset kafkalog answers."""
+    it read, or, having read nothing, an offset in the segment (the batch's, which the position then names)."""
     if not all(isinstance(v, int) for v in (kafka_offset, kafkalog_offset, segment_base)):
         return False
     if len(kafka_records) > 16 and _magic(kafka_records) == 2:
         # Past the log start offset the batch found may begin after the fetch offset: it is the first one read.
         return bool(kafka_offset == struct.unpack_from(">q", kafka_records, 0)[0])
-    return bool(segment_base <= kafka_offset <= kafkalog_offset)
+    # Nothing read: the batch is named by the position, compared next.
+    return bool(segment_base <= kafka_offset)
 
 
 def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComparison,

@@ -35,9 +35,9 @@ follow (it ports 3.9), would make differ for the rest of the scenario (``docs/or
 kafkalog does not follow"): clean reopens (4.x's close leaves the active indexes untrimmed, so the reopened log
 takes its offset index for full and rolls at the next append), reads at the ``high_watermark`` and
 ``txn_committed`` isolations (4.x's read names the batch's base offset, and fetching the high watermark's
-metadata through it can move the high watermark back), and cleanings (4.x's segment append indexes every batch
-of a multi-batch append where 3.9 indexes the append once, and 4.x's cleaner keeps the empty batch that ends at
-the high watermark where 3.9 keeps the one that ends the cleaning round): so no ``compaction`` profile either.
+metadata through it can move the high watermark back), and cleanings (4.x's cleaner keeps the empty batch that
+ends at the high watermark where 3.9 keeps the one that ends the cleaning round): so no ``compaction`` profile
+either.
 """
 
 from __future__ import annotations

@@ -175,6 +175,15 @@ def _print_op(index: int, kafka: dict[str, Any] | None, kafkalog: dict[str, Any]
 
 def main(argv: list[str] | None = None, runner_factory: RunnerFactory = _kafka_runner) -> int:
     """The command (see the module docstring); ``runner_factory`` makes the Kafka runner of a line."""
+    previous = logging.root.manager.disable
+    try:
+        return _main(argv, runner_factory)
+    finally:
+        # A caller in the same process (the test suite) gets its logging back.
+        logging.disable(previous)
+
+
+def _main(argv: list[str] | None, runner_factory: RunnerFactory) -> int:
     args = _parser().parse_args(argv)
     if not args.scenarios and not args.generate:
         _parser().print_usage(sys.stderr)
