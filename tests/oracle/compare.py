@@ -183,14 +183,18 @@ def producer_payload(entry: bytes, offset: int | None = None) -> bytes | None:
 
 
 def producer_payloads(data: bytes, first_offset: int | None = None,
-                      last_offset: int | None = None) -> set[bytes]:
+                      last_offset: int | None = None, leader: bool = False) -> set[bytes]:
     """The payload digests (:func:`producer_payload`) of every compressed entry of ``data``; an append's input
     gives the offsets its append got (``first_offset`` for a v2 batch's base, ``last_offset`` for a v0/v1
-    wrapper's), since a leader assigns them."""
+    wrapper's), since a leader assigns them.  A leader never keeps a v0 entry as it came (Kafka's
+    ``LogValidator``: no in-place assignment to magic 0), so for a ``leader`` append v0 entries give none: Java
+    recompressing the same records may well write the producer's very bytes, and that is no proof it kept them."""
     entries, _ = _entries(data)
     digests = set()
     for e in entries:
         entry = data[e.position:e.position + e.size]
+        if leader and _magic(entry) == 0:
+            continue
         offset = first_offset if _magic(entry) >= 2 else last_offset
         digest = producer_payload(entry, offset)
         if digest is not None:

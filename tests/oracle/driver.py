@@ -120,7 +120,9 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
                 first, last = result.get("firstOffset"), result.get("lastOffset")
                 if isinstance(first, int) and isinstance(last, int) and last >= 0:
                     # Keyed by the offsets the append got: the same records elsewhere are not the producer's.
-                    digests.update(producer_payloads(base64.b64decode(given), first if first >= 0 else None, last))
+                    op = message.get("op") or {}
+                    digests.update(producer_payloads(base64.b64decode(given), first if first >= 0 else None, last,
+                                                     leader=op.get("origin", "coordinator") != "replication"))
                 kafkalog_message = {**kafkalog_message, "input": given}
         kafkalog_answer = _ask(kafkalog_runner, kafkalog_message, "kafkalog's")
         outcome.answers.append((kafka_answer, kafkalog_answer))
