@@ -39,8 +39,8 @@ compared by rules of their own (:class:`Rules`, set for the ``"4"`` line by :fun
   offset of the segment; the position is compared as ever.
 * **Close leaves the active indexes as they were** (:attr:`Rules.close_keeps_indexes`, at ``end`` only).  Kafka
   4's ``LogSegment.close`` neither appends the time index's last entry nor trims the indexes (``AbstractIndex.close``
-  only unmaps them): Kafka's ``.index``/``.timeindex`` may be longer than kafkalog's with zeros beyond it, and
-  kafkalog's ``.timeindex`` may end with one entry where Kafka's has zeros.
+  only unmaps them): Kafka's ``.index``/``.timeindex`` may be longer than kafkalog's (zeros, or stale entries a
+  truncation left, beyond it), and kafkalog's ``.timeindex`` may end with one entry where Kafka's has zeros.
 """
 
 from __future__ import annotations
@@ -475,16 +475,18 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
 
 
 def _untrimmed(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes], kind: str) -> tuple[int, bytes]:
-    """Kafka's image of an index file a 4.x close left as it was, cut to kafkalog's trimmed size when what is cut
-    is zeros (the preallocated rest); a ``.timeindex`` may also lack the one last entry a 3.9 close appends,
+    """Kafka's image of an index file a 4.x close left as it was, cut to kafkalog's trimmed size: what is cut is
+    the preallocated rest, zeros or the stale entries a truncation left behind its valid ones (the whole file
+    was compared before the close); a ``.timeindex`` may also lack the one last entry a 3.9 close appends,
     which is then taken as kafkalog's.  Anything else is left for the comparison to show."""
     (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
-    if kafka_size <= kafkalog_size or any(kafka_bytes[kafkalog_size:]):
+    if kafka_size < kafkalog_size:
         return kafka
     cut = kafka_bytes[:kafkalog_size].ljust(kafkalog_size, b"\0")
     entry = 12
     if (kind == "timeindex" and cut != kafkalog_bytes and kafkalog_size >= entry
-            and cut[:-entry] == kafkalog_bytes[:-entry] and not any(cut[-entry:])):
+            and cut[:-entry] == kafkalog_bytes[:-entry]):
+        # Where kafkalog's close wrote its last entry, Kafka's file holds zeros or a stale entry.
         cut = kafkalog_bytes
     return kafkalog_size, cut
 
