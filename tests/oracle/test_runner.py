@@ -134,6 +134,7 @@ def test_a_runner_that_dies_or_hangs_is_an_error_and_is_replaced(
         kafka_runner_for: Callable[[str], KafkaRunner], scratch: Path) -> None:
     """A request to a dead runner raises with the log's tail; a request past its deadline kills the runner; the
     session fixture gives the next test a fresh one."""
+    shared = kafka_runner_for("4")  # skips where Kafka cannot run
     with KafkaRunner("4", work_dir=scratch / "work") as private:
         assert private.log_path.parent == scratch / "work"
         with pytest.raises(RunnerError, match="no answer in 0 s"):
@@ -143,7 +144,6 @@ def test_a_runner_that_dies_or_hangs_is_an_error_and_is_replaced(
             private.request({"cmd": "version"})
     with pytest.raises(RunnerError, match="closed"):
         private.request({"cmd": "version"})
-    shared = kafka_runner_for("4")
     os.kill(shared.pid or 0, signal.SIGKILL)
     with pytest.raises(RunnerError, match=r"died \(exit code -9\)"):
         shared.request({"cmd": "version"})
@@ -175,7 +175,9 @@ def test_compiled_classes_are_keyed_by_the_sources(tmp_path: Path) -> None:
 
 
 def kafka_jars_or_skip(version: str) -> list[Path]:
+    """The version's jars, when they and a JDK are here (the test skips, or fails where the oracle is required)."""
     try:
+        find_java()
         return kafka_jars(version)
     except OracleUnavailable as e:
         oracle_conftest.oracle_unavailable(str(e))
@@ -544,6 +546,27 @@ def test_unclean_reopen_recovers_a_torn_or_corrupt_tail(runner: KafkaRunner, par
     assert partition.state and partition.state["logEndOffset"] == 3
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the JVM's open files in /proc")
+def test_an_unclean_reopen_releases_the_abandoned_logs_files(runner: KafkaRunner, partition: Partition) -> None:
+    """The crashed log's handles are closed without a write (3.9 ``closeHandlers``, 4.x ``closeQuietly``), not left
+    to the garbage collector: after many reopens the segment is open once, by the new log."""
+    partition.start()
+    partition.append([rec("a", "1")])
+    for _ in range(3):
+        partition.ok("reopen", clean_shutdown=False)
+    segment = partition.dir / f"{0:020d}.log"
+    fds = Path(f"/proc/{runner.pid}/fd")
+    opened = [fd for fd in fds.iterdir() if _target(fd) == str(segment)]
+    assert len(opened) == 1
+
+
+def _target(fd: Path) -> str | None:
+    try:
+        return os.readlink(fd)
+    except OSError:  # closed since the directory was listed
+        return None
+
+
 def test_reopen_with_the_scenario_defaults_and_damage_past_the_file(runner: KafkaRunner,
                                                                      partition: Partition) -> None:
     """The scenario format's canonical reopen writes every default (no recovery point, 0 bytes cut, byte 0 flipped:
@@ -572,11 +595,55 @@ def test_only_warnings_reach_the_log_file(runner: KafkaRunner, partition: Partit
     assert "Truncating to offset 1" not in text
 
 
+def test_where_the_versions_differ_on_reads_and_close(runner: KafkaRunner, partition: Partition) -> None:
+    """Two differences of 4.x the harness meets at once.  A read's ``fetchOffsetMetadata.messageOffset`` is the
+    offset asked for in 3.9 and the base offset of the batch holding it in 4.x (``FileRecords``'s offset search).
+    ``close()`` in 3.9 writes each segment's last time-index entry and trims the indexes to their entries; 4.x's
+    does neither, so the active segment's indexes keep their preallocated size."""
+    partition.start()
+    partition.append([rec("a", "1", START_MS + 5), rec("b", "2", START_MS + 9)])
+    read = partition.ok("read", offset=1, max_bytes=1000, isolation="log_end", min_one_message=True)
+    expected_offset, index_sizes = ((1, (0, 12)) if runner.kafka == "3.9" else (0, (10485760, 10485756)))
+    assert read["fetchOffsetMetadata"]["messageOffset"] == expected_offset
+    partition.end()
+    index = (partition.dir / f"{0:020d}.index").stat().st_size
+    time_index = partition.dir / f"{0:020d}.timeindex"
+    assert (index, time_index.stat().st_size) == index_sizes
+    # the last entry the 3.9 close wrote: (max timestamp, relative offset 1); 4.x's time index is all zeros
+    last_entry = (START_MS + 9).to_bytes(8, "big") + (1).to_bytes(4, "big")
+    assert time_index.read_bytes()[:12] == (last_entry if runner.kafka == "3.9" else bytes(12))
+
+
+def test_after_a_clean_reopen_4_rolls_at_the_next_append(runner: KafkaRunner, partition: Partition) -> None:
+    """4.x's close leaves the active segment's indexes at their preallocated size, and an index loaded from a file
+    counts every slot of it as an entry: the reopened active segment's offset index is full, so the next append
+    rolls a new segment.  3.9 trims on close and appends to the same segment."""
+    partition.start()
+    size = partition.append([rec("a", "1")])["result"]["validBytes"]
+    partition.ok("reopen", clean_shutdown=True)
+    partition.append([rec("b", "2")])
+    expected = [[0, 2 * size]] if runner.kafka == "3.9" else [[0, size], [1, size]]
+    assert partition.state and partition.state["segments"] == expected
+
+
+def test_a_high_watermark_read_lowers_a_mid_batch_high_watermark_on_4(runner: KafkaRunner,
+                                                                         partition: Partition) -> None:
+    """4.x's ``fetchHighWatermarkMetadata`` completes a high watermark known by offset only through the offset
+    search that answers the batch's base offset, and stores that: a high watermark inside a batch drops to the
+    batch's start on the first ``high_watermark`` read.  3.9 keeps it."""
+    partition.start()
+    partition.append([rec("a", "1"), rec("b", "2")])
+    partition.append([rec("c", "3"), rec("d", "4")])
+    assert partition.ok("update_high_watermark", offset=3) == {"highWatermark": 3}
+    partition.ok("read", offset=0, max_bytes=1000, isolation="high_watermark", min_one_message=True)
+    assert partition.state and partition.state["highWatermark"] == (3 if runner.kafka == "3.9" else 2)
+
+
 # --- the cleaner ---------------------------------------------------------------------------------------------------
 
 
 def test_clean_compacts_up_to_the_active_segment(runner: KafkaRunner, partition: Partition) -> None:
-    """One cleaning as the cleaner thread does it: the cleanable range below the active segment and the last stable
+    """One cleaning up to the active segment: the cleanable range below the active segment and the last stable
     offset, the latest record of each key kept, the end offset remembered as the next first dirty offset."""
     partition.start({"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01",
                      "segment.bytes": SMALL_SEGMENT})
