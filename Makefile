@@ -15,7 +15,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pxi' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
-.PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean oracle-jars
+.PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean oracle-jars \
+	oracle-run oracle
 
 all: test
 
@@ -90,6 +91,23 @@ $(ORACLE_DIR)/kafka-%/.broker-resolved: tests/oracle/broker/pom.xml
 	else \
 		echo "oracle-jars: no java or mvn on PATH: the broker jars of Kafka $* are not fetched, the broker tests will skip" >&2; \
 	fi
+
+# The differential harness (tests/oracle, docs/oracle.rst): scenario files run against Kafka's UnifiedLog and
+# kafkalog's Log, every answer and every file compared after every op.  Exit 0: identical; 1: a difference
+# (printed: the scenario, the op, the first differing field or file and byte); 2: a scenario it cannot read.
+#   make oracle-run SCENARIOS="a.json b.json"   those files (default: every regression file)
+#   make oracle                                  ORACLE_SCENARIOS generated scenarios per Kafka line from seed
+#                                                ORACLE_SEED; each differing one is shrunk into .oracle/shrunk/
+SCENARIOS ?= $(wildcard tests/oracle/scenarios/*.json)
+ORACLE_SCENARIOS ?= 300
+ORACLE_SEED ?= 1000
+
+oracle-run: $(STAMP) oracle-jars
+	$(PY) -m tests.oracle.run $(SCENARIOS)
+
+oracle: $(STAMP) oracle-jars
+	$(PY) -m tests.oracle.run --generate $(ORACLE_SCENARIOS) --seed $(ORACLE_SEED) --keep-going \
+		--shrink-to $(ORACLE_DIR)/shrunk
 
 pytest: $(STAMP) oracle-jars
 	$(PY) -m pytest

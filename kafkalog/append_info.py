@@ -45,6 +45,7 @@ from .config import LogConfig
 from .errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
 from .record.batch import RecordBatch
 from .record.compression import CompressionType
+from .record.convert import RecordValidationStats
 from .record.memory import MemoryRecords
 from .validator import _NO_METRICS, AppendOrigin, MetricsRecorder, RecordError, _in, target_compression
 
@@ -71,12 +72,17 @@ class LogAppendInfo:
     in ``Log.scala``, whose ``targetCodec``, ``shallowCount`` and ``offsetsMonotonic`` are kept too).
 
     The shallow pass (:func:`analyze_and_validate_records`) fills it from the batch headers; the leader's
-    append then sets ``first_offset``, ``last_offset``, ``max_timestamp``, ``shallow_offset_of_max_timestamp``
-    and ``log_append_time`` from the offsets it assigned (:class:`ValidationResult`).
+    append then sets ``first_offset``, ``last_offset``, ``max_timestamp`` and ``shallow_offset_of_max_timestamp``
+    from the offsets it assigned (:class:`ValidationResult`), and ``log_append_time`` on a LogAppendTime topic
+    only (a CreateTime topic's stays -1, as Kafka's ``UnifiedLog.append`` leaves it); a duplicate's is its
+    original batch's timestamp.
 
     ``first_offset`` is ``None`` (Kafka: -1) until known: the shallow pass knows it for v2 batches only,
     because a v0/v1 wrapper holds its last offset (``last_offset_of_first_batch`` stands in for it).
     ``shallow_offset_of_max_timestamp`` is the last offset of the first batch holding the max timestamp.
+    ``record_validation_stats`` is what the leader's validation cost (Kafka: ``recordValidationStats``, set by
+    ``UnifiedLog.append`` from the validator's result); it stays :attr:`RecordValidationStats.EMPTY
+    <kafkalog.record.convert.RecordValidationStats.EMPTY>` for an append that keeps its offsets.
     """
 
     first_offset: int | None = None
@@ -93,6 +99,7 @@ class LogAppendInfo:
     last_offset_of_first_batch: int = -1
     record_errors: list[RecordError] = field(default_factory=list)
     last_leader_epoch: int | None = None
+    record_validation_stats: RecordValidationStats = RecordValidationStats.EMPTY
 
     @property
     def num_messages(self) -> int:

@@ -99,6 +99,7 @@ from .producer_state import ProducerStateManager, ProducerStateManagerConfig, Ve
 from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
 from .record import MemoryRecords
 from .record.batch import RecordBatch
+from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
@@ -615,7 +616,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 append_info.max_timestamp = result.max_timestamp
                 append_info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
                 append_info.last_offset = result.last_offset
-                append_info.log_append_time = result.log_append_time
+                append_info.record_validation_stats = result.record_validation_stats
+                # Only a LogAppendTime topic's append carries the time (Kafka: setLogAppendTime under that test).
+                if config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+                    append_info.log_append_time = result.log_append_time
                 if result.message_size_maybe_changed:
                     for batch in valid_records.batches():
                         if batch.size_in_bytes > config.max_message_size:
@@ -813,7 +817,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def truncate_to(self, target_offset: int) -> bool:
         """Remove every record with offset >= ``target_offset`` (Kafka: ``truncateTo``); ``False`` when there
-        is none."""
+        is none.  The producer state is rebuilt to ``target_offset``, but :attr:`first_unstable_offset` follows
+        only when the high watermark moves (it was at or past the new end), as in Kafka 3.9 and 4.x."""
         if target_offset < 0:
             raise IllegalArgumentError(
                 f"Cannot truncate partition {self.topic_partition} to a negative offset ({target_offset}).")
@@ -840,8 +845,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                     self.leader_epoch_cache.truncate_from_end_async_flush(target_offset)
                 self._log_start_offset = min(self._log_start_offset, target_offset)
                 self._rebuild_producer_state(target_offset)
+                # The first unstable offset moves only with the high watermark, as in Kafka: a high watermark
+                # left below the new end leaves it as it was until its next update.
                 self._update_high_watermark_with_log_end_offset()
-                self._maybe_increment_first_unstable_offset()
             return True
 
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> list[LogSegment]:
@@ -938,7 +944,11 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             self.scheduler.shutdown()
 
     def close(self) -> None:
-        """Flush and close every segment (Kafka: ``close``).  A read-only log only releases its files.
+        """Take a producer snapshot at the log end and close every segment, each file forced to disk (Kafka:
+        ``UnifiedLog.close``).  A read-only log only releases its files.
+
+        The log is not flushed: the recovery point stays where the last flush left it, as in Kafka, whose
+        ``LogManager.shutdown`` flushes each log before closing it (so does :class:`~kafkalog.manager.LogManager`).
 
         Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
@@ -964,7 +974,6 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                                                                  f"in dir {self.local_log.parent_dir}"):
                         # A snapshot at the log end offset spares the next open a scan of the log.
                         take_snapshot_if_possible(self.producer_state_manager)
-                    self.flush()
                     self.local_log.close()
                 else:
                     self.segments.close_handlers()

@@ -208,8 +208,10 @@ class LogSegment:
         return self.log.size_in_bytes()
 
     def can_convert_to_relative_offset(self, offset: int) -> bool:
-        """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``)."""
-        return 0 <= offset - self.base_offset <= INT32_MAX
+        """Whether ``offset`` fits the 4-byte relative range (Kafka: ``canConvertToRelativeOffset``, which asks
+        the offset index's ``canAppendOffset``).  As in Kafka the question opens the offset index, so the first
+        append to a new segment creates its ``.index`` file (an index is otherwise opened at first use)."""
+        return self.offset_index.can_append_offset(offset)
 
     def _ensure_offset_in_range(self, offset: int) -> None:
         if not self.can_convert_to_relative_offset(offset):
@@ -313,11 +315,16 @@ class LogSegment:
 
     def append(self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
                records: MemoryRecords) -> None:
-        """Append ``records``, whose offsets are assigned, and index them (Kafka: ``append``).
+        """Append ``records``, whose offsets are assigned, and index them batch by batch (Kafka 3.9:
+        ``append``).
 
-        Every ``index.interval.bytes`` an offset-index entry is added, keyed by ``largest_offset`` (the
-        last offset of this append, Kafka 2.0+) and pointing at the append's first byte, and the time
-        index gets the largest timestamp so far.
+        Each batch in turn updates the largest timestamp so far (with its last offset) when its max timestamp
+        is larger, and, once more than ``index.interval.bytes`` were written since the last entry, gets an
+        offset-index entry (its last offset, its first byte) and a time-index entry (the largest timestamp so
+        far).  Kafka 3.8 indexed an append once, keyed by its largest offset at its first byte: the two differ
+        for an append of several batches (a cleaner's, a follower's).  ``largest_timestamp`` and
+        ``shallow_offset_of_max_timestamp`` are the 3.8 signature's and no longer read: the batches carry it.
+        A new segment's rolling timestamp is its first batch's, loaded when first needed.
         """
         self._check_writable("append to")
         size = records.size_in_bytes()
@@ -325,23 +332,32 @@ class LogSegment:
             return
         physical_position = self.log.size_in_bytes()
         if physical_position == 0:
-            self._rolling_based_timestamp = largest_timestamp
-            self._rolling_based_timestamp_loaded = True
+            # The rolling timestamp is the first batch's, read from the file when first needed.
+            self._rolling_based_timestamp_loaded = False
         self._ensure_offset_in_range(largest_offset)
-        index_due = self._bytes_since_last_index_entry > self.index_interval_bytes
-        if index_due:
+        plan = [(batch.max_timestamp, batch.last_offset, batch.size_in_bytes) for batch in records.batches()]
+        pending = self._bytes_since_last_index_entry
+        entries = 0
+        for _, _, batch_size in plan:
+            if pending > self.index_interval_bytes:
+                entries += 1
+                pending = 0
+            pending += batch_size
+        if entries:
             # The index pages are allocated before the log is written: a full disk stops the append here,
             # with nothing written, rather than between the log and its indexes.
-            self.offset_index.reserve()
-            self.time_index.reserve()
+            self.offset_index.reserve(entries)
+            self.time_index.reserve(entries)
         self.log.append(records)
-        if largest_timestamp > self.max_timestamp_so_far:
-            self._set_max_timestamp(largest_timestamp, shallow_offset_of_max_timestamp)
-        if index_due:
-            self.offset_index.append(largest_offset, physical_position)
-            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
-            self._bytes_since_last_index_entry = 0
-        self._bytes_since_last_index_entry += size
+        for batch_max_timestamp, batch_last_offset, batch_size in plan:
+            if batch_max_timestamp > self.max_timestamp_so_far:
+                self._set_max_timestamp(batch_max_timestamp, batch_last_offset)
+            if self._bytes_since_last_index_entry > self.index_interval_bytes:
+                self.offset_index.append(batch_last_offset, physical_position)
+                self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+                self._bytes_since_last_index_entry = 0
+            physical_position += batch_size
+            self._bytes_since_last_index_entry += batch_size
 
     def append_from_file(self, records: FileMessageSet, start: int) -> int:
         """Copy batches from ``records`` (from position ``start``) until one has an offset this segment

@@ -132,7 +132,7 @@ from .record.convert import (
 from .record.legacy import LegacyRecord, LegacyRecordBatch
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
-from .validator_builder import build_records
+from .validator_builder import build_records, check_builder_arguments
 from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_compressed_batch
 
 # The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
@@ -547,6 +547,8 @@ class LogValidator:
         batches = list(records.batches(strict=False))
         decoded = [list(self._records_of(batch, records)) for batch in batches]
         first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE)
+        # Kafka makes its builder here, before any batch is validated: its checks come first.
+        check_builder_arguments(self.to_magic, CompressionType.NONE, first_batch.is_transactional)
         offset_counter = next_offset
         kept: list[Any] = []
         offsets: list[int] = []

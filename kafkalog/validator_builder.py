@@ -22,7 +22,21 @@ from .record.legacy import build_legacy_message_set_sized
 from .record.memory import MemoryRecords
 from .record.types import TimestampType
 
-__all__ = ["build_records"]
+__all__ = ["build_records", "check_builder_arguments"]
+
+
+def check_builder_arguments(magic: int, compression: CompressionType, is_transactional: bool) -> None:
+    """The checks of Kafka's ``MemoryRecordsBuilder`` constructor, which a caller that makes its builder before
+    validating (``LogValidator.convertAndAssignOffsetsNonCompressed``) meets first.
+
+    Raises:
+        IllegalArgumentError: a transactional or a zstd batch below magic 2.
+    """
+    if magic < MAGIC_V2:
+        if is_transactional:
+            raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
+        if compression is CompressionType.ZSTD:
+            raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
 
 
 def build_records(
@@ -47,11 +61,7 @@ def build_records(
 
     The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
     """
-    if magic < MAGIC_V2:
-        if is_transactional:
-            raise IllegalArgumentError(f"Transactional records are not supported for magic {magic}")
-        if compression is CompressionType.ZSTD:
-            raise IllegalArgumentError(f"ZStandard compression is not supported for magic {magic}")
+    check_builder_arguments(magic, compression, is_transactional)
     # appendWithOffset's checks of each record; the pass also finds the largest timestamp and where it first
     # is, which info() reports.  The records themselves go to the encoders as they are.
     max_timestamp = NO_TIMESTAMP

@@ -251,6 +251,39 @@ def test_log_roll_after_log_handler_closed(create_log: LogFactory) -> None:
         log.roll(1)
 
 
+def test_an_append_rolled_to_a_new_segment_creates_its_index_files(create_log: LogFactory,
+                                                                    mock_time: MockTime) -> None:
+    """LogSegment.append (3.9.2) checks the last offset against the offset index (``canConvertToRelativeOffset``
+    asks the index's ``canAppendOffset``), which opens it, and compares the timestamp with ``maxTimestampSoFar``,
+    which opens the time index: the segment an append rolls to has both files once the append is written, though
+    the roll itself opened neither (found by the oracle: ``tests/oracle/scenarios/rolled-segment-index-files.json``)."""
+    log = create_log(config(segment_bytes=150))
+    log.append_as_leader(singleton(b"x" * 40, timestamp=mock_time.milliseconds()), leader_epoch=0)
+    log.append_as_leader(singleton(b"y" * 40, timestamp=mock_time.milliseconds()), leader_epoch=0)
+    assert [s.base_offset for s in log.log_segments()] == [0, 1]
+    assert index_filename(log.dir, 1).is_file()
+    assert time_index_filename(log.dir, 1).is_file()
+
+
+def test_close_leaves_the_recovery_point_where_the_last_flush_left_it(create_log: LogFactory,
+                                                                      mock_time: MockTime) -> None:
+    """UnifiedLog.close (3.9.2): a producer snapshot at the log end, then ``LocalLog.close`` (each segment's file
+    forced and closed); the log itself is not flushed, so the recovery point stays where the last flush left it,
+    and a clean reopen at that recovery point reads every record.  It is ``LogManager.shutdown`` that flushes
+    each log before closing it (found by the oracle: the ``end`` state's ``recoveryPoint``)."""
+    log = create_log(config(segment_bytes=200))
+    for i in range(6):
+        log.append_as_leader(singleton(b"v%d" % i, timestamp=mock_time.milliseconds()), leader_epoch=0)
+    log.flush()
+    flushed = log.recovery_point
+    log.append_as_leader(singleton(b"late", timestamp=mock_time.milliseconds()), leader_epoch=0)
+    assert 0 < flushed < log.log_end_offset
+    log.close()
+    assert log.recovery_point == flushed
+    reopened = create_log(config(segment_bytes=200), recovery_point=flushed)
+    assert reopened.log_end_offset == 7
+    assert [r.value for r in reopened.records()] == [b"v%d" % i for i in range(6)] + [b"late"]
+
 # -- appending and reading ------------------------------------------------------------------------------
 
 

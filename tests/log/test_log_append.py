@@ -23,6 +23,7 @@ from kafkalog import MemoryRecords
 from kafkalog.errors import KafkaStorageError, UnexpectedAppendOffsetError
 from kafkalog.log_dir_failure_channel import LogDirFailureChannel
 from kafkalog.record import ControlRecordType
+from kafkalog.record.convert import RecordValidationStats
 from kafkalog.scheduler import MockTime
 from tests.support.log_test_utils import (
     LogFactory,
@@ -74,6 +75,43 @@ def test_append_info_log_start_offset(create_log: LogFactory, mock_time: MockTim
     empty = log.append_as_leader(MemoryRecords(b""), leader_epoch=0)
     assert (empty.valid_bytes, empty.log_start_offset) == (0, 2)
     assert log.log_end_offset == 9
+
+
+def test_append_info_record_validation_stats(create_log: LogFactory, mock_time: MockTime) -> None:
+    """UnifiedLog.append (3.9.2): a leader's append info carries the validator's ``recordValidationStats`` (the
+    bytes held while validating and the records converted); a follower's keeps ``RecordValidationStats.EMPTY``, as
+    ``analyzeAndValidateRecords`` made it."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    now = mock_time.milliseconds()
+    gzip = MemoryRecords.with_records([(key, b"value", now) for key in (b"a", b"b", b"c")], compression="gzip")
+    stats = log.append_as_leader(gzip, leader_epoch=0).record_validation_stats
+    # The v2 batch header (61 bytes) and three records of 13 bytes each (length varint 1, attributes 1, timestamp
+    # and offset deltas 1 + 1, key length 1 + 1, value length 1 + 5, header count 1), decompressed to be checked;
+    # none converted.
+    assert (stats.temporary_memory_bytes, stats.num_records_converted) == (61 + 3 * 13, 0)
+    plain = log.append_as_leader(three_records(mock_time), leader_epoch=0).record_validation_stats
+    assert (plain.temporary_memory_bytes, plain.num_records_converted) == (0, 0)
+    follower = log.append_as_follower(three_records(mock_time, base_offset=6, leader_epoch=0))
+    assert follower.record_validation_stats == RecordValidationStats.EMPTY
+
+    v1_log = create_log(config(message_format_version="0.10.2"), directory=log.dir.parent / "v1-0")
+    converted = v1_log.append_as_leader(three_records(mock_time), leader_epoch=0).record_validation_stats
+    assert converted.num_records_converted == 3
+
+
+def test_append_info_log_append_time_only_on_log_append_time_topics(create_log: LogFactory,
+                                                                     mock_time: MockTime) -> None:
+    """UnifiedLog.append (3.9.2): ``appendInfo.setLogAppendTime`` is called only when the topic's
+    ``message.timestamp.type`` is LogAppendTime; a CreateTime topic's append info keeps -1 (``NO_TIMESTAMP``), and a
+    duplicate's carries its original batch's timestamp either way (found by the oracle:
+    ``tests/oracle/scenarios/create-time-log-append-time.json``)."""
+    create_time = create_log(config(segment_bytes=1024 * 1024))
+    mock_time.sleep(5)
+    assert create_time.append_as_leader(three_records(mock_time), leader_epoch=0).log_append_time == NO_TIMESTAMP
+    append_time = create_log(config(message_timestamp_type="LogAppendTime"),
+                             directory=create_time.dir.parent / "append-time-0")
+    assert append_time.append_as_leader(three_records(mock_time), leader_epoch=0).log_append_time == \
+        mock_time.milliseconds()
 
 
 def test_append_as_leader_with_raft_leader(create_log: LogFactory, mock_time: MockTime) -> None:

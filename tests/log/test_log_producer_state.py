@@ -706,6 +706,23 @@ def test_first_unstable_offset_with_transactional_data(create_log: LogFactory, m
     assert log.first_unstable_offset is None
 
 
+def test_truncation_below_the_high_watermark_leaves_the_first_unstable_offset(create_log: LogFactory) -> None:
+    """UnifiedLog.truncateTo (3.9.2, and 4.4): the producer state is rebuilt to the target offset, but the first
+    unstable offset is updated only through the high watermark, which moves when it was at or past the new log
+    end.  A truncation that removes an open transaction while the high watermark stays below the end leaves the
+    first unstable offset where it was until the next high-watermark update (found by the oracle:
+    ``tests/oracle/scenarios/truncation-keeps-first-unstable-offset.json``)."""
+    log = kafka_log(create_log, config(segment_bytes=1024 * 1024))
+    log.append_as_leader(records([(None, b"plain", 0)]), leader_epoch=0)
+    log.append_as_leader(txn_records(1000, 0, 0, b"a", b"b", b"c"), leader_epoch=0)
+    assert log.first_unstable_offset == 1 and log.high_watermark == 0
+    assert log.truncate_to(2)
+    assert log.active_producers() == {}
+    assert log.first_unstable_offset == 1
+    log.update_high_watermark(1)
+    assert log.first_unstable_offset is None
+
+
 def test_zombie_coordinator_fenced(create_log: LogFactory, mock_time: MockTime) -> None:
     """testZombieCoordinatorFenced: a marker of an older coordinator epoch is refused."""
     pid, epoch = 1, 0

@@ -150,8 +150,8 @@ def test_get_first_batch_timestamp_for_segments(create_log: LogFactory, log_dir:
         segments = [seg1, seg2]
         assert log.get_first_batch_timestamp_for_segments(segments) == [LONG_MAX, LONG_MAX]
 
-        seg1.append(1, 1000, 1, MemoryRecords.with_records([(None, b"one")], base_offset=1))
-        seg2.append(2, 2000, 1, MemoryRecords.with_records([(None, b"two")], base_offset=2))
+        seg1.append(1, 1000, 1, MemoryRecords.with_records([(None, b"one", 1000)], base_offset=1))
+        seg2.append(2, 2000, 1, MemoryRecords.with_records([(None, b"two", 2000)], base_offset=2))
         assert log.get_first_batch_timestamp_for_segments(segments) == [1000, 2000]
     finally:
         seg1.close()

@@ -30,12 +30,15 @@ import pytest
 
 from kafkalog import MemoryRecords, TimestampType, _impl
 from kafkalog.errors import (
+    IllegalArgumentError,
     InvalidRecordError,
     UnsupportedCompressionError,
 )
 from kafkalog.record import (
     CompressionType,
+    ControlRecordType,
     DefaultRecordBatch,
+    EndTransactionMarker,
 )
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.compression import compress, decompress
@@ -522,6 +525,27 @@ def check_down_conversion_of_producer_batch_not_permitted(transactional: bool) -
         validator(
             records, source="gzip", to_magic=1, before=5000, after=5000
         ).validate_messages_and_assign_offsets(OFFSET)
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_non_compressed_down_conversion_of_transactional_records_fails_in_the_builder(impl: ModuleType,
+                                                                                      control: bool) -> None:
+    """LogValidator.convertAndAssignOffsetsNonCompressed (3.9.2) makes its v0/v1 ``MemoryRecordsBuilder`` before it
+    validates a batch, and the builder refuses a transactional batch below magic 2 with an
+    ``IllegalArgumentException``: an uncompressed transactional batch (a transaction marker too) converted down
+    fails there, not with the ``UnsupportedForMessageFormatException`` of validateBatch, which the compressed path
+    meets (found by the oracle: ``tests/oracle/scenarios/marker-below-magic-2.json``)."""
+    if control:
+        records = MemoryRecords.with_end_transaction_marker(
+            1344, 16, EndTransactionMarker(ControlRecordType.COMMIT, 3), timestamp=NOW, partition_leader_epoch=0)
+        origin = "coordinator"
+    else:
+        records = MemoryRecords.with_records([(None, v) for v in VALUES], producer_id=1344, producer_epoch=16,
+                                             base_sequence=0, is_transactional=True)
+        origin = "client"
+    with pytest.raises(IllegalArgumentError, match=r"^Transactional records are not supported for magic 0$"):
+        validator(records, source="none", to_magic=0, before=5000, after=5000,
+                  origin=origin).validate_messages_and_assign_offsets(OFFSET)
 
 
 def test_down_conversion_of_transactional_records_not_permitted(impl: ModuleType) -> None:

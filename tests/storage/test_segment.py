@@ -261,7 +261,8 @@ def test_reload_largest_timestamp_and_next_offset_after_truncation(
     assert seg.time_index.entries == num_messages // 2 - 1 == 14
     assert seg.offset_index.entries == 14
     assert seg.offset_index.entry(0) == OffsetPosition(42, 78)
-    assert seg.time_index.entry(0) == TimestampOffset(42, 42)
+    # 3.9.2 indexes the batch's own max timestamp (offset * 10), not the append's timestamp argument
+    assert seg.time_index.entry(0) == TimestampOffset(420, 42)
 
     seg.truncate_to(41)
     assert seg.time_index.entries == 0
@@ -277,7 +278,11 @@ def test_truncate_full(create_segment: SegmentFactory, impl: ModuleType) -> None
     and the same offsets can be appended again."""
     time = MockTime()
     seg = create_segment(40, time=time)
-    seg.append(41, NO_TIMESTAMP, -1, records(40, "hello", "there"))
+    # Without timestamps, so that the roll clock is the segment's creation time (3.9.2 takes the first batch's
+    # timestamp from the file, where 3.8 took the append's argument).
+    untimed = MemoryRecords.with_records([(None, b"hello", NO_TIMESTAMP), (None, b"there", NO_TIMESTAMP)], magic=1,
+                                         base_offset=40)
+    seg.append(41, NO_TIMESTAMP, -1, untimed)
 
     time.sleep(500)
     assert seg.time_waited_for_roll(time.milliseconds(), NO_TIMESTAMP) == 500
@@ -290,7 +295,7 @@ def test_truncate_full(create_segment: SegmentFactory, impl: ModuleType) -> None
     assert seg.size() == 0
     assert seg.log.channel.size() == 0
 
-    seg.append(41, NO_TIMESTAMP, -1, records(40, "hello", "there"))
+    seg.append(41, NO_TIMESTAMP, -1, untimed)
     read = seg.read(40, 1024)
     assert read is not None
     assert [r[0] for r in tuples(read.records)] == [40, 41]
@@ -574,10 +579,11 @@ def test_append_from_file(create_segment: SegmentFactory, tmp_path: Path, impl: 
 
 
 def test_get_first_batch_timestamp(create_segment: SegmentFactory, impl: ModuleType) -> None:
-    """testGetFirstBatchTimestamp: Long.MAX while empty, then the first append's largest timestamp."""
+    """testGetFirstBatchTimestamp: Long.MAX while empty, then the first batch's timestamp (3.9.2 reads it from the
+    file; 3.8 took the append's largest-timestamp argument)."""
     segment = create_segment(1)
     assert segment.get_first_batch_timestamp() == LONG_MAX
-    segment.append(1, 1000, 1, MemoryRecords.with_records([(None, b"one")], base_offset=1))
+    segment.append(1, 1000, 1, MemoryRecords.with_records([(None, b"one", 1000)], base_offset=1))
     assert segment.get_first_batch_timestamp() == 1000
     segment.truncate_to(1)
     assert segment.get_first_batch_timestamp() == LONG_MAX
@@ -799,14 +805,14 @@ def test_should_roll_on_offset_overflow(create_segment: SegmentFactory, impl: Mo
 def test_close_writes_the_final_time_index_entry(tmp_path: Path, impl: ModuleType) -> None:
     seg = LogSegment.open(tmp_path, 0, config(**{"index.interval.bytes": 1000}), MockTime())
     for i in range(5):
-        seg.append(i, 100 + i, i, records(i, "v"))
+        seg.append(i, 10 * i, i, records(i, "v"))
     assert seg.time_index.entries == 0
     seg.close()
     reopened = LogSegment.open(tmp_path, 0, config(), MockTime(), file_already_exists=True)
     try:
         assert reopened.time_index.entries == 1
-        assert reopened.time_index.last_entry == TimestampOffset(104, 4)
-        assert reopened.largest_timestamp() == 104
+        assert reopened.time_index.last_entry == TimestampOffset(40, 4)
+        assert reopened.largest_timestamp() == 40
         assert reopened.read_next_offset() == 5
     finally:
         reopened.close()
@@ -1264,3 +1270,19 @@ def test_read_only_segment_reads_but_never_writes_the_txn_index(tmp_path: Path, 
     assert txn_index_filename(tmp_path, 0).read_bytes() == data
     absent = LogSegment.absent(tmp_path / "none", 0)
     assert absent.collect_aborted_txns(0, 10) == TxnIndexSearchResult([], False)
+
+
+def test_an_append_of_several_batches_is_indexed_batch_by_batch(create_segment: SegmentFactory,
+                                                                impl: ModuleType) -> None:
+    """LogSegment.append (3.9.2): each batch of the append in turn may take an index entry (its last offset, its
+    first byte) once more than ``index.interval.bytes`` were written since the last, and moves the largest
+    timestamp so far (with its last offset); 3.8 indexed the whole append once (found by the oracle on a
+    cleaning, whose appends hold several batches: ``tests/oracle/scenarios/cleaned-batches-indexed-each.json``)."""
+    seg = create_segment(40, index_interval_bytes=1)
+    batches = [MemoryRecords.with_records([(None, b"v%d" % i, 1000 + 10 * i)], base_offset=40 + i) for i in range(3)]
+    seg.append(42, 1020, 42, MemoryRecords(b"".join(bytes(b.buffer) for b in batches)))
+    sizes = [b.size_in_bytes() for b in batches]
+    assert seg.offset_index.entries == 2
+    assert [seg.offset_index.entry(i) for i in range(2)] == [(41, sizes[0]), (42, sizes[0] + sizes[1])]
+    assert [tuple(seg.time_index.entry(i)) for i in range(2)] == [(1010, 41), (1020, 42)]
+    assert (seg.max_timestamp_so_far, seg.offset_of_max_timestamp_so_far) == (1020, 42)

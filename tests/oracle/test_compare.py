@@ -1,0 +1,417 @@
+"""The oracle's comparison (``tests/oracle/compare.py``) on directories and answers made to differ on purpose:
+what must compare equal (a batch recompressed by the runtime's own library, and the positions behind it) and what
+must not (anything else), with the file, byte offset and field of the first difference."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import shutil
+import struct
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kafkalog import MemoryRecords
+from kafkalog._core_py.crc import crc32c
+from tests.oracle.compare import (
+    DirComparison,
+    LogMatch,
+    compare_answers,
+    compare_dirs,
+    compare_entries,
+    producer_payloads,
+    read_image,
+    rules_for,
+)
+from tests.oracle.kafkalog_side import KafkalogRunner
+from tests.oracle.scenario import canonical_op
+
+T0 = 1_700_000_000_000
+NO_TS = -1
+LOG = "00000000000000000000.log"
+INDEX = "00000000000000000000.index"
+TIME_INDEX = "00000000000000000000.timeindex"
+
+
+def batch(*values: bytes, codec: str = "none", base_offset: int = 0) -> bytes:
+    return bytes(MemoryRecords.with_records([(b"k%d" % i, v, T0 + i) for i, v in enumerate(values)],
+                                            compression=codec, base_offset=base_offset).buffer)
+
+
+def regzip(entry: bytes, level: int = 0, value_of_first: bytes | None = None) -> bytes:
+    """The same v2 gzip batch with its records compressed again at another level (0: stored, larger), as another
+    runtime's compressor would write it; ``value_of_first`` also changes the first record's value (same length)."""
+    raw = gzip.decompress(entry[61:])
+    if value_of_first is not None:
+        first = next(MemoryRecords(entry).batches()).records(check_crcs=False)[0]
+        assert first.value is not None and len(value_of_first) == len(first.value)
+        raw = raw.replace(first.value, value_of_first, 1)
+    body = gzip.compress(raw, compresslevel=level, mtime=0)
+    header = bytearray(entry[:61])
+    struct.pack_into(">i", header, 8, 49 + len(body))
+    out = bytearray(header + body)
+    struct.pack_into(">I", out, 17, crc32c(bytes(out[21:])))
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Runs of entries
+
+
+def test_identical_entries(impl: ModuleType) -> None:
+    data = batch(b"a") + batch(b"b", b"c", codec="gzip", base_offset=1)
+    difference, match = compare_entries(data, data, LOG)
+    assert difference is None
+    assert match.kafka_positions == match.kafkalog_positions == [0, len(batch(b"a")), len(data)]
+    assert not match.resized
+
+
+def test_a_flipped_header_byte_is_named(impl: ModuleType) -> None:
+    first, second = batch(b"a"), batch(b"b", base_offset=1)
+    changed = bytearray(second)
+    changed[14] ^= 0x01  # partitionLeaderEpoch
+    difference, _ = compare_entries(first + second, first + bytes(changed), LOG)
+    assert difference is not None
+    assert (difference.kind, difference.path, difference.byte_offset) == ("file", LOG, len(first) + 14)
+    assert "entry 1 (magic 2, field partitionLeaderEpoch)" in difference.detail
+    assert f"{LOG} at byte {len(first) + 14}" in difference.describe()
+
+
+def test_recompressed_batch_compares_decoded(impl: ModuleType) -> None:
+    """A gzip batch Kafka's log wrote itself and kafkalog's runtime compressed otherwise: equal decoded."""
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip")
+    other = regzip(kafka_batch)
+    assert other != kafka_batch and len(other) > len(kafka_batch)
+    tail = batch(b"after", base_offset=2)
+    difference, match = compare_entries(kafka_batch + tail, other + tail, LOG)
+    assert difference is None
+    assert match.resized
+    assert match.kafka_positions == [0, len(kafka_batch), len(kafka_batch) + len(tail)]
+    assert match.kafkalog_positions == [0, len(other), len(other) + len(tail)]
+    assert match.equivalent(len(kafka_batch), len(other))
+    assert not match.equivalent(len(kafka_batch), len(kafka_batch))
+
+
+def test_recompressed_batch_with_another_record_differs(impl: ModuleType) -> None:
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip")
+    other = regzip(kafka_batch, value_of_first=b"z" * 200)
+    difference, _ = compare_entries(kafka_batch, other, LOG)
+    assert difference is not None
+    assert difference.detail.startswith("entry 0 (recompressed, compared decoded): record 0 ")
+    assert "b'zzzz" in difference.detail
+
+
+def test_recompressed_batch_with_another_header_differs(impl: ModuleType) -> None:
+    kafka_batch = batch(b"x" * 200, codec="gzip")
+    other = bytearray(regzip(kafka_batch))
+    struct.pack_into(">q", other, 35, T0 + 99)  # maxTimestamp
+    struct.pack_into(">I", other, 17, crc32c(bytes(other[21:])))
+    difference, _ = compare_entries(kafka_batch, bytes(other), LOG)
+    assert difference is not None
+    assert f"batch header field maxTimestamp: kafka {T0}, kafkalog {T0 + 99}" in difference.detail
+
+
+def test_a_producers_compression_must_be_kept_byte_for_byte(impl: ModuleType) -> None:
+    """Kafka kept the producer's compressed payload: kafkalog recompressing it is a difference."""
+    kafka_batch = batch(b"x" * 200, codec="gzip")
+    digests = producer_payloads(kafka_batch)
+    assert len(digests) == 1
+    difference, _ = compare_entries(kafka_batch, regzip(kafka_batch), LOG, digests)
+    assert difference is not None
+    assert "entry 0 (magic 2, field batchLength)" in difference.detail
+
+
+def test_a_producers_payload_is_the_producers_only_at_its_offsets(impl: ModuleType) -> None:
+    """The same records compress alike: a producer's payload appended at offset 5 does not make a batch of the
+    same records at offset 0 (recompressed by the log) one that must be kept byte for byte (found by generated
+    seed 70 of the 3.9 line, where a later append repeated an earlier one's only record)."""
+    producers = batch(b"x" * 200, codec="gzip")
+    at_zero, at_five = batch(b"x" * 200, codec="gzip"), batch(b"x" * 200, codec="gzip", base_offset=5)
+    digests = producer_payloads(producers, first_offset=5, last_offset=5)
+    assert compare_entries(at_zero, regzip(at_zero), LOG, digests)[0] is None
+    difference, _ = compare_entries(at_five, regzip(at_five), LOG, digests)
+    assert difference is not None
+
+
+def test_a_leader_never_keeps_a_v0_entry(impl: ModuleType) -> None:
+    """Kafka's LogValidator rebuilds every v0 entry a leader appends: a v0 wrapper that came from a producer
+    gives no producer digest for a leader append (Java recompressing may write the producer's very bytes), but
+    does for a follower's, which is kept as it came (found by generated seeds 1058 and 1247 of the 3.9 line)."""
+    wrapper = bytes(MemoryRecords.with_records([(b"k", b"x" * 200, NO_TS)], magic=0, compression="gzip").buffer)
+    assert producer_payloads(wrapper, 0, 0, leader=True) == set()
+    assert len(producer_payloads(wrapper, 0, 0, leader=False)) == 1
+
+
+def test_uncompressed_batches_never_compare_decoded(impl: ModuleType) -> None:
+    one = batch(b"abc")
+    other = bytearray(one)
+    other[-1] ^= 0x20  # the last byte of the only record: its header count
+    difference, _ = compare_entries(one, bytes(other), LOG)
+    assert difference is not None and "the records" in difference.detail
+
+
+def test_missing_entries_and_torn_tails(impl: ModuleType) -> None:
+    first, second = batch(b"a"), batch(b"b", base_offset=1)
+    difference, _ = compare_entries(first + second, first, LOG)
+    assert difference is not None
+    assert (difference.byte_offset, difference.kafka, difference.kafkalog) == (len(first), 2, 1)
+    difference, _ = compare_entries(first + second[:10], first + second[:7], LOG)
+    assert difference is not None
+    assert difference.byte_offset == len(first) + 7
+    assert "after the last whole entry (10 and 7 bytes)" in difference.detail
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Directories
+
+
+def make_dir(directory: Path, config: dict[str, str], ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """A partition dir written by kafkalog's side of the harness; returns the last answer."""
+    runner = KafkalogRunner()
+    runner.request({"cmd": "start", "dir": str(directory), "config": config, "time_ms": T0})
+    answer: dict[str, Any] = {}
+    for op in ops:
+        answer = runner.request({"cmd": "op", "op": canonical_op(op)})
+    runner.request({"cmd": "end"})
+    return answer
+
+
+def append(*values: str, codec: str = "none") -> dict[str, Any]:
+    return {"op": "append", "compression": codec,
+            "records": [{"key": f"k{i}", "value": v, "timestamp": T0 + i} for i, v in enumerate(values)]}
+
+
+@pytest.fixture
+def two_dirs(scratch: Path, impl: ModuleType) -> tuple[Path, Path]:
+    kafka = scratch / "kafka" / "topic-0"
+    make_dir(kafka, {"index.interval.bytes": "1"},
+             [append("a"), append("x" * 300, "y" * 200, codec="gzip"), append("b"), append("c")])
+    kafkalog = scratch / "kafkalog" / "topic-0"
+    shutil.copytree(kafka, kafkalog)
+    return kafka, kafkalog
+
+
+def test_identical_dirs(two_dirs: tuple[Path, Path]) -> None:
+    result = compare_dirs(*two_dirs)
+    assert result.difference is None
+    assert set(result.logs) == {LOG}
+    assert not result.resized
+
+
+def test_a_file_on_one_side_only(two_dirs: tuple[Path, Path]) -> None:
+    kafka, kafkalog = two_dirs
+    (kafkalog / "00000000000000000004.snapshot").write_bytes(b"")
+    difference = compare_dirs(kafka, kafkalog).difference
+    assert difference is not None
+    assert (difference.path, difference.detail) == ("00000000000000000004.snapshot",
+                                                    "only kafkalog has this file (kafka, kafkalog: the files)")
+
+
+def test_a_changed_byte_anywhere_is_found(two_dirs: tuple[Path, Path]) -> None:
+    kafka, kafkalog = two_dirs
+    data = bytearray((kafkalog / TIME_INDEX).read_bytes())
+    data[5] ^= 0xFF
+    (kafkalog / TIME_INDEX).write_bytes(bytes(data))
+    difference = compare_dirs(kafka, kafkalog).difference
+    assert difference is not None
+    assert (difference.path, difference.byte_offset) == (TIME_INDEX, 5)
+
+
+def test_the_same_bytes_and_more_zeros_is_another_size(two_dirs: tuple[Path, Path]) -> None:
+    kafka, kafkalog = two_dirs
+    with (kafkalog / "leader-epoch-checkpoint").open("ab") as f:
+        f.write(b"\0")
+    difference = compare_dirs(kafka, kafkalog).difference
+    assert difference is not None
+    assert difference.path == "leader-epoch-checkpoint"
+
+
+def recompress_second_batch(directory: Path, shift_index: bool) -> int:
+    """Rewrite the gzip batch of ``directory``'s segment as another runtime would compress it, and (if
+    ``shift_index``) move the ``.index`` positions after it as that runtime's log would have written them;
+    returns how many bytes longer the segment became."""
+    data = (directory / LOG).read_bytes()
+    first_size = struct.unpack_from(">i", data, 8)[0] + 12
+    second_size = struct.unpack_from(">i", data, first_size + 8)[0] + 12
+    old = data[first_size:first_size + second_size]
+    new = regzip(old)
+    delta = len(new) - len(old)
+    (directory / LOG).write_bytes(data[:first_size] + new + data[first_size + second_size:])
+    if shift_index:
+        index = bytearray((directory / INDEX).read_bytes())
+        for at in range(0, len(index), 8):
+            offset, position = struct.unpack_from(">ii", index, at)
+            if position > first_size:
+                struct.pack_into(">ii", index, at, offset, position + delta)
+        (directory / INDEX).write_bytes(bytes(index))
+    return delta
+
+
+def test_a_recompressed_batch_and_the_positions_after_it(two_dirs: tuple[Path, Path]) -> None:
+    kafka, kafkalog = two_dirs
+    delta = recompress_second_batch(kafkalog, shift_index=True)
+    assert delta > 0
+    result = compare_dirs(kafka, kafkalog)
+    assert result.difference is None
+    assert result.resized
+    kafka_size, kafkalog_size = result.sizes[LOG]
+    assert kafkalog_size == kafka_size + delta
+    # the state's segment sizes, and a read's position, follow the batches
+    match = result.segment(0)
+    assert isinstance(match, LogMatch)
+    third = match.kafka_positions[2]
+    state = {"logEndOffset": 5, "segments": [[0, kafka_size]]}
+    read = {"fetchOffsetMetadata": {"messageOffset": 3, "segmentBaseOffset": 0, "relativePositionInSegment": third},
+            "records": "", "firstEntryIncomplete": False, "abortedTransactions": None}
+    kafka_answer = {"result": read, "state": state}
+    kafkalog_answer = {"result": {**read, "fetchOffsetMetadata": {**read["fetchOffsetMetadata"],
+                                                                  "relativePositionInSegment": third + delta}},
+                       "state": {**state, "segments": [[0, kafkalog_size]]}}
+    assert compare_answers(kafka_answer, kafkalog_answer, result) is None
+    # without the correspondence the same answers differ
+    difference = compare_answers(kafka_answer, kafkalog_answer, DirComparison())
+    assert difference is not None
+    assert difference.path == "result.fetchOffsetMetadata.relativePositionInSegment"
+    wrong_size = {**kafkalog_answer, "state": {**state, "segments": [[0, kafkalog_size + 1]]}}
+    difference = compare_answers(kafka_answer, wrong_size, result)
+    assert difference is not None and difference.path == "state.segments[0]"
+
+
+def test_index_positions_must_point_at_the_same_batches(two_dirs: tuple[Path, Path]) -> None:
+    kafka, kafkalog = two_dirs
+    recompress_second_batch(kafkalog, shift_index=False)
+    difference = compare_dirs(kafka, kafkalog).difference
+    assert difference is not None
+    assert difference.path == INDEX
+    assert "the positions compared through the batches they point at" in difference.detail
+
+
+def test_sparse_files_are_read_to_their_last_data(tmp_path: Path) -> None:
+    path = tmp_path / "sparse.index"
+    with path.open("wb") as f:
+        f.write(b"\1" * 16)
+        f.truncate(10 * 1024 * 1024)
+    size, image = read_image(path)
+    assert size == 10 * 1024 * 1024
+    assert image[:16] == b"\1" * 16 and len(image) < size and not image[16:].strip(b"\0")
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    assert read_image(empty) == (0, b"")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Answers
+
+
+STATE = {"logStartOffset": 0, "logEndOffset": 1, "highWatermark": 0, "lastStableOffset": 0,
+         "firstUnstableOffset": None, "recoveryPoint": 0, "segments": [[0, 70]], "activeProducers": [],
+         "leaderEpochs": [[0, 0]], "timeMs": T0}
+
+
+def test_errors_compare_by_class() -> None:
+    error = {"error": {"class": "OffsetOutOfRangeException", "message": "Kafka's words"}, "state": STATE}
+    same = {"error": {"class": "OffsetOutOfRangeException", "message": "kafkalog's words"}, "state": STATE}
+    assert compare_answers(error, same) is None
+    other = {"error": {"class": "IllegalArgumentException", "message": ""}, "state": STATE}
+    difference = compare_answers(error, other)
+    assert difference is not None and (difference.kind, difference.path) == ("error", "error.class")
+    difference = compare_answers(error, {"result": {"incremented": True}, "state": STATE})
+    assert difference is not None and difference.kafkalog == {"incremented": True}
+
+
+def test_results_compare_field_by_field() -> None:
+    kafka = {"result": {"firstOffset": 0, "recordValidationStats": {"temporaryMemoryBytes": 0}, "shallowCount": 1},
+             "state": STATE}
+    assert compare_answers(kafka, kafka) is None
+    changed = {"result": {"firstOffset": 0, "recordValidationStats": {"temporaryMemoryBytes": 7}},
+               "state": STATE}
+    difference = compare_answers(kafka, changed)
+    assert difference is not None
+    assert (difference.path, difference.kafka, difference.kafkalog) == (
+        "result.recordValidationStats.temporaryMemoryBytes", 0, 7)
+    # a key only one Kafka version has (shallowCount) is compared only when both answers have it; any other is not
+    assert compare_answers({"result": {"firstOffset": 0}, "state": STATE},
+                           {"result": {"firstOffset": 0, "shallowCount": 3}, "state": STATE}) is None
+    difference = compare_answers({"result": {"firstOffset": 0}, "state": STATE},
+                                 {"result": {"firstOffset": 0, "lastOffset": 0}, "state": STATE})
+    assert difference is not None and (difference.path, difference.kafka) == ("result.lastOffset", ...)
+    # 0 and False, 1 and 1.0 are not the same JSON
+    difference = compare_answers({"result": {"truncated": False}, "state": STATE},
+                                 {"result": {"truncated": 0}, "state": STATE})
+    assert difference is not None
+
+
+def test_states_compare_field_by_field() -> None:
+    other = {**STATE, "activeProducers": [[7, 0, 0, 0, None]]}
+    difference = compare_answers({"result": {}, "state": STATE}, {"result": {}, "state": other})
+    assert difference is not None
+    assert (difference.kind, difference.path, difference.kafka) == ("state", "state.activeProducers", [])
+    difference = compare_answers({"state": STATE}, {"state": {**STATE, "segments": [[0, 70], [1, 0]]}})
+    assert difference is not None and difference.path == "state.segments"
+
+
+def test_reads_compare_their_records_decoded_when_recompressed(impl: ModuleType) -> None:
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip")
+    read = {"fetchOffsetMetadata": {"messageOffset": 0, "segmentBaseOffset": 0, "relativePositionInSegment": 0},
+            "records": base64.b64encode(kafka_batch).decode(), "firstEntryIncomplete": False,
+            "abortedTransactions": None}
+    kafka = {"result": read, "state": STATE}
+    same = {"result": {**read, "records": base64.b64encode(regzip(kafka_batch)).decode()}, "state": STATE}
+    assert compare_answers(kafka, same) is None
+    changed = {"result": {**read, "records": base64.b64encode(regzip(kafka_batch, value_of_first=b"z" * 200)).decode()},
+               "state": STATE}
+    difference = compare_answers(kafka, changed)
+    assert difference is not None
+    assert (difference.kind, difference.path) == ("result", "result.records")
+    assert difference.detail.startswith("the records read: entry 0 (recompressed, compared decoded): record 0")
+
+
+def test_cleaning_byte_counts_follow_recompression() -> None:
+    clean = {"endOffset": 4, "messagesRead": 4, "bytesRead": 300, "messagesWritten": 3, "bytesWritten": 200}
+    other = {**clean, "bytesRead": 310, "bytesWritten": 190}
+    difference = compare_answers({"result": clean, "state": STATE}, {"result": other, "state": STATE})
+    assert difference is not None and difference.path == "result.bytesRead"
+    assert compare_answers({"result": clean, "state": STATE}, {"result": other, "state": STATE},
+                           resized_before=True) is None
+    fewer = {**other, "messagesWritten": 2}
+    difference = compare_answers({"result": clean, "state": STATE}, {"result": fewer, "state": STATE},
+                                 resized_before=True)
+    assert difference is not None and difference.path == "result.messagesWritten"
+
+
+def test_kafka_4_close_leaves_the_indexes_untrimmed(two_dirs: tuple[Path, Path]) -> None:
+    """Rules.close_keeps_indexes: at the end, Kafka 4's index files may run on past kafkalog's trimmed ones
+    (zeros, or stale entries), and its time index may lack the last entry a 3.9 close appends; a difference
+    within kafkalog's entries is still one."""
+    kafka, kafkalog = two_dirs
+    index, time_index = (kafka / INDEX).read_bytes(), (kafka / TIME_INDEX).read_bytes()
+    assert len(index) >= 8 and len(time_index) >= 12
+    (kafka / INDEX).write_bytes(index + bytes(4096))
+    (kafka / TIME_INDEX).write_bytes(time_index[:-12] + bytes(4096))
+    assert compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference is None
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafka / INDEX).write_bytes(index + b"\1" + bytes(4095))
+    assert compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference is None
+    (kafka / INDEX).write_bytes(index[:-8] + bytes(4096))
+    difference = compare_dirs(kafka, kafkalog, closed_untrimmed=True).difference
+    assert difference is not None and difference.path == INDEX
+
+
+def test_kafka_4_reads_name_the_batch(impl: ModuleType) -> None:
+    """Rules.read_names_batch: Kafka 4 answers the base offset of the first batch read as ``messageOffset``;
+    another offset still differs, and on the 3.9 line any difference does."""
+    records = base64.b64encode(batch(b"a", b"b", b"c", base_offset=5)).decode()
+
+    def read(offset: int) -> dict[str, Any]:
+        return {"result": {"fetchOffsetMetadata": {"messageOffset": offset, "segmentBaseOffset": 0,
+                                                   "relativePositionInSegment": 0},
+                           "records": records, "firstEntryIncomplete": False, "abortedTransactions": None},
+                "state": STATE}
+
+    assert compare_answers(read(5), read(6), rules=rules_for("4")) is None
+    assert compare_answers(read(5), read(6)) is not None
+    difference = compare_answers(read(4), read(6), rules=rules_for("4"))
+    assert difference is not None and difference.path == "result.fetchOffsetMetadata.messageOffset"
