@@ -7,7 +7,8 @@ clean the compacted topic, reads every partition with a ``read_committed`` and a
 and stops the broker.  Then, on its files: ``Log.records`` of each isolation level gives each partition's records
 as that consumer got them (offsets, timestamps and their type, keys, values, headers); ``kafkalog dump`` prints
 those records (and the transaction markers between them); ``kafkalog verify`` finds the whole log dir clean,
-the KRaft metadata log and the internal topics included; ``kafkalog stats`` gives the broker's offsets.
+the KRaft metadata log and the internal topics included; ``kafkalog stats`` gives the broker's offsets; the Spark
+source, both isolation levels, gives every partition's records as the consumers got them.
 """
 
 from __future__ import annotations
@@ -141,3 +142,26 @@ def test_stats_give_the_broker_offsets(broker_to_kafkalog: BrokerRun, impl: Modu
     assert codecs["codecs"] == set(CODECS)
     assert codecs["recompressed"] == {"zstd"}
     assert codecs["logappend"] == {"lz4", "none"}
+
+
+def test_spark_reads_what_the_consumer_got(broker_to_kafkalog: BrokerRun, spark: Any) -> None:
+    """The Spark source over the stopped broker's log dir, every partition the clients wrote (``assign``), both
+    isolation levels: each partition's rows are the records that consumer got, with their timestamp type,
+    timestamp, key, value and headers (the compacted topic as the broker's cleaner left it)."""
+    run = broker_to_kafkalog
+    partitions = sorted(run.consumed["read_uncommitted"])
+    assign: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        assign.setdefault(topic, []).append(partition)
+    columns = ("topic", "partition", "offset", "timestampType", "unix_millis(timestamp)", "key", "value", "headers")
+    for isolation in ISOLATIONS:
+        frame = (spark.read.format("kafkalog").option("kafka.isolation.level", isolation)
+                 .option("includeHeaders", "true").option("assign", json.dumps(assign)).load(str(run.log_dir)))
+        got: dict[tuple[str, int], list[Row]] = {tp: [] for tp in partitions}
+        for r in frame.selectExpr(*columns).collect():
+            got[(r[0], r[1])].append(Row(r[2], r[3], r[4], None if r[5] is None else bytes(r[5]),
+                                         None if r[6] is None else bytes(r[6]),
+                                         tuple((h["key"], None if h["value"] is None else bytes(h["value"]))
+                                               for h in r[7] or ())))
+        assert {tp: sorted(rows) for tp, rows in got.items()} == \
+            {tp: sorted(rows) for tp, rows in run.consumed[isolation].items()}, isolation
