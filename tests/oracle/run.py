@@ -229,7 +229,8 @@ def _main(argv: list[str] | None, runner_factory: RunnerFactory) -> int:
             if args.kafkalog_only:
                 continue
             if outcome.difference is None:
-                if args.verbose:
+                if args.verbose or outcome.diverged is not None:
+                    # A legitimate parting of the two logs is shown, not counted as a difference.
                     print(outcome.report())
                 continue
             status = EXIT_DIFFERENT
