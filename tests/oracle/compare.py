@@ -662,7 +662,9 @@ def _straddled_limit(kafka: dict[str, Any], kafkalog: dict[str, Any],
     size is the compression library's): the length of each side's read before that batch, and whether it is the
     read's first batch; ``None`` when that is not so.  It is so when one read holds one more whole entry than the
     other, that entry and the other side's cut part are the same entry of the segment (by index), recompressed
-    (compared decoded in the segment), and the cut part is the rest of the read."""
+    (compared decoded in the segment), and the cut part is the rest of the read; past the whole entry, that
+    side may have read the first bytes of the segment's next batch (the same limit cuts there), which the other
+    side has no counterpart of and are not compared."""
     a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
     if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
         return None
@@ -675,16 +677,22 @@ def _straddled_limit(kafka: dict[str, Any], kafkalog: dict[str, Any],
     except (TypeError, ValueError):
         return None
     (kafka_entries, kafka_end), (kafkalog_entries, kafkalog_end) = _entries(reads[0]), _entries(reads[1])
-    kafka_whole, kafkalog_whole = kafka_end == len(reads[0]), kafkalog_end == len(reads[1])
-    if len(kafka_entries) == len(kafkalog_entries) + 1 and kafka_whole and not kafkalog_whole:
+    if len(kafka_entries) == len(kafkalog_entries) + 1 and kafkalog_end < len(reads[1]):
         kafka_before, kafkalog_before = kafka_entries[-1].position, kafkalog_end
-    elif len(kafkalog_entries) == len(kafka_entries) + 1 and kafkalog_whole and not kafka_whole:
+        whole_positions, whole_start, whole_end = match.kafka_positions, start_a, kafka_end
+        whole_cut = kafka_end < len(reads[0])
+    elif len(kafkalog_entries) == len(kafka_entries) + 1 and kafka_end < len(reads[0]):
         kafka_before, kafkalog_before = kafka_end, kafkalog_entries[-1].position
+        whole_positions, whole_start, whole_end = match.kafkalog_positions, start_b, kafkalog_end
+        whole_cut = kafkalog_end < len(reads[1])
     else:
         return None
     index = _index_of(match.kafka_positions, start_a + kafka_before)
     if index is None or index not in match.recompressed or index != _index_of(match.kafkalog_positions,
                                                                                  start_b + kafkalog_before):
+        return None
+    if whole_cut and _index_of(whole_positions, whole_start + whole_end) != index + 1:
+        # What the whole side read past that batch must be the first bytes of the segment's next batch.
         return None
     return kafka_before, kafkalog_before, kafka_before == 0
 
