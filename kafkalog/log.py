@@ -474,9 +474,16 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
         """The high watermark with its segment and position (Kafka: ``fetchHighWatermarkMetadata``, which
-        caches the position; kafkalog keeps only the offset and looks the position up)."""
+        caches the position; kafkalog keeps only the offset and looks the position up).
+
+        As Kafka's, the metadata found becomes the high watermark: an offset that no batch holds although it is
+        below the log end offset (a truncation inside a batch leaves the log end offset there, past the last
+        batch) converts to the log end's metadata, and the high watermark moves up to it."""
         with self._lock:
-            return self.maybe_convert_to_offset_metadata(self.high_watermark)
+            metadata = self.maybe_convert_to_offset_metadata(self.high_watermark)
+            if metadata.message_offset != self.high_watermark:
+                self._update_high_watermark_metadata(metadata.message_offset)
+            return metadata
 
     def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
         """The log start offset, log end offset, high watermark and last stable offset, the last three with

@@ -367,3 +367,23 @@ def test_no_op_when_remote_log_storage_is_disabled(create_log: LogFactory) -> No
     log.update_high_watermark(90)
     log.maybe_increment_log_start_offset(20)
     assert log.log_start_offset == 20
+
+
+def test_a_high_watermark_in_no_batch_moves_to_the_log_end_when_fetched(create_log: LogFactory) -> None:
+    """A truncation inside a batch leaves the log end offset there, past the last batch kept: a high watermark
+    between the two is in no batch, its metadata is the log end's, and fetching it (for a read bounded by the
+    high watermark) makes that the high watermark, as Kafka 3.9.2's fetchHighWatermarkMetadata caches what it
+    converted (found by the oracle, 3.9.2 seed 9194)."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    log.append_as_leader(values(*(b"%d" % i for i in range(8))), leader_epoch=0)
+    log.append_as_leader(values(*(b"%d" % i for i in range(8, 16))), leader_epoch=0)
+    log.truncate_to(13)
+    assert log.log_end_offset == 13
+    log.update_high_watermark(9)
+    assert log.high_watermark == 9
+    log.read(2, 60, isolation="high_watermark")
+    assert log.high_watermark == 13
+    assert log.fetch_high_watermark_metadata().message_offset == 13
+    log.update_high_watermark(5)  # inside the batch kept: its own offset
+    assert log.fetch_high_watermark_metadata().message_offset == 5
+    assert log.high_watermark == 5
