@@ -238,7 +238,7 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
         if difference is not None:
             outcome.op_index = index
             why = None
-            if (difference.kind == "state" and resized and previous is not None
+            if (difference.kind == "state" and previous is not None
                     and compare_answers({"result": kafka_answer.get("result")},
                                         {"result": kafkalog_answer.get("result")}, dirs, resized_before=resized,
                                         producer_digests=digests, rules=rules) is None):
