@@ -518,6 +518,9 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
             log_name = name.replace(".index", ".log", 1)
             difference = _compare_offset_index(kafka_bytes, kafkalog_bytes, name, _log_of(result, name),
                                                earlier.get(log_name, []))
+        elif kind == "other" and name.endswith(".snapshot") and _stale_snapshot_tail(kafka_image, kafkalog_image):
+            # kafkalog's deliberate deviation: Kafka rewrites a snapshot file without truncating it.
+            kafka_image = kafkalog_image
         elif kafka_bytes != kafkalog_bytes:
             at = _first_difference(kafka_bytes, kafkalog_bytes)
             difference = Difference("file", name, kafka_bytes[at:at + 32], kafkalog_bytes[at:at + 32],
@@ -530,6 +533,18 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
         if result.difference is None:
             result.difference = difference
     return result
+
+
+def _stale_snapshot_tail(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> bool:
+    """Whether Kafka's producer snapshot is kafkalog's followed by the tail of a longer snapshot written there
+    before: Kafka's ``writeSnapshot`` opens the file with ``CREATE, WRITE`` and no ``TRUNCATE_EXISTING``, so a
+    snapshot written again at the same offset (a load of an old message format after a clean close) over a
+    longer one keeps that one's tail; kafkalog truncates the file (its deliberate deviation,
+    :func:`kafkalog.producer_state.snapshot.write_snapshot_rows`).  Only that: kafkalog's whole file must be the
+    start of Kafka's."""
+    (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
+    return (kafka_size > kafkalog_size and len(kafkalog_bytes) == kafkalog_size
+            and kafka_bytes[:kafkalog_size] == kafkalog_bytes)
 
 
 def _untrimmed(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes], kind: str) -> tuple[int, bytes]:

@@ -596,3 +596,24 @@ def test_a_legacy_wrapper_compares_its_inner_messages_byte_for_byte(impl: Module
     assert compare_entries(kafka, same, LOG)[0] is None
     difference, _ = compare_entries(kafka, wrapper([t for _, _, t in records], 1), LOG)
     assert difference is not None and "inner messages" in difference.detail
+
+
+def test_a_snapshot_rewritten_over_a_longer_one(tmp_path: Path) -> None:
+    """kafkalog truncates a producer snapshot it writes again; Kafka's keeps the longer file's tail: equal when
+    kafkalog's whole file is the start of Kafka's, a difference otherwise (and for any other kind of file)."""
+    kafka, kafkalog = tmp_path / "kafka", tmp_path / "kafkalog"
+    kafka.mkdir()
+    kafkalog.mkdir()
+    snapshot = "00000000000000000033.snapshot"
+    (kafka / snapshot).write_bytes(b"0123456789" + b"stale tail of the longer one")
+    (kafkalog / snapshot).write_bytes(b"0123456789")
+    assert compare_dirs(kafka, kafkalog).difference is None
+    (kafkalog / snapshot).write_bytes(b"0123456780")
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafkalog / snapshot).write_bytes(b"0123456789" + b"stale tail of the longer one" + b"!")
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafkalog / snapshot).unlink()
+    (kafka / snapshot).unlink()
+    (kafka / "leader-epoch-checkpoint").write_bytes(b"0\n0\n\n")
+    (kafkalog / "leader-epoch-checkpoint").write_bytes(b"0\n0\n")
+    assert compare_dirs(kafka, kafkalog).difference is not None
