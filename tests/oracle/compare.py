@@ -481,12 +481,15 @@ def _contents(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> tuple[by
 def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
                  producer_digests: set[bytes] | frozenset[bytes] = frozenset(), *,
                  closed_untrimmed: bool = False,
-                 earlier: Mapping[str, list[LogMatch]] | None = None) -> DirComparison:
+                 earlier: Mapping[str, list[LogMatch]] | None = None,
+                 truncated_reopened: bool = False) -> DirComparison:
     """Compare every file of the two partition directories (see the module docstring): names first, then bytes,
     ``.log`` files entry by entry, ``.index`` files entry by entry with positions through their ``.log``'s entries.
     ``closed_untrimmed``: Kafka's log was just closed by a version whose close leaves the indexes as they were
     (:attr:`Rules.close_keeps_indexes`).  ``earlier``: the resized correspondences each ``.log`` had after earlier
-    requests of the scenario (the driver keeps them), for the stale index entries a truncation leaves."""
+    requests of the scenario (the driver keeps them), for the stale index entries a truncation leaves.
+    ``truncated_reopened``: the scenario truncated a log reopened from disk (kafkalog's deliberate deviation in
+    ``LogSegment.truncate_to``, :func:`_lost_largest_timestamp`)."""
     earlier = earlier if earlier is not None else {}
     result = DirComparison()
     kafka_files, kafkalog_files = _files(kafka_dir), _files(kafkalog_dir)
@@ -518,6 +521,9 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
             log_name = name.replace(".index", ".log", 1)
             difference = _compare_offset_index(kafka_bytes, kafkalog_bytes, name, _log_of(result, name),
                                                earlier.get(log_name, []))
+        elif (kind == "timeindex" and truncated_reopened and name.endswith(".timeindex")
+              and _lost_largest_timestamp(kafka_image, kafkalog_image)):
+            kafka_image = kafkalog_image
         elif kind == "other" and name.endswith(".snapshot") and _stale_snapshot_tail(kafka_image, kafkalog_image):
             # kafkalog's deliberate deviation: Kafka rewrites a snapshot file without truncating it.
             kafka_image = kafkalog_image
@@ -533,6 +539,22 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
         if result.difference is None:
             result.difference = difference
     return result
+
+
+def _lost_largest_timestamp(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> bool:
+    """Whether Kafka's ``.timeindex`` is kafkalog's without its last entry, which is a larger timestamp than
+    any Kafka's holds: kafkalog's deliberate deviation in ``LogSegment.truncate_to`` (the segment walkthrough,
+    "Truncation and the largest timestamp").  Kafka asks whether the segment knows a largest timestamp only
+    after cutting the time index, so a segment reopened from disk whose time index the truncation emptied
+    forgets the timestamps of the batches it keeps, and its roll writes no entry where kafkalog's writes one."""
+    (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
+    entry = 12
+    if kafkalog_size != kafka_size + entry or len(kafkalog_bytes) != kafkalog_size or kafka_size % entry:
+        return False
+    if kafkalog_bytes[:kafka_size] != kafka_bytes[:kafka_size].ljust(kafka_size, b"\0"):
+        return False
+    (last_timestamp,) = struct.unpack_from(">q", kafkalog_bytes, kafka_size)
+    return all(struct.unpack_from(">q", kafka_bytes, i)[0] < last_timestamp for i in range(0, kafka_size, entry))
 
 
 def _stale_snapshot_tail(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> bool:

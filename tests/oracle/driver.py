@@ -196,12 +196,16 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
     #: Each .log's resized correspondences so far (for the stale index entries of a truncation).
     earlier: dict[str, list[LogMatch]] = {}
     previous: tuple[dict[str, Any], dict[str, Any]] | None = None
+    reopened = truncated_reopened = False
     segment_bytes = int(scenario.config.get("segment.bytes", 1024 ** 3))
 
     def step(index: int, message: dict[str, Any], kafkalog_message: dict[str, Any] | None = None) -> bool:
         """One request to each side (``kafkalog_message`` if it differs: the start's directory), compared;
         ``False`` once a difference is found."""
-        nonlocal resized, previous
+        nonlocal resized, previous, reopened, truncated_reopened
+        op_kind = (message.get("op") or {}).get("op")
+        reopened |= op_kind == "reopen"
+        truncated_reopened |= reopened and op_kind in ("truncate_to", "truncate_fully_and_start_at")
         kafka_answer = None
         kafkalog_message = message if kafkalog_message is None else kafkalog_message
         if kafka is not None:
@@ -224,7 +228,7 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
             return True
         dirs = compare_dirs(kafka_dir, kafkalog_dir, digests,
                             closed_untrimmed=rules.close_keeps_indexes and message.get("cmd") == "end",
-                            earlier=earlier)
+                            earlier=earlier, truncated_reopened=truncated_reopened)
         difference = compare_answers(kafka_answer, kafkalog_answer, dirs, resized_before=resized,
                                      producer_digests=digests, rules=rules) or dirs.difference
         resized |= dirs.resized

@@ -617,3 +617,25 @@ def test_a_snapshot_rewritten_over_a_longer_one(tmp_path: Path) -> None:
     (kafka / "leader-epoch-checkpoint").write_bytes(b"0\n0\n\n")
     (kafkalog / "leader-epoch-checkpoint").write_bytes(b"0\n0\n")
     assert compare_dirs(kafka, kafkalog).difference is not None
+
+
+def test_a_time_index_entry_kafka_loses_after_truncating_a_reopened_segment(tmp_path: Path) -> None:
+    """kafkalog keeps a reopened segment's largest timestamp across a truncation that empties its time index,
+    Kafka forgets it (the segment walkthrough): after such a truncation, Kafka's .timeindex may lack kafkalog's
+    last entry, of a larger timestamp than any Kafka's holds; only then, and only that entry."""
+    kafka, kafkalog = tmp_path / "kafka", tmp_path / "kafkalog"
+    kafka.mkdir()
+    kafkalog.mkdir()
+    name = "00000000000000000029.timeindex"
+    first, last = struct.pack(">qi", T0, 0), struct.pack(">qi", T0 + 5, 1)
+    (kafka / name).write_bytes(b"")
+    (kafkalog / name).write_bytes(last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is None
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafka / name).write_bytes(first)
+    (kafkalog / name).write_bytes(first + last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is None
+    (kafkalog / name).write_bytes(first + struct.pack(">qi", T0 - 5, 1))
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is not None
+    (kafkalog / name).write_bytes(first + last + last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is not None
