@@ -387,3 +387,19 @@ def test_a_high_watermark_in_no_batch_moves_to_the_log_end_when_fetched(create_l
     log.update_high_watermark(5)  # inside the batch kept: its own offset
     assert log.fetch_high_watermark_metadata().message_offset == 5
     assert log.high_watermark == 5
+
+
+def test_a_high_watermark_set_at_the_log_end_is_not_moved_when_fetched(create_log: LogFactory) -> None:
+    """A high watermark set at (or past) the log end takes the log end's metadata, with its position, and is not
+    converted again: a later truncation that leaves it in no batch does not move it (Kafka converts only a
+    high watermark that knows no position; found by the oracle, 3.9.2 seed 1046)."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    log.append_as_leader(values(b"0"), leader_epoch=0)
+    log.update_high_watermark(6)  # past the log end: the log end's metadata, 1
+    assert log.high_watermark == 1
+    log.append_as_follower(MemoryRecords.with_records([(None, b"%d" % i, 0) for i in range(5)], base_offset=8,
+                                                      partition_leader_epoch=0))
+    log.truncate_to(7)
+    assert log.log_end_offset == 7
+    log.read(0, 200, isolation="high_watermark")
+    assert log.high_watermark == 1
