@@ -208,6 +208,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         #: What opening the log changed on disk (:class:`~kafkalog.log_loader.LoadReport`).
         self.load_report = LoadReport()
         self._high_watermark: int | None = None
+        #: Whether Kafka's high-watermark metadata would know only its offset (``messageOffsetOnly``): set by an
+        #: offset below the log end, not by the log end's metadata or one with a position.  Only such a high
+        #: watermark is converted, and moved, by :meth:`fetch_high_watermark_metadata`.
+        self._high_watermark_offset_only = True
         self._log_offsets_listener = NO_OP_OFFSETS_LISTENER
         self._log_start_offset = log_start_offset
         self._first_unstable_offset_metadata: LogOffsetMetadata | None = None
@@ -440,7 +444,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 new_high_watermark = end_offset
             else:
                 new_high_watermark = offset
-            self._update_high_watermark_metadata(new_high_watermark)
+            self._update_high_watermark_metadata(new_high_watermark, offset_only=new_high_watermark < end_offset and (
+                not isinstance(hw, LogOffsetMetadata) or hw.message_offset_only or offset < self._log_start_offset))
             return new_high_watermark
 
     def maybe_increment_high_watermark(self, new_high_watermark: LogOffsetMetadata) -> LogOffsetMetadata | None:
@@ -460,7 +465,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             if (old_high_watermark.message_offset < new_high_watermark.message_offset
                     or (old_high_watermark.message_offset == new_high_watermark.message_offset
                         and old_high_watermark.on_older_segment(new_high_watermark))):
-                self._update_high_watermark_metadata(new_high_watermark.message_offset)
+                self._update_high_watermark_metadata(new_high_watermark.message_offset,
+                                                     offset_only=new_high_watermark.message_offset_only)
                 return old_high_watermark
             return None
 
@@ -474,9 +480,22 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata:
         """The high watermark with its segment and position (Kafka: ``fetchHighWatermarkMetadata``, which
-        caches the position; kafkalog keeps only the offset and looks the position up)."""
+        caches the position; kafkalog keeps only the offset and looks the position up).
+
+        As Kafka's, the metadata found becomes the high watermark: an offset that no batch holds although it is
+        below the log end offset (a truncation inside a batch leaves the log end offset there, past the last
+        batch) converts to the log end's metadata, and the high watermark moves up to it.  Kafka converts only a
+        high watermark that knows no position yet (one set below the log end by offset); one set with a
+        position stays where it is."""
         with self._lock:
-            return self.maybe_convert_to_offset_metadata(self.high_watermark)
+            metadata = self.maybe_convert_to_offset_metadata(self.high_watermark)
+            if self._high_watermark_offset_only:
+                if metadata.message_offset != self.high_watermark:
+                    self._update_high_watermark_metadata(metadata.message_offset,
+                                                         offset_only=metadata.message_offset_only)
+                else:
+                    self._high_watermark_offset_only = metadata.message_offset_only
+            return metadata
 
     def fetch_offset_snapshot(self) -> LogOffsetSnapshot:
         """The log start offset, log end offset, high watermark and last stable offset, the last three with
@@ -487,11 +506,13 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             return LogOffsetSnapshot(self._log_start_offset, self.log_end_offset_metadata, high_watermark,
                                      last_stable)
 
-    def _update_high_watermark_metadata(self, new_high_watermark: int) -> None:
-        """Kafka: ``updateHighWatermarkMetadata``: set the high watermark and tell the listener."""
+    def _update_high_watermark_metadata(self, new_high_watermark: int, offset_only: bool = False) -> None:
+        """Kafka: ``updateHighWatermarkMetadata``: set the high watermark and tell the listener
+        (``offset_only``: Kafka's metadata would know only the offset)."""
         if new_high_watermark < 0:
             raise IllegalArgumentError("High watermark offset should be non-negative")
         with self._lock:
+            self._high_watermark_offset_only = offset_only
             if new_high_watermark < self.high_watermark:
                 logger.warning("Non-monotonic update of high watermark from %d to %d", self.high_watermark,
                                new_high_watermark)

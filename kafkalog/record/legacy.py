@@ -737,10 +737,10 @@ def build_legacy_message_set(
     ``offsets`` gives each record's offset (increasing; the cleaner keeps the gaps compaction leaves),
     instead of ``base_offset + i``; inner offsets of a v1 wrapper are then relative to the first.
 
-    Uncompressed: one entry per record at offsets ``base_offset + i``; with LogAppendTime each v1
-    message's timestamp is replaced by the append time.  Compressed: one wrapper at the last offset
-    whose value holds the inner messages (absolute offsets for v0, relative for v1), whose timestamp
-    is the inner maximum (CreateTime) or the append time (LogAppendTime).  v0 has no timestamps, so
+    With LogAppendTime each v1 message's timestamp is replaced by the append time, an inner message's
+    too.  Uncompressed: one entry per record at offsets ``base_offset + i``.  Compressed: one wrapper
+    at the last offset whose value holds the inner messages (absolute offsets for v0, relative for
+    v1), whose timestamp is the inner maximum (CreateTime) or the append time (LogAppendTime).  v0 has no timestamps, so
     the timestamps given are dropped and LogAppendTime is refused.
     """
     data, _size = build_legacy_message_set_sized(
@@ -792,9 +792,10 @@ def build_legacy_message_set_sized(records: Iterable[RecordInput], *, magic: int
     if magic == MAGIC_V0:
         timestamps = [NO_TIMESTAMP] * n
     encode = _impl.core.encode_legacy_messages
+    if log_append and log_append_time is not None:
+        # Kafka's appendLegacyRecord writes the append time into every message, inner ones of a wrapper too.
+        timestamps = [log_append_time] * n
     if codec is CompressionType.NONE:
-        if log_append and log_append_time is not None:
-            timestamps = [log_append_time] * n
         out = encode(keys, values, timestamps, absolute, magic, type_bit)
         return out, len(out)
     if n == 0:

@@ -367,3 +367,39 @@ def test_no_op_when_remote_log_storage_is_disabled(create_log: LogFactory) -> No
     log.update_high_watermark(90)
     log.maybe_increment_log_start_offset(20)
     assert log.log_start_offset == 20
+
+
+def test_a_high_watermark_in_no_batch_moves_to_the_log_end_when_fetched(create_log: LogFactory) -> None:
+    """A truncation inside a batch leaves the log end offset there, past the last batch kept: a high watermark
+    between the two is in no batch, its metadata is the log end's, and fetching it (for a read bounded by the
+    high watermark) makes that the high watermark, as Kafka 3.9.2's fetchHighWatermarkMetadata caches what it
+    converted (found by the oracle, 3.9.2 seed 9194)."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    log.append_as_leader(values(*(b"%d" % i for i in range(8))), leader_epoch=0)
+    log.append_as_leader(values(*(b"%d" % i for i in range(8, 16))), leader_epoch=0)
+    log.truncate_to(13)
+    assert log.log_end_offset == 13
+    log.update_high_watermark(9)
+    assert log.high_watermark == 9
+    log.read(2, 60, isolation="high_watermark")
+    assert log.high_watermark == 13
+    assert log.fetch_high_watermark_metadata().message_offset == 13
+    log.update_high_watermark(5)  # inside the batch kept: its own offset
+    assert log.fetch_high_watermark_metadata().message_offset == 5
+    assert log.high_watermark == 5
+
+
+def test_a_high_watermark_set_at_the_log_end_is_not_moved_when_fetched(create_log: LogFactory) -> None:
+    """A high watermark set at (or past) the log end takes the log end's metadata, with its position, and is not
+    converted again: a later truncation that leaves it in no batch does not move it (Kafka converts only a
+    high watermark that knows no position; found by the oracle, 3.9.2 seed 1046)."""
+    log = create_log(config(segment_bytes=1024 * 1024))
+    log.append_as_leader(values(b"0"), leader_epoch=0)
+    log.update_high_watermark(6)  # past the log end: the log end's metadata, 1
+    assert log.high_watermark == 1
+    log.append_as_follower(MemoryRecords.with_records([(None, b"%d" % i, 0) for i in range(5)], base_offset=8,
+                                                      partition_leader_epoch=0))
+    log.truncate_to(7)
+    assert log.log_end_offset == 7
+    log.read(0, 200, isolation="high_watermark")
+    assert log.high_watermark == 1

@@ -50,12 +50,13 @@ import errno
 import hashlib
 import os
 import struct
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafkalog.record import MemoryRecords
+from kafkalog.record.compression import decompress
 
 __all__ = [
     "RULES_3_9",
@@ -78,6 +79,9 @@ class Rules:
     read_names_batch: bool = False
     #: Kafka's close leaves the active segment's index files untrimmed and the last time-index entry unwritten (4.x).
     close_keeps_indexes: bool = False
+    #: A log start offset moved into an open transaction's batch sets Kafka's first unstable offset to the batch's
+    #: base offset (4.x).
+    unstable_offset_names_batch: bool = False
 
 
 RULES_3_9 = Rules()
@@ -85,7 +89,8 @@ RULES_3_9 = Rules()
 
 def rules_for(kafka: str) -> Rules:
     """The rules of a scenario's Kafka line (``"3.9"``: none; ``"4"``: the two 4.x changes)."""
-    return RULES_3_9 if kafka == "3.9" else Rules(read_names_batch=True, close_keeps_indexes=True)
+    return RULES_3_9 if kafka == "3.9" else Rules(read_names_batch=True, close_keeps_indexes=True,
+                                                  unstable_offset_names_batch=True)
 
 
 #: Result keys that a Kafka version may lack (``LogAppendInfo`` has changed between releases): compared only
@@ -217,14 +222,40 @@ def _decoded_records(entry: bytes) -> list[tuple[Any, ...]]:
     return [(r.offset, r.timestamp, r.key, r.value, tuple(r.headers)) for r in batch.records(check_crcs=False)]
 
 
+def _legacy_inner(entry: bytes) -> bytes:
+    """A v0/v1 wrapper's inner messages, decompressed: uncompressed messages, which the runtime does not shape."""
+    magic = _magic(entry)
+    at = 18 if magic == 0 else 26
+    (key_size,) = struct.unpack_from(">i", entry, at)
+    at += 4 + max(key_size, 0)
+    (value_size,) = struct.unpack_from(">i", entry, at)
+    value = entry[at + 4:at + 4 + max(value_size, 0)]
+    return decompress(_codec(entry), value, magic=magic, max_size=1 << 30)
+
+
 def _decoded_difference(kafka: bytes, kafkalog: bytes) -> str | None:
-    """Why two recompressed entries differ once decoded (header field or record), or ``None`` when they do not."""
+    """Why two recompressed entries differ once decoded (header field or record; for a v0/v1 wrapper, also its
+    inner messages' bytes, which hold what a decoded record does not show, like an inner timestamp a LogAppendTime
+    wrapper overrides), or ``None`` when they do not."""
     kafka_fields, kafkalog_fields = _header_fields(kafka), _header_fields(kafkalog)
     for name, value in kafka_fields.items():
         if name in _V2_RUNTIME_FIELDS:
             continue
         if kafkalog_fields.get(name) != value:
             return f"batch header field {name}: kafka {value}, kafkalog {kafkalog_fields.get(name)}"
+    if _magic(kafka) in (0, 1):
+        try:
+            kafka_inner = _legacy_inner(kafka)
+        except Exception as e:
+            return f"kafka's wrapper does not decompress: {e}"
+        try:
+            kafkalog_inner = _legacy_inner(kafkalog)
+        except Exception as e:
+            return f"kafkalog's wrapper does not decompress: {e}"
+        if kafka_inner != kafkalog_inner:
+            at = _first_difference(kafka_inner, kafkalog_inner)
+            return (f"the wrapper's inner messages, decompressed, at byte {at}: kafka "
+                    f"{kafka_inner[at:at + 16].hex(' ')}, kafkalog {kafkalog_inner[at:at + 16].hex(' ')}")
     try:
         kafka_records = _decoded_records(kafka)
     except Exception as e:
@@ -258,6 +289,8 @@ class LogMatch:
     resized: bool = False
     #: The entries (by index) that were compared decoded: recompressed batches.
     recompressed: set[int] = field(default_factory=set)
+    #: Kafka's v2 batches, as (base offset, last offset), in file order.
+    kafka_batches: list[tuple[int, int]] = field(default_factory=list)
 
     def equivalent(self, kafka_position: int, kafkalog_position: int) -> bool:
         """Whether the two positions are the same place: the start of the same entry (by its index), or both
@@ -271,6 +304,17 @@ class LogMatch:
         return kafka_index == kafkalog_index
 
 
+def _v2_batches(data: bytes, entries: list[_Entry]) -> list[tuple[int, int]]:
+    """The (base offset, last offset) of every v2 batch among ``entries`` of ``data``."""
+    batches = []
+    for e in entries:
+        if e.size >= _V2_HEADER.size and data[e.position + 16] >= 2:
+            (base,) = struct.unpack_from(">q", data, e.position)
+            (delta,) = struct.unpack_from(">i", data, e.position + 23)
+            batches.append((base, base + delta))
+    return batches
+
+
 def _index_of(positions: list[int], position: int) -> int | None:
     try:
         return positions.index(position)
@@ -282,19 +326,24 @@ Digests = set[bytes] | frozenset[bytes]
 
 
 def compare_entries(kafka: bytes, kafkalog: bytes, path: str, producer_digests: Digests = frozenset(),
-                    cut_recompressed: Callable[[int, int], bool] | None = None) -> tuple[Difference | None, LogMatch]:
+                    cut_recompressed: Callable[[int, int], bool] | None = None,
+                    cut_read: bool = False) -> tuple[Difference | None, LogMatch]:
     """Compare two runs of entries (a segment's ``.log``, a read's records) entry by entry, with the rule for
     recompressed batches (the module docstring).  ``cut_recompressed(kafka_end, kafkalog_end)`` tells whether the
     bytes after the last whole entry (a read's cut last batch) begin a recompressed batch, which is then not
-    compared (its bytes are the compression library's, and cut it cannot be decoded)."""
+    compared (its bytes are the compression library's, and cut it cannot be decoded).  ``cut_read``: the two runs
+    are reads of the same size limit, so once a whole entry before the cut one was resized, the cut one is cut at
+    another byte of it: the two cut parts are then compared as far as the shorter goes."""
     match = LogMatch()
     if kafka == kafkalog:
         entries, end = _entries(kafka)
         match.kafka_positions = [e.position for e in entries] + [end]
         match.kafkalog_positions = list(match.kafka_positions)
+        match.kafka_batches = _v2_batches(kafka, entries)
         return None, match
     kafka_entries, kafka_end = _entries(kafka)
     kafkalog_entries, kafkalog_end = _entries(kafkalog)
+    match.kafka_batches = _v2_batches(kafka, kafka_entries)
     match.kafka_positions = [e.position for e in kafka_entries] + [kafka_end]
     match.kafkalog_positions = [e.position for e in kafkalog_entries] + [kafkalog_end]
     for i, (a, b) in enumerate(zip(kafka_entries, kafkalog_entries, strict=False)):
@@ -325,8 +374,12 @@ def compare_entries(kafka: bytes, kafkalog: bytes, path: str, producer_digests: 
                           detail=f"entry {n}: one side has {abs(len(kafka_entries) - len(kafkalog_entries))} more "
                                  "entries (kafka, kafkalog: number of entries)"), match
     kafka_tail, kafkalog_tail = kafka[kafka_end:], kafkalog[kafkalog_end:]
-    if kafka_tail != kafkalog_tail and not (cut_recompressed is not None and kafka_tail and kafkalog_tail
-                                            and cut_recompressed(kafka_end, kafkalog_end)):
+    shorter = min(len(kafka_tail), len(kafkalog_tail))
+    cut_elsewhere = (cut_read and match.resized and shorter > 0 and len(kafka) == len(kafkalog)
+                     and kafka_tail[:shorter] == kafkalog_tail[:shorter])
+    if kafka_tail != kafkalog_tail and not cut_elsewhere and not (
+            cut_recompressed is not None and kafka_tail and kafkalog_tail
+            and cut_recompressed(kafka_end, kafkalog_end)):
         at = _first_difference(kafka_tail, kafkalog_tail)
         return Difference("file", path, kafka_tail[at:at + 32], kafkalog_tail[at:at + 32],
                           byte_offset=kafka_end + at, kafkalog_offset=kafkalog_end + at,
@@ -427,11 +480,17 @@ def _contents(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> tuple[by
 
 def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
                  producer_digests: set[bytes] | frozenset[bytes] = frozenset(), *,
-                 closed_untrimmed: bool = False) -> DirComparison:
+                 closed_untrimmed: bool = False,
+                 earlier: Mapping[str, list[LogMatch]] | None = None,
+                 truncated_reopened: bool = False) -> DirComparison:
     """Compare every file of the two partition directories (see the module docstring): names first, then bytes,
     ``.log`` files entry by entry, ``.index`` files entry by entry with positions through their ``.log``'s entries.
     ``closed_untrimmed``: Kafka's log was just closed by a version whose close leaves the indexes as they were
-    (:attr:`Rules.close_keeps_indexes`)."""
+    (:attr:`Rules.close_keeps_indexes`).  ``earlier``: the resized correspondences each ``.log`` had after earlier
+    requests of the scenario (the driver keeps them), for the stale index entries a truncation leaves.
+    ``truncated_reopened``: the scenario truncated a log reopened from disk (kafkalog's deliberate deviation in
+    ``LogSegment.truncate_to``, :func:`_lost_largest_timestamp`)."""
+    earlier = earlier if earlier is not None else {}
     result = DirComparison()
     kafka_files, kafkalog_files = _files(kafka_dir), _files(kafkalog_dir)
     only = sorted(set(kafka_files) ^ set(kafkalog_files))
@@ -459,7 +518,15 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
             result.logs[name] = match
         elif kind == "index" and (kafka_bytes != kafkalog_bytes or _log_of(result, name).resized):
             # Equal bytes are not enough once the log was resized: the positions must move with the batches.
-            difference = _compare_offset_index(kafka_bytes, kafkalog_bytes, name, _log_of(result, name))
+            log_name = name.replace(".index", ".log", 1)
+            difference = _compare_offset_index(kafka_bytes, kafkalog_bytes, name, _log_of(result, name),
+                                               earlier.get(log_name, []))
+        elif (kind == "timeindex" and truncated_reopened and name.endswith(".timeindex")
+              and _lost_largest_timestamp(kafka_image, kafkalog_image)):
+            kafka_image = kafkalog_image
+        elif kind == "other" and name.endswith(".snapshot") and _stale_snapshot_tail(kafka_image, kafkalog_image):
+            # kafkalog's deliberate deviation: Kafka rewrites a snapshot file without truncating it.
+            kafka_image = kafkalog_image
         elif kafka_bytes != kafkalog_bytes:
             at = _first_difference(kafka_bytes, kafkalog_bytes)
             difference = Difference("file", name, kafka_bytes[at:at + 32], kafkalog_bytes[at:at + 32],
@@ -472,6 +539,34 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
         if result.difference is None:
             result.difference = difference
     return result
+
+
+def _lost_largest_timestamp(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> bool:
+    """Whether Kafka's ``.timeindex`` is kafkalog's without its last entry, which is a larger timestamp than
+    any Kafka's holds: kafkalog's deliberate deviation in ``LogSegment.truncate_to`` (the segment walkthrough,
+    "Truncation and the largest timestamp").  Kafka asks whether the segment knows a largest timestamp only
+    after cutting the time index, so a segment reopened from disk whose time index the truncation emptied
+    forgets the timestamps of the batches it keeps, and its roll writes no entry where kafkalog's writes one."""
+    (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
+    entry = 12
+    if kafkalog_size != kafka_size + entry or len(kafkalog_bytes) != kafkalog_size or kafka_size % entry:
+        return False
+    if kafkalog_bytes[:kafka_size] != kafka_bytes[:kafka_size].ljust(kafka_size, b"\0"):
+        return False
+    (last_timestamp,) = struct.unpack_from(">q", kafkalog_bytes, kafka_size)
+    return all(struct.unpack_from(">q", kafka_bytes, i)[0] < last_timestamp for i in range(0, kafka_size, entry))
+
+
+def _stale_snapshot_tail(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes]) -> bool:
+    """Whether Kafka's producer snapshot is kafkalog's followed by the tail of a longer snapshot written there
+    before: Kafka's ``writeSnapshot`` opens the file with ``CREATE, WRITE`` and no ``TRUNCATE_EXISTING``, so a
+    snapshot written again at the same offset (a load of an old message format after a clean close) over a
+    longer one keeps that one's tail; kafkalog truncates the file (its deliberate deviation,
+    :func:`kafkalog.producer_state.snapshot.write_snapshot_rows`).  Only that: kafkalog's whole file must be the
+    start of Kafka's."""
+    (kafka_size, kafka_bytes), (kafkalog_size, kafkalog_bytes) = kafka, kafkalog
+    return (kafka_size > kafkalog_size and len(kafkalog_bytes) == kafkalog_size
+            and kafka_bytes[:kafkalog_size] == kafkalog_bytes)
 
 
 def _untrimmed(kafka: tuple[int, bytes], kafkalog: tuple[int, bytes], kind: str) -> tuple[int, bytes]:
@@ -495,14 +590,22 @@ def _log_of(result: DirComparison, index_name: str) -> LogMatch:
     return result.logs.get(index_name.replace(".index", ".log", 1), LogMatch())
 
 
-def _compare_offset_index(kafka: bytes, kafkalog: bytes, name: str, match: LogMatch) -> Difference | None:
+def _compare_offset_index(kafka: bytes, kafkalog: bytes, name: str, match: LogMatch,
+                          earlier: Sequence[LogMatch] = ()) -> Difference | None:
     """Two ``.index`` files: entry by entry (relative offset, position), positions compared through their
-    ``.log``'s entries when a batch there was resized, else byte for byte."""
-    if len(kafka) == len(kafkalog) and match.resized and len(kafka) % 8 == 0:
+    ``.log``'s entries when a batch there was resized, else byte for byte.  A truncation leaves the entries past
+    the new end in the file (only the count of valid entries, which is not on disk, goes back): such a stale
+    entry, whose position is the start of no entry of the ``.log`` now on either side, is compared through the
+    ``earlier`` correspondences of that ``.log``, when it was written."""
+    if len(kafka) == len(kafkalog) and (match.resized or earlier) and len(kafka) % 8 == 0:
         for i in range(0, len(kafka), 8):
             kafka_offset, kafka_position = struct.unpack_from(">ii", kafka, i)
             kafkalog_offset, kafkalog_position = struct.unpack_from(">ii", kafkalog, i)
-            if kafka_offset != kafkalog_offset or not match.equivalent(kafka_position, kafkalog_position):
+            stale = (kafka_position not in match.kafka_positions
+                     and kafkalog_position not in match.kafkalog_positions)
+            same_place = match.equivalent(kafka_position, kafkalog_position) or (
+                stale and any(m.equivalent(kafka_position, kafkalog_position) for m in earlier))
+            if kafka_offset != kafkalog_offset or not same_place:
                 return Difference("file", name, (kafka_offset, kafka_position), (kafkalog_offset, kafkalog_position),
                                   byte_offset=i, detail=f"index entry {i // 8} (relative offset, position); the "
                                                         "positions compared through the batches they point at")
@@ -551,7 +654,7 @@ def compare_answers(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirCo
                                      frozenset(producer_digests), rules)
         if difference is not None:
             return difference
-    return _compare_state(kafka.get("state"), kafkalog.get("state"), dirs)
+    return _compare_state(kafka.get("state"), kafkalog.get("state"), dirs, rules)
 
 
 def _compare_result(kafka: Any, kafkalog: Any, dirs: DirComparison, resized: bool,
@@ -559,11 +662,15 @@ def _compare_result(kafka: Any, kafkalog: Any, dirs: DirComparison, resized: boo
     if isinstance(kafka, dict) and isinstance(kafkalog, dict):
         kafka, kafkalog = dict(kafka), dict(kafkalog)
         if "records" in kafka and "records" in kafkalog and "fetchOffsetMetadata" in kafka:
-            difference = _compare_read(kafka, kafkalog, dirs, producer_digests, rules)
+            straddled = _straddled_limit(kafka, kafkalog, dirs)
+            difference = _compare_read(kafka, kafkalog, dirs, producer_digests, rules, straddled)
             if difference is not None:
                 return difference
-            for key in ("records", "fetchOffsetMetadata"):
-                kafka.pop(key)
+            keys = ["records", "fetchOffsetMetadata"]
+            if straddled is not None and straddled[2]:
+                keys.append("firstEntryIncomplete")  # the straddling batch is the first: whole on one side only
+            for key in keys:
+                kafka.pop(key, None)
                 kafkalog.pop(key, None)
         if resized and "bytesWritten" in kafka:
             for key in ("bytesRead", "bytesWritten"):
@@ -586,10 +693,55 @@ def _names_batch(kafka_offset: Any, kafkalog_offset: Any, segment_base: Any, kaf
     return bool(segment_base <= kafka_offset)
 
 
+def _straddled_limit(kafka: dict[str, Any], kafkalog: dict[str, Any],
+                     dirs: DirComparison) -> tuple[int, int, bool] | None:
+    """A read whose size limit falls inside a recompressed batch on one side and past its end on the other (its
+    size is the compression library's): the length of each side's read before that batch, and whether it is the
+    read's first batch; ``None`` when that is not so.  It is so when one read holds one more whole entry than the
+    other, that entry and the other side's cut part are the same entry of the segment (by index), recompressed
+    (compared decoded in the segment), and the cut part is the rest of the read; past the whole entry, that
+    side may have read the first bytes of the segment's next batch (the same limit cuts there), which the other
+    side has no counterpart of and are not compared."""
+    a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
+    if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
+        return None
+    match = dirs.segment(a["segmentBaseOffset"])
+    start_a, start_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
+    if match is None or not isinstance(start_a, int) or not isinstance(start_b, int):
+        return None
+    try:
+        reads = (base64.b64decode(kafka["records"]), base64.b64decode(kafkalog["records"]))
+    except (TypeError, ValueError):
+        return None
+    (kafka_entries, kafka_end), (kafkalog_entries, kafkalog_end) = _entries(reads[0]), _entries(reads[1])
+    if len(kafka_entries) == len(kafkalog_entries) + 1 and kafkalog_end < len(reads[1]):
+        kafka_before, kafkalog_before = kafka_entries[-1].position, kafkalog_end
+        whole_positions, whole_start, whole_end = match.kafka_positions, start_a, kafka_end
+        whole_cut = kafka_end < len(reads[0])
+    elif len(kafkalog_entries) == len(kafka_entries) + 1 and kafka_end < len(reads[0]):
+        kafka_before, kafkalog_before = kafka_end, kafkalog_entries[-1].position
+        whole_positions, whole_start, whole_end = match.kafkalog_positions, start_b, kafkalog_end
+        whole_cut = kafkalog_end < len(reads[1])
+    else:
+        return None
+    index = _index_of(match.kafka_positions, start_a + kafka_before)
+    if index is None or index not in match.recompressed or index != _index_of(match.kafkalog_positions,
+                                                                                 start_b + kafkalog_before):
+        return None
+    if whole_cut and _index_of(whole_positions, whole_start + whole_end) != index + 1:
+        # What the whole side read past that batch must be the first bytes of the segment's next batch.
+        return None
+    return kafka_before, kafkalog_before, kafka_before == 0
+
+
 def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComparison,
-                  producer_digests: frozenset[bytes], rules: Rules = RULES_3_9) -> Difference | None:
+                  producer_digests: frozenset[bytes], rules: Rules = RULES_3_9,
+                  straddled: tuple[int, int, bool] | None = None) -> Difference | None:
     kafka_bytes = base64.b64decode(kafka["records"])
     kafkalog_bytes = base64.b64decode(kafkalog["records"])
+    if straddled is not None:
+        # The batch at the limit is not compared (whole on one side, cut on the other); what precedes it is.
+        kafka_bytes, kafkalog_bytes = kafka_bytes[:straddled[0]], kafkalog_bytes[:straddled[1]]
 
     def cut_recompressed(kafka_end: int, kafkalog_end: int) -> bool:
         """Whether the cut entry is, in the segment read, a recompressed batch on both sides (the same one)."""
@@ -605,7 +757,7 @@ def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComp
                 and index == _index_of(match.kafkalog_positions, start_b + kafkalog_end))
 
     difference, _ = compare_entries(kafka_bytes, kafkalog_bytes, "result.records", producer_digests,
-                                    cut_recompressed)
+                                    cut_recompressed, cut_read=True)
     if difference is not None:
         return Difference("result", difference.path, difference.kafka, difference.kafkalog, difference.byte_offset,
                           difference.kafkalog_offset, f"the records read: {difference.detail}")
@@ -628,10 +780,33 @@ def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComp
     return None
 
 
-def _compare_state(kafka: Any, kafkalog: Any, dirs: DirComparison) -> Difference | None:
+def _unstable_names_batch(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComparison) -> bool:
+    """Kafka 4's first unstable offset after the log start offset moved into an open transaction's batch
+    (:attr:`Rules.unstable_offset_names_batch`): kafkalog's (3.9's) is the log start offset, inside a batch of
+    Kafka's log, and Kafka's is that batch's base offset; each side's last stable offset is the lesser of its own
+    first unstable offset and the high watermark."""
+    kafka_first, kafkalog_first = kafka.get("firstUnstableOffset"), kafkalog.get("firstUnstableOffset")
+    start, watermark = kafkalog.get("logStartOffset"), kafkalog.get("highWatermark")
+    if not all(isinstance(v, int) for v in (kafka_first, kafkalog_first, start, watermark)):
+        return False
+    if kafkalog_first != start or kafka.get("logStartOffset") != start or kafka.get("highWatermark") != watermark:
+        return False
+    if (kafka.get("lastStableOffset") != min(kafka_first, watermark)
+            or kafkalog.get("lastStableOffset") != min(kafkalog_first, watermark)):
+        return False
+    return any(base == kafka_first and base < kafkalog_first <= last
+               for match in dirs.logs.values() for base, last in match.kafka_batches)
+
+
+def _compare_state(kafka: Any, kafkalog: Any, dirs: DirComparison, rules: Rules = RULES_3_9) -> Difference | None:
     if not isinstance(kafka, dict) or not isinstance(kafkalog, dict):
         return Difference("state", "state", kafka, kafkalog) if kafka != kafkalog else None
     kafka, kafkalog = dict(kafka), dict(kafkalog)
+    if (rules.unstable_offset_names_batch and kafka.get("firstUnstableOffset") != kafkalog.get("firstUnstableOffset")
+            and _unstable_names_batch(kafka, kafkalog, dirs)):
+        for key in ("firstUnstableOffset", "lastStableOffset"):
+            kafka.pop(key, None)
+            kafkalog.pop(key, None)
     segments_a, segments_b = kafka.pop("segments", None), kafkalog.pop("segments", None)
     for path, a, b in _walk(kafka, kafkalog, "state"):
         return Difference("state", path, a, b)

@@ -200,7 +200,7 @@ def _main(argv: list[str] | None, runner_factory: RunnerFactory) -> int:
     runners = _Runners(runner_factory)
     status = EXIT_IDENTICAL
     started = time.monotonic()
-    compared = ops = 0
+    compared = ops = parted = 0
     with contextlib.ExitStack() as stack:
         if args.impl is not None:
             stack.enter_context(_impl.using(args.impl))
@@ -229,7 +229,9 @@ def _main(argv: list[str] | None, runner_factory: RunnerFactory) -> int:
             if args.kafkalog_only:
                 continue
             if outcome.difference is None:
-                if args.verbose:
+                parted += outcome.diverged is not None
+                if args.verbose or outcome.diverged is not None:
+                    # A legitimate parting of the two logs is shown, not counted as a difference.
                     print(outcome.report())
                 continue
             status = EXIT_DIFFERENT
@@ -248,7 +250,8 @@ def _main(argv: list[str] | None, runner_factory: RunnerFactory) -> int:
                 break
     elapsed = time.monotonic() - started
     if not args.kafkalog_only:
-        print(f"{len(scenarios)} scenario(s), {ops} ops, {compared} requests compared in {elapsed:.1f} s: "
+        parting = f" ({parted} not compared to the end: see above)" if parted else ""
+        print(f"{len(scenarios)} scenario(s){parting}, {ops} ops, {compared} requests compared in {elapsed:.1f} s: "
               f"{'identical' if status == EXIT_IDENTICAL else 'DIFFERENT'}")
     return status
 

@@ -26,6 +26,8 @@ from tests.oracle.compare import (
     read_image,
     rules_for,
 )
+from tests.oracle.compare import _compare_offset_index as _compare_offset_index
+from tests.oracle.driver import LEGACY_EMPTY_BATCH, legacy_empty_batch, size_decided_roll
 from tests.oracle.kafkalog_side import KafkalogRunner
 from tests.oracle.scenario import canonical_op
 
@@ -415,3 +417,225 @@ def test_kafka_4_reads_name_the_batch(impl: ModuleType) -> None:
     assert compare_answers(read(5), read(6)) is not None
     difference = compare_answers(read(4), read(6), rules=rules_for("4"))
     assert difference is not None and difference.path == "result.fetchOffsetMetadata.messageOffset"
+
+
+def test_a_read_cut_after_a_resized_batch_is_compared_as_far_as_both_go(impl: ModuleType) -> None:
+    """A read of ``max_bytes`` whose first batch was recompressed to another size cuts its last batch (a
+    producer's, kept as it came) at another byte on each side: the two cut parts are compared as far as the
+    shorter goes; a changed byte there still differs, and so does any cut when nothing before it was resized."""
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip")
+    other = regzip(kafka_batch)
+    kept = batch(b"kept" * 150, b"more" * 50, base_offset=2)
+    limit = len(other) + 40
+    assert len(kafka_batch) < len(other) < limit < len(kafka_batch) + len(kept)
+    kafka_read, kafkalog_read = (kafka_batch + kept)[:limit], (other + kept)[:limit]
+
+    def answer(records: bytes) -> dict[str, Any]:
+        return {"result": {"fetchOffsetMetadata": {"messageOffset": 0, "segmentBaseOffset": 0,
+                                                   "relativePositionInSegment": 0},
+                           "records": base64.b64encode(records).decode(), "firstEntryIncomplete": False,
+                           "abortedTransactions": None}, "state": STATE}
+
+    assert compare_answers(answer(kafka_read), answer(kafkalog_read)) is None
+    changed = bytearray(kafkalog_read)
+    changed[len(other) + 30] ^= 0xFF
+    difference = compare_answers(answer(kafka_read), answer(bytes(changed)))
+    assert difference is not None and difference.path == "result.records"
+    plain = batch(b"x" * 200, b"y" * 100)
+    difference = compare_answers(answer((plain + kept)[:limit]), answer((plain + kept)[:limit - 3] + b"\0\0\0"))
+    assert difference is not None and difference.path == "result.records"
+
+
+def test_stale_index_entries_compare_through_earlier_positions(impl: ModuleType) -> None:
+    """A truncation empties the segment but leaves its index entries in the file: a stale entry's position is
+    compared through the batches it named when it was written (an earlier correspondence of the .log), and only
+    when it names no batch of the file now."""
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip")
+    other = regzip(kafka_batch)
+    tail = batch(b"after", base_offset=2)
+    _, before = compare_entries(kafka_batch + tail, other + tail, LOG)
+    _, now = compare_entries(b"", b"", LOG)
+    kafka_index = struct.pack(">ii", 2, len(kafka_batch)) + bytes(8)
+    kafkalog_index = struct.pack(">ii", 2, len(other)) + bytes(8)
+    assert _compare_offset_index(kafka_index, kafkalog_index, INDEX, now) is not None
+    assert _compare_offset_index(kafka_index, kafkalog_index, INDEX, now, [before]) is None
+    wrong = struct.pack(">ii", 2, len(other) + 1) + bytes(8)
+    assert _compare_offset_index(kafka_index, wrong, INDEX, now, [before]) is not None
+    assert _compare_offset_index(kafka_index, struct.pack(">ii", 3, len(other)) + bytes(8), INDEX, now,
+                                 [before]) is not None
+
+
+def test_kafka_4_first_unstable_offset_names_the_batch() -> None:
+    """Rules.unstable_offset_names_batch: with the log start offset moved into an open transaction's batch
+    (16 to 23), Kafka 4's first unstable (and last stable) offset is that batch's base; kafkalog's is the log
+    start offset.  Another offset, a batch not in Kafka's log, or the 3.9 line still differs."""
+    base = {**STATE, "logStartOffset": 23, "logEndOffset": 24, "highWatermark": 24}
+    kafka = {"result": {}, "state": {**base, "firstUnstableOffset": 16, "lastStableOffset": 16}}
+    kafkalog = {"result": {}, "state": {**base, "firstUnstableOffset": 23, "lastStableOffset": 23}}
+    dirs = DirComparison(logs={LOG: LogMatch(kafka_batches=[(0, 15), (16, 23)])})
+    assert compare_answers(kafka, kafkalog, dirs, rules=rules_for("4")) is None
+    difference = compare_answers(kafka, kafkalog, dirs)
+    assert difference is not None and difference.path == "state.lastStableOffset"
+    other_batches = DirComparison(logs={LOG: LogMatch(kafka_batches=[(0, 15), (16, 20), (21, 23)])})
+    assert compare_answers(kafka, kafkalog, other_batches, rules=rules_for("4")) is not None
+    wrong = {"result": {}, "state": {**base, "firstUnstableOffset": 16, "lastStableOffset": 23}}
+    assert compare_answers(wrong, kafkalog, dirs, rules=rules_for("4")) is not None
+
+
+def test_a_roll_decided_by_recompressed_sizes_ends_the_comparison() -> None:
+    """size_decided_roll: one side rolled at the log end because its active segment (larger by recompression)
+    and the batch exceed segment.bytes, the other's did not; anything else is no such parting."""
+    op = {"op": "append"}
+    before = {**STATE, "logEndOffset": 13, "segments": [[0, 514]]}
+    rolled = {**STATE, "logEndOffset": 16, "segments": [[0, 514], [13, 95]]}
+    stayed = {**STATE, "logEndOffset": 16, "segments": [[0, 600]]}
+    before_kafkalog = {**before, "segments": [[0, 505]]}
+    why = size_decided_roll(op, (before, before_kafkalog), (rolled, stayed), 600)
+    assert why is not None and "Kafka rolled a segment at offset 13" in why
+    why = size_decided_roll(op, (before_kafkalog, before), (stayed, rolled), 600)
+    assert why is not None and "kafkalog rolled" in why
+    overfull = {**stayed, "segments": [[0, 610]]}
+    assert size_decided_roll(op, (before, before_kafkalog), (rolled, overfull), 600) is None
+    assert size_decided_roll(op, (before, before_kafkalog), (rolled, stayed), 700) is None
+    assert size_decided_roll({"op": "roll"}, (before, before_kafkalog), (rolled, stayed), 600) is None
+    moved = {**rolled, "segments": [[0, 514], [14, 95]]}
+    assert size_decided_roll(op, (before, before_kafkalog), (moved, stayed), 600) is None
+
+
+def test_the_cleaners_legacy_empty_entry_deviation() -> None:
+    """legacy_empty_batch: only a clean that Kafka fails with 3.9.2's words about an emptied v0/v1 entry while
+    kafkalog completes it."""
+    failed = {"error": {"class": "IllegalStateException", "message": LEGACY_EMPTY_BATCH}, "state": STATE}
+    cleaned = {"result": {"endOffset": 7}, "state": STATE}
+    assert legacy_empty_batch({"op": "clean"}, failed, cleaned) is not None
+    assert legacy_empty_batch({"op": "append"}, failed, cleaned) is None
+    other = {"error": {"class": "IllegalStateException", "message": "something else"}, "state": STATE}
+    assert legacy_empty_batch({"op": "clean"}, other, cleaned) is None
+    assert legacy_empty_batch({"op": "clean"}, failed, failed) is None
+
+
+def test_a_read_limit_inside_a_recompressed_batch_on_one_side_only(impl: ModuleType) -> None:
+    """A read's size limit falls inside a recompressed batch on one side and past its end on the other: that batch
+    is not compared (nor, when it is the first, ``firstEntryIncomplete``), what precedes it still is; an
+    uncompressed batch at the limit still differs."""
+    first = batch(b"first")
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip", base_offset=1)
+    other = regzip(kafka_batch)
+    limit = len(first) + len(kafka_batch) + 10
+    assert len(other) > limit - len(first)
+    _, segment = compare_entries(first + kafka_batch, first + other, LOG)
+    dirs = DirComparison(logs={LOG: segment})
+
+    def answer(records: bytes, incomplete: bool = False) -> dict[str, Any]:
+        return {"result": {"fetchOffsetMetadata": {"messageOffset": 0, "segmentBaseOffset": 0,
+                                                   "relativePositionInSegment": 0},
+                           "records": base64.b64encode(records).decode(), "firstEntryIncomplete": incomplete,
+                           "abortedTransactions": None}, "state": STATE}
+
+    kafka_read, kafkalog_read = first + kafka_batch, (first + other)[:limit]
+    assert compare_answers(answer(kafka_read), answer(kafkalog_read), dirs) is None
+    assert compare_answers(answer(kafka_read), answer(kafkalog_read)) is not None
+    changed = bytearray(kafkalog_read)
+    changed[20] ^= 0xFF
+    assert compare_answers(answer(kafka_read), answer(bytes(changed)), dirs) is not None
+    # The first batch at the limit: whole on Kafka's side, cut (first entry incomplete) on kafkalog's.
+    _, alone = compare_entries(kafka_batch, other, LOG)
+    dirs = DirComparison(logs={LOG: alone})
+    cut = other[:len(kafka_batch) + 5]
+    assert compare_answers(answer(kafka_batch), answer(cut, incomplete=True), dirs) is None
+    # Past the whole batch, the same limit cuts the segment's next batch on that side: not compared.
+    _, followed = compare_entries(kafka_batch + first, other + first, LOG)
+    dirs = DirComparison(logs={LOG: followed})
+    assert compare_answers(answer(kafka_batch + first[:5]), answer(cut, incomplete=True), dirs) is None
+    plain_dirs = DirComparison(logs={LOG: compare_entries(first + first, first + first, LOG)[1]})
+    assert compare_answers(answer(first + first), answer(first + first[:10]), plain_dirs) is not None
+
+
+def test_a_size_decided_roll_needs_the_same_batch_on_both_sides(tmp_path: Path, impl: ModuleType) -> None:
+    """_appended_alike: the batch the parting append wrote compares equal (decoded when recompressed); one with
+    another record (as a wrong inner timestamp would give) is a difference, not a parting."""
+    from tests.oracle.driver import _appended_alike
+
+    old = batch(b"old")
+    kafka_batch = batch(b"x" * 200, b"y" * 100, codec="gzip", base_offset=1)
+    kafka, kafkalog = tmp_path / "kafka", tmp_path / "kafkalog"
+    kafka.mkdir()
+    kafkalog.mkdir()
+    (kafka / LOG).write_bytes(old + kafka_batch)
+    (kafkalog / LOG).write_bytes(old)
+    new_log = "00000000000000000001.log"
+    before = ({"segments": [[0, len(old)]]}, {"segments": [[0, len(old)]]})
+    after = ({"segments": [[0, len(old) + len(kafka_batch)]]}, {"segments": [[0, len(old)], [1, 0]]})
+
+    def alike(kafkalog_batch: bytes) -> bool:
+        (kafkalog / new_log).write_bytes(kafkalog_batch)
+        after[1]["segments"][-1][1] = len(kafkalog_batch)
+        return _appended_alike(kafka, kafkalog, before, after, set())
+
+    assert alike(regzip(kafka_batch))
+    assert not alike(regzip(kafka_batch, value_of_first=b"z" * 200))
+    assert not _appended_alike(kafka, kafkalog, None, after, set())
+
+
+def test_a_legacy_wrapper_compares_its_inner_messages_byte_for_byte(impl: ModuleType) -> None:
+    """A recompressed v0/v1 wrapper is equal when its inner messages are, byte for byte: a decoded record of a
+    LogAppendTime wrapper shows the wrapper's time whatever the inner message holds (3.9.2 seed 5104)."""
+    from kafkalog.record.legacy import build_legacy_message_set, legacy_entry
+
+    records = [(b"key-%d" % i, b"value %d" % i, T0 + i) for i in range(5)]
+    kafka = build_legacy_message_set(records, magic=1, base_offset=3, compression="gzip",
+                                     timestamp_type="LogAppendTime", log_append_time=T0 + 100)
+
+    def wrapper(inner_times: list[int], level: int) -> bytes:
+        inner = b"".join(legacy_entry(i, 1, 0x08, t, k, v) for i, ((k, v, _), t) in enumerate(zip(records, inner_times,
+                                                                                               strict=True)))
+        return legacy_entry(7, 1, 0x01 | 0x08, T0 + 100, None, gzip.compress(inner, compresslevel=level, mtime=0))
+
+    same = wrapper([T0 + 100] * 5, 1)
+    assert same != kafka
+    assert compare_entries(kafka, same, LOG)[0] is None
+    difference, _ = compare_entries(kafka, wrapper([t for _, _, t in records], 1), LOG)
+    assert difference is not None and "inner messages" in difference.detail
+
+
+def test_a_snapshot_rewritten_over_a_longer_one(tmp_path: Path) -> None:
+    """kafkalog truncates a producer snapshot it writes again; Kafka's keeps the longer file's tail: equal when
+    kafkalog's whole file is the start of Kafka's, a difference otherwise (and for any other kind of file)."""
+    kafka, kafkalog = tmp_path / "kafka", tmp_path / "kafkalog"
+    kafka.mkdir()
+    kafkalog.mkdir()
+    snapshot = "00000000000000000033.snapshot"
+    (kafka / snapshot).write_bytes(b"0123456789" + b"stale tail of the longer one")
+    (kafkalog / snapshot).write_bytes(b"0123456789")
+    assert compare_dirs(kafka, kafkalog).difference is None
+    (kafkalog / snapshot).write_bytes(b"0123456780")
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafkalog / snapshot).write_bytes(b"0123456789" + b"stale tail of the longer one" + b"!")
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafkalog / snapshot).unlink()
+    (kafka / snapshot).unlink()
+    (kafka / "leader-epoch-checkpoint").write_bytes(b"0\n0\n\n")
+    (kafkalog / "leader-epoch-checkpoint").write_bytes(b"0\n0\n")
+    assert compare_dirs(kafka, kafkalog).difference is not None
+
+
+def test_a_time_index_entry_kafka_loses_after_truncating_a_reopened_segment(tmp_path: Path) -> None:
+    """kafkalog keeps a reopened segment's largest timestamp across a truncation that empties its time index,
+    Kafka forgets it (the segment walkthrough): after such a truncation, Kafka's .timeindex may lack kafkalog's
+    last entry, of a larger timestamp than any Kafka's holds; only then, and only that entry."""
+    kafka, kafkalog = tmp_path / "kafka", tmp_path / "kafkalog"
+    kafka.mkdir()
+    kafkalog.mkdir()
+    name = "00000000000000000029.timeindex"
+    first, last = struct.pack(">qi", T0, 0), struct.pack(">qi", T0 + 5, 1)
+    (kafka / name).write_bytes(b"")
+    (kafkalog / name).write_bytes(last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is None
+    assert compare_dirs(kafka, kafkalog).difference is not None
+    (kafka / name).write_bytes(first)
+    (kafkalog / name).write_bytes(first + last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is None
+    (kafkalog / name).write_bytes(first + struct.pack(">qi", T0 - 5, 1))
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is not None
+    (kafkalog / name).write_bytes(first + last + last)
+    assert compare_dirs(kafka, kafkalog, truncated_reopened=True).difference is not None
