@@ -53,7 +53,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kafkalog.record import MemoryRecords
 from kafkalog.record.compression import decompress
@@ -70,6 +70,9 @@ __all__ = [
     "Rules",
     "rules_for",
 ]
+
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -233,6 +236,18 @@ def _legacy_inner(entry: bytes) -> bytes:
     return decompress(_codec(entry), value, magic=magic, max_size=1 << 30)
 
 
+
+def _decode_both(decode: Callable[[bytes], _T], kafka: bytes, kafkalog: bytes, failure: str) -> tuple[_T, _T] | str:
+    """``decode`` of each side's batch, or what failed (``"kafka's <failure>: <error>"``): a batch one side wrote
+    that does not decode is itself the difference."""
+    results: list[_T] = []
+    for side, data in (("kafka", kafka), ("kafkalog", kafkalog)):
+        try:
+            results.append(decode(data))
+        except Exception as e:
+            return f"{side}'s {failure}: {e}"
+    return results[0], results[1]
+
 def _decoded_difference(kafka: bytes, kafkalog: bytes) -> str | None:
     """Why two recompressed entries differ once decoded (header field or record; for a v0/v1 wrapper, also its
     inner messages' bytes, which hold what a decoded record does not show, like an inner timestamp a LogAppendTime
@@ -244,26 +259,18 @@ def _decoded_difference(kafka: bytes, kafkalog: bytes) -> str | None:
         if kafkalog_fields.get(name) != value:
             return f"batch header field {name}: kafka {value}, kafkalog {kafkalog_fields.get(name)}"
     if _magic(kafka) in (0, 1):
-        try:
-            kafka_inner = _legacy_inner(kafka)
-        except Exception as e:
-            return f"kafka's wrapper does not decompress: {e}"
-        try:
-            kafkalog_inner = _legacy_inner(kafkalog)
-        except Exception as e:
-            return f"kafkalog's wrapper does not decompress: {e}"
+        inners = _decode_both(_legacy_inner, kafka, kafkalog, "wrapper does not decompress")
+        if isinstance(inners, str):
+            return inners
+        kafka_inner, kafkalog_inner = inners
         if kafka_inner != kafkalog_inner:
             at = _first_difference(kafka_inner, kafkalog_inner)
             return (f"the wrapper's inner messages, decompressed, at byte {at}: kafka "
                     f"{kafka_inner[at:at + 16].hex(' ')}, kafkalog {kafkalog_inner[at:at + 16].hex(' ')}")
-    try:
-        kafka_records = _decoded_records(kafka)
-    except Exception as e:
-        return f"kafka's batch does not decode: {e}"
-    try:
-        kafkalog_records = _decoded_records(kafkalog)
-    except Exception as e:
-        return f"kafkalog's batch does not decode: {e}"
+    decoded = _decode_both(_decoded_records, kafka, kafkalog, "batch does not decode")
+    if isinstance(decoded, str):
+        return decoded
+    kafka_records, kafkalog_records = decoded
     for i, (a, b) in enumerate(zip(kafka_records, kafkalog_records, strict=False)):
         if a != b:
             return f"record {i} (offset, timestamp, key, value, headers): kafka {a}, kafkalog {b}"
