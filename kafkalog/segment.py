@@ -335,29 +335,29 @@ class LogSegment:
             # The rolling timestamp is the first batch's, read from the file when first needed.
             self._rolling_based_timestamp_loaded = False
         self._ensure_offset_in_range(largest_offset)
-        plan = [(batch.max_timestamp, batch.last_offset, batch.size_in_bytes) for batch in records.batches()]
+        # Which batches get index entries is decided before anything is written, so that the index pages can be
+        # reserved first; the same walk then indexes them.
+        plan: list[tuple[int, int, int, bool]] = []  # (max timestamp, last offset, size, indexed)
         pending = self._bytes_since_last_index_entry
-        entries = 0
-        for _, _, batch_size in plan:
-            if pending > self.index_interval_bytes:
-                entries += 1
-                pending = 0
-            pending += batch_size
+        for batch in records.batches():
+            indexed = pending > self.index_interval_bytes
+            pending = (0 if indexed else pending) + batch.size_in_bytes
+            plan.append((batch.max_timestamp, batch.last_offset, batch.size_in_bytes, indexed))
+        entries = sum(indexed for *_, indexed in plan)
         if entries:
             # The index pages are allocated before the log is written: a full disk stops the append here,
             # with nothing written, rather than between the log and its indexes.
             self.offset_index.reserve(entries)
             self.time_index.reserve(entries)
         self.log.append(records)
-        for batch_max_timestamp, batch_last_offset, batch_size in plan:
+        for batch_max_timestamp, batch_last_offset, batch_size, indexed in plan:
             if batch_max_timestamp > self.max_timestamp_so_far:
                 self._set_max_timestamp(batch_max_timestamp, batch_last_offset)
-            if self._bytes_since_last_index_entry > self.index_interval_bytes:
+            if indexed:
                 self.offset_index.append(batch_last_offset, physical_position)
                 self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
-                self._bytes_since_last_index_entry = 0
             physical_position += batch_size
-            self._bytes_since_last_index_entry += batch_size
+        self._bytes_since_last_index_entry = pending
 
     def append_from_file(self, records: FileMessageSet, start: int) -> int:
         """Copy batches from ``records`` (from position ``start``) until one has an offset this segment
