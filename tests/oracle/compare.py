@@ -700,6 +700,20 @@ def _names_batch(kafka_offset: Any, kafkalog_offset: Any, segment_base: Any, kaf
     return bool(segment_base <= kafka_offset)
 
 
+def _read_segment(kafka: dict[str, Any], kafkalog: dict[str, Any],
+                  dirs: DirComparison) -> tuple[LogMatch, int, int] | None:
+    """The segment a read started in (by Kafka's ``fetchOffsetMetadata``) and each side's position there;
+    ``None`` when either answer does not say, or the segment is not one both dirs hold."""
+    a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
+    if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
+        return None
+    match = dirs.segment(a["segmentBaseOffset"])
+    start_a, start_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
+    if match is None or not isinstance(start_a, int) or not isinstance(start_b, int):
+        return None
+    return match, start_a, start_b
+
+
 def _straddled_limit(kafka: dict[str, Any], kafkalog: dict[str, Any],
                      dirs: DirComparison) -> tuple[int, int, bool] | None:
     """A read whose size limit falls inside a recompressed batch on one side and past its end on the other (its
@@ -709,13 +723,10 @@ def _straddled_limit(kafka: dict[str, Any], kafkalog: dict[str, Any],
     (compared decoded in the segment), and the cut part is the rest of the read; past the whole entry, that
     side may have read the first bytes of the segment's next batch (the same limit cuts there), which the other
     side has no counterpart of and are not compared."""
-    a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
-    if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
+    read_from = _read_segment(kafka, kafkalog, dirs)
+    if read_from is None:
         return None
-    match = dirs.segment(a["segmentBaseOffset"])
-    start_a, start_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
-    if match is None or not isinstance(start_a, int) or not isinstance(start_b, int):
-        return None
+    match, start_a, start_b = read_from
     try:
         reads = (base64.b64decode(kafka["records"]), base64.b64decode(kafkalog["records"]))
     except (TypeError, ValueError):
@@ -752,13 +763,10 @@ def _compare_read(kafka: dict[str, Any], kafkalog: dict[str, Any], dirs: DirComp
 
     def cut_recompressed(kafka_end: int, kafkalog_end: int) -> bool:
         """Whether the cut entry is, in the segment read, a recompressed batch on both sides (the same one)."""
-        a, b = kafka.get("fetchOffsetMetadata"), kafkalog.get("fetchOffsetMetadata")
-        if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(a.get("segmentBaseOffset"), int):
+        read_from = _read_segment(kafka, kafkalog, dirs)
+        if read_from is None:
             return False
-        match = dirs.segment(a["segmentBaseOffset"])
-        start_a, start_b = a.get("relativePositionInSegment"), b.get("relativePositionInSegment")
-        if match is None or not isinstance(start_a, int) or not isinstance(start_b, int):
-            return False
+        match, start_a, start_b = read_from
         index = _index_of(match.kafka_positions, start_a + kafka_end)
         return (index is not None and index in match.recompressed
                 and index == _index_of(match.kafkalog_positions, start_b + kafkalog_end))
