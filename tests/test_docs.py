@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -152,3 +153,34 @@ def test_the_link_checker_sees_a_missing_file_and_a_missing_anchor(tmp_path: Pat
         "sub/b.html: <a href='../a.html#nowhere'>: no #nowhere in a.html",
     ]
 
+
+def _unbreakable_runs(html: str) -> list[str]:
+    """The runs of text in ``html`` that a browser may not wrap inside (with the reference's CSS, which
+    forbids mid-word breaks in tables): text between spaces, hyphens and ``<wbr>``s, the other markup dropped."""
+    text = unescape(re.sub(r"<[^>]*>", "", html.replace("<wbr>", " ")))
+    return text.replace("-", "- ").split()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["port-map.html", "spark.html", "clients.html"])
+def test_table_identifiers_wrap_at_their_word_boundaries(built_html: Path, page: str) -> None:
+    """A name in a table (a Kafka method, a dotted class path, a Kafka source path, an option) can wrap at
+    its dots, slashes, underscores and camelCase humps, so no column must be wider than a short word."""
+    tables = re.findall(r"<table.*?</table>", (built_html / page).read_text(encoding="utf-8"), flags=re.S)
+    longest = max((run for table in tables for run in _unbreakable_runs(table)), key=len, default="")
+    assert tables and len(longest) <= 24, longest
+
+
+@pytest.mark.slow
+def test_the_help_blocks_fit_the_text_column_or_wrap(built_html: Path) -> None:
+    """Each ``--help`` of the command line page is formatted to the width the text column holds on a wide
+    screen, and marked so that a narrow screen wraps it (``kafkalog.css``) rather than scrolling it."""
+    page = (built_html / "cli.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<div class="kafkalog-cli-help[^"]*"><div class="highlight"><pre>(.*?)</pre>', page,
+                        flags=re.S)
+    assert len(blocks) >= 7  # kafkalog and each of its commands
+    assert all(text.startswith("<span></span>usage: kafkalog") for text in blocks)
+    lines = [unescape(re.sub(r"<[^>]*>", "", line)) for text in blocks for line in text.splitlines()]
+    assert max(len(line) for line in lines) <= 80
+    css = (built_html / "_static" / "kafkalog.css").read_text(encoding="utf-8")
+    assert "div.kafkalog-cli-help pre { white-space: pre-wrap; }" in css
