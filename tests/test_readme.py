@@ -16,9 +16,12 @@ import shlex
 import struct
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
+import kafkalog
 from kafkalog import MemoryRecords
+from kafkalog.clients import Consumer, Producer
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.topic import TopicPartition
@@ -95,3 +98,27 @@ def test_the_command_lines_run_as_written(tmp_path: Path) -> None:
                     '1700000000500}}') in done.stdout
         ran.append(shlex.split(command)[1])
     assert {"dump", "verify", "stats", "recover", "clean", "demo"} <= set(ran)
+
+
+def _client_bullet() -> str:
+    (bullet,) = [b for b in README.read_text().split("\n- ") if b.startswith("`kafkalog.Producer(manager).send(")]
+    return " ".join(bullet.split())
+
+
+def test_the_client_bullet_names_what_send_returns_and_the_consumer_yields(tmp_path: Path) -> None:
+    """The README's word on what ``Producer.send`` returns and ``Consumer`` yields is the code's: the names it
+    gives are kafkalog's classes that the annotation names and a real send and read return."""
+    bullet = _client_bullet()
+    returned = re.search(r"returns an? `([\w.]+)`", bullet)
+    yielded = re.search(r"iterates `([\w.]+)`s", bullet)
+    assert returned and yielded, bullet
+    send_returns = typing.get_type_hints(Producer.send)["return"]
+    assert returned.group(1) == f"kafkalog.{send_returns.__name__}"
+    assert getattr(kafkalog, send_returns.__name__) is send_returns
+    with LogManager(tmp_path) as manager:
+        sent = Producer(manager).send("orders", b"v", key=b"k", timestamp_ms=1_700_000_000_000)
+        assert type(sent) is send_returns and sent.offset == 0 and sent.timestamp == 1_700_000_000_000
+        (record,) = Consumer(manager, "orders", start_timestamp=1_700_000_000_000)
+        assert f"kafkalog.{type(record).__name__}" == yielded.group(1)
+        assert getattr(kafkalog, type(record).__name__) is type(record)
+        assert (record.key, record.value, record.offset) == (b"k", b"v", 0)
