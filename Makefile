@@ -125,7 +125,7 @@ docs: $(STAMP)
 test: lint typecheck stubtest pytest docs
 
 # Every benchmark (kafkalog/bench, shipped with the package), then bench-report/ (report.md and charts);
-# BENCH_ARGS="--quick" for the one-minute run.
+# BENCH_ARGS="--quick" for the short run (a few minutes on 2 cores, about 5 GB of memory at its peak).
 BENCH_ARGS ?=
 
 bench: $(STAMP)
