@@ -26,6 +26,8 @@ $(PY):
 
 # Installs kafkalog (compiling kafkalog._core) with its test, bench and dev tools. Editable, so a
 # change to a .py file is live at once; a change to the .pyx, its .pxi families or the C header rebuilds here.
+# The editable install is a .pth naming this checkout (pyproject.toml's package-dir), so python -m kafkalog
+# finds the package from any folder, the one holding a clone named kafkalog included.
 $(STAMP): $(PY) $(SOURCES)
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -c "import kafkalog._core"
@@ -123,7 +125,7 @@ docs: $(STAMP)
 test: lint typecheck stubtest pytest docs
 
 # Every benchmark (kafkalog/bench, shipped with the package), then bench-report/ (report.md and charts);
-# BENCH_ARGS="--quick" for the one-minute run.
+# BENCH_ARGS="--quick" for the short run (a few minutes on 2 cores, about 5 GB of memory at its peak).
 BENCH_ARGS ?=
 
 bench: $(STAMP)

@@ -43,19 +43,39 @@ BUILD_ERRORS = (CCompilerError, CompileError, ExecError, LinkError, PlatformErro
 
 
 class OptionalBuildExt(build_ext):
-    """build_ext that, unless KAFKALOG_REQUIRE_EXTENSION is set, turns a failed compile into a warning."""
+    """build_ext that, unless KAFKALOG_REQUIRE_EXTENSION is set, turns a failed compile into a warning.
+
+    An editable install (``make``'s) then copies only the extensions that were built into the checkout: one whose
+    compile fell back has no file to copy.  (setuptools skips such a copy for an ``optional`` extension, but
+    ``cythonize`` does not carry ``optional`` over to the extensions it returns.)
+    """
+
+    def initialize_options(self) -> None:
+        super().initialize_options()
+        #: The extensions whose compile fell back.
+        self.not_built: set[str] = set()
 
     def run(self) -> None:
         try:
             super().run()
         except BUILD_ERRORS as e:  # no compiler at all (PlatformError) fails before any extension
+            self.not_built.update(ext.name for ext in self.extensions)
             self._fall_back(e)
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except BUILD_ERRORS as e:
+            self.not_built.add(ext.name)
             self._fall_back(e)
+
+    def copy_extensions_to_source(self) -> None:
+        every = self.extensions
+        self.extensions = [ext for ext in every if ext.name not in self.not_built]
+        try:
+            super().copy_extensions_to_source()
+        finally:
+            self.extensions = every
 
     def _fall_back(self, error: Exception) -> None:
         if REQUIRE_EXTENSION:

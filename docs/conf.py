@@ -50,6 +50,7 @@ extensions = [
     "kafkalog_figures",
     "kafkalog_tour",
     "kafkalog_i18n",
+    "kafkalog_tables",
 ]
 
 exclude_patterns = ["_build", "_generated/*.tmp"]

@@ -23,6 +23,7 @@ EXT = Path(__file__).resolve().parent.parent / "docs" / "_ext"
 sys.path.insert(0, str(EXT))
 
 import kafkalog_pictures  # noqa: E402
+import kafkalog_svg  # noqa: E402
 import kafkalog_tour  # noqa: E402
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -35,12 +36,65 @@ def _texts(path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def pictures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("pictures")
     with kafkalog_pictures.quiet_kafkalog():
         for name, draw in kafkalog_pictures.PICTURES.items():
             draw(out / name)
-    return {name: _texts(out / name) for name in kafkalog_pictures.PICTURES}
+    return {name: out / name for name in kafkalog_pictures.PICTURES}
+
+
+def misplaced_texts(path: Path) -> list[str]:
+    """The texts of an SVG picture that do not fit where they are drawn: past the picture's left edge or
+    within :data:`kafkalog_svg.MARGIN` of its right one, or closer than :data:`kafkalog_svg.PADDING` to a side
+    of the box (a ``rect``) their anchor point is in.  Widths are measured as the drawing measures them
+    (:func:`kafkalog_svg.text_width`)."""
+    root = ET.parse(path).getroot()
+    width = float(root.attrib["width"])
+    boxes = [tuple(float(r.attrib[k]) for k in ("x", "y", "width", "height")) for r in root.iter(f"{SVG}rect")
+             if r.attrib.get("width") != "100%"]
+    wrong = []
+    for t in root.iter(f"{SVG}text"):
+        if "transform" in t.attrib:  # turned a quarter: its width runs up the picture
+            continue
+        x, y, size = float(t.attrib["x"]), float(t.attrib["y"]), float(t.attrib["font-size"])
+        text, anchor = t.text or "", t.attrib.get("text-anchor", "start")
+        left, right = kafkalog_svg.extent(x, text, size, anchor, mono=t.attrib["font-family"] == kafkalog_svg.MONO,
+                                          bold=t.attrib.get("font-weight") == "bold")
+        if left < 0 or right > width - kafkalog_svg.MARGIN:
+            wrong.append(f"{path.name}: {text!r} spans {left:.1f}..{right:.1f} of a picture {width:.0f} wide")
+        inside = [b for b in boxes if b[0] <= x <= b[0] + b[2] and b[1] <= y <= b[1] + b[3]]
+        if inside:
+            bx, _by, bw, _bh = min(inside, key=lambda b: b[2] * b[3])  # the innermost box
+            room = kafkalog_svg.PADDING - 0.1  # coordinates are written to a tenth of a pixel
+            if left < bx + room or right > bx + bw - room:
+                wrong.append(f"{path.name}: {text!r} spans {left:.1f}..{right:.1f}, its box {bx:.1f}..{bx + bw:.1f}")
+    return wrong
+
+
+def test_every_text_fits_its_box_and_the_picture(drawn: dict[str, Path]) -> None:
+    assert [t for path in drawn.values() for t in misplaced_texts(path)] == []
+
+
+def test_a_text_wider_than_its_box_or_at_the_edge_is_seen(tmp_path: Path) -> None:
+    """The two faults of the transactions picture before its boxes were measured: a marker's name as wide
+    as its box, and the log end's label at the picture's right edge."""
+    font = f'font-family="{kafkalog_svg.SANS}"'
+    (tmp_path / "t.svg").write_text(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100">'
+        f'<rect x="10" y="10" width="40" height="20"/>'
+        f'<text x="30" y="25" font-size="9" text-anchor="middle" {font}>COMMIT</text>'
+        f'<text x="60" y="25" font-size="9" text-anchor="middle" {font}>fits</text>'
+        f'<text x="170" y="80" font-size="12" text-anchor="middle" font-weight="bold" {font}>LEO = 14</text>'
+        "</svg>")
+    wrong = misplaced_texts(tmp_path / "t.svg")
+    assert len(wrong) == 2 and "'COMMIT'" in wrong[0] and "its box 10.0..50.0" in wrong[0]
+    assert "'LEO = 14'" in wrong[1] and "of a picture 200 wide" in wrong[1]
+
+
+@pytest.fixture(scope="module")
+def pictures(drawn: dict[str, Path]) -> dict[str, list[str]]:
+    return {name: _texts(path) for name, path in drawn.items()}
 
 
 def test_batch_fields_decode_every_byte_of_a_batch_kafkalog_built() -> None:

@@ -182,3 +182,32 @@ def test_the_wheel_ships_the_suite_and_not_the_generated_c(installed: tuple[Path
     assert "kafkalog/tools/kafka_schemas/OffsetCommitValue.json" in files
     assert "kafkalog/spark/log4j2.properties" in files
     assert not [f for f in files if f.endswith((".c", ".html"))]
+
+
+def test_an_editable_install_imports_the_package_beside_a_clone_named_kafkalog(tmp_path: Path) -> None:
+    """``make``'s install (editable) run from the folder that holds a clone named ``kafkalog``: ``python -m
+    kafkalog`` must find the package, not the clone as a namespace package (which setuptools' import finder, run
+    after the path's, would let win), and the install says nothing about it.  Built with a compiler that fails,
+    which an editable install must survive too (it copies only what was built into the checkout)."""
+    reason = _can_build()
+    if reason:
+        pytest.skip(f"cannot build here: {reason}")
+    parent = tmp_path / "work"
+    parent.mkdir()
+    clone = _source_copy(parent / "kafkalog")
+    python = tmp_path / "venv" / "bin" / "python"
+    _interpreter_without_this_checkout(tmp_path / "venv")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                           "--no-build-isolation", "--no-index", "-e", str(clone)],
+                          capture_output=True, text=True, env=_environment(CC="/bin/false"), timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "BuildBackendWarning" not in done.stdout + done.stderr
+    assert not list((clone / "kafkalog").glob("_core*.so"))
+    for cwd in (parent, clone, tmp_path):
+        run = subprocess.run([str(python), "-m", "kafkalog", "--version"], capture_output=True, text=True, cwd=cwd,
+                             env=_environment(), timeout=120)
+        assert run.returncode == 0, f"from {cwd}: {run.stderr[-2000:]}"
+        assert run.stdout.split() == ["kafkalog", kafkalog.__version__]
+        where = subprocess.run([str(python), "-c", "import kafkalog; print(kafkalog.__file__)"], capture_output=True,
+                               text=True, cwd=cwd, env=_environment(), timeout=120)
+        assert Path(where.stdout.strip()) == clone / "kafkalog" / "__init__.py", where.stderr

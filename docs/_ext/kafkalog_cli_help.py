@@ -1,8 +1,9 @@
 """The ``kafkalog-cli-help`` directive: a command's ``--help``, as the installed ``kafkalog`` prints it.
 
 ``.. kafkalog-cli-help::`` gives the top-level help, ``.. kafkalog-cli-help:: dump`` a subcommand's.
-The text comes from the argparse parser itself (:func:`kafkalog.cli.build_parser`) at build time, at a
-fixed width of 100 columns, so the reference cannot disagree with the command.
+The text comes from the argparse parser itself (:func:`kafkalog.cli.build_parser`) at build time, so the
+reference cannot disagree with the command, at a fixed width of :data:`WIDTH` columns: what the text column
+of the page holds on a wide screen without scrolling (on a narrow one, ``kafkalog.css`` wraps the lines).
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from sphinx.util.docutils import SphinxDirective
 
 from kafkalog.cli import build_parser
 
+#: The width the help is formatted to (argparse leaves two columns of the terminal's free).
+WIDTH = 78
+
 
 def help_text(command: str | None) -> str:
-    with mock.patch.dict(os.environ, {"COLUMNS": "100"}):
+    with mock.patch.dict(os.environ, {"COLUMNS": str(WIDTH + 2)}):
         parser = build_parser()
         if command is None:
             return parser.format_help()
@@ -42,6 +46,7 @@ class CliHelpDirective(SphinxDirective):
             raise self.error(f"kafkalog-cli-help: {e}") from None
         block = nodes.literal_block(text, text)
         block["language"] = "text"
+        block["classes"].append("kafkalog-cli-help")
         return [block]
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import math
 import struct
 import tempfile
 from collections.abc import Callable, Iterator
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafkalog_svg import COLOURS, Svg
+from kafkalog_svg import COLOURS, MARGIN, PADDING, Svg, text_width
 
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
@@ -457,8 +458,18 @@ def transactions(path: Path) -> None:
     check(state.last_stable_offset == lso, "TransactionState and first_unstable_offset disagree on the LSO")
     check(max(committed) < lso and max(uncommitted) < hw, "a consumer read past its bound")
 
-    width, left, cell = 800, 16, 44
+    def name(pid: int | None, what: str) -> str:
+        return what if what != "data" else ("plain" if pid is None else f"P{pid}")
+
+    def name_size(what: str) -> float:
+        return 9 if what != "data" else 10
+
+    # A cell is as wide as its widest name (a marker's ABORT or COMMIT) and its padding, 44 pixels at least;
+    # the picture, as wide as its row of cells and the log end's label over the last edge.
+    left = 16
+    cell = max(44, math.ceil(max(text_width(name(p, w), name_size(w)) for _o, p, w in cells) + 2 * PADDING + 6))
     x0 = left + 136
+    width = max(800, x0 + leo * cell + text_width(f"LEO = {leo}", 12, bold=True) / 2 + MARGIN)
     svg = Svg(width, 460, "Transactions, the last stable offset and the high watermark")
     svg.text(left, 24, "A partition with an aborted, a committed and an open transaction", size=15, bold=True)
     svg.text(left, 44, "Producers 7, 8 and 9 write in transactions, beside plain writes; a transaction ends with "
@@ -471,8 +482,7 @@ def transactions(path: Path) -> None:
         svg.rect(x, y, cell - 4, 38, _PRODUCER_COLOURS[pid], width=1.4 if what != "data" else 0.8,
                  dash="3,2" if what != "data" else None)
         svg.text(x + (cell - 4) / 2, y + 16, str(offset), size=12, anchor="middle", bold=True)
-        svg.text(x + (cell - 4) / 2, y + 31, what if what != "data" else ("plain" if pid is None else f"P{pid}"),
-                 size=9 if what != "data" else 10, anchor="middle",
+        svg.text(x + (cell - 4) / 2, y + 31, name(pid, what), size=name_size(what), anchor="middle",
                  colour=COLOURS["ink"] if what != "data" else COLOURS["muted"])
     # The three bounds first, so the transactions' labels are written over them.
     for name, offset, colour, dy in (("LSO", lso, COLOURS["accent"], 0), ("HW", hw, COLOURS["link"], 0),
@@ -490,7 +500,7 @@ def transactions(path: Path) -> None:
                  dash=None if marker else "4,3")
         label = f"P{pid}'s transaction: " + {"ABORT": "aborted", "COMMIT": "committed", None: "still open"}[marker]
         lx = x1 if marker is None else x1 + 4
-        svg.rect(lx - 2, ty + 2, len(label) * 6.3, 15, "#ffffff", stroke="none")
+        svg.rect(lx - PADDING, ty + 2, text_width(label, 11) + 2 * PADDING, 15, "#ffffff", stroke="none")
         svg.text(lx, ty + 14, label, size=11)
 
     def reader(yr: float, title: str, offsets: list[int], bound: int, why: str) -> None:

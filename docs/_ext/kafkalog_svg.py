@@ -4,13 +4,19 @@ The pictures of ``kafkalog_pictures`` are drawn with it rather than with matplot
 (crisp at any zoom, searchable, a few kilobytes a picture) and a picture takes milliseconds to draw.
 Coordinates are pixels at the picture's natural size; the page scales the whole picture down when its
 column is narrower.  Every picture has a white background, so it stays readable in the theme's dark
-scheme too.
+scheme too.  Text is measured (:func:`text_width`) in the widest of the fonts a page may draw it in, so that
+a box sized from it holds its text, and a picture widens to hold its rightmost text.
 """
 
 from __future__ import annotations
 
+import functools
 from html import escape
 from pathlib import Path
+from typing import Any
+
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font, LoadFlags
 
 SANS = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', 'DejaVu Sans', sans-serif"
 MONO = "ui-monospace, 'SFMono-Regular', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
@@ -24,10 +30,39 @@ COLOURS = {
 }
 
 
-def text_width(text: str, size: float, mono: bool = False) -> float:
-    """An estimate of how wide ``text`` renders (pixels), for layout: a monospace glyph is 0.6 em, a
-    proportional one about 0.56 em on average."""
-    return len(text) * size * (0.6 if mono else 0.56)
+@functools.cache
+def _face(mono: bool, bold: bool) -> Any:
+    """DejaVu Sans (Mono), as matplotlib ships it: the fonts' last fallback, and wider than the system fonts
+    before it, so text measured in it fits in whichever of them the browser picks."""
+    family = "DejaVu Sans Mono" if mono else "DejaVu Sans"
+    found = font_manager.findfont(font_manager.FontProperties(family=family, weight="bold" if bold else "normal"),
+                                  fallback_to_default=False)
+    return FT2Font(found)
+
+
+def text_width(text: str, size: float, mono: bool = False, bold: bool = False) -> float:
+    """How wide ``text`` renders at ``size`` pixels (its advance, in pixels), measured in DejaVu Sans or
+    DejaVu Sans Mono: a box drawn this wide around it, or a picture this wide, holds it."""
+    if not text:
+        return 0.0
+    face = _face(mono, bold)
+    face.set_size(size, 72)  # 72 dpi: one point is one pixel
+    face.set_text(text, 0.0, flags=LoadFlags.NO_HINTING)
+    return float(face.get_width_height()[0]) / 64  # 26.6 fixed point
+
+
+def extent(x: float, text: str, size: float, anchor: str, mono: bool = False,
+           bold: bool = False) -> tuple[float, float]:
+    """The left and right edges of ``text`` drawn at ``x`` with ``anchor`` (start, middle or end)."""
+    w = text_width(text, size, mono, bold)
+    left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+    return left, left + w
+
+
+#: The room left between the rightmost text and the picture's right edge, as on its left.
+MARGIN = 16
+#: The least room between a text and the sides of the box it is written in.
+PADDING = 3
 
 
 class Svg:
@@ -39,6 +74,8 @@ class Svg:
         self.title = title
         self.parts: list[str] = []
         self.arrow_colours: set[str] = set()
+        #: The right edge of the rightmost text drawn: the picture widens to hold it.
+        self.right = 0.0
 
     def _arrow(self, colour: str) -> str:
         self.arrow_colours.add(colour)
@@ -55,6 +92,8 @@ class Svg:
              mono: bool = False, colour: str = COLOURS["ink"], italic: bool = False, vertical: bool = False) -> None:
         """``text`` with its baseline at ``y``; ``anchor`` is start, middle or end; ``vertical`` turns it a
         quarter left about its anchor (read bottom to top)."""
+        if not vertical:
+            self.right = max(self.right, extent(x, text, size, anchor, mono, bold)[1])
         style = ((' font-weight="bold"' if bold else "") + (' font-style="italic"' if italic else "")
                  + (f' transform="rotate(-90 {x:.1f} {y:.1f})"' if vertical else ""))
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" '
@@ -80,6 +119,8 @@ class Svg:
                       colour=colour)
 
     def render(self) -> str:
+        """The SVG document, as wide as it was made or as its rightmost text needs (with :data:`MARGIN`)."""
+        self.width = max(self.width, self.right + MARGIN)
         head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width:.0f}" height="{self.height:.0f}" '
                 f'viewBox="0 0 {self.width:.0f} {self.height:.0f}" role="img" aria-label="{escape(self.title)}">'
                 f"<title>{escape(self.title)}</title>"

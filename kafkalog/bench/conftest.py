@@ -163,7 +163,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
 
 
 #: ``KAFKALOG_BENCH_QUICK=1`` (set by ``kafkalog bench --quick``): the rows with a fixed number of rounds
-#: run at most this many, without warm-up, so the whole suite takes about a minute.
+#: run at most this many, without warm-up, so the whole suite takes a few minutes on 2 cores
+#: (184 s on a busy 2-core machine).
 QUICK_ROUNDS = 2
 QUICK = os.environ.get("KAFKALOG_BENCH_QUICK", "") not in ("", "0")
 

@@ -6,9 +6,9 @@ installed kafkalog as from a source checkout.  The child's progress goes to stde
 pytest-benchmark's wide tables (``--benchmark-quiet``); stdout gets a short table, the ratios that have a
 target, and the path of the report, which holds every row and every ratio: ``report.md``, PNG charts and
 the raw ``run.json``, in ``--out`` (default ``bench-report`` in the current directory).  ``--quick`` is the
-one-minute version: few rounds a row (at most 0.05 s of timing, or 2 rounds without warm-up where a row
-fixes its rounds: ``KAFKALOG_BENCH_QUICK=1`` for the suite) and no Spark read; ``-k`` selects rows as
-pytest's ``-k`` does.  ``make bench`` is ``kafkalog bench``.
+short version (a few minutes on 2 cores): few rounds a row (at most 0.05 s of timing, or 2 rounds without
+warm-up where a row fixes its rounds: ``KAFKALOG_BENCH_QUICK=1`` for the suite) and no Spark read; ``-k``
+selects rows as pytest's ``-k`` does.  ``make bench`` is ``kafkalog bench``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "vs the peers, as ratios from this run. Prints a short table of the targeted ratios; the "
                     "report has every row.")
     parser.add_argument("--quick", action="store_true",
-                        help="the one-minute version: few rounds a row, no Spark read")
+                        help="the short version: few rounds a row, no Spark read")
     parser.add_argument("-k", dest="select", metavar="EXPR", help="only the rows pytest -k EXPR selects")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help=f"where to write report.md, the charts and run.json (default: ./{DEFAULT_OUT})")
