@@ -301,6 +301,32 @@ def test_compact_and_stats_agree_with_the_library(spark: Any, tmp_path: Path) ->
         assert len(keys) == len(set(keys))  # one record a key below the active segment
 
 
+def test_compact_says_when_the_active_segment_kept_a_partition_from_being_cleaned(spark: Any,
+                                                                                  tmp_path: Path) -> None:
+    """Kafka's cleaner never cleans the active segment: a compacted topic whose records are all in it comes back as
+    a row saying so (it once came back as no row at all), and ``roll=True`` rolls it first, so every record is
+    cleaned, as ``kafkalog clean --roll`` does."""
+    root = tmp_path / "logs"
+    with LogDirWriter(root) as writer:
+        log = writer.log(TopicPartition("users", 0))
+        for i in range(12):
+            log.append(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i)]))
+    policy = {"users": {"cleanup.policy": "compact"}}
+    rows = compact(spark, str(root), topic_configs=policy).collect()
+    assert [(r.topic, r.partition, r.round, r.messages_read, r.cleanup_policy) for r in rows] == [
+        ("users", 0, 0, None, "compact")]
+    assert "never cleans the active segment" in rows[0].skipped and "roll=True" in rows[0].skipped
+    assert len(library_rows(root / "users-0")) == 12
+    rolled = compact(spark, str(root), topic_configs=policy, roll=True).collect()
+    assert [(r.round, r.messages_read, r.skipped) for r in rolled] == [(1, 12, None)]
+    # The latest record of each key is what is left.
+    assert [(r[2], r[3], r[4]) for r in library_rows(root / "users-0")] == [
+        (9, b"k0", b"v9"), (10, b"k1", b"v10"), (11, b"k2", b"v11")]
+    again = compact(spark, str(root), topic_configs=policy, roll=True).collect()
+    assert [(r.round, r.skipped) for r in again] == [(0, "the cleaner found nothing to clean: no record past the "
+                                                        "cleaned part")]
+
+
 def test_clean_log_dir_cleans_one_log_dir_under_one_lock(tmp_path: Path) -> None:
     """The job's task: the partitions of one log dir, one after the other under one hold of its lock, with the
     same rounds as clean_partition gives each; partitions of two log dirs are refused."""
@@ -410,7 +436,11 @@ def test_compact_on_a_brokers_log_dir(spark: Any, golden: Path, tmp_path: Path) 
               for d in root.iterdir() if d.is_dir() and not d.name.startswith("__consumer_offsets")}
     rows = compact(spark, str(root)).collect()
     skipped = {f"{r.topic}-{r.partition}": r.skipped for r in rows if r.skipped is not None}
-    assert set(skipped) == set(before)
+    # A __consumer_offsets partition whose records are all in its active segment has nothing to clean, and says so.
+    nothing = {name for name, why in skipped.items() if why.startswith("the cleaner found nothing to clean")}
+    assert nothing and all(name.startswith("__consumer_offsets-") for name in nothing)
+    assert set(skipped) - nothing == set(before)
+    assert {f"{r.topic}-{r.partition}" for r in rows} == {d.name for d in root.iterdir() if d.is_dir()}
     assert all("cleanup.policy=delete (the topic's config" in skipped[name] for name in before
                if name.startswith("oms_"))
     assert {(r.topic, r.cleanup_policy) for r in rows if r.skipped is None} <= {("__consumer_offsets", "compact")}
