@@ -67,8 +67,12 @@ class KafkaLogDataSource(DataSource):
             return _StreamReader(None, e)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        # Spark itself refuses its default mode (errorifexists) and ignore for a Python data source, with a message
+        # that offers overwrite: this one is what a user who followed it reads, so it says what works.
         if overwrite:
-            raise SparkOptionError("a Kafka log is only appended to: use mode('append')")
+            raise SparkOptionError("kafkalog appends to Kafka logs and never overwrites them, so mode('overwrite') "
+                                   "is refused (as are Spark's default mode, errorifexists, and ignore): write with "
+                                   "df.write.format('kafkalog').mode('append')")
         return _Writer(WritePlan.create(WriteOptions.parse(self.options, schema.fieldNames())))
 
 

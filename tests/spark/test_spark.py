@@ -200,8 +200,25 @@ def test_a_locked_log_dir_refuses_a_write_and_leaves_nothing(spark: Any, tmp_pat
     with DirLock(root), pytest.raises(Exception, match="Failed to acquire lock"):
         df.write.format("kafkalog").mode("append").save(str(root))
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
-    with pytest.raises(Exception, match="only appended"):
+    with pytest.raises(Exception, match="never overwrites"):
         df.write.format("kafkalog").mode("overwrite").save(str(root))
+
+
+def test_a_write_without_mode_append_is_told_to_use_append(spark: Any, tmp_path: Path) -> None:
+    """Spark refuses its default mode itself, suggesting Append or Overwrite; the user who tries overwrite is told
+    what works, and what it says works."""
+    root = tmp_path / "out"
+    df = spark.createDataFrame([("t", b"k", b"v")], "topic string, key binary, value binary")
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        df.write.format("kafkalog").save(str(root))
+    with pytest.raises(Exception) as caught:
+        df.write.format("kafkalog").mode("overwrite").save(str(root))
+    message = str(caught.value)
+    assert "kafkalog appends to Kafka logs and never overwrites them" in message
+    assert "write with df.write.format('kafkalog').mode('append')" in message
+    df.write.format("kafkalog").mode("append").save(str(root))
+    assert [(r.topic, r.offset, r.key, r.value) for r in spark.read.format("kafkalog").load(str(root)).collect()] == [
+        ("t", 0, b"k", b"v")]
 
 
 def test_streaming_reads_appends_exactly_once_in_order(spark: Any, tmp_path: Path) -> None:
