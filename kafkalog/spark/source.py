@@ -8,11 +8,16 @@ API (``pyspark.sql.datasource``, Spark 4.2+) and kafkalog: planning and reading 
 
 Errors are kafkalog's (:class:`~kafkalog.spark.options.SparkOptionError` for options), raised where Spark
 shows them best: the options of a read are checked by :meth:`KafkaLogDataSource.schema`, which Spark calls
-at ``load()``, so a bad option fails there, for a stream too, before a query starts; an error a stream
-can only find once it runs (an ending option, a partition missing) is raised by the first offset call,
-which Spark reports as the query's cause (raised while the reader is made, PySpark 4.3 would hide it
-behind an error of its own).  Spark puts a Python traceback in the message unless
-``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` is set, as :func:`kafkalog.spark.session` does.
+at ``load()``, so a bad option fails there, for a stream too, before a query starts.  An error a stream
+can only find once it runs (a partition missing) is raised by the first offset call, which Spark reports as
+the query's cause (raised while the reader is made, PySpark 4.3 would hide it behind an error of its own).
+The ending options are such an error too, although Spark's Kafka source refuses them for a stream at
+``load()`` (``KafkaSourceProvider.validateStreamOptions``): PySpark runs a Python source's constructor and
+``schema()`` at ``load()`` with the same options for ``spark.read`` and ``spark.readStream``, and nothing
+else, so the source cannot tell a stream from a batch read there, and a batch read takes them.
+
+Spark puts a Python traceback in the message unless ``spark.sql.execution.pyspark.udf.hideTraceback.enabled``
+is set, as :func:`kafkalog.spark.session` does.
 """
 
 from __future__ import annotations

@@ -77,8 +77,12 @@ def test_options_parse_with_spark_s_rules(tmp_path: Path) -> None:
             ({"maxRecordsPerPartition": "0"}, "must be positive")):
         with pytest.raises(SparkOptionError, match=message):
             ReadOptions.parse({"path": "/x", **options})
-    with pytest.raises(SparkOptionError, match="endingTimestamp is for batch reads"):
-        ReadOptions.parse({"path": "/x", "endingTimestamp": "5"}, streaming=True)
+    # A stream has no end (Spark: validateStreamOptions); the message says what to do instead.
+    for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
+        value = {"endingOffsets": "latest", "endingTimestamp": "5"}.get(name, '{"a": {"0": 5}}')
+        with pytest.raises(SparkOptionError, match=rf"{name} is not valid in a stream, which has no end: leave it "
+                                                   r"out of spark.readStream .* or read up to it with spark.read"):
+            ReadOptions.parse({"path": "/x", name: value}, streaming=True)
     assert [parse_time_ms("d", t) for t in ("250", "2s", "3m", "1min", "1h", "1d")] == [
         250, 2000, 180_000, 60_000, 3_600_000, 86_400_000]
     assert ReadOptions.parse({"path": "/x", "maxOffsetsPerTrigger": "5"}).ignored == ("maxOffsetsPerTrigger",)
@@ -221,4 +225,5 @@ def test_a_stream_waits_for_min_offsets_per_trigger(spark: Any, tmp_path: Path) 
                .writeStream.format("noop").start())
     with pytest.raises(Exception) as caught:
         failing.awaitTermination(60)
-    assert "SparkOptionError: endingTimestamp is for batch reads" in _short(caught.value)
+    assert "SparkOptionError: endingTimestamp is not valid in a stream, which has no end: leave it out of " \
+           "spark.readStream" in _short(caught.value)
