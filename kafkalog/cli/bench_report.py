@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
+from .help_text import description
 
 __all__ = ["BenchRun", "BenchReportError", "Ratio", "Row", "load", "main", "write_report"]
 
@@ -278,7 +279,7 @@ def write_report(run: BenchRun, out_dir: str | Path) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kafkalog.cli.bench_report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kafkalog.cli.bench_report", description=description(__doc__))
     parser.add_argument("json", help="the file pytest --benchmark-json wrote")
     parser.add_argument("out", help="the directory to write report.md and the charts into")
     args = parser.parse_args(argv)

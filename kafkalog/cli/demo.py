@@ -33,6 +33,7 @@ from ..record import MemoryRecords
 from ..topic import TopicPartition
 from .console import Console
 from .dump import DumpLogSegments, DumpOptions
+from .help_text import description
 
 __all__ = ["add_parser", "run", "tour"]
 
@@ -87,7 +88,7 @@ def _append_formats(say: _Narrator, log: Log) -> None:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "demo", help="a narrated tour: append, roll, read, retention, compaction, crash and recovery, dump",
-        description=__doc__.splitlines()[0])
+        description=description(__doc__))
     parser.add_argument("--dir", help="work in this directory (kept afterwards) instead of a temporary one")
     parser.set_defaults(run=run)
     return parser

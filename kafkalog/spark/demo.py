@@ -6,7 +6,8 @@
 2. Spark reads it back with the ``kafkalog`` data source and computes per-topic statistics and the
    latest value of every key (``max_by(value, offset)``), which it saves as Parquet: the answer the
    cleaner must reach.
-3. :func:`kafkalog.spark.compact` runs Kafka's cleaner on every compacted partition, one Spark task each.
+3. :func:`kafkalog.spark.compact` runs Kafka's cleaner on every partition whose ``cleanup.policy`` compacts,
+   one Spark task a log dir.
 4. The compacted log, read through Spark again, must hold exactly the latest record of every key (same
    offset, same value, tombstones aside) and the ``delete``-policy topic must be untouched.  The job
    prints a summary (records and bytes before and after, throughput) and exits 1 if a check fails.
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .. import implementation
+from ..cli.help_text import description
 from ..fsutil import work_directory
 from ..storage.local_s3 import S3Server
 from .workload import TOPICS, WorkloadResult, topic_configs, write_workload
@@ -285,7 +287,7 @@ def _verdict(ok: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kafkalog.spark.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kafkalog.spark.demo", description=description(__doc__))
     parser.add_argument("--master", default=None,
                         help="Spark master URL (default $KAFKALOG_SPARK_MASTER, or local[*]: an embedded Spark using "
                              "every core)")

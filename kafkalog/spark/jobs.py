@@ -6,7 +6,8 @@ and returns a DataFrame with a row per partition.
 ``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
 partition whose ``cleanup.policy`` compacts, until nothing is left to clean, and returns a DataFrame of the
 :class:`~kafkalog.cleaner_stats.CleanerStats` of every round, and a row for every partition it did not compact,
-saying why.  Which partitions compact is decided on the driver, before any task runs
+saying why (its policy, or nothing to clean: Kafka's cleaner never cleans the active segment, which
+``roll=True`` rolls first).  Which partitions compact is decided on the driver, before any task runs
 (:func:`~kafkalog.tools.cleanup_policy.decide_cleanup`): the KRaft metadata log (and any Raft log) never; a
 topic by the config the KRaft metadata log of its broker gives it, when the log dirs hold that log; ``config``
 and ``topic_configs`` laid over that, winning; a partition whose policy neither says is not compacted.
@@ -123,9 +124,12 @@ def _locked(log_dir: Path, timeout_s: float) -> DirLock:
             time.sleep(0.05)
 
 
-def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer_size: int) -> list[tuple[Any, ...]]:
+def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer_size: int,
+                 roll: bool = False) -> list[tuple[Any, ...]]:
     """Clean one partition dir of the log dir ``lock`` holds until nothing is left to clean; a row of statistics
-    per round.  The caller puts the clean-shutdown marker back once its logs are closed."""
+    per round.  With ``roll``, the log is rolled first when its active segment holds records (Kafka:
+    ``UnifiedLog.roll``, as ``kafkalog clean --roll`` does), since Kafka's cleaner never cleans the active segment.
+    The caller puts the clean-shutdown marker back once its logs are closed."""
     partition = PartitionDir.of(path)
     log_config = LogConfig({"min.cleanable.dirty.ratio": "0", **config})
     if not log_config.compact:
@@ -136,6 +140,8 @@ def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer
     log = Log(partition.path, log_config, recovery_point=partition.recovery_point,
               log_start_offset=partition.log_start_offset, dir_lock=lock)
     try:
+        if roll and log.active_segment.size() > 0:
+            log.roll()
         cleaner = LogCleaner(cleaner_config, [partition.log_dir], {tp: log})
         round_ = 0
         while True:
@@ -156,19 +162,19 @@ def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer
 
 
 def clean_partition(path: str, config: dict[str, str], dedupe_buffer_size: int = 128 * 1024 * 1024,
-                    lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
+                    lock_timeout_s: float = 600.0, roll: bool = False) -> list[tuple[Any, ...]]:
     """Clean one partition dir until nothing is left to clean; a row of statistics per round (usable on its
     own; the job cleans a whole log dir at a time, :func:`clean_log_dir`)."""
-    return clean_log_dir([(path, config)], dedupe_buffer_size, lock_timeout_s)
+    return clean_log_dir([(path, config)], dedupe_buffer_size, lock_timeout_s, roll)
 
 
 def clean_log_dir(partitions: Iterable[tuple[str, dict[str, str]]], dedupe_buffer_size: int = 128 * 1024 * 1024,
-                  lock_timeout_s: float = 600.0) -> list[tuple[Any, ...]]:
+                  lock_timeout_s: float = 600.0, roll: bool = False) -> list[tuple[Any, ...]]:
     """Clean partition dirs of one log dir, given with their configs, one after the other under one hold of
     the log dir's lock (the job's task); a row of statistics per round (:data:`ROUND_SCHEMA`).  Taking the lock
     once, rather than once a partition, is what a broker's cleaner thread does too: it works under the broker's
     lock.  The configs are taken as given (a partition whose ``cleanup.policy`` does not compact is left
-    alone); :func:`compact` is what decides them.
+    alone); :func:`compact` is what decides them.  ``roll`` rolls each log first (:func:`_clean_under`).
 
     Raises:
         IllegalArgumentError: a partition dir is a Raft log (the KRaft metadata log), whatever its config.
@@ -187,7 +193,7 @@ def clean_log_dir(partitions: Iterable[tuple[str, dict[str, str]]], dedupe_buffe
         raise ValueError(f"clean_log_dir cleans the partitions of one log dir, not of {len(log_dirs)}")
     lock = _locked(log_dirs.pop(), lock_timeout_s)
     try:
-        rows = [row for path, config in work for row in _clean_under(lock, path, config, dedupe_buffer_size)]
+        rows = [row for path, config in work for row in _clean_under(lock, path, config, dedupe_buffer_size, roll)]
         lock.restore_clean_shutdown_marker()  # the first open removed it, if it was there
     finally:
         lock.release()
@@ -196,10 +202,16 @@ def clean_log_dir(partitions: Iterable[tuple[str, dict[str, str]]], dedupe_buffe
 
 def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[str, Any] | None = None, *,
             topic_configs: Mapping[str, Mapping[str, Any]] | None = None,
-            dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0) -> DataFrame:
+            dedupe_buffer_size: int = 128 * 1024 * 1024, lock_timeout_s: float = 600.0,
+            roll: bool = False) -> DataFrame:
     """Compact every partition under ``log_dirs`` whose ``cleanup.policy`` compacts; one Spark task a
     log dir.  Returns the cleaner's statistics, a row per cleaning round, and a row per partition not compacted
-    saying why (:data:`CLEANER_STATS_SCHEMA`).
+    saying why (:data:`CLEANER_STATS_SCHEMA`): its policy does not compact, or is not known, or the cleaner
+    found nothing to clean in it.
+
+    As in Kafka, the active segment (the last one) is never cleaned, so a partition whose records past the
+    cleaned part are all in it is not compacted; ``roll=True`` rolls each log first when its active segment
+    holds records (as ``kafkalog clean --roll`` does), so that every record is cleaned.
 
     A partition's config is what the KRaft metadata log of its broker says of its topic, when ``log_dirs`` hold
     that log (the ``__cluster_metadata-0`` of its log dir, or of another log dir of the same broker), overlaid
@@ -236,7 +248,7 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
 
     def run(chunk: Iterable[list[tuple[str, dict[str, str]]]]) -> Iterator[tuple[Any, ...]]:
         for group in chunk:
-            yield from clean_log_dir(group, dedupe_buffer_size, lock_timeout_s)
+            yield from clean_log_dir(group, dedupe_buffer_size, lock_timeout_s, roll)
 
     # Run now, once: a lazy DataFrame would clean again on every action.
     rounds = spark.sparkContext.parallelize(groups, max(1, len(groups))).mapPartitions(run).collect() \
@@ -252,11 +264,19 @@ def compact(spark: SparkSession, log_dirs: str | Iterable[str], config: Mapping[
             logger.warning("compact: %s-%d: dropped %d record%s without a key (a compacted topic keeps each key's "
                            "latest record; Kafka's cleaner drops records without one)", topic, partition, count,
                            "s" if count != 1 else "")
+    cleaned = {(row[0], row[1]) for row in rounds}
+    # Not compacted although its policy compacts: the cleaner found nothing to clean.  Said, so that every
+    # partition the job was given comes back as rows.
+    nothing = ("the cleaner found nothing to clean: " + ("no record past the cleaned part" if roll else
+               "Kafka's cleaner never cleans the active segment (the last one), and roll=True rolls it first"))
     for decision in decisions.values():
-        if decision.skipped is not None:
-            tp = decision.topic_partition
+        tp = decision.topic_partition
+        skipped = decision.skipped
+        if skipped is None and (tp.topic, tp.partition) not in cleaned:
+            skipped = nothing
+        if skipped is not None:
             rows.append((tp.topic, tp.partition, 0, *([None] * (_ROUND_COLUMNS - 3)), decision.cleanup_policy,
-                         decision.source, decision.skipped))
+                         decision.source, skipped))
     return spark.createDataFrame(rows, CLEANER_STATS_SCHEMA)
 
 

@@ -421,7 +421,11 @@ class ReadOptions:
         ending_given = [n for n in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp")
                         if n.lower() in options]
         if streaming and ending_given:
-            raise SparkOptionError(f"{ending_given[0]} is for batch reads; a stream has no end")
+            # Spark's source refuses them too (KafkaSourceProvider.validateStreamOptions).
+            raise SparkOptionError(
+                f"{ending_given[0]} is not valid in a stream, which has no end: leave it out of "
+                f"spark.readStream (stop the query to end it, or use Trigger.AvailableNow to read what is there "
+                f"and stop), or read up to it with spark.read, a batch read")
         if streaming is False:
             if starting == LATEST or (isinstance(starting, dict) and LATEST in starting.values()):
                 raise SparkOptionError("startingOffsets for a batch read may not be latest (-1)")

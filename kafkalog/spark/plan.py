@@ -189,9 +189,10 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
     """The partitions under ``paths`` (each a log dir or a partition dir, or a tiered-storage layout's root:
     see :mod:`kafkalog.spark.tiered`) that ``options`` selects, sorted by topic and partition.  Dirs waiting
     for deletion (``-delete``) and future replicas (``-future``) hold no readable partition and are skipped.
-    One partition found twice is refused.  A URL is read with ``storage_options`` (default: the options'
-    ``storage.<name>`` ones).  With ``remoteLogMetadata``, a tiered layout keeps only the segments that topic
-    says are ``COPY_SEGMENT_FINISHED``."""
+    One partition found twice is refused, as are an ``assign``ed partition and a ``subscribe``d topic not found
+    (Spark's source fails on both); a pattern, or no topic option, may find nothing.  A URL is read with
+    ``storage_options`` (default: the options' ``storage.<name>`` ones).  With ``remoteLogMetadata``, a tiered
+    layout keeps only the segments that topic says are ``COPY_SEGMENT_FINISHED``."""
     found: dict[TopicPartition, Found] = {}
     if storage_options is None and options is not None:
         storage_options = options.storage_options
@@ -218,6 +219,14 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
         if missing:
             raise SparkOptionError(f"assign names partitions that are not under {', '.join(paths)}: "
                                    f"{', '.join(missing)}")
+    if options is not None and options.topics is not None:
+        # A subscribed topic that does not exist fails, as in Spark's source (its Admin's describeTopics answers
+        # UnknownTopicOrPartitionException); a pattern that matches nothing is an empty read.
+        unknown = sorted(options.topics - {tp.topic for tp in found})
+        if unknown:
+            raise SparkOptionError(f"subscribe names topics that are not under {', '.join(paths)}: "
+                                   f"{', '.join(unknown)} (a topic is its <topic>-<partition> dirs; "
+                                   "subscribePattern reads the topics that exist)")
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
 
 
@@ -452,11 +461,9 @@ def _slices(facts: PartitionFacts, start: int, end: int) -> list[SegmentSlice]:
 
 
 def plan_read(options: ReadOptions) -> list[ReadTask]:
-    """The tasks of a batch read with ``options``."""
+    """The tasks of a batch read with ``options``: none when no partition is selected (a ``subscribePattern``
+    matching no topic reads as an empty DataFrame, as in Spark's source)."""
     partitions = find_partitions(options.paths, options)
-    if not partitions:
-        raise SparkOptionError(f"no partition found under {', '.join(options.paths)}"
-                               + (" for the selected topics" if options.topics or options.topic_pattern else ""))
     facts = [partition_facts(path, options.timestamps_for(tp), read_committed=options.read_committed)
              for tp, path in partitions]
     known = {f.topic_partition for f in facts}

@@ -8,11 +8,16 @@ API (``pyspark.sql.datasource``, Spark 4.2+) and kafkalog: planning and reading 
 
 Errors are kafkalog's (:class:`~kafkalog.spark.options.SparkOptionError` for options), raised where Spark
 shows them best: the options of a read are checked by :meth:`KafkaLogDataSource.schema`, which Spark calls
-at ``load()``, so a bad option fails there, for a stream too, before a query starts; an error a stream
-can only find once it runs (an ending option, a partition missing) is raised by the first offset call,
-which Spark reports as the query's cause (raised while the reader is made, PySpark 4.3 would hide it
-behind an error of its own).  Spark puts a Python traceback in the message unless
-``spark.sql.execution.pyspark.udf.hideTraceback.enabled`` is set, as :func:`kafkalog.spark.session` does.
+at ``load()``, so a bad option fails there, for a stream too, before a query starts.  An error a stream
+can only find once it runs (a partition missing) is raised by the first offset call, which Spark reports as
+the query's cause (raised while the reader is made, PySpark 4.3 would hide it behind an error of its own).
+The ending options are such an error too, although Spark's Kafka source refuses them for a stream at
+``load()`` (``KafkaSourceProvider.validateStreamOptions``): PySpark runs a Python source's constructor and
+``schema()`` at ``load()`` with the same options for ``spark.read`` and ``spark.readStream``, and nothing
+else, so the source cannot tell a stream from a batch read there, and a batch read takes them.
+
+Spark puts a Python traceback in the message unless ``spark.sql.execution.pyspark.udf.hideTraceback.enabled``
+is set, as :func:`kafkalog.spark.session` does.
 """
 
 from __future__ import annotations
@@ -30,13 +35,28 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxRows, ReadMinRows
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from .arrow import SPARK_SCHEMA, SPARK_SCHEMA_WITH_HEADERS
 from .options import ReadOptions, SparkOptionError
 from .plan import ReadTask, plan_read
-from .stream import AdmissionControl, from_json, initial_position, latest_position, plan_micro_batch, to_json
+from .stream import (
+    AdmissionControl,
+    Available,
+    available_offsets,
+    from_json,
+    initial_position,
+    latest_position,
+    plan_micro_batch,
+    to_json,
+)
 from .write import StagedFile, WriteOptions, WritePlan, commit, discard, stage
 
 __all__ = ["KafkaLogDataSource"]
@@ -67,8 +87,12 @@ class KafkaLogDataSource(DataSource):
             return _StreamReader(None, e)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceArrowWriter:
+        # Spark itself refuses its default mode (errorifexists) and ignore for a Python data source, with a message
+        # that offers overwrite: this one is what a user who followed it reads, so it says what works.
         if overwrite:
-            raise SparkOptionError("a Kafka log is only appended to: use mode('append')")
+            raise SparkOptionError("kafkalog appends to Kafka logs and never overwrites them, so mode('overwrite') "
+                                   "is refused (as are Spark's default mode, errorifexists, and ignore): write with "
+                                   "df.write.format('kafkalog').mode('append')")
         return _Writer(WritePlan.create(WriteOptions.parse(self.options, schema.fieldNames())))
 
 
@@ -94,13 +118,20 @@ class _BatchReader(DataSourceReader):
         return _read(partition)
 
 
-class _StreamReader(DataSourceStreamReader):
+class _StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A stream's offsets (:mod:`kafkalog.spark.stream`).  ``Trigger.AvailableNow`` is taken as Spark's Kafka
+    source takes it (``KafkaMicroBatchStream``): PySpark calls :meth:`prepareForTriggerAvailableNow` when the
+    query starts, which fixes the end, then asks :meth:`latestOffset` with the default read limit, so
+    ``maxOffsetsPerTrigger`` cuts the records up to that end into micro-batches."""
+
     def __init__(self, options: ReadOptions | None, error: SparkOptionError | None = None) -> None:
         self._options = options
         self._error = error
         self._admission = None
         if options is not None and options.min_offsets_per_trigger is not None:
             self._admission = AdmissionControl(options.min_offsets_per_trigger, options.max_trigger_delay_ms)
+        #: What Trigger.AvailableNow reads, fixed when the query starts (None: not that trigger).
+        self._available_now: Available | None = None
 
     @property
     def options(self) -> ReadOptions:
@@ -111,6 +142,11 @@ class _StreamReader(DataSourceStreamReader):
 
     def initialOffset(self) -> dict[str, Any]:
         return to_json(initial_position(self.options))
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        # Spark's source fetches its end at the first latestOffset call after this; fixing it here, a moment
+        # earlier, keeps the same promise (nothing appended after the query started is read) in one place.
+        self._available_now = available_offsets(self.options)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         # Spark's source: both limits make a composite one, which PySpark's stream readers cannot return; the
@@ -125,11 +161,15 @@ class _StreamReader(DataSourceStreamReader):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         options = self.options
+        position = from_json(start)
         if isinstance(limit, ReadAllAvailable):
-            # Everything, at once (Trigger.AvailableNow): Spark's source lets this limit override the others.
-            return to_json(latest_position(options, from_json(start), None))
+            # Everything, at once (Trigger.Once): Spark's source lets this limit override the others.
+            return to_json(latest_position(options, position, None, available=self._available_now))
         max_offsets = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return to_json(latest_position(options, from_json(start), max_offsets, self._admission))
+        if self._available_now is not None:
+            # Trigger.AvailableNow: capped up to the fixed end, never held back (see kafkalog.spark.stream).
+            return to_json(latest_position(options, position, max_offsets, available=self._available_now))
+        return to_json(latest_position(options, position, max_offsets, self._admission))
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         return [InputPartition(t) for t in plan_micro_batch(self.options, from_json(start), from_json(end))]

@@ -12,7 +12,17 @@ query resumes where it stopped.  Each trigger:
 - ``minOffsetsPerTrigger`` holds a micro-batch back until that many offsets are waiting, or until
   ``maxTriggerDelay`` (15 minutes by default) has passed since the last one (Spark:
   ``KafkaMicroBatchStream.delayBatch``, :class:`AdmissionControl`).  A trigger that reads everything
-  (``Trigger.AvailableNow``, Spark's ``ReadAllAvailable``) is neither capped nor held back.
+  (``Trigger.Once``, Spark's ``ReadAllAvailable``) is neither capped nor held back;
+- ``Trigger.AvailableNow`` fixes its end when the query starts (:func:`available_offsets`, Spark:
+  ``KafkaMicroBatchStream.prepareForTriggerAvailableNow`` and its ``allDataForTriggerAvailableNow``): the
+  partitions found then, each up to its end then; records appended later, and partitions that appear later,
+  wait for the next query.  Its micro-batches are capped by ``maxOffsetsPerTrigger`` as any others, until the
+  end is reached.  ``minOffsetsPerTrigger`` does not hold them back: a query that is to end cannot wait for
+  records that may never come (kafkalog's choice; PySpark's ``ReadMinRows`` says a source must handle this
+  case itself).
+
+A selection that finds no partition (``subscribePattern`` matching no topic yet) is an empty position, as in
+Spark's source: the stream waits, and reads a matching partition that appears from its start.
 """
 
 from __future__ import annotations
@@ -25,11 +35,14 @@ from ..topic import TopicPartition
 from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError, TimestampSpec
 from .plan import PartitionFacts, ReadTask, find_partitions, partition_facts, resolve_offsets, split_ranges
 
-__all__ = ["AdmissionControl", "StreamPosition", "from_json", "initial_position", "latest_position",
-           "plan_micro_batch", "to_json"]
+__all__ = ["AdmissionControl", "Available", "StreamPosition", "available_offsets", "from_json", "initial_position",
+           "latest_position", "plan_micro_batch", "to_json"]
 
 #: Next offset to read, per partition.
 StreamPosition = dict[TopicPartition, int]
+
+#: Per partition: the offset a stream reads it from when it first sees it (its log start offset), and its end.
+Available = dict[TopicPartition, tuple[int, int]]
 
 
 def to_json(position: StreamPosition) -> dict[str, dict[str, int]]:
@@ -80,8 +93,6 @@ def _end(facts: PartitionFacts, options: ReadOptions) -> int:
 def initial_position(options: ReadOptions) -> StreamPosition:
     """Where a new query starts: ``startingOffsets`` (latest by default) resolved against the logs now."""
     facts = _facts(options)
-    if not facts:
-        raise SparkOptionError(f"no partition found under {', '.join(options.paths)}")
     position = {}
     for tp, f in facts.items():
         starting = options.starting
@@ -95,31 +106,39 @@ def initial_position(options: ReadOptions) -> StreamPosition:
     return position
 
 
+def available_offsets(options: ReadOptions) -> Available:
+    """The partitions the read selects now, each with its log start offset and its end (the log end offset, or
+    the last stable offset for ``read_committed``)."""
+    return {tp: (f.log_start_offset, _end(f, options)) for tp, f in _facts(options).items()}
+
+
 def latest_position(options: ReadOptions, start: StreamPosition, max_offsets: int | None,
-                    admission: AdmissionControl | None = None) -> StreamPosition:
+                    admission: AdmissionControl | None = None, available: Available | None = None) -> StreamPosition:
     """Where the next micro-batch ends, from ``start``, taking at most ``max_offsets`` offsets in all; ``start``
-    itself (no batch) when ``admission`` holds the batch back."""
-    facts = _facts(options)
-    available: dict[TopicPartition, tuple[int, int]] = {}
-    for tp, f in facts.items():
+    itself (no batch) when ``admission`` holds the batch back.  ``available`` is what may be read (default: what
+    :func:`available_offsets` finds now; ``Trigger.AvailableNow`` passes the end it fixed at its start)."""
+    if available is None:
+        available = available_offsets(options)
+    ranges: dict[TopicPartition, tuple[int, int]] = {}
+    for tp, (log_start, end) in available.items():
         begin = start.get(tp)
         if begin is None:
-            begin = f.log_start_offset  # a new partition: from its beginning
-        available[tp] = (begin, max(begin, _end(f, options)))
-    if admission is not None and not admission.admits(sum(end - begin for begin, end in available.values())):
+            begin = log_start  # a new partition: from its beginning
+        ranges[tp] = (begin, max(begin, end))
+    if admission is not None and not admission.admits(sum(end - begin for begin, end in ranges.values())):
         return dict(start)
     if max_offsets is not None:
-        lag = {tp: end - begin for tp, (begin, end) in available.items()}
+        lag = {tp: end - begin for tp, (begin, end) in ranges.items()}
         total = sum(lag.values())
         if total > max_offsets:
             # Each partition's share is proportional to its lag (Spark's rateLimit), at least one offset.
-            available = {tp: (begin, begin + min(lag[tp], max(1, int(lag[tp] * max_offsets / total))) if lag[tp]
-                              else begin) for tp, (begin, end) in available.items()}
-    end = {tp: e for tp, (_b, e) in available.items()}
+            ranges = {tp: (begin, begin + min(lag[tp], max(1, int(lag[tp] * max_offsets / total))) if lag[tp]
+                           else begin) for tp, (begin, end) in ranges.items()}
+    position = {tp: stop for tp, (_begin, stop) in ranges.items()}
     # Partitions that vanished (deleted) keep their last position, so the offsets never go back.
     for tp, offset in start.items():
-        end.setdefault(tp, offset)
-    return end
+        position.setdefault(tp, offset)
+    return position
 
 
 def plan_micro_batch(options: ReadOptions, start: StreamPosition, end: StreamPosition) -> list[ReadTask]:

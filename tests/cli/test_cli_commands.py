@@ -604,3 +604,36 @@ def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, imp
             assert status in (0, 1), name
         assert peak < 600_000, (name, peak)
     assert str(count + 1) in run("stats", "--csv", str(segment.parent))[1]
+
+
+def test_help_descriptions_are_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--help`` of every command shows its description as text: no reST markup from a module docstring."""
+    from kafkalog.cli import bench_report
+    from kafkalog.cli.help_text import description, plain_text
+
+    assert plain_text("``make demo``: run :func:`~kafkalog.spark.compact`, :mod:`kafkalog.bench`, "
+                      ":doc:`the CLI <cli>`, *this* and **that** (`x`)") == (
+        "make demo: run compact, kafkalog.bench, the CLI, this and that (x)")
+    assert description("First line\n    and its rest.\n\nNot this.") == "First line and its rest."
+    assert description(None) is None
+    shown: dict[str, str] = {}
+    for argv in ([], ["dump"], ["verify"], ["recover"], ["clean"], ["stats"], ["demo"], ["bench"]):
+        out = io.StringIO()
+        assert main([*argv, "--help"], stdout=out) == 0, argv
+        shown[" ".join(["kafkalog", *argv])] = out.getvalue() + capsys.readouterr().out  # argparse prints
+    mains: list[tuple[str, Any]] = [("python -m kafkalog.cli.bench_report", bench_report.main)]
+    try:
+        from kafkalog.spark import demo as spark_demo
+    except ImportError:  # no spark extra
+        pass
+    else:
+        mains.append(("python -m kafkalog.spark.demo", spark_demo.main))
+    for name, module_main in mains:
+        with pytest.raises(SystemExit) as exited:
+            module_main(["--help"])
+        assert exited.value.code == 0, name
+        shown[name] = capsys.readouterr().out
+    assert len(shown) == 10
+    for name, text in shown.items():
+        assert text.startswith("usage: "), name
+        assert not re.search(r"`|:(mod|func|class|meth|doc|data|attr):|\*\*", text), (name, text)

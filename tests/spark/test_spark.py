@@ -200,8 +200,25 @@ def test_a_locked_log_dir_refuses_a_write_and_leaves_nothing(spark: Any, tmp_pat
     with DirLock(root), pytest.raises(Exception, match="Failed to acquire lock"):
         df.write.format("kafkalog").mode("append").save(str(root))
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before
-    with pytest.raises(Exception, match="only appended"):
+    with pytest.raises(Exception, match="never overwrites"):
         df.write.format("kafkalog").mode("overwrite").save(str(root))
+
+
+def test_a_write_without_mode_append_is_told_to_use_append(spark: Any, tmp_path: Path) -> None:
+    """Spark refuses its default mode itself, suggesting Append or Overwrite; the user who tries overwrite is told
+    what works, and what it says works."""
+    root = tmp_path / "out"
+    df = spark.createDataFrame([("t", b"k", b"v")], "topic string, key binary, value binary")
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        df.write.format("kafkalog").save(str(root))
+    with pytest.raises(Exception) as caught:
+        df.write.format("kafkalog").mode("overwrite").save(str(root))
+    message = str(caught.value)
+    assert "kafkalog appends to Kafka logs and never overwrites them" in message
+    assert "write with df.write.format('kafkalog').mode('append')" in message
+    df.write.format("kafkalog").mode("append").save(str(root))
+    assert [(r.topic, r.offset, r.key, r.value) for r in spark.read.format("kafkalog").load(str(root)).collect()] == [
+        ("t", 0, b"k", b"v")]
 
 
 def test_streaming_reads_appends_exactly_once_in_order(spark: Any, tmp_path: Path) -> None:
@@ -299,6 +316,32 @@ def test_compact_and_stats_agree_with_the_library(spark: Any, tmp_path: Path) ->
             active = log.active_segment.base_offset
         keys = [r[3] for r in rows if r[2] < active]
         assert len(keys) == len(set(keys))  # one record a key below the active segment
+
+
+def test_compact_says_when_the_active_segment_kept_a_partition_from_being_cleaned(spark: Any,
+                                                                                  tmp_path: Path) -> None:
+    """Kafka's cleaner never cleans the active segment: a compacted topic whose records are all in it comes back as
+    a row saying so (it once came back as no row at all), and ``roll=True`` rolls it first, so every record is
+    cleaned, as ``kafkalog clean --roll`` does."""
+    root = tmp_path / "logs"
+    with LogDirWriter(root) as writer:
+        log = writer.log(TopicPartition("users", 0))
+        for i in range(12):
+            log.append(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i)]))
+    policy = {"users": {"cleanup.policy": "compact"}}
+    rows = compact(spark, str(root), topic_configs=policy).collect()
+    assert [(r.topic, r.partition, r.round, r.messages_read, r.cleanup_policy) for r in rows] == [
+        ("users", 0, 0, None, "compact")]
+    assert "never cleans the active segment" in rows[0].skipped and "roll=True" in rows[0].skipped
+    assert len(library_rows(root / "users-0")) == 12
+    rolled = compact(spark, str(root), topic_configs=policy, roll=True).collect()
+    assert [(r.round, r.messages_read, r.skipped) for r in rolled] == [(1, 12, None)]
+    # The latest record of each key is what is left.
+    assert [(r[2], r[3], r[4]) for r in library_rows(root / "users-0")] == [
+        (9, b"k0", b"v9"), (10, b"k1", b"v10"), (11, b"k2", b"v11")]
+    again = compact(spark, str(root), topic_configs=policy, roll=True).collect()
+    assert [(r.round, r.skipped) for r in again] == [(0, "the cleaner found nothing to clean: no record past the "
+                                                        "cleaned part")]
 
 
 def test_clean_log_dir_cleans_one_log_dir_under_one_lock(tmp_path: Path) -> None:
@@ -410,7 +453,11 @@ def test_compact_on_a_brokers_log_dir(spark: Any, golden: Path, tmp_path: Path) 
               for d in root.iterdir() if d.is_dir() and not d.name.startswith("__consumer_offsets")}
     rows = compact(spark, str(root)).collect()
     skipped = {f"{r.topic}-{r.partition}": r.skipped for r in rows if r.skipped is not None}
-    assert set(skipped) == set(before)
+    # A __consumer_offsets partition whose records are all in its active segment has nothing to clean, and says so.
+    nothing = {name for name, why in skipped.items() if why.startswith("the cleaner found nothing to clean")}
+    assert nothing and all(name.startswith("__consumer_offsets-") for name in nothing)
+    assert set(skipped) - nothing == set(before)
+    assert {f"{r.topic}-{r.partition}" for r in rows} == {d.name for d in root.iterdir() if d.is_dir()}
     assert all("cleanup.policy=delete (the topic's config" in skipped[name] for name in before
                if name.startswith("oms_"))
     assert {(r.topic, r.cleanup_policy) for r in rows if r.skipped is None} <= {("__consumer_offsets", "compact")}
@@ -458,7 +505,7 @@ def test_bad_input_gets_clear_errors(spark: Any, tmp_path: Path) -> None:
                                         r"compression"):
         spark.createDataFrame([(b"v",)], "value binary").write.format("kafkalog").mode("append").option(
             "topic", "t").option("compresion", "gzip").save(str(tmp_path / "out"))
-    with pytest.raises(Exception, match="no partition found"):
+    with pytest.raises(Exception, match=r"topics that are not under .*: nope"):
         spark.read.format("kafkalog").option("topics", "nope").load(str(root)).collect()
     with pytest.raises(Exception, match="needs a 'value' column"):
         spark.createDataFrame([("t", b"k")], "topic string, key binary").write.format("kafkalog").mode(

@@ -6,6 +6,7 @@ written) or from Spark's rules as its source code states them."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,12 @@ from kafkalog.tools.partition_dir import PartitionDir
 from kafkalog.topic import TopicPartition
 
 pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+from pyspark.sql.streaming.datasource import ReadMaxRows
+
 from kafkalog.spark.options import ReadOptions, SparkOptionError, TimestampSpec, parse_time_ms
 from kafkalog.spark.plan import divide_offsets, find_partitions, plan_read
-from kafkalog.spark.stream import AdmissionControl
+from kafkalog.spark.source import _StreamReader
+from kafkalog.spark.stream import AdmissionControl, from_json, initial_position, latest_position, plan_micro_batch
 
 T0 = 1_700_000_000_000
 
@@ -77,8 +81,12 @@ def test_options_parse_with_spark_s_rules(tmp_path: Path) -> None:
             ({"maxRecordsPerPartition": "0"}, "must be positive")):
         with pytest.raises(SparkOptionError, match=message):
             ReadOptions.parse({"path": "/x", **options})
-    with pytest.raises(SparkOptionError, match="endingTimestamp is for batch reads"):
-        ReadOptions.parse({"path": "/x", "endingTimestamp": "5"}, streaming=True)
+    # A stream has no end (Spark: validateStreamOptions); the message says what to do instead.
+    for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
+        value = {"endingOffsets": "latest", "endingTimestamp": "5"}.get(name, '{"a": {"0": 5}}')
+        with pytest.raises(SparkOptionError, match=rf"{name} is not valid in a stream, which has no end: leave it "
+                                                   r"out of spark.readStream .* or read up to it with spark.read"):
+            ReadOptions.parse({"path": "/x", name: value}, streaming=True)
     assert [parse_time_ms("d", t) for t in ("250", "2s", "3m", "1min", "1h", "1d")] == [
         250, 2000, 180_000, 60_000, 3_600_000, 86_400_000]
     assert ReadOptions.parse({"path": "/x", "maxOffsetsPerTrigger": "5"}).ignored == ("maxOffsetsPerTrigger",)
@@ -221,4 +229,136 @@ def test_a_stream_waits_for_min_offsets_per_trigger(spark: Any, tmp_path: Path) 
                .writeStream.format("noop").start())
     with pytest.raises(Exception) as caught:
         failing.awaitTermination(60)
-    assert "SparkOptionError: endingTimestamp is for batch reads" in _short(caught.value)
+    assert "SparkOptionError: endingTimestamp is not valid in a stream, which has no end: leave it out of " \
+           "spark.readStream" in _short(caught.value)
+
+
+def test_subscribe_fails_on_a_missing_topic_and_a_pattern_may_match_nothing(tmp_path: Path) -> None:
+    """As in Spark's source (its Admin's describeTopics fails on an unknown topic; a pattern matching no topic
+    assigns no partition): a ``subscribe`` topic not found is an error naming it, even beside topics that are
+    found; a ``subscribePattern`` matching nothing is an empty batch read, and an empty stream position that
+    reads a matching topic from its start once it appears."""
+    root = tmp_path / "logs"
+    _logs(root)
+    path = str(root)
+    with pytest.raises(SparkOptionError, match=r"subscribe names topics that are not under .*: nope, zzz \(a topic "
+                                               r"is its <topic>-<partition> dirs"):
+        plan_read(ReadOptions.parse({"path": path, "subscribe": "alpha,nope,zzz"}))
+    assert plan_read(ReadOptions.parse({"path": path, "subscribePattern": "gamma.*"})) == []
+    stream = ReadOptions.parse({"path": path, "subscribePattern": "gamma.*"}, streaming=True)
+    assert initial_position(stream) == {}
+    assert latest_position(stream, {}, None) == {}
+    with LogDirWriter(root) as writer:
+        writer.log(TopicPartition("gamma", 0)).append(MemoryRecords.with_records([(b"k", b"v%d" % i) for i in
+                                                                                  range(5)]))
+    end = latest_position(stream, {}, None)
+    assert end == {TopicPartition("gamma", 0): 5}
+    tasks = plan_micro_batch(stream, {}, end)
+    assert [(t.topic, t.partition, t.view.start_offset, t.view.end_offset) for t in tasks] == [("gamma", 0, 0, 5)]
+
+
+def _available_now_batches(reader: _StreamReader, start: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ends of the micro-batches Trigger.AvailableNow makes, as Spark asks for them: ``latestOffset`` from the
+    last end with the default read limit, until it answers its start (no new data: the query ends)."""
+    ends = []
+    limit = reader.getDefaultReadLimit()
+    while True:
+        end = reader.latestOffset(start, limit)
+        if end == start:
+            return ends
+        ends.append(end)
+        start = end
+
+
+def test_available_now_splits_by_max_offsets_per_trigger_up_to_the_end_fixed_at_the_start(tmp_path: Path) -> None:
+    """Spark's ``KafkaMicroBatchStream`` under ``Trigger.AvailableNow``: ``prepareForTriggerAvailableNow`` fixes
+    the end (what is there when the query starts), then each ``latestOffset`` takes at most
+    ``maxOffsetsPerTrigger`` offsets, shared among partitions in proportion to their lag (``rateLimit``)."""
+    root = tmp_path / "logs"
+    tp0, tp1 = TopicPartition("now", 0), TopicPartition("now", 1)
+
+    def append(tp: TopicPartition, count: int) -> None:
+        with LogDirWriter(root) as writer:
+            writer.log(tp).append(MemoryRecords.with_records([(None, b"x")] * count))
+
+    append(tp0, 60)
+    append(tp1, 40)
+    reader = _StreamReader(ReadOptions.parse({"path": str(root), "startingOffsets": "earliest",
+                                              "maxOffsetsPerTrigger": "20"}, streaming=True))
+    assert reader.getDefaultReadLimit() == ReadMaxRows(20)
+    reader.prepareForTriggerAvailableNow()
+    start = reader.initialOffset()
+    # Appended after the query started: left for the next query, as a new partition is.
+    append(tp0, 7)
+    append(TopicPartition("now", 2), 3)
+    ends = _available_now_batches(reader, start)
+    assert len(ends) == 5  # ceil(100 / 20)
+    positions = [from_json(start)] + [from_json(end) for end in ends]
+    taken = [{tp: after[tp] - before[tp] for tp in after} for before, after in itertools.pairwise(positions)]
+    assert taken == [{tp0: 12, tp1: 8}] * 5  # 60:40 of every 20
+    assert positions[-1] == {tp0: 60, tp1: 40}
+
+    # The minimum never holds an AvailableNow batch back: what is left below it is read, and the query ends.
+    held = _StreamReader(ReadOptions.parse({"path": str(root), "assign": '{"now": [1]}', "startingOffsets": "earliest",
+                                            "maxOffsetsPerTrigger": "30", "minOffsetsPerTrigger": "30",
+                                            "maxTriggerDelay": "1h"}, streaming=True))
+    held.prepareForTriggerAvailableNow()
+    assert [from_json(end) for end in _available_now_batches(held, held.initialOffset())] == [{tp1: 30}, {tp1: 40}]
+
+
+def test_available_now_through_spark(spark: Any, tmp_path: Path) -> None:
+    """A query with ``Trigger.AvailableNow`` and ``maxOffsetsPerTrigger`` runs ceil(N / k) micro-batches of at most
+    k records, reads every record once, and stops by itself."""
+    root = tmp_path / "logs"
+    with LogDirWriter(root) as writer:
+        for p, count in ((0, 30), (1, 20)):
+            writer.log(TopicPartition("now", p)).append(MemoryRecords.with_records(
+                [(None, b"%d-%d" % (p, i)) for i in range(count)]))
+    batches: list[list[tuple[int, int]]] = []
+    lock = threading.Lock()
+
+    def collect(df: Any, batch_id: int) -> None:
+        with lock:
+            batches.append(sorted((r.partition, r.offset) for r in df.collect()))
+
+    query = (spark.readStream.format("kafkalog").option("startingOffsets", "earliest")
+             .option("maxOffsetsPerTrigger", "10").load(str(root))
+             .writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    assert query.awaitTermination(120)
+    assert query.exception() is None
+    assert [len(rows) for rows in batches] == [10] * 5  # ceil(50 / 10)
+    assert sorted(row for rows in batches for row in rows) == [(0, o) for o in range(30)] + [(1, o) for o in range(20)]
+
+
+def test_a_pattern_matching_no_topic_through_spark(spark: Any, tmp_path: Path) -> None:
+    """A batch read gives an empty DataFrame with the source's columns; a stream waits, then reads the topic that
+    appears; a missing ``subscribe`` topic fails the read, naming it."""
+    root = tmp_path / "logs"
+    _logs(root)
+    empty = spark.read.format("kafkalog").option("subscribePattern", "gamma.*").load(str(root))
+    assert empty.columns == ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+    assert empty.collect() == []
+    with pytest.raises(Exception) as caught:
+        spark.read.format("kafkalog").option("subscribe", "alpha,nope").load(str(root)).collect()
+    assert "subscribe names topics that are not under" in _short(caught.value)
+    rows: list[tuple[str, int, bytes]] = []
+    lock = threading.Lock()
+
+    def collect(df: Any, batch_id: int) -> None:
+        with lock:
+            rows.extend((r.topic, r.offset, r.value) for r in df.collect())
+
+    query = (spark.readStream.format("kafkalog").option("subscribePattern", "gamma.*").load(str(root))
+             .writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(processingTime="100 milliseconds").start())
+    try:
+        query.processAllAvailable()
+        assert rows == []
+        with LogDirWriter(root) as writer:
+            writer.log(TopicPartition("gamma", 0)).append(MemoryRecords.with_records([(None, b"g0"), (None, b"g1")]))
+        query.processAllAvailable()
+        assert rows == [("gamma", 0, b"g0"), ("gamma", 1, b"g1")]  # from its start, though the stream began at latest
+    finally:
+        query.stop()
+    assert query.exception() is None
