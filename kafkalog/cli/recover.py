@@ -33,7 +33,7 @@ from ..fsutil import DirLock
 from ..log import Log
 from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
-from .console import Console, format_bytes
+from .console import Console, counted, format_bytes
 
 __all__ = ["add_parser", "run"]
 
@@ -102,8 +102,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for base, reason in report.rebuilt_indexes:
         console.print(f"  rebuilt the indexes of segment {base}: {reason}")
     for base, truncated in report.recovered_segments:
-        what = f"truncated {format_bytes(truncated)} ({truncated} bytes) of torn or corrupt data" if truncated \
-            else "intact, indexes rebuilt"
+        what = f"truncated {format_bytes(truncated)} ({counted(truncated, 'byte')}) of torn or corrupt data" \
+            if truncated else "intact, indexes rebuilt"
         console.print(f"  segment {base}: {what}")
     for base in report.deleted_segments:
         console.print(f"  deleted segment {base}, which followed the truncation")
@@ -111,6 +111,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  split segment {base}: its offsets overflowed the index")
     if not report.changed and not report.recovered_segments:
         console.print("  nothing to check: no segment lies past the recovery point")
-    console.print(f"Log end offset {end_offset}, {segments} segment{'s' if segments != 1 else ''}, "
-                  f"{format_bytes(size)}; recovery point checkpointed at {end_offset}")
+    console.print(f"Truncated {counted(report.truncated_bytes, 'byte')} in all")
+    console.print(f"Log end offset {end_offset}, {counted(segments, 'segment')}, {format_bytes(size)}; recovery "
+                  f"point checkpointed at {end_offset}")
     return 0
