@@ -29,6 +29,7 @@ from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.segment import LogSegment
 from kafkalog.tools.verify import verify_log_dir
 from kafkalog.topic import TopicPartition
 from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
@@ -333,6 +334,68 @@ def test_recover_counts_a_random_segment_cut_to_nothing(tmp_path: Path) -> None:
     assert report["truncatedBytes"] == 5000 and report["recoveredSegments"] == [
         {"baseOffset": 0, "truncatedBytes": 5000}]
     assert (partition / "00000000000000000000.log").stat().st_size == 0
+
+
+MARKER = b'{"version":0,"brokerEpoch":42}'
+
+
+def test_a_failed_recover_puts_the_clean_shutdown_marker_back(tmp_path: Path) -> None:
+    """Issue 30: a recover that fails (here a producer snapshot it cannot delete, in a partition dir it may not
+    change) put the broker's ``.kafka_cleanshutdown`` back as it found it, byte for byte, and says so."""
+    partition = _build_log_dir(tmp_path / "logs")
+    marker = tmp_path / "logs" / ".kafka_cleanshutdown"
+    marker.write_bytes(MARKER)
+    before = {f.name: f.read_bytes() for f in partition.iterdir()}
+    partition.chmod(0o555)
+    try:
+        argv = ["recover", "--full", str(partition)]
+        if os.geteuid() == 0:
+            child = subprocess.run([sys.executable, "-c", _WITHOUT_DAC_OVERRIDE, *argv], capture_output=True,
+                                   text=True, timeout=120, check=False)
+            status, err = child.returncode, child.stderr
+        else:
+            status, _out, err = run(*argv)
+    finally:
+        partition.chmod(0o755)
+    assert status == 2 and "Error while deleting producer snapshot" in err, err
+    assert f"the clean-shutdown marker of {tmp_path / 'logs'} was put back as it was" in err
+    assert marker.read_bytes() == MARKER
+    assert {f.name: f.read_bytes() for f in partition.iterdir()} == before
+
+
+def test_a_recover_failing_after_it_changed_a_segment_leaves_it_to_the_next_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: the marker goes back after a failure that came once recovery had emptied an index: the segments
+    the run changed lose their offset index, which makes any next open, a clean one too, recover them."""
+    partition = _build_log_dir(tmp_path / "logs")
+    marker = tmp_path / "logs" / ".kafka_cleanshutdown"
+    marker.write_bytes(MARKER)
+    with Log(partition, read_only=True) as log:
+        expected = [(r.offset, r.key, r.value) for r in log.records()]
+        bases = [s.base_offset for s in log.log_segments()]
+    assert len(bases) >= 3
+    recover = LogSegment.recover
+
+    def fail_on_the_second(segment: LogSegment, *args: Any, **kwargs: Any) -> int:
+        if segment.base_offset == bases[1]:
+            segment.offset_index.reset()  # torn down, then the disk fails
+            raise OSError(28, "No space left on device")
+        return recover(segment, *args, **kwargs)
+
+    monkeypatch.setattr(LogSegment, "recover", fail_on_the_second)
+    status, _out, err = run("recover", "--full", str(partition))
+    monkeypatch.undo()
+    assert status == 2 and "No space left on device" in err
+    assert f"was put back as it was; the next open rebuilds segments {bases[0]}, {bases[1]}, whose offset index " \
+        "was removed" in err
+    assert marker.read_bytes() == MARKER
+    assert not (partition / f"{bases[1]:020d}.index").exists()
+    with LogManager(tmp_path / "logs", LogConfig()) as manager:
+        log = manager.get_log(TopicPartition("events", 0))
+        assert log is not None and log.had_clean_shutdown
+        assert [base for base, _reason in log.load_report.rebuilt_indexes] == bases[:2]
+        assert [(r.offset, r.key, r.value) for r in log.records()] == expected
+    assert verify_log_dir(tmp_path / "logs").ok
 
 
 def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: Path) -> None:
