@@ -58,7 +58,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -110,6 +110,7 @@ __all__ = [
     "verify_partition",
     "verify_remote_log_dir",
     "verify_remote_partition",
+    "verify_segment_index",
 ]
 
 #: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
@@ -559,6 +560,34 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
             messages.append(f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
                             f"{int(running_max_ts[b])}, so lookups by timestamp would miss it")
     _report_some(report, time_index_file, messages, len(bad), "entries disagree with the log")
+
+
+def verify_segment_index(index_file: Path | StorageLocation, records: FileMessageSet | None = None) -> list[Finding]:
+    """The findings about one segment's offset index (``<base>.index``) or time index (``<base>.timeindex``),
+    checked against its ``.log`` beside it (or ``records``, that log opened, which this closes; an index at a URL
+    needs it) as :func:`verify_partition` checks them: by the rule lookups rely on (the module docstring).
+    ``kafkalog dump`` bases its exit status on these where Kafka's DumpLogSegments reports "mismatches", some of
+    which brokers write legitimately.  Only the index's own findings are returned: the log's (a CRC failure, a
+    torn tail) are the log's.
+
+    Raises:
+        OSError, KafkaLogError: the log cannot be read.
+        IllegalArgumentError: the file is not named as a segment's offset or time index.
+    """
+    name = index_file.name
+    check: Callable[[PartitionReport, _Segment, Any], None]
+    if name.endswith(TIME_INDEX_FILE_SUFFIX):
+        check = _check_time_index
+    elif name.endswith(INDEX_FILE_SUFFIX):
+        check = _check_offset_index
+    else:
+        raise IllegalArgumentError(f"{name} is neither an offset index nor a time index")
+    base_offset = offset_from_file_name(name)
+    log_file = index_file.parent / f"{name.split('.', 1)[0]}{LOG_FILE_SUFFIX}"
+    report = PartitionReport(index_file.parent, None)
+    segment = _check_log(report, cast(Path, log_file), base_offset, False, lambda _n: None, records)
+    check(report, segment, index_file)
+    return [finding for finding in report.findings if finding.path == str(index_file)]
 
 
 # -- one partition ----------------------------------------------------------------------------------
