@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar
 
+from .._text import counted
+
 __all__ = ["EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "Console", "Progress", "counted",
            "format_bytes", "render_table"]
 
@@ -151,12 +153,6 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *,
     out = [line(cells[0]), "  ".join("-" * w for w in widths)]
     out.extend(line(row) for row in cells[1:])
     return out
-
-
-def counted(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and its noun in the number English wants: ``1 segment``, ``2 segments``, ``0 segments``;
-    ``plural`` for a noun not made plural by an ``s`` (``counted(n, "batch", "batches")``)."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def format_bytes(n: int | float) -> str:

@@ -64,6 +64,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._common import INT32_MAX, INT64_MAX, RECORD_BATCH_OVERHEAD, ScanStop
+from .._text import counted
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     FIRST_ENTRY_LINE,
@@ -85,7 +86,7 @@ from ..filenames import (
 )
 from ..fsutil import data_regions
 from ..leader_epoch_cache import check_epoch_entry
-from ..record import MemoryRecords
+from ..record import MemoryRecords, ScanResult
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
     check_producer_snapshot,
@@ -106,6 +107,7 @@ __all__ = [
     "LogDirReport",
     "PartitionReport",
     "Severity",
+    "log_tail_finding",
     "verify_log_dir",
     "verify_partition",
     "verify_remote_log_dir",
@@ -196,6 +198,27 @@ class _Segment:
         return int(self.rows["last_offset"][-1]) if len(self.rows) else None
 
 
+def log_tail_finding(result: ScanResult, size: int) -> tuple[Severity, str] | None:
+    """What the end of a scan (``records.scan(check_crc=True, stop_on_invalid=False)``) of a ``.log`` of
+    ``size`` bytes says about the bytes after its last whole batch, as a severity and a message; ``None`` when
+    the batches fill the file.  Bytes that are not a whole batch (a torn write) and a batch header no batch can
+    have are errors, which recovery truncates; a zero-filled tail is a note.  ``kafkalog stats`` warns of the
+    errors by the same words."""
+    rows = result.batches
+    end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
+    if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
+        return Severity.ERROR, (f"{counted(size - end, 'byte')} at position {end} {'is' if size - end == 1 else 'are'} "
+                                "not a whole batch (a torn write: recovery truncates them)")
+    if result.stop_reason is ScanStop.ZERO_TAIL:
+        return Severity.NOTE, (f"ends in {counted(size - end, 'zero byte')} after its last batch, at position {end} "
+                               "(a preallocated segment a broker did not trim, or a write that never reached the disk: "
+                               "readers stop there, recovery truncates them)")
+    if result.stop_reason in _STOP_MESSAGES:
+        return Severity.ERROR, (f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
+                                f"{counted(size - result.stop_position, 'byte')} from there cannot be read")
+    return None
+
+
 def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: bool,
                progress: Callable[[int], None], records: FileMessageSet | None = None) -> _Segment:
     """Check one ``.log`` (opened here, or ``records``: an object read by range, named ``log_file``)."""
@@ -210,20 +233,9 @@ def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: 
                        f"{int(row['last_offset'])}) fails its CRC check")
         if len(bad) > 20:
             report.add(Severity.ERROR, log_file, f"{len(bad) - 20} more batches fail their CRC check")
-        end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
-        if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
-            report.add(Severity.ERROR, log_file,
-                       f"{size - end} bytes at position {end} are not a whole batch (a torn write: recovery "
-                       "truncates them)")
-        elif result.stop_reason is ScanStop.ZERO_TAIL:
-            report.add(Severity.NOTE, log_file,
-                       f"ends in {size - end} zero bytes after its last batch, at position {end} (a preallocated "
-                       "segment a broker did not trim, or a write that never reached the disk: readers stop there, "
-                       "recovery truncates them)")
-        elif result.stop_reason in _STOP_MESSAGES:
-            report.add(Severity.ERROR, log_file,
-                       f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
-                       f"{size - result.stop_position} bytes from there are unreadable")
+        tail = log_tail_finding(result, size)
+        if tail is not None:
+            report.add(tail[0], log_file, tail[1])
         _check_offsets(report, log_file, base_offset, rows)
         if deep and len(rows):
             report.records = (report.records or 0) + _deep_check(report, records, log_file, rows, progress)

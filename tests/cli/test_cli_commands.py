@@ -211,6 +211,34 @@ def test_stats_reports_crc_failures(tmp_path: Path) -> None:
     assert dict(zip(header.split(","), row.split(","), strict=True))["crcFailures"] == "1"
 
 
+def test_stats_warns_of_a_torn_tail_as_verify_reports_it(tmp_path: Path) -> None:
+    """Issue 30: 1,000 bytes cut off the end of the last segment leave a torn batch, which stats read past in
+    silence with exit status 0.  It warns, in verify's words (how many bytes, at which position), counts the bytes
+    (``invalidTailBytes``) and exits 1, as verify does for the same dir."""
+    partition = _build_log_dir(tmp_path / "logs", records=280)
+    last = sorted(partition.glob("*.log"))[-1]
+    data = last.read_bytes()
+    assert len(data) > 2000
+    last.write_bytes(data[:-1000])
+    with Log(partition, read_only=True) as log:
+        end = sum(batch.size_in_bytes for batch in log.log_segments()[-1].log.batches())
+    torn = len(data) - 1000 - end
+    assert 0 < torn < 1000
+    message = f"{torn} bytes at position {end} are not a whole batch (a torn write: recovery truncates them)"
+    status, out, err = run("verify", str(partition))
+    assert status == 1 and f"ERROR {last}: {message}" in out
+    status, out, err = run("stats", "--json", str(partition))
+    assert status == 1
+    assert err == (f"kafkalog stats: {partition}: warning: {last.name}: {message}; the batches before them are "
+                   "counted (kafkalog verify says more)\n")
+    stats = json.loads(out)
+    assert stats["invalidTailBytes"] == torn and stats["invalidTails"] == [f"{last.name}: {message}"]
+    assert stats["records"] == 240 and stats["crcFailures"] == 0
+    status, out, _err = run("stats", "--csv", str(partition))
+    header, row = out.splitlines()
+    assert status == 1 and dict(zip(header.split(","), row.split(","), strict=True))["invalidTailBytes"] == str(torn)
+
+
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("x")
