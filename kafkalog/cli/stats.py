@@ -29,7 +29,7 @@ from ..storage.location import StorageLocation
 from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.stats import PartitionStats, partition_stats, remote_partition_stats
-from .console import EXIT_FOUND, Console, counted, format_bytes
+from .console import EXIT_FOUND, Console, counted, format_bytes, offset_range
 from .storage_option import add_storage_option_argument, locate_argument
 
 __all__ = ["COLUMNS", "add_parser", "camel_case", "run"]
@@ -135,7 +135,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             ["PARTITION", "SEGS", "SIZE", "OFFSETS", "RECORDS", "FIRST TIMESTAMP", "LAST TIMESTAMP", "FORMATS",
              "CODECS", "KEYS", "TOMBSTONES", "DIRTY"],
             [[f"{s.topic}-{s.partition}", s.segments, format_bytes(s.size),
-              f"{s.log_start_offset}..{s.log_end_offset}", s.records, _time(s.min_timestamp),
+              offset_range(s.log_start_offset, s.log_end_offset), s.records, _time(s.min_timestamp),
               _time(s.max_timestamp), _counts(s.magics), _counts(s.codecs), s.distinct_keys, s.tombstones,
               None if s.dirty_ratio is None else f"{s.dirty_ratio:.2f}"] for s in results],
             align_right=(1, 2, 4, 9, 10, 11))

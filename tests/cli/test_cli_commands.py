@@ -239,6 +239,25 @@ def test_stats_warns_of_a_torn_tail_as_verify_reports_it(tmp_path: Path) -> None
     assert status == 1 and dict(zip(header.split(","), row.split(","), strict=True))["invalidTailBytes"] == str(torn)
 
 
+def test_verify_and_stats_show_the_last_offset(tmp_path: Path) -> None:
+    """Issue 30: the OFFSETS column showed ``0..40`` for a log whose last offset is 39; both commands show the first
+    and the last offset (stats: ``empty at N`` for a log that holds none), and their JSON keeps the log end
+    offset."""
+    partition = _build_log_dir(tmp_path / "logs", records=40)
+    empty = tmp_path / "logs" / "quiet-0"
+    empty.mkdir()
+    for command in ("verify", "stats"):
+        status, out, err = run(command, str(tmp_path / "logs"))
+        assert status == 0, err
+        rows = {line.split()[0]: line for line in out.splitlines()[2:] if line.strip()}
+        assert " 0..39 " in rows["events-0"] and " 0..40 " not in rows["events-0"]
+        # verify reads offsets from segments only: a dir without one has none to show.
+        assert (" - " if command == "verify" else " empty at 0 ") in rows["quiet-0"]
+    for command in ("verify", "stats"):
+        status, out, _err = run(command, "--json", str(partition))
+        assert status == 0 and json.loads(out.splitlines()[0])["logEndOffset"] == 40
+
+
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("x")
