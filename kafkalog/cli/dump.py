@@ -74,7 +74,7 @@ from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
 from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
 from ..tools.verify import Severity, verify_segment_index
 from ..transaction_index import aborted_txns_of, sanity_check_entries
-from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console
+from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console, counted
 from .storage_option import add_storage_option_argument, storage_options
 
 __all__ = ["DumpLogSegments", "DumpOptions", "add_parser", "run"]
@@ -104,7 +104,8 @@ def _fixed(fmt: str, what: str) -> Callable[[bytes], str]:
 
     def decode(data: bytes) -> str:
         if len(data) < codec.size:
-            raise DecoderError(f"{len(data)} byte(s) do not hold {what} ({codec.size} bytes)")
+            raise DecoderError(f"{counted(len(data), 'byte')} {'does' if len(data) == 1 else 'do'} not hold {what} "
+                                   f"({codec.size} bytes)")
         return str(codec.unpack_from(data)[0])
 
     return decode

@@ -232,7 +232,8 @@ def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: 
                        f"batch at position {int(row['position'])} (offsets {int(row['base_offset'])}.."
                        f"{int(row['last_offset'])}) fails its CRC check")
         if len(bad) > 20:
-            report.add(Severity.ERROR, log_file, f"{len(bad) - 20} more batches fail their CRC check")
+            report.add(Severity.ERROR, log_file,
+                       f"{counted(len(bad) - 20, 'more batch', 'more batches')} fail their CRC check")
         tail = log_tail_finding(result, size)
         if tail is not None:
             report.add(tail[0], log_file, tail[1])
@@ -420,10 +421,12 @@ def _check_zero_tail(report: PartitionReport, file: Any,
                                          f"{found // size} after it is not: the entries from {end} on are not "
                                          "checked (a broker takes them all, and its lookups stop at the zero entry)")
         return
-    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: the {slots - end} "
-                                    "slots from there are a preallocated tail the broker did not trim (no clean "
-                                    "shutdown)" + ("" if complete else f"; past the first {_TAIL_READ_BUDGET} bytes "
-                                                   "of its data the tail was not read"))
+    slots_left = counted(slots - end, "slot")
+    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: {slots_left} from "
+                                    f"there {'is' if slots - end == 1 else 'are'} a preallocated tail the broker did "
+                                    "not trim (no clean shutdown)" + ("" if complete else f"; past the first "
+                                                                      f"{_TAIL_READ_BUDGET} bytes of its data the "
+                                                                      "tail was not read"))
 
 
 def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int | None, bool]:
@@ -475,11 +478,16 @@ def _absolute_offsets(report: PartitionReport, file: Any, base_offset: int,
     return np.int64(base_offset) + relative[keep], keep
 
 
-def _report_some(report: PartitionReport, file: Any, messages: list[str], total: int, more: str) -> None:
+def _report_some(report: PartitionReport, file: Any, messages: list[str], total: int, noun: tuple[str, str],
+                 verb: tuple[str, str]) -> None:
+    """The first ``messages`` of ``total`` errors, then how many more there are: ``noun`` and ``verb`` in the
+    singular and the plural (``("entry", "entries")``, ``("points", "point")``) say what they are and do."""
     for message in messages:
         report.add(Severity.ERROR, file, message)
-    if total > len(messages):
-        report.add(Severity.ERROR, file, f"{total - len(messages)} more {more}")
+    more = total - len(messages)
+    if more > 0:
+        report.add(Severity.ERROR, file, f"{counted(more, 'more ' + noun[0], 'more ' + noun[1])} "
+                                         f"{verb[0] if more == 1 else verb[1]}")
 
 
 def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Any) -> None:
@@ -523,7 +531,8 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
         else:
             messages.append(f"entry (offset {o}, position {p}) names an offset past the segment's last "
                             f"({int(running_max[-1])})")
-    _report_some(report, index_file, messages, len(bad), "entries point at the wrong batch")
+    _report_some(report, index_file, messages, len(bad), ("entry", "entries"),
+                 ("points at the wrong batch", "point at the wrong batch"))
 
 
 def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Any) -> None:
@@ -548,7 +557,8 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
         return
     n = len(rows)
     if n == 0:
-        report.add(Severity.ERROR, time_index_file, f"has {len(offsets)} entries but the log holds no batch")
+        report.add(Severity.ERROR, time_index_file,
+                   f"has {counted(len(offsets), 'entry', 'entries')} but the log holds no batch")
         return
     running_last = np.maximum.accumulate(rows["last_offset"])
     running_max_ts = np.maximum.accumulate(rows["max_timestamp"])
@@ -571,7 +581,8 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
         else:
             messages.append(f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
                             f"{int(running_max_ts[b])}, so lookups by timestamp would miss it")
-    _report_some(report, time_index_file, messages, len(bad), "entries disagree with the log")
+    _report_some(report, time_index_file, messages, len(bad), ("entry", "entries"),
+                 ("disagrees with the log", "disagree with the log"))
 
 
 def verify_segment_index(index_file: Path | StorageLocation, records: FileMessageSet | None = None) -> list[Finding]:
@@ -769,9 +780,9 @@ def _check_txn_index(report: PartitionReport, file: Any, size: int | None, log_s
     length = file_size(file, size)
     most = None if log_size is None else log_size // RECORD_BATCH_OVERHEAD
     if most is not None and length // ABORTED_TXN_SIZE > most:
-        report.add(Severity.ERROR, file, f"holds {length // ABORTED_TXN_SIZE} entries, more than its segment's "
-                                         f"{log_size} bytes can hold ABORT markers ({most}): it is not the "
-                                         "segment's, and read-only readers do not trust it")
+        report.add(Severity.ERROR, file, f"holds {counted(length // ABORTED_TXN_SIZE, 'entry', 'entries')}, more "
+                                         f"than its segment's {log_size} bytes can hold ABORT markers ({most}): it "
+                                         "is not the segment's, and read-only readers do not trust it")
     falling: list[str] = []
     total_falling = 0
     previous: int | None = None
@@ -793,7 +804,8 @@ def _check_txn_index(report: PartitionReport, file: Any, size: int | None, log_s
                 report.add(Severity.ERROR, file, f"fails the broker's sanity check: {e} (a broker rebuilds it on "
                                                  "open; read-only readers do not trust it)")
                 sane = False
-    _report_some(report, file, falling, total_falling, "pairs of aborted transactions out of order")
+    _report_some(report, file, falling, total_falling, ("pair", "pairs"),
+                 ("of aborted transactions out of order", "of aborted transactions out of order"))
     if length % ABORTED_TXN_SIZE:
         report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
 

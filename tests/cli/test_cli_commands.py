@@ -22,7 +22,7 @@ from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cli import console as console_module
 from kafkalog.cli import main
-from kafkalog.cli.console import format_bytes
+from kafkalog.cli.console import counted, format_bytes
 from kafkalog.cli.demo import tour
 from kafkalog.config import LogConfig
 from kafkalog.fsutil import DirLock, interrupts_deferred
@@ -715,6 +715,26 @@ def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
     assert "bytes of torn write truncated" in text and "indexes rebuilt" in text
     assert "| offset: " in text
     assert verify_log_dir(tmp_path / "tour" / "kafka-logs").ok
+
+
+def test_a_count_of_one_takes_the_singular(tmp_path: Path) -> None:
+    """Issue 30: the tour said ``deleted 1 segments``, and other messages counted ``1 entries``, ``1 charts``,
+    ``round(s)``: one helper puts every count's noun in its number."""
+    assert [counted(n, "segment") for n in (0, 1, 2)] == ["0 segments", "1 segment", "2 segments"]
+    assert [counted(n, "entry", "entries") for n in (1, 5)] == ["1 entry", "5 entries"]
+    out = io.StringIO()
+    assert tour(str(tmp_path / "tour"), out) == 0
+    text = out.getvalue()
+    assert "deleted 1 segment; " in text and "1 cleaning round: " in text
+    assert not re.search(r"(?<![\d.])1 (segments|files|records|bytes|cleaning rounds|rounds|more lines)\b", text)
+    assert "(s)" not in text
+    # A time index of one entry over a segment whose batches are gone: verify counts it in the singular too.
+    partition = _build_log_dir(tmp_path / "logs", records=300)
+    last = sorted(partition.glob("*.log"))[-1]
+    last.write_bytes(b"")
+    status, out_text, _err = run("verify", str(partition))
+    assert status == 1 and "timeindex: has 1 entry but the log holds no batch" in out_text
+    assert out_text.rstrip().endswith("1 partition checked, 1 error")
 
 
 def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, impl: Any,
