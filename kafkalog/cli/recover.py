@@ -42,7 +42,7 @@ from typing import Any
 from ..checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
 from ..errors import KafkaLogError
 from ..filenames import index_filename
-from ..fsutil import DirLock, fsync_dir
+from ..fsutil import DirLock, clean_shutdown_marker_present, fsync_dir
 from ..log import Log
 from ..tools.partition_dir import SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, PartitionDir
 from .config_argument import add_config_argument, log_config_from
@@ -91,12 +91,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 segments, size = log.number_of_segments, log.size
             finally:
                 log.close()
+            partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
         except (KafkaLogError, OSError) as e:
             raise RecoverFailedError(f"{e}; {_after_failure(lock, partition.path, files)}") from e
         except KeyboardInterrupt:
             console.error(f"kafkalog recover: {_after_failure(lock, partition.path, files)}")
             raise
-        partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
         # The log is whole again: a marker the open removed goes back, the other partitions untouched.
         lock.restore_clean_shutdown_marker()
         elapsed = time.monotonic() - started
@@ -172,7 +172,9 @@ def _after_failure(lock: DirLock, directory: Path, before: dict[str, tuple[int, 
                 f"every partition there: the offset index of a segment this run changed could not be removed ({e})")
     try:
         if not lock.put_back_clean_shutdown_marker():
-            return "no clean-shutdown marker was there to put back: the next open recovers the log"
+            # Not taken (the open failed before it loaded anything), or not there: the log dir is as it was.
+            return ("the clean-shutdown marker was left as it was" if clean_shutdown_marker_present(lock.directory)
+                    else "the log dir had no clean-shutdown marker to put back")
     except KafkaLogError as e:
         return f"the clean-shutdown marker stays removed, so the broker's next start recovers the log dir: {e}"
     rebuilt = f"; the next open rebuilds segment{'s' if len(changed) != 1 else ''} " \
