@@ -482,17 +482,37 @@ class DirLock:
                 return False
             if not self._marker and not self._every_partition_loaded():
                 return False
-            marker = self.directory / CLEAN_SHUTDOWN_FILE
-            try:
-                with open(marker, "wb") as f:
-                    f.write(self._marker_content)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except OSError as e:
-                raise storage_error(e, f"Cannot write the clean shutdown marker of {self.directory}") from e
-            fsync_dir(self.directory)
-            self._marker = None  # a later writer under this lock takes it again
+            self._write_marker()
             return True
+
+    def put_back_clean_shutdown_marker(self) -> bool:
+        """Write back, byte for byte, the marker :meth:`take_clean_shutdown_marker` removed, whatever the
+        writers' books say; returns whether it did (not when the marker was not there to take, or was put back
+        already).  For a command whose writer failed part way and that made sure itself that the next open
+        recovers whatever the failure left half done (``kafkalog recover``, which removes the offset index of
+        each segment it changed: every open, clean or not, recovers a segment without one); the other
+        partitions of the log dir, which nobody touched, keep the clean start the broker left them.
+
+        Raises:
+            KafkaStorageError: the marker could not be written.
+        """
+        with _registry_lock:
+            if not self._marker or not self.held:
+                return False
+            self._write_marker()
+            return True
+
+    def _write_marker(self) -> None:
+        marker = self.directory / CLEAN_SHUTDOWN_FILE
+        try:
+            with open(marker, "wb") as f:
+                f.write(self._marker_content)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise storage_error(e, f"Cannot write the clean shutdown marker of {self.directory}") from e
+        fsync_dir(self.directory)
+        self._marker = None  # a later writer under this lock takes it again
 
     def _every_partition_loaded(self) -> bool:
         """Whether every partition dir of the log dir (a directory named as one, as a LogManager loads them;

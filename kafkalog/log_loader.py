@@ -56,6 +56,7 @@ from its batch headers).
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import re
@@ -115,7 +116,11 @@ class LoadReport:
     - ``removed_files``: ``.deleted`` files, incomplete ``.cleaned`` output and invalid swaps, deleted;
     - ``completed_swaps``: ``.swap`` files renamed into place (and ``replaced_files`` they superseded);
     - ``rebuilt_indexes``: ``(base offset, reason)`` of each segment whose indexes were rebuilt at load;
-    - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment checked by recovery;
+    - ``recovered_segments``: ``(base offset, bytes truncated)`` of each segment recovery checked, once per
+      segment in base offset order, with every byte any recovery of it cut at this open: a segment whose
+      index was missing or corrupt is recovered while it is loaded, and again when it lies past the recovery
+      point, and a torn tail the first cut is not there for the second to see.  :meth:`segment_recovered` is
+      the one way in;
     - ``deleted_segments``: base offsets of segments deleted by recovery (after a truncated one, or all of
       them when the log end fell below the log start offset);
     - ``split_segments``: base offsets of segments split because their offsets overflowed the index;
@@ -132,6 +137,15 @@ class LoadReport:
     deleted_segments: list[int] = field(default_factory=list)
     split_segments: list[int] = field(default_factory=list)
     skipped_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def segment_recovered(self, base_offset: int, truncated: int) -> None:
+        """Count a recovery of the segment at ``base_offset`` that cut ``truncated`` bytes off its log (the
+        loader calls this wherever it recovers or empties a segment, so no path's bytes go uncounted)."""
+        i = bisect.bisect_left(self.recovered_segments, base_offset, key=lambda entry: entry[0])
+        if i < len(self.recovered_segments) and self.recovered_segments[i][0] == base_offset:
+            self.recovered_segments[i] = (base_offset, self.recovered_segments[i][1] + truncated)
+        else:
+            self.recovered_segments.insert(i, (base_offset, truncated))
 
     @property
     def truncated_bytes(self) -> int:
@@ -525,7 +539,9 @@ class LogLoader:
     def _recover_segment(self, segment: LogSegment) -> int:
         """Recover one segment with a producer state rebuilt up to its base, then snapshot that state at the
         segment's end, so recovering the next segment starts from there; the log's leader-epoch cache is refilled
-        from its batches (Kafka: ``recoverSegment``)."""
+        from its batches (Kafka: ``recoverSegment``).  The bytes cut are counted in the load report here, whichever
+        path called (a missing or corrupt index at load, or the unflushed segments): Kafka's load path drops the
+        count, and kafkalog's ``recover`` would call a cut segment intact."""
         if self.read_only:
             return segment.recover(leader_epoch_cache=self.log.leader_epoch_cache)
         log_state = self.log.producer_state_manager
@@ -536,6 +552,7 @@ class LogLoader:
                                segment.base_offset, self.config.record_version(), self.time,
                                reload_from_clean_shutdown=False, take_snapshots=not self._snapshots_deferred)
         truncated = segment.recover(producer_state_manager, self.log.leader_epoch_cache)
+        self.load_report.segment_recovered(segment.base_offset, truncated)
         if not self._snapshots_deferred:
             take_snapshot_if_possible(producer_state_manager)
         return truncated
@@ -566,7 +583,7 @@ class LogLoader:
                     logger.warning("Found invalid offset during recovery. Deleting the corrupt segment and "
                                    "creating an empty one with starting offset %d", segment.base_offset)
                     truncated = segment.truncate_to(segment.base_offset)
-                self.load_report.recovered_segments.append((segment.base_offset, truncated))
+                    self.load_report.segment_recovered(segment.base_offset, truncated)
                 if self._recovery_progress is not None:
                     self._recovery_progress(checked, to_check)
                 if truncated > 0:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench_report import BenchRun, load, write_report
-from .console import EXIT_FOUND, EXIT_USAGE, Console
+from .console import EXIT_FOUND, EXIT_USAGE, Console, counted
 
 __all__ = ["BENCH_DIR", "DEFAULT_OUT", "add_parser", "pytest_command", "run", "summary_rows"]
 
@@ -101,6 +101,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if rows:
         console.table(["COMPARISON", "RATIO", "TARGET", "RESULT"], rows, align_right=(1, 2))
         console.print()
-    console.print(f"{len(bench.rows)} rows, {len(bench.ratios)} ratios ({len(bench.ratios) - len(rows)} without a "
-                  f"target): every one in {files[0]}  ({len(files) - 1} charts, raw figures in {json_path.name})")
+    console.print(f"{counted(len(bench.rows), 'row')}, {counted(len(bench.ratios), 'ratio')} "
+                  f"({len(bench.ratios) - len(rows)} without a target): every one in {files[0]}  "
+                  f"({counted(len(files) - 1, 'chart')}, raw figures in {json_path.name})")
     return 0

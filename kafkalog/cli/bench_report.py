@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._text import counted
 from ..errors import KafkaLogError
 from .help_text import description
 
@@ -288,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BenchReportError as e:
         print(f"kafkalog bench report: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {files[0]} and {len(files) - 1} charts")
+    print(f"wrote {files[0]} and {counted(len(files) - 1, 'chart')}")
     return 0
 
 

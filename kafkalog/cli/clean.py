@@ -48,7 +48,7 @@ from ..tools.cleanup_policy import decide_cleanup
 from ..tools.cluster_metadata import MetadataLogs
 from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, config_pairs
-from .console import EXIT_USAGE, Console, format_bytes
+from .console import EXIT_USAGE, Console, counted, format_bytes
 
 __all__ = ["add_parser", "run"]
 
@@ -127,14 +127,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
         if keyless:
             # Kafka logs these at WARN ("Found N invalid messages during compaction"); without -v that is unseen,
             # and they are records gone.
-            console.error(f"kafkalog clean: {tp}: dropped {keyless:,} record{'s' if keyless != 1 else ''} "
+            console.error(f"kafkalog clean: {tp}: dropped {keyless:,} {'record' if keyless == 1 else 'records'} "
                           "without a key (a compacted topic keeps each key's latest record; Kafka's cleaner drops "
                           "records without one)")
     if not args.json:
         if rounds == 0:
             console.print(f"Nothing to clean in {partition.topic_partition}: no dirty section outside the active "
                           "segment")
-        console.print(f"{partition.topic_partition}: {rounds} round{'s' if rounds != 1 else ''} in {elapsed:.2f} s, "
+        console.print(f"{partition.topic_partition}: {counted(rounds, 'round')} in {elapsed:.2f} s, "
                       f"{format_bytes(size_before)} -> {format_bytes(size_after)}")
     return 0
 

@@ -19,8 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO, TypeVar
 
-__all__ = ["EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "Console", "Progress", "format_bytes",
-           "render_table"]
+from .._text import counted
+
+__all__ = ["EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "Console", "Progress", "counted",
+           "format_bytes", "offset_range", "render_table"]
 
 #: The exit statuses of every subcommand: success; problems found in the data (corruption, mismatches, a
 #: failed check); bad usage or input that could not be read; interrupted (128 + SIGINT).
@@ -151,6 +153,15 @@ def render_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *,
     out = [line(cells[0]), "  ".join("-" * w for w in widths)]
     out.extend(line(row) for row in cells[1:])
     return out
+
+
+def offset_range(log_start_offset: int, log_end_offset: int) -> str:
+    """A log's offsets as the ``verify`` and ``stats`` tables show them: ``first..last``, both held, as Kafka's
+    tools speak of a last offset (a log whose end offset is 100294 shows ``0..100293``); a log that holds no
+    offset, ``empty at <log end offset>``."""
+    if log_end_offset <= log_start_offset:
+        return f"empty at {log_end_offset}"
+    return f"{log_start_offset}..{log_end_offset - 1}"
 
 
 def format_bytes(n: int | float) -> str:

@@ -31,7 +31,7 @@ from ..log import Log
 from ..manager import LogManager
 from ..record import MemoryRecords
 from ..topic import TopicPartition
-from .console import Console
+from .console import Console, counted
 from .dump import DumpLogSegments, DumpOptions
 from .help_text import description
 
@@ -118,7 +118,7 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
             say.heading("Appending in every message format; segments roll at segment.bytes (1 KiB here)")
             _append_formats(say, orders)
             names = sorted(p.name for p in orders.dir.iterdir())
-            say.say(f"{orders.dir.name}/ holds {len(names)} files, e.g. {', '.join(names[:3])}")
+            say.say(f"{orders.dir.name}/ holds {counted(len(names), 'file')}, e.g. {', '.join(names[:3])}")
             say.say("A segment is <base offset>.log with its .index (offset -> byte position, every "
                     "index.interval.bytes) and .timeindex (timestamp -> offset).")
 
@@ -136,8 +136,9 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
             before = orders.log_start_offset, orders.number_of_segments
             orders.config = LogConfig({**config.to_props(), "retention.bytes": 3000})
             deleted = orders.delete_old_segments()
-            say.say(f"deleted {deleted} segments; log start offset {before[0]} -> {orders.log_start_offset}, "
-                    f"{before[1]} -> {orders.number_of_segments} segments")
+            say.say(f"deleted {counted(deleted, 'segment')}; log start offset {before[0]} -> "
+                    f"{orders.log_start_offset}, {counted(before[1], 'segment')} -> "
+                    f"{counted(orders.number_of_segments, 'segment')}")
 
             say.heading("Compaction: the cleaner keeps each key's latest record")
             for round_ in range(6):
@@ -152,8 +153,8 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
             size_before = users.size
             stats = manager.cleaner.run_once() if manager.cleaner is not None else []
             latest = {r.key: r.value for r in users.records()}
-            say.say(f"{len(stats)} cleaning round(s): {records_before} records, {size_before} B -> "
-                    f"{sum(1 for _ in users.records())} records, {users.size} B")
+            say.say(f"{counted(len(stats), 'cleaning round')}: {counted(records_before, 'record')}, {size_before} B -> "
+                    f"{counted(sum(1 for _ in users.records()), 'record')}, {users.size} B")
             say.say(f"user-0 -> {_show(latest.get(b'user-0'))!r}; user-3 -> {_show(latest.get(b'user-3'))} "
                     "(its tombstone stays for delete.retention.ms, then goes too)")
             orders_dir = orders.dir
@@ -172,7 +173,7 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
                 say.say(f"segment {base}: indexes rebuilt ({reason})")
             for base, truncated in report.recovered_segments:
                 if truncated:
-                    say.say(f"segment {base}: {truncated} bytes of torn write truncated")
+                    say.say(f"segment {base}: {counted(truncated, 'byte')} of torn write truncated")
             say.say(f"log end offset after recovery: {reopened.log_end_offset}")
 
         say.heading("The result, as kafka-dump-log.sh --deep-iteration prints it")
@@ -183,7 +184,7 @@ def tour(directory: str | None = None, out: TextIO = sys.stdout) -> int:
         for line in lines[:8]:
             say.say(line if len(line) <= 160 else line[:157] + "...")
         if len(lines) > 8:
-            say.say(f"... {len(lines) - 8} more lines")
+            say.say(f"... {counted(len(lines) - 8, 'more line')}")
     out.write("\nDone: every step above ran on real segment files through kafkalog's port of Kafka's log layer.\n")
     return 0
 

@@ -20,22 +20,39 @@ that vouches for nothing the run may have emptied, and the next open recovers ev
 each segment's indexes into temporary files and renaming them into place was the other way: it would cover the
 three indexes but not the producer snapshots recovery deletes, and would give the recovery every open runs a
 second code path, for the sake of a command whose runs are rare.)
+
+A run that fails part way (an error, Ctrl-C; not a kill) puts the log dir's ``.kafka_cleanshutdown`` back as it
+found it, byte for byte, and says so with the error: the open removed it, and left removed it would have the
+broker's next start recover every partition of the log dir, which this run never touched.  That is safe for this
+partition because of what a load does with a segment whose offset index is missing: it recovers it, clean
+shutdown or not (Kafka: ``LogLoader.loadSegmentFiles``).  So before the marker goes back, each segment whose files
+this run changed (their size, modification time or inode differ from before the open: an index emptied, a log
+cut, a segment added) loses its offset index, and the next open rebuilds it from its batches.  Where that removal
+fails, the marker stays removed, and the error says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 from ..checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
-from ..fsutil import DirLock
+from ..errors import KafkaLogError
+from ..filenames import index_filename
+from ..fsutil import DirLock, clean_shutdown_marker_present, fsync_dir
 from ..log import Log
-from ..tools.partition_dir import PartitionDir
+from ..tools.partition_dir import SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, PartitionDir
 from .config_argument import add_config_argument, log_config_from
-from .console import Console, format_bytes
+from .console import Console, counted, format_bytes
 
-__all__ = ["add_parser", "run"]
+__all__ = ["RecoverFailedError", "add_parser", "run"]
+
+
+class RecoverFailedError(KafkaLogError):
+    """A recovery that failed part way: the error, and what became of the log dir's clean-shutdown marker."""
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -61,18 +78,25 @@ def run(args: argparse.Namespace, console: Console) -> int:
         # No checkpoint may vouch for a segment this run tears down (see the module docstring).
         partition.lower_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, recovery_point)
         started = time.monotonic()
-        with console.progress(None, f"recover {partition.topic_partition}", unit="B", unit_scale=True) as bar:
-            log = Log(partition.path, config, recovery_point=recovery_point,
-                      log_start_offset=partition.log_start_offset, had_clean_shutdown=False,
-                      recovery_progress=bar.reach, dir_lock=lock)
+        files = _segment_files(partition.path)
         try:
-            log.flush(including_offset=True)
-            end_offset = log.log_end_offset
-            report = log.load_report
-            segments, size = log.number_of_segments, log.size
-        finally:
-            log.close()
-        partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
+            with console.progress(None, f"recover {partition.topic_partition}", unit="B", unit_scale=True) as bar:
+                log = Log(partition.path, config, recovery_point=recovery_point,
+                          log_start_offset=partition.log_start_offset, had_clean_shutdown=False,
+                          recovery_progress=bar.reach, dir_lock=lock)
+            try:
+                log.flush(including_offset=True)
+                end_offset = log.log_end_offset
+                report = log.load_report
+                segments, size = log.number_of_segments, log.size
+            finally:
+                log.close()
+            partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
+        except (KafkaLogError, OSError) as e:
+            raise RecoverFailedError(f"{e}; {_after_failure(lock, partition.path, files)}") from e
+        except KeyboardInterrupt:
+            console.error(f"kafkalog recover: {_after_failure(lock, partition.path, files)}")
+            raise
         # The log is whole again: a marker the open removed goes back, the other partitions untouched.
         lock.restore_clean_shutdown_marker()
         elapsed = time.monotonic() - started
@@ -102,8 +126,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for base, reason in report.rebuilt_indexes:
         console.print(f"  rebuilt the indexes of segment {base}: {reason}")
     for base, truncated in report.recovered_segments:
-        what = f"truncated {format_bytes(truncated)} ({truncated} bytes) of torn or corrupt data" if truncated \
-            else "intact, indexes rebuilt"
+        what = f"truncated {format_bytes(truncated)} ({counted(truncated, 'byte')}) of torn or corrupt data" \
+            if truncated else "intact, indexes rebuilt"
         console.print(f"  segment {base}: {what}")
     for base in report.deleted_segments:
         console.print(f"  deleted segment {base}, which followed the truncation")
@@ -111,6 +135,48 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"  split segment {base}: its offsets overflowed the index")
     if not report.changed and not report.recovered_segments:
         console.print("  nothing to check: no segment lies past the recovery point")
-    console.print(f"Log end offset {end_offset}, {segments} segment{'s' if segments != 1 else ''}, "
-                  f"{format_bytes(size)}; recovery point checkpointed at {end_offset}")
+    console.print(f"Truncated {counted(report.truncated_bytes, 'byte')} in all")
+    console.print(f"Log end offset {end_offset}, {counted(segments, 'segment')}, {format_bytes(size)}; recovery "
+                  f"point checkpointed at {end_offset}")
     return 0
+
+
+def _segment_files(directory: Path) -> dict[str, tuple[int, int, int]]:
+    """The inode, size and modification time of each of the partition's segment files (``<base>.log`` and its
+    indexes, also while swapped, cleaned or deleted), by name; not the producer snapshots, which a load with or
+    without the marker reads as they are."""
+    files: dict[str, tuple[int, int, int]] = {}
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            name = entry.name.removesuffix(next((s for s in TEMP_FILE_SUFFIXES if entry.name.endswith(s)), ""))
+            match = SEGMENT_FILE_NAME.match(name)
+            if match and match.group(2) != "snapshot":
+                st = entry.stat(follow_symlinks=False)
+                files[entry.name] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return files
+
+
+def _after_failure(lock: DirLock, directory: Path, before: dict[str, tuple[int, int, int]]) -> str:
+    """Put the clean-shutdown marker back as the failed run found it, once every segment the run changed has no
+    offset index left (see the module docstring); what was done, for the error."""
+    try:
+        after = _segment_files(directory)
+        changed = sorted({int(name[:20]) for name in before.keys() | after.keys()
+                          if before.get(name) != after.get(name)})
+        for base in changed:
+            index_filename(directory, base).unlink(missing_ok=True)
+        if changed:
+            fsync_dir(directory)
+    except OSError as e:
+        return (f"the clean-shutdown marker of {lock.directory} stays removed, so the broker's next start recovers "
+                f"every partition there: the offset index of a segment this run changed could not be removed ({e})")
+    try:
+        if not lock.put_back_clean_shutdown_marker():
+            # Not taken (the open failed before it loaded anything), or not there: the log dir is as it was.
+            return ("the clean-shutdown marker was left as it was" if clean_shutdown_marker_present(lock.directory)
+                    else "the log dir had no clean-shutdown marker to put back")
+    except KafkaLogError as e:
+        return f"the clean-shutdown marker stays removed, so the broker's next start recovers the log dir: {e}"
+    rebuilt = f"; the next open rebuilds segment{'s' if len(changed) != 1 else ''} " \
+              f"{', '.join(map(str, changed))}, whose offset index was removed" if changed else ""
+    return f"the clean-shutdown marker of {lock.directory} was put back as it was{rebuilt}"

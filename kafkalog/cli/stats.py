@@ -4,12 +4,16 @@ Each DIR is a partition dir or a log dir (all its partitions), local or a URL (`
 ``--storage-option endpoint_url=...``: :mod:`kafkalog.storage`, read by range); see
 :mod:`kafkalog.tools.stats` for what is counted.  Partitions are opened read-only: a live broker's directory can
 be read.  A batch that fails its CRC check is counted like the others, and reported: a warning line on stderr
-per partition, ``crcFailures`` in the ``--json`` and ``--csv`` output, and exit status 1.
+per partition, ``crcFailures`` in the ``--json`` and ``--csv`` output, and exit status 1.  Bytes at the end of a
+segment that are no whole batch (a torn write, which a broker's recovery truncates) are reported the same way, in
+the words ``kafkalog verify`` finds them with (how many bytes, at which position): a warning line a segment,
+``invalidTailBytes`` (and ``invalidTails``, the lines, in ``--json``), exit status 1.
 
 ``--json`` and ``--csv`` name their fields in camelCase, as every ``--json`` of the command line does (Kafka's
 tools print camelCase JSON): :class:`~kafkalog.tools.stats.PartitionStats`'s ``log_end_offset`` is
 ``logEndOffset`` there.  The JSON object has every field of :class:`~kafkalog.tools.stats.PartitionStats`;
-the CSV leaves out ``dir`` and ``skippedFiles`` and writes the format and codec counts as ``v2:3 v1:1``.
+the CSV leaves out ``dir``, ``skippedFiles`` and ``invalidTails`` and writes the format and codec counts as
+``v2:3 v1:1``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..storage.location import StorageLocation
 from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.stats import PartitionStats, partition_stats, remote_partition_stats
-from .console import EXIT_FOUND, Console, format_bytes
+from .console import EXIT_FOUND, Console, counted, format_bytes, offset_range
 from .storage_option import add_storage_option_argument, locate_argument
 
 __all__ = ["COLUMNS", "add_parser", "camel_case", "run"]
@@ -33,7 +37,7 @@ __all__ = ["COLUMNS", "add_parser", "camel_case", "run"]
 #: The CSV columns: fields of PartitionStats, in this order (their headers are :func:`camel_case` of these).
 COLUMNS = ["topic", "partition", "segments", "size", "log_start_offset", "log_end_offset", "batches", "records",
            "min_timestamp", "max_timestamp", "magics", "codecs", "keyed_records", "distinct_keys", "tombstones",
-           "first_dirty_offset", "dirty_ratio", "crc_failures"]
+           "first_dirty_offset", "dirty_ratio", "crc_failures", "invalid_tail_bytes"]
 
 
 def camel_case(name: str) -> str:
@@ -47,7 +51,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "stats", help="per-partition statistics: offsets, records, timestamps, codecs, keys, dirty ratio",
         description="Per-partition statistics of partition dirs or whole log dirs, read-only. Batches that "
-                    "fail their CRC check are counted and reported (a warning, crcFailures, exit status 1). "
+                    "fail their CRC check are counted and reported (a warning, crcFailures, exit status 1), and "
+                    "so is a torn tail, bytes at the end of a segment that are no whole batch (invalidTailBytes). "
                     "JSON and CSV fields are camelCase (logEndOffset), as in every kafkalog --json.")
     parser.add_argument("dirs", nargs="+", metavar="DIR", help="a partition dir or a log dir, local or a URL "
                                                                 "(s3://bucket/logs, gs://, abfs://, hdfs://)")
@@ -106,8 +111,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
                     results.append(partition_stats(directory, progress=bar.update))
                 if results[-1].crc_failures:
                     n = results[-1].crc_failures
-                    console.error(f"kafkalog stats: {directory}: warning: {n} batch{'es' if n != 1 else ''} "
+                    console.error(f"kafkalog stats: {directory}: warning: {counted(n, 'batch', 'batches')} "
                                   "failed the CRC check (counted all the same; kafkalog verify says where)")
+                    status = max(status, EXIT_FOUND)
+                for tail in results[-1].invalid_tails:
+                    # What verify reports of the same bytes, in its words: readers stop before them.
+                    console.error(f"kafkalog stats: {directory}: warning: {tail}; the batches before them are "
+                                  "counted (kafkalog verify says more)")
                     status = max(status, EXIT_FOUND)
                 for name in results[-1].skipped_files:
                     console.error(f"kafkalog stats: {directory}: skipped {name}: not named for an offset the way a "
@@ -125,7 +135,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             ["PARTITION", "SEGS", "SIZE", "OFFSETS", "RECORDS", "FIRST TIMESTAMP", "LAST TIMESTAMP", "FORMATS",
              "CODECS", "KEYS", "TOMBSTONES", "DIRTY"],
             [[f"{s.topic}-{s.partition}", s.segments, format_bytes(s.size),
-              f"{s.log_start_offset}..{s.log_end_offset}", s.records, _time(s.min_timestamp),
+              offset_range(s.log_start_offset, s.log_end_offset), s.records, _time(s.min_timestamp),
               _time(s.max_timestamp), _counts(s.magics), _counts(s.codecs), s.distinct_keys, s.tombstones,
               None if s.dirty_ratio is None else f"{s.dirty_ratio:.2f}"] for s in results],
             align_right=(1, 2, 4, 9, 10, 11))

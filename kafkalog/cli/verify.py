@@ -33,7 +33,7 @@ from ..tools.verify import (
     verify_remote_log_dir,
     verify_remote_partition,
 )
-from .console import Console, format_bytes
+from .console import Console, counted, format_bytes, offset_range
 from .storage_option import add_storage_option_argument, locate_argument
 
 __all__ = ["add_parser", "run"]
@@ -132,8 +132,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
             ["PARTITION", "SEGMENTS", "BATCHES", "RECORDS", "SIZE", "OFFSETS", "RESULT"],
             [[str(p.topic_partition) if p.topic_partition else p.dir.name, p.segments, p.batches, p.records,
               format_bytes(p.size),
-              None if p.log_start_offset is None else f"{p.log_start_offset}..{p.log_end_offset}",
-              "ok" if p.ok else f"{len(p.errors)} error{'s' if len(p.errors) != 1 else ''}"] for p in partitions],
+              None if p.log_start_offset is None or p.log_end_offset is None
+              else offset_range(p.log_start_offset, p.log_end_offset),
+              "ok" if p.ok else counted(len(p.errors), "error")] for p in partitions],
             align_right=(1, 2, 3, 4))
         if findings:
             console.print()
@@ -141,8 +142,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 console.print(str(finding))
         errors = sum(1 for f in iter_findings(reports) if f.severity is Severity.ERROR)
         console.print()
-        console.print(f"{len(partitions)} partition{'s' if len(partitions) != 1 else ''} checked, "
-                      f"{errors} error{'s' if errors != 1 else ''}")
+        console.print(f"{counted(len(partitions), 'partition')} checked, {counted(errors, 'error')}")
     if any(f.severity is Severity.ERROR for f in iter_findings(reports)):
         status = max(status, 1)
     return status

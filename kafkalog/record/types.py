@@ -38,7 +38,9 @@ CURRENT_END_TXN_MARKER_VERSION = 0
 
 
 class ControlRecordType(enum.IntEnum):
-    """The type in a control record's key (Kafka: ``ControlRecordType``)."""
+    """The type in a control record's key (Kafka: ``ControlRecordType``).  An ``int`` (its id, which it equals and
+    compares as); ``str()`` and formatting give its name, ``ABORT``, ``COMMIT``, as Kafka's enum prints, and as
+    :class:`~kafkalog.TimestampType` gives Kafka's name (a plain ``IntEnum`` would print the id)."""
 
     UNKNOWN = -1
     ABORT = 0
@@ -48,6 +50,9 @@ class ControlRecordType(enum.IntEnum):
     SNAPSHOT_FOOTER = 4
     KRAFT_VERSION = 5
     KRAFT_VOTERS = 6
+
+    def __str__(self) -> str:
+        return self.name
 
     @classmethod
     def parse(cls, key: bytes | None) -> ControlRecordType:

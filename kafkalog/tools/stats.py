@@ -11,6 +11,9 @@ changes) and every record is decoded once, a chunk of whole batches at a time, b
   tombstones (records with a key and a null value);
 - batches that fail their CRC check (counted, their records too, and reported: stats is no checker, but
   it does not hide what it met; ``kafkalog verify`` says where);
+- bytes at the end of a segment that are no whole batch (a torn write, or a header no batch can have), which
+  readers stop at and a broker's recovery truncates: counted and described in ``kafkalog verify``'s words
+  (:func:`~kafkalog.tools.verify.log_tail_finding`);
 - the cleaner's view: the first dirty offset (from the log dir's ``cleaner-offset-checkpoint``, else
   the log start offset) and the dirty ratio as Kafka's cleaner computes it (``LogToClean.cleanableRatio``:
   bytes of the cleanable segments over clean plus cleanable bytes).
@@ -43,6 +46,7 @@ from ..log_segments import LogSegments
 from ..record import CompressionType
 from ..record.batch import RecordColumns
 from ..topic import TopicPartition, parse_topic_partition_name
+from .verify import Severity, log_tail_finding
 
 if TYPE_CHECKING:
     from ..storage.location import StorageLocation
@@ -74,6 +78,10 @@ class PartitionStats:
     dirty_ratio: float | None = None
     #: Batches whose CRC does not match their bytes; their records are counted all the same.
     crc_failures: int = 0
+    #: Bytes after the last whole batch of a segment that are no batch (a torn write; not a zero-filled tail),
+    #: which recovery would truncate; ``invalid_tails`` says where, a line a segment.
+    invalid_tail_bytes: int = 0
+    invalid_tails: list[str] = field(default_factory=list)
     #: Files named like a segment's but not for an offset as Kafka writes one, left out (``Log.load_report``).
     skipped_files: list[str] = field(default_factory=list)
 
@@ -182,7 +190,13 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
     hashes = _DistinctKeys()
     lowest, highest = math.inf, -math.inf
     for records in logs:
-        rows = records.scan(check_crc=True, stop_on_invalid=False).batches
+        scan = records.scan(check_crc=True, stop_on_invalid=False)
+        rows = scan.batches
+        size = records.size_in_bytes()
+        tail = log_tail_finding(scan, size)
+        if tail is not None and tail[0] is Severity.ERROR:
+            stats.invalid_tail_bytes += size - (int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0)
+            stats.invalid_tails.append(f"{records.file.name}: {tail[1]}")
         stats.batches += len(rows)
         stats.crc_failures += int(np.count_nonzero(rows["valid"] == 0))
         for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):

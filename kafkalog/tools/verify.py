@@ -58,12 +58,13 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .._common import INT32_MAX, INT64_MAX, RECORD_BATCH_OVERHEAD, ScanStop
+from .._text import counted
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     FIRST_ENTRY_LINE,
@@ -85,7 +86,7 @@ from ..filenames import (
 )
 from ..fsutil import data_regions
 from ..leader_epoch_cache import check_epoch_entry
-from ..record import MemoryRecords
+from ..record import MemoryRecords, ScanResult
 from ..record.legacy import LegacyRecordBatch
 from ..storage.files import (
     check_producer_snapshot,
@@ -106,10 +107,12 @@ __all__ = [
     "LogDirReport",
     "PartitionReport",
     "Severity",
+    "log_tail_finding",
     "verify_log_dir",
     "verify_partition",
     "verify_remote_log_dir",
     "verify_remote_partition",
+    "verify_segment_index",
 ]
 
 #: What a broker's loader takes for a segment's file, whatever the digits (Kafka: ``isLogFile``,
@@ -195,6 +198,27 @@ class _Segment:
         return int(self.rows["last_offset"][-1]) if len(self.rows) else None
 
 
+def log_tail_finding(result: ScanResult, size: int) -> tuple[Severity, str] | None:
+    """What the end of a scan (``records.scan(check_crc=True, stop_on_invalid=False)``) of a ``.log`` of
+    ``size`` bytes says about the bytes after its last whole batch, as a severity and a message; ``None`` when
+    the batches fill the file.  Bytes that are not a whole batch (a torn write) and a batch header no batch can
+    have are errors, which recovery truncates; a zero-filled tail is a note.  ``kafkalog stats`` warns of the
+    errors by the same words."""
+    rows = result.batches
+    end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
+    if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
+        return Severity.ERROR, (f"{counted(size - end, 'byte')} at position {end} {'is' if size - end == 1 else 'are'} "
+                                "not a whole batch (a torn write: recovery truncates them)")
+    if result.stop_reason is ScanStop.ZERO_TAIL:
+        return Severity.NOTE, (f"ends in {counted(size - end, 'zero byte')} after its last batch, at position {end} "
+                               "(a preallocated segment a broker did not trim, or a write that never reached the disk: "
+                               "readers stop there, recovery truncates them)")
+    if result.stop_reason in _STOP_MESSAGES:
+        return Severity.ERROR, (f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
+                                f"{counted(size - result.stop_position, 'byte')} from there cannot be read")
+    return None
+
+
 def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: bool,
                progress: Callable[[int], None], records: FileMessageSet | None = None) -> _Segment:
     """Check one ``.log`` (opened here, or ``records``: an object read by range, named ``log_file``)."""
@@ -208,21 +232,11 @@ def _check_log(report: PartitionReport, log_file: Path, base_offset: int, deep: 
                        f"batch at position {int(row['position'])} (offsets {int(row['base_offset'])}.."
                        f"{int(row['last_offset'])}) fails its CRC check")
         if len(bad) > 20:
-            report.add(Severity.ERROR, log_file, f"{len(bad) - 20} more batches fail their CRC check")
-        end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
-        if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
             report.add(Severity.ERROR, log_file,
-                       f"{size - end} bytes at position {end} are not a whole batch (a torn write: recovery "
-                       "truncates them)")
-        elif result.stop_reason is ScanStop.ZERO_TAIL:
-            report.add(Severity.NOTE, log_file,
-                       f"ends in {size - end} zero bytes after its last batch, at position {end} (a preallocated "
-                       "segment a broker did not trim, or a write that never reached the disk: readers stop there, "
-                       "recovery truncates them)")
-        elif result.stop_reason in _STOP_MESSAGES:
-            report.add(Severity.ERROR, log_file,
-                       f"{_STOP_MESSAGES[result.stop_reason]} at position {result.stop_position}: the "
-                       f"{size - result.stop_position} bytes from there are unreadable")
+                       f"{counted(len(bad) - 20, 'more batch', 'more batches')} fail their CRC check")
+        tail = log_tail_finding(result, size)
+        if tail is not None:
+            report.add(tail[0], log_file, tail[1])
         _check_offsets(report, log_file, base_offset, rows)
         if deep and len(rows):
             report.records = (report.records or 0) + _deep_check(report, records, log_file, rows, progress)
@@ -407,10 +421,12 @@ def _check_zero_tail(report: PartitionReport, file: Any,
                                          f"{found // size} after it is not: the entries from {end} on are not "
                                          "checked (a broker takes them all, and its lookups stop at the zero entry)")
         return
-    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: the {slots - end} "
-                                    "slots from there are a preallocated tail the broker did not trim (no clean "
-                                    "shutdown)" + ("" if complete else f"; past the first {_TAIL_READ_BUDGET} bytes "
-                                                   "of its data the tail was not read"))
+    slots_left = counted(slots - end, "slot")
+    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: {slots_left} from "
+                                    f"there {'is' if slots - end == 1 else 'are'} a preallocated tail the broker did "
+                                    "not trim (no clean shutdown)" + ("" if complete else f"; past the first "
+                                                                      f"{_TAIL_READ_BUDGET} bytes of its data the "
+                                                                      "tail was not read"))
 
 
 def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int | None, bool]:
@@ -462,11 +478,16 @@ def _absolute_offsets(report: PartitionReport, file: Any, base_offset: int,
     return np.int64(base_offset) + relative[keep], keep
 
 
-def _report_some(report: PartitionReport, file: Any, messages: list[str], total: int, more: str) -> None:
+def _report_some(report: PartitionReport, file: Any, messages: list[str], total: int, noun: tuple[str, str],
+                 verb: tuple[str, str]) -> None:
+    """The first ``messages`` of ``total`` errors, then how many more there are: ``noun`` and ``verb`` in the
+    singular and the plural (``("entry", "entries")``, ``("points", "point")``) say what they are and do."""
     for message in messages:
         report.add(Severity.ERROR, file, message)
-    if total > len(messages):
-        report.add(Severity.ERROR, file, f"{total - len(messages)} more {more}")
+    more = total - len(messages)
+    if more > 0:
+        report.add(Severity.ERROR, file, f"{counted(more, 'more ' + noun[0], 'more ' + noun[1])} "
+                                         f"{verb[0] if more == 1 else verb[1]}")
 
 
 def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: Any) -> None:
@@ -510,7 +531,8 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
         else:
             messages.append(f"entry (offset {o}, position {p}) names an offset past the segment's last "
                             f"({int(running_max[-1])})")
-    _report_some(report, index_file, messages, len(bad), "entries point at the wrong batch")
+    _report_some(report, index_file, messages, len(bad), ("entry", "entries"),
+                 ("points at the wrong batch", "point at the wrong batch"))
 
 
 def _check_time_index(report: PartitionReport, segment: _Segment, time_index_file: Any) -> None:
@@ -535,7 +557,8 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
         return
     n = len(rows)
     if n == 0:
-        report.add(Severity.ERROR, time_index_file, f"has {len(offsets)} entries but the log holds no batch")
+        report.add(Severity.ERROR, time_index_file,
+                   f"has {counted(len(offsets), 'entry', 'entries')} but the log holds no batch")
         return
     running_last = np.maximum.accumulate(rows["last_offset"])
     running_max_ts = np.maximum.accumulate(rows["max_timestamp"])
@@ -558,7 +581,36 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
         else:
             messages.append(f"entry (timestamp {t}, offset {o}): an earlier batch has the later timestamp "
                             f"{int(running_max_ts[b])}, so lookups by timestamp would miss it")
-    _report_some(report, time_index_file, messages, len(bad), "entries disagree with the log")
+    _report_some(report, time_index_file, messages, len(bad), ("entry", "entries"),
+                 ("disagrees with the log", "disagree with the log"))
+
+
+def verify_segment_index(index_file: Path | StorageLocation, records: FileMessageSet | None = None) -> list[Finding]:
+    """The findings about one segment's offset index (``<base>.index``) or time index (``<base>.timeindex``),
+    checked against its ``.log`` beside it (or ``records``, that log opened, which this closes; an index at a URL
+    needs it) as :func:`verify_partition` checks them: by the rule lookups rely on (the module docstring).
+    ``kafkalog dump`` bases its exit status on these where Kafka's DumpLogSegments reports "mismatches", some of
+    which brokers write legitimately.  Only the index's own findings are returned: the log's (a CRC failure, a
+    torn tail) are the log's.
+
+    Raises:
+        OSError, KafkaLogError: the log cannot be read.
+        IllegalArgumentError: the file is not named as a segment's offset or time index.
+    """
+    name = index_file.name
+    check: Callable[[PartitionReport, _Segment, Any], None]
+    if name.endswith(TIME_INDEX_FILE_SUFFIX):
+        check = _check_time_index
+    elif name.endswith(INDEX_FILE_SUFFIX):
+        check = _check_offset_index
+    else:
+        raise IllegalArgumentError(f"{name} is neither an offset index nor a time index")
+    base_offset = offset_from_file_name(name)
+    log_file = index_file.parent / f"{name.split('.', 1)[0]}{LOG_FILE_SUFFIX}"
+    report = PartitionReport(index_file.parent, None)
+    segment = _check_log(report, cast(Path, log_file), base_offset, False, lambda _n: None, records)
+    check(report, segment, index_file)
+    return [finding for finding in report.findings if finding.path == str(index_file)]
 
 
 # -- one partition ----------------------------------------------------------------------------------
@@ -728,9 +780,9 @@ def _check_txn_index(report: PartitionReport, file: Any, size: int | None, log_s
     length = file_size(file, size)
     most = None if log_size is None else log_size // RECORD_BATCH_OVERHEAD
     if most is not None and length // ABORTED_TXN_SIZE > most:
-        report.add(Severity.ERROR, file, f"holds {length // ABORTED_TXN_SIZE} entries, more than its segment's "
-                                         f"{log_size} bytes can hold ABORT markers ({most}): it is not the "
-                                         "segment's, and read-only readers do not trust it")
+        report.add(Severity.ERROR, file, f"holds {counted(length // ABORTED_TXN_SIZE, 'entry', 'entries')}, more "
+                                         f"than its segment's {log_size} bytes can hold ABORT markers ({most}): it "
+                                         "is not the segment's, and read-only readers do not trust it")
     falling: list[str] = []
     total_falling = 0
     previous: int | None = None
@@ -752,7 +804,8 @@ def _check_txn_index(report: PartitionReport, file: Any, size: int | None, log_s
                 report.add(Severity.ERROR, file, f"fails the broker's sanity check: {e} (a broker rebuilds it on "
                                                  "open; read-only readers do not trust it)")
                 sane = False
-    _report_some(report, file, falling, total_falling, "pairs of aborted transactions out of order")
+    _report_some(report, file, falling, total_falling, ("pair", "pairs"),
+                 ("of aborted transactions out of order", "of aborted transactions out of order"))
     if length % ABORTED_TXN_SIZE:
         report.add(Severity.WARNING, file, "ends in a part-entry (a write cut short)")
 

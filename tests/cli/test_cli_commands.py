@@ -22,13 +22,14 @@ from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner_config import CleanerConfig
 from kafkalog.cli import console as console_module
 from kafkalog.cli import main
-from kafkalog.cli.console import format_bytes
+from kafkalog.cli.console import counted, format_bytes
 from kafkalog.cli.demo import tour
 from kafkalog.config import LogConfig
 from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
+from kafkalog.segment import LogSegment
 from kafkalog.tools.verify import verify_log_dir
 from kafkalog.topic import TopicPartition
 from tests.support.golden_data import BULLSHIT, DANIELOWO, DIPENDRASAINI, KAFKALITE, RONEM, YUANLIUBEI
@@ -210,6 +211,53 @@ def test_stats_reports_crc_failures(tmp_path: Path) -> None:
     assert dict(zip(header.split(","), row.split(","), strict=True))["crcFailures"] == "1"
 
 
+def test_stats_warns_of_a_torn_tail_as_verify_reports_it(tmp_path: Path) -> None:
+    """Issue 30: 1,000 bytes cut off the end of the last segment leave a torn batch, which stats read past in
+    silence with exit status 0.  It warns, in verify's words (how many bytes, at which position), counts the bytes
+    (``invalidTailBytes``) and exits 1, as verify does for the same dir."""
+    partition = _build_log_dir(tmp_path / "logs", records=280)
+    last = sorted(partition.glob("*.log"))[-1]
+    data = last.read_bytes()
+    assert len(data) > 2000
+    last.write_bytes(data[:-1000])
+    with Log(partition, read_only=True) as log:
+        end = sum(batch.size_in_bytes for batch in log.log_segments()[-1].log.batches())
+    torn = len(data) - 1000 - end
+    assert 0 < torn < 1000
+    message = f"{torn} bytes at position {end} are not a whole batch (a torn write: recovery truncates them)"
+    status, out, err = run("verify", str(partition))
+    assert status == 1 and f"ERROR {last}: {message}" in out
+    status, out, err = run("stats", "--json", str(partition))
+    assert status == 1
+    assert err == (f"kafkalog stats: {partition}: warning: {last.name}: {message}; the batches before them are "
+                   "counted (kafkalog verify says more)\n")
+    stats = json.loads(out)
+    assert stats["invalidTailBytes"] == torn and stats["invalidTails"] == [f"{last.name}: {message}"]
+    assert stats["records"] == 240 and stats["crcFailures"] == 0
+    status, out, _err = run("stats", "--csv", str(partition))
+    header, row = out.splitlines()
+    assert status == 1 and dict(zip(header.split(","), row.split(","), strict=True))["invalidTailBytes"] == str(torn)
+
+
+def test_verify_and_stats_show_the_last_offset(tmp_path: Path) -> None:
+    """Issue 30: the OFFSETS column showed ``0..40`` for a log whose last offset is 39; both commands show the first
+    and the last offset (stats: ``empty at N`` for a log that holds none), and their JSON keeps the log end
+    offset."""
+    partition = _build_log_dir(tmp_path / "logs", records=40)
+    empty = tmp_path / "logs" / "quiet-0"
+    empty.mkdir()
+    for command in ("verify", "stats"):
+        status, out, err = run(command, str(tmp_path / "logs"))
+        assert status == 0, err
+        rows = {line.split()[0]: line for line in out.splitlines()[2:] if line.strip()}
+        assert " 0..39 " in rows["events-0"] and " 0..40 " not in rows["events-0"]
+        # verify reads offsets from segments only: a dir without one has none to show.
+        assert (" - " if command == "verify" else " empty at 0 ") in rows["quiet-0"]
+    for command in ("verify", "stats"):
+        status, out, _err = run(command, "--json", str(partition))
+        assert status == 0 and json.loads(out.splitlines()[0])["logEndOffset"] == 40
+
+
 def test_stats_of_no_readable_dir_prints_no_table(tmp_path: Path) -> None:
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "a.txt").write_text("x")
@@ -286,6 +334,115 @@ def test_recover_truncates_a_torn_write_and_rebuilds_a_lost_index(tmp_path: Path
     assert f"events 0 {len(expected)}" in checkpoint
     status, out, _err = run("recover", "--json", str(partition))
     assert status == 0 and json.loads(out)["truncatedBytes"] == 0
+
+
+def test_recover_counts_the_bytes_it_cuts_while_rebuilding_a_missing_or_corrupt_index(tmp_path: Path,
+                                                                                      impl: Any) -> None:
+    """Issue 30: a segment whose offset index is missing or corrupt is recovered while it is loaded, and the bytes
+    that cut were lost from the report: ``intact, indexes rebuilt`` and ``truncatedBytes`` 0 over a log that
+    lost its torn tail.  Every byte gone from the ``.log`` files is in the report, per segment and in all, in
+    the text and in the JSON, whichever path recovered the segment (below the recovery point, the active one)."""
+    torn = bytes(range(37))  # shorter than any batch header: a torn write whatever its bytes
+    for output in ("text", "json"):
+        partition = _build_log_dir(tmp_path / output / "logs")
+        segments = sorted(partition.glob("*.log"))
+        assert len(segments) >= 3
+        first, active = segments[0], segments[-1]
+        for log_file in (first, active):
+            with open(log_file, "ab") as f:
+                f.write(torn)
+        first.with_suffix(".index").write_bytes(b"\x00" * 3)  # not a whole entry: corrupt
+        active.with_suffix(".index").unlink()
+        sizes = {log_file: log_file.stat().st_size for log_file in segments}
+        status, out, err = run("recover", *(["--json"] if output == "json" else []), str(partition))
+        assert status == 0, err
+        assert {log_file: log_file.stat().st_size for log_file in segments} == \
+            {log_file: size - (len(torn) if log_file in (first, active) else 0) for log_file, size in sizes.items()}
+        if output == "json":
+            report = json.loads(out)
+            assert report["truncatedBytes"] == 2 * len(torn)
+            assert {s["baseOffset"]: s["truncatedBytes"] for s in report["recoveredSegments"]} == \
+                {int(first.stem): len(torn), int(active.stem): len(torn)}
+        else:
+            assert f"segment {int(first.stem)}: truncated 37 B (37 bytes) of torn or corrupt data" in out
+            assert f"segment {int(active.stem)}: truncated 37 B (37 bytes) of torn or corrupt data" in out
+            assert "intact" not in out and "Truncated 74 bytes in all" in out
+        assert verify_log_dir(tmp_path / output / "logs").ok
+
+
+def test_recover_counts_a_random_segment_cut_to_nothing(tmp_path: Path) -> None:
+    """Issue 30: a 5,000-byte ``.log`` of random bytes and no index is cut to nothing, and says so."""
+    partition = tmp_path / "logs" / "noise-0"
+    partition.mkdir(parents=True)
+    (partition / "00000000000000000000.log").write_bytes(bytes((i * 97 + 13) % 256 for i in range(5000)))
+    status, out, err = run("recover", "--json", str(partition))
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["truncatedBytes"] == 5000 and report["recoveredSegments"] == [
+        {"baseOffset": 0, "truncatedBytes": 5000}]
+    assert (partition / "00000000000000000000.log").stat().st_size == 0
+
+
+MARKER = b'{"version":0,"brokerEpoch":42}'
+
+
+def test_a_failed_recover_puts_the_clean_shutdown_marker_back(tmp_path: Path) -> None:
+    """Issue 30: a recover that fails (here a producer snapshot it cannot delete, in a partition dir it may not
+    change) put the broker's ``.kafka_cleanshutdown`` back as it found it, byte for byte, and says so."""
+    partition = _build_log_dir(tmp_path / "logs")
+    marker = tmp_path / "logs" / ".kafka_cleanshutdown"
+    marker.write_bytes(MARKER)
+    before = {f.name: f.read_bytes() for f in partition.iterdir()}
+    partition.chmod(0o555)
+    try:
+        argv = ["recover", "--full", str(partition)]
+        if os.geteuid() == 0:
+            child = subprocess.run([sys.executable, "-c", _WITHOUT_DAC_OVERRIDE, *argv], capture_output=True,
+                                   text=True, timeout=120, check=False)
+            status, err = child.returncode, child.stderr
+        else:
+            status, _out, err = run(*argv)
+    finally:
+        partition.chmod(0o755)
+    assert status == 2 and "Error while deleting producer snapshot" in err, err
+    assert f"the clean-shutdown marker of {tmp_path / 'logs'} was put back as it was" in err
+    assert marker.read_bytes() == MARKER
+    assert {f.name: f.read_bytes() for f in partition.iterdir()} == before
+
+
+def test_a_recover_failing_after_it_changed_a_segment_leaves_it_to_the_next_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: the marker goes back after a failure that came once recovery had emptied an index: the segments
+    the run changed lose their offset index, which makes any next open, a clean one too, recover them."""
+    partition = _build_log_dir(tmp_path / "logs")
+    marker = tmp_path / "logs" / ".kafka_cleanshutdown"
+    marker.write_bytes(MARKER)
+    with Log(partition, read_only=True) as log:
+        expected = [(r.offset, r.key, r.value) for r in log.records()]
+        bases = [s.base_offset for s in log.log_segments()]
+    assert len(bases) >= 3
+    recover = LogSegment.recover
+
+    def fail_on_the_second(segment: LogSegment, *args: Any, **kwargs: Any) -> int:
+        if segment.base_offset == bases[1]:
+            segment.offset_index.reset()  # torn down, then the disk fails
+            raise OSError(28, "No space left on device")
+        return recover(segment, *args, **kwargs)
+
+    monkeypatch.setattr(LogSegment, "recover", fail_on_the_second)
+    status, _out, err = run("recover", "--full", str(partition))
+    monkeypatch.undo()
+    assert status == 2 and "No space left on device" in err
+    assert f"was put back as it was; the next open rebuilds segments {bases[0]}, {bases[1]}, whose offset index " \
+        "was removed" in err
+    assert marker.read_bytes() == MARKER
+    assert not (partition / f"{bases[1]:020d}.index").exists()
+    with LogManager(tmp_path / "logs", LogConfig()) as manager:
+        log = manager.get_log(TopicPartition("events", 0))
+        assert log is not None and log.had_clean_shutdown
+        assert [base for base, _reason in log.load_report.rebuilt_indexes] == bases[:2]
+        assert [(r.offset, r.key, r.value) for r in log.records()] == expected
+    assert verify_log_dir(tmp_path / "logs").ok
 
 
 def test_recover_and_clean_refuse_a_locked_log_dir_and_non_partitions(tmp_path: Path) -> None:
@@ -558,6 +715,26 @@ def test_demo_tour_runs_every_step(tmp_path: Path) -> None:
     assert "bytes of torn write truncated" in text and "indexes rebuilt" in text
     assert "| offset: " in text
     assert verify_log_dir(tmp_path / "tour" / "kafka-logs").ok
+
+
+def test_a_count_of_one_takes_the_singular(tmp_path: Path) -> None:
+    """Issue 30: the tour said ``deleted 1 segments``, and other messages counted ``1 entries``, ``1 charts``,
+    ``round(s)``: one helper puts every count's noun in its number."""
+    assert [counted(n, "segment") for n in (0, 1, 2)] == ["0 segments", "1 segment", "2 segments"]
+    assert [counted(n, "entry", "entries") for n in (1, 5)] == ["1 entry", "5 entries"]
+    out = io.StringIO()
+    assert tour(str(tmp_path / "tour"), out) == 0
+    text = out.getvalue()
+    assert "deleted 1 segment; " in text and "1 cleaning round: " in text
+    assert not re.search(r"(?<![\d.])1 (segments|files|records|bytes|cleaning rounds|rounds|more lines)\b", text)
+    assert "(s)" not in text
+    # A time index of one entry over a segment whose batches are gone: verify counts it in the singular too.
+    partition = _build_log_dir(tmp_path / "logs", records=300)
+    last = sorted(partition.glob("*.log"))[-1]
+    last.write_bytes(b"")
+    status, out_text, _err = run("verify", str(partition))
+    assert status == 1 and "timeindex: has 1 entry but the log holds no batch" in out_text
+    assert out_text.rstrip().endswith("1 partition checked, 1 error")
 
 
 def test_commands_read_a_record_count_bomb_in_bounded_memory(tmp_path: Path, impl: Any,

@@ -21,7 +21,15 @@ import crcmod.predefined
 import pytest
 
 from kafkalog.cli import main
-from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, KAFKALITE, KAFKALITE_EXPECTED
+from tests.support.golden_data import (
+    ARTHUR,
+    BULLSHIT,
+    DANIELOWO,
+    DIPENDRASAINI,
+    KAFKALITE,
+    KAFKALITE_EXPECTED,
+    YUANLIUBEI,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "dump"
 _crc32c = crcmod.predefined.mkCrcFun("crc-32c")
@@ -280,6 +288,30 @@ def test_index_and_time_index_entries(golden: Path, tmp_path: Path) -> None:
     status, _out, err = run("dump", "--files", str(time_index), "--verify-index-only")
     assert status == 1
     assert f"Found out of order timestamp in :{time_index}" in err or "not found in the log" in err
+
+
+def test_kafkas_mismatch_lines_over_a_brokers_own_indexes_exit_0(golden: Path, tmp_path: Path) -> None:
+    """Issue 30: a healthy broker's indexes hold entries Kafka's tool reports (a multi-batch append indexed by its
+    last offset at its first batch; the zero first slot of a time index that holds no entry yet).  The lines stay
+    Kafka's, the exit status is verify's rule: 0 here, 1 once an entry sends lookups to the wrong batch."""
+    partition = shutil.copytree(golden / f"{DIPENDRASAINI}/invoice-0", tmp_path / "invoice-0")
+    index = partition / "00000000000000000000.index"
+    status, _out, err = run("dump", "--verify-index-only", "--files", str(index))
+    assert err.startswith(f"Mismatches in :{index}\n  Index offset: 29971, log offset: 29917\n")
+    assert status == 0, err
+    offsets = golden / f"{YUANLIUBEI}/__consumer_offsets-17"
+    time_index = shutil.copytree(offsets, tmp_path / offsets.name) / "00000000000000000058.timeindex"
+    status, _out, err = run("dump", "--files", str(time_index))
+    assert err.splitlines() == ["The following indexed offsets are not found in the log.",
+                                "Indexed offset: 58, found log offset: 59"]
+    assert status == 0
+    # The first entry moved onto the second's batch: a lookup of its offset starts past the batch holding it.
+    index.chmod(0o644)
+    raw = bytearray(index.read_bytes())
+    struct.pack_into(">i", raw, 4, struct.unpack_from(">i", raw, 12)[0])
+    index.write_bytes(bytes(raw))
+    status, _out, err = run("dump", "--verify-index-only", "--files", str(index))
+    assert status == 1 and err.startswith(f"Mismatches in :{index}\n")
 
 
 def test_trailing_invalid_bytes_and_a_flipped_crc(golden: Path, tmp_path: Path) -> None:

@@ -440,4 +440,4 @@ def test_integer_decoders_read_the_first_bytes_as_kafkas_do(tmp_path: Path) -> N
                            "--value-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder", "--files", str(log))
     assert payloads(out) == ["key: -5 payload: 7", "", "payload: -1"]
     assert status == 1
-    assert err == f"kafkalog dump: {log}: record at offset 1: 2 byte(s) do not hold an int (4 bytes)\n"
+    assert err == f"kafkalog dump: {log}: record at offset 1: 2 bytes do not hold an int (4 bytes)\n"

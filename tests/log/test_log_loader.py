@@ -275,7 +275,8 @@ def test_indexes_recovery_rebuilds_are_not_checked_at_load(create_log: LogFactor
     log = create_log(log_config, recovery_point=recovery_point, had_clean_shutdown=False)
     assert [base for base, _reason in log.load_report.rebuilt_indexes] == bases[:2]
     assert all("neither positive nor a multiple of 8" in reason for _base, reason in log.load_report.rebuilt_indexes)
-    assert [base for base, _truncated in log.load_report.recovered_segments] == bases[2:]
+    # The first two were recovered by their rebuild at load, the others by recovery: each listed once, cut by 0.
+    assert log.load_report.recovered_segments == [(base, 0) for base in bases]
     assert log.log_end_offset == num_messages
     assert all(p.stat().st_size % 8 == 0 for p in index_files)
     assert_every_offset_and_timestamp_resolves(log, now, num_messages)
@@ -487,7 +488,9 @@ def test_delete_dir_loads_at_offset_zero_with_an_empty_epoch_cache(create_log: L
     deleted = create_log(config(), directory, had_clean_shutdown=False)
     assert (deleted.log_start_offset, deleted.recovery_point, deleted.log_end_offset) == (0, 0, 0)
     assert [segment.base_offset for segment in deleted.log_segments()] == [0, 3, 6]
-    assert deleted.load_report.recovered_segments == []
+    # Only the rebuild of the index the empty active segment never wrote; the torn tail of segment 3 stays.
+    assert deleted.load_report.rebuilt_indexes == [(6, "offset index missing")]
+    assert deleted.load_report.recovered_segments == [(6, 0)]
     assert deleted.leader_epoch_cache is not None
     assert deleted.leader_epoch_cache.epoch_entries() == []
     assert LeaderEpochCheckpoint(LeaderEpochCheckpoint.new_file(directory), read_only=True).read() == []

@@ -227,6 +227,21 @@ def test_end_transaction_markers(impl: ModuleType) -> None:
         assert record.value == struct.pack(">hi", 0, 13)
 
 
+def test_a_control_type_prints_its_name(impl: ModuleType) -> None:
+    """Issue 30: ``str(record.control_type)`` printed ``1`` where ``str(record.timestamp_type)`` prints
+    ``CreateTime``.  It prints its name, as Kafka's ``ControlRecordType`` does, and stays the int it was."""
+    built = MemoryRecords.with_end_transaction_marker(42, 7, EndTransactionMarker(ControlRecordType.COMMIT, 13),
+                                                      timestamp=1234)
+    (record,) = next(built.batches()).records()
+    kind = record.control_type
+    assert (str(kind), f"{kind}", format(kind), repr(kind)) == (
+        "COMMIT", "COMMIT", "COMMIT", "<ControlRecordType.COMMIT: 1>")
+    assert str(record.timestamp_type) == "CreateTime"
+    assert kind == 1 and int(kind) == 1 and kind > ControlRecordType.ABORT and kind is ControlRecordType.COMMIT
+    assert [str(t) for t in ControlRecordType] == ["UNKNOWN", "ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER",
+                                                   "SNAPSHOT_FOOTER", "KRAFT_VERSION", "KRAFT_VOTERS"]
+
+
 def test_kraft_control_types_are_types_not_errors(impl: ModuleType) -> None:
     for kind in (ControlRecordType.LEADER_CHANGE, ControlRecordType.SNAPSHOT_HEADER,
                  ControlRecordType.SNAPSHOT_FOOTER, ControlRecordType.KRAFT_VERSION,
