@@ -165,7 +165,13 @@ def partition_stats(path: str | os.PathLike[str], config: LogConfig | None = Non
                                size=log.size, log_start_offset=log.log_start_offset,
                                log_end_offset=log.log_end_offset,
                                skipped_files=[name for name, _why in log.load_report.skipped_files])
-        _count_segments(stats, [segment.log for segment in log.log_segments()], step)
+        torn_end = _count_segments(stats, [segment.log for segment in log.log_segments()], step)
+        # A torn tail read without recovery can leave the last segment's index pointing past the cut, and the
+        # log end found from that index then falls back to the segment's base (Kafka's readNextOffset does the
+        # same); the end recovery would leave is the offset after the last whole batch, which is what the
+        # records counted here run to.
+        if torn_end is not None and torn_end > stats.log_end_offset:
+            stats.log_end_offset = torn_end
         _cleaner_view(stats, log, _checkpointed(directory, CLEANER_OFFSET_CHECKPOINT_FILE), log.time.milliseconds())
     return stats
 
@@ -182,9 +188,13 @@ def _cleaner_view(stats: PartitionStats, log: Log, cleaned: int | None, now: int
     stats.dirty_ratio = None if math.isnan(to_clean.cleanable_ratio) else to_clean.cleanable_ratio
 
 
-def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Callable[[int], None]) -> None:
+def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Callable[[int], None]) -> int | None:
     """Add what the segments' ``.log`` sets hold to ``stats``: batches, records, formats, codecs, timestamps,
-    keys (a local read-only log's segments, or objects read by range: the same kernels over the same bytes)."""
+    keys (a local read-only log's segments, or objects read by range: the same kernels over the same bytes).
+
+    Returns the offset after the last whole batch when the last segment ends in a torn tail (the log end
+    offset its recovery would leave), else ``None``."""
+    torn_end: int | None = None
     magics: Counter[str] = Counter()
     codecs: Counter[str] = Counter()
     hashes = _DistinctKeys()
@@ -197,6 +207,8 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
         if tail is not None and tail[0] is Severity.ERROR:
             stats.invalid_tail_bytes += size - (int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0)
             stats.invalid_tails.append(f"{records.file.name}: {tail[1]}")
+        if records is logs[-1] and tail is not None and tail[0] is Severity.ERROR and len(rows):
+            torn_end = int(rows["last_offset"][-1]) + 1
         stats.batches += len(rows)
         stats.crc_failures += int(np.count_nonzero(rows["valid"] == 0))
         for magic, n in zip(*np.unique(rows["magic"], return_counts=True), strict=True):
@@ -222,6 +234,7 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
     stats.distinct_keys = len(hashes)
     if lowest is not math.inf:
         stats.min_timestamp, stats.max_timestamp = int(lowest), int(highest)
+    return torn_end
 
 
 def remote_partition_stats(location: StorageLocation, config: LogConfig | None = None, *,

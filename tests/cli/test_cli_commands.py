@@ -234,6 +234,8 @@ def test_stats_warns_of_a_torn_tail_as_verify_reports_it(tmp_path: Path) -> None
     stats = json.loads(out)
     assert stats["invalidTailBytes"] == torn and stats["invalidTails"] == [f"{last.name}: {message}"]
     assert stats["records"] == 240 and stats["crcFailures"] == 0
+    # The last segment's index points past the cut; the log end is where recovery would leave it, as verify says.
+    assert stats["logEndOffset"] == 240
     status, out, _err = run("stats", "--csv", str(partition))
     header, row = out.splitlines()
     assert status == 1 and dict(zip(header.split(","), row.split(","), strict=True))["invalidTailBytes"] == str(torn)
