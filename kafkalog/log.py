@@ -187,6 +187,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         self.topic_partition = topic_partition if topic_partition is not None else parse_topic_partition_name(dir)
         # A writer holds the log dir before it touches a file of it; a reader takes nothing.
         self._dir_hold = None if read_only else hold_log_dir(dir, dir_lock)
+        # A writer that holds its log dir itself is also its own LogManager, whose shutdown flushes each log
+        # (the active segment too) before it closes it: see close.
+        self._flushes_at_close = not read_only and dir_lock is None
         if self._dir_hold is not None:
             # A log dropped without close is an unclean close: its next open in this process recovers it.
             weakref.finalize(self, self._dir_hold.release, False)
@@ -968,8 +971,15 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         """Take a producer snapshot at the log end and close every segment, each file forced to disk (Kafka:
         ``UnifiedLog.close``).  A read-only log only releases its files.
 
-        The log is not flushed: the recovery point stays where the last flush left it, as in Kafka, whose
-        ``LogManager.shutdown`` flushes each log before closing it (so does :class:`~kafkalog.manager.LogManager`).
+        Kafka's ``UnifiedLog.close`` does not flush: its ``LogManager.shutdown`` flushes each log, the active segment
+        too (``flush(true)``), before it closes it and writes the clean-shutdown marker.  So does whoever passed
+        ``dir_lock`` (:class:`~kafkalog.manager.LogManager`, the ``recover`` and ``clean`` commands, a
+        :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`), and this close leaves the recovery point where the
+        last flush left it.  A log that holds its log dir itself (no ``dir_lock``) is its own manager, and its
+        close puts the marker back when it is the last writer: it flushes first, as ``LogManager.shutdown`` does,
+        so the marker never vouches for unflushed data, and an empty active segment gets the index files a
+        broker's shutdown leaves (trimmed to 0 bytes), which the next open would otherwise miss and rebuild as
+        after a crash ("Could not find offset index file ...").
 
         Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
@@ -990,6 +1000,8 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 self._producer_expire_check.cancel()
             clean = False
             try:
+                if self._flushes_at_close:
+                    self.flush(including_offset=True)
                 if not self.read_only:
                     with self._maybe_handle_io_exception(lambda: f"Error while closing log for {self.topic_partition} "
                                                                  f"in dir {self.local_log.parent_dir}"):

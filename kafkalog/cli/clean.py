@@ -120,6 +120,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
                         break
                 size_after = log.size
                 elapsed = time.monotonic() - started
+                # What a broker's shutdown does before the marker goes back (LogManager.shutdown): the marker
+                # vouches for flushed logs, and an empty active segment (--roll) gets its index files.
+                log.flush(including_offset=True)
             finally:
                 log.close()
             lock.restore_clean_shutdown_marker()  # the open removed it, if it was there

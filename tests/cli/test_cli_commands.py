@@ -421,6 +421,25 @@ def test_clean_roll_makes_the_active_segment_cleanable(tmp_path: Path) -> None:
         assert after.number_of_segments == 2
 
 
+def test_clean_roll_leaves_what_a_broker_shutdown_leaves(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``clean --roll`` puts the clean-shutdown marker back, so it flushes the log first, as a broker's
+    ``LogManager.shutdown`` does: the new, empty active segment gets its index files (0 bytes, trimmed), and the
+    next open of the log dir logs nothing about a missing index and rebuilds nothing."""
+    partition = _build_log_dir(tmp_path / "logs")
+    status, _out, err = run("clean", "--roll", *COMPACT, str(partition))
+    assert status == 0, err
+    active = max(partition.glob("*.log"))
+    assert active.stat().st_size == 0
+    assert active.with_suffix(".index").stat().st_size == 0
+    assert active.with_suffix(".timeindex").stat().st_size == 0
+    assert (tmp_path / "logs" / ".kafka_cleanshutdown").exists()
+    caplog.set_level(logging.INFO, logger="kafkalog")
+    with LogManager(tmp_path / "logs") as manager:
+        log = manager.get_log(TopicPartition("events", 0))
+        assert log is not None and log.load_report.rebuilt_indexes == []
+    assert not [r for r in caplog.records if "Could not find offset index file" in r.getMessage()]
+
+
 def test_clean_refuses_a_policy_that_does_not_compact(tmp_path: Path) -> None:
     partition = _build_log_dir(tmp_path / "logs")
     before = {p.name: p.read_bytes() for p in sorted(partition.iterdir())}

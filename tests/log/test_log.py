@@ -40,6 +40,7 @@ Kafka tests not ported:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ from kafkalog.errors import (
 from kafkalog.fetch import EMPTY_RECORDS, FetchDataInfo
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename, time_index_filename
+from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.validator import RecordValidationError
@@ -265,24 +267,60 @@ def test_an_append_rolled_to_a_new_segment_creates_its_index_files(create_log: L
     assert time_index_filename(log.dir, 1).is_file()
 
 
-def test_close_leaves_the_recovery_point_where_the_last_flush_left_it(create_log: LogFactory,
+def test_close_leaves_the_recovery_point_where_the_last_flush_left_it(create_log: LogFactory, log_dir: Path,
                                                                       mock_time: MockTime) -> None:
     """UnifiedLog.close (3.9.2): a producer snapshot at the log end, then ``LocalLog.close`` (each segment's file
     forced and closed); the log itself is not flushed, so the recovery point stays where the last flush left it,
     and a clean reopen at that recovery point reads every record.  It is ``LogManager.shutdown`` that flushes
-    each log before closing it (found by the oracle: the ``end`` state's ``recoveryPoint``)."""
+    each log before closing it (found by the oracle: the ``end`` state's ``recoveryPoint``).  So is a log opened
+    under its log dir's lock (``dir_lock``), whose holder is that manager; a log that holds its dir itself flushes
+    at close (:func:`test_a_log_holding_its_dir_itself_flushes_at_close_as_its_own_manager`)."""
+    with DirLock(log_dir.parent) as lock:
+        log = create_log(config(segment_bytes=200), dir_lock=lock)
+        for i in range(6):
+            log.append_as_leader(singleton(b"v%d" % i, timestamp=mock_time.milliseconds()), leader_epoch=0)
+        log.flush()
+        flushed = log.recovery_point
+        log.append_as_leader(singleton(b"late", timestamp=mock_time.milliseconds()), leader_epoch=0)
+        assert 0 < flushed < log.log_end_offset
+        log.close()
+        assert log.recovery_point == flushed
+        reopened = create_log(config(segment_bytes=200), recovery_point=flushed, dir_lock=lock)
+        assert reopened.log_end_offset == 7
+        assert [r.value for r in reopened.records()] == [b"v%d" % i for i in range(6)] + [b"late"]
+        reopened.close()
+
+
+def test_a_log_holding_its_dir_itself_flushes_at_close_as_its_own_manager(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, caplog: pytest.LogCaptureFixture) -> None:
+    """A log opened without ``dir_lock`` is its own LogManager: its close puts the clean-shutdown marker back, so
+    it first does what ``LogManager.shutdown`` does to each log, ``flush(true)``.  The recovery point reaches the
+    log end, and an empty active segment (just rolled) gets the index files a broker's shutdown leaves, trimmed to
+    0 bytes; the next open finds them and logs no "Could not find offset index file" (Kafka logs that, at ERROR,
+    only for a segment whose index really is missing, as it still is below)."""
     log = create_log(config(segment_bytes=200))
-    for i in range(6):
-        log.append_as_leader(singleton(b"v%d" % i, timestamp=mock_time.milliseconds()), leader_epoch=0)
-    log.flush()
-    flushed = log.recovery_point
-    log.append_as_leader(singleton(b"late", timestamp=mock_time.milliseconds()), leader_epoch=0)
-    assert 0 < flushed < log.log_end_offset
+    log.append_as_leader(singleton(b"v", timestamp=mock_time.milliseconds()), leader_epoch=0)
+    log.roll()
+    assert log.active_segment.size() == 0
+    assert not index_filename(log_dir, 1).exists()  # the lazy index of the new segment: no file yet
     log.close()
-    assert log.recovery_point == flushed
-    reopened = create_log(config(segment_bytes=200), recovery_point=flushed)
-    assert reopened.log_end_offset == 7
-    assert [r.value for r in reopened.records()] == [b"v%d" % i for i in range(6)] + [b"late"]
+    assert log.recovery_point == log.log_end_offset == 1
+    assert index_filename(log_dir, 1).stat().st_size == 0
+    assert time_index_filename(log_dir, 1).stat().st_size == 0
+    caplog.set_level(logging.INFO, logger="kafkalog")
+    reopened = create_log(config(segment_bytes=200))
+    assert not [r for r in caplog.records if "Could not find offset index file" in r.getMessage()]
+    assert reopened.load_report.rebuilt_indexes == []
+    assert [r.value for r in reopened.records()] == [b"v"]
+    reopened.close()
+
+    index_filename(log_dir, 0).unlink()  # really missing, on a segment that holds a batch
+    caplog.clear()
+    again = create_log(config(segment_bytes=200))
+    missing = [r for r in caplog.records if "Could not find offset index file" in r.getMessage()]
+    assert len(missing) == 1 and missing[0].levelno == logging.ERROR
+    assert str(log_dir / "00000000000000000000.log") in missing[0].getMessage()
+    assert again.load_report.rebuilt_indexes == [(0, "offset index missing")]
 
 # -- appending and reading ------------------------------------------------------------------------------
 
