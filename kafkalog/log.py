@@ -95,6 +95,7 @@ from .log_reads import (
 )
 from .log_retention import LogRetention
 from .log_segments import LogSegments
+from .pending_deletions import UndeletedFile
 from .producer_state import ProducerStateManager, ProducerStateManagerConfig, VerificationGuard
 from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
 from .record import MemoryRecords
@@ -201,6 +202,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 scheduler.startup()
         self.scheduler = scheduler
         self._closed = False
+        #: The files closing the log could not delete, with the reason: segments and producer snapshots it had
+        #: renamed ``.deleted`` and scheduled for deletion, which a close deletes (kafkalog's; see
+        #: :meth:`close`).  They stay ``.deleted``, and the next open deletes them.
+        self.undeleted_files: list[UndeletedFile] = []
         self.segments = LogSegments(self.topic_partition)
         #: The segments on local disk, their directory, files and recovery point
         #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
@@ -985,6 +990,14 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
         nothing may touch its files any more.
 
+        The files the log renamed ``.deleted`` and scheduled for deletion after ``file.delete.delay.ms`` (replaced
+        or deleted segments, their producer snapshots) are deleted now.  Kafka's close leaves them, and its
+        scheduler's shutdown drops the tasks that would delete them (``KafkaScheduler.shutdown``: no delayed
+        task runs after it), so a broker's next start deletes them; kafkalog finishes them, since a command or a
+        script that closes a log may not open it again, and until then they take the disk twice over
+        (:mod:`kafkalog.pending_deletions`).  A file that cannot be deleted is logged as a warning, listed in
+        :attr:`undeleted_files` with the reason, and left for the next open.
+
         A close that fails writes nothing more and releases the files (:meth:`close_handlers`), then raises; the
         next open of the log recovers it.  So does closing a log whose log dir went offline: Kafka's close raises
         the :class:`KafkaStorageError` of the offline dir, and a broker's ``LogManager`` has released the files
@@ -1007,7 +1020,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                                                                  f"in dir {self.local_log.parent_dir}"):
                         # A snapshot at the log end offset spares the next open a scan of the log.
                         take_snapshot_if_possible(self.producer_state_manager)
-                    self.local_log.close()
+                    self.undeleted_files = self.local_log.close()
                 else:
                     self.segments.close_handlers()
                     self.local_log.release_pending_deletions(delete=False)

@@ -33,7 +33,7 @@ from ..fsutil import DirLock
 from ..log import Log
 from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
-from .console import Console, format_bytes
+from .console import Console, format_bytes, report_undeleted_files
 
 __all__ = ["add_parser", "run"]
 
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             segments, size = log.number_of_segments, log.size
         finally:
             log.close()
+            report_undeleted_files(console, "recover", log.undeleted_files)
         partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
         # The log is whole again: a marker the open removed goes back, the other partitions untouched.
         lock.restore_clean_shutdown_marker()

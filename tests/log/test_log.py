@@ -322,6 +322,59 @@ def test_a_log_holding_its_dir_itself_flushes_at_close_as_its_own_manager(
     assert str(log_dir / "00000000000000000000.log") in missing[0].getMessage()
     assert again.load_report.rebuilt_indexes == [(0, "offset index missing")]
 
+def _compacted_with_deletions_pending(create_log: LogFactory, mock_time: MockTime) -> Log:
+    """A compacted log whose replaced segments wait as ``.deleted`` files, ``file.delete.delay.ms`` a day away,
+    and two segments removed by retention, the second one's producer snapshot waiting too."""
+    log = create_log(config(segment_bytes=300, cleanup_policy="compact,delete", file_delete_delay_ms=86_400_000,
+                            min_cleanable_dirty_ratio=0.0))
+    for i in range(40):
+        log.append_as_leader(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i, mock_time.milliseconds())],
+                                                        producer_id=7, producer_epoch=0, base_sequence=i),
+                             leader_epoch=0)
+    assert log.compact()
+    log.high_watermark = log.log_end_offset
+    assert log.maybe_increment_log_start_offset(log.log_segments()[2].base_offset)
+    assert log.delete_old_segments() == 2
+    waiting = sorted(p.name for p in log.dir.glob("*.deleted"))
+    assert any(name.endswith(".log.deleted") for name in waiting)
+    assert any(name.endswith(".snapshot.deleted") for name in waiting)
+    return log
+
+
+def test_close_finishes_the_deletions_it_scheduled(create_log: LogFactory, mock_time: MockTime) -> None:
+    """Kafka's close leaves the ``.deleted`` files to the broker's next start (its scheduler drops the delayed
+    "delete-file" and "delete-producer-snapshot" tasks at shutdown); kafkalog's close deletes them, however far
+    ``file.delete.delay.ms`` is, so a compaction that ends with a close does not leave the disk doubled.  The
+    tasks, should they run later, find nothing left to do."""
+    log = _compacted_with_deletions_pending(create_log, mock_time)
+    kept = [(r.offset, r.value) for r in log.records()]
+    log.close()
+    assert list(log.dir.glob("*.deleted")) == []
+    assert log.undeleted_files == []
+    mock_time.sleep(86_400_001)  # the tasks' time comes: they run, and delete nothing more
+    reopened = create_log(log.config)
+    assert reopened.load_report.removed_files == []
+    assert [(r.offset, r.value) for r in reopened.records()] == kept
+
+
+def test_close_says_which_files_it_could_not_delete(create_log: LogFactory, mock_time: MockTime,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A waiting file that cannot be deleted (here a directory stands at its name, which no unlink removes) is
+    named in a warning, with the reason, and in ``undeleted_files``; the other files still go, and the close
+    succeeds."""
+    log = _compacted_with_deletions_pending(create_log, mock_time)
+    victim = next(log.dir.glob("*.log.deleted"))
+    victim.rename(victim.with_name(victim.name + ".moved"))
+    victim.mkdir()
+    (victim / "inside").write_bytes(b"x")
+    caplog.set_level(logging.WARNING, logger="kafkalog")
+    log.close()
+    assert [(f.path, "Is a directory" in f.reason) for f in log.undeleted_files] == [(victim, True)]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and str(victim) in warnings[0] and "Is a directory" in warnings[0]
+    assert sorted(p.name for p in log.dir.glob("*.deleted")) == [victim.name]
+
+
 # -- appending and reading ------------------------------------------------------------------------------
 
 
