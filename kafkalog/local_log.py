@@ -158,7 +158,7 @@ class LocalLog:
     not thread-safe: its owner (:class:`~kafkalog.log.Log`, Kafka's ``UnifiedLog``) calls it under its own lock.
     ``lock`` is that lock, taken here only by the delayed deletion task, which runs on the scheduler's thread
     and must not race the owner over the segments still waiting for it (kafkalog's addition: closing the log
-    releases their files, so the next open deletes what is left as ``.deleted``).  ``log_dir_failure_channel``
+    deletes them, :mod:`kafkalog.pending_deletions`).  ``log_dir_failure_channel``
     is told of the I/O errors of the log dir (:meth:`maybe_handle_io_exception`), unless ``read_only``: a log read
     in place (kafkalog's) takes nothing offline, and each failing read just raises.
     """
@@ -564,7 +564,7 @@ class LocalLog:
 
     def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
         """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
-        the log releases their files before the task runs."""
+        the log deletes their files if the task has not run yet (:mod:`kafkalog.pending_deletions`)."""
         if not async_delete:
             delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler,
                                  log_dir_failure_channel=self.log_dir_failure_channel)
