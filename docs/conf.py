@@ -89,16 +89,43 @@ nitpick_ignore_regex = [
     (r"py:(attr|data)", r".*"),  # instance attributes and module constants without a docstring of their own
 ]
 
+# What kafkalog logs at WARNING or above while an example runs is collected, not printed: an example that shows
+# a failure says what was logged (``logged()``), and one that makes kafkalog warn without saying so fails the
+# build (a warning a broker gives is a sign that the example does what no broker does).
 doctest_global_setup = """
+import logging as _logging
 import os
 import tempfile
 from pathlib import Path
 
 import kafkalog
 
+
+class _DocLogs(_logging.Handler):
+    def __init__(self):
+        super().__init__(_logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+_doc_logs = _DocLogs()
+_logging.getLogger("kafkalog").addHandler(_doc_logs)
+
+
+def logged():
+    \"\"\"What kafkalog logged at WARNING or above since the last call, one line each: level and message.\"\"\"
+    records, _doc_logs.records = _doc_logs.records, []
+    return [f"{r.levelname} {r.getMessage()}" for r in records]
+
+
 _doc_tmp = tempfile.TemporaryDirectory(prefix="kafkalog-doctest-")
 workdir = Path(_doc_tmp.name)
 """
 doctest_global_cleanup = """
+_logging.getLogger("kafkalog").removeHandler(_doc_logs)
 _doc_tmp.cleanup()
+_unshown = logged()
+assert not _unshown, f"an example made kafkalog log what it does not show: {_unshown}"
 """

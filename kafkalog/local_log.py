@@ -56,6 +56,7 @@ from .fsutil import fsync_dir, interrupts_deferred, storage_error
 from .index import OffsetPosition
 from .log_dir_failure_channel import LogDirFailureChannel, Message
 from .log_segments import LogSegments
+from .pending_deletions import PendingDeletions, UndeletedFile
 from .record import MemoryRecords
 from .scheduler import Scheduler, Time
 from .segment import NO_MAX_POSITION, LogSegment
@@ -157,7 +158,7 @@ class LocalLog:
     not thread-safe: its owner (:class:`~kafkalog.log.Log`, Kafka's ``UnifiedLog``) calls it under its own lock.
     ``lock`` is that lock, taken here only by the delayed deletion task, which runs on the scheduler's thread
     and must not race the owner over the segments still waiting for it (kafkalog's addition: closing the log
-    releases their files, so the next open deletes what is left as ``.deleted``).  ``log_dir_failure_channel``
+    deletes them, :mod:`kafkalog.pending_deletions`).  ``log_dir_failure_channel``
     is told of the I/O errors of the log dir (:meth:`maybe_handle_io_exception`), unless ``read_only``: a log read
     in place (kafkalog's) takes nothing offline, and each failing read just raises.
     """
@@ -186,8 +187,11 @@ class LocalLog:
         self.is_memory_mapped_buffer_closed = False
         #: When the log was last flushed, in ms (Kafka: ``lastFlushTime``).
         self.last_flush_time = time.milliseconds()
-        # Segments out of the map whose files wait for file.delete.delay.ms (guarded by ``lock``).
-        self._pending_deletions: list[LogSegment] = []
+        #: The segments (and the log's producer snapshots) out of the map whose files wait for
+        #: ``file.delete.delay.ms``; closing the log deletes them (:mod:`kafkalog.pending_deletions`).
+        self.pending_deletions = PendingDeletions(lock)
+        #: The files the last close could not delete, and why (:class:`~kafkalog.pending_deletions.UndeletedFile`).
+        self.undeleted_files: list[UndeletedFile] = []
 
     # -- the directory and the configuration --------------------------------------------------------
 
@@ -225,8 +229,7 @@ class LocalLog:
             self.dir = renamed
             self._parent_dir = os.path.abspath(renamed.parent)
             self.segments.update_parent_dir(renamed)
-            for segment in self._pending_deletions:
-                segment.update_parent_dir(renamed)
+            self.pending_deletions.update_parent_dir(renamed)
             return True
 
     def update_config(self, new_config: LogConfig) -> LogConfig:
@@ -561,7 +564,7 @@ class LocalLog:
 
     def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
         """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
-        the log releases their files before the task runs."""
+        the log deletes their files if the task has not run yet (:mod:`kafkalog.pending_deletions`)."""
         if not async_delete:
             delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler,
                                  log_dir_failure_channel=self.log_dir_failure_channel)
@@ -574,8 +577,7 @@ class LocalLog:
     def _schedule_deletion(self, segments: list[LogSegment]) -> None:
         """Delete ``segments`` (renamed ``.deleted``) after ``file.delete.delay.ms`` (Kafka's "delete-file"
         task), so readers still holding them finish first."""
-        with self._lock:
-            self._pending_deletions.extend(segments)
+        self.pending_deletions.add_segments(segments)
 
         def delete_files() -> None:
             def message() -> str:
@@ -583,12 +585,12 @@ class LocalLog:
 
             for segment in segments:
                 with self._lock:
-                    if segment not in self._pending_deletions:
+                    if segment not in self.pending_deletions:
                         continue  # the log was closed or deleted meanwhile and took care of it
                     # Refused while the segment is still pending when the log dir is offline, so that the log's
                     # close releases its files (Kafka's task fails the same way).
                     with self.maybe_handle_io_exception(message):
-                        self._pending_deletions.remove(segment)
+                        self.pending_deletions.take(segment)
                 logger.info("Deleting segment files %s", segment)
                 with self.maybe_handle_io_exception(message):
                     segment.delete()
@@ -596,15 +598,13 @@ class LocalLog:
         self.scheduler.schedule("delete-file", delete_files, delay_ms=self.config.file_delete_delay_ms)
 
     def release_pending_deletions(self, delete: bool) -> None:
-        """The segments still waiting for their deletion task: deleted now, or (``delete`` false, as the log
-        closes) their files released, left ``.deleted`` for the next open to remove."""
-        with self._lock:
-            pending, self._pending_deletions = self._pending_deletions, []
-        for segment in pending:
-            if delete:
-                segment.delete()
-            else:
-                segment.close_handlers()
+        """The files still waiting for their deletion task: deleted now, raising the first failure (``delete``, as
+        the log is deleted), or their files released and left ``.deleted`` for the next open to remove (as the
+        log's files are let go without writing: :meth:`close_handlers`, a read-only log)."""
+        if delete:
+            self.pending_deletions.delete_all()
+        else:
+            self.pending_deletions.release()
 
     def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
         """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit,
@@ -685,13 +685,21 @@ class LocalLog:
 
     # -- closing and deleting -----------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Close every segment, and release the files of those waiting for deletion (Kafka: ``close``)."""
+    def close(self) -> list[UndeletedFile]:
+        """Close every segment (Kafka: ``close``), then delete the files waiting for their deletion task, and
+        return those that could not be deleted (also in :attr:`undeleted_files`, each logged as a warning).
+
+        Kafka's close leaves the waiting files alone, and its scheduler's shutdown drops the delayed tasks
+        that would delete them: the broker's next start deletes them.  kafkalog's close finishes the deletions
+        (its deliberate difference, :mod:`kafkalog.pending_deletions`): a command or a script that closes its
+        log may not open it again, and the replaced segments would take the disk twice over until something
+        does."""
         with self.maybe_handle_io_exception(
                 lambda: f"Error while closing the log for {self.topic_partition} in dir {self._parent_dir}"):
             self.check_if_memory_mapped_buffer_closed()
             self.segments.close()
-            self.release_pending_deletions(delete=False)
+            self.undeleted_files = self.pending_deletions.finish(self.topic_partition)
+            return self.undeleted_files
 
     def close_handlers(self) -> None:
         """Release the files without writing anything (Kafka: ``closeHandlers``, what is done to the logs of a log

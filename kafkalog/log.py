@@ -95,6 +95,7 @@ from .log_reads import (
 )
 from .log_retention import LogRetention
 from .log_segments import LogSegments
+from .pending_deletions import UndeletedFile
 from .producer_state import ProducerStateManager, ProducerStateManagerConfig, VerificationGuard
 from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
 from .record import MemoryRecords
@@ -187,6 +188,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         self.topic_partition = topic_partition if topic_partition is not None else parse_topic_partition_name(dir)
         # A writer holds the log dir before it touches a file of it; a reader takes nothing.
         self._dir_hold = None if read_only else hold_log_dir(dir, dir_lock)
+        # A writer that holds its log dir itself is also its own LogManager, whose shutdown flushes each log
+        # (the active segment too) before it closes it: see close.
+        self._flushes_at_close = not read_only and dir_lock is None
         if self._dir_hold is not None:
             # A log dropped without close is an unclean close: its next open in this process recovers it.
             weakref.finalize(self, self._dir_hold.release, False)
@@ -198,6 +202,10 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 scheduler.startup()
         self.scheduler = scheduler
         self._closed = False
+        #: The files closing the log could not delete, with the reason: segments and producer snapshots it had
+        #: renamed ``.deleted`` and scheduled for deletion, which a close deletes (kafkalog's; see
+        #: :meth:`close`).  They stay ``.deleted``, and the next open deletes them.
+        self.undeleted_files: list[UndeletedFile] = []
         self.segments = LogSegments(self.topic_partition)
         #: The segments on local disk, their directory, files and recovery point
         #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
@@ -968,12 +976,27 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         """Take a producer snapshot at the log end and close every segment, each file forced to disk (Kafka:
         ``UnifiedLog.close``).  A read-only log only releases its files.
 
-        The log is not flushed: the recovery point stays where the last flush left it, as in Kafka, whose
-        ``LogManager.shutdown`` flushes each log before closing it (so does :class:`~kafkalog.manager.LogManager`).
+        Kafka's ``UnifiedLog.close`` does not flush: its ``LogManager.shutdown`` flushes each log, the active segment
+        too (``flush(true)``), before it closes it and writes the clean-shutdown marker.  So does whoever passed
+        ``dir_lock`` (:class:`~kafkalog.manager.LogManager`, the ``recover`` and ``clean`` commands, a
+        :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`), and this close leaves the recovery point where the
+        last flush left it.  A log that holds its log dir itself (no ``dir_lock``) is its own manager, and its
+        close puts the marker back when it is the last writer: it flushes first, as ``LogManager.shutdown`` does,
+        so the marker never vouches for unflushed data, and an empty active segment gets the index files a
+        broker's shutdown leaves (trimmed to 0 bytes), which the next open would otherwise miss and rebuild as
+        after a crash ("Could not find offset index file ...").
 
         Closing twice is harmless; closing a log whose files were released (:meth:`close_handlers`) or
         deleted (:meth:`delete`) is a :class:`KafkaStorageError`, as in Kafka (``checkIfMemoryMappedBufferClosed``):
         nothing may touch its files any more.
+
+        The files the log renamed ``.deleted`` and scheduled for deletion after ``file.delete.delay.ms`` (replaced
+        or deleted segments, their producer snapshots) are deleted now.  Kafka's close leaves them, and its
+        scheduler's shutdown drops the tasks that would delete them (``KafkaScheduler.shutdown``: no delayed
+        task runs after it), so a broker's next start deletes them; kafkalog finishes them, since a command or a
+        script that closes a log may not open it again, and until then they take the disk twice over
+        (:mod:`kafkalog.pending_deletions`).  A file that cannot be deleted is logged as a warning, listed in
+        :attr:`undeleted_files` with the reason, and left for the next open.
 
         A close that fails writes nothing more and releases the files (:meth:`close_handlers`), then raises; the
         next open of the log recovers it.  So does closing a log whose log dir went offline: Kafka's close raises
@@ -990,12 +1013,14 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 self._producer_expire_check.cancel()
             clean = False
             try:
+                if self._flushes_at_close:
+                    self.flush(including_offset=True)
                 if not self.read_only:
                     with self._maybe_handle_io_exception(lambda: f"Error while closing log for {self.topic_partition} "
                                                                  f"in dir {self.local_log.parent_dir}"):
                         # A snapshot at the log end offset spares the next open a scan of the log.
                         take_snapshot_if_possible(self.producer_state_manager)
-                    self.local_log.close()
+                    self.undeleted_files = self.local_log.close()
                 else:
                     self.segments.close_handlers()
                     self.local_log.release_pending_deletions(delete=False)

@@ -51,7 +51,10 @@ A step that finds a segment whose offsets do not fit its index (``LogSegmentOffs
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
 deletes, renames, rebuilds and truncates nothing, and reads around an index that fails its check (an offset or
 time index is ignored; a transaction index is ignored and not trusted, so the log's aborted transactions are read
-from its batch headers).
+from its batch headers).  The last segment's offset and time indexes may be an active segment's, preallocated
+with a zero tail that its writer trims only at roll or close (a running broker's or ``Log``'s, or one a crash
+left): that is not a failure, and a read-only load takes their live entries, quietly
+(:meth:`~kafkalog.segment.LogSegment.check_index_files`, :mod:`kafkalog.index.live_entries`).
 """
 
 from __future__ import annotations
@@ -489,11 +492,12 @@ class LogLoader:
                 segment.check_index_files_open()
             rebuilt = {segment.base_offset for segment in recovered}
             to_check = [segment for segment in to_check if segment.base_offset not in rebuilt]
+        last = self.segments.last_segment()
         for segment in to_check:
             if segment.base_offset in handled:
                 continue
             try:
-                segment.check_index_files()
+                segment.check_index_files(last=segment is last)
             except CorruptIndexError as e:
                 self._index_check_failed(segment, e)
 

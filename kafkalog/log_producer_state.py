@@ -194,7 +194,8 @@ class LogProducerState:
         """Kafka: ``deleteProducerSnapshots``: the snapshots at the bases of segments being deleted."""
         delete_producer_snapshots([segment.base_offset for segment in segments], self.producer_state_manager,
                                   async_delete, self.scheduler, self.config.file_delete_delay_ms,
-                                  self.local_log.log_dir_failure_channel, self.local_log.parent_dir)
+                                  self.local_log.log_dir_failure_channel, self.local_log.parent_dir,
+                                  self.local_log.pending_deletions)
 
     def take_producer_snapshot(self: _ProducerLog) -> None:
         """Kafka: ``takeProducerSnapshot``."""

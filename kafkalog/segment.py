@@ -63,6 +63,7 @@ from .filenames import (
 )
 from .fsutil import interrupts_deferred, open_regular, storage_error
 from .index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
+from .index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
 from .producer_state.entry import CompletedTxn
 from .producer_state.log_updates import producer_batches, update_producer_state
 from .producer_state.manager import ProducerStateManager
@@ -642,16 +643,29 @@ class LogSegment:
         else:
             raise FileNotFoundError(f"Offset index file {self._lazy_offset_index.file} does not exist")
 
-    def check_index_files(self) -> None:
+    def check_index_files(self, *, last: bool = False) -> None:
         """The offset and time index checks that 3.8.0's ``sanityCheck`` leaves out (kafkalog's; 0.10.1.1's
         ``Log.loadSegments`` ran ``index.sanityCheck()`` and ``timeIndex.sanityCheck()`` on every segment): the
         last offset not below the base offset, the length a whole number of entries, and for the time index
         the last timestamp not below the first.  An index not yet opened is checked on its file, by a stat and
         a pread or two, so the check maps nothing.
 
+        ``last``: this read-only segment is the log's last, whose index files may be an active segment's,
+        preallocated and not trimmed yet (a running broker's or writer's, or one a crash left, which the broker
+        would rebuild on its next start).  Its indexes are opened and take only their live entries, the ones
+        before the zero tail (:mod:`kafkalog.index.live_entries`, the rule ``kafkalog verify`` reads indexes by),
+        and those are checked.  A broker trims an index when its segment rolls, so on any other segment a zero
+        tail is not a state a broker leaves, and Kafka's count (every whole slot an entry) is checked.
+
         Raises:
-            CorruptIndexError: an index fails its check, naming the file.
+            CorruptIndexError: an index fails its check, naming the file (on the last segment also: a
+                zero-filled slot followed by data, a zeroed entry among live ones).
         """
+        if last and self.read_only:
+            self._load_first_batch_timestamp()
+            first_max_timestamp = self._rolling_based_timestamp  # None: the segment holds no batch
+            self._lazy_offset_index.take_live_entries(offset_index_zero_first_entry(first_max_timestamp is not None))
+            self._lazy_time_index.take_live_entries(time_index_zero_first_entry(first_max_timestamp))
         self._lazy_offset_index.check_file()
         self._lazy_time_index.check_file()
 

@@ -48,7 +48,7 @@ from ..tools.cleanup_policy import decide_cleanup
 from ..tools.cluster_metadata import MetadataLogs
 from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, config_pairs
-from .console import EXIT_USAGE, Console, counted, format_bytes
+from .console import EXIT_USAGE, Console, counted, format_bytes, report_undeleted_files
 
 __all__ = ["add_parser", "run"]
 
@@ -120,8 +120,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
                         break
                 size_after = log.size
                 elapsed = time.monotonic() - started
+                # What a broker's shutdown does before the marker goes back (LogManager.shutdown): the marker
+                # vouches for flushed logs, and an empty active segment (--roll) gets its index files.
+                log.flush(including_offset=True)
             finally:
                 log.close()
+                report_undeleted_files(console, "clean", log.undeleted_files)
             lock.restore_clean_shutdown_marker()  # the open removed it, if it was there
     finally:
         if keyless:

@@ -17,7 +17,10 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:
+    from ..pending_deletions import UndeletedFile
 
 from .._text import counted
 
@@ -172,3 +175,12 @@ def format_bytes(n: int | float) -> str:
             return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+def report_undeleted_files(console: Console, command: str, files: Iterable[UndeletedFile]) -> None:
+    """Say on stderr which files closing a log could not delete, and why (the library's warnings, which a command
+    without ``-v`` does not show): segments it had replaced or removed, renamed ``.deleted``, which stay until the
+    next open of the log for writing deletes them."""
+    for file in files:
+        console.error(f"kafkalog {command}: could not delete {file.path} ({file.reason}); it stays, and the next "
+                      "open of the log deletes it")

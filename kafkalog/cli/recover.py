@@ -46,7 +46,7 @@ from ..fsutil import DirLock, clean_shutdown_marker_present, fsync_dir
 from ..log import Log
 from ..tools.partition_dir import SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, PartitionDir
 from .config_argument import add_config_argument, log_config_from
-from .console import Console, counted, format_bytes
+from .console import Console, counted, format_bytes, report_undeleted_files
 
 __all__ = ["RecoverFailedError", "add_parser", "run"]
 
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 segments, size = log.number_of_segments, log.size
             finally:
                 log.close()
+                report_undeleted_files(console, "recover", log.undeleted_files)
             partition.update_checkpoint(RECOVERY_POINT_CHECKPOINT_FILE, end_offset)
         except (KafkaLogError, OSError) as e:
             raise RecoverFailedError(f"{e}; {_after_failure(lock, partition.path, files)}") from e

@@ -45,6 +45,7 @@ from ..errors import (
     ReadOnlyError,
 )
 from ..fsutil import allocate, data_regions, open_regular, storage_error
+from .live_entries import IndexExtent, first_nonzero_read, index_extent
 
 __all__ = ["DEFAULT_MAX_INDEX_SIZE", "AbstractIndex", "OffsetPosition", "TimestampOffset"]
 
@@ -355,6 +356,42 @@ class AbstractIndex:
                 f"{self._DESCRIPTION.capitalize()} file {self._path} is corrupt, found {length} bytes which is "
                 f"neither positive nor a multiple of {self.ENTRY_SIZE}."
             )
+
+    def take_live_entries(self, zero_first_entry: bool) -> IndexExtent:
+        """Take only the live entries of a read-only index whose file ends in a preallocated zero tail, the
+        active segment of a live or crashed broker (kafkalog's; :mod:`kafkalog.index.live_entries` gives the rule,
+        ``zero_first_entry`` whether an all-zero first slot can be an entry of this segment).  Kafka takes every
+        whole slot, and rebuilds the index before it reads it; a reader in place cannot, and a zero "last entry"
+        fails the time index's sanity check.  The tail is looked at in this index's copy of the file.  Returns
+        what was found; an index with no zero tail keeps Kafka's count.
+
+        Raises:
+            CorruptIndexError: a zero-filled slot is followed by data: a zeroed entry among live ones.
+            IllegalStateError: the index is writable (its writer knows its entries).
+        """
+        with self._lock:
+            self._check_open()
+            if self.writable:
+                raise IllegalStateError(f"Index {self._path} is writable: only a read-only index reads its zero "
+                                        "tail")
+            copy, length = self._map, self._copied_length
+
+            def read(position: int, n: int) -> bytes:
+                return b"" if copy is None else copy[position:position + n]
+
+            extent = index_extent(length, self.ENTRY_SIZE, read,
+                                  lambda start, end, budget: first_nonzero_read(read, start, end, budget),
+                                  zero_first_entry=zero_first_entry)
+            if extent.zeroed_entry:
+                assert extent.nonzero_after is not None
+                raise CorruptIndexError(
+                    f"Corrupt {self._DESCRIPTION} found, {self._DESCRIPTION} file ({self._path}) has its entry "
+                    f"{extent.zero_from} zero-filled, which ends an index's entries, but entry "
+                    f"{extent.nonzero_after // self.ENTRY_SIZE} after it is not")
+            if extent.zero_tail and extent.entries != self._entries:
+                self._entries = extent.entries
+                self._load_last_entry()
+            return extent
 
     def truncate_to(self, offset: int) -> None:
         """Remove every entry whose offset is >= ``offset`` (Kafka: ``OffsetIndex.truncateTo`` and

@@ -18,6 +18,7 @@ from ..errors import (
 )
 from ..fsutil import open_regular
 from .abstract_index import AbstractIndex, rename_index_file
+from .live_entries import IndexExtent
 from .time_index import TimeIndex
 
 __all__ = ["LazyIndex"]
@@ -124,6 +125,17 @@ class LazyIndex:
             self._index.sanity_check()  # type: ignore[attr-defined]
         else:
             _check_index_file(self._path, self._kind.ENTRY_SIZE, self.base_offset, self._kind is TimeIndex)
+
+    def take_live_entries(self, zero_first_entry: bool) -> IndexExtent:
+        """Open the index and take only its live entries (:meth:`AbstractIndex.take_live_entries`): a read-only
+        index of a segment whose file may end in a preallocated zero tail (the active segment of a live
+        broker's directory).
+
+        Raises:
+            CorruptIndexError: a zero-filled slot is followed by data.
+        """
+        index: AbstractIndex = self.get()
+        return index.take_live_entries(zero_first_entry)
 
     def rename_to(self, path: str | os.PathLike[str]) -> None:
         with self._lock:

@@ -42,6 +42,7 @@ from .snapshot import SnapshotFile
 if TYPE_CHECKING:
     from ..log_dir_failure_channel import LogDirFailureChannel
     from ..log_segments import LogSegments
+    from ..pending_deletions import PendingDeletions
     from ..segment import LogSegment
 
 __all__ = [
@@ -453,11 +454,13 @@ def rebuild_producer_state(producer_state_manager: ProducerStateManager, segment
 def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_state_manager: ProducerStateManager,
                               async_delete: bool, scheduler: Scheduler, file_delete_delay_ms: int,
                               log_dir_failure_channel: LogDirFailureChannel | None = None,
-                              parent_dir: str | None = None) -> None:
+                              parent_dir: str | None = None, pending: PendingDeletions | None = None) -> None:
     """Forget the snapshots at the bases of deleted segments, renamed ``.deleted`` at once and removed after
     ``file.delete.delay.ms`` (``async_delete``) or now (Kafka: ``UnifiedLog.deleteProducerSnapshots``).  The
     removal runs in ``log_dir_failure_channel``'s handler of the log dir ``parent_dir`` when they are given, as
-    Kafka's does: an I/O error takes the log dir offline."""
+    Kafka's does: an I/O error takes the log dir offline.  ``pending`` is the log's book of files waiting for
+    their deletion, which closing the log deletes (kafkalog's, :mod:`kafkalog.pending_deletions`): the task
+    deletes only the snapshots still in it."""
     snapshots: list[SnapshotFile] = []
     for base_offset in segment_base_offsets:
         snapshot = producer_state_manager.remove_and_mark_snapshot_for_deletion(base_offset)
@@ -465,16 +468,19 @@ def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_stat
             snapshots.append(snapshot)
     if not snapshots:
         return
+    if async_delete and pending is not None:
+        pending.add_snapshots(snapshots)
 
     def delete() -> None:
+        waiting = snapshots if not async_delete or pending is None else [s for s in snapshots if pending.take(s)]
         if log_dir_failure_channel is None or parent_dir is None:
-            for snapshot in snapshots:
+            for snapshot in waiting:
                 snapshot.delete_if_exists()
             return
         with log_dir_failure_channel.maybe_handle_io_exception(
                 parent_dir, lambda: f"Error while deleting producer state snapshots for "
                                     f"{producer_state_manager.topic_partition} in dir {parent_dir}"):
-            for snapshot in snapshots:
+            for snapshot in waiting:
                 snapshot.delete_if_exists()
 
     if async_delete:

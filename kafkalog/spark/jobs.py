@@ -156,6 +156,8 @@ def _clean_under(lock: DirLock, path: str, config: dict[str, str], dedupe_buffer
                          s.bytes_read, s.bytes_written, s.messages_read, s.messages_written,
                          s.invalid_messages_read, s.map_messages_read, float(s.buffer_utilization),
                          float(s.elapsed_secs()), float(s.elapsed_index_secs()), size_before, log.size))
+        # As a broker's shutdown flushes each log before its marker goes back (LogManager.shutdown).
+        log.flush(including_offset=True)
     finally:
         log.close()
     return rows

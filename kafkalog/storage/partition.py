@@ -13,7 +13,9 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
   not read, and a name whose prefix is not an offset as Kafka writes one is skipped (``skipped_files``);
 - an index is read whole, with one ranged read, at its first use; a missing one reads as empty, and when
   either index of a segment fails its sanity check both are ignored (the segment is read from its start), as
-  ``LogLoader.loadSegmentFiles`` does for a read-only open;
+  ``LogLoader.loadSegmentFiles`` does for a read-only open; the last segment's indexes take only their live
+  entries first, the ones before an active segment's preallocated zero tail, as a local read-only open's do
+  (:mod:`kafkalog.index.live_entries`);
 - the transaction index of a segment that has an offset index is read and checked at the open, as
   ``LogSegment.sanityCheck`` checks it (:meth:`UrlSegment.sanity_check`): an entry of a version this reader
   does not know fails the open, as it fails a local read-only open and a broker's load, and one that ends
@@ -52,6 +54,7 @@ from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
+from ..index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
@@ -126,6 +129,10 @@ class UrlSegment:
         stem = f"{base_offset:020d}"
         self.log: FileMessageSet = open_remote_log(dir / f"{stem}.log", files["log"])
         self._indexes: tuple[OffsetIndex, TimeIndex] | None = None
+        #: Whether this is the partition's last segment, whose indexes may end in an active segment's
+        #: preallocated zero tail (set by :class:`UrlPartition`; see :meth:`LogSegment.check_index_files
+        #: <kafkalog.segment.LogSegment.check_index_files>`).
+        self.last = False
 
     def sanity_check(self) -> None:
         """Check the transaction index as a read-only open checks a segment it loads (Kafka's
@@ -154,6 +161,12 @@ class UrlSegment:
             time_index = read_index(TimeIndex, self.dir / f"{stem}.timeindex", self.base_offset,
                                     self._files.get("timeindex"))
             try:
+                if self.last:
+                    # The rule a local read-only open reads its last segment's indexes by.
+                    first = next(iter(self.log.batches()), None)
+                    first_max_timestamp = first.max_timestamp if first is not None else None
+                    offset_index.take_live_entries(offset_index_zero_first_entry(first is not None))
+                    time_index.take_live_entries(time_index_zero_first_entry(first_max_timestamp))
                 offset_index.sanity_check()
                 time_index.sanity_check()
             except KafkaLogError:
@@ -301,6 +314,8 @@ class UrlPartition:
             for segment in segments:
                 segment.close()
             raise
+        if segments:
+            segments[-1].last = True
         first = segments[0].base_offset if segments else 0
         log_start = max(checkpointed or 0, first)
         return cls(location, tp, segments, log_start, skipped, snapshots)

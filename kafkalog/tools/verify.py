@@ -84,7 +84,15 @@ from ..filenames import (
     offset_from_file_name,
     segment_file_offset,
 )
-from ..fsutil import data_regions
+from ..index.live_entries import (
+    TAIL_READ_BUDGET,
+    IndexExtent,
+    first_nonzero_byte,
+    first_nonzero_read,
+    index_extent,
+    offset_index_zero_first_entry,
+    time_index_zero_first_entry,
+)
 from ..leader_epoch_cache import check_epoch_entry
 from ..record import MemoryRecords, ScanResult
 from ..record.legacy import LegacyRecordBatch
@@ -309,12 +317,6 @@ def _decode_one_by_one(report: PartitionReport, memory: MemoryRecords, log_file:
     return count
 
 
-#: Index entries read at a time while looking for the end of the live entries: a first read of 4096 entries
-#: (most indexes hold fewer), each next one twice the last, up to this many.
-_INDEX_READ_MAX_ENTRIES = 1 << 17
-#: The most bytes of an index's zero tail read to see that it is all zeros (holes are not read: a broker's
-#: preallocated tail is sparse, and the tail of a file preallocated for real costs a few milliseconds a MiB).
-_TAIL_READ_BUDGET = 64 * 1024 * 1024
 _OFFSET_ENTRY = np.dtype([("relative", ">i4"), ("position", ">i4")])
 _TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
 
@@ -325,15 +327,13 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
     :class:`~kafkalog.storage.location.StorageLocation`, read by range); ``None`` when it cannot be read or
     fails the broker's sanity check (reported).
 
-    The entries end at the first all-zero entry after the first (a preallocated index's zero tail, which a broker
-    trims only at a clean shutdown; DumpLogSegments' rule), or at the first when ``zero_first_entry`` is false (the
-    caller knows no broker wrote an all-zero first entry into this index).  The file is read a chunk at a time
-    until that entry, so the check costs what the index holds, not what its file's length is (a broker preallocates
-    10 MiB, sparse; a sparse 8 GiB file costs no more).  The tail after it is read only where the file has data (a
-    hole reads as zeros; at most ``_TAIL_READ_BUDGET`` bytes), to tell a preallocated tail from a zeroed entry
-    among live ones.  The broker's sanity check (Kafka: ``OffsetIndex.sanityCheck``, ``TimeIndex.sanityCheck``) is
-    then applied to the live entries: on the whole preallocated file a time index always fails it, and the broker
-    rebuilds the index, which is what the note about the tail says.
+    Where the entries end is :func:`~kafkalog.index.live_entries.index_extent`'s rule, the one a read-only open
+    reads an active segment's indexes by: they end at the first all-zero slot after the first, or at the first
+    when ``zero_first_entry`` is false (the caller knows no broker wrote an all-zero first entry into this
+    index); the zeros after it are a preallocated tail the broker did not trim (a note), data after it a zeroed
+    entry among live ones (an error).  The broker's sanity check (Kafka: ``OffsetIndex.sanityCheck``,
+    ``TimeIndex.sanityCheck``) is then applied to the live entries: on the whole preallocated file a time index
+    always fails it, and the broker rebuilds the index, which is what the note about the tail says.
     """
     if not isinstance(file, Path):
         try:
@@ -341,9 +341,13 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
         except (OSError, KafkaLogError) as e:
             report.add(Severity.ERROR, file, f"cannot be read: {e}")
             return None
-        return _live_entries(report, file, entry, kind, base_offset, length, zero_first_entry,
-                             lambda position, n: file.read_range(position, position + n),
-                             lambda start, end, budget: _first_nonzero_object(file, start, end, budget))
+
+        def read_object(position: int, n: int) -> bytes:
+            return bytes(file.read_range(position, position + n))
+
+        return _live_entries(report, file, entry, kind, base_offset, index_extent(
+            length, entry.itemsize, read_object, lambda start, end, budget: first_nonzero_read(
+                read_object, start, end, budget), zero_first_entry=zero_first_entry))
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
@@ -354,44 +358,38 @@ def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kin
         if not stat.S_ISREG(info.st_mode):
             report.add(Severity.ERROR, file, "is not a regular file: a broker cannot map it")
             return None
-        return _live_entries(report, file, entry, kind, base_offset, info.st_size, zero_first_entry,
-                             lambda position, n: os.pread(fd, n, position),
-                             lambda start, end, budget: _first_nonzero_byte(fd, start, end, budget))
+        extent = index_extent(info.st_size, entry.itemsize, lambda position, n: os.pread(fd, n, position),
+                              lambda start, end, budget: first_nonzero_byte(fd, start, end, budget),
+                              zero_first_entry=zero_first_entry)
     finally:
         os.close(fd)
+    return _live_entries(report, file, entry, kind, base_offset, extent)
 
 
 def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str, base_offset: int,
-                  length: int, zero_first_entry: bool, read: Callable[[int, int], bytes],
-                  first_nonzero: Callable[[int, int, int], tuple[int | None, bool]]) -> npt.NDArray[Any] | None:
-    """:func:`_index_entries` of a file of ``length`` bytes that ``read(position, size)`` reads, and whose first
-    non-zero byte in a range ``first_nonzero(start, end, budget)`` finds."""
+                  extent: IndexExtent) -> npt.NDArray[Any] | None:
+    """The live entries :func:`_index_entries` found (``extent``), with the findings about the file's length, its
+    tail, and the broker's sanity check of the entries."""
     size = entry.itemsize
-    if length % size:
+    if not extent.whole:
         report.add(Severity.ERROR, file, f"fails the broker's sanity check: Index file {file} is corrupt, found "
-                                         f"{length} bytes which is neither positive nor a multiple of {size}.")
+                                         f"{extent.length} bytes which is neither positive nor a multiple of {size}.")
         return None
-    slots = length // size
-    parts: list[npt.NDArray[Any]] = []
-    done, step = 0, 4096
-    while done < slots:
-        data = read(done * size, min(step, slots - done) * size)
-        count = len(data) // size
-        if count == 0:
-            break  # the file was cut short while it was read: what was read is what there is
-        raw = np.frombuffer(data, dtype=np.uint8, count=count * size).reshape(count, size)
-        zero = np.flatnonzero(~raw.any(axis=1))
-        if done == 0 and zero_first_entry:
-            zero = zero[zero > 0]
-        if len(zero):
-            end = done + int(zero[0])
-            parts.append(np.frombuffer(data, dtype=entry, count=int(zero[0])))
-            _check_zero_tail(report, file, first_nonzero, end, slots, size)
-            break
-        parts.append(np.frombuffer(data, dtype=entry, count=count))
-        done += count
-        step = min(step * 2, _INDEX_READ_MAX_ENTRIES)
-    entries = np.concatenate(parts) if parts else np.empty(0, dtype=entry)
+    if extent.zeroed_entry:
+        assert extent.nonzero_after is not None
+        report.add(Severity.ERROR, file, f"entry {extent.zero_from} is zero-filled, which ends an index's entries, "
+                                         f"but entry {extent.nonzero_after // size} after it is not: the entries "
+                                         f"from {extent.zero_from} on are not checked (a broker takes them all, and "
+                                         "its lookups stop at the zero entry)")
+    elif extent.zero_tail:
+        report.add(Severity.NOTE, file, f"its entries end at entry {extent.zero_from}, the first zero-filled one: "
+                                        f"{counted(extent.slots - extent.entries, 'slot')} from there "
+                                        f"{'is' if extent.slots - extent.entries == 1 else 'are'} a preallocated "
+                                        "tail the broker did not trim (no clean shutdown)"
+                                        + ("" if extent.tail_complete else f"; past the first {TAIL_READ_BUDGET} "
+                                           "bytes of its data the tail was not read"))
+    data = b"".join(extent.chunks)
+    entries = np.frombuffer(data, dtype=entry, count=len(data) // size)
     if len(entries):
         problem = None
         if kind == "time" and int(entries["timestamp"][-1]) < int(entries["timestamp"][0]):
@@ -408,61 +406,6 @@ def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind
             report.add(Severity.ERROR, file, f"fails the broker's sanity check: {problem}")
             return None
     return entries
-
-
-def _check_zero_tail(report: PartitionReport, file: Any,
-                     first_nonzero: Callable[[int, int, int], tuple[int | None, bool]], end: int, slots: int,
-                     size: int) -> None:
-    """Note the zero tail from entry ``end`` (zero-filled) of an index of ``slots`` entries, or report the
-    entries that are not zero after it: then entry ``end`` is a zeroed entry, not the end of the entries."""
-    found, complete = first_nonzero((end + 1) * size, slots * size, _TAIL_READ_BUDGET)
-    if found is not None:
-        report.add(Severity.ERROR, file, f"entry {end} is zero-filled, which ends an index's entries, but entry "
-                                         f"{found // size} after it is not: the entries from {end} on are not "
-                                         "checked (a broker takes them all, and its lookups stop at the zero entry)")
-        return
-    slots_left = counted(slots - end, "slot")
-    report.add(Severity.NOTE, file, f"its entries end at entry {end}, the first zero-filled one: {slots_left} from "
-                                    f"there {'is' if slots - end == 1 else 'are'} a preallocated tail the broker did "
-                                    "not trim (no clean shutdown)" + ("" if complete else f"; past the first "
-                                                                      f"{_TAIL_READ_BUDGET} bytes of its data the "
-                                                                      "tail was not read"))
-
-
-def _first_nonzero_byte(fd: int, start: int, end: int, budget: int) -> tuple[int | None, bool]:
-    """The position of the first non-zero byte in ``[start, end)`` of a file, and whether the whole range was
-    looked at.  Only the file's data regions are read (``SEEK_DATA``/``SEEK_HOLE``: a hole reads as zeros), so
-    a sparse preallocated tail costs a seek or two, and at most ``budget`` bytes are read in all."""
-    spent = 0
-    for position, stop in data_regions(fd, start, end):
-        while position < stop:
-            if spent >= budget:
-                return None, False
-            data = os.pread(fd, min(stop - position, 1 << 20, budget - spent), position)
-            if not data:
-                return None, True  # the file was cut short while it was read
-            nonzero = np.flatnonzero(np.frombuffer(data, dtype=np.uint8))
-            if len(nonzero):
-                return position + int(nonzero[0]), True
-            position += len(data)
-            spent += len(data)
-    return None, True
-
-
-def _first_nonzero_object(file: StorageLocation, start: int, end: int, budget: int) -> tuple[int | None, bool]:
-    """:func:`_first_nonzero_byte` of an object read by range (an object has no holes to skip)."""
-    position = start
-    while position < end:
-        if position - start >= budget:
-            return None, False
-        data = file.read_range(position, min(end, position + (1 << 20), start + budget))
-        if not data:
-            return None, True
-        nonzero = np.flatnonzero(np.frombuffer(data, dtype=np.uint8))
-        if len(nonzero):
-            return position + int(nonzero[0]), True
-        position += len(data)
-    return None, True
 
 
 def _absolute_offsets(report: PartitionReport, file: Any, base_offset: int,
@@ -494,7 +437,7 @@ def _check_offset_index(report: PartitionReport, segment: _Segment, index_file: 
     rows = segment.rows
     # An all-zero first entry (offset +0 at position 0) is one a broker writes only over a batch.
     entries = _index_entries(report, index_file, _OFFSET_ENTRY, "offset", segment.base_offset,
-                             zero_first_entry=len(rows) > 0)
+                             zero_first_entry=offset_index_zero_first_entry(len(rows) > 0))
     if entries is None or not len(entries):
         return
     offsets, numbers = _absolute_offsets(report, index_file, segment.base_offset, entries["relative"])
@@ -540,7 +483,8 @@ def _check_time_index(report: PartitionReport, segment: _Segment, time_index_fil
     # An all-zero first entry (timestamp 0, offset +0) is one a broker writes only when the first batch's max
     # timestamp is 0: its index starts from no timestamp (-1) and takes only later ones.
     entries = _index_entries(report, time_index_file, _TIME_ENTRY, "time", segment.base_offset,
-                             zero_first_entry=len(rows) > 0 and int(rows["max_timestamp"][0]) == 0)
+                             zero_first_entry=time_index_zero_first_entry(
+                                 int(rows["max_timestamp"][0]) if len(rows) else None))
     if entries is None or not len(entries):
         return
     offsets, numbers = _absolute_offsets(report, time_index_file, segment.base_offset, entries["relative"])

@@ -32,7 +32,8 @@ with the rest of :mod:`kafkalog.topic`; ``testRollEmptyActiveSegment`` and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ from kafkalog.filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from kafkalog.fsutil import fsync_dir
+from kafkalog.fsutil import DirLock, fsync_dir
 from kafkalog.local_log import LocalLog, LogTruncation, SegmentDeletionReason, delete_segment_files
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
@@ -66,10 +67,15 @@ KeyValue = tuple[str, str]
 
 
 @pytest.fixture
-def log(scratch: Path, mock_time: MockTime, create_log: Any) -> Log:
-    """Kafka's ``createLocalLogWithActiveSegment(config = LogTestUtils.createLogConfig())``."""
-    made: Log = create_log(config(), scratch / "kafka-1", topic_partition=TOPIC_PARTITION)
-    return made
+def log(scratch: Path, mock_time: MockTime, create_log: Any) -> Iterator[Log]:
+    """Kafka's ``createLocalLogWithActiveSegment(config = LogTestUtils.createLogConfig())``, opened under its log
+    dir's lock, so that its close is ``LocalLog.close``'s: nothing flushed (these tests delete segment files the
+    map still holds, as Kafka's do)."""
+    with DirLock(scratch) as lock:
+        made: Log = create_log(config(), scratch / "kafka-1", topic_partition=TOPIC_PARTITION, dir_lock=lock)
+        yield made
+        with contextlib.suppress(KafkaStorageError):
+            made.close()
 
 
 def records(kvs: Iterable[KeyValue], timestamp: int) -> list[tuple[bytes, bytes, int]]:

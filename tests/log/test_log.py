@@ -40,6 +40,7 @@ Kafka tests not ported:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ from kafkalog.errors import (
 from kafkalog.fetch import EMPTY_RECORDS, FetchDataInfo
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename, time_index_filename
+from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.validator import RecordValidationError
@@ -265,24 +267,113 @@ def test_an_append_rolled_to_a_new_segment_creates_its_index_files(create_log: L
     assert time_index_filename(log.dir, 1).is_file()
 
 
-def test_close_leaves_the_recovery_point_where_the_last_flush_left_it(create_log: LogFactory,
+def test_close_leaves_the_recovery_point_where_the_last_flush_left_it(create_log: LogFactory, log_dir: Path,
                                                                       mock_time: MockTime) -> None:
     """UnifiedLog.close (3.9.2): a producer snapshot at the log end, then ``LocalLog.close`` (each segment's file
     forced and closed); the log itself is not flushed, so the recovery point stays where the last flush left it,
     and a clean reopen at that recovery point reads every record.  It is ``LogManager.shutdown`` that flushes
-    each log before closing it (found by the oracle: the ``end`` state's ``recoveryPoint``)."""
+    each log before closing it (found by the oracle: the ``end`` state's ``recoveryPoint``).  So is a log opened
+    under its log dir's lock (``dir_lock``), whose holder is that manager; a log that holds its dir itself flushes
+    at close (:func:`test_a_log_holding_its_dir_itself_flushes_at_close_as_its_own_manager`)."""
+    with DirLock(log_dir.parent) as lock:
+        log = create_log(config(segment_bytes=200), dir_lock=lock)
+        for i in range(6):
+            log.append_as_leader(singleton(b"v%d" % i, timestamp=mock_time.milliseconds()), leader_epoch=0)
+        log.flush()
+        flushed = log.recovery_point
+        log.append_as_leader(singleton(b"late", timestamp=mock_time.milliseconds()), leader_epoch=0)
+        assert 0 < flushed < log.log_end_offset
+        log.close()
+        assert log.recovery_point == flushed
+        reopened = create_log(config(segment_bytes=200), recovery_point=flushed, dir_lock=lock)
+        assert reopened.log_end_offset == 7
+        assert [r.value for r in reopened.records()] == [b"v%d" % i for i in range(6)] + [b"late"]
+        reopened.close()
+
+
+def test_a_log_holding_its_dir_itself_flushes_at_close_as_its_own_manager(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, caplog: pytest.LogCaptureFixture) -> None:
+    """A log opened without ``dir_lock`` is its own LogManager: its close puts the clean-shutdown marker back, so
+    it first does what ``LogManager.shutdown`` does to each log, ``flush(true)``.  The recovery point reaches the
+    log end, and an empty active segment (just rolled) gets the index files a broker's shutdown leaves, trimmed to
+    0 bytes; the next open finds them and logs no "Could not find offset index file" (Kafka logs that, at ERROR,
+    only for a segment whose index really is missing, as it still is below)."""
     log = create_log(config(segment_bytes=200))
-    for i in range(6):
-        log.append_as_leader(singleton(b"v%d" % i, timestamp=mock_time.milliseconds()), leader_epoch=0)
-    log.flush()
-    flushed = log.recovery_point
-    log.append_as_leader(singleton(b"late", timestamp=mock_time.milliseconds()), leader_epoch=0)
-    assert 0 < flushed < log.log_end_offset
+    log.append_as_leader(singleton(b"v", timestamp=mock_time.milliseconds()), leader_epoch=0)
+    log.roll()
+    assert log.active_segment.size() == 0
+    assert not index_filename(log_dir, 1).exists()  # the lazy index of the new segment: no file yet
     log.close()
-    assert log.recovery_point == flushed
-    reopened = create_log(config(segment_bytes=200), recovery_point=flushed)
-    assert reopened.log_end_offset == 7
-    assert [r.value for r in reopened.records()] == [b"v%d" % i for i in range(6)] + [b"late"]
+    assert log.recovery_point == log.log_end_offset == 1
+    assert index_filename(log_dir, 1).stat().st_size == 0
+    assert time_index_filename(log_dir, 1).stat().st_size == 0
+    caplog.set_level(logging.INFO, logger="kafkalog")
+    reopened = create_log(config(segment_bytes=200))
+    assert not [r for r in caplog.records if "Could not find offset index file" in r.getMessage()]
+    assert reopened.load_report.rebuilt_indexes == []
+    assert [r.value for r in reopened.records()] == [b"v"]
+    reopened.close()
+
+    index_filename(log_dir, 0).unlink()  # really missing, on a segment that holds a batch
+    caplog.clear()
+    again = create_log(config(segment_bytes=200))
+    missing = [r for r in caplog.records if "Could not find offset index file" in r.getMessage()]
+    assert len(missing) == 1 and missing[0].levelno == logging.ERROR
+    assert str(log_dir / "00000000000000000000.log") in missing[0].getMessage()
+    assert again.load_report.rebuilt_indexes == [(0, "offset index missing")]
+
+def _compacted_with_deletions_pending(create_log: LogFactory, mock_time: MockTime) -> Log:
+    """A compacted log whose replaced segments wait as ``.deleted`` files, ``file.delete.delay.ms`` a day away,
+    and two segments removed by retention, the second one's producer snapshot waiting too."""
+    log = create_log(config(segment_bytes=300, cleanup_policy="compact,delete", file_delete_delay_ms=86_400_000,
+                            min_cleanable_dirty_ratio=0.0))
+    for i in range(40):
+        log.append_as_leader(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i, mock_time.milliseconds())],
+                                                        producer_id=7, producer_epoch=0, base_sequence=i),
+                             leader_epoch=0)
+    assert log.compact()
+    log.high_watermark = log.log_end_offset
+    assert log.maybe_increment_log_start_offset(log.log_segments()[2].base_offset)
+    assert log.delete_old_segments() == 2
+    waiting = sorted(p.name for p in log.dir.glob("*.deleted"))
+    assert any(name.endswith(".log.deleted") for name in waiting)
+    assert any(name.endswith(".snapshot.deleted") for name in waiting)
+    return log
+
+
+def test_close_finishes_the_deletions_it_scheduled(create_log: LogFactory, mock_time: MockTime) -> None:
+    """Kafka's close leaves the ``.deleted`` files to the broker's next start (its scheduler drops the delayed
+    "delete-file" and "delete-producer-snapshot" tasks at shutdown); kafkalog's close deletes them, however far
+    ``file.delete.delay.ms`` is, so a compaction that ends with a close does not leave the disk doubled.  The
+    tasks, should they run later, find nothing left to do."""
+    log = _compacted_with_deletions_pending(create_log, mock_time)
+    kept = [(r.offset, r.value) for r in log.records()]
+    log.close()
+    assert list(log.dir.glob("*.deleted")) == []
+    assert log.undeleted_files == []
+    mock_time.sleep(86_400_001)  # the tasks' time comes: they run, and delete nothing more
+    reopened = create_log(log.config)
+    assert reopened.load_report.removed_files == []
+    assert [(r.offset, r.value) for r in reopened.records()] == kept
+
+
+def test_close_says_which_files_it_could_not_delete(create_log: LogFactory, mock_time: MockTime,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A waiting file that cannot be deleted (here a directory stands at its name, which no unlink removes) is
+    named in a warning, with the reason, and in ``undeleted_files``; the other files still go, and the close
+    succeeds."""
+    log = _compacted_with_deletions_pending(create_log, mock_time)
+    victim = next(log.dir.glob("*.log.deleted"))
+    victim.rename(victim.with_name(victim.name + ".moved"))
+    victim.mkdir()
+    (victim / "inside").write_bytes(b"x")
+    caplog.set_level(logging.WARNING, logger="kafkalog")
+    log.close()
+    assert [(f.path, "Is a directory" in f.reason) for f in log.undeleted_files] == [(victim, True)]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and str(victim) in warnings[0] and "Is a directory" in warnings[0]
+    assert sorted(p.name for p in log.dir.glob("*.deleted")) == [victim.name]
+
 
 # -- appending and reading ------------------------------------------------------------------------------
 

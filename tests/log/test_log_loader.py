@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import logging
 import os
 import random
 from collections.abc import Callable, Mapping
@@ -341,7 +342,9 @@ def test_open_deletes_obsolete_files(create_log: LogFactory, log_dir: Path, mock
         log.append_as_leader(records())
     log.high_watermark = log.log_end_offset
     assert log.delete_old_segments() == 20
-    log.close()
+    # Kafka's close leaves the .deleted files to the next open; kafkalog's deletes them (its pending deletions),
+    # so the files reach the open here as a crash leaves them: their deletion tasks never ran.
+    log.close_handlers()
     assert sum(name.endswith(DELETED_FILE_SUFFIX) for name in names(log_dir)) >= 40
     log = create_log(log_config, had_clean_shutdown=False)
     assert log.number_of_segments == 1, "The deleted segments should be gone."
@@ -488,9 +491,9 @@ def test_delete_dir_loads_at_offset_zero_with_an_empty_epoch_cache(create_log: L
     deleted = create_log(config(), directory, had_clean_shutdown=False)
     assert (deleted.log_start_offset, deleted.recovery_point, deleted.log_end_offset) == (0, 0, 0)
     assert [segment.base_offset for segment in deleted.log_segments()] == [0, 3, 6]
-    # Only the rebuild of the index the empty active segment never wrote; the torn tail of segment 3 stays.
-    assert deleted.load_report.rebuilt_indexes == [(6, "offset index missing")]
-    assert deleted.load_report.recovered_segments == [(6, 0)]
+    # The close wrote every index (the active segment's empty ones too), and the torn tail of segment 3 stays.
+    assert deleted.load_report.rebuilt_indexes == []
+    assert deleted.load_report.recovered_segments == []
     assert deleted.leader_epoch_cache is not None
     assert deleted.leader_epoch_cache.epoch_entries() == []
     assert LeaderEpochCheckpoint(LeaderEpochCheckpoint.new_file(directory), read_only=True).read() == []
@@ -1383,6 +1386,83 @@ def test_read_only_open_changes_nothing(create_log: LogFactory, log_dir: Path, m
     finally:
         read_only.close()
     assert snapshot(log_dir.parent) == before
+
+
+def _live_log(create_log: LogFactory, mock_time: MockTime) -> tuple[Log, list[int]]:
+    """A writer's log left open: three segments, the active one with index entries in preallocated files."""
+    log = create_log(config(segment_bytes=600, index_interval_bytes=1, segment_index_bytes=4096))
+    now = mock_time.milliseconds()
+    timestamps = []
+    for i in range(22):
+        log.append_as_leader(singleton(f"value {i}".encode() * 4, timestamp=now + i))
+        timestamps.append(now + i)
+    assert log.number_of_segments >= 3
+    active = log.active_segment
+    assert active.time_index.entries > 1 and active.offset_index.entries > 1
+    assert active.time_index.path.stat().st_size == 4092  # preallocated: segment.index.bytes in whole entries
+    return log, timestamps
+
+
+def test_read_only_open_of_a_live_log_reads_the_active_indexes_quietly(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, caplog: pytest.LogCaptureFixture) -> None:
+    """A reader of a directory its writer holds open (a stream tailing a live log, a batch read of a running
+    broker's dir) finds the active segment's indexes preallocated: entries, then zeros to the end.  That is the
+    normal state of an active segment, not a failed check: nothing is logged, and the reader uses the live entries
+    (the writer's), not an index emptied for it."""
+    writer, timestamps = _live_log(create_log, mock_time)
+    active = writer.active_segment
+    caplog.set_level(logging.DEBUG, logger="kafkalog")
+    with Log(log_dir, read_only=True) as reader:
+        assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+        last = reader.active_segment
+        assert (last.offset_index.entries, last.time_index.entries) == \
+            (active.offset_index.entries, active.time_index.entries)
+        assert last.time_index.last_entry == active.time_index.last_entry
+        assert last.offset_index.lookup(writer.log_end_offset) == active.offset_index.lookup(writer.log_end_offset)
+        for i, timestamp in enumerate(timestamps):
+            found = reader.find_offset_by_timestamp(timestamp)
+            assert found is not None and found.offset == i
+        assert [r.offset for r in reader.records()] == list(range(writer.log_end_offset))
+
+
+def test_read_only_open_warns_of_a_zeroed_entry_among_the_last_segments_entries(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, caplog: pytest.LogCaptureFixture) -> None:
+    """What is really wrong is still said: a zero-filled slot of the last segment's time index followed by data
+    is a zeroed entry among live ones, which no writer leaves; the segment is read without its indexes."""
+    writer, timestamps = _live_log(create_log, mock_time)
+    time_index = writer.active_segment.time_index
+    entries = time_index.entries
+    writer.close_handlers()  # a crash: the files stay preallocated
+    with time_index.path.open("r+b") as f:
+        f.seek((entries + 3) * 12)
+        f.write((timestamps[-1] + 100).to_bytes(8, "big") + (1).to_bytes(4, "big"))
+    caplog.set_level(logging.WARNING, logger="kafkalog")
+    with Log(log_dir, read_only=True) as reader:
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 1
+        assert "fail their check" in warnings[0] and f"entry {entries} zero-filled" in warnings[0]
+        assert f"entry {entries + 3} after it" in warnings[0]
+        assert (reader.active_segment.offset_index.entries, reader.active_segment.time_index.entries) == (0, 0)
+        assert [r.offset for r in reader.records()] == list(range(len(timestamps)))
+
+
+def test_read_only_open_takes_a_zero_tail_only_on_the_last_segment(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, caplog: pytest.LogCaptureFixture) -> None:
+    """A writer trims an index when its segment rolls, so an earlier segment's zero tail is not a writer's state:
+    its slots all count, as in Kafka, and the time index fails Kafka's sanity check (its last timestamp, 0, is
+    below its first), which a read-only open reports and reads around."""
+    writer, timestamps = _live_log(create_log, mock_time)
+    first = writer.log_segments()[0]
+    assert first.time_index.entries > 0
+    writer.close()
+    with first.time_index.path.open("ab") as f:
+        f.write(bytes(12 * 5))
+    caplog.set_level(logging.WARNING, logger="kafkalog")
+    with Log(log_dir, read_only=True) as reader:
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 1
+        assert str(first.log.file) in warnings[0] and "last timestamp is 0" in warnings[0]
+        assert [r.offset for r in reader.records()] == list(range(len(timestamps)))
 
 
 def test_many_segments_reopened_open_their_indexes_lazily(create_log: LogFactory, log_dir: Path,

@@ -489,17 +489,22 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
                  producer_digests: set[bytes] | frozenset[bytes] = frozenset(), *,
                  closed_untrimmed: bool = False,
                  earlier: Mapping[str, list[LogMatch]] | None = None,
-                 truncated_reopened: bool = False) -> DirComparison:
+                 truncated_reopened: bool = False, closed: bool = False) -> DirComparison:
     """Compare every file of the two partition directories (see the module docstring): names first, then bytes,
     ``.log`` files entry by entry, ``.index`` files entry by entry with positions through their ``.log``'s entries.
     ``closed_untrimmed``: Kafka's log was just closed by a version whose close leaves the indexes as they were
     (:attr:`Rules.close_keeps_indexes`).  ``earlier``: the resized correspondences each ``.log`` had after earlier
     requests of the scenario (the driver keeps them), for the stale index entries a truncation leaves.
     ``truncated_reopened``: the scenario truncated a log reopened from disk (kafkalog's deliberate deviation in
-    ``LogSegment.truncate_to``, :func:`_lost_largest_timestamp`)."""
+    ``LogSegment.truncate_to``, :func:`_lost_largest_timestamp`).  ``closed``: both logs were just closed (``end``):
+    kafkalog's close deletes the files waiting for their deletion task, where Kafka's leaves them ``.deleted`` for
+    the next start (kafkalog's deliberate deviation, :mod:`kafkalog.pending_deletions`), so Kafka's ``.deleted``
+    files are not compared, and any left in kafkalog's dir is a difference."""
     earlier = earlier if earlier is not None else {}
     result = DirComparison()
     kafka_files, kafkalog_files = _files(kafka_dir), _files(kafkalog_dir)
+    if closed:
+        kafka_files = {name: path for name, path in kafka_files.items() if not name.endswith(".deleted")}
     only = sorted(set(kafka_files) ^ set(kafkalog_files))
     if only:
         side = "kafka" if only[0] in kafka_files else "kafkalog"

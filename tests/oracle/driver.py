@@ -228,7 +228,8 @@ def run_scenario(scenario: Scenario, work: Path, kafka: Runner | None = None,
             return True
         dirs = compare_dirs(kafka_dir, kafkalog_dir, digests,
                             closed_untrimmed=rules.close_keeps_indexes and message.get("cmd") == "end",
-                            earlier=earlier, truncated_reopened=truncated_reopened)
+                            earlier=earlier, truncated_reopened=truncated_reopened,
+                            closed=message.get("cmd") == "end")
         difference = compare_answers(kafka_answer, kafkalog_answer, dirs, resized_before=resized,
                                      producer_digests=digests, rules=rules) or dirs.difference
         resized |= dirs.resized

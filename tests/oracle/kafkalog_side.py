@@ -41,6 +41,7 @@ from kafkalog.cleaner_manager import LogToClean, cleanable_offsets
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError
 from kafkalog.fetch import FetchDataInfo
+from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
 from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.producer_state import ProducerStateManagerConfig
@@ -210,6 +211,9 @@ class KafkalogRunner:
         self._config: LogConfig | None = None
         self._producer_config: ProducerStateManagerConfig | None = None
         self._last_clean_offset: int | None = None
+        # The log dir's lock, held from start to end as a LogManager holds it: the log is opened under it, so its
+        # close is UnifiedLog.close (a log holding its dir itself flushes first, as LogManager.shutdown does).
+        self._dir_lock: DirLock | None = None
 
     def __enter__(self) -> KafkalogRunner:
         return self
@@ -222,6 +226,7 @@ class KafkalogRunner:
         if self.log is not None:
             self.log.close_handlers()
             self.log = None
+        self._release_dir_lock()
         if self.time is not None:
             self.time.scheduler.shutdown()
             self.time = None
@@ -241,10 +246,16 @@ class KafkalogRunner:
             log, self.log = self.log, None
             self._drop_queued_tasks()
             log.close()
+            self._release_dir_lock()
             state = self.state(log)
             self.time = None
             return {"state": state}
         return {"fatal": f"unknown cmd {cmd!r}"}
+
+    def _release_dir_lock(self) -> None:
+        if self._dir_lock is not None:
+            self._dir_lock.release()
+            self._dir_lock = None
 
     def _start(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.log is not None:
@@ -261,6 +272,7 @@ class KafkalogRunner:
         self._last_clean_offset = None
         self.dir = directory
         directory.parent.mkdir(parents=True, exist_ok=True)
+        self._dir_lock = DirLock(directory.parent, holder="the oracle's kafkalog runner")
         self.log = self._open(log_start_offset=0, recovery_point=0, clean=True)
         return {"state": self.state(self.log)}
 
@@ -270,7 +282,8 @@ class KafkalogRunner:
                   scheduler=self.time.scheduler, time=self.time, had_clean_shutdown=clean,
                   producer_state_manager_config=self._producer_config,
                   max_transaction_timeout_ms=MAX_TRANSACTION_TIMEOUT_MS,
-                  producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS)
+                  producer_id_expiration_check_interval_ms=PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                  dir_lock=self._dir_lock)
         # Kafka's UnifiedLog starts its high watermark at the log start offset (see the module docstring).
         log.update_high_watermark(log.log_start_offset)
         return log

@@ -402,6 +402,20 @@ def test_kafka_4_close_leaves_the_indexes_untrimmed(two_dirs: tuple[Path, Path])
     assert difference is not None and difference.path == INDEX
 
 
+def test_closed_logs_leave_kafkas_deleted_files_out(two_dirs: tuple[Path, Path]) -> None:
+    """At ``end`` (``closed``), Kafka's dir keeps the ``.deleted`` files its dropped tasks would have deleted, and
+    kafkalog's close deleted them (its deliberate deviation): Kafka's are not compared.  A ``.deleted`` file left
+    in kafkalog's dir is a difference, closed or not, and before ``end`` Kafka's count as any file."""
+    kafka, kafkalog = two_dirs
+    (kafka / "00000000000000000007.log.deleted").write_bytes(b"replaced")
+    difference = compare_dirs(kafka, kafkalog).difference
+    assert difference is not None and difference.path == "00000000000000000007.log.deleted"
+    assert compare_dirs(kafka, kafkalog, closed=True).difference is None
+    (kafkalog / "00000000000000000007.log.deleted").write_bytes(b"replaced")
+    difference = compare_dirs(kafka, kafkalog, closed=True).difference
+    assert difference is not None and difference.path == "00000000000000000007.log.deleted"
+
+
 def test_kafka_4_reads_name_the_batch(impl: ModuleType) -> None:
     """Rules.read_names_batch: Kafka 4 answers the base offset of the first batch read as ``messageOffset``;
     another offset still differs, and on the 3.9 line any difference does."""

@@ -310,8 +310,10 @@ def test_run_without_kafka_collects_kafkalogs_answers(scratch: Path, impl: Modul
 
 def test_end_drops_the_queued_tasks_unrun(side: Any) -> None:
     """As the Java runner does at ``end`` (and at a reopen: a restarted broker's new scheduler): the delayed
-    deletion of a truncated segment's producer snapshot, queued by the log, does not run when the log is ended,
-    and the file stays ``.deleted`` (Kafka 3.9's dir keeps it: generated seed 10 of the rolls profile)."""
+    deletion of a truncated segment's producer snapshot, queued by the log, does not run when the log is ended
+    (Kafka 3.9's dir keeps the file ``.deleted``: generated seed 10 of the rolls profile).  kafkalog's close
+    deletes it itself (its deliberate deviation, :mod:`kafkalog.pending_deletions`), which the comparison at
+    ``end`` allows for (``compare_dirs(closed=True)``)."""
     log = side()
     log.result({"op": "append", "records": [record("a", "1"), record("b", "2"), record("c", "3")]})
     log.result({"op": "roll"})
@@ -320,7 +322,8 @@ def test_end_drops_the_queued_tasks_unrun(side: Any) -> None:
     deleted = "00000000000000000003.snapshot.deleted"
     assert deleted in log.files()
     assert log.runner.request({"cmd": "end"})["state"]["logEndOffset"] == 2
-    assert deleted in log.files()
+    assert deleted not in log.files()
+    assert not any(name.endswith(".deleted") for name in log.files())
 
 
 def test_the_side_reads_the_wire_form_of_an_op(side: Any) -> None:

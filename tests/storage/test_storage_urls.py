@@ -20,8 +20,9 @@ import pytest
 
 fsspec = pytest.importorskip("fsspec")
 
-from kafkalog import _impl  # noqa: E402
+from kafkalog import MemoryRecords, _impl  # noqa: E402
 from kafkalog.cli import main  # noqa: E402
+from kafkalog.config import LogConfig  # noqa: E402
 from kafkalog.consumer_view import ConsumerView  # noqa: E402
 from kafkalog.errors import (  # noqa: E402
     KafkaLogError,
@@ -282,8 +283,11 @@ def test_verify_reads_remote_damage_and_changes_nothing(logs: tuple[Path, str]) 
     local_status, local_out, _local_err = run("dump", "--files", str(local / "events-1"))
     assert status == local_status == 1
     assert "invalid bytes" in out and out == local_out.replace(str(local), url)
+    # Stats counts what it can read and, as for a local dir, warns of each torn tail and exits 1 (issue 30).
     status, out, err = run("stats", f"{url}/events-1")
-    assert status == 0, err
+    local_status, _local_out, local_err = run("stats", str(local / "events-1"))
+    assert status == local_status == 1
+    assert "not a whole batch (a torn write" in err and err == local_err.replace(str(local), url)
     assert {p: fs.cat_file(p) for p in fs.find(root)} == before
 
 
@@ -300,6 +304,31 @@ def test_a_corrupt_remote_index_is_read_around(logs: tuple[Path, str]) -> None:
         assert segment.offset_index.entries == 0
         for offset in range(0, 40):
             assert segment.translate_offset(offset) == log.log_segments()[0].translate_offset(offset)
+
+
+def test_a_live_dirs_active_indexes_copied_to_a_url_are_read_by_their_live_entries(
+        impl: ModuleType, tmp_path: Path, memory_root: str) -> None:
+    """A partition dir copied while its writer had it open: the last segment's indexes are preallocated, entries
+    then zeros.  Read at a URL they keep their live entries, as a local read-only open reads them, instead of
+    being dropped as failing Kafka's sanity check (the zero "last entry" of the time index)."""
+    writer = Log(tmp_path / "logs" / "live-0", LogConfig({"segment.bytes": 600, "index.interval.bytes": 1}))
+    try:
+        for i in range(22):
+            writer.append(MemoryRecords.with_records([(None, f"value {i}".encode() * 4, 1_700_000_000_000 + i)]))
+        active = writer.active_segment
+        live = (active.offset_index.entries, active.time_index.entries)
+        assert live[1] > 1 and active.time_index.path.stat().st_size > live[1] * 12
+        url = _upload(tmp_path / "logs", memory_root, "logs")
+    finally:
+        writer.close()
+    where = locate(f"{url}/live-0")
+    assert isinstance(where, StorageLocation)
+    with UrlPartition.open(where) as remote:
+        last = remote.segments[-1]
+        assert (last.offset_index.entries, last.time_index.entries) == live
+        for i in range(22):
+            found = remote.find_offset_by_timestamp(1_700_000_000_000 + i)
+            assert found is not None and found.offset == i
 
 
 def test_an_object_cut_short_reads_as_what_is_there(logs: tuple[Path, str]) -> None:
