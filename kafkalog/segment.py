@@ -662,8 +662,14 @@ class LogSegment:
                 zero-filled slot followed by data, a zeroed entry among live ones).
         """
         if last and self.read_only:
-            self._load_first_batch_timestamp()
-            first_max_timestamp = self._rolling_based_timestamp  # None: the segment holds no batch
+            try:
+                self._load_first_batch_timestamp()
+                first_max_timestamp = self._rolling_based_timestamp  # None: the segment holds no batch
+            except KafkaLogError:
+                # A writer truncated the file under this reader (a short read), or its first batch is not one:
+                # with no first batch to vouch for it, a zero first slot is taken as the end of the entries, and
+                # lookups start at the segment's start.
+                first_max_timestamp = None
             self._lazy_offset_index.take_live_entries(offset_index_zero_first_entry(first_max_timestamp is not None))
             self._lazy_time_index.take_live_entries(time_index_zero_first_entry(first_max_timestamp))
         self._lazy_offset_index.check_file()

@@ -51,6 +51,7 @@ from kafkalog import MemoryRecords
 from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
+from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import (
     CLEAN_SHUTDOWN_FILE,
     CLEANED_FILE_SUFFIX,
@@ -1422,6 +1423,25 @@ def test_read_only_open_of_a_live_log_reads_the_active_indexes_quietly(
         for i, timestamp in enumerate(timestamps):
             found = reader.find_offset_by_timestamp(timestamp)
             assert found is not None and found.offset == i
+        assert [r.offset for r in reader.records()] == list(range(writer.log_end_offset))
+
+
+def test_read_only_open_survives_a_writer_cutting_the_first_batch_it_reads(
+        create_log: LogFactory, log_dir: Path, mock_time: MockTime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live-entries rule reads the last segment's first batch; a writer that truncates the file at that moment
+    makes the read short (seen in ``test_read_only_log_survives_a_writer_truncating``).  The open goes on: with no
+    first batch to vouch for a zero first slot, the slot ends the entries, and reads start at the segment's
+    start."""
+    writer, _timestamps = _live_log(create_log, mock_time)
+    real_batches = FileMessageSet.batches
+
+    def cut_under_the_reader(self: FileMessageSet, *args: Any, **kwargs: Any) -> Any:
+        raise KafkaStorageError(f"Short read from {self.file}: 0 of 61 bytes at position 0")
+
+    monkeypatch.setattr(FileMessageSet, "batches", cut_under_the_reader)
+    with Log(log_dir, read_only=True) as reader:
+        monkeypatch.setattr(FileMessageSet, "batches", real_batches)
+        assert reader.active_segment.offset_index.entries <= writer.active_segment.offset_index.entries
         assert [r.offset for r in reader.records()] == list(range(writer.log_end_offset))
 
 
