@@ -12,7 +12,7 @@ Only v2 batches with a producer id reach the manager (``batch.hasProducerId``). 
 from its header scan: the producer id of every v2 batch comes from one kernel call
 (:meth:`~kafkalog.file_message_set.FileMessageSet.producer_fields`), and only the batches that have one are
 read whole, as :class:`~kafkalog.record.batch.DefaultRecordBatch` (which is a
-:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`); a log without producers costs the scan alone.
+:class:`~kafkalog.producer_state.batch_info.ProducerBatchInfo`); a log without producers costs the scan alone.
 """
 
 from __future__ import annotations
