@@ -53,6 +53,7 @@ import numpy.typing as npt
 
 from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
 from .errors import CorruptIndexError, KafkaLogError
+from .producer_state import list_snapshot_files
 from .record import ControlRecordType
 from .record.batch import DefaultRecordBatch
 from .transaction_index import AbortedTxn, checked_entry_chunks
@@ -287,8 +288,6 @@ class TransactionState:
         A transaction index that is not trusted (it failed Kafka's sanity check when the log was opened, or holds
         more entries than its segment holds batches: :func:`_trusted_entries`) sends the reader to the batch
         headers too, with a warning naming it: the aborts it should list are in no other index."""
-        from .producer_state import list_snapshot_files
-
         segments = log.log_segments()
         snapshot = newest_snapshot_transactions(
             [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
