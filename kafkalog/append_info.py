@@ -45,8 +45,8 @@ from .config import LogConfig
 from .errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
 from .record.batch import RecordBatch
 from .record.compression import CompressionType
-from .record.convert import RecordValidationStats
 from .record.memory import MemoryRecords
+from .record.records_util import RecordValidationStats
 from .validator import _NO_METRICS, AppendOrigin, MetricsRecorder, RecordError, _in, target_compression
 
 __all__ = [
@@ -82,7 +82,7 @@ class LogAppendInfo:
     ``shallow_offset_of_max_timestamp`` is the last offset of the first batch holding the max timestamp.
     ``record_validation_stats`` is what the leader's validation cost (Kafka: ``recordValidationStats``, set by
     ``UnifiedLog.append`` from the validator's result); it stays :attr:`RecordValidationStats.EMPTY
-    <kafkalog.record.convert.RecordValidationStats.EMPTY>` for an append that keeps its offsets.
+    <kafkalog.record.records_util.RecordValidationStats.EMPTY>` for an append that keeps its offsets.
     """
 
     first_offset: int | None = None

@@ -24,7 +24,7 @@ import enum
 import itertools
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -34,14 +34,22 @@ from ._common import MAGIC_V2
 from .errors import CorruptRecordError
 from .file_message_set import ChunkBuffer
 from .record import MemoryRecords
-from .transactions import TransactionState
+from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
     from .file_message_set import FileMessageSet
-    from .log import Log
     from .record import Record
 
-__all__ = ["ConsumerView", "IsolationLevel"]
+__all__ = ["ConsumedLog", "ConsumerView", "IsolationLevel"]
+
+
+class ConsumedLog(TransactionalLog, Protocol):
+    """A log as :meth:`ConsumerView.of` reads it (a :class:`~kafkalog.log.Log` is one): its offsets and, for
+    ``read_committed``, its transactions.  A protocol rather than the log class, so that the view stays below
+    the log that reads through it."""
+
+    @property
+    def high_watermark(self) -> int: ...
 
 #: The bytes of a segment one chunk of a consumer's read holds in memory.
 CONSUMER_CHUNK_BYTES = 4 * 1024 * 1024
@@ -95,7 +103,7 @@ class ConsumerView:
         return self.isolation is IsolationLevel.READ_COMMITTED
 
     @classmethod
-    def of(cls, log: Log, start_offset: int | None = None, end_offset: int | None = None, *,
+    def of(cls, log: ConsumedLog, start_offset: int | None = None, end_offset: int | None = None, *,
            isolation: str | int | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
            check_crcs: bool = True) -> ConsumerView:
         """The view of ``log`` a consumer with ``isolation`` gets: from ``start_offset`` (the log start

@@ -72,8 +72,9 @@ from .file_channel import FileChannel
 from .fsutil import storage_error
 from .record import MemoryRecords, Record, RecordBatch, ScanResult
 from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
-from .record.convert import ConvertedRecords, RecordValidationStats, down_convert, to_message_format
+from .record.convert import down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
+from .record.records_util import ConvertedRecords, RecordValidationStats
 
 __all__ = ["ChunkBuffer", "FileMessageSet", "LogOffsetPosition", "TimestampAndOffset"]
 

@@ -63,10 +63,10 @@ import bisect
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from .config import LogConfig
 from .errors import (
@@ -99,9 +99,13 @@ from .topic import DELETE_DIR_SUFFIX
 from .transaction_index import REWRITE_SUFFIX
 
 if TYPE_CHECKING:
-    from .log import Log
+    from .leader_epoch_cache import LeaderEpochFileCache
+    from .local_log import LocalLog
+    from .log_segments import LogSegments
+    from .scheduler import Time
+    from .topic import TopicPartition
 
-__all__ = ["LoadReport", "LoadedLogOffsets", "LogLoader"]
+__all__ = ["LoadReport", "LoadableLog", "LoadedLogOffsets", "LogLoader"]
 
 logger = logging.getLogger(__name__)
 
@@ -169,6 +173,39 @@ class LoadedLogOffsets(NamedTuple):
     next_offset: int
 
 
+class LoadableLog(Protocol):
+    """The log a :class:`LogLoader` fills (a :class:`~kafkalog.log.Log` is one): where it lies and how it was
+    opened, the segment map and producer state the loader fills, and the log's own operations the loader calls
+    (making the leader-epoch cache, splitting a segment whose offsets overflowed its index, deleting producer
+    snapshots).  A protocol rather than the log class, so that the loader stays below the log that builds it."""
+
+    @property
+    def dir(self) -> Path: ...
+    @property
+    def config(self) -> LogConfig: ...
+    @property
+    def time(self) -> Time: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def had_clean_shutdown(self) -> bool: ...
+    @property
+    def topic_partition(self) -> TopicPartition: ...
+    @property
+    def segments(self) -> LogSegments: ...
+    @property
+    def local_log(self) -> LocalLog: ...
+    @property
+    def load_report(self) -> LoadReport: ...
+    @property
+    def producer_state_manager(self) -> ProducerStateManager: ...
+    @property
+    def leader_epoch_cache(self) -> LeaderEpochFileCache | None: ...
+    def _initialize_leader_epoch_cache(self) -> None: ...
+    def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]: ...
+    def _delete_producer_snapshots(self, segments: Iterable[LogSegment], async_delete: bool) -> None: ...
+
+
 class LogLoader:
     """Loads the segments of ``log`` from its directory (Kafka: ``LogLoader``).
 
@@ -177,7 +214,7 @@ class LogLoader:
     recovery goes.  What changes on disk is written to ``log.load_report``.
     """
 
-    def __init__(self, log: Log, log_start_offset_checkpoint: int, recovery_point_checkpoint: int,
+    def __init__(self, log: LoadableLog, log_start_offset_checkpoint: int, recovery_point_checkpoint: int,
                  recovery_progress: Callable[[int, int], None] | None = None) -> None:
         self.log = log
         self.dir: Path = log.dir

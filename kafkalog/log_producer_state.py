@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from .errors import IllegalStateError
 from .fetch import LogOffsetMetadata
-from .producer_state import LastRecord, ProducerStateEntry, ProducerStateManager, VerificationGuard
+from .producer_state import LastRecord, ProducerStateEntry, VerificationGuard
 from .producer_state.log_updates import delete_producer_snapshots, has_ongoing_transaction, rebuild_producer_state
-from .scheduler import Scheduler, Time
-from .transactions import TransactionState
+from .scheduler import Scheduler
+from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
     from .config import LogConfig
@@ -54,28 +54,23 @@ DEFAULT_MAX_TRANSACTION_TIMEOUT_MS = 900_000
 DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000
 
 
-class _ProducerLog(Protocol):
-    """What the producer-state members use of their log (:class:`~kafkalog.log.Log`)."""
+class _ProducerLog(TransactionalLog, Protocol):
+    """What the producer-state members use of their log (:class:`~kafkalog.log.Log`), what a read in place
+    reads of it (:class:`~kafkalog.transactions.TransactionalLog`) among them."""
 
     @property
     def high_watermark(self) -> int: ...
     @property
     def config(self) -> LogConfig: ...
 
-    producer_state_manager: ProducerStateManager
     _first_unstable_offset_metadata: LogOffsetMetadata | None
     _in_place: TransactionState | None
-    read_only: bool
-    @property
-    def log_end_offset(self) -> int: ...
-    def in_place_transactions(self) -> TransactionState: ...
     def _first_unstable_metadata(self) -> LogOffsetMetadata | None: ...
     _log_start_offset: int
     _lock: threading.RLock
     local_log: LocalLog
     scheduler: Scheduler
     segments: LogSegments
-    time: Time
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata: ...
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
     def _maybe_increment_first_unstable_offset(self) -> None: ...
@@ -104,7 +99,7 @@ class LogProducerState:
         if not self.read_only:
             raise IllegalStateError("A log open for writing keeps its producer state: ask it, not the files")
         if self._in_place is None:
-            self._in_place = TransactionState.read_in_place(self)  # type: ignore[arg-type]
+            self._in_place = TransactionState.read_in_place(self)
         return self._in_place
 
     def _first_unstable_metadata(self: _ProducerLog) -> LogOffsetMetadata | None:
@@ -135,7 +130,7 @@ class LogProducerState:
     @property
     def last_stable_offset_lag(self: _ProducerLog) -> int:
         """Kafka: ``lastStableOffsetLag``."""
-        return self.high_watermark - self.last_stable_offset  # type: ignore[attr-defined, no-any-return]
+        return self.high_watermark - self.last_stable_offset
 
     def fetch_last_stable_offset_metadata(self: _ProducerLog) -> LogOffsetMetadata:
         """The last stable offset with its segment and position (Kafka: ``fetchLastStableOffsetMetadata``)."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .consumer_view import ConsumerView, IsolationLevel
+from .consumer_view import ConsumedLog, ConsumerView, IsolationLevel
 from .errors import IllegalArgumentError, OffsetOutOfRangeError
 from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
 from .file_message_set import FileMessageSet, TimestampAndOffset
@@ -28,13 +28,11 @@ if TYPE_CHECKING:
     from .config import LogConfig
     from .leader_epoch_cache import LeaderEpochFileCache
     from .local_log import LocalLog
-    from .log import Log
     from .log_segments import LogSegments
     from .record import Record
     from .segment import LogSegment
     from .topic import TopicPartition
     from .transaction_index import AbortedTxn
-    from .transactions import TransactionState
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -61,8 +59,9 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 UNKNOWN_TIMESTAMP = -1
 
 
-class _ReadLog(Protocol):
-    """What the read methods use of their log (:class:`~kafkalog.log.Log`)."""
+class _ReadLog(ConsumedLog, Protocol):
+    """What the read methods use of their log (:class:`~kafkalog.log.Log`), the consumer view's needs
+    (:class:`~kafkalog.consumer_view.ConsumedLog`) among them."""
 
     _lock: threading.RLock
     _log_start_offset: int
@@ -74,8 +73,6 @@ class _ReadLog(Protocol):
     @property
     def config(self) -> LogConfig: ...
     @property
-    def log_end_offset(self) -> int: ...
-    @property
     def latest_epoch(self) -> int | None: ...
     def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]: ...
     def read(self, start_offset: int, max_length: int, max_offset: int | LogOffsetMetadata | None = None,
@@ -83,8 +80,6 @@ class _ReadLog(Protocol):
     def convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
     def fetch_high_watermark_metadata(self) -> LogOffsetMetadata: ...
     def fetch_last_stable_offset_metadata(self) -> LogOffsetMetadata: ...
-    def in_place_transactions(self) -> TransactionState: ...
-    read_only: bool
     def _read_isolated(self, start_offset: int, max_length: int, isolation: FetchIsolation,
                        min_one_message: bool) -> FetchDataInfo: ...
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
@@ -223,8 +218,7 @@ class LogReads:
         # refuses the read, as Kafka's read does (its records are then read lazily, outside the handler).
         with self.local_log.maybe_handle_io_exception(
                 lambda: f"Exception while reading from {self.topic_partition} in dir {self.local_log.parent_dir}"):
-            view = ConsumerView.of(cast("Log", self), start_offset, end_offset, isolation=isolation,
-                                   check_crcs=check_crcs)
+            view = ConsumerView.of(self, start_offset, end_offset, isolation=isolation, check_crcs=check_crcs)
         start = view.start_offset
         if start < self._log_start_offset or start > self.log_end_offset:
             raise OffsetOutOfRangeError(

@@ -65,11 +65,12 @@ from .fsutil import interrupts_deferred, open_regular, storage_error
 from .index import LazyIndex, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset
 from .index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
 from .producer_state.entry import CompletedTxn
-from .producer_state.log_updates import producer_batches, update_producer_state
 from .producer_state.manager import ProducerStateManager
+from .producer_state.producer_batches import producer_batches
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 from .transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
+from .validator import AppendOrigin
 
 if TYPE_CHECKING:
     from .leader_epoch_cache import LeaderEpochFileCache
@@ -532,8 +533,22 @@ class LogSegment:
         the batches with a producer id, read whole, then the map end offset past the last v2 batch (a batch
         without one only moves that)."""
         for batch in producer_batches(self.log, v2):
-            update_producer_state(producer_state_manager, batch, self)
+            self._update_producer_state(producer_state_manager, batch)
         producer_state_manager.update_map_end_offset(int(v2["last_offset"][-1]) + 1)
+
+    def _update_producer_state(self, producer_state_manager: ProducerStateManager, batch: RecordBatch) -> None:
+        """Take one batch of this segment being recovered (Kafka: ``LogSegment.updateProducerState``): a batch
+        with a producer id updates its producer at once, and a transaction it completes is written to this
+        segment's transaction index with the last stable offset it leaves before it is marked complete; the map
+        end offset moves past the batch whatever it is."""
+        if batch.has_producer_id:
+            append_info = producer_state_manager.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
+            completed = append_info.append(batch)
+            producer_state_manager.update(append_info)
+            if completed is not None:
+                self.update_txn_index(completed, producer_state_manager.last_stable_offset(completed))
+                producer_state_manager.complete_txn(completed)
+        producer_state_manager.update_map_end_offset(batch.last_offset + 1)
 
     def _rebuild_indexes(self, rows: npt.NDArray[Any]) -> tuple[int, int]:
         """Append the index entries recovery finds in the scan rows; returns the largest timestamp and

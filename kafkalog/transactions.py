@@ -53,6 +53,7 @@ import numpy.typing as npt
 
 from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
 from .errors import CorruptIndexError, KafkaLogError
+from .producer_state import list_snapshot_files
 from .record import ControlRecordType
 from .record.batch import DefaultRecordBatch
 from .transaction_index import AbortedTxn, checked_entry_chunks
@@ -61,8 +62,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .file_message_set import FileMessageSet
-    from .log import Log
     from .producer_state import SnapshotTransactions
+    from .producer_state.manager import ProducerStateManager
+    from .scheduler import Time
     from .segment import LogSegment
     from .storage.location import StorageLocation
 
@@ -84,10 +86,40 @@ class _SeekableSegment(_HasLog, Protocol):
     def translate_offset(self, offset: int, starting_file_position: int = 0) -> Any: ...
 
 
+class SegmentedLog(Protocol):
+    """A log as :func:`first_unstable_offset` reads it: its segments (a :class:`~kafkalog.log.Log` is one)."""
+
+    def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]: ...
+
+
+class TransactionalLog(SegmentedLog, Protocol):
+    """A log as :class:`TransactionState` reads it (a :class:`~kafkalog.log.Log` is one): its offsets, its producer
+    state and aborted transactions when it is open for writing, its files when it is read in place.
+
+    A protocol rather than the log class, so that this module stays below the log that reads through it."""
+
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def dir(self) -> Path: ...
+    @property
+    def time(self) -> Time: ...
+    @property
+    def producer_state_manager(self) -> ProducerStateManager: ...
+    @property
+    def log_start_offset(self) -> int: ...
+    @property
+    def log_end_offset(self) -> int: ...
+    @property
+    def last_stable_offset(self) -> int: ...
+    def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]: ...
+    def in_place_transactions(self) -> TransactionState: ...
+
+
 logger = logging.getLogger(__name__)
 
-__all__ = ["ProducerBatch", "TransactionState", "first_unstable_offset", "newest_snapshot_transactions",
-           "producer_batches", "scan_producer_batches", "transactional_rows"]
+__all__ = ["ProducerBatch", "SegmentedLog", "TransactionState", "TransactionalLog", "first_unstable_offset",
+           "newest_snapshot_transactions", "producer_batches", "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 
@@ -224,7 +256,7 @@ class TransactionState:
         return tuple(AbortedTxn(*row) for row in zip(*(column[order].tolist() for column in columns), strict=True))
 
     @classmethod
-    def of(cls, log: Log) -> TransactionState:
+    def of(cls, log: TransactionalLog) -> TransactionState:
         """The state of ``log`` (see the module docstring): from its producer state when it is open for writing;
         when it is read-only, what a reader finds in place (:meth:`read_in_place`, read once per log:
         :meth:`Log.in_place_transactions <kafkalog.log_producer_state.LogProducerState.in_place_transactions>`).
@@ -247,7 +279,7 @@ class TransactionState:
         return log.in_place_transactions()
 
     @classmethod
-    def read_in_place(cls, log: Log) -> TransactionState:
+    def read_in_place(cls, log: TransactionalLog) -> TransactionState:
         """The state of a log read in place, which keeps no producer state: from its indexes and newest snapshot
         when it has one (:meth:`from_indexes`), else from its batch headers (:meth:`from_batches`); the last
         stable offset is never below the log start offset (Kafka: ``maybeIncrementFirstUnstableOffset``), where a
@@ -256,8 +288,6 @@ class TransactionState:
         A transaction index that is not trusted (it failed Kafka's sanity check when the log was opened, or holds
         more entries than its segment holds batches: :func:`_trusted_entries`) sends the reader to the batch
         headers too, with a warning naming it: the aborts it should list are in no other index."""
-        from .producer_state import list_snapshot_files
-
         segments = log.log_segments()
         snapshot = newest_snapshot_transactions(
             [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
@@ -580,7 +610,7 @@ class _LogScan:
         self.lock = threading.Lock()
         self.segments: dict[int, _SegmentScan] = {}
 
-    def first_unstable_offset(self, log: Log, upper_bound: int) -> int | None:
+    def first_unstable_offset(self, log: SegmentedLog, upper_bound: int) -> int | None:
         with self.lock:
             fresh: dict[int, _SegmentScan] = {}
             open_txns: dict[int, int] = {}
@@ -607,11 +637,11 @@ class _LogScan:
             return min(open_txns.values(), default=None)
 
 
-_scans: weakref.WeakKeyDictionary[Log, _LogScan] = weakref.WeakKeyDictionary()
+_scans: weakref.WeakKeyDictionary[SegmentedLog, _LogScan] = weakref.WeakKeyDictionary()
 _scans_lock = threading.Lock()
 
 
-def first_unstable_offset(log: Log, upper_bound: int) -> int | None:
+def first_unstable_offset(log: SegmentedLog, upper_bound: int) -> int | None:
     """The first offset of the earliest transaction not ended below ``upper_bound``, or None (Kafka:
     ``ProducerStateManager.firstUnstableOffset``, the earlier of the first ongoing transaction and the
     first completed one whose marker is not yet below the high watermark: with the high watermark as

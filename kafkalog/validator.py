@@ -124,13 +124,13 @@ from .errors import (
 )
 from .record.batch import DefaultRecordBatch, RecordBatch
 from .record.compression import CompressionType
-from .record.convert import (
+from .record.legacy import LegacyRecord, LegacyRecordBatch
+from .record.memory import MemoryRecords
+from .record.records_util import (
     RecordValidationStats,
     default_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from .record.legacy import LegacyRecord, LegacyRecordBatch
-from .record.memory import MemoryRecords
 from .record.types import TimestampType
 from .validator_builder import build_records, check_builder_arguments
 from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_compressed_batch

@@ -17,9 +17,9 @@ from ._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_T
 from .errors import IllegalArgumentError
 from .record.batch import build_default_batch_sized
 from .record.compression import CompressionType
-from .record.convert import record_batch_header_size_in_bytes
 from .record.legacy import build_legacy_message_set_sized
 from .record.memory import MemoryRecords
+from .record.records_util import record_batch_header_size_in_bytes
 from .record.types import TimestampType
 
 __all__ = ["build_records", "check_builder_arguments"]

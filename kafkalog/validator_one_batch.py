@@ -28,8 +28,8 @@ from ._common import MAGIC_V2, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK
 from .config import LogConfig
 from .record.batch import DefaultRecordBatch, RecordBatch
 from .record.compression import CompressionType
-from .record.convert import record_batch_header_size_in_bytes
 from .record.memory import MemoryRecords
+from .record.records_util import record_batch_header_size_in_bytes
 from .record.types import TimestampType
 
 __all__ = ["assign_offsets_one_batch", "assign_offsets_one_compressed_batch"]

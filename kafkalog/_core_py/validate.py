@@ -47,7 +47,7 @@ _INT64_MAX = (1 << 63) - 1
 
 def _size_of_varlong(value: int) -> int:
     """Bytes of ``value`` as a zig-zag varint (Kafka: ``ByteUtils.sizeOfVarlong``), for any Python int, as
-    :func:`kafkalog.record.convert.default_record_size_in_bytes` sizes the fields of a decoded record."""
+    :func:`kafkalog.record.records_util.default_record_size_in_bytes` sizes the fields of a decoded record."""
     zigzag = (value << 1) ^ (value >> 63)
     return max(1, (zigzag.bit_length() + 6) // 7)
 
@@ -68,7 +68,7 @@ def validate_v2_records(buf: Any, start: int, end: int, count: int, base_offset:
 
     Returns ``(count, max_timestamp, size_in_bytes, in_sequence, errors)``: the records read; the largest
     timestamp (-1 if none is larger); the sum of the records' ``DefaultRecord.sizeInBytes`` as
-    :func:`~kafkalog.record.convert.default_record_size_in_bytes` computes it from the decoded fields (offset and
+    :func:`~kafkalog.record.records_util.default_record_size_in_bytes` computes it from the decoded fields (offset and
     timestamp deltas from the batch's base, header keys as their UTF-8 text re-encoded); whether every
     record's offset equals its index (``record.offset() == expectedInnerOffset``); and one ``(index, code,
     timestamp, offset)`` per rejected record, in order, ``code`` :data:`RECORD_NO_KEY` (checked first, as

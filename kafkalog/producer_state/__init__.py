@@ -5,9 +5,10 @@ tag 3.8.0): which producer ids wrote, their last batches and epochs, their open 
 - :mod:`~kafkalog.producer_state.entry`: per producer and per transaction (``ProducerStateEntry``,
   ``BatchMetadata``, ``TxnMetadata``, ``CompletedTxn``, ``LastRecord``, ``VerificationGuard``,
   ``VerificationStateEntry``);
+- :mod:`~kafkalog.producer_state.batch_info`: what the producer state reads of a batch
+  (:class:`~kafkalog.producer_state.batch_info.ProducerBatchInfo`);
 - :mod:`~kafkalog.producer_state.append_info`: the checks of one producer's batches in an append
-  (``ProducerAppendInfo``) and what it reads of a batch
-  (:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`);
+  (``ProducerAppendInfo``);
 - :mod:`~kafkalog.producer_state.manager`: the state of a partition (``ProducerStateManager``);
 - :mod:`~kafkalog.producer_state.producer_map`: the manager's producers by id, those loaded from a snapshot kept
   as its rows (:class:`~kafkalog.producer_state.producer_map.ProducerMap`);
@@ -29,7 +30,8 @@ from ..errors import (
     TransactionCoordinatorFencedError,
 )
 from ..validator import AppendOrigin
-from .append_info import ProducerAppendInfo, ProducerBatchInfo
+from .append_info import ProducerAppendInfo
+from .batch_info import ProducerBatchInfo
 from .entry import (
     NUM_BATCHES_TO_RETAIN,
     BatchMetadata,

@@ -17,14 +17,13 @@ What is checked depends on the append's origin (:class:`~kafkalog.validator.Appe
 - every origin refuses a non-transactional batch while the producer's transaction is open
   (:class:`~kafkalog.errors.InvalidTxnStateError`).
 
-Batches reach it through :class:`ProducerBatchInfo`, the few header fields it reads: a
-:class:`~kafkalog.record.batch.DefaultRecordBatch` is one.
+Batches reach it through :class:`~kafkalog.producer_state.batch_info.ProducerBatchInfo`, the few header
+fields it reads: a :class:`~kafkalog.record.batch.DefaultRecordBatch` is one.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Protocol
 
 from .._common import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE
 from ..errors import (
@@ -38,43 +37,12 @@ from ..fetch import LogOffsetMetadata
 from ..record.types import ControlRecordType, EndTransactionMarker
 from ..topic import TopicPartition
 from ..validator import AppendOrigin
+from .batch_info import ProducerBatchInfo
 from .entry import CompletedTxn, ProducerStateEntry, TxnMetadata, VerificationStateEntry
 
-__all__ = ["ProducerAppendInfo", "ProducerBatchInfo"]
+__all__ = ["ProducerAppendInfo"]
 
 logger = logging.getLogger(__name__)
-
-
-class ProducerBatchInfo(Protocol):
-    """What the producer state reads of a batch (Kafka reads them from ``RecordBatch``).
-
-    All header fields but the marker: :meth:`end_transaction_marker` is asked only of a control batch with
-    records (``count > 0``), and the marker's timestamp is taken as ``max_timestamp``: Kafka reads the
-    timestamp of the batch's one record, which is the batch's max timestamp in every batch a broker writes
-    (one record; with ``LogAppendTime`` Kafka's reader returns the max timestamp for every record).
-    """
-
-    @property
-    def producer_id(self) -> int: ...
-    @property
-    def producer_epoch(self) -> int: ...
-    @property
-    def base_sequence(self) -> int: ...
-    @property
-    def last_sequence(self) -> int: ...
-    @property
-    def base_offset(self) -> int: ...
-    @property
-    def last_offset(self) -> int: ...
-    @property
-    def max_timestamp(self) -> int: ...
-    @property
-    def is_transactional(self) -> bool: ...
-    @property
-    def is_control(self) -> bool: ...
-    @property
-    def count(self) -> int: ...
-    def end_transaction_marker(self) -> EndTransactionMarker | None: ...
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:

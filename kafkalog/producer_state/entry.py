@@ -19,13 +19,10 @@ import itertools
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .._common import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE, NO_TIMESTAMP
 from ..fetch import LogOffsetMetadata
-
-if TYPE_CHECKING:
-    from .append_info import ProducerBatchInfo
+from .batch_info import ProducerBatchInfo
 
 __all__ = [
     "NUM_BATCHES_TO_RETAIN",

@@ -1,42 +1,37 @@
-"""How the log feeds its producer state: on append, on segment recovery, on load and truncation.
+"""How the log feeds its producer state: on append, on load and truncation.
 
 Port of the producer-state code of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag
 3.8.0): the class's ``analyzeAndValidateProducerState`` and ``batchMissingRequiredVerification``, the
 companion object's ``loadProducersFromRecords``, ``updateProducers``, ``rebuildProducerState`` and
-``deleteProducerSnapshots``; and of ``LogSegment.updateProducerState``
-(``storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java``).  The append path
-(:class:`~kafkalog.log.Log`), segment recovery (:meth:`~kafkalog.segment.LogSegment.recover`) and the loader
-(:mod:`kafkalog.log_loader`) all call these, so the per-batch loop is written once.
+``deleteProducerSnapshots``.  The append path (:class:`~kafkalog.log.Log`) and
+the loader (:mod:`kafkalog.log_loader`) both call these, so the per-batch loop is written once.
 
-Only v2 batches with a producer id reach the manager (``batch.hasProducerId``).  A segment is read for them
-from its header scan: the producer id of every v2 batch comes from one kernel call
-(:meth:`~kafkalog.file_message_set.FileMessageSet.producer_fields`), and only the batches that have one are
-read whole, as :class:`~kafkalog.record.batch.DefaultRecordBatch` (which is a
-:class:`~kafkalog.producer_state.append_info.ProducerBatchInfo`); a log without producers costs the scan alone.
+Only v2 batches with a producer id reach the manager (``batch.hasProducerId``); they are read through
+:func:`~kafkalog.producer_state.producer_batches.producer_batches`.  A segment being recovered feeds the
+manager itself (:meth:`LogSegment.recover <kafkalog.segment.LogSegment.recover>`, Kafka's
+``LogSegment.updateProducerState``): these functions sit above the segment, which never calls them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from .._common import MAGIC_V2
 from ..errors import InvalidTxnStateError, KafkaLogError, KafkaStorageError
 from ..fetch import LogOffsetMetadata
 from ..file_message_set import FileMessageSet
 from ..record import ControlRecordType, MemoryRecords
-from ..record.batch import DefaultRecordBatch, RecordBatch
+from ..record.batch import RecordBatch
 from ..scheduler import Scheduler, Time
 from ..transaction_index import AbortedTxn
 from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .entry import BatchMetadata, CompletedTxn, VerificationGuard
 from .manager import ProducerStateManager
+from .producer_batches import producer_batches
 from .snapshot import SnapshotFile
 
 if TYPE_CHECKING:
@@ -53,42 +48,12 @@ __all__ = [
     "complete_txn_indexes",
     "delete_producer_snapshots",
     "load_producers_from_records",
-    "producer_batches",
     "rebuild_producer_state",
     "take_snapshot_if_possible",
-    "update_producer_state",
     "update_producers",
 ]
 
 logger = logging.getLogger(__name__)
-
-
-def producer_batches(records: FileMessageSet | MemoryRecords | Iterable[RecordBatch],
-                     rows: npt.NDArray[Any] | None = None) -> Iterator[RecordBatch]:
-    """The batches of ``records`` that have a producer id, in order (Kafka: ``batches`` filtered by
-    ``hasProducerId``).
-
-    A file (a segment's log, or a slice of it) is read from its header scan (``rows``, when the caller scanned
-    it already): the producer ids of its v2 batches in one kernel call, then only the batches with one, each
-    read whole (a marker is parsed from its record).  Batches past a torn or corrupt entry are not returned:
-    recovery cuts the log there.
-    """
-    if not isinstance(records, FileMessageSet):
-        batches = records.batches() if isinstance(records, MemoryRecords) else records
-        for batch in batches:
-            if batch.has_producer_id:
-                yield batch
-        return
-    if rows is None:
-        rows = records.scan(check_crc=False, stop_on_invalid=True).batches
-    rows = rows[rows["magic"] == MAGIC_V2]
-    if not len(rows):
-        return
-    producer_ids, _epochs = records.producer_fields(rows["position"])
-    origin = records.start
-    for i in np.flatnonzero(producer_ids >= 0).tolist():
-        position, size = int(rows["position"][i]), int(rows["size"][i])
-        yield DefaultRecordBatch(records.read_bytes(position - origin, size), 0, size, origin=position)
 
 
 def update_producers(producer_state_manager: ProducerStateManager, batch: RecordBatch,
@@ -226,26 +191,10 @@ def load_producers_from_records(producer_state_manager: ProducerStateManager,
         producer_state_manager.complete_txn(completed)
 
 
-def update_producer_state(producer_state_manager: ProducerStateManager, batch: RecordBatch,
-                          segment: LogSegment | None = None) -> None:
-    """Take one batch of a segment being recovered (Kafka: ``LogSegment.updateProducerState``): a batch with a
-    producer id updates its producer at once, and a transaction it completes is written to ``segment``'s
-    transaction index (when the segment has one: ``update_txn_index``) before it is marked complete; the map end
-    offset moves past the batch whatever it is."""
-    if batch.has_producer_id:
-        producer_id = batch.producer_id
-        append_info = producer_state_manager.prepare_update(producer_id, AppendOrigin.REPLICATION)
-        completed = append_info.append(batch)
-        producer_state_manager.update(append_info)
-        if completed is not None:
-            complete_txn(producer_state_manager, completed, segment)
-    producer_state_manager.update_map_end_offset(batch.last_offset + 1)
-
-
 def complete_txn_index(producer_state_manager: ProducerStateManager, segment: LogSegment,
                        records: FileMessageSet | MemoryRecords, start_offset: int | None = None) -> None:
     """Replay ``records``, a read of ``segment`` from ``start_offset`` (by default its base offset), into the
-    producer state batch by batch, as recovery does (:func:`update_producer_state`), and make the segment's
+    producer state batch by batch, as recovery does (Kafka's ``LogSegment.updateProducerState``), and make the segment's
     ``.txnindex`` say what the replay found: one entry per ABORT marker it read.
 
     The log's markers are the truth over the offsets the replay covered, from ``start_offset`` to the last offset

@@ -15,7 +15,7 @@ import itertools
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -52,10 +52,8 @@ from .batch import (
 )
 from .compression import CompressionType
 from .legacy import LegacyRecordBatch, build_legacy_message_set
+from .records_util import ConvertedRecords, down_convert_batches
 from .types import ControlRecordType, EndTransactionMarker, TimestampType
-
-if TYPE_CHECKING:
-    from .convert import ConvertedRecords
 
 __all__ = ["DECODE_CHUNK_BYTES", "OBJECT_CHUNK_BYTES", "MemoryRecords", "ScanResult"]
 
@@ -447,10 +445,9 @@ class MemoryRecords:
 
     def down_convert(self, to_magic: int, first_offset: int) -> ConvertedRecords[MemoryRecords]:
         """The batches in ``to_magic`` or older, for a reader of that format (Kafka:
-        ``MemoryRecords.downConvert``; see :func:`kafkalog.record.convert.down_convert`)."""
-        from .convert import down_convert  # convert builds MemoryRecords
-
-        return down_convert(self.batches(), to_magic, first_offset)
+        ``MemoryRecords.downConvert``; see :mod:`kafkalog.record.convert` for the rules)."""
+        converted = down_convert_batches(self.batches(), to_magic, first_offset)
+        return ConvertedRecords(MemoryRecords(converted.records), converted.record_conversion_stats)
 
     # -----------------------------------------------------------------------------------------------
     # Builders

@@ -23,7 +23,7 @@ from kafkalog import MemoryRecords
 from kafkalog.errors import KafkaStorageError, UnexpectedAppendOffsetError
 from kafkalog.log_dir_failure_channel import LogDirFailureChannel
 from kafkalog.record import ControlRecordType
-from kafkalog.record.convert import RecordValidationStats
+from kafkalog.record.records_util import RecordValidationStats
 from kafkalog.scheduler import MockTime
 from tests.support.log_test_utils import (
     LogFactory,

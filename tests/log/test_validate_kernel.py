@@ -15,7 +15,7 @@ from kafkalog._common import java_long
 from kafkalog.errors import InvalidRecordError
 from kafkalog.record import DefaultRecordBatch
 from kafkalog.record.batch import RECORD_BATCH_OVERHEAD
-from kafkalog.record.convert import default_record_size_in_bytes
+from kafkalog.record.records_util import default_record_size_in_bytes
 
 NOW = 1_700_000_000_000
 LONG_MAX = (1 << 63) - 1

@@ -42,12 +42,12 @@ from kafkalog.record import (
 )
 from kafkalog.record.batch import build_default_batch
 from kafkalog.record.compression import compress, decompress
-from kafkalog.record.convert import (
+from kafkalog.record.legacy import legacy_entry
+from kafkalog.record.records_util import (
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from kafkalog.record.legacy import legacy_entry
 from kafkalog.validator import (
     InvalidTimestampError,
     LogValidator,

@@ -38,8 +38,9 @@ from kafkalog.errors import (
 from kafkalog.file_message_set import ChunkBuffer, FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from kafkalog.record import CompressionType, ControlRecordType, EndTransactionMarker, LegacyRecordBatch, ScanStop
 from kafkalog.record.batch import build_default_batch
-from kafkalog.record.convert import LazyDownConversionRecords, RecordValidationStats
+from kafkalog.record.convert import LazyDownConversionRecords
 from kafkalog.record.legacy import build_legacy_message_set
+from kafkalog.record.records_util import RecordValidationStats
 from kafkalog.scheduler import MockTime
 
 INT32_MAX = 2**31 - 1

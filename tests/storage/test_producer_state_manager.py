@@ -43,7 +43,7 @@ from kafkalog.producer_state import (
     VerificationStateEntry,
     list_snapshot_files,
 )
-from kafkalog.producer_state.append_info import ProducerBatchInfo
+from kafkalog.producer_state.batch_info import ProducerBatchInfo
 from kafkalog.record.memory import MemoryRecords, build_default_batch
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
