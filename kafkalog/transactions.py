@@ -64,12 +64,12 @@ if TYPE_CHECKING:
     from .log import Log
     from .producer_state import SnapshotTransactions
     from .segment import LogSegment
-    from .storage.location import StorageLocation
+    from .urls.location import StorageLocation
 
 
 class _HasLog(Protocol):
     """A segment as the producer scans read it: its ``.log`` only (a :class:`~kafkalog.segment.LogSegment`,
-    or a segment read by range, :class:`~kafkalog.storage.partition.UrlSegment`)."""
+    or a segment read by range, :class:`~kafkalog.urls.partition.UrlSegment`)."""
 
     @property
     def log(self) -> FileMessageSet: ...
@@ -77,7 +77,7 @@ class _HasLog(Protocol):
 
 class _SeekableSegment(_HasLog, Protocol):
     """A segment whose batches can be read from an offset on (a :class:`~kafkalog.segment.LogSegment` or a
-    :class:`~kafkalog.storage.partition.UrlSegment`)."""
+    :class:`~kafkalog.urls.partition.UrlSegment`)."""
 
     @property
     def base_offset(self) -> int: ...
@@ -448,7 +448,7 @@ def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLo
     left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
     the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
     """
-    from .storage.files import read_producer_snapshot_transactions
+    from .urls.files import read_producer_snapshot_transactions
 
     if first_segment_offset is None:
         return None

@@ -123,10 +123,10 @@ class RemoteSegment:
 
     def open_log(self) -> FileMessageSet:
         """The original ``.log`` as a read-only :class:`~kafkalog.file_message_set.FileMessageSet` read by
-        range (:class:`~kafkalog.storage.channel.RemoteChannel`): the scans, searches, chunked reads and
+        range (:class:`~kafkalog.urls.channel.RemoteChannel`): the scans, searches, chunked reads and
         consumer view of a local segment run on it unchanged, each block of it fetched once through
         :meth:`read` (for a chunked layout, only the chunks that cover it)."""
-        from ..storage.channel import open_remote_log
+        from ..urls.channel import open_remote_log
 
         return open_remote_log(_OriginalLog(self), self.size)
 
@@ -176,7 +176,7 @@ class RemoteSegment:
 
 @dataclass(frozen=True)
 class _OriginalLog:
-    """A segment's original ``.log`` as a :class:`~kafkalog.storage.channel.RangeReadable`."""
+    """A segment's original ``.log`` as a :class:`~kafkalog.urls.channel.RangeReadable`."""
 
     segment: RemoteSegment
 

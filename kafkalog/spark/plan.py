@@ -48,11 +48,11 @@ from ..errors import (
     StorageNotFoundError,
 )
 from ..file_message_set import ChunkBuffer, FileMessageSet
-from ..storage.location import StorageLocation, is_url, locate
-from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition, parse_topic_partition_name
 from ..transactions import TransactionState
+from ..urls.location import StorageLocation, is_url, locate
+from ..urls.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, TimestampSpec
 from .sources import LocalDir, SegmentSource
@@ -234,7 +234,7 @@ def partition_facts(path: Found, timestamps: Iterable[int] = (), *, read_committ
     """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
     (Kafka: ``fetchOffsetByTimestamp``, through the time index), and with ``read_committed`` its aborted
     transactions and last stable offset.  A dir at a URL is read by range
-    (:class:`~kafkalog.storage.partition.UrlPartition`); a tiered layout's partition through its uploaded
+    (:class:`~kafkalog.urls.partition.UrlPartition`); a tiered layout's partition through its uploaded
     indexes (:mod:`kafkalog.spark.tiered`)."""
     if isinstance(path, TieredPartition):
         tiered = path.partition

@@ -6,7 +6,7 @@ A :class:`SegmentSource` opens a segment's ``.log`` (by its base offset) as a re
 view, the chunked decode and the Arrow conversion after it are the same for all:
 
 - :class:`LocalDir`: a partition dir on the local disk (files, the fast path);
-- :class:`UrlDir`: a broker's partition dir copied to a URL (objects read by range, :mod:`kafkalog.storage`);
+- :class:`UrlDir`: a broker's partition dir copied to a URL (objects read by range, :mod:`kafkalog.urls`);
 - :class:`~kafkalog.spark.tiered.TieredSegments`: a partition in a tiered-storage layout (each segment's
   original ``.log`` rebuilt by range from what its layout uploaded, :mod:`kafkalog.remote`).
 
@@ -23,9 +23,9 @@ from typing import Protocol
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
 from ..segment import LogSegment
-from ..storage.channel import open_remote_log
-from ..storage.location import Storage
-from ..storage.partition import UrlSegment
+from ..urls.channel import open_remote_log
+from ..urls.location import Storage
+from ..urls.partition import UrlSegment
 
 __all__ = ["LocalDir", "SegmentSource", "UrlDir"]
 

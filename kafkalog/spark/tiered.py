@@ -34,7 +34,7 @@ What a layout leaves out (an upload not finished, the losing one of two uploads 
 :attr:`TieredPartition.skipped`; an encrypted segment fails the read (:class:`~kafkalog.errors.EncryptedSegmentError`).
 
 A :class:`TieredPartition` and :class:`TieredSegments` hold no filesystem: their segments are pickled without
-it and the task's process builds its own from the :class:`~kafkalog.storage.location.Storage` at its first
+it and the task's process builds its own from the :class:`~kafkalog.urls.location.Storage` at its first
 read (as for a URL read).  kafkalog's, no Kafka counterpart.
 """
 
@@ -65,9 +65,9 @@ from ..remote import (
     local_tiered,
 )
 from ..remote.metadata import copied_segment_ids, metadata_values
-from ..storage.location import Storage, StorageLocation, is_url, locate
 from ..transaction_index import checked_entry_chunks, parse_aborted_txn_entries
 from ..transactions import TransactionState
+from ..urls.location import Storage, StorageLocation, is_url, locate
 
 __all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "log_end_offset",
            "offset_for_timestamp", "tiered_partitions", "transactions"]

@@ -95,7 +95,7 @@ def classify_dir(path: str | os.PathLike[str]) -> str:
 def classify_listing(where: str, partition_named: bool, names: Sequence[str],
                      partition_child: Callable[[str], bool]) -> str:
     """The rule of :func:`classify_dir` over any listing (a local dir's, or an object store's for
-    :func:`kafkalog.storage.partition.classify_remote_dir`): ``partition_named`` says the dir's own name is
+    :func:`kafkalog.urls.partition.classify_remote_dir`): ``partition_named`` says the dir's own name is
     ``<topic>-<partition>``, ``names`` are its entries, and ``partition_child(name)`` says whether an entry is
     a partition dir itself."""
     if partition_named and _looks_like_partition(names):

@@ -157,7 +157,7 @@ def test_remote_log_metadata_keeps_the_copied_segments(layout: str, store: tuple
         log.close()
     path = url(fs, root)
     assert read({"path": path, "remoteLogMetadata": str(metadata)}) == library_read(directory, segments[:-1])
-    # the metadata topic read through a URL too (kafkalog.storage)
+    # the metadata topic read through a URL too (kafkalog.urls)
     if "memory" in fs.protocol:
         for file in metadata.iterdir():
             fs.pipe_file(f"{root}-meta/{metadata.name}/{file.name}", file.read_bytes())

@@ -18,12 +18,12 @@ pytest.importorskip("moto.server")
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
 from kafkalog.spark.sources import UrlDir
-from kafkalog.storage import StorageLocation, locate
-from kafkalog.storage.local_s3 import S3Server
-from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
-from tests.storage.remote_data import PARTITIONS, uploaded_logs
+from kafkalog.urls import StorageLocation, locate
+from kafkalog.urls.local_s3 import S3Server
+from kafkalog.urls.partition import UrlPartition, remote_partition_dirs
 from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
+from tests.urls.remote_data import PARTITIONS, uploaded_logs
 
 # A server started for the module and every read a request to it: the module takes ~10 s in all.
 pytestmark = pytest.mark.slow

@@ -110,7 +110,7 @@ def remote_partition_dirs(log_dir: StorageLocation) -> list[StorageLocation]:
 
 def read_offset_checkpoint(location: StorageLocation, size: int | None = None) -> dict[TopicPartition, int]:
     """The offset checkpoint object at ``location`` (missing: empty), parsed as a broker reads the file
-    (:func:`kafkalog.storage.files.read_offset_checkpoint`: one ranged read, of ``size`` when a listing gave it).
+    (:func:`kafkalog.urls.files.read_offset_checkpoint`: one ranged read, of ``size`` when a listing gave it).
 
     Raises:
         CorruptCheckpointError: the object is not a checkpoint (:func:`kafkalog.checkpoint.parse_checkpoint`).
