@@ -157,7 +157,7 @@ class RemoteSegment:
 
         Only the entries before the first that points at or past the end of the ``.log`` are searched
         (:meth:`offset_index_entries`): a ``.log`` cut short is read from the last batch it still holds, and the
-        offsets it lost are the reader's to report (:mod:`kafkalog.spark.tiered`), not an index error.
+        offsets it lost are the reader's to report (:mod:`kafkalog.partition_view.tiered`), not an index error.
 
         Raises:
             CorruptIndexError: the entry found points before the segment's start (a negative position).

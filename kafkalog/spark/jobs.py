@@ -34,6 +34,8 @@ from ..config import LogConfig
 from ..errors import IllegalArgumentError, LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
+from ..partition_view.facts import Found
+from ..partition_view.tiered import TieredPartition
 from ..tools.cleanup_policy import CleanupDecision, decide_cleanup, raft_log
 from ..tools.cluster_metadata import MetadataLogs
 from ..tools.partition_dir import PartitionDir
@@ -41,8 +43,7 @@ from ..tools.stats import partition_stats, remote_partition_stats
 from ..topic import TopicPartition
 from ..urls.location import StorageLocation, is_url
 from .options import SparkOptionError
-from .plan import Found, find_partitions
-from .tiered import TieredPartition
+from .plan import find_partitions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -34,7 +34,7 @@ by range (:mod:`kafkalog.urls`); every ``storage.<name>`` option goes to its fil
 (``storage.endpoint_url``, ``storage.key``, ``storage.secret``, ...; a value that reads as JSON is that value),
 which each task builds for itself when it first reads.
 
-A path may also hold Kafka's tiered storage (:mod:`kafkalog.spark.tiered`): ``layout`` says which layout is
+A path may also hold Kafka's tiered storage (:mod:`kafkalog.partition_view.tiered`): ``layout`` says which layout is
 there (``auto``, the default, finds it; ``broker``, ``kafka-local-tiered-storage``, ``aiven-tiered-storage``),
 ``layout.prefix`` is Aiven's plugin's ``key.prefix``, and ``remoteLogMetadata`` names the partition dirs of
 ``__remote_log_metadata`` (comma-separated, or a JSON list; local or URLs) whose ``COPY_SEGMENT_FINISHED``
@@ -98,7 +98,7 @@ READ_OPTIONS = (
     "remoteLogMetadata",
 )
 
-#: The values of ``layout`` (:mod:`kafkalog.spark.tiered`): what is at each path.
+#: The values of ``layout`` (:mod:`kafkalog.partition_view.tiered`): what is at each path.
 LAYOUTS = ("auto", "broker", "kafka-local-tiered-storage", "aiven-tiered-storage")
 
 #: Options of Spark's Kafka source that kafkalog does not implement yet, refused as such rather than as

@@ -65,7 +65,7 @@ from .channel import open_remote_log, read_index
 from .location import StorageLocation
 
 if TYPE_CHECKING:
-    from ..spark.plan import PartitionFacts
+    from ..partition_view.facts import PartitionFacts
 
 __all__ = ["UrlPartition", "UrlSegment", "classify_remote_dir", "remote_partition_dirs"]
 
@@ -387,10 +387,10 @@ class UrlPartition:
         return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)
 
     def facts(self, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
-        """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`); its
+        """What the Spark planner learns of the partition (:class:`~kafkalog.partition_view.facts.PartitionFacts`); its
         transactions only with ``read_committed``."""
-        from ..spark.plan import PartitionFacts
-        from ..spark.sources import UrlDir
+        from ..partition_view.facts import PartitionFacts
+        from ..partition_view.sources import UrlDir
 
         found = {}
         for stamp in timestamps:

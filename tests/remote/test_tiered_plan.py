@@ -14,13 +14,14 @@ import pytest
 
 from kafkalog.errors import CorruptRemoteSegmentError, EncryptedSegmentError, RemoteLayoutError
 from kafkalog.log import Log
+from kafkalog.partition_view.facts import partition_facts
+from kafkalog.partition_view.tiered import TieredPartition, TieredSegments
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.metadata import metadata_values
 from kafkalog.remote.upload import LocalSegment, upload_aiven, upload_local_tiered
 from kafkalog.spark.options import ReadOptions, SparkOptionError
-from kafkalog.spark.plan import ReadTask, find_partitions, partition_facts, plan_read
+from kafkalog.spark.plan import ReadTask, find_partitions, plan_read
 from kafkalog.spark.stream import initial_position, latest_position, plan_micro_batch
-from kafkalog.spark.tiered import TieredPartition, TieredSegments
 from tests.remote.test_metadata import segment_metadata, segment_update
 from tests.remote.tiered_stores import ABORTED_PRODUCER, library_read, write_rich_partition
 

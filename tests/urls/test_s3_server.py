@@ -17,7 +17,7 @@ pytest.importorskip("moto.server")
 
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
-from kafkalog.spark.sources import UrlDir
+from kafkalog.partition_view.sources import UrlDir
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
 from kafkalog.urls import StorageLocation, locate
 from kafkalog.urls.local_s3 import S3Server
@@ -148,7 +148,7 @@ def test_records_and_offsets_through_s3_match_the_local_read(s3: tuple[S3Server,
 
 def test_planner_facts_through_s3_match_the_local_ones(s3: tuple[S3Server, Path]) -> None:
     pytest.importorskip("pyspark")
-    from kafkalog.spark.plan import partition_facts
+    from kafkalog.partition_view.facts import partition_facts
 
     server, root = s3
     where = locate(f"s3://{BUCKET}/logs/events-0", server.options)
