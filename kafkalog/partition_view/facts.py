@@ -18,15 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import IllegalStateError, StorageNotFoundError
+from ..file_message_set import TimestampAndOffset
 from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition
 from ..transactions import TransactionState
 from ..urls.location import StorageLocation, is_url, locate
 from ..urls.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
-from .sources import LocalDir, SegmentSource
+from .sources import LocalDir, SegmentSource, UrlDir
 from .tiered import TieredPartition, log_end_offset, offset_for_timestamp, transactions
 
 __all__ = ["Found", "PartitionFacts", "partition_dirs_at", "partition_facts"]
@@ -112,14 +113,27 @@ def partition_facts(path: Found, timestamps: Iterable[int] = (), *, read_committ
                               {stamp: offset_for_timestamp(path, stamp) for stamp in timestamps}, path.source())
     if isinstance(path, StorageLocation):
         with UrlPartition.open(path) as remote:
-            return remote.facts(timestamps, read_committed=read_committed)
+            return PartitionFacts(remote.dir.url, remote.topic_partition, remote.log_start_offset,
+                                  remote.log_end_offset, remote.transactions() if read_committed else None,
+                                  tuple((s.base_offset, s.size()) for s in remote.segments),
+                                  _offsets_for_times(remote, timestamps),
+                                  UrlDir(remote.dir.storage, remote.dir.url))
     partition = PartitionDir.of(path)
     with partition.open_read_only() as log:
         segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
-        found = {}
-        for stamp in timestamps:
-            hit = log.find_offset_by_timestamp(stamp)
-            found[stamp] = None if hit is None else hit.offset
         return PartitionFacts(str(partition.path), partition.topic_partition, log.log_start_offset,
                               log.log_end_offset, TransactionState.of(log) if read_committed else None, segments,
-                              found)
+                              _offsets_for_times(log, timestamps))
+
+
+class _FindsOffsets(Protocol):
+    def find_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None: ...
+
+
+def _offsets_for_times(partition: _FindsOffsets, timestamps: Iterable[int]) -> dict[int, int | None]:
+    """The offset of the first record at or after each timestamp (``None``: no record is that late)."""
+    found: dict[int, int | None] = {}
+    for stamp in timestamps:
+        hit = partition.find_offset_by_timestamp(stamp)
+        found[stamp] = None if hit is None else hit.offset
+    return found

@@ -43,9 +43,9 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy.typing as npt
 
@@ -63,9 +63,6 @@ from ..transactions import TransactionState, newest_snapshot_transactions, produ
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
-
-if TYPE_CHECKING:
-    from ..partition_view.facts import PartitionFacts
 
 __all__ = ["UrlPartition", "UrlSegment", "classify_remote_dir", "remote_partition_dirs"]
 
@@ -385,21 +382,6 @@ class UrlPartition:
         batches = (batch for segment in self.segments
                    for batch in producer_batches(segment, transactional_only=True))
         return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)
-
-    def facts(self, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
-        """What the Spark planner learns of the partition (:class:`~kafkalog.partition_view.facts.PartitionFacts`); its
-        transactions only with ``read_committed``."""
-        from ..partition_view.facts import PartitionFacts
-        from ..partition_view.sources import UrlDir
-
-        found = {}
-        for stamp in timestamps:
-            hit = self.find_offset_by_timestamp(stamp)
-            found[stamp] = None if hit is None else hit.offset
-        return PartitionFacts(self.dir.url, self.topic_partition, self.log_start_offset, self.log_end_offset,
-                              self.transactions() if read_committed else None,
-                              tuple((s.base_offset, s.size()) for s in self.segments), found,
-                              source=UrlDir(self.dir.storage, self.dir.url))
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads
