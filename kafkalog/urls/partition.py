@@ -1,10 +1,12 @@
 """A broker's log dir or partition dir copied to a filesystem reached by URL, read as a read-only open reads
-it locally: listings, segments read by range, index-guided lookups, and the facts a read is planned from.
+it locally: listings, segments read by range, index-guided lookups, offsets and transactions (what
+:func:`kafkalog.partition_view.facts.partition_facts` learns of it).
 
-What a directory is follows :mod:`kafkalog.tools.partition_dir` (:func:`classify_dir`,
-:func:`partition_dirs`): a partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing
-yet); a log dir holds the broker's checkpoint files, ``meta.properties`` or partition dirs.  ``-delete`` and
-``-future`` dirs hold no readable partition and are skipped, as the Spark planner skips them.
+What a directory is follows :mod:`kafkalog.dir_layout`, as for a local dir
+(:func:`~kafkalog.tools.partition_dir.classify_dir`, :func:`~kafkalog.tools.partition_dir.partition_dirs`): a
+partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing yet); a log dir holds
+the broker's checkpoint files, ``meta.properties`` or partition dirs.  ``-delete`` and ``-future`` dirs
+hold no readable partition and are skipped, as the Spark planner skips them.
 
 A partition is opened as :class:`~kafkalog.log.Log` with ``read_only=True`` opens one (``LogLoader.load``,
 read-only: nothing removed, renamed, rebuilt or recovered), each step here over a listing and ranged reads:
@@ -50,13 +52,13 @@ from typing import Any
 import numpy.typing as npt
 
 from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
+from ..dir_layout import NotAPartitionDirError, classify_listing, looks_like_partition
 from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
-from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
 from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
@@ -85,15 +87,13 @@ def classify_remote_dir(location: StorageLocation) -> str:
         StorageNotFoundError: nothing is at ``location``.
         NotAPartitionDirError: it is a file, or neither kind of directory.
     """
-    from ..tools.partition_dir import NotAPartitionDirError, classify_listing
-
     if location.info().get("type") != "directory":
         raise NotAPartitionDirError(f"{location} is a file, not a partition dir or a log dir")
     kinds = {name: kind for name, kind, _size in location.entries()}
 
     def partition_child(name: str) -> bool:
         return kinds[name] == "directory" and _partition_of(name) is not None and \
-            _looks_like_partition([e[0] for e in (location / name).entries()])
+            looks_like_partition([e[0] for e in (location / name).entries()])
 
     return classify_listing(str(location), _partition_of(location.name) is not None, list(kinds), partition_child)
 
@@ -273,8 +273,6 @@ class UrlPartition:
             StorageNotFoundError: nothing is there.
             NotAPartitionDirError: it is a log dir, or no partition dir.
         """
-        from ..tools.partition_dir import NotAPartitionDirError
-
         if classify_remote_dir(location) != "partition":
             raise NotAPartitionDirError(f"{location} is a log dir: name one of its partition dirs "
                                         "(<topic>-<partition>)")
