@@ -61,7 +61,7 @@ from ..index.live_entries import offset_index_zero_first_entry, time_index_zero_
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
-from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
+from ..transactions import TransactionState
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
@@ -356,30 +356,16 @@ class UrlPartition:
         return None
 
     def transactions(self) -> TransactionState:
-        """The aborted transactions and last stable offset, found as for a log read in place
-        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`): from the
+        """The aborted transactions and last stable offset, found as for a log read in place, by the same
+        function (:meth:`TransactionState.in_place <kafkalog.transactions.TransactionState.in_place>`): from the
         ``.txnindex`` objects and the latest producer snapshot (with the batches after it) when the dir has a
         snapshot, from the batch headers when it has none, the snapshot does not read or a ``.txnindex`` is not
-        to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot is chosen and
-        read by the same function as a local dir's (:func:`~kafkalog.transactions.newest_snapshot_transactions`),
-        its producers expired at the default ``producer.id.expiration.ms`` by the wall clock."""
-        snapshot = newest_snapshot_transactions(
+        to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot's producers are
+        expired at the default ``producer.id.expiration.ms`` by the wall clock (an object carries no log config)."""
+        return TransactionState.in_place(
             [(offset, self.dir / f"{offset:020d}.snapshot", size) for offset, size in self.snapshots.items()],
-            self.segments[0].base_offset if self.segments else None, self.log_end_offset, self.dir,
+            self.segments, UrlSegment.txn_index_entries, self.log_start_offset, self.log_end_offset, self.dir,
             int(time.time() * 1000), DEFAULT_PRODUCER_ID_EXPIRATION_MS)
-        if snapshot is not None:
-            offset, open_txns = snapshot
-            try:
-                indexed = TransactionState.from_index_entries(
-                    chunk for segment in self.segments for chunk in segment.txn_index_entries())
-            except CorruptIndexError as e:
-                logger.warning("Reading the transactions of %s from its batch headers: %s", self.dir, e)
-            else:
-                return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
-                                                     self.log_end_offset).starting_at(self.log_start_offset)
-        batches = (batch for segment in self.segments
-                   for batch in producer_batches(segment, transactional_only=True))
-        return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads
