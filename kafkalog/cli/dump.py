@@ -52,6 +52,7 @@ from typing import IO, Any
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
 from .._java_utf8 import java_utf8
+from ..dir_layout import SEGMENT_FILE_NAME
 from ..errors import KafkaLogError, StorageNotFoundError
 from ..index import OffsetIndex, TimeIndex
 from ..producer_state.entry import decrement_sequence
@@ -61,7 +62,7 @@ from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
 from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
-from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
+from ..tools.partition_dir import partition_name
 from ..tools.verify import Severity, verify_segment_index
 from ..transaction_index import aborted_txns_of, sanity_check_entries
 from ..urls.files import (

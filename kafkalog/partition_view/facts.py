@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..dir_layout import NotAPartitionDirError
 from ..errors import IllegalStateError, StorageNotFoundError
 from ..file_message_set import TimestampAndOffset
-from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
+from ..tools.partition_dir import PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition
 from ..transactions import TransactionState
 from ..urls.location import StorageLocation, is_url, locate

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
+from ..dir_layout import NotAPartitionDirError
 from ..errors import (
     CorruptRecordError,
     CorruptRemoteSegmentError,
@@ -48,7 +49,6 @@ from ..file_message_set import ChunkBuffer, FileMessageSet
 from ..partition_view.facts import Found, PartitionFacts, partition_dirs_at, partition_facts
 from ..partition_view.sources import SegmentSource
 from ..partition_view.tiered import AUTO, BROKER, TieredPartition, copied_ids, tiered_partitions
-from ..tools.partition_dir import NotAPartitionDirError
 from ..topic import TopicPartition, parse_topic_partition_name
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, TimestampSpec

@@ -7,9 +7,8 @@ A log dir (one of a broker's ``log.dirs``) holds the broker's checkpoint files, 
 offset as 20 digits (``<base>.log``, ``.index``, ``.timeindex``, ``.txnindex``, ``<offset>.snapshot``),
 those files with a ``.cleaned``/``.swap``/``.deleted`` suffix while they are replaced, and from Kafka 0.11
 a ``leader-epoch-checkpoint``.  The rules that tell them apart from a listing's names are
-:mod:`kafkalog.dir_layout`'s (shared with the reader of dirs at URLs, :mod:`kafkalog.urls.partition`); the
-names this module has always offered (:class:`NotAPartitionDirError`, :data:`SEGMENT_FILE_NAME`, ...) stay
-importable from here.
+:mod:`kafkalog.dir_layout`'s (shared with the reader of dirs at URLs, :mod:`kafkalog.urls.partition`); the error
+for a directory of neither kind is :class:`kafkalog.dir_layout.NotAPartitionDirError`.
 
 Kafka: ``LogManager.loadLogs`` (``core/src/main/scala/kafka/log/LogManager.scala``, 0.10.1.1) lists a log
 dir's subdirectories and reads each name with ``Log.parseTopicPartitionName``; :func:`partition_dirs` does
@@ -31,22 +30,11 @@ from ..checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from ..dir_layout import (
-    OFFSET_CHECKPOINTS,
-    SEGMENT_FILE_NAME,
-    TEMP_FILE_SUFFIXES,
-    NotAPartitionDirError,
-    classify_listing,
-    looks_like_partition,
-)
+from ..dir_layout import NotAPartitionDirError, classify_listing, looks_like_partition
 from ..log import Log
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 
 __all__ = [
-    "OFFSET_CHECKPOINTS",
-    "SEGMENT_FILE_NAME",
-    "TEMP_FILE_SUFFIXES",
-    "NotAPartitionDirError",
     "PartitionDir",
     "classify_dir",
     "partition_dirs",

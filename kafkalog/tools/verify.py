@@ -73,6 +73,7 @@ from ..checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
 )
+from ..dir_layout import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES
 from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import (
@@ -105,7 +106,7 @@ from ..urls.files import (
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
 )
-from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
+from .partition_dir import partition_dirs, partition_name
 
 if TYPE_CHECKING:
     from ..urls.location import StorageLocation
