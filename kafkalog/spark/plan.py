@@ -2,7 +2,8 @@
 
 The planner runs on the Spark driver.  It finds the partition dirs under the paths it is given, opens
 each log read-only (a broker may be running on it) to learn its log start offset, log end offset,
-aborted transactions and last stable offset, resolves the requested offsets against them, and cuts the
+aborted transactions and last stable offset (the read model below the Spark wing,
+:func:`kafkalog.partition_view.facts.partition_facts`), resolves the requested offsets against them, and cuts the
 range into :class:`ReadTask` s:
 
 - with ``maxRecordsPerPartition``, a partition's offsets are first divided into equal runs of at most
