@@ -231,7 +231,7 @@ def _malformed(location: str, line_number: int, line: str) -> CorruptCheckpointE
 def parse_checkpoint(data: bytes, version: int, formatter: EntryFormatter[T], location: str) -> list[T]:
     """The entries of the bytes of a checkpoint file (Kafka: ``CheckpointReadBuffer.read``), read as a whole
     wherever they came from: a local file (:meth:`CheckpointFile.read`) or an object read by URL
-    (:func:`kafkalog.storage.partition.read_offset_checkpoint`).
+    (:func:`kafkalog.urls.partition.read_offset_checkpoint`).
 
     ``version`` is the version the file must carry, ``formatter`` reads each entry line, and ``location``
     names the file in every error (a path or a URL).  The rules are the module docstring's: no bytes, or a

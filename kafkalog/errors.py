@@ -10,7 +10,7 @@ byte position, and the numbers that disagreed.
 Storage, local or remote, is one branch; catch the class that says what you mean:
 
 * :class:`KafkaStorageError` (an ``OSError``): anything that went wrong reading or writing storage, a local
-  log dir, an object at a URL (:mod:`kafkalog.storage`) or a tiered-storage layout (:mod:`kafkalog.remote`);
+  log dir, an object at a URL (:mod:`kafkalog.urls`) or a tiered-storage layout (:mod:`kafkalog.remote`);
 * :class:`StorageNotFoundError` (a ``FileNotFoundError``): nothing at a URL, or an object a tiered-storage
   segment needs is missing (:class:`RemoteResourceNotFoundError` is one): the one class to catch for "not
   there", whichever reader raised it;
@@ -221,7 +221,7 @@ class ConcurrentTruncationError(KafkaLogError, RuntimeError):
 
 
 class StorageNotFoundError(KafkaStorageError, FileNotFoundError):
-    """Nothing at a path or URL: no object or directory (:mod:`kafkalog.storage`), or an object a
+    """Nothing at a path or URL: no object or directory (:mod:`kafkalog.urls`), or an object a
     tiered-storage segment needs (:class:`RemoteResourceNotFoundError`, a subclass).  Catch this one for a
     missing object, whichever reader found it missing."""
 
@@ -262,7 +262,7 @@ class EncryptedSegmentError(RemoteStorageError):
 
 
 class StorageURLError(KafkaLogError, ValueError):
-    """A URL kafkalog cannot read (:mod:`kafkalog.storage`): not a URL, a protocol fsspec does not know, or one
+    """A URL kafkalog cannot read (:mod:`kafkalog.urls`): not a URL, a protocol fsspec does not know, or one
     whose filesystem package is not installed (the message names the extra to install)."""
 
 

@@ -34,7 +34,7 @@ Where kafkalog differs from Kafka:
   truncations hold in memory only, and a checkpoint it cannot read or a broker would not load (a negative
   epoch or start offset, which Kafka's cache refuses), or a message format below v2, leaves the log without a
   cache, with a warning, rather than refusing to open the directory.  A partition dir read at a URL
-  (:class:`~kafkalog.storage.partition.UrlPartition`) has no cache either, so the two answer alike; ``kafkalog
+  (:class:`~kafkalog.urls.partition.UrlPartition`) has no cache either, so the two answer alike; ``kafkalog
   verify`` reports the checkpoint, naming the line.
 """
 

@@ -44,9 +44,9 @@ import struct
 import threading
 import weakref
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -66,12 +66,12 @@ if TYPE_CHECKING:
     from .producer_state.manager import ProducerStateManager
     from .scheduler import Time
     from .segment import LogSegment
-    from .storage.location import StorageLocation
+    from .urls.location import StorageLocation
 
 
 class _HasLog(Protocol):
     """A segment as the producer scans read it: its ``.log`` only (a :class:`~kafkalog.segment.LogSegment`,
-    or a segment read by range, :class:`~kafkalog.storage.partition.UrlSegment`)."""
+    or a segment read by range, :class:`~kafkalog.urls.partition.UrlSegment`)."""
 
     @property
     def log(self) -> FileMessageSet: ...
@@ -79,7 +79,7 @@ class _HasLog(Protocol):
 
 class _SeekableSegment(_HasLog, Protocol):
     """A segment whose batches can be read from an offset on (a :class:`~kafkalog.segment.LogSegment` or a
-    :class:`~kafkalog.storage.partition.UrlSegment`)."""
+    :class:`~kafkalog.urls.partition.UrlSegment`)."""
 
     @property
     def base_offset(self) -> int: ...
@@ -115,6 +115,7 @@ class TransactionalLog(SegmentedLog, Protocol):
     def collect_aborted_transactions(self, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]: ...
     def in_place_transactions(self) -> TransactionState: ...
 
+_S = TypeVar("_S", bound=_SeekableSegment)
 
 logger = logging.getLogger(__name__)
 
@@ -280,32 +281,46 @@ class TransactionState:
 
     @classmethod
     def read_in_place(cls, log: TransactionalLog) -> TransactionState:
-        """The state of a log read in place, which keeps no producer state: from its indexes and newest snapshot
-        when it has one (:meth:`from_indexes`), else from its batch headers (:meth:`from_batches`); the last
-        stable offset is never below the log start offset (Kafka: ``maybeIncrementFirstUnstableOffset``), where a
-        transaction left open in a deleted segment would put it.
-
-        A transaction index that is not trusted (it failed Kafka's sanity check when the log was opened, or holds
-        more entries than its segment holds batches: :func:`_trusted_entries`) sends the reader to the batch
-        headers too, with a warning naming it: the aborts it should list are in no other index."""
-        segments = log.log_segments()
-        snapshot = newest_snapshot_transactions(
-            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
-            segments[0].base_offset if segments else None, log.log_end_offset, log.dir, log.time.milliseconds(),
+        """The state of a local log read in place, which keeps no producer state (:meth:`in_place` over its
+        segments, producer snapshots and trusted ``.txnindex`` entries: :func:`_trusted_entries`, so an index
+        that failed Kafka's sanity check when the log was opened sends the reader to the batch headers)."""
+        return cls.in_place(
+            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)], log.log_segments(),
+            _trusted_entries, log.log_start_offset, log.log_end_offset, log.dir, log.time.milliseconds(),
             log.producer_state_manager.producer_state_manager_config.producer_id_expiration_ms)
+
+    @classmethod
+    def in_place(cls, snapshots: Iterable[tuple[int, Path | StorageLocation, int | None]], segments: Sequence[_S],
+                 index_entries: Callable[[_S], Iterable[npt.NDArray[Any]]], log_start_offset: int,
+                 log_end_offset: int, where: object, current_time_ms: int, expiration_ms: int) -> TransactionState:
+        """The state of a partition read in place, wherever its files lie (a local read-only log:
+        :meth:`read_in_place`; a dir at a URL: :meth:`UrlPartition.transactions
+        <kafkalog.urls.partition.UrlPartition.transactions>`): the one choice of where its transactions are read
+        from.  With a usable producer snapshot (:func:`newest_snapshot_transactions` over ``snapshots``, its
+        producers expired at ``expiration_ms`` by ``current_time_ms``), from the ``.txnindex`` entries of
+        ``segments`` (``index_entries(segment)``, a chunk at a time) and that snapshot with the batches after it
+        (:meth:`from_indexes`); else from the batch headers (:meth:`from_batches`).  The last stable offset is
+        never below ``log_start_offset`` (Kafka: ``maybeIncrementFirstUnstableOffset``), where a transaction
+        left open in a deleted segment would put it.
+
+        A transaction index that is not trusted (``index_entries`` raises :class:`CorruptIndexError`: it failed
+        Kafka's sanity check, or holds more entries than its segment holds batches) sends the reader to the batch
+        headers too, with a warning naming ``where``: the aborts it should list are in no other index."""
+        snapshot = newest_snapshot_transactions(snapshots, segments[0].base_offset if segments else None,
+                                                log_end_offset, where, current_time_ms, expiration_ms)
         state = None
         if snapshot is not None:
             try:
-                indexed = cls.from_index_entries(chunk for segment in segments for chunk in _trusted_entries(segment))
+                indexed = cls.from_index_entries(chunk for segment in segments for chunk in index_entries(segment))
             except CorruptIndexError as e:
-                logger.warning("Reading the transactions of %s from its batch headers: %s", log.dir, e)
+                logger.warning("Reading the transactions of %s from its batch headers: %s", where, e)
             else:
                 offset, open_txns = snapshot
-                state = cls.from_indexes(indexed, offset, open_txns, segments, log.log_end_offset)
+                state = cls.from_indexes(indexed, offset, open_txns, segments, log_end_offset)
         if state is None:
             batches = (batch for segment in segments for batch in producer_batches(segment, transactional_only=True))
-            state = cls.from_batches(batches, log.log_end_offset)
-        return state.starting_at(log.log_start_offset)
+            state = cls.from_batches(batches, log_end_offset)
+        return state.starting_at(log_start_offset)
 
     @classmethod
     def from_index_entries(cls, chunks: Iterable[npt.NDArray[Any]], last_stable_offset: int = 0) -> TransactionState:
@@ -478,7 +493,7 @@ def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLo
     left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
     the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
     """
-    from .storage.files import read_producer_snapshot_transactions
+    from .urls.files import read_producer_snapshot_transactions
 
     if first_segment_offset is None:
         return None

@@ -5,7 +5,7 @@ Group ``read 500k records: S3 and tiered storage vs local``: a partition of 500,
 100-byte values, half random bytes and half a repeated letter so zstd finds some of what real payloads give
 it, 250 to a batch, uncompressed batches; one 64 MiB segment, closed by a roll as a broker closes a segment
 before tiering it), written by kafkalog and put on an S3-compatible server on 127.0.0.1 (moto's,
-:mod:`kafkalog.storage.local_s3`) three ways.  Every row plans the read as the data source does
+:mod:`kafkalog.urls.local_s3`) three ways.  Every row plans the read as the data source does
 (``plan_read`` of the options a user gives ``spark.read.format("kafkalog")``) and runs every task's ``read()``
 (CRCs checked, Arrow record batches), counting the rows:
 
@@ -43,9 +43,9 @@ from kafkalog.record import MemoryRecords
 from kafkalog.remote.upload import closed_segments, upload_aiven, upload_local_tiered
 from kafkalog.spark.options import ReadOptions
 from kafkalog.spark.plan import plan_read
-from kafkalog.storage.local_s3 import S3Server, s3_server
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
+from kafkalog.urls.local_s3 import S3Server, s3_server
 
 GROUP = "read 500k records: S3 and tiered storage vs local"
 RECORDS = 500_000

@@ -20,7 +20,7 @@ Every path a command is given is checked before the command starts: a missing on
 stderr in argparse's style (``kafkalog verify: error: DIR: no such file or directory``), exit 2 and
 nothing on stdout.  Each subcommand names its paths with ``set_defaults(input_paths=...)``.  ``dump``,
 ``verify`` and ``stats`` also take URLs (``s3://bucket/logs``), with ``--storage-option NAME=VALUE``
-(:mod:`kafkalog.storage`); a URL is checked by the command, through its filesystem.
+(:mod:`kafkalog.urls`); a URL is checked by the command, through its filesystem.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TextIO
 
 from .. import __version__, implementation
 from ..errors import KafkaLogError
-from ..storage.location import is_url
+from ..urls.location import is_url
 from .console import EXIT_FOUND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Console
 
 #: The subcommand modules, in the order ``--help`` lists them; each has ``add_parser`` and ``run``.
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, std
     args.verbose += getattr(args, "verbose_after", 0)
     args.no_progress = args.no_progress or getattr(args, "no_progress_after", False)
     err = stderr if stderr is not None else sys.stderr
-    # A URL is looked at by the command itself, through its filesystem (kafkalog.storage).
+    # A URL is looked at by the command itself, through its filesystem (kafkalog.urls).
     missing = [p for p in args.input_paths(args) if not is_url(p) and not os.path.exists(p)] \
         if hasattr(args, "input_paths") else []
     if missing:

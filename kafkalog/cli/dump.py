@@ -8,7 +8,7 @@ last ``.`` of their name: ``.log`` and KRaft ``.checkpoint``, ``.index``, ``.tim
 and ``.txnindex``.
 
 ``--files`` takes local paths and URLs (``s3://bucket/logs/topic-0/00000000000000000000.log``, with
-``--storage-option NAME=VALUE``: :mod:`kafkalog.storage`, read by range, never mapped or changed).
+``--storage-option NAME=VALUE``: :mod:`kafkalog.urls`, read by range, never mapped or changed).
 It also takes a partition dir: its segment files (``.log``, ``.index``, ``.timeindex``,
 ``.txnindex``; not the snapshots), by base offset, as if named one by one.  A partition dir with no segment
 yet is a valid, empty partition: a note on stderr, nothing dumped, exit 0.
@@ -52,6 +52,7 @@ from typing import IO, Any
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
 from .._java_utf8 import java_utf8
+from ..dir_layout import SEGMENT_FILE_NAME
 from ..errors import KafkaLogError, StorageNotFoundError
 from ..index import OffsetIndex, TimeIndex
 from ..producer_state.entry import decrement_sequence
@@ -60,7 +61,11 @@ from ..record.batch import RecordBatch, increment_sequence
 from ..record.kraft import kraft_control_json
 from ..record.legacy import LegacyRecordBatch
 from ..record.types import ControlRecordType, EndTransactionMarker
-from ..storage.files import (
+from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
+from ..tools.partition_dir import partition_name
+from ..tools.verify import Severity, verify_segment_index
+from ..transaction_index import aborted_txns_of, sanity_check_entries
+from ..urls.files import (
     AnyFile,
     absolute,
     iter_producer_snapshot,
@@ -69,11 +74,7 @@ from ..storage.files import (
     open_log_file,
     sibling,
 )
-from ..storage.location import StorageLocation, is_url, locate
-from ..tools.dump_decoders import DECODERS, DecoderError, MessageParser
-from ..tools.partition_dir import SEGMENT_FILE_NAME, partition_name
-from ..tools.verify import Severity, verify_segment_index
-from ..transaction_index import aborted_txns_of, sanity_check_entries
+from ..urls.location import StorageLocation, is_url, locate
 from .console import EXIT_FOUND, EXIT_OK, EXIT_USAGE, Console, counted
 from .storage_option import add_storage_option_argument, storage_options
 
@@ -478,7 +479,7 @@ class DumpLogSegments:
     def dump_producer_snapshot(self, file: AnyFile) -> None:
         """Kafka: ``dumpProducerIdSnapshot`` (a corrupt snapshot is reported, as Kafka does, on stderr, and nothing
         of it is printed).  The entries are read a chunk of rows at a time and printed from the rows: memory is a
-        chunk, whatever the snapshot's size (:func:`~kafkalog.storage.files.iter_producer_snapshot`)."""
+        chunk, whatever the snapshot's size (:func:`~kafkalog.urls.files.iter_producer_snapshot`)."""
         rows = (chunk[start:start + _SNAPSHOT_PRINT_ROWS] for chunk in iter_producer_snapshot(file)
                 for start in range(0, len(chunk), _SNAPSHOT_PRINT_ROWS))
         for block in rows:

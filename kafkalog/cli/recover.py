@@ -40,11 +40,12 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import RECOVERY_POINT_CHECKPOINT_FILE
+from ..dir_layout import SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES
 from ..errors import KafkaLogError
 from ..filenames import index_filename
 from ..fsutil import DirLock, clean_shutdown_marker_present, fsync_dir
 from ..log import Log
-from ..tools.partition_dir import SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, PartitionDir
+from ..tools.partition_dir import PartitionDir
 from .config_argument import add_config_argument, log_config_from
 from .console import Console, counted, format_bytes, report_undeleted_files
 

@@ -1,7 +1,7 @@
 """``kafkalog stats DIR...``: per-partition statistics as a table, ``--json`` or ``--csv``.
 
 Each DIR is a partition dir or a log dir (all its partitions), local or a URL (``s3://bucket/logs`` with
-``--storage-option endpoint_url=...``: :mod:`kafkalog.storage`, read by range); see
+``--storage-option endpoint_url=...``: :mod:`kafkalog.urls`, read by range); see
 :mod:`kafkalog.tools.stats` for what is counted.  Partitions are opened read-only: a live broker's directory can
 be read.  A batch that fails its CRC check is counted like the others, and reported: a warning line on stderr
 per partition, ``crcFailures`` in the ``--json`` and ``--csv`` output, and exit status 1.  Bytes at the end of a
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..storage.location import StorageLocation
-from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.stats import PartitionStats, partition_stats, remote_partition_stats
+from ..urls.location import StorageLocation
+from ..urls.partition import classify_remote_dir, remote_partition_dirs
 from .console import EXIT_FOUND, Console, counted, format_bytes, offset_range
 from .storage_option import add_storage_option_argument, locate_argument
 

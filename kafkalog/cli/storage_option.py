@@ -1,5 +1,5 @@
 """``--storage-option NAME=VALUE``: the options of the filesystem a URL argument is read through
-(:mod:`kafkalog.storage`), for the read-only commands (``dump``, ``verify``, ``stats``)."""
+(:mod:`kafkalog.urls`), for the read-only commands (``dump``, ``verify``, ``stats``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StorageOptionError
-from ..storage.location import StorageLocation, locate, parse_storage_options
+from ..urls.location import StorageLocation, locate, parse_storage_options
 
 __all__ = ["add_storage_option_argument", "locate_argument", "storage_options"]
 
@@ -38,7 +38,7 @@ def locate_argument(arg: str, args: argparse.Namespace) -> Path | StorageLocatio
     """A path argument as a local path or a URL with the command's storage options.
 
     Raises:
-        StorageURLError, StorageOptionError: see :func:`kafkalog.storage.location.locate`.
+        StorageURLError, StorageOptionError: see :func:`kafkalog.urls.location.locate`.
     """
     options = storage_options(args)
     return locate(arg, options or None)

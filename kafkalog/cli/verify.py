@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..storage.location import StorageLocation
-from ..storage.partition import classify_remote_dir, remote_partition_dirs
 from ..tools.partition_dir import classify_dir, partition_dirs
 from ..tools.verify import (
     LogDirReport,
@@ -33,6 +31,8 @@ from ..tools.verify import (
     verify_remote_log_dir,
     verify_remote_partition,
 )
+from ..urls.location import StorageLocation
+from ..urls.partition import classify_remote_dir, remote_partition_dirs
 from .console import Console, counted, format_bytes, offset_range
 from .storage_option import add_storage_option_argument, locate_argument
 

@@ -184,7 +184,7 @@ class AbstractIndex:
     @classmethod
     def from_bytes(cls, data: bytes, path: str | os.PathLike[str], base_offset: int) -> Self:
         """A read-only index holding ``data`` as its file's bytes (kafkalog's: an index object read from a
-        remote store with one ranged read, :func:`kafkalog.storage.channel.read_index`).  ``path`` names it
+        remote store with one ranged read, :func:`kafkalog.urls.channel.read_index`).  ``path`` names it
         in messages; nothing is opened there.  As for a file, every whole entry of ``data`` counts."""
         index = cls(path, base_offset, writable=False, ignore_file=True)
         if data:

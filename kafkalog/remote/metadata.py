@@ -309,11 +309,11 @@ def metadata_values(partition_dirs: Iterable[str | os.PathLike[str]],
                     storage_options: Mapping[str, Any] | None = None) -> Iterator[bytes | None]:
     """The record values of ``__remote_log_metadata`` partition directories (``__remote_log_metadata-0``, ...),
     read only, each partition in offset order.  A directory may be a URL (``s3://...``), read by range with
-    ``storage_options`` (:mod:`kafkalog.storage`)."""
+    ``storage_options`` (:mod:`kafkalog.urls`)."""
     from ..consumer_view import ConsumerView
     from ..log import Log
-    from ..storage.location import StorageLocation, is_url, locate
-    from ..storage.partition import UrlPartition
+    from ..urls.location import StorageLocation, is_url, locate
+    from ..urls.partition import UrlPartition
 
     for path in partition_dirs:
         where = locate(path, storage_options) if is_url(path) else path

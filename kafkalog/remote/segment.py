@@ -123,10 +123,10 @@ class RemoteSegment:
 
     def open_log(self) -> FileMessageSet:
         """The original ``.log`` as a read-only :class:`~kafkalog.file_message_set.FileMessageSet` read by
-        range (:class:`~kafkalog.storage.channel.RemoteChannel`): the scans, searches, chunked reads and
+        range (:class:`~kafkalog.urls.channel.RemoteChannel`): the scans, searches, chunked reads and
         consumer view of a local segment run on it unchanged, each block of it fetched once through
         :meth:`read` (for a chunked layout, only the chunks that cover it)."""
-        from ..storage.channel import open_remote_log
+        from ..urls.channel import open_remote_log
 
         return open_remote_log(_OriginalLog(self), self.size)
 
@@ -157,7 +157,7 @@ class RemoteSegment:
 
         Only the entries before the first that points at or past the end of the ``.log`` are searched
         (:meth:`offset_index_entries`): a ``.log`` cut short is read from the last batch it still holds, and the
-        offsets it lost are the reader's to report (:mod:`kafkalog.spark.tiered`), not an index error.
+        offsets it lost are the reader's to report (:mod:`kafkalog.partition_view.tiered`), not an index error.
 
         Raises:
             CorruptIndexError: the entry found points before the segment's start (a negative position).
@@ -176,7 +176,7 @@ class RemoteSegment:
 
 @dataclass(frozen=True)
 class _OriginalLog:
-    """A segment's original ``.log`` as a :class:`~kafkalog.storage.channel.RangeReadable`."""
+    """A segment's original ``.log`` as a :class:`~kafkalog.urls.channel.RangeReadable`."""
 
     segment: RemoteSegment
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .. import implementation
 from ..cli.help_text import description
 from ..fsutil import work_directory
-from ..storage.local_s3 import S3Server
+from ..urls.local_s3 import S3Server
 from .workload import TOPICS, WorkloadResult, topic_configs, write_workload
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run_on_cluster(records: int, keys: int | None, directory: str | None) -> int:
     """The job on a local standalone cluster, reading through a local S3 server: the way past one machine,
     in small (see :mod:`kafkalog.spark.standalone`)."""
-    from ..storage.local_s3 import s3_server
+    from ..urls.local_s3 import s3_server
     from .standalone import StandaloneCluster
 
     started = time.perf_counter()

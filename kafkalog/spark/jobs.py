@@ -34,15 +34,16 @@ from ..config import LogConfig
 from ..errors import IllegalArgumentError, LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log
-from ..storage.location import StorageLocation, is_url
+from ..partition_view.facts import Found
+from ..partition_view.tiered import TieredPartition
 from ..tools.cleanup_policy import CleanupDecision, decide_cleanup, raft_log
 from ..tools.cluster_metadata import MetadataLogs
 from ..tools.partition_dir import PartitionDir
 from ..tools.stats import partition_stats, remote_partition_stats
 from ..topic import TopicPartition
+from ..urls.location import StorageLocation, is_url
 from .options import SparkOptionError
-from .plan import Found, find_partitions
-from .tiered import TieredPartition
+from .plan import find_partitions
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -98,7 +99,7 @@ def _broker_dirs(found: list[tuple[TopicPartition, Found]]) -> list[tuple[TopicP
 def stats(spark: SparkSession, log_dirs: str | Iterable[str],
           storage_options: Mapping[str, Any] | None = None) -> DataFrame:
     """Per-partition statistics of every partition under ``log_dirs`` (log dirs or partition dirs, local or
-    URLs read with ``storage_options``: :mod:`kafkalog.storage`)."""
+    URLs read with ``storage_options``: :mod:`kafkalog.urls`)."""
     paths = [path for _tp, path in _broker_dirs(find_partitions(_paths(log_dirs), storage_options=storage_options))]
 
     def run(chunk: Iterable[Path | StorageLocation]) -> Iterator[tuple[Any, ...]]:

@@ -30,11 +30,11 @@ default).  An option the source does not take is an error naming it and its clos
 filesystem, with the ``storage.<name>`` options); a glob that matches nothing is an error.
 
 A path may also be a URL (``s3://bucket/kafka-logs``, ``gs://``, ``abfs://``, ``hdfs://``), read through fsspec
-by range (:mod:`kafkalog.storage`); every ``storage.<name>`` option goes to its filesystem
+by range (:mod:`kafkalog.urls`); every ``storage.<name>`` option goes to its filesystem
 (``storage.endpoint_url``, ``storage.key``, ``storage.secret``, ...; a value that reads as JSON is that value),
 which each task builds for itself when it first reads.
 
-A path may also hold Kafka's tiered storage (:mod:`kafkalog.spark.tiered`): ``layout`` says which layout is
+A path may also hold Kafka's tiered storage (:mod:`kafkalog.partition_view.tiered`): ``layout`` says which layout is
 there (``auto``, the default, finds it; ``broker``, ``kafka-local-tiered-storage``, ``aiven-tiered-storage``),
 ``layout.prefix`` is Aiven's plugin's ``key.prefix``, and ``remoteLogMetadata`` names the partition dirs of
 ``__remote_log_metadata`` (comma-separated, or a JSON list; local or URLs) whose ``COPY_SEGMENT_FINISHED``
@@ -53,8 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..storage.location import StorageLocation, is_url, locate, option_value
 from ..topic import CLUSTER_METADATA_TOPIC_NAME, TopicPartition, is_internal_topic
+from ..urls.location import StorageLocation, is_url, locate, option_value
 
 __all__ = [
     "EARLIEST",
@@ -98,7 +98,7 @@ READ_OPTIONS = (
     "remoteLogMetadata",
 )
 
-#: The values of ``layout`` (:mod:`kafkalog.spark.tiered`): what is at each path.
+#: The values of ``layout`` (:mod:`kafkalog.partition_view.tiered`): what is at each path.
 LAYOUTS = ("auto", "broker", "kafka-local-tiered-storage", "aiven-tiered-storage")
 
 #: Options of Spark's Kafka source that kafkalog does not implement yet, refused as such rather than as
@@ -391,7 +391,7 @@ class ReadOptions:
         stream have in common (at ``load()``, before Spark says which it is)."""
         options = {k.lower(): v for k, v in options.items()}
         what = "a kafkalog stream" if streaming else "a kafkalog read"
-        # storage.<name>: an option of the filesystem URL paths are read through (kafkalog.storage).
+        # storage.<name>: an option of the filesystem URL paths are read through (kafkalog.urls).
         check_option_names(options, READ_OPTIONS, what, accept=lambda key: key.startswith(STORAGE_PREFIX))
         strategies = [name for key, name in _STRATEGIES.items() if key in options]
         if len(strategies) > 1:

@@ -2,7 +2,8 @@
 
 The planner runs on the Spark driver.  It finds the partition dirs under the paths it is given, opens
 each log read-only (a broker may be running on it) to learn its log start offset, log end offset,
-aborted transactions and last stable offset, resolves the requested offsets against them, and cuts the
+aborted transactions and last stable offset (the read model below the Spark wing,
+:func:`kafkalog.partition_view.facts.partition_facts`), resolves the requested offsets against them, and cuts the
 range into :class:`ReadTask` s:
 
 - with ``maxRecordsPerPartition``, a partition's offsets are first divided into equal runs of at most
@@ -31,41 +32,27 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..consumer_view import ConsumerView, IsolationLevel
+from ..dir_layout import NotAPartitionDirError
 from ..errors import (
     CorruptRecordError,
     CorruptRemoteSegmentError,
-    IllegalStateError,
     KafkaLogError,
     OffsetOutOfRangeError,
-    StorageNotFoundError,
 )
 from ..file_message_set import ChunkBuffer, FileMessageSet
-from ..storage.location import StorageLocation, is_url, locate
-from ..storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
-from ..tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
+from ..partition_view.facts import Found, PartitionFacts, partition_dirs_at, partition_facts
+from ..partition_view.sources import SegmentSource
+from ..partition_view.tiered import AUTO, BROKER, TieredPartition, copied_ids, tiered_partitions
 from ..topic import TopicPartition, parse_topic_partition_name
-from ..transactions import TransactionState
 from .arrow import to_arrow
 from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, TimestampSpec
-from .sources import LocalDir, SegmentSource
-from .tiered import (
-    AUTO,
-    BROKER,
-    TieredPartition,
-    copied_ids,
-    log_end_offset,
-    offset_for_timestamp,
-    tiered_partitions,
-    transactions,
-)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,12 +60,10 @@ if TYPE_CHECKING:
     from ..record import MemoryRecords
 
 __all__ = [
-    "PartitionFacts",
     "ReadTask",
     "SegmentSlice",
     "divide_offsets",
     "find_partitions",
-    "partition_facts",
     "plan_read",
     "resolve_offsets",
 ]
@@ -105,49 +90,6 @@ class SegmentSlice:
         return self.end_position - self.start_position
 
 
-@dataclass(frozen=True)
-class PartitionFacts:
-    """What the planner learns of one partition dir by opening it read-only."""
-
-    dir: str
-    topic_partition: TopicPartition
-    log_start_offset: int
-    log_end_offset: int
-    #: The aborted transactions and the last stable offset; ``None`` when not read (a ``read_uncommitted``
-    #: plan needs neither, and reading them scans every batch header of the partition).
-    transactions: TransactionState | None
-    #: ``(base offset, size in bytes)`` of each segment, in offset order.
-    segments: tuple[tuple[int, int], ...]
-    #: The offset of the first record at or after each timestamp asked for (``None``: no record is that late).
-    offsets_for_times: Mapping[int, int | None] = field(default_factory=dict)
-    #: Where its segments are read from (``None``: the local partition dir ``dir``).
-    source: SegmentSource | None = None
-
-    def __post_init__(self) -> None:
-        if self.source is None:
-            object.__setattr__(self, "source", LocalDir(self.dir))
-
-    @property
-    def segment_source(self) -> SegmentSource:
-        assert self.source is not None
-        return self.source
-
-    @property
-    def last_stable_offset(self) -> int:
-        if self.transactions is None:
-            raise IllegalStateError(f"{self.topic_partition}: the planner did not read its transactions "
-                                    "(partition_facts(..., read_committed=True) does)")
-        return self.transactions.last_stable_offset
-
-    def aborted_between(self, start: int, end: int) -> TransactionState:
-        """The aborted transactions a reader of ``[start, end)`` needs (none when they were not read)."""
-        return TransactionState() if self.transactions is None else self.transactions.between(start, end)
-
-
-#: What the planner finds: a local partition dir, one at a URL, or a partition of a tiered-storage layout.
-Found = Path | StorageLocation | TieredPartition
-
-
 def _candidates(arg: str, storage_options: Mapping[str, Any] | None, options: ReadOptions | None,
                 copied: frozenset[str] | None) -> list[Found]:
     """The partitions at ``arg`` in the options' ``layout``: a broker's partition dirs (with ``-delete`` and
@@ -158,7 +100,7 @@ def _candidates(arg: str, storage_options: Mapping[str, Any] | None, options: Re
     if layout not in (AUTO, BROKER):
         return list(tiered_partitions(arg, storage_options, layout, prefix=prefix, copied=copied) or ())
     try:
-        return list(_broker_candidates(arg, storage_options))
+        return list(partition_dirs_at(arg, storage_options))
     except NotAPartitionDirError:
         if layout == BROKER:
             raise
@@ -168,26 +110,10 @@ def _candidates(arg: str, storage_options: Mapping[str, Any] | None, options: Re
         return list(found)
 
 
-def _broker_candidates(arg: str, storage_options: Mapping[str, Any] | None) -> list[Path | StorageLocation]:
-    """The partition dirs (with ``-delete`` and ``-future`` ones) that ``arg`` names: itself or a log dir's."""
-    where = locate(arg, storage_options if is_url(arg) else None)
-    if isinstance(where, StorageLocation):
-        try:
-            kind = classify_remote_dir(where)
-        except StorageNotFoundError:
-            raise NotAPartitionDirError(f"No such directory: {arg}") from None
-        return [where] if kind == "partition" else list(remote_partition_dirs(where))
-    try:
-        kind = classify_dir(where)
-    except FileNotFoundError:
-        raise NotAPartitionDirError(f"No such directory: {where}") from None
-    return [where.resolve()] if kind == "partition" else [p.resolve() for p in partition_dirs(where)]
-
-
 def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | None = None, *,
                     storage_options: Mapping[str, Any] | None = None) -> list[tuple[TopicPartition, Found]]:
     """The partitions under ``paths`` (each a log dir or a partition dir, or a tiered-storage layout's root:
-    see :mod:`kafkalog.spark.tiered`) that ``options`` selects, sorted by topic and partition.  Dirs waiting
+    see :mod:`kafkalog.partition_view.tiered`) that ``options`` selects, sorted by topic and partition.  Dirs waiting
     for deletion (``-delete``) and future replicas (``-future``) hold no readable partition and are skipped.
     One partition found twice is refused, as are an ``assign``ed partition and a ``subscribe``d topic not found
     (Spark's source fails on both); a pattern, or no topic option, may find nothing.  A URL is read with
@@ -228,35 +154,6 @@ def find_partitions(paths: tuple[str, ...] | list[str], options: ReadOptions | N
                                    f"{', '.join(unknown)} (a topic is its <topic>-<partition> dirs; "
                                    "subscribePattern reads the topics that exist)")
     return sorted(found.items(), key=lambda item: (item[0].topic, item[0].partition))
-
-
-def partition_facts(path: Found, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
-    """Open the partition dir read-only and read what planning needs, with the offsets of ``timestamps``
-    (Kafka: ``fetchOffsetByTimestamp``, through the time index), and with ``read_committed`` its aborted
-    transactions and last stable offset.  A dir at a URL is read by range
-    (:class:`~kafkalog.storage.partition.UrlPartition`); a tiered layout's partition through its uploaded
-    indexes (:mod:`kafkalog.spark.tiered`)."""
-    if isinstance(path, TieredPartition):
-        tiered = path.partition
-        segments = tuple((s.base_offset, s.size) for s in tiered.segments)
-        log_start = segments[0][0] if segments else 0
-        log_end = log_end_offset(path)
-        return PartitionFacts(str(path), TopicPartition(tiered.topic, tiered.partition), log_start, log_end,
-                              transactions(path, log_end) if read_committed else None, segments,
-                              {stamp: offset_for_timestamp(path, stamp) for stamp in timestamps}, path.source())
-    if isinstance(path, StorageLocation):
-        with UrlPartition.open(path) as remote:
-            return remote.facts(timestamps, read_committed=read_committed)
-    partition = PartitionDir.of(path)
-    with partition.open_read_only() as log:
-        segments = tuple((s.base_offset, s.size()) for s in log.log_segments())
-        found = {}
-        for stamp in timestamps:
-            hit = log.find_offset_by_timestamp(stamp)
-            found[stamp] = None if hit is None else hit.offset
-        return PartitionFacts(str(partition.path), partition.topic_partition, log.log_start_offset,
-                              log.log_end_offset, TransactionState.of(log) if read_committed else None, segments,
-                              found)
 
 
 def _requested(spec: Position, tp: TopicPartition, name: str, facts: PartitionFacts, latest: int) -> int:

@@ -31,9 +31,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..partition_view.facts import PartitionFacts, partition_facts
 from ..topic import TopicPartition
 from .options import EARLIEST, LATEST, ReadOptions, SparkOptionError, TimestampSpec
-from .plan import PartitionFacts, ReadTask, find_partitions, partition_facts, resolve_offsets, split_ranges
+from .plan import ReadTask, find_partitions, resolve_offsets, split_ranges
 
 __all__ = ["AdmissionControl", "Available", "StreamPosition", "available_offsets", "from_json", "initial_position",
            "latest_position", "plan_micro_batch", "to_json"]

@@ -6,7 +6,9 @@ A log dir (one of a broker's ``log.dirs``) holds the broker's checkpoint files, 
 (``-delete`` and ``-future`` dirs too).  A partition dir holds the files of its segments, all named for an
 offset as 20 digits (``<base>.log``, ``.index``, ``.timeindex``, ``.txnindex``, ``<offset>.snapshot``),
 those files with a ``.cleaned``/``.swap``/``.deleted`` suffix while they are replaced, and from Kafka 0.11
-a ``leader-epoch-checkpoint``.
+a ``leader-epoch-checkpoint``.  The rules that tell them apart from a listing's names are
+:mod:`kafkalog.dir_layout`'s (shared with the reader of dirs at URLs, :mod:`kafkalog.urls.partition`); the error
+for a directory of neither kind is :class:`kafkalog.dir_layout.NotAPartitionDirError`.
 
 Kafka: ``LogManager.loadLogs`` (``core/src/main/scala/kafka/log/LogManager.scala``, 0.10.1.1) lists a log
 dir's subdirectories and reads each name with ``Log.parseTopicPartitionName``; :func:`partition_dirs` does
@@ -19,48 +21,25 @@ log start offset from its log dir's checkpoints and writes back the entries of a
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
-    LEADER_EPOCH_CHECKPOINT_FILE,
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
-    REPLICATION_OFFSET_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from ..errors import KafkaLogError
-from ..filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX
+from ..dir_layout import NotAPartitionDirError, classify_listing, looks_like_partition
 from ..log import Log
-from ..meta_properties import META_PROPERTIES_FILE
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 
 __all__ = [
-    "OFFSET_CHECKPOINTS",
-    "SEGMENT_FILE_NAME",
-    "TEMP_FILE_SUFFIXES",
-    "NotAPartitionDirError",
     "PartitionDir",
     "classify_dir",
     "partition_dirs",
     "partition_name",
 ]
-
-#: A segment's file or a producer snapshot, named for its offset exactly as a broker writes it (20 digits).
-SEGMENT_FILE_NAME = re.compile(r"^([0-9]{20})\.(log|index|timeindex|txnindex|snapshot)$")
-#: The second suffixes of files being replaced or removed.
-TEMP_FILE_SUFFIXES = (CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX)
-#: The offset checkpoints in a log dir's root.
-OFFSET_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT_FILE, REPLICATION_OFFSET_CHECKPOINT_FILE,
-                      LOG_START_OFFSET_CHECKPOINT_FILE, CLEANER_OFFSET_CHECKPOINT_FILE)
-
-
-class NotAPartitionDirError(KafkaLogError, ValueError):
-    """A directory that is neither a partition dir nor a log dir."""
-
 
 # -- what a directory is -------------------------------------------------------------------------------
 
@@ -86,32 +65,10 @@ def classify_dir(path: str | os.PathLike[str]) -> str:
 
     def partition_child(name: str) -> bool:
         child = directory / name
-        return partition_name(child) is not None and child.is_dir() and _looks_like_partition(os.listdir(child))
+        return partition_name(child) is not None and child.is_dir() and looks_like_partition(os.listdir(child))
 
     return classify_listing(str(directory), partition_name(directory) is not None, os.listdir(directory),
                             partition_child)
-
-
-def classify_listing(where: str, partition_named: bool, names: Sequence[str],
-                     partition_child: Callable[[str], bool]) -> str:
-    """The rule of :func:`classify_dir` over any listing (a local dir's, or an object store's for
-    :func:`kafkalog.storage.partition.classify_remote_dir`): ``partition_named`` says the dir's own name is
-    ``<topic>-<partition>``, ``names`` are its entries, and ``partition_child(name)`` says whether an entry is
-    a partition dir itself."""
-    if partition_named and _looks_like_partition(names):
-        return "partition"
-    if any(n in OFFSET_CHECKPOINTS or n == META_PROPERTIES_FILE for n in names) or any(
-            partition_child(n) for n in names):
-        return "logdir"
-    raise NotAPartitionDirError(
-        f"{where} is neither a partition dir (named <topic>-<partition>, holding segment files) nor a "
-        "log dir (holding checkpoint files or partition dirs)")
-
-
-def _looks_like_partition(names: Sequence[str]) -> bool:
-    """Holds segment files or a leader-epoch checkpoint, or nothing yet (a partition just created)."""
-    return not names or LEADER_EPOCH_CHECKPOINT_FILE in names or any(
-        SEGMENT_FILE_NAME.match(n) or n.endswith(TEMP_FILE_SUFFIXES) for n in names)
 
 
 def partition_dirs(log_dir: str | os.PathLike[str]) -> list[Path]:

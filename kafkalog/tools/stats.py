@@ -49,7 +49,7 @@ from ..topic import TopicPartition, parse_topic_partition_name
 from .verify import Severity, log_tail_finding
 
 if TYPE_CHECKING:
-    from ..storage.location import StorageLocation
+    from ..urls.location import StorageLocation
 
 __all__ = ["PartitionStats", "partition_stats", "remote_partition_stats"]
 
@@ -239,12 +239,12 @@ def _count_segments(stats: PartitionStats, logs: list[FileMessageSet], step: Cal
 
 def remote_partition_stats(location: StorageLocation, config: LogConfig | None = None, *,
                            progress: Callable[[int], None] | None = None) -> PartitionStats:
-    """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.storage.partition.UrlPartition`,
+    """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.urls.partition.UrlPartition`,
     read by range), the same statistics from the same bytes.  The cleaner's view is computed by the same code
     as the local one (:func:`~kafkalog.cleaner_manager.cleanable_offsets`,
     :class:`~kafkalog.cleaner_manager.LogToClean`), over the partition's segments and the log dir's
     ``cleaner-offset-checkpoint`` object (:class:`_UrlLogView`)."""
-    from ..storage.partition import UrlPartition, read_offset_checkpoint
+    from ..urls.partition import UrlPartition, read_offset_checkpoint
 
     step = progress if progress is not None else (lambda _n: None)
     with UrlPartition.open(location) as partition:
@@ -280,13 +280,13 @@ class _NoSegment:
 
 
 class _UrlLogView:
-    """A :class:`~kafkalog.storage.partition.UrlPartition` seen as the read-only :class:`~kafkalog.log.Log`
+    """A :class:`~kafkalog.urls.partition.UrlPartition` seen as the read-only :class:`~kafkalog.log.Log`
     that the cleaner's accounting reads: ``name``, ``config``, the log start and end offsets, the high
     watermark (the log end offset, as a read-only ``Log``'s follows it), the segments in a
     :class:`~kafkalog.log_segments.LogSegments` (the last one active), ``log_segments(from, to)``.  The last
     stable offset is read from the segments' transactional batch headers, as for a local log
     (:func:`~kafkalog.transactions.first_unstable_offset`).  ``min.compaction.lag.ms`` compares each segment's
-    largest record timestamp (:meth:`~kafkalog.storage.partition.UrlSegment.largest_timestamp`)."""
+    largest record timestamp (:meth:`~kafkalog.urls.partition.UrlSegment.largest_timestamp`)."""
 
     def __init__(self, partition: Any, config: LogConfig) -> None:
         self.name = partition.dir.name

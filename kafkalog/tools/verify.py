@@ -42,9 +42,9 @@ committed records are missing), the log start offset lies between the first segm
 and the log end offset, and the cleaner's checkpoint is not past the log end.
 
 A directory at a URL (:func:`verify_remote_partition`, :func:`verify_remote_log_dir`) gets every check above
-through the same functions, which take a ``Path`` or a :class:`~kafkalog.storage.location.StorageLocation`:
+through the same functions, which take a ``Path`` or a :class:`~kafkalog.urls.location.StorageLocation`:
 the segments are read by range, the small files (snapshots, transaction indexes, checkpoints) each with one
-ranged read of the size the listing gave (:mod:`kafkalog.storage.files`), and the findings are the local
+ranged read of the size the listing gave (:mod:`kafkalog.urls.files`), and the findings are the local
 ones, naming the URL where those name the path.
 """
 
@@ -73,6 +73,7 @@ from ..checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
 )
+from ..dir_layout import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES
 from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..filenames import (
@@ -96,19 +97,19 @@ from ..index.live_entries import (
 from ..leader_epoch_cache import check_epoch_entry
 from ..record import MemoryRecords, ScanResult
 from ..record.legacy import LegacyRecordBatch
-from ..storage.files import (
+from ..topic import TopicPartition
+from ..transaction_index import ABORTED_TXN_SIZE, sanity_check_entries
+from ..urls.files import (
     check_producer_snapshot,
     file_size,
     iter_txn_index_entries,
     read_leader_epoch_checkpoint,
     read_offset_checkpoint,
 )
-from ..topic import TopicPartition
-from ..transaction_index import ABORTED_TXN_SIZE, sanity_check_entries
-from .partition_dir import OFFSET_CHECKPOINTS, SEGMENT_FILE_NAME, TEMP_FILE_SUFFIXES, partition_dirs, partition_name
+from .partition_dir import partition_dirs, partition_name
 
 if TYPE_CHECKING:
-    from ..storage.location import StorageLocation
+    from ..urls.location import StorageLocation
 
 __all__ = [
     "Finding",
@@ -147,7 +148,7 @@ class Finding:
 @dataclass
 class PartitionReport:
     """What :func:`verify_partition` found in one partition dir (``dir``: a ``Path``, or for a URL its
-    :class:`~kafkalog.storage.location.StorageLocation`, whose ``str`` is the URL)."""
+    :class:`~kafkalog.urls.location.StorageLocation`, whose ``str`` is the URL)."""
 
     dir: Path | StorageLocation
     topic_partition: TopicPartition | None
@@ -324,7 +325,7 @@ _TIME_ENTRY = np.dtype([("timestamp", ">i8"), ("relative", ">i4")])
 def _index_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind: str,
                    base_offset: int, zero_first_entry: bool = True) -> npt.NDArray[Any] | None:
     """The live entries of an index file (a ``Path``, or an object at a URL: a
-    :class:`~kafkalog.storage.location.StorageLocation`, read by range); ``None`` when it cannot be read or
+    :class:`~kafkalog.urls.location.StorageLocation`, read by range); ``None`` when it cannot be read or
     fails the broker's sanity check (reported).
 
     Where the entries end is :func:`~kafkalog.index.live_entries.index_extent`'s rule, the one a read-only open
@@ -579,7 +580,7 @@ def _check_segments(report: PartitionReport, directory: Any, names: list[str], d
                     step: Callable[[int], None], open_log: Callable[[Any], FileMessageSet | None], *,
                     index_exists: Callable[[str], bool]) -> list[tuple[int, Any]]:
     """Check the segments among ``names``, the entries of ``directory`` (a ``Path``, or a
-    :class:`~kafkalog.storage.location.StorageLocation` whose ``.log`` objects ``open_log`` opens), with their
+    :class:`~kafkalog.urls.location.StorageLocation` whose ``.log`` objects ``open_log`` opens), with their
     index files (``index_exists(name)``: whether one is there); returns the segments' ``(base offset, .log)``."""
     logs = _segment_logs(report, directory, names)
     report.segments = len(logs)
@@ -616,7 +617,7 @@ def _check_segments(report: PartitionReport, directory: Any, names: list[str], d
 
 def _segment_logs(report: PartitionReport, directory: Any, names: list[str]) -> list[tuple[int, Any]]:
     """The ``(base offset, file)`` of the segments among ``names`` (the entries of ``directory``, a ``Path`` or a
-    :class:`~kafkalog.storage.location.StorageLocation`), with the findings the other names give."""
+    :class:`~kafkalog.urls.location.StorageLocation`), with the findings the other names give."""
     logs: list[tuple[int, Any]] = []
     for name in names:
         file = directory / name
@@ -646,7 +647,7 @@ def verify_remote_partition(location: StorageLocation, *, deep: bool = True,
     ones name the path): the segments (CRCs, torn tails, offsets, and with ``deep`` every record), their
     indexes (read by range), the leader-epoch checkpoint, the producer snapshots and the transaction indexes
     (each read whole with one ranged read of the size the listing gave)."""
-    from ..storage.channel import open_remote_log
+    from ..urls.channel import open_remote_log
 
     report = PartitionReport(location, partition_name(Path(location.name)),
                              records=0 if deep else None)
@@ -681,7 +682,7 @@ def _offset_name_problem(name: str) -> str | None:
 def _check_partition_files(report: PartitionReport, directory: Any, names: list[str],
                            sizes: Mapping[str, int] | None = None) -> None:
     """Check the leader-epoch checkpoint, producer snapshots and transaction indexes among ``names``, the
-    entries of ``directory`` (a ``Path``, or a :class:`~kafkalog.storage.location.StorageLocation` whose
+    entries of ``directory`` (a ``Path``, or a :class:`~kafkalog.urls.location.StorageLocation` whose
     objects' sizes ``sizes`` gives, from its listing: each is then one ranged read)."""
     for name in names:
         file = directory / name
@@ -773,7 +774,7 @@ def verify_remote_log_dir(location: StorageLocation, *, deep: bool = True,
     """:func:`verify_log_dir` of a log dir at a URL, read by range and never changed: every partition dir
     (:func:`verify_remote_partition`), then the log dir's checkpoint files against them, each read whole with
     one ranged read; the findings are the local ones, naming the URL where those name the path."""
-    from ..storage.partition import remote_partition_dirs
+    from ..urls.partition import remote_partition_dirs
 
     return _log_dir_report(LogDirReport(location), (verify_remote_partition(d, deep=deep, progress=progress)
                                                     for d in remote_partition_dirs(location)),
@@ -797,7 +798,7 @@ def _log_dir_report(report: LogDirReport, partitions: Iterable[PartitionReport],
 def _check_log_dir_files(report: LogDirReport, root: Any, sizes: Mapping[str, int | None]) -> None:
     """The log dir's own findings: its clean-shutdown marker, and each offset checkpoint among the entries
     ``sizes`` names (with their sizes when a listing gave them) read back and held against the partitions'
-    reports.  ``root`` is a ``Path`` or a :class:`~kafkalog.storage.location.StorageLocation`."""
+    reports.  ``root`` is a ``Path`` or a :class:`~kafkalog.urls.location.StorageLocation`."""
     if CLEAN_SHUTDOWN_FILE in sizes:
         report.findings.append(Finding(Severity.NOTE, str(root / CLEAN_SHUTDOWN_FILE),
                                        "the last shutdown was clean"))

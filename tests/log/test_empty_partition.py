@@ -121,8 +121,9 @@ def test_dump_of_the_empty_dir(log_dir: Path, impl: ModuleType) -> None:
 def test_the_spark_planner_plans_around_it(log_dir: Path, impl: ModuleType) -> None:
     pytest.importorskip("pyarrow")
     pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+    from kafkalog.partition_view.facts import partition_facts
     from kafkalog.spark.options import ReadOptions
-    from kafkalog.spark.plan import partition_facts, plan_read
+    from kafkalog.spark.plan import plan_read
 
     before = snapshot(log_dir)
     facts = partition_facts(log_dir / "empty-0")

@@ -332,8 +332,8 @@ def test_url_partition_reads_the_state_a_local_reader_does(impl: ModuleType, cre
     """A partition dir at a URL (memory://) finds its transactions as a local read-only open does: from its
     snapshot and ``.txnindex`` objects, or from the batch headers when it has no snapshot."""
     fsspec = pytest.importorskip("fsspec")
-    from kafkalog.storage import locate
-    from kafkalog.storage.partition import UrlPartition
+    from kafkalog.urls import locate
+    from kafkalog.urls.partition import UrlPartition
 
     log = _rolled_sample(create_log)
     expected = TransactionState.of(log)
@@ -377,8 +377,8 @@ def test_a_producer_id_written_twice_in_a_snapshot_reads_as_a_load_reads_it(impl
     own (5); the one from 2 stays open.  So the last stable offset is 2 for a writable open, a read-only one and a
     reader at a URL alike (the read-only readers took the later entry alone, and said 12)."""
     fsspec = pytest.importorskip("fsspec")
-    from kafkalog.storage import locate
-    from kafkalog.storage.partition import UrlPartition
+    from kafkalog.urls import locate
+    from kafkalog.urls.partition import UrlPartition
 
     log = create_log()
     for n in range(10):
@@ -691,8 +691,8 @@ def test_a_url_reader_never_trusts_a_transaction_index_that_fails_its_check(
     """Issue 28: the partition dir at a URL (the Spark planner's and ``stats``' reader) reads the same answer from
     the batch headers, with a warning naming the object."""
     fsspec = pytest.importorskip("fsspec")
-    from kafkalog.storage import locate
-    from kafkalog.storage.partition import UrlPartition
+    from kafkalog.urls import locate
+    from kafkalog.urls.partition import UrlPartition
 
     directory, _index = _with_a_false_second_index(create_log)
     fs = fsspec.filesystem("memory")

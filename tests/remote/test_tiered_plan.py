@@ -14,13 +14,14 @@ import pytest
 
 from kafkalog.errors import CorruptRemoteSegmentError, EncryptedSegmentError, RemoteLayoutError
 from kafkalog.log import Log
+from kafkalog.partition_view.facts import partition_facts
+from kafkalog.partition_view.tiered import TieredPartition, TieredSegments
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.metadata import metadata_values
 from kafkalog.remote.upload import LocalSegment, upload_aiven, upload_local_tiered
 from kafkalog.spark.options import ReadOptions, SparkOptionError
-from kafkalog.spark.plan import ReadTask, find_partitions, partition_facts, plan_read
+from kafkalog.spark.plan import ReadTask, find_partitions, plan_read
 from kafkalog.spark.stream import initial_position, latest_position, plan_micro_batch
-from kafkalog.spark.tiered import TieredPartition, TieredSegments
 from tests.remote.test_metadata import segment_metadata, segment_update
 from tests.remote.tiered_stores import ABORTED_PRODUCER, library_read, write_rich_partition
 
@@ -157,7 +158,7 @@ def test_remote_log_metadata_keeps_the_copied_segments(layout: str, store: tuple
         log.close()
     path = url(fs, root)
     assert read({"path": path, "remoteLogMetadata": str(metadata)}) == library_read(directory, segments[:-1])
-    # the metadata topic read through a URL too (kafkalog.storage)
+    # the metadata topic read through a URL too (kafkalog.urls)
     if "memory" in fs.protocol:
         for file in metadata.iterdir():
             fs.pipe_file(f"{root}-meta/{metadata.name}/{file.name}", file.read_bytes())

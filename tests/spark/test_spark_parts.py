@@ -260,7 +260,8 @@ def test_a_read_uncommitted_plan_reads_no_transactions(tmp_path: Path, monkeypat
     with none, every batch header."""
     from kafkalog import transactions
     from kafkalog.errors import IllegalStateError
-    from kafkalog.spark.plan import partition_facts, plan_read
+    from kafkalog.partition_view.facts import partition_facts
+    from kafkalog.spark.plan import plan_read
     from tests.support.log_test_utils import append_transaction_sample
 
     with Log(tmp_path / "t-0", LogConfig({})) as log:

@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
-from kafkalog.storage.local_s3 import S3Server
-from tests.storage.remote_data import PARTITIONS, uploaded_logs
+from kafkalog.urls.local_s3 import S3Server
+from tests.urls.remote_data import PARTITIONS, uploaded_logs
 
 BUCKET = "kafkalog-spark"
 

@@ -63,7 +63,7 @@ def test_spark_reads_each_layout_as_the_library_reads_the_log(layout: str, spark
 def test_spark_reads_tiered_storage_through_s3(spark: Any, stores: Any) -> None:
     pytest.importorskip("s3fs")
     pytest.importorskip("moto.server")
-    from kafkalog.storage.local_s3 import s3_server
+    from kafkalog.urls.local_s3 import s3_server
 
     directory, segments, found = stores
     with s3_server(("kafkalog-tiered",)) as server:

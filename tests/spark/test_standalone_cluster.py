@@ -28,10 +28,10 @@ from kafkalog.config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.upload import upload_aiven
 from kafkalog.spark.standalone import StandaloneCluster, StandaloneClusterError
-from kafkalog.storage.local_s3 import S3Server, s3_server
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.tools.partition_dir import PartitionDir
 from kafkalog.topic import TopicPartition
+from kafkalog.urls.local_s3 import S3Server, s3_server
 from tests.remote.tiered_stores import library_read, write_rich_partition
 
 pytestmark = pytest.mark.slow

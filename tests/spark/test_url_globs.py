@@ -19,7 +19,7 @@ from kafkalog.errors import StorageOptionError
 from kafkalog.spark.options import ReadOptions, SparkOptionError
 from kafkalog.spark.plan import find_partitions, plan_read
 from kafkalog.tools.partition_dir import PartitionDir
-from tests.storage.remote_data import write_log_dir
+from tests.urls.remote_data import write_log_dir
 
 
 def _rows(options: dict[str, str]) -> list[tuple[Any, ...]]:

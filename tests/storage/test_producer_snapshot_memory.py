@@ -141,8 +141,8 @@ def test_a_read_only_open_keeps_the_open_transactions(partition: Path) -> None:
 
 def test_a_partition_at_a_url_reads_its_snapshot_a_chunk_at_a_time(partition: Path) -> None:
     fsspec = pytest.importorskip("fsspec")
-    from kafkalog.storage import StorageLocation, locate
-    from kafkalog.storage.partition import UrlPartition
+    from kafkalog.urls import StorageLocation, locate
+    from kafkalog.urls.partition import UrlPartition
 
     fs = fsspec.filesystem("memory")
     root = f"/kafkalog-{uuid.uuid4().hex}"

@@ -13,10 +13,11 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
+from kafkalog.dir_layout import NotAPartitionDirError
 from kafkalog.errors import ReadOnlyError
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
-from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir, classify_dir, partition_dirs
+from kafkalog.tools.partition_dir import PartitionDir, classify_dir, partition_dirs
 from kafkalog.topic import TopicPartition
 
 TP = TopicPartition("events", 3)

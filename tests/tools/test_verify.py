@@ -25,9 +25,10 @@ import pytest
 
 from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.config import LogConfig
+from kafkalog.dir_layout import NotAPartitionDirError
 from kafkalog.manager import LogManager
 from kafkalog.record import MemoryRecords
-from kafkalog.tools.partition_dir import NotAPartitionDirError, classify_dir
+from kafkalog.tools.partition_dir import classify_dir
 from kafkalog.tools.verify import Severity, iter_findings, verify_log_dir, verify_partition
 from kafkalog.topic import TopicPartition
 from tests.support.log_test_utils import LogFactory, append_abort_across_a_roll

@@ -9,7 +9,7 @@ broker tiered the first segments, reads the partition from offset 0 with a ``rea
 ``read_uncommitted`` consumer (the broker serves the first offsets from the store) and stops the broker.
 
 kafkalog reads the first offsets from the store (:mod:`kafkalog.remote` through the planner's
-:mod:`kafkalog.spark.tiered`, the segments ``__remote_log_metadata`` names as copied, the aborted transactions
+:mod:`kafkalog.partition_view.tiered`, the segments ``__remote_log_metadata`` names as copied, the aborted transactions
 of the uploaded ``.txnindex`` files) and the rest from the log dir (``Log.records``); the Spark source reads
 the store and the partition dir; ``dump``, ``verify`` and ``stats`` read the log dir.
 """
@@ -48,7 +48,7 @@ def _metadata_dir(run: TieredRun) -> str:
 
 def _store_rows(run: TieredRun, isolation: str) -> tuple[list[Row], int]:
     """The records of the store's partition a consumer of ``isolation`` gets, and the store's log end offset."""
-    from kafkalog.spark.tiered import copied_ids, log_end_offset, tiered_partitions, transactions
+    from kafkalog.partition_view.tiered import copied_ids, log_end_offset, tiered_partitions, transactions
 
     partitions = tiered_partitions(str(run.store), None, "kafka-local-tiered-storage",
                                    copied=copied_ids([_metadata_dir(run)], None))

@@ -1,4 +1,4 @@
-"""kafkalog.storage over memory:// (fsspec's in-process filesystem): URLs and options, partition dirs read by
+"""kafkalog.urls over memory:// (fsspec's in-process filesystem): URLs and options, partition dirs read by
 range giving what the local read-only open gives, ``verify`` and ``stats`` of a URL printing what they print for
 the same dir on disk (kafkalog-written, broker-written from ../shared/golden, and damaged), and bad input (URLs,
 options, objects) as kafkalog errors."""
@@ -24,6 +24,7 @@ from kafkalog import MemoryRecords, _impl  # noqa: E402
 from kafkalog.cli import main  # noqa: E402
 from kafkalog.config import LogConfig  # noqa: E402
 from kafkalog.consumer_view import ConsumerView  # noqa: E402
+from kafkalog.dir_layout import NotAPartitionDirError  # noqa: E402
 from kafkalog.errors import (  # noqa: E402
     KafkaLogError,
     KafkaStorageError,
@@ -35,14 +36,14 @@ from kafkalog.errors import (  # noqa: E402
 )
 from kafkalog.index import OffsetIndex  # noqa: E402
 from kafkalog.log import Log  # noqa: E402
-from kafkalog.storage import Storage, StorageLocation, locate, parse_storage_options  # noqa: E402
-from kafkalog.storage.channel import RemoteChannel, read_index  # noqa: E402
-from kafkalog.storage.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
-from kafkalog.tools.partition_dir import NotAPartitionDirError, PartitionDir  # noqa: E402
+from kafkalog.tools.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.tools.verify import verify_remote_partition  # noqa: E402
 from kafkalog.transaction_index import AbortedTxn  # noqa: E402
-from tests.storage.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
+from kafkalog.urls import Storage, StorageLocation, locate, parse_storage_options  # noqa: E402
+from kafkalog.urls.channel import RemoteChannel, read_index  # noqa: E402
+from kafkalog.urls.partition import UrlPartition, classify_remote_dir, remote_partition_dirs  # noqa: E402
 from tests.support.golden_data import ARTHUR, BULLSHIT, DANIELOWO, RONEM, SHARAWEIL  # noqa: E402
+from tests.urls.remote_data import FIRST_TIMESTAMP, PARTITIONS, write_log_dir  # noqa: E402
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -17,13 +17,13 @@ pytest.importorskip("moto.server")
 
 from kafkalog.cli import main
 from kafkalog.consumer_view import ConsumerView
-from kafkalog.spark.sources import UrlDir
-from kafkalog.storage import StorageLocation, locate
-from kafkalog.storage.local_s3 import S3Server
-from kafkalog.storage.partition import UrlPartition, remote_partition_dirs
+from kafkalog.partition_view.sources import UrlDir
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
-from tests.storage.remote_data import PARTITIONS, uploaded_logs
+from kafkalog.urls import StorageLocation, locate
+from kafkalog.urls.local_s3 import S3Server
+from kafkalog.urls.partition import UrlPartition, remote_partition_dirs
 from tests.support.golden_data import BULLSHIT, GOLDEN, SHARAWEIL
+from tests.urls.remote_data import PARTITIONS, uploaded_logs
 
 # A server started for the module and every read a request to it: the module takes ~10 s in all.
 pytestmark = pytest.mark.slow
@@ -147,15 +147,14 @@ def test_records_and_offsets_through_s3_match_the_local_read(s3: tuple[S3Server,
 
 
 def test_planner_facts_through_s3_match_the_local_ones(s3: tuple[S3Server, Path]) -> None:
-    pytest.importorskip("pyspark")
-    from kafkalog.spark.plan import partition_facts
+    # The read model needs no PySpark: the facts come from kafkalog.partition_view.
+    from kafkalog.partition_view.facts import partition_facts
 
     server, root = s3
     where = locate(f"s3://{BUCKET}/logs/events-0", server.options)
     assert isinstance(where, StorageLocation)
     stamps = [0, 1_700_000_000_000, 1_700_000_001_234, 1_800_000_000_000]
-    with UrlPartition.open(where) as remote:
-        facts: Any = remote.facts(stamps)
+    facts = partition_facts(where, stamps)
     local = partition_facts(root / "logs" / "events-0", stamps)
     assert facts.dir == f"s3://{BUCKET}/logs/events-0"
     for name in ("topic_partition", "log_start_offset", "log_end_offset", "transactions", "segments",

@@ -1,10 +1,12 @@
 """A broker's log dir or partition dir copied to a filesystem reached by URL, read as a read-only open reads
-it locally: listings, segments read by range, index-guided lookups, and the facts a read is planned from.
+it locally: listings, segments read by range, index-guided lookups, offsets and transactions (what
+:func:`kafkalog.partition_view.facts.partition_facts` learns of it).
 
-What a directory is follows :mod:`kafkalog.tools.partition_dir` (:func:`classify_dir`,
-:func:`partition_dirs`): a partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing
-yet); a log dir holds the broker's checkpoint files, ``meta.properties`` or partition dirs.  ``-delete`` and
-``-future`` dirs hold no readable partition and are skipped, as the Spark planner skips them.
+What a directory is follows :mod:`kafkalog.dir_layout`, as for a local dir
+(:func:`~kafkalog.tools.partition_dir.classify_dir`, :func:`~kafkalog.tools.partition_dir.partition_dirs`): a
+partition dir is named ``<topic>-<partition>`` and holds segment files (or nothing yet); a log dir holds
+the broker's checkpoint files, ``meta.properties`` or partition dirs.  ``-delete`` and ``-future`` dirs
+hold no readable partition and are skipped, as the Spark planner skips them.
 
 A partition is opened as :class:`~kafkalog.log.Log` with ``read_only=True`` opens one (``LogLoader.load``,
 read-only: nothing removed, renamed, rebuilt or recovered), each step here over a listing and ranged reads:
@@ -43,29 +45,26 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy.typing as npt
 
 from ..checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
+from ..dir_layout import NotAPartitionDirError, classify_listing, looks_like_partition
 from ..errors import CorruptIndexError, IllegalArgumentError, KafkaLogError
 from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
-from ..tools.partition_dir import _looks_like_partition
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
-from ..transactions import TransactionState, newest_snapshot_transactions, producer_batches
+from ..transactions import TransactionState
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
-
-if TYPE_CHECKING:
-    from ..spark.plan import PartitionFacts
 
 __all__ = ["UrlPartition", "UrlSegment", "classify_remote_dir", "remote_partition_dirs"]
 
@@ -88,15 +87,13 @@ def classify_remote_dir(location: StorageLocation) -> str:
         StorageNotFoundError: nothing is at ``location``.
         NotAPartitionDirError: it is a file, or neither kind of directory.
     """
-    from ..tools.partition_dir import NotAPartitionDirError, classify_listing
-
     if location.info().get("type") != "directory":
         raise NotAPartitionDirError(f"{location} is a file, not a partition dir or a log dir")
     kinds = {name: kind for name, kind, _size in location.entries()}
 
     def partition_child(name: str) -> bool:
         return kinds[name] == "directory" and _partition_of(name) is not None and \
-            _looks_like_partition([e[0] for e in (location / name).entries()])
+            looks_like_partition([e[0] for e in (location / name).entries()])
 
     return classify_listing(str(location), _partition_of(location.name) is not None, list(kinds), partition_child)
 
@@ -110,7 +107,7 @@ def remote_partition_dirs(log_dir: StorageLocation) -> list[StorageLocation]:
 
 def read_offset_checkpoint(location: StorageLocation, size: int | None = None) -> dict[TopicPartition, int]:
     """The offset checkpoint object at ``location`` (missing: empty), parsed as a broker reads the file
-    (:func:`kafkalog.storage.files.read_offset_checkpoint`: one ranged read, of ``size`` when a listing gave it).
+    (:func:`kafkalog.urls.files.read_offset_checkpoint`: one ranged read, of ``size`` when a listing gave it).
 
     Raises:
         CorruptCheckpointError: the object is not a checkpoint (:func:`kafkalog.checkpoint.parse_checkpoint`).
@@ -276,8 +273,6 @@ class UrlPartition:
             StorageNotFoundError: nothing is there.
             NotAPartitionDirError: it is a log dir, or no partition dir.
         """
-        from ..tools.partition_dir import NotAPartitionDirError
-
         if classify_remote_dir(location) != "partition":
             raise NotAPartitionDirError(f"{location} is a log dir: name one of its partition dirs "
                                         "(<topic>-<partition>)")
@@ -361,45 +356,16 @@ class UrlPartition:
         return None
 
     def transactions(self) -> TransactionState:
-        """The aborted transactions and last stable offset, found as for a log read in place
-        (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`): from the
+        """The aborted transactions and last stable offset, found as for a log read in place, by the same
+        function (:meth:`TransactionState.in_place <kafkalog.transactions.TransactionState.in_place>`): from the
         ``.txnindex`` objects and the latest producer snapshot (with the batches after it) when the dir has a
         snapshot, from the batch headers when it has none, the snapshot does not read or a ``.txnindex`` is not
-        to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot is chosen and
-        read by the same function as a local dir's (:func:`~kafkalog.transactions.newest_snapshot_transactions`),
-        its producers expired at the default ``producer.id.expiration.ms`` by the wall clock."""
-        snapshot = newest_snapshot_transactions(
+        to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot's producers are
+        expired at the default ``producer.id.expiration.ms`` by the wall clock (an object carries no log config)."""
+        return TransactionState.in_place(
             [(offset, self.dir / f"{offset:020d}.snapshot", size) for offset, size in self.snapshots.items()],
-            self.segments[0].base_offset if self.segments else None, self.log_end_offset, self.dir,
+            self.segments, UrlSegment.txn_index_entries, self.log_start_offset, self.log_end_offset, self.dir,
             int(time.time() * 1000), DEFAULT_PRODUCER_ID_EXPIRATION_MS)
-        if snapshot is not None:
-            offset, open_txns = snapshot
-            try:
-                indexed = TransactionState.from_index_entries(
-                    chunk for segment in self.segments for chunk in segment.txn_index_entries())
-            except CorruptIndexError as e:
-                logger.warning("Reading the transactions of %s from its batch headers: %s", self.dir, e)
-            else:
-                return TransactionState.from_indexes(indexed, offset, open_txns, self.segments,
-                                                     self.log_end_offset).starting_at(self.log_start_offset)
-        batches = (batch for segment in self.segments
-                   for batch in producer_batches(segment, transactional_only=True))
-        return TransactionState.from_batches(batches, self.log_end_offset).starting_at(self.log_start_offset)
-
-    def facts(self, timestamps: Iterable[int] = (), *, read_committed: bool = True) -> PartitionFacts:
-        """What the Spark planner learns of the partition (:class:`~kafkalog.spark.plan.PartitionFacts`); its
-        transactions only with ``read_committed``."""
-        from ..spark.plan import PartitionFacts
-        from ..spark.sources import UrlDir
-
-        found = {}
-        for stamp in timestamps:
-            hit = self.find_offset_by_timestamp(stamp)
-            found[stamp] = None if hit is None else hit.offset
-        return PartitionFacts(self.dir.url, self.topic_partition, self.log_start_offset, self.log_end_offset,
-                              self.transactions() if read_committed else None,
-                              tuple((s.base_offset, s.size()) for s in self.segments), found,
-                              source=UrlDir(self.dir.storage, self.dir.url))
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads

@@ -1,7 +1,7 @@
 """A partition's files wherever they are: one call opens a local file (the fast path, as before) or an object
 read by range, for the tools that take either (``kafkalog dump``, ``verify``, ``stats``).
 
-A file is a :class:`~pathlib.Path` or a :class:`~kafkalog.storage.location.StorageLocation`; each function
+A file is a :class:`~pathlib.Path` or a :class:`~kafkalog.urls.location.StorageLocation`; each function
 answers for both alike, the local one through the classes that always read it, the object through the same
 byte parser (:func:`~kafkalog.producer_state.snapshot.scan_snapshot`,
 :func:`~kafkalog.transaction_index.parse_aborted_txns`, :func:`~kafkalog.checkpoint.parse_checkpoint`), so a

@@ -1,5 +1,6 @@
-"""The log dir the storage tests read locally and by URL: written by kafkalog, several segments per partition,
-keys, tombstones, two codecs, rising timestamps, indexed densely enough that index-guided lookups matter."""
+"""The log dir the URL tests (and the Spark tests of URLs) read locally and by URL: written by kafkalog,
+several segments per partition, keys, tombstones, two codecs, rising timestamps, indexed densely enough
+that index-guided lookups matter."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def uploaded_logs(root: Path, bucket: str, golden: dict[str, str] | None = None)
     """An S3 server (:func:`kafkalog.bench.s3_server.s3_server`) holding the test log dir at
     ``s3://<bucket>/logs`` and, when ``../shared/golden`` is there, the ``golden`` dirs (name -> path under it) at
     ``s3://<bucket>/golden/<name>``; yields the server and ``root``, which holds the local copies."""
-    from kafkalog.storage.local_s3 import s3_server
+    from kafkalog.urls.local_s3 import s3_server
 
     write_log_dir(root / "logs")
     with s3_server((bucket,)) as server:

@@ -1,9 +1,9 @@
-"""Tiered storage read by the Spark source: the layouts of :mod:`kafkalog.remote` found at a path, and what
-the planner learns of each partition in them.
+"""Tiered storage as a reader sees it: the layouts of :mod:`kafkalog.remote` found at a path, and what a reader
+(the Spark planner, through :mod:`kafkalog.partition_view.facts`) learns of each partition in them.
 
 A path (local or URL) holds one of the layouts the ``layout`` option names:
 
-- ``broker``: a broker's log dir or partition dir, copied as it is (:mod:`kafkalog.spark.plan` reads it);
+- ``broker``: a broker's log dir or partition dir, copied as it is (:mod:`kafkalog.partition_view.facts` reads it);
 - ``kafka-local-tiered-storage``: Kafka's ``LocalTieredStorage`` (:mod:`kafkalog.remote.local_tiered`);
 - ``aiven-tiered-storage``: Aiven's plugin (:mod:`kafkalog.remote.aiven`), under the plugin's ``key.prefix``
   (``layout.prefix``; a prefix of whole directories is found from the keys);
@@ -34,7 +34,7 @@ What a layout leaves out (an upload not finished, the losing one of two uploads 
 :attr:`TieredPartition.skipped`; an encrypted segment fails the read (:class:`~kafkalog.errors.EncryptedSegmentError`).
 
 A :class:`TieredPartition` and :class:`TieredSegments` hold no filesystem: their segments are pickled without
-it and the task's process builds its own from the :class:`~kafkalog.storage.location.Storage` at its first
+it and the task's process builds its own from the :class:`~kafkalog.urls.location.Storage` at its first
 read (as for a URL read).  kafkalog's, no Kafka counterpart.
 """
 
@@ -65,9 +65,9 @@ from ..remote import (
     local_tiered,
 )
 from ..remote.metadata import copied_segment_ids, metadata_values
-from ..storage.location import Storage, StorageLocation, is_url, locate
 from ..transaction_index import checked_entry_chunks, parse_aborted_txn_entries
 from ..transactions import TransactionState
+from ..urls.location import Storage, StorageLocation, is_url, locate
 
 __all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "log_end_offset",
            "offset_for_timestamp", "tiered_partitions", "transactions"]
@@ -154,7 +154,7 @@ def copied_ids(paths: Iterable[str], storage_options: Mapping[str, Any] | None) 
 
 @dataclass(frozen=True)
 class TieredSegments:
-    """The segment source of a tiered partition (:class:`~kafkalog.spark.sources.SegmentSource`): each
+    """The segment source of a tiered partition (:class:`~kafkalog.partition_view.sources.SegmentSource`): each
     segment's original ``.log`` read through its layout, by range, the filesystem built in the reading
     process at its first read."""
 

@@ -1,14 +1,14 @@
-"""Where a read task's segments come from: the one shape the planner and :class:`~kafkalog.spark.plan.ReadTask`
-read every layout through.
+"""Where a partition's segments come from: the one shape every layout is read through (the Spark source's
+read tasks, :class:`~kafkalog.spark.plan.ReadTask`, carry one).
 
 A :class:`SegmentSource` opens a segment's ``.log`` (by its base offset) as a read-only
 :class:`~kafkalog.file_message_set.FileMessageSet` and finds the position of an offset in it; the consumer
 view, the chunked decode and the Arrow conversion after it are the same for all:
 
 - :class:`LocalDir`: a partition dir on the local disk (files, the fast path);
-- :class:`UrlDir`: a broker's partition dir copied to a URL (objects read by range, :mod:`kafkalog.storage`);
-- :class:`~kafkalog.spark.tiered.TieredSegments`: a partition in a tiered-storage layout (each segment's
-  original ``.log`` rebuilt by range from what its layout uploaded, :mod:`kafkalog.remote`).
+- :class:`UrlDir`: a broker's partition dir copied to a URL (objects read by range, :mod:`kafkalog.urls`);
+- :class:`~kafkalog.partition_view.tiered.TieredSegments`: a partition in a tiered-storage layout (each
+  segment's original ``.log`` rebuilt by range from what its layout uploaded, :mod:`kafkalog.remote`).
 
 Each pickles without a filesystem or an open file: a task opens what it reads, in its own process.
 kafkalog's, no Kafka counterpart.
@@ -23,9 +23,9 @@ from typing import Protocol
 from ..file_message_set import FileMessageSet
 from ..filenames import log_filename
 from ..segment import LogSegment
-from ..storage.channel import open_remote_log
-from ..storage.location import Storage
-from ..storage.partition import UrlSegment
+from ..urls.channel import open_remote_log
+from ..urls.location import Storage
+from ..urls.partition import UrlSegment
 
 __all__ = ["LocalDir", "SegmentSource", "UrlDir"]
 

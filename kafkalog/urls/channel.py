@@ -50,7 +50,7 @@ _Index = TypeVar("_Index", bound=AbstractIndex)
 
 class RangeReadable(Protocol):
     """What a :class:`RemoteChannel` reads from: an object of a known size read by byte range.  A
-    :class:`~kafkalog.storage.location.StorageLocation` is one (a ``.log`` object as it is); a tiered-storage
+    :class:`~kafkalog.urls.location.StorageLocation` is one (a ``.log`` object as it is); a tiered-storage
     segment is another (:meth:`kafkalog.remote.RemoteSegment.open_log`: the original ``.log`` rebuilt from
     its chunks)."""
 
