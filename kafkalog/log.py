@@ -124,7 +124,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .cleaner_stats import CleanerStats
+    from .cleaner.stats import CleanerStats
 
 logger = logging.getLogger(__name__)
 
@@ -824,7 +824,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def compact(self, *, max_rounds: int | None = None) -> list[CleanerStats]:
         """Run Kafka's cleaner on this log now, in this thread, round after round until nothing qualifies (or
-        ``max_rounds`` rounds), and return each round's :class:`~kafkalog.cleaner_stats.CleanerStats`
+        ``max_rounds`` rounds), and return each round's :class:`~kafkalog.cleaner.stats.CleanerStats`
         (kafkalog's: Kafka cleans only from its ``LogCleaner`` threads; this is one of them run once).
 
         As a broker's cleaner: only a ``compact`` policy is cleaned, the active segment never is (:meth:`roll`
