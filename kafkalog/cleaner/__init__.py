@@ -6,8 +6,10 @@ Port of ``kafka/log/LogCleaner.scala``, ``LogCleanerManager.scala``, ``OffsetMap
 - :mod:`~kafkalog.cleaner.log_cleaner`: the ``LogCleaner`` and its ``CleanerThread`` s, and :func:`compact_log`,
   one thread's work run once on one log;
 - :mod:`~kafkalog.cleaner.cleaner`: the ``Cleaner`` that cleans one log (offset map, segment groups, the
-  ``.cleaned`` -> ``.swap`` -> live swap) and the ``CleaningRound`` it hands down;
-- :mod:`~kafkalog.cleaner.filter`: what a cleaning keeps of each batch and record (the ``logCleanerFilter``);
+  ``.cleaned`` -> ``.swap`` -> live swap);
+- :mod:`~kafkalog.cleaner.cleaning_round`: what a round hands down to each group and segment (``CleaningRound``);
+- :mod:`~kafkalog.cleaner.filter`: what a cleaning keeps of each batch and record (the ``logCleanerFilter``),
+  asking the Cleaner it is handed (``RecordDecisions``) rather than importing it;
 - :mod:`~kafkalog.cleaner.transactions`: what a round knows of aborted transactions and markers;
 - :mod:`~kafkalog.cleaner.manager`: which log is cleaned next, each partition's cleaning state and the
   ``cleaner-offset-checkpoint`` files (``LogCleanerManager``);
@@ -20,7 +22,8 @@ The layers run one way: the cleaner imports the log, the segments and the record
 imports the cleaner.  Import the classes from here.
 """
 
-from .cleaner import Cleaner, CleaningRound
+from .cleaner import Cleaner
+from .cleaning_round import CleaningRound
 from .config import CleanerConfig
 from .filter import LogCleanerFilter
 from .log_cleaner import CleanerThread, LogCleaner, compact_log

@@ -45,7 +45,6 @@ import itertools
 import logging
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -70,6 +69,7 @@ from ..record.filter import (
 from ..scheduler import Time
 from ..segment import LogSegment
 from ..topic import TopicPartition
+from .cleaning_round import CleaningRound
 from .filter import LogCleanerFilter
 from .manager import (
     LogCleaningAbortedError,
@@ -80,7 +80,7 @@ from .stats import CleanerStats
 from .throttler import Throttler
 from .transactions import CleanedTransactionMetadata
 
-__all__ = ["Cleaner", "CleaningRound"]
+__all__ = ["Cleaner"]
 
 # The fates the map hands out, as plain ints: numpy compares an array with a plain int several times faster
 # than with an IntEnum member, and the cleaning compares once per piece of every batch.
@@ -90,34 +90,6 @@ logger = logging.getLogger("kafkalog.cleaner")
 
 # ---------------------------------------------------------------------------------------------------
 # The Cleaner
-
-
-@dataclass(frozen=True)
-class CleaningRound:
-    """What a cleaning round of one log hands to the cleaning of each group of its segments
-    (:meth:`Cleaner.clean_segments`) and of each segment (:meth:`Cleaner.clean_into`).
-
-    Kafka passes these one by one (``LogCleaner.scala``, 3.8.0): ``cleanSegments(log, segments, map,
-    currentTime, stats, transactionMetadata, legacyDeleteHorizonMs)`` and ``cleanInto(topicPartition,
-    sourceRecords, dest, map, retainLegacyDeletesAndTxnMarkers, deleteRetentionMs, maxLogMessageSize,
-    transactionMetadata, lastRecordsOfActiveProducers, stats, currentTime)``.  The fields keep their names.
-    What is not the round's stays an argument: the group and its log, the producers' last batches (read once per
-    group, by :meth:`Cleaner.clean_segments`), and for each segment the source, the destination, whether its
-    legacy deletes are retained, and the log config's ``delete.retention.ms`` and ``max.message.bytes`` (read at
-    each segment, as Kafka does).
-    """
-
-    #: The keys of the dirty section and their latest offsets (Kafka: ``map``).
-    offset_map: OffsetMap
-    #: The round's clock reading, for delete horizons (Kafka: ``currentTime``).
-    current_time: int
-    stats: CleanerStats
-    #: Aborted transactions and markers, shared by every group of the round (Kafka: ``transactionMetadata``).
-    transaction_metadata: CleanedTransactionMetadata
-    #: Tombstones of v0/v1 segments last modified before this go (Kafka: ``legacyDeleteHorizonMs``).
-    legacy_delete_horizon_ms: int
-    #: The round's first uncleanable offset: its last batch is kept, emptied if need be (KAFKA-17076, after 3.8).
-    upper_bound_offset_of_cleaning_round: int
 
 
 #: The attribute bits of the batches the map pass reads as arrays: any but the transactional and control ones.

@@ -8,7 +8,7 @@ the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,9 +29,10 @@ from .offset_map import SkimpyOffsetMap
 from .stats import CleanerStats
 
 if TYPE_CHECKING:
-    from .cleaner import Cleaner, CleaningRound
+    from .cleaning_round import CleaningRound
+    from .offset_map import OffsetMap
 
-__all__ = ["LogCleanerFilter"]
+__all__ = ["LogCleanerFilter", "RecordDecisions"]
 
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
@@ -72,6 +73,28 @@ class _ChunkKeep:
         return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
 
 
+class RecordDecisions(Protocol):
+    """What the filter asks of its cleaner about records: the per-record steps of Kafka's
+    ``Cleaner.shouldRetainRecord``, which Kafka's filter, an anonymous class inside ``Cleaner.cleanInto``, calls on
+    the Cleaner that encloses it.  :class:`~kafkalog.cleaner.cleaner.Cleaner` provides them; the filter is handed
+    its cleaner rather than importing it, so the cleaning imports the filter and not the other way round."""
+
+    def record_fate(self, offset_map: OffsetMap, offset: int, key: bytes | None, /) -> RecordFate:
+        """The fate of one record in the offset map."""
+        ...
+
+    def retain_deletes(self, batch: RecordBatch, retain_deletes_for_legacy_records: bool, current_time: int,
+                       /) -> bool:
+        """Whether the latest tombstones of ``batch``'s keys are kept."""
+        ...
+
+    def should_retain_records(self, retain_deletes_for_legacy_records: bool, piece: DecodedBatch,
+                              fates: npt.NDArray[np.int8], stats: CleanerStats, current_time: int,
+                              /) -> npt.NDArray[np.bool_]:
+        """Which records of ``piece`` the cleaning keeps, given their fates."""
+        ...
+
+
 class LogCleanerFilter(RecordFilter):
     """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
     ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches
@@ -79,8 +102,9 @@ class LogCleanerFilter(RecordFilter):
     being cleaned), each record's from the offset map
     (:meth:`~kafkalog.cleaner.cleaner.Cleaner.should_retain_records`)."""
 
-    def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
-                 delete_retention_ms: int, last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
+    def __init__(self, cleaner: RecordDecisions, cleaning_round: CleaningRound,
+                 retain_legacy_deletes_and_txn_markers: bool, delete_retention_ms: int,
+                 last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
         super().__init__(cleaning_round.current_time, delete_retention_ms)
         self.cleaner = cleaner
         self.cleaning_round = cleaning_round
