@@ -3,8 +3,8 @@
 Port of ``kafka/log/LogCleaner.scala``, ``LogCleanerManager.scala``, ``OffsetMap.scala`` and ``CleanerConfig``
 (Kafka 0.10.1.1; 3.8.0 for modern behaviour, spec §4):
 
-- :mod:`~kafkalog.cleaner.log_cleaner`: the ``LogCleaner`` and its ``CleanerThread`` s, and :func:`compact_log`,
-  one thread's work run once on one log;
+- :mod:`~kafkalog.cleaner.log_cleaner`: the ``LogCleaner`` and its ``CleanerThread`` s, and
+  :func:`~kafkalog.cleaner.compact`, one thread's work run once on one log;
 - :mod:`~kafkalog.cleaner.cleaner`: the ``Cleaner`` that cleans one log (offset map, segment groups, the
   ``.cleaned`` -> ``.swap`` -> live swap);
 - :mod:`~kafkalog.cleaner.cleaning_round`: what a round hands down to each group and segment (``CleaningRound``);
@@ -26,7 +26,7 @@ from .cleaner import Cleaner
 from .cleaning_round import CleaningRound
 from .config import CleanerConfig
 from .filter import LogCleanerFilter
-from .log_cleaner import CleanerThread, LogCleaner, compact_log
+from .log_cleaner import CleanerThread, LogCleaner, compact
 from .stats import CleanerStats
 from .transactions import CleanedTransactionMetadata
 
@@ -39,5 +39,5 @@ __all__ = [
     "CleaningRound",
     "LogCleaner",
     "LogCleanerFilter",
-    "compact_log",
+    "compact",
 ]

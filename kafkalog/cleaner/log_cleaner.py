@@ -5,7 +5,7 @@ Port of ``kafka/log/LogCleaner.scala`` (Kafka 0.10.1.1; 3.8.0 for modern behavio
 that picks their logs, the shared :class:`~kafkalog.cleaner.throttler.Throttler`, and the ``CleanerThread``
 inner class; each thread takes the filthiest log and hands it to its
 :class:`~kafkalog.cleaner.cleaner.Cleaner` (the same Scala file's ``Cleaner`` class, a module of its own here).
-:func:`compact_log` runs one such thread once on a single log (kafkalog's: a broker cleans only from its
+:func:`compact` runs one such thread once on a single log (kafkalog's: a broker cleans only from its
 threads).
 """
 
@@ -32,7 +32,7 @@ from .offset_map import SkimpyOffsetMap
 from .stats import CleanerStats
 from .throttler import Throttler
 
-__all__ = ["CleanerThread", "LogCleaner", "compact_log"]
+__all__ = ["CleanerThread", "LogCleaner", "compact"]
 
 logger = logging.getLogger("kafkalog.cleaner")
 
@@ -344,11 +344,22 @@ class LogCleaner:
 
 
 
-def compact_log(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats]:
-    """What :meth:`Log.compact <kafkalog.log.Log.compact>` does: rounds of Kafka's cleaner on this one log, in
-    the calling thread, with the cleaner's defaults (:meth:`CleanerConfig.from_enable`, its dedupe buffer
-    raised to hold the log's largest message), checkpointed in the log dir's ``cleaner-offset-checkpoint``
-    as a broker's cleaner checkpoints it.
+def compact(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats]:
+    """Run Kafka's cleaner on ``log`` now, in this thread, round after round until nothing qualifies (or
+    ``max_rounds`` rounds), and return each round's :class:`~kafkalog.cleaner.stats.CleanerStats`
+    (kafkalog's: Kafka cleans only from its ``LogCleaner`` threads; this is one of them run once).
+
+    As a broker's cleaner: only a ``compact`` policy is cleaned, the active segment never is
+    (:meth:`Log.roll <kafkalog.log.Log.roll>` first to make all of it cleanable), and a log qualifies when its
+    dirty ratio exceeds ``min.cleanable.dirty.ratio`` (0 cleans any dirty section) or ``max.compaction.lag.ms``
+    passed.  The cleaner has its defaults (:meth:`CleanerConfig.from_enable
+    <kafkalog.cleaner.config.CleanerConfig.from_enable>`, the dedupe buffer raised to hold the log's largest
+    message) and checkpoints in the log dir's ``cleaner-offset-checkpoint`` as a broker's does.  A log of a
+    :class:`~kafkalog.manager.LogManager` is compacted through :meth:`LogManager.compact
+    <kafkalog.manager.LogManager.compact>`, whose cleaner owns its checkpoints.
+
+    A function of the cleaner, not a method of the log (it was ``Log.compact`` before issue 31): the log
+    stands below the cleaner and does not import it.
 
     Raises:
         IllegalArgumentError: the log's ``cleanup.policy`` does not include ``compact``.

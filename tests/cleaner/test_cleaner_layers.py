@@ -17,6 +17,11 @@ import kafkalog
 PACKAGE_DIR = Path(kafkalog.__file__).parent
 CLEANER = "kafkalog.cleaner"
 
+#: The modules that may import the cleaner: the package root's lazy names, the LogManager that owns a
+#: cleaner, and the wings built on top (tools, CLI, Spark, the benchmarks).
+ABOVE_THE_CLEANER = ("kafkalog", "kafkalog.manager")
+WINGS_ABOVE_THE_CLEANER = ("kafkalog.tools.", "kafkalog.cli.", "kafkalog.spark.", "kafkalog.bench.")
+
 
 
 def _module_name(path: Path) -> str:
@@ -85,3 +90,14 @@ def test_the_cleaner_modules_import_one_way() -> None:
     assert len(graph) > 5  # the package was read
     assert _ring(graph) is None
 
+
+def test_nothing_below_the_cleaner_imports_it() -> None:
+    """Only the layers above the cleaner import it: the log, its segments and the record formats do not (so
+    ``Log`` has no ``compact``; :func:`kafkalog.cleaner.compact` compacts a log)."""
+    importers = sorted(name for name, imports in _graph().items()
+                       if not (name == CLEANER or name.startswith(CLEANER + "."))
+                       and any(i == CLEANER or i.startswith(CLEANER + ".") for i in imports))
+    assert "kafkalog.manager" in importers  # the reading sees the imports that are allowed
+    below = [name for name in importers
+             if name not in ABOVE_THE_CLEANER and not name.startswith(WINGS_ABOVE_THE_CLEANER)]
+    assert below == []
