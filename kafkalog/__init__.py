@@ -35,7 +35,7 @@ from .record import (
 
 if TYPE_CHECKING:
     from .cleaner import LogCleaner
-    from .cleaner_config import CleanerConfig
+    from .cleaner.config import CleanerConfig
     from .clients import Consumer, ConsumerRecord, Producer, RecordMetadata
     from .config import LogConfig
     from .log import Log
@@ -47,7 +47,7 @@ __version__ = "0.1.0.dev0"
 
 #: The names loaded on first use, and their modules.
 _LAZY = {"Log": ".log", "LogManager": ".manager", "LogCleaner": ".cleaner", "LogConfig": ".config",
-         "CleanerConfig": ".cleaner_config", "LogSegment": ".segment", "TopicPartition": ".topic",
+         "CleanerConfig": ".cleaner", "LogSegment": ".segment", "TopicPartition": ".topic",
          "Producer": ".clients", "Consumer": ".clients", "ConsumerRecord": ".clients", "RecordMetadata": ".clients"}
 
 

@@ -43,7 +43,6 @@ import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ._common import INT32_MAX
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
@@ -122,9 +121,6 @@ __all__ = [
     "parse_topic_partition_name",
     "time_index_filename",
 ]
-
-if TYPE_CHECKING:
-    from .cleaner_stats import CleanerStats
 
 logger = logging.getLogger(__name__)
 
@@ -821,26 +817,6 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
             self.local_log.flush(flush_offset)
             with self._lock:
                 self.local_log.mark_flushed(offset)
-
-    def compact(self, *, max_rounds: int | None = None) -> list[CleanerStats]:
-        """Run Kafka's cleaner on this log now, in this thread, round after round until nothing qualifies (or
-        ``max_rounds`` rounds), and return each round's :class:`~kafkalog.cleaner_stats.CleanerStats`
-        (kafkalog's: Kafka cleans only from its ``LogCleaner`` threads; this is one of them run once).
-
-        As a broker's cleaner: only a ``compact`` policy is cleaned, the active segment never is (:meth:`roll`
-        first to make all of it cleanable), and a log qualifies when its dirty ratio exceeds
-        ``min.cleanable.dirty.ratio`` (0 cleans any dirty section) or ``max.compaction.lag.ms`` passed.  A log
-        of a :class:`~kafkalog.manager.LogManager` is compacted through :meth:`LogManager.compact
-        <kafkalog.manager.LogManager.compact>`, whose cleaner owns its checkpoints.
-
-        Raises:
-            IllegalArgumentError: ``cleanup.policy`` does not include ``compact``.
-            IllegalStateError: a LogManager (or another writer that opens its own logs) holds the log dir.
-            ReadOnlyError: the log was opened read-only.
-        """
-        from .cleaner import compact_log
-
-        return compact_log(self, max_rounds=max_rounds)
 
     # -- truncation ---------------------------------------------------------------------------------
 

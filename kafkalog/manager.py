@@ -89,8 +89,8 @@ from .topic import (
 
 if TYPE_CHECKING:
     from .cleaner import LogCleaner
-    from .cleaner_config import CleanerConfig
-    from .cleaner_stats import CleanerStats
+    from .cleaner.config import CleanerConfig
+    from .cleaner.stats import CleanerStats
 
 __all__ = ["LogManager", "wait_for_all_to_complete"]
 
@@ -216,7 +216,7 @@ class LogManager(LogManagerConfigs):
         # The tasks this manager put on the scheduler: cancelled at shutdown, as a scheduler the caller owns
         # keeps running and must not write checkpoints into directories this manager no longer locks.
         self._tasks: list[Any] = []
-        #: The log cleaner (:class:`~kafkalog.cleaner.LogCleaner`) when ``cleaner_config`` enables it
+        #: The log cleaner (:class:`~kafkalog.cleaner.log_cleaner.LogCleaner`) when ``cleaner_config`` enables it
         #: (``log.cleaner.enable``), else ``None``; its threads start with :meth:`startup`.
         self.cleaner: LogCleaner | None = None
         # The cleaner :meth:`compact` runs in the caller's thread when the manager has none (made on first use).
@@ -1051,7 +1051,7 @@ class LogManager(LogManagerConfigs):
         cleaner = self._cleaner_in_use()
         if cleaner is None:
             from .cleaner import LogCleaner
-            from .cleaner_config import CleanerConfig
+            from .cleaner.config import CleanerConfig
 
             with self._lock:
                 if self._compactor is None:

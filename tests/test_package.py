@@ -12,7 +12,7 @@ import kafkalog
 
 def test_the_storage_classes_are_on_the_package_and_load_on_first_use() -> None:
     from kafkalog.cleaner import LogCleaner
-    from kafkalog.cleaner_config import CleanerConfig
+    from kafkalog.cleaner.config import CleanerConfig
     from kafkalog.config import LogConfig
     from kafkalog.log import Log
     from kafkalog.manager import LogManager

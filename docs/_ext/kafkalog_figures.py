@@ -25,15 +25,15 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from sphinx.application import Sphinx
 
 from kafkalog.cleaner import Cleaner
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_manager import LogToClean
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.manager import LogToClean
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
-from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.record import MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
-from kafkalog.throttler import Throttler
 
 OUT = Path(__file__).resolve().parent.parent / "_generated"
 BASE_TIME = 1_700_000_000_000

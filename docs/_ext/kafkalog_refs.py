@@ -4,8 +4,9 @@ The docstrings say ``:class:`CorruptRecordError``` where the module imports the 
 the source expects.  Sphinx resolves a reference against the current module and class only, so such a
 name is unresolved in the API reference.  This handler retries an unresolved ``py`` reference the way
 Sphinx treats ``.Name`` (search by suffix), then by its last component (a name re-exported by a
-package), and links it when exactly one documented object matches; anything else stays unresolved and,
-with ``-n``, fails the build.
+package; when several objects have that name, only those under the package written count), and links it
+when exactly one documented object matches; anything else stays unresolved and, with ``-n``, fails the
+build.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ def _resolve(app: Sphinx, env: BuildEnvironment, node: pending_xref, contnode: n
                                   searchmode=1)
         if matches:
             break
+    prefix = target.rpartition(".")[0]
+    if len({name for name, _obj in matches}) > 1 and prefix:
+        # A name re-exported by a package (kafkalog.cleaner.compact, kafkalog.spark.compact) is defined in one of
+        # its modules: among the names that share the last component, the one under the package written.
+        matches = [(name, obj) for name, obj in matches if name.startswith(prefix + ".")]
     if len({name for name, _obj in matches}) != 1:
         return None
     name, obj = matches[0]

@@ -58,14 +58,14 @@ import pytest
 
 from kafkalog import MemoryRecords, _impl
 from kafkalog.cleaner import Cleaner
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_manager import LogToClean
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.manager import LogToClean
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
-from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.scheduler import MockTime
-from kafkalog.throttler import Throttler
 
 BASE_TIMESTAMP = 1_700_000_000_000
 KEY_BYTES = 16

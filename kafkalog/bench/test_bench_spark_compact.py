@@ -12,7 +12,7 @@ afresh, so every round cleans the same dirty logs.
   are paid there, not in a round); the demo's figure is that of a cold session.
 * ``library``: what the job does without Spark, in one process: the log dirs opened by a
   :class:`~kafkalog.manager.LogManager` (``min.cleanable.dirty.ratio`` 0, as the job sets it, and the topic
-  configs), a :class:`~kafkalog.cleaner.LogCleaner` with the cleaner's default config (one thread, 128 MiB
+  configs), a :class:`~kafkalog.cleaner.log_cleaner.LogCleaner` with the cleaner's default config (one thread, 128 MiB
   map, the job's too) over its logs, ``run_once()`` until nothing is left to clean, the manager closed.
 
 MB/s is the cleaners' ``bytes_read`` (the rounds' dirty sections and the segments recopied) over the round's
@@ -35,7 +35,7 @@ pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
 from kafkalog import _impl
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.spark.workload import TOPICS, topic_configs, write_workload

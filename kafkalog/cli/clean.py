@@ -1,6 +1,6 @@
 """``kafkalog clean DIR``: compact a partition dir once, or until nothing is left to clean.
 
-Runs Kafka's cleaner (:class:`~kafkalog.cleaner.LogCleaner`, in the calling thread) on the one partition:
+Runs Kafka's cleaner (:class:`~kafkalog.cleaner.log_cleaner.LogCleaner`, in the calling thread) on the one partition:
 each round builds the offset map over the dirty section, recopies the segments keeping each key's
 latest record, swaps the cleaned segments in and advances the log dir's ``cleaner-offset-checkpoint``.
 After each round it prints the cleaner's summary, as Kafka's cleaner logs it.  Holds the log dir's ``.lock``
@@ -40,7 +40,7 @@ import time
 from typing import Any
 
 from ..cleaner import LogCleaner
-from ..cleaner_config import CleanerConfig
+from ..cleaner.config import CleanerConfig
 from ..config import LogConfig
 from ..fsutil import DirLock
 from ..log import Log

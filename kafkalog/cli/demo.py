@@ -24,7 +24,7 @@ import sys
 from typing import Any, TextIO
 
 from .. import implementation
-from ..cleaner_config import CleanerConfig
+from ..cleaner.config import CleanerConfig
 from ..config import LogConfig
 from ..fsutil import work_directory
 from ..log import Log

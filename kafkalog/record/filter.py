@@ -3,7 +3,7 @@
 Port of ``clients/src/main/java/org/apache/kafka/common/record/MemoryRecords.java`` (tag 3.8.0):
 ``filterTo``, ``filterBatch``, ``buildRetainedRecordsInto``, the ``RecordFilter`` they call back
 (``checkBatchRetention``, ``shouldRetainRecord``) and the ``FilterResult`` they fill.  The log cleaner is the
-caller (``Cleaner.cleanInto``, :meth:`kafkalog.cleaner.Cleaner.clean_into`), and the filter is the cleaner's:
+caller (``Cleaner.cleanInto``, :meth:`kafkalog.cleaner.cleaner.Cleaner.clean_into`), and the filter is the cleaner's:
 it decides from the offset map and the transactions.
 
 Per batch, in Kafka's order:

@@ -3,9 +3,9 @@
 ``stats(spark, log_dirs)`` runs :func:`kafkalog.tools.stats.partition_stats` on every partition dir, read-only,
 and returns a DataFrame with a row per partition.
 
-``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.LogCleaner.run_once`) on every
+``compact(spark, log_dirs)`` runs Kafka's cleaner (:meth:`kafkalog.cleaner.log_cleaner.LogCleaner.run_once`) on every
 partition whose ``cleanup.policy`` compacts, until nothing is left to clean, and returns a DataFrame of the
-:class:`~kafkalog.cleaner_stats.CleanerStats` of every round, and a row for every partition it did not compact,
+:class:`~kafkalog.cleaner.stats.CleanerStats` of every round, and a row for every partition it did not compact,
 saying why (its policy, or nothing to clean: Kafka's cleaner never cleans the active segment, which
 ``roll=True`` rolls first).  Which partitions compact is decided on the driver, before any task runs
 (:func:`~kafkalog.tools.cleanup_policy.decide_cleanup`): the KRaft metadata log (and any Raft log) never; a
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..cleaner import LogCleaner
-from ..cleaner_config import CleanerConfig
+from ..cleaner.config import CleanerConfig
 from ..config import LogConfig
 from ..errors import IllegalArgumentError, LogDirInUseError
 from ..fsutil import DirLock

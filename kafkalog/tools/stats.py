@@ -38,7 +38,7 @@ import numpy as np
 
 from .._common import COMPRESSION_CODEC_MASK
 from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
-from ..cleaner_manager import LogToClean, cleanable_offsets
+from ..cleaner.manager import LogToClean, cleanable_offsets
 from ..config import LogConfig
 from ..file_message_set import FileMessageSet
 from ..log import Log
@@ -241,8 +241,8 @@ def remote_partition_stats(location: StorageLocation, config: LogConfig | None =
                            progress: Callable[[int], None] | None = None) -> PartitionStats:
     """:func:`partition_stats` of a partition dir at a URL (:class:`~kafkalog.urls.partition.UrlPartition`,
     read by range), the same statistics from the same bytes.  The cleaner's view is computed by the same code
-    as the local one (:func:`~kafkalog.cleaner_manager.cleanable_offsets`,
-    :class:`~kafkalog.cleaner_manager.LogToClean`), over the partition's segments and the log dir's
+    as the local one (:func:`~kafkalog.cleaner.manager.cleanable_offsets`,
+    :class:`~kafkalog.cleaner.manager.LogToClean`), over the partition's segments and the log dir's
     ``cleaner-offset-checkpoint`` object (:class:`_UrlLogView`)."""
     from ..urls.partition import UrlPartition, read_offset_checkpoint
 

@@ -18,8 +18,8 @@ round with its log line.
 
 testLogToClean and testLogToCleanWithUncleanableSection are in tests/cleaner/test_cleaner_manager.py.
 
-The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.LogCleaner`'s properties (kafkalog
-registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
+The gauges of testMaxCleanTimeSecs are read from :class:`~kafkalog.cleaner.log_cleaner.LogCleaner`'s properties
+(kafkalog registers no metrics), and testReconfigureLogCleanerIoMaxBytesPerSecond reconfigures from broker properties as
 Kafka does from a ``KafkaConfig``.
 
 Every test takes ``impl`` (reading a log runs the record kernels) and runs once per twin.
@@ -50,12 +50,12 @@ import pytest
 from kafkalog import MemoryRecords
 from kafkalog._common import RecordFate
 from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
-from kafkalog.cleaner_manager import LogCleaningAbortedError, LogToClean
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner.offset_map import OffsetMap, SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
-from kafkalog.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.record import batch as batch_module
 from kafkalog.record.filter import DecodedBatch, decoded_batches
 from kafkalog.segment import LogSegment

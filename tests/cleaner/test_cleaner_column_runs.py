@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.cleaner_filter import LogCleanerFilter
-from kafkalog.cleaner_manager import LogToClean
-from kafkalog.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.filter import LogCleanerFilter
+from kafkalog.cleaner.manager import LogToClean
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from tests.support.cleaner_utils import INT_MAX, MB, Env
 

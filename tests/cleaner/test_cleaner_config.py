@@ -1,4 +1,4 @@
-""":class:`kafkalog.cleaner_config.CleanerConfig`: its defaults (Kafka 3.8.0 ``CleanerConfig`` and the broker's
+""":class:`kafkalog.cleaner.config.CleanerConfig`: its defaults (Kafka 3.8.0 ``CleanerConfig`` and the broker's
 ``log.cleaner.*`` defaults), the broker properties it is read from, and the values it refuses.
 """
 
@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.config_def import ConfigError
 from kafkalog.errors import IllegalStateError
 from kafkalog.scheduler import MockTime

@@ -9,7 +9,7 @@ parameters of the 3.8.0 ports (their own harness values: 256-byte segments, reco
 0.10.1 ``CleanerConfig`` defaults).
 
 The logs are made with :class:`~kafkalog.log.Log` under a :class:`~kafkalog.scheduler.MockTime` and handed to a
-:class:`~kafkalog.cleaner.LogCleaner` in a ``{TopicPartition: Log}`` dict (Kafka's ``Pool``); the cleaner
+:class:`~kafkalog.cleaner.log_cleaner.LogCleaner` in a ``{TopicPartition: Log}`` dict (Kafka's ``Pool``); the cleaner
 threads run for real, and the tests wait for them with ``await_cleaned``, as Kafka's do.  The cases run once per
 codec (Kafka's parameters: every ``CompressionType`` of the tag; 3.8.0 leaves zstd out where the records are of
 message format v0 or v1) and once per kernel twin.
@@ -48,8 +48,8 @@ import pytest
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import OffsetCheckpoint
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_manager import calculate_cleanable_bytes
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.manager import calculate_cleanable_bytes
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime

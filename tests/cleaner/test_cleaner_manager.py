@@ -1,4 +1,4 @@
-"""kafkalog.cleaner_manager: choosing the log to clean, the cleaning states, the cleaner checkpoints (the
+"""kafkalog.cleaner.manager: choosing the log to clean, the cleaning states, the cleaner checkpoints (the
 cleaner's configuration is in ``test_cleaner_config.py``).
 
 The cases port Kafka 3.8.0 ``core/src/test/scala/unit/kafka/log/LogCleanerManagerTest.scala`` (same names in
@@ -33,8 +33,8 @@ from typing import NoReturn
 import pytest
 
 from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_manager import (
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.manager import (
     LogCleanerManager,
     LogCleaningAborted,
     LogCleaningAbortedError,
@@ -779,8 +779,8 @@ def test_last_stable_offset_follows_the_log(impl: ModuleType, env: Env) -> None:
     transaction's first offset (Kafka raises the first unstable offset to the log start offset).  This is the
     header-scan path, a read-only log's; a writable log answers from its producer state, checked against it
     where the two agree (the producer state never reopens a transaction when the high watermark is set back)."""
-    from kafkalog.cleaner_manager import _last_stable_offset as from_state
-    from kafkalog.cleaner_manager import _last_stable_offset_from_headers as _last_stable_offset
+    from kafkalog.cleaner.manager import _last_stable_offset as from_state
+    from kafkalog.cleaner.manager import _last_stable_offset_from_headers as _last_stable_offset
 
     log = env.make_log({"segment.bytes": 1024})
 
@@ -914,7 +914,7 @@ def test_cleanable_offsets_without_checkpoint_and_warnings(impl: ModuleType, env
     log.maybe_increment_log_start_offset(6)
     # no checkpoint: from the log start offset, not forced
     assert cleanable_offsets(log, None, env.time.milliseconds()) == OffsetsToClean(6, 20, False)
-    with caplog.at_level(logging.WARNING, logger="kafkalog.cleaner_manager"):
+    with caplog.at_level(logging.WARNING, logger="kafkalog.cleaner.manager"):
         assert cleanable_offsets(log, 3, env.time.milliseconds()) == OffsetsToClean(6, 20, True)
         assert cleanable_offsets(log, 21, env.time.milliseconds()) == OffsetsToClean(6, 20, True)
     messages = [r.getMessage() for r in caplog.records]
@@ -926,7 +926,7 @@ def test_cleanable_offsets_without_checkpoint_and_warnings(impl: ModuleType, env
     # compact,delete logs reset below the start without a warning
     caplog.clear()
     log.config = LogConfig({"segment.bytes": 2048, "cleanup.policy": "compact,delete"})
-    with caplog.at_level(logging.WARNING, logger="kafkalog.cleaner_manager"):
+    with caplog.at_level(logging.WARNING, logger="kafkalog.cleaner.manager"):
         assert cleanable_offsets(log, 3, env.time.milliseconds()) == OffsetsToClean(6, 20, True)
     assert caplog.records == []
 

@@ -16,12 +16,12 @@ import pytest
 
 from kafkalog import MemoryRecords, _impl
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.offset_map import OffsetMap, SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
-from kafkalog.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.scheduler import MockTime
 from tests.support.cleaner_utils import (
     INT_MAX,

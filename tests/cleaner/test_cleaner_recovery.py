@@ -22,8 +22,8 @@ import pytest
 from kafkalog import MemoryRecords
 from kafkalog import local_log as local_log_module
 from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
-from kafkalog.cleaner_manager import LogCleaningAbortedError, LogToClean
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.config import LogConfig
 from kafkalog.errors import CorruptRecordError
 from kafkalog.file_message_set import FileMessageSet

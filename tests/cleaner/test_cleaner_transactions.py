@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import CleanedTransactionMetadata, CleaningRound
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.record import ControlRecordType
 from kafkalog.transaction_index import AbortedTxn
 from tests.support.cleaner_utils import (

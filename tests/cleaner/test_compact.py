@@ -1,4 +1,5 @@
-"""Compaction from Python without the cleaner's internals: ``LogManager.compact`` and ``Log.compact`` (issue 17),
+"""Compaction from Python without the cleaner's internals: ``LogManager.compact`` and
+:func:`kafkalog.cleaner.compact` of a lone log (issue 17; ``Log.compact`` until issue 31),
 and the statistics that say which partition they are about."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog import CleanerConfig, Log, LogConfig, LogManager, MemoryRecords
+from kafkalog.cleaner import compact
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, ReadOnlyError
 from kafkalog.topic import TopicPartition
 
@@ -63,7 +65,7 @@ def test_compact_refuses_what_it_cannot_clean(tmp_path: Path) -> None:
         with pytest.raises(IllegalArgumentError, match=r"its cleanup.policy is delete, not compact"):
             manager.compact("events")
         with pytest.raises(IllegalStateError, match="held by a LogManager"):
-            manager.get_or_create_log(TopicPartition("users", 0)).compact()
+            compact(manager.get_or_create_log(TopicPartition("users", 0)))
     with LogManager(tmp_path, LogConfig(), read_only=True) as reader, \
             pytest.raises(ReadOnlyError, match="read-only"):
         reader.compact()
@@ -73,7 +75,7 @@ def test_a_lone_log_compacts_itself(tmp_path: Path, impl: ModuleType) -> None:
     with Log(tmp_path / "users-0", LogConfig(COMPACTED)) as log:
         _write_updates(log)
         latest, size = _latest(log), log.size
-        stats = log.compact()
+        stats = compact(log)
         assert [s.topic_partition for s in stats] == [TopicPartition("users", 0)]
         assert _latest(log) == latest and log.size < size
         assert stats[0].messages_read > stats[0].messages_written
@@ -82,4 +84,4 @@ def test_a_lone_log_compacts_itself(tmp_path: Path, impl: ModuleType) -> None:
     assert (tmp_path / "cleaner-offset-checkpoint").is_file()
     with Log(tmp_path / "events-0", LogConfig()) as plain, \
             pytest.raises(IllegalArgumentError, match="which does not include compact"):
-        plain.compact()
+        compact(plain)

@@ -26,8 +26,8 @@ import pytest
 
 from kafkalog import MemoryRecords, _impl
 from kafkalog._common import RecordFate
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.errors import IllegalArgumentError
-from kafkalog.offset_map import SkimpyOffsetMap
 
 MEMORY_SIZE = 4096
 INT_MIN = -(2**31)

@@ -19,7 +19,7 @@ import pytest
 
 from kafkalog import cleaner as cleaner_module
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.cli import console as console_module
 from kafkalog.cli import main
 from kafkalog.cli.console import counted, format_bytes

@@ -49,6 +49,7 @@ import pytest
 from kafkalog import MemoryRecords
 from kafkalog.append_info import OffsetsOutOfOrderError
 from kafkalog.checkpoint import EpochEntry
+from kafkalog.cleaner import compact
 from kafkalog.errors import (
     IllegalArgumentError,
     KafkaLogError,
@@ -331,7 +332,7 @@ def _compacted_with_deletions_pending(create_log: LogFactory, mock_time: MockTim
         log.append_as_leader(MemoryRecords.with_records([(b"k%d" % (i % 3), b"v%d" % i, mock_time.milliseconds())],
                                                         producer_id=7, producer_epoch=0, base_sequence=i),
                              leader_epoch=0)
-    assert log.compact()
+    assert compact(log)
     log.high_watermark = log.log_end_offset
     assert log.maybe_increment_log_start_offset(log.log_segments()[2].base_offset)
     assert log.delete_old_segments() == 2

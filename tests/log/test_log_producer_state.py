@@ -27,7 +27,8 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import Cleaner
-from kafkalog.cleaner_manager import LogToClean
+from kafkalog.cleaner.manager import LogToClean
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,
@@ -49,7 +50,6 @@ from kafkalog.record.filter import (
     filter_to,
 )
 from kafkalog.scheduler import KafkaScheduler, MockTime
-from kafkalog.throttler import Throttler
 from kafkalog.transaction_index import AbortedTxn
 from tests.support import log_test_utils
 from tests.support.cleaner_utils import FakeOffsetMap

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kafkalog import transaction_index
+from kafkalog.cleaner import compact
 from kafkalog.config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
@@ -112,7 +113,7 @@ def test_records_read_past_empty_segments_before_the_high_watermark(impl: Module
         log.append(MemoryRecords.with_records([(b"key-%d" % (i % 4), b"value-%d" % i, 1_000 + i)]))
     log.roll()
     log.update_high_watermark(log.log_end_offset)
-    log.compact()
+    compact(log)
     assert any(segment.size() == 0 for segment in log.segments.values()[:-1])
     assert [(r.key, r.value) for r in log.records()] == [(b"key-%d" % k, b"value-%d" % (36 + k)) for k in range(4)]
 

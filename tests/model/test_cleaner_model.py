@@ -5,7 +5,7 @@ truncation and appends while a round runs).
 The model (spec §4.2-4.5) is exact.  A round with end offset ``E`` (the cleaner checkpoint it writes) leaves,
 below ``E``, only the latest record of each key among the records below ``E``, and everything at or past ``E``
 untouched; rounds follow one another from the checkpoint, so after every pass of
-:meth:`~kafkalog.cleaner.LogCleaner.run_once` the log must hold exactly:
+:meth:`~kafkalog.cleaner.log_cleaner.LogCleaner.run_once` the log must hold exactly:
 
 * every record at or past the checkpoint;
 * below it, for each key, its latest record below the checkpoint, unless that is a tombstone whose delete
@@ -36,16 +36,16 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import Cleaner, LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
-from kafkalog.cleaner_manager import LogCleaningAborted, LogCleaningAbortedError, LogToClean
-from kafkalog.cleaner_stats import CleanerStats
+from kafkalog.cleaner.config import CleanerConfig
+from kafkalog.cleaner.manager import LogCleaningAborted, LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, InvalidRecordError
 from kafkalog.log import Log
 from kafkalog.manager import LogManager
-from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.scheduler import MockTime
-from kafkalog.throttler import Throttler
 from kafkalog.topic import TopicPartition
 from tests.support.golden_data import (
     ARTHUR,

@@ -37,18 +37,18 @@ from typing import Any
 
 from kafkalog.append_info import LogAppendInfo as _LogAppendInfo
 from kafkalog.cleaner import Cleaner
-from kafkalog.cleaner_manager import LogToClean, cleanable_offsets
+from kafkalog.cleaner.manager import LogToClean, cleanable_offsets
+from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError
 from kafkalog.fetch import FetchDataInfo
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.offset_map import SkimpyOffsetMap
 from kafkalog.producer_state import ProducerStateManagerConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
-from kafkalog.throttler import Throttler
 from tests.oracle.scenario import InvalidOp, canonical_op
 
 __all__ = [

@@ -36,7 +36,7 @@ from typing import Any
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
@@ -74,7 +74,7 @@ import os, random, sys, time as wall_time
 from pathlib import Path
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import LogCleaner
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.config import LogConfig
 from kafkalog.index import LazyIndex
 from kafkalog.log import Log

@@ -351,7 +351,7 @@ import sys
 from pathlib import Path
 
 from kafkalog import MemoryRecords
-from kafkalog.cleaner_config import CleanerConfig
+from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.config import LogConfig
 from kafkalog.manager import LogManager
 from kafkalog.topic import TopicPartition

@@ -18,14 +18,14 @@ import cramjam
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import Cleaner
-from kafkalog.cleaner_manager import LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
+from kafkalog.cleaner.offset_map import OffsetMap
+from kafkalog.cleaner.throttler import Throttler
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
-from kafkalog.offset_map import OffsetMap
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
-from kafkalog.throttler import Throttler
 from kafkalog.topic import TopicPartition
 
 TP = TopicPartition("test", 0)

@@ -238,8 +238,8 @@ def test_retention_with_a_cleaner_pauses_the_deletable_logs_and_leaves_compacted
     """Kafka 3.8's ``cleanupLogs`` with a cleaner: ``pauseCleaningForNonCompactedPartitions`` gives the logs
     retention works on (not the compacted ones, ``compact,delete`` included: the cleaner threads apply
     theirs), paused for the cleaner while it runs and resumed after."""
-    from kafkalog.cleaner_config import CleanerConfig
-    from kafkalog.cleaner_manager import LogCleaningPaused
+    from kafkalog.cleaner.config import CleanerConfig
+    from kafkalog.cleaner.manager import LogCleaningPaused
 
     topics = {"plain": {"cleanup.policy": "delete"}, "both": {"cleanup.policy": "compact,delete"}}
     manager = LogManager(make_manager().log_dirs[0].parent / "with-cleaner", LOG_CONFIG, topics,

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _impl
-from .errors import IllegalArgumentError
+from .. import _impl
+from ..errors import IllegalArgumentError
 
 __all__ = ["OffsetMap", "SkimpyOffsetMap"]
 

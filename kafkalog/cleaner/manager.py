@@ -7,7 +7,7 @@ start offset as the floor of the dirty section, a checkpoint beyond the log end 
 the last stable offset as a cleaning bound, ``max.compaction.lag.ms`` (``needCompactionNow``), nested pauses
 (``LogCleaningPaused(n)``), uncleanable partitions, log-dir failure handling and the gauges.  ``LogToClean``
 and ``PreCleanStats`` (3.8.0: in ``LogCleaner.scala``) live here too, since choosing a log builds them; the
-cleaner (:mod:`kafkalog.cleaner`) imports them from here.
+cleaner (:mod:`kafkalog.cleaner.cleaner`, :mod:`kafkalog.cleaner.log_cleaner`) imports them from here.
 
 Cleaning states of a partition (3.8.0 class comment)::
 
@@ -55,13 +55,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from .checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
-from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .log import Log
-from .log_dir_failure_channel import LogDirFailureChannel
-from .scheduler import SYSTEM_TIME, Time
-from .topic import TopicPartition
-from .transactions import first_unstable_offset
+from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
+from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from ..log import Log
+from ..log_dir_failure_channel import LogDirFailureChannel
+from ..scheduler import SYSTEM_TIME, Time
+from ..topic import TopicPartition
+from ..transactions import first_unstable_offset
 
 __all__ = [
     "LogCleanerManager",

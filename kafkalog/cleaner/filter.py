@@ -2,24 +2,22 @@
 
 Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): the ``logCleanerFilter`` of ``Cleaner.cleanInto``,
 the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.filter.filter_to` (Kafka's
-``MemoryRecords.filterTo``) asks.  :mod:`kafkalog.cleaner` uses it and re-exports it.
+``MemoryRecords.filterTo``) asks.  :mod:`kafkalog.cleaner.cleaner` uses it; the package re-exports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _impl
-from ._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
-from .cleaner_stats import CleanerStats
-from .offset_map import SkimpyOffsetMap
-from .producer_state import LastRecord
-from .record import RecordBatch
-from .record.filter import (
+from .. import _impl
+from .._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
+from ..producer_state import LastRecord
+from ..record import RecordBatch
+from ..record.filter import (
     BatchRetention,
     BatchRetentionResult,
     ColumnRun,
@@ -27,17 +25,20 @@ from .record.filter import (
     RecordFilter,
     records_of,
 )
+from .offset_map import SkimpyOffsetMap
+from .stats import CleanerStats
 
 if TYPE_CHECKING:
-    from .cleaner import Cleaner, CleaningRound
+    from .cleaning_round import CleaningRound
+    from .offset_map import OffsetMap
 
-__all__ = ["LogCleanerFilter"]
+__all__ = ["LogCleanerFilter", "RecordDecisions"]
 
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
 
 class _ChunkKeep:
-    """:meth:`~kafkalog.cleaner.Cleaner.should_retain_records` for every record of one set of columns at once (a
+    """:meth:`~kafkalog.cleaner.cleaner.Cleaner.should_retain_records` for every record of one set of columns at once (a
     run of batches decoded together), both ways a batch may go: its latest tombstones kept or not.  A piece then
     takes a slice of one of the two masks, where a few numpy operations a batch were most of the filtering's
     time."""
@@ -72,14 +73,38 @@ class _ChunkKeep:
         return (self.keep_deletes if retain_deletes else self.keep_values)[piece.lo:piece.hi]
 
 
+class RecordDecisions(Protocol):
+    """What the filter asks of its cleaner about records: the per-record steps of Kafka's
+    ``Cleaner.shouldRetainRecord``, which Kafka's filter, an anonymous class inside ``Cleaner.cleanInto``, calls on
+    the Cleaner that encloses it.  :class:`~kafkalog.cleaner.cleaner.Cleaner` provides them; the filter is handed
+    its cleaner rather than importing it, so the cleaning imports the filter and not the other way round."""
+
+    def record_fate(self, offset_map: OffsetMap, offset: int, key: bytes | None, /) -> RecordFate:
+        """The fate of one record in the offset map."""
+        ...
+
+    def retain_deletes(self, batch: RecordBatch, retain_deletes_for_legacy_records: bool, current_time: int,
+                       /) -> bool:
+        """Whether the latest tombstones of ``batch``'s keys are kept."""
+        ...
+
+    def should_retain_records(self, retain_deletes_for_legacy_records: bool, piece: DecodedBatch,
+                              fates: npt.NDArray[np.int8], stats: CleanerStats, current_time: int,
+                              /) -> npt.NDArray[np.bool_]:
+        """Which records of ``piece`` the cleaning keeps, given their fates."""
+        ...
+
+
 class LogCleanerFilter(RecordFilter):
     """The cleaner's :class:`~kafkalog.record.filter.RecordFilter` (Kafka: the ``logCleanerFilter`` of
     ``Cleaner.cleanInto``): a batch's fate from the transactions and the producers' last batches
     (``last_records_of_active_producers``, by producer id, as the log's producer state gave them to the group
-    being cleaned), each record's from the offset map (:meth:`~kafkalog.cleaner.Cleaner.should_retain_records`)."""
+    being cleaned), each record's from the offset map
+    (:meth:`~kafkalog.cleaner.cleaner.Cleaner.should_retain_records`)."""
 
-    def __init__(self, cleaner: Cleaner, cleaning_round: CleaningRound, retain_legacy_deletes_and_txn_markers: bool,
-                 delete_retention_ms: int, last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
+    def __init__(self, cleaner: RecordDecisions, cleaning_round: CleaningRound,
+                 retain_legacy_deletes_and_txn_markers: bool, delete_retention_ms: int,
+                 last_records_of_active_producers: Mapping[int, LastRecord]) -> None:
         super().__init__(cleaning_round.current_time, delete_retention_ms)
         self.cleaner = cleaner
         self.cleaning_round = cleaning_round
@@ -126,7 +151,7 @@ class LogCleanerFilter(RecordFilter):
 
     def should_retain_records(self, piece: DecodedBatch) -> npt.NDArray[np.bool_]:
         """Kafka's ``logCleanerFilter.shouldRetainRecord``: nothing of a discarded batch, every record of a
-        control batch, else what :meth:`~kafkalog.cleaner.Cleaner.should_retain_records` says."""
+        control batch, else what :meth:`~kafkalog.cleaner.cleaner.Cleaner.should_retain_records` says."""
         count = piece.hi - piece.lo
         if self.discard_batch_records:
             return np.zeros(count, dtype=bool)

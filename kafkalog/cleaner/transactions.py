@@ -4,16 +4,17 @@ Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransaction
 transactions it is given are the log's ``.txnindex`` entries (:meth:`Log.collect_aborted_transactions
 <kafkalog.log_reads.LogReads.collect_aborted_transactions>`), as Kafka's cleaner takes them.  (The producers'
 last batches, Kafka's ``lastRecordsOfActiveProducers``, come straight from the log's producer state:
-:meth:`kafkalog.cleaner.Cleaner.clean_segments`.)  :mod:`kafkalog.cleaner` uses it and re-exports it.
+:meth:`kafkalog.cleaner.cleaner.Cleaner.clean_segments`.)  :mod:`kafkalog.cleaner.cleaner` uses it; the package
+re-exports it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .errors import KafkaLogError
-from .record import ControlRecordType, RecordBatch
-from .transaction_index import AbortedTxn, TransactionIndex
+from ..errors import KafkaLogError
+from ..record import ControlRecordType, RecordBatch
+from ..transaction_index import AbortedTxn, TransactionIndex
 
 __all__ = ["CleanedTransactionMetadata"]
 

@@ -15,10 +15,10 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .scheduler import SYSTEM_TIME, Time
+from ..scheduler import SYSTEM_TIME, Time
 
 if TYPE_CHECKING:
-    from .topic import TopicPartition
+    from ..topic import TopicPartition
 
 __all__ = ["CleanerStats"]
 

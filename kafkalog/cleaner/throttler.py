@@ -2,7 +2,7 @@
 
 Port of ``core/src/main/scala/kafka/utils/Throttler.scala`` (0.10.1.1; 3.8.0:
 ``storage/src/main/java/org/apache/kafka/storage/internals/utils/Throttler.java``).  One throttler is shared by
-every cleaner thread of a :class:`~kafkalog.cleaner.LogCleaner`; each read and write of a round reports its
+every cleaner thread of a :class:`~kafkalog.cleaner.log_cleaner.LogCleaner`; each read and write of a round reports its
 size, and once a check interval has passed the caller sleeps long enough to bring the observed rate down to
 the desired one.  A rate of ``1e300`` or more is no limit (Kafka's ``Double.MaxValue``).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from .scheduler import SYSTEM_TIME, Time
+from ..scheduler import SYSTEM_TIME, Time
 
 __all__ = ["Throttler"]
 

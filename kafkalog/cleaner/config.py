@@ -62,10 +62,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from .config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS
-from .config_def import ConfigError, parse_type
-from .errors import IllegalStateError
+from .._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from ..config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS
+from ..config_def import ConfigError, parse_type
+from ..errors import IllegalStateError
 
 __all__ = [
     "CleanerConfig",
