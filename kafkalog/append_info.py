@@ -41,13 +41,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._common import COMPRESSION_CODEC_MASK, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from .append_origin import AppendOrigin
 from .config import LogConfig
 from .errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
 from .record.batch import RecordBatch
 from .record.compression import CompressionType
 from .record.memory import MemoryRecords
 from .record.records_util import RecordValidationStats
-from .validator import _NO_METRICS, AppendOrigin, MetricsRecorder, RecordError, _in, target_compression
+from .validator import _NO_METRICS, MetricsRecorder, RecordError, _in, target_compression
 
 __all__ = [
     "LogAppendInfo",

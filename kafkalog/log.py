@@ -46,6 +46,7 @@ from pathlib import Path
 
 from ._common import INT32_MAX
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
+from .append_origin import AppendOrigin
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
@@ -103,7 +104,7 @@ from .record.types import TimestampType
 from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from .segment import LogSegment
 from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
-from .validator import AppendOrigin, validate_messages_and_assign_offsets
+from .validator import validate_messages_and_assign_offsets
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",

@@ -111,9 +111,9 @@ from ._common import (
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
-    NamedChoice,
     java_long,
 )
+from .append_origin import AppendOrigin
 from .config import LogConfig, _metadata_version_ordinal, target_compression
 from .errors import (
     CorruptRecordError,
@@ -139,7 +139,6 @@ from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_co
 _RECORD_NO_KEY = 1
 
 __all__ = [
-    "AppendOrigin",
     "InvalidTimestampError",
     "LogValidator",
     "MetricsCounter",
@@ -202,20 +201,6 @@ class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
 
 # ---------------------------------------------------------------------------------------------------------
 # Origins and metrics
-
-
-class AppendOrigin(NamedChoice):
-    """Who is appending (Kafka: ``AppendOrigin``); members compare equal to their lower-case names, and
-    :meth:`~kafkalog._common.NamedChoice.of` takes them in either case (``"client"``, ``"RAFT_LEADER"``).
-
-    Only ``client`` appends get the strict batch checks (base offset 0, count and offset range, no control
-    batches, sequence numbers); ``raft_leader`` batches must carry the leader's epoch.
-    """
-
-    REPLICATION = "replication"
-    COORDINATOR = "coordinator"
-    CLIENT = "client"
-    RAFT_LEADER = "raft_leader"
 
 
 class MetricsRecorder(Protocol):

@@ -22,6 +22,7 @@ marker ended (after its transaction-index entry), ``update_map_end_offset``; ``t
 clean shutdown; ``truncate_and_reload`` when the log is loaded or truncated.
 """
 
+from ..append_origin import AppendOrigin
 from ..errors import (
     CorruptSnapshotError,
     InvalidProducerEpochError,
@@ -29,7 +30,6 @@ from ..errors import (
     OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
 )
-from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .batch_info import ProducerBatchInfo
 from .entry import (

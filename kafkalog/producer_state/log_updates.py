@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._common import MAGIC_V2
+from ..append_origin import AppendOrigin
 from ..errors import InvalidTxnStateError, KafkaLogError, KafkaStorageError
 from ..fetch import LogOffsetMetadata
 from ..file_message_set import FileMessageSet
@@ -27,7 +28,6 @@ from ..record import ControlRecordType, MemoryRecords
 from ..record.batch import RecordBatch
 from ..scheduler import Scheduler, Time
 from ..transaction_index import AbortedTxn
-from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .entry import BatchMetadata, CompletedTxn, VerificationGuard
 from .manager import ProducerStateManager

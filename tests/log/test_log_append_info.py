@@ -13,6 +13,7 @@ from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 
 from kafkalog import MemoryRecords
 from kafkalog.append_info import LogAppendInfo, OffsetsOutOfOrderError, analyze_and_validate_records, trim_invalid_bytes
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -23,7 +24,6 @@ from kafkalog.record import (
     CompressionType,
 )
 from kafkalog.validator import (
-    AppendOrigin,
     MetricsCounter,
     RecordError,
     ValidationResult,

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError
 from kafkalog.record import CompressionType
 from kafkalog.record.batch import _range_crc32c
 from kafkalog.validator import (
-    AppendOrigin,
     InvalidTimestampError,
     LogValidator,
     RecordValidationError,

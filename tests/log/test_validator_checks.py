@@ -13,6 +13,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog._common import LOG_OVERHEAD
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
@@ -33,7 +34,6 @@ from kafkalog.record.records_util import (
     record_batch_header_size_in_bytes,
 )
 from kafkalog.validator import (
-    AppendOrigin,
     InvalidTimestampError,
     MetricsCounter,
     RecordError,
