@@ -1,7 +1,7 @@
 """Who is appending to a log: Kafka's ``AppendOrigin``.
 
 Port of (Apache Kafka, tag 3.8.0) ``storage/src/main/java/org/apache/kafka/storage/internals/log/AppendOrigin.java``,
-an enum of its own in Kafka as here: the log's validator (:mod:`kafkalog.validator`), the producer state
+an enum of its own in Kafka as here: the log's validator (:mod:`kafkalog.log.validator`), the producer state
 (:class:`~kafkalog.producer_state.ProducerAppendInfo`) and a segment's recovery (which replays batches as
 ``replication``) all take it, so it sits below all three.
 """

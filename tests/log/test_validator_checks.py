@@ -20,6 +20,14 @@ from kafkalog.errors import (
     IllegalArgumentError,
     InvalidRecordError,
 )
+from kafkalog.log.validator import (
+    InvalidTimestampError,
+    MetricsCounter,
+    RecordError,
+    RecordValidationError,
+    target_compression,
+    validate_messages_and_assign_offsets,
+)
 from kafkalog.record import (
     CompressionType,
     ControlRecordType,
@@ -32,14 +40,6 @@ from kafkalog.record.records_util import (
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
-)
-from kafkalog.validator import (
-    InvalidTimestampError,
-    MetricsCounter,
-    RecordError,
-    RecordValidationError,
-    target_compression,
-    validate_messages_and_assign_offsets,
 )
 from tests.support.validator_utils import (
     NOW,
