@@ -2,7 +2,7 @@
 
 kafkalog has no broker and no network: :class:`Producer` appends to the logs of a
 :class:`~kafkalog.manager.LogManager` in the calling thread, and :class:`Consumer` reads them back through the
-consumer's view (:meth:`Log.records() <kafkalog.log_reads.LogReads.records>`, :mod:`kafkalog.consumer_view`), so the
+consumer's view (:meth:`Log.records() <kafkalog.log.reads.LogReads.records>`, :mod:`kafkalog.log.consumer_view`), so the
 isolation level, the CRC check and the skipping of control batches are the log's own rules.  What they add is
 what a client library adds on top of the wire protocol:
 
@@ -14,7 +14,7 @@ what a client library adds on top of the wire protocol:
 - **the timestamp**: a record sent without one gets the current time, as a producer stamps ``CreateTime``
   (``Log.append`` alone keeps -1, which no timestamp lookup finds);
 - **where to start reading**: ``"earliest"``, ``"latest"``, an offset, or a timestamp looked up in the time
-  index (:meth:`Log.find_offset_by_timestamp <kafkalog.log_reads.LogReads.find_offset_by_timestamp>`).
+  index (:meth:`Log.find_offset_by_timestamp <kafkalog.log.reads.LogReads.find_offset_by_timestamp>`).
 
 The records and results are named as kafka-python names them (``kafka.producer.future.RecordMetadata``,
 ``kafka.consumer.fetcher.ConsumerRecord``, 2.0.2), so code written against it reads the same; ``docs/clients.rst``
@@ -27,8 +27,8 @@ import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .consumer_view import IsolationLevel
 from .errors import IllegalArgumentError, UnknownTopicOrPartitionError
+from .log.consumer_view import IsolationLevel
 from .partitioner import partition_for_key
 from .record import CompressionType, MemoryRecords, TimestampType
 from .topic import TopicPartition
@@ -212,7 +212,7 @@ class Consumer:
     """Iterates the records of a topic, or of some of its partitions, as a consumer is given them.
 
     ``source`` is a :class:`~kafkalog.manager.LogManager` (then ``topic`` names the topic) or one
-    :class:`~kafkalog.log.Log` (its partition; ``topic`` may be left out).  ``partitions`` picks partitions
+    :class:`~kafkalog.log.unified_log.Log` (its partition; ``topic`` may be left out).  ``partitions`` picks partitions
     (all of the topic's by default).  Each partition is read from:
 
     - ``start_timestamp`` when given: the first record whose timestamp is at least it, found through the time
@@ -223,7 +223,7 @@ class Consumer:
 
     Iteration goes partition after partition, in partition order, each up to its end (the high watermark, or
     the last stable offset for ``isolation="read_committed"``) when it is reached, and then stops: kafkalog has
-    no poll loop to wait in.  Reads go through :meth:`Log.records() <kafkalog.log_reads.LogReads.records>`: CRCs checked
+    no poll loop to wait in.  Reads go through :meth:`Log.records() <kafkalog.log.reads.LogReads.records>`: CRCs checked
     (``check_crcs``), control records left out, aborted transactions skipped under ``read_committed``.
     """
 

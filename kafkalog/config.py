@@ -975,7 +975,7 @@ class LogConfig:
 
     @functools.cached_property
     def one_batch_append_terms(self) -> tuple[bool, bool, bool, int, int]:
-        """What the leader's one-batch appends (:mod:`kafkalog.validator_one_batch`) need of this config,
+        """What the leader's one-batch appends (:mod:`kafkalog.log.validator_one_batch`) need of this config,
         worked out once per config (it is immutable): whether the log writes v2 and CreateTime, whether it
         keeps an uncompressed batch uncompressed (``compression.type`` ``producer`` or ``uncompressed``),
         then ``compact`` and the two timestamp bounds.  Not part of equality; a copy works it out again."""
@@ -1026,7 +1026,7 @@ def target_compression(config: BrokerCompressionType | LogConfig, source: Compre
                        ) -> CompressionType:
     """The codec a log writes a batch in: its ``compression.type``, or the producer's codec when that is
     ``producer`` (Kafka 3.8: ``BrokerCompressionType.targetCompression``; 0.10.1:
-    ``BrokerCompressionCodec.getTargetCompressionCodec``).  :mod:`kafkalog.validator` exports it."""
+    ``BrokerCompressionCodec.getTargetCompressionCodec``).  :mod:`kafkalog.log.validator` exports it."""
     broker = config.compression_type if isinstance(config, LogConfig) else config
     chosen = broker.record_compression
     return CompressionType.of(source) if chosen is None else chosen

@@ -318,7 +318,7 @@ class DirLock:
     attempt must, would drop it.  A forked child holds none of its parent's locks, and releasing one it
     inherited does not unlock the parent's.
 
-    The lock also keeps the log dir's writers' books (the :class:`~kafkalog.log.Log` objects opened for
+    The lock also keeps the log dir's writers' books (the :class:`~kafkalog.log.unified_log.Log` objects opened for
     writing under it, see :func:`hold_log_dir`) and the clean-shutdown marker: whoever opens the log dir for
     writing removes the marker before loading (:meth:`take_clean_shutdown_marker`), as Kafka's
     ``LogManager.loadLogs`` does, and a writer whose logs all closed cleanly may put it back
@@ -471,7 +471,8 @@ class DirLock:
         error (whose next open must recover), and either :meth:`take_clean_shutdown_marker` found it (its bytes
         are put back) or every partition dir of the log dir was opened for writing under this lock since, so
         loaded and recovered if it had to be: Kafka 3.8's rule in ``LogManager.shutdown`` (``hadCleanShutdown``
-        or ``loadLogsCompleted``), which lets a lone :class:`~kafkalog.log.Log` closed cleanly reopen without
+        or ``loadLogsCompleted``), which lets a lone :class:`~kafkalog.log.unified_log.Log` closed cleanly reopen
+        without
         recovery and never vouches for a partition nobody recovered.  Returns whether it wrote the marker.
 
         Raises:
@@ -576,7 +577,8 @@ class DirLock:
 
 
 class LogDirHold:
-    """What a writable :class:`~kafkalog.log.Log` holds of its log dir while it is open: a place in the books
+    """What a writable :class:`~kafkalog.log.unified_log.Log` holds of its log dir while it is open: a place in the
+    books
     of the log dir's :class:`DirLock` (see :func:`hold_log_dir`)."""
 
     def __init__(self, lock: DirLock, partition_dir: Path, had_clean_shutdown: bool) -> None:
@@ -604,7 +606,8 @@ class LogDirHold:
 
 
 def hold_log_dir(partition_dir: str | os.PathLike[str], dir_lock: DirLock | None = None) -> LogDirHold:
-    """Hold the log dir of ``partition_dir`` (its parent) for a :class:`~kafkalog.log.Log` opened for writing.
+    """Hold the log dir of ``partition_dir`` (its parent) for a :class:`~kafkalog.log.unified_log.Log` opened for
+    writing.
 
     ``dir_lock`` is the lock of that log dir that the caller holds (a LogManager's, a LogDirWriter's, the
     ``recover`` command's); without one, the log opens under the lock this process holds on the log dir if

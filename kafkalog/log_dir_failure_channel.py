@@ -18,7 +18,7 @@ Kafka's failure model, which kafkalog keeps:
   thread takes each dir from the queue and calls ``LogManager.handleLogDirFailure``; kafkalog has no replica
   manager, and its :class:`~kafkalog.manager.LogManager` takes the queue itself (see its docstring).  A dir
   stays offline until a new channel is made (a broker's restart: a new :class:`~kafkalog.manager.LogManager`,
-  or a :class:`~kafkalog.log.Log` opened again).
+  or a :class:`~kafkalog.log.unified_log.Log` opened again).
 
 What counts as an I/O error.  Kafka's handler catches ``IOException`` and lets every other exception,
 ``KafkaStorageException`` included, through.  kafkalog turns an ``OSError`` into a
@@ -92,7 +92,8 @@ class LogDirFailureChannel:
     """The log dirs taken offline by an I/O error, and a queue of them for whoever takes them out of service
     (Kafka: ``LogDirFailureChannel``).
 
-    One channel is shared by every log of a :class:`~kafkalog.manager.LogManager`; a :class:`~kafkalog.log.Log`
+    One channel is shared by every log of a :class:`~kafkalog.manager.LogManager`; a
+    :class:`~kafkalog.log.unified_log.Log`
     opened on its own makes its own, so it behaves the same way alone.  Thread-safe.  ``log_dir_num`` is
     Kafka's bound on the queue (the number of log dirs); ``None`` leaves it unbounded, for a channel whose dirs
     are not known in advance (each dir is queued once, so the queue never holds more than the dirs seen).

@@ -66,8 +66,11 @@ from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, Kafk
 from .filenames import CLEAN_SHUTDOWN_FILE
 from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from .log import Log
+from .log.producer_state_wiring import (
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+    DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+)
 from .log_dir_failure_channel import LogDirFailureChannel, io_failure
-from .log_producer_state import DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
 from .manager_configs import LogManagerConfigs
 from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
 from .producer_state import ProducerStateManagerConfig

@@ -43,6 +43,7 @@ import numpy.typing as npt
 
 from . import _impl
 from ._common import INT32_MAX, INT64_MAX
+from .append_origin import AppendOrigin
 from .config import LogConfig
 from .errors import (
     IllegalArgumentError,
@@ -70,7 +71,6 @@ from .producer_state.producer_batches import producer_batches
 from .record import MemoryRecords, RecordBatch, ScanStop
 from .scheduler import SYSTEM_TIME, Time
 from .transaction_index import AbortedTxn, TransactionIndex, TxnIndexSearchResult
-from .validator import AppendOrigin
 
 if TYPE_CHECKING:
     from .leader_epoch_cache import LeaderEpochFileCache

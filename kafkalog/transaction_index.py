@@ -383,7 +383,7 @@ class TransactionIndex:
         """Replace every entry with ``entries`` so that a crash leaves the old file or the new one whole: they are
         written to ``<file>.tmp``, fsynced, and renamed over the file (kafkalog's: Kafka never rewrites an index;
         kafkalog does once, for a log written before it kept one, in
-        :func:`~kafkalog.producer_state.log_updates.complete_txn_index`).  A ``.txnindex.tmp`` left by a crash is
+        :func:`~kafkalog.log.producer_state_updates.complete_txn_index`).  A ``.txnindex.tmp`` left by a crash is
         removed by the next load.
 
         Raises:

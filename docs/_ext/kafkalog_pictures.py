@@ -1,11 +1,11 @@
 """Four of the reference's pictures, drawn as SVG at build time from logs that kafkalog writes.
 
-- ``batch-layout.svg``: the bytes of one v2 batch as :class:`~kafkalog.log.Log` wrote it to its ``.log``
+- ``batch-layout.svg``: the bytes of one v2 batch as :class:`~kafkalog.log.unified_log.Log` wrote it to its ``.log``
   file, field by field (Kafka: ``DefaultRecordBatch.java`` and ``DefaultRecord.java``, clients 3.8.0);
 - ``read-path.svg``: how ``Log.read`` finds an offset: the segment by base offset, the ``.index`` entry,
   then the batch headers from that byte position (Kafka: ``LogSegment.translateOffset``);
 - ``recovery.svg``: a log opened after a crash, before and after ``LogLoader.recoverLog`` (its
-  :class:`~kafkalog.log_loader.LoadReport`);
+  :class:`~kafkalog.log.loader.LoadReport`);
 - ``transactions.svg``: a partition with an aborted, a committed and an open transaction, its last stable
   offset and high watermark, and what each isolation level reads.
 
@@ -33,10 +33,10 @@ from kafkalog_svg import COLOURS, MARGIN, PADDING, Svg, text_width
 
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
+from kafkalog.log.transactions import TransactionState, first_unstable_offset
 from kafkalog.record import MemoryRecords
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
-from kafkalog.transactions import TransactionState, first_unstable_offset
 
 BASE_TIME = 1_700_000_000_000
 DASH = "\u2013"  # an en dash, for ranges of offsets and bytes

@@ -14,7 +14,7 @@ validator keeps its object loop for those (the kernel is for CreateTime batches)
 
 ``assign_offsets_v2_batch`` is the whole of ``assignOffsetsNonCompressed`` for a request of one uncompressed
 CreateTime batch (a linger-0 producer's append): the batch checks, this record walk and the header rewrite,
-in one call that builds no object (see :mod:`kafkalog.validator_one_batch`).
+in one call that builds no object (see :mod:`kafkalog.log.validator_one_batch`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ transactions of producer 5 (one batch each) aborted by the coordinator's marker 
 Spark planner open a broker's directory.  A copy without the ``.snapshot`` files stands for a directory whose
 writer kept no producer state.
 
-* ``txn/plan/index``: :meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`
+* ``txn/plan/index``: :meth:`TransactionState.read_in_place <kafkalog.log.transactions.TransactionState.read_in_place>`
   of the directory with snapshots: the ``.txnindex`` entries, the newest snapshot and the batches after it
   (none: it was taken at close).  What a read-only log reads once, at its first ``read_committed`` read (the
   Spark planner's, ``Log.records``'), before it reads a record.
@@ -34,9 +34,9 @@ from kafkalog import MemoryRecords
 from kafkalog.bench.test_bench_decode import _touch
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
+from kafkalog.log.transactions import TransactionState
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
-from kafkalog.transactions import TransactionState
 
 GROUP = "read_committed 200k records in 100k batches"
 BATCHES = 100_000

@@ -10,7 +10,7 @@ round of a compacted log
 2. groups every segment below the end offset (the already-clean head too) into groups that fit one
    segment, and for each group writes the records worth keeping into a new ``.cleaned`` segment;
 3. swaps each cleaned segment in for its group with the ``.cleaned`` -> ``.swap`` -> live protocol
-   (:meth:`kafkalog.log.Log.replace_segments`), so a crash leaves the old or the new files, never both.
+   (:meth:`kafkalog.log.unified_log.Log.replace_segments`), so a crash leaves the old or the new files, never both.
 
 A record is kept when it is past the mapped range, or holds the latest offset of its key and either a
 value or a tombstone still inside its delete horizon: for v2 batches the horizon is written into the

@@ -350,7 +350,8 @@ def compact(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats]:
     (kafkalog's: Kafka cleans only from its ``LogCleaner`` threads; this is one of them run once).
 
     As a broker's cleaner: only a ``compact`` policy is cleaned, the active segment never is
-    (:meth:`Log.roll <kafkalog.log.Log.roll>` first to make all of it cleanable), and a log qualifies when its
+    (:meth:`Log.roll <kafkalog.log.unified_log.Log.roll>` first to make all of it cleanable), and a log qualifies when
+    its
     dirty ratio exceeds ``min.cleanable.dirty.ratio`` (0 cleans any dirty section) or ``max.compaction.lag.ms``
     passed.  The cleaner has its defaults (:meth:`CleanerConfig.from_enable
     <kafkalog.cleaner.config.CleanerConfig.from_enable>`, the dedupe buffer raised to hold the log's largest

@@ -58,10 +58,10 @@ from typing import ClassVar, NamedTuple
 from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
 from ..log import Log
+from ..log.transactions import first_unstable_offset
 from ..log_dir_failure_channel import LogDirFailureChannel
 from ..scheduler import SYSTEM_TIME, Time
 from ..topic import TopicPartition
-from ..transactions import first_unstable_offset
 
 __all__ = [
     "LogCleanerManager",
@@ -302,7 +302,7 @@ def _last_stable_offset(log: Log) -> int:
     A log opened for writing keeps Kafka's producer state, and answers from it.  A read-only one (a broker's
     dir read in place, which ``kafkalog stats`` accounts for) rebuilds none, so its first unstable offset, the
     first offset of the earliest transaction that is open or whose marker is not yet below the high watermark,
-    is read from its transactional batch headers (:func:`kafkalog.transactions.first_unstable_offset`, which sums
+    is read from its transactional batch headers (:func:`kafkalog.log.transactions.first_unstable_offset`, which sums
     each segment up once and keeps the sums while the log lives).
     """
     if not log.read_only:

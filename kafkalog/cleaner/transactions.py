@@ -2,7 +2,7 @@
 
 Part of the port of ``kafka/log/LogCleaner.scala`` (3.8.0): ``CleanedTransactionMetadata``.  The aborted
 transactions it is given are the log's ``.txnindex`` entries (:meth:`Log.collect_aborted_transactions
-<kafkalog.log_reads.LogReads.collect_aborted_transactions>`), as Kafka's cleaner takes them.  (The producers'
+<kafkalog.log.reads.LogReads.collect_aborted_transactions>`), as Kafka's cleaner takes them.  (The producers'
 last batches, Kafka's ``lastRecordsOfActiveProducers``, come straight from the log's producer state:
 :meth:`kafkalog.cleaner.cleaner.Cleaner.clean_segments`.)  :mod:`kafkalog.cleaner.cleaner` uses it; the package
 re-exports it.

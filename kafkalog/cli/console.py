@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
-    from ..pending_deletions import UndeletedFile
+    from ..log.pending_deletions import UndeletedFile
 
 from .._text import counted
 

@@ -3,7 +3,7 @@ segments and where they are read from, the offsets of timestamps, and its transa
 
 A partition is one of three kinds (:data:`Found`):
 
-- a broker's partition dir on the local disk, opened as a read-only :class:`~kafkalog.log.Log`
+- a broker's partition dir on the local disk, opened as a read-only :class:`~kafkalog.log.unified_log.Log`
   (``LogLoader.load`` with nothing removed, renamed, rebuilt or recovered);
 - a broker's partition dir copied to a URL, read by range (:class:`~kafkalog.urls.partition.UrlPartition`);
 - a partition of a tiered-storage layout, read through its uploaded indexes
@@ -23,9 +23,9 @@ from typing import Any, Protocol
 from ..dir_layout import NotAPartitionDirError
 from ..errors import IllegalStateError, StorageNotFoundError
 from ..file_message_set import TimestampAndOffset
+from ..log.transactions import TransactionState
 from ..tools.partition_dir import PartitionDir, classify_dir, partition_dirs
 from ..topic import TopicPartition
-from ..transactions import TransactionState
 from ..urls.location import StorageLocation, is_url, locate
 from ..urls.partition import UrlPartition, classify_remote_dir, remote_partition_dirs
 from .sources import LocalDir, SegmentSource, UrlDir

@@ -53,6 +53,7 @@ from .._common import ScanStop
 from ..errors import CorruptIndexError, KafkaLogError, RemoteLayoutError
 from ..file_message_set import FileMessageSet
 from ..index import TimeIndex
+from ..log.transactions import TransactionState
 from ..remote import (
     LAYOUTS,
     IndexType,
@@ -66,7 +67,6 @@ from ..remote import (
 )
 from ..remote.metadata import copied_segment_ids, metadata_values
 from ..transaction_index import checked_entry_chunks, parse_aborted_txn_entries
-from ..transactions import TransactionState
 from ..urls.location import Storage, StorageLocation, is_url, locate
 
 __all__ = ["AUTO", "BROKER", "LAYOUT_NAMES", "TieredPartition", "TieredSegments", "copied_ids", "log_end_offset",
@@ -264,7 +264,7 @@ def offset_for_timestamp(partition: TieredPartition, timestamp: int) -> int | No
 def transactions(partition: TieredPartition, log_end: int) -> TransactionState:
     """The aborted transactions of the uploaded ``.txnindex`` objects (Kafka uploads one with each segment that
     had aborted transactions), kept compact (:meth:`TransactionState.from_index_entries
-    <kafkalog.transactions.TransactionState.from_index_entries>`); the last stable offset is ``log_end``.  Each
+    <kafkalog.log.transactions.TransactionState.from_index_entries>`); the last stable offset is ``log_end``.  Each
     index must pass Kafka's sanity check, as the broker's ``RemoteIndexCache`` makes it, and hold no more entries
     than its segment holds batches.
 

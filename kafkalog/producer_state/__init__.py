@@ -19,9 +19,12 @@ tag 3.8.0): which producer ids wrote, their last batches and epochs, their open 
 A log feeds it as ``UnifiedLog`` does: for each batch with a producer id, ``prepare_update`` (once per producer
 and append), ``append``; after the append, ``update`` for each producer, ``complete_txn`` for each transaction a
 marker ended (after its transaction-index entry), ``update_map_end_offset``; ``take_snapshot`` at roll and at
-clean shutdown; ``truncate_and_reload`` when the log is loaded or truncated.
+clean shutdown; ``truncate_and_reload`` when the log is loaded or truncated.  That side of it is the log's
+(:mod:`kafkalog.log.producer_state_updates`): the package sits below the segments, which feed it as they are
+recovered, and imports neither them nor the log.
 """
 
+from ..append_origin import AppendOrigin
 from ..errors import (
     CorruptSnapshotError,
     InvalidProducerEpochError,
@@ -29,7 +32,6 @@ from ..errors import (
     OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
 )
-from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .batch_info import ProducerBatchInfo
 from .entry import (

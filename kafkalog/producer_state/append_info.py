@@ -6,7 +6,7 @@ successful append, checks each new batch against what came before (in the same a
 the transactions the batches start; :meth:`ProducerStateManager.update
 <kafkalog.producer_state.manager.ProducerStateManager.update>` folds the result in only once the append succeeded.
 
-What is checked depends on the append's origin (:class:`~kafkalog.validator.AppendOrigin`):
+What is checked depends on the append's origin (:class:`~kafkalog.append_origin.AppendOrigin`):
 
 - every origin but ``replication`` refuses an epoch older than the producer's
   (:class:`~kafkalog.errors.InvalidProducerEpochError`) and a marker of an older coordinator epoch
@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 
 from .._common import INT32_MAX, NO_PRODUCER_EPOCH, NO_SEQUENCE
+from ..append_origin import AppendOrigin
 from ..errors import (
     InvalidProducerEpochError,
     InvalidRecordError,
@@ -36,7 +37,6 @@ from ..errors import (
 from ..fetch import LogOffsetMetadata
 from ..record.types import ControlRecordType, EndTransactionMarker
 from ..topic import TopicPartition
-from ..validator import AppendOrigin
 from .batch_info import ProducerBatchInfo
 from .entry import CompletedTxn, ProducerStateEntry, TxnMetadata, VerificationStateEntry
 

@@ -3,7 +3,7 @@
 Kafka's ``ProducerStateEntry.findDuplicateBatch`` and ``ProducerAppendInfo.append`` take a ``RecordBatch``
 (``clients/src/main/java/org/apache/kafka/common/record/RecordBatch.java``, tag 3.8.0).  Here they take
 :class:`ProducerBatchInfo`, the part of it they read, so that recovery can feed them from a header scan
-(:mod:`kafkalog.producer_state.log_updates`) as well as from a
+(:mod:`kafkalog.log.producer_state_updates`) as well as from a
 :class:`~kafkalog.record.batch.DefaultRecordBatch`.  It sits below both the entries
 (:mod:`~kafkalog.producer_state.entry`) and the append checks (:mod:`~kafkalog.producer_state.append_info`),
 which read it.

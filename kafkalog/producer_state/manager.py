@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from .._common import NO_PRODUCER_ID
+from ..append_origin import AppendOrigin
 from ..errors import CorruptSnapshotError, IllegalArgumentError
 from ..fetch import LogOffsetMetadata
 from ..filenames import producer_snapshot_filename
 from ..scheduler import SYSTEM_TIME, Time
 from ..topic import TopicPartition
-from ..validator import AppendOrigin
 from .append_info import ProducerAppendInfo
 from .entry import CompletedTxn, ProducerStateEntry, TxnMetadata, VerificationStateEntry
 from .producer_map import ProducerMap, ProducersView

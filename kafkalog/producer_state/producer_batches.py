@@ -8,7 +8,7 @@ read whole, as :class:`~kafkalog.record.batch.DefaultRecordBatch` (which is a
 :class:`~kafkalog.producer_state.batch_info.ProducerBatchInfo`); a log without producers costs the scan alone.
 
 Segment recovery (:meth:`LogSegment.recover <kafkalog.segment.LogSegment.recover>`) and the log's producer-state
-updates (:mod:`kafkalog.producer_state.log_updates`) both read batches through it, so it sits below the segment.
+updates (:mod:`kafkalog.log.producer_state_updates`) both read batches through it, so it sits below the segment.
 """
 
 from __future__ import annotations

@@ -310,8 +310,8 @@ def metadata_values(partition_dirs: Iterable[str | os.PathLike[str]],
     """The record values of ``__remote_log_metadata`` partition directories (``__remote_log_metadata-0``, ...),
     read only, each partition in offset order.  A directory may be a URL (``s3://...``), read by range with
     ``storage_options`` (:mod:`kafkalog.urls`)."""
-    from ..consumer_view import ConsumerView
     from ..log import Log
+    from ..log.consumer_view import ConsumerView
     from ..urls.location import StorageLocation, is_url, locate
     from ..urls.partition import UrlPartition
 

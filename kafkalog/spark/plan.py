@@ -18,7 +18,7 @@ range into :class:`ReadTask` s:
   driver.
 
 A task (:meth:`ReadTask.read`) opens only its segments' ``.log`` files, read-only, and reads its byte range
-through the consumer's view (:mod:`kafkalog.consumer_view`, the one ``Log.records()`` reads through too):
+through the consumer's view (:mod:`kafkalog.log.consumer_view`, the one ``Log.records()`` reads through too):
 a few MiB at a time, CRCs checked as a consumer with ``check.crcs=true`` does, decoded by the record
 kernels into Arrow record batches (:mod:`kafkalog.spark.arrow`) without the control batches and, for
 ``read_committed``, the aborted ones.  Reading tiered storage, whose segments hold every offset up to the
@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..consumer_view import ConsumerView, IsolationLevel
 from ..dir_layout import NotAPartitionDirError
 from ..errors import (
     CorruptRecordError,
@@ -47,6 +46,7 @@ from ..errors import (
     OffsetOutOfRangeError,
 )
 from ..file_message_set import ChunkBuffer, FileMessageSet
+from ..log.consumer_view import ConsumerView, IsolationLevel
 from ..partition_view.facts import Found, PartitionFacts, partition_dirs_at, partition_facts
 from ..partition_view.sources import SegmentSource
 from ..partition_view.tiered import AUTO, BROKER, TieredPartition, copied_ids, tiered_partitions
@@ -216,7 +216,7 @@ def resolve_offsets(facts: PartitionFacts, starting: Position, ending: Position,
 @dataclass(frozen=True)
 class ReadTask:
     """One Spark task of a read: some bytes of some segments of one partition, read through the consumer's
-    view of its offsets (:class:`~kafkalog.consumer_view.ConsumerView`: the range, CRC checks, control and
+    view of its offsets (:class:`~kafkalog.log.consumer_view.ConsumerView`: the range, CRC checks, control and
     aborted batches hidden)."""
 
     dir: str

@@ -15,7 +15,7 @@ clicks     3           v2, lz4, with headers       page views keyed by user; ``c
 
 The first three are compacted topics.  Keys are skewed, as real keys are: a few hot users, SKUs and
 sessions take most of the updates (a key is ``int(keys * u**3)`` for uniform ``u``).  Each partition's
-records go to :meth:`kafkalog.log.Log.append` in producer batches of ``batch_records``, partitioned by
+records go to :meth:`kafkalog.log.unified_log.Log.append` in producer batches of ``batch_records``, partitioned by
 Kafka's default partitioner (murmur2 of the key); a topic whose ``message.format.version`` is older than
 0.11 gets its batches converted to v0 or v1 on append, as a broker converts them.  Timestamps run up to
 the present, ``interval_ms`` apart, so no retention check deletes anything.  The generator is

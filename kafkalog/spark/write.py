@@ -8,7 +8,7 @@ The write runs in two phases, as Spark's data-source protocol intends:
    A broker ignores files of that name (only ``.log``, index, ``.swap``, ``.cleaned`` and ``.deleted``
    files are its own), and so does kafkalog;
 2. **the driver commits**: with the log dir's lock held (a running broker or another writer is refused
-   with Kafka's message), it appends each partition's staged batches through :class:`~kafkalog.log.Log`
+   with Kafka's message), it appends each partition's staged batches through :class:`~kafkalog.log.unified_log.Log`
    in task order (one writer per topic-partition: offsets are assigned, the topic's
    ``compression.type`` and ``message.format.version`` applied and the size limits checked by
    ``LogValidator``, segments rolled), flushes, checkpoints, and deletes the staging files.

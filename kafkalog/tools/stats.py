@@ -1,6 +1,6 @@
 """Per-partition statistics: what ``kafkalog stats`` prints and the Spark ``stats`` job returns.
 
-Each partition is opened read-only (:class:`~kafkalog.log.Log` with ``read_only=True``: nothing on disk
+Each partition is opened read-only (:class:`~kafkalog.log.unified_log.Log` with ``read_only=True``: nothing on disk
 changes) and every record is decoded once, a chunk of whole batches at a time, by the column kernels:
 
 - segments, bytes, log start and end offsets (the log start offset as the log dir's checkpoint records it, as
@@ -42,7 +42,7 @@ from ..cleaner.manager import LogToClean, cleanable_offsets
 from ..config import LogConfig
 from ..file_message_set import FileMessageSet
 from ..log import Log
-from ..log_segments import LogSegments
+from ..log.segments import LogSegments
 from ..record import CompressionType
 from ..record.batch import RecordColumns
 from ..topic import TopicPartition, parse_topic_partition_name
@@ -280,12 +280,12 @@ class _NoSegment:
 
 
 class _UrlLogView:
-    """A :class:`~kafkalog.urls.partition.UrlPartition` seen as the read-only :class:`~kafkalog.log.Log`
+    """A :class:`~kafkalog.urls.partition.UrlPartition` seen as the read-only :class:`~kafkalog.log.unified_log.Log`
     that the cleaner's accounting reads: ``name``, ``config``, the log start and end offsets, the high
     watermark (the log end offset, as a read-only ``Log``'s follows it), the segments in a
-    :class:`~kafkalog.log_segments.LogSegments` (the last one active), ``log_segments(from, to)``.  The last
+    :class:`~kafkalog.log.segments.LogSegments` (the last one active), ``log_segments(from, to)``.  The last
     stable offset is read from the segments' transactional batch headers, as for a local log
-    (:func:`~kafkalog.transactions.first_unstable_offset`).  ``min.compaction.lag.ms`` compares each segment's
+    (:func:`~kafkalog.log.transactions.first_unstable_offset`).  ``min.compaction.lag.ms`` compares each segment's
     largest record timestamp (:meth:`~kafkalog.urls.partition.UrlSegment.largest_timestamp`)."""
 
     def __init__(self, partition: Any, config: LogConfig) -> None:

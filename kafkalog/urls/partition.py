@@ -8,7 +8,7 @@ partition dir is named ``<topic>-<partition>`` and holds segment files (or nothi
 the broker's checkpoint files, ``meta.properties`` or partition dirs.  ``-delete`` and ``-future`` dirs
 hold no readable partition and are skipped, as the Spark planner skips them.
 
-A partition is opened as :class:`~kafkalog.log.Log` with ``read_only=True`` opens one (``LogLoader.load``,
+A partition is opened as :class:`~kafkalog.log.unified_log.Log` with ``read_only=True`` opens one (``LogLoader.load``,
 read-only: nothing removed, renamed, rebuilt or recovered), each step here over a listing and ranged reads:
 
 - the segments are the live ``<20-digit offset>.log`` objects; ``.cleaned``/``.swap``/``.deleted`` files are
@@ -31,7 +31,7 @@ read-only: nothing removed, renamed, rebuilt or recovered), each step here over 
   (``LogSegment.translateOffset``); ``timestamp -> offset`` is the time index's lookup, the offset index's
   for its offset, then a search of the log (``LogSegment.findOffsetByTimestamp``, ``Log.fetchOffsetByTimestamp``);
 - a ``.txnindex`` is read a chunk at a time into compact columns
-  (:meth:`~kafkalog.transactions.TransactionState.from_index_entries`), and one that fails Kafka's sanity check
+  (:meth:`~kafkalog.log.transactions.TransactionState.from_index_entries`), and one that fails Kafka's sanity check
   (or holds more entries than its segment holds batches) is not trusted: the partition's transactions are read
   from its batch headers, as for a read-only open.
 
@@ -58,10 +58,10 @@ from ..file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOf
 from ..filenames import segment_file_offset
 from ..index import OffsetIndex, TimeIndex, TimestampOffset
 from ..index.live_entries import offset_index_zero_first_entry, time_index_zero_first_entry
+from ..log.transactions import TransactionState
 from ..producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from ..topic import InvalidPartitionDirError, TopicPartition, parse_topic_partition_name
 from ..transaction_index import ABORTED_TXN_SIZE, checked_entry_chunks
-from ..transactions import TransactionState
 from . import files
 from .channel import open_remote_log, read_index
 from .location import StorageLocation
@@ -357,7 +357,7 @@ class UrlPartition:
 
     def transactions(self) -> TransactionState:
         """The aborted transactions and last stable offset, found as for a log read in place, by the same
-        function (:meth:`TransactionState.in_place <kafkalog.transactions.TransactionState.in_place>`): from the
+        function (:meth:`TransactionState.in_place <kafkalog.log.transactions.TransactionState.in_place>`): from the
         ``.txnindex`` objects and the latest producer snapshot (with the batches after it) when the dir has a
         snapshot, from the batch headers when it has none, the snapshot does not read or a ``.txnindex`` is not
         to be trusted (:meth:`UrlSegment.txn_index_entries`; a warning names it).  The snapshot's producers are

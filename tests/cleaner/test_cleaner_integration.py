@@ -8,7 +8,8 @@ harness: :class:`Harness`), ``LogCleanerIntegrationTest.scala``, ``LogCleanerLag
 parameters of the 3.8.0 ports (their own harness values: 256-byte segments, records of message format v1, the
 0.10.1 ``CleanerConfig`` defaults).
 
-The logs are made with :class:`~kafkalog.log.Log` under a :class:`~kafkalog.scheduler.MockTime` and handed to a
+The logs are made with :class:`~kafkalog.log.unified_log.Log` under a :class:`~kafkalog.scheduler.MockTime` and handed
+to a
 :class:`~kafkalog.cleaner.log_cleaner.LogCleaner` in a ``{TopicPartition: Log}`` dict (Kafka's ``Pool``); the cleaner
 threads run for real, and the tests wait for them with ``await_cleaned``, as Kafka's do.  The cases run once per
 codec (Kafka's parameters: every ``CompressionType`` of the tag; 3.8.0 leaves zstd out where the records are of

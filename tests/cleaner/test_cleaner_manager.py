@@ -831,7 +831,7 @@ def test_last_stable_offset_follows_the_log(impl: ModuleType, env: Env) -> None:
     assert _last_stable_offset(log) == 7
     assert log.delete_old_segments() == 2
     # with the segments gone, kafkalog no longer sees producer 3's transaction (module docstring of
-    # kafkalog.transactions): the log is stable up to its end
+    # kafkalog.log.transactions): the log is stable up to its end
     assert _last_stable_offset(log) == log.log_end_offset == 8
 
 

@@ -20,7 +20,6 @@ import cramjam
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog import local_log as local_log_module
 from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
 from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
 from kafkalog.cleaner.stats import CleanerStats
@@ -29,6 +28,7 @@ from kafkalog.errors import CorruptRecordError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import CLEANED_FILE_SUFFIX
 from kafkalog.log import Log
+from kafkalog.log import local_log as local_log_module
 from kafkalog.segment import LogSegment
 from tests.support.cleaner_utils import (
     INT_MAX,

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.filenames import offset_from_file, producer_snapshot_filename
 from kafkalog.log import Log
+from kafkalog.log.transactions import TransactionState, producer_batches
 from kafkalog.producer_state import (
     CompletedTxn,
     ProducerStateManager,
@@ -30,8 +32,6 @@ from kafkalog.record.batch import DefaultRecordBatch
 from kafkalog.record.memory import MemoryRecords
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
-from kafkalog.transactions import TransactionState, producer_batches
-from kafkalog.validator import AppendOrigin
 from tests.support.golden_data import DANIELOWO, KSQL, SEG0
 
 #: No producer expires while a test runs: the golden data is years old.

@@ -4,7 +4,7 @@
 A topic's ``compression.type`` decides the codec its log stores: a named codec, whatever codec the producer
 used, or ``producer``, which keeps the producer's.  Each case appends two records ("hello", "there"; no key,
 no timestamp) compressed with one codec to a log whose topic is configured with one ``compression.type``,
-through :meth:`kafkalog.log.Log.append_as_leader`, reads back from offset 0 (4096 bytes, at least one
+through :meth:`kafkalog.log.unified_log.Log.append_as_leader`, reads back from offset 0 (4096 bytes, at least one
 batch) and checks the codec of the first batch stored.  3.8.0 crosses every ``compression.type`` with every
 record codec, zstd included, on a v2 log; 0.10.1.1 had no zstd and wrote v1 messages, on a log of message
 format 0.10.1.  Every case runs on both kernel twins (through ``create_log``).
@@ -18,8 +18,8 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.config import BrokerCompressionType, LogConfig
+from kafkalog.log.validator import target_compression
 from kafkalog.record import CompressionType, RecordBatch
-from kafkalog.validator import target_compression
 from tests.support.log_test_utils import LogFactory
 
 # Kafka 3.8.0: BrokerCompressionType.values x CompressionType.values

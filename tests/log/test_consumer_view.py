@@ -1,5 +1,5 @@
 """The reader contract: deep reads check CRCs, records say what they are, and ``Log.records()`` is the consumer's
-view, the same one the Spark source reads through (kafkalog.consumer_view).
+view, the same one the Spark source reads through (kafkalog.log.consumer_view).
 
 Kafka's consumer is the model (3.8.0 ``CompletedFetch.nextFetchedRecord``): with ``check.crcs=true`` every batch
 fetched is checked, control batches are never returned, and a ``read_committed`` consumer skips aborted
@@ -19,10 +19,10 @@ import pytest
 
 from kafkalog import _impl
 from kafkalog.cli import main as cli_main
-from kafkalog.consumer_view import ConsumerView, IsolationLevel
 from kafkalog.errors import CorruptRecordError, OffsetOutOfRangeError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
+from kafkalog.log.consumer_view import ConsumerView, IsolationLevel
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords, TimestampType
 from kafkalog.record.legacy import legacy_entry
 from tests.support.golden_data import VOLODYMYRZEE

@@ -2,7 +2,7 @@
 
 A log dir (one entry of ``log.dirs``) has one writer at a time, whatever opens it: a broker, a
 :class:`~kafkalog.manager.LogManager`, a :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`, the ``recover`` and
-``clean`` commands, or a plain writable :class:`~kafkalog.log.Log` of one of its partitions.  Each holds the
+``clean`` commands, or a plain writable :class:`~kafkalog.log.unified_log.Log` of one of its partitions.  Each holds the
 ``.lock`` file with an ``flock`` and a POSIX record lock (``lockf``, what a broker's ``FileChannel.tryLock``
 takes), so
 

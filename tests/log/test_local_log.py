@@ -2,14 +2,14 @@
 ``core/src/test/scala/unit/kafka/log/LocalLogTest.scala``).
 
 Kafka 3.x splits the log in two: ``LocalLog`` (the segments, their files and directory) under ``UnifiedLog``
-(offsets, producer state, the high watermark, the lock).  kafkalog does too: a :class:`~kafkalog.log.Log`
-holds a :class:`~kafkalog.local_log.LocalLog` (``log.local_log``).  These tests drive ``LocalLog``'s methods
+(offsets, producer state, the high watermark, the lock).  kafkalog does too: a :class:`~kafkalog.log.unified_log.Log`
+holds a :class:`~kafkalog.log.local_log.LocalLog` (``log.local_log``).  These tests drive ``LocalLog``'s methods
 that ``Log`` also offers through ``Log``, under the same names (``roll``, ``read``, ``flush``, ``truncate_to``,
 ``truncate_fully_and_start_at``, ``rename_dir``, ``update_config``, ``close``, ``close_handlers`` and
 ``non_active_log_segments_from``), and LocalLog's package-private ones on ``log.local_log``
 (``remove_and_delete_segments``, ``create_and_delete_segment``, ``delete_all_segments``, ``delete_empty_dir``,
 ``mark_flushed``, ``check_if_memory_mapped_buffer_closed``), with ``delete_segment_files`` a function of
-:mod:`kafkalog.local_log` as it is of the ``LocalLog`` object.
+:mod:`kafkalog.log.local_log` as it is of the ``LocalLog`` object.
 
 The log is made as Kafka's ``createLocalLogWithActiveSegment`` makes it: one empty segment at 0, default
 configuration, a :class:`MockTime` whose scheduler runs the deferred deletions when the test sleeps, for
@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-import kafkalog.local_log
+import kafkalog.log.local_log
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalStateError, KafkaStorageError
@@ -53,8 +53,8 @@ from kafkalog.filenames import (
     txn_index_filename,
 )
 from kafkalog.fsutil import DirLock, fsync_dir
-from kafkalog.local_log import LocalLog, LogTruncation, SegmentDeletionReason, delete_segment_files
 from kafkalog.log import Log
+from kafkalog.log.local_log import LocalLog, LogTruncation, SegmentDeletionReason, delete_segment_files
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition
@@ -491,7 +491,7 @@ def test_flushing_non_existent_dir(log: Log, mock_time: MockTime, monkeypatch: p
         synced.append(Path(path))
         fsync_dir(path)
 
-    monkeypatch.setattr(kafkalog.local_log, "fsync_dir", recording_fsync_dir)
+    monkeypatch.setattr(kafkalog.log.local_log, "fsync_dir", recording_fsync_dir)
     log.flush(new_segment.base_offset)
     log.flush(new_segment.base_offset, including_offset=True)
     assert synced == [Path("__NON_EXISTENT__")]

@@ -47,7 +47,6 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.append_info import OffsetsOutOfOrderError
 from kafkalog.checkpoint import EpochEntry
 from kafkalog.cleaner import compact
 from kafkalog.errors import (
@@ -64,8 +63,9 @@ from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import DELETED_FILE_SUFFIX, index_filename, log_filename, time_index_filename
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
+from kafkalog.log.append_info import OffsetsOutOfOrderError
+from kafkalog.log.validator import RecordValidationError
 from kafkalog.scheduler import MockTime
-from kafkalog.validator import RecordValidationError
 from tests.support.log_test_utils import (
     LogFactory,
     config,

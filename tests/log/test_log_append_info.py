@@ -12,22 +12,27 @@ import pytest
 from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 
 from kafkalog import MemoryRecords
-from kafkalog.append_info import LogAppendInfo, OffsetsOutOfOrderError, analyze_and_validate_records, trim_invalid_bytes
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
     InvalidRecordError,
     RecordTooLargeError,
 )
-from kafkalog.record import (
-    CompressionType,
+from kafkalog.log.append_info import (
+    LogAppendInfo,
+    OffsetsOutOfOrderError,
+    analyze_and_validate_records,
+    trim_invalid_bytes,
 )
-from kafkalog.validator import (
-    AppendOrigin,
+from kafkalog.log.validator import (
     MetricsCounter,
     RecordError,
     ValidationResult,
     validate_messages_and_assign_offsets,
+)
+from kafkalog.record import (
+    CompressionType,
 )
 from tests.support.validator_utils import (
     NOW,

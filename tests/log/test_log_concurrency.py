@@ -30,7 +30,8 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.config import LogConfig
-from kafkalog.log import Log, LogOffsetMetadata
+from kafkalog.fetch import LogOffsetMetadata
+from kafkalog.log import Log
 
 #: Where the writer stops: the high watermark it must reach (Kafka: 5000).
 MAX_OFFSET = 1000

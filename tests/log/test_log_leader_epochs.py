@@ -1,4 +1,4 @@
-"""The log's leader-epoch cache (kafkalog.log_leader_epochs) against Kafka 3.8.0's UnifiedLogTest and LogLoaderTest,
+"""The log's leader-epoch cache (kafkalog.log.leader_epochs) against Kafka 3.8.0's UnifiedLogTest and LogLoaderTest,
 then what the port adds: the checkpoint file at each call site, the flush without a running scheduler, a
 read-only log, appends without an epoch, and the aborted transactions collected from the segments' indexes.
 
@@ -21,7 +21,7 @@ from kafkalog.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, EpochEntry, Leader
 from kafkalog.errors import IllegalArgumentError
 from kafkalog.leader_epoch_cache import LeaderEpochFileCache
 from kafkalog.log import Log
-from kafkalog.log_leader_epochs import OffsetAndEpoch
+from kafkalog.log.leader_epochs import OffsetAndEpoch
 from kafkalog.scheduler import KafkaScheduler, MockTime
 from kafkalog.topic import TopicPartition, log_delete_dir_name
 from kafkalog.transaction_index import AbortedTxn

@@ -46,7 +46,7 @@ from typing import Any
 
 import pytest
 
-import kafkalog.log
+import kafkalog.log.unified_log
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
 from kafkalog.config import LogConfig
@@ -65,8 +65,9 @@ from kafkalog.filenames import (
 )
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
+from kafkalog.log.loader import LoadedLogOffsets, LogLoader
+from kafkalog.log.transactions import TransactionState
 from kafkalog.log_dir_failure_channel import LogDirFailureChannel
-from kafkalog.log_loader import LoadedLogOffsets, LogLoader
 from kafkalog.manager import LogManager
 from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from kafkalog.record import ControlRecordType
@@ -74,7 +75,6 @@ from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition, log_delete_dir_name
 from kafkalog.transaction_index import AbortedTxn
-from kafkalog.transactions import TransactionState
 from tests.support.log_test_utils import (
     LogFactory,
     append_end_txn_marker_as_leader,
@@ -756,7 +756,7 @@ def test_recovery_point_after_a_clean_shutdown_whose_log_ends_below_its_start(
             loaded.append(offsets)
             return offsets
 
-    monkeypatch.setattr(kafkalog.log, "LogLoader", RecordingLoader)
+    monkeypatch.setattr(kafkalog.log.unified_log, "LogLoader", RecordingLoader)
     log = create_log(config())
     for value in (b"a", b"b", b"c"):
         log.append_as_leader(singleton(value), leader_epoch=0)

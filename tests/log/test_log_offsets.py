@@ -3,7 +3,7 @@ bounded by it or by the log end offset, offset metadata, the log start offset, t
 
 Logs are made as in ``tests/log/test_log.py`` (``create_log``: Kafka's ``createLog`` with a :class:`MockTime`,
 under both kernel twins).  Kafka's high watermark starts at the log start offset; kafkalog's follows the log
-end offset until someone sets it (see :attr:`kafkalog.log.Log.high_watermark`).  The tests that rely on
+end offset until someone sets it (see :attr:`kafkalog.log.unified_log.Log.high_watermark`).  The tests that rely on
 Kafka's initial high watermark of 0 therefore set it to 0 first, with ``update_high_watermark(0)``, and say so.
 """
 

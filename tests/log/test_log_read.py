@@ -24,9 +24,9 @@ from kafkalog.log import (
     UNKNOWN_TIMESTAMP,
     Log,
 )
+from kafkalog.log.validator import UnsupportedForMessageFormatError
 from kafkalog.scheduler import SYSTEM_TIME, MockTime
 from kafkalog.segment import LogSegment
-from kafkalog.validator import UnsupportedForMessageFormatError
 from tests.support.log_test_utils import LogFactory, config, singleton
 
 LONG_MAX = 2**63 - 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kafkalog import MemoryRecords
-from kafkalog.log_segments import LogSegments
+from kafkalog.log.segments import LogSegments
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment
 from tests.support.log_test_utils import LogFactory, config, singleton

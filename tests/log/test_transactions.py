@@ -1,4 +1,4 @@
-"""kafkalog.transactions: what a ``read_committed`` consumer sees of a partition's transactions, from the producer
+"""kafkalog.log.transactions: what a ``read_committed`` consumer sees of a partition's transactions, from the producer
 state and ``.txnindex`` files of a log that keeps them, or from the batch headers of one that does not (Kafka
 3.8.0: ``UnifiedLog.lastStableOffset``, ``collectAbortedTransactions``, ``read`` with ``FetchIsolation``, and the
 consumer's ``abortedProducerIds`` walk over a fetch's aborted transactions); and kafkalog's rule for a log written
@@ -25,9 +25,7 @@ from kafkalog.config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, OffsetOutOfRangeError
 from kafkalog.fetch import FetchIsolation
 from kafkalog.log import Log
-from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
-from kafkalog.transaction_index import AbortedTxn, read_aborted_txns
-from kafkalog.transactions import (
+from kafkalog.log.transactions import (
     ProducerBatch,
     TransactionState,
     first_unstable_offset,
@@ -35,6 +33,8 @@ from kafkalog.transactions import (
     scan_producer_batches,
     transactional_rows,
 )
+from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
+from kafkalog.transaction_index import AbortedTxn, read_aborted_txns
 from tests.support.log_test_utils import LogFactory, append_abort_across_a_roll, append_transaction_sample
 
 # Nothing else is open at producer 7's ABORT marker (offset 2), so the last stable offset it records is 3.
@@ -273,7 +273,7 @@ def test_a_snapshot_that_does_not_read_sends_the_reader_to_the_headers(impl: Mod
     log.close()
     (directory / "00000000000000000000.txnindex").unlink()  # the headers still know producer 7's abort
     (directory / "00000000000000000009.snapshot").write_bytes(b"\x00\x01not a snapshot")
-    with caplog.at_level(logging.WARNING, logger="kafkalog.transactions"), \
+    with caplog.at_level(logging.WARNING, logger="kafkalog.log.transactions"), \
             Log(directory, read_only=True) as reader:
         assert TransactionState.of(reader) == expected
     assert "00000000000000000009.snapshot does not read" in caplog.text
@@ -491,7 +491,7 @@ def test_a_failed_completion_leaves_no_snapshot_so_the_next_open_completes(
     second segment) leaves a log without snapshots, which the next open completes.  That holds when an index is
     rebuilt while the segments load too (a missing offset index), which would otherwise write a snapshot."""
     from kafkalog.errors import KafkaStorageError
-    from kafkalog.producer_state import log_updates
+    from kafkalog.log import producer_state_updates as log_updates
 
     directory = _legacy(_rolled_sample(create_log))
     if offset_index_missing:

@@ -13,19 +13,19 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import KafkaLogError
-from kafkalog.record import CompressionType
-from kafkalog.record.batch import _range_crc32c
-from kafkalog.validator import (
-    AppendOrigin,
+from kafkalog.log.validator import (
     InvalidTimestampError,
     LogValidator,
     RecordValidationError,
     ValidationResult,
     validate_messages_and_assign_offsets,
 )
-from kafkalog.validator_one_batch import assign_offsets_one_compressed_batch
+from kafkalog.log.validator_one_batch import assign_offsets_one_compressed_batch
+from kafkalog.record import CompressionType
+from kafkalog.record.batch import _range_crc32c
 
 NOW = 1_700_000_000_000
 LONG_MAX = (1 << 63) - 1

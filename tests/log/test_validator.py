@@ -12,7 +12,7 @@ the way Kafka's tests check it: every batch passes ``ensure_valid`` and decodes 
 offsets counted up from the offset the validator started at, and ``RecordValidationStats`` as Kafka's
 ``verifyRecordValidationStats`` checks them.
 
-Kafka's meters are a :class:`~kafkalog.validator.MetricsCounter` here; where Kafka's test also counts the
+Kafka's meters are a :class:`~kafkalog.log.validator.MetricsCounter` here; where Kafka's test also counts the
 meters registered in the Yammer registry (``testMisMatchMagic``,
 ``testNonIncreasingOffsetRecordBatchHasMetricsLogged``), that part is left out: kafkalog has no metrics
 registry.  Compression levels are not an input of kafkalog's validator (the target is a codec), so
@@ -34,6 +34,14 @@ from kafkalog.errors import (
     InvalidRecordError,
     UnsupportedCompressionError,
 )
+from kafkalog.log.validator import (
+    InvalidTimestampError,
+    LogValidator,
+    RecordError,
+    RecordValidationError,
+    RecordValidationStats,
+    UnsupportedForMessageFormatError,
+)
 from kafkalog.record import (
     CompressionType,
     ControlRecordType,
@@ -47,14 +55,6 @@ from kafkalog.record.records_util import (
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
-)
-from kafkalog.validator import (
-    InvalidTimestampError,
-    LogValidator,
-    RecordError,
-    RecordValidationError,
-    RecordValidationStats,
-    UnsupportedForMessageFormatError,
 )
 from tests.support.validator_utils import (
     NOW,

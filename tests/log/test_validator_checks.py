@@ -13,11 +13,20 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog._common import LOG_OVERHEAD
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidRecordError,
+)
+from kafkalog.log.validator import (
+    InvalidTimestampError,
+    MetricsCounter,
+    RecordError,
+    RecordValidationError,
+    target_compression,
+    validate_messages_and_assign_offsets,
 )
 from kafkalog.record import (
     CompressionType,
@@ -31,15 +40,6 @@ from kafkalog.record.records_util import (
     default_record_size_in_bytes,
     legacy_record_size_in_bytes,
     record_batch_header_size_in_bytes,
-)
-from kafkalog.validator import (
-    AppendOrigin,
-    InvalidTimestampError,
-    MetricsCounter,
-    RecordError,
-    RecordValidationError,
-    target_compression,
-    validate_messages_and_assign_offsets,
 )
 from tests.support.validator_utils import (
     NOW,

@@ -498,7 +498,7 @@ def compare_dirs(kafka_dir: Path, kafkalog_dir: Path,
     ``truncated_reopened``: the scenario truncated a log reopened from disk (kafkalog's deliberate deviation in
     ``LogSegment.truncate_to``, :func:`_lost_largest_timestamp`).  ``closed``: both logs were just closed (``end``):
     kafkalog's close deletes the files waiting for their deletion task, where Kafka's leaves them ``.deleted`` for
-    the next start (kafkalog's deliberate deviation, :mod:`kafkalog.pending_deletions`), so Kafka's ``.deleted``
+    the next start (kafkalog's deliberate deviation, :mod:`kafkalog.log.pending_deletions`), so Kafka's ``.deleted``
     files are not compared, and any left in kafkalog's dir is a difference."""
     earlier = earlier if earlier is not None else {}
     result = DirComparison()

@@ -16,14 +16,14 @@ Each op is applied as the contract says the runner applies it to Kafka's ``Unifi
   1 MiB), load factor 0.9 and no throttling; nothing cleanable (no whole segment in the dirty range) answers
   ``{"endOffset": null}`` without cleaning;
 * ``reopen`` closes the log (clean) or abandons it as a crash leaves it (unclean: :meth:`Log.close_handlers
-  <kafkalog.log.Log.close_handlers>`, which writes nothing), damages the last segment's ``.log`` if asked, and opens
-  it again with the same clock; the tasks the old log left queued are dropped, unrun (a restarted broker's new
-  scheduler), and so are those of a log at ``end``.
+  <kafkalog.log.unified_log.Log.close_handlers>`, which writes nothing), damages the last segment's ``.log`` if
+  asked, and opens it again with the same clock; the tasks the old log left queued are dropped, unrun (a
+  restarted broker's new scheduler), and so are those of a log at ``end``.
 
 One adaptation, documented in ``docs/oracle.rst``: kafkalog's high watermark follows the log end offset until set
-(its documented deviation, :attr:`Log.high_watermark <kafkalog.log.Log.high_watermark>`); Kafka's ``UnifiedLog``
-starts it at the log start offset.  Each open here sets it there, as Kafka's constructor does, so the two logs are
-in the same state from the start.
+(its documented deviation, :attr:`Log.high_watermark <kafkalog.log.unified_log.Log.high_watermark>`); Kafka's
+``UnifiedLog`` starts it at the log start offset.  Each open here sets it there, as Kafka's constructor does, so
+the two logs are in the same state from the start.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kafkalog.append_info import LogAppendInfo as _LogAppendInfo
 from kafkalog.cleaner import Cleaner
 from kafkalog.cleaner.manager import LogToClean, cleanable_offsets
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
@@ -45,6 +44,7 @@ from kafkalog.errors import KafkaLogError
 from kafkalog.fetch import FetchDataInfo
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
+from kafkalog.log.append_info import LogAppendInfo as _LogAppendInfo
 from kafkalog.producer_state import ProducerStateManagerConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker

@@ -15,7 +15,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.errors import KafkaStorageError, OffsetOutOfRangeError, RecordTooLargeError
-from kafkalog.validator import InvalidTimestampError, UnsupportedForMessageFormatError
+from kafkalog.log.validator import InvalidTimestampError, UnsupportedForMessageFormatError
 from tests.oracle.driver import run_scenario
 from tests.oracle.generator import generate
 from tests.oracle.kafkalog_side import KafkalogRunner, damage_tail, kafka_class_name
@@ -312,7 +312,7 @@ def test_end_drops_the_queued_tasks_unrun(side: Any) -> None:
     """As the Java runner does at ``end`` (and at a reopen: a restarted broker's new scheduler): the delayed
     deletion of a truncated segment's producer snapshot, queued by the log, does not run when the log is ended
     (Kafka 3.9's dir keeps the file ``.deleted``: generated seed 10 of the rolls profile).  kafkalog's close
-    deletes it itself (its deliberate deviation, :mod:`kafkalog.pending_deletions`), which the comparison at
+    deletes it itself (its deliberate deviation, :mod:`kafkalog.log.pending_deletions`), which the comparison at
     ``end`` allows for (``compare_dirs(closed=True)``)."""
     log = side()
     log.result({"op": "append", "records": [record("a", "1"), record("b", "2"), record("c", "3")]})

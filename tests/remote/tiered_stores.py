@@ -47,9 +47,9 @@ def write_rich_partition(directory: Path, segments: int = 5) -> list[LocalSegmen
     aborted and one that is committed; and the ``.txnindex`` a broker keeps for the segment holding the ABORT
     marker (kafkalog writes none: built here from the log's transactions, as Kafka's
     ``ProducerStateManager.completeTxn`` appends it)."""
+    from kafkalog.log.transactions import TransactionState
     from kafkalog.record import ControlRecordType, EndTransactionMarker
     from kafkalog.transaction_index import ABORTED_TXN_VERSION
-    from kafkalog.transactions import TransactionState
 
     log = Log(directory, LogConfig({"segment.bytes": 6000, "index.interval.bytes": 400}))
     codecs = ["zstd", "lz4", "none"]

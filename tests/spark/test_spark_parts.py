@@ -258,8 +258,8 @@ def test_a_read_uncommitted_plan_reads_no_transactions(tmp_path: Path, monkeypat
     the last stable offset is an error, not a guess.  A ``read_committed`` plan of a dir with a producer snapshot
     reads its ``.txnindex`` and the snapshot (the log was closed, so no batch lies past the snapshot); of a dir
     with none, every batch header."""
-    from kafkalog import transactions
     from kafkalog.errors import IllegalStateError
+    from kafkalog.log import transactions
     from kafkalog.partition_view.facts import partition_facts
     from kafkalog.spark.plan import plan_read
     from tests.support.log_test_utils import append_transaction_sample

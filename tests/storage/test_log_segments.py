@@ -18,7 +18,7 @@ from kafkalog.errors import IllegalArgumentError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename
 from kafkalog.index import LazyIndex, OffsetIndex, TimeIndex
-from kafkalog.log_segments import LogSegments
+from kafkalog.log.segments import LogSegments
 from kafkalog.scheduler import SYSTEM_TIME
 from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition

@@ -10,6 +10,7 @@ from types import ModuleType
 
 import pytest
 
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.errors import (
     IllegalArgumentError,
     InvalidRecordError,
@@ -32,7 +33,6 @@ from kafkalog.record.memory import MemoryRecords
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
-from kafkalog.validator import AppendOrigin
 
 PID = 4000
 EPOCH = 3

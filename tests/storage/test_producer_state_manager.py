@@ -24,6 +24,7 @@ from types import ModuleType
 
 import pytest
 
+from kafkalog.append_origin import AppendOrigin
 from kafkalog.errors import (
     InvalidProducerEpochError,
     InvalidTxnStateError,
@@ -48,7 +49,6 @@ from kafkalog.record.memory import MemoryRecords, build_default_batch
 from kafkalog.record.types import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import GROUP_METADATA_TOPIC_NAME, TopicPartition
-from kafkalog.validator import AppendOrigin
 
 INT_MAX = 2**31 - 1
 NO_SEQUENCE = -1

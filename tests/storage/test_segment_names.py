@@ -99,7 +99,7 @@ def test_log_skips_the_file_with_a_warning(bad_dir: tuple[Path, Path, bytes], im
     partition, bad, data = bad_dir
     for read_only in (True, False):
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="kafkalog.log_loader"), \
+        with caplog.at_level(logging.WARNING, logger="kafkalog.log.loader"), \
                 Log(partition, read_only=read_only, had_clean_shutdown=False) as log:
             assert log.log_end_offset == RECORDS
             assert [r.offset for r in log.records()] == list(range(RECORDS))

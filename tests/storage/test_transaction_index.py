@@ -76,8 +76,8 @@ def test_the_log_derives_the_entries_a_broker_writes() -> None:
     stable offset included, as a broker appends them to ``.txnindex`` (Kafka: ``LogSegment.updateTxnIndex``
     with ``ProducerStateManager.lastStableOffset``): the first offset of another producer's open
     transaction, else the marker's offset + 1.  A COMMIT ends a transaction without an entry."""
+    from kafkalog.log.transactions import ProducerBatch, TransactionState
     from kafkalog.record import ControlRecordType
-    from kafkalog.transactions import ProducerBatch, TransactionState
 
     def data(pid: int, offset: int) -> ProducerBatch:
         return ProducerBatch(pid, 0, offset, offset + 1, True, False)
@@ -431,7 +431,7 @@ def test_golden_partitions_have_no_txnindex_and_no_abort(golden: Path, tmp_path:
     controls = [t for f in LOG_FILES for t in f.get("control_types", ())]
     assert "COMMIT" in controls and "ABORT" not in controls
     from kafkalog.log import Log
-    from kafkalog.transactions import TransactionState
+    from kafkalog.log.transactions import TransactionState
 
     source = golden / DANIELOWO / f"{KSQL}_command_topic-0"
     copy = tmp_path / source.name

@@ -9,6 +9,12 @@ import struct
 from typing import Any
 
 from kafkalog import MemoryRecords, TimestampType
+from kafkalog.log.validator import (
+    LogValidator,
+    MetricsCounter,
+    RecordValidationStats,
+    ValidationResult,
+)
 from kafkalog.record import (
     CompressionType,
     DefaultRecordBatch,
@@ -16,12 +22,6 @@ from kafkalog.record import (
 )
 from kafkalog.record.compression import compress
 from kafkalog.record.legacy import legacy_entry
-from kafkalog.validator import (
-    LogValidator,
-    MetricsCounter,
-    RecordValidationStats,
-    ValidationResult,
-)
 
 NOW = 1_700_000_000_000
 TP = "topic-0"

@@ -16,7 +16,7 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto.server")
 
 from kafkalog.cli import main
-from kafkalog.consumer_view import ConsumerView
+from kafkalog.log.consumer_view import ConsumerView
 from kafkalog.partition_view.sources import UrlDir
 from kafkalog.tools.partition_dir import PartitionDir, partition_dirs
 from kafkalog.urls import StorageLocation, locate

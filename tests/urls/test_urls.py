@@ -23,7 +23,6 @@ fsspec = pytest.importorskip("fsspec")
 from kafkalog import MemoryRecords, _impl  # noqa: E402
 from kafkalog.cli import main  # noqa: E402
 from kafkalog.config import LogConfig  # noqa: E402
-from kafkalog.consumer_view import ConsumerView  # noqa: E402
 from kafkalog.dir_layout import NotAPartitionDirError  # noqa: E402
 from kafkalog.errors import (  # noqa: E402
     KafkaLogError,
@@ -36,6 +35,7 @@ from kafkalog.errors import (  # noqa: E402
 )
 from kafkalog.index import OffsetIndex  # noqa: E402
 from kafkalog.log import Log  # noqa: E402
+from kafkalog.log.consumer_view import ConsumerView  # noqa: E402
 from kafkalog.tools.partition_dir import PartitionDir  # noqa: E402
 from kafkalog.tools.verify import verify_remote_partition  # noqa: E402
 from kafkalog.transaction_index import AbortedTxn  # noqa: E402

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.consumer_view import ConsumerView, IsolationLevel
+from kafkalog.log.consumer_view import ConsumerView, IsolationLevel
 from kafkalog.manager import LogManager
 from kafkalog.topic import TopicPartition
 from tests.oracle.broker.clients import Row, library_rows

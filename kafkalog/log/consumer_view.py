@@ -12,7 +12,7 @@ and the Spark source — both read through this module, so they cannot drift apa
   records before the bad batch have been handed out;
 - **control batches** (transaction markers, KRaft control records) are never returned;
 - **aborted transactions** (``read_committed`` only): the batches of a transaction that ended with an ABORT
-  marker are skipped (:class:`~kafkalog.transactions.TransactionState`).
+  marker are skipped (:class:`~kafkalog.log.transactions.TransactionState`).
 
 The view is a small frozen value: it pickles, so a Spark planner builds it once on the driver and every
 task of the partition reads through it.
@@ -29,22 +29,22 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from . import _impl
-from ._common import MAGIC_V2
-from .errors import CorruptRecordError
-from .file_message_set import ChunkBuffer
-from .record import MemoryRecords
+from .. import _impl
+from .._common import MAGIC_V2
+from ..errors import CorruptRecordError
+from ..file_message_set import ChunkBuffer
+from ..record import MemoryRecords
 from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
-    from .file_message_set import FileMessageSet
-    from .record import Record
+    from ..file_message_set import FileMessageSet
+    from ..record import Record
 
 __all__ = ["ConsumedLog", "ConsumerView", "IsolationLevel"]
 
 
 class ConsumedLog(TransactionalLog, Protocol):
-    """A log as :meth:`ConsumerView.of` reads it (a :class:`~kafkalog.log.Log` is one): its offsets and, for
+    """A log as :meth:`ConsumerView.of` reads it (a :class:`~kafkalog.log.unified_log.Log` is one): its offsets and, for
     ``read_committed``, its transactions.  A protocol rather than the log class, so that the view stays below
     the log that reads through it."""
 
@@ -87,7 +87,7 @@ class ConsumerView:
     ``end_offset`` is already bounded by the high watermark or the last stable offset (:meth:`of` does
     that); ``transactions`` says which transactional batches are aborted.  ``bound_offset`` is that bound itself
     (``None`` in a view made by hand: ``end_offset``), where a reader of a live log stops reading bytes
-    (:meth:`Log.records <kafkalog.log_reads.LogReads.records>`), so that a writer cutting the log above it
+    (:meth:`Log.records <kafkalog.log.reads.LogReads.records>`), so that a writer cutting the log above it
     meanwhile (a follower truncating back to its high watermark) does not reach what is read.
     """
 
@@ -109,7 +109,7 @@ class ConsumerView:
         """The view of ``log`` a consumer with ``isolation`` gets: from ``start_offset`` (the log start
         offset by default) up to ``end_offset`` (exclusive), never past the high watermark, nor for
         ``read_committed`` past the last stable offset; the aborted transactions and the last stable offset are
-        those of :meth:`TransactionState.of <kafkalog.transactions.TransactionState.of>` (the producer state and
+        those of :meth:`TransactionState.of <kafkalog.log.transactions.TransactionState.of>` (the producer state and
         ``.txnindex`` files of a log that keeps them, the batch headers of one that does not)."""
         level = IsolationLevel.of(isolation)
         start = log.log_start_offset if start_offset is None else start_offset

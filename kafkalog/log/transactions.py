@@ -24,8 +24,8 @@ Where the facts come from (:meth:`TransactionState.of`) depends on who wrote the
 - a log without snapshots (a broker before 0.11, whose formats have no transactions, or kafkalog before it kept
   producer state, whose aborts have no index entries) is read from its batch headers
   (:meth:`TransactionState.from_batches`).  Opening such a log for writing gives it both
-  (:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`,
-  :func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+  (:func:`~kafkalog.log.producer_state_updates.complete_txn_indexes`,
+  :func:`~kafkalog.log.producer_state_updates.rebuild_producer_state`).
 
 The scan kernel finds the transactional batches; only those are read further, so a log without transactions
 costs one header scan.
@@ -51,22 +51,22 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
-from .errors import CorruptIndexError, KafkaLogError
-from .producer_state import list_snapshot_files
-from .record import ControlRecordType
-from .record.batch import DefaultRecordBatch
-from .transaction_index import AbortedTxn, checked_entry_chunks
+from .._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
+from ..errors import CorruptIndexError, KafkaLogError
+from ..producer_state import list_snapshot_files
+from ..record import ControlRecordType
+from ..record.batch import DefaultRecordBatch
+from ..transaction_index import AbortedTxn, checked_entry_chunks
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .file_message_set import FileMessageSet
-    from .producer_state import SnapshotTransactions
-    from .producer_state.manager import ProducerStateManager
-    from .scheduler import Time
-    from .segment import LogSegment
-    from .urls.location import StorageLocation
+    from ..file_message_set import FileMessageSet
+    from ..producer_state import SnapshotTransactions
+    from ..producer_state.manager import ProducerStateManager
+    from ..scheduler import Time
+    from ..segment import LogSegment
+    from ..urls.location import StorageLocation
 
 
 class _HasLog(Protocol):
@@ -87,14 +87,15 @@ class _SeekableSegment(_HasLog, Protocol):
 
 
 class SegmentedLog(Protocol):
-    """A log as :func:`first_unstable_offset` reads it: its segments (a :class:`~kafkalog.log.Log` is one)."""
+    """A log as :func:`first_unstable_offset` reads it: its segments (a :class:`~kafkalog.log.unified_log.Log` is
+    one)."""
 
     def log_segments(self, from_offset: int | None = None, to_offset: int | None = None) -> list[LogSegment]: ...
 
 
 class TransactionalLog(SegmentedLog, Protocol):
-    """A log as :class:`TransactionState` reads it (a :class:`~kafkalog.log.Log` is one): its offsets, its producer
-    state and aborted transactions when it is open for writing, its files when it is read in place.
+    """A log as :class:`TransactionState` reads it (a :class:`~kafkalog.log.unified_log.Log` is one): its offsets, its
+    producer state and aborted transactions when it is open for writing, its files when it is read in place.
 
     A protocol rather than the log class, so that this module stays below the log that reads through it."""
 
@@ -260,7 +261,7 @@ class TransactionState:
     def of(cls, log: TransactionalLog) -> TransactionState:
         """The state of ``log`` (see the module docstring): from its producer state when it is open for writing;
         when it is read-only, what a reader finds in place (:meth:`read_in_place`, read once per log:
-        :meth:`Log.in_place_transactions <kafkalog.log_producer_state.LogProducerState.in_place_transactions>`).
+        :meth:`Log.in_place_transactions <kafkalog.log.producer_state_wiring.LogProducerState.in_place_transactions>`).
 
         A log open for writing may be written meanwhile, so the last stable offset is read first and the aborted
         transactions after it, as Kafka's ``UnifiedLog.read`` fixes its bound (``fetchLastStableOffsetMetadata``)
@@ -493,7 +494,7 @@ def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLo
     left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
     the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
     """
-    from .urls.files import read_producer_snapshot_transactions
+    from ..urls.files import read_producer_snapshot_transactions
 
     if first_segment_offset is None:
         return None

@@ -5,9 +5,10 @@ Port of the retention methods of ``core/src/main/scala/kafka/log/UnifiedLog.scal
 ``deleteRetentionSizeBreachedSegments``, ``deleteRetentionMsBreachedSegments``), ``deletableSegments`` and
 ``deleteSegments``; 0.10.1.1's ``Log.deleteOldSegments`` had the time and size checks.  The reasons Kafka
 gives them (``RetentionMsBreach``, ``RetentionSizeBreach``, ``StartOffsetBreach``) are sentences of
-:class:`~kafkalog.local_log._DescribedDeletion`.
+:class:`~kafkalog.log.local_log._DescribedDeletion`.
 
-A mixin of :class:`~kafkalog.log.Log`: the methods are ``Log``'s own (``log.delete_old_segments()``), kept in
+A mixin of :class:`~kafkalog.log.unified_log.Log`: the methods are ``Log``'s own (``log.delete_old_segments()``), kept
+in
 their own file as Kafka keeps them together in ``UnifiedLog``; :class:`_RetainedLog` names what they use of
 the log.  Invariants: a segment goes only when the high watermark is at or past its end (the next segment's
 base, or the log end offset), only oldest-first while the check holds, and never the empty active segment;
@@ -22,11 +23,11 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from .config import LogConfig
+from ..config import LogConfig
+from ..scheduler import Time
+from ..segment import LogSegment
 from .local_log import LocalLog, _DescribedDeletion
-from .log_segments import LogSegments
-from .scheduler import Time
-from .segment import LogSegment
+from .segments import LogSegments
 
 __all__ = ["LogRetention"]
 
@@ -34,7 +35,7 @@ logger = logging.getLogger("kafkalog.log")  # the log's own logger, as these lin
 
 
 class _RetainedLog(Protocol):
-    """What the retention pass uses of its log (:class:`~kafkalog.log.Log`)."""
+    """What the retention pass uses of its log (:class:`~kafkalog.log.unified_log.Log`)."""
 
     _lock: threading.RLock
     _closed: bool

@@ -1,4 +1,4 @@
-"""The producer state of a log: what :class:`~kafkalog.log.Log` keeps of its idempotent and transactional
+"""The producer state of a log: what :class:`~kafkalog.log.unified_log.Log` keeps of its idempotent and transactional
 producers, and the offsets it derives from them.
 
 Port of the producer-state members of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag
@@ -9,7 +9,8 @@ Port of the producer-state members of ``core/src/main/scala/kafka/log/UnifiedLog
 ``lastRecordsOfActiveProducers``, ``producerIdCount``, ``hasLateTransaction``,
 ``maybeStartTransactionVerification``, ``verificationGuard``, ``hasOngoingTransaction`` and
 ``deleteProducerSnapshots``.  The append path's part (``analyzeAndValidateProducerState`` and what follows the
-write) is :mod:`kafkalog.producer_state.log_updates`'s, called from :meth:`Log.append <kafkalog.log.Log.append>`.
+write) is :mod:`kafkalog.log.producer_state_updates`'s, called from
+:meth:`Log.append <kafkalog.log.unified_log.Log.append>`.
 
 Invariants: the state (a :class:`~kafkalog.producer_state.ProducerStateManager`, ``producer_state_manager``)
 covers the records below its map end offset, which is the log end offset after every append, roll, truncation
@@ -30,18 +31,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import IllegalStateError
-from .fetch import LogOffsetMetadata
-from .producer_state import LastRecord, ProducerStateEntry, VerificationGuard
-from .producer_state.log_updates import delete_producer_snapshots, has_ongoing_transaction, rebuild_producer_state
-from .scheduler import Scheduler
+from ..errors import IllegalStateError
+from ..fetch import LogOffsetMetadata
+from ..producer_state import LastRecord, ProducerStateEntry, VerificationGuard
+from ..scheduler import Scheduler
+from .producer_state_updates import delete_producer_snapshots, has_ongoing_transaction, rebuild_producer_state
 from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
-    from .config import LogConfig
+    from ..config import LogConfig
+    from ..segment import LogSegment
     from .local_log import LocalLog
-    from .log_segments import LogSegments
-    from .segment import LogSegment
+    from .segments import LogSegments
 
 __all__ = ["DEFAULT_MAX_TRANSACTION_TIMEOUT_MS", "DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS",
            "LogProducerState"]
@@ -55,8 +56,8 @@ DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000
 
 
 class _ProducerLog(TransactionalLog, Protocol):
-    """What the producer-state members use of their log (:class:`~kafkalog.log.Log`), what a read in place
-    reads of it (:class:`~kafkalog.transactions.TransactionalLog`) among them."""
+    """What the producer-state members use of their log (:class:`~kafkalog.log.unified_log.Log`), what a read in place
+    reads of it (:class:`~kafkalog.log.transactions.TransactionalLog`) among them."""
 
     @property
     def high_watermark(self) -> int: ...
@@ -89,7 +90,7 @@ class LogProducerState:
 
     def in_place_transactions(self: _ProducerLog) -> TransactionState:
         """The aborted transactions and last stable offset of a log opened read-only, as a reader finds them in
-        place (:meth:`TransactionState.read_in_place <kafkalog.transactions.TransactionState.read_in_place>`:
+        place (:meth:`TransactionState.read_in_place <kafkalog.log.transactions.TransactionState.read_in_place>`:
         the ``.txnindex`` files and newest producer snapshot, or the batch headers of a log without snapshots),
         read once, at first use: such a log does not change under its reader.
 

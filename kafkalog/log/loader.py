@@ -9,7 +9,7 @@ rebuilds, and ``rebuildProducerState`` at the end of :meth:`LogLoader.load`); wi
 (nothing on disk changes, and the producer state is not rebuilt, which would write snapshots) and
 :class:`LoadReport`.
 
-:class:`~kafkalog.log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
+:class:`~kafkalog.log.unified_log.Log` builds one loader in its constructor, on itself: the segment map it fills is the
 log's, and the segment operations the loader needs (a new segment, splitting a segment whose offsets
 overflowed its index, deleting segments for a reason) are the log's own, as Kafka's loader calls
 ``LocalLog``'s.  :meth:`LogLoader.load` returns the offsets the log starts from (Kafka:
@@ -42,10 +42,10 @@ The steps, in Kafka's order (each a method below):
 
 kafkalog's rule for a log with no producer snapshot at all, written by something that kept no producer state
 (kafkalog before it ported Kafka's): before step 5 its transaction indexes gain the aborts they lack
-(:func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`; after an unclean shutdown only the flushed
+(:func:`~kafkalog.log.producer_state_updates.complete_txn_indexes`; after an unclean shutdown only the flushed
 segments', since recovery rebuilds the others' once it has cut their torn batches), no snapshot is written
 until they have, and step 7 replays it from its first segment even after a clean shutdown
-(:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+(:func:`~kafkalog.log.producer_state_updates.rebuild_producer_state`).
 
 A step that finds a segment whose offsets do not fit its index (``LogSegmentOffsetOverflowError``) splits it
 and runs again (``retryOnOffsetOverflow``).  A read-only load runs steps 1, 4 and 5's bookkeeping only: it
@@ -68,8 +68,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from .config import LogConfig
-from .errors import (
+from ..config import LogConfig
+from ..errors import (
     CorruptIndexError,
     IllegalArgumentError,
     IllegalStateError,
@@ -78,7 +78,7 @@ from .errors import (
     KafkaStorageError,
     LogSegmentOffsetOverflowError,
 )
-from .filenames import (
+from ..filenames import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     INDEX_FILE_SUFFIX,
@@ -90,20 +90,20 @@ from .filenames import (
     segment_file_offset,
     time_index_filename,
 )
-from .fsutil import describe_file_kind, fsync_dir, raise_open_file_limit
+from ..fsutil import describe_file_kind, fsync_dir, raise_open_file_limit
+from ..producer_state.manager import ProducerStateManager
+from ..segment import LogSegment
+from ..topic import DELETE_DIR_SUFFIX
+from ..transaction_index import REWRITE_SUFFIX
 from .local_log import _DescribedDeletion
-from .producer_state.log_updates import complete_txn_indexes, rebuild_producer_state, take_snapshot_if_possible
-from .producer_state.manager import ProducerStateManager
-from .segment import LogSegment
-from .topic import DELETE_DIR_SUFFIX
-from .transaction_index import REWRITE_SUFFIX
+from .producer_state_updates import complete_txn_indexes, rebuild_producer_state, take_snapshot_if_possible
 
 if TYPE_CHECKING:
-    from .leader_epoch_cache import LeaderEpochFileCache
+    from ..leader_epoch_cache import LeaderEpochFileCache
+    from ..scheduler import Time
+    from ..topic import TopicPartition
     from .local_log import LocalLog
-    from .log_segments import LogSegments
-    from .scheduler import Time
-    from .topic import TopicPartition
+    from .segments import LogSegments
 
 __all__ = ["LoadReport", "LoadableLog", "LoadedLogOffsets", "LogLoader"]
 
@@ -174,7 +174,8 @@ class LoadedLogOffsets(NamedTuple):
 
 
 class LoadableLog(Protocol):
-    """The log a :class:`LogLoader` fills (a :class:`~kafkalog.log.Log` is one): where it lies and how it was
+    """The log a :class:`LogLoader` fills (a :class:`~kafkalog.log.unified_log.Log` is one): where it lies and how it
+    was
     opened, the segment map and producer state the loader fills, and the log's own operations the loader calls
     (making the leader-epoch cache, splitting a segment whose offsets overflowed its index, deleting producer
     snapshots).  A protocol rather than the log class, so that the loader stays below the log that builds it."""
@@ -289,7 +290,7 @@ class LogLoader:
 
     def _complete_txn_indexes(self) -> None:
         """Give a log that has no producer snapshot the transaction-index entries its aborts lack (kafkalog's step;
-        :func:`~kafkalog.producer_state.log_updates.complete_txn_indexes`), before recovery or the producer
+        :func:`~kafkalog.log.producer_state_updates.complete_txn_indexes`), before recovery or the producer
         state's rebuild writes any snapshot: a crash before then leaves a log without snapshots, which the next
         open completes again, and a snapshot never stands for a log whose indexes are not whole.  The replay uses
         a manager of its own, which takes no snapshot."""
@@ -606,7 +607,8 @@ class LogLoader:
         The recovery point is Kafka's: the log end offset after a clean shutdown that left the segments as they
         were, otherwise ``min(recovery point checkpoint, log end offset)``, which is also the rule when the
         segments all went because the log ended below its start offset, or there were none (the log then
-        raises it to its start offset, as ``UnifiedLog`` does; :class:`~kafkalog.log.Log`).  A read-only load,
+        raises it to its start offset, as ``UnifiedLog`` does; :class:`~kafkalog.log.unified_log.Log`).  A read-only
+        load,
         which recovers and deletes nothing, takes the log end offset (kafkalog's)."""
         if not self.had_clean_shutdown and not self.read_only:
             unflushed = self.segments.values(recovery_point_checkpoint, None)

@@ -5,7 +5,7 @@ deleted.
 Port of ``core/src/main/scala/kafka/log/LocalLog.scala`` (Apache Kafka, tag 3.8.0).  Kafka 3.0 cut
 ``LocalLog`` out of 0.10.1.1's ``Log.scala``: what ``Log`` did with its segments and files went there, while
 ``UnifiedLog`` kept the offsets a broker reasons about (log start offset, high watermark), the append's
-validation and retention, and the lock.  kafkalog cuts it the same way: :class:`~kafkalog.log.Log` holds a
+validation and retention, and the lock.  kafkalog cuts it the same way: :class:`~kafkalog.log.unified_log.Log` holds a
 :class:`LocalLog` and delegates to it, as ``UnifiedLog`` does to its ``localLog``, keeping its own public
 methods.  :meth:`LocalLog.collect_aborted_transactions` walks the segments' ``.txnindex`` files as Kafka's
 does.  The work that touches the files (a roll, a read, a truncation, a rename, a close, the deletions) runs in
@@ -17,7 +17,7 @@ The end of the file holds what stands apart from the object: ``SegmentDeletionRe
 ``LogRoll`` and ``LogDeletion`` (and, as one class with a sentence, ``RetentionMsBreach``,
 ``RetentionSizeBreach``, ``StartOffsetBreach`` and the loader's reasons), and ``LocalLog.deleteSegmentFiles``.
 0.10.1.1's ``Log.scala`` had neither: it deleted with ``asyncDeleteSegment`` and said nothing of why.  The
-loader (:mod:`kafkalog.log_loader`) deletes segments with a reason too.
+loader (:mod:`kafkalog.log.loader`) deletes segments with a reason too.
 
 On disk: a segment to delete first has its files renamed with the ``.deleted`` suffix (durable, so a crash
 after it leaves files the next load removes), then the files are deleted, at once or after
@@ -39,10 +39,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from .config import LogConfig
-from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
-from .fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
-from .filenames import (
+from ..config import LogConfig
+from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
+from ..fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
+from ..filenames import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     LOG_FILE_SUFFIX,
@@ -52,15 +52,15 @@ from .filenames import (
     time_index_filename,
     txn_index_filename,
 )
-from .fsutil import fsync_dir, interrupts_deferred, storage_error
-from .index import OffsetPosition
-from .log_dir_failure_channel import LogDirFailureChannel, Message
-from .log_segments import LogSegments
+from ..fsutil import fsync_dir, interrupts_deferred, storage_error
+from ..index import OffsetPosition
+from ..log_dir_failure_channel import LogDirFailureChannel, Message
+from ..record import MemoryRecords
+from ..scheduler import Scheduler, Time
+from ..segment import NO_MAX_POSITION, LogSegment
+from ..transaction_index import AbortedTxn
 from .pending_deletions import PendingDeletions, UndeletedFile
-from .record import MemoryRecords
-from .scheduler import Scheduler, Time
-from .segment import NO_MAX_POSITION, LogSegment
-from .transaction_index import AbortedTxn
+from .segments import LogSegments
 
 __all__ = ["LocalLog", "LogDeletion", "LogRoll", "LogTruncation", "SegmentDeletionReason", "delete_segment_files"]
 
@@ -153,12 +153,13 @@ def delete_segment_files(segments: list[LogSegment], async_delete: bool, dir: Pa
 class LocalLog:
     """The segments of one partition's log on local disk, and their directory (Kafka: ``LocalLog``).
 
-    ``segments`` is the log's :class:`~kafkalog.log_segments.LogSegments`, ``recovery_point`` the first offset
+    ``segments`` is the log's :class:`~kafkalog.log.segments.LogSegments`, ``recovery_point`` the first offset
     not known to be flushed, ``next_offset_metadata`` where the next batch goes.  Like Kafka's, this class is
-    not thread-safe: its owner (:class:`~kafkalog.log.Log`, Kafka's ``UnifiedLog``) calls it under its own lock.
+    not thread-safe: its owner (:class:`~kafkalog.log.unified_log.Log`, Kafka's ``UnifiedLog``) calls it under its own
+    lock.
     ``lock`` is that lock, taken here only by the delayed deletion task, which runs on the scheduler's thread
     and must not race the owner over the segments still waiting for it (kafkalog's addition: closing the log
-    deletes them, :mod:`kafkalog.pending_deletions`).  ``log_dir_failure_channel``
+    deletes them, :mod:`kafkalog.log.pending_deletions`).  ``log_dir_failure_channel``
     is told of the I/O errors of the log dir (:meth:`maybe_handle_io_exception`), unless ``read_only``: a log read
     in place (kafkalog's) takes nothing offline, and each failing read just raises.
     """
@@ -188,9 +189,9 @@ class LocalLog:
         #: When the log was last flushed, in ms (Kafka: ``lastFlushTime``).
         self.last_flush_time = time.milliseconds()
         #: The segments (and the log's producer snapshots) out of the map whose files wait for
-        #: ``file.delete.delay.ms``; closing the log deletes them (:mod:`kafkalog.pending_deletions`).
+        #: ``file.delete.delay.ms``; closing the log deletes them (:mod:`kafkalog.log.pending_deletions`).
         self.pending_deletions = PendingDeletions(lock)
-        #: The files the last close could not delete, and why (:class:`~kafkalog.pending_deletions.UndeletedFile`).
+        #: The files the last close could not delete, and why (:class:`~kafkalog.log.pending_deletions.UndeletedFile`).
         self.undeleted_files: list[UndeletedFile] = []
 
     # -- the directory and the configuration --------------------------------------------------------
@@ -564,7 +565,7 @@ class LocalLog:
 
     def _delete_segment_files(self, segments: list[LogSegment], async_delete: bool) -> None:
         """:func:`delete_segment_files` for this log, remembering the asynchronous deletions so that closing
-        the log deletes their files if the task has not run yet (:mod:`kafkalog.pending_deletions`)."""
+        the log deletes their files if the task has not run yet (:mod:`kafkalog.log.pending_deletions`)."""
         if not async_delete:
             delete_segment_files(segments, False, self.dir, self.topic_partition, self.config, self.scheduler,
                                  log_dir_failure_channel=self.log_dir_failure_channel)
@@ -658,7 +659,7 @@ class LocalLog:
            ``.deleted`` and deleted in the background;
         3. the ``.swap`` suffix is dropped and the directory fsynced.
 
-        Loading completes a swap interrupted after step 1 (:class:`~kafkalog.log_loader.LogLoader`); a
+        Loading completes a swap interrupted after step 1 (:class:`~kafkalog.log.loader.LogLoader`); a
         Ctrl-C during the swap is held until it is done.
         """
         with interrupts_deferred():
@@ -691,7 +692,7 @@ class LocalLog:
 
         Kafka's close leaves the waiting files alone, and its scheduler's shutdown drops the delayed tasks
         that would delete them: the broker's next start deletes them.  kafkalog's close finishes the deletions
-        (its deliberate difference, :mod:`kafkalog.pending_deletions`): a command or a script that closes its
+        (its deliberate difference, :mod:`kafkalog.log.pending_deletions`): a command or a script that closes its
         log may not open it again, and the replaced segments would take the disk twice over until something
         does."""
         with self.maybe_handle_io_exception(

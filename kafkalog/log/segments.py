@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .errors import IllegalArgumentError
-from .segment import LogSegment
+from ..errors import IllegalArgumentError
+from ..segment import LogSegment
 
 __all__ = ["LogSegments"]
 

@@ -10,9 +10,9 @@ Two paths, both Kafka 3.8's ``LogValidator`` over a request of one batch:
   decompressed and each checked by the ``validate_v2_records`` kernel, as the general path does it; then the
   same three header rewrites).
 
-:func:`kafkalog.validator.validate_messages_and_assign_offsets` asks them first; when the append does not
+:func:`kafkalog.log.validator.validate_messages_and_assign_offsets` asks them first; when the append does not
 qualify, or a check would fail, it gets ``None`` with nothing written and goes on as before through
-:class:`~kafkalog.validator.LogValidator`, which raises the error and counts the metric.  So every check
+:class:`~kafkalog.log.validator.LogValidator`, which raises the error and counts the metric.  So every check
 still runs, and every error is the general path's.
 
 An append of one batch spends more on building the validator and its objects than on the checks themselves:
@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from functools import partial
 
-from . import _impl
-from ._common import MAGIC_V2, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK
-from .config import LogConfig
-from .record.batch import DefaultRecordBatch, RecordBatch
-from .record.compression import CompressionType
-from .record.memory import MemoryRecords
-from .record.records_util import record_batch_header_size_in_bytes
-from .record.types import TimestampType
+from .. import _impl
+from .._common import MAGIC_V2, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK
+from ..config import LogConfig
+from ..record.batch import DefaultRecordBatch, RecordBatch
+from ..record.compression import CompressionType
+from ..record.memory import MemoryRecords
+from ..record.records_util import record_batch_header_size_in_bytes
+from ..record.types import TimestampType
 
 __all__ = ["assign_offsets_one_batch", "assign_offsets_one_compressed_batch"]
 

@@ -3,10 +3,10 @@ offsets by position and by timestamp.
 
 Port of the read side of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag 3.8.0): ``read``,
 ``collectAbortedTransactions``, ``convertToOffsetMetadataOrThrow``, ``maybeConvertToOffsetMetadata``,
-``fetchOffsetByTimestamp`` and ``searchOffsetInLocalLog``, over :class:`~kafkalog.local_log.LocalLog`'s segment
-reads; plus kafkalog's consumer view of the log (:meth:`LogReads.records`, :mod:`kafkalog.consumer_view`).
+``fetchOffsetByTimestamp`` and ``searchOffsetInLocalLog``, over :class:`~kafkalog.log.local_log.LocalLog`'s segment
+reads; plus kafkalog's consumer view of the log (:meth:`LogReads.records`, :mod:`kafkalog.log.consumer_view`).
 
-A mixin of :class:`~kafkalog.log.Log`, as :mod:`kafkalog.log_retention` is: the methods are ``Log``'s own.
+A mixin of :class:`~kafkalog.log.unified_log.Log`, as :mod:`kafkalog.log.retention` is: the methods are ``Log``'s own.
 Readers take no lock but where Kafka's do (a bound made a position under the log's lock); they read a
 consistent snapshot of the segment list.
 """
@@ -18,21 +18,21 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..errors import IllegalArgumentError, OffsetOutOfRangeError
+from ..fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
+from ..file_message_set import FileMessageSet, TimestampAndOffset
 from .consumer_view import ConsumedLog, ConsumerView, IsolationLevel
-from .errors import IllegalArgumentError, OffsetOutOfRangeError
-from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
-from .file_message_set import FileMessageSet, TimestampAndOffset
 from .validator import UnsupportedForMessageFormatError
 
 if TYPE_CHECKING:
-    from .config import LogConfig
-    from .leader_epoch_cache import LeaderEpochFileCache
+    from ..config import LogConfig
+    from ..leader_epoch_cache import LeaderEpochFileCache
+    from ..record import Record
+    from ..segment import LogSegment
+    from ..topic import TopicPartition
+    from ..transaction_index import AbortedTxn
     from .local_log import LocalLog
-    from .log_segments import LogSegments
-    from .record import Record
-    from .segment import LogSegment
-    from .topic import TopicPartition
-    from .transaction_index import AbortedTxn
+    from .segments import LogSegments
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -60,8 +60,8 @@ UNKNOWN_TIMESTAMP = -1
 
 
 class _ReadLog(ConsumedLog, Protocol):
-    """What the read methods use of their log (:class:`~kafkalog.log.Log`), the consumer view's needs
-    (:class:`~kafkalog.consumer_view.ConsumedLog`) among them."""
+    """What the read methods use of their log (:class:`~kafkalog.log.unified_log.Log`), the consumer view's needs
+    (:class:`~kafkalog.log.consumer_view.ConsumedLog`) among them."""
 
     _lock: threading.RLock
     _log_start_offset: int
@@ -165,10 +165,10 @@ class LogReads:
     def collect_aborted_transactions(self: _ReadLog, start_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """The aborted transactions in the segments' ``.txnindex`` files that a fetch of ``[start_offset,
         upper_bound_offset)`` must skip (Kafka: ``UnifiedLog.collectAbortedTransactions`` over
-        :meth:`~kafkalog.local_log.LocalLog.collect_aborted_transactions`, from the log start offset): what
+        :meth:`~kafkalog.log.local_log.LocalLog.collect_aborted_transactions`, from the log start offset): what
         :meth:`read` adds for ``isolation="read_committed"``, what :meth:`records` skips, and what the cleaner
         removes.  A log written before kafkalog kept producer state has its missing entries added when it is
-        first opened for writing (:func:`~kafkalog.producer_state.log_updates.rebuild_producer_state`).
+        first opened for writing (:func:`~kafkalog.log.producer_state_updates.rebuild_producer_state`).
         """
         return self.local_log.collect_aborted_transactions(self._log_start_offset, start_offset, upper_bound_offset)
 
@@ -198,7 +198,7 @@ class LogReads:
         """The records a consumer is given from ``start_offset`` (the log start offset by default) up to
         ``end_offset`` (exclusive; the end of what the consumer may read by default), in offset order.
 
-        This is the consumer's view (:mod:`kafkalog.consumer_view`, shared with the Spark source): reading
+        This is the consumer's view (:mod:`kafkalog.log.consumer_view`, shared with the Spark source): reading
         stops at the high watermark (``read_uncommitted``, the default) or at the last stable offset
         (``isolation="read_committed"``, which also skips the records of aborted transactions); control
         records are never returned; each batch's CRC is checked before its records are handed out, and a

@@ -5,7 +5,7 @@ Port of (Apache Kafka, tag 3.8.0) the builder calls of
 (``convertAndAssignOffsetsNonCompressed`` and ``buildRecordsAndAssignOffsets``: ``MemoryRecords.builder(...)``,
 ``appendWithOffset`` per record, ``build()``, ``info()``, ``uncompressedBytesWritten()``) over
 ``clients/src/main/java/org/apache/kafka/common/record/MemoryRecordsBuilder.java``, with the builder's own
-argument checks.  Split from :mod:`kafkalog.validator`, which calls it when records must be converted or
+argument checks.  Split from :mod:`kafkalog.log.validator`, which calls it when records must be converted or
 recompressed.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
-from .errors import IllegalArgumentError
-from .record.batch import build_default_batch_sized
-from .record.compression import CompressionType
-from .record.legacy import build_legacy_message_set_sized
-from .record.memory import MemoryRecords
-from .record.records_util import record_batch_header_size_in_bytes
-from .record.types import TimestampType
+from .._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
+from ..errors import IllegalArgumentError
+from ..record.batch import build_default_batch_sized
+from ..record.compression import CompressionType
+from ..record.legacy import build_legacy_message_set_sized
+from ..record.memory import MemoryRecords
+from ..record.records_util import record_batch_header_size_in_bytes
+from ..record.types import TimestampType
 
 __all__ = ["build_records", "check_builder_arguments"]
 

@@ -7,14 +7,14 @@ Port of the leader-epoch parts of ``core/src/main/scala/kafka/log/UnifiedLog.sca
 Kafka has them: ``Log.truncate_to`` (``truncateFromEndAsyncFlush``), ``Log.truncate_fully_and_start_at``
 (``clearAndFlush``), ``Log.maybe_increment_log_start_offset`` (``truncateFromStartAsyncFlush``, which the
 retention pass reaches too), ``Log.delete`` (``clear``), ``Log.update_config`` and ``Log.rename_dir``
-(re-initialized), and :class:`~kafkalog.log_loader.LogLoader` (segment recovery assigns, then the cache is
+(re-initialized), and :class:`~kafkalog.log.loader.LogLoader` (segment recovery assigns, then the cache is
 truncated to the recovered log).
 
 The cache is a :class:`~kafkalog.leader_epoch_cache.LeaderEpochFileCache` over the partition directory's
 ``leader-epoch-checkpoint`` (version 0; ``<epoch> <start offset>`` lines in epoch order).  A log whose message
 format is below v2 has no cache and no checkpoint file: batches before v2 carry no partition leader epoch.
 
-A mixin of :class:`~kafkalog.log.Log`, as :mod:`kafkalog.log_retention` is: the methods are ``Log``'s own.
+A mixin of :class:`~kafkalog.log.unified_log.Log`, as :mod:`kafkalog.log.retention` is: the methods are ``Log``'s own.
 
 Where kafkalog differs from Kafka:
 
@@ -46,15 +46,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from ._common import NO_PARTITION_LEADER_EPOCH
-from .checkpoint import LeaderEpochCheckpoint
-from .config import LogConfig
-from .errors import IllegalArgumentError, KafkaStorageError
-from .leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
-from .log_dir_failure_channel import LogDirFailureChannel
-from .record import MemoryRecords
-from .scheduler import ScheduledTask, Scheduler
-from .topic import TopicPartition
+from .._common import NO_PARTITION_LEADER_EPOCH
+from ..checkpoint import LeaderEpochCheckpoint
+from ..config import LogConfig
+from ..errors import IllegalArgumentError, KafkaStorageError
+from ..leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
+from ..log_dir_failure_channel import LogDirFailureChannel
+from ..record import MemoryRecords
+from ..scheduler import ScheduledTask, Scheduler
+from ..topic import TopicPartition
 
 __all__ = ["LogLeaderEpochs", "OffsetAndEpoch", "maybe_create_leader_epoch_cache"]
 
@@ -149,7 +149,7 @@ def maybe_create_leader_epoch_cache(dir: Path, topic_partition: TopicPartition, 
 
 
 class _EpochLog(Protocol):
-    """What the leader-epoch methods use of their log (:class:`~kafkalog.log.Log`)."""
+    """What the leader-epoch methods use of their log (:class:`~kafkalog.log.unified_log.Log`)."""
 
     _lock: threading.RLock
     leader_epoch_cache: LeaderEpochFileCache | None

@@ -20,7 +20,7 @@ and of 0.10.1.1's ``core/src/main/scala/kafka/log/Log.scala`` (``analyzeAndValid
 ``trimInvalidBytes`` and the ``LogAppendInfo`` fields ``targetCodec``, ``shallowCount`` and
 ``offsetsMonotonic``, kept here beside 3.8's).
 
-The leader's append runs the pass, then the validator (:mod:`kafkalog.validator`)::
+The leader's append runs the pass, then the validator (:mod:`kafkalog.log.validator`)::
 
     info = analyze_and_validate_records(records, config)        # shallow: sizes, CRCs, offsets
     if info.valid_bytes <= 0: return info                      # nothing valid
@@ -40,14 +40,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ._common import COMPRESSION_CODEC_MASK, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from .config import LogConfig
-from .errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
-from .record.batch import RecordBatch
-from .record.compression import CompressionType
-from .record.memory import MemoryRecords
-from .record.records_util import RecordValidationStats
-from .validator import _NO_METRICS, AppendOrigin, MetricsRecorder, RecordError, _in, target_compression
+from .._common import COMPRESSION_CODEC_MASK, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from ..append_origin import AppendOrigin
+from ..config import LogConfig
+from ..errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
+from ..record.batch import RecordBatch
+from ..record.compression import CompressionType
+from ..record.memory import MemoryRecords
+from ..record.records_util import RecordValidationStats
+from .validator import _NO_METRICS, MetricsRecorder, RecordError, _in, target_compression
 
 __all__ = [
     "LogAppendInfo",

@@ -10,7 +10,7 @@ looking at them.  The ``.deleted`` files stay on disk until the broker's next st
 (``LogLoader.removeTempFilesAndCollectSwapFiles``).
 
 kafkalog deliberately differs: closing a log finishes the deletions it scheduled (:meth:`PendingDeletions.finish`,
-from :meth:`LocalLog.close <kafkalog.local_log.LocalLog.close>`).  A broker always starts again, soon; a kafkalog
+from :meth:`LocalLog.close <kafkalog.log.local_log.LocalLog.close>`).  A broker always starts again, soon; a kafkalog
 command or script that ends may never open the log for writing again, and until something does the replaced
 segments take the disk twice over (``kafkalog clean`` doubled a partition's footprint), while a read-only open
 never removes them.  The delay protects readers of this log in this process, and once the log closes none is
@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .errors import KafkaLogError
+from ..errors import KafkaLogError
 
 if TYPE_CHECKING:
-    from .producer_state.snapshot import SnapshotFile
-    from .segment import LogSegment
+    from ..producer_state.snapshot import SnapshotFile
+    from ..segment import LogSegment
 
 __all__ = ["PendingDeletions", "UndeletedFile"]
 

@@ -3,7 +3,7 @@
 Port of (Apache Kafka, tag 3.8.0) ``storage/src/main/java/org/apache/kafka/storage/internals/log/LogValidator.java``
 - offset assignment, timestamp and key checks, magic conversion and recompression (:class:`LogValidator`,
 :func:`validate_messages_and_assign_offsets`) - with the errors, append origins and metrics recorder it
-shares with the shallow pass (:mod:`kafkalog.append_info`: ``LogAppendInfo``, ``analyzeAndValidateRecords``,
+shares with the shallow pass (:mod:`kafkalog.log.append_info`: ``LogAppendInfo``, ``analyzeAndValidateRecords``,
 ``trimInvalidBytes``).  0.10.1 has no ``LogValidator.scala``: the same checks are
 ``ByteBufferMessageSet.validateMessagesAndAssignOffsets`` (``core/.../message``), which 0.10.2 moved into
 ``LogValidator``; 3.8 is its descendant, and this port follows 3.8's order of checks and messages.
@@ -102,8 +102,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple, Protocol
 
-from . import _impl
-from ._common import (
+from .. import _impl
+from .._common import (
     LEGACY_COMPRESSION_MASK,
     LOG_OVERHEAD,
     MAGIC_V0,
@@ -111,27 +111,27 @@ from ._common import (
     MAGIC_V2,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
-    NamedChoice,
     java_long,
 )
-from .config import LogConfig, _metadata_version_ordinal, target_compression
-from .errors import (
+from ..append_origin import AppendOrigin
+from ..config import LogConfig, _metadata_version_ordinal, target_compression
+from ..errors import (
     CorruptRecordError,
     IllegalArgumentError,
     InvalidRecordError,
     KafkaLogError,
     UnsupportedCompressionError,
 )
-from .record.batch import DefaultRecordBatch, RecordBatch
-from .record.compression import CompressionType
-from .record.legacy import LegacyRecord, LegacyRecordBatch
-from .record.memory import MemoryRecords
-from .record.records_util import (
+from ..record.batch import DefaultRecordBatch, RecordBatch
+from ..record.compression import CompressionType
+from ..record.legacy import LegacyRecord, LegacyRecordBatch
+from ..record.memory import MemoryRecords
+from ..record.records_util import (
     RecordValidationStats,
     default_record_size_in_bytes,
     record_batch_header_size_in_bytes,
 )
-from .record.types import TimestampType
+from ..record.types import TimestampType
 from .validator_builder import build_records, check_builder_arguments
 from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_compressed_batch
 
@@ -139,7 +139,6 @@ from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_co
 _RECORD_NO_KEY = 1
 
 __all__ = [
-    "AppendOrigin",
     "InvalidTimestampError",
     "LogValidator",
     "MetricsCounter",
@@ -202,20 +201,6 @@ class UnsupportedForMessageFormatError(KafkaLogError, ValueError):
 
 # ---------------------------------------------------------------------------------------------------------
 # Origins and metrics
-
-
-class AppendOrigin(NamedChoice):
-    """Who is appending (Kafka: ``AppendOrigin``); members compare equal to their lower-case names, and
-    :meth:`~kafkalog._common.NamedChoice.of` takes them in either case (``"client"``, ``"RAFT_LEADER"``).
-
-    Only ``client`` appends get the strict batch checks (base offset 0, count and offset range, no control
-    batches, sequence numbers); ``raft_leader`` batches must carry the leader's epoch.
-    """
-
-    REPLICATION = "replication"
-    COORDINATOR = "coordinator"
-    CLIENT = "client"
-    RAFT_LEADER = "raft_leader"
 
 
 class MetricsRecorder(Protocol):
@@ -954,9 +939,9 @@ def validate_messages_and_assign_offsets(
     newest).  See :class:`LogValidator` for the checks and the module docstring for the three paths.
 
     ``batches`` are ``records.batches()``, all of them, when the caller has read them already (the shallow
-    pass, :func:`~kafkalog.append_info.analyze_and_validate_records`): they are not scanned again.  One
+    pass, :func:`~kafkalog.log.append_info.analyze_and_validate_records`): they are not scanned again.  One
     uncompressed v2 batch is validated by one kernel call, and a client's compressed one kept in its codec
-    without a :class:`LogValidator`, when they qualify (:mod:`kafkalog.validator_one_batch`).
+    without a :class:`LogValidator`, when they qualify (:mod:`kafkalog.log.validator_one_batch`).
     """
     if isinstance(origin, AppendOrigin):  # a linger-0 producer's batch: one kernel call, no objects
         one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,

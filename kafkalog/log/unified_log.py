@@ -2,15 +2,15 @@
 
 Port of ``kafka/log/Log.scala`` (Kafka 0.10.1.1), with the modern behaviour of ``UnifiedLog.scala``,
 ``LocalLog.scala`` and ``LogLoader.scala`` (3.8.0) where the spec marks it (§3.10-3.18): loading with
-swap-file completion and index checks (:mod:`kafkalog.log_loader`, which the constructor runs), recovery
+swap-file completion and index checks (:mod:`kafkalog.log.loader`, which the constructor runs), recovery
 from the checkpointed recovery point, log start offset,
 retention bounded by the high watermark and never taking the last segment, asynchronous deletion,
 roll of an empty active segment, truncation, and the ``.cleaned`` -> ``.swap`` -> live swap protocol.
 
 Cut as Kafka 3.x cuts it: :class:`Log` is ``UnifiedLog`` (offsets, high watermark, append validation, the
-lock) over a :class:`~kafkalog.local_log.LocalLog` (the segments, their files and directory, rolls,
+lock) over a :class:`~kafkalog.log.local_log.LocalLog` (the segments, their files and directory, rolls,
 truncation, deletion, flushing) that it holds as ``local_log``; its retention pass is
-:class:`~kafkalog.log_retention.LogRetention`'s.
+:class:`~kafkalog.log.retention.LogRetention`'s.
 
 A log is a directory ``<topic>-<partition>`` of segments (:class:`~kafkalog.segment.LogSegment`),
 named for their base offsets.  Invariants:
@@ -23,14 +23,14 @@ named for their base offsets.  Invariants:
   a consistent snapshot of the segment list and never block on a writer's disk I/O for long.
 
 The producer state (idempotent and transactional producers, the last stable offset, ``<offset>.snapshot``
-files) is kept as ``UnifiedLog`` keeps it: :class:`~kafkalog.log_producer_state.LogProducerState` holds the
-log's members for it, :mod:`kafkalog.producer_state.log_updates` the per-batch work of append, recovery and
+files) is kept as ``UnifiedLog`` keeps it: :class:`~kafkalog.log.producer_state_wiring.LogProducerState` holds the
+log's members for it, :mod:`kafkalog.log.producer_state_updates` the per-batch work of append, recovery and
 load; the ``.txnindex`` entry of each aborted transaction is written as its marker is appended.  The
 leader-epoch cache (``leader-epoch-checkpoint``) is kept as ``UnifiedLog`` keeps it
-(:mod:`kafkalog.log_leader_epochs`), and each segment owns its ``.txnindex``
+(:mod:`kafkalog.log.leader_epochs`), and each segment owns its ``.txnindex``
 (:class:`~kafkalog.transaction_index.TransactionIndex`): renamed, swapped, truncated and deleted with it, and
-read by :meth:`~kafkalog.log_reads.LogReads.collect_aborted_transactions`.  The read side is
-:mod:`kafkalog.log_reads`.  Not ported: remote (tiered) storage.  The log appends as a leader does (offsets
+read by :meth:`~kafkalog.log.reads.LogReads.collect_aborted_transactions`.  The read side is
+:mod:`kafkalog.log.reads`.  Not ported: remote (tiered) storage.  The log appends as a leader does (offsets
 assigned) or as a follower does (offsets given, ``assign_offsets=False``).
 """
 
@@ -44,10 +44,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ._common import INT32_MAX
-from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
-from .config import LogConfig
-from .errors import (
+from .._common import INT32_MAX
+from ..append_origin import AppendOrigin
+from ..config import LogConfig
+from ..errors import (
     IllegalArgumentError,
     KafkaLogError,
     KafkaStorageError,
@@ -57,34 +57,44 @@ from .errors import (
     RecordTooLargeError,
     UnexpectedAppendOffsetError,
 )
-from .fetch import (
+from ..fetch import (
     NO_OP_OFFSETS_LISTENER,
     LogOffsetMetadata,
     LogOffsetsListener,
     LogOffsetSnapshot,
 )
-from .filenames import (
+from ..filenames import (
     CLEAN_SHUTDOWN_FILE,
     filename_prefix_from_offset,
     index_filename,
     log_filename,
     time_index_filename,
 )
-from .fsutil import (
+from ..fsutil import (
     DirLock,
     hold_log_dir,
     storage_error,
 )
+from ..log_dir_failure_channel import LogDirFailureChannel, Message
+from ..producer_state import ProducerStateManager, ProducerStateManagerConfig, VerificationGuard
+from ..record import MemoryRecords
+from ..record.batch import RecordBatch
+from ..record.types import TimestampType
+from ..scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
+from ..segment import LogSegment
+from ..topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
+from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
+from .leader_epochs import LogLeaderEpochs
+from .loader import LoadReport, LogLoader
 from .local_log import LocalLog, _DescribedDeletion
-from .log_dir_failure_channel import LogDirFailureChannel, Message
-from .log_leader_epochs import LogLeaderEpochs
-from .log_loader import LoadReport, LogLoader
-from .log_producer_state import (
+from .pending_deletions import UndeletedFile
+from .producer_state_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
+from .producer_state_wiring import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
     LogProducerState,
 )
-from .log_reads import (
+from .reads import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIMESTAMP,
@@ -92,18 +102,9 @@ from .log_reads import (
     UNKNOWN_TIMESTAMP,
     LogReads,
 )
-from .log_retention import LogRetention
-from .log_segments import LogSegments
-from .pending_deletions import UndeletedFile
-from .producer_state import ProducerStateManager, ProducerStateManagerConfig, VerificationGuard
-from .producer_state.log_updates import analyze_and_validate_producer_state, take_snapshot_if_possible
-from .record import MemoryRecords
-from .record.batch import RecordBatch
-from .record.types import TimestampType
-from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
-from .segment import LogSegment
-from .topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
-from .validator import AppendOrigin, validate_messages_and_assign_offsets
+from .retention import LogRetention
+from .segments import LogSegments
+from .validator import validate_messages_and_assign_offsets
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",
@@ -122,7 +123,7 @@ __all__ = [
     "time_index_filename",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("kafkalog.log")  # the log's logger keeps the name it had before the log became a package
 
 
 
@@ -204,12 +205,12 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         self.undeleted_files: list[UndeletedFile] = []
         self.segments = LogSegments(self.topic_partition)
         #: The segments on local disk, their directory, files and recovery point
-        #: (:class:`~kafkalog.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
+        #: (:class:`~kafkalog.log.local_log.LocalLog`, Kafka: ``localLog``); the log end offset is set when
         #: loading ends.
         self.local_log = LocalLog(dir, config if config is not None else LogConfig(), self.segments, recovery_point,
                                   LogOffsetMetadata(0), scheduler, self.time, self.topic_partition, self._lock,
                                   log_dir_failure_channel, read_only=read_only)
-        #: What opening the log changed on disk (:class:`~kafkalog.log_loader.LoadReport`).
+        #: What opening the log changed on disk (:class:`~kafkalog.log.loader.LoadReport`).
         self.load_report = LoadReport()
         self._high_watermark: int | None = None
         #: Whether Kafka's high-watermark metadata would know only its offset (``messageOffsetOnly``): set by an
@@ -280,7 +281,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     def split_overflowed_segment(self, segment: LogSegment) -> list[LogSegment]:
         """Split a segment whose offsets outgrew its 4-byte relative range into segments that each fit, and
         swap them in (Kafka: ``UnifiedLog.splitOverflowedSegment`` over ``LocalLog.splitOverflowedSegment``,
-        KAFKA-6264; :meth:`~kafkalog.local_log.LocalLog.split_overflowed_segment`)."""
+        KAFKA-6264; :meth:`~kafkalog.log.local_log.LocalLog.split_overflowed_segment`)."""
         with self._lock:
             self._check_writable("split a segment of")
             new_segments = self.local_log.split_overflowed_segment(segment)
@@ -312,7 +313,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def _maybe_handle_io_exception(self, message: Message) -> AbstractContextManager[None]:
         """Kafka: ``UnifiedLog.maybeHandleIOException``
-        (:meth:`~kafkalog.local_log.LocalLog.maybe_handle_io_exception`)."""
+        (:meth:`~kafkalog.log.local_log.LocalLog.maybe_handle_io_exception`)."""
         return self.local_log.maybe_handle_io_exception(message)
 
     def _append_failure_message(self) -> str:
@@ -588,7 +589,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         offsets, whose first must not be below the log end offset (else :class:`UnexpectedAppendOffsetError`),
         and their partition leader epochs, which a v2 batch must have (else :class:`IllegalArgumentError`, as
         Kafka's leader-epoch cache refuses ``-1``; a leader's append given no ``leader_epoch`` stamps ``-1`` and is
-        kafkalog's exception, :mod:`kafkalog.log_leader_epochs`).
+        kafkalog's exception, :mod:`kafkalog.log.leader_epochs`).
         ``origin`` is Kafka's ``AppendOrigin`` (``client`` for a leader's append by default, ``replication``
         for a follower's; a ``coordinator`` may write transaction markers, which a client may not);
         ``ignore_record_size`` skips the ``max.message.bytes`` check (by default, for an append that keeps
@@ -598,7 +599,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         :class:`RecordTooLargeError` and an append larger than ``segment.bytes`` a :class:`RecordBatchTooLargeError`.
 
         Batches with a producer id are checked against the producer state before anything is written
-        (:func:`~kafkalog.producer_state.log_updates.analyze_and_validate_producer_state`): a ``client`` batch
+        (:func:`~kafkalog.log.producer_state_updates.analyze_and_validate_producer_state`): a ``client`` batch
         repeating one of its producer's last five appends nothing and returns the original offsets; a sequence
         gap, a fenced epoch or a transaction out of place raises :class:`~kafkalog.errors.OutOfOrderSequenceError`,
         :class:`~kafkalog.errors.InvalidProducerEpochError`, :class:`~kafkalog.errors.InvalidTxnStateError` or
@@ -728,7 +729,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     def append_as_follower(self, records: MemoryRecords | bytes) -> LogAppendInfo:
         """Kafka: ``appendAsFollower``: the records keep their offsets and epochs, and each v2 batch's epoch is
         assigned to the leader-epoch cache, so one without an epoch (``-1``) is refused, as in Kafka
-        (:class:`~kafkalog.errors.IllegalArgumentError`, :mod:`kafkalog.log_leader_epochs`)."""
+        (:class:`~kafkalog.errors.IllegalArgumentError`, :mod:`kafkalog.log.leader_epochs`)."""
         return self.append(records, False)
 
     def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:
@@ -755,7 +756,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Start a new active segment (Kafka: ``UnifiedLog.roll`` over ``LocalLog.roll``,
-        :meth:`~kafkalog.local_log.LocalLog.roll`).
+        :meth:`~kafkalog.log.local_log.LocalLog.roll`).
 
         Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
         active segment at that base is replaced: a new one is made and the old one deleted, in that order
@@ -923,7 +924,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                          is_recovered_swap_file: bool = False) -> None:
         """Swap ``new_segments`` (named ``.cleaned``) in for ``old_segments`` so a crash at any step leaves
         one set or the other (Kafka: ``UnifiedLog.replaceSegments`` over ``LocalLog.replaceSegments``, spec
-        §3.18; the steps are :meth:`~kafkalog.local_log.LocalLog.replace_segments`'s).  The producer snapshots at
+        §3.18; the steps are :meth:`~kafkalog.log.local_log.LocalLog.replace_segments`'s).  The producer snapshots at
         the bases of the old segments no new one takes go with them, as Kafka's ``deletedNotReplaced``."""
         with self._lock:
             self._check_writable("replace segments of")
@@ -971,7 +972,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         scheduler's shutdown drops the tasks that would delete them (``KafkaScheduler.shutdown``: no delayed
         task runs after it), so a broker's next start deletes them; kafkalog finishes them, since a command or a
         script that closes a log may not open it again, and until then they take the disk twice over
-        (:mod:`kafkalog.pending_deletions`).  A file that cannot be deleted is logged as a warning, listed in
+        (:mod:`kafkalog.log.pending_deletions`).  A file that cannot be deleted is logged as a warning, listed in
         :attr:`undeleted_files` with the reason, and left for the next open.
 
         A close that fails writes nothing more and releases the files (:meth:`close_handlers`), then raises; the

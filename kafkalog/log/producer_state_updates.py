@@ -3,8 +3,8 @@
 Port of the producer-state code of ``core/src/main/scala/kafka/log/UnifiedLog.scala`` (Apache Kafka, tag
 3.8.0): the class's ``analyzeAndValidateProducerState`` and ``batchMissingRequiredVerification``, the
 companion object's ``loadProducersFromRecords``, ``updateProducers``, ``rebuildProducerState`` and
-``deleteProducerSnapshots``.  The append path (:class:`~kafkalog.log.Log`) and
-the loader (:mod:`kafkalog.log_loader`) both call these, so the per-batch loop is written once.
+``deleteProducerSnapshots``.  The append path (:class:`~kafkalog.log.unified_log.Log`) and
+the loader (:mod:`kafkalog.log.loader`) both call these, so the per-batch loop is written once.
 
 Only v2 batches with a producer id reach the manager (``batch.hasProducerId``); they are read through
 :func:`~kafkalog.producer_state.producer_batches.producer_batches`.  A segment being recovered feeds the
@@ -20,25 +20,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._common import MAGIC_V2
+from ..append_origin import AppendOrigin
 from ..errors import InvalidTxnStateError, KafkaLogError, KafkaStorageError
 from ..fetch import LogOffsetMetadata
 from ..file_message_set import FileMessageSet
+from ..producer_state.append_info import ProducerAppendInfo
+from ..producer_state.entry import BatchMetadata, CompletedTxn, VerificationGuard
+from ..producer_state.manager import ProducerStateManager
+from ..producer_state.producer_batches import producer_batches
+from ..producer_state.snapshot import SnapshotFile
 from ..record import ControlRecordType, MemoryRecords
 from ..record.batch import RecordBatch
 from ..scheduler import Scheduler, Time
 from ..transaction_index import AbortedTxn
-from ..validator import AppendOrigin
-from .append_info import ProducerAppendInfo
-from .entry import BatchMetadata, CompletedTxn, VerificationGuard
-from .manager import ProducerStateManager
-from .producer_batches import producer_batches
-from .snapshot import SnapshotFile
 
 if TYPE_CHECKING:
     from ..log_dir_failure_channel import LogDirFailureChannel
-    from ..log_segments import LogSegments
-    from ..pending_deletions import PendingDeletions
     from ..segment import LogSegment
+    from .pending_deletions import PendingDeletions
+    from .segments import LogSegments
 
 __all__ = [
     "ProducerStateUpdate",
@@ -408,7 +408,7 @@ def delete_producer_snapshots(segment_base_offsets: Iterable[int], producer_stat
     ``file.delete.delay.ms`` (``async_delete``) or now (Kafka: ``UnifiedLog.deleteProducerSnapshots``).  The
     removal runs in ``log_dir_failure_channel``'s handler of the log dir ``parent_dir`` when they are given, as
     Kafka's does: an I/O error takes the log dir offline.  ``pending`` is the log's book of files waiting for
-    their deletion, which closing the log deletes (kafkalog's, :mod:`kafkalog.pending_deletions`): the task
+    their deletion, which closing the log deletes (kafkalog's, :mod:`kafkalog.log.pending_deletions`): the task
     deletes only the snapshots still in it."""
     snapshots: list[SnapshotFile] = []
     for base_offset in segment_base_offsets:
