@@ -64,7 +64,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._common import INT32_MAX, INT64_MAX, RECORD_BATCH_OVERHEAD, ScanStop
-from .._text import counted
+from .._text import counted, is_or_are
 from ..checkpoint import (
     CLEANER_OFFSET_CHECKPOINT_FILE,
     FIRST_ENTRY_LINE,
@@ -216,7 +216,7 @@ def log_tail_finding(result: ScanResult, size: int) -> tuple[Severity, str] | No
     rows = result.batches
     end = int(rows["position"][-1]) + int(rows["size"][-1]) if len(rows) else 0
     if result.stop_reason is ScanStop.PARTIAL or (result.stop_reason is ScanStop.END and end < size):
-        return Severity.ERROR, (f"{counted(size - end, 'byte')} at position {end} {'is' if size - end == 1 else 'are'} "
+        return Severity.ERROR, (f"{counted(size - end, 'byte')} at position {end} {is_or_are(size - end)} "
                                 "not a whole batch (a torn write: recovery truncates them)")
     if result.stop_reason is ScanStop.ZERO_TAIL:
         return Severity.NOTE, (f"ends in {counted(size - end, 'zero byte')} after its last batch, at position {end} "
@@ -385,7 +385,7 @@ def _live_entries(report: PartitionReport, file: Any, entry: np.dtype[Any], kind
     elif extent.zero_tail:
         report.add(Severity.NOTE, file, f"its entries end at entry {extent.zero_from}, the first zero-filled one: "
                                         f"{counted(extent.slots - extent.entries, 'slot')} from there "
-                                        f"{'is' if extent.slots - extent.entries == 1 else 'are'} a preallocated "
+                                        f"{is_or_are(extent.slots - extent.entries)} a preallocated "
                                         "tail the broker did not trim (no clean shutdown)"
                                         + ("" if extent.tail_complete else f"; past the first {TAIL_READ_BUDGET} "
                                            "bytes of its data the tail was not read"))
