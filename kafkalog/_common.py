@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import enum
 import re
+import struct
 from typing import Self
 
 import numpy as np
+
+from .errors import InvalidRecordError
 
 # --- framing common to every magic (Records.java) ------------------------------------------------
 # Java's Integer and Long bounds, which Kafka's formats and checks are written in terms of.
@@ -245,3 +248,61 @@ _TIMESTAMP_NAMES = {
     TimestampType.CREATE_TIME: "CreateTime",
     TimestampType.LOG_APPEND_TIME: "LogAppendTime",
 }
+
+
+# Kafka: ``ControlRecordType.java`` (clients, tag 3.8.0).  Defined here rather than in ``record.types``, as
+# TimestampType is, because both kernel twins give it to every control record they decode.  A control key is
+# ``int16 version, int16 type``.
+_CONTROL_KEY = struct.Struct(">hh")
+CONTROL_RECORD_KEY_SIZE = _CONTROL_KEY.size
+CURRENT_CONTROL_RECORD_KEY_VERSION = 0
+
+
+class ControlRecordType(enum.IntEnum):
+    """The type in a control record's key (Kafka: ``ControlRecordType``).  An ``int`` (its id, which it equals and
+    compares as); ``str()`` and formatting give its name, ``ABORT``, ``COMMIT``, as Kafka's enum prints, and as
+    :class:`~kafkalog.TimestampType` gives Kafka's name (a plain ``IntEnum`` would print the id)."""
+
+    UNKNOWN = -1
+    ABORT = 0
+    COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def parse(cls, key: bytes | None) -> ControlRecordType:
+        """The type a control record's key names (Kafka: ``ControlRecordType.parse``).
+
+        A key shorter than 4 bytes or with a negative version is invalid; a newer version is read as
+        version 0, and a type this port does not know is ``UNKNOWN``, not an error, as in Kafka.
+        """
+        if key is None or len(key) < CONTROL_RECORD_KEY_SIZE:
+            size = 0 if key is None else len(key)
+            raise InvalidRecordError(
+                f"Invalid record size for a control record key: expected at least "
+                f"{CONTROL_RECORD_KEY_SIZE} bytes, found {size}"
+            )
+        version, type_id = _CONTROL_KEY.unpack_from(key)
+        if version < 0:
+            raise InvalidRecordError(f"Invalid version found for control record: {version}")
+        try:
+            return cls(type_id)
+        except ValueError:
+            return cls.UNKNOWN
+
+    @staticmethod
+    def type_id(key: bytes) -> int:
+        """The raw type number in a control key, for reporting an UNKNOWN type (``UNKNOWN(n)``)."""
+        return int(_CONTROL_KEY.unpack_from(key)[1])
+
+    def record_key(self) -> bytes:
+        """The 4-byte key of a control record of this type (version 0)."""
+        if self is ControlRecordType.UNKNOWN:
+            raise ValueError("Cannot write a control record of type UNKNOWN")
+        return _CONTROL_KEY.pack(CURRENT_CONTROL_RECORD_KEY_VERSION, int(self))

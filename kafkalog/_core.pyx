@@ -46,7 +46,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
-from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE, TimestampType
+from ._common import BATCH_DTYPE, HEADER_DTYPE, RECORD_DTYPE, ControlRecordType, TimestampType
 from ._java_utf8 import JAVA_UTF8
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
 

@@ -178,8 +178,8 @@ def test_the_wheel_ships_the_suite_and_not_the_generated_c(installed: tuple[Path
     files = {line.split(",")[0] for line in record.read_text().splitlines()}
     assert "kafkalog/bench/conftest.py" in files and "kafkalog/bench/pytest.ini" in files
     # and the data files the code reads at run time: dump's decoders' schemas, the Spark driver's log4j
-    assert "kafkalog/tools/kafka_schemas/TopicRecord.json" in files
-    assert "kafkalog/tools/kafka_schemas/OffsetCommitValue.json" in files
+    assert "kafkalog/messages/schemas/TopicRecord.json" in files
+    assert "kafkalog/messages/schemas/OffsetCommitValue.json" in files
     assert "kafkalog/spark/log4j2.properties" in files
     assert not [f for f in files if f.endswith((".c", ".html"))]
 

@@ -14,7 +14,7 @@ or as :class:`Record` objects; :func:`gather_slices` packs spans of them in Arro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -38,14 +38,12 @@ from .._common import (
     RECORD_OVERHEAD_V1,
     RECORDS_COUNT_OFFSET,
     TIMESTAMP_TYPE_MASK,
+    ControlRecordType,
     TimestampType,
 )
 from .._java_utf8 import JAVA_UTF8
 from ..errors import CorruptRecordError, InvalidRecordError, UnsupportedMagicError
 from ._ints import _FRAME, _I16, _I32, _I64, _MASK32, _MASK64, _U32, wrap64
-
-if TYPE_CHECKING:
-    from ..record.types import ControlRecordType
 
 
 def _read_varint(view: memoryview, pos: int, end: int) -> tuple[int, int]:
@@ -139,7 +137,7 @@ class Record:
     def control_type(self) -> ControlRecordType | None:
         """For a control record, the :class:`~kafkalog.record.ControlRecordType` its key names (``UNKNOWN``
         for a type this port does not know); ``None`` for a data record."""
-        return _control_type(self.key) if self.is_control else None
+        return ControlRecordType.parse(self.key) if self.is_control else None
 
     def as_tuple(self) -> tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]:
         return (self.offset, self.timestamp, self.key, self.value, self.headers)
@@ -162,13 +160,6 @@ class Record:
             f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
             f"value={self.value!r}, headers={self.headers!r}{control})"
         )
-
-
-def _control_type(key: bytes | None) -> ControlRecordType:
-    # The record layer imports this module, so its control types are found when first asked for.
-    from ..record.types import ControlRecordType
-
-    return ControlRecordType.parse(key)
 
 
 def _check_count(count: int, start: int, end: int) -> None:

@@ -572,8 +572,6 @@ cdef class Record:
     def control_type(self):
         if not self.is_control:
             return None
-        # The record layer imports this module, so its control types are found when first asked for.
-        from .record.types import ControlRecordType
         return ControlRecordType.parse(self.key)
 
     def as_tuple(self):

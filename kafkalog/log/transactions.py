@@ -54,6 +54,7 @@ import numpy.typing as npt
 from .._common import CONTROL_FLAG_MASK, MAGIC_V2, PRODUCER_ID_OFFSET, TRANSACTIONAL_FLAG_MASK
 from ..errors import CorruptIndexError, KafkaLogError
 from ..producer_state import list_snapshot_files
+from ..producer_state.snapshot import open_snapshot_file, read_snapshot_transactions
 from ..record import ControlRecordType
 from ..record.batch import DefaultRecordBatch
 from ..transaction_index import AbortedTxn, checked_entry_chunks
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
     from ..producer_state.manager import ProducerStateManager
     from ..scheduler import Time
     from ..segment import LogSegment
-    from ..urls.location import StorageLocation
 
 
 class _HasLog(Protocol):
@@ -117,11 +117,17 @@ class TransactionalLog(SegmentedLog, Protocol):
     def in_place_transactions(self) -> TransactionState: ...
 
 _S = TypeVar("_S", bound=_SeekableSegment)
+_F = TypeVar("_F")
+
+#: How the snapshot chosen is read: ``(file, size or None, current_time_ms, expiration_ms)`` to the
+#: transactions it leaves open (a local file: :func:`read_snapshot_file_transactions`).
+SnapshotReader = Callable[[_F, "int | None", int, int], "SnapshotTransactions"]
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ProducerBatch", "SegmentedLog", "TransactionState", "TransactionalLog", "first_unstable_offset",
-           "newest_snapshot_transactions", "producer_batches", "scan_producer_batches", "transactional_rows"]
+           "newest_snapshot_transactions", "producer_batches", "read_snapshot_file_transactions",
+           "scan_producer_batches", "transactional_rows"]
 
 _PRODUCER_ID = struct.Struct(">q")
 
@@ -286,29 +292,32 @@ class TransactionState:
         segments, producer snapshots and trusted ``.txnindex`` entries: :func:`_trusted_entries`, so an index
         that failed Kafka's sanity check when the log was opened sends the reader to the batch headers)."""
         return cls.in_place(
-            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)], log.log_segments(),
+            [(found.offset, found.file, None) for found in list_snapshot_files(log.dir)],
+            read_snapshot_file_transactions, log.log_segments(),
             _trusted_entries, log.log_start_offset, log.log_end_offset, log.dir, log.time.milliseconds(),
             log.producer_state_manager.producer_state_manager_config.producer_id_expiration_ms)
 
     @classmethod
-    def in_place(cls, snapshots: Iterable[tuple[int, Path | StorageLocation, int | None]], segments: Sequence[_S],
-                 index_entries: Callable[[_S], Iterable[npt.NDArray[Any]]], log_start_offset: int,
-                 log_end_offset: int, where: object, current_time_ms: int, expiration_ms: int) -> TransactionState:
+    def in_place(cls, snapshots: Iterable[tuple[int, _F, int | None]], read_snapshot: SnapshotReader[_F],
+                 segments: Sequence[_S], index_entries: Callable[[_S], Iterable[npt.NDArray[Any]]],
+                 log_start_offset: int, log_end_offset: int, where: object, current_time_ms: int,
+                 expiration_ms: int) -> TransactionState:
         """The state of a partition read in place, wherever its files lie (a local read-only log:
         :meth:`read_in_place`; a dir at a URL: :meth:`UrlPartition.transactions
         <kafkalog.urls.partition.UrlPartition.transactions>`): the one choice of where its transactions are read
-        from.  With a usable producer snapshot (:func:`newest_snapshot_transactions` over ``snapshots``, its
-        producers expired at ``expiration_ms`` by ``current_time_ms``), from the ``.txnindex`` entries of
-        ``segments`` (``index_entries(segment)``, a chunk at a time) and that snapshot with the batches after it
-        (:meth:`from_indexes`); else from the batch headers (:meth:`from_batches`).  The last stable offset is
+        from.  With a usable producer snapshot (:func:`newest_snapshot_transactions` over ``snapshots``, read by
+        ``read_snapshot``, its producers expired at ``expiration_ms`` by ``current_time_ms``), from the ``.txnindex``
+        entries of ``segments`` (``index_entries(segment)``, a chunk at a time) and that snapshot with the batches
+        after it (:meth:`from_indexes`); else from the batch headers (:meth:`from_batches`).  The last stable offset is
         never below ``log_start_offset`` (Kafka: ``maybeIncrementFirstUnstableOffset``), where a transaction
         left open in a deleted segment would put it.
 
         A transaction index that is not trusted (``index_entries`` raises :class:`CorruptIndexError`: it failed
         Kafka's sanity check, or holds more entries than its segment holds batches) sends the reader to the batch
         headers too, with a warning naming ``where``: the aborts it should list are in no other index."""
-        snapshot = newest_snapshot_transactions(snapshots, segments[0].base_offset if segments else None,
-                                                log_end_offset, where, current_time_ms, expiration_ms)
+        snapshot = newest_snapshot_transactions(snapshots, read_snapshot,
+                                                segments[0].base_offset if segments else None, log_end_offset,
+                                                where, current_time_ms, expiration_ms)
         state = None
         if snapshot is not None:
             try:
@@ -479,7 +488,19 @@ def _trusted_entries(segment: LogSegment) -> Iterator[npt.NDArray[Any]]:
                                 str(index.file.absolute()))
 
 
-def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLocation, int | None]],
+def read_snapshot_file_transactions(path: Path, size: int | None, current_time_ms: int,
+                                    expiration_ms: int) -> SnapshotTransactions:
+    """The transactions a local producer snapshot leaves open, as a load leaves them
+    (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`); ``size`` is not needed for a file.
+
+    Raises:
+        CorruptSnapshotError: see :func:`~kafkalog.producer_state.snapshot.scan_snapshot`.
+    """
+    with open_snapshot_file(path) as (read, length):
+        return read_snapshot_transactions(read, length, str(path), current_time_ms, expiration_ms)
+
+
+def newest_snapshot_transactions(snapshots: Iterable[tuple[int, _F, int | None]], read: SnapshotReader[_F],
                                  first_segment_offset: int | None, log_end_offset: int, where: object,
                                  current_time_ms: int, expiration_ms: int) -> tuple[int, SnapshotTransactions] | None:
     """The newest producer snapshot of a partition read in place that a replay can start from, and the
@@ -488,14 +509,14 @@ def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLo
     (a warning: the caller reads the batch headers instead, which need no snapshot).  The same for a local dir
     and one at a URL.
 
-    ``snapshots`` are ``(offset, file, size)`` (``size`` as a listing gave it, or ``None``); a usable one is at
+    ``snapshots`` are ``(offset, file, size)`` (``size`` as a listing gave it, or ``None``), and ``read`` reads
+    the one chosen (:func:`read_snapshot_file_transactions` for a local file; the URL layer passes its own, so
+    this layer never imports the one above it); a usable one is at
     or below the log end and not below the first segment's base offset (an older one speaks of batches gone;
     with no segment none is usable).  ``where`` names the partition in the warning.  Its expired producers are
     left out as a load leaves them out (``current_time_ms``, ``expiration_ms``), and of the others only the rows
     the transactions need are kept (:func:`~kafkalog.producer_state.snapshot.read_snapshot_transactions`).
     """
-    from ..urls.files import read_producer_snapshot_transactions
-
     if first_segment_offset is None:
         return None
     usable = [found for found in snapshots if first_segment_offset <= found[0] <= log_end_offset]
@@ -503,7 +524,7 @@ def newest_snapshot_transactions(snapshots: Iterable[tuple[int, Path | StorageLo
         return None
     offset, file, size = max(usable, key=lambda found: found[0])
     try:
-        return offset, read_producer_snapshot_transactions(file, size, current_time_ms, expiration_ms)
+        return offset, read(file, size, current_time_ms, expiration_ms)
     except (KafkaLogError, OSError) as e:
         logger.warning("Reading the transactions of %s from its batch headers: its producer snapshot %s does not "
                        "read: %s", where, file, e)

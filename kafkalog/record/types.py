@@ -1,9 +1,9 @@
 """The small value types of Kafka's record classes: timestamp types, control records, and the Java integer
 types every field of a record's header is declared with.
 
-Ports of ``ControlRecordType.java`` and ``EndTransactionMarker.java`` (clients,
-``org.apache.kafka.common.record``, tag 3.8.0), and the home of ``TimestampType.java``'s port, which lives
-in ``kafkalog._common`` because both kernel twins hand it out on every record they decode.
+A port of ``EndTransactionMarker.java`` (clients, ``org.apache.kafka.common.record``, tag 3.8.0), and the
+home of the ports of ``TimestampType.java`` and ``ControlRecordType.java``, which live in ``kafkalog._common``
+because both kernel twins hand them out on the records they decode (the kernels sit below this layer).
 
 A Java caller cannot hand Kafka's builders a producer epoch past a ``short`` or a coordinator epoch past an
 ``int``: the types forbid it.  A Python caller can, so every builder checks each header field it is given
@@ -19,72 +19,25 @@ voter records) carry KRaft structures this layer does not interpret; any other t
 
 from __future__ import annotations
 
-import enum
 import operator
 import struct
 from typing import NamedTuple
 
-from .._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, TimestampType
+from .._common import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    ControlRecordType,
+    TimestampType,
+)
 from ..errors import IllegalArgumentError, InvalidRecordError
 
 __all__ = ["ControlRecordType", "EndTransactionMarker", "TimestampType", "java_integer"]
 
 
-_CONTROL_KEY = struct.Struct(">hh")
 _END_TXN_VALUE = struct.Struct(">hi")
-CONTROL_RECORD_KEY_SIZE = _CONTROL_KEY.size
-CURRENT_CONTROL_RECORD_KEY_VERSION = 0
 CURRENT_END_TXN_MARKER_VERSION = 0
-
-
-class ControlRecordType(enum.IntEnum):
-    """The type in a control record's key (Kafka: ``ControlRecordType``).  An ``int`` (its id, which it equals and
-    compares as); ``str()`` and formatting give its name, ``ABORT``, ``COMMIT``, as Kafka's enum prints, and as
-    :class:`~kafkalog.TimestampType` gives Kafka's name (a plain ``IntEnum`` would print the id)."""
-
-    UNKNOWN = -1
-    ABORT = 0
-    COMMIT = 1
-    LEADER_CHANGE = 2
-    SNAPSHOT_HEADER = 3
-    SNAPSHOT_FOOTER = 4
-    KRAFT_VERSION = 5
-    KRAFT_VOTERS = 6
-
-    def __str__(self) -> str:
-        return self.name
-
-    @classmethod
-    def parse(cls, key: bytes | None) -> ControlRecordType:
-        """The type a control record's key names (Kafka: ``ControlRecordType.parse``).
-
-        A key shorter than 4 bytes or with a negative version is invalid; a newer version is read as
-        version 0, and a type this port does not know is ``UNKNOWN``, not an error, as in Kafka.
-        """
-        if key is None or len(key) < CONTROL_RECORD_KEY_SIZE:
-            size = 0 if key is None else len(key)
-            raise InvalidRecordError(
-                f"Invalid record size for a control record key: expected at least "
-                f"{CONTROL_RECORD_KEY_SIZE} bytes, found {size}"
-            )
-        version, type_id = _CONTROL_KEY.unpack_from(key)
-        if version < 0:
-            raise InvalidRecordError(f"Invalid version found for control record: {version}")
-        try:
-            return cls(type_id)
-        except ValueError:
-            return cls.UNKNOWN
-
-    @staticmethod
-    def type_id(key: bytes) -> int:
-        """The raw type number in a control key, for reporting an UNKNOWN type (``UNKNOWN(n)``)."""
-        return int(_CONTROL_KEY.unpack_from(key)[1])
-
-    def record_key(self) -> bytes:
-        """The 4-byte key of a control record of this type (version 0)."""
-        if self is ControlRecordType.UNKNOWN:
-            raise ValueError("Cannot write a control record of type UNKNOWN")
-        return _CONTROL_KEY.pack(CURRENT_CONTROL_RECORD_KEY_VERSION, int(self))
 
 
 #: Java's integer types, by name: the least and the greatest value of each.

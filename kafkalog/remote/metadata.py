@@ -6,7 +6,7 @@ and prints these same objects):
 
 - ``storage/.../metadata/storage/serialization/RemoteLogMetadataSerde`` and its transforms: each record
   value is ``AbstractApiMessageSerde``'s frame (``uvarint 1``, ``uvarint apiKey``, ``uvarint version``) then
-  one of four messages (``storage/src/main/resources/message/``, vendored in ``kafka_schemas/``):
+  one of four messages (``storage/src/main/resources/message/``, vendored in ``kafkalog/messages/schemas/``):
   ``RemoteLogSegmentMetadataRecord`` (0), ``RemoteLogSegmentMetadataUpdateRecord`` (1),
   ``RemotePartitionDeleteMetadataRecord`` (2), ``RemoteLogSegmentMetadataSnapshotRecord`` (3, only in the
   RLMM's local snapshot files);
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..tools.kafka_messages import MessageReadError, read_api_message
+from ..messages import MessageReadError, read_api_message
 
 __all__ = ["RemoteLogMetadata", "RemoteLogSegmentId", "RemoteLogSegmentMetadata", "RemoteLogSegmentMetadataSnapshot",
            "RemoteLogSegmentMetadataUpdate", "RemotePartitionDeleteMetadata", "TopicIdPartition",

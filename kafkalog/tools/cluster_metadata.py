@@ -4,7 +4,7 @@ A KRaft broker or controller keeps the cluster's metadata as a Raft log, the par
 ``__cluster_metadata-0`` in its ``metadata.log.dir`` (the first of ``log.dirs`` unless set).  Its records are
 the metadata records of ``metadata/src/main/resources/common/metadata`` (Kafka 3.8.0), each a v2 record without
 key whose value is framed as ``uvarint frame version (1), uvarint apiKey, uvarint version`` and the message
-(:func:`~kafkalog.tools.kafka_messages.read_api_message`).  Beside the segments lie snapshots,
+(:func:`~kafkalog.messages.reader.read_api_message`).  Beside the segments lie snapshots,
 ``<20-digit end offset>-<10-digit epoch>.checkpoint``: record batches in the same format holding the whole
 state of every record below the end offset, between a ``SnapshotHeader`` and a ``SnapshotFooter`` control
 record.  Of those records, these make the topics' configs:
@@ -61,10 +61,10 @@ from .._common import ScanStop
 from ..config import ALL_SERVER_CONFIG_SYNONYMS, ConfigSynonym, LogConfig
 from ..errors import KafkaLogError, MetadataLogError
 from ..file_message_set import FileMessageSet
+from ..messages import MessageReadError, read_api_message
 from ..meta_properties import META_PROPERTIES_FILE, read_properties
 from ..record.kraft import unsigned_varint
 from ..topic import CLUSTER_METADATA_TOPIC_PARTITION, log_dir_name
-from .kafka_messages import MessageReadError, read_api_message
 
 __all__ = [
     "METADATA_LOG_DIR_NAME",

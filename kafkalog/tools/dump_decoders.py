@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import KafkaLogError
-from .kafka_messages import MessageReadError, read_api_message, schema, to_json
+from ..messages import MessageReadError, read_api_message, schema, to_json
 
 __all__ = ["DECODERS", "ClusterMetadataLogMessageParser", "DecoderError", "MessageParser", "OffsetsMessageParser",
            "RemoteMetadataLogMessageParser", "TransactionLogMessageParser", "metadata_record_types"]

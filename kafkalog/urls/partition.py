@@ -364,8 +364,9 @@ class UrlPartition:
         expired at the default ``producer.id.expiration.ms`` by the wall clock (an object carries no log config)."""
         return TransactionState.in_place(
             [(offset, self.dir / f"{offset:020d}.snapshot", size) for offset, size in self.snapshots.items()],
-            self.segments, UrlSegment.txn_index_entries, self.log_start_offset, self.log_end_offset, self.dir,
-            int(time.time() * 1000), DEFAULT_PRODUCER_ID_EXPIRATION_MS)
+            files.read_producer_snapshot_transactions, self.segments, UrlSegment.txn_index_entries,
+            self.log_start_offset, self.log_end_offset, self.dir, int(time.time() * 1000),
+            DEFAULT_PRODUCER_ID_EXPIRATION_MS)
 
     def batches_from(self, start_offset: int) -> Iterator[tuple[UrlSegment, int]]:
         """``(segment, file position)`` pairs from the batch holding ``start_offset`` on, as a fetch reads

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from kafkalog.cli import main
+from kafkalog.messages.reader import java_double
 from kafkalog.record.batch import build_default_batch
-from kafkalog.tools.kafka_messages import java_double
-from tests.tools.test_kafka_messages import bounded_reads
+from tests.messages.test_reader import bounded_reads
 
 LOG = "00000000000000000000.log"
 

@@ -239,7 +239,7 @@ def as_kafka_3(dump: KafkaDump, flags: tuple[str, ...]) -> KafkaDump:
 
 # -- the comparison -------------------------------------------------------------------------------------------
 
-#: kafkalog's documented wordings where Kafka's says little (docs/cli.rst, :mod:`kafkalog.tools.kafka_messages`):
+#: kafkalog's documented wordings where Kafka's says little (docs/cli.rst, :mod:`kafkalog.messages.reader`):
 #: a tagged-field count past what the bytes left can hold fails before the first field is read (Kafka reads the
 #: first one, an unknown tag of size -6 here, and fails on ``new byte[-6]``: ``NegativeArraySizeException: -6``).
 DELIBERATE_WORDINGS = {

@@ -15,11 +15,11 @@ import pytest
 from kafkalog.cli import main
 from kafkalog.config import LogConfig
 from kafkalog.log import Log
+from kafkalog.messages.reader import MessageReadError
 from kafkalog.record import MemoryRecords
 from kafkalog.record.batch import build_default_batch
 from kafkalog.remote.metadata import copied_segment_ids, copied_segments, deserialize, metadata_values
 from kafkalog.tools.dump_decoders import RemoteMetadataLogMessageParser
-from kafkalog.tools.kafka_messages import MessageReadError
 
 TOPIC_ID = "lZ6vvmajTWKDBUTV6SQAtQ"
 SEGMENT_ID = "adh9f8BMS4anaUnD8KWfWg"

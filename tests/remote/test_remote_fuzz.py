@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkalog.errors import CorruptRemoteSegmentError
+from kafkalog.messages.reader import MessageReadError
 from kafkalog.remote.aiven_manifest import decode_chunk_sizes, encode_chunk_sizes, parse_manifest
 from kafkalog.remote.metadata import deserialize
-from kafkalog.tools.kafka_messages import MessageReadError
 from tests.remote.test_aiven_manifest import ENCODED_CHUNKS, manifest
 from tests.remote.test_metadata import partition_delete, segment_metadata, segment_update, snapshot
 

@@ -1,7 +1,7 @@
 """KRaft metadata records for tests, encoded by hand from Kafka's JSON schemas, and metadata logs made of them.
 
-kafkalog reads metadata records (``kafkalog.tools.kafka_messages``) and never writes them, so the tests write
-them here, byte by byte, from the vendored schemas (``kafkalog/tools/kafka_schemas``; Kafka 3.8.0
+kafkalog reads metadata records (``kafkalog.messages.reader``) and never writes them, so the tests write
+them here, byte by byte, from the vendored schemas (``kafkalog/messages/schemas``; Kafka 3.8.0
 ``metadata/src/main/resources/common/metadata``).  Every record is version 0 of a flexible message: compact
 strings (unsigned varint length + 1, 0 for null), UUIDs as 16 bytes, and a tagged-field section at the end
 (here always empty, a count of 0).  The frame before the message is ``AbstractApiMessageSerde``'s:

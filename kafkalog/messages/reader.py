@@ -12,7 +12,7 @@ It ports, at tag 3.8.0:
   which names, as which JSON node);
 - Jackson's ``JsonNode.toString`` for the nodes those converters build (:func:`to_json`).
 
-The schemas are vendored, unchanged, in ``kafka_schemas/`` (Apache-2.0, see NOTICE): the group
+The schemas are vendored, unchanged, in ``schemas/`` beside this module (Apache-2.0, see NOTICE): the group
 coordinator's records (``group-coordinator/src/main/resources/common/message``), the transaction log's
 (``core/.../common/message/TransactionLog*.json``), the consumer protocol's embedded subscription and
 assignment (``clients/.../ConsumerProtocol*.json``), every KRaft metadata record
@@ -87,7 +87,7 @@ from ..record.kraft import unsigned_varint
 __all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double",
            "read_api_message", "schema", "schema_names", "to_json"]
 
-_SCHEMA_DIR = "kafka_schemas"  # beside this module, shipped as package data
+_SCHEMA_DIR = "schemas"  # beside this module, shipped as package data
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
 _NO_VERSIONS = (0, -1)  # Kafka's Versions.NONE
 
@@ -294,7 +294,7 @@ def _struct(name: str, versions: tuple[int, int], fields: list[dict[str, Any]],
 
 
 def _schema_dir() -> Any:
-    return resources.files(__package__ or "kafkalog.tools").joinpath(_SCHEMA_DIR)
+    return resources.files(__package__ or "kafkalog.messages").joinpath(_SCHEMA_DIR)
 
 
 @functools.cache

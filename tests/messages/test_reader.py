@@ -1,7 +1,7 @@
-"""The schema-driven message reader (:mod:`kafkalog.tools.kafka_messages`) on hostile bytes (issue 28).
+"""The schema-driven message reader (:mod:`kafkalog.messages.reader`) on hostile bytes (issue 28).
 
 Every decoder of ``kafkalog dump`` for Kafka's internal topics (offsets, transaction log, cluster metadata,
-remote log metadata) reads through :class:`~kafkalog.tools.kafka_messages.Reader`.  A 30-odd-byte record
+remote log metadata) reads through :class:`~kafkalog.messages.reader.Reader`.  A 30-odd-byte record
 whose tagged-field section claimed 2^31 - 1 fields, the first of negative size, moved the reader's position
 back to the tag it had just read, and the loop went round two billion times.  Kafka's reader fails at once
 (``readArray`` of a negative size throws), and so must this one; and no count or length may make it read,
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafkalog.tools.kafka_messages import MessageReadError, Reader, schema, schema_names
+from kafkalog.messages.reader import MessageReadError, Reader, schema, schema_names
 from tests.support.kraft_metadata import uvarint
 
 
