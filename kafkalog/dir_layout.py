@@ -24,7 +24,7 @@ from .checkpoint import (
 )
 from .errors import KafkaLogError
 from .filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX
-from .meta_properties import META_PROPERTIES_FILE
+from .manager.meta_properties import META_PROPERTIES_FILE
 
 __all__ = [
     "OFFSET_CHECKPOINTS",

@@ -16,9 +16,9 @@ Kafka's failure model, which kafkalog keeps:
   a previous IO exception"); logs of other dirs go on;
 * something then takes the dir out of service: in a broker, the replica manager's ``LogDirFailureHandler``
   thread takes each dir from the queue and calls ``LogManager.handleLogDirFailure``; kafkalog has no replica
-  manager, and its :class:`~kafkalog.manager.LogManager` takes the queue itself (see its docstring).  A dir
-  stays offline until a new channel is made (a broker's restart: a new :class:`~kafkalog.manager.LogManager`,
-  or a :class:`~kafkalog.log.unified_log.Log` opened again).
+  manager, and its :class:`~kafkalog.manager.log_manager.LogManager` takes the queue itself (see its docstring).  A dir
+  stays offline until a new channel is made (a broker's restart: a new
+  :class:`~kafkalog.manager.log_manager.LogManager`, or a :class:`~kafkalog.log.unified_log.Log` opened again).
 
 What counts as an I/O error.  Kafka's handler catches ``IOException`` and lets every other exception,
 ``KafkaStorageException`` included, through.  kafkalog turns an ``OSError`` into a
@@ -33,7 +33,7 @@ raised itself carries the dir in :attr:`~kafkalog.errors.KafkaStorageError.log_d
 (a flush inside an append) lets it through, as Kafka's lets its ``KafkaStorageException`` through.
 
 Log dirs are named by their paths as strings, as Kafka names them (``String logDir``); a log reports the
-absolute path of its partition directory's parent, a :class:`~kafkalog.manager.LogManager` its live dirs'
+absolute path of its partition directory's parent, a :class:`~kafkalog.manager.log_manager.LogManager` its live dirs'
 canonical paths, which are the same strings for the logs it opens.
 """
 
@@ -92,7 +92,7 @@ class LogDirFailureChannel:
     """The log dirs taken offline by an I/O error, and a queue of them for whoever takes them out of service
     (Kafka: ``LogDirFailureChannel``).
 
-    One channel is shared by every log of a :class:`~kafkalog.manager.LogManager`; a
+    One channel is shared by every log of a :class:`~kafkalog.manager.log_manager.LogManager`; a
     :class:`~kafkalog.log.unified_log.Log`
     opened on its own makes its own, so it behaves the same way alone.  Thread-safe.  ``log_dir_num`` is
     Kafka's bound on the queue (the number of log dirs); ``None`` leaves it unbounded, for a channel whose dirs

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from . import _impl
 from ._common import INT32_MAX, INT64_MAX
 from .append_origin import AppendOrigin
-from .config import LogConfig
+from .config.log_config import LogConfig
 from .errors import (
     IllegalArgumentError,
     KafkaLogError,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kafkalog import _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime

@@ -13,9 +13,9 @@ import kafkalog
 def test_the_storage_classes_are_on_the_package_and_load_on_first_use() -> None:
     from kafkalog.cleaner import LogCleaner
     from kafkalog.cleaner.config import CleanerConfig
-    from kafkalog.config import LogConfig
+    from kafkalog.config.log_config import LogConfig
     from kafkalog.log import Log
-    from kafkalog.manager import LogManager
+    from kafkalog.manager.log_manager import LogManager
     from kafkalog.segment import LogSegment
     from kafkalog.topic import TopicPartition
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import kafkalog
 from kafkalog import MemoryRecords
 from kafkalog.clients import Consumer, Producer
-from kafkalog.config import LogConfig
-from kafkalog.manager import LogManager
+from kafkalog.config.log_config import LogConfig
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.topic import TopicPartition
 from tests.support.kraft_metadata import TOPIC, config_record, topic_id, topic_record, write_metadata_log
 

@@ -29,7 +29,7 @@ from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.cleaner.manager import LogToClean
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.cleaner.throttler import Throttler
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
 from kafkalog.scheduler import MockTime

@@ -31,7 +31,7 @@ from typing import Any
 
 from kafkalog_svg import COLOURS, MARGIN, PADDING, Svg, text_width
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.log.transactions import TransactionState, first_unstable_offset
 from kafkalog.record import MemoryRecords

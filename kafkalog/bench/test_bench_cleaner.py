@@ -63,7 +63,7 @@ from kafkalog.cleaner.manager import LogToClean
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.cleaner.throttler import Throttler
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 

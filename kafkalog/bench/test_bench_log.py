@@ -54,7 +54,7 @@ import pytest
 
 import kafkalog
 from kafkalog import MemoryRecords, _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 
@@ -430,7 +430,7 @@ def segmented_log(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pa
 _CHILD = r"""
 import gc, json, os, sys, time, tracemalloc
 from kafkalog import _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 

@@ -30,7 +30,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.bench.test_bench_decode import _touch
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 

@@ -38,7 +38,7 @@ pytest.importorskip("moto.server", reason="moto[server] is not installed")
 
 import fsspec
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.upload import closed_segments, upload_aiven, upload_local_tiered
 from kafkalog.spark.options import ReadOptions

@@ -41,7 +41,7 @@ from pyspark import cloudpickle  # noqa: E402
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
 
 from kafkalog import _impl  # noqa: E402
-from kafkalog.config import LogConfig  # noqa: E402
+from kafkalog.config.log_config import LogConfig  # noqa: E402
 from kafkalog.file_message_set import FileMessageSet  # noqa: E402
 from kafkalog.filenames import log_filename  # noqa: E402
 from kafkalog.log import Log  # noqa: E402

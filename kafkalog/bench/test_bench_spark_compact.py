@@ -11,7 +11,7 @@ afresh, so every round cleans the same dirty logs.
   started once and warmed by one compact of a copy (the Python workers' start and their import of kafkalog
   are paid there, not in a round); the demo's figure is that of a cold session.
 * ``library``: what the job does without Spark, in one process: the log dirs opened by a
-  :class:`~kafkalog.manager.LogManager` (``min.cleanable.dirty.ratio`` 0, as the job sets it, and the topic
+  :class:`~kafkalog.manager.log_manager.LogManager` (``min.cleanable.dirty.ratio`` 0, as the job sets it, and the topic
   configs), a :class:`~kafkalog.cleaner.log_cleaner.LogCleaner` with the cleaner's default config (one thread, 128 MiB
   map, the job's too) over its logs, ``run_once()`` until nothing is left to clean, the manager closed.
 
@@ -36,8 +36,8 @@ pytest.importorskip("pyspark", reason="the spark extra is not installed")
 from kafkalog import _impl
 from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner.config import CleanerConfig
-from kafkalog.config import LogConfig
-from kafkalog.manager import LogManager
+from kafkalog.config.log_config import LogConfig
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.spark.workload import TOPICS, topic_configs, write_workload
 
 RECORDS = int(os.environ.get("KAFKALOG_BENCH_COMPACT_RECORDS", "200000"))

@@ -39,7 +39,7 @@ from pyspark import cloudpickle
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kafkalog import _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
 from kafkalog.spark.arrow import SPARK_SCHEMA

@@ -63,8 +63,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from ..config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS
-from ..config_def import ConfigError, parse_type
+from ..config.config_def import ConfigError, parse_type
+from ..config.log_config import DEFAULT_MAX_MESSAGE_BYTES, SERVER_CONFIG_SYNONYMS
 from ..errors import IllegalStateError
 
 __all__ = [
@@ -250,7 +250,7 @@ class CleanerConfig:
         default.  Other broker properties are ignored, since a broker's properties hold many, except names
         under ``log.cleaner.`` that no broker property has: those are refused, so a misspelling is not
         silently ignored.  ``log.cleaner.min.cleanable.ratio``, ``log.cleaner.delete.retention.ms`` and the
-        ``log.cleaner.*.compaction.lag.ms`` are topic defaults (see :class:`~kafkalog.config.LogConfig`) and
+        ``log.cleaner.*.compaction.lag.ms`` are topic defaults (see :class:`~kafkalog.config.log_config.LogConfig`) and
         are ignored here.
 
         Raises:

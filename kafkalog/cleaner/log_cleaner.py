@@ -356,8 +356,8 @@ def compact(log: Log, *, max_rounds: int | None = None) -> list[CleanerStats]:
     passed.  The cleaner has its defaults (:meth:`CleanerConfig.from_enable
     <kafkalog.cleaner.config.CleanerConfig.from_enable>`, the dedupe buffer raised to hold the log's largest
     message) and checkpoints in the log dir's ``cleaner-offset-checkpoint`` as a broker's does.  A log of a
-    :class:`~kafkalog.manager.LogManager` is compacted through :meth:`LogManager.compact
-    <kafkalog.manager.LogManager.compact>`, whose cleaner owns its checkpoints.
+    :class:`~kafkalog.manager.log_manager.LogManager` is compacted through :meth:`LogManager.compact
+    <kafkalog.manager.log_manager.LogManager.compact>`, whose cleaner owns its checkpoints.
 
     A function of the cleaner, not a method of the log (it was ``Log.compact`` before issue 31): the log
     stands below the cleaner and does not import it.

@@ -5,7 +5,7 @@ singular method names kept as aliases): the counters of one round (bytes and mes
 and by the recopy, bytes and messages written, the offset map's fill, the times each pass ended) and the
 INFO summary, with Java's number formats (``%,.1f``, half-up rounding, ``Infinity``/``NaN`` for a zero time).
 kafkalog's addition: the statistics say which partition they are about (``topic_partition``), since
-:meth:`~kafkalog.manager.LogManager.compact` returns the rounds of many partitions in one list.
+:meth:`~kafkalog.manager.log_manager.LogManager.compact` returns the rounds of many partitions in one list.
 """
 
 from __future__ import annotations

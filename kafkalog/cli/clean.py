@@ -41,7 +41,7 @@ from typing import Any
 
 from ..cleaner import LogCleaner
 from ..cleaner.config import CleanerConfig
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..fsutil import DirLock
 from ..log import Log
 from ..tools.cleanup_policy import decide_cleanup

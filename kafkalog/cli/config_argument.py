@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import LogConfig
-from ..config_def import ConfigError
+from ..config.config_def import ConfigError
+from ..config.log_config import LogConfig
 
 __all__ = ["add_config_argument", "config_pairs", "log_config_from"]
 

@@ -25,10 +25,10 @@ from typing import Any, TextIO
 
 from .. import implementation
 from ..cleaner.config import CleanerConfig
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..fsutil import work_directory
 from ..log import Log
-from ..manager import LogManager
+from ..manager.log_manager import LogManager
 from ..record import MemoryRecords
 from ..topic import TopicPartition
 from .console import Console, counted

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from .._common import COMPRESSION_CODEC_MASK, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..append_origin import AppendOrigin
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import CorruptRecordError, InvalidOffsetError, InvalidRecordError, RecordTooLargeError
 from ..record.batch import RecordBatch
 from ..record.compression import CompressionType

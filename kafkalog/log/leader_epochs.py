@@ -48,7 +48,7 @@ from typing import NamedTuple, Protocol
 
 from .._common import NO_PARTITION_LEADER_EPOCH
 from ..checkpoint import LeaderEpochCheckpoint
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import IllegalArgumentError, KafkaStorageError
 from ..leader_epoch_cache import UNDEFINED_EPOCH_OFFSET, LeaderEpochFileCache
 from ..log_dir_failure_channel import LogDirFailureChannel

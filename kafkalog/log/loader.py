@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import (
     CorruptIndexError,
     IllegalArgumentError,

@@ -39,7 +39,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
 from ..fetch import EMPTY_RECORDS, FetchDataInfo, LogOffsetMetadata
 from ..filenames import (

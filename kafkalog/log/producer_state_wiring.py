@@ -39,7 +39,7 @@ from .producer_state_updates import delete_producer_snapshots, has_ongoing_trans
 from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
-    from ..config import LogConfig
+    from ..config.log_config import LogConfig
     from ..segment import LogSegment
     from .local_log import LocalLog
     from .segments import LogSegments

@@ -25,7 +25,7 @@ from .consumer_view import ConsumedLog, ConsumerView, IsolationLevel
 from .validator import UnsupportedForMessageFormatError
 
 if TYPE_CHECKING:
-    from ..config import LogConfig
+    from ..config.log_config import LogConfig
     from ..leader_epoch_cache import LeaderEpochFileCache
     from ..record import Record
     from ..segment import LogSegment

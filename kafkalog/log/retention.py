@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Protocol
 
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..scheduler import Time
 from ..segment import LogSegment
 from .local_log import LocalLog, _DescribedDeletion

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from .._common import INT32_MAX
 from ..append_origin import AppendOrigin
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import (
     IllegalArgumentError,
     KafkaLogError,
@@ -141,15 +141,15 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
     (``dir``'s parent) offline, as Kafka's ``maybeHandleIOException`` does: that call and every later one of that
     kind, on any log sharing ``log_dir_failure_channel``, raise :class:`KafkaStorageError` naming the dir (a
     :class:`~kafkalog.log_dir_failure_channel.LogDirFailureChannel`; a log opened on its own makes its own, a
-    :class:`~kafkalog.manager.LogManager` shares one among its logs).  Nothing more is written: :meth:`close`
-    then releases the files and raises, and the next open recovers what the dir holds.  The offsets, the high
-    watermark and the other in-memory answers stay readable, as in Kafka.  A read-only log takes nothing
+    :class:`~kafkalog.manager.log_manager.LogManager` shares one among its logs).  Nothing more is written:
+    :meth:`close` then releases the files and raises, and the next open recovers what the dir holds.  The offsets, the
+    high watermark and the other in-memory answers stay readable, as in Kafka.  A read-only log takes nothing
     offline (kafkalog's): each failing read raises, and the next may succeed.
 
     A log opened for writing holds its log dir (``dir``'s parent) for as long as it is open, as a broker's
     ``LogManager`` does (kafkalog's addition: Kafka's ``UnifiedLog`` is only ever opened by its manager).
     ``dir_lock`` is the log dir's :class:`~kafkalog.fsutil.DirLock` when the caller holds it (a
-    :class:`~kafkalog.manager.LogManager` passes its own); without one the log takes the lock itself, shared
+    :class:`~kafkalog.manager.log_manager.LogManager` passes its own); without one the log takes the lock itself, shared
     with the other writable logs of that log dir in this process, so another process, or a LogManager, cannot
     open the log dir for writing meanwhile (:func:`~kafkalog.fsutil.hold_log_dir`).  The first writer of a log
     dir removes its ``.kafka_cleanshutdown`` marker before loading, as Kafka's ``LogManager.loadLogs`` does;
@@ -955,7 +955,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
         Kafka's ``UnifiedLog.close`` does not flush: its ``LogManager.shutdown`` flushes each log, the active segment
         too (``flush(true)``), before it closes it and writes the clean-shutdown marker.  So does whoever passed
-        ``dir_lock`` (:class:`~kafkalog.manager.LogManager`, the ``recover`` and ``clean`` commands, a
+        ``dir_lock`` (:class:`~kafkalog.manager.log_manager.LogManager`, the ``recover`` and ``clean`` commands, a
         :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`), and this close leaves the recovery point where the
         last flush left it.  A log that holds its log dir itself (no ``dir_lock``) is its own manager, and its
         close puts the marker back when it is the last writer: it flushes first, as ``LogManager.shutdown`` does,

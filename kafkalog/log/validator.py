@@ -114,7 +114,7 @@ from .._common import (
     java_long,
 )
 from ..append_origin import AppendOrigin
-from ..config import LogConfig, _metadata_version_ordinal, target_compression
+from ..config.log_config import LogConfig, _metadata_version_ordinal, target_compression
 from ..errors import (
     CorruptRecordError,
     IllegalArgumentError,

@@ -25,7 +25,7 @@ from functools import partial
 
 from .. import _impl
 from .._common import MAGIC_V2, NO_TIMESTAMP, TIMESTAMP_TYPE_MASK
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..record.batch import DefaultRecordBatch, RecordBatch
 from ..record.compression import CompressionType
 from ..record.memory import MemoryRecords
@@ -47,7 +47,7 @@ def assign_offsets_one_batch(records: MemoryRecords, next_offset: int, now_ms: i
     ``client`` says the append's origin is a client (``AppendOrigin.CLIENT``: ``validateBatch``'s checks of
     the offset range, count, control flag and sequence apply).  Returns ``(last_offset, max_timestamp)`` as
     the kernel does; ``None`` when the general path must run.  What the path needs of ``config`` is worked
-    out once per config (:attr:`~kafkalog.config.LogConfig.one_batch_append_terms`).
+    out once per config (:attr:`~kafkalog.config.log_config.LogConfig.one_batch_append_terms`).
     """
     if (batches is None or len(batches) != 1 or source_compression is not CompressionType.NONE
             or type(records.buffer) is not bytearray

@@ -2,7 +2,7 @@
 
 1. A keyed workload (:mod:`kafkalog.spark.workload`: four topics, 12 partitions, message formats v0 snappy,
    v1 gzip, v2 zstd/none and v2 lz4 with headers, updates and deletes) is written into two log dirs
-   through :class:`~kafkalog.manager.LogManager`, as a broker would have written them.
+   through :class:`~kafkalog.manager.log_manager.LogManager`, as a broker would have written them.
 2. Spark reads it back with the ``kafkalog`` data source and computes per-topic statistics and the
    latest value of every key (``max_by(value, offset)``), which it saves as Parquet: the answer the
    cleaner must reach.
@@ -270,7 +270,7 @@ def check_compacted(after: DataFrame, latest: DataFrame, compacted: Sequence[str
 
 
 def _format_of(config: Any, producer_codecs: Sequence[str]) -> str:
-    from ..config import LogConfig
+    from ..config.log_config import LogConfig
 
     log_config = LogConfig(dict(config))
     codec = log_config.compression_type

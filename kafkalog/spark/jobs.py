@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cleaner import LogCleaner
 from ..cleaner.config import CleanerConfig
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..errors import IllegalArgumentError, LogDirInUseError
 from ..fsutil import DirLock
 from ..log import Log

@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ..config import LogConfig
+from ..clients.partitioner import partitions_for_keys
+from ..config.log_config import LogConfig
 from ..errors import IllegalStateError
-from ..manager import LogManager
-from ..partitioner import partitions_for_keys
+from ..manager.log_manager import LogManager
 from ..record import MemoryRecords
 from ..topic import TopicPartition
 
@@ -71,7 +71,8 @@ TOPICS: tuple[TopicSpec, ...] = (
 
 
 def topic_configs(topics: Iterable[TopicSpec] = TOPICS) -> dict[str, dict[str, str]]:
-    """The per-topic configs of ``topics``, as :class:`~kafkalog.manager.LogManager` and the compact job take them."""
+    """The per-topic configs of ``topics``, as :class:`~kafkalog.manager.log_manager.LogManager` and the compact job
+    take them."""
     return {t.name: dict(t.config) for t in topics}
 
 
@@ -137,7 +138,7 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
                    topics: Iterable[TopicSpec] = TOPICS, segment_bytes: int = 1024 * 1024,
                    batch_records: int = 200, interval_ms: int = 5, seed: int = 7) -> WorkloadResult:
     """Append ``records`` records of ``topics`` to new partitions in ``log_dirs`` through a
-    :class:`~kafkalog.manager.LogManager`, which leaves the dirs as a cleanly shut down broker does.
+    :class:`~kafkalog.manager.log_manager.LogManager`, which leaves the dirs as a cleanly shut down broker does.
 
     ``keys`` is the number of distinct keys per topic (default ``records // 20``, at least 1).  Each log
     is rolled at the end (as ``segment.ms`` would roll it), so everything written is cleanable.  Raises

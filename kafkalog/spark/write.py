@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import LogConfig
+from ..clients.partitioner import partition_for_key
+from ..config.log_config import LogConfig
 from ..errors import KafkaLogError
 from ..file_message_set import FileMessageSet
 from ..fsutil import DirLock
-from ..partitioner import partition_for_key
 from ..record import CompressionType, MemoryRecords
 from ..tools.log_dir_writer import LogDirWriter
 from ..tools.partition_dir import classify_dir, partition_dirs

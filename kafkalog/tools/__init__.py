@@ -1,7 +1,7 @@
 """Tools built on the log: what the ``kafkalog`` commands and the Spark jobs run over whole directories.
 
 The package root holds the port of Kafka's log layer; these modules use it from outside, one partition
-dir or log dir at a time, without a :class:`~kafkalog.manager.LogManager` owning the dir:
+dir or log dir at a time, without a :class:`~kafkalog.manager.log_manager.LogManager` owning the dir:
 
 - :mod:`kafkalog.tools.partition_dir`: tell a partition dir from a log dir, list a log dir's partitions,
   and read or write one partition's entries in its log dir's checkpoints;

@@ -33,10 +33,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import CLEANUP_POLICY_CONFIG, MIN_CLEANABLE_DIRTY_RATIO_CONFIG, LogConfig
-from ..config_def import ConfigError
+from ..config.config_def import ConfigError
+from ..config.log_config import CLEANUP_POLICY_CONFIG, MIN_CLEANABLE_DIRTY_RATIO_CONFIG, LogConfig
 from ..errors import KafkaLogError
-from ..partition_metadata import read_partition_metadata
+from ..manager.partition_metadata import read_partition_metadata
 from ..topic import CLUSTER_METADATA_TOPIC_NAME, TopicPartition
 from .cluster_metadata import ClusterMetadata, ConfigEntry, ConfigSource, MetadataLogs
 

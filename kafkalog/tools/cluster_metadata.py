@@ -25,7 +25,7 @@ log from the snapshot's end offset; the transactions), and the replays of ``Topi
 ``ConfigurationsDelta`` and ``ConfigurationDelta``.  :meth:`ClusterMetadata.topic_config` is
 ``KafkaConfigSchema.resolveEffectiveTopicConfigs``: for every topic property, the topic's own value, else the
 first synonym the broker's own dynamic config sets (``log.cleanup.policy`` for ``cleanup.policy``, converted
-where the units differ: :data:`~kafkalog.config.ALL_SERVER_CONFIG_SYNONYMS`), else the first the cluster-wide
+where the units differ: :data:`~kafkalog.config.log_config.ALL_SERVER_CONFIG_SYNONYMS`), else the first the cluster-wide
 broker default sets, else the broker's static config, else Kafka's default, each with its
 :class:`ConfigSource`.  :class:`MetadataLogs` finds, for a log dir, the metadata log of its broker among the
 log dirs given.
@@ -58,11 +58,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._common import ScanStop
-from ..config import ALL_SERVER_CONFIG_SYNONYMS, ConfigSynonym, LogConfig
+from ..config.log_config import ALL_SERVER_CONFIG_SYNONYMS, ConfigSynonym, LogConfig
 from ..errors import KafkaLogError, MetadataLogError
 from ..file_message_set import FileMessageSet
+from ..manager.meta_properties import META_PROPERTIES_FILE, read_properties
 from ..messages import MessageReadError, read_api_message
-from ..meta_properties import META_PROPERTIES_FILE, read_properties
 from ..record.kraft import unsigned_varint
 from ..topic import CLUSTER_METADATA_TOPIC_PARTITION, log_dir_name
 
@@ -134,9 +134,9 @@ def resolve_effective_topic_configs(
     ``KafkaConfigSchema.resolveEffectiveTopicConfigs``).
 
     For each property of ``defaults`` (the topic schema: name -> default as a string, ``None`` for none;
-    default: :class:`~kafkalog.config.LogConfig`'s): the topic's own value; else the value of the first of its
-    ``synonyms`` (default: :data:`~kafkalog.config.ALL_SERVER_CONFIG_SYNONYMS`) that the node's dynamic config
-    sets, converted; else the same over the cluster's dynamic default; else over the static config; else the
+    default: :class:`~kafkalog.config.log_config.LogConfig`'s): the topic's own value; else the value of the first of
+    its ``synonyms`` (default: :data:`~kafkalog.config.log_config.ALL_SERVER_CONFIG_SYNONYMS`) that the node's dynamic
+    config sets, converted; else the same over the cluster's dynamic default; else over the static config; else the
     default.  Names the schema does not have are ignored.
     """
     if defaults is None:
@@ -198,7 +198,7 @@ class ClusterMetadata:
 
     def topic_props(self, topic: str, node_id: int | None = None) -> dict[str, str] | None:
         """The properties the metadata log sets for ``topic`` (its own, or its brokers' defaults), as a
-        :class:`~kafkalog.config.LogConfig` takes them; the others are left to Kafka's defaults."""
+        :class:`~kafkalog.config.log_config.LogConfig` takes them; the others are left to Kafka's defaults."""
         entries = self.topic_config(topic, node_id)
         if entries is None:
             return None
@@ -206,7 +206,7 @@ class ClusterMetadata:
                 if entry.source is not ConfigSource.DEFAULT_CONFIG and entry.value is not None}
 
     def topic_configs(self, node_id: int | None = None) -> dict[str, dict[str, str]]:
-        """:meth:`topic_props` of every topic: what :class:`~kafkalog.manager.LogManager` takes as
+        """:meth:`topic_props` of every topic: what :class:`~kafkalog.manager.log_manager.LogManager` takes as
         ``topic_configs`` to open a KRaft broker's log dirs with the configs its topics have."""
         out: dict[str, dict[str, str]] = {}
         for topic in sorted(self.topic_ids):

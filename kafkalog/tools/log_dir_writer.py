@@ -1,6 +1,6 @@
 """Appending to some partitions of a log dir without loading all of it.
 
-A :class:`~kafkalog.manager.LogManager` owns a whole log dir and opens every partition in it at
+A :class:`~kafkalog.manager.log_manager.LogManager` owns a whole log dir and opens every partition in it at
 startup, as a broker does.  A batch job that appends to a few partitions (the Spark writer, a bulk
 load) needs the same guarantees for just those partitions:
 
@@ -31,7 +31,7 @@ from ..checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..fsutil import DirLock, fsync_dir
 from ..log import Log
 from ..topic import TopicPartition

@@ -1,4 +1,4 @@
-"""Partition dirs outside a :class:`~kafkalog.manager.LogManager`: telling a partition dir from a log dir,
+"""Partition dirs outside a :class:`~kafkalog.manager.log_manager.LogManager`: telling a partition dir from a log dir,
 listing a log dir's partitions, and one partition dir with its log dir's checkpoint entries.
 
 A log dir (one of a broker's ``log.dirs``) holds the broker's checkpoint files, ``meta.properties``, the

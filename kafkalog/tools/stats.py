@@ -39,7 +39,7 @@ import numpy as np
 from .._common import COMPRESSION_CODEC_MASK
 from ..checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from ..cleaner.manager import LogToClean, cleanable_offsets
-from ..config import LogConfig
+from ..config.log_config import LogConfig
 from ..file_message_set import FileMessageSet
 from ..log import Log
 from ..log.segments import LogSegments

@@ -53,7 +53,7 @@ from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
 from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
 from kafkalog.cleaner.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.cleaner.stats import CleanerStats
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
 from kafkalog.record import batch as batch_module

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.cleaner.config import CleanerConfig
-from kafkalog.config_def import ConfigError
+from kafkalog.config.config_def import ConfigError
 from kafkalog.errors import IllegalStateError
 from kafkalog.scheduler import MockTime
 

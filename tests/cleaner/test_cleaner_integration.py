@@ -51,7 +51,7 @@ from kafkalog.checkpoint import OffsetCheckpoint
 from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.cleaner.manager import calculate_cleanable_bytes
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition

@@ -49,7 +49,7 @@ from kafkalog.cleaner.manager import (
     cleanable_offsets,
     max_compaction_delay,
 )
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, KafkaLogError, ReadOnlyError
 from kafkalog.log import Log
 from kafkalog.log_dir_failure_channel import LogDirFailureChannel

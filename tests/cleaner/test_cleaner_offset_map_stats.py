@@ -19,7 +19,7 @@ from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner.config import CleanerConfig
 from kafkalog.cleaner.offset_map import OffsetMap, SkimpyOffsetMap
 from kafkalog.cleaner.stats import CleanerStats
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime

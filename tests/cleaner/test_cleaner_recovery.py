@@ -23,7 +23,7 @@ from kafkalog import MemoryRecords
 from kafkalog.cleaner import CleanedTransactionMetadata, Cleaner, CleaningRound
 from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
 from kafkalog.cleaner.stats import CleanerStats
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import CorruptRecordError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import CLEANED_FILE_SUFFIX

@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords
 from tests.support.golden_data import ARTHUR, RONEM

@@ -24,10 +24,10 @@ from kafkalog.cli import console as console_module
 from kafkalog.cli import main
 from kafkalog.cli.console import counted, format_bytes
 from kafkalog.cli.demo import tour
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.fsutil import DirLock, interrupts_deferred
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.segment import LogSegment
 from kafkalog.tools.verify import verify_log_dir

@@ -411,8 +411,8 @@ def test_files_takes_a_partition_dir(tmp_path: Path) -> None:
     """``--files DIR`` dumps the dir's segment files by base offset, .log, .index, .timeindex, .txnindex
     within a segment, exactly as naming them one by one does; other files in the dir are left out, and a
     file of unknown suffix named beside the dir still makes the exit status 2 after everything is dumped."""
-    from kafkalog.config import LogConfig
-    from kafkalog.manager import LogManager
+    from kafkalog.config.log_config import LogConfig
+    from kafkalog.manager.log_manager import LogManager
     from kafkalog.record import MemoryRecords
     from kafkalog.topic import TopicPartition
 

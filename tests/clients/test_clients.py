@@ -16,8 +16,8 @@ import pytest
 
 import kafkalog
 from kafkalog import Consumer, ConsumerRecord, LogConfig, LogManager, Producer, RecordMetadata, TimestampType
+from kafkalog.clients.partitioner import partition_for_key
 from kafkalog.errors import IllegalArgumentError, OffsetOutOfRangeError, UnknownTopicOrPartitionError
-from kafkalog.partitioner import partition_for_key
 from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition

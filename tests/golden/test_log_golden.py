@@ -47,7 +47,7 @@ from kafkalog.checkpoint import LEADER_EPOCH_CHECKPOINT_FILE, EpochEntry, Leader
 from kafkalog.errors import ReadOnlyError
 from kafkalog.leader_epoch_cache import LeaderEpochFileCache
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords, ScanStop
 from kafkalog.scheduler import MockTime
 from kafkalog.segment import LogSegment

@@ -46,7 +46,7 @@ import numpy.typing as npt
 import pytest
 
 from kafkalog import _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import ReadOnlyError
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition

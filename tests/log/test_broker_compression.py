@@ -17,7 +17,7 @@ import itertools
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.config import BrokerCompressionType, LogConfig
+from kafkalog.config.log_config import BrokerCompressionType, LogConfig
 from kafkalog.log.validator import target_compression
 from kafkalog.record import CompressionType, RecordBatch
 from tests.support.log_test_utils import LogFactory

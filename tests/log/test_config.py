@@ -1,4 +1,4 @@
-"""Tests of kafkalog.config.LogConfig: Kafka's LogConfigTest (3.8.0 and 0.10.1.1) cases plus the port's own.
+"""Tests of kafkalog.config.log_config.LogConfig: Kafka's LogConfigTest (3.8.0 and 0.10.1.1) cases plus the port's own.
 
 Mirrors ``core/src/test/scala/unit/kafka/log/LogConfigTest.scala`` at both tags.  The defaults are checked
 against docs/kafka-log-spec.md section 5.1.  Where Kafka's test builds the broker's topic defaults with
@@ -26,14 +26,14 @@ import random
 import pytest
 
 from kafkalog import config as cfg
-from kafkalog.config import (
+from kafkalog.config.config_def import ConfigError
+from kafkalog.config.log_config import (
     DEFAULTS,
     PROPERTY_ATTRIBUTES,
     SERVER_CONFIG_SYNONYMS,
     BrokerCompressionType,
     LogConfig,
 )
-from kafkalog.config_def import ConfigError
 from kafkalog.errors import KafkaLogError
 from kafkalog.record import CompressionType, TimestampType
 

@@ -260,7 +260,7 @@ def test_log_records_start_inside_a_compressed_batch(create_log: LogFactory) -> 
 
 
 def test_log_records_across_segments(create_log: LogFactory) -> None:
-    from kafkalog.config import LogConfig
+    from kafkalog.config.log_config import LogConfig
 
     log = create_log(LogConfig({"segment.bytes": 300}))
     for i in range(40):

@@ -1,9 +1,10 @@
 """The log dir's ``.lock`` and ``.kafka_cleanshutdown`` seen from a second writer (issue 15, defects 1-3).
 
 A log dir (one entry of ``log.dirs``) has one writer at a time, whatever opens it: a broker, a
-:class:`~kafkalog.manager.LogManager`, a :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`, the ``recover`` and
-``clean`` commands, or a plain writable :class:`~kafkalog.log.unified_log.Log` of one of its partitions.  Each holds the
-``.lock`` file with an ``flock`` and a POSIX record lock (``lockf``, what a broker's ``FileChannel.tryLock``
+:class:`~kafkalog.manager.log_manager.LogManager`, a :class:`~kafkalog.tools.log_dir_writer.LogDirWriter`, the
+``recover`` and ``clean`` commands, or a plain writable :class:`~kafkalog.log.unified_log.Log` of one of its partitions.
+ Each holds the ``.lock`` file with an ``flock`` and a POSIX record lock (``lockf``, what a broker's
+ ``FileChannel.tryLock``
 takes), so
 
 * a second writer, in this process or another, gets a :class:`~kafkalog.errors.LogDirInUseError` that names
@@ -32,12 +33,12 @@ import pytest
 
 import kafkalog
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition
@@ -249,7 +250,7 @@ def test_a_lock_inherited_by_a_forked_child_is_not_released_by_it(tmp_path: Path
 # preallocated indexes hold no entry yet and so pass the checks of a load that trusts the marker.
 _DIE_MID_WRITE = """
     import os, signal, sys
-    from kafkalog.config import LogConfig
+    from kafkalog.config.log_config import LogConfig
     from kafkalog.log import Log
     from kafkalog.record import MemoryRecords
     log = Log(sys.argv[1], LogConfig({"segment.bytes": 4096, "segment.index.bytes": 4096}))

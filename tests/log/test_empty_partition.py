@@ -20,9 +20,9 @@ import pytest
 
 from kafkalog.checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.stats import partition_stats
 from kafkalog.tools.verify import Severity, verify_log_dir

@@ -41,7 +41,7 @@ import pytest
 
 import kafkalog.log.local_log
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalStateError, KafkaStorageError
 from kafkalog.fetch import FetchDataInfo, LogOffsetMetadata
 from kafkalog.filenames import (

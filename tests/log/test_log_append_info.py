@@ -13,7 +13,7 @@ from aiokafka.record.memory_records import MemoryRecords as AioMemoryRecords
 
 from kafkalog import MemoryRecords
 from kafkalog.append_origin import AppendOrigin
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
     InvalidRecordError,

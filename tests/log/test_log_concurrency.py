@@ -29,7 +29,7 @@ from typing import NamedTuple
 import pytest
 
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.log import Log
 

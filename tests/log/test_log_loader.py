@@ -49,7 +49,7 @@ import pytest
 import kafkalog.log.unified_log
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaStorageError, ReadOnlyError
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import (
@@ -68,7 +68,7 @@ from kafkalog.log import Log
 from kafkalog.log.loader import LoadedLogOffsets, LogLoader
 from kafkalog.log.transactions import TransactionState
 from kafkalog.log_dir_failure_channel import LogDirFailureChannel
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.producer_state import DEFAULT_PRODUCER_ID_EXPIRATION_MS
 from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime

@@ -22,7 +22,7 @@ import pytest
 
 from kafkalog import transaction_index
 from kafkalog.cleaner import compact
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords

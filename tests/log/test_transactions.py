@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, OffsetOutOfRangeError
 from kafkalog.fetch import FetchIsolation
 from kafkalog.log import Log
@@ -819,7 +819,7 @@ def test_completion_drops_an_entry_no_abort_marker_backs(impl: ModuleType, creat
     load.  One marker offset is one producer's: the log's markers are the truth, so the false entry goes (as does one
     at an offset that holds no ABORT marker), and the open never fails on what the index holds."""
     from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
-    from kafkalog.manager import LogManager
+    from kafkalog.manager.log_manager import LogManager
     from kafkalog.topic import TopicPartition
 
     directory = _legacy(_rolled_sample(create_log))

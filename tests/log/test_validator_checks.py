@@ -14,7 +14,7 @@ import pytest
 from kafkalog import MemoryRecords
 from kafkalog._common import LOG_OVERHEAD
 from kafkalog.append_origin import AppendOrigin
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import (
     CorruptRecordError,
     IllegalArgumentError,

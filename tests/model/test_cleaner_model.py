@@ -41,10 +41,10 @@ from kafkalog.cleaner.manager import LogCleaningAborted, LogCleaningAbortedError
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.cleaner.throttler import Throttler
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, IllegalStateError, InvalidRecordError
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
 from tests.support.golden_data import (

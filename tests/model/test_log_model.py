@@ -45,7 +45,7 @@ from hypothesis.stateful import (
 )
 
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, OffsetOutOfRangeError
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime

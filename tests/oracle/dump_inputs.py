@@ -42,7 +42,7 @@ from pathlib import Path
 
 import crcmod.predefined
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
 from kafkalog.record.batch import build_default_batch

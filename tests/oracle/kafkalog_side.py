@@ -39,7 +39,7 @@ from kafkalog.cleaner import Cleaner
 from kafkalog.cleaner.manager import LogToClean, cleanable_offsets
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
 from kafkalog.cleaner.throttler import Throttler
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaLogError
 from kafkalog.fetch import FetchDataInfo
 from kafkalog.fsutil import DirLock

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkalog.config import PROPERTY_ATTRIBUTES
+from kafkalog.config.log_config import PROPERTY_ATTRIBUTES
 
 __all__ = [
     "BROKER_CONFIG_NAMES",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.messages.reader import MessageReadError
 from kafkalog.record import MemoryRecords

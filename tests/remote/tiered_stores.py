@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.remote.upload import LocalSegment, closed_segments
 

@@ -37,7 +37,7 @@ from typing import Any
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner.config import CleanerConfig
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition
@@ -75,7 +75,7 @@ from pathlib import Path
 from kafkalog import MemoryRecords
 from kafkalog.cleaner import LogCleaner
 from kafkalog.cleaner.config import CleanerConfig
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.index import LazyIndex
 from kafkalog.log import Log
 from kafkalog.scheduler import MockTime

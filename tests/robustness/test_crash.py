@@ -57,7 +57,7 @@ from kafkalog.checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.scheduler import SYSTEM_TIME, MockScheduler
 from kafkalog.topic import TopicPartition
@@ -104,7 +104,7 @@ from pathlib import Path
 
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.topic import TopicPartition
 
@@ -352,8 +352,8 @@ from pathlib import Path
 
 from kafkalog import MemoryRecords
 from kafkalog.cleaner.config import CleanerConfig
-from kafkalog.config import LogConfig
-from kafkalog.manager import LogManager
+from kafkalog.config.log_config import LogConfig
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.topic import TopicPartition
 
 root, seed, run = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -392,7 +392,7 @@ def _cleaned_check(root: Path, seed: int, flushed: dict[int, int], cleaned: dict
     latest record of every key flushed before the kill there (or a later one of that key); then close it
     cleanly and check that the next open trusts that and finds the same records."""
     from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
-    from kafkalog.manager import LogManager
+    from kafkalog.manager.log_manager import LogManager
 
     config = LogConfig(CLEANED_CONFIG)
     assert not (root / CLEAN_SHUTDOWN_FILE).exists()

@@ -24,11 +24,11 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaLogError, KafkaStorageError
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE, LOCK_FILE
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.topic import TopicPartition
 

@@ -149,7 +149,7 @@ def test_read_only_index_survives_a_trim(impl: ModuleType, tmp_path: Path) -> No
 _WRITER_LOOP = r"""
 import os, select, sys
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 
 log = Log(sys.argv[1], LogConfig({"segment.bytes": 64 << 20}))
@@ -240,7 +240,7 @@ def test_index_append_on_a_full_disk(impl: ModuleType, small_disk: Path) -> None
 _APPEND_UNTIL_FULL = r"""
 import os, sys
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.log import Log
 
@@ -324,7 +324,7 @@ _SEGMENT_ON_FULL_DISK = r"""
 import os, sys
 from pathlib import Path
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaStorageError
 from kafkalog.segment import LogSegment
 sys.path.insert(0, "tests")
@@ -372,7 +372,7 @@ def test_segment_append_on_a_full_disk(impl: ModuleType, small_disk: Path, where
 _CRASH_WITH_SPARSE_INDEXES = r"""
 import os, sys
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 
 log = Log(sys.argv[1], LogConfig({"index.interval.bytes": 1, "segment.index.bytes": 256 << 10}))

@@ -11,7 +11,7 @@ aborted transactions.
 The window is made to happen on purpose, not by timing: the child runs ``python -c`` with
 ``TransactionIndex.reset`` wrapped so that, right after it has emptied the ``.txnindex`` of the chosen segment,
 the process kills itself with SIGKILL.  The parent then opens the log dir as a broker's restart does (a
-:class:`~kafkalog.manager.LogManager`, which reads the recovery-point checkpoint and finds no clean-shutdown
+:class:`~kafkalog.manager.log_manager.LogManager`, which reads the recovery-point checkpoint and finds no clean-shutdown
 marker) and reads it read_committed.  The child runs the twin the test runs (``KAFKALOG_PURE_PYTHON`` for the
 plain one).
 """
@@ -31,10 +31,10 @@ import pytest
 import kafkalog
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.topic import TopicPartition
 

@@ -50,7 +50,7 @@ from kafkalog import MemoryRecords
 from kafkalog.cli import main
 from kafkalog.errors import KafkaLogError
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.topic import TopicPartition
 
 base, kind = Path(sys.argv[1]), sys.argv[2]

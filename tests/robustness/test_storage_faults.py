@@ -33,7 +33,7 @@ import numpy.typing as npt
 import pytest
 
 from kafkalog import _impl
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import (
     CorruptIndexError,
     IllegalArgumentError,

@@ -16,7 +16,7 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
-from kafkalog.config import LogConfig  # noqa: E402
+from kafkalog.config.log_config import LogConfig  # noqa: E402
 from kafkalog.fsutil import DirLock, clean_shutdown_marker_present  # noqa: E402
 from kafkalog.record import MemoryRecords  # noqa: E402
 from kafkalog.spark import compact, stats  # noqa: E402

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.tools.partition_dir import PartitionDir

@@ -15,11 +15,11 @@ import pytest
 
 from kafkalog import _core_py
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.clients.partitioner import murmur2, partition_for_key, partitions_for_keys
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import KafkaLogError, KafkaStorageError, OffsetOutOfRangeError
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.partitioner import murmur2, partition_for_key, partitions_for_keys
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.topic import TopicPartition

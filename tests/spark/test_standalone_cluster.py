@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("pyspark", reason="the spark extra is not installed")
 pytest.importorskip("moto.server", reason="moto[server] is not installed")
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.remote.upload import upload_aiven
 from kafkalog.spark.standalone import StandaloneCluster, StandaloneClusterError

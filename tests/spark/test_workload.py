@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from kafkalog.clients.partitioner import partition_for_key
 from kafkalog.errors import IllegalStateError
 from kafkalog.log import Log
-from kafkalog.partitioner import partition_for_key
 from kafkalog.spark.workload import TOPICS, write_workload
 from kafkalog.tools.partition_dir import PartitionDir
 from kafkalog.tools.stats import partition_stats

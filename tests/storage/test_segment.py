@@ -24,7 +24,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.checkpoint import EpochEntry, LeaderEpochCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import CorruptIndexError, IllegalArgumentError, LogSegmentOffsetOverflowError, ReadOnlyError
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet, LogOffsetPosition, TimestampAndOffset

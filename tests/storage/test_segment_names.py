@@ -23,11 +23,11 @@ from types import ModuleType
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import IllegalArgumentError, KafkaLogError
 from kafkalog.filenames import offset_from_file, offset_from_file_name
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.stats import partition_stats
 from kafkalog.tools.verify import Severity, verify_partition

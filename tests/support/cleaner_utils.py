@@ -21,7 +21,7 @@ from kafkalog.cleaner import Cleaner
 from kafkalog.cleaner.manager import LogCleaningAbortedError, LogToClean
 from kafkalog.cleaner.offset_map import OffsetMap
 from kafkalog.cleaner.throttler import Throttler
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.scheduler import MockTime

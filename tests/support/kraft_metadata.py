@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords

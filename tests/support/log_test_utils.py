@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog import MemoryRecords
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.fetch import LogOffsetMetadata
 from kafkalog.file_message_set import FileMessageSet
 from kafkalog.filenames import index_filename, log_filename, time_index_filename

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import kafkalog
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
-from kafkalog.manager import (
+from kafkalog.manager.log_manager import (
     LogManager,
 )
 from kafkalog.record import MemoryRecords
@@ -86,7 +86,7 @@ def materialize_indexes(log: Log) -> None:
 
 HOLD_LOCK = textwrap.dedent("""
     import sys
-    from kafkalog.manager import LogManager
+    from kafkalog.manager.log_manager import LogManager
     manager = LogManager(sys.argv[1])
     print("locked", len(manager.all_logs()), flush=True)
     sys.stdin.readline()

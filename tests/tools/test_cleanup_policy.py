@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from kafkalog.config_def import ConfigError
+from kafkalog.config.config_def import ConfigError
 from kafkalog.log import Log
 from kafkalog.tools.cleanup_policy import CleanupDecision, decide_cleanup, raft_log
 from kafkalog.tools.cluster_metadata import MetadataLogs

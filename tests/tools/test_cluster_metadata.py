@@ -1,5 +1,5 @@
 """Replaying a KRaft metadata log into topics and effective topic configs (kafkalog.tools.cluster_metadata),
-and reading a partition's ``partition.metadata`` (kafkalog.partition_metadata)."""
+and reading a partition's ``partition.metadata`` (kafkalog.manager.partition_metadata)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,16 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import CorruptCheckpointError
-from kafkalog.config import ALL_SERVER_CONFIG_SYNONYMS, SERVER_CONFIG_SYNONYMS, ConfigSynonym, hours_to_milliseconds
+from kafkalog.config.log_config import (
+    ALL_SERVER_CONFIG_SYNONYMS,
+    SERVER_CONFIG_SYNONYMS,
+    ConfigSynonym,
+    hours_to_milliseconds,
+)
 from kafkalog.errors import MetadataLogError
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
-from kafkalog.partition_metadata import read_partition_metadata
+from kafkalog.manager.log_manager import LogManager
+from kafkalog.manager.partition_metadata import read_partition_metadata
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.cluster_metadata import (
     ConfigEntry,

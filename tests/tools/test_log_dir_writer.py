@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.filenames import CLEAN_SHUTDOWN_FILE
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords

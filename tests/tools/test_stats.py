@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.log_dir_writer import LogDirWriter
 from kafkalog.tools.stats import PartitionStats, partition_stats

@@ -24,9 +24,9 @@ from types import ModuleType
 import pytest
 
 from kafkalog.checkpoint import RECOVERY_POINT_CHECKPOINT_FILE, OffsetCheckpoint
-from kafkalog.config import LogConfig
+from kafkalog.config.log_config import LogConfig
 from kafkalog.dir_layout import NotAPartitionDirError
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import MemoryRecords
 from kafkalog.tools.partition_dir import classify_dir
 from kafkalog.tools.verify import Severity, iter_findings, verify_log_dir, verify_partition

@@ -22,7 +22,7 @@ fsspec = pytest.importorskip("fsspec")
 
 from kafkalog import MemoryRecords, _impl  # noqa: E402
 from kafkalog.cli import main  # noqa: E402
-from kafkalog.config import LogConfig  # noqa: E402
+from kafkalog.config.log_config import LogConfig  # noqa: E402
 from kafkalog.dir_layout import NotAPartitionDirError  # noqa: E402
 from kafkalog.errors import (  # noqa: E402
     KafkaLogError,

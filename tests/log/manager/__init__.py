@@ -1,1 +1,2 @@
-"""Tests of kafkalog.manager.LogManager (Kafka's LogManagerTest and the port's own), with the fixtures they share."""
+"""Tests of kafkalog.manager.log_manager.LogManager (Kafka's LogManagerTest and the port's own), with the fixtures they
+share."""

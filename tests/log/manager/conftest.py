@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import LogConfig
-from kafkalog.manager import (
+from kafkalog.config.log_config import LogConfig
+from kafkalog.manager.log_manager import (
     LogManager,
 )
 from kafkalog.scheduler import MockTime

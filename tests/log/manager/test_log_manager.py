@@ -70,7 +70,7 @@ from kafkalog.errors import (
     OffsetOutOfRangeError,
 )
 from kafkalog.log import Log
-from kafkalog.manager import (
+from kafkalog.manager.log_manager import (
     INITIAL_TASK_DELAY_MS,
     LogManager,
 )
@@ -303,7 +303,7 @@ def test_two_log_managers_using_same_dir_fails(manager: LogManager, log_dir: Pat
 _TRY_OPEN = textwrap.dedent("""
     import sys
     from kafkalog.errors import KafkaStorageError
-    from kafkalog.manager import LogManager
+    from kafkalog.manager.log_manager import LogManager
     try:
         manager = LogManager(sys.argv[1])
     except KafkaStorageError as e:

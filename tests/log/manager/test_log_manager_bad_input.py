@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import LogConfig
-from kafkalog.config_def import ConfigError
+from kafkalog.config.config_def import ConfigError
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import (
     InvalidRecordError,
     KafkaLogError,
@@ -26,7 +26,7 @@ from kafkalog.errors import (
     RecordTooLargeError,
 )
 from kafkalog.log import Log
-from kafkalog.manager import (
+from kafkalog.manager.log_manager import (
     LogManager,
 )
 from kafkalog.record import MemoryRecords

@@ -1,5 +1,5 @@
 """Kafka 3.8.0's LogManagerTest cases about deletion, directories and shutdown, and about configuration
-changes, against :class:`kafkalog.manager.LogManager` (managers and fixtures in this folder's
+changes, against :class:`kafkalog.manager.log_manager.LogManager` (managers and fixtures in this folder's
 ``conftest.py``).
 """
 
@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from kafkalog.config import LogConfig
-from kafkalog.config_def import ConfigError
+from kafkalog.config.config_def import ConfigError
+from kafkalog.config.log_config import LogConfig
 from kafkalog.errors import (
     KafkaLogError,
     KafkaStorageError,
 )
 from kafkalog.log import Log
-from kafkalog.manager import INITIAL_TASK_DELAY_MS, LogManager, wait_for_all_to_complete
-from kafkalog.meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED
+from kafkalog.manager.log_manager import INITIAL_TASK_DELAY_MS, LogManager, wait_for_all_to_complete
+from kafkalog.manager.meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED
 from kafkalog.scheduler import SYSTEM_TIME, KafkaScheduler, MockTime
 from kafkalog.topic import TopicPartition, parse_topic_partition_name
 from tests.support.manager_utils import (

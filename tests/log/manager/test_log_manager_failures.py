@@ -25,7 +25,7 @@ from kafkalog.checkpoint import CLEANER_OFFSET_CHECKPOINT_FILE, LEADER_EPOCH_CHE
 from kafkalog.errors import KafkaStorageError
 from kafkalog.fsutil import DirLock
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import ControlRecordType
 from kafkalog.scheduler import MockTime
 from kafkalog.topic import TopicPartition

@@ -1,7 +1,7 @@
 """What kafkalog writes into a stopped broker's log dir for the broker to serve (kafkalog to broker).
 
-kafkalog's :class:`~kafkalog.manager.LogManager` opens the broker's log dir (its ``meta.properties``, the KRaft
-metadata log it leaves alone, the checkpoints it keeps) and appends, as a leader, to a partition the broker
+kafkalog's :class:`~kafkalog.manager.log_manager.LogManager` opens the broker's log dir (its ``meta.properties``, the
+KRaft metadata log it leaves alone, the checkpoints it keeps) and appends, as a leader, to a partition the broker
 created (so its topic id, ``partition.metadata`` and the KRaft records exist): batches of every codec, keys,
 headers and null values, an idempotent producer's appends, transactions that commit and that abort, interleaved,
 with the coordinator's markers, rolls, tombstones, and one compaction by kafkalog's cleaner (a cleaned segment
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kafkalog.log import Log
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.record import ControlRecordType, EndTransactionMarker, MemoryRecords
 from kafkalog.topic import TopicPartition
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from tests.oracle.broker.clients import Row, library_rows
 from tests.oracle.broker.conftest import ISOLATIONS, BrokerRun
 from tests.oracle.broker.workloads import CODECS

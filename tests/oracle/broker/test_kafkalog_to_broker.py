@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 
 from kafkalog.cli import main
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.topic import TopicPartition
 from tests.oracle.broker.broker import ROOT, KafkaBroker
 from tests.oracle.broker.clients import (

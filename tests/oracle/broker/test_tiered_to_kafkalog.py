@@ -25,7 +25,7 @@ import pytest
 
 from kafkalog.cli import main
 from kafkalog.log.consumer_view import ConsumerView, IsolationLevel
-from kafkalog.manager import LogManager
+from kafkalog.manager.log_manager import LogManager
 from kafkalog.topic import TopicPartition
 from tests.oracle.broker.clients import Row, library_rows
 from tests.oracle.broker.conftest import ISOLATIONS, TieredRun

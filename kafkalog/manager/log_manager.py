@@ -55,27 +55,25 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ._common import INT64_MAX
-from .checkpoint import (
+from .._common import INT64_MAX
+from ..checkpoint import (
     LOG_START_OFFSET_CHECKPOINT_FILE,
     RECOVERY_POINT_CHECKPOINT_FILE,
     OffsetCheckpoint,
 )
-from .config import LogConfig
-from .errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
-from .filenames import CLEAN_SHUTDOWN_FILE
-from .fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
-from .log import Log
-from .log.producer_state_wiring import (
+from ..config.log_config import LogConfig
+from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from ..filenames import CLEAN_SHUTDOWN_FILE
+from ..fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
+from ..log import Log
+from ..log.producer_state_wiring import (
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
     DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
 )
-from .log_dir_failure_channel import LogDirFailureChannel, io_failure
-from .manager_configs import LogManagerConfigs
-from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
-from .producer_state import ProducerStateManagerConfig
-from .scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
-from .topic import (
+from ..log_dir_failure_channel import LogDirFailureChannel, io_failure
+from ..producer_state import ProducerStateManagerConfig
+from ..scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, SchedulerStateError, Time
+from ..topic import (
     CLUSTER_METADATA_TOPIC_NAME,
     DELETE_DIR_SUFFIX,
     FUTURE_DIR_SUFFIX,
@@ -89,11 +87,13 @@ from .topic import (
     parse_topic_partition_name,
     validate_topic,
 )
+from .configs import LogManagerConfigs
+from .meta_properties import DIRECTORY_ID_LOST, DIRECTORY_ID_UNASSIGNED, read_directory_id
 
 if TYPE_CHECKING:
-    from .cleaner import LogCleaner
-    from .cleaner.config import CleanerConfig
-    from .cleaner.stats import CleanerStats
+    from ..cleaner import LogCleaner
+    from ..cleaner.config import CleanerConfig
+    from ..cleaner.stats import CleanerStats
 
 __all__ = ["LogManager", "wait_for_all_to_complete"]
 
@@ -269,7 +269,7 @@ class LogManager(LogManagerConfigs):
                 raise storage_error(e, "Error while loading the logs of " + ", ".join(map(str, self.log_dirs))) from e
             raise
         if cleaner_config is not None and cleaner_config.enable_cleaner and not read_only:
-            from .cleaner import LogCleaner
+            from ..cleaner import LogCleaner
 
             self.cleaner = LogCleaner(cleaner_config, list(self.log_dirs), self.logs_by_topic_partition,
                                       time=self.time, log_dir_failure_channel=self.log_dir_failure_channel)
@@ -873,8 +873,8 @@ class LogManager(LogManagerConfigs):
         """The log of ``topic_partition``, created if it does not exist (Kafka: ``getOrCreateLog``).
 
         A new log goes to the directory whose id is ``target_log_directory_id`` (unless that is
-        :data:`~kafkalog.meta_properties.DIRECTORY_ID_UNASSIGNED`,
-        :data:`~kafkalog.meta_properties.DIRECTORY_ID_LOST` or no live directory's id), else to the
+        :data:`~kafkalog.manager.meta_properties.DIRECTORY_ID_UNASSIGNED`,
+        :data:`~kafkalog.manager.meta_properties.DIRECTORY_ID_LOST` or no live directory's id), else to the
         directories holding the fewest logs, trying the next when one fails.  It gets ``config``, or the
         topic's configuration; a config change while it is created is applied to it (the
         ``initializingLog`` / ``finishedInitializingLog`` bracket of Kafka's ``Partition``).
@@ -1053,8 +1053,8 @@ class LogManager(LogManagerConfigs):
                                            f"{','.join(self.config_for(topic).cleanup_policy)}, not compact")
         cleaner = self._cleaner_in_use()
         if cleaner is None:
-            from .cleaner import LogCleaner
-            from .cleaner.config import CleanerConfig
+            from ..cleaner import LogCleaner
+            from ..cleaner.config import CleanerConfig
 
             with self._lock:
                 if self._compactor is None:

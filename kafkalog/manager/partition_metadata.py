@@ -25,9 +25,9 @@ import os
 import re
 from pathlib import Path
 
-from ._common import INT32_MAX, INT32_MIN
-from .checkpoint import CorruptCheckpointError
-from .fsutil import open_regular
+from .._common import INT32_MAX, INT32_MIN
+from ..checkpoint import CorruptCheckpointError
+from ..fsutil import open_regular
 from .meta_properties import parse_uuid
 
 __all__ = ["PARTITION_METADATA_FILE", "ZERO_TOPIC_ID", "read_partition_metadata"]

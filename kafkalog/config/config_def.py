@@ -2,7 +2,7 @@
 validators, and the error they raise.
 
 Port of the parts of ``clients/src/main/java/org/apache/kafka/common/config/ConfigDef.java`` (Apache Kafka,
-tag 3.8.0) that :class:`~kafkalog.config.LogConfig` and :class:`~kafkalog.cleaner.config.CleanerConfig`
+tag 3.8.0) that :class:`~kafkalog.config.log_config.LogConfig` and :class:`~kafkalog.cleaner.config.CleanerConfig`
 use: ``ConfigDef.parseType`` (:func:`parse_type`), ``ConfigDef.Range.atLeast`` / ``Range.between``,
 ``ValidString.in`` and ``ValidList.in``, and ``ConfigException`` (:class:`ConfigError`).  The property
 tables themselves, and the validators only one property has, live with the configuration they belong to.
@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from .errors import KafkaLogError
+from .._common import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from ..errors import KafkaLogError
 
 __all__ = ["ConfigError", "Validator", "at_least", "between", "parse_type", "valid_list", "valid_string"]
 

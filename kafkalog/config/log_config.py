@@ -10,7 +10,7 @@ A ``LogConfig`` is one immutable set of values, one per property below, in Kafka
 property has a default; a caller passes only the ones it changes, as ``int``/``float``/``bool``/``str``
 values or as the strings Kafka reads from a properties file (``"1073741824"``, ``"true"``,
 ``"delete,compact"``).  Values are parsed and checked exactly as Kafka's ``ConfigDef`` does, and anything
-Kafka would refuse raises :class:`~kafkalog.config_def.ConfigError` naming the property and the value.
+Kafka would refuse raises :class:`~kafkalog.config.config_def.ConfigError` naming the property and the value.
 
 ===================================  ==================  ==========================  ===================================
 property                             default             valid                       attribute
@@ -83,7 +83,7 @@ Where this port follows Kafka 3.8 instead of 0.10.1, and why:
 
 Where it differs from both, deliberately:
 
-* unknown property names raise :class:`~kafkalog.config_def.ConfigError` in the constructor too, not only in
+* unknown property names raise :class:`~kafkalog.config.config_def.ConfigError` in the constructor too, not only in
   :meth:`LogConfig.validate_names`.  Kafka's ``AbstractConfig`` keeps unknown names as unused originals and
   logs them; a Python caller gets no such log line, so a misspelt ``segment.byte`` would silently change
   nothing;
@@ -109,7 +109,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
-from ._common import (
+from .._common import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -119,9 +119,9 @@ from ._common import (
     MAGIC_V2,
     RECORD_OVERHEAD_V0,
 )
+from ..record.compression import CompressionType
+from ..record.types import TimestampType
 from .config_def import ConfigError, Validator, at_least, between, parse_type, valid_list, valid_string
-from .record.compression import CompressionType
-from .record.types import TimestampType
 
 __all__ = [
     "BrokerCompressionType",
@@ -597,7 +597,7 @@ def _format_value(value: object) -> str:
 
 
 def _check_names(props: Mapping[Any, Any]) -> None:
-    """Raise :class:`~kafkalog.config_def.ConfigError` naming every key of ``props`` that is not a property."""
+    """Raise :class:`~kafkalog.config.config_def.ConfigError` naming every key of ``props`` that is not a property."""
     unknown = sorted(str(name) for name in props if not isinstance(name, str) or name not in _KEYS)
     if unknown:
         noun = "name" if len(unknown) == 1 else "names"

@@ -23,8 +23,8 @@ import binascii
 import os
 from pathlib import Path
 
-from .errors import KafkaStorageError
-from .fsutil import read_regular
+from ..errors import KafkaStorageError
+from ..fsutil import read_regular
 
 __all__ = ["DIRECTORY_ID_LOST", "DIRECTORY_ID_PROP", "DIRECTORY_ID_UNASSIGNED", "META_PROPERTIES_FILE",
            "parse_uuid", "read_directory_id", "read_properties"]

@@ -1,4 +1,4 @@
-"""LogManagerConfigs: the topic configs of a :class:`~kafkalog.manager.LogManager` - the broker's defaults,
+"""LogManagerConfigs: the topic configs of a :class:`~kafkalog.manager.log_manager.LogManager` - the broker's defaults,
 each topic's overrides, and how a change reaches the live logs.
 
 Port of the config methods of ``core/src/main/scala/kafka/log/LogManager.scala`` (Apache Kafka, tag 3.8.0):
@@ -9,10 +9,10 @@ KAFKA-8813).  A broker reads topic overrides from its ``ConfigRepository`` (ZooK
 log); a library has none, so the manager is its own repository: ``topic_configs`` given to the constructor,
 changed with :meth:`~LogManagerConfigs.update_topic_config`.
 
-A mixin of :class:`~kafkalog.manager.LogManager`: the methods are the manager's own
+A mixin of :class:`~kafkalog.manager.log_manager.LogManager`: the methods are the manager's own
 (``manager.update_topic_config(...)``), kept in their own file as one concern; :class:`_ConfiguredManager`
 names what they use of the manager.  Invariant: a log's config is always the current defaults with its
-topic's overrides laid over them (or the whole :class:`~kafkalog.config.LogConfig` given for the topic).
+topic's overrides laid over them (or the whole :class:`~kafkalog.config.log_config.LogConfig` given for the topic).
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .config import LogConfig
-from .topic import TopicPartition, validate_topic
+from ..config.log_config import LogConfig
+from ..topic import TopicPartition, validate_topic
 
 if TYPE_CHECKING:
-    from .log import Log
+    from ..log import Log
 
 __all__ = ["LogManagerConfigs"]
 
 
 class _ConfiguredManager(Protocol):
-    """What the config methods use of their manager (:class:`~kafkalog.manager.LogManager`)."""
+    """What the config methods use of their manager (:class:`~kafkalog.manager.log_manager.LogManager`)."""
 
     _lock: threading.RLock
     _current_default_config: LogConfig
@@ -51,7 +51,7 @@ class _ConfiguredManager(Protocol):
 
 
 class LogManagerConfigs:
-    """The config methods of :class:`~kafkalog.manager.LogManager` (a mixin; see the module docstring)."""
+    """The config methods of :class:`~kafkalog.manager.log_manager.LogManager` (a mixin; see the module docstring)."""
 
     @property
     def current_default_config(self: _ConfiguredManager) -> LogConfig:
