@@ -49,6 +49,7 @@ tour: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check kafkalog tests docs
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/cython-lint kafkalog/_core.pyx kafkalog/_core_pyx/*.pxi
+	$(VENV)/bin/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(PY) -m mypy

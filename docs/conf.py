@@ -51,6 +51,7 @@ extensions = [
     "kafkalog_tour",
     "kafkalog_i18n",
     "kafkalog_tables",
+    "kafkalog_layers",
 ]
 
 exclude_patterns = ["_build", "_generated/*.tmp"]

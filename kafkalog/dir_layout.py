@@ -23,8 +23,7 @@ from .checkpoint import (
     REPLICATION_OFFSET_CHECKPOINT_FILE,
 )
 from .errors import KafkaLogError
-from .filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX
-from .manager.meta_properties import META_PROPERTIES_FILE
+from .filenames import CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, META_PROPERTIES_FILE, SWAP_FILE_SUFFIX
 
 __all__ = [
     "OFFSET_CHECKPOINTS",

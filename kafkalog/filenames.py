@@ -8,8 +8,9 @@ first: ``.cleaned`` (cleaner output in progress), ``.swap`` (ready to be swapped
 the offset they were taken at (``<offset>.snapshot``), so completing an interrupted swap deletes those
 inside the swapped range with the replaced segments' files, as Kafka's loader does.
 
-A log dir's root holds two files of the broker's besides its checkpoints (whose names sit with their
-format in :mod:`kafkalog.checkpoint`): ``.lock``, the file a broker locks to own the dir (Kafka:
+A log dir's root holds three files of the broker's besides its checkpoints (whose names sit with their
+format in :mod:`kafkalog.checkpoint`): ``meta.properties``, the broker's identity and the dir's id (read by
+:mod:`kafkalog.manager.meta_properties`), ``.lock``, the file a broker locks to own the dir (Kafka:
 ``LogManager.LockFile`` in 0.10.1.1, ``LogManager.LockFileName`` in 3.8.0), and ``.kafka_cleanshutdown``,
 the marker a clean shutdown leaves (Kafka: ``Log.CleanShutdownFile`` in 0.10.1.1,
 ``CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME`` in 3.8.0).
@@ -29,6 +30,7 @@ __all__ = [
     "DELETED_FILE_SUFFIX",
     "INDEX_FILE_SUFFIX",
     "LOCK_FILE",
+    "META_PROPERTIES_FILE",
     "LOG_FILE_SUFFIX",
     "PRODUCER_SNAPSHOT_FILE_SUFFIX",
     "SWAP_FILE_SUFFIX",
@@ -61,6 +63,8 @@ PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 #: The file in a log dir's root that the owning process holds an exclusive lock on.
 LOCK_FILE = ".lock"
+#: The broker's identity file in a log dir (Kafka: ``MetaPropertiesEnsemble.META_PROPERTIES_NAME``).
+META_PROPERTIES_FILE = "meta.properties"
 
 
 def filename_prefix_from_offset(offset: int) -> str:

@@ -119,10 +119,6 @@ class TransactionalLog(SegmentedLog, Protocol):
 _S = TypeVar("_S", bound=_SeekableSegment)
 _F = TypeVar("_F")
 
-#: How the snapshot chosen is read: ``(file, size or None, current_time_ms, expiration_ms)`` to the
-#: transactions it leaves open (a local file: :func:`read_snapshot_file_transactions`).
-SnapshotReader = Callable[[_F, "int | None", int, int], "SnapshotTransactions"]
-
 logger = logging.getLogger(__name__)
 
 __all__ = ["ProducerBatch", "SegmentedLog", "TransactionState", "TransactionalLog", "first_unstable_offset",
@@ -298,10 +294,10 @@ class TransactionState:
             log.producer_state_manager.producer_state_manager_config.producer_id_expiration_ms)
 
     @classmethod
-    def in_place(cls, snapshots: Iterable[tuple[int, _F, int | None]], read_snapshot: SnapshotReader[_F],
-                 segments: Sequence[_S], index_entries: Callable[[_S], Iterable[npt.NDArray[Any]]],
-                 log_start_offset: int, log_end_offset: int, where: object, current_time_ms: int,
-                 expiration_ms: int) -> TransactionState:
+    def in_place(cls, snapshots: Iterable[tuple[int, _F, int | None]],
+                 read_snapshot: Callable[[_F, int | None, int, int], SnapshotTransactions], segments: Sequence[_S],
+                 index_entries: Callable[[_S], Iterable[npt.NDArray[Any]]], log_start_offset: int,
+                 log_end_offset: int, where: object, current_time_ms: int, expiration_ms: int) -> TransactionState:
         """The state of a partition read in place, wherever its files lie (a local read-only log:
         :meth:`read_in_place`; a dir at a URL: :meth:`UrlPartition.transactions
         <kafkalog.urls.partition.UrlPartition.transactions>`): the one choice of where its transactions are read
@@ -500,7 +496,8 @@ def read_snapshot_file_transactions(path: Path, size: int | None, current_time_m
         return read_snapshot_transactions(read, length, str(path), current_time_ms, expiration_ms)
 
 
-def newest_snapshot_transactions(snapshots: Iterable[tuple[int, _F, int | None]], read: SnapshotReader[_F],
+def newest_snapshot_transactions(snapshots: Iterable[tuple[int, _F, int | None]],
+                                 read: Callable[[_F, int | None, int, int], SnapshotTransactions],
                                  first_segment_offset: int | None, log_end_offset: int, where: object,
                                  current_time_ms: int, expiration_ms: int) -> tuple[int, SnapshotTransactions] | None:
     """The newest producer snapshot of a partition read in place that a replay can start from, and the

@@ -24,13 +24,12 @@ import os
 from pathlib import Path
 
 from ..errors import KafkaStorageError
+from ..filenames import META_PROPERTIES_FILE
 from ..fsutil import read_regular
 
 __all__ = ["DIRECTORY_ID_LOST", "DIRECTORY_ID_PROP", "DIRECTORY_ID_UNASSIGNED", "META_PROPERTIES_FILE",
            "parse_uuid", "read_directory_id", "read_properties"]
 
-#: The broker's identity file in a log dir (Kafka: ``MetaPropertiesEnsemble.META_PROPERTIES_NAME``).
-META_PROPERTIES_FILE = "meta.properties"
 #: The property of ``meta.properties`` holding the directory's id (Kafka: ``MetaProperties.DIRECTORY_ID_PROP``).
 DIRECTORY_ID_PROP = "directory.id"
 #: Kafka's ``DirectoryId.UNASSIGNED`` (``new Uuid(0, 0)``): a replica not yet placed in a directory.
