@@ -1,0 +1,217 @@
+"""kafkalog beside Kafka's own log layer on the JVM: the same work on the same data, in the same run (issue 32).
+
+Kafka's side of each row runs in its own JVM (:mod:`kafkalog.bench.kafka_jvm`: Kafka 4's jars, a broker's JVM
+options, the work run :data:`~kafkalog.bench.kafka_jvm.WARMUP_ROUNDS` times untimed, then timed in the JVM with
+``System.nanoTime`` around the work alone); kafkalog's side is a pytest-benchmark row of the compiled core.  Each
+ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  Without a JDK 17+ or Kafka's jars
+(``make oracle-jars``) the Kafka rows are skipped with the reason.
+
+* **leader append** (group ``log append 200k records + fsync``): the 200 batches of 1,000 records of
+  ``test_bench_log`` (none, lz4, zstd), as producers sent them, each appended to a fresh log with
+  ``UnifiedLog.appendAsLeader`` and the log then flushed (``flush(true)``: segment and indexes fsynced); kafkalog's
+  row is ``test_append_200k_records_fsync`` in ``test_bench_log.py``.
+* **one-record appends** (group ``log append 1-record batches``): 20,000 appends of a one-record batch to a fresh
+  log, no flush; kafkalog's row is ``test_append_one_record_batches``.
+* **read a partition** (group ``read a 200k-record partition beside Kafka``): the 200,000-record log of
+  ``test_bench_read`` (six segments of 4 MiB), written by kafkalog and closed; kafkalog reads it with
+  ``Log.records()``, Kafka a copy of it with ``UnifiedLog.read`` from each next offset (1 MiB a read, the
+  consumer's ``max.partition.fetch.bytes``) and every record of every batch iterated as Kafka's consumer does
+  (``streamingIterator`` over a cached ``BufferSupplier``).  Both touch offset, timestamp, key, value and headers;
+  both sides' record counts and a digest of what they read must agree.
+* **index lookups** (group ``offset index lookups beside Kafka``): 100,000 lookups at random offsets in a full
+  10 MiB offset index (1,310,720 entries), ``OffsetIndex.lookup`` each, opened read-only on both sides; the
+  offsets and positions found must agree.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import struct
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kafkalog import MemoryRecords
+from kafkalog.bench.kafka_jvm import JVM_CLOCK, WARMUP_ROUNDS, KafkaJvm, replay
+from kafkalog.bench.test_bench_log import (  # noqa: F401 (fixtures)
+    ISSUE_BATCHES,
+    ISSUE_RECORDS,
+    ISSUE_ROUNDS,
+    SMALL_APPENDS,
+    SMALL_ROUNDS,
+    issue_batches,
+    one_record_batch,
+)
+from kafkalog.bench.test_bench_read import BASE_TIMESTAMP, PER_BATCH, RECORDS, SEGMENT_BYTES, _record
+from kafkalog.config import LogConfig
+from kafkalog.index import OffsetIndex
+from kafkalog.log import Log
+from kafkalog.scheduler import MockTime
+
+READ_GROUP = "read a 200k-record partition beside Kafka"
+LOOKUP_GROUP = "offset index lookups beside Kafka"
+#: A consumer's ``max.partition.fetch.bytes`` default: what one read of Kafka's side asks for.
+FETCH_BYTES = 1 << 20
+READ_ROUNDS = 10
+INDEX_ENTRIES = (10 << 20) // 8
+LOOKUPS = 100_000
+LOOKUP_ROUNDS = 10
+
+
+def _write(path: Path, batches: list[bytes]) -> Path:
+    path.write_bytes(b"".join(batches))
+    return path
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+@pytest.mark.parametrize("codec", ["none", "lz4", "zstd"])
+def test_append_200k_records_fsync_kafka(benchmark: Any, kafka: KafkaJvm, throughput: Callable[..., None],
+                                         tmp_path: Path, issue_batches: dict[str, list[bytes]],  # noqa: F811
+                                         codec: str) -> None:
+    """Kafka's ``UnifiedLog.appendAsLeader`` of the 200 batches, then ``flush(true)``."""
+    if codec not in issue_batches:
+        pytest.skip(f"test_bench_log builds no {codec} batches")
+    batches = issue_batches[codec]
+    result = kafka.run("append", _write(tmp_path / "batches", batches), tmp_path / "work", 1, WARMUP_ROUNDS,
+                       ISSUE_ROUNDS)
+    assert result["check"]["log_end_offset"] == ISSUE_BATCHES * ISSUE_RECORDS
+    assert result["check"]["size"] == sum(map(len, batches))  # every batch kept as sent (offsets aside)
+    benchmark.group = "log append 200k records + fsync"
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, f"kafka/logappend200k/{codec}", records=ISSUE_BATCHES * ISSUE_RECORDS)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_append_one_record_batches_kafka(benchmark: Any, kafka: KafkaJvm, throughput: Callable[..., None],
+                                         tmp_path: Path, one_record_batch: bytes) -> None:  # noqa: F811
+    """Kafka's ``UnifiedLog.appendAsLeader`` of 20,000 one-record batches."""
+    result = kafka.run("append", _write(tmp_path / "batches", [one_record_batch] * SMALL_APPENDS),
+                       tmp_path / "work", 0, WARMUP_ROUNDS, SMALL_ROUNDS)
+    assert result["check"] == {"log_end_offset": SMALL_APPENDS, "size": SMALL_APPENDS * len(one_record_batch)}
+    benchmark.group = "log append 1-record batches"
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, "kafka/logappend1", records=SMALL_APPENDS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading a partition
+
+
+def _digest(records: Any) -> tuple[int, int]:
+    """The count of ``records`` and the sum Kafka's side makes of them (offset, timestamp, header count, key and
+    value sizes, -1 for none)."""
+    count = total = 0
+    for r in records:
+        total += (r.offset + r.timestamp + len(r.headers) + (-1 if r.key is None else len(r.key))
+                  + (-1 if r.value is None else len(r.value)))
+        count += 1
+    return count, total
+
+
+@pytest.fixture(scope="module", params=["none", "lz4", "zstd"])
+def closed_log(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The log dir of ``test_bench_read``'s 200,000 records (the same records, batches and segment size),
+    written by kafkalog's leader appends and closed, so its indexes end at their last entry as a broker's do."""
+    codec = request.param
+    directory = tmp_path_factory.mktemp(f"kafka-read-{codec}") / "read-0"
+    mock = MockTime()
+    log = Log(directory, LogConfig({"segment.bytes": SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
+    rng = random.Random(18)
+    for b in range(RECORDS // PER_BATCH):
+        log.append(MemoryRecords.with_records([_record(rng, i) for i in range(b * PER_BATCH, (b + 1) * PER_BATCH)],
+                                              compression=codec))
+    log.close()
+    yield directory, codec
+
+
+def test_read_partition_kafkalog(benchmark: Any, compiled: ModuleType, closed_log: tuple[Path, str],
+                                 throughput: Callable[..., None]) -> None:
+    """``Log.records()`` over the whole partition, every record's fields read."""
+    directory, codec = closed_log
+    benchmark.group = f"{READ_GROUP} [{codec}]"
+    mock = MockTime()
+    with Log(directory, LogConfig({"segment.bytes": SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock,
+             read_only=True) as log:
+        count, digest = benchmark.pedantic(lambda: _digest(log.records()), rounds=READ_ROUNDS, warmup_rounds=1)
+    assert count == RECORDS
+    assert digest == sum(i + BASE_TIMESTAMP + i + 0 + 12 + 100 for i in range(RECORDS))
+    throughput(benchmark, f"kafka-read/records/{codec}/cython", records=RECORDS)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_read_partition_kafka(benchmark: Any, kafka: KafkaJvm, throughput: Callable[..., None],
+                              closed_log: tuple[Path, str], tmp_path: Path) -> None:
+    """Kafka's ``UnifiedLog.read`` loop over a copy of the same dir, every record iterated."""
+    directory, codec = closed_log
+    copy = tmp_path / directory.name
+    shutil.copytree(directory, copy)
+    result = kafka.run("read", copy, FETCH_BYTES, WARMUP_ROUNDS, READ_ROUNDS)
+    assert result["check"] == {"records": RECORDS,
+                               "digest": sum(i + BASE_TIMESTAMP + i + 0 + 12 + 100 for i in range(RECORDS))}
+    benchmark.group = f"{READ_GROUP} [{codec}]"
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, f"kafka/read/{codec}", records=RECORDS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Index lookups
+
+
+@pytest.fixture(scope="module")
+def full_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray, int]:
+    """A full 10 MiB offset index (relative offsets 0, 10, 20, ..., positions 1,024 bytes apart: a broker's
+    entries for 10-record batches with ``index.interval.bytes`` at 1 KiB) at base offset 1,000,000; 100,000
+    random target offsets within it (as int64); and the sum of the offsets and positions their lookups find."""
+    base = 1_000_000
+    path = tmp_path_factory.mktemp("kafka-lookup") / f"{base:020d}.index"
+    entries = np.zeros(INDEX_ENTRIES, dtype=[("relative", ">i4"), ("position", ">i4")])
+    entries["relative"] = np.arange(INDEX_ENTRIES, dtype=np.int64) * 10
+    entries["position"] = np.arange(INDEX_ENTRIES, dtype=np.int64) * 1024
+    path.write_bytes(entries.tobytes())
+    rng = np.random.default_rng(32)
+    targets = base + rng.integers(0, INDEX_ENTRIES * 10, LOOKUPS, dtype=np.int64)
+    slots = (targets - base) // 10
+    expected = int((base + slots * 10).sum() + (slots * 1024).sum())
+    return path, targets, expected
+
+
+def _lookups(index: OffsetIndex, targets: list[int]) -> int:
+    total = 0
+    lookup = index.lookup
+    for target in targets:
+        found = lookup(target)
+        total += found.offset + found.position
+    return total
+
+
+def test_index_lookups_kafkalog(benchmark: Any, compiled: ModuleType, full_index: tuple[Path, np.ndarray, int],
+                                throughput: Callable[..., None]) -> None:
+    """``OffsetIndex.lookup`` of each target, the index opened read-only."""
+    path, targets, expected = full_index
+    benchmark.group = LOOKUP_GROUP
+    index = OffsetIndex(path, 1_000_000, writable=False)
+    try:
+        as_ints = targets.tolist()
+        assert benchmark.pedantic(_lookups, args=(index, as_ints), rounds=LOOKUP_ROUNDS, warmup_rounds=1) == expected
+    finally:
+        index.close()
+    throughput(benchmark, "kafka-lookup/cython", records=LOOKUPS)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_index_lookups_kafka(benchmark: Any, kafka: KafkaJvm, throughput: Callable[..., None],
+                             full_index: tuple[Path, np.ndarray, int], tmp_path: Path) -> None:
+    """Kafka's ``OffsetIndex.lookup`` of the same targets in the same file, opened read-only."""
+    path, targets, expected = full_index
+    targets_file = tmp_path / "targets"
+    targets_file.write_bytes(struct.pack(f">{len(targets)}q", *targets.tolist()))
+    result = kafka.run("lookup", path, 1_000_000, targets_file, WARMUP_ROUNDS, LOOKUP_ROUNDS)
+    assert result["check"] == {"lookups": LOOKUPS, "digest": expected}
+    benchmark.group = LOOKUP_GROUP
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, "kafka/lookup", records=LOOKUPS)
