@@ -1,8 +1,9 @@
 """Kafka's own log layer on the JVM, run beside kafkalog's benchmark rows on the same data in the same run.
 
-``jvm/KafkaLogBench.java`` (shipped with the benchmarks) does a row's work with Kafka's classes (``UnifiedLog``,
-``OffsetIndex``) and times it inside its JVM; this module finds a JDK and Kafka's jars, compiles the program once
-per source and jar set, runs one command of it and reads back its timings.  Java is a benchmark-time tool only:
+The Java program in ``jvm/`` (shipped with the benchmarks; ``KafkaLogBench`` its entry point) does a row's work
+with Kafka's classes (``UnifiedLog``, ``OffsetIndex``, ...) and times it inside its JVM; this module finds a JDK
+and Kafka's jars, compiles the program once per source and jar set, runs one command of it and reads back its
+timings.  Java is a benchmark-time tool only:
 without ``java``/``javac`` (17 or newer) or the jars, :func:`find` says why and the rows that need Kafka are
 skipped with that note.
 
@@ -46,8 +47,8 @@ JVM_OPTIONS: tuple[str, ...] = ("-Xms1g", "-Xmx1g", "-server", "-XX:+UseG1GC", "
                                 "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true")
 #: Untimed runs of a row's whole work before its timed rounds: enough for C2 to compile the paths it takes.
 WARMUP_ROUNDS = 5
-#: The one Java source: a class in the default package, so it compiles and runs without a build tool.
-_SOURCE = "KafkaLogBench.java"
+#: The program's entry point: ``KafkaLogBench.main`` picks the command; each row's work may live in a class of its
+#: own beside it (every ``jvm/*.java``, in the default package, so it compiles and runs without a build tool).
 _MAIN_CLASS = "KafkaLogBench"
 #: The oldest Java the source is written for (switch expressions, ``var``, ``Stream.toList``).
 _JAVA_RELEASE = 17
@@ -71,22 +72,24 @@ class KafkaJvm:
 
     def compiled(self) -> Path:
         """The directory holding the compiled program, made once per source and jar set (by their digest)."""
-        source = resources.files("kafkalog.bench").joinpath("jvm", _SOURCE).read_bytes()
-        digest = hashlib.sha256(source + self.classpath().encode()).hexdigest()[:16]
+        sources = _sources()
+        digest = hashlib.sha256(b"".join(name.encode() + text for name, text in sources)
+                                + self.classpath().encode()).hexdigest()[:16]
         out = self.lib.parent / f"bench-{digest}"
         if (out / f"{_MAIN_CLASS}.class").is_file():
             return out
         staging = self.lib.parent / f"bench-{digest}.tmp-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        (staging / _SOURCE).write_bytes(source)
+        for name, text in sources:
+            (staging / name).write_bytes(text)
         done = subprocess.run([self.javac, "--release", str(_JAVA_RELEASE), "-nowarn", "-cp", self.classpath(),
-                               "-d", str(staging), str(staging / _SOURCE)], capture_output=True, text=True,
-                              timeout=300)
+                               "-d", str(staging), *(str(staging / name) for name, _ in sources)],
+                              capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
-            raise KafkaJvmError(f"javac failed on {_SOURCE} against Kafka {KAFKA_VERSION}'s jars in {self.lib}:\n"
-                                + _tail(done.stderr))
+            raise KafkaJvmError(f"javac failed on the benchmarks' Java sources against Kafka {KAFKA_VERSION}'s jars "
+                                f"in {self.lib}:\n" + _tail(done.stderr))
         try:
             staging.rename(out)
         except OSError:  # another run compiled it first: theirs is the same program
@@ -139,6 +142,12 @@ def replay(benchmark: Any, rounds_s: list[float]) -> None:
     benchmark.pedantic(one_round, rounds=len(rounds_s), iterations=1, warmup_rounds=0)
     benchmark.extra_info.update(kafka_version=KAFKA_VERSION, jvm_options=list(JVM_OPTIONS),
                                 jvm_warmup_rounds=WARMUP_ROUNDS)
+
+
+def _sources() -> list[tuple[str, bytes]]:
+    """The Java sources shipped in ``kafkalog/bench/jvm``, by name."""
+    folder = resources.files("kafkalog.bench").joinpath("jvm")
+    return sorted((entry.name, entry.read_bytes()) for entry in folder.iterdir() if entry.name.endswith(".java"))
 
 
 def _tail(text: str, lines: int = 20) -> str:
