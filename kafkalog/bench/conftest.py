@@ -125,6 +125,10 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "kafka-read/records/zstd/cython", "kafka/read/zstd", 1.0),
     ("100k lookups at random offsets in a 10 MiB offset index: OffsetIndex.lookup vs Kafka's "
      "OffsetIndex.lookup", "kafka-lookup/cython", "kafka/lookup", 1.0),
+    ("unclean open of a 1 GiB log with a torn tail, every segment recovered: Log(...) vs Kafka's UnifiedLog load",
+     "kafka-open/cython", "kafka/open", 1.0),
+    ("load a producer snapshot of 100k producers: Log(...) vs Kafka's ProducerStateManager load",
+     "kafka-snapshot/cython", "kafka/snapshot", 1.0),
     ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
     ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
     ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),

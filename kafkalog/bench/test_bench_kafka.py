@@ -21,6 +21,14 @@ ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  
 * **index lookups** (group ``offset index lookups beside Kafka``): 100,000 lookups at random offsets in a full
   10 MiB offset index (1,310,720 entries), ``OffsetIndex.lookup`` each, opened read-only on both sides; the
   offsets and positions found must agree.
+* **an unclean open** (group ``unclean open of a 1 GiB log with a torn tail``): 1 GiB of 1,000-record batches in
+  128 MiB segments, the last cut mid-batch before each round (and no producer snapshot), opened with recovery
+  point 0 and no clean shutdown, so every segment is recovered: ``Log(...)`` against ``UnifiedLog.create`` with
+  ``lastShutdownClean=false``; both end at the same log end offset.
+* **producer state** (group ``load a producer snapshot of 100k producers``): a cleanly closed log whose snapshot
+  holds 100,000 idempotent producers; ``Log(...)`` (the whole open) against Kafka's ``ProducerStateManager``
+  made over the dir and ``truncateAndReload`` (the producer state alone).  kafkalog keeps a snapshot's rows as
+  they were read and makes an entry when one is asked for; the check afterwards asks for all of them.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import random
 import shutil
 import struct
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -215,3 +224,163 @@ def test_index_lookups_kafka(benchmark: Any, kafka: KafkaJvm, throughput: Callab
     benchmark.group = LOOKUP_GROUP
     replay(benchmark, result["rounds_s"])
     throughput(benchmark, "kafka/lookup", records=LOOKUPS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# An unclean open
+
+
+OPEN_GROUP = "unclean open of a 1 GiB log with a torn tail"
+OPEN_BYTES = 1 << 30
+OPEN_SEGMENT_BYTES = 128 << 20
+OPEN_ROUNDS = 5
+
+
+@dataclass(frozen=True)
+class TornLog:
+    """A log dir of about 1 GiB of 1,000-record batches in 128 MiB segments, closed cleanly, and what tears it: its
+    last segment file, the bytes of it that are whole, and the first half of a batch, written after them before
+    each round (as a crash mid-write leaves it)."""
+
+    dir: Path
+    last_segment: Path
+    valid_bytes: int
+    torn: bytes
+    log_end_offset: int
+
+    def tear(self) -> None:
+        """The torn tail put back, and the producer snapshots removed, so each round recovers the same log."""
+        with open(self.last_segment, "r+b") as f:
+            f.truncate(self.valid_bytes)
+            f.seek(self.valid_bytes)
+            f.write(self.torn)
+        for snapshot in self.dir.glob("*.snapshot"):
+            snapshot.unlink()
+
+
+def _torn_copy(log: TornLog, to: Path) -> TornLog:
+    shutil.copytree(log.dir, to)
+    return TornLog(to, to / log.last_segment.name, log.valid_bytes, log.torn, log.log_end_offset)
+
+
+@pytest.fixture(scope="module")
+def torn_log(tmp_path_factory: pytest.TempPathFactory,
+             issue_batches: dict[str, list[bytes]]) -> TornLog:  # noqa: F811
+    """The same 1,000-record batch (``test_bench_log``'s first) appended by kafkalog until the log holds 1 GiB."""
+    directory = tmp_path_factory.mktemp("kafka-open") / "open-0"
+    batch = issue_batches["none"][0]
+    mock = MockTime()
+    log = Log(directory, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
+    for _ in range(OPEN_BYTES // len(batch)):
+        log.append(MemoryRecords(bytearray(batch)))
+    end = log.log_end_offset
+    log.close()
+    last = max(directory.glob("*.log"))
+    return TornLog(directory, last, last.stat().st_size, batch[: len(batch) // 2], end)
+
+
+def _open_recovering(log: TornLog) -> Log:
+    mock = MockTime()
+    return Log(log.dir, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), recovery_point=0, had_clean_shutdown=False,
+               scheduler=mock.scheduler, time=mock)
+
+
+def test_unclean_open_kafkalog(benchmark: Any, compiled: ModuleType, torn_log: TornLog, tmp_path: Path,
+                               throughput: Callable[..., None]) -> None:
+    """``Log(...)`` of the torn log with ``recovery_point=0`` and no clean shutdown: every segment recovered
+    (its batches' CRCs checked, its indexes rebuilt), the torn tail cut."""
+    torn = _torn_copy(torn_log, tmp_path / torn_log.dir.name)
+    benchmark.group = OPEN_GROUP
+    opened: list[Log] = []
+
+    def setup() -> tuple[tuple[()], dict[str, Any]]:
+        torn.tear()
+        return (), {}
+
+    def open_log() -> None:
+        opened.append(_open_recovering(torn))
+
+    def close() -> None:
+        log = opened.pop()
+        assert (log.log_end_offset, log.size) == (torn.log_end_offset, torn.valid_bytes + sum(
+            p.stat().st_size for p in torn.dir.glob("*.log") if p != torn.last_segment))
+        log.close()
+
+    benchmark.pedantic(open_log, setup=setup, teardown=close, rounds=OPEN_ROUNDS, warmup_rounds=1)
+    throughput(benchmark, "kafka-open/cython", nbytes=OPEN_BYTES)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_unclean_open_kafka(benchmark: Any, kafka: KafkaJvm, torn_log: TornLog, tmp_path: Path,
+                            throughput: Callable[..., None]) -> None:
+    """Kafka's ``UnifiedLog`` load of a copy of the torn log, ``lastShutdownClean=false`` and recovery point 0."""
+    torn = _torn_copy(torn_log, tmp_path / torn_log.dir.name)
+    (tmp_path / "torn").write_bytes(torn.torn)
+    result = kafka.run("open", torn.dir, torn.last_segment, torn.valid_bytes, tmp_path / "torn", WARMUP_ROUNDS,
+                       OPEN_ROUNDS)
+    assert result["check"]["log_end_offset"] == torn.log_end_offset
+    assert result["check"]["segments"] == len(list(torn.dir.glob("*.log")))
+    benchmark.group = OPEN_GROUP
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, "kafka/open", nbytes=OPEN_BYTES)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Producer state from a snapshot
+
+
+SNAPSHOT_GROUP = "load a producer snapshot of 100k producers"
+PRODUCERS = 100_000
+SNAPSHOT_ROUNDS = 5
+
+
+@pytest.fixture(scope="module")
+def producers_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """A log of 100,000 one-record batches, each from its own idempotent producer, closed cleanly (so a producer
+    snapshot of 100,000 entries at its end); its dir, log end offset and the clock's time (when the producers are
+    judged expired, a minute after the last wrote)."""
+    directory = tmp_path_factory.mktemp("kafka-snapshot") / "producers-0"
+    mock = MockTime()
+    log = Log(directory, LogConfig(), scheduler=mock.scheduler, time=mock)
+    now = mock.milliseconds()
+    for pid in range(PRODUCERS):
+        log.append(MemoryRecords.with_records([(None, b"v", now)], producer_id=1000 + pid, producer_epoch=0,
+                                              base_sequence=0))
+    end = log.log_end_offset
+    log.close()
+    assert len(list(directory.glob("*.snapshot"))) == 1
+    return directory, end, now + 60_000
+
+
+def test_producer_snapshot_load_kafkalog(benchmark: Any, compiled: ModuleType, producers_log: tuple[Path, int, int],
+                                         throughput: Callable[..., None]) -> None:
+    """``Log(...)`` of the cleanly closed dir: its segment opened and the producer state read from the snapshot."""
+    directory, end, now = producers_log
+    benchmark.group = SNAPSHOT_GROUP
+    opened: list[Log] = []
+
+    def open_log() -> None:
+        mock = MockTime(current_time_ms=now)
+        opened.append(Log(directory, LogConfig(), recovery_point=end, scheduler=mock.scheduler, time=mock))
+
+    def close() -> None:
+        log = opened.pop()
+        assert (log.log_end_offset, len(log.producer_state_manager.active_producers())) == (end, PRODUCERS)
+        log.close()
+
+    benchmark.pedantic(open_log, teardown=close, rounds=SNAPSHOT_ROUNDS, warmup_rounds=1)
+    throughput(benchmark, "kafka-snapshot/cython", records=PRODUCERS)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_producer_snapshot_load_kafka(benchmark: Any, kafka: KafkaJvm, producers_log: tuple[Path, int, int],
+                                      tmp_path: Path, throughput: Callable[..., None]) -> None:
+    """Kafka's ``ProducerStateManager`` over a copy of the dir, loaded by ``truncateAndReload``."""
+    directory, end, now = producers_log
+    copy = tmp_path / directory.name
+    shutil.copytree(directory, copy)
+    result = kafka.run("snapshot", copy, end, now, WARMUP_ROUNDS, SNAPSHOT_ROUNDS)
+    assert result["check"] == {"producers": PRODUCERS, "map_end_offset": end}
+    benchmark.group = SNAPSHOT_GROUP
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, "kafka/snapshot", records=PRODUCERS)

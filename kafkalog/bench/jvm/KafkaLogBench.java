@@ -18,6 +18,8 @@
  *                                                 timestamp, key, value and headers read
  *   lookup  INDEX BASEOFFSET TARGETS WARMUP ROUNDS OffsetIndex.lookup of each target (int64 big-endian in TARGETS)
  *                                                 in the index file INDEX, opened read-only
+ *   open    ...                                   an unclean open that recovers every segment (OpenBench)
+ *   snapshot ...                                  the producer state loaded from a snapshot (SnapshotBench)
  */
 
 import java.io.File;
@@ -69,6 +71,10 @@ public final class KafkaLogBench {
                 Integer.parseInt(args[4]));
             case "lookup" -> lookup(Path.of(args[1]), Long.parseLong(args[2]), Path.of(args[3]),
                 Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+            case "open" -> OpenBench.run(Path.of(args[1]), Path.of(args[2]), Long.parseLong(args[3]), Path.of(args[4]),
+                Integer.parseInt(args[5]), Integer.parseInt(args[6]));
+            case "snapshot" -> SnapshotBench.run(Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
+                Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         };
         System.out.println(json);
@@ -77,7 +83,7 @@ public final class KafkaLogBench {
         System.exit(0);
     }
 
-    private static UnifiedLog open(File dir, KafkaScheduler scheduler, BrokerTopicStats stats, boolean clean)
+    static UnifiedLog open(File dir, KafkaScheduler scheduler, BrokerTopicStats stats, boolean clean)
             throws IOException {
         LogConfig config = new LogConfig(new HashMap<String, Object>());
         return UnifiedLog.create(dir, config, 0L, clean ? Long.MAX_VALUE : 0L, scheduler, stats, Time.SYSTEM,
@@ -207,7 +213,7 @@ public final class KafkaLogBench {
         return result(timed, "\"lookups\": " + targets.length + ", \"digest\": " + digest);
     }
 
-    private static String result(List<Double> timed, String check) {
+    static String result(List<Double> timed, String check) {
         StringBuilder out = new StringBuilder("{\"rounds_s\": [");
         for (int i = 0; i < timed.size(); i++) {
             out.append(i == 0 ? "" : ", ").append(timed.get(i));
