@@ -25,6 +25,11 @@ ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  
   128 MiB segments, the last cut mid-batch before each round (and no producer snapshot), opened with recovery
   point 0 and no clean shutdown, so every segment is recovered: ``Log(...)`` against ``UnifiedLog.create`` with
   ``lastShutdownClean=false``; both end at the same log end offset.
+* **a deep dump** (group ``deep dump of a 1 GiB log``): 1 GiB of 1,000-record batches with 1 KiB values (a
+  million records) in 128 MiB segments; ``kafkalog dump --deep-iteration`` against Kafka's ``DumpLogSegments
+  --deep-iteration`` (``kafka-dump-log.sh``), both writing to ``/dev/null`` (Kafka's through the stream a JVM gives
+  ``System.out``), run in process (neither the interpreter's nor the JVM's start is timed); the two outputs must
+  be the same bytes.
 * **producer state** (group ``load a producer snapshot of 100k producers``): a cleanly closed log whose snapshot
   holds 100,000 idempotent producers; ``Log(...)`` (the whole open) against Kafka's ``ProducerStateManager``
   made over the dir and ``truncateAndReload`` (the producer state alone).  kafkalog keeps a snapshot's rows as
@@ -33,6 +38,7 @@ ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import struct
@@ -384,3 +390,68 @@ def test_producer_snapshot_load_kafka(benchmark: Any, kafka: KafkaJvm, producers
     benchmark.group = SNAPSHOT_GROUP
     replay(benchmark, result["rounds_s"])
     throughput(benchmark, "kafka/snapshot", records=PRODUCERS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A deep dump
+
+
+DUMP_GROUP = "deep dump of a 1 GiB log"
+DUMP_ROUNDS = 3
+#: The dump's rounds are long (millions of lines): two untimed runs warm Kafka's JIT through and through.
+DUMP_WARMUP = 2
+
+
+DUMP_VALUE_BYTES = 1024
+
+
+@pytest.fixture(scope="module")
+def dump_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
+    """1 GiB of 1,000-record batches with 1 KiB values (a million records, a line each in a deep dump) in 128 MiB
+    segments, written by kafkalog and closed: the ``--files`` list of its ``.log`` files, and their bytes."""
+    directory = tmp_path_factory.mktemp("kafka-dump") / "dump-0"
+    rng = random.Random(321)
+    batch = bytes(MemoryRecords.with_records([(f"key-{i:08d}".encode(), rng.randbytes(DUMP_VALUE_BYTES),
+                                               BASE_TIMESTAMP + i) for i in range(1000)]).buffer)
+    mock = MockTime()
+    log = Log(directory, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
+    for _ in range(OPEN_BYTES // len(batch)):
+        log.append(MemoryRecords(bytearray(batch)))
+    log.close()
+    files = sorted(directory.glob("*.log"))
+    return ",".join(map(str, files)), sum(path.stat().st_size for path in files)
+
+
+def test_deep_dump_kafkalog(benchmark: Any, compiled: ModuleType, dump_files: tuple[str, int],
+                            throughput: Callable[..., None]) -> None:
+    """``kafkalog dump --deep-iteration --files <every .log>``, its output written to /dev/null."""
+    from kafkalog.cli import main
+
+    benchmark.group = DUMP_GROUP
+    files, size = dump_files
+    written: list[int] = []
+
+    def dump() -> int:
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            status = main(["dump", "--deep-iteration", "--no-progress", "--files", files], stdout=sink)
+            written.append(sink.tell())
+        return status
+
+    assert benchmark.pedantic(dump, rounds=DUMP_ROUNDS, warmup_rounds=1) == 0
+    throughput(benchmark, "kafka-dump/cython", nbytes=size)
+
+
+@pytest.mark.benchmark(timer=JVM_CLOCK)
+def test_deep_dump_kafka(benchmark: Any, kafka: KafkaJvm, dump_files: tuple[str, int], tmp_path: Path,
+                         throughput: Callable[..., None]) -> None:
+    """Kafka's ``DumpLogSegments --deep-iteration`` over the same files, its output to /dev/null."""
+    from kafkalog.cli import main
+
+    files, size = dump_files
+    result = kafka.run("dump", files, DUMP_WARMUP, DUMP_ROUNDS)
+    with open(tmp_path / "kafkalog.out", "w", encoding="utf-8") as out:
+        assert main(["dump", "--deep-iteration", "--no-progress", "--files", files], stdout=out) == 0
+    assert result["check"]["bytes"] == (tmp_path / "kafkalog.out").stat().st_size  # the same lines, byte for byte
+    benchmark.group = DUMP_GROUP
+    replay(benchmark, result["rounds_s"])
+    throughput(benchmark, "kafka/dump", nbytes=size)

@@ -20,6 +20,7 @@
  *                                                 in the index file INDEX, opened read-only
  *   open    ...                                   an unclean open that recovers every segment (OpenBench)
  *   snapshot ...                                  the producer state loaded from a snapshot (SnapshotBench)
+ *   dump    ...                                   kafka-dump-log.sh --deep-iteration (DumpBench)
  */
 
 import java.io.File;
@@ -75,6 +76,7 @@ public final class KafkaLogBench {
                 Integer.parseInt(args[5]), Integer.parseInt(args[6]));
             case "snapshot" -> SnapshotBench.run(Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
                 Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+            case "dump" -> DumpBench.run(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         };
         System.out.println(json);
