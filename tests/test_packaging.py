@@ -177,6 +177,7 @@ def test_the_wheel_ships_the_suite_and_not_the_generated_c(installed: tuple[Path
     (record,) = target.glob("kafkalog-*.dist-info/RECORD")
     files = {line.split(",")[0] for line in record.read_text().splitlines()}
     assert "kafkalog/bench/conftest.py" in files and "kafkalog/bench/pytest.ini" in files
+    assert "kafkalog/bench/jvm/KafkaLogBench.java" in files  # the Kafka side of the rows beside Kafka
     # and the data files the code reads at run time: dump's decoders' schemas, the Spark driver's log4j
     assert "kafkalog/messages/schemas/TopicRecord.json" in files
     assert "kafkalog/messages/schemas/OffsetCommitValue.json" in files

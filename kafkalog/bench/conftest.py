@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from kafkalog import _impl
+from kafkalog.bench import kafka_jvm
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,29 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "logappend200k/os-write", 0.8),
     ("log append 200k records lz4 + fsync (compiled) vs os.write + fsync", "logappend200k-lz4/cython",
      "logappend200k-lz4/os-write", 0.8),
+    # Kafka's own log layer on the JVM (test_bench_kafka.py): the same work on the same data, Kafka warmed up.
+    ("leader append 200k records in 1,000-record batches + flush, none: Log.append vs Kafka's "
+     "UnifiedLog.appendAsLeader", "logappend200k/cython", "kafka/logappend200k/none", 1.0),
+    ("leader append 200k records in 1,000-record batches + flush, lz4: Log.append vs Kafka's "
+     "UnifiedLog.appendAsLeader", "logappend200k-lz4/cython", "kafka/logappend200k/lz4", 1.0),
+    ("leader append 200k records in 1,000-record batches + flush, zstd: Log.append vs Kafka's "
+     "UnifiedLog.appendAsLeader", "logappend200k-zstd/cython", "kafka/logappend200k/zstd", 1.0),
+    ("one-record appends, 20,000 a round: Log.append vs Kafka's UnifiedLog.appendAsLeader", "logappend1/cython",
+     "kafka/logappend1", 1.0),
+    ("read a 200k-record partition, none: Log.records() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/records/none/cython", "kafka/read/none", 1.0),
+    ("read a 200k-record partition, lz4: Log.records() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/records/lz4/cython", "kafka/read/lz4", 1.0),
+    ("read a 200k-record partition, zstd: Log.records() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/records/zstd/cython", "kafka/read/zstd", 1.0),
+    ("100k lookups at random offsets in a 10 MiB offset index: OffsetIndex.lookup vs Kafka's "
+     "OffsetIndex.lookup", "kafka-lookup/cython", "kafka/lookup", 1.0),
+    ("unclean open of a 1 GiB log with a torn tail, every segment recovered: Log(...) vs Kafka's UnifiedLog load",
+     "kafka-open/cython", "kafka/open", 1.0),
+    ("load a producer snapshot of 100k producers: Log(...) vs Kafka's ProducerStateManager load",
+     "kafka-snapshot/cython", "kafka/snapshot", 1.0),
+    ("deep dump of a 1 GiB log to /dev/null: kafkalog dump vs Kafka's DumpLogSegments --deep-iteration",
+     "kafka-dump/cython", "kafka/dump", 1.0),
     ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
     ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
     ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),
@@ -257,6 +281,16 @@ def budget(request: pytest.FixtureRequest) -> Callable[..., None]:
         results[key] = Timing(seconds, seconds, 1, records, nbytes)
 
     return note
+
+
+@pytest.fixture(scope="session")
+def kafka() -> kafka_jvm.KafkaJvm:
+    """Kafka's log layer on the JVM (:mod:`kafkalog.bench.kafka_jvm`); the row is skipped, with the reason, where
+    there is no JDK 17+ or no Kafka jars."""
+    found = kafka_jvm.find()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
 
 
 def measured_ratios(results: dict[str, Timing]) -> list[dict[str, Any]]:

@@ -676,6 +676,14 @@ class DumpLogSegments:
         decoded a chunk at a time as they are printed (a batch may hold tens of millions); a batch that fails
         to decode is reported after the records before the failure."""
         options = self.options
+        if batch.magic >= MAGIC_V2 and not batch.is_control and not (options.json or options.print_data_log
+                                                                     or options.skip_record_metadata):
+            return self._print_record_lines(file, key, batch, last_offset)
+        return self._print_record_objects(file, key, batch, last_offset)
+
+    def _print_record_objects(self, file: AnyFile, key: str, batch: RecordBatch, last_offset: int) -> int:
+        """:meth:`_print_records` for every case: a record object and a line (or a JSON object) at a time."""
+        options = self.options
         timestamp_type = str(batch.timestamp_type)
         is_v2 = batch.magic >= MAGIC_V2
         records = _deep_records(batch)
@@ -733,6 +741,58 @@ class DumpLogSegments:
                                         for k, v in record.headers]
             self._emit(text, "record", **facts)
         return last_offset
+
+    def _print_record_lines(self, file: AnyFile, key: str, batch: RecordBatch, last_offset: int) -> int:
+        """:meth:`_print_records` for what a deep dump mostly prints, the records of a v2 data batch as text with
+        their metadata and no payload: the same lines, made a chunk of records at a time from the decoded columns
+        (the kernel's record rows) and written as one string, rather than a record object and a line at a time."""
+        timestamp_type = str(batch.timestamp_type)
+        base_sequence, base_offset = batch.base_sequence, batch.base_offset
+        chunks = batch.column_chunks(check_crcs=False)
+        while True:
+            try:
+                columns = next(chunks)
+            except StopIteration:
+                break
+            except KafkaLogError as e:
+                self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
+                break
+            rows = columns.records
+            if not len(rows):
+                continue
+            offsets = rows["offset"].tolist()
+            if last_offset != -1 or len(offsets) > 1:
+                previous = [last_offset, *offsets[:-1]]
+                gaps = [(a, b) for a, b in zip(previous, offsets, strict=True) if a != -1 and b != a + 1]
+                if gaps:
+                    pairs = self._pairs(self.non_consecutive, key)
+                    for a, b in gaps:
+                        pairs.add(a, b)
+            last_offset = offsets[-1]
+            if base_sequence < 0:
+                sequences: Iterable[int] = [-1] * len(offsets)
+            else:
+                sequences = [increment_sequence(base_sequence, offset - base_offset) for offset in offsets]
+            header_keys = self._header_keys(columns)
+            lines = [f"{RECORD_INDENT} offset: {offset} {timestamp_type}: {timestamp} keySize: {key_size} "
+                     f"valueSize: {value_size} sequence: {sequence} headerKeys: [{keys}]"
+                     for offset, timestamp, key_size, value_size, sequence, keys
+                     in zip(offsets, rows["timestamp"].tolist(), rows["key_len"].tolist(),
+                            rows["value_len"].tolist(), sequences, header_keys, strict=True)]
+            lines.append("")
+            self.console.write("\n".join(lines))
+        return last_offset
+
+    @staticmethod
+    def _header_keys(columns: Any) -> list[str]:
+        """Each record's header keys as the dump prints them (joined by commas), from the decoded columns."""
+        rows = columns.records
+        if not len(columns.headers):
+            return [""] * len(rows)
+        data, headers = columns.data, columns.headers
+        key_pos, key_len = headers["key_pos"].tolist(), headers["key_len"].tolist()
+        return [",".join(java_utf8(data[key_pos[h]:key_pos[h] + key_len[h]]) for h in range(first, first + count))
+                for first, count in zip(rows["header_index"].tolist(), rows["header_count"].tolist(), strict=True)]
 
     def _json_fact(self, text: str) -> Any:
         """A decoded key or payload for ``--json``: the object itself where an internal topic's decoder printed

@@ -497,3 +497,37 @@ def test_index_sanity_check_checks_a_transaction_index(tmp_path: Path) -> None:
         "version: 0 producerId: 8 firstOffset: 0 lastOffset: 1 lastStableOffset: 2"]
     status, out, _err = run("dump", "--index-sanity-check", "--json", "--files", str(index))
     assert status == 1 and [json.loads(line)["type"] for line in out.splitlines()] == ["file", "problem"]
+
+
+def test_record_lines_from_columns_are_the_record_objects_lines(tmp_path: Path, impl: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deep dump prints a v2 data batch's records from the decoded columns, a chunk at a time (issue 32: the
+    dump beside Kafka's); its lines are those the record-object path prints, for headers (none, one, several,
+    non-ASCII keys), producer sequences (none, and one wrapping past Integer.MAX_VALUE), every codec, a batch of
+    more records than a decode chunk holds, and offsets with gaps (a compacted log's)."""
+    from kafkalog import MemoryRecords
+    from kafkalog.cli.dump import DumpLogSegments
+    from kafkalog.record.batch import CHUNK_RECORDS
+
+    batches = [
+        MemoryRecords.with_records([(b"k", b"v", 1_700_000_000_000 + i) for i in range(5)]),
+        MemoryRecords.with_records([(b"k", None, 1_700_000_000_000, [("h\u00e9", b"x"), ("two", None)]),
+                                    (None, b"v" * 300, 1_700_000_000_001), (b"", b"", 1_700_000_000_002, [("a", b"")])],
+                                   compression="zstd", base_offset=5, producer_id=7, producer_epoch=1,
+                                   base_sequence=2**31 - 2),
+        MemoryRecords.with_records([(b"key-%d" % i, b"value", 1_700_000_000_000) for i in range(CHUNK_RECORDS + 7)],
+                                   compression="lz4", base_offset=100, producer_id=8, producer_epoch=0,
+                                   base_sequence=0),
+    ]
+    # Offsets 0-4, 5-7, then a gap to 100: the record path reports the gap too.
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(bytes(records.buffer) for records in batches))
+    columns = run("dump", "--deep-iteration", "--files", str(path))
+    monkeypatch.setattr(DumpLogSegments, "_print_record_lines", DumpLogSegments._print_record_objects)
+    objects = run("dump", "--deep-iteration", "--files", str(path))
+    assert columns == objects
+    assert columns[0] == 0
+    assert "Non-consecutive offsets" in columns[2] and "7 is followed by 100" in columns[2]
+    assert "headerKeys: [h\u00e9,two]" in columns[1] and "sequence: 2147483647" in columns[1]
+    assert "| offset: 7 CreateTime: 1700000000002 keySize: 0 valueSize: 0 sequence: 0 headerKeys: [a]" in columns[1]
+    assert columns[1].count("| offset: ") == 5 + 3 + CHUNK_RECORDS + 7
