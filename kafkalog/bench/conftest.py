@@ -108,6 +108,18 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "logappend200k/os-write", 0.8),
     ("log append 200k records lz4 + fsync (compiled) vs os.write + fsync", "logappend200k-lz4/cython",
      "logappend200k-lz4/os-write", 0.8),
+    ("log append 200k records zstd + fsync (compiled) vs os.write + fsync", "logappend200k-zstd/cython",
+     "logappend200k-zstd/os-write", None),
+    ("log append 1-record batches (compiled) from with_records (read-only bytes) vs from a bytearray",
+     "logappend1/cython", "logappend1-bytearray/cython", None),
+    ("log append 1-record batches (pure twin) from with_records (read-only bytes) vs from a bytearray",
+     "logappend1/python", "logappend1-bytearray/python", None),
+    ("log append 200k records + fsync (compiled) from with_records (read-only bytes) vs from a bytearray",
+     "logappend200k/cython", "logappend200k-bytearray/cython", None),
+    ("log append 200k records lz4 + fsync (compiled) from with_records (read-only bytes) vs from a bytearray",
+     "logappend200k-lz4/cython", "logappend200k-lz4-bytearray/cython", None),
+    ("log append 200k records zstd + fsync (compiled) from with_records (read-only bytes) vs from a bytearray",
+     "logappend200k-zstd/cython", "logappend200k-zstd-bytearray/cython", None),
     # Kafka's own log layer on the JVM (test_bench_kafka.py): the same work on the same data, Kafka warmed up.
     ("leader append 200k records in 1,000-record batches + flush, none: Log.append vs Kafka's "
      "UnifiedLog.appendAsLeader", "logappend200k/cython", "kafka/logappend200k/none", 1.0),

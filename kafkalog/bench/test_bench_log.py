@@ -14,14 +14,18 @@ Groups:
   Log never flushes on append, and the write loop does not either; both leave the bytes in the page
   cache.  Target: the Log appends at >= 50% of ``os.write``'s speed.
 * ``log append 200k records + fsync`` (issue 18): 200 appends a round of a v2 batch of 1,000 records
-  (12-byte keys, 100-byte values), built once by ``MemoryRecords.with_records``, uncompressed and lz4,
-  each its own ``bytearray``, into a fresh ``Log``, then ``log.flush()`` (fsync of the segment and its
-  indexes).  Compared with ``os.write`` of the same bytes to a fresh file and ``os.fsync``, in the same
-  run.  Target: >= 0.8x ``os.write`` + fsync, for both codecs.
+  (12-byte keys, 100-byte values), uncompressed, lz4 and zstd, into a fresh ``Log``, then ``log.flush()``
+  (fsync of the segment and its indexes).  Each append gets its own ``MemoryRecords.with_records(...)``,
+  made before the round, as a user builds one (a read-only ``bytes`` buffer, which the append copies once
+  before assigning offsets); a ``[bytearray]`` row beside it appends the same bytes, each batch its own
+  ``MemoryRecords(bytearray(...))``, which the append rewrites in place (issue 32: the two should cost the
+  same, but for that one copy).  Compared with ``os.write`` of the same bytes to a fresh file and
+  ``os.fsync``, in the same run.  Target: >= 0.8x ``os.write`` + fsync, uncompressed and lz4.
 * ``log append 1-record batches``: 20,000 appends a round of a one-record batch (8-byte key, 100-byte
-  value; 178 bytes), each its own ``bytearray``, into a fresh ``Log``, with each twin.  Reported in
+  value; 178 bytes), each its own ``MemoryRecords.with_records(...)`` made before the round, into a fresh
+  ``Log``, with each twin; beside it the same bytes, each append its own ``bytearray``.  Reported in
   microseconds an append (``extra_info``); issue 18's goal, 15 us an append, is a ``budget`` row the
-  compiled twin is compared with (target >= 1x).
+  compiled twin's ``with_records`` row is compared with (target >= 1x).
 * ``log open 1,000 segments``: ``Log(dir, config, had_clean_shutdown=True)`` on a log of 1,000 segments
   (``segment.bytes`` 64 KiB, three ~16 KiB batches each), built once for the module by appends and
   rolls and closed.  Every round is one open; the previous round's log is closed before the next
@@ -263,23 +267,43 @@ def test_append_1mib_os_write(benchmark: Any, big_batch: bytes, rounds: _Rounds,
 # Appending 200,000 records in batches of 1,000, with an fsync at the end (issue 18)
 
 
+#: The codecs of the 200k-record row: issue 18's two and zstd.
+ISSUE_CODECS = ("none", "lz4", "zstd")
+#: How an append's batch is made: as a user makes it, or as a writable copy of the same bytes.
+BUFFERS = ("with_records", "bytearray")
+
+
 @pytest.fixture(scope="module")
-def issue_batches() -> dict[str, list[bytes]]:
-    """200 v2 batches of 1,000 records (12-byte keys, 100-byte values, CreateTime), built once by
-    ``MemoryRecords.with_records``: uncompressed and lz4, the same records; by codec."""
+def issue_rows() -> list[list[tuple[bytes, bytes, int]]]:
+    """The records of 200 batches of 1,000 (12-byte keys, 100-byte values, CreateTime)."""
     rng = random.Random(0x1818)
-    rows = [[(f"key-{b * ISSUE_RECORDS + i:08d}".encode(), rng.randbytes(ISSUE_VALUE_BYTES), BASE_TIMESTAMP + i)
+    return [[(f"key-{b * ISSUE_RECORDS + i:08d}".encode(), rng.randbytes(ISSUE_VALUE_BYTES), BASE_TIMESTAMP + i)
              for i in range(ISSUE_RECORDS)] for b in range(ISSUE_BATCHES)]
-    return {codec: [bytes(MemoryRecords.with_records(batch, compression=codec).buffer) for batch in rows]
-            for codec in ("none", "lz4")}
 
 
-@pytest.mark.parametrize("codec", ["none", "lz4"])
-def test_append_200k_records_fsync(benchmark: Any, compiled: ModuleType, issue_batches: dict[str, list[bytes]],
-                                   rounds: _Rounds, codec: str, throughput: Callable[..., None]) -> None:
+@pytest.fixture(scope="module")
+def issue_batches(issue_rows: list[list[tuple[bytes, bytes, int]]]) -> dict[str, list[bytes]]:
+    """The bytes ``MemoryRecords.with_records`` makes of :func:`issue_rows`' batches, by codec."""
+    return {codec: [bytes(MemoryRecords.with_records(batch, compression=codec).buffer) for batch in issue_rows]
+            for codec in ISSUE_CODECS}
+
+
+def _suffix(codec: str, buffer: str) -> str:
+    """A row key's suffix: the codec (none for uncompressed) and ``-bytearray`` for the writable copies."""
+    return ("" if codec == "none" else f"-{codec}") + ("-bytearray" if buffer == "bytearray" else "")
+
+
+@pytest.mark.parametrize("buffer", BUFFERS)
+@pytest.mark.parametrize("codec", ISSUE_CODECS)
+def test_append_200k_records_fsync(benchmark: Any, compiled: ModuleType,
+                                   issue_rows: list[list[tuple[bytes, bytes, int]]],
+                                   issue_batches: dict[str, list[bytes]], rounds: _Rounds, codec: str, buffer: str,
+                                   throughput: Callable[..., None]) -> None:
     """200 leader appends of a 1,000-record batch into a fresh log, then ``log.flush()`` (the fsync of the
     segment and its indexes): every batch's offsets assigned in place, its CRC and every record checked
-    (the lz4 batches decompressed to be checked, kept compressed on disk)."""
+    (the compressed batches decompressed to be checked, kept compressed on disk).  ``with_records``: each
+    append's batch built by ``MemoryRecords.with_records`` before the round (read-only ``bytes``);
+    ``bytearray``: the same bytes, each append its own writable copy."""
     benchmark.group = "log append 200k records + fsync"
     batches = issue_batches[codec]
     total = sum(map(len, batches))
@@ -287,7 +311,9 @@ def test_append_200k_records_fsync(benchmark: Any, compiled: ModuleType, issue_b
 
     def setup() -> tuple[tuple[Log, list[MemoryRecords]], dict[str, Any]]:
         log = rounds.next_log(config)
-        return (log, [MemoryRecords(bytearray(batch)) for batch in batches]), {}
+        if buffer == "bytearray":
+            return (log, [MemoryRecords(bytearray(batch)) for batch in batches]), {}
+        return (log, [MemoryRecords.with_records(rows, compression=codec) for rows in issue_rows]), {}
 
     def appends(log: Log, records: list[MemoryRecords]) -> int:
         last = -1
@@ -305,16 +331,16 @@ def test_append_200k_records_fsync(benchmark: Any, compiled: ModuleType, issue_b
     stored = list(log.read(0, log.size).records.batches())
     assert [b.base_offset for b in stored] == [i * ISSUE_RECORDS for i in range(ISSUE_BATCHES)]
     assert stored[-1].is_valid() and stored[-1].compression.kafka_name == codec
-    assert stored[-1].records()[-1].value == next(iter(MemoryRecords(batches[-1]).batches())).records()[-1].value
+    assert stored[-1].records()[-1].value == issue_rows[-1][-1][1]
     benchmark.extra_info["codec"] = codec
+    benchmark.extra_info["buffer"] = buffer
     benchmark.extra_info["bytes_on_disk"] = total
     benchmark.extra_info["target_of_os_write"] = ISSUE_TARGET
-    suffix = "" if codec == "none" else f"-{codec}"
-    throughput(benchmark, f"logappend200k{suffix}/cython", nbytes=total)
+    throughput(benchmark, f"logappend200k{_suffix(codec, buffer)}/cython", nbytes=total)
     _per_append(benchmark, ISSUE_BATCHES)
 
 
-@pytest.mark.parametrize("codec", ["none", "lz4"])
+@pytest.mark.parametrize("codec", ISSUE_CODECS)
 def test_append_200k_records_os_write_fsync(benchmark: Any, issue_batches: dict[str, list[bytes]],
                                             rounds: _Rounds, codec: str, throughput: Callable[..., None]) -> None:
     """``os.write`` of the same 200 batches (a ``bytearray`` copy each, made before the round) to a fresh
@@ -336,31 +362,38 @@ def test_append_200k_records_os_write_fsync(benchmark: Any, issue_batches: dict[
     assert benchmark.pedantic(writes, setup=setup, rounds=ISSUE_ROUNDS, warmup_rounds=1) == total
     assert rounds.fd is not None
     assert os.pread(rounds.fd, len(batches[-1]), total - len(batches[-1])) == batches[-1]
-    suffix = "" if codec == "none" else f"-{codec}"
-    throughput(benchmark, f"logappend200k{suffix}/os-write", nbytes=total)
+    throughput(benchmark, f"logappend200k{_suffix(codec, 'with_records')}/os-write", nbytes=total)
     _per_append(benchmark, ISSUE_BATCHES)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Appending one-record batches
 
+#: The one record of every one-record batch: an 8-byte key and a 100-byte value.
+ONE_RECORD = [(b"key-0001", random.Random(0x0001).randbytes(100), BASE_TIMESTAMP)]
+
 
 @pytest.fixture(scope="module")
 def one_record_batch() -> bytes:
-    rng = random.Random(0x0001)
-    return bytes(MemoryRecords.with_records([(b"key-0001", rng.randbytes(100), BASE_TIMESTAMP)]).buffer)
+    return bytes(MemoryRecords.with_records(ONE_RECORD).buffer)
 
 
+@pytest.mark.parametrize("buffer", BUFFERS)
 def test_append_one_record_batches(benchmark: Any, impl: ModuleType, one_record_batch: bytes, rounds: _Rounds,
-                                   throughput: Callable[..., None], budget: Callable[..., None]) -> None:
-    """20,000 leader appends of a one-record batch into a fresh log, each batch its own ``bytearray``."""
+                                   buffer: str, throughput: Callable[..., None],
+                                   budget: Callable[..., None]) -> None:
+    """20,000 leader appends of a one-record batch into a fresh log, each batch its own
+    ``MemoryRecords.with_records(...)`` (``with_records``, read-only ``bytes``) or its own ``bytearray`` of the
+    same bytes (``bytearray``)."""
     benchmark.group = "log append 1-record batches"
     assert _impl.core is impl
     config = LogConfig()
 
     def setup() -> tuple[tuple[Log, list[MemoryRecords]], dict[str, Any]]:
         log = rounds.next_log(config)
-        return (log, [MemoryRecords(bytearray(one_record_batch)) for _ in range(SMALL_APPENDS)]), {}
+        if buffer == "bytearray":
+            return (log, [MemoryRecords(bytearray(one_record_batch)) for _ in range(SMALL_APPENDS)]), {}
+        return (log, [MemoryRecords.with_records(ONE_RECORD) for _ in range(SMALL_APPENDS)]), {}
 
     def appends(log: Log, batches: list[MemoryRecords]) -> int:
         last = -1
@@ -376,10 +409,11 @@ def test_append_one_record_batches(benchmark: Any, impl: ModuleType, one_record_
     batches = list(log.read(0, log.size).records.batches())
     assert [b.base_offset for b in batches] == list(range(SMALL_APPENDS))
     assert all(b.count == 1 and b.is_valid() for b in batches[:: SMALL_APPENDS // 100])
-    assert batches[-1].records()[0].value == next(MemoryRecords(one_record_batch).records()).value
+    assert batches[-1].records()[0].value == ONE_RECORD[0][1]
     benchmark.extra_info["batch_bytes"] = len(one_record_batch)
+    benchmark.extra_info["buffer"] = buffer
     benchmark.extra_info["target_us_per_append"] = SMALL_BUDGET_US
-    throughput(benchmark, f"logappend1/{impl.IMPLEMENTATION}", records=SMALL_APPENDS)
+    throughput(benchmark, f"logappend1{_suffix('none', buffer)}/{impl.IMPLEMENTATION}", records=SMALL_APPENDS)
     # The goal is a time, not a ratio: a row of SMALL_BUDGET_US an append stands for it in the summary.
     budget(f"logappend1/budget-{SMALL_BUDGET_US:g}us", SMALL_APPENDS * SMALL_BUDGET_US * 1e-6, records=SMALL_APPENDS)
     _per_append(benchmark, SMALL_APPENDS)

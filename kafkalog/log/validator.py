@@ -36,8 +36,14 @@ Three paths, chosen as ``LogValidator.validateMessagesAndAssignOffsets`` chooses
   batch (one wrapper for v0/v1) of the target codec and magic (``buildRecordsAndAssignOffsets``).
 
 A writable buffer (``bytearray``, a writable ``memoryview`` or ``mmap``) is rewritten in place, as Kafka
-rewrites the request's ``ByteBuffer``: a caller that needs its bytes unchanged passes ``bytes``, which are
-copied before anything is written.
+rewrites the request's ``ByteBuffer``.  A read-only one (the ``bytes`` that ``MemoryRecords.with_records``
+builds, a read-only ``memoryview`` or ``mmap``) is never written: it is copied once, into a ``bytearray``
+(``MemoryRecords.writable``), on the paths that rewrite in place and only there (before the one-batch kernel,
+in ``assignOffsetsNonCompressed``, before the header rewrites of a compressed batch kept in its codec), and
+the batches already read are carried over to the copy instead of being found again
+(:mod:`kafkalog.log.validator_one_batch`).  So a read-only buffer costs one ``memcpy`` more than a writable
+one, the same path otherwise; a rebuild copies nothing.  Kafka has no such step: a broker owns the request
+buffer it rewrites.
 
 The inter-broker protocol: kafkalog has no broker, so no broker-wide ``inter.broker.protocol.version``;
 :class:`LogValidator` takes one (``inter_broker_protocol_version``, a ``MetadataVersion`` name such as
@@ -133,7 +139,13 @@ from ..record.records_util import (
 )
 from ..record.types import TimestampType
 from .validator_builder import build_records, check_builder_arguments
-from .validator_one_batch import assign_offsets_one_batch, assign_offsets_one_compressed_batch
+from .validator_one_batch import (
+    assign_offsets_one_batch,
+    assign_offsets_one_compressed_batch,
+    carried_over,
+    takes_one_batch,
+    writable,
+)
 
 # The codes of a record the validate_v2_records kernel rejects (kafkalog._core_py.validate).
 _RECORD_NO_KEY = 1
@@ -305,21 +317,6 @@ def _batch_records(batch: RecordBatch, buf: Any, max_decompressed_size: int) -> 
         return iter(batch.records(check_crcs=False))
     assert isinstance(batch, LegacyRecordBatch)
     return batch.legacy_records()
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Rewriting batch headers in place: the record layer's setters (Kafka: MutableRecordBatch.setLastOffset,
-# setMaxTimestamp, setPartitionLeaderEpoch) write the buffer, which must be writable.
-
-
-def _writable(records: MemoryRecords) -> MemoryRecords:
-    """``records`` when its buffer can be written, else records over a ``bytearray`` copy."""
-    with memoryview(records.buffer) as view:
-        if not view.readonly:
-            return records
-        copy = bytearray(view)
-    return MemoryRecords(copy, max_batch_size=records.max_batch_size,
-                         max_decompressed_size=records.max_decompressed_size)
 
 
 def _record_size_in_bytes(batch: RecordBatch, record: Any) -> int:
@@ -495,6 +492,18 @@ class LogValidator:
             self._scanned = (records, known)
         return known
 
+    def _writable_batches(self) -> tuple[MemoryRecords, list[RecordBatch]]:
+        """The records to rewrite in place and their batches: :attr:`records` over a buffer that can be written
+        (one copy of a read-only one, :func:`~kafkalog.log.validator_one_batch.writable`), with the batches
+        already listed carried over to it rather than found again; listed now if they were not.  The batch
+        headers are rewritten through the record layer's setters (Kafka: ``MutableRecordBatch.setLastOffset``,
+        ``setMaxTimestamp``, ``setPartitionLeaderEpoch``), which write the buffer."""
+        records, batches = writable(self.records, self._known_batches(self.records))
+        if batches is None:
+            batches = list(records.batches(strict=False))
+        self._scanned = (records, batches)
+        return records, batches
+
     def _known_batches(self, records: MemoryRecords) -> list[RecordBatch] | None:
         """``records``' batches if they were listed already (by :meth:`_batches_of`, or by the shallow pass
         that read them all before the validation, :func:`validate_messages_and_assign_offsets`'s
@@ -569,9 +578,7 @@ class LogValidator:
         shallow_offset_of_max_timestamp = -1
         initial_offset = next_offset
         offset_counter = next_offset
-        records = _writable(self.records)
-
-        batches = self._batches_of(records)
+        records, batches = self._writable_batches()
         first_batch = self._first_batch_and_maybe_validate_no_more_batches(records, CompressionType.NONE, batches)
         for batch in batches:
             self._validate_batch(first_batch, batch, metrics)
@@ -703,11 +710,10 @@ class LogValidator:
             return self._build_records_and_assign_offsets(next_offset, now, first_batch, validated_records,
                                                           uncompressed_size_in_bytes)
 
-        # Only the header changes; the compressed payload is kept (one batch on this path).  A buffer that is
-        # written in place is the one the batch listed before was read from, so it is not scanned again.
-        writable = _writable(records)
-        batch = known[0] if known is not None and writable is records else next(writable.batches(strict=False))
-        records = writable
+        # Only the header changes; the compressed payload is kept (one batch on this path), and the batch listed
+        # before is the one rewritten, in the copy of a read-only buffer if need be.
+        records, batches = self._writable_batches()
+        batch = batches[0]
         offset_counter = next_offset + validated_count
         last_offset = offset_counter - 1
         batch.set_last_offset(last_offset)
@@ -943,18 +949,25 @@ def validate_messages_and_assign_offsets(
     uncompressed v2 batch is validated by one kernel call, and a client's compressed one kept in its codec
     without a :class:`LogValidator`, when they qualify (:mod:`kafkalog.log.validator_one_batch`).
     """
-    if isinstance(origin, AppendOrigin):  # a linger-0 producer's batch: one kernel call, no objects
-        one = assign_offsets_one_batch(records, next_offset, now_ms, config, source_compression,
-                                       origin is AppendOrigin.CLIENT, partition_leader_epoch, batches)
-        if one is not None:
-            return ValidationResult._in_place(records, one[0], one[1], now_ms)
-        if origin is AppendOrigin.CLIENT and inter_broker_protocol_version is None:
+    if isinstance(origin, AppendOrigin):
+        if takes_one_batch(next_offset, config, source_compression, partition_leader_epoch, batches):
+            # A linger-0 producer's batch: one kernel call, no objects.  It is rewritten in place whether the
+            # kernel takes it or the general path does, so a read-only buffer is copied here, once; the batches
+            # read before are carried over to the copy only for the general path, the kernel needs none.
+            target = records.writable()
+            one = assign_offsets_one_batch(target, next_offset, now_ms, config, origin is AppendOrigin.CLIENT,
+                                           partition_leader_epoch)
+            if one is not None:
+                return ValidationResult._in_place(target, one[0], one[1], now_ms)
+            records, batches = target, carried_over(batches, records, target)
+        elif origin is AppendOrigin.CLIENT and inter_broker_protocol_version is None:
             # a producer's compressed batch kept in its codec: checked and rewritten without a LogValidator
             kept = assign_offsets_one_compressed_batch(records, next_offset, now_ms, config, source_compression,
                                                        partition_leader_epoch, batches)
             if kept is not None:
-                return ValidationResult(records, kept[1], kept[0], False, now_ms, kept[0] + 1,
-                                        RecordValidationStats(kept[2], 0, 0))
+                rewritten, last_offset, max_timestamp, uncompressed_size = kept
+                return ValidationResult(rewritten, max_timestamp, last_offset, False, now_ms, last_offset + 1,
+                                        RecordValidationStats(uncompressed_size, 0, 0))
     source = CompressionType.of(source_compression)
     validator = LogValidator(
         records,

@@ -33,7 +33,7 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Self
 
 import numpy.typing as npt
 
@@ -184,6 +184,15 @@ class RecordBatch:
     def _in_log(self, buffer_position: int | None) -> int | None:
         """A position in the batch's buffer as a position in its log."""
         return None if buffer_position is None else buffer_position + self.position - self._at
+
+    def over(self, buf: Any) -> Self:
+        """This batch as read from ``buf``, a copy of the buffer it was read from (the same bytes at the same
+        places): a new batch of the same kind at the same position, whose header is read again from ``buf``
+        and whose records are read from ``buf`` from then on.  What a batch found by a walk of one buffer
+        becomes when the buffer is copied, without walking the copy (the leader's append copies a read-only
+        buffer before it rewrites the headers, :meth:`MemoryRecords.writable
+        <kafkalog.record.memory.MemoryRecords.writable>`)."""
+        return type(self)(buf, self._at, self.size_in_bytes, self._max_decompressed_size, self.position - self._at)
 
     # Subclasses define these.
     base_offset: int

@@ -183,6 +183,36 @@ class MemoryRecords:
     def buffer(self) -> Any:
         return self._buf
 
+    def writable(self) -> MemoryRecords:
+        """These records over a buffer that can be written: themselves when theirs can (a ``bytearray``, a
+        writable ``memoryview`` or ``mmap``); otherwise new records, with the same limits, over one
+        ``bytearray`` copy of theirs, made by one ``memcpy``.
+
+        The leader's append rewrites each batch's header where it lies, as Kafka's ``LogValidator`` rewrites
+        the request's buffer; a caller's ``bytes`` (what :meth:`with_records` builds), a read-only
+        ``memoryview`` or ``mmap`` are never written: the append writes this copy, which is what the log
+        then holds.  The copy's batches are the same bytes at the same positions, so batches already read
+        from this buffer carry over to it (:meth:`RecordBatch.over <kafkalog.record.batch.RecordBatch.over>`)
+        without a second walk.
+        """
+        buf = self._buf
+        kind = type(buf)
+        if kind is bytearray:
+            return self
+        if kind is bytes:
+            copy = bytearray(buf)
+        else:
+            with memoryview(buf) as view:
+                if not view.readonly:
+                    return self
+                copy = bytearray(view)
+        # A bytearray of the same size: nothing for the constructor to check (a one-record append would spend
+        # more on its memoryview than on the copy).
+        records = MemoryRecords.__new__(MemoryRecords)
+        records._buf, records._size = copy, self._size
+        records.max_batch_size, records.max_decompressed_size = self.max_batch_size, self.max_decompressed_size
+        return records
+
     def size_in_bytes(self) -> int:
         return self._size
 

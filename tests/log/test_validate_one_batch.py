@@ -6,6 +6,7 @@ it has written nothing, and the general path either raises or handles a batch th
 from __future__ import annotations
 
 import pickle
+import re
 import struct
 from types import ModuleType
 from typing import Any
@@ -181,6 +182,44 @@ def test_entry_point_result(impl: ModuleType, case: str) -> None:
         (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, False, NOW, expected.next_offset)
 
 
+@pytest.mark.parametrize("case", ["plain", "no timestamps", "log append time", "control"])
+def test_entry_point_copies_read_only_bytes_once(impl: ModuleType, case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records over ``bytes`` take the kernel's path as a ``bytearray`` does, in one copy of the buffer, the
+    batches the shallow pass read carried over to it: the caller's bytes unchanged, the copy rewritten as the
+    ``bytearray`` is.  When the kernel declines, the general path rewrites that same copy, without listing its
+    batches again."""
+    config = LogConfig()
+    writable = MemoryRecords(bytearray(CASES[case]))
+    try:
+        expected: Any = validate_messages_and_assign_offsets(
+            writable, NEXT, NOW, config, source_compression=CompressionType.NONE, partition_leader_epoch=EPOCH,
+            batches=list(writable.batches()))
+    except KafkaLogError as e:
+        expected = e
+    records = MemoryRecords(bytes(CASES[case]))
+    batches = list(records.batches())
+
+    def no_walk(self: MemoryRecords, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the copy's batches are the ones already read")
+
+    monkeypatch.setattr(MemoryRecords, "batches", no_walk)
+    monkeypatch.setattr(MemoryRecords, "only_batch", no_walk)
+    monkeypatch.setattr(MemoryRecords, "scan", no_walk)
+    if isinstance(expected, Exception):
+        with pytest.raises(type(expected), match=re.escape(str(expected))):
+            validate_messages_and_assign_offsets(records, NEXT, NOW, config, source_compression=CompressionType.NONE,
+                                                 partition_leader_epoch=EPOCH, batches=batches)
+        assert records.buffer == CASES[case]
+        return
+    result = validate_messages_and_assign_offsets(records, NEXT, NOW, config, source_compression=CompressionType.NONE,
+                                                  partition_leader_epoch=EPOCH, batches=batches)
+    assert records.buffer == CASES[case]
+    assert result.valid_records is not records and type(result.valid_records.buffer) is bytearray
+    assert result.valid_records.buffer == writable.buffer
+    assert (result.max_timestamp, result.shallow_offset_of_max_timestamp, result.next_offset) == \
+        (expected.max_timestamp, expected.shallow_offset_of_max_timestamp, expected.next_offset)
+
+
 @pytest.mark.parametrize(("props", "terms"), [
     ({}, (True, True, False, LONG_MAX, LONG_MAX)),
     ({"compression.type": "uncompressed", "cleanup.policy": "compact",
@@ -282,9 +321,20 @@ def test_compressed_path_matches_the_general_path(impl: ModuleType, case: str) -
     assert _fields(got) == _fields(expected)
     assert got_records.buffer == expected_bytes  # the input as the general path leaves it (in place or not)
     if taken is not None:
-        assert records.buffer == expected_bytes
-        assert taken == (expected.shallow_offset_of_max_timestamp, expected.max_timestamp,
-                         expected.record_validation_stats.temporary_memory_bytes)
+        assert taken[0] is records and records.buffer == expected_bytes  # a bytearray is rewritten where it is
+        assert taken[1:] == (expected.shallow_offset_of_max_timestamp, expected.max_timestamp,
+                             expected.record_validation_stats.temporary_memory_bytes)
+    # Read-only bytes: the same answer, in a copy made once the batch is known to be kept.
+    read_only = MemoryRecords(bytes(data))
+    from_bytes = assign_offsets_one_compressed_batch(read_only, NEXT, NOW, config, CompressionType.of(codec), EPOCH,
+                                                     list(read_only.batches()))
+    assert read_only.buffer == data
+    if taken is None:
+        assert from_bytes is None
+    else:
+        assert from_bytes is not None and from_bytes[0] is not read_only
+        assert type(from_bytes[0].buffer) is bytearray and from_bytes[0].buffer == expected_bytes
+        assert from_bytes[1:] == taken[1:]
 
 
 def test_compressed_path_leaves_other_origins_and_protocols_to_the_general_path() -> None:

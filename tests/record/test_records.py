@@ -540,3 +540,53 @@ def test_legacy_record_view_of_a_message() -> None:
     [bad] = list(corrupt_batch.legacy_records())
     with pytest.raises(CorruptRecordError, match="Record is corrupt"):
         bad.ensure_valid()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A writable buffer for the setters: MemoryRecords.writable and RecordBatch.over
+
+
+def test_writable_copies_only_a_read_only_buffer(tmp_path: pytest.TempPathFactory) -> None:
+    data = MemoryRecords.with_records([(b"k", b"v", 10)], compression="lz4").buffer
+    assert isinstance(data, bytes)
+    path = tmp_path / "records.bin"  # type: ignore[operator]
+    path.write_bytes(data)
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped, \
+            open(path, "r+b") as g, mmap.mmap(g.fileno(), 0) as writable_map:
+        owner = bytearray(data)
+        read_only: list[object] = [data, memoryview(owner).toreadonly(), mapped]
+        for buffer in read_only:
+            records = MemoryRecords(buffer, max_batch_size=1000, max_decompressed_size=2000)
+            copy = records.writable()
+            assert copy is not records and type(copy.buffer) is bytearray and copy.buffer == data
+            assert (copy.max_batch_size, copy.max_decompressed_size) == (1000, 2000)
+            copy.buffer[0] = 0x7F  # the copy is the caller's no more
+            assert bytes(records.buffer) == data
+        for buffer in (owner, memoryview(owner), writable_map):
+            records = MemoryRecords(buffer)
+            assert records.writable() is records
+        del records, copy  # no view of either mmap outlives it
+
+
+@pytest.mark.parametrize(("magic", "codec"), [(2, "none"), (2, "zstd"), (1, "none"), (1, "gzip")])
+def test_a_batch_over_a_copy_of_its_buffer(impl: ModuleType, magic: int, codec: str) -> None:
+    """``over`` gives the batch as read from a copy of its buffer: every header field and the position (in its
+    log, ``origin`` included) as the walk of the copy finds them, the records read from the copy, the setters
+    writing the copy only."""
+    data = MemoryRecords.with_records([(b"a", b"1", 10), (b"b", b"2", 20)], magic=magic, compression=codec,
+                                      base_offset=3).buffer
+    two = data + data
+    batches = [type(b)(two, b._at, b.size_in_bytes, 999, 500) for b in MemoryRecords(two).batches()]
+    copy = bytearray(two)
+    moved = [batch.over(copy) for batch in batches]
+    walked = [type(b)(copy, b._at, b.size_in_bytes, 999, 500) for b in MemoryRecords(copy).batches()]
+    fields = ("position", "size_in_bytes", "base_offset", "last_offset", "max_timestamp", "crc", "attributes",
+              "partition_leader_epoch", "magic", "timestamp_type", "_max_decompressed_size")
+    for batch, over, again in zip(batches, moved, walked, strict=True):
+        assert type(over) is type(batch) and over is not batch
+        assert [getattr(over, f) for f in fields] == [getattr(again, f) for f in fields] == \
+            [getattr(batch, f) for f in fields]
+        assert over.records() == batch.records()
+    moved[-1].set_last_offset(99)
+    assert [b.last_offset for b in MemoryRecords(bytes(copy)).batches()] == [b.last_offset for b in batches[:-1]] + [99]
+    assert two == data + data and batches[-1].last_offset == 4
