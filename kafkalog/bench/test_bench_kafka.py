@@ -60,6 +60,7 @@ from kafkalog.bench.test_bench_log import (  # noqa: F401 (fixtures)
     SMALL_APPENDS,
     SMALL_ROUNDS,
     issue_batches,
+    issue_rows,
     one_record_batch,
 )
 from kafkalog.bench.test_bench_read import BASE_TIMESTAMP, PER_BATCH, RECORDS, SEGMENT_BYTES, _record
