@@ -131,9 +131,9 @@ class _JvmClock:
 JVM_CLOCK = _JvmClock()
 
 
-def replay(benchmark: Any, rounds_s: list[float]) -> None:
+def replay(benchmark: Any, rounds_s: list[float], warmup: int = WARMUP_ROUNDS) -> None:
     """Hand the rounds Kafka's JVM timed to ``benchmark`` (whose timer must be :data:`JVM_CLOCK`), one round each,
-    and say how they were measured in its ``extra_info``."""
+    and say how they were measured in its ``extra_info`` (``warmup``: the untimed rounds the JVM ran first)."""
     pending = iter(rounds_s)
 
     def one_round() -> None:
@@ -141,7 +141,7 @@ def replay(benchmark: Any, rounds_s: list[float]) -> None:
 
     benchmark.pedantic(one_round, rounds=len(rounds_s), iterations=1, warmup_rounds=0)
     benchmark.extra_info.update(kafka_version=KAFKA_VERSION, jvm_options=list(JVM_OPTIONS),
-                                jvm_warmup_rounds=WARMUP_ROUNDS)
+                                jvm_warmup_rounds=warmup)
 
 
 def _sources() -> list[tuple[str, bytes]]:

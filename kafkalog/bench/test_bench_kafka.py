@@ -454,5 +454,5 @@ def test_deep_dump_kafka(benchmark: Any, kafka: KafkaJvm, dump_files: tuple[str,
         assert main(["dump", "--deep-iteration", "--no-progress", "--files", files], stdout=out) == 0
     assert result["check"]["bytes"] == (tmp_path / "kafkalog.out").stat().st_size  # the same lines, byte for byte
     benchmark.group = DUMP_GROUP
-    replay(benchmark, result["rounds_s"])
+    replay(benchmark, result["rounds_s"], DUMP_WARMUP)
     throughput(benchmark, "kafka/dump", nbytes=size)
