@@ -131,6 +131,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "kafka-snapshot/cython", "kafka/snapshot", 1.0),
     ("deep dump of a 1 GiB log to /dev/null: kafkalog dump vs Kafka's DumpLogSegments --deep-iteration",
      "kafka-dump/cython", "kafka/dump", 1.0),
+    ("clean a 256 MiB keyed log with tombstones and transactions: kafkalog's Cleaner vs Kafka's Cleaner.clean",
+     "kafka-clean/cython", "kafka/clean", 1.0),
     ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
     ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
     ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),
