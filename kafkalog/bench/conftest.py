@@ -108,7 +108,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "logappend200k/os-write", 0.8),
     ("log append 200k records lz4 + fsync (compiled) vs os.write + fsync", "logappend200k-lz4/cython",
      "logappend200k-lz4/os-write", 0.8),
-    # Kafka's own log layer on the JVM (test_bench_kafka.py): the same work on the same data, Kafka warmed up.
+    # Kafka's own log layer on the JVM (test_bench_kafka.py, test_bench_kafka_clean.py): the same work on the same
+    # data, Kafka warmed up.
     ("leader append 200k records in 1,000-record batches + flush, none: Log.append vs Kafka's "
      "UnifiedLog.appendAsLeader", "logappend200k/cython", "kafka/logappend200k/none", 1.0),
     ("leader append 200k records in 1,000-record batches + flush, lz4: Log.append vs Kafka's "
