@@ -120,7 +120,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "logappend200k-lz4/cython", "logappend200k-lz4-bytearray/cython", None),
     ("log append 200k records zstd + fsync (compiled) from with_records (read-only bytes) vs from a bytearray",
      "logappend200k-zstd/cython", "logappend200k-zstd-bytearray/cython", None),
-    # Kafka's own log layer on the JVM (test_bench_kafka.py): the same work on the same data, Kafka warmed up.
+    # Kafka's own log layer on the JVM (test_bench_kafka.py, test_bench_kafka_clean.py): the same work on the same
+    # data, Kafka warmed up.
     ("leader append 200k records in 1,000-record batches + flush, none: Log.append vs Kafka's "
      "UnifiedLog.appendAsLeader", "logappend200k/cython", "kafka/logappend200k/none", 1.0),
     ("leader append 200k records in 1,000-record batches + flush, lz4: Log.append vs Kafka's "
@@ -143,6 +144,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "kafka-snapshot/cython", "kafka/snapshot", 1.0),
     ("deep dump of a 1 GiB log to /dev/null: kafkalog dump vs Kafka's DumpLogSegments --deep-iteration",
      "kafka-dump/cython", "kafka/dump", 1.0),
+    ("clean a 256 MiB keyed log with tombstones and transactions: kafkalog's Cleaner vs Kafka's Cleaner.clean",
+     "kafka-clean/cython", "kafka/clean", 1.0),
     ("offset map put_records 64k keys: compiled vs pure twin", "mapput/cython", "mapput/python", 20.0),
     ("offset map latest_codes 64k keys: compiled vs pure twin", "mapcodes/cython", "mapcodes/python", 20.0),
     ("offset map 64k keys, compiled: put_records vs per-key put", "mapput/cython", "mapput-perkey/cython", None),

@@ -34,6 +34,8 @@ ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  
   holds 100,000 idempotent producers; ``Log(...)`` (the whole open) against Kafka's ``ProducerStateManager``
   made over the dir and ``truncateAndReload`` (the producer state alone).  kafkalog keeps a snapshot's rows as
   they were read and makes an entry when one is asked for; the check afterwards asks for all of them.
+* **cleaning** (group ``clean a 256 MiB keyed log with tombstones and transactions``): in
+  ``test_bench_kafka_clean.py``, whose docstring describes it.
 """
 
 from __future__ import annotations

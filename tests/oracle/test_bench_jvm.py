@@ -17,6 +17,7 @@ import pytest
 
 from kafkalog import MemoryRecords
 from kafkalog.bench import kafka_jvm
+from kafkalog.bench.test_bench_kafka_clean import clean_once, write_txn_log
 from kafkalog.config import LogConfig
 from kafkalog.index import OffsetIndex
 from kafkalog.log import Log
@@ -76,6 +77,24 @@ def test_kafka_looks_up_the_entries_kafkalog_finds(kafka: kafka_jvm.KafkaJvm, tm
     (tmp_path / "targets").write_bytes(struct.pack(f">{len(targets)}q", *targets))
     result = kafka.run("lookup", path, 500, tmp_path / "targets", 1, 2, timeout=300)
     assert result["check"] == {"lookups": len(targets), "digest": expected}
+
+
+def test_kafka_cleans_as_kafkalog_cleans(kafka: kafka_jvm.KafkaJvm, tmp_path: Path) -> None:
+    """The clean row's log in small (40 batches of 16 records, 300 keys, 64 KiB segments): Kafka's Cleaner and
+    kafkalog's read, write and keep the same, tombstones, a commit and an abort among them."""
+    txn_log = write_txn_log(tmp_path / "saved" / "small-0", batches=40, keys=300, segment_bytes=64 << 10, seed=1)
+    assert (txn_log.tombstones > 0, txn_log.commits > 0, txn_log.aborts > 0) == (True, True, True)
+    assert len(txn_log.dirty.dirty_files) > 3
+    expected = clean_once(txn_log, tmp_path / "kafkalog")
+    # every batch read, the records of the aborted ones dropped unread
+    assert expected["bytes_read"] == txn_log.dirty.dirty_bytes
+    assert expected["messages_written"] < expected["messages_read"] < txn_log.dirty.records
+    assert expected["tombstones"] > 0
+    assert expected["control_batches"] == txn_log.commits + txn_log.aborts
+    result = kafka.run("clean", txn_log.dir, 64 << 10, tmp_path / "work", 1, 2, timeout=300)
+    assert result["check"] == expected
+    assert len(result["rounds_s"]) == 2 and all(s > 0 for s in result["rounds_s"])
+    assert not any((tmp_path / "work").iterdir())  # each round's copy is removed
 
 
 def test_a_failing_command_says_what_the_jvm_said(kafka: kafka_jvm.KafkaJvm, tmp_path: Path) -> None:

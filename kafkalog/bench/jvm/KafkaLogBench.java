@@ -21,6 +21,7 @@
  *   open    ...                                   an unclean open that recovers every segment (OpenBench)
  *   snapshot ...                                  the producer state loaded from a snapshot (SnapshotBench)
  *   dump    ...                                   kafka-dump-log.sh --deep-iteration (DumpBench)
+ *   clean   ...                                   Cleaner.clean of a compacted log's dirty section (CleanBench)
  */
 
 import java.io.File;
@@ -77,6 +78,8 @@ public final class KafkaLogBench {
             case "snapshot" -> SnapshotBench.run(Path.of(args[1]), Long.parseLong(args[2]), Long.parseLong(args[3]),
                 Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             case "dump" -> DumpBench.run(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+            case "clean" -> CleanBench.run(Path.of(args[1]), Integer.parseInt(args[2]), Path.of(args[3]),
+                Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         };
         System.out.println(json);
