@@ -277,6 +277,5 @@ def test_clean_kafka(benchmark: Any, kafka: KafkaJvm, txn_log: TxnLog, tmp_path:
     expected = txn_log.answer if txn_log.answer is not None else clean_once(txn_log, tmp_path / "kafkalog")
     assert result["check"] == expected
     benchmark.group = CLEAN_GROUP
-    replay(benchmark, result["rounds_s"])
-    benchmark.extra_info["jvm_warmup_rounds"] = CLEAN_WARMUP
+    replay(benchmark, result["rounds_s"], CLEAN_WARMUP)
     throughput(benchmark, "kafka/clean", nbytes=txn_log.dirty.dirty_bytes)
