@@ -34,10 +34,11 @@ over :mod:`kafkalog.record.convert`.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -895,14 +896,41 @@ class FileMessageSet:
         As :meth:`MemoryRecords.records <kafkalog.record.MemoryRecords.records>`: each batch's CRC is checked
         before its records are returned unless ``check_crcs=False``, and a mismatch raises
         :class:`CorruptRecordError` naming this file and the batch's position, after the records before it.
-        A partial batch at the end (a write in progress) is not read; corrupt framing raises.
+        A partial batch at the end (a write in progress, or a fetch cut at its size limit) is not read; corrupt
+        framing raises.
+
+        This is how a fetch's records are read (``Log.read(...).records.records()``), and it is the consumer
+        view's decode (:meth:`Log.records <kafkalog.log.reads.LogReads.records>`): the set is scanned and read a
+        chunk at a time into one reused buffer, and each chunk's records are made by :meth:`chunk_record_runs`,
+        a kernel call per run of batches, handed out by ``itertools.chain`` with no Python frame per record.
+        Nothing is read until the first record is asked for.
         """
-        path = str(self._file)
-        for position, data, _rows in self.scanned_chunks():
-            try:
-                yield from MemoryRecords(data).records(check_crcs=check_crcs)
-            except CorruptRecordError as e:
-                raise e.at(None if e.position is None else position + e.position, path) from e
+        return itertools.chain.from_iterable(self._record_runs(check_crcs))
+
+    def _record_runs(self, check_crcs: bool) -> Iterator[Iterable[Record]]:
+        # Records hold copies of their bytes, all made before the next chunk is read: one buffer serves every
+        # chunk (a fresh one a chunk page-faults its memory in anew).
+        buffer = ChunkBuffer()
+        for position, data, rows in self.scanned_chunks(0, MEMORY_CHUNK_BYTES, reuse=buffer):
+            yield from self.chunk_record_runs(position, data, rows, check_crcs=check_crcs)
+
+    def chunk_record_runs(self, position: int, data: bytes | memoryview, rows: npt.NDArray[Any], *,
+                          hidden: npt.NDArray[np.bool_] | None = None,
+                          check_crcs: bool = True) -> Iterator[Iterable[Record]]:
+        """The records of the batches ``rows`` of a chunk of this set, ``data``, read from file position
+        ``position`` (a chunk :meth:`scanned_chunks` gave, and its rows or some of them, consecutive): one
+        iterable per run the record layer decodes at once, less the batches ``hidden`` marks
+        (:meth:`MemoryRecords.records_of <kafkalog.record.MemoryRecords.records_of>`, over the rows the scan
+        found, so the chunk is not scanned again for its framing).
+
+        The one decode pass of every reader of a segment's records, :meth:`records` and the consumer view's.
+        A bad CRC (with ``check_crcs``) or a malformed record raises, once the records of the batches before it
+        are handed out, with this file and the file position of its batch.
+        """
+        try:
+            yield from MemoryRecords(data).records_of(rows, hidden=hidden, check_crcs=check_crcs)
+        except CorruptRecordError as e:
+            raise e.at(None if e.position is None else position + e.position, str(self._file)) from e
 
     def search_for_timestamp(self, target_timestamp: int, starting_position: int = 0,
                              starting_offset: int = 0) -> TimestampAndOffset | None:

@@ -9,13 +9,19 @@ last one active), uncompressed or each batch compressed with the codec.  Built o
 * kafkalog: ``Log.records()`` from the log start offset to the high watermark, compiled core: every batch's
   CRC checked before its records are handed out, control batches left out, ``read_uncommitted``; the loop
   touches key, value, offset and timestamp of every record.
+* kafkalog, fetch path: what a consumer's fetches get, ``Log.read(next_offset, 1 MiB)`` (the 1 MiB is
+  ``max.partition.fetch.bytes``'s default; ``min_one_message``, bounded by the high watermark as a consumer's
+  fetch is) in a loop over the whole partition, each fetch's ``.records.records()`` iterated (CRCs checked,
+  control records included, as deep iteration gives them) and the next fetch made from the offset after the
+  last record, as a consumer's next fetch position is; compiled core; the same loop over each record.
 * aiokafka: each segment's ``.log`` file read whole (``open``/``read``), then its compiled ``MemoryRecords``
   (``aiokafka.util.NO_EXTENSIONS`` must be False), ``validate_crc()`` of every batch (a mismatch raises),
   and the same loop over every batch's records.  aiokafka's reader does not skip control batches and knows
   no isolation level; the log has none to skip.
 
-Both rows check the record count and the last record they saw.  Target: ``Log.records()`` >= 1.5x aiokafka
-(issue 18).  records/s is in ``extra_info``.
+Every row checks the record count and the last record it saw.  Target: ``Log.records()`` >= 1.5x aiokafka
+(issue 18), the fetch path the same (issue 32: every public read path at the speed of the fastest).  records/s
+is in ``extra_info``.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ VALUE_BYTES = 100
 SEGMENT_BYTES = 4 << 20
 BASE_TIMESTAMP = 1_700_000_000_000
 CODECS = ["none", "lz4", "zstd"]
+#: A consumer's ``max.partition.fetch.bytes`` default: what one fetch of one partition returns at most.
+MAX_PARTITION_FETCH_BYTES = 1 << 20
 
 
 def _record(rng: random.Random, i: int) -> tuple[bytes, bytes, int]:
@@ -96,6 +104,30 @@ def test_read_log_kafkalog(benchmark: Any, compiled: ModuleType, written_log: tu
     n, last = benchmark(lambda: _touch(log.records(), 0, ()))
     assert (n, last) == (RECORDS, last_record)
     throughput(benchmark, f"read/records/{codec}/cython", records=RECORDS)
+
+
+def fetch_read(log: Log) -> tuple[int, tuple[Any, ...]]:
+    """Every record of the partition through fetches, as a consumer polls them: ``Log.read`` from the fetch
+    position, bounded by the high watermark, its slice's records iterated, the position moved past the last."""
+    n, last = 0, ()
+    offset, end = log.log_start_offset, log.high_watermark
+    while offset < end:
+        fetch = log.read(offset, MAX_PARTITION_FETCH_BYTES, isolation="high_watermark")
+        seen = n
+        n, last = _touch(fetch.records.records(), n, last)
+        if n == seen:
+            raise AssertionError(f"a fetch at {offset} returned no record")
+        offset = last[0] + 1
+    return n, last
+
+
+def test_read_log_fetch(benchmark: Any, compiled: ModuleType, written_log: tuple[Log, str, tuple[Any, ...]],
+                        throughput: Callable[..., None]) -> None:
+    log, codec, last_record = written_log
+    benchmark.group = f"{GROUP} [{codec}]"
+    n, last = benchmark(fetch_read, log)
+    assert (n, last) == (RECORDS, last_record)
+    throughput(benchmark, f"read/fetch/{codec}/cython", records=RECORDS)
 
 
 def test_read_log_aiokafka(benchmark: Any, written_log: tuple[Log, str, tuple[Any, ...]],

@@ -31,7 +31,6 @@ import numpy.typing as npt
 
 from .. import _impl
 from .._common import MAGIC_V2
-from ..errors import CorruptRecordError
 from ..file_message_set import ChunkBuffer
 from ..record import MemoryRecords
 from .transactions import TransactionalLog, TransactionState
@@ -149,14 +148,29 @@ class ConsumerView:
         The generator's value (``StopIteration.value``) is the offset after the last batch it read, ``None``
         when it read none: a reader that must know whether the segment held every offset it should (the Spark
         source over tiered storage) compares it with the range."""
+        wanted_chunks = self._wanted_chunks(segment, start_position, chunk_bytes, reuse)
+        while True:
+            try:
+                position, data, wanted = next(wanted_chunks)
+            except StopIteration as done:
+                reached: int | None = done.value
+                return reached
+            # The batches of a range are consecutive: one slice of the chunk holds them.
+            first = int(wanted["position"][0])
+            end = int(wanted["position"][-1]) + int(wanted["size"][-1])
+            yield position + first, MemoryRecords(data[first:end])
+
+    def _wanted_chunks(self, segment: FileMessageSet, start_position: int, chunk_bytes: int,
+                       reuse: ChunkBuffer | None
+                       ) -> Generator[tuple[int, bytes | memoryview, npt.NDArray[Any]], None, int | None]:
+        """What :meth:`chunks` reads, as ``segment.scanned_chunks`` gives it: ``(file position of the chunk, its
+        bytes, the rows of its batches that may hold offsets of the range)``, row positions relative to the
+        chunk; only chunks with such rows.  The generator's value is :meth:`chunks`'."""
         reached = None
         for position, data, rows in segment.scanned_chunks(start_position, chunk_bytes, reuse=reuse):
             wanted = self.rows_in_range(rows)
             if len(wanted):
-                # The batches of a range are consecutive: one slice of the chunk holds them.
-                first = int(wanted["position"][0])
-                end = int(wanted["position"][-1]) + int(wanted["size"][-1])
-                yield position + first, MemoryRecords(data[first:end])
+                yield position, data, wanted
             reached = int(rows["last_offset"][-1]) + 1
             if reached >= self.end_offset:
                 # Offsets grow from batch to batch: all that follow this one are past the range, unread.
@@ -172,24 +186,21 @@ class ConsumerView:
 
     def _record_runs(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[list[Record]]:
         """The records of :meth:`records`, a list per run the record layer decodes at once, each cut to the
-        range by one kernel call (``records_in_range``, Kafka's per-record offset test)."""
+        range by one kernel call (``records_in_range``, Kafka's per-record offset test).  The decode is a
+        fetch's (``FileMessageSet.chunk_record_runs``, what ``Log.read(...).records.records()`` makes its records
+        with), over the rows the chunk's scan found."""
         start, end = self.start_offset, self.end_offset
         # A chunk's records are Record objects holding copies of their bytes, all made before the next
         # chunk is read, so one buffer serves every chunk of the read.
         buffer = ChunkBuffer()
         for segment, start_position in segments:
-            path = str(segment.file)
-            for position, chunk in self.chunks(segment, start_position, reuse=buffer):
-                rows = chunk.scan(check_crc=False, stop_on_invalid=False).batches
-                hidden = self.hidden_batches(chunk.buffer, rows)
-                runs = chunk.records_of(rows, hidden=hidden, check_crcs=self.check_crcs)
-                try:
-                    for run in runs:
-                        records, ended = _impl.core.records_in_range(
-                            run if isinstance(run, list) else list(run), start, end)
-                        if records:
-                            yield records
-                        if ended:
-                            return
-                except CorruptRecordError as e:
-                    raise e.at(None if e.position is None else position + e.position, path) from e
+            for position, data, rows in self._wanted_chunks(segment, start_position, CONSUMER_CHUNK_BYTES, buffer):
+                hidden = self.hidden_batches(data, rows)
+                for run in segment.chunk_record_runs(position, data, rows, hidden=hidden,
+                                                     check_crcs=self.check_crcs):
+                    records, ended = _impl.core.records_in_range(
+                        run if isinstance(run, list) else list(run), start, end)
+                    if records:
+                        yield records
+                    if ended:
+                        return

@@ -11,6 +11,7 @@ scan found into batch objects and what made it stop into kafkalog errors with th
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import time
 from collections.abc import Iterable, Iterator
@@ -99,46 +100,61 @@ def _decode_plan(rows: npt.NDArray[Any], chunk_bytes: int,
     ``legacy_runs``).
 
     Yields ``(kind, rows)`` in buffer order, kind one of :data:`RUN_V2`, :data:`RUN_LEGACY`,
-    :data:`SINGLE`.  The splitting is done on numpy columns, so its Python steps are per run, not per
-    batch.
+    :data:`SINGLE`.  The kinds are found on numpy columns and the runs cut by a bisection of the rows' running
+    byte count, so the Python steps are per run, not per batch, and a fetch's few batches cost a few numpy
+    calls (each some microseconds, paid again by every fetch).
     """
     n = len(rows)
     if n == 0:
         return
     if (not np.count_nonzero(rows["attributes"] & COMPRESSION_CODEC_MASK)
-            and not np.count_nonzero(rows["magic"] != MAGIC_V2)
-            and int(np.add.reduce(rows["size"], dtype=np.int64)) <= chunk_bytes):
-        # The usual case, one run of uncompressed v2 batches, without the general split's dozen numpy calls.
-        yield RUN_V2, rows
+            and not np.count_nonzero(rows["magic"] != MAGIC_V2)):
+        # The usual case, uncompressed v2 batches only, without the general split's dozen numpy calls.
+        ends = np.cumsum(rows["size"], dtype=np.int64).tolist()
+        if ends[-1] <= chunk_bytes:
+            yield RUN_V2, rows
+            return
+        for i, j in _runs_of_bytes(ends, 0, n, chunk_bytes):
+            yield RUN_V2, rows[i:j]
         return
     uncompressed = (rows["attributes"] & COMPRESSION_CODEC_MASK) == 0
     v2 = rows["magic"] == MAGIC_V2
     kinds = np.where(uncompressed & v2, 2, np.where(uncompressed & ~v2 & legacy_runs, 1, 0)).astype(np.int8)
-    ends = np.cumsum(rows["size"], dtype=np.int64)  # bytes of rows[0..i] inclusive
+    ends = np.cumsum(rows["size"], dtype=np.int64).tolist()  # bytes of rows[0..i] inclusive
     # Boundaries where the kind changes, and every single row on its own.
-    cuts = np.flatnonzero((kinds[1:] != kinds[:-1]) | (kinds[1:] == 0)) + 1
-    for lo, hi in zip([0, *cuts.tolist()], [*cuts.tolist(), n], strict=True):
-        kind = int(kinds[lo])
+    cuts = (np.flatnonzero((kinds[1:] != kinds[:-1]) | (kinds[1:] == 0)) + 1).tolist()
+    run_kinds = kinds[[0, *cuts]].tolist()
+    for lo, hi, kind in zip([0, *cuts], [*cuts, n], run_kinds, strict=True):
         if kind == 0:
             yield SINGLE, rows[lo:hi]
             continue
-        i = lo
-        while i < hi:
-            before = int(ends[i - 1]) if i else 0
-            j = int(np.searchsorted(ends, before + chunk_bytes, side="right"))
-            j = min(max(j, i + 1), hi)
+        for i, j in _runs_of_bytes(ends, lo, hi, chunk_bytes):
             yield (RUN_V2 if kind == 2 else RUN_LEGACY), rows[i:j]
-            i = j
+
+
+def _runs_of_bytes(ends: list[int], lo: int, hi: int, chunk_bytes: int) -> Iterator[tuple[int, int]]:
+    """Cut rows ``[lo, hi)`` into runs of at most ``chunk_bytes`` (a larger row is a run of its own), greedily:
+    ``(first row, row past the last)`` of each.  ``ends`` are the rows' running byte counts (of rows 0..i)."""
+    i = lo
+    while i < hi:
+        before = ends[i - 1] if i else 0
+        j = min(max(bisect.bisect_right(ends, before + chunk_bytes, i, hi), i + 1), hi)
+        yield i, j
+        i = j
 
 
 def _runs_with_mask(rows: npt.NDArray[Any], keep: npt.NDArray[np.bool_] | None
-                    ) -> Iterator[tuple[str, npt.NDArray[Any], npt.NDArray[np.bool_]]]:
-    """:func:`_decode_plan`'s runs for Record objects, each with the part of ``keep`` (all true when
-    ``None``) that covers it."""
+                    ) -> Iterator[tuple[str, npt.NDArray[Any], npt.NDArray[np.bool_] | None]]:
+    """:func:`_decode_plan`'s runs for Record objects, each with the part of ``keep`` that covers it (``None``
+    when ``keep`` is: every batch is kept)."""
+    if keep is None:
+        for kind, run in _decode_plan(rows, OBJECT_CHUNK_BYTES):
+            yield kind, run, None
+        return
     at = 0
     for kind, run in _decode_plan(rows, OBJECT_CHUNK_BYTES):
         n = len(run)
-        yield kind, run, (np.ones(n, dtype=bool) if keep is None else keep[at:at + n])
+        yield kind, run, keep[at:at + n]
         at += n
 
 
@@ -353,17 +369,21 @@ class MemoryRecords:
         :class:`CorruptRecordError` after the records of the batches before it; so does a malformed record,
         after the records of the batches before its own.
         """
-        keep = None if hidden is None else ~hidden
+        # A mask that hides nothing (a consumer's usual chunk: no control batch) is no mask: each run is then
+        # decoded whole, with no numpy call to ask which of its batches are kept.
+        keep = None if hidden is None or not hidden.any() else ~hidden
         bad = self._first_bad_crc(rows) if check_crcs and len(rows) else None
         for kind, run, visible in _runs_with_mask(rows, keep):
             if bad is not None and int(run["position"][-1]) >= bad:
                 # The bad batch is in this run: the records of the batches before it, then the error.
-                before = visible & (run["position"] < bad)
+                before = run["position"] < bad
+                if visible is not None:
+                    before &= visible
                 if kind == RUN_V2 and before.any():
                     yield from self._objects_one_batch_a_call(run[before])
                 self._raise_for(ScanStop.BAD_CRC, bad)
             if kind == RUN_V2 and not _one_large_batch(run):
-                batches = run if visible.all() else run[visible] if visible.any() else None
+                batches = run if visible is None or visible.all() else run[visible] if visible.any() else None
                 if batches is None:
                     continue
                 try:
@@ -375,7 +395,7 @@ class MemoryRecords:
                     yield from self._objects_one_batch_a_call(batches)
                 else:
                     yield records
-            elif visible[0]:
+            elif visible is None or visible[0]:
                 # Its own CRC was checked by the scan above (a compressed v2 batch's too, so it is not computed
                 # twice); a legacy wrapper's inner messages are checked here.
                 legacy = int(run["magic"][0]) != MAGIC_V2
