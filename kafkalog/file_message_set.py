@@ -72,7 +72,7 @@ from .errors import (
 from .file_channel import FileChannel
 from .fsutil import storage_error
 from .record import MemoryRecords, Record, RecordBatch, ScanResult
-from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
+from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch, RecordColumns
 from .record.convert import down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
 from .record.records_util import ConvertedRecords, RecordValidationStats
@@ -929,6 +929,30 @@ class FileMessageSet:
         """
         try:
             yield from MemoryRecords(data).records_of(rows, hidden=hidden, check_crcs=check_crcs)
+        except CorruptRecordError as e:
+            raise e.at(None if e.position is None else position + e.position, str(self._file)) from e
+
+    def chunk_column_runs(self, position: int, data: bytes | memoryview, rows: npt.NDArray[Any], *,
+                          hidden: npt.NDArray[np.bool_] | None = None,
+                          check_crcs: bool = True) -> Iterator[RecordColumns]:
+        """:meth:`chunk_record_runs` as columns: the records of the batches ``rows`` of the chunk ``data`` (read
+        from file position ``position``), less the batches ``hidden`` marks, one :class:`RecordColumns` per run
+        the record layer decodes at once (:meth:`MemoryRecords.columns_of
+        <kafkalog.record.MemoryRecords.columns_of>`, over the rows the scan found).  Each set's ``batches`` are
+        its batches' rows with their positions in this file.
+
+        A bad CRC (with ``check_crcs``) or a malformed record raises, once the columns of the batches before it
+        are handed out, with this file and the file position of its batch.  An uncompressed run's ``data`` is
+        ``data`` itself: a caller that keeps the columns past the next chunk reads each chunk into memory of its
+        own.
+        """
+        try:
+            for columns in MemoryRecords(data).columns_of(rows, hidden=hidden, check_crcs=check_crcs):
+                batches = columns.batches
+                if batches is not None and position:
+                    batches = batches.copy()
+                    batches["position"] += position
+                yield RecordColumns(columns.records, columns.headers, columns.data, columns.starts, batches)
         except CorruptRecordError as e:
             raise e.at(None if e.position is None else position + e.position, str(self._file)) from e
 
