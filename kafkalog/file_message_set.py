@@ -37,6 +37,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import sys
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
@@ -248,6 +249,37 @@ class _FreshBuffer(ChunkBuffer):
 
     def view(self, size: int) -> memoryview:
         return memoryview(bytearray(size))
+
+
+class KeptChunkBuffers(ChunkBuffer):
+    """Buffers for chunks whose bytes a caller may keep (columns that point into them): a chunk is read into a
+    buffer of the pool only when no view of it is left (its reference count says no one else holds it), else
+    into new memory.  A reader holding the columns of one chunk while the next is read (a ``for`` loop's
+    variable) is served by two buffers in turn; one that keeps every chunk gets new memory each time, and what
+    it keeps is never overwritten.  New memory is left unfilled (``numpy.empty``, which the allocator may serve
+    from memory freed before, without faulting it in again): the read fills what is used."""
+
+    __slots__ = ("_pool",)
+
+    #: The buffers kept for reuse: one being read, one the caller still holds.
+    POOL = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool: list[npt.NDArray[np.uint8]] = []
+
+    def view(self, size: int) -> memoryview:
+        pool = self._pool
+        for i in range(len(pool)):
+            # Two references: the pool's and getrefcount's argument; any more is a view still alive.
+            if sys.getrefcount(pool[i]) <= 2:
+                if len(pool[i]) < size:
+                    pool[i] = np.empty(max(size, len(pool[i]) * 5 // 4), dtype=np.uint8)
+                return pool[i].data[:size]
+        fresh = np.empty(size, dtype=np.uint8)
+        if len(pool) < self.POOL:
+            pool.append(fresh)
+        return fresh.data
 
 
 def _chunk_spans(rows: npt.NDArray[Any], chunk_bytes: int) -> Iterator[tuple[int, int, int, int]]:

@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from .. import _impl
 from .._common import MAGIC_V2
-from ..file_message_set import ChunkBuffer, FileMessageSet
+from ..file_message_set import ChunkBuffer, FileMessageSet, KeptChunkBuffers
 from ..record import MemoryRecords, RecordColumns
 from .transactions import TransactionalLog, TransactionState
 
@@ -207,11 +207,12 @@ class ConsumerView:
         read).  ``batches`` are the rows of the batches decoded, positions in their segment's file, and
         ``starts`` their spans in ``records``; a batch none of whose records is in the range (a batch holding the
         start or the end), or that holds none, has an empty span.  ``headers`` is the run's whole header column,
-        which the records' ``header_index`` points into.  Every chunk is read into memory of its own, since
-        ``data`` of an uncompressed run is the chunk itself and the caller may keep the columns."""
-        return self._runs(segments, None, FileMessageSet.chunk_column_runs, _columns_in_range)
+        which the records' ``header_index`` points into.  ``data`` of an uncompressed run is the chunk itself
+        and the caller may keep the columns, so a chunk is read into memory no column set points into
+        (:class:`~kafkalog.file_message_set.KeptChunkBuffers`)."""
+        return self._runs(segments, KeptChunkBuffers(), FileMessageSet.chunk_column_runs, _columns_in_range)
 
-    def _runs(self, segments: Iterable[tuple[FileMessageSet, int]], buffer: ChunkBuffer | None,
+    def _runs(self, segments: Iterable[tuple[FileMessageSet, int]], buffer: ChunkBuffer,
               decode: Callable[..., Iterator[_Decoded]],
               cut: Callable[[_Decoded, int, int], tuple[_Run | None, bool]]) -> Iterator[_Run]:
         """The one pass of every consumer read: each chunk of the range scanned once, its hidden batches found

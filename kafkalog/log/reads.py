@@ -239,8 +239,8 @@ class LogReads:
         and their lengths, -1 for null, and the record's headers in ``headers``).  ``batches`` are the scan rows of
         the batches the records come from (hidden batches are not among them; positions in their segment's
         ``.log``) and ``starts`` their spans in ``records``: a batch cut by the range keeps only its records in
-        it, and may keep none (an empty span).  Each chunk of a segment is read into memory of its own, so a set
-        stays valid for as long as it is held (unlike :meth:`records`, whose objects copy their bytes and whose
+        it, and may keep none (an empty span).  A chunk of a segment is never read into memory a set still points
+        into, so a set stays valid for as long as it is held (:meth:`records`' objects copy their bytes, and its
         chunks share one buffer).
 
         Not in Kafka, whose consumer hands out record objects only; it is kafkalog's columnar form of the same

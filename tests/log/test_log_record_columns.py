@@ -18,6 +18,7 @@ import pytest
 
 from kafkalog.config import LogConfig
 from kafkalog.errors import CorruptRecordError, OffsetOutOfRangeError
+from kafkalog.file_message_set import KeptChunkBuffers
 from kafkalog.log import Log
 from kafkalog.record import MemoryRecords, RecordColumns
 from tests.log.test_consumer_view import FIRST_TOPIC, corrupt_copy
@@ -198,3 +199,23 @@ def test_columns_out_of_range(impl: ModuleType, create_log: LogFactory) -> None:
     assert [row[0] for row in columns_rows(log)] == list(range(3, 10))
     with pytest.raises(ValueError, match="isolation level"):
         log.record_columns(isolation="serializable")
+
+
+def test_kept_chunk_buffers_never_overwrite_a_view_still_held() -> None:
+    """A column read's chunks: memory is reused once no view of it is left, never while one is."""
+    buffers = KeptChunkBuffers()
+    first = buffers.view(100)
+    first[:] = b"a" * 100
+    second = buffers.view(100)
+    second[:] = b"b" * 100
+    third = buffers.view(100)  # both held: new memory
+    third[:] = b"c" * 100
+    assert bytes(first) == b"a" * 100 and bytes(second) == b"b" * 100
+    del first
+    fourth = buffers.view(50)  # the first chunk's memory, no longer held
+    fourth[:] = b"d" * 50
+    assert bytes(second) == b"b" * 100 and bytes(third) == b"c" * 100
+    assert len(buffers._pool) == KeptChunkBuffers.POOL
+    assert any(np.shares_memory(np.frombuffer(fourth, np.uint8), b) for b in buffers._pool)
+    del fourth
+    assert len(buffers.view(1000)) == 1000  # a free buffer too small is replaced
