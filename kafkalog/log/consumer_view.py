@@ -245,13 +245,14 @@ def _columns_in_range(columns: RecordColumns, start: int, end: int) -> tuple[Rec
     n = len(offsets)
     if n == 0:
         return None, False
-    stop, ended = n, False
-    if int(offsets.max()) >= end:
-        stop, ended = int(np.argmax(offsets >= end)), True
-    below = offsets[:stop] < start
-    if stop == n and not below.any():
+    # The usual run lies inside the range: two reductions tell, with no mask made.
+    if int(offsets.min()) >= start and int(offsets.max()) < end:
         return columns, False
-    kept = ~below
+    stop, ended = n, False
+    past = offsets >= end
+    if past.any():
+        stop, ended = int(np.argmax(past)), True
+    kept = offsets[:stop] >= start
     if not kept.any():
         return None, ended
     starts = columns.starts

@@ -219,3 +219,33 @@ def test_kept_chunk_buffers_never_overwrite_a_view_still_held() -> None:
     assert any(np.shares_memory(np.frombuffer(fourth, np.uint8), b) for b in buffers._pool)
     del fourth
     assert len(buffers.view(1000)) == 1000  # a free buffer too small is replaced
+
+
+def test_columns_in_range_is_the_consumers_offset_test(impl: ModuleType) -> None:
+    """The columns' cut is the objects' (``records_in_range``), record by record, offsets in or out of order: one
+    below the start is skipped, the first at or past the end ends the read; the batch spans are recounted."""
+    from kafkalog._common import RECORD_DTYPE
+    from kafkalog.log.consumer_view import _columns_in_range
+
+    for offsets, start, end in [([3, 1, 5, 9, 4], 2, 8), ([0, 1, 2, 3], 0, 4), ([0, 1, 2, 3], 1, 3),
+                                ([5, 6], 7, 9), ([7, 2, 8], 3, 8), ([4, 4, 4], 4, 5)]:
+        records = np.zeros(len(offsets), dtype=RECORD_DTYPE)
+        records["offset"] = offsets
+        starts = np.array([0, 2, len(offsets)], dtype=np.int64) if len(offsets) > 2 else \
+            np.array([0, len(offsets)], dtype=np.int64)
+        batches = np.zeros(len(starts) - 1, dtype=[("base_offset", "i8")])
+        cut, ended = _columns_in_range(RecordColumns(records, records[:0], b"", starts, batches), start, end)
+        kept, objects_ended = impl.records_in_range([impl.Record(o, 0, None, None) for o in offsets], start, end)
+        assert ended is objects_ended
+        assert ([] if cut is None else cut.records["offset"].tolist()) == [r.offset for r in kept]
+        if cut is not None:
+            assert cut.starts is not None and int(cut.starts[-1]) == len(cut.records)
+            # Kafka's walk by index: the batch of every record kept.
+            batch_of = np.repeat(np.arange(len(starts) - 1), np.diff(starts)).tolist()
+            kept_batches = []
+            for i, offset in enumerate(offsets):
+                if offset >= end:
+                    break
+                if offset >= start:
+                    kept_batches.append(batch_of[i])
+            assert np.diff(cut.starts).tolist() == np.bincount(kept_batches, minlength=len(starts) - 1).tolist()
