@@ -209,7 +209,7 @@ class ConsumerView:
         start or the end), or that holds none, has an empty span.  ``headers`` is the run's whole header column,
         which the records' ``header_index`` points into.  ``data`` of an uncompressed run is the chunk itself
         and the caller may keep the columns, so a chunk is read into memory no column set points into
-        (:class:`~kafkalog.file_message_set.KeptChunkBuffers`)."""
+        (``kafkalog.file_message_set.KeptChunkBuffers``)."""
         return self._runs(segments, KeptChunkBuffers(), FileMessageSet.chunk_column_runs, _columns_in_range)
 
     def _runs(self, segments: Iterable[tuple[FileMessageSet, int]], buffer: ChunkBuffer,
