@@ -37,6 +37,7 @@ from __future__ import annotations
 import itertools
 import os
 import struct
+import sys
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
@@ -72,7 +73,7 @@ from .errors import (
 from .file_channel import FileChannel
 from .fsutil import storage_error
 from .record import MemoryRecords, Record, RecordBatch, ScanResult
-from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch
+from .record.batch import DEFAULT_MAX_DECOMPRESSED_SIZE, DefaultRecordBatch, RecordColumns
 from .record.convert import down_convert, to_message_format
 from .record.legacy import LegacyRecordBatch
 from .record.records_util import ConvertedRecords, RecordValidationStats
@@ -248,6 +249,37 @@ class _FreshBuffer(ChunkBuffer):
 
     def view(self, size: int) -> memoryview:
         return memoryview(bytearray(size))
+
+
+class KeptChunkBuffers(ChunkBuffer):
+    """Buffers for chunks whose bytes a caller may keep (columns that point into them): a chunk is read into a
+    buffer of the pool only when no view of it is left (its reference count says no one else holds it), else
+    into new memory.  A reader holding the columns of one chunk while the next is read (a ``for`` loop's
+    variable) is served by two buffers in turn; one that keeps every chunk gets new memory each time, and what
+    it keeps is never overwritten.  New memory is left unfilled (``numpy.empty``, which the allocator may serve
+    from memory freed before, without faulting it in again): the read fills what is used."""
+
+    __slots__ = ("_pool",)
+
+    #: The buffers kept for reuse: one being read, one the caller still holds.
+    POOL = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool: list[npt.NDArray[np.uint8]] = []
+
+    def view(self, size: int) -> memoryview:
+        pool = self._pool
+        for i in range(len(pool)):
+            # Two references: the pool's and getrefcount's argument; any more is a view still alive.
+            if sys.getrefcount(pool[i]) <= 2:
+                if len(pool[i]) < size:
+                    pool[i] = np.empty(max(size, len(pool[i]) * 5 // 4), dtype=np.uint8)
+                return pool[i].data[:size]
+        fresh = np.empty(size, dtype=np.uint8)
+        if len(pool) < self.POOL:
+            pool.append(fresh)
+        return fresh.data
 
 
 def _chunk_spans(rows: npt.NDArray[Any], chunk_bytes: int) -> Iterator[tuple[int, int, int, int]]:
@@ -929,6 +961,30 @@ class FileMessageSet:
         """
         try:
             yield from MemoryRecords(data).records_of(rows, hidden=hidden, check_crcs=check_crcs)
+        except CorruptRecordError as e:
+            raise e.at(None if e.position is None else position + e.position, str(self._file)) from e
+
+    def chunk_column_runs(self, position: int, data: bytes | memoryview, rows: npt.NDArray[Any], *,
+                          hidden: npt.NDArray[np.bool_] | None = None,
+                          check_crcs: bool = True) -> Iterator[RecordColumns]:
+        """:meth:`chunk_record_runs` as columns: the records of the batches ``rows`` of the chunk ``data`` (read
+        from file position ``position``), less the batches ``hidden`` marks, one :class:`RecordColumns` per run
+        the record layer decodes at once (:meth:`MemoryRecords.columns_of
+        <kafkalog.record.MemoryRecords.columns_of>`, over the rows the scan found).  Each set's ``batches`` are
+        its batches' rows with their positions in this file.
+
+        A bad CRC (with ``check_crcs``) or a malformed record raises, once the columns of the batches before it
+        are handed out, with this file and the file position of its batch.  An uncompressed run's ``data`` is
+        ``data`` itself: a caller that keeps the columns past the next chunk reads each chunk into memory of its
+        own.
+        """
+        try:
+            for columns in MemoryRecords(data).columns_of(rows, hidden=hidden, check_crcs=check_crcs):
+                batches = columns.batches
+                if batches is not None and position:
+                    batches = batches.copy()
+                    batches["position"] += position
+                yield RecordColumns(columns.records, columns.headers, columns.data, columns.starts, batches)
         except CorruptRecordError as e:
             raise e.at(None if e.position is None else position + e.position, str(self._file)) from e
 

@@ -148,6 +148,12 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "kafka-read/records/lz4/cython", "kafka/read/lz4", 1.0),
     ("read a 200k-record partition, zstd: Log.records() vs Kafka's UnifiedLog.read + its records iterated",
      "kafka-read/records/zstd/cython", "kafka/read/zstd", 1.0),
+    ("read a 200k-record partition, none: Log.record_columns() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/columns/none/cython", "kafka/read/none", 3.0),
+    ("read a 200k-record partition, lz4: Log.record_columns() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/columns/lz4/cython", "kafka/read/lz4", 3.0),
+    ("read a 200k-record partition, zstd: Log.record_columns() vs Kafka's UnifiedLog.read + its records iterated",
+     "kafka-read/columns/zstd/cython", "kafka/read/zstd", 3.0),
     ("100k lookups at random offsets in a 10 MiB offset index: OffsetIndex.lookup vs Kafka's "
      "OffsetIndex.lookup", "kafka-lookup/cython", "kafka/lookup", 1.0),
     ("unclean open of a 1 GiB log with a torn tail, every segment recovered: Log(...) vs Kafka's UnifiedLog load",

@@ -14,8 +14,9 @@ ratio is Kafka's time over kafkalog's (above 1: kafkalog is faster), goal 1.0.  
   log, no flush; kafkalog's row is ``test_append_one_record_batches``.
 * **read a partition** (group ``read a 200k-record partition beside Kafka``): the 200,000-record log of
   ``test_bench_read`` (six segments of 4 MiB), written by kafkalog and closed; kafkalog reads it with
-  ``Log.records()``, Kafka a copy of it with ``UnifiedLog.read`` from each next offset (1 MiB a read, the
-  consumer's ``max.partition.fetch.bytes``) and every record of every batch iterated as Kafka's consumer does
+  ``Log.records()`` (objects) and with ``Log.record_columns()`` (columns, summed with numpy: no object per
+  record), Kafka a copy of it with ``UnifiedLog.read`` from each next offset (1 MiB a read, the consumer's
+  ``max.partition.fetch.bytes``) and every record of every batch iterated as Kafka's consumer does
   (``streamingIterator`` over a cached ``BufferSupplier``).  Both touch offset, timestamp, key, value and headers;
   both sides' record counts and a digest of what they read must agree.
 * **index lookups** (group ``offset index lookups beside Kafka``): 100,000 lookups at random offsets in a full
@@ -159,6 +160,36 @@ def test_read_partition_kafkalog(benchmark: Any, compiled: ModuleType, closed_lo
     assert count == RECORDS
     assert digest == sum(i + BASE_TIMESTAMP + i + 0 + 12 + 100 for i in range(RECORDS))
     throughput(benchmark, f"kafka-read/records/{codec}/cython", records=RECORDS)
+
+
+def _column_digest(runs: Any) -> tuple[int, int]:
+    """:func:`_digest` from columns: numpy sums over each run of the same fields (offset, timestamp, header
+    count, key and value lengths, whose -1 for none is the objects row's)."""
+    count = total = 0
+    for columns in runs:
+        records = columns.records
+        count += len(records)
+        total += (int(records["offset"].sum()) + int(records["timestamp"].sum())
+                  + int(records["header_count"].sum(dtype=np.int64)) + int(records["key_len"].sum(dtype=np.int64))
+                  + int(records["value_len"].sum(dtype=np.int64)))
+    return count, total
+
+
+def test_read_partition_columns_kafkalog(benchmark: Any, compiled: ModuleType, closed_log: tuple[Path, str],
+                                         throughput: Callable[..., None]) -> None:
+    """``Log.record_columns()`` over the whole partition, every record's offset, timestamp, key and value sizes
+    and header count summed from the columns: the digest of the objects row."""
+    directory, codec = closed_log
+    benchmark.group = f"{READ_GROUP} [{codec}]"
+    mock = MockTime()
+    with Log(directory, LogConfig({"segment.bytes": SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock,
+             read_only=True) as log:
+        count, digest = benchmark.pedantic(lambda: _column_digest(log.record_columns()), rounds=READ_ROUNDS,
+                                           warmup_rounds=1)
+        assert (count, digest) == _digest(log.records())
+    assert count == RECORDS
+    assert digest == sum(i + BASE_TIMESTAMP + i + 0 + 12 + 100 for i in range(RECORDS))
+    throughput(benchmark, f"kafka-read/columns/{codec}/cython", records=RECORDS)
 
 
 @pytest.mark.benchmark(timer=JVM_CLOCK)

@@ -22,24 +22,28 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _impl
 from .._common import MAGIC_V2
-from ..file_message_set import ChunkBuffer
-from ..record import MemoryRecords
+from ..file_message_set import ChunkBuffer, FileMessageSet, KeptChunkBuffers
+from ..record import MemoryRecords, RecordColumns
 from .transactions import TransactionalLog, TransactionState
 
 if TYPE_CHECKING:
-    from ..file_message_set import FileMessageSet
     from ..record import Record
 
 __all__ = ["ConsumedLog", "ConsumerView", "IsolationLevel"]
+
+#: What one decode of a consumer's read gives (the records of a run, as objects or as columns), and what it is once
+#: cut to the range.
+_Decoded = TypeVar("_Decoded")
+_Run = TypeVar("_Run")
 
 
 class ConsumedLog(TransactionalLog, Protocol):
@@ -189,18 +193,76 @@ class ConsumerView:
         range by one kernel call (``records_in_range``, Kafka's per-record offset test).  The decode is a
         fetch's (``FileMessageSet.chunk_record_runs``, what ``Log.read(...).records.records()`` makes its records
         with), over the rows the chunk's scan found."""
-        start, end = self.start_offset, self.end_offset
         # A chunk's records are Record objects holding copies of their bytes, all made before the next
         # chunk is read, so one buffer serves every chunk of the read.
-        buffer = ChunkBuffer()
+        return self._runs(segments, ChunkBuffer(), FileMessageSet.chunk_record_runs, _records_in_range)
+
+    def record_columns(self, segments: Iterable[tuple[FileMessageSet, int]]) -> Iterator[RecordColumns]:
+        """The records the consumer is given from ``(segment, start position)`` pairs in offset order, as
+        :class:`~kafkalog.record.RecordColumns`, one per run the record layer decodes at once (what
+        :meth:`records` gives, by the same pass: ``FileMessageSet.chunk_column_runs``).
+
+        Each set holds only records of the range: hidden batches are not decoded, and records outside the range
+        are cut by Kafka's per-record test (one below the start is skipped, the first at or past the end ends the
+        read).  ``batches`` are the rows of the batches decoded, positions in their segment's file, and
+        ``starts`` their spans in ``records``; a batch none of whose records is in the range (a batch holding the
+        start or the end), or that holds none, has an empty span.  ``headers`` is the run's whole header column,
+        which the records' ``header_index`` points into.  ``data`` of an uncompressed run is the chunk itself
+        and the caller may keep the columns, so a chunk is read into memory no column set points into
+        (``kafkalog.file_message_set.KeptChunkBuffers``)."""
+        return self._runs(segments, KeptChunkBuffers(), FileMessageSet.chunk_column_runs, _columns_in_range)
+
+    def _runs(self, segments: Iterable[tuple[FileMessageSet, int]], buffer: ChunkBuffer,
+              decode: Callable[..., Iterator[_Decoded]],
+              cut: Callable[[_Decoded, int, int], tuple[_Run | None, bool]]) -> Iterator[_Run]:
+        """The one pass of every consumer read: each chunk of the range scanned once, its hidden batches found
+        on the scan rows, its runs decoded by ``decode`` (a ``FileMessageSet`` method, as objects or columns) and
+        cut to the range by ``cut``, which also says whether a record at or past the end was met."""
+        start, end = self.start_offset, self.end_offset
         for segment, start_position in segments:
             for position, data, rows in self._wanted_chunks(segment, start_position, CONSUMER_CHUNK_BYTES, buffer):
                 hidden = self.hidden_batches(data, rows)
-                for run in segment.chunk_record_runs(position, data, rows, hidden=hidden,
-                                                     check_crcs=self.check_crcs):
-                    records, ended = _impl.core.records_in_range(
-                        run if isinstance(run, list) else list(run), start, end)
-                    if records:
-                        yield records
+                for run in decode(segment, position, data, rows, hidden=hidden, check_crcs=self.check_crcs):
+                    kept, ended = cut(run, start, end)
+                    if kept:
+                        yield kept
                     if ended:
                         return
+
+
+def _records_in_range(run: Iterable[Record], start: int, end: int) -> tuple[list[Record], bool]:
+    """The records of ``run`` in ``[start, end)`` (the ``records_in_range`` kernel), and whether one at or past
+    ``end`` ended them."""
+    records, ended = _impl.core.records_in_range(run if isinstance(run, list) else list(run), start, end)
+    return records, ended
+
+
+def _columns_in_range(columns: RecordColumns, start: int, end: int) -> tuple[RecordColumns | None, bool]:
+    """:func:`_records_in_range` for columns (``None`` when no record is left): records below ``start`` left
+    out, the first at or past ``end`` and all after it cut, as Kafka's consumer tests each record in turn; the
+    batch spans (``starts``) recounted over the records kept."""
+    offsets = columns.records["offset"]
+    n = len(offsets)
+    if n == 0:
+        return None, False
+    # The usual run lies inside the range: two reductions tell, with no mask made.
+    if int(offsets.min()) >= start and int(offsets.max()) < end:
+        return columns, False
+    stop, ended = n, False
+    past = offsets >= end
+    if past.any():
+        stop, ended = int(np.argmax(past)), True
+    kept = offsets[:stop] >= start
+    if not kept.any():
+        return None, ended
+    starts = columns.starts
+    batches = columns.batches
+    records = columns.records[:stop][kept]
+    if starts is not None:
+        # Each batch's span, counted again over the records kept (batch_of: the batch of each record).
+        counts = np.diff(starts)
+        batch_of = np.repeat(np.arange(len(counts)), counts)[:stop][kept]
+        new_counts = np.bincount(batch_of, minlength=len(counts))
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(new_counts, out=starts[1:])
+    return RecordColumns(records, columns.headers, columns.data, starts, batches), ended

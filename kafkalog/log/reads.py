@@ -27,7 +27,7 @@ from .validator import UnsupportedForMessageFormatError
 if TYPE_CHECKING:
     from ..config.log_config import LogConfig
     from ..leader_epoch_cache import LeaderEpochFileCache
-    from ..record import Record
+    from ..record import Record, RecordColumns
     from ..segment import LogSegment
     from ..topic import TopicPartition
     from ..transaction_index import AbortedTxn
@@ -84,6 +84,8 @@ class _ReadLog(ConsumedLog, Protocol):
                        min_one_message: bool) -> FetchDataInfo: ...
     def maybe_convert_to_offset_metadata(self, offset: int) -> LogOffsetMetadata: ...
     def _bound_metadata(self, offset: int) -> LogOffsetMetadata: ...
+    def _consumer_read(self, start_offset: int | None, end_offset: int | None, isolation: str | IsolationLevel,
+                       check_crcs: bool) -> tuple[ConsumerView, Iterator[tuple[FileMessageSet, int]]]: ...
     def _segment_reads(self, start_offset: int, end_offset: int,
                        bound: LogOffsetMetadata) -> Iterator[tuple[FileMessageSet, int]]: ...
     def _search_offset_in_local_log(self, target_timestamp: int, start_offset: int) -> TimestampAndOffset | None: ...
@@ -214,6 +216,44 @@ class LogReads:
         its high watermark) does not reach what is read.  Like a fetch, the read ends before a batch that holds
         the bound (a high watermark set inside a batch): its records are returned once the bound is past it.
         """
+        view, segments = self._consumer_read(start_offset, end_offset, isolation, check_crcs)
+        return view.records(segments)
+
+    def record_columns(self: _ReadLog, start_offset: int | None = None, end_offset: int | None = None, *,
+                       isolation: str | IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+                       check_crcs: bool = True) -> Iterator[RecordColumns]:
+        """The records :meth:`records` gives, as columns: one :class:`~kafkalog.record.RecordColumns` per run of
+        batches the record layer decodes at once (up to 4 MiB of uncompressed v2 batches, or one compressed or
+        legacy batch, a large one in parts), with no Python object per record.
+
+        The same read, by the same pass (:meth:`ConsumerView.record_columns
+        <kafkalog.log.consumer_view.ConsumerView.record_columns>`): the range and its bound (the high watermark,
+        or the last stable offset for ``isolation="read_committed"``, made a position under the log's lock), CRCs
+        checked before a batch's columns are handed out (a mismatch is a :class:`~kafkalog.errors.CorruptRecordError`
+        with the segment file and position, after the columns before it; ``check_crcs=False`` reads past it),
+        control batches and, under ``read_committed``, aborted transactions left out, and an
+        :class:`~kafkalog.errors.OffsetOutOfRangeError` for a start outside the log.
+
+        Each set's ``records`` are the records the consumer is given, in offset order, and only those (a
+        :data:`~kafkalog._common.RECORD_DTYPE` array: offset, timestamp, where the key and value are in ``data``
+        and their lengths, -1 for null, and the record's headers in ``headers``).  ``batches`` are the scan rows of
+        the batches the records come from (hidden batches are not among them; positions in their segment's
+        ``.log``) and ``starts`` their spans in ``records``: a batch cut by the range keeps only its records in
+        it, and may keep none (an empty span).  A chunk of a segment is never read into memory a set still points
+        into, so a set stays valid for as long as it is held (:meth:`records`' objects copy their bytes, and its
+        chunks share one buffer).
+
+        Not in Kafka, whose consumer hands out record objects only; it is kafkalog's columnar form of the same
+        read, for readers that sum or copy columns (the Spark source reads through the same view).
+        """
+        view, segments = self._consumer_read(start_offset, end_offset, isolation, check_crcs)
+        return view.record_columns(segments)
+
+    def _consumer_read(self: _ReadLog, start_offset: int | None, end_offset: int | None,
+                       isolation: str | IsolationLevel, check_crcs: bool
+                       ) -> tuple[ConsumerView, Iterator[tuple[FileMessageSet, int]]]:
+        """The consumer view of :meth:`records` and :meth:`record_columns`, and the segment reads it goes over:
+        the start checked against the log, the bound made a position under the log's lock."""
         # The view reads the log's public offsets and, for read_committed, its transactions; a log dir offline
         # refuses the read, as Kafka's read does (its records are then read lazily, outside the handler).
         with self.local_log.maybe_handle_io_exception(
@@ -225,7 +265,7 @@ class LogReads:
                 f"Received request for offset {start} for partition {self.topic_partition}, but we only have "
                 f"log segments from {self._log_start_offset} upto {self.log_end_offset}.")
         bound = self._bound_metadata(view.end_offset if view.bound_offset is None else view.bound_offset)
-        return view.records(self._segment_reads(start, view.end_offset, bound))
+        return view, self._segment_reads(start, view.end_offset, bound)
 
     def _bound_metadata(self: _ReadLog, offset: int) -> LogOffsetMetadata:
         """Where a reader bounded by ``offset`` stops (Kafka: ``fetchHighWatermarkMetadata`` /

@@ -426,19 +426,48 @@ class MemoryRecords:
         once the columns of every batch before it are handed out.  ``strict`` is as for :meth:`batches`.
         """
         result = self.scan(check_crc=check_crcs, stop_on_invalid=check_crcs)
-        yield from self._columns(result.batches, check_crcs)
+        yield from self._columns(result.batches, None, check_crcs)
         self._raise_for_stop(result, strict)
 
-    def columns_of(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
-        """:meth:`record_columns` with ``check_crcs=False`` of the batches ``rows``: scan rows of this buffer, each
-        batch right after the one before, framed by the scan that found them, so the buffer is not scanned
-        again (for a reader that has the rows already: the cleaner reads a segment by its scan)."""
-        return self._columns(rows, False)
+    def columns_of(self, rows: npt.NDArray[Any], *, hidden: npt.NDArray[np.bool_] | None = None,
+                   check_crcs: bool = False) -> Iterator[RecordColumns]:
+        """:meth:`record_columns` of the batches ``rows``: scan rows of this buffer, each batch right after the one
+        before, framed by the scan that found them, so the buffer is not scanned again (for a reader that has the
+        rows already: the cleaner reads a segment by its scan, a consumer a chunk by its scan).
 
-    def _columns(self, batch_rows: npt.NDArray[Any], check_crcs: bool) -> Iterator[RecordColumns]:
-        """The columns of :meth:`record_columns`, of the batches ``batch_rows``."""
+        The batches ``hidden`` marks (a consumer's control and aborted batches) are not decoded: their rows are
+        in no column set's ``batches``.  With ``check_crcs`` every batch's CRC is checked first, the hidden ones'
+        too, as :meth:`records_of` checks them: one scan over the rows' bytes, then a mismatch raises
+        :class:`CorruptRecordError` at its batch once the columns of the batches before it are handed out.
+        """
+        keep = None if hidden is None or not hidden.any() else ~hidden
+        bad = self._first_bad_crc(rows) if check_crcs and len(rows) else None
+        if bad is not None:
+            before = rows["position"] < bad
+            yield from self._columns(rows[before], None if keep is None else keep[before], check_crcs)
+            self._raise_for(ScanStop.BAD_CRC, bad)
+        yield from self._columns(rows, keep, check_crcs)
+
+    def _columns(self, batch_rows: npt.NDArray[Any], keep: npt.NDArray[np.bool_] | None,
+                 check_crcs: bool) -> Iterator[RecordColumns]:
+        """The columns of :meth:`record_columns`, of the batches ``batch_rows`` that ``keep`` marks (all when it is
+        ``None``).  ``check_crcs`` checks a legacy wrapper's inner messages as it is decoded (the batches' own
+        CRCs are the caller's scan's)."""
         buf = self._buf
+        at = 0
         for kind, rows in _decode_plan(batch_rows, DECODE_CHUNK_BYTES, legacy_runs=True):
+            visible = None if keep is None else keep[at:at + len(rows)]
+            at += len(rows)
+            if visible is not None and not visible.all():
+                if not visible.any():
+                    continue
+                if kind == RUN_LEGACY:
+                    # A legacy message is never a control or transactional batch: hidden ones are kept apart
+                    # only because a run's kernel call decodes a contiguous range of the buffer.
+                    for i in np.flatnonzero(visible).tolist():
+                        yield from self._columns(rows[i:i + 1], None, check_crcs)
+                    continue
+                rows = rows[visible]
             if kind == RUN_V2 and not _one_large_batch(rows):
                 try:
                     decoded = _impl.core.decode_v2_batches(buf, rows)
@@ -458,10 +487,11 @@ class MemoryRecords:
                 yield RecordColumns(records, _NO_HEADERS, buf, np.arange(len(rows) + 1, dtype=np.int64), rows)
             else:
                 # The scan checked the batch's own CRC; a legacy wrapper's inner messages are checked here.
+                legacy = int(rows["magic"][0]) != MAGIC_V2
                 batch = self.batch_for(rows[0])
-                for columns in batch.column_chunks(check_crcs=check_crcs and kind != RUN_V2):
+                for columns in batch.column_chunks(check_crcs=check_crcs and legacy):
                     yield RecordColumns(columns.records, columns.headers, columns.data,
-                                        np.array([0, len(columns)], dtype=np.int64), rows)
+                                        np.array([0, len(columns)], dtype=np.int64), rows[:1])
 
     def _columns_one_batch_a_call(self, rows: npt.NDArray[Any]) -> Iterator[RecordColumns]:
         """:meth:`_objects_one_batch_a_call` for columns."""
