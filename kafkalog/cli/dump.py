@@ -48,7 +48,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from .._common import INT32_MAX, INT64_MAX, INT64_MIN, MAGIC_V2, NO_TIMESTAMP
 from .._java_utf8 import java_utf8
@@ -81,6 +81,7 @@ from .storage_option import add_storage_option_argument, storage_options
 __all__ = ["DumpLogSegments", "DumpOptions", "add_parser", "run"]
 
 RECORD_INDENT = "|"
+_T = TypeVar("_T")
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 BOOTSTRAP_SNAPSHOT = "bootstrap.checkpoint"
@@ -686,16 +687,8 @@ class DumpLogSegments:
         options = self.options
         timestamp_type = str(batch.timestamp_type)
         is_v2 = batch.magic >= MAGIC_V2
-        records = _deep_records(batch)
         gaps: _Pairs | None = None
-        while True:
-            try:
-                record = next(records)
-            except StopIteration:
-                break
-            except KafkaLogError as e:
-                self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
-                break
+        for record in self._until_undecodable(file, batch, _deep_records(batch)):
             if last_offset != -1 and record.offset != last_offset + 1:
                 if gaps is None:
                     gaps = self._pairs(self.non_consecutive, key)
@@ -742,21 +735,21 @@ class DumpLogSegments:
             self._emit(text, "record", **facts)
         return last_offset
 
+    def _until_undecodable(self, file: AnyFile, batch: RecordBatch, decoded: Iterator[_T]) -> Iterator[_T]:
+        """What ``decoded`` (a batch's records or their columns, decoded as they are asked for) yields, up to a part
+        that fails to decode, which is reported and ends the batch."""
+        try:
+            yield from decoded
+        except KafkaLogError as e:
+            self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
+
     def _print_record_lines(self, file: AnyFile, key: str, batch: RecordBatch, last_offset: int) -> int:
         """:meth:`_print_records` for what a deep dump mostly prints, the records of a v2 data batch as text with
         their metadata and no payload: the same lines, made a chunk of records at a time from the decoded columns
         (the kernel's record rows) and written as one string, rather than a record object and a line at a time."""
         timestamp_type = str(batch.timestamp_type)
         base_sequence, base_offset = batch.base_sequence, batch.base_offset
-        chunks = batch.column_chunks(check_crcs=False)
-        while True:
-            try:
-                columns = next(chunks)
-            except StopIteration:
-                break
-            except KafkaLogError as e:
-                self._problem(file, f"batch at position {batch.position}: {_describe(e)}")
-                break
+        for columns in self._until_undecodable(file, batch, batch.column_chunks(check_crcs=False)):
             rows = columns.records
             if not len(rows):
                 continue

@@ -2,11 +2,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 import org.apache.kafka.common.record.internal.Record;
@@ -18,10 +16,8 @@ import org.apache.kafka.storage.internals.log.Cleaner;
 import org.apache.kafka.storage.internals.log.CleanerConfig;
 import org.apache.kafka.storage.internals.log.CleanerStats;
 import org.apache.kafka.storage.internals.log.LogConfig;
-import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
 import org.apache.kafka.storage.internals.log.LogSegment;
 import org.apache.kafka.storage.internals.log.LogToClean;
-import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
 import org.apache.kafka.storage.internals.log.SkimpyOffsetMap;
 import org.apache.kafka.storage.internals.log.UnifiedLog;
 import org.apache.kafka.storage.internals.utils.Throttler;
@@ -48,10 +44,6 @@ import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
  * offsets), read back after the clock stopped.
  */
 final class CleanBench {
-    /** The broker defaults of {@code transaction.max.timeout.ms}, {@code producer.id.expiration.ms} and its check. */
-    private static final int MAX_TRANSACTION_TIMEOUT_MS = 900_000;
-    private static final int PRODUCER_ID_EXPIRATION_MS = 86_400_000;
-    private static final int PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000;
     /** Kafka 4's floor for {@code segment.bytes}; smaller segments take the testing-only internal setting. */
     private static final int MIN_SEGMENT_BYTES = 1024 * 1024;
     /** {@code LogCleaner}'s throttler checks its rate every 300 ms. */
@@ -63,8 +55,7 @@ final class CleanBench {
     static String run(Path logDir, int segmentBytes, Path workDir, int warmup, int rounds) throws Exception {
         LogConfig config = compacted(segmentBytes);
         Cleaner cleaner = brokerCleaner();
-        KafkaScheduler scheduler = new KafkaScheduler(1, true, "kafka-scheduler-");
-        scheduler.startup();
+        KafkaScheduler scheduler = KafkaLogBench.startScheduler();
         BrokerTopicStats topicStats = new BrokerTopicStats(false);
         List<Double> timed = new ArrayList<>();
         String check = "";
@@ -72,9 +63,7 @@ final class CleanBench {
             Path roundDir = workDir.resolve("round-" + round);
             Path copy = roundDir.resolve(logDir.getFileName());
             copyTree(logDir, copy);
-            UnifiedLog log = UnifiedLog.create(copy.toFile(), config, 0L, Long.MAX_VALUE, scheduler, topicStats,
-                Time.SYSTEM, MAX_TRANSACTION_TIMEOUT_MS, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false),
-                PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, new LogDirFailureChannel(1), true, Optional.empty());
+            UnifiedLog log = KafkaLogBench.open(copy.toFile(), config, scheduler, topicStats, true);
             LogToClean toClean = new LogToClean(log, 0L, log.activeSegment().baseOffset(), false);
             long start = System.nanoTime();
             Map.Entry<Long, CleanerStats> done = cleaner.clean(toClean);
@@ -86,7 +75,7 @@ final class CleanBench {
                 check = check(log, done.getKey(), done.getValue());
             }
             log.close();
-            deleteTree(roundDir);
+            KafkaLogBench.deleteTree(roundDir);
         }
         scheduler.shutdown();
         return KafkaLogBench.result(timed, check);
@@ -157,17 +146,6 @@ final class CleanBench {
         try (Stream<Path> files = Files.list(from)) {
             for (Path file : files.toList()) {
                 Files.copy(file, to.resolve(file.getFileName()));
-            }
-        }
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> walk = Files.walk(root)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
             }
         }
     }

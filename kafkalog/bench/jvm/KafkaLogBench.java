@@ -88,9 +88,22 @@ public final class KafkaLogBench {
         System.exit(0);
     }
 
+    /** A started scheduler of one thread, as the logs of a row share it (its tasks are minutes away). */
+    static KafkaScheduler startScheduler() {
+        KafkaScheduler scheduler = new KafkaScheduler(1, true, "kafka-scheduler-");
+        scheduler.startup();
+        return scheduler;
+    }
+
+    /** The log in {@code dir} with the default topic config: a clean open, or with {@code clean} false an unclean one
+     * that recovers every segment (recovery point 0). */
     static UnifiedLog open(File dir, KafkaScheduler scheduler, BrokerTopicStats stats, boolean clean)
             throws IOException {
-        LogConfig config = new LogConfig(new HashMap<String, Object>());
+        return open(dir, new LogConfig(new HashMap<String, Object>()), scheduler, stats, clean);
+    }
+
+    static UnifiedLog open(File dir, LogConfig config, KafkaScheduler scheduler, BrokerTopicStats stats,
+                           boolean clean) throws IOException {
         return UnifiedLog.create(dir, config, 0L, clean ? Long.MAX_VALUE : 0L, scheduler, stats, Time.SYSTEM,
             MAX_TRANSACTION_TIMEOUT_MS, new ProducerStateManagerConfig(PRODUCER_ID_EXPIRATION_MS, false),
             PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, new LogDirFailureChannel(1), clean, Optional.empty());
@@ -111,8 +124,7 @@ public final class KafkaLogBench {
     private static String append(Path batchesFile, Path workDir, boolean flush, int warmup, int rounds)
             throws Exception {
         List<byte[]> batches = batchesOf(batchesFile);
-        KafkaScheduler scheduler = new KafkaScheduler(1, true, "kafka-scheduler-");
-        scheduler.startup();
+        KafkaScheduler scheduler = startScheduler();
         BrokerTopicStats stats = new BrokerTopicStats(false);
         List<Double> timed = new ArrayList<>();
         long logEnd = -1;
@@ -146,8 +158,7 @@ public final class KafkaLogBench {
     }
 
     private static String read(Path logDir, int maxBytes, int warmup, int rounds) throws Exception {
-        KafkaScheduler scheduler = new KafkaScheduler(1, true, "kafka-scheduler-");
-        scheduler.startup();
+        KafkaScheduler scheduler = startScheduler();
         BrokerTopicStats stats = new BrokerTopicStats(false);
         UnifiedLog log = open(logDir.toFile(), scheduler, stats, true);
         long end = log.logEndOffset();
@@ -226,13 +237,13 @@ public final class KafkaLogBench {
         return out.append("], \"check\": {").append(check).append("}}").toString();
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root)) {
             return;
         }
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
+                Files.deleteIfExists(p);
             }
         }
     }

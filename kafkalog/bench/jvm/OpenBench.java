@@ -23,8 +23,7 @@ final class OpenBench {
     static String run(Path logDir, Path lastSegment, long validBytes, Path tornFile, int warmup, int rounds)
             throws Exception {
         byte[] torn = Files.readAllBytes(tornFile);
-        KafkaScheduler scheduler = new KafkaScheduler(1, true, "kafka-scheduler-");
-        scheduler.startup();
+        KafkaScheduler scheduler = KafkaLogBench.startScheduler();
         BrokerTopicStats stats = new BrokerTopicStats(false);
         List<Double> timed = new ArrayList<>();
         long logEnd = -1;
