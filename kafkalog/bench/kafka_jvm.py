@@ -27,6 +27,7 @@ The fastest and the median timed round are what the ratio compares, as for every
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -37,7 +38,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JVM_CLOCK", "JVM_OPTIONS", "KAFKA_VERSION", "WARMUP_ROUNDS", "KafkaJvm", "KafkaJvmError", "find", "replay"]
+__all__ = ["JVM_CLOCK", "JVM_OPTIONS", "KAFKA_VERSION", "WARMUP_ROUNDS", "KafkaJvm", "KafkaJvmError", "find",
+           "find_jdk", "replay"]
 
 #: The Kafka whose jars the rows run (the oracle's newest line).
 KAFKA_VERSION = "4.4.0"
@@ -154,6 +156,7 @@ def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+@functools.cache
 def _java_major(java: str) -> int | None:
     """The feature release of ``java`` (17 for 17.0.9), from ``-XshowSettings:properties``; None if it does not run."""
     try:
@@ -181,14 +184,33 @@ def _lib_candidates() -> list[Path]:
     return found
 
 
-def find() -> KafkaJvm | str:
-    """A :class:`KafkaJvm`, or one line saying why Kafka's rows cannot run here."""
-    java, javac = shutil.which("java"), shutil.which("javac")
-    if java is None or javac is None:
-        return "Kafka's JVM rows need java and javac (17 or newer) on PATH"
+def find_jdk() -> tuple[str, str] | str:
+    """``(java, javac)`` of a JDK 17 or newer (``$JAVA_HOME``'s when it has both, else those on ``PATH``), or one
+    line saying what is missing.  The Kafka rows and the oracle tests (``tests/oracle/jvm.py``) find their JDK here.
+    """
+    home = os.environ.get("JAVA_HOME")
+    home_java, home_javac = (Path(home, "bin", "java"), Path(home, "bin", "javac")) if home else (None, None)
+    if home_java is not None and home_javac is not None and home_java.is_file() and home_javac.is_file():
+        java, javac = str(home_java), str(home_javac)
+    else:
+        on_path, javac_on_path = shutil.which("java"), shutil.which("javac")
+        if on_path is None or javac_on_path is None:
+            missing = "java" if on_path is None else "javac"
+            return f"no {missing} on PATH (nor in JAVA_HOME): a JDK {_JAVA_RELEASE} or newer is needed"
+        java, javac = on_path, javac_on_path
     major = _java_major(java)
     if major is None or major < _JAVA_RELEASE:
-        return f"Kafka's JVM rows need Java {_JAVA_RELEASE} or newer ({java} is {major or 'not runnable'})"
+        return (f"{java} is {'not runnable' if major is None else f'Java {major}'}: a JDK {_JAVA_RELEASE} or newer "
+                "is needed")
+    return java, javac
+
+
+def find() -> KafkaJvm | str:
+    """A :class:`KafkaJvm`, or one line saying why Kafka's rows cannot run here."""
+    jdk = find_jdk()
+    if isinstance(jdk, str):
+        return f"Kafka's JVM rows cannot run: {jdk}"
+    java, javac = jdk
     for lib in _lib_candidates():
         if lib.is_dir() and any(lib.glob("kafka-storage-*.jar")):
             return KafkaJvm(java, javac, lib)

@@ -27,25 +27,16 @@ Ports of ``kafka/log/UnifiedLog.scala``, ``LocalLog.scala``, ``LogLoader.scala``
 The layers run one way: the log imports the segments, indexes, producer state and record formats; nothing below
 it imports the log, and the cleaner, the manager, the tools and the wings import it.  The modules of the family
 describe the log they work on by Protocols rather than importing :mod:`~kafkalog.log.unified_log`.  Import the log
-from here: ``from kafkalog.log import Log``.
+from here: ``from kafkalog.log import Log``; the package also gives the names a user of ``Log`` needs beside it (its
+offsets listener, the special timestamps of ``fetch_offset_by_timestamp``, the file names), each from its home.
 """
 
-from .unified_log import (
-    EARLIEST_LOCAL_TIMESTAMP,
-    EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    MAX_TIMESTAMP,
-    NO_OP_OFFSETS_LISTENER,
-    UNKNOWN_TIMESTAMP,
-    Log,
-    LogAppendInfo,
-    LogOffsetsListener,
-    filename_prefix_from_offset,
-    index_filename,
-    log_filename,
-    parse_topic_partition_name,
-    time_index_filename,
-)
+from ..fetch import NO_OP_OFFSETS_LISTENER, LogOffsetsListener
+from ..filenames import filename_prefix_from_offset, index_filename, log_filename, time_index_filename
+from ..topic import parse_topic_partition_name
+from .append_info import LogAppendInfo
+from .reads import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, UNKNOWN_TIMESTAMP
+from .unified_log import Log
 
 __all__ = [
     "EARLIEST_LOCAL_TIMESTAMP",

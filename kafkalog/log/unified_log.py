@@ -65,10 +65,6 @@ from ..fetch import (
 )
 from ..filenames import (
     CLEAN_SHUTDOWN_FILE,
-    filename_prefix_from_offset,
-    index_filename,
-    log_filename,
-    time_index_filename,
 )
 from ..fsutil import (
     DirLock,
@@ -95,33 +91,13 @@ from .producer_state_wiring import (
     LogProducerState,
 )
 from .reads import (
-    EARLIEST_LOCAL_TIMESTAMP,
-    EARLIEST_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    MAX_TIMESTAMP,
-    UNKNOWN_TIMESTAMP,
     LogReads,
 )
 from .retention import LogRetention
 from .segments import LogSegments
 from .validator import validate_messages_and_assign_offsets
 
-__all__ = [
-    "EARLIEST_LOCAL_TIMESTAMP",
-    "EARLIEST_TIMESTAMP",
-    "LATEST_TIMESTAMP",
-    "MAX_TIMESTAMP",
-    "NO_OP_OFFSETS_LISTENER",
-    "UNKNOWN_TIMESTAMP",
-    "Log",
-    "LogAppendInfo",
-    "LogOffsetsListener",
-    "filename_prefix_from_offset",
-    "index_filename",
-    "log_filename",
-    "parse_topic_partition_name",
-    "time_index_filename",
-]
+__all__ = ["Log"]
 
 logger = logging.getLogger("kafkalog.log")  # the log's logger keeps the name it had before the log became a package
 

@@ -31,6 +31,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from kafkalog.bench.kafka_jvm import find_jdk
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "JVM_OPTIONS",
@@ -91,22 +93,16 @@ def kafka_versions() -> dict[str, str]:
 
 
 def find_java() -> tuple[str, str]:
-    """``java`` and ``javac``: those of ``$JAVA_HOME`` when it has both, else the ones on ``PATH``.
+    """``java`` and ``javac`` of a JDK 17 or newer: ``$JAVA_HOME``'s when it has both, else those on ``PATH``
+    (:func:`kafkalog.bench.kafka_jvm.find_jdk`, which the benchmarks' Kafka rows use too).
 
     Raises:
-        OracleUnavailable: there is no JDK.
+        OracleUnavailable: there is no such JDK.
     """
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home:
-        java, javac = Path(java_home, "bin", "java"), Path(java_home, "bin", "javac")
-        if java.is_file() and javac.is_file():
-            return str(java), str(javac)
-    java_path, javac_path = shutil.which("java"), shutil.which("javac")
-    if java_path is None or javac_path is None:
-        raise OracleUnavailable(
-            f"no {'java' if java_path is None else 'javac'} on PATH (nor in JAVA_HOME): the Kafka oracle needs a "
-            f"JDK {JAVA_RELEASE} or newer, then `make oracle-jars`")
-    return java_path, javac_path
+    found = find_jdk()
+    if isinstance(found, str):
+        raise OracleUnavailable(f"{found} by the Kafka oracle; then `make oracle-jars`")
+    return found
 
 
 def kafka_jars(version: str) -> list[Path]:

@@ -103,9 +103,10 @@ def test_a_failing_command_says_what_the_jvm_said(kafka: kafka_jvm.KafkaJvm, tmp
 
 
 def test_without_java_the_rows_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
     found = kafka_jvm.find()
-    assert found == "Kafka's JVM rows need java and javac (17 or newer) on PATH"
+    assert found == "Kafka's JVM rows cannot run: no java on PATH (nor in JAVA_HOME): a JDK 17 or newer is needed"
 
 
 def test_without_the_jars_the_rows_say_where_they_looked(kafka: kafka_jvm.KafkaJvm, tmp_path: Path,
