@@ -298,6 +298,37 @@ class TornLog:
             snapshot.unlink()
 
 
+def _write_gib(directory: Path, batch: bytes) -> int:
+    """``batch`` appended by kafkalog until the log in ``directory`` holds 1 GiB in 128 MiB segments, closed
+    cleanly; its log end offset."""
+    mock = MockTime()
+    log = Log(directory, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
+    for _ in range(OPEN_BYTES // len(batch)):
+        log.append(MemoryRecords(bytearray(batch)))
+    end = log.log_end_offset
+    log.close()
+    return end
+
+
+def _time_opens(benchmark: Any, open_log: Callable[[], Log], check: Callable[[Log], None], rounds: int,
+                setup: Callable[[], None] | None = None) -> None:
+    """Rounds of ``open_log()`` alone timed; each log opened is checked and closed after its round, untimed."""
+    opened: list[Log] = []
+
+    def before() -> tuple[tuple[()], dict[str, Any]]:
+        if setup is not None:
+            setup()
+        return (), {}
+
+    def after() -> None:
+        log = opened.pop()
+        check(log)
+        log.close()
+
+    benchmark.pedantic(lambda: opened.append(open_log()), setup=before, teardown=after, rounds=rounds,
+                       warmup_rounds=1)
+
+
 def _torn_copy(log: TornLog, to: Path) -> TornLog:
     shutil.copytree(log.dir, to)
     return TornLog(to, to / log.last_segment.name, log.valid_bytes, log.torn, log.log_end_offset)
@@ -309,12 +340,7 @@ def torn_log(tmp_path_factory: pytest.TempPathFactory,
     """The same 1,000-record batch (``test_bench_log``'s first) appended by kafkalog until the log holds 1 GiB."""
     directory = tmp_path_factory.mktemp("kafka-open") / "open-0"
     batch = issue_batches["none"][0]
-    mock = MockTime()
-    log = Log(directory, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
-    for _ in range(OPEN_BYTES // len(batch)):
-        log.append(MemoryRecords(bytearray(batch)))
-    end = log.log_end_offset
-    log.close()
+    end = _write_gib(directory, batch)
     last = max(directory.glob("*.log"))
     return TornLog(directory, last, last.stat().st_size, batch[: len(batch) // 2], end)
 
@@ -331,22 +357,12 @@ def test_unclean_open_kafkalog(benchmark: Any, compiled: ModuleType, torn_log: T
     (its batches' CRCs checked, its indexes rebuilt), the torn tail cut."""
     torn = _torn_copy(torn_log, tmp_path / torn_log.dir.name)
     benchmark.group = OPEN_GROUP
-    opened: list[Log] = []
 
-    def setup() -> tuple[tuple[()], dict[str, Any]]:
-        torn.tear()
-        return (), {}
-
-    def open_log() -> None:
-        opened.append(_open_recovering(torn))
-
-    def close() -> None:
-        log = opened.pop()
+    def check(log: Log) -> None:
         assert (log.log_end_offset, log.size) == (torn.log_end_offset, torn.valid_bytes + sum(
             p.stat().st_size for p in torn.dir.glob("*.log") if p != torn.last_segment))
-        log.close()
 
-    benchmark.pedantic(open_log, setup=setup, teardown=close, rounds=OPEN_ROUNDS, warmup_rounds=1)
+    _time_opens(benchmark, lambda: _open_recovering(torn), check, OPEN_ROUNDS, setup=torn.tear)
     throughput(benchmark, "kafka-open/cython", nbytes=OPEN_BYTES)
 
 
@@ -397,18 +413,15 @@ def test_producer_snapshot_load_kafkalog(benchmark: Any, compiled: ModuleType, p
     """``Log(...)`` of the cleanly closed dir: its segment opened and the producer state read from the snapshot."""
     directory, end, now = producers_log
     benchmark.group = SNAPSHOT_GROUP
-    opened: list[Log] = []
 
-    def open_log() -> None:
+    def open_log() -> Log:
         mock = MockTime(current_time_ms=now)
-        opened.append(Log(directory, LogConfig(), recovery_point=end, scheduler=mock.scheduler, time=mock))
+        return Log(directory, LogConfig(), recovery_point=end, scheduler=mock.scheduler, time=mock)
 
-    def close() -> None:
-        log = opened.pop()
+    def check(log: Log) -> None:
         assert (log.log_end_offset, len(log.producer_state_manager.active_producers())) == (end, PRODUCERS)
-        log.close()
 
-    benchmark.pedantic(open_log, teardown=close, rounds=SNAPSHOT_ROUNDS, warmup_rounds=1)
+    _time_opens(benchmark, open_log, check, SNAPSHOT_ROUNDS)
     throughput(benchmark, "kafka-snapshot/cython", records=PRODUCERS)
 
 
@@ -447,11 +460,7 @@ def dump_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, int]:
     rng = random.Random(321)
     batch = bytes(MemoryRecords.with_records([(f"key-{i:08d}".encode(), rng.randbytes(DUMP_VALUE_BYTES),
                                                BASE_TIMESTAMP + i) for i in range(1000)]).buffer)
-    mock = MockTime()
-    log = Log(directory, LogConfig({"segment.bytes": OPEN_SEGMENT_BYTES}), scheduler=mock.scheduler, time=mock)
-    for _ in range(OPEN_BYTES // len(batch)):
-        log.append(MemoryRecords(bytearray(batch)))
-    log.close()
+    _write_gib(directory, batch)
     files = sorted(directory.glob("*.log"))
     return ",".join(map(str, files)), sum(path.stat().st_size for path in files)
 
