@@ -89,7 +89,7 @@ class OffsetIndex(AbstractIndex):
         The hot path of every fetch, written for it: one kernel call finds the entry and makes the
         ``OffsetPosition`` (or hands back the index's own ``(base_offset, 0)``).  A writable index takes its
         lock with ``acquire``/``release`` rather than ``with``; a read-only one takes none (its bytes never
-        change, see :mod:`kafkalog.index.abstract_index`), as Kafka's lookup takes none outside Windows.
+        change, see ``kafkalog.index.abstract_index``), as Kafka's lookup takes none outside Windows.
         """
         if self.writable:
             lock = self._lock
