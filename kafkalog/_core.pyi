@@ -5,7 +5,7 @@ The plain twin ``kafkalog/_core_py/`` has the same names and signatures.
 """
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +13,9 @@ from typing_extensions import Buffer, disjoint_base
 
 from ._common import TimestampType
 from .record.types import ControlRecordType
+
+_Pair = TypeVar("_Pair", bound=tuple[int, int])
+_Missing = TypeVar("_Missing")
 
 __all__ = [
     "IMPLEMENTATION",
@@ -114,20 +117,31 @@ def search_for_offset(
     max_entry_size: int = 0x7FFFFFFF,
 ) -> tuple[int, int, int, int, int]: ...
 def index_search(
-    buf: Buffer,  # const unsigned char[::1]
+    buf: Buffer,  # any buffer, read through Py_buffer
     entries: int,
     kind: int,
     target: int,
     base_offset: int,
     smallest_upper_bound: bool = False,
 ) -> int: ...
+@overload
 def index_lookup(
-    buf: Buffer,  # any buffer, read through Py_buffer
+    buf: Buffer | None,  # any buffer, read through Py_buffer; not read when entries is 0
     entries: int,
     kind: int,
     target: int,
     base_offset: int,
 ) -> tuple[int, int] | None: ...
+@overload
+def index_lookup(
+    buf: Buffer | None,
+    entries: int,
+    kind: int,
+    target: int,
+    base_offset: int,
+    entry_type: type[_Pair],
+    missing: _Missing,
+) -> _Pair | _Missing: ...
 def index_points(
     positions: npt.NDArray[np.int64],  # const int64_t[::1]
     interval: int,

@@ -107,6 +107,7 @@ cdef extern from "_kernels.h" nogil:
     int kl_have_sse42
     void kl_md5(const unsigned char *p, size_t n, unsigned char out[16])
     void kl_prefetch(const void *p)
+    void kl_prefetch_read(const void *p)
     void kl_md5_many(const unsigned char *const *keys, const int32_t *lens, int n, unsigned char (*out)[16])
 
 

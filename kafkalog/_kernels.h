@@ -215,6 +215,16 @@ static inline void kl_prefetch(const void *p) {
 #endif
 }
 
+/* ---- a read prefetch hint, kept in every cache level (the index search's next probes, asked for before this
+   probe's entry arrives) */
+static inline void kl_prefetch_read(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
+#endif
+}
+
 /* ---- MD5 (RFC 1321), for SkimpyOffsetMap's key hashes.
  * 64 steps per 64-byte block in four rounds of sixteen; each step mixes one message word into the
  * four-word state with a round function, a constant K[i] = floor(|sin(i + 1)| * 2^32) and a left

@@ -84,19 +84,31 @@ def index_search(
         return binary_search(0, first_hot)
 
 
-def index_lookup(buf: Any, entries: int, kind: int, target: int, base_offset: int) -> tuple[int, int] | None:
+def index_lookup(buf: Any, entries: int, kind: int, target: int, base_offset: int,
+                 entry_type: type[tuple[int, int]] = tuple, missing: Any = None) -> Any:
     """The entry of the largest-lower-bound slot for ``target`` as ``(key, value)`` (offset and position,
-    or timestamp and offset, both absolute), or ``None`` when there is none: the search and the read of
-    the entry in one call, which is all an index ``lookup`` needs."""
+    or timestamp and offset, both absolute), or ``missing`` when there is none (an empty index, or a target
+    below the first entry): the search and the read of the entry in one call, which is all an index
+    ``lookup`` needs.
+
+    The pair is made an ``entry_type``, ``tuple`` or a subclass of it (an index's NamedTuple) built as
+    ``tuple.__new__`` builds one, without calling the subclass's own ``__new__``.  With no entries the buffer
+    is not looked at (it may be ``None``: a read-only index of an empty file has no map).
+    """
+    kind = IndexKind(kind)
+    if not (isinstance(entry_type, type) and issubclass(entry_type, tuple)):
+        raise TypeError(f"entry_type must be tuple or a subclass of it, not {entry_type!r}")
+    if entries == 0:
+        return missing
     slot = index_search(buf, entries, kind, target, base_offset)
     if slot < 0:
-        return None
-    at = slot * INDEX_ENTRY_SIZE[IndexKind(kind)]
+        return missing
+    at = slot * INDEX_ENTRY_SIZE[kind]
     if kind in (IndexKind.OFFSET_KEY, IndexKind.OFFSET_VALUE):
         relative, position = _OFFSET_ENTRY.unpack_from(buf, at)
-        return base_offset + relative, position
+        return tuple.__new__(entry_type, (base_offset + relative, position))
     timestamp, relative = _TIME_ENTRY.unpack_from(buf, at)
-    return timestamp, base_offset + relative
+    return tuple.__new__(entry_type, (timestamp, base_offset + relative))
 
 
 def index_points(positions: npt.NDArray[Any], interval: int) -> npt.NDArray[Any]:

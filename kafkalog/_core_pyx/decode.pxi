@@ -519,7 +519,10 @@ cdef tuple _TIMESTAMP_TYPES = (TimestampType.NO_TIMESTAMP_TYPE, TimestampType.CR
 # Records are leaves: bytes, ints and a list of (str, bytes) pairs, so the cycle collector has
 # nothing to find in them.  Taking them out of its bookkeeping matters: decoding tens of thousands
 # at once otherwise triggers a collection every few hundred records, each walking the list built so
-# far.  (A caller who builds a cycle through a record's headers list leaks it; nothing worse.)
+# far.  Their headers lists and pairs are taken out too (untracked once made): a reader that asks every
+# record for its headers otherwise makes a tracked list a record, and the collections those set off were
+# a fifth of a whole-partition read (issue 32's profile).  (A caller who builds a cycle through a
+# record's headers list leaks it; nothing worse.)
 # A reader drops a run's records together (up to a batch, 1,000 in Kafka's default batches): the freelist
 # keeps that many to make the next run's from, sparing an allocation a record (issue 18's profile: 5-8%
 # of a whole-log read).
@@ -552,7 +555,9 @@ cdef class Record:
         self.timestamp = timestamp
         self.key = key
         self.value = value
-        self._headers = list(headers) if headers is not None else None
+        # No headers is left for the property to make (a list the collector does not track, as the decode's).
+        given = list(headers) if headers is not None else None
+        self._headers = given if given else None
         if timestamp_type not in (-1, 0, 1):
             raise ValueError(f"Unknown timestamp type id {timestamp_type!r}")
         self._timestamp_type = timestamp_type
@@ -560,9 +565,11 @@ cdef class Record:
 
     @property
     def headers(self):
-        if self._headers is None:
-            self._headers = []
-        return self._headers
+        cdef list headers = self._headers
+        if headers is None:
+            headers = _leaf_list()
+            self._headers = headers
+        return headers
 
     @property
     def timestamp_type(self):
@@ -653,6 +660,17 @@ cdef int _use_member_descriptors(type cls) except -1:
 _use_member_descriptors(Record)
 
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void *op)
+
+
+cdef inline list _leaf_list():
+    """A new empty list the cycle collector does not track: a record's headers (see ``Record``)."""
+    cdef list made = []
+    PyObject_GC_UnTrack(<void *>made)
+    return made
+
+
 cdef inline object _bytes_or_none(const unsigned char *p, Py_ssize_t pos, int32_t length):
     if length < 0:
         return None
@@ -672,6 +690,7 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
     cdef HeaderRow hrow
     cdef Record rec
     cdef list headers
+    cdef tuple pair
     err.code = E_OK
     memset(&r, 0, sizeof(r))
     memset(&hrow, 0, sizeof(hrow))
@@ -687,14 +706,16 @@ cdef int _decode_objects(const unsigned char *p, Py_ssize_t start, Py_ssize_t en
         rec.key = _bytes_or_none(p, r.key_pos, r.key_len)
         rec.value = _bytes_or_none(p, r.value_pos, r.value_len)
         if r.n_headers:
-            headers = []
+            headers = _leaf_list()
             for _h in range(r.n_headers):
                 if _read_header(p, &pos, &r, &hrow, &err):
                     _raise(&err)
-                headers.append((
+                pair = (
                     PyUnicode_DecodeUTF8(<const char *>(p + hrow.key_pos), hrow.key_len, _JAVA_UTF8_ERRORS),
                     _bytes_or_none(p, hrow.value_pos, hrow.value_len),
-                ))
+                )
+                PyObject_GC_UnTrack(<void *>pair)
+                headers.append(pair)
             rec._headers = headers
         if _finish_record(pos, &r, &err):
             _raise(&err)

@@ -7,8 +7,12 @@ taken as valid (so an index left untrimmed by a crash reads as full of zero entr
 it); ``trim_to_valid_size`` (on close and roll) cuts the file to its entries.
 
 The mmap rule (design.md §3): no view of the map outlives a call.  Searches hand the mmap object (a map
-of the file, or a read-only index's private copy) to the ``index_search`` kernel under the index lock, and
-``resize``/``close`` take the same lock, so the map can always be resized or closed.
+of the file, or a read-only index's private copy) to the ``index_search`` and ``index_lookup`` kernels under
+the index lock, and ``resize``/``close`` take the same lock, so the map can always be resized or closed.  The
+one exception is a read-only index's ``lookup``, which takes no lock (it is every fetch's first step): its copy
+never changes once read and is never resized, and ``close`` drops it rather than closing it, after marking the
+index closed, so a lookup (which reads the copy, then the flag) either finds the index closed or searches a
+copy that stays mapped until the lookup lets go of it.
 
 A read-only index (``writable=False``) never writes, resizes or trims its file, and does not map it
 either: the writer that owns the file trims it on every roll and close, and a lookup that touched a
@@ -69,11 +73,6 @@ class TimestampOffset(NamedTuple):
     offset: int
 
 
-# Builds a NamedTuple from a (key, value) pair without its Python-level __new__: half the cost, and a
-# lookup is otherwise mostly that cost.
-_new_tuple = tuple.__new__
-
-
 def _round_down(n: int, factor: int) -> int:
     return factor * (n // factor)
 
@@ -98,6 +97,9 @@ class AbstractIndex:
         self._lock = threading.RLock()
         self._path = Path(path)
         self.base_offset = base_offset
+        # What lookup answers when no entry is at or below the target: made once (the base offset never
+        # changes), so a lookup hands it out with no object made.
+        self._no_entry = self._absent_entry()
         self.max_index_size = DEFAULT_MAX_INDEX_SIZE if max_index_size is None or max_index_size < 0 \
             else max_index_size
         self.writable = writable
@@ -245,6 +247,10 @@ class AbstractIndex:
         """Recompute what depends on the mapped length (subclasses re-read their last entry)."""
         self._max_entries = self._length() // self.ENTRY_SIZE
         self._load_last_entry()
+
+    def _absent_entry(self) -> OffsetPosition | TimestampOffset:
+        """Kafka's answer of ``lookup`` when no entry is at or below the target."""
+        raise NotImplementedError
 
     def _load_last_entry(self) -> None:
         raise NotImplementedError
@@ -444,13 +450,18 @@ class AbstractIndex:
             self._release()
 
     def _release(self) -> None:
+        # Closed first: a read-only index's lookup, which takes no lock, reads the copy and then this flag,
+        # so it never finds the copy gone while the index still reads as open.
+        self._closed = True
         if self._map is not None:
-            self._map.close()
+            if self.writable:
+                self._map.close()
+            # A read-only index's private copy is dropped, not closed: a lookup may hold it still, and it is
+            # unmapped when the last holder lets go.
             self._map = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        self._closed = True
 
     def delete(self) -> bool:
         """Release and delete the file; ``False`` if it did not exist (Kafka: ``deleteIfExists``).

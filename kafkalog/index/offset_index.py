@@ -24,7 +24,7 @@ from ..errors import (
     IllegalStateError,
     InvalidOffsetError,
 )
-from .abstract_index import AbstractIndex, OffsetPosition, _new_tuple
+from .abstract_index import AbstractIndex, OffsetPosition
 
 __all__ = ["OffsetIndex"]
 
@@ -46,6 +46,10 @@ class OffsetIndex(AbstractIndex):
     OFFSET_KIND = IndexKind.OFFSET_KEY
     _DESCRIPTION = "index"
     _ENTRY = struct.Struct(">ii")
+    _no_entry: OffsetPosition
+
+    def _absent_entry(self) -> OffsetPosition:
+        return OffsetPosition(self.base_offset, 0)
 
     def _load_last_entry(self) -> None:
         self._last_offset = self._entry_at(self._entries - 1).offset if self._entries else self.base_offset
@@ -76,25 +80,33 @@ class OffsetIndex(AbstractIndex):
         """Kafka: ``lastEntry`` (0.10.1 ``readLastEntry``)."""
         with self._lock:
             self._check_open()
-            return self._entry_at(self._entries - 1) if self._entries else OffsetPosition(self.base_offset, 0)
+            return self._entry_at(self._entries - 1) if self._entries else self._no_entry
 
     def lookup(self, target_offset: int) -> OffsetPosition:
         """The largest entry whose offset is <= ``target_offset``; ``(base_offset, 0)`` when there is none
         (Kafka: ``lookup``).
 
-        The hot path of every fetch, written for it: one kernel call finds and reads the entry, and the
-        lock is taken with ``acquire``/``release`` rather than ``with``.
+        The hot path of every fetch, written for it: one kernel call finds the entry and makes the
+        ``OffsetPosition`` (or hands back the index's own ``(base_offset, 0)``).  A writable index takes its
+        lock with ``acquire``/``release`` rather than ``with``; a read-only one takes none (its bytes never
+        change, see ``kafkalog.index.abstract_index``), as Kafka's lookup takes none outside Windows.
         """
-        lock = self._lock
-        lock.acquire()
-        try:
-            if self._closed:
-                raise IllegalStateError(f"Index {self._path} is closed")
-            found = None if self._entries == 0 else _impl.core.index_lookup(
-                self._map, self._entries, _OFFSET_KEY, target_offset, self.base_offset)
-        finally:
-            lock.release()
-        return OffsetPosition(self.base_offset, 0) if found is None else _new_tuple(OffsetPosition, found)
+        if self.writable:
+            lock = self._lock
+            lock.acquire()
+            try:
+                if self._closed:
+                    raise IllegalStateError(f"Index {self._path} is closed")
+                return _impl.core.index_lookup(  # type: ignore[no-any-return]
+                    self._map, self._entries, _OFFSET_KEY, target_offset, self.base_offset, OffsetPosition,
+                    self._no_entry)
+            finally:
+                lock.release()
+        copy = self._map  # before the closed test: close sets _closed first, then drops the copy
+        if self._closed:
+            raise IllegalStateError(f"Index {self._path} is closed")
+        return _impl.core.index_lookup(  # type: ignore[no-any-return]
+            copy, self._entries, _OFFSET_KEY, target_offset, self.base_offset, OffsetPosition, self._no_entry)
 
     def entry(self, n: int) -> OffsetPosition:
         """Entry ``n`` with its absolute offset (Kafka: ``entry``; 0.10.1 gave the relative offset)."""

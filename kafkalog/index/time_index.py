@@ -24,9 +24,13 @@ from ..errors import (
     IllegalStateError,
     InvalidOffsetError,
 )
-from .abstract_index import AbstractIndex, TimestampOffset, _new_tuple
+from .abstract_index import AbstractIndex, TimestampOffset
 
 __all__ = ["TimeIndex"]
+
+#: ``IndexKind.TIME_KEY`` as a plain int, for the kernel call of every timestamp lookup.
+_TIME_KEY = int(IndexKind.TIME_KEY)
+
 
 class TimeIndex(AbstractIndex):
     """Timestamps to offsets (Kafka: ``TimeIndex``): 12-byte entries, timestamp then relative offset.
@@ -43,10 +47,13 @@ class TimeIndex(AbstractIndex):
     OFFSET_KIND = IndexKind.TIME_VALUE
     _DESCRIPTION = "time index"
     _ENTRY = struct.Struct(">qi")
+    _no_entry: TimestampOffset
+
+    def _absent_entry(self) -> TimestampOffset:
+        return TimestampOffset(-1, self.base_offset)
 
     def _load_last_entry(self) -> None:
-        self._last_entry = self._entry_at(self._entries - 1) if self._entries else \
-            TimestampOffset(-1, self.base_offset)
+        self._last_entry = self._entry_at(self._entries - 1) if self._entries else self._no_entry
 
     def _entry_at(self, n: int) -> TimestampOffset:
         assert self._map is not None
@@ -71,12 +78,23 @@ class TimeIndex(AbstractIndex):
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """The last entry whose timestamp is <= ``target_timestamp``; ``(-1, base_offset)`` when there is
-        none (Kafka: ``lookup``)."""
-        with self._lock:
-            self._check_open()
-            found = None if self._entries == 0 else _impl.core.index_lookup(
-                self._map, self._entries, IndexKind.TIME_KEY, target_timestamp, self.base_offset)
-        return TimestampOffset(-1, self.base_offset) if found is None else _new_tuple(TimestampOffset, found)
+        none (Kafka: ``lookup``).  One kernel call, locked as ``OffsetIndex.lookup`` is."""
+        if self.writable:
+            lock = self._lock
+            lock.acquire()
+            try:
+                if self._closed:
+                    raise IllegalStateError(f"Index {self._path} is closed")
+                return _impl.core.index_lookup(  # type: ignore[no-any-return]
+                    self._map, self._entries, _TIME_KEY, target_timestamp, self.base_offset, TimestampOffset,
+                    self._no_entry)
+            finally:
+                lock.release()
+        copy = self._map  # before the closed test: close sets _closed first, then drops the copy
+        if self._closed:
+            raise IllegalStateError(f"Index {self._path} is closed")
+        return _impl.core.index_lookup(  # type: ignore[no-any-return]
+            copy, self._entries, _TIME_KEY, target_timestamp, self.base_offset, TimestampOffset, self._no_entry)
 
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         """Add ``(timestamp, offset)`` if the timestamp is larger than the last one (Kafka: ``maybeAppend``).

@@ -163,8 +163,7 @@ class RemoteSegment:
             CorruptIndexError: the entry found points before the segment's start (a negative position).
         """
         data, _entries, inside = self.offset_index_entries()
-        found = None if inside == 0 else _impl.core.index_lookup(data, inside, int(IndexKind.OFFSET_KEY),
-                                                                 target_offset, self.base_offset)
+        found = _impl.core.index_lookup(data, inside, int(IndexKind.OFFSET_KEY), target_offset, self.base_offset)
         if found is None:
             return self.base_offset, 0
         offset, position = found

@@ -6,6 +6,7 @@ resize, rename, delete, a length that is not a whole number of entries, relative
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from kafkalog.errors import (
     CorruptIndexError,
     IllegalArgumentError,
+    IllegalStateError,
     IndexOffsetOverflowError,
     ReadOnlyError,
 )
@@ -133,6 +135,90 @@ def test_read_only_missing_file_reads_empty(impl: ModuleType, tmp_path: Path,
         ro.flush()
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def _index_of_three(tmp_path: Path, cls: type[AbstractIndex], writable: bool) -> AbstractIndex:
+    """An index at base 100 holding three entries (offsets 105, 110, 120; timestamps 1,000, 2,000, 3,000), opened
+    ``writable`` or read-only over the file a writer left."""
+    path = tmp_path / ("00000000000000000100.index" if cls is OffsetIndex else "00000000000000000100.timeindex")
+    with cls(path, 100, 10 * cls.ENTRY_SIZE) as writer:
+        for i, (offset, timestamp) in enumerate(((105, 1_000), (110, 2_000), (120, 3_000))):
+            if isinstance(writer, OffsetIndex):
+                writer.append(offset, i * 100)
+            else:
+                assert isinstance(writer, TimeIndex)
+                writer.maybe_append(timestamp, offset)
+    return cls(path, 100, 10 * cls.ENTRY_SIZE, writable=writable)
+
+
+@pytest.mark.parametrize("writable", [True, False], ids=["writable", "read-only"])
+@pytest.mark.parametrize("cls", [OffsetIndex, TimeIndex])
+def test_lookup_at_the_ends_empty_and_closed(impl: ModuleType, tmp_path: Path, cls: type[AbstractIndex],
+                                             writable: bool) -> None:
+    """``lookup`` through its one kernel call, on each twin, writable and read-only: below the first entry (and
+    below the base) Kafka's fallback, past the last entry the last, an exact key its entry, always the index's
+    own NamedTuple; an empty index the fallback; a closed one an IllegalStateError."""
+    idx = _index_of_three(tmp_path, cls, writable)
+    if isinstance(idx, OffsetIndex):
+        cases = [(99, (100, 0)), (100, (100, 0)), (104, (100, 0)), (105, (105, 0)), (119, (110, 100)),
+                 (120, (120, 200)), (2**63 - 1, (120, 200))]
+        entry_type: type = OffsetPosition
+    else:
+        cases = [(-1, (-1, 100)), (999, (-1, 100)), (1_000, (1_000, 105)), (2_999, (2_000, 110)),
+                 (3_000, (3_000, 120)), (2**63 - 1, (3_000, 120))]
+        entry_type = TimestampOffset
+    for target, expected in cases:
+        found = idx.lookup(target)
+        assert type(found) is entry_type and found == expected, target
+    idx.close()
+    with pytest.raises(IllegalStateError, match="closed"):
+        idx.lookup(cases[0][0])
+    empty_path = tmp_path / ("empty.index" if cls is OffsetIndex else "empty.timeindex")
+    with cls(empty_path, 100, 10 * cls.ENTRY_SIZE, writable=writable) as empty:
+        assert empty.entries == 0
+        for target, _ in cases:
+            found = empty.lookup(target)
+            assert type(found) is entry_type and found == cases[0][1]
+
+
+@pytest.mark.parametrize("cls", [OffsetIndex, TimeIndex])
+def test_read_only_lookup_in_flight_while_the_index_closes(impl: ModuleType, tmp_path: Path,
+                                                           cls: type[AbstractIndex],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only index's lookup takes no lock (its copy of the file never changes): ``close`` does not wait
+    for a lookup in flight, and does not close the copy under it (a view of it is alive, as a kernel's is while
+    it searches: closing would be a BufferError), only drops it; the lookup answers from the copy it holds, and
+    the next one finds the index closed.  The lookup is paused inside its kernel call, holding a view."""
+    idx = _index_of_three(tmp_path, cls, writable=False)
+    target, expected = (119, (110, 100)) if cls is OffsetIndex else (2_999, (2_000, 110))
+    kernel = impl.index_lookup
+    inside, resume = threading.Event(), threading.Event()
+
+    def paused(buf: Any, *args: Any) -> Any:
+        with memoryview(buf):
+            inside.set()
+            assert resume.wait(10)
+        return kernel(buf, *args)
+
+    monkeypatch.setattr(impl, "index_lookup", paused)
+    found: list[Any] = []
+    reader = threading.Thread(target=lambda: found.append(idx.lookup(target)))
+    reader.start()
+    try:
+        assert inside.wait(10)
+        closer = threading.Thread(target=idx.close)
+        closer.start()
+        closer.join(2)
+        closed_meanwhile = not closer.is_alive()
+    finally:
+        resume.set()
+        reader.join(10)
+    closer.join(10)
+    assert closed_meanwhile, "close() waited for a read-only lookup"
+    assert found == [expected]
+    monkeypatch.undo()
+    with pytest.raises(IllegalStateError, match="closed"):
+        idx.lookup(target)
 
 
 # =================================================================================================

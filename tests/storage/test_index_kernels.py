@@ -301,6 +301,45 @@ def test_index_kernels_refuse_bad_arguments(twins: tuple[ModuleType, ModuleType]
                 core.index_lookup(buf, 1, kind, 0, 0)
 
 
+def test_index_lookup_makes_the_entry_type_or_gives_missing(twins: tuple[ModuleType, ModuleType]) -> None:
+    """``index_lookup``'s result as an index's ``lookup`` hands it out: the pair made an ``entry_type`` (a
+    NamedTuple, without its ``__new__``), or ``missing`` itself when no entry is at or below the target (an empty
+    index, whose buffer is not read and may be ``None``; a target below the first entry); past the last entry,
+    the last.  Both twins, the same answers."""
+    base = 1_000
+    offsets = np.zeros(3, dtype=[("a", ">i4"), ("b", ">i4")])
+    offsets["a"], offsets["b"] = [5, 9, 20], [0, 100, 250]
+    times = np.zeros(3, dtype=[("a", ">i8"), ("b", ">i4")])
+    times["a"], times["b"] = [1_700_000_000_000, 1_700_000_000_500, 1_700_000_001_000], [5, 9, 20]
+    cases = [
+        (IndexKind.OFFSET_KEY, offsets.tobytes(), OffsetPosition, OffsetPosition(base, 0),
+         [(base - 1, None), (base + 4, None), (base + 5, (base + 5, 0)), (base + 19, (base + 9, 100)),
+          (base + 20, (base + 20, 250)), (2**63 - 1, (base + 20, 250))]),
+        (IndexKind.TIME_KEY, times.tobytes(), TimestampOffset, TimestampOffset(-1, base),
+         [(-1, None), (1_699_999_999_999, None), (1_700_000_000_000, (1_700_000_000_000, base + 5)),
+          (1_700_000_000_999, (1_700_000_000_500, base + 9)), (2**63 - 1, (1_700_000_001_000, base + 20))]),
+    ]
+    for core in twins:
+        for kind, buf, entry_type, missing, expected in cases:
+            assert core.index_lookup(None, 0, kind, 7, base, entry_type, missing) is missing
+            assert core.index_lookup(buf, 0, kind, 7, base, entry_type, missing) is missing
+            for target, pair in expected:
+                found = core.index_lookup(buf, 3, kind, target, base, entry_type, missing)
+                if pair is None:
+                    assert found is missing, (core.IMPLEMENTATION, kind, target)
+                else:
+                    assert type(found) is entry_type and found == pair, (core.IMPLEMENTATION, kind, target)
+                plain = core.index_lookup(buf, 3, kind, target, base)
+                assert plain == pair and (plain is None or type(plain) is tuple)
+            for wrong in (int, list, "tuple"):
+                with pytest.raises(TypeError):
+                    core.index_lookup(buf, 3, kind, base, base, wrong, missing)
+            with pytest.raises(ValueError):
+                core.index_lookup(buf, 4, kind, base, base, entry_type, missing)
+            with pytest.raises(ValueError):
+                core.index_lookup(buf, -1, kind, base, base, entry_type, missing)
+
+
 def _log_buffer() -> tuple[bytes, list[tuple[int, int, int]]]:
     """A log of mixed magics; (position, size, last offset) per entry."""
     parts = []
