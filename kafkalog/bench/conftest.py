@@ -183,13 +183,21 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "spark/kafkalog/local[1]", None),
     ("Spark read 1 GiB v2, tuple-per-record source: local[2] vs local[1]", "spark/tuples/local[2]",
      "spark/tuples/local[1]", None),
-    ("Spark read 2M records, local[2]: kafkalog source vs Spark's Parquet reader, same rows",
+    ("Spark read 2M records, local[2], random values: kafkalog source vs Spark's Parquet reader, same rows",
      "spark-parquet/kafkalog", "spark-parquet/parquet", 0.5),
     # Issue 32: the source at the ceiling of any Python data source (0.82-0.95x when the goal was set).
-    ("Spark read 2M records, local[2]: kafkalog source vs a Python source handing over ready Arrow batches",
-     "spark-parquet/kafkalog", "spark-parquet/arrow-ceiling", 0.95),
-    ("Spark read 2M records, local[2]: ready-Arrow Python source vs Spark's Parquet reader (the API's ceiling)",
-     "spark-parquet/arrow-ceiling", "spark-parquet/parquet", None),
+    ("Spark read 2M records, local[2], random values: kafkalog source vs a Python source handing over ready Arrow "
+     "batches", "spark-parquet/kafkalog", "spark-parquet/arrow-ceiling", 0.95),
+    ("Spark read 2M records, local[2], random values: ready-Arrow Python source vs Spark's Parquet reader (the API's "
+     "ceiling)", "spark-parquet/arrow-ceiling", "spark-parquet/parquet", None),
+    # Issue 32: the same rows where keys and values repeat (a few hundred distinct), which Parquet's dictionaries
+    # fold and the log stores whole: reported, no target against Parquet; the ceiling's goal holds for any data.
+    ("Spark read 2M records, local[2], repetitive values: kafkalog source vs Spark's Parquet reader, same rows",
+     "spark-parquet-repetitive/kafkalog", "spark-parquet-repetitive/parquet", None),
+    ("Spark read 2M records, local[2], repetitive values: kafkalog source vs a Python source handing over ready "
+     "Arrow batches", "spark-parquet-repetitive/kafkalog", "spark-parquet-repetitive/arrow-ceiling", 0.95),
+    ("Spark read 2M records, local[2], repetitive values: ready-Arrow Python source vs Spark's Parquet reader (the "
+     "API's ceiling)", "spark-parquet-repetitive/arrow-ceiling", "spark-parquet-repetitive/parquet", None),
     ("read 500k records through the data source's tasks: from S3 (moto on 127.0.0.1) vs local files",
      "remote/s3", "remote/local", None),
     ("read 500k records through the data source's tasks: Aiven's tiered layout (zstd chunks) through S3 vs "
@@ -217,6 +225,8 @@ RATIOS: list[tuple[str, str, str, float | None]] = [
      "build/aiokafka", 2.0),
     ("build 200k, 1,000 a batch: with_records compiled vs pure twin", "build/with-records/cython",
      "build/with-records/python", None),
+    # Issue 18's goal for the demo workload is a rate, not a peer: a row of 500,000 records/s stands for it.
+    ("demo workload 200k (compiled) vs a 500k records/s budget", "workload/cython", "workload/budget-500k", 1.0),
 ]
 
 

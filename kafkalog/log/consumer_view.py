@@ -212,22 +212,58 @@ class ConsumerView:
         (``kafkalog.file_message_set.KeptChunkBuffers``)."""
         return self._runs(segments, KeptChunkBuffers(), FileMessageSet.chunk_column_runs, _columns_in_range)
 
+    def segment_columns(self, segment: FileMessageSet, start_position: int = 0,
+                        chunk_bytes: int = CONSUMER_CHUNK_BYTES, *, reuse: ChunkBuffer | None = None
+                        ) -> Generator[RecordColumns, None, int | None]:
+        """:meth:`record_columns` of one segment from ``start_position`` (a file position), read ``chunk_bytes``
+        at a time: the same pass and the same sets (hidden batches not decoded, records cut to the range, CRCs
+        checked, errors with the file and position), for a reader that goes segment by segment and must know how
+        far each one reached (the Spark source's tasks).
+
+        ``reuse`` is the memory the chunks are read into (default: a ``KeptChunkBuffers``, which a caller keeping
+        the sets needs); a plain ``ChunkBuffer`` serves a caller that copies each set out before it asks for the
+        next.  The generator's value is the offset after the last batch read (as :meth:`chunks`'), ``None`` when
+        the segment held none in the range: past the end of the range once a record at or past it is met."""
+        reached, _ended = yield from self._segment_runs(
+            segment, start_position, chunk_bytes, KeptChunkBuffers() if reuse is None else reuse,
+            FileMessageSet.chunk_column_runs, _columns_in_range)
+        return reached
+
     def _runs(self, segments: Iterable[tuple[FileMessageSet, int]], buffer: ChunkBuffer,
               decode: Callable[..., Iterator[_Decoded]],
               cut: Callable[[_Decoded, int, int], tuple[_Run | None, bool]]) -> Iterator[_Run]:
-        """The one pass of every consumer read: each chunk of the range scanned once, its hidden batches found
-        on the scan rows, its runs decoded by ``decode`` (a ``FileMessageSet`` method, as objects or columns) and
-        cut to the range by ``cut``, which also says whether a record at or past the end was met."""
-        start, end = self.start_offset, self.end_offset
+        """The one pass of every consumer read over ``(segment, start position)`` pairs
+        (:meth:`_segment_runs` each), ended by the first record at or past the end of the range."""
         for segment, start_position in segments:
-            for position, data, rows in self._wanted_chunks(segment, start_position, CONSUMER_CHUNK_BYTES, buffer):
-                hidden = self.hidden_batches(data, rows)
-                for run in decode(segment, position, data, rows, hidden=hidden, check_crcs=self.check_crcs):
-                    kept, ended = cut(run, start, end)
-                    if kept:
-                        yield kept
-                    if ended:
-                        return
+            _reached, ended = yield from self._segment_runs(segment, start_position, CONSUMER_CHUNK_BYTES, buffer,
+                                                            decode, cut)
+            if ended:
+                return
+
+    def _segment_runs(self, segment: FileMessageSet, start_position: int, chunk_bytes: int, buffer: ChunkBuffer,
+                      decode: Callable[..., Iterator[_Decoded]],
+                      cut: Callable[[_Decoded, int, int], tuple[_Run | None, bool]]
+                      ) -> Generator[_Run, None, tuple[int | None, bool]]:
+        """The one pass of every consumer read, over one segment: each chunk of the range scanned once, its
+        hidden batches found on the scan rows, its runs decoded by ``decode`` (a ``FileMessageSet`` method, as
+        objects or columns) and cut to the range by ``cut``, which also says whether a record at or past the end
+        was met.  The generator's value: the offset after the last batch read (``None``: none was), and whether
+        such a record ended the read."""
+        start, end = self.start_offset, self.end_offset
+        chunks = self._wanted_chunks(segment, start_position, chunk_bytes, buffer)
+        while True:
+            try:
+                position, data, rows = next(chunks)
+            except StopIteration as done:
+                return done.value, False
+            hidden = self.hidden_batches(data, rows)
+            for run in decode(segment, position, data, rows, hidden=hidden, check_crcs=self.check_crcs):
+                kept, ended = cut(run, start, end)
+                if kept:
+                    yield kept
+                if ended:
+                    # The batch of that record was read whole: the read reached past its last offset.
+                    return int(rows["last_offset"][-1]) + 1, True
 
 
 def _records_in_range(run: Iterable[Record], start: int, end: int) -> tuple[list[Record], bool]:

@@ -11,6 +11,7 @@ recompressed.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from .._common import MAGIC_V0, MAGIC_V2, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_TIMESTAMP
@@ -23,6 +24,8 @@ from ..record.records_util import record_batch_header_size_in_bytes
 from ..record.types import TimestampType
 
 __all__ = ["build_records", "check_builder_arguments"]
+
+_HEADERS = attrgetter("headers")
 
 
 def check_builder_arguments(magic: int, compression: CompressionType, is_transactional: bool) -> None:
@@ -62,19 +65,9 @@ def build_records(
     The builder's own checks are made first, with Kafka's ``IllegalArgumentException`` messages.
     """
     check_builder_arguments(magic, compression, is_transactional)
-    # appendWithOffset's checks of each record; the pass also finds the largest timestamp and where it first
-    # is, which info() reports.  The records themselves go to the encoders as they are.
-    max_timestamp = NO_TIMESTAMP
-    index_of_max_timestamp = -1
-    for index, record in enumerate(records):
-        timestamp = record.timestamp
-        if timestamp < 0 and timestamp != NO_TIMESTAMP:
-            raise IllegalArgumentError(f"Invalid negative timestamp {timestamp}")
-        if magic < MAGIC_V2 and record.headers:
-            raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
-        if timestamp > max_timestamp:
-            max_timestamp = timestamp
-            index_of_max_timestamp = index
+    # appendWithOffset's checks of each record, and the largest timestamp and where it first is, which info()
+    # reports.  The records themselves go to the encoders as they are.
+    max_timestamp, index_of_max_timestamp = _checked_timestamps(records, magic)
     # MemoryRecordsBuilder.validateProducerState, at close()
     if is_transactional and producer_id == NO_PRODUCER_ID:
         raise IllegalArgumentError("Cannot write transactional messages without a valid producer ID")
@@ -121,3 +114,28 @@ def build_records(
         return wrap(data), NO_TIMESTAMP, -1, written
     return wrap(data), max_timestamp, last_offset if one_batch else offsets[index_of_max_timestamp], written
 
+
+
+def _checked_timestamps(records: list[Any], magic: int) -> tuple[int, int]:
+    """``appendWithOffset``'s checks of ``records`` (Kafka: ``MemoryRecordsBuilder.appendWithOffset``, record by
+    record: a negative timestamp other than -1, then headers below magic 2), and the largest timestamp with the
+    index of the first record holding it (-1 and -1 when every timestamp is -1, or there is no record).
+
+    The columns are read with builtins rather than a loop of Python statements a record (a rebuild's records
+    are its whole cost here); the first record breaking a rule raises, as the record-by-record checks would:
+    the earlier of the first bad timestamp and the first record with headers, the timestamp first in one
+    record."""
+    timestamps = [record.timestamp for record in records]
+    first_bad = None
+    if timestamps and min(timestamps) < NO_TIMESTAMP:
+        first_bad = next(i for i, timestamp in enumerate(timestamps) if timestamp < NO_TIMESTAMP)
+    if magic < MAGIC_V2 and any(map(_HEADERS, records)):
+        with_headers = next(i for i, record in enumerate(records) if record.headers)
+        if first_bad is None or with_headers < first_bad:
+            raise IllegalArgumentError(f"Magic v{magic} does not support record headers")
+    if first_bad is not None:
+        raise IllegalArgumentError(f"Invalid negative timestamp {timestamps[first_bad]}")
+    largest = max(timestamps, default=NO_TIMESTAMP)
+    if largest == NO_TIMESTAMP:
+        return NO_TIMESTAMP, -1
+    return largest, timestamps.index(largest)

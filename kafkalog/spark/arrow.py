@@ -21,8 +21,9 @@ headers        list<struct<key: string, value: binary>>     v2 record headers (`
 The columns come straight from the record-decode kernels' output (:class:`~kafkalog.record.RecordColumns`):
 keys, values and header fields are copied into Arrow's variable-width layout by the ``gather_slices``
 kernel, one ``memcpy`` per field, and the fixed-width columns are numpy arrays handed to Arrow without a
-Python object per record.  Records outside the requested offsets, control batches and (for
-``read_committed``) aborted transactional batches are dropped by a numpy mask first.
+Python object per record.  The columns are a consumer's read (:mod:`kafkalog.log.consumer_view`): records outside
+the requested offsets were cut, and control batches and (for ``read_committed``) aborted transactional batches were
+left undecoded, before they reach this module.
 """
 
 from __future__ import annotations
@@ -126,12 +127,14 @@ def _headers(columns: RecordColumns, records: npt.NDArray[Any]) -> pa.Array:
                                     type=pa.list_(pa.field("element", _header_type())))
 
 
-def to_arrow(columns: RecordColumns, hidden_batches: npt.NDArray[np.bool_] | None, *, topic: str, partition: int,
-             start_offset: int, end_offset: int, include_headers: bool) -> pa.RecordBatch | None:
-    """The records of ``columns`` with offsets in ``[start_offset, end_offset)``, less those of the batches
-    ``hidden_batches`` marks (one flag per row of ``columns.batches``), as one Arrow record batch;
-    ``None`` when no record is left.  ``columns`` must come from
-    :meth:`~kafkalog.record.memory.MemoryRecords.record_columns`, which gives the batch rows."""
+def to_arrow(columns: RecordColumns, *, topic: str, partition: int, include_headers: bool) -> pa.RecordBatch:
+    """Every record of ``columns`` as one Arrow record batch of the data source's schema.
+
+    ``columns`` are a consumer's (:meth:`ConsumerView.segment_columns
+    <kafkalog.log.consumer_view.ConsumerView.segment_columns>`, :meth:`Log.record_columns
+    <kafkalog.log.reads.LogReads.record_columns>`): cut to the range, without control and aborted batches, which
+    were never decoded, so nothing is dropped here.  Their batch rows (``batches`` and ``starts``, which
+    :meth:`~kafkalog.record.memory.MemoryRecords.record_columns` gives too) say each record's timestamp type."""
     import pyarrow as pa
 
     records = columns.records
@@ -139,22 +142,12 @@ def to_arrow(columns: RecordColumns, hidden_batches: npt.NDArray[np.bool_] | Non
     starts = columns.starts
     if batches is None or starts is None:
         raise ValueError("to_arrow needs the columns' batch rows (MemoryRecords.record_columns gives them)")
-    counts = np.diff(starts)
-    offsets = records["offset"]
-    keep = (offsets >= start_offset) & (offsets < end_offset)
-    if hidden_batches is not None and hidden_batches.any():
-        keep &= ~np.repeat(hidden_batches, counts)
-    batch_of = np.repeat(np.arange(len(batches)), counts)
-    if not keep.all():
-        records = records[keep]
-        batch_of = batch_of[keep]
     n = len(records)
-    if n == 0:
-        return None
-    magic = batches["magic"][batch_of]
-    # Bit 3 of a v1 message's or a v2 batch's attributes: LogAppendTime.
-    timestamp_type = np.where(magic == MAGIC_V0, -1,
-                              (batches["attributes"][batch_of] & TIMESTAMP_TYPE_MASK) != 0).astype(np.int32)
+    # Bit 3 of a v1 message's or a v2 batch's attributes: LogAppendTime.  Worked out per batch, then repeated
+    # over each batch's span of records.
+    per_batch = np.where(batches["magic"] == MAGIC_V0, -1,
+                         (batches["attributes"] & TIMESTAMP_TYPE_MASK) != 0).astype(np.int32)
+    timestamp_type = np.repeat(per_batch, np.diff(starts))
     arrays = [
         _variable_width(pa.binary(), columns.data, records["key_pos"], records["key_len"]),
         _variable_width(pa.binary(), columns.data, records["value_pos"], records["value_len"]),

@@ -57,8 +57,6 @@ from .options import EARLIEST, LATEST, Position, ReadOptions, SparkOptionError, 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..record import MemoryRecords
-
 __all__ = [
     "ReadTask",
     "SegmentSlice",
@@ -260,38 +258,24 @@ class ReadTask:
             end = min(piece.end_position, size)
             if piece.start_position < end:
                 part = segment.read(piece.start_position, end - piece.start_position)
-                chunks = view.chunks(part, 0, READ_CHUNK_BYTES, reuse=buffer)
+                # One pass, as Log.record_columns() reads: each chunk scanned once, its control and aborted batches
+                # found on the scan rows and never decoded, its columns cut to the range.  Each set is copied into
+                # Arrow before the next is asked for, so one buffer serves every chunk.
+                runs = view.segment_columns(part, 0, READ_CHUNK_BYTES, reuse=buffer)
                 while True:
                     try:
-                        position, chunk = next(chunks)
+                        columns = next(runs)
                     except StopIteration as stop:
                         reached = stop.value
                         break
-                    yield from self._decode(chunk, position, view, path)
+                    except CorruptRecordError as e:
+                        # Already at its file position; named as the task names the segment, with what to do.
+                        raise e.at(e.position, path, note="; `kafkalog verify` tells more, `kafkalog recover` cuts "
+                                                          "the log there") from e
+                    yield to_arrow(columns, topic=self.topic, partition=self.partition,
+                                   include_headers=self.include_headers)
         if self.source.offsets_contiguous and piece.end_position >= size:
             self._check_reached(piece, view, reached, path)
-
-    def _decode(self, chunk: MemoryRecords, position: int, view: ConsumerView, path: str) -> Iterator[pa.RecordBatch]:
-        """The Arrow record batches of one chunk of a slice (at file ``position``), read through ``view``."""
-        runs = chunk.record_columns(check_crcs=view.check_crcs)
-        while True:
-            # The columns are decoded as they are asked for: a bad batch raises here, after the
-            # columns before it.
-            try:
-                columns = next(runs)
-            except StopIteration:
-                break
-            except CorruptRecordError as e:
-                raise e.at(None if e.position is None else position + e.position, str(path),
-                           note="; `kafkalog verify` tells more, `kafkalog recover` cuts the log there"
-                           ) from e
-            assert columns.batches is not None
-            hidden = view.hidden_batches(chunk.buffer, columns.batches)
-            batch = to_arrow(columns, hidden, topic=self.topic, partition=self.partition,
-                             start_offset=view.start_offset, end_offset=view.end_offset,
-                             include_headers=self.include_headers)
-            if batch is not None:
-                yield batch
 
     def _check_reached(self, piece: SegmentSlice, view: ConsumerView, reached: int | None, path: str) -> None:
         """After a slice read to the end of its segment, in a source whose segments hold every offset up to the

@@ -101,37 +101,56 @@ _FROM_APP = ("source", b"app")
 #: generator's whole memory, whatever the record count (with at most ``batch_records`` waiting per partition).
 _CHUNK = 4096
 
+#: How each topic's keys are written from their key ids.
+_KEY_FORMATS = {"users": b"user-%07d", "inventory": b"sku-%06d", "sessions": b"session-%08x", "clicks": b"user-%07d"}
+
+
+def _key_format(topic: str) -> bytes:
+    return _KEY_FORMATS.get(topic, _KEY_FORMATS["clicks"])
+
+
+@dataclass(frozen=True)
+class _KeyTable:
+    """Every key of a topic's key space made once, with its partition: keys repeat (a few hot ones take most
+    updates), so a record's key and partition are looked up by key id rather than formatted and hashed again."""
+
+    names: list[bytes]
+    partitions: np.ndarray[Any, np.dtype[np.int64]]
+
+    @classmethod
+    def of(cls, topic: TopicSpec, key_space: int) -> _KeyTable:
+        fmt = _key_format(topic.name)
+        names = [fmt % k for k in range(key_space)]
+        return cls(names, partitions_for_keys(names, topic.partitions))
+
+
 def _records(topic: str, key_ids: list[int], ns: list[int], deletes: list[bool], r1: list[int], r2: list[int]
-             ) -> tuple[list[bytes], list[bytes | None], list[tuple[tuple[str, bytes], tuple[str, bytes]]] | None]:
-    """The keys, values and headers of a topic's records; ``r1`` and ``r2`` are two uniform draws in [0, 1)
-    scaled to 2**20 per record, for the fields that vary."""
+             ) -> tuple[list[bytes | None], list[tuple[tuple[str, bytes], tuple[str, bytes]]] | None]:
+    """The values and headers of a topic's records (keyed by ``key_ids``); ``r1`` and ``r2`` are two uniform
+    draws in [0, 1) scaled to 2**20 per record, for the fields that vary."""
     if topic == "users":
-        keys = [b"user-%07d" % k for k in key_ids]
         values: list[bytes | None] = [
             None if d else b'{"user":%d,"name":"user %d","plan":"%s","email":"u%d@example.com","logins":%d,'
             b'"version":%d}' % (k, k, _PLANS[a & 3], k, 1 + b % 4999, n)
             for k, n, d, a, b in zip(key_ids, ns, deletes, r1, r2, strict=True)]
-        return keys, values, None
+        return values, None
     if topic == "inventory":
-        keys = [b"sku-%06d" % k for k in key_ids]
         values = [
             None if d else b'{"sku":"sku-%06d","warehouse":"%s","stock":%d,"price_cents":%d,"version":%d}'
             % (k, _WAREHOUSES[k % 5], a % 900, 100 + k % 9900, n)
             for k, n, d, a in zip(key_ids, ns, deletes, r1, strict=True)]
-        return keys, values, None
+        return values, None
     if topic == "sessions":
-        keys = [b"session-%08x" % k for k in key_ids]
         values = [
             None if d else b'{"session":"%08x","state":"%s","pages":%d,"version":%d}'
             % (k, _STATES[a & 3], 1 + b % 79, n)
             for k, n, d, a, b in zip(key_ids, ns, deletes, r1, r2, strict=True)]
-        return keys, values, None
-    keys = [b"user-%07d" % k for k in key_ids]
+        return values, None
     values = [b'{"user":%d,"page":"%s","ms":%d,"n":%d}' % (k, _PAGES[a % 7], 5 + b % 2995, n)
               for k, n, a, b in zip(key_ids, ns, r1, r2, strict=True)]
     # a tuple of two pairs, the source pair shared: the same headers as a list of fresh pairs, made faster
     headers = [(_FROM_WEB if n % 3 else _FROM_APP, ("trace", b"%x" % n)) for n in ns]
-    return keys, values, headers
+    return values, headers
 
 
 def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | None = None,
@@ -163,6 +182,8 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
     shares = np.array([t.share for t in specs], dtype=np.float64)
     shares /= shares.sum()
     delete_ratios = np.array([t.delete_ratio if t.compacted else 0.0 for t in specs])
+    # A key space no larger than the records is made once (most keys recur); a larger one key by key.
+    tables = {t.name: _KeyTable.of(t, key_space) for t in specs} if key_space <= records else {}
     with LogManager([Path(d) for d in log_dirs], default, topic_configs(specs)) as manager:
         existing = sorted(str(tp) for tp in manager.logs_by_topic_partition() if tp.topic in {t.name for t in specs})
         if existing:
@@ -200,15 +221,24 @@ def write_workload(log_dirs: Iterable[str | Path], records: int, *, keys: int | 
                 if not len(at):
                     continue
                 n_list = ns[at].tolist()
-                topic_keys, values, headers = _records(
-                    spec.name, key_ids[at].tolist(), n_list, deletes[at].tolist(), r1[at].tolist(), r2[at].tolist())
+                ids = key_ids[at]
+                id_list = ids.tolist()
+                values, headers = _records(spec.name, id_list, n_list, deletes[at].tolist(), r1[at].tolist(),
+                                           r2[at].tolist())
+                table = tables.get(spec.name)
+                if table is not None:
+                    topic_keys = [table.names[k] for k in id_list]
+                    partition_of = table.partitions[ids]
+                else:
+                    fmt = _key_format(spec.name)
+                    topic_keys = [fmt % k for k in id_list]
+                    partition_of = partitions_for_keys(topic_keys, spec.partitions)
                 timestamps = (first_ts + ns[at] * interval_ms).tolist()
                 rows = list(zip(topic_keys, values, timestamps, headers, strict=True) if headers is not None
                             else zip(topic_keys, values, timestamps, strict=True))
                 result.records[spec.name] += len(at)
                 result.deletes[spec.name] += int(np.count_nonzero(deletes[at]))
                 # the rows grouped by partition in one stable sort, each partition's in their order
-                partition_of = partitions_for_keys(topic_keys, spec.partitions)
                 grouped = [rows[i] for i in np.argsort(partition_of, kind="stable").tolist()]
                 ends = np.cumsum(np.bincount(partition_of, minlength=spec.partitions)).tolist()
                 begin = 0

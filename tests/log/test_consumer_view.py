@@ -411,6 +411,103 @@ def test_spark_task_names_the_corrupt_file(golden: Path, tmp_path: Path) -> None
     assert sum(b.num_rows for b in lenient.read()) == 18
 
 
+def _spark_rows(options: dict[str, str]) -> list[tuple[int, bytes | None, bytes | None]]:
+    """Every row the Spark source's tasks (run without Spark) read with ``options``: (offset, key, value)."""
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    got: list[tuple[int, bytes | None, bytes | None]] = []
+    for task in plan_read(ReadOptions.parse(options)):
+        for batch in task.read():
+            columns = batch.to_pydict()
+            got += zip(columns["offset"], columns["key"], columns["value"], strict=True)
+    return got
+
+
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_spark_tasks_read_each_chunk_in_one_pass(impl: ModuleType, create_log: LogFactory,
+                                                 monkeypatch: pytest.MonkeyPatch, isolation: str) -> None:
+    """A task reads as ``Log.record_columns()`` does: the chunk's framing is scanned once (with
+    ``checkCrcs=false`` no other scan runs), and the decode kernel is handed only the batches the consumer is
+    given, never a transaction marker nor, under ``read_committed``, an aborted batch or one past the last stable
+    offset."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    log = transactional_log(create_log)
+    log.flush()
+    expected = [(r.offset, r.key, r.value) for r in log.records(isolation=isolation)]
+    (task,) = plan_read(ReadOptions.parse({"path": str(log.dir), "kafka.isolation.level": isolation,
+                                           "checkCrcs": "false"}))
+    decoded: list[int] = []
+    scans: list[bool] = []
+    decode, scan = impl.decode_v2_batches, impl.scan_batches
+
+    def decode_spy(buf: Any, rows: Any) -> Any:
+        decoded.extend(int(o) for o in rows["base_offset"])
+        return decode(buf, rows)
+
+    def scan_spy(buf: Any, *args: Any) -> Any:
+        scans.append(bool(args[2]) if len(args) > 2 else False)
+        return scan(buf, *args)
+
+    monkeypatch.setattr(impl, "decode_v2_batches", decode_spy)
+    monkeypatch.setattr(impl, "scan_batches", scan_spy)
+    got = []
+    for batch in task.read():
+        columns = batch.to_pydict()
+        got += zip(columns["offset"], columns["key"], columns["value"], strict=True)
+    assert got == expected
+    # Batches 2 and 4 are the ABORT and COMMIT markers, 1 the aborted batch, 5 the open transaction (LSO 5).
+    assert decoded == ([0, 3] if isolation == "read_committed" else [0, 1, 3, 5, 6])
+    assert len(scans) == 1
+
+
+def test_spark_tasks_cut_the_range_inside_batches(create_log: LogFactory) -> None:
+    """Starting and ending offsets inside uncompressed runs and inside compressed batches: the tasks' rows are
+    ``Log.records(start, end)``'s."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+    log = create_log()
+    for b in range(12):
+        log.append(MemoryRecords.with_records([(b"k%d" % b, b"%d" % (b * 10 + i), i) for i in range(10)],
+                                              compression="gzip" if b % 4 == 3 else "none"))
+    log.flush()
+    topic, partition = log.topic_partition.topic, str(log.topic_partition.partition)
+    for start, end in [(0, 120), (3, 117), (10, 20), (29, 31), (35, 36), (119, 120), (55, 90)]:
+        options = {"path": str(log.dir), "startingOffsets": f'{{"{topic}": {{"{partition}": {start}}}}}',
+                   "endingOffsets": f'{{"{topic}": {{"{partition}": {end}}}}}'}
+        assert _spark_rows(options) == [(r.offset, r.key, r.value) for r in log.records(start, end)], (start, end)
+
+
+def test_spark_task_names_the_file_of_corrupt_framing(create_log: LogFactory, tmp_path: Path) -> None:
+    """Framing broken inside a task's range raises as a bad CRC does: at the file position, naming the segment,
+    with what to do, once the rows before it are handed out."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("pyspark", reason="kafkalog.spark needs the spark extra")
+    from kafkalog.spark.options import ReadOptions
+    from kafkalog.spark.plan import plan_read
+
+    log = hundred_batches(create_log)
+    path = log.dir / "00000000000000000000.log"
+    bad = int(log.segments.active_segment.log.scan().batches["position"][60])
+    log.close()
+    data = bytearray(path.read_bytes())
+    data[bad + 8:bad + 12] = (3).to_bytes(4, "big")  # a size below any batch's
+    path.write_bytes(bytes(data))
+    (task,) = plan_read(ReadOptions.parse({"path": str(log.dir), "endingOffsets": "latest",
+                                           "failOnDataLoss": "false"}))
+    seen = []
+    with pytest.raises(CorruptRecordError) as info:
+        for batch in task.read():
+            seen += batch.column("offset").to_pylist()
+    assert seen == list(range(600))
+    assert (info.value.position, info.value.path) == (bad, str(path))
+    assert "kafkalog verify" in str(info.value)
+
+
 def test_isolation_level_names() -> None:
     assert IsolationLevel.of("read_committed") is IsolationLevel.READ_COMMITTED
     assert IsolationLevel.of("READ_UNCOMMITTED") is IsolationLevel.READ_UNCOMMITTED

@@ -105,6 +105,38 @@ def test_down_conversion_with_headers_is_refused(impl: ModuleType) -> None:
         validator(records, to_magic=1).validate_messages_and_assign_offsets(0)
 
 
+def test_the_rebuild_checks_records_in_order_and_finds_the_first_largest_timestamp(impl: ModuleType) -> None:
+    """``build_records`` (``MemoryRecordsBuilder.appendWithOffset`` a record at a time: a negative timestamp other
+    than -1, then headers below magic 2): the first record breaking a rule decides the error; ``info()``'s max
+    timestamp is the largest, at the first record holding it."""
+    from kafkalog.log.validator_builder import build_records
+    from kafkalog.record.types import TimestampType
+
+    def build(magic: int, *records: tuple[int, list[tuple[str, bytes]]],
+              compression: CompressionType = CompressionType.GZIP) -> tuple[int, int]:
+        made = [impl.Record(n, timestamp, b"k", b"v", headers) for n, (timestamp, headers) in enumerate(records)]
+        _data, max_timestamp, shallow, _written = build_records(
+            made, list(range(len(made))), magic=magic, compression=compression,
+            timestamp_type=TimestampType.CREATE_TIME, log_append_time=0, producer_id=-1, producer_epoch=-1,
+            base_sequence=-1, is_transactional=False, partition_leader_epoch=-1, template=MemoryRecords(b""))
+        return max_timestamp, shallow
+
+    header = [("h", b"x")]
+    with pytest.raises(IllegalArgumentError, match=r"^Magic v1 does not support record headers$"):
+        build(1, (5, []), (6, header), (-7, []))
+    with pytest.raises(IllegalArgumentError, match=r"^Invalid negative timestamp -7$"):
+        build(1, (5, []), (-7, header))
+    with pytest.raises(IllegalArgumentError, match=r"^Invalid negative timestamp -8$"):
+        build(1, (-8, []), (-7, []), (6, header))
+    with pytest.raises(IllegalArgumentError, match=r"^Invalid negative timestamp -7$"):
+        build(2, (5, header), (-7, header))
+    # One compressed wrapper: the shallow offset is the last; uncompressed v1 messages: the first of the largest.
+    assert build(1, (5, []), (9, []), (9, []), (3, [])) == (9, 3)
+    assert build(1, (5, []), (9, []), (9, []), (3, []), compression=CompressionType.NONE) == (9, 1)
+    assert build(2, (5, header), (9, header), (-1, header)) == (9, 2)
+    assert build(1, (-1, []), (-1, [])) == (-1, -1)
+
+
 @pytest.mark.parametrize(
     ("broker", "source", "expected"),
     [

@@ -74,6 +74,5 @@ def test_a_header_key_with_an_encoded_surrogate_reaches_arrow_as_kafka_reads_it(
     batch[at:at + 3] = b"\xed\xa0\x80"
     struct.pack_into(">I", batch, 17, crc32c(bytes(batch[21:])))
     rows = [row for columns in MemoryRecords(bytes(batch)).record_columns()
-            for arrow in [to_arrow(columns, None, topic="t", partition=0, start_offset=0, end_offset=1,
-                                   include_headers=True)] if arrow is not None for row in arrow.to_pylist()]
+            for row in to_arrow(columns, topic="t", partition=0, include_headers=True).to_pylist()]
     assert [[h["key"] for h in row["headers"]] for row in rows] == [[R, "ok"]]

@@ -49,18 +49,24 @@ def test_gather_slices_twins_agree(impl: Any) -> None:
         impl.gather_slices(data, np.array([0, 1], np.int64), np.array([2], np.int32))
 
 
-def test_arrow_export_matches_the_records(impl: Any) -> None:
+def test_arrow_export_matches_the_records(impl: Any, tmp_path: Path) -> None:
+    """The Arrow batches of a consumer's columns, a range cut inside a batch: what the records hold, headers and
+    nulls included, in the source's schema."""
     pytest.importorskip("pyarrow")
+    from kafkalog.file_message_set import FileMessageSet
+    from kafkalog.log.consumer_view import ConsumerView
     from kafkalog.spark.arrow import arrow_schema, to_arrow
 
-    records = MemoryRecords(MemoryRecords.with_records(
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(bytes(MemoryRecords.with_records(
         [(b"k1", b"v1", 5, [("a", b"1")]), (None, b"v2", 6), (b"k3", None, 7, [("b", None), ("c", b"")])],
-        base_offset=100).buffer + MemoryRecords.with_records([(b"z", b"zz", 9)], base_offset=103,
-                                                              compression="gzip").buffer)
-    batches = [to_arrow(c, None, topic="t", partition=3, start_offset=101, end_offset=104, include_headers=True)
-               for c in records.record_columns()]
-    rows = [r for b in batches if b is not None for r in b.to_pylist()]
-    assert all(b is None or b.schema == arrow_schema(True) for b in batches)
+        base_offset=100).buffer) + bytes(MemoryRecords.with_records([(b"z", b"zz", 9)], base_offset=103,
+                                                                    compression="gzip").buffer))
+    with FileMessageSet(segment, writable=False) as log:
+        batches = [to_arrow(c, topic="t", partition=3, include_headers=True)
+                   for c in ConsumerView(101, 104).segment_columns(log)]
+    rows = [r for b in batches for r in b.to_pylist()]
+    assert all(b.schema == arrow_schema(True) for b in batches)
     assert [(r["offset"], r["key"], r["value"], r["headers"]) for r in rows] == [
         (101, None, b"v2", []), (102, b"k3", None, [{"key": "b", "value": None}, {"key": "c", "value": b""}]),
         (103, b"z", b"zz", [])]
