@@ -353,16 +353,19 @@ class DirLock:
         with _registry_lock:
             self._acquire()
 
-    def _in_use(self, who: str, pid: int | None) -> LogDirInUseError:
+    def _in_use(self, who: str, pid: int | None, *, here: bool) -> LogDirInUseError:
+        """Kafka's message for a held lock, which cannot tell whether the holder is another process or a thread
+        of its own, made to say which it is: ``here`` when it is a holder in this process."""
+        where = "a thread of this process" if here else "another process"
         return LogDirInUseError(
-            f"Failed to acquire lock on file {LOCK_FILE} in {self.directory}. A Kafka instance in another process "
-            f"or thread is using this directory: it is held by {who}.", self.path, who, pid)
+            f"Failed to acquire lock on file {LOCK_FILE} in {self.directory}. A Kafka instance in {where} is "
+            f"using this directory: it is held by {who}.", self.path, who, pid)
 
     def _acquire(self) -> None:
         key = _file_key(self.path)
         other = _held.get(key) if key is not None else None
         if other is not None:
-            raise self._in_use(f"{other.describe()} in this process ({os.getpid()})", os.getpid())
+            raise self._in_use(f"{other.describe()} in this process ({os.getpid()})", os.getpid(), here=True)
         try:
             file = open(self.path, "a+b")  # noqa: SIM115 - held until release
         except OSError as e:
@@ -376,8 +379,8 @@ class DirLock:
             file.close()
             if e.errno not in (errno.EAGAIN, errno.EACCES):
                 raise storage_error(e, f"Cannot lock the lock file of log dir {self.directory}") from e
-            raise self._in_use(_describe_process(owner) if owner is not None else "another process",
-                               owner) from None
+            raise self._in_use(_describe_process(owner) if owner is not None else "a process /proc/locks does not name",
+                               owner, here=False) from None
         st = os.fstat(file.fileno())
         self._key = (st.st_dev, st.st_ino)
         self._file = file

@@ -476,6 +476,11 @@ class LogSegment:
         completes is written to this segment's ``.txnindex`` (:meth:`update_txn_index`) with the manager's last
         stable offset before it is marked complete; without a manager the emptied ``.txnindex`` stays empty.
 
+        What it logs is Kafka's: a WARNING "Found invalid messages" where the scan stopped at a batch that is
+        invalid (a size field too small for its magic, a bad CRC, an unknown magic byte, zeros where a size
+        should be), none for a batch cut short at the end of the file (what a crash mid-write leaves), and a
+        DEBUG "Truncated N invalid bytes" whenever bytes are cut.
+
         A Ctrl-C during the rebuild is held until it is done, so no half-built index is left behind.
         """
         with interrupts_deferred():
@@ -502,10 +507,16 @@ class LogSegment:
             self._assign_epochs(leader_epoch_cache, v2)
         if producer_state_manager is not None and len(v2):
             self._recover_producer_state(producer_state_manager, v2)
-        if scan.stop_reason is not ScanStop.END:
+        if scan.stop_reason not in (ScanStop.END, ScanStop.PARTIAL):
+            # Kafka warns only where its batch iterator throws (a size field too small, a CRC or a record that
+            # fails ``ensureValid``); a batch cut short at the end ends its iteration quietly, as a crash
+            # mid-write leaves one, and only the DEBUG line below tells of it.
             logger.warning("Found invalid messages in log segment %s at byte offset %d: %s.",
                            self.log.file, valid_bytes, _stop_description(scan.stop_reason))
         truncated = self.log.size_in_bytes() - valid_bytes
+        if truncated > 0:
+            logger.debug("Truncated %d invalid bytes at the end of segment %s during recovery", truncated,
+                         self.log.file)
         self.log.truncate_to(valid_bytes)
         self.offset_index.trim_to_valid_size()
         self.time_index.maybe_append(max_timestamp, offset_of_max, skip_full_check=True)

@@ -136,6 +136,10 @@ def test_the_pictures_show_what_kafkalog_did(pictures: dict[str, list[str]]) -> 
     # P7 aborted at 2-7, P9 open from 9, the last batch (13) past the high watermark.
     assert {"LSO = 9", "HW = 13", "LEO = 14"} <= set(txn)
     assert "P7's transaction: aborted" in txn and "P9's transaction: still open" in txn
+    offsets = pictures["offsets.svg"]
+    # Log start raised to 4, P5's open transaction from 6, the smaller follower at 13, 17 records written.
+    assert {"log start = 4", "LSO = 6", "HW = 13", "LEO = 17"} <= set(offsets)
+    assert "follower B: 13" in offsets and "follower A: 15" in offsets
 
 
 def test_a_picture_that_disagrees_with_kafkalog_stops_the_build() -> None:

@@ -1,4 +1,4 @@
-"""Four of the reference's pictures, drawn as SVG at build time from logs that kafkalog writes.
+"""Five of the reference's pictures, drawn as SVG at build time from logs that kafkalog writes.
 
 - ``batch-layout.svg``: the bytes of one v2 batch as :class:`~kafkalog.log.unified_log.Log` wrote it to its ``.log``
   file, field by field (Kafka: ``DefaultRecordBatch.java`` and ``DefaultRecord.java``, clients 3.8.0);
@@ -7,7 +7,9 @@
 - ``recovery.svg``: a log opened after a crash, before and after ``LogLoader.recoverLog`` (its
   :class:`~kafkalog.log.loader.LoadReport`);
 - ``transactions.svg``: a partition with an aborted, a committed and an open transaction, its last stable
-  offset and high watermark, and what each isolation level reads.
+  offset and high watermark, and what each isolation level reads;
+- ``offsets.svg``: the four offsets of a partition (log start, last stable, high watermark, log end), what
+  moves each, and which reader each one bounds.
 
 Nothing is typed in: every number in a picture is read back from the files (or from kafkalog's answer
 about them), and each drawing checks what it shows against kafkalog's own reading (``check`` raises when
@@ -32,6 +34,7 @@ from typing import Any
 from kafkalog_svg import COLOURS, MARGIN, PADDING, Svg, text_width
 
 from kafkalog.config.log_config import LogConfig
+from kafkalog.errors import OffsetOutOfRangeError
 from kafkalog.log import Log
 from kafkalog.log.transactions import TransactionState, first_unstable_offset
 from kafkalog.record import MemoryRecords
@@ -525,9 +528,154 @@ def transactions(path: Path) -> None:
     svg.save(path)
 
 
+#: The offsets picture's partition: (producer id or None, records) per batch, in the order they are appended.
+#: Producer 5's transaction opens at the fourth batch and is still open at the end.
+_OFFSETS_STORY: list[tuple[int | None, int]] = [(None, 2), (None, 2), (None, 2), (5, 2), (None, 2), (5, 1),
+                                                (None, 2), (None, 2), (None, 2)]
+#: How far behind the leader's log end each follower is, as its fetches report it (A one batch, B two).
+_FOLLOWER_LAG = {"A": 2, "B": 4}
+
+
+def offsets(path: Path) -> None:
+    config = LogConfig({"segment.bytes": 400})
+    with tempfile.TemporaryDirectory() as tmp, Log(Path(tmp) / "orders-0", config, time=MockTime()) as log:
+        # Set by the caller from here on, as a leader sets it from its followers' fetches, rather than following
+        # the log end offset as a log used on its own does.
+        log.high_watermark = 0
+        sequence = 0
+        for i, (pid, n) in enumerate(_OFFSETS_STORY):
+            records = [(f"k{i}".encode(), f"order {i}.{j}".encode(), BASE_TIME + i) for j in range(n)]
+            if pid is None:
+                log.append(MemoryRecords.with_records(records))
+            else:
+                log.append(MemoryRecords.with_records(records, producer_id=pid, producer_epoch=0,
+                                                      base_sequence=sequence, is_transactional=True))
+                sequence += n
+        leo = log.log_end_offset
+        followers = {name: leo - lag for name, lag in _FOLLOWER_LAG.items()}
+        # The leader's rule: the high watermark is the smallest log end offset of the in-sync replicas.
+        log.high_watermark = min(leo, *followers.values())
+        hw = log.high_watermark
+        # DeleteRecords up to the second batch's end (the log start offset may not pass the high watermark).
+        log.maybe_increment_log_start_offset(4)
+        start = log.log_start_offset
+        unstable = first_unstable_offset(log, hw)
+        lso = hw if unstable is None else min(unstable, hw)
+        committed = [r.offset for r in log.records(isolation="read_committed")]
+        uncommitted = [r.offset for r in log.records()]
+        # A follower fetches to the log end, one segment a fetch, each from where the last one ended.
+        follower: list[int] = []
+        while (follower[-1] + 1 if follower else start) < leo:
+            fetched = log.read(follower[-1] + 1 if follower else start, 1 << 20, isolation="log_end").records
+            follower += [r.offset for r in fetched.records()]
+        try:
+            next(iter(log.records(start - 1)))
+            refused = False
+        except OffsetOutOfRangeError:
+            refused = True
+        segments = [(s.base_offset, s.read_next_offset()) for s in log.log_segments()]
+        cells = [(o, pid) for pid, n in _OFFSETS_STORY for o in range(n)]
+        owners = {}
+        offset = 0
+        for pid, n in _OFFSETS_STORY:
+            for _ in range(n):
+                owners[offset] = pid
+                offset += 1
+    check(refused, "a read below the log start offset was not refused")
+    check(unstable is not None and start <= lso <= hw <= leo and lso < hw,
+          "the story should give log start <= LSO < HW <= LEO")
+    check(committed == list(range(start, lso)), "read_committed did not read from the log start to the LSO")
+    check(uncommitted == list(range(start, hw)), "read_uncommitted did not read from the log start to the HW")
+    check(follower[-1] == leo - 1 and follower[0] <= start, "a follower's fetch did not reach the log end")
+    del cells
+
+    left = 16
+    cell = 46
+    x0 = left + 150
+    width = x0 + leo * cell + 20  # the labels past the last cell widen the picture as they need
+    svg = Svg(width, 560, "The four offsets of a partition and the readers they bound")
+    svg.text(left, 24, "The four offsets of a partition, and which reader each one bounds", size=15, bold=True)
+    svg.text(left, 44, f"A real log of {leo} records in {len(segments)} segments; producer 5's transaction is "
+                       "still open; two followers are fetching.", size=12, colour=COLOURS["muted"])
+    y = 120
+
+    def x_of(offset: int) -> float:
+        return x0 + offset * cell
+
+    svg.text(left, y + 24, "offset", size=12, colour=COLOURS["muted"])
+    for offset in range(leo):
+        pid = owners[offset]
+        gone = offset < start
+        fill = COLOURS["gone"] if gone else _PRODUCER_COLOURS[None] if pid is None else _PRODUCER_COLOURS[9]
+        svg.rect(x_of(offset), y, cell - 4, 38, fill, dash="3,2" if gone else None)
+        svg.text(x_of(offset) + (cell - 4) / 2, y + 16, str(offset), size=12, anchor="middle", bold=not gone,
+                 colour=COLOURS["muted"] if gone else COLOURS["ink"])
+        svg.text(x_of(offset) + (cell - 4) / 2, y + 31, "P5" if pid is not None else "", size=10,
+                 anchor="middle", colour=COLOURS["muted"])
+    # The segments under the records, each bracket as wide as the offsets it holds.
+    for base, end in segments:
+        if end <= base:
+            continue
+        x1, x2 = x_of(base) + 2, x_of(end) - 6
+        svg.path(f"M{x1:.1f},{y + 46:.1f} v6 H{x2:.1f} v-6", colour=COLOURS["muted"])
+        svg.text((x1 + x2) / 2, y + 66, f"segment {base}", size=10, anchor="middle", colour=COLOURS["muted"])
+    svg.text(left, y + 66, "segments", size=12, colour=COLOURS["muted"])
+    bounds = (("log start", start, COLOURS["muted"], -32), ("LSO", lso, COLOURS["accent"], 0),
+              ("HW", hw, COLOURS["link"], -16), ("LEO", leo, COLOURS["ink"], 0))
+    for name, offset, colour, dy in bounds:
+        x = x_of(offset) - 2
+        svg.line(x, y - 22 + dy, x, y + 40, colour=colour, width=2)
+        svg.text(x, y - 28 + dy, f"{name} = {offset}", size=12, anchor="middle", bold=True, colour=colour)
+    # The followers' positions, under the segments: the high watermark is the smallest of them and the leader's.
+    fy = y + 96
+    svg.text(left, fy + 4, "replicas' LEOs", size=12, colour=COLOURS["muted"])
+    for i, (name, position) in enumerate([("leader", leo), *sorted(followers.items(), key=lambda kv: -kv[1])]):
+        x = x_of(position) - 2
+        yy = fy + i * 18
+        svg.path(f"M{x - 5:.1f},{yy + 2:.1f} L{x:.1f},{yy - 7:.1f} L{x + 5:.1f},{yy + 2:.1f} z",
+                 colour=COLOURS["link"] if position == hw else COLOURS["ink"])
+        label = name if name == "leader" else f"follower {name}"
+        svg.text(x + 10, yy + 2, f"{label}: {position}", size=11,
+                 colour=COLOURS["link"] if position == hw else COLOURS["ink"])
+
+    def reader(yr: float, title: str, offsets: list[int], bound: int, why: str) -> None:
+        svg.text(left, yr + 18, title, size=12, bold=True)
+        for offset in range(leo):
+            if offset in offsets:
+                pid = owners[offset]
+                svg.rect(x_of(offset), yr, cell - 4, 26, _PRODUCER_COLOURS[None if pid is None else 9])
+                svg.text(x_of(offset) + (cell - 4) / 2, yr + 18, str(offset), size=12, anchor="middle")
+            elif start <= offset < bound:
+                svg.text(x_of(offset) + (cell - 4) / 2, yr + 18, DASH, size=12, anchor="middle",
+                         colour=COLOURS["muted"])
+        svg.text(left, yr + 44, why, size=11, colour=COLOURS["muted"])
+
+    ry = fy + 70
+    reader(ry, "a follower's fetch", [o for o in follower if o >= start], leo,
+           f"reads up to the log end offset ({leo}): a replica copies everything, committed or not.")
+    reader(ry + 70, "read_uncommitted", uncommitted, hw,
+           f"reads from the log start offset ({start}) to below the high watermark ({hw}): only what every "
+           "in-sync replica has.")
+    reader(ry + 140, "read_committed", committed, lso,
+           f"reads below the last stable offset ({lso}): the first offset of the earliest open transaction, "
+           "or the HW if none is open.")
+    ty = ry + 210
+    svg.text(left, ty, f"Below the log start offset ({start}) nothing is read: DeleteRecords or retention moved it, "
+                       "and a fetch of an offset there is OffsetOutOfRange.", size=12)
+    svg.text(left, ty + 18, f"The HW is the smallest LEO of the in-sync replicas, min({leo}, "
+                            f"{', '.join(str(v) for v in sorted(followers.values(), reverse=True))}) = {hw}: "
+                            "it moves up as the followers' fetches report new positions, never down.", size=12)
+    svg.text(left, ty + 36, "The LSO is never above the HW: a transaction is stable only once its marker is "
+                            "replicated, below the HW.", size=12)
+    svg.text(left, ty + 54, "log start ≤ LSO ≤ HW ≤ LEO. The three rows are what kafkalog returns on this log "
+                            "(Log.read to the log end; Log.records with each isolation level).", size=12)
+    svg.height = ty + 80
+    svg.save(path)
+
+
 PICTURES: dict[str, Callable[[Path], None]] = {
     "batch-layout.svg": batch_layout, "read-path.svg": read_path, "recovery.svg": recovery,
-    "transactions.svg": transactions,
+    "transactions.svg": transactions, "offsets.svg": offsets,
 }
 
 

@@ -310,8 +310,9 @@ class LocalLog:
         """Start a new active segment at the larger of ``expected_next_offset`` and the log end offset (Kafka:
         ``roll``).
 
-        An empty active segment at that base is replaced: a new one is made and the old one deleted, in that
-        order (:meth:`create_and_delete_segment`, KAFKA-6388), so the log is never without an active segment.
+        An empty active segment at that base is replaced (:meth:`create_and_delete_segment`, KAFKA-6388): its
+        files are renamed ``.deleted``, the new segment is opened under their names and takes its place in the
+        map, so the log is never without an active segment.
         Any other segment at that base is an error, as is a base below the active segment's.  Stale files of
         the new segment's names are deleted first, and the previous segment is trimmed.  The log end offset
         stays; its metadata moves to the new segment.

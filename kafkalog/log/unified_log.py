@@ -735,8 +735,9 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         :meth:`~kafkalog.log.local_log.LocalLog.roll`).
 
         Its base offset is the larger of ``expected_next_offset`` and the log end offset.  An empty
-        active segment at that base is replaced: a new one is made and the old one deleted, in that order
-        (Kafka 3.x: ``createAndDeleteSegment``, KAFKA-6388), so the log is never without an active segment.
+        active segment at that base is replaced (KAFKA-6388; 3.3+ ``createAndDeleteSegment``): its files are
+        renamed ``.deleted``, the new segment is opened under their names and takes its place in the map, so
+        the log is never without an active segment.
         Any other segment at that base is an error, as is a base below the active segment's.  The previous
         segment is trimmed and, as ``UnifiedLog.roll`` does, flushed in the background.
 

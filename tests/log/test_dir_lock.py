@@ -132,7 +132,8 @@ def test_a_standalone_log_in_the_managers_process_is_refused(tmp_path: Path) -> 
     root = tmp_path / "logs"
     with LogManager(root, CONFIG) as manager:
         manager.get_or_create_log(TP).append(_records(0, 2))
-        with pytest.raises(KafkaStorageError, match=r"held by a LogManager in this process") as failure:
+        with pytest.raises(KafkaStorageError, match=r"A Kafka instance in a thread of this process is using this "
+                           r"directory: it is held by a LogManager in this process") as failure:
             Log(root / str(TP), CONFIG)
         assert failure.value.path == root.resolve() / LOCK_FILE
         with pytest.raises(KafkaStorageError, match="held by a LogManager"):

@@ -461,6 +461,42 @@ def test_recovery_with_corrupt_message(create_segment: SegmentFactory, impl: Mod
     assert not seg.time_index.file.exists()
 
 
+def test_recovery_logs_as_kafka_does(create_segment: SegmentFactory, impl: ModuleType,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka 3.8 ``LogSegment.recover``: a batch cut short at the end of the file (``FileLogInputStream.nextBatch``
+    returns null) ends the loop without a warning, and only DEBUG "Truncated N invalid bytes" tells of it; a batch
+    that fails its check (a CRC here) is a WARNING "Found invalid messages" at its position, then the same DEBUG."""
+    seg = create_segment(0)
+    for i in range(3):
+        seg.append(i, NO_TIMESTAMP, -1, records(i, str(i)))
+    whole = seg.size()
+    seg.close_handlers()
+    with open(seg.log.file, "ab") as f:
+        f.write(records(3, "torn").buffer[:30])
+    seg = create_segment(0)
+    caplog.set_level("DEBUG", logger="kafkalog")
+
+    assert seg.recover() == 30
+    assert [(r.levelname, r.getMessage()) for r in caplog.records if r.name.startswith("kafkalog")] == [
+        ("DEBUG", f"Truncated 30 invalid bytes at the end of segment {seg.log.file} during recovery")]
+
+    caplog.clear()
+    last = seg.log.search_for(2, 0)
+    assert last is not None
+    with open(seg.log.file, "r+b") as f:
+        f.seek(whole - 1)
+        flipped = f.read(1)[0] ^ 0xFF
+        f.seek(whole - 1)
+        f.write(bytes([flipped]))
+    assert seg.recover() == whole - last.position
+    assert [(r.levelname, r.getMessage()) for r in caplog.records if r.name.startswith("kafkalog")] == [
+        ("WARNING", f"Found invalid messages in log segment {seg.log.file} at byte offset {last.position}: "
+                    "a CRC that does not match."),
+        ("DEBUG", f"Truncated {whole - last.position} invalid bytes at the end of segment {seg.log.file} during "
+                  "recovery")]
+    assert seg.read_next_offset() == 2
+
+
 def test_create_with_init_file_size_append_message(tmp_path: Path, impl: ModuleType) -> None:
     """testCreateWithInitFileSizeAppendMessage (64 MiB rather than Kafka's 512 MiB)."""
     seg = LogSegment.open(tmp_path, 40, config(), SYSTEM_TIME, file_already_exists=False,

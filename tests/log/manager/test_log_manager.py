@@ -327,7 +327,7 @@ def test_second_process_cannot_open_a_locked_dir(log_dir: Path) -> None:
                                text=True, env=child_env(), timeout=60)
         assert child.returncode == 3, child.stderr
         assert child.stdout.startswith("KafkaStorageError: Failed to acquire lock on file .lock in ")
-        assert "another process or thread is using this directory" in child.stdout
+        assert "A Kafka instance in another process is using this directory: it is held by process " in child.stdout
         assert [r.value for r in manager.get_log(TopicPartition(NAME, 0)).records()] == [b"test"]
 
 
