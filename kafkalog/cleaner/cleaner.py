@@ -60,7 +60,7 @@ from ..log import Log
 from ..producer_state import LastRecord
 from ..record import MemoryRecords, RecordBatch, ScanStop
 from ..record.filter import (
-    PLAIN_ATTRIBUTES,
+    KERNEL_ATTRIBUTES,
     ColumnRun,
     DecodedBatch,
     decoded_runs,
@@ -498,7 +498,7 @@ class Cleaner:
                                          delete_retention_ms, last_records_of_active_producers)
         stats = cleaning_round.stats
         for records, rows in self._chunks(source, 0, max_log_message_size):
-            result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES, rows), record_filter)
+            result = filter_to(decoded_runs(records, KERNEL_ATTRIBUTES, rows), record_filter)
             stats.read_messages(result.messages_read, result.bytes_read)
             stats.recopy_messages(result.messages_retained, result.bytes_retained)
             if result.output:

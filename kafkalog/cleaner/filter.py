@@ -7,6 +7,7 @@ the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.f
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -14,7 +15,19 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _impl
-from .._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
+from .._common import (
+    BASE_TIMESTAMP_OFFSET,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    FILTER_EMPTY_TXN_MARKER,
+    FILTER_RETAIN_EMPTY,
+    MAGIC_V2,
+    NO_PRODUCER_ID,
+    TRANSACTIONAL_FLAG_MASK,
+    ControlRecordType,
+    RecordFate,
+)
+from ..errors import KafkaLogError
 from ..producer_state import LastRecord
 from ..record import RecordBatch
 from ..record.filter import (
@@ -23,6 +36,7 @@ from ..record.filter import (
     ColumnRun,
     DecodedBatch,
     RecordFilter,
+    RunFates,
     records_of,
 )
 from .offset_map import SkimpyOffsetMap
@@ -176,31 +190,95 @@ class LogCleanerFilter(RecordFilter):
             chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
         return chunk
 
-    def plain_batch_fates(self, run: ColumnRun) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
-        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of a run of whole plain
-        batches, as arrays, when none is transactional and the map is a :class:`SkimpyOffsetMap`.  Such a batch
-        is never discarded: Kafka's ``onBatchRead`` of it only moves the aborted transactions that began up to
-        it to the ongoing ones.  It is ``RETAIN_EMPTY`` when it is its producer's last data batch or ends the
-        round (KAFKA-17076), else ``DELETE_EMPTY``; it keeps the latest record of each key, tombstones too (it
-        has no delete horizon yet), and its keyless records count as invalid."""
+    def batch_fates(self, run: ColumnRun) -> RunFates | None:
+        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of a run of whole
+        kernel batches (v2, uncompressed, CreateTime; data or control, transactional or not), as arrays, when the
+        map is a :class:`SkimpyOffsetMap`; ``None`` otherwise.
+
+        Only the transactional and control batches take a Python step each, for the transactions' state
+        (Kafka's ``onBatchRead`` / ``onControlBatchRead``, in the batches' order); a plain data batch's
+        ``onBatchRead`` only moves the aborted transactions that began up to it to the ongoing ones, and each
+        step moves those up to its own batch first, so one move up to the run's last batch, after them, leaves
+        the state as batch by batch does.  A batch is ``RETAIN_EMPTY`` when it is its producer's last (its last
+        data batch, or with only a marker left the marker of its epoch) or ends the round (KAFKA-17076); else
+        ``DELETE`` when its records are discarded (an aborted transaction's, or a marker that may go and whose
+        delete horizon has passed); else ``DELETE_EMPTY``.  A discarded batch keeps no record, a control batch
+        every record, a data batch the latest record of each key, its tombstones only inside its delete horizon
+        (none yet, or not passed); keyless records of a data batch are dropped and counted as invalid."""
         columns = run.columns
-        rows = columns.batches
+        rows, starts = columns.batches, columns.starts
         offset_map = self.cleaning_round.offset_map
-        if rows is None or np.count_nonzero(rows["attributes"]) or not isinstance(offset_map, SkimpyOffsetMap):
+        if rows is None or starts is None or not isinstance(offset_map, SkimpyOffsetMap):
             return None
         cleaning_round = self.cleaning_round
+        transaction_metadata = cleaning_round.transaction_metadata
+        current_time = self.current_time
+        attributes = rows["attributes"]
         last_offsets = rows["last_offset"]
-        # One step for the batches' onBatchRead: the same transactions move, in the same order.
-        cleaning_round.transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
-        self.discard_batch_records = False
-        retain_empty: npt.NDArray[np.bool_] = last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round
-        producer_ids, _epochs = _impl.core.producer_fields(columns.data, np.ascontiguousarray(rows["position"]))
+        positions = np.ascontiguousarray(rows["position"])
+        nb = len(rows)
+        fates = np.zeros(nb, dtype=np.uint8)
+        fates[last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round] = FILTER_RETAIN_EMPTY
+        discard = np.zeros(nb, dtype=bool)
+        control = (attributes & CONTROL_FLAG_MASK) != 0
+        producer_ids, epochs = _impl.core.producer_fields(columns.data, positions)
+        with_horizon = ((attributes & DELETE_HORIZON_FLAG_MASK) != 0).nonzero()[0]
+        horizons = {int(b): _BASE_TIMESTAMP.unpack_from(columns.data, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
+                    for b in with_horizon.tolist()}
+        discard_records = False
+        for b in ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0].tolist():
+            a, last, pid = int(attributes[b]), int(last_offsets[b]), int(producer_ids[b])
+            if a & CONTROL_FLAG_MASK:
+                can_discard = transaction_metadata.on_control_read(last, pid, _control_type(columns, starts, b))
+                horizon = horizons.get(b)
+                discard_records = can_discard and horizon is not None and horizon <= current_time
+                if can_discard:
+                    fates[b] |= FILTER_EMPTY_TXN_MARKER
+            else:
+                discard_records = transaction_metadata.on_data_read(last, True, pid)
+            discard[b] = discard_records
+        transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+        self.discard_batch_records = bool(discard[-1])
         last_records = self.last_records_of_active_producers
         for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
-            last = last_records.get(int(producer_ids[b]))
-            if last is not None and last.last_data_offset == int(last_offsets[b]):
-                retain_empty[b] = True  # the producer's last batch: its state survives the cleaning
+            last_record = last_records.get(int(producer_ids[b]))
+            if last_record is None:
+                continue
+            # Its last data batch holds its last sequence; with only a marker left, the marker holds its epoch,
+            # which fencing needs.
+            if (int(last_offsets[b]) == last_record.last_data_offset if last_record.last_data_offset is not None
+                    else bool(control[b]) and int(epochs[b]) == last_record.producer_epoch):
+                fates[b] |= FILTER_RETAIN_EMPTY
+        deleted = discard & ((fates & FILTER_RETAIN_EMPTY) == 0)
+        # Each batch's records: none (discarded), all (a control batch), or the map's answer with the latest
+        # tombstones kept (inside the batch's delete horizon) or not.
         chunk = self._chunk_keep(offset_map, columns)
-        if chunk.no_key_before is not None and chunk.no_key_before[-1]:
-            cleaning_round.stats.invalid_message(chunk.no_key_before[-1])
-        return retain_empty, chunk.keep_deletes
+        drop_deletes = np.zeros(nb, dtype=bool)
+        for b, horizon in horizons.items():
+            drop_deletes[b] = not current_time < horizon
+        data_batches = ~(discard | control)
+        counts = np.diff(starts)
+        keep = np.repeat(data_batches & ~drop_deletes, counts) & chunk.keep_deletes
+        if np.count_nonzero(drop_deletes & data_batches):
+            keep |= np.repeat(data_batches & drop_deletes, counts) & chunk.keep_values
+        keep |= np.repeat(control & ~discard, counts)
+        if chunk.no_key_before is not None:
+            no_key = np.asarray(chunk.no_key_before, dtype=np.int64)
+            invalid = int(np.add.reduce((no_key[starts[1:]] - no_key[starts[:-1]])[data_batches]))
+            if invalid:
+                cleaning_round.stats.invalid_message(invalid)
+        return RunFates(fates, deleted, keep)
+
+
+_BASE_TIMESTAMP = struct.Struct(">q")
+
+
+def _control_type(columns: Any, starts: Any, b: int) -> ControlRecordType:
+    """The type in the key of control batch ``b``'s first record (``UNKNOWN`` when it has none, or its key is
+    not a control key), as :meth:`CleanedTransactionMetadata.on_control_batch_read` reads it."""
+    if starts[b] == starts[b + 1]:
+        return ControlRecordType.UNKNOWN
+    try:
+        return ControlRecordType.parse(columns.key(int(starts[b])))
+    except KafkaLogError:
+        return ControlRecordType.UNKNOWN
