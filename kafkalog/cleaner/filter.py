@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .cleaning_round import CleaningRound
     from .offset_map import OffsetMap
 
-__all__ = ["LogCleanerFilter", "RecordDecisions"]
+__all__ = ["LogCleanerFilter", "RecordDecisions", "control_type_of"]
 
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
@@ -221,15 +221,16 @@ class LogCleanerFilter(RecordFilter):
         fates[last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round] = FILTER_RETAIN_EMPTY
         discard = np.zeros(nb, dtype=bool)
         control = (attributes & CONTROL_FLAG_MASK) != 0
-        producer_ids, epochs = _impl.core.producer_fields(columns.data, positions)
+        buffer = run.records.buffer  # the batches' headers (the columns' data of uncompressed batches)
+        producer_ids, epochs = _impl.core.producer_fields(buffer, positions)
         with_horizon = ((attributes & DELETE_HORIZON_FLAG_MASK) != 0).nonzero()[0]
-        horizons = {int(b): _BASE_TIMESTAMP.unpack_from(columns.data, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
+        horizons = {int(b): _BASE_TIMESTAMP.unpack_from(buffer, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
                     for b in with_horizon.tolist()}
         discard_records = False
         for b in ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0].tolist():
             a, last, pid = int(attributes[b]), int(last_offsets[b]), int(producer_ids[b])
             if a & CONTROL_FLAG_MASK:
-                can_discard = transaction_metadata.on_control_read(last, pid, _control_type(columns, starts, b))
+                can_discard = transaction_metadata.on_control_read(last, pid, control_type_of(columns, starts, b))
                 horizon = horizons.get(b)
                 discard_records = can_discard and horizon is not None and horizon <= current_time
                 if can_discard:
@@ -273,7 +274,7 @@ class LogCleanerFilter(RecordFilter):
 _BASE_TIMESTAMP = struct.Struct(">q")
 
 
-def _control_type(columns: Any, starts: Any, b: int) -> ControlRecordType:
+def control_type_of(columns: Any, starts: Any, b: int) -> ControlRecordType:
     """The type in the key of control batch ``b``'s first record (``UNKNOWN`` when it has none, or its key is
     not a control key), as :meth:`CleanedTransactionMetadata.on_control_batch_read` reads it."""
     if starts[b] == starts[b + 1]:

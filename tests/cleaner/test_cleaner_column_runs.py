@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog._common import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafkalog.cleaner import cleaner as cleaner_module
 from kafkalog.cleaner.filter import LogCleanerFilter
 from kafkalog.cleaner.manager import LogToClean
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.record import ControlRecordType, EndTransactionMarker
 from kafkalog.record import filter as record_filter
 from kafkalog.scheduler import MockTime
@@ -139,3 +142,26 @@ def test_arrays_clean_as_batch_by_batch(scratch: Any, impl: Any, monkeypatch: py
     first, second = arrays
     assert first[1][5] > 0  # keyless records were dropped and counted
     assert first[0] != second[0]  # the second cleaning dropped what the first kept until its horizon
+
+
+@pytest.mark.parametrize("slots", [12, 30, 1000])
+def test_map_pass_arrays_as_batch_by_batch(env: Env, monkeypatch: pytest.MonkeyPatch, slots: int) -> None:
+    """Kafka's ``buildOffsetMap`` over runs holding transactional batches and markers, read as arrays (each run's
+    keys in one call, a Python step only per transactional or control batch), against the path it replaces, which
+    took those batches one at a time: the same map, latest offset and statistics, whether the map fills inside a
+    run (12 and 30 slots, 9 and 22 keys at the load factor) or not."""
+    log = _write(env, "map")
+    keys = [b"k%d" % i for i in range(40)]
+
+    def build(run_attributes: int) -> tuple[Any, ...]:
+        monkeypatch.setattr(cleaner_module, "_ANY_ATTRIBUTES", run_attributes)
+        offset_map = SkimpyOffsetMap(slots * 24)
+        stats = CleanerStats(env.time, log.topic_partition)
+        cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=offset_map)
+        cleaner.build_offset_map(log, 0, log.active_segment.base_offset, offset_map, stats)
+        return (offset_map.latest_offset, offset_map.size, stats.map_messages_read, stats.map_bytes_read,
+                [offset_map.get(key) for key in keys])
+
+    arrays = build(-1)
+    assert arrays == build(~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK))
+    assert (arrays[1] < 40) == (slots < 1000)
