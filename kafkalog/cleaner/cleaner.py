@@ -71,7 +71,7 @@ from ..scheduler import Time
 from ..segment import LogSegment
 from ..topic import TopicPartition
 from .cleaning_round import CleaningRound
-from .filter import LogCleanerFilter, control_type_of
+from .filter import LogCleanerFilter, read_transactions
 from .manager import (
     LogCleaningAbortedError,
     LogToClean,
@@ -344,23 +344,20 @@ class Cleaner:
         assert rows is not None and starts is not None  # a ColumnRun's columns have both
         attributes = rows["attributes"]
         last_offsets = rows["last_offset"]
-        special = ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0].tolist()
-        if not special:
+        if not np.count_nonzero(attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)):
             return self._map_run(offset_map, columns, 0, len(columns), starts[1:], last_offsets, start_offset,
                                  max_desired_map_size, skimpy, stats) is not None
         # The headers are in the read's buffer (a compressed batch's columns hold its decompressed records).
         producer_ids, _ = _impl.core.producer_fields(run.records.buffer, np.ascontiguousarray(rows["position"]))
         counts = np.diff(starts)
-        skipped = np.zeros(len(rows), dtype=bool)  # control and aborted batches: nothing put
-        read_as = np.zeros(len(rows), dtype=np.int64)  # the records they count as read
-        for b in special:
-            last, producer_id = int(last_offsets[b]), int(producer_ids[b])
-            if attributes[b] & CONTROL_FLAG_MASK:
-                transaction_metadata.on_control_read(last, producer_id, control_type_of(columns, starts, b))
-                skipped[b], read_as[b] = True, 1
-            elif transaction_metadata.on_data_read(last, True, producer_id):
-                skipped[b], read_as[b] = True, counts[b]
-        transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+        special, said = read_transactions(columns, producer_ids, transaction_metadata)
+        control = (attributes & CONTROL_FLAG_MASK) != 0
+        aborted = np.zeros(len(rows), dtype=bool)
+        aborted[special] = said
+        aborted &= ~control
+        skipped = control | aborted  # nothing put
+        # The records they count as read: a control batch's as one, an aborted one's all.
+        read_as = np.where(control, 1, np.where(aborted, counts, 0))
         put = RecordColumns(columns.records[np.repeat(~skipped, counts)], columns.headers, columns.data)
         # Each batch's end among the records put (a skipped batch's: where it lies between them).
         ends = np.cumsum(np.where(skipped, 0, counts))

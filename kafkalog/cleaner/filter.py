@@ -27,9 +27,8 @@ from .._common import (
     ControlRecordType,
     RecordFate,
 )
-from ..errors import KafkaLogError
 from ..producer_state import LastRecord
-from ..record import RecordBatch
+from ..record import RecordBatch, RecordColumns
 from ..record.filter import (
     BatchRetention,
     BatchRetentionResult,
@@ -45,8 +44,9 @@ from .stats import CleanerStats
 if TYPE_CHECKING:
     from .cleaning_round import CleaningRound
     from .offset_map import OffsetMap
+    from .transactions import CleanedTransactionMetadata
 
-__all__ = ["LogCleanerFilter", "RecordDecisions", "control_type_of"]
+__all__ = ["LogCleanerFilter", "RecordDecisions", "read_transactions"]
 
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
@@ -219,26 +219,22 @@ class LogCleanerFilter(RecordFilter):
         nb = len(rows)
         fates = np.zeros(nb, dtype=np.uint8)
         fates[last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round] = FILTER_RETAIN_EMPTY
-        discard = np.zeros(nb, dtype=bool)
         control = (attributes & CONTROL_FLAG_MASK) != 0
         buffer = run.records.buffer  # the batches' headers (the columns' data of uncompressed batches)
         producer_ids, epochs = _impl.core.producer_fields(buffer, positions)
         with_horizon = ((attributes & DELETE_HORIZON_FLAG_MASK) != 0).nonzero()[0]
         horizons = {int(b): _BASE_TIMESTAMP.unpack_from(buffer, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
                     for b in with_horizon.tolist()}
-        discard_records = False
-        for b in ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0].tolist():
-            a, last, pid = int(attributes[b]), int(last_offsets[b]), int(producer_ids[b])
-            if a & CONTROL_FLAG_MASK:
-                can_discard = transaction_metadata.on_control_read(last, pid, control_type_of(columns, starts, b))
-                horizon = horizons.get(b)
-                discard_records = can_discard and horizon is not None and horizon <= current_time
-                if can_discard:
-                    fates[b] |= FILTER_EMPTY_TXN_MARKER
-            else:
-                discard_records = transaction_metadata.on_data_read(last, True, pid)
-            discard[b] = discard_records
-        transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+        special, said = read_transactions(columns, producer_ids, transaction_metadata)
+        can_discard = np.zeros(nb, dtype=bool)
+        can_discard[special] = said
+        discard = can_discard & ~control  # an aborted transaction's batches
+        marker_for_empty_txn = can_discard & control
+        fates[marker_for_empty_txn] |= FILTER_EMPTY_TXN_MARKER
+        for b, horizon in horizons.items():
+            # A marker that may go is discarded once its own delete horizon has passed.
+            if marker_for_empty_txn[b] and horizon <= current_time:
+                discard[b] = True
         self.discard_batch_records = bool(discard[-1])
         last_records = self.last_records_of_active_producers
         for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
@@ -274,12 +270,48 @@ class LogCleanerFilter(RecordFilter):
 _BASE_TIMESTAMP = struct.Struct(">q")
 
 
-def control_type_of(columns: Any, starts: Any, b: int) -> ControlRecordType:
-    """The type in the key of control batch ``b``'s first record (``UNKNOWN`` when it has none, or its key is
-    not a control key), as :meth:`CleanedTransactionMetadata.on_control_batch_read` reads it."""
-    if starts[b] == starts[b + 1]:
-        return ControlRecordType.UNKNOWN
-    try:
-        return ControlRecordType.parse(columns.key(int(starts[b])))
-    except KafkaLogError:
-        return ControlRecordType.UNKNOWN
+_CONTROL_KEY = struct.Struct(">hh")
+
+
+def read_transactions(columns: RecordColumns, producer_ids: npt.NDArray[np.int64],
+                      transaction_metadata: CleanedTransactionMetadata) -> tuple[list[int], list[bool]]:
+    """Tell ``transaction_metadata`` of the batches of ``columns`` (whole v2 batches read together), in order, as
+    a pass over them batch by batch does (Kafka: ``onBatchRead`` / ``onControlBatchRead``): a step for each
+    transactional or control batch, then one move of the aborted transactions up to the last batch, which is
+    all a plain data batch's step does (each step moves those up to its own batch first, so the state ends the
+    same).  Returns the transactional and control batches (their indexes) and what each step said: for a
+    control batch whether its marker may be removed, for a data batch whether it is an aborted transaction's.
+    ``producer_ids``: the batches' (from their headers)."""
+    rows, starts = columns.batches, columns.starts
+    assert rows is not None and starts is not None
+    attributes = rows["attributes"]
+    last_offsets = rows["last_offset"]
+    special = ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0]
+    said: list[bool] = []
+    if len(special):
+        controls = ((attributes[special] & CONTROL_FLAG_MASK) != 0).tolist()
+        firsts = starts[special]
+        has_record = (starts[special + 1] > firsts).tolist()
+        first_rows = columns.records[np.minimum(firsts, max(len(columns.records) - 1, 0))] if len(columns.records) \
+            else None
+        key_pos = [] if first_rows is None else first_rows["key_pos"].tolist()
+        key_len = [] if first_rows is None else first_rows["key_len"].tolist()
+        data = columns.data
+        for i, (last, producer_id, is_control) in enumerate(zip(
+                last_offsets[special].tolist(), producer_ids[special].tolist(), controls, strict=True)):
+            if is_control:
+                # The type in the first record's key (UNKNOWN with no record or no control key there, as
+                # ControlRecordType.parse's error is read by Kafka's onControlBatchRead).
+                control_type = ControlRecordType.UNKNOWN
+                if has_record[i] and key_len[i] >= _CONTROL_KEY.size:
+                    version, type_id = _CONTROL_KEY.unpack_from(data, key_pos[i])
+                    if version >= 0:
+                        control_type = _CONTROL_TYPES.get(type_id, ControlRecordType.UNKNOWN)
+                said.append(transaction_metadata.on_control_read(last, producer_id, control_type))
+            else:
+                said.append(transaction_metadata.on_data_read(last, True, producer_id))
+    transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+    return special.tolist(), said
+
+
+_CONTROL_TYPES = {int(t): t for t in ControlRecordType if t is not ControlRecordType.UNKNOWN}
