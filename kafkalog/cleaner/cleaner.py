@@ -29,7 +29,10 @@ any other error leaves its files where they are, for the next load of the log to
 begun, to finish, as Kafka does (:meth:`Cleaner.clean_segments`).
 
 The passes over records are kernels: the map is filled from decoded record columns in one call per run of
-batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
+batches, every record's fate (latest for its key, superseded, keyless, past the map) in one more, and the kept
+batches of a run written by one more (``filter_v2_batches``).  A run is a read's whole v2 batches, data and
+markers, transactional or not; only a transactional or control batch takes a Python step in either pass, for
+the transactions' state (:func:`kafkalog.cleaner.filter.read_transactions`), in the batches' order.
 
 Kafka's seams hold here too: the rewriting of a segment's batches without the dropped records is the record
 layer's (:func:`kafkalog.record.filter.filter_to`, Kafka's ``MemoryRecords.filterTo``), told what to keep by
