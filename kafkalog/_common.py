@@ -81,6 +81,12 @@ TRANSACTIONAL_FLAG_MASK = 0x10
 CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
 
+#: The record filter's word on a batch, a bit each, as ``filter_v2_batches`` takes it: keep it as a bare header
+#: when no record of it is kept (Kafka: ``BatchRetention.RETAIN_EMPTY``); it is the marker of a transaction
+#: none of whose batches is left (Kafka: ``BatchRetentionResult.containsMarkerForEmptyTxn``).
+FILTER_RETAIN_EMPTY = 1
+FILTER_EMPTY_TXN_MARKER = 2
+
 NO_TIMESTAMP = -1
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1

@@ -223,7 +223,8 @@ def filter_v2_batches(
     starts: npt.NDArray[np.int64],
     positions: npt.NDArray[np.int64],
     keep: npt.NDArray[np.uint8],
-    retain_empty: npt.NDArray[np.uint8],
+    fates: npt.NDArray[np.uint8],
+    delete_horizon_ms: int,
     out: bytearray,
 ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
 def split_records(records: Iterable[Any]) -> tuple[list[Any], list[Any], list[int], list[Any]]: ...

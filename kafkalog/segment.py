@@ -341,10 +341,10 @@ class LogSegment:
         # reserved first; the same walk then indexes them.
         plan: list[tuple[int, int, int, bool]] = []  # (max timestamp, last offset, size, indexed)
         pending = self._bytes_since_last_index_entry
-        for batch in records.batches():
+        for max_timestamp, last_offset, batch_size in records.batch_facts():
             indexed = pending > self.index_interval_bytes
-            pending = (0 if indexed else pending) + batch.size_in_bytes
-            plan.append((batch.max_timestamp, batch.last_offset, batch.size_in_bytes, indexed))
+            pending = (0 if indexed else pending) + batch_size
+            plan.append((max_timestamp, last_offset, batch_size, indexed))
         entries = sum(indexed for *_, indexed in plan)
         if entries:
             # The index pages are allocated before the log is written: a full disk stops the append here,

@@ -23,7 +23,11 @@ import numpy.typing as npt
 from .._common import (
     ATTRIBUTES_OFFSET,
     BASE_TIMESTAMP_OFFSET,
+    CONTROL_FLAG_MASK,
     CRC_OFFSET,
+    DELETE_HORIZON_FLAG_MASK,
+    FILTER_EMPTY_TXN_MARKER,
+    FILTER_RETAIN_EMPTY,
     INT64_MAX,
     INT64_MIN,
     LENGTH_OFFSET,
@@ -33,12 +37,14 @@ from .._common import (
     NO_TIMESTAMP,
     RECORD_BATCH_OVERHEAD,
     RECORDS_COUNT_OFFSET,
+    TRANSACTIONAL_FLAG_MASK,
 )
 from ._ints import _MASK32, _MASK64, wrap64
 from .crc import crc32c
 
 _I32 = struct.Struct(">i")
 _U32 = struct.Struct(">I")
+_I16 = struct.Struct(">h")
 _I64 = struct.Struct(">q")
 
 
@@ -238,25 +244,33 @@ def encode_legacy_messages(keys: Sequence[Any], values: Sequence[Any], timestamp
 
 def filter_v2_batches(
     data: Any, records: npt.NDArray[Any], starts: npt.NDArray[np.int64], positions: npt.NDArray[np.int64],
-    keep: npt.NDArray[np.uint8], retain_empty: npt.NDArray[np.uint8], out: bytearray,
+    keep: npt.NDArray[np.uint8], fates: npt.NDArray[np.uint8], delete_horizon_ms: int, out: bytearray,
 ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """The log cleaner's rewrite of a run of uncompressed v2 batches without the records it drops (Kafka:
-    ``MemoryRecords.filterTo``'s ``filterBatch`` and ``buildRetainedRecordsInto``), for the batches whose
-    attributes hold no bit but the transactional one.  Batch ``b`` is the batch at ``positions[b]`` of
-    ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record.
+    ``MemoryRecords.filterTo``'s ``filterBatch``, ``buildRetainedRecordsInto`` and
+    ``DefaultRecordBatch.writeEmptyHeader``), for batches whose attributes hold no bit but the transactional,
+    control and delete-horizon ones (uncompressed, CreateTime).  Batch ``b`` is the batch at ``positions[b]``
+    of ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record, ``fates[b]``
+    the filter's word on the batch: ``FILTER_RETAIN_EMPTY`` (keep it as a bare header if no record is kept),
+    ``FILTER_EMPTY_TXN_MARKER`` (the marker of a transaction none of whose batches is left).
 
-    A batch keeping every record is appended to ``out`` as it is, one keeping none is dropped, and the kept
-    records of any other are written as a batch of the same header fields (base offset, last offset delta,
-    producer fields, leader epoch, attributes), its base timestamp the first kept record's, its max
-    timestamp the largest kept one, and its CRC-32C computed.  It stops before the first batch the record
-    layer must rewrite itself: one keeping a tombstone (it gets a delete horizon), a rebuilt one whose kept
-    records have headers or offsets not increasing, or one keeping nothing that ``retain_empty`` keeps.
+    A batch keeping every record and needing no new delete horizon is appended to ``out`` as it is.  One
+    keeping none is dropped, or written as an empty header (base timestamp -1, 0 records, no delete horizon,
+    the rest of the header kept) when ``FILTER_RETAIN_EMPTY``.  The kept records of any other are written as
+    a batch of the same header fields (base offset, last offset delta, producer fields, leader epoch), its
+    records' deltas from the same base offset, its max timestamp the largest kept one, its CRC-32C computed.
+    A batch without a delete horizon that keeps a tombstone, or is ``FILTER_EMPTY_TXN_MARKER``, gets one:
+    attribute bit 6 and ``delete_horizon_ms`` as its base timestamp; a batch with one keeps it; any other
+    takes the first kept record's timestamp as its base.  It stops before the first batch the record layer
+    must rewrite itself: one with other attribute bits (compressed, LogAppendTime), a rebuilt one whose kept
+    records have headers or offsets not increasing, or one needing a new horizon when ``delete_horizon_ms`` is
+    negative (the caller's clock gave none a batch can hold).
 
-    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records and the max
-    timestamp of what was written (-1 when dropped).
+    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records (-1 when
+    dropped, 0 for an empty header) and the max timestamp of what was written (-1 when dropped).
     """
     nb = len(positions)
-    if len(starts) != nb + 1 or len(retain_empty) != nb or len(keep) != len(records):
+    if len(starts) != nb + 1 or len(fates) != nb or len(keep) != len(records):
         raise ValueError("filter_v2_batches: the columns differ in length")
     with memoryview(data) as whole:
         view = whole.cast("B") if whole.format != "B" else whole
@@ -276,36 +290,55 @@ def filter_v2_batches(
                 if (key_len >= 0 and (key_pos < 0 or key_pos + key_len > total)) or (
                         value_len >= 0 and (value_pos < 0 or value_pos + value_len > total)):
                     raise ValueError(f"filter_v2_batches: record {r}'s key or value is outside the data")
-        kept_counts = np.zeros(nb, dtype=np.int32)
+        kept_counts = np.full(nb, -1, dtype=np.int32)
         max_timestamps = np.full(nb, -1, dtype=np.int64)
         b = 0
         while b < nb:
             lo, hi, position = int(starts[b]), int(starts[b + 1]), int(positions[b])
+            attributes = _I16.unpack_from(view, position + ATTRIBUTES_OFFSET)[0]
+            if attributes & ~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK):
+                break  # compressed or LogAppendTime: the record layer rebuilds it in its codec
             kept = [rows[r] for r in range(lo, hi) if keep[r]]
             offsets = [row[0] for row in kept]
-            tombstone = any(row[5] < 0 for row in kept)  # a kept tombstone: the batch needs a delete horizon
+            # A new delete horizon: a kept tombstone or an empty transaction's marker in a batch without one.
+            horizon = ((any(row[5] < 0 for row in kept) or bool(fates[b] & FILTER_EMPTY_TXN_MARKER))
+                       and not attributes & DELETE_HORIZON_FLAG_MASK)
             # Headers, or offsets not increasing (the builder's error): the record layer rebuilds it.
             odd = any(row[7] != 0 for row in kept) or any(y <= x for x, y in itertools.pairwise(offsets))
             if not kept:
-                if retain_empty[b]:
-                    break
-            elif tombstone:
-                break
-            elif len(kept) == hi - lo:
+                if fates[b] & FILTER_RETAIN_EMPTY:
+                    header = bytearray(view[position:position + RECORD_BATCH_OVERHEAD])
+                    _I32.pack_into(header, LENGTH_OFFSET, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD)
+                    _I16.pack_into(header, ATTRIBUTES_OFFSET, attributes & ~DELETE_HORIZON_FLAG_MASK)
+                    _I64.pack_into(header, BASE_TIMESTAMP_OFFSET, NO_TIMESTAMP)
+                    _I32.pack_into(header, RECORDS_COUNT_OFFSET, 0)
+                    _U32.pack_into(header, CRC_OFFSET, crc32c(header[ATTRIBUTES_OFFSET:]))
+                    out += header
+                    max_timestamps[b] = _I64.unpack_from(view, position + MAX_TIMESTAMP_OFFSET)[0]
+                    kept_counts[b] = 0
+            elif len(kept) == hi - lo and not horizon:
                 out += view[position:position + sizes[b]]
                 max_timestamps[b] = _I64.unpack_from(view, position + MAX_TIMESTAMP_OFFSET)[0]
-            elif odd:
+                kept_counts[b] = len(kept)
+            elif odd or (horizon and delete_horizon_ms < 0):
                 break
             else:
                 base_offset = _I64.unpack_from(view, position)[0]
                 timestamps = [row[1] for row in kept]
+                base_timestamp = timestamps[0]
+                if horizon:
+                    base_timestamp = delete_horizon_ms
+                    attributes |= DELETE_HORIZON_FLAG_MASK
+                elif attributes & DELETE_HORIZON_FLAG_MASK:
+                    base_timestamp = _I64.unpack_from(view, position + BASE_TIMESTAMP_OFFSET)[0]  # its horizon
                 body = encode_v2_records(
                     timestamps, [None if row[4] < 0 else view[row[2]:row[2] + row[4]] for row in kept],
-                    [None if row[5] < 0 else view[row[3]:row[3] + row[5]] for row in kept], None, timestamps[0],
+                    [None if row[5] < 0 else view[row[3]:row[3] + row[5]] for row in kept], None, base_timestamp,
                     [offset - base_offset for offset in offsets])
                 header = bytearray(view[position:position + RECORD_BATCH_OVERHEAD])
                 _I32.pack_into(header, LENGTH_OFFSET, RECORD_BATCH_OVERHEAD + len(body) - LOG_OVERHEAD)
-                _I64.pack_into(header, BASE_TIMESTAMP_OFFSET, timestamps[0])
+                _I16.pack_into(header, ATTRIBUTES_OFFSET, attributes)
+                _I64.pack_into(header, BASE_TIMESTAMP_OFFSET, base_timestamp)
                 _I64.pack_into(header, MAX_TIMESTAMP_OFFSET, max(timestamps))
                 _I32.pack_into(header, RECORDS_COUNT_OFFSET, len(kept))
                 # The CRC-32C runs from the attributes to the end.
@@ -313,6 +346,6 @@ def filter_v2_batches(
                 out += header
                 out += body
                 max_timestamps[b] = max(timestamps)
-            kept_counts[b] = len(kept)
+                kept_counts[b] = len(kept)
             b += 1
     return b, kept_counts, max_timestamps

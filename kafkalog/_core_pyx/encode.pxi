@@ -467,37 +467,46 @@ def encode_legacy_messages(keys, values, timestamps, offsets, int magic, int att
 
 
 def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] records, const int64_t[::1] starts,
-                      const int64_t[::1] positions, const uint8_t[::1] keep, const uint8_t[::1] retain_empty,
-                      bytearray out):
+                      const int64_t[::1] positions, const uint8_t[::1] keep, const uint8_t[::1] fates,
+                      int64_t delete_horizon_ms, bytearray out):
     """The log cleaner's rewrite of a run of uncompressed v2 batches without the records it drops (Kafka:
-    ``MemoryRecords.filterTo``'s ``filterBatch`` and ``buildRetainedRecordsInto``), for the batches whose
-    attributes hold no bit but the transactional one.  Batch ``b`` is the batch at ``positions[b]`` of
-    ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record.
+    ``MemoryRecords.filterTo``'s ``filterBatch``, ``buildRetainedRecordsInto`` and
+    ``DefaultRecordBatch.writeEmptyHeader``), for batches whose attributes hold no bit but the transactional,
+    control and delete-horizon ones (uncompressed, CreateTime).  Batch ``b`` is the batch at ``positions[b]``
+    of ``data``, its records ``records[starts[b]:starts[b + 1]]``, ``keep`` a byte per record, ``fates[b]``
+    the filter's word on the batch: ``FILTER_RETAIN_EMPTY`` (keep it as a bare header if no record is kept),
+    ``FILTER_EMPTY_TXN_MARKER`` (the marker of a transaction none of whose batches is left).
 
-    A batch keeping every record is appended to ``out`` as it is, one keeping none is dropped, and the kept
-    records of any other are written as a batch of the same header fields (base offset, last offset delta,
-    producer fields, leader epoch, attributes), its base timestamp the first kept record's, its max
-    timestamp the largest kept one, and its CRC-32C computed.  It stops before the first batch the record
-    layer must rewrite itself: one keeping a tombstone (it gets a delete horizon), a rebuilt one whose kept
-    records have headers or offsets not increasing, or one keeping nothing that ``retain_empty`` keeps.
+    A batch keeping every record and needing no new delete horizon is appended to ``out`` as it is.  One
+    keeping none is dropped, or written as an empty header (base timestamp -1, 0 records, no delete horizon,
+    the rest of the header kept) when ``FILTER_RETAIN_EMPTY``.  The kept records of any other are written as
+    a batch of the same header fields (base offset, last offset delta, producer fields, leader epoch), its
+    records' deltas from the same base offset, its max timestamp the largest kept one, its CRC-32C computed.
+    A batch without a delete horizon that keeps a tombstone, or is ``FILTER_EMPTY_TXN_MARKER``, gets one:
+    attribute bit 6 and ``delete_horizon_ms`` as its base timestamp; a batch with one keeps it; any other
+    takes the first kept record's timestamp as its base.  It stops before the first batch the record layer
+    must rewrite itself: one with other attribute bits (compressed, LogAppendTime), a rebuilt one whose kept
+    records have headers or offsets not increasing, or one needing a new horizon when ``delete_horizon_ms`` is
+    negative (the caller's clock gave none a batch can hold).
 
-    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records and the max
-    timestamp of what was written (-1 when dropped).
+    Returns ``(done, kept, max_timestamps)``: the batches handled, and for each its kept records (-1 when
+    dropped, 0 for an empty header) and the max timestamp of what was written (-1 when dropped).
     """
     cdef Py_ssize_t nb = positions.shape[0]
-    if starts.shape[0] != nb + 1 or retain_empty.shape[0] != nb or keep.shape[0] != records.shape[0]:
+    if starts.shape[0] != nb + 1 or fates.shape[0] != nb or keep.shape[0] != records.shape[0]:
         raise ValueError("filter_v2_batches: the columns differ in length")
-    kept_array = np.zeros(nb, dtype=np.int32)
+    kept_array = np.full(nb, -1, dtype=np.int32)
     max_ts_array = np.full(nb, -1, dtype=np.int64)
     cdef int32_t[::1] kept_out = kept_array
     cdef int64_t[::1] max_ts_out = max_ts_array
     cdef Py_ssize_t total = data.shape[0], n = records.shape[0]
     cdef Py_ssize_t b, r, lo, hi, kept, size, at, start, crc_length, need = 0
     cdef int64_t position, base_offset, base_ts = 0, max_ts = 0, last = 0
+    cdef int16_t attributes
     cdef const RecordRow *row
-    cdef bint first, tombstone, odd
+    cdef bint first, tombstone, odd, horizon
     # Check every batch and record the loop reads lies inside the data, and size the worst case of the
-    # output: each batch whole, plus a rebuilt record's largest growth (its two varint deltas).
+    # output: each batch whole, plus a rebuilt record's largest growth (its two varint deltas: 9 + 4 bytes).
     for b in range(nb):
         lo, hi, position = starts[b], starts[b + 1], positions[b]
         if lo < 0 or hi < lo or hi > n or position < 0 or position + RECORD_BATCH_OVERHEAD > total:
@@ -520,6 +529,9 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
         while b < nb:
             lo, hi, position = starts[b], starts[b + 1], positions[b]
             size = kl_get_i32(d + position + LENGTH_OFFSET) + LOG_OVERHEAD
+            attributes = kl_get_i16(d + position + ATTRIBUTES_OFFSET)
+            if attributes & ~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK):
+                break  # compressed or LogAppendTime: the record layer rebuilds it in its codec
             kept = 0
             tombstone = odd = False
             first = True
@@ -528,7 +540,7 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
                     row = &records[r]
                     kept += 1
                     if row.value_len < 0:
-                        tombstone = True  # a kept tombstone: the batch needs a delete horizon
+                        tombstone = True
                     if first:
                         base_ts = max_ts = row.timestamp
                         first = False
@@ -540,18 +552,34 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
                     last = row.offset
                     if row.header_count != 0:
                         odd = True
+            # A new delete horizon: a kept tombstone or an empty transaction's marker in a batch without one.
+            horizon = ((tombstone or fates[b] & FILTER_EMPTY_TXN_MARKER)
+                       and not attributes & DELETE_HORIZON_FLAG_MASK)
             if kept == 0:
-                if retain_empty[b]:
-                    break
-            elif tombstone:
-                break
-            elif kept == hi - lo:
+                if fates[b] & FILTER_RETAIN_EMPTY:
+                    memcpy(o + at, d + position, RECORD_BATCH_OVERHEAD)
+                    kl_put_i32(o + at + LENGTH_OFFSET, RECORD_BATCH_OVERHEAD - LOG_OVERHEAD)
+                    kl_put_i16(o + at + ATTRIBUTES_OFFSET, attributes & ~DELETE_HORIZON_FLAG_MASK)
+                    kl_put_i64(o + at + BASE_TIMESTAMP_OFFSET, -1)
+                    kl_put_i32(o + at + RECORDS_COUNT_OFFSET, 0)
+                    kl_put_i32(o + at + CRC_OFFSET, <int32_t>kl_crc32c(
+                        0, o + at + ATTRIBUTES_OFFSET, RECORD_BATCH_OVERHEAD - ATTRIBUTES_OFFSET))
+                    at += RECORD_BATCH_OVERHEAD
+                    max_ts_out[b] = kl_get_i64(d + position + MAX_TIMESTAMP_OFFSET)
+                    kept_out[b] = 0
+            elif kept == hi - lo and not horizon:
                 memcpy(o + at, d + position, size)
                 at += size
                 max_ts_out[b] = kl_get_i64(d + position + MAX_TIMESTAMP_OFFSET)
-            elif odd:
+                kept_out[b] = <int32_t>kept
+            elif odd or (horizon and delete_horizon_ms < 0):
                 break
             else:
+                if horizon:
+                    base_ts = delete_horizon_ms
+                    attributes |= DELETE_HORIZON_FLAG_MASK
+                elif attributes & DELETE_HORIZON_FLAG_MASK:
+                    base_ts = kl_get_i64(d + position + BASE_TIMESTAMP_OFFSET)  # the horizon it has
                 start = at
                 memcpy(o + at, d + position, RECORD_BATCH_OVERHEAD)
                 at += RECORD_BATCH_OVERHEAD
@@ -560,6 +588,7 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
                     if keep[r]:
                         at = _put_kept_record(o, at, d, &records[r], base_offset, base_ts)
                 kl_put_i32(o + start + LENGTH_OFFSET, <int32_t>(at - start - LOG_OVERHEAD))
+                kl_put_i16(o + start + ATTRIBUTES_OFFSET, attributes)
                 kl_put_i64(o + start + BASE_TIMESTAMP_OFFSET, base_ts)
                 kl_put_i64(o + start + MAX_TIMESTAMP_OFFSET, max_ts)
                 kl_put_i32(o + start + RECORDS_COUNT_OFFSET, <int32_t>kept)
@@ -567,7 +596,7 @@ def filter_v2_batches(const unsigned char[::1] data, const RecordRow[::1] record
                 crc_length = at - start - ATTRIBUTES_OFFSET
                 kl_put_i32(o + start + CRC_OFFSET, <int32_t>kl_crc32c(0, o + start + ATTRIBUTES_OFFSET, crc_length))
                 max_ts_out[b] = max_ts
-            kept_out[b] = <int32_t>kept
+                kept_out[b] = <int32_t>kept
             b += 1
     PyByteArray_Resize(out, at)
     return b, kept_array, max_ts_array

@@ -29,7 +29,10 @@ any other error leaves its files where they are, for the next load of the log to
 begun, to finish, as Kafka does (:meth:`Cleaner.clean_segments`).
 
 The passes over records are kernels: the map is filled from decoded record columns in one call per run of
-batches, and every record's fate (latest for its key, superseded, keyless, past the map) in one more.
+batches, every record's fate (latest for its key, superseded, keyless, past the map) in one more, and the kept
+batches of a run written by one more (``filter_v2_batches``).  A run is a read's whole v2 batches, data and
+markers, transactional or not; only a transactional or control batch takes a Python step in either pass, for
+the transactions' state (:func:`kafkalog.cleaner.filter.read_transactions`), in the batches' order.
 
 Kafka's seams hold here too: the rewriting of a segment's batches without the dropped records is the record
 layer's (:func:`kafkalog.record.filter.filter_to`, Kafka's ``MemoryRecords.filterTo``), told what to keep by
@@ -50,6 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import _impl
 from .._common import CONTROL_FLAG_MASK, INT32_MAX, MAGIC_V2, TRANSACTIONAL_FLAG_MASK, RecordFate
 from ..errors import (
     CorruptRecordError,
@@ -58,9 +62,9 @@ from ..errors import (
 )
 from ..log import Log
 from ..producer_state import LastRecord
-from ..record import MemoryRecords, RecordBatch, ScanStop
+from ..record import MemoryRecords, RecordBatch, RecordColumns, ScanStop
 from ..record.filter import (
-    PLAIN_ATTRIBUTES,
+    KERNEL_ATTRIBUTES,
     ColumnRun,
     DecodedBatch,
     decoded_runs,
@@ -70,7 +74,7 @@ from ..scheduler import Time
 from ..segment import LogSegment
 from ..topic import TopicPartition
 from .cleaning_round import CleaningRound
-from .filter import LogCleanerFilter
+from .filter import LogCleanerFilter, read_transactions
 from .manager import (
     LogCleaningAbortedError,
     LogToClean,
@@ -92,8 +96,8 @@ logger = logging.getLogger("kafkalog.cleaner")
 # The Cleaner
 
 
-#: The attribute bits of the batches the map pass reads as arrays: any but the transactional and control ones.
-_DATA_ATTRIBUTES = ~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK)
+#: The attribute bits of the batches the map pass reads as arrays: any (whole v2 batches decoded together).
+_ANY_ATTRIBUTES = -1
 
 
 class Cleaner:
@@ -276,7 +280,7 @@ class Cleaner:
             bytes_read = 0
             run: list[DecodedBatch] = []
             aborted = False
-            for item in itertools.chain(decoded_runs(records, _DATA_ATTRIBUTES, rows), (None,)):
+            for item in itertools.chain(decoded_runs(records, _ANY_ATTRIBUTES, rows), (None,)):
                 if run and (item is None or isinstance(item, ColumnRun) or item.columns is not run[0].columns
                             or item.batch.is_control or item.batch.is_transactional):
                     # A run of plain data batches sharing one set of columns goes to the kernel in one call.
@@ -284,19 +288,18 @@ class Cleaner:
                     if self._map_run(offset_map, run[0].columns, run[0].lo, run[-1].hi,
                                      np.array([end for end, _ in ends], dtype=np.int64),
                                      np.array([last for _, last in ends], dtype=np.int64), start_offset,
-                                     max_desired_map_size, skimpy, stats):
+                                     max_desired_map_size, skimpy, stats) is not None:
                         return True
                     bytes_read += sum(d.batch.size_in_bytes for d in run if d.last)
                     run = []
                 if item is None:
                     break
                 if isinstance(item, ColumnRun):
-                    # Whole data batches read together: their keys in one call, the batches as arrays.
+                    # Whole v2 batches read together: their keys in one call, the batches as arrays.
                     columns = item.columns
                     assert columns.starts is not None and columns.batches is not None
-                    if self._map_run(offset_map, columns, 0, len(columns), columns.starts[1:],
-                                     columns.batches["last_offset"], start_offset, max_desired_map_size, skimpy,
-                                     stats):
+                    if self._map_column_run(offset_map, item, transaction_metadata, start_offset,
+                                            max_desired_map_size, skimpy, stats):
                         return True
                     bytes_read += int(np.add.reduce(columns.batches["size"], dtype=np.int64))
                     continue
@@ -317,7 +320,7 @@ class Cleaner:
                     elif self._map_run(offset_map, item.columns, item.lo, item.hi,
                                        np.array([item.hi] if item.last else [], dtype=np.int64),
                                        np.array([batch.last_offset] if item.last else [], dtype=np.int64),
-                                       start_offset, max_desired_map_size, skimpy, stats):
+                                       start_offset, max_desired_map_size, skimpy, stats) is not None:
                         return True
                 if item.last:
                     bytes_read += batch.size_in_bytes
@@ -329,12 +332,54 @@ class Cleaner:
         self.restore_buffers()
         return False
 
+    def _map_column_run(self, offset_map: OffsetMap, run: ColumnRun, transaction_metadata: CleanedTransactionMetadata,
+                        start_offset: int, max_desired_map_size: int, skimpy: bool, stats: CleanerStats) -> bool:
+        """The steps of :meth:`build_offset_map_for_segment` for whole v2 batches decoded together (data and
+        control, transactional or not), as arrays; ``True`` when the map filled.  Only a transactional or control
+        batch takes a Python step, for the transactions (Kafka's ``onBatchRead`` / ``onControlBatchRead``, in the
+        batches' order; a plain batch's ``onBatchRead`` only moves the aborted transactions that began up to it,
+        which the step of any later batch, or one move up to the last batch, does the same).  The keys of the
+        other data batches go into the map in one call, an aborted batch's and a control batch's are not put but
+        their records are counted as read (a control batch's as one, as Kafka counts it), if the map did not fill
+        before them."""
+        columns = run.columns
+        rows, starts = columns.batches, columns.starts
+        assert rows is not None and starts is not None  # a ColumnRun's columns have both
+        attributes = rows["attributes"]
+        last_offsets = rows["last_offset"]
+        if not np.count_nonzero(attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)):
+            return self._map_run(offset_map, columns, 0, len(columns), starts[1:], last_offsets, start_offset,
+                                 max_desired_map_size, skimpy, stats) is not None
+        # The headers are in the read's buffer (a compressed batch's columns hold its decompressed records).
+        producer_ids, _ = _impl.core.producer_fields(run.records.buffer, np.ascontiguousarray(rows["position"]))
+        counts = np.diff(starts)
+        special, said = read_transactions(columns, producer_ids, transaction_metadata)
+        control = (attributes & CONTROL_FLAG_MASK) != 0
+        aborted = np.zeros(len(rows), dtype=bool)
+        aborted[special] = said
+        aborted &= ~control
+        skipped = control | aborted  # nothing put
+        # The records they count as read: a control batch's as one, an aborted one's all.
+        read_as = np.where(control, 1, np.where(aborted, counts, 0))
+        put = RecordColumns(columns.records[np.repeat(~skipped, counts)], columns.headers, columns.data)
+        # Each batch's end among the records put (a skipped batch's: where it lies between them).
+        ends = np.cumsum(np.where(skipped, 0, counts))
+        processed = self._map_run(offset_map, put, 0, len(put), ends, last_offsets, start_offset,
+                                  max_desired_map_size, skimpy, stats)
+        # A skipped batch was reached if the map was not found full before it.
+        reached = skipped if processed is None else skipped & (ends <= processed)
+        read = int(np.add.reduce(read_as[reached]))
+        if read:
+            stats.index_messages_read(read)
+        return processed is not None
+
     @staticmethod
     def _map_run(offset_map: OffsetMap, columns: Any, lo: int, hi: int, ends: npt.NDArray[np.int64],
                  last_offsets: npt.NDArray[np.int64], start_offset: int, max_desired_map_size: int, skimpy: bool,
-                 stats: CleanerStats) -> bool:
-        """Put the keys of ``columns.records[lo:hi]``, consecutive batches or pieces of one, into the map; ``True``
-        when it filled.  ``ends[i]`` is the record after the ``i``-th batch that ends among them and
+                 stats: CleanerStats) -> int | None:
+        """Put the keys of ``columns.records[lo:hi]``, consecutive batches or pieces of one, into the map; when it
+        filled, how many of the records were processed before the one that found it full (else ``None``).
+        ``ends[i]`` is the record after the ``i``-th batch that ends among them and
         ``last_offsets[i]`` its last offset: after each whole batch whose last offset reaches ``start_offset``
         the map's latest offset moves to it, as in Kafka's loop."""
         if skimpy:
@@ -350,10 +395,10 @@ class Cleaner:
                 if len(completed):
                     latest = max(latest, int(np.maximum.reduce(completed)))
                 offset_map.update_latest_offset(max(latest, last_put_before))
-                return True
+                return int(processed)
             if len(completed):
                 offset_map.update_latest_offset(max(offset_map.latest_offset, int(completed[-1])))
-            return False
+            return None
         batch_ends, batch_lasts = ends.tolist(), last_offsets.tolist()
         b = 0
         for k in range(lo, hi):
@@ -367,12 +412,12 @@ class Cleaner:
                 if offset_map.size < max_desired_map_size:
                     offset_map.put(key, offset)
                 else:
-                    return True
+                    return k - lo
             stats.index_messages_read(1)
         for last in batch_lasts[b:]:
             if last >= start_offset:
                 offset_map.update_latest_offset(last)
-        return False
+        return None
 
     # -- grouping -----------------------------------------------------------------------------------
 
@@ -498,7 +543,7 @@ class Cleaner:
                                          delete_retention_ms, last_records_of_active_producers)
         stats = cleaning_round.stats
         for records, rows in self._chunks(source, 0, max_log_message_size):
-            result = filter_to(decoded_runs(records, PLAIN_ATTRIBUTES, rows), record_filter)
+            result = filter_to(decoded_runs(records, KERNEL_ATTRIBUTES, rows), record_filter)
             stats.read_messages(result.messages_read, result.bytes_read)
             stats.recopy_messages(result.messages_retained, result.bytes_retained)
             if result.output:

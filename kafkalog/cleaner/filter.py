@@ -7,6 +7,7 @@ the :class:`~kafkalog.record.filter.RecordFilter` that :func:`~kafkalog.record.f
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -14,15 +15,27 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _impl
-from .._common import MAGIC_V2, NO_PRODUCER_ID, RecordFate
+from .._common import (
+    BASE_TIMESTAMP_OFFSET,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    FILTER_EMPTY_TXN_MARKER,
+    FILTER_RETAIN_EMPTY,
+    MAGIC_V2,
+    NO_PRODUCER_ID,
+    TRANSACTIONAL_FLAG_MASK,
+    ControlRecordType,
+    RecordFate,
+)
 from ..producer_state import LastRecord
-from ..record import RecordBatch
+from ..record import RecordBatch, RecordColumns
 from ..record.filter import (
     BatchRetention,
     BatchRetentionResult,
     ColumnRun,
     DecodedBatch,
     RecordFilter,
+    RunFates,
     records_of,
 )
 from .offset_map import SkimpyOffsetMap
@@ -31,8 +44,9 @@ from .stats import CleanerStats
 if TYPE_CHECKING:
     from .cleaning_round import CleaningRound
     from .offset_map import OffsetMap
+    from .transactions import CleanedTransactionMetadata
 
-__all__ = ["LogCleanerFilter", "RecordDecisions"]
+__all__ = ["LogCleanerFilter", "RecordDecisions", "read_transactions"]
 
 _PAST_MAP, _LATEST, _NO_KEY = int(RecordFate.PAST_MAP), int(RecordFate.LATEST), int(RecordFate.NO_KEY)
 
@@ -176,31 +190,128 @@ class LogCleanerFilter(RecordFilter):
             chunk = self._chunk = _ChunkKeep(columns, offset_map.latest_codes(columns.data, columns.records))
         return chunk
 
-    def plain_batch_fates(self, run: ColumnRun) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
-        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of a run of whole plain
-        batches, as arrays, when none is transactional and the map is a :class:`SkimpyOffsetMap`.  Such a batch
-        is never discarded: Kafka's ``onBatchRead`` of it only moves the aborted transactions that began up to
-        it to the ongoing ones.  It is ``RETAIN_EMPTY`` when it is its producer's last data batch or ends the
-        round (KAFKA-17076), else ``DELETE_EMPTY``; it keeps the latest record of each key, tombstones too (it
-        has no delete horizon yet), and its keyless records count as invalid."""
+    def batch_fates(self, run: ColumnRun) -> RunFates | None:
+        """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of a run of whole
+        kernel batches (v2, uncompressed, CreateTime; data or control, transactional or not), as arrays, when the
+        map is a :class:`SkimpyOffsetMap`; ``None`` otherwise.
+
+        Only the transactional and control batches take a Python step each, for the transactions' state
+        (Kafka's ``onBatchRead`` / ``onControlBatchRead``, in the batches' order); a plain data batch's
+        ``onBatchRead`` only moves the aborted transactions that began up to it to the ongoing ones, and each
+        step moves those up to its own batch first, so one move up to the run's last batch, after them, leaves
+        the state as batch by batch does.  A batch is ``RETAIN_EMPTY`` when it is its producer's last (its last
+        data batch, or with only a marker left the marker of its epoch) or ends the round (KAFKA-17076); else
+        ``DELETE`` when its records are discarded (an aborted transaction's, or a marker that may go and whose
+        delete horizon has passed); else ``DELETE_EMPTY``.  A discarded batch keeps no record, a control batch
+        every record, a data batch the latest record of each key, its tombstones only inside its delete horizon
+        (none yet, or not passed); keyless records of a data batch are dropped and counted as invalid."""
         columns = run.columns
-        rows = columns.batches
+        rows, starts = columns.batches, columns.starts
         offset_map = self.cleaning_round.offset_map
-        if rows is None or np.count_nonzero(rows["attributes"]) or not isinstance(offset_map, SkimpyOffsetMap):
+        if rows is None or starts is None or not isinstance(offset_map, SkimpyOffsetMap):
             return None
         cleaning_round = self.cleaning_round
+        transaction_metadata = cleaning_round.transaction_metadata
+        current_time = self.current_time
+        attributes = rows["attributes"]
         last_offsets = rows["last_offset"]
-        # One step for the batches' onBatchRead: the same transactions move, in the same order.
-        cleaning_round.transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
-        self.discard_batch_records = False
-        retain_empty: npt.NDArray[np.bool_] = last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round
-        producer_ids, _epochs = _impl.core.producer_fields(columns.data, np.ascontiguousarray(rows["position"]))
+        positions = np.ascontiguousarray(rows["position"])
+        nb = len(rows)
+        fates = np.zeros(nb, dtype=np.uint8)
+        fates[last_offsets + 1 == cleaning_round.upper_bound_offset_of_cleaning_round] = FILTER_RETAIN_EMPTY
+        control = (attributes & CONTROL_FLAG_MASK) != 0
+        buffer = run.records.buffer  # the batches' headers (the columns' data of uncompressed batches)
+        producer_ids, epochs = _impl.core.producer_fields(buffer, positions)
+        with_horizon = ((attributes & DELETE_HORIZON_FLAG_MASK) != 0).nonzero()[0]
+        horizons = {int(b): _BASE_TIMESTAMP.unpack_from(buffer, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
+                    for b in with_horizon.tolist()}
+        special, said = read_transactions(columns, producer_ids, transaction_metadata)
+        can_discard = np.zeros(nb, dtype=bool)
+        can_discard[special] = said
+        discard = can_discard & ~control  # an aborted transaction's batches
+        marker_for_empty_txn = can_discard & control
+        fates[marker_for_empty_txn] |= FILTER_EMPTY_TXN_MARKER
+        for b, horizon in horizons.items():
+            # A marker that may go is discarded once its own delete horizon has passed.
+            if marker_for_empty_txn[b] and horizon <= current_time:
+                discard[b] = True
+        self.discard_batch_records = bool(discard[-1])
         last_records = self.last_records_of_active_producers
         for b in (producer_ids > NO_PRODUCER_ID).nonzero()[0].tolist():
-            last = last_records.get(int(producer_ids[b]))
-            if last is not None and last.last_data_offset == int(last_offsets[b]):
-                retain_empty[b] = True  # the producer's last batch: its state survives the cleaning
+            last_record = last_records.get(int(producer_ids[b]))
+            if last_record is None:
+                continue
+            # Its last data batch holds its last sequence; with only a marker left, the marker holds its epoch,
+            # which fencing needs.
+            if (int(last_offsets[b]) == last_record.last_data_offset if last_record.last_data_offset is not None
+                    else bool(control[b]) and int(epochs[b]) == last_record.producer_epoch):
+                fates[b] |= FILTER_RETAIN_EMPTY
+        deleted = discard & ((fates & FILTER_RETAIN_EMPTY) == 0)
+        # Each batch's records: none (discarded), all (a control batch), or the map's answer with the latest
+        # tombstones kept (inside the batch's delete horizon) or not.
         chunk = self._chunk_keep(offset_map, columns)
-        if chunk.no_key_before is not None and chunk.no_key_before[-1]:
-            cleaning_round.stats.invalid_message(chunk.no_key_before[-1])
-        return retain_empty, chunk.keep_deletes
+        drop_deletes = np.zeros(nb, dtype=bool)
+        for b, horizon in horizons.items():
+            drop_deletes[b] = not current_time < horizon
+        data_batches = ~(discard | control)
+        counts = np.diff(starts)
+        keep = np.repeat(data_batches & ~drop_deletes, counts) & chunk.keep_deletes
+        if np.count_nonzero(drop_deletes & data_batches):
+            keep |= np.repeat(data_batches & drop_deletes, counts) & chunk.keep_values
+        keep |= np.repeat(control & ~discard, counts)
+        if chunk.no_key_before is not None:
+            no_key = np.asarray(chunk.no_key_before, dtype=np.int64)
+            invalid = int(np.add.reduce((no_key[starts[1:]] - no_key[starts[:-1]])[data_batches]))
+            if invalid:
+                cleaning_round.stats.invalid_message(invalid)
+        return RunFates(fates, deleted, keep)
+
+
+_BASE_TIMESTAMP = struct.Struct(">q")
+
+
+_CONTROL_KEY = struct.Struct(">hh")
+
+
+def read_transactions(columns: RecordColumns, producer_ids: npt.NDArray[np.int64],
+                      transaction_metadata: CleanedTransactionMetadata) -> tuple[list[int], list[bool]]:
+    """Tell ``transaction_metadata`` of the batches of ``columns`` (whole v2 batches read together), in order, as
+    a pass over them batch by batch does (Kafka: ``onBatchRead`` / ``onControlBatchRead``): a step for each
+    transactional or control batch, then one move of the aborted transactions up to the last batch, which is
+    all a plain data batch's step does (each step moves those up to its own batch first, so the state ends the
+    same).  Returns the transactional and control batches (their indexes) and what each step said: for a
+    control batch whether its marker may be removed, for a data batch whether it is an aborted transaction's.
+    ``producer_ids``: the batches' (from their headers)."""
+    rows, starts = columns.batches, columns.starts
+    assert rows is not None and starts is not None
+    attributes = rows["attributes"]
+    last_offsets = rows["last_offset"]
+    special = ((attributes & (CONTROL_FLAG_MASK | TRANSACTIONAL_FLAG_MASK)) != 0).nonzero()[0]
+    said: list[bool] = []
+    if len(special):
+        controls = ((attributes[special] & CONTROL_FLAG_MASK) != 0).tolist()
+        firsts = starts[special]
+        has_record = (starts[special + 1] > firsts).tolist()
+        first_rows = columns.records[np.minimum(firsts, max(len(columns.records) - 1, 0))] if len(columns.records) \
+            else None
+        key_pos = [] if first_rows is None else first_rows["key_pos"].tolist()
+        key_len = [] if first_rows is None else first_rows["key_len"].tolist()
+        data = columns.data
+        for i, (last, producer_id, is_control) in enumerate(zip(
+                last_offsets[special].tolist(), producer_ids[special].tolist(), controls, strict=True)):
+            if is_control:
+                # The type in the first record's key (UNKNOWN with no record or no control key there, as
+                # ControlRecordType.parse's error is read by Kafka's onControlBatchRead).
+                control_type = ControlRecordType.UNKNOWN
+                if has_record[i] and key_len[i] >= _CONTROL_KEY.size:
+                    version, type_id = _CONTROL_KEY.unpack_from(data, key_pos[i])
+                    if version >= 0:
+                        control_type = _CONTROL_TYPES.get(type_id, ControlRecordType.UNKNOWN)
+                said.append(transaction_metadata.on_control_read(last, producer_id, control_type))
+            else:
+                said.append(transaction_metadata.on_data_read(last, True, producer_id))
+    transaction_metadata.on_data_batches_read(int(np.maximum.reduce(last_offsets)))
+    return special.tolist(), said
+
+
+_CONTROL_TYPES = {int(t): t for t in ControlRecordType if t is not ControlRecordType.UNKNOWN}

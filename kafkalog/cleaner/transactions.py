@@ -59,11 +59,14 @@ class CleanedTransactionMetadata:
     def on_control_batch_read(self, batch: RecordBatch) -> bool:
         """Whether a marker may be removed (Kafka: ``onControlBatchRead``): an ABORT once every batch of its
         transaction is gone, a COMMIT when no batch of its transaction was seen in this pass."""
-        self._consume_aborted_txns_up_to(batch.last_offset)
-        control_type = _control_type(batch)
-        pid = batch.producer_id
+        return self.on_control_read(batch.last_offset, batch.producer_id, _control_type(batch))
+
+    def on_control_read(self, last_offset: int, producer_id: int, control_type: ControlRecordType | None) -> bool:
+        """:meth:`on_control_batch_read` of a control batch given by its last offset, producer id and control
+        type (``UNKNOWN`` when its record cannot be read as a control key), as a pass over arrays has them."""
+        self._consume_aborted_txns_up_to(last_offset)
         if control_type is ControlRecordType.ABORT:
-            metadata = self._ongoing_aborted_txns.pop(pid, None)
+            metadata = self._ongoing_aborted_txns.pop(producer_id, None)
             if metadata is not None and metadata.last_observed_batch_offset is not None:
                 # The marker stays until every batch of its transaction is gone, and so does its entry.
                 if self.cleaned_index is not None:
@@ -71,8 +74,8 @@ class CleanedTransactionMetadata:
                 return False
             return True
         if control_type is ControlRecordType.COMMIT:
-            if pid in self._ongoing_committed_txns:
-                self._ongoing_committed_txns.discard(pid)
+            if producer_id in self._ongoing_committed_txns:
+                self._ongoing_committed_txns.discard(producer_id)
                 return False
             return True
         return False
@@ -85,11 +88,15 @@ class CleanedTransactionMetadata:
 
     def on_batch_read(self, batch: RecordBatch) -> bool:
         """Whether a data batch belongs to an aborted transaction (Kafka: ``onBatchRead``)."""
-        self._consume_aborted_txns_up_to(batch.last_offset)
-        if batch.is_transactional:
-            metadata = self._ongoing_aborted_txns.get(batch.producer_id)
+        return self.on_data_read(batch.last_offset, batch.is_transactional, batch.producer_id)
+
+    def on_data_read(self, last_offset: int, is_transactional: bool, producer_id: int) -> bool:
+        """:meth:`on_batch_read` of a data batch given by its last offset, transactional bit and producer id."""
+        self._consume_aborted_txns_up_to(last_offset)
+        if is_transactional:
+            metadata = self._ongoing_aborted_txns.get(producer_id)
             if metadata is not None:
-                metadata.last_observed_batch_offset = batch.last_offset
+                metadata.last_observed_batch_offset = last_offset
                 return True
-            self._ongoing_committed_txns.add(batch.producer_id)
+            self._ongoing_committed_txns.add(producer_id)
         return False

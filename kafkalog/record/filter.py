@@ -27,15 +27,16 @@ The records arrive decoded (:func:`decoded_batches`): runs of uncompressed v2 ba
 columns (one kernel call), and a batch of many records comes in pieces, so what a pass holds is bounded
 whatever a batch's record count; a batch read in pieces is never held whole.
 
-Steps 3 and 4 of a run of plain batches (uncompressed v2, CreateTime, no delete horizon, not control, read
-whole) are one ``filter_v2_batches`` kernel call (:class:`_PlainRun`), which writes the bytes the steps above
-write; a batch it cannot (a kept tombstone, kept records with headers, an empty batch to keep) goes the
-Python way.  The filter is still asked about every batch and record, in order.
+Steps 3 and 4 of a run of kernel batches (v2, uncompressed, CreateTime, read whole: data or control,
+transactional or not, with a delete horizon or without) are one ``filter_v2_batches`` kernel call
+(:class:`_PlainRun`), which writes the bytes the steps above write: a batch copied whole, its kept records
+rebuilt (with a new delete horizon when it needs one), or an empty header kept for its producer.  A batch it
+cannot write (kept records with headers) goes the Python way.
 
-A run of whole plain batches read together (a :class:`ColumnRun` of :func:`decoded_runs`) may be answered for
-at once: the filter's :meth:`~RecordFilter.plain_batch_fates` gives every batch's retention and every record's
-fate as arrays, its state moving as it would batch by batch, and the run goes to the kernel with no Python step
-a batch.  A filter that cannot answer so is asked batch by batch.
+A run of whole kernel batches read together (a :class:`ColumnRun` of :func:`decoded_runs`) may be answered for
+at once: the filter's :meth:`~RecordFilter.batch_fates` gives every batch's retention and every record's fate as
+arrays, its state moving as it would batch by batch, and the run goes to the kernel with no Python step a
+batch.  A filter that cannot answer so is asked batch by batch, in order.
 """
 
 from __future__ import annotations
@@ -50,7 +51,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _impl
-from .._common import MAGIC_V2
+from .._common import (
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    FILTER_EMPTY_TXN_MARKER,
+    FILTER_RETAIN_EMPTY,
+    INT64_MAX,
+    MAGIC_V2,
+    TRANSACTIONAL_FLAG_MASK,
+)
 from .._java_utf8 import JAVA_UTF8
 from ..errors import IllegalStateError
 from .batch import RecordBatch, RecordColumns, encode_default_batch, write_empty_header
@@ -64,9 +73,10 @@ __all__ = [
     "ColumnRun",
     "DecodedBatch",
     "FilterResult",
+    "KERNEL_ATTRIBUTES",
     "KeptRecords",
-    "PLAIN_ATTRIBUTES",
     "RecordFilter",
+    "RunFates",
     "build_retained_records",
     "decoded_batches",
     "decoded_runs",
@@ -112,14 +122,23 @@ class RecordFilter(ABC):
         """Which records of ``piece`` (``piece.columns.records[piece.lo:piece.hi]``) are kept: Kafka's
         ``shouldRetainRecord``, asked for the records of a piece of a batch at once."""
 
-    def plain_batch_fates(self, run: ColumnRun) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]] | None:
+    def batch_fates(self, run: ColumnRun) -> RunFates | None:
         """:meth:`check_batch_retention` then :meth:`should_retain_records` of every batch of ``run`` (whole
-        plain batches: uncompressed v2, CreateTime, no delete horizon, not control) at once, when the filter can
-        answer so and no batch of them is deleted unread: for each batch whether it is ``RETAIN_EMPTY`` (else
-        ``DELETE_EMPTY``, and none is the marker of an empty transaction), and the keep mask of every record of
-        the run.  The filter's state moves as if it were asked batch by batch.  ``None`` (the default): ask
+        kernel batches: v2, uncompressed, CreateTime, of :data:`KERNEL_ATTRIBUTES`) at once, when the filter can
+        answer so; the filter's state moves as if it were asked batch by batch.  ``None`` (the default): ask
         batch by batch; the state has not moved."""
         return None
+
+
+class RunFates(NamedTuple):
+    """A filter's answer for a whole :class:`ColumnRun` (:meth:`RecordFilter.batch_fates`): for each batch its
+    ``FILTER_RETAIN_EMPTY`` / ``FILTER_EMPTY_TXN_MARKER`` bits (``fates``) and whether it is deleted unread
+    (``deleted``, Kafka's ``DELETE``: its records neither counted nor kept), and for each record whether it is
+    kept (``keep``)."""
+
+    fates: npt.NDArray[np.uint8]
+    deleted: npt.NDArray[np.bool_]
+    keep: npt.NDArray[np.bool_]
 
 
 @dataclass
@@ -377,8 +396,8 @@ def filter_to(decoded: Iterable[DecodedBatch | ColumnRun], record_filter: Record
     """Write the batches of ``decoded`` without the records ``record_filter`` drops (Kafka:
     ``MemoryRecords.filterTo``, its steps in the module's docstring); returns what was written and counted.
 
-    A :class:`ColumnRun` of plain batches (:func:`decoded_runs` with :data:`PLAIN_ATTRIBUTES`) is filtered as
-    arrays when the filter answers for all its batches at once (:meth:`RecordFilter.plain_batch_fates`), else
+    A :class:`ColumnRun` of kernel batches (:func:`decoded_runs` with :data:`KERNEL_ATTRIBUTES`) is filtered as
+    arrays when the filter answers for all its batches at once (:meth:`RecordFilter.batch_fates`), else
     batch by batch."""
     result = FilterResult()
     retention, marker_for_empty_txn = BatchRetention.DELETE, False
@@ -399,7 +418,7 @@ def filter_to(decoded: Iterable[DecodedBatch | ColumnRun], record_filter: Record
                 # Once a batch, with its first piece: the filter's transaction state moves on with it.
                 retention, marker_for_empty_txn = record_filter.check_batch_retention(batch)
                 kept = KeptRecords()
-            plain = (item.first and item.last and batch.magic == MAGIC_V2 and not batch.attributes & ~PLAIN_ATTRIBUTES
+            plain = (item.first and item.last and batch.magic == MAGIC_V2 and not batch.attributes & ~KERNEL_ATTRIBUTES
                      and (not run.items or run.items[-1].columns is item.columns))
             if not plain:
                 run.flush(result, record_filter)
@@ -419,48 +438,59 @@ def filter_to(decoded: Iterable[DecodedBatch | ColumnRun], record_filter: Record
     return result
 
 
-#: The attribute bits of a batch the ``filter_v2_batches`` kernel rewrites: uncompressed, CreateTime, no delete
-#: horizon, not a control batch; transactional or not.
-PLAIN_ATTRIBUTES = 0x10
+#: The attribute bits a batch the ``filter_v2_batches`` kernel rewrites may have: transactional, control, delete
+#: horizon; none else (uncompressed, CreateTime).
+KERNEL_ATTRIBUTES = TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK
+
+
+def _retention_of(fate: int, deleted: bool) -> BatchRetention:
+    if deleted:
+        return BatchRetention.DELETE
+    return BatchRetention.RETAIN_EMPTY if fate & FILTER_RETAIN_EMPTY else BatchRetention.DELETE_EMPTY
 
 
 def _filter_column_run(result: FilterResult, record_filter: RecordFilter, run: ColumnRun) -> bool:
-    """The steps of :func:`filter_to` for every batch of a run of plain batches at once, when the filter answers
+    """The steps of :func:`filter_to` for every batch of a run of kernel batches at once, when the filter answers
     for them all; ``False`` (nothing done) when it does not."""
-    fates = record_filter.plain_batch_fates(run)
-    if fates is None:
+    answer = record_filter.batch_fates(run)
+    if answer is None:
         return False
-    retain_empty, keep = fates
+    fates, deleted, keep = answer
     columns = run.columns
     rows, starts = columns.batches, columns.starts
     assert rows is not None and starts is not None
-    # No batch is deleted unread: each counts its bytes and its records.
+    # Every batch counts its bytes; a batch deleted unread does not count its records (Kafka's filterTo).
     result.bytes_read += int(np.add.reduce(rows["size"], dtype=np.int64))
-    result.messages_read += len(columns.records)
+    counts = rows["record_count"]
+    result.messages_read += (int(np.add.reduce(counts, dtype=np.int64))
+                             - int(np.add.reduce(counts[deleted], dtype=np.int64)))
 
     def leftover(b: int) -> None:
         item = DecodedBatch(run.records.batch_for(rows[b]), columns, int(starts[b]), int(starts[b + 1]))
         kept = KeptRecords()
-        kept.add(item, keep[item.lo:item.hi])
-        retention = BatchRetention.RETAIN_EMPTY if retain_empty[b] else BatchRetention.DELETE_EMPTY
-        _write_retained(result, record_filter, item.batch, kept, retention, False)
+        retention = _retention_of(int(fates[b]), bool(deleted[b]))
+        if retention is not BatchRetention.DELETE:
+            kept.add(item, keep[item.lo:item.hi])
+        _write_retained(result, record_filter, item.batch, kept, retention, bool(fates[b] & FILTER_EMPTY_TXN_MARKER))
 
-    _rewrite_plain(result, columns.data, columns.records, np.asarray(starts, dtype=np.int64),
-                   np.ascontiguousarray(rows["position"]), rows["last_offset"], keep.view(np.uint8),
-                   retain_empty.view(np.uint8), leftover)
+    _rewrite_plain(result, record_filter, columns.data, columns.records, np.asarray(starts, dtype=np.int64),
+                   np.ascontiguousarray(rows["position"]), rows["last_offset"], keep.view(np.uint8), fates, leftover)
     return True
 
 
-def _rewrite_plain(result: FilterResult, data: Any, records: Any, starts: Any, positions: Any, last_offsets: Any,
-                   keep: Any, retain_empty: Any, leftover: Callable[[int], None]) -> None:
+def _rewrite_plain(result: FilterResult, record_filter: RecordFilter, data: Any, records: Any, starts: Any,
+                   positions: Any, last_offsets: Any, keep: Any, fates: Any, leftover: Callable[[int], None]) -> None:
     """Batches ``b`` (the batch at ``positions[b]`` of ``data``, its records ``records[starts[b]:starts[b + 1]]``)
     rewritten by ``filter_v2_batches`` calls; ``leftover(b)`` writes a batch the kernel leaves to the record
     layer, and the kernel takes up the rest after it."""
     start, n = 0, len(positions)
+    horizon = record_filter.current_time + record_filter.delete_retention_ms
+    if not 0 <= horizon <= INT64_MAX:
+        horizon = -1  # no horizon a batch can hold: the record layer writes (or refuses) such a batch
     while start < n:
         lo = int(starts[start])
         done, kept_counts, max_timestamps = _impl.core.filter_v2_batches(
-            data, records[lo:], starts[start:] - lo, positions[start:], keep[lo:], retain_empty[start:],
+            data, records[lo:], starts[start:] - lo, positions[start:], keep[lo:], fates[start:], horizon,
             result.output)
         _account(result, last_offsets[start:start + done], kept_counts[:done], max_timestamps[:done])
         start += done
@@ -470,12 +500,13 @@ def _rewrite_plain(result: FilterResult, data: Any, records: Any, starts: Any, p
 
 
 def _account(result: FilterResult, last_offsets: Any, kept_counts: Any, max_timestamps: Any) -> None:
-    """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote (those keeping
-    records), in order, as arrays: the first of the largest max timestamps wins, as it does one by one."""
-    written = kept_counts.nonzero()[0]
+    """:meth:`FilterResult.update_retained_batch_metadata` for each batch the kernel wrote (those with a count of
+    0 or more: kept records, or an empty header), in order, as arrays: the first of the largest max timestamps
+    wins, as it does one by one."""
+    written = (kept_counts >= 0).nonzero()[0]
     if not len(written):
         return
-    result.messages_retained += int(np.add.reduce(kept_counts, dtype=np.int64))
+    result.messages_retained += int(np.add.reduce(kept_counts[written], dtype=np.int64))
     result.max_offset = max(result.max_offset, int(np.maximum.reduce(last_offsets[written])))
     timestamps = max_timestamps[written]
     best = int(np.argmax(timestamps))
@@ -485,10 +516,10 @@ def _account(result: FilterResult, last_offsets: Any, kept_counts: Any, max_time
 
 
 class _PlainRun:
-    """Whole uncompressed v2 batches of one set of columns, asked about one by one, waiting to be rewritten by
+    """Whole kernel batches of one set of columns, asked about one by one, waiting to be rewritten by
     ``filter_v2_batches`` calls (:func:`_rewrite_plain`), where a Python pass a batch, ~30 µs, was most of a
-    cleaning's time.  A batch the kernel leaves to the record layer (a kept tombstone, records with headers,
-    an empty batch kept for its producer) goes the general way of :func:`_write_retained`."""
+    cleaning's time.  A batch the kernel leaves to the record layer (kept records with headers) goes the general
+    way of :func:`_write_retained`."""
 
     def __init__(self) -> None:
         self.items: list[DecodedBatch] = []
@@ -516,12 +547,13 @@ class _PlainRun:
             _write_retained(result, record_filter, item.batch, kept, retention, marker_for_empty_txn)
 
         _rewrite_plain(
-            result, items[0].columns.data, items[0].columns.records[lo:items[-1].hi],
+            result, record_filter, items[0].columns.data, items[0].columns.records[lo:items[-1].hi],
             np.array([item.lo - lo for item in items] + [items[-1].hi - lo], dtype=np.int64),
             np.array([item.batch.position for item in items], dtype=np.int64),
             np.array([item.batch.last_offset for item in items], dtype=np.int64),
             np.concatenate(masks).view(np.uint8),
-            np.array([retention is BatchRetention.RETAIN_EMPTY for retention, _ in fates], dtype=np.uint8),
+            np.array([(FILTER_RETAIN_EMPTY if retention is BatchRetention.RETAIN_EMPTY else 0)
+                      | (FILTER_EMPTY_TXN_MARKER if marker else 0) for retention, marker in fates], dtype=np.uint8),
             leftover)
 
 

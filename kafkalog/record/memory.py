@@ -315,6 +315,19 @@ class MemoryRecords:
             yield _batch_at(buf, position, size, magic, limit)
         self._raise_for_stop(result, strict)
 
+    def batch_facts(self) -> Iterable[tuple[int, int, int]]:
+        """``(max timestamp, last offset, size)`` of each entry :meth:`batches` yields, read by the scan kernel
+        with the same framing checks (and the same errors, raised before any fact is given), but without an
+        object an entry: what a segment's append indexes by, for the many batches of a cleaner's or a
+        follower's append."""
+        only = self.only_batch()
+        if only is not None:
+            return ((only.max_timestamp, only.last_offset, only.size_in_bytes),)
+        result = self.scan(check_crc=False, stop_on_invalid=False)
+        self._raise_for_stop(result, False)
+        rows = result.batches
+        return zip(rows["max_timestamp"].tolist(), rows["last_offset"].tolist(), rows["size"].tolist(), strict=True)
+
     def only_batch(self) -> RecordBatch | None:
         """The buffer's batch when it holds exactly one whole entry, else ``None`` (then :meth:`batches`
         says what it holds).  When given, it is what :meth:`batches` would yield alone: the same framing

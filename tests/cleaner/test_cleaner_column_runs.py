@@ -1,6 +1,6 @@
 """The cleaner's array path: whole plain batches read together are answered for at once.
 
-``LogCleanerFilter.plain_batch_fates`` gives a run's batch retentions and record fates as arrays (Kafka's
+``LogCleanerFilter.batch_fates`` gives a run's batch retentions and record fates as arrays (Kafka's
 ``checkBatchRetention`` and ``shouldRetainRecord``, batch by batch, in ``Cleaner.cleanInto``), and the map pass
 puts a run's keys in one call.  The oracle is the batch-by-batch path the filter falls back to: with the hook
 answering ``None`` the cleaned segments, their indexes and the statistics must be the same, byte for byte.
@@ -17,11 +17,19 @@ from typing import Any
 import pytest
 
 from kafkalog import MemoryRecords
+from kafkalog._common import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+from kafkalog.cleaner import cleaner as cleaner_module
 from kafkalog.cleaner.filter import LogCleanerFilter
 from kafkalog.cleaner.manager import LogToClean
 from kafkalog.cleaner.offset_map import SkimpyOffsetMap
+from kafkalog.cleaner.stats import CleanerStats
 from kafkalog.record import ControlRecordType, EndTransactionMarker
+from kafkalog.record import filter as record_filter
+from kafkalog.scheduler import MockTime
 from tests.support.cleaner_utils import INT_MAX, MB, Env
+
+#: Each way's clock starts here, so the delete horizons the first cleaning stamps are the same bytes.
+_START_MS = 1_700_000_000_000
 
 
 def _write(env: Env, name: str) -> Any:
@@ -70,6 +78,9 @@ def _write(env: Env, name: str) -> Any:
             append(4, compression="gzip")
             log.append_as_follower(MemoryRecords.with_records([(b"k1", b"old")], magic=1, base_offset=offset))
             offset += 1
+        if step == 80:
+            append(5, compression="zstd", producer_id=8)
+            append(3, timestamp_type="LogAppendTime", log_append_time=4_000)
     # Producer 7's last batch: every record superseded later, so it is kept empty for its state.
     append(2, producer_id=7)
     append(40, every_key=True)
@@ -77,33 +88,80 @@ def _write(env: Env, name: str) -> Any:
     return log
 
 
-def _clean(env: Env, name: str) -> tuple[list[bytes], tuple[int, ...]]:
-    log = _write(env, name)
-    cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=SkimpyOffsetMap(1000 * 24))
-    end, stats = cleaner.clean(LogToClean(log.topic_partition, log, 0, log.active_segment.base_offset))
-    files = []
-    for segment in log.log_segments():
-        segment.flush()
-        files += [segment.log.read_bytes(), segment.offset_index.file.read_bytes(),
-                  segment.time_index.file.read_bytes()]
-    counts = (end, stats.messages_read, stats.bytes_read, stats.messages_written, stats.bytes_written,
-              stats.invalid_messages_read, stats.map_messages_read, stats.map_bytes_read)
-    return files, counts
+def _clean_twice(root: Any, name: str) -> list[tuple[list[bytes], tuple[int, ...]]]:
+    """Clean the log twice, the second time past the first one's delete horizons: each time the cleaned files
+    and the statistics."""
+    env = Env(root / name)
+    env.time.scheduler.shutdown()
+    env.time = MockTime(current_time_ms=_START_MS)
+    try:
+        log = _write(env, name)
+        cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=SkimpyOffsetMap(1000 * 24))
+        cleanings = []
+        for _ in range(2):
+            end, stats = cleaner.clean(LogToClean(log.topic_partition, log, 0, log.active_segment.base_offset))
+            files = []
+            for segment in log.log_segments():
+                segment.flush()
+                files += [segment.log.read_bytes(), segment.offset_index.file.read_bytes(),
+                          segment.time_index.file.read_bytes()]
+            cleanings.append((files, (end, stats.messages_read, stats.bytes_read, stats.messages_written,
+                                      stats.bytes_written, stats.invalid_messages_read, stats.map_messages_read,
+                                      stats.map_bytes_read)))
+            env.time.sleep(log.config.delete_retention_ms + 1)
+        return cleanings
+    finally:
+        env.close()
 
 
-def test_arrays_clean_as_batch_by_batch(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+def _record_layer_only(result: Any, record_filter_: Any, data: Any, records: Any, starts: Any, positions: Any,
+                       last_offsets: Any, keep: Any, fates: Any, leftover: Any) -> None:
+    """``_rewrite_plain`` with no kernel: every batch written by the record layer (``leftover``)."""
+    for b in range(len(positions)):
+        leftover(b)
+
+
+def test_arrays_clean_as_batch_by_batch(scratch: Any, impl: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     answered: list[bool] = []
-    real = LogCleanerFilter.plain_batch_fates
+    real = LogCleanerFilter.batch_fates
 
     def counted(self: LogCleanerFilter, run: Any) -> Any:
         fates = real(self, run)
         answered.append(fates is not None)
         return fates
 
-    monkeypatch.setattr(LogCleanerFilter, "plain_batch_fates", counted)
-    arrays = _clean(env, "arrays")
-    assert any(answered) and not all(answered)  # runs answered at once, and runs with transactions not
-    monkeypatch.setattr(LogCleanerFilter, "plain_batch_fates", lambda self, run: None)
-    batch_by_batch = _clean(env, "batches")
+    monkeypatch.setattr(LogCleanerFilter, "batch_fates", counted)
+    arrays = _clean_twice(scratch, "arrays")
+    assert answered and all(answered)  # every run of kernel batches, transactions and markers too
+    monkeypatch.setattr(LogCleanerFilter, "batch_fates", lambda self, run: None)
+    batch_by_batch = _clean_twice(scratch, "batches")
     assert arrays == batch_by_batch
-    assert arrays[1][5] > 0  # keyless records were dropped and counted
+    monkeypatch.setattr(record_filter, "_rewrite_plain", _record_layer_only)
+    record_layer = _clean_twice(scratch, "record-layer")
+    assert arrays == record_layer
+    first, second = arrays
+    assert first[1][5] > 0  # keyless records were dropped and counted
+    assert first[0] != second[0]  # the second cleaning dropped what the first kept until its horizon
+
+
+@pytest.mark.parametrize("slots", [12, 30, 1000])
+def test_map_pass_arrays_as_batch_by_batch(env: Env, monkeypatch: pytest.MonkeyPatch, slots: int) -> None:
+    """Kafka's ``buildOffsetMap`` over runs holding transactional batches and markers, read as arrays (each run's
+    keys in one call, a Python step only per transactional or control batch), against the path it replaces, which
+    took those batches one at a time: the same map, latest offset and statistics, whether the map fills inside a
+    run (12 and 30 slots, 9 and 22 keys at the load factor) or not."""
+    log = _write(env, "map")
+    keys = [b"k%d" % i for i in range(40)]
+
+    def build(run_attributes: int) -> tuple[Any, ...]:
+        monkeypatch.setattr(cleaner_module, "_ANY_ATTRIBUTES", run_attributes)
+        offset_map = SkimpyOffsetMap(slots * 24)
+        stats = CleanerStats(env.time, log.topic_partition)
+        cleaner = env.make_cleaner(INT_MAX, max_message_size=MB, offset_map=offset_map)
+        cleaner.build_offset_map(log, 0, log.active_segment.base_offset, offset_map, stats)
+        return (offset_map.latest_offset, offset_map.size, stats.map_messages_read, stats.map_bytes_read,
+                [offset_map.get(key) for key in keys])
+
+    arrays = build(-1)
+    assert arrays == build(~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK))
+    assert (arrays[1] < 40) == (slots < 1000)

@@ -590,3 +590,31 @@ def test_a_batch_over_a_copy_of_its_buffer(impl: ModuleType, magic: int, codec: 
     moved[-1].set_last_offset(99)
     assert [b.last_offset for b in MemoryRecords(bytes(copy)).batches()] == [b.last_offset for b in batches[:-1]] + [99]
     assert two == data + data and batches[-1].last_offset == 4
+
+
+def test_batch_facts_are_the_batches_facts(impl: ModuleType) -> None:
+    """``MemoryRecords.batch_facts`` (what a segment's append indexes by, read by the scan kernel) gives each
+    entry's max timestamp, last offset and size as :meth:`~MemoryRecords.batches`' objects do, over v0, v1
+    (a compressed wrapper too) and v2 entries, one entry alone, and a partial tail; and raises what they raise
+    on corrupt framing."""
+    entries = [
+        MemoryRecords.with_records([(b"a", b"1")], magic=0, base_offset=0).buffer,
+        MemoryRecords.with_records([(b"b", b"2", 7)], magic=1, base_offset=1).buffer,
+        MemoryRecords.with_records([(b"c", b"3", 8), (b"d", None, 9)], magic=1, compression="gzip",
+                                   base_offset=2).buffer,
+        MemoryRecords.with_records([(b"e", b"4", 30), (b"f", b"5", 20)], base_offset=4).buffer,
+        MemoryRecords.with_records([(b"g", b"6", 5)], base_offset=6, timestamp_type="LogAppendTime",
+                                   log_append_time=99).buffer,
+    ]
+    data = b"".join(bytes(e) for e in entries)
+    for buf in (data, bytes(entries[3]), data + bytes(entries[3])[:20]):
+        records = MemoryRecords(buf)
+        assert list(records.batch_facts()) == [(b.max_timestamp, b.last_offset, b.size_in_bytes)
+                                               for b in records.batches()]
+    bad = bytearray(data)
+    struct.pack_into(">i", bad, len(bytes(entries[0])) + 8, 3)  # the second entry's size below any overhead
+    with pytest.raises(CorruptRecordError) as from_objects:
+        list(MemoryRecords(bytes(bad)).batches())
+    with pytest.raises(CorruptRecordError) as from_facts:
+        list(MemoryRecords(bytes(bad)).batch_facts())
+    assert str(from_facts.value) == str(from_objects.value)
