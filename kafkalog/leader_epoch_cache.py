@@ -134,6 +134,14 @@ class LeaderEpochFileCache:
         Raises:
             IllegalArgumentError: a negative epoch or start offset, or one that does not fit Java's types.
         """
+        epochs = self._epochs
+        if epochs:
+            # isUpdateNeeded's answer for a leader's every append, before an entry is made: its latest epoch, from
+            # an offset not above this one (both were checked when that entry was assigned, so these pass too).
+            latest = epochs[-1]
+            if (latest.epoch == epoch and latest.start_offset <= start_offset and type(epoch) is int
+                    and type(start_offset) is int):
+                return
         entry = EpochEntry(epoch, start_offset)
         if self._assign_entry(entry):
             logger.debug("%sAppended new epoch entry %s. Cache now contains %s entries.",
