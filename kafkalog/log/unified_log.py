@@ -608,6 +608,11 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         each transaction a marker completes gets its transaction-index entry, and the first unstable offset
         moves.  ``verification_guard`` is the guard of :meth:`maybe_start_transaction_verification` when
         transaction verification is on.
+
+        A client's one uncompressed v2 batch with no producer id (a producer's linger-0 request) goes through the
+        same steps fused, with one kernel call and no object between them
+        (:func:`~kafkalog.log.leader_append.append_one_batch_as_leader`); it gives the same files, state, answer
+        and errors, and anything it does not take runs the steps above.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
