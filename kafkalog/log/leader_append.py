@@ -47,7 +47,7 @@ from ..fetch import NO_OP_OFFSETS_LISTENER
 from ..record.compression import CompressionType
 from ..record.memory import MemoryRecords
 from ..record.records_util import RecordValidationStats
-from .append_info import LogAppendInfo
+from . import append_info
 
 if TYPE_CHECKING:
     from .unified_log import Log
@@ -62,14 +62,15 @@ _NO_STATS = RecordValidationStats.EMPTY
 _new = object.__new__
 
 
-def append_one_batch_as_leader(log: Log, records: MemoryRecords, leader_epoch: int) -> LogAppendInfo | int | None:
+def append_one_batch_as_leader(log: Log, records: MemoryRecords,
+                               leader_epoch: int) -> append_info.LogAppendInfo | int | None:
     """A client's leader append of ``records`` to ``log`` (``Log.append`` with offsets assigned, origin
     ``client``, sizes checked) by the fused path, when they are one uncompressed v2 batch with no producer id
     and the log qualifies (v2, CreateTime, ``compression.type`` ``producer`` or ``uncompressed``).
 
-    Returns the :class:`LogAppendInfo` of the append done; otherwise nothing was written and the general path
-    must run: ``None`` when the clock was not read, else the time read (ms), which the general path takes as
-    its validation time instead of reading the clock again.
+    Returns the :class:`~kafkalog.log.append_info.LogAppendInfo` of the append done; otherwise nothing was
+    written and the general path must run: ``None`` when the clock was not read, else the time read (ms), which
+    the general path takes as its validation time instead of reading the clock again.
 
     Raises:
         RecordBatchTooLargeError: the batch is larger than ``segment.bytes`` (after validation, as in Kafka).
@@ -139,7 +140,7 @@ def append_one_batch_as_leader(log: Log, records: MemoryRecords, leader_epoch: i
                              "and messages: %s", last_offset, offset, end_offset, MemoryRecords(buf))
             if end_offset - local_log.recovery_point >= config.flush_interval:
                 log.flush()
-    info = _new(LogAppendInfo)
+    info = _new(append_info.LogAppendInfo)
     info.__dict__ = {
         "first_offset": offset, "last_offset": last_offset, "max_timestamp": max_timestamp,
         "shallow_offset_of_max_timestamp": last_offset if max_timestamp > NO_TIMESTAMP else -1,
