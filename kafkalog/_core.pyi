@@ -4,7 +4,7 @@ Buffers are any C-contiguous bytes-like object: ``bytes``, ``bytearray``, ``memo
 The plain twin ``kafkalog/_core_py/`` has the same names and signatures.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -46,6 +46,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "leader_append_v2_batch",
     "records_in_range",
     "scan_batches",
     "producer_fields",
@@ -267,3 +268,7 @@ def assign_offsets_v2_batch(
     buf: Buffer, next_offset: int, partition_leader_epoch: int, *, now: int,  # unsigned char[::1]
     timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool, client: bool,
 ) -> tuple[int, int] | None: ...
+def leader_append_v2_batch(
+    buf: Buffer, next_offset: int, partition_leader_epoch: int, clock: Callable[[], int], *,  # unsigned char[::1]
+    timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool, max_size: int,
+) -> tuple[int, int, int] | int | None: ...

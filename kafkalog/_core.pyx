@@ -79,6 +79,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "leader_append_v2_batch",
     "producer_fields",
     "records_in_range",
     "scan_batches",

@@ -229,9 +229,19 @@ class FileChannel:
         caller to undo what was written (:meth:`FileMessageSet.append`)."""
         fd = self._acquire()
         try:
+            kind = type(data)
+            if kind is bytearray or kind is bytes:
+                # The whole buffer first, without making a view of it (a byte per item, so its length is its size).
+                size = len(data)
+                written = os.pwrite(fd, data, position) if size else 0
+                if written == size:
+                    return written
+            else:
+                written = -1
             with memoryview(data) as view:
                 # The whole view first: a short write, the rare case, is resumed from a slice of it.
-                written = os.pwrite(fd, view, position) if view.nbytes else 0
+                if written < 0:
+                    written = os.pwrite(fd, view, position) if view.nbytes else 0
                 while written < view.nbytes:
                     with view[written:] as rest:
                         written += os.pwrite(fd, rest, position + written)

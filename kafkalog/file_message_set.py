@@ -396,7 +396,7 @@ class FileMessageSet:
         os.utime(self._file, (ms / 1000.0, ms / 1000.0))
 
     def _check_writable(self, what: str) -> None:
-        if self._channel.closed:
+        if self._channel.fd is None:  # closed
             raise IllegalStateError(f"Log file {self._file} is closed")
         if not self.writable:
             raise ReadOnlyError(f"Cannot {what} {self._file}: it was opened read-only")
@@ -576,20 +576,26 @@ class FileMessageSet:
         """Write ``records`` at the end of the file; returns the bytes written (Kafka: ``append``)."""
         self._check_writable("append to")
         data = records.buffer if isinstance(records, MemoryRecords) else records
+        kind = type(data)
+        if kind is bytearray or kind is bytes:  # a byte per item: no view needed to know the size
+            return self._append_bytes(data, len(data))
         with memoryview(data) as view:
-            size = view.nbytes
-            if size > INT32_MAX - self._size:
-                raise IllegalArgumentError(
-                    f"Append of size {size} bytes is too large for segment with current file position at "
-                    f"{self._size}"
-                )
-            position = self.start + self._size
-            try:
-                written = self._channel.write_at(view, position)
-            except OSError as e:
-                self._undo_write(position, size)
-                raise storage_error(
-                    e, f"Error while appending {size} bytes at position {position} to {self._file}") from e
+            return self._append_bytes(view, view.nbytes)
+
+    def _append_bytes(self, data: bytes | bytearray | memoryview, size: int) -> int:
+        """:meth:`append` of ``data``, ``size`` bytes, a buffer of bytes."""
+        if size > INT32_MAX - self._size:
+            raise IllegalArgumentError(
+                f"Append of size {size} bytes is too large for segment with current file position at "
+                f"{self._size}"
+            )
+        position = self.start + self._size
+        try:
+            written = self._channel.write_at(data, position)
+        except OSError as e:
+            self._undo_write(position, size)
+            raise storage_error(
+                e, f"Error while appending {size} bytes at position {position} to {self._file}") from e
         self._size += written
         return written
 

@@ -134,6 +134,15 @@ class LeaderEpochFileCache:
         Raises:
             IllegalArgumentError: a negative epoch or start offset, or one that does not fit Java's types.
         """
+        epochs = self._epochs
+        if epochs:
+            # isUpdateNeeded's answer for a leader's every append, before an entry is made: its latest epoch, from
+            # an offset not above this one (the epoch was checked when that entry was assigned, the offset's
+            # range is checked here).
+            latest = epochs[-1]
+            if (type(epoch) is int and type(start_offset) is int and latest.epoch == epoch
+                    and latest.start_offset <= start_offset <= INT64_MAX):
+                return
         entry = EpochEntry(epoch, start_offset)
         if self._assign_entry(entry):
             logger.debug("%sAppended new epoch entry %s. Cache now contains %s entries.",

@@ -256,12 +256,14 @@ class MockTime(Time):
             self._listeners = tuple(listeners)
 
     def milliseconds(self) -> int:
-        self._maybe_sleep(self._auto_tick_ms)
+        if self._auto_tick_ms:  # read on every append: no call when there is nothing to advance
+            self._maybe_sleep(self._auto_tick_ms)
         with self._lock:
             return self._time_ms
 
     def nanoseconds(self) -> int:
-        self._maybe_sleep(self._auto_tick_ms)
+        if self._auto_tick_ms:
+            self._maybe_sleep(self._auto_tick_ms)
         with self._lock:
             return self._high_res_time_ns
 

@@ -216,7 +216,8 @@ class LogSegment:
         return self.offset_index.can_append_offset(offset)
 
     def _ensure_offset_in_range(self, offset: int) -> None:
-        if not self.can_convert_to_relative_offset(offset):
+        # can_convert_to_relative_offset, without its two hops: every append asks
+        if not self._lazy_offset_index.get().can_append_offset(offset):
             raise LogSegmentOffsetOverflowError(
                 f"Detected offset overflow at offset {offset} in segment {self}", self, offset)
 
@@ -288,8 +289,12 @@ class LogSegment:
         """:meth:`should_roll` with :class:`RollParams`' fields as arguments, in their order: what the log asks
         on every append, without building the tuple.  Kafka's conditions in Kafka's order (the time waited
         is worked out first, as it loads the first batch's timestamp)."""
-        reached_roll_ms = self.time_waited_for_roll(now, max_timestamp_in_messages) > \
-            max_segment_ms - self.rolling_jitter_ms
+        # time_waited_for_roll, inline: this runs on every append
+        if not self._rolling_based_timestamp_loaded:
+            self._load_first_batch_timestamp()
+        ts = self._rolling_based_timestamp
+        waited = max_timestamp_in_messages - ts if ts is not None and ts >= 0 else now - self.created
+        reached_roll_ms = waited > max_segment_ms - self.rolling_jitter_ms
         size = self.log.size_in_bytes()
         return (size > max_segment_bytes - messages_size
                 or (size > 0 and reached_roll_ms)
@@ -360,6 +365,35 @@ class LogSegment:
                 self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
             physical_position += batch_size
         self._bytes_since_last_index_entry = pending
+
+    def append_batch(self, last_offset: int, max_timestamp: int, buffer: bytearray) -> None:
+        """:meth:`append` of ``buffer``, one whole batch whose last offset and max timestamp the caller read (the
+        log's fused leader append, :mod:`kafkalog.log.leader_append`): the same steps in the same order, without
+        reading the batch again or making a plan of one."""
+        self._check_writable("append to")
+        size = len(buffer)
+        if size == 0:
+            return
+        physical_position = self.log.size_in_bytes()
+        if physical_position == 0:
+            self._rolling_based_timestamp_loaded = False
+        self._ensure_offset_in_range(last_offset)
+        pending = self._bytes_since_last_index_entry
+        indexed = pending > self.index_interval_bytes
+        if indexed:
+            self.offset_index.reserve(1)
+            self.time_index.reserve(1)
+        self.log.append(buffer)
+        known = self._max_timestamp_and_offset  # max_timestamp_so_far, without its two calls once it is known
+        if known is None:
+            known = self._max_timestamp_and_offset_so_far()
+        if max_timestamp > known.timestamp:
+            self._set_max_timestamp(max_timestamp, last_offset)
+        if indexed:
+            self.offset_index.append(last_offset, physical_position)
+            self.time_index.maybe_append(self.max_timestamp_so_far, self.offset_of_max_timestamp_so_far)
+            pending = 0
+        self._bytes_since_last_index_entry = pending + size
 
     def append_from_file(self, records: FileMessageSet, start: int) -> int:
         """Copy batches from ``records`` (from position ``start``) until one has an offset this segment

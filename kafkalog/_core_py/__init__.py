@@ -58,7 +58,7 @@ from .offset_map import (
     offset_map_put_records,
 )
 from .scan import producer_fields, scan_batches, search_for_offset, single_entry_magic
-from .validate import assign_offsets_v2_batch, validate_v2_records
+from .validate import assign_offsets_v2_batch, leader_append_v2_batch, validate_v2_records
 
 __all__ = [
     "IMPLEMENTATION",
@@ -89,6 +89,7 @@ __all__ = [
     "offset_map_put",
     "offset_map_put_records",
     "index_search",
+    "leader_append_v2_batch",
     "records_in_range",
     "scan_batches",
     "search_for_offset",

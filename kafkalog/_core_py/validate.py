@@ -14,12 +14,15 @@ validator keeps its object loop for those (the kernel is for CreateTime batches)
 
 ``assign_offsets_v2_batch`` is the whole of ``assignOffsetsNonCompressed`` for a request of one uncompressed
 CreateTime batch (a linger-0 producer's append): the batch checks, this record walk and the header rewrite,
-in one call that builds no object (see :mod:`kafkalog.log.validator_one_batch`).
+in one call that builds no object (see :mod:`kafkalog.log.validator_one_batch`).  ``leader_append_v2_batch``
+puts the shallow pass's checks of that batch before it, for the log's fused leader append of a batch with no
+producer id (:mod:`kafkalog.log.leader_append`).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from .._java_utf8 import JAVA_UTF8
@@ -146,33 +149,92 @@ def assign_offsets_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: 
         view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
         if view.readonly:
             raise ValueError("buffer source array is read-only")
+        if view.nbytes < _RECORDS:
+            return None
+        return _assign_in_place(view, _BATCH_HEAD.unpack_from(view, 0), next_offset, partition_leader_epoch, now,
+                                timestamp_before_max_ms, timestamp_after_max_ms, compacted, client)
+
+
+def leader_append_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: int, clock: Callable[[], int], *,
+                           timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool,
+                           max_size: int) -> tuple[int, int, int] | int | None:
+    """A client's append of one uncompressed CreateTime v2 batch with no producer id, checked and assigned in
+    one call: the shallow pass's checks of the batch (Kafka 3.8: ``UnifiedLog.analyzeAndValidateRecords``),
+    then the time read (``clock()``, milliseconds), then ``assign_offsets_v2_batch`` with ``client``
+    (``LogValidator.assignOffsetsNonCompressed``), in that order, as the log's general append does them (see
+    :mod:`kafkalog.log.leader_append`).
+
+    The shallow checks, in ``analyzeAndValidateRecords``' order: ``buf`` is exactly one whole v2 batch (its
+    length field says so: the framing ``single_entry_magic`` accepts, so the shallow pass would read this one
+    batch and nothing after it), its base offset is 0 (a client's), its size is at most ``max_size``
+    (``max.message.bytes``, and the records' own limit on a batch's size) and its CRC-32C holds.  It also
+    qualifies only with no producer id (``producerId`` -1 or below: no producer state to check).
+
+    Returns ``(last_offset, max_timestamp, partition_leader_epoch)`` when the batch was taken: what
+    ``assign_offsets_v2_batch`` returns, then the partition leader epoch the batch came with (the shallow
+    pass's ``lastLeaderEpoch``, read before the rewrite).  When it was not, nothing was written and the return
+    says whether the clock was read: ``None`` when the batch failed a shallow check or does not qualify before
+    the clock (the general path reads it where it needs it), else the time read (the general path validates
+    with it).  ``buf`` must be writable (``ValueError`` otherwise) and ``partition_leader_epoch`` an ``int32``
+    (``OverflowError``), as the compiled twin's arguments are; what ``clock`` raises is raised.
+    """
+    if not -(1 << 31) <= partition_leader_epoch < (1 << 31):
+        raise OverflowError(f"partition leader epoch {partition_leader_epoch} is not an int32")
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        if view.readonly:
+            raise ValueError("buffer source array is read-only")
         size = view.nbytes
-        if size < _RECORDS:
+        if size < _RECORDS or size > max_size:
             return None
-        (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
-         producer_id, _producer_epoch, base_sequence, count) = _BATCH_HEAD.unpack_from(view, 0)
-        if 12 + length != size or magic != 2 or attributes & (_CODEC_MASK | _TIMESTAMP_TYPE_MASK):
+        head = _BATCH_HEAD.unpack_from(view, 0)
+        base_offset, length, sent_epoch, magic, crc = head[:5]
+        producer_id = head[9]
+        if 12 + length != size or magic != 2 or base_offset != 0 or producer_id > -1:
             return None
-        if count <= 0 or next_offset > _INT64_MAX - count:
-            return None
-        if client and (last_offset_delta + 1 != count or attributes & _CONTROL_MASK
-                       or (producer_id > -1 and base_sequence < 0)):
-            return None
-        try:
-            _read, largest, _size, _in_sequence, errors = validate_v2_records(
-                view, _RECORDS, size, count, base_offset, base_timestamp, None, now=now,
-                timestamp_before_max_ms=timestamp_before_max_ms, timestamp_after_max_ms=timestamp_after_max_ms,
-                compacted=compacted, check_timestamps=True)
-        except CorruptRecordError:  # a framing error: the general path raises it where it belongs
-            return None
-        if errors:
-            return None
-        last_offset = next_offset + count - 1
-        _I64.pack_into(view, 0, wrap64(last_offset - last_offset_delta))
-        _I32.pack_into(view, _LEADER_EPOCH, partition_leader_epoch)
-        if largest != max_timestamp:
-            _I16.pack_into(view, _ATTRIBUTES, attributes & _KEPT_ATTRIBUTES)
-            _I64.pack_into(view, _MAX_TIMESTAMP, largest)
-            with view[_ATTRIBUTES:] as covered:
-                _U32.pack_into(view, _CRC, crc32c(covered))
+        with view[_ATTRIBUTES:] as covered:
+            if crc32c(covered) != crc:
+                return None
+        now = clock()
+        if not -_INT64_MAX - 1 <= now <= _INT64_MAX:
+            raise OverflowError(f"time {now} is not an int64")
+        assigned = _assign_in_place(view, head, next_offset, partition_leader_epoch, now, timestamp_before_max_ms,
+                                    timestamp_after_max_ms, compacted, True)
+    if assigned is None:
+        return now
+    return assigned[0], assigned[1], sent_epoch
+
+
+def _assign_in_place(view: memoryview, head: tuple[Any, ...], next_offset: int, partition_leader_epoch: int, now: int,
+                     timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool,
+                     client: bool) -> tuple[int, int] | None:
+    """``assign_offsets_v2_batch`` over ``view``, a writable byte view at least a batch header long, whose
+    header ``head`` is (``_BATCH_HEAD`` unpacked from its start)."""
+    size = view.nbytes
+    (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, base_timestamp, max_timestamp,
+     producer_id, _producer_epoch, base_sequence, count) = head
+    if 12 + length != size or magic != 2 or attributes & (_CODEC_MASK | _TIMESTAMP_TYPE_MASK):
+        return None
+    if count <= 0 or next_offset > _INT64_MAX - count:
+        return None
+    if client and (last_offset_delta + 1 != count or attributes & _CONTROL_MASK
+                   or (producer_id > -1 and base_sequence < 0)):
+        return None
+    try:
+        _read, largest, _size, _in_sequence, errors = validate_v2_records(
+            view, _RECORDS, size, count, base_offset, base_timestamp, None, now=now,
+            timestamp_before_max_ms=timestamp_before_max_ms, timestamp_after_max_ms=timestamp_after_max_ms,
+            compacted=compacted, check_timestamps=True)
+    except CorruptRecordError:  # a framing error: the general path raises it where it belongs
+        return None
+    if errors:
+        return None
+    last_offset = next_offset + count - 1
+    _I64.pack_into(view, 0, wrap64(last_offset - last_offset_delta))
+    _I32.pack_into(view, _LEADER_EPOCH, partition_leader_epoch)
+    if largest != max_timestamp:
+        _I16.pack_into(view, _ATTRIBUTES, attributes & _KEPT_ATTRIBUTES)
+        _I64.pack_into(view, _MAX_TIMESTAMP, largest)
+        with view[_ATTRIBUTES:] as covered:
+            _U32.pack_into(view, _CRC, crc32c(covered))
     return last_offset, largest

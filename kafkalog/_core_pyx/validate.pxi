@@ -1,6 +1,7 @@
 # The validator's per-record pass over one v2 batch: twin of kafkalog/_core_py/validate.py (read it for
 # the rules).  The records are read with decode.pxi's parser (_read_record_head, _read_header,
 # _finish_record), so the framing errors are the record decode's; nothing is allocated per record.
+# leader_append_v2_batch is the log's fused leader append's kernel (kafkalog/log/leader_append.py).
 
 cdef enum:
     RECORD_NO_KEY = 1
@@ -115,56 +116,96 @@ def assign_offsets_v2_batch(unsigned char[::1] buf, int64_t next_offset, int32_t
     """assignOffsetsNonCompressed for the one uncompressed CreateTime v2 batch filling ``buf``: checks, then
     the header rewritten in place; ``None`` (nothing written) when it does not qualify or a check fails
     (see ``_core_py.validate``)."""
-    cdef Py_ssize_t size = buf.shape[0], pos = RECORD_BATCH_OVERHEAD
+    cdef int64_t last_offset, largest
+    if buf.shape[0] < RECORD_BATCH_OVERHEAD:
+        return None
+    if not _assign_in_place(&buf[0], buf.shape[0], next_offset, partition_leader_epoch, now,
+                            timestamp_before_max_ms, timestamp_after_max_ms, compacted, client, &last_offset,
+                            &largest):
+        return None
+    return last_offset, largest
+
+
+def leader_append_v2_batch(unsigned char[::1] buf, int64_t next_offset, int32_t partition_leader_epoch, clock, *,
+                           int64_t timestamp_before_max_ms, int64_t timestamp_after_max_ms, bint compacted,
+                           int64_t max_size):
+    """A client's append of one uncompressed CreateTime v2 batch with no producer id: the shallow pass's
+    checks, the time read (``clock()``), then assign_offsets_v2_batch's (see ``_core_py.validate``).  Returns
+    ``(last_offset, max_timestamp, partition_leader_epoch)`` when taken; else ``None`` (the clock not read) or
+    the time read, nothing written."""
+    cdef Py_ssize_t size = buf.shape[0]
     cdef unsigned char *p
+    cdef int32_t sent_epoch
+    cdef int64_t now, last_offset, largest
+    if size < RECORD_BATCH_OVERHEAD or size > max_size:
+        return None
+    p = &buf[0]
+    # analyzeAndValidateRecords: one whole v2 batch, base offset 0 from a client, its CRC; no producer id
+    if (LOG_OVERHEAD + <int64_t>kl_get_i32(p + 8) != size or p[MAGIC_OFFSET] != 2 or kl_get_i64(p) != 0
+            or kl_get_i64(p + PRODUCER_ID_AT) > -1):
+        return None
+    if kl_get_u32(p + CRC_OFFSET) != kl_crc32c(0, p + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET):
+        return None
+    sent_epoch = kl_get_i32(p + PARTITION_LEADER_EPOCH_AT)
+    now = clock()
+    if not _assign_in_place(p, size, next_offset, partition_leader_epoch, now, timestamp_before_max_ms,
+                            timestamp_after_max_ms, compacted, True, &last_offset, &largest):
+        return now
+    return last_offset, largest, sent_epoch
+
+
+cdef bint _assign_in_place(unsigned char *p, Py_ssize_t size, int64_t next_offset, int32_t partition_leader_epoch,
+                           int64_t now, int64_t timestamp_before_max_ms, int64_t timestamp_after_max_ms,
+                           bint compacted, bint client, int64_t *last_offset_out,
+                           int64_t *largest_out) noexcept nogil:
+    """assign_offsets_v2_batch over the ``size`` bytes at ``p`` (at least a batch header): whether it took the
+    batch, its last offset and largest timestamp in the two outputs."""
+    cdef Py_ssize_t pos = RECORD_BATCH_OVERHEAD
     cdef int16_t attributes
     cdef int32_t last_offset_delta, count, _h
     cdef int64_t i, base_offset, base_timestamp, largest = -1, difference, last_offset
     cdef V2Record r
     cdef HeaderRow hrow
     cdef Err err
-    if size < RECORD_BATCH_OVERHEAD:
-        return None
-    p = &buf[0]
     attributes = kl_get_i16(p + ATTRIBUTES_OFFSET)
     if (LOG_OVERHEAD + <int64_t>kl_get_i32(p + 8) != size or p[MAGIC_OFFSET] != 2
             or attributes & (COMPRESSION_CODEC_MASK | TIMESTAMP_TYPE_MASK)):
-        return None
+        return False
     last_offset_delta = kl_get_i32(p + LAST_OFFSET_DELTA_OFFSET)
     count = kl_get_i32(p + RECORDS_COUNT_OFFSET)
     if count <= 0 or next_offset > <int64_t>0x7FFFFFFFFFFFFFFF - count:
-        return None
+        return False
     # validateBatch for a client's batch (a v2 log takes transactional and idempotent ones)
     if client and (<int64_t>last_offset_delta + 1 != count or attributes & CONTROL_FLAG_MASK
                    or (kl_get_i64(p + PRODUCER_ID_AT) > -1 and kl_get_i32(p + BASE_SEQUENCE_AT) < 0)):
-        return None
+        return False
     base_offset = kl_get_i64(p)
     base_timestamp = kl_get_i64(p + BASE_TIMESTAMP_OFFSET)
     err.code = E_OK
     memset(&r, 0, sizeof(r))
     memset(&hrow, 0, sizeof(hrow))
     if _check_count(count, pos, size, &err):
-        return None
+        return False
     # validateRecord for each record, as validate_v2_records does it (check_timestamps: a CreateTime log)
     for i in range(count):
         if _read_record_head(p, &pos, size, base_offset, base_timestamp, False, 0, &r, &err):
-            return None
+            return False
         if compacted and r.key_len < 0:
-            return None
+            return False
         if r.timestamp != -1:
             difference = <int64_t>(<uint64_t>now - <uint64_t>r.timestamp)
             if (difference > timestamp_before_max_ms
                     or <int64_t>(<uint64_t>0 - <uint64_t>difference) > timestamp_after_max_ms):
-                return None
+                return False
         if r.timestamp > largest:
             largest = r.timestamp
         for _h in range(r.n_headers):
             if _read_header(p, &pos, &r, &hrow, &err):
-                return None
+                return False
         if _finish_record(pos, &r, &err):
-            return None
+            return False
     if pos != size:
-        return None
+        return False
     # setLastOffset, setPartitionLeaderEpoch, setMaxTimestamp(CreateTime, largest)
     last_offset = next_offset + count - 1
     kl_put_i64(p, <int64_t>(<uint64_t>last_offset - <uint64_t>last_offset_delta))
@@ -173,4 +214,6 @@ def assign_offsets_v2_batch(unsigned char[::1] buf, int64_t next_offset, int32_t
         kl_put_i16(p + ATTRIBUTES_OFFSET, attributes & KEPT_ATTRIBUTES)
         kl_put_i64(p + MAX_TIMESTAMP_OFFSET, largest)
         kl_put_i32(p + CRC_OFFSET, <int32_t>kl_crc32c(0, p + ATTRIBUTES_OFFSET, size - ATTRIBUTES_OFFSET))
-    return last_offset, largest
+    last_offset_out[0] = last_offset
+    largest_out[0] = largest
+    return True

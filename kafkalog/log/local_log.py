@@ -306,6 +306,15 @@ class LocalLog:
         active.append(last_offset, largest_timestamp, shallow_offset_of_max_timestamp, records)
         self._end_at(active, last_offset + 1)
 
+    def append_batch(self, last_offset: int, max_timestamp: int, buffer: bytearray) -> None:
+        """:meth:`append` of one validated batch, ``buffer``, whose last offset and max timestamp the caller has
+        (the log's fused leader append, :mod:`kafkalog.log.leader_append`;
+        :meth:`LogSegment.append_batch <kafkalog.segment.LogSegment.append_batch>`)."""
+        active = self.segments.last_segment()
+        assert active is not None  # a loaded log always has an active segment
+        active.append_batch(last_offset, max_timestamp, buffer)
+        self._end_at(active, last_offset + 1)
+
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """Start a new active segment at the larger of ``expected_next_offset`` and the log end offset (Kafka:
         ``roll``).

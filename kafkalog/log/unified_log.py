@@ -80,6 +80,7 @@ from ..scheduler import SYSTEM_TIME, KafkaScheduler, Scheduler, Time
 from ..segment import LogSegment
 from ..topic import FUTURE_DIR_SUFFIX, TopicPartition, parse_topic_partition_name
 from .append_info import LogAppendInfo, analyze_and_validate_records, trim_invalid_bytes
+from .leader_append import append_one_batch_as_leader
 from .leader_epochs import LogLeaderEpochs
 from .loader import LoadReport, LogLoader
 from .local_log import LocalLog, _DescribedDeletion
@@ -583,9 +584,22 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
         each transaction a marker completes gets its transaction-index entry, and the first unstable offset
         moves.  ``verification_guard`` is the guard of :meth:`maybe_start_transaction_verification` when
         transaction verification is on.
+
+        A client's one uncompressed v2 batch with no producer id (a producer's linger-0 request) goes through the
+        same steps fused, with one kernel call and no object between them
+        (:func:`~kafkalog.log.leader_append.append_one_batch_as_leader`); it gives the same files, state, answer
+        and errors, and anything it does not take runs the steps above.
         """
         if not isinstance(records, MemoryRecords):
             records = MemoryRecords(records)
+        now_ms = None
+        if assign_offsets and not ignore_record_size and (origin is None or origin is AppendOrigin.CLIENT):
+            # A client's one-batch request, the commonest, by one fused pass when it qualifies; when it does not,
+            # nothing is written and the general path below runs (with the time already read, if it was).
+            fused = append_one_batch_as_leader(self, records, leader_epoch)
+            if isinstance(fused, LogAppendInfo):
+                return fused
+            now_ms = fused
         if origin is None:
             origin = AppendOrigin.CLIENT if assign_offsets else AppendOrigin.REPLICATION
         if ignore_record_size is None:
@@ -611,7 +625,7 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
                 offset = self.log_end_offset
                 append_info.first_offset = offset
                 result = validate_messages_and_assign_offsets(
-                    valid_records, offset, self.time.milliseconds(), config,
+                    valid_records, offset, self.time.milliseconds() if now_ms is None else now_ms, config,
                     source_compression=append_info.source_compression, origin=origin,
                     partition_leader_epoch=leader_epoch, batches=scanned if valid_records is records else None)
                 valid_records = result.valid_records
@@ -710,23 +724,27 @@ class Log(LogRetention, LogLeaderEpochs, LogProducerState, LogReads):
 
     def _maybe_roll(self, messages_size: int, append_info: LogAppendInfo) -> LogSegment:
         """Roll if the active segment is full, old or cannot hold the new offsets (Kafka: ``maybeRoll``)."""
+        return self._maybe_roll_at(messages_size, append_info.first_offset, append_info.last_offset,
+                                   append_info.max_timestamp)
+
+    def _maybe_roll_at(self, messages_size: int, first_offset: int | None, last_offset: int,
+                       max_timestamp: int) -> LogSegment:
+        """:meth:`_maybe_roll` with the append's first and last offsets and max timestamp as arguments, as the
+        fused leader append (:mod:`kafkalog.log.leader_append`) has them, without a :class:`LogAppendInfo`."""
         segment = self._active()
         now = self.time.milliseconds()
         config = self.local_log.config
-        if segment.should_roll_at(config.max_segment_ms(), config.segment_size, append_info.max_timestamp,
-                                  append_info.last_offset, messages_size, now):
+        if segment.should_roll_at(config.max_segment_ms(), config.segment_size, max_timestamp, last_offset,
+                                  messages_size, now):
             logger.debug("Rolling new log segment (log_size = %d/%d}, offset_index_size = %d/%d, time_index_size "
                          "= %d/%d, inactive_time_ms = %d/%d).", segment.size(), self.config.segment_size,
                          segment.offset_index.entries, segment.offset_index.max_entries,
                          segment.time_index.entries, segment.time_index.max_entries,
-                         segment.time_waited_for_roll(now, append_info.max_timestamp),
+                         segment.time_waited_for_roll(now, max_timestamp),
                          self.config.segment_ms - segment.rolling_jitter_ms)
-            if append_info.first_offset is not None:
-                roll_offset = append_info.first_offset
-            else:
-                # A legacy follower append does not say where it starts: roll at the lowest offset the
-                # new segment could need, so its base is never above the append (Kafka's heuristic).
-                roll_offset = max(append_info.last_offset - INT32_MAX, 0)
+            # A legacy follower append does not say where it starts: it rolls at the lowest offset the new segment
+            # could need, so its base is never above the append (Kafka's heuristic).
+            roll_offset = first_offset if first_offset is not None else max(last_offset - INT32_MAX, 0)
             return self.roll(roll_offset)
         return segment
 

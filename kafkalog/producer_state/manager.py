@@ -275,6 +275,12 @@ class ProducerStateManager:
             return undecided.first_offset
         return unreplicated.first_offset
 
+    def has_transactions(self) -> bool:
+        """Whether a transaction is open, or completed with its marker not yet below the high watermark: whether
+        :meth:`first_unstable_offset` can be other than ``None`` and :meth:`on_high_watermark_updated` can change
+        anything (kafkalog's; the log's fused leader append skips both when it is ``False``)."""
+        return bool(self._ongoing_txns._keys or self._unreplicated_txns._keys)
+
     def on_high_watermark_updated(self, high_watermark: int) -> None:
         """Forget the completed transactions whose marker is below ``high_watermark``, so the last stable
         offset may pass them (Kafka: ``onHighWatermarkUpdated``)."""

@@ -1241,3 +1241,31 @@ def test_memory_chunks_reusing_one_buffer_read_the_same_records(tmp_path: Path, 
         assert read(True) == fresh
     finally:
         records.close()
+
+
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "memoryview", "MemoryRecords"])
+def test_append_resumes_short_writes(tmp_path: Path, impl: ModuleType, kind: str,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``pwrite`` that writes less than asked (a signal, a filesystem's limit) is resumed from where it stopped,
+    for every kind of buffer, bytes and bytearrays included (they are written without a view first)."""
+    data = bytes(range(256)) * 3
+    file = FileMessageSet(tmp_path / "short.log", file_already_exists=False)
+    real_pwrite = os.pwrite
+    calls: list[int] = []
+
+    def short(fd: int, buffer: Any, offset: int) -> int:
+        with memoryview(buffer) as view:
+            calls.append(view.nbytes)
+            return real_pwrite(fd, view[:100], offset)  # at most 100 bytes a call, for real
+
+    monkeypatch.setattr(os, "pwrite", short)
+    source: Any = {"bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data),
+                   "MemoryRecords": MemoryRecords(bytearray(data))}[kind]
+    try:
+        assert file.append(source) == len(data)
+        assert file.size_in_bytes() == len(data)
+        monkeypatch.setattr(os, "pwrite", real_pwrite)
+        assert calls == list(range(len(data), 0, -100))
+        assert (tmp_path / "short.log").read_bytes()[:len(data)] == data
+    finally:
+        file.close()

@@ -468,7 +468,8 @@ def test_reading_the_checkpoint_assigns_each_entry(tmp_path: Path, mock_time: Mo
         LeaderEpochFileCache(TP, LeaderEpochCheckpoint(path), mock_time.scheduler)
 
 
-@pytest.mark.parametrize("epoch, offset", [(-1, 0), (0, -1), (1 << 31, 0), (0, 1 << 63), ("1", 0)])
+@pytest.mark.parametrize("epoch, offset", [(-1, 0), (0, -1), (1 << 31, 0), (0, 1 << 63), ("1", 0), (0, "1"),
+                                           (0, 1.0)])
 def test_invalid_entries_are_refused(cache: LeaderEpochFileCache, checkpoint: LeaderEpochCheckpoint,
                                      epoch: int, offset: int) -> None:
     cache.assign(0, 0)
