@@ -38,19 +38,23 @@ in one step instead of filled in field by field.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import threading
+from typing import Protocol
 
 from .. import _impl
 from .._common import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..errors import RecordBatchTooLargeError
-from ..fetch import NO_OP_OFFSETS_LISTENER
+from ..fetch import NO_OP_OFFSETS_LISTENER, LogOffsetMetadata, LogOffsetsListener
+from ..leader_epoch_cache import LeaderEpochFileCache
+from ..producer_state import ProducerStateManager
 from ..record.compression import CompressionType
 from ..record.memory import MemoryRecords
 from ..record.records_util import RecordValidationStats
+from ..scheduler import Time
+from ..segment import LogSegment
+from ..topic import TopicPartition
 from . import append_info
-
-if TYPE_CHECKING:
-    from .unified_log import Log
+from .local_log import LocalLog
 
 __all__ = ["append_one_batch_as_leader"]
 
@@ -62,7 +66,33 @@ _NO_STATS = RecordValidationStats.EMPTY
 _new = object.__new__
 
 
-def append_one_batch_as_leader(log: Log, records: MemoryRecords,
+class _LeaderLog(Protocol):
+    """What the fused append uses of its log (:class:`~kafkalog.log.unified_log.Log`): described here rather than
+    imported, so the log's family keeps importing one way (the log imports this module)."""
+
+    _lock: threading.RLock
+    _closed: bool
+    _log_start_offset: int
+    _high_watermark: int | None
+    _first_unstable_offset_metadata: LogOffsetMetadata | None
+    _log_offsets_listener: LogOffsetsListener
+    read_only: bool
+    time: Time
+    topic_partition: TopicPartition
+    local_log: LocalLog
+    leader_epoch_cache: LeaderEpochFileCache | None
+    producer_state_manager: ProducerStateManager
+
+    def _append_failure_message(self) -> str: ...
+    def _maybe_roll_at(self, messages_size: int, first_offset: int | None, last_offset: int,
+                       max_timestamp: int) -> LogSegment: ...
+    def _update_high_watermark_with_log_end_offset(self) -> None: ...
+    def _update_high_watermark_metadata(self, new_high_watermark: int, offset_only: bool = False) -> None: ...
+    def _maybe_increment_first_unstable_offset(self) -> None: ...
+    def flush(self, offset: int | None = None, *, including_offset: bool = False) -> None: ...
+
+
+def append_one_batch_as_leader(log: _LeaderLog, records: MemoryRecords,
                                leader_epoch: int) -> append_info.LogAppendInfo | int | None:
     """A client's leader append of ``records`` to ``log`` (``Log.append`` with offsets assigned, origin
     ``client``, sizes checked) by the fused path, when they are one uncompressed v2 batch with no producer id
