@@ -21,8 +21,9 @@ producer id (:mod:`kafkalog.log.leader_append`).
 
 from __future__ import annotations
 
+import contextlib
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._java_utf8 import JAVA_UTF8
@@ -122,6 +123,19 @@ def validate_v2_records(buf: Any, start: int, end: int, count: int, base_offset:
     return read, max_timestamp, size, in_sequence, errors
 
 
+@contextlib.contextmanager
+def _writable_bytes(buf: Any, partition_leader_epoch: int) -> Iterator[memoryview]:
+    """``buf`` as writable unsigned bytes, with the argument checks the compiled twin's typed arguments make:
+    ``OverflowError`` for an epoch that is no ``int32``, ``ValueError`` for a read-only buffer."""
+    if not -(1 << 31) <= partition_leader_epoch < (1 << 31):
+        raise OverflowError(f"partition leader epoch {partition_leader_epoch} is not an int32")
+    with memoryview(buf) as whole:
+        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
+        if view.readonly:
+            raise ValueError("buffer source array is read-only")
+        yield view
+
+
 def assign_offsets_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: int, *, now: int,
                             timestamp_before_max_ms: int, timestamp_after_max_ms: int, compacted: bool,
                             client: bool) -> tuple[int, int] | None:
@@ -143,12 +157,7 @@ def assign_offsets_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: 
     (-1 when none is larger).  ``buf`` must be writable (``ValueError`` otherwise) and
     ``partition_leader_epoch`` an ``int32`` (``OverflowError``), as the compiled twin's arguments are.
     """
-    if not -(1 << 31) <= partition_leader_epoch < (1 << 31):
-        raise OverflowError(f"partition leader epoch {partition_leader_epoch} is not an int32")
-    with memoryview(buf) as whole:
-        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
-        if view.readonly:
-            raise ValueError("buffer source array is read-only")
+    with _writable_bytes(buf, partition_leader_epoch) as view:
         if view.nbytes < _RECORDS:
             return None
         return _assign_in_place(view, _BATCH_HEAD.unpack_from(view, 0), next_offset, partition_leader_epoch, now,
@@ -178,12 +187,7 @@ def leader_append_v2_batch(buf: Any, next_offset: int, partition_leader_epoch: i
     with it).  ``buf`` must be writable (``ValueError`` otherwise) and ``partition_leader_epoch`` an ``int32``
     (``OverflowError``), as the compiled twin's arguments are; what ``clock`` raises is raised.
     """
-    if not -(1 << 31) <= partition_leader_epoch < (1 << 31):
-        raise OverflowError(f"partition leader epoch {partition_leader_epoch} is not an int32")
-    with memoryview(buf) as whole:
-        view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole
-        if view.readonly:
-            raise ValueError("buffer source array is read-only")
+    with _writable_bytes(buf, partition_leader_epoch) as view:
         size = view.nbytes
         if size < _RECORDS or size > max_size:
             return None

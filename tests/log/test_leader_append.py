@@ -30,9 +30,9 @@ from kafkalog import MemoryRecords
 from kafkalog.errors import KafkaLogError
 from kafkalog.log import Log, unified_log
 from kafkalog.log.append_info import LogAppendInfo
-from kafkalog.record.batch import _range_crc32c
 from kafkalog.scheduler import MockTime
 from tests.support.log_test_utils import config
+from tests.support.validator_utils import put_field, with_crc
 
 NOW = 1_700_000_000_000
 LONG_MAX = (1 << 63) - 1
@@ -43,14 +43,6 @@ def _batch(records: list[Any] | None = None, **kwargs: Any) -> bytearray:
     return bytearray(MemoryRecords.with_records(records, **kwargs).buffer)
 
 
-def _put(data: bytearray, fmt: str, at: int, value: int) -> bytearray:
-    struct.pack_into(fmt, data, at, value)
-    return data
-
-
-def _recrc(data: bytearray) -> bytearray:
-    return _put(data, ">I", 17, _range_crc32c(data, 21, len(data)))
-
 
 # -- the kernel ---------------------------------------------------------------------------------------------
 
@@ -60,10 +52,10 @@ KERNEL_CASES: dict[str, tuple[bytearray, bool | str | None]] = {
     "plain": (_batch(), True),
     "two records and headers": (_batch([(b"a", b"1", NOW - 5), (b"b", None, NOW, [("h", b"x")])]), True),
     "no timestamps": (_batch([(b"a", b"1", -1)]), True),
-    "stale max timestamp": (_recrc(_put(_batch(), ">q", 35, NOW - 99)), True),
+    "stale max timestamp": (with_crc(put_field(_batch(), ">q", 35, NOW - 99)), True),
     "sent with an epoch": (_batch(partition_leader_epoch=3), True),
     "base offset 5": (_batch(base_offset=5), None),
-    "bad crc": (_put(_batch(), ">I", 17, 12345), None),
+    "bad crc": (put_field(_batch(), ">I", 17, 12345), None),
     "magic 1": (bytearray(MemoryRecords.with_records([(b"k", b"v", NOW)], magic=1).buffer), None),
     "idempotent": (_batch(producer_id=5, producer_epoch=1, base_sequence=0), None),
     "partial": (_batch()[:-1], None),
@@ -72,9 +64,9 @@ KERNEL_CASES: dict[str, tuple[bytearray, bool | str | None]] = {
     "too old": (_batch([(b"k", b"v", 0)]), "clock"),
     "compressed": (_batch(compression="lz4"), "clock"),
     "log append time": (_batch(timestamp_type="LogAppendTime", log_append_time=NOW), "clock"),
-    "control": (_recrc(_put(_batch(), ">h", 21, 0x20)), "clock"),
-    "record framing": (_recrc(_put(_batch(), ">b", 61, 0x7E)), "clock"),
-    "count off": (_recrc(_put(_batch(), ">i", 57, 2)), "clock"),
+    "control": (with_crc(put_field(_batch(), ">h", 21, 0x20)), "clock"),
+    "record framing": (with_crc(put_field(_batch(), ">b", 61, 0x7E)), "clock"),
+    "count off": (with_crc(put_field(_batch(), ">i", 57, 2)), "clock"),
 }
 
 
@@ -177,12 +169,12 @@ SCENARIOS: dict[str, tuple[dict[str, Any], list[Step]]] = {
     ]),
     "errors": ({"message_timestamp_before_max_ms": 3_600_000, "max_message_bytes": 200}, [
         ("append", _plain(), 0),
-        ("append", MemoryRecords(_put(_batch(), ">I", 17, 1)), 0),  # bad CRC
+        ("append", MemoryRecords(put_field(_batch(), ">I", 17, 1)), 0),  # bad CRC
         ("append", _records(NOW, base_offset=4), 0),  # base offset not 0
         ("append", _records(NOW - 3_600_001), 0),  # timestamp out of range
         ("append", _records(NOW, NOW, NOW), 0),  # past max.message.bytes
-        ("append", MemoryRecords(_recrc(_put(_batch(), ">b", 61, 0x7E))), 0),  # record framing
-        ("append", MemoryRecords(_recrc(_put(_batch(), ">h", 21, 0x20))), 0),  # control batch from a client
+        ("append", MemoryRecords(with_crc(put_field(_batch(), ">b", 61, 0x7E))), 0),  # record framing
+        ("append", MemoryRecords(with_crc(put_field(_batch(), ">h", 21, 0x20))), 0),  # control batch from a client
         ("append", _plain(), 0),
     ]),
     "compacted, no key": ({"cleanup_policy": "compact"}, [

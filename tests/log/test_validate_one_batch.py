@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import struct
 from types import ModuleType
 from typing import Any
 
@@ -26,7 +25,7 @@ from kafkalog.log.validator import (
 )
 from kafkalog.log.validator_one_batch import assign_offsets_one_compressed_batch
 from kafkalog.record import CompressionType
-from kafkalog.record.batch import _range_crc32c
+from tests.support.validator_utils import put_field, with_crc
 
 NOW = 1_700_000_000_000
 LONG_MAX = (1 << 63) - 1
@@ -44,35 +43,27 @@ def _data(records: list[Any] = RECORDS, **kwargs: Any) -> bytearray:
     return bytearray(MemoryRecords.with_records(records, **kwargs).buffer)
 
 
-def _put(data: bytearray, fmt: str, at: int, value: int) -> bytearray:
-    struct.pack_into(fmt, data, at, value)
-    return data
-
-
-def _recrc(data: bytearray) -> bytearray:
-    return _put(data, ">I", 17, _range_crc32c(data, 21, len(data)))
-
 
 # Batches the kernel takes and ones it must decline, each as bytes a client could send.
 CASES: dict[str, bytearray] = {
     "plain": _data(),
     "one record": _data([(b"key", b"value", NOW)]),
     "no timestamps": _data([(b"a", b"1", -1), (b"b", b"2", -1)]),
-    "max timestamp stale": _put(_data(), ">q", 35, NOW - 99),
-    "unknown attribute bits": _recrc(_put(_put(_data(), ">h", 21, 0x0180), ">q", 35, 0)),
+    "max timestamp stale": put_field(_data(), ">q", 35, NOW - 99),
+    "unknown attribute bits": with_crc(put_field(put_field(_data(), ">h", 21, 0x0180), ">q", 35, 0)),
     "idempotent": _data(producer_id=5, producer_epoch=1, base_sequence=3),
     "transactional": _data(producer_id=5, producer_epoch=1, base_sequence=3, is_transactional=True),
-    "idempotent, no sequence": _put(_data(producer_id=5, producer_epoch=1, base_sequence=3), ">i", 53, -1),
+    "idempotent, no sequence": put_field(_data(producer_id=5, producer_epoch=1, base_sequence=3), ">i", 53, -1),
     "no key": _data([(None, b"v", NOW)]),
     "too old": _data([(b"k", b"v", NOW - 3_600_001)]),
-    "count above offsets": _put(_data(), ">i", 57, 4),
-    "count below offsets": _put(_data(), ">i", 57, 2),
-    "count zero": _put(_put(_data(), ">i", 57, 0), ">i", 23, -1),
-    "control": _put(_data(), ">h", 21, 0x20),
+    "count above offsets": put_field(_data(), ">i", 57, 4),
+    "count below offsets": put_field(_data(), ">i", 57, 2),
+    "count zero": put_field(put_field(_data(), ">i", 57, 0), ">i", 23, -1),
+    "control": put_field(_data(), ">h", 21, 0x20),
     "log append time": _data(timestamp_type="LogAppendTime", log_append_time=NOW),
     "compressed": _data(compression="lz4"),
-    "record framing": _put(_data([(b"k", b"v", NOW)]), ">b", 61, 0x7E),
-    "trailing bytes": _put(_data() + b"\0", ">i", 8, len(_data()) - 11),
+    "record framing": put_field(_data([(b"k", b"v", NOW)]), ">b", 61, 0x7E),
+    "trailing bytes": put_field(_data() + b"\0", ">i", 8, len(_data()) - 11),
 }
 
 CONFIGS = {
@@ -258,7 +249,7 @@ COMPRESSED_CASES: dict[str, tuple[bytearray, str, dict[str, Any]]] = {
     "lz4 on an lz4 log, compacted": (_compressed("lz4"), "lz4", {"compression.type": "lz4",
                                                                  "cleanup.policy": "compact"}),
     "idempotent": (_compressed("lz4", producer_id=5, producer_epoch=1, base_sequence=3), "lz4", {}),
-    "max timestamp stale": (_recrc(_put(_compressed("lz4"), ">q", 35, NOW - 99)), "lz4", {}),
+    "max timestamp stale": (with_crc(put_field(_compressed("lz4"), ">q", 35, NOW - 99)), "lz4", {}),
     # declined: the general path raises or rebuilds
     "no key, compacted": (_compressed("lz4", [(None, b"v", NOW)]), "lz4", {"cleanup.policy": "compact"}),
     "too old": (_compressed("lz4", [(b"k", b"v", NOW - 3_600_001)]), "lz4",
@@ -266,9 +257,9 @@ COMPRESSED_CASES: dict[str, tuple[bytearray, str, dict[str, Any]]] = {
     "recompressed": (_compressed("lz4"), "lz4", {"compression.type": "zstd"}),
     "log append time batch": (_compressed("lz4", timestamp_type="LogAppendTime", log_append_time=NOW), "lz4", {}),
     "v1 log": (_compressed("gzip"), "gzip", {"message.format.version": "0.10.2"}),
-    "count above offsets": (_recrc(_put(_compressed("lz4"), ">i", 57, 41)), "lz4", {}),
-    "control": (_recrc(_put(_compressed("lz4"), ">h", 21, 0x23)), "lz4", {}),
-    "idempotent, no sequence": (_recrc(_put(_compressed("lz4", producer_id=5, producer_epoch=1, base_sequence=3),
+    "count above offsets": (with_crc(put_field(_compressed("lz4"), ">i", 57, 41)), "lz4", {}),
+    "control": (with_crc(put_field(_compressed("lz4"), ">h", 21, 0x23)), "lz4", {}),
+    "idempotent, no sequence": (with_crc(put_field(_compressed("lz4", producer_id=5, producer_epoch=1, base_sequence=3),
                                             ">i", 53, -1)), "lz4", {}),
 }
 TAKEN = {"lz4", "zstd", "gzip", "snappy", "lz4 on an lz4 log, compacted", "idempotent", "max timestamp stale"}
