@@ -226,6 +226,17 @@ class LogCleanerFilter(RecordFilter):
         horizons = {int(b): _BASE_TIMESTAMP.unpack_from(buffer, int(positions[b]) + BASE_TIMESTAMP_OFFSET)[0]
                     for b in with_horizon.tolist()}
         special, said = read_transactions(columns, producer_ids, transaction_metadata)
+        if not special and not horizons and not np.count_nonzero(producer_ids > NO_PRODUCER_ID):
+            # The commonest run (plain data batches: none transactional or control, none with a delete horizon,
+            # none a producer's last): every batch keeps the map's answer, its tombstones included, and none is
+            # discarded, so the masks below would all be the map's own.
+            self.discard_batch_records = False
+            chunk = self._chunk_keep(offset_map, columns)
+            if chunk.no_key_before is not None:
+                invalid = chunk.no_key_before[int(starts[-1])] - chunk.no_key_before[int(starts[0])]
+                if invalid:
+                    cleaning_round.stats.invalid_message(invalid)
+            return RunFates(fates, np.zeros(nb, dtype=bool), chunk.keep_deletes.copy())
         can_discard = np.zeros(nb, dtype=bool)
         can_discard[special] = said
         discard = can_discard & ~control  # an aborted transaction's batches
