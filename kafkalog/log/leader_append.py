@@ -61,6 +61,12 @@ __all__ = ["append_one_batch_as_leader"]
 logger = logging.getLogger("kafkalog.log")  # the general path's logger (Log's): the same lines either way
 
 _INT32 = 1 << 31
+#: Bytes of a v2 batch's header read to decline an append before its buffer is copied or its CRC computed: the
+#: magic byte, the low byte of the attributes (codec bits 0-2, timestamp type bit 3) and the first byte of the
+#: producer id (its sign bit set: no producer id).
+_MAGIC_AT, _ATTRIBUTES_LOW_AT, _PRODUCER_ID_AT = 16, 22, 43
+_CODEC_OR_LOG_APPEND_TIME = 0x0F
+_HEADER_BYTES = 61
 _NONE = CompressionType.NONE
 _NO_STATS = RecordValidationStats.EMPTY
 _new = object.__new__
@@ -107,6 +113,12 @@ def append_one_batch_as_leader(log: _LeaderLog, records: MemoryRecords,
         KafkaStorageError: an I/O error (the log dir goes offline), as the general path raises it.
     """
     buf = records.buffer
+    if (len(buf) < _HEADER_BYTES or buf[_MAGIC_AT] != 2 or buf[_ATTRIBUTES_LOW_AT] & _CODEC_OR_LOG_APPEND_TIME
+            or not buf[_PRODUCER_ID_AT] & 0x80):
+        # Not one uncompressed CreateTime v2 batch without a producer id: the kernel would decline it before
+        # the clock, after a copy and a CRC pass the general path makes again (a compressed batch's, or an
+        # idempotent producer's).
+        return None
     kind = type(buf)
     if kind is bytes:
         buf = bytearray(buf)  # the header is rewritten in place; the caller's bytes are never written
