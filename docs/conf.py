@@ -90,9 +90,12 @@ nitpick_ignore_regex = [
     (r"py:(attr|data)", r".*"),  # instance attributes and module constants without a docstring of their own
 ]
 
-# What kafkalog logs at WARNING or above while an example runs is collected, not printed: an example that shows
-# a failure says what was logged (``logged()``), and one that makes kafkalog warn without saying so fails the
-# build (a warning a broker gives is a sign that the example does what no broker does).
+# Every page makes, in a block the reader sees, what its examples need: a scratch directory (``workdir``) and, on
+# the pages that show kafkalog's warnings, a ``logged()`` helper, so its examples can be pasted as they stand.
+# This setup is the build's safety net behind them: what kafkalog logs at WARNING or above while an example runs
+# is collected, not printed, and a page that makes kafkalog warn without showing it fails the build (a warning a
+# broker gives is a sign that the example does what no broker does); after each page its directory and its
+# handler are removed.
 doctest_global_setup = """
 import logging as _logging
 import os
@@ -125,7 +128,12 @@ _doc_tmp = tempfile.TemporaryDirectory(prefix="kafkalog-doctest-")
 workdir = Path(_doc_tmp.name)
 """
 doctest_global_cleanup = """
+import shutil as _shutil
+
 _logging.getLogger("kafkalog").removeHandler(_doc_logs)
+if "page_log" in globals():
+    _logging.getLogger("kafkalog").removeHandler(page_log)
+_shutil.rmtree(workdir, ignore_errors=True)
 _doc_tmp.cleanup()
 _unshown = logged()
 assert not _unshown, f"an example made kafkalog log what it does not show: {_unshown}"
