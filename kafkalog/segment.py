@@ -274,7 +274,8 @@ class LogSegment:
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
         """How long the segment has been filling, by record time when batches have timestamps and by the
         wall clock since creation when they do not (Kafka: ``timeWaitedForRoll``)."""
-        self._load_first_batch_timestamp()
+        if not self._rolling_based_timestamp_loaded:  # asked on every append: the load is a no-op once done
+            self._load_first_batch_timestamp()
         ts = self._rolling_based_timestamp
         if ts is not None and ts >= 0:
             return message_timestamp - ts
@@ -289,12 +290,8 @@ class LogSegment:
         """:meth:`should_roll` with :class:`RollParams`' fields as arguments, in their order: what the log asks
         on every append, without building the tuple.  Kafka's conditions in Kafka's order (the time waited
         is worked out first, as it loads the first batch's timestamp)."""
-        # time_waited_for_roll, inline: this runs on every append
-        if not self._rolling_based_timestamp_loaded:
-            self._load_first_batch_timestamp()
-        ts = self._rolling_based_timestamp
-        waited = max_timestamp_in_messages - ts if ts is not None and ts >= 0 else now - self.created
-        reached_roll_ms = waited > max_segment_ms - self.rolling_jitter_ms
+        reached_roll_ms = self.time_waited_for_roll(now, max_timestamp_in_messages) > \
+            max_segment_ms - self.rolling_jitter_ms
         size = self.log.size_in_bytes()
         return (size > max_segment_bytes - messages_size
                 or (size > 0 and reached_roll_ms)
