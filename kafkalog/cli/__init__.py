@@ -7,6 +7,7 @@ Subcommands, one module each, each a small function from parsed arguments to an 
 - ``recover``  recover a partition dir in place, as a broker's open after a crash would
 - ``clean``    compact a partition dir once, or until nothing is left to clean
 - ``stats``    per-partition statistics as a table, JSON or CSV
+- ``serve``    a Kafka-compatible broker over kafkalog's logs (:mod:`kafkalog.cli.serve`)
 - ``demo``     a narrated tour of the log layer on a fresh directory
 - ``bench``    run the benchmark suite and write the report (:mod:`kafkalog.cli.bench`)
 
@@ -39,7 +40,7 @@ from ..urls.location import is_url
 from .console import EXIT_FOUND, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Console
 
 #: The subcommand modules, in the order ``--help`` lists them; each has ``add_parser`` and ``run``.
-SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "demo", "bench")
+SUBCOMMANDS = ("dump", "verify", "recover", "clean", "stats", "serve", "demo", "bench")
 
 __all__ = ["SUBCOMMANDS", "EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "build_parser", "main"]
 

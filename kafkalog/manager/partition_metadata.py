@@ -13,10 +13,11 @@ topic id is a UUID in URL-safe base64 without padding and may not be the zero UU
 are read, as Kafka reads them.
 
 The id tells apart two topics of the same name: a topic deleted and created again keeps its name and gets a new
-id, and a partition dir left from the old one still says the old id.  kafkalog reads the file and never writes
-it.  A file that does not parse raises :class:`~kafkalog.checkpoint.CorruptCheckpointError` with Kafka's
-message (Kafka throws an ``IOException``; a topic id that is not a UUID escapes Kafka's reader as an
-``IllegalArgumentException``, and is the same error here).
+id, and a partition dir left from the old one still says the old id.  kafkalog's broker (:mod:`kafkalog.broker`)
+writes it as Kafka's ``PartitionMetadataFile.maybeFlush`` does (:func:`write_partition_metadata`: a temporary file,
+fsynced, renamed over the old one); the rest of kafkalog only reads it.  A file that does not parse raises
+:class:`~kafkalog.checkpoint.CorruptCheckpointError` with Kafka's message (Kafka throws an ``IOException``; a
+topic id that is not a UUID escapes Kafka's reader as an ``IllegalArgumentException``, and is the same error here).
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from pathlib import Path
 
 from .._common import INT32_MAX, INT32_MIN
 from ..checkpoint import CorruptCheckpointError
-from ..fsutil import open_regular
+from ..fsutil import fsync_dir, open_regular
 from .meta_properties import parse_uuid
 
-__all__ = ["PARTITION_METADATA_FILE", "ZERO_TOPIC_ID", "read_partition_metadata"]
+__all__ = ["PARTITION_METADATA_FILE", "ZERO_TOPIC_ID", "read_partition_metadata", "write_partition_metadata"]
 
 #: The file's name in a partition dir (Kafka: ``PartitionMetadataFile.PARTITION_METADATA_FILE_NAME``).
 PARTITION_METADATA_FILE = "partition.metadata"
@@ -106,3 +107,25 @@ def read_partition_metadata(partition_dir: str | os.PathLike[str]) -> str | None
     if topic_id == ZERO_TOPIC_ID:
         raise CorruptCheckpointError(f"Invalid topic ID in partition metadata file ({location})", location, 2, id_line)
     return topic_id
+
+
+def write_partition_metadata(partition_dir: str | os.PathLike[str], topic_id: str) -> None:
+    """Record ``topic_id`` (URL-safe base64, as :func:`read_partition_metadata` returns it) in the
+    ``partition.metadata`` of ``partition_dir`` (Kafka: ``PartitionMetadataFile.record`` then ``maybeFlush``: the
+    two lines into ``partition.metadata.tmp``, fsynced, renamed over the file, the directory fsynced).
+
+    Raises:
+        ValueError: ``topic_id`` is not a UUID in that form, or is the zero UUID.
+    """
+    if parse_uuid(topic_id) == ZERO_TOPIC_ID:
+        raise ValueError("The zero UUID is no topic's id")
+    path = Path(partition_dir) / PARTITION_METADATA_FILE
+    tmp = path.with_name(PARTITION_METADATA_FILE + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, f"version: {_CURRENT_VERSION}\ntopic_id: {topic_id}\n".encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)

@@ -1,0 +1,25 @@
+"""kafkalog as a broker: Kafka's wire protocol in front of kafkalog's logs, for real clients on 127.0.0.1.
+
+A single-node, Kafka-compatible broker in Python (``kafkalog serve``, :func:`serve`, and the pytest fixture of
+:mod:`kafkalog.pytest_plugin`) whose data directories are real Kafka log dirs.  The modules, from the wire in:
+
+- :mod:`~kafkalog.broker.codec` and :mod:`~kafkalog.broker.protocol`: frames, headers, and kio's message types read
+  with Kafka's bounds;
+- :mod:`~kafkalog.broker.server`: the listener, connections, and the dispatch of API keys to handlers;
+- the handlers: :mod:`~kafkalog.broker.metadata`, :mod:`~kafkalog.broker.produce`, :mod:`~kafkalog.broker.fetch`,
+  :mod:`~kafkalog.broker.admin`, :mod:`~kafkalog.broker.producer_ids`;
+- the storage behind them: :mod:`~kafkalog.broker.partitions` (topics over a LogManager) and
+  :mod:`~kafkalog.broker.data_dirs` (``meta.properties``);
+- :mod:`~kafkalog.broker.config`: Kafka's broker properties;
+- :mod:`~kafkalog.broker.running`: a broker on a thread of its own.
+
+It needs the ``broker`` extra (``pip install kafkalog[broker]``: kio, the protocol's message types).
+"""
+
+from __future__ import annotations
+
+from .config import BrokerConfig
+from .running import RunningBroker, serve, start
+from .server import Broker
+
+__all__ = ["Broker", "BrokerConfig", "RunningBroker", "serve", "start"]

@@ -1,0 +1,114 @@
+"""Produce: a client's record batches appended to the partitions' logs.
+
+Port of ``KafkaApis.handleProduceRequest`` (``core/.../server/KafkaApis.scala``), ``ProduceRequest.validateRecords``
+(``clients/.../requests/ProduceRequest.java``) and the leader's side of ``ReplicaManager.appendRecords``
+(``appendToLocalLog``), 3.8.0, in Kafka's order:
+
+1. ``acks`` other than -1, 0 and 1: every partition ``INVALID_REQUIRED_ACKS``.
+2. Per partition: an unknown topic or partition is ``UNKNOWN_TOPIC_OR_PARTITION``; records that are not exactly one
+   v2 batch (produce v3+) ``INVALID_RECORD``, zstd before v7 ``UNSUPPORTED_COMPRESSION_TYPE``; an internal topic
+   ``INVALID_TOPIC_EXCEPTION`` (clients may not write ``__consumer_offsets``).
+3. The append (:meth:`kafkalog.log.Log.append` as leader, epoch 0): its errors become the partition's code through
+   :func:`~kafkalog.broker.error_codes.error_code_for`, with the rejected records of a batch in ``record_errors``
+   (KIP-467).  A batch that repeats one of its producer's last five returns the offsets it got the first time.
+4. ``acks=0``: no response at all (the client does not read one); else the response once every append returned.
+   With one in-sync replica ``acks=all`` waits for nothing more than ``acks=1``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import Any, Final
+
+from kio.schema.errors import ErrorCode
+
+from .._common import MAGIC_V2
+from ..errors import KafkaLogError
+from ..record import CompressionType, MemoryRecords
+from .context import RequestContext, build
+from .error_codes import error_code_for
+from .partitions import INTERNAL_TOPICS, UnknownTopicError
+
+__all__ = ["handle_produce"]
+
+logger = logging.getLogger(__name__)
+
+_NO_THROTTLE: Final = datetime.timedelta(0)
+_VALID_ACKS: Final = frozenset({-1, 0, 1})
+_UTC: Final = datetime.UTC
+
+
+def _check_records(version: int, records: MemoryRecords) -> tuple[ErrorCode, str | None]:
+    """Kafka: ``ProduceRequest.validateRecords`` (v3+: one batch, magic 2; zstd from v7)."""
+    batches = records.batches()
+    first = next(batches, None)
+    if first is None:
+        return ErrorCode.invalid_record, (f"Produce requests with version {version} must have at least one record "
+                                          f"batch per partition")
+    if first.magic != MAGIC_V2:
+        return ErrorCode.invalid_record, (f"Produce requests with version {version} are only allowed to contain "
+                                          f"record batches with magic version 2")
+    if version < 7 and first.compression == CompressionType.ZSTD:
+        return ErrorCode.unsupported_compression_type, (f"Produce requests with version {version} are not allowed "
+                                                        f"to use ZStandard compression")
+    if next(batches, None) is not None:
+        return ErrorCode.invalid_record, (f"Produce requests with version {version} are only allowed to contain "
+                                          f"exactly one record batch per partition")
+    return ErrorCode.none, None
+
+
+async def handle_produce(ctx: RequestContext, request: Any) -> Any:
+    registry = ctx.broker.partitions
+    acks = request.acks
+    partition_type = ctx.response_type("PartitionProduceResponse")
+    error_type = ctx.response_type("BatchIndexAndErrorMessage")
+    topics = []
+    for topic_data in request.topic_data:
+        name = topic_data.name
+        answers = []
+        for data in topic_data.partition_data:
+            code, message, info = ErrorCode.none, None, None
+            record_errors: tuple[Any, ...] = ()
+            if acks not in _VALID_ACKS:
+                code = ErrorCode.invalid_required_acks
+            else:
+                try:
+                    log = registry.log(name, data.index)
+                except UnknownTopicError:
+                    code = ErrorCode.unknown_topic_or_partition
+                else:
+                    records = MemoryRecords(data.records or b"")
+                    try:
+                        code, message = _check_records(ctx.api_version, records)
+                    except KafkaLogError as e:  # a batch header that does not even read
+                        code, message = error_code_for(e), str(e)
+                    if code is ErrorCode.none and name in INTERNAL_TOPICS:
+                        code, message = ErrorCode.invalid_topic_exception, f"Cannot append to internal topic {name}"
+                    if code is ErrorCode.none:
+                        try:
+                            info = registry.append(log, records, required_acks=acks)
+                        except KafkaLogError as e:
+                            code, message = error_code_for(e), str(e)
+                            if error_type is not None:
+                                record_errors = tuple(
+                                    build(error_type, batch_index=r.batch_index, batch_index_error_message=r.message)
+                                    for r in getattr(e, "record_errors", ()))
+                            if code is ErrorCode.unknown_server_error:
+                                logger.error("Error appending to %s-%d", name, data.index, exc_info=e)
+                            else:
+                                logger.debug("Append to %s-%d refused: %s", name, data.index, e)
+            if info is not None:
+                answers.append(build(
+                    partition_type, index=data.index, error_code=ErrorCode.none, base_offset=info.first_offset,
+                    log_append_time=(None if info.log_append_time < 0 else
+                                     datetime.datetime.fromtimestamp(info.log_append_time / 1000, tz=_UTC)),
+                    log_start_offset=info.log_start_offset, record_errors=(), error_message=None))
+            else:
+                answers.append(build(partition_type, index=data.index, error_code=code, base_offset=-1,
+                                     log_append_time=None, log_start_offset=-1, record_errors=record_errors,
+                                     error_message=message))
+        topics.append(build(ctx.response_type("TopicProduceResponse"), name=name, partition_responses=tuple(answers)))
+    if acks == 0:
+        return None
+    return ctx.response(responses=tuple(topics), throttle_time=_NO_THROTTLE)

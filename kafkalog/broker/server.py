@@ -1,0 +1,314 @@
+"""The broker: Kafka's wire protocol on a TCP listener, over kafkalog's logs, on one asyncio event loop.
+
+Kafka's ``SocketServer`` (``core/.../network/SocketServer.scala``), ``RequestChannel`` and ``KafkaApis.handle``
+(3.8.0), as far as one process serving one node needs them:
+
+- **Framing.**  A request is an int32 size and that many bytes.  A size below 0 or above
+  ``socket.request.max.bytes`` closes the connection before anything is read (Kafka's ``InvalidReceiveException``),
+  so a client cannot make the broker hold more than that per connection.
+- **Order.**  Each connection's requests are read, handled and answered one at a time, in order (Kafka mutes a
+  channel while its request is in flight, which gives the same order); a connection waiting (a long-poll fetch, a
+  join) holds up only itself.  A slow reader holds up only its own connection: its writes wait for the socket.
+- **Versions.**  ApiVersions answers any version: one the broker does not know gets a v0 answer with
+  ``UNSUPPORTED_VERSION`` and the supported ranges, so that an old or new client learns what to use (KIP-511), and
+  its response header is always v0.  Any other API at a version outside its range, an unknown API key, or a request
+  whose body does not read as its API's message closes the connection (Kafka: ``InvalidRequestException`` in
+  ``RequestContext.parseRequest``, then ``closeConnection``).
+- **Failures.**  A handler that raises something unexpected is logged with its traceback and its connection closed;
+  the broker goes on serving everyone else.
+- **Idle connections** are closed after ``connections.max.idle.ms``.
+
+The storage is a :class:`~kafkalog.manager.LogManager` over ``log.dirs`` with the broker's topic defaults and cleaner
+configuration (its retention, flush, checkpoint and cleaner tasks run on its own threads, as Kafka's do); the
+topics are a :class:`~kafkalog.broker.partitions.PartitionRegistry`.  ``stop()`` shuts the log manager down as
+Kafka's controlled shutdown does: every log flushed and closed, the checkpoints written, and
+``.kafka_cleanshutdown`` left in each directory so the next start skips recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import logging
+import struct
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+from kio.schema.errors import ErrorCode
+
+from ..manager import LogManager
+from ..topic import TopicPartition
+from .admin import (
+    handle_alter_configs,
+    handle_create_partitions,
+    handle_create_topics,
+    handle_delete_records,
+    handle_delete_topics,
+    handle_describe_configs,
+    handle_incremental_alter_configs,
+    handle_offset_for_leader_epoch,
+)
+from .config import BrokerConfig
+from .context import RequestContext, build, response_class
+from .data_dirs import prepare_data_dirs
+from .fetch import handle_fetch, handle_list_offsets
+from .metadata import handle_describe_cluster, handle_metadata
+from .partitions import PartitionRegistry
+from .produce import handle_produce
+from .producer_ids import ProducerIdManager, handle_init_producer_id
+from .protocol import (
+    API_VERSIONS_KEY,
+    ApiKey,
+    MalformedRequestError,
+    RequestHeader,
+    encode_response,
+    kio_versions,
+    parse_request_header,
+    request_reader,
+)
+
+__all__ = ["Broker", "Handler"]
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[RequestContext, Any], Awaitable[Any]]
+
+_SIZE: Final = struct.Struct(">i")
+_NO_THROTTLE: Final = datetime.timedelta(0)
+
+#: API key -> (lowest version, highest version, handler).  The ranges are within kio's (Kafka 4's), capped where a
+#: newer version needs what kafkalog does not do yet (Produce v13 names topics by id).
+_HANDLERS: Final[dict[int, tuple[int, int, Handler]]] = {
+    ApiKey.PRODUCE: (3, 12, handle_produce),
+    ApiKey.FETCH: (4, 17, handle_fetch),
+    ApiKey.LIST_OFFSETS: (1, 10, handle_list_offsets),
+    ApiKey.METADATA: (0, 12, handle_metadata),
+    ApiKey.DESCRIBE_CLUSTER: (0, 1, handle_describe_cluster),
+    ApiKey.INIT_PRODUCER_ID: (0, 5, handle_init_producer_id),
+    ApiKey.CREATE_TOPICS: (2, 7, handle_create_topics),
+    ApiKey.DELETE_TOPICS: (1, 6, handle_delete_topics),
+    ApiKey.CREATE_PARTITIONS: (0, 3, handle_create_partitions),
+    ApiKey.DESCRIBE_CONFIGS: (1, 4, handle_describe_configs),
+    ApiKey.ALTER_CONFIGS: (0, 2, handle_alter_configs),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1, handle_incremental_alter_configs),
+    ApiKey.DELETE_RECORDS: (0, 2, handle_delete_records),
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4, handle_offset_for_leader_epoch),
+}
+
+
+class Broker:
+    """A single-node Kafka broker over kafkalog's logs.
+
+    ``await broker.start()`` opens the data directories (recovering them as a broker does) and listens;
+    ``await broker.stop()`` closes every connection and shuts the logs down cleanly.  Everything runs on the event
+    loop that started it (the log manager's background tasks on their own threads).  For a broker on a thread of its
+    own, use :func:`kafkalog.broker.serve`.
+    """
+
+    def __init__(self, config: BrokerConfig | Mapping[str, object]) -> None:
+        self.config = config if isinstance(config, BrokerConfig) else BrokerConfig(config)
+        self.node_id: int = self.config["node.id"]
+        self.cluster_id = ""
+        self.log_manager: LogManager | None = None
+        self.partitions: PartitionRegistry = None  # type: ignore[assignment]
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._data_waiters: list[asyncio.Future[None]] = []
+        self._handlers: dict[int, tuple[int, int, Handler]] = dict(_HANDLERS)
+        self._port = 0
+        self._host = ""
+        self._stopping = False
+        self.producer_ids: ProducerIdManager = None  # type: ignore[assignment]
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the data directories and start listening; returns once the port accepts connections."""
+        config = self.config
+        self.cluster_id = prepare_data_dirs(config.log_dirs, self.node_id)
+        self.log_manager = LogManager(
+            config.log_dirs, default_config=config.topic_defaults, cleaner_config=config.cleaner,
+            recovery_threads_per_data_dir=config["num.recovery.threads.per.data.dir"],
+            flush_check_ms=config["log.flush.scheduler.interval.ms"],
+            flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
+            flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
+            retention_check_ms=config["log.retention.check.interval.ms"],
+            initial_task_delay_ms=config["log.initial.task.delay.ms"])
+        self.log_manager.startup()
+        try:
+            self.producer_ids = ProducerIdManager(config.log_dirs[0])
+            self.partitions = PartitionRegistry(self.log_manager, config.topic_defaults, on_append=self._appended)
+            listener = config.listeners[0]
+            self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
+                                                      reuse_address=True)
+        except BaseException:
+            self.log_manager.shutdown()
+            raise
+        sock = self._server.sockets[0].getsockname()
+        self._host, self._port = sock[0], sock[1]
+        logger.info("kafkalog broker %d of cluster %s listening on %s:%d", self.node_id, self.cluster_id,
+                    self._host, self._port)
+
+    async def stop(self) -> None:
+        """Stop listening, close every connection, and shut the logs down cleanly."""
+        self._stopping = True
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        for waiter in self._data_waiters:
+            if not waiter.done():
+                waiter.cancel()
+        if self.log_manager is not None:
+            manager, self.log_manager = self.log_manager, None
+            await asyncio.get_running_loop().run_in_executor(None, manager.shutdown)
+        logger.info("kafkalog broker %d stopped", self.node_id)
+
+    @property
+    def port(self) -> int:
+        """The port the broker listens on (the one picked, when the listener asked for 0)."""
+        return self._port
+
+    @property
+    def advertised_host(self) -> str:
+        advertised = self.config.advertised_listeners
+        if advertised:
+            return advertised[0].host
+        return self.config.listeners[0].host or self._host
+
+    @property
+    def advertised_port(self) -> int:
+        advertised = self.config.advertised_listeners
+        if advertised and advertised[0].port:
+            return advertised[0].port
+        return self._port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` for a client's ``bootstrap.servers``."""
+        return f"{self.advertised_host}:{self.advertised_port}"
+
+    # -- data arriving ---------------------------------------------------------------------------------------
+
+    def _appended(self, _topic_partition: TopicPartition) -> None:
+        waiters, self._data_waiters = self._data_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_for_data(self, timeout_s: float) -> None:
+        """Return when any partition is appended to, or after ``timeout_s`` seconds."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._data_waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout_s)
+        except TimeoutError:
+            pass
+        finally:
+            if waiter in self._data_waiters:
+                self._data_waiters.remove(waiter)
+
+    # -- APIs ------------------------------------------------------------------------------------------------
+
+    def register(self, api_key: int, lowest: int, highest: int, handler: Handler) -> None:
+        """Answer ``api_key`` versions ``lowest``..``highest`` with ``handler`` (within kio's range)."""
+        known = kio_versions(api_key)
+        if known is None or lowest < known[0] or highest > known[1]:
+            raise ValueError(f"API {api_key} versions {lowest}-{highest} are outside the known {known}")
+        self._handlers[api_key] = (lowest, highest, handler)
+
+    def supported_versions(self) -> dict[int, tuple[int, int]]:
+        ranges = {key: (lo, hi) for key, (lo, hi, _) in self._handlers.items()}
+        ranges[API_VERSIONS_KEY] = kio_versions(API_VERSIONS_KEY)  # type: ignore[assignment]
+        return dict(sorted(ranges.items()))
+
+    def _api_versions_response(self, version: int, code: ErrorCode) -> Any:
+        """Kafka: ``ApiVersionsResponse`` of the broker's ranges (``KafkaApis.handleApiVersionsRequest``)."""
+        cls = response_class(API_VERSIONS_KEY, version)
+        entry = __import__(cls.__module__, fromlist=["ApiVersion"]).ApiVersion
+        keys = tuple(build(entry, api_key=k, min_version=lo, max_version=hi)
+                     for k, (lo, hi) in self.supported_versions().items())
+        return build(cls, error_code=code, api_keys=keys, throttle_time=_NO_THROTTLE)
+
+    async def _dispatch(self, header: RequestHeader, body: memoryview, ctx: RequestContext) -> bytes | None:
+        key, version = header.api_key, header.api_version
+        if key == API_VERSIONS_KEY:
+            lo, hi = kio_versions(key)  # type: ignore[misc]
+            if not lo <= version <= hi:
+                # KIP-511: answer at v0, which every client reads, with the ranges and the error
+                return encode_response(key, 0, header.correlation_id,
+                                       self._api_versions_response(0, ErrorCode.unsupported_version))
+            request, _ = request_reader(key, version)(body, 0)
+            code = ErrorCode.none
+            if version >= 3 and not (_valid_software(request.client_software_name)
+                                     and _valid_software(request.client_software_version)):
+                code = ErrorCode.invalid_request
+            return encode_response(key, version, header.correlation_id, self._api_versions_response(version, code))
+        entry = self._handlers.get(key)
+        if entry is None or not entry[0] <= version <= entry[1]:
+            raise MalformedRequestError(f"Unsupported version {version} of API {key}")
+        request, _ = request_reader(key, version)(body, 0)
+        response = await entry[2](ctx, request)
+        if response is None:
+            return None
+        return encode_response(key, version, header.correlation_id, response)
+
+    # -- connections -----------------------------------------------------------------------------------------
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        max_size = self.config["socket.request.max.bytes"]
+        idle_s = self.config["connections.max.idle.ms"] / 1000
+        try:
+            while True:
+                try:
+                    prefix = await asyncio.wait_for(reader.readexactly(4), idle_s)
+                except TimeoutError:
+                    logger.debug("Closing connection from %s:%s idle for %.0f s", peer[0], peer[1], idle_s)
+                    return
+                (size,) = _SIZE.unpack(prefix)
+                if size < 0 or size > max_size:
+                    logger.warning("Closing connection from %s:%s: a request of %d bytes is larger than "
+                                   "socket.request.max.bytes (%d)" if size >= 0 else
+                                   "Closing connection from %s:%s: a request size of %d is invalid (%d)",
+                                   peer[0], peer[1], size, max_size)
+                    return
+                frame = memoryview(await reader.readexactly(size))
+                try:
+                    header, start = parse_request_header(frame)
+                    ctx = RequestContext(header, peer[0], peer[1], self)
+                    answer = await self._dispatch(header, frame[start:], ctx)
+                except MalformedRequestError as e:
+                    logger.warning("Closing connection from %s:%s: %s", peer[0], peer[1], e)
+                    return
+                if answer is not None:
+                    writer.write(answer)
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+            # the broker is stopping: the connection ends here (asyncio's server would report a cancelled task)
+        except Exception:
+            logger.exception("Closing connection from %s:%s after an unexpected error", peer[0], peer[1])
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+
+def _valid_software(text: str) -> bool:
+    """Kafka: ``ApiVersionsRequest.isValid``'s pattern ``[a-zA-Z0-9](?:[a-zA-Z0-9\\-.]*[a-zA-Z0-9])?``."""
+    import re
+    return re.fullmatch(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?", text) is not None
