@@ -1,0 +1,1259 @@
+"""The classic group coordinator of kafkalog's broker: Kafka 3.8.0's, on one asyncio event loop.
+
+Port of ``core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala`` (the handlers, in Kafka's order of
+checks and with Kafka's error codes) and of ``GroupCoordinatorAdapter.scala`` plus the group parts of
+``KafkaApis.scala`` (how each request version becomes a handler call and its result a response), tag 3.8.0.  The
+state machine is :mod:`kafkalog.broker.group_metadata`, the cache and the ``__consumer_offsets`` records
+:mod:`kafkalog.broker.group_metadata_manager`, the timeouts :mod:`kafkalog.broker.delayed`.
+
+The broker's dispatch calls one coroutine per API with a :class:`RequestContext` and the request kio decoded, and
+sends back the response object of the request's version (``type(request).__version__``):
+
+=====================  ========  ==================================================================
+API                    versions  coroutine
+=====================  ========  ==================================================================
+FindCoordinator (10)   0-6       :meth:`GroupCoordinator.find_coordinator` (groups and transactions)
+JoinGroup (11)         0-9       :meth:`GroupCoordinator.join_group` (answers when the rebalance does)
+Heartbeat (12)         0-4       :meth:`GroupCoordinator.heartbeat`
+LeaveGroup (13)        0-5       :meth:`GroupCoordinator.leave_group`
+SyncGroup (14)         0-5       :meth:`GroupCoordinator.sync_group` (a follower waits for the leader)
+DescribeGroups (15)    0-6       :meth:`GroupCoordinator.describe_groups`
+ListGroups (16)        0-5       :meth:`GroupCoordinator.list_groups`
+OffsetCommit (8)       2-10      :meth:`GroupCoordinator.offset_commit`
+OffsetFetch (9)        1-10      :meth:`GroupCoordinator.offset_fetch`
+DeleteGroups (42)      0-2       :meth:`GroupCoordinator.delete_groups`
+OffsetDelete (47)      0         :meth:`GroupCoordinator.offset_delete`
+=====================  ========  ==================================================================
+
+One node coordinates every group: ``__consumer_offsets`` has ``offsets.topic.num.partitions`` partitions, a
+group's is ``partition_for(group_id)``, and this broker leads them all.  :meth:`GroupCoordinator.startup` creates
+the topic if absent and loads every partition (``loadGroupsAndOffsets``), yielding to the loop between partitions:
+a request for a group whose partition is still loading gets ``COORDINATOR_LOAD_IN_PROGRESS``, as in Kafka.  The
+offsets' expiry runs every ``offsets.retention.check.interval.ms`` (Kafka's ``delete-expired-group-metadata``).
+
+Kafka runs the handlers on request threads under each group's lock, and delayed operations on a timer thread;
+here everything runs on the broker's event loop, and no handler awaits before it has changed the group, so each
+one is atomic as Kafka's locked section is.  JoinGroup and SyncGroup await a future their callback completes.
+
+Where kafkalog differs:
+
+- no authorization: every ACL check passes (the broker has no authorizer); DescribeGroups' authorized operations,
+  when asked for, are every group operation (READ, DESCRIBE, DELETE), what Kafka answers without an authorizer;
+- OffsetCommit and OffsetDelete check that a topic partition exists only when the context can say
+  (:class:`TopicResolver`); OffsetCommit v10 and OffsetFetch v10 (Kafka 4's, by topic id) need it to name topics;
+- the ``inter.broker.protocol.version`` checks (static membership before 2.3) do not apply: this broker is 3.8;
+- version 0 of OffsetCommit and OffsetFetch (ZooKeeper's offsets) is not served: kio has no such version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kio.schema.errors import ErrorCode
+
+from .delayed import (
+    DelayedHeartbeat,
+    DelayedJoin,
+    DelayedOperationPurgatory,
+    DelayedSync,
+    InitialDelayedJoin,
+    LoopTimer,
+    Timer,
+    TimerHandle,
+    group_join_key,
+    group_sync_key,
+    member_key,
+)
+from .group_config import GroupCoordinatorConfig
+from .group_metadata import (
+    GroupMetadata,
+    GroupState,
+    GroupSummary,
+    JoinGroupResult,
+    MemberMetadata,
+    SyncGroupResult,
+    TopicPartition,
+)
+from .group_metadata_manager import CoordinatorLogs, GroupMetadataManager, OffsetFetchPartition
+from .group_records import GROUP_METADATA_TOPIC_NAME, OffsetAndMetadata
+from .kio_values import build, field_names, ms
+
+__all__ = ["GroupCoordinator", "RequestContext", "TopicResolver"]
+
+logger = logging.getLogger(__name__)
+
+#: Kafka: ``JoinGroupRequest.UNKNOWN_MEMBER_ID``.
+UNKNOWN_MEMBER_ID = ""
+#: Kafka: ``GroupCoordinator.NewMemberJoinTimeoutMs``.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+#: Kafka: ``OffsetCommitRequest.DEFAULT_RETENTION_TIME`` / ``DEFAULT_TIMESTAMP``.
+DEFAULT_RETENTION_TIME = -1
+DEFAULT_TIMESTAMP = -1
+#: Kafka: ``CoordinatorType`` ids.
+COORDINATOR_TYPE_GROUP = 0
+COORDINATOR_TYPE_TRANSACTION = 1
+#: DescribeGroups' ``authorized_operations`` without an authorizer: READ (3), DELETE (6), DESCRIBE (8).
+_GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+_NO_OPERATIONS = -(2**31)
+
+
+class TopicResolver(Protocol):
+    """What the broker knows of its topics, for the checks Kafka makes against its metadata cache."""
+
+    def partition_exists(self, topic: str, partition: int) -> bool: ...
+    def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
+    def topic_id(self, topic: str) -> uuid.UUID | None: ...
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """What a coordinator needs of a request besides its body (Kafka: ``RequestContext``): this broker's node id,
+    host and port (FindCoordinator's answer), the client's id and address (a member's ``client.id`` and
+    ``client.host``), the request's version, and the broker's topics when it has them."""
+
+    node_id: int
+    host: str
+    port: int
+    client_id: str
+    client_host: str
+    api_version: int
+    topics: TopicResolver | None = None
+
+
+def _version(request: Any) -> int:
+    return int(type(request).__version__)
+
+
+def _response_class(request: Any) -> Any:
+    """The response class of the request's API and version: ``kio.schema.<api>.v<N>.response.<Name>Response``."""
+    module = type(request).__module__.rsplit(".", 1)[0] + ".response"
+    name = type(request).__name__.removesuffix("Request") + "Response"
+    return getattr(__import__(module, fromlist=[name]), name)
+
+
+class GroupCoordinator:
+    """Kafka: ``GroupCoordinator`` (with its ``GroupCoordinatorAdapter``)."""
+
+    def __init__(self, logs: CoordinatorLogs, config: GroupCoordinatorConfig | None = None, *, broker_id: int = 0,
+                 timer: Timer | None = None) -> None:
+        self.broker_id = broker_id
+        self.config = config if config is not None else GroupCoordinatorConfig()
+        self.timer: Timer = timer if timer is not None else LoopTimer()
+        self.group_manager = GroupMetadataManager(broker_id, self.config, logs, self.timer.time_ms)
+        self.heartbeat_purgatory = DelayedOperationPurgatory("Heartbeat", self.timer)
+        self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", self.timer)
+        self.logs = logs
+        self._is_active = False
+        self._expiry: TimerHandle | None = None
+
+    # -- lifecycle --
+
+    async def startup(self, *, enable_metadata_expiration: bool = True) -> None:
+        """Kafka: ``startup`` then ``onElection`` for every partition (one node leads them all): create
+        ``__consumer_offsets`` if absent, load each partition's groups and offsets, start the expiry task."""
+        logger.info("Starting up.")
+        count = self.config.offsets_topic_num_partitions
+        self.logs.ensure_internal_topic(GROUP_METADATA_TOPIC_NAME, count, self.config.offsets_topic_configs())
+        for partition in range(count):
+            self.group_manager.add_loading_partition(partition)
+        self._is_active = True
+        if enable_metadata_expiration:
+            self._schedule_expiry(0)
+        for partition in range(count):
+            self.group_manager.load_groups_and_offsets(partition, self._on_group_loaded)
+            await asyncio.sleep(0)  # let requests in: they see the partitions still loading
+        logger.info("Startup complete.")
+
+    def shutdown(self) -> None:
+        """Kafka: ``shutdown``."""
+        logger.info("Shutting down.")
+        self._is_active = False
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self.heartbeat_purgatory.shutdown()
+        self.rebalance_purgatory.shutdown()
+        logger.info("Shutdown complete.")
+
+    def _schedule_expiry(self, delay_ms: int) -> None:
+        def run() -> None:
+            self._expiry = None
+            if not self._is_active:
+                return
+            try:
+                self.group_manager.cleanup_expired()
+            finally:
+                self._schedule_expiry(self.config.offsets_retention_check_interval_ms)
+
+        self._expiry = self.timer.call_later(delay_ms, run)
+
+    def partition_for(self, group_id: str) -> int:
+        return self.group_manager.partition_for(group_id)
+
+    # -- validation (Kafka: isValidGroupId, validateGroupStatus, validateCurrentMember) --
+
+    @staticmethod
+    def _is_valid_group_id(group_id: str | None, api: str) -> bool:
+        if api in ("offset_commit", "offset_fetch", "describe_groups", "delete_groups"):
+            return group_id is not None
+        return group_id is not None and group_id != ""
+
+    def _validate_group_status(self, group_id: str | None, api: str) -> ErrorCode | None:
+        if not self._is_valid_group_id(group_id, api):
+            return ErrorCode.invalid_group_id
+        assert group_id is not None
+        if not self._is_active:
+            return ErrorCode.coordinator_not_available
+        if self.group_manager.is_group_loading(group_id):
+            return ErrorCode.coordinator_load_in_progress
+        if not self.group_manager.is_group_local(group_id):
+            return ErrorCode.not_coordinator
+        return None
+
+    @staticmethod
+    def _validate_current_member(group: GroupMetadata, member_id: str, group_instance_id: str | None,
+                                 operation: str) -> ErrorCode | None:
+        if group_instance_id is not None:
+            current = group.current_static_member_id(group_instance_id)
+            if current is None:
+                return ErrorCode.unknown_member_id
+            if current != member_id:
+                logger.info("Request memberId=%s for static member with groupInstanceId=%s is fenced by current "
+                            "memberId=%s during operation %s", member_id, group_instance_id, current, operation)
+                return ErrorCode.fenced_instance_id
+            return None
+        if not group.has(member_id):
+            return ErrorCode.unknown_member_id
+        return None
+
+    def _accept_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
+        """Kafka: ``acceptJoiningMember``."""
+        state = group.current_state
+        if state in (GroupState.EMPTY, GroupState.DEAD):
+            return True
+        if state is GroupState.PREPARING_REBALANCE:
+            return (group.has(member_id) and group.get(member_id).is_awaiting_join) or \
+                group.num_awaiting < self.config.group_max_size
+        return group.has(member_id) or group.size < self.config.group_max_size
+
+    # -- JoinGroup --
+
+    def handle_join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                          require_known_member_id: bool, support_skipping_assignment: bool, client_id: str,
+                          client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
+                          protocols: list[tuple[str, bytes]], callback: Callable[[JoinGroupResult], None],
+                          reason: str | None = None) -> None:
+        """Kafka: ``handleJoinGroup``."""
+        error = self._validate_group_status(group_id, "join_group")
+        if error is not None:
+            callback(JoinGroupResult(member_id, error))
+            return
+        if not (self.config.group_min_session_timeout_ms <= session_timeout_ms
+                <= self.config.group_max_session_timeout_ms):
+            callback(JoinGroupResult(member_id, ErrorCode.invalid_session_timeout))
+            return
+        is_unknown_member = member_id == UNKNOWN_MEMBER_ID
+        group = self.group_manager.get_or_maybe_create_group(group_id, is_unknown_member)
+        if group is None:
+            callback(JoinGroupResult(member_id, ErrorCode.unknown_member_id))
+            return
+        join_reason = reason if reason is not None else "not provided"
+        if not self._accept_joining_member(group, member_id):
+            group.remove(member_id)
+            callback(JoinGroupResult(UNKNOWN_MEMBER_ID, ErrorCode.group_max_size_reached))
+        elif is_unknown_member:
+            self._do_new_member_join_group(group, group_instance_id, require_known_member_id,
+                                           support_skipping_assignment, client_id, client_host, rebalance_timeout_ms,
+                                           session_timeout_ms, protocol_type, protocols, callback, join_reason)
+        else:
+            self._do_current_member_join_group(group, member_id, group_instance_id, client_id, client_host,
+                                               rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
+                                               callback, join_reason)
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            self.rebalance_purgatory.check_and_complete(group_join_key(group.group_id))
+
+    def _do_new_member_join_group(self, group: GroupMetadata, group_instance_id: str | None,
+                                  require_known_member_id: bool, support_skipping_assignment: bool, client_id: str,
+                                  client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
+                                  protocol_type: str, protocols: list[tuple[str, bytes]],
+                                  callback: Callable[[JoinGroupResult], None], reason: str) -> None:
+        if group.is_(GroupState.DEAD):
+            callback(JoinGroupResult(UNKNOWN_MEMBER_ID, ErrorCode.coordinator_not_available))
+        elif not group.supports_protocols(protocol_type, {p for p, _ in protocols}):
+            callback(JoinGroupResult(UNKNOWN_MEMBER_ID, ErrorCode.inconsistent_group_protocol))
+        else:
+            new_member_id = group.generate_member_id(client_id, group_instance_id)
+            if group_instance_id is not None:
+                old_member_id = group.current_static_member_id(group_instance_id)
+                if old_member_id is not None:
+                    logger.info("Static member with groupInstanceId=%s and unknown member id joins group %s in %s "
+                                "state. Replacing previously mapped member %s with this groupInstanceId.",
+                                group_instance_id, group.group_id, group.current_state, old_member_id)
+                    self._update_static_member_and_rebalance(group, old_member_id, new_member_id, group_instance_id,
+                                                             protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                             callback, reason, support_skipping_assignment)
+                else:
+                    logger.info("Static member with groupInstanceId=%s and unknown member id joins group %s in %s "
+                                "state. Created a new member id %s for this member and add to the group.",
+                                group_instance_id, group.group_id, group.current_state, new_member_id)
+                    self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id,
+                                                   group_instance_id, client_id, client_host, protocol_type,
+                                                   protocols, group, callback, reason)
+            elif require_known_member_id:
+                logger.info("Dynamic member with unknown member id joins group %s in %s state. Created a new member "
+                            "id %s and request the member to rejoin with this id.", group.group_id,
+                            group.current_state, new_member_id)
+                group.add_pending_member(new_member_id)
+                self._add_pending_member_expiration(group, new_member_id, session_timeout_ms)
+                callback(JoinGroupResult(new_member_id, ErrorCode.member_id_required))
+            else:
+                logger.info("Dynamic Member with unknown member id joins group %s in %s state. Created a new member "
+                            "id %s for this member and add to the group.", group.group_id, group.current_state,
+                            new_member_id)
+                self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, new_member_id, None,
+                                               client_id, client_host, protocol_type, protocols, group, callback,
+                                               reason)
+
+    def _current_generation_result(self, group: GroupMetadata, member_id: str, members: bool) -> JoinGroupResult:
+        return JoinGroupResult(
+            member_id=member_id, error=ErrorCode.none, generation_id=group.generation_id,
+            protocol_type=group.protocol_type, protocol_name=group.protocol_name,
+            leader_id=group.leader_or_null or "", skip_assignment=False,
+            members=group.current_member_metadata() if members else [])
+
+    def _do_current_member_join_group(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
+                                      client_id: str, client_host: str, rebalance_timeout_ms: int,
+                                      session_timeout_ms: int, protocol_type: str, protocols: list[tuple[str, bytes]],
+                                      callback: Callable[[JoinGroupResult], None], reason: str) -> None:
+        if group.is_(GroupState.DEAD):
+            callback(JoinGroupResult(member_id, ErrorCode.coordinator_not_available))
+            return
+        if not group.supports_protocols(protocol_type, {p for p, _ in protocols}):
+            callback(JoinGroupResult(member_id, ErrorCode.inconsistent_group_protocol))
+            return
+        if group.is_pending_member(member_id):
+            if group_instance_id is not None:
+                raise AssertionError(f"Received unexpected JoinGroup with groupInstanceId={group_instance_id} for "
+                                     f"pending member with memberId={member_id}")
+            logger.debug("Pending dynamic member with id %s joins group %s in %s state. Adding to the group now.",
+                         member_id, group.group_id, group.current_state)
+            self._add_member_and_rebalance(rebalance_timeout_ms, session_timeout_ms, member_id, None, client_id,
+                                           client_host, protocol_type, protocols, group, callback, reason)
+            return
+        error = self._validate_current_member(group, member_id, group_instance_id, "join-group")
+        if error is not None:
+            callback(JoinGroupResult(member_id, error))
+            return
+        state = group.current_state
+        member = group.get(member_id)
+        if state is GroupState.PREPARING_REBALANCE:
+            self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                              f"Member {member_id} joining group during {state}; client reason: "
+                                              f"{reason}", callback)
+        elif state is GroupState.COMPLETING_REBALANCE:
+            if member.matches(protocols):
+                callback(self._current_generation_result(group, member_id, group.is_leader(member_id)))
+            else:
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Updating metadata for member {member_id} during {state}; client "
+                                                  f"reason: {reason}", callback)
+        elif state is GroupState.STABLE:
+            if group.is_leader(member_id):
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Leader {member_id} re-joining group during {state}; client "
+                                                  f"reason: {reason}", callback)
+            elif not member.matches(protocols):
+                self._update_member_and_rebalance(group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
+                                                  f"Updating metadata for member {member_id} during {state}; client "
+                                                  f"reason: {reason}", callback)
+            else:
+                callback(self._current_generation_result(group, member_id, False))
+        else:
+            logger.warning("Attempt to add rejoining member %s of group %s in unexpected group state %s",
+                           member_id, group.group_id, state)
+            callback(JoinGroupResult(member_id, ErrorCode.unknown_member_id))
+
+    # -- SyncGroup --
+
+    def handle_sync_group(self, group_id: str, generation: int, member_id: str, protocol_type: str | None,
+                          protocol_name: str | None, group_instance_id: str | None,
+                          group_assignment: Mapping[str, bytes], callback: Callable[[SyncGroupResult], None]) -> None:
+        """Kafka: ``handleSyncGroup``."""
+        error = self._validate_group_status(group_id, "sync_group")
+        if error is ErrorCode.coordinator_load_in_progress:
+            # The rebalance's state is lost with the load: have the member rejoin (older clients do not expect
+            # the loading error here).
+            callback(SyncGroupResult(ErrorCode.rebalance_in_progress))
+            return
+        if error is not None:
+            callback(SyncGroupResult(error))
+            return
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            callback(SyncGroupResult(ErrorCode.unknown_member_id))
+            return
+        self._do_sync_group(group, generation, member_id, protocol_type, protocol_name, group_instance_id,
+                            group_assignment, callback)
+
+    def _validate_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str,
+                             protocol_type: str | None, protocol_name: str | None,
+                             group_instance_id: str | None) -> ErrorCode | None:
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        error = self._validate_current_member(group, member_id, group_instance_id, "sync-group")
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return ErrorCode.illegal_generation
+        if protocol_type is not None and group.protocol_type != protocol_type:
+            return ErrorCode.inconsistent_group_protocol
+        if protocol_name is not None and group.protocol_name != protocol_name:
+            return ErrorCode.inconsistent_group_protocol
+        return None
+
+    def _do_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str, protocol_type: str | None,
+                       protocol_name: str | None, group_instance_id: str | None,
+                       group_assignment: Mapping[str, bytes], callback: Callable[[SyncGroupResult], None]) -> None:
+        error = self._validate_sync_group(group, generation_id, member_id, protocol_type, protocol_name,
+                                          group_instance_id)
+        if error is not None:
+            callback(SyncGroupResult(error))
+            return
+        state = group.current_state
+        if state is GroupState.EMPTY:
+            callback(SyncGroupResult(ErrorCode.unknown_member_id))
+        elif state is GroupState.PREPARING_REBALANCE:
+            callback(SyncGroupResult(ErrorCode.rebalance_in_progress))
+        elif state is GroupState.COMPLETING_REBALANCE:
+            group.get(member_id).awaiting_sync_callback = callback
+            self._remove_pending_sync_member(group, member_id)
+            if group.is_leader(member_id):
+                logger.info("Assignment received from leader %s for group %s for generation %d. The group has %d "
+                            "members, %d of which are static.", member_id, group.group_id, group.generation_id,
+                            group.size, len(group.all_static_members))
+                missing = [m for m in group.all_members if m not in group_assignment]
+                assignment = {**group_assignment, **{m: b"" for m in missing}}
+                if missing:
+                    logger.warning("Setting empty assignments for members %s of %s for generation %d", missing,
+                                   group.group_id, group.generation_id)
+
+                def stored(error: ErrorCode) -> None:
+                    # Another member may have joined while the append ran: act only on the same generation.
+                    if group.is_(GroupState.COMPLETING_REBALANCE) and generation_id == group.generation_id:
+                        if error is not ErrorCode.none:
+                            self._reset_and_propagate_assignment_error(group, error)
+                            self._maybe_prepare_rebalance(group, f"Error {error.name} when storing group assignment "
+                                                                 f"during SyncGroup (member: {member_id})")
+                        else:
+                            self._set_and_propagate_assignment(group, assignment)
+                            group.transition_to(GroupState.STABLE)
+
+                self.group_manager.store_group(group, assignment, stored)
+        elif state is GroupState.STABLE:
+            self._remove_pending_sync_member(group, member_id)
+            member = group.get(member_id)
+            callback(SyncGroupResult(ErrorCode.none, group.protocol_type, group.protocol_name, member.assignment))
+            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+        else:
+            raise AssertionError(f"Reached unexpected condition for Dead group {group.group_id}")
+
+    # -- LeaveGroup --
+
+    def handle_leave_group(self, group_id: str, leaving_members: list[tuple[str, str | None, str | None]]
+                           ) -> tuple[ErrorCode, list[tuple[str, str | None, ErrorCode]]]:
+        """Kafka: ``handleLeaveGroup``; each leaving member is ``(member id, group instance id, reason)``, the
+        result the top-level error and each member's ``(member id, group instance id, error)``."""
+        error = self._validate_group_status(group_id, "leave_group")
+        if error is not None:
+            return error, []
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            return ErrorCode.none, [(m, i, ErrorCode.unknown_member_id) for m, i, _ in leaving_members]
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available, []
+
+        def remove_current_member(member_id: str, reason: str | None) -> None:
+            member = group.get(member_id)
+            leave_reason = reason if reason is not None else "not provided"
+            self._remove_member_and_update_group(group, member, f"Removing member {member_id} on LeaveGroup; client "
+                                                                f"reason: {leave_reason}")
+            self._remove_heartbeat_for_leaving_member(group, member.member_id)
+            logger.info("Member %s has left group %s through explicit `LeaveGroup`; client reason: %s", member,
+                        group_id, leave_reason)
+
+        results: list[tuple[str, str | None, ErrorCode]] = []
+        for member_id, instance_id, reason in leaving_members:
+            if member_id == UNKNOWN_MEMBER_ID:
+                current = None if instance_id is None else group.current_static_member_id(instance_id)
+                if current is not None:
+                    remove_current_member(current, reason)
+                    results.append((member_id, instance_id, ErrorCode.none))
+                else:
+                    results.append((member_id, instance_id, ErrorCode.unknown_member_id))
+            elif group.is_pending_member(member_id):
+                self._remove_pending_member_and_update_group(group, member_id)
+                self.heartbeat_purgatory.check_and_complete(member_key(group.group_id, member_id))
+                logger.info("Pending member with memberId=%s has left group %s through explicit `LeaveGroup` request",
+                            member_id, group.group_id)
+                results.append((member_id, instance_id, ErrorCode.none))
+            else:
+                member_error = self._validate_current_member(group, member_id, instance_id, "leave-group")
+                if member_error is None:
+                    remove_current_member(member_id, reason)
+                    member_error = ErrorCode.none
+                results.append((member_id, instance_id, member_error))
+        return ErrorCode.none, results
+
+    # -- DeleteGroups, OffsetDelete --
+
+    def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
+        """Kafka: ``handleDeleteGroups``."""
+        errors: dict[str, ErrorCode] = {}
+        eligible: list[GroupMetadata] = []
+        for group_id in group_ids:
+            error = self._validate_group_status(group_id, "delete_groups")
+            if error is not None:
+                errors[group_id] = error
+                continue
+            group = self.group_manager.get_group(group_id)
+            not_found = ErrorCode.group_id_not_found if self.group_manager.group_not_exists(group_id) \
+                else ErrorCode.not_coordinator
+            if group is None or group.is_(GroupState.DEAD):
+                errors[group_id] = not_found
+            elif group.is_(GroupState.EMPTY):
+                group.transition_to(GroupState.DEAD)
+                eligible.append(group)
+            else:
+                errors[group_id] = ErrorCode.non_empty_group
+        if eligible:
+            removed = self.group_manager.cleanup_group_metadata(eligible, lambda g: g.remove_all_offsets())
+            errors.update({g.group_id: ErrorCode.none for g in eligible})
+            logger.info("The following groups were deleted: %s. A total of %d offsets were removed.",
+                        ", ".join(g.group_id for g in eligible), removed)
+        return errors
+
+    def handle_delete_offsets(self, group_id: str, partitions: list[TopicPartition]
+                              ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        """Kafka: ``handleDeleteOffsets``: an empty group's offsets go; a consumer group's only for topics no member
+        subscribes to."""
+        group_error = ErrorCode.none
+        partition_errors: dict[TopicPartition, ErrorCode] = {}
+        eligible: list[TopicPartition] = []
+        error = self._validate_group_status(group_id, "offset_delete")
+        if error is not None:
+            return error, {}
+        group = self.group_manager.get_group(group_id)
+        not_found = ErrorCode.group_id_not_found if self.group_manager.group_not_exists(group_id) \
+            else ErrorCode.not_coordinator
+        if group is None or group.is_(GroupState.DEAD):
+            return not_found, {}
+        if group.is_(GroupState.EMPTY):
+            eligible = list(partitions)
+        elif group.is_consumer_group:
+            eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]
+            partition_errors = {tp: ErrorCode.group_subscribed_to_topic for tp in partitions
+                                if group.is_subscribed_to_topic(tp[0])}
+        else:
+            group_error = ErrorCode.non_empty_group
+        if eligible:
+            removed = self.group_manager.cleanup_group_metadata([group], lambda g: g.remove_offsets(eligible))
+            partition_errors.update({tp: ErrorCode.none for tp in eligible})
+            logger.info("The following offsets of the group %s were deleted: %s. A total of %d offsets were removed.",
+                        group_id, eligible, removed)
+        return group_error, ({} if group_error is not ErrorCode.none else partition_errors)
+
+    # -- Heartbeat --
+
+    def _validate_heartbeat(self, group: GroupMetadata, generation_id: int, member_id: str,
+                            group_instance_id: str | None) -> ErrorCode | None:
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        error = self._validate_current_member(group, member_id, group_instance_id, "heartbeat")
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return ErrorCode.illegal_generation
+        return None
+
+    def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None,
+                         generation_id: int) -> ErrorCode:
+        """Kafka: ``handleHeartbeat``."""
+        error = self._validate_group_status(group_id, "heartbeat")
+        if error is not None:
+            # A loading coordinator answers blindly: the member rejoins once the group is loaded.
+            return ErrorCode.none if error is ErrorCode.coordinator_load_in_progress else error
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            return ErrorCode.unknown_member_id
+        error = self._validate_heartbeat(group, generation_id, member_id, group_instance_id)
+        if error is not None:
+            return error
+        state = group.current_state
+        if state is GroupState.EMPTY:
+            return ErrorCode.unknown_member_id
+        self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+        if state is GroupState.PREPARING_REBALANCE:
+            return ErrorCode.rebalance_in_progress
+        if state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
+            return ErrorCode.none
+        raise AssertionError(f"Reached unexpected condition for Dead group {group_id}")
+
+    # -- OffsetCommit, OffsetFetch --
+
+    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str,
+                                group_instance_id: str | None, is_transactional: bool) -> ErrorCode | None:
+        if group.is_(GroupState.DEAD):
+            return ErrorCode.coordinator_not_available
+        if generation_id < 0 and group.is_(GroupState.EMPTY):
+            return None  # the admin client, or a consumer not using group management
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            error = self._validate_current_member(group, member_id, group_instance_id,
+                                                  "txn-offset-commit" if is_transactional else "offset-commit")
+            if error is not None:
+                return error
+            return ErrorCode.illegal_generation if generation_id != group.generation_id else None
+        if not is_transactional and not group.is_(GroupState.EMPTY):
+            return ErrorCode.unknown_member_id  # only members commit to a group that has members
+        return None
+
+    def handle_commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None,
+                              generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+                              ) -> dict[TopicPartition, ErrorCode]:
+        """Kafka: ``handleCommitOffsets``."""
+        error = self._validate_group_status(group_id, "offset_commit")
+        if error is not None:
+            return {tp: error for tp in offsets}
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return {tp: ErrorCode.illegal_generation for tp in offsets}  # an older generation's
+            group = self.group_manager.add_group(GroupMetadata(group_id, GroupState.EMPTY, self.timer.time_ms))
+        return self._do_commit_offsets(group, member_id, group_instance_id, generation_id, offsets)
+
+    def _do_commit_offsets(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
+                           generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+                           ) -> dict[TopicPartition, ErrorCode]:
+        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, False)
+        if error is not None:
+            return {tp: error for tp in offsets}
+        result: dict[TopicPartition, ErrorCode] = {}
+
+        def done(status: dict[TopicPartition, ErrorCode]) -> None:
+            result.update(status)
+
+        state = group.current_state
+        if state is GroupState.EMPTY:
+            self.group_manager.store_offsets(group, member_id, offsets, done)
+        elif state in (GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            # During a rebalance the previous generation may still commit: the heartbeat answer tells it to rejoin.
+            self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
+            self.group_manager.store_offsets(group, member_id, offsets, done)
+        elif state is GroupState.COMPLETING_REBALANCE:
+            return {tp: ErrorCode.rebalance_in_progress for tp in offsets}
+        else:
+            raise AssertionError(f"Logic error: unexpected group state {state}")
+        return result
+
+    def handle_fetch_offsets(self, group_id: str, require_stable: bool, partitions: list[TopicPartition] | None
+                             ) -> tuple[ErrorCode, dict[TopicPartition, OffsetFetchPartition]]:
+        """Kafka: ``handleFetchOffsets``: the offsets whatever the group's state (a group may use Kafka only to
+        store offsets).  ``require_stable`` is answered from the pending commits, which the transaction
+        coordinator's part fills through ``GroupMetadata.prepare_txn_offset_commit`` and empties through
+        :meth:`GroupMetadataManager.handle_txn_completion`."""
+        error = self._validate_group_status(group_id, "offset_fetch")
+        if error is not None:
+            return error, {}
+        return ErrorCode.none, self.group_manager.get_offsets(group_id, require_stable, partitions)
+
+    def schedule_handle_txn_completion(self, producer_id: int, offsets_partitions: list[int], is_commit: bool) -> None:
+        """Kafka: ``scheduleHandleTxnCompletion``: the hook the transaction coordinator's part calls when a marker
+        for ``producer_id`` is written to these ``__consumer_offsets`` partitions."""
+        asyncio.get_running_loop().call_soon(self.group_manager.handle_txn_completion, producer_id,
+                                             set(offsets_partitions), is_commit)
+
+    # -- ListGroups, DescribeGroups --
+
+    def handle_list_groups(self, states: set[str], group_types: set[str]) -> tuple[ErrorCode, list[Any]]:
+        """Kafka: ``handleListGroups``: every group is classic to this coordinator; the state filter is
+        case-insensitive."""
+        if not self._is_active:
+            return ErrorCode.coordinator_not_available, []
+        error = ErrorCode.coordinator_load_in_progress if self.group_manager.is_loading else ErrorCode.none
+        lower_states = {s.lower() for s in states}
+        lower_types = {t.lower() for t in group_types}
+        groups = [g.overview() for g in self.group_manager.current_groups
+                  if (not states or g.is_in_states(lower_states)) and (not group_types or "classic" in lower_types)]
+        return error, groups
+
+    def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
+        """Kafka: ``handleDescribeGroup``."""
+        error = self._validate_group_status(group_id, "describe_groups")
+        if error is not None:
+            return error, GroupSummary("", "", "", ())
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            return ErrorCode.none, GroupSummary(str(GroupState.DEAD), "", "", ())
+        return ErrorCode.none, group.summary()
+
+    # -- loading --
+
+    def _on_group_loaded(self, group: GroupMetadata) -> None:
+        """Kafka: ``onGroupLoaded``."""
+        logger.info("Loading group metadata for %s with generation %d", group.group_id, group.generation_id)
+        assert group.is_(GroupState.STABLE) or group.is_(GroupState.EMPTY)
+        if group.size > self.config.group_max_size:
+            self.prepare_rebalance(group, f"Freshly-loaded group is over capacity ({self.config.group_max_size}). "
+                                          "Rebalancing in order to give a chance for consumers to commit offsets")
+        for member in group.all_member_metadata:
+            self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+    # -- rebalances (Kafka: the private half of GroupCoordinator) --
+
+    def _set_and_propagate_assignment(self, group: GroupMetadata, assignment: Mapping[str, bytes]) -> None:
+        assert group.is_(GroupState.COMPLETING_REBALANCE)
+        for member in group.all_member_metadata:
+            member.assignment = bytes(assignment[member.member_id])
+        self._propagate_assignment(group, ErrorCode.none)
+
+    def _reset_and_propagate_assignment_error(self, group: GroupMetadata, error: ErrorCode) -> None:
+        assert group.is_(GroupState.COMPLETING_REBALANCE)
+        for member in group.all_member_metadata:
+            member.assignment = b""
+        self._propagate_assignment(group, error)
+
+    def _propagate_assignment(self, group: GroupMetadata, error: ErrorCode) -> None:
+        ok = error is ErrorCode.none
+        protocol_type, protocol_name = (group.protocol_type, group.protocol_name) if ok else (None, None)
+        for member in group.all_member_metadata:
+            if not member.assignment and ok:
+                logger.warning("Sending empty assignment to member %s of %s for generation %d with no errors",
+                               member.member_id, group.group_id, group.generation_id)
+            if group.maybe_invoke_sync_callback(member, SyncGroupResult(error, protocol_type, protocol_name,
+                                                                        member.assignment)):
+                # A session that expired while the assignment was awaited was ignored: expect the next heartbeat.
+                self._complete_and_schedule_next_heartbeat_expiration(group, member)
+
+    def _complete_and_schedule_next_heartbeat_expiration(self, group: GroupMetadata, member: MemberMetadata) -> None:
+        self._complete_and_schedule_next_expiration(group, member, member.session_timeout_ms)
+
+    def _complete_and_schedule_next_expiration(self, group: GroupMetadata, member: MemberMetadata,
+                                               timeout_ms: int) -> None:
+        key = member_key(group.group_id, member.member_id)
+        member.heartbeat_satisfied = True
+        self.heartbeat_purgatory.check_and_complete(key)
+        member.heartbeat_satisfied = False
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedHeartbeat(self, group, member.member_id, False, timeout_ms), [key])
+
+    def _add_pending_member_expiration(self, group: GroupMetadata, member_id: str, timeout_ms: int) -> None:
+        self.heartbeat_purgatory.try_complete_else_watch(
+            DelayedHeartbeat(self, group, member_id, True, timeout_ms), [member_key(group.group_id, member_id)])
+
+    def _remove_heartbeat_for_leaving_member(self, group: GroupMetadata, member_id: str) -> None:
+        self.heartbeat_purgatory.check_and_complete(member_key(group.group_id, member_id))
+
+    def _add_member_and_rebalance(self, rebalance_timeout_ms: int, session_timeout_ms: int, member_id: str,
+                                  group_instance_id: str | None, client_id: str, client_host: str,
+                                  protocol_type: str, protocols: list[tuple[str, bytes]], group: GroupMetadata,
+                                  callback: Callable[[JoinGroupResult], None], reason: str) -> None:
+        member = MemberMetadata(member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
+                                session_timeout_ms, protocol_type, protocols)
+        member.is_new = True
+        if group.is_(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
+            group.new_member_added = True  # the initial delay may be extended
+        group.add(member, callback)
+        # A new member cannot heartbeat yet: its JoinGroup expires on its own timeout, and it retries if alive.
+        self._complete_and_schedule_next_expiration(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self._maybe_prepare_rebalance(group, f"Adding new member {member_id} with group instance id "
+                                             f"{group_instance_id}; client reason: {reason}")
+
+    def _update_static_member_and_rebalance(self, group: GroupMetadata, old_member_id: str, new_member_id: str,
+                                            group_instance_id: str, protocols: list[tuple[str, bytes]],
+                                            rebalance_timeout_ms: int, session_timeout_ms: int,
+                                            callback: Callable[[JoinGroupResult], None], reason: str,
+                                            support_skipping_assignment: bool) -> None:
+        current_leader = group.leader_or_null
+        member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
+        self._complete_and_schedule_next_heartbeat_expiration(group, member)
+        known = group.get(new_member_id)
+        old_rebalance_timeout, old_session_timeout = known.rebalance_timeout_ms, known.session_timeout_ms
+        old_protocols = known.supported_protocols
+        group.update_member(known, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        state = group.current_state
+        if state is GroupState.STABLE:
+            # A static member back with the same protocols does not rebalance: store the new member id only.
+            if group.protocol_name == group.select_protocol():
+                logger.info("Static member which joins during Stable stage and doesn't affect selectProtocol will "
+                            "not trigger rebalance.")
+                assignment = {m.member_id: m.assignment for m in group.all_member_metadata}
+
+                def stored(error: ErrorCode) -> None:
+                    if error is not ErrorCode.none:
+                        logger.warning("Failed to persist metadata for group %s: %s", group.group_id, error.name)
+                        group.update_member(known, old_protocols, old_rebalance_timeout, old_session_timeout, None)
+                        old_member = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
+                        self._complete_and_schedule_next_heartbeat_expiration(group, old_member)
+                        callback(JoinGroupResult(
+                            member_id=UNKNOWN_MEMBER_ID, error=error, generation_id=group.generation_id,
+                            protocol_type=group.protocol_type, protocol_name=group.protocol_name,
+                            leader_id=current_leader or ""))
+                    elif support_skipping_assignment:
+                        # JoinGroup v9: the leader learns it leads but skips the assignor (the group is stable).
+                        is_leader = group.is_leader(new_member_id)
+                        group.maybe_invoke_join_callback(member, JoinGroupResult(
+                            member_id=new_member_id, error=ErrorCode.none, generation_id=group.generation_id,
+                            protocol_type=group.protocol_type, protocol_name=group.protocol_name,
+                            leader_id=group.leader_or_null or "", skip_assignment=is_leader,
+                            members=group.current_member_metadata() if is_leader else []))
+                    else:
+                        # Before v9: the old leader id, so that no member believes it must assign.
+                        group.maybe_invoke_join_callback(member, JoinGroupResult(
+                            member_id=new_member_id, error=ErrorCode.none, generation_id=group.generation_id,
+                            protocol_type=group.protocol_type, protocol_name=group.protocol_name,
+                            leader_id=current_leader or ""))
+
+                self.group_manager.store_group(group, assignment, stored)
+            else:
+                self._maybe_prepare_rebalance(group, f"Group's selectedProtocol will change because static member "
+                                                     f"{member.member_id} with instance id {group_instance_id} joined "
+                                                     f"with change of protocol; client reason: {reason}")
+        elif state is GroupState.COMPLETING_REBALANCE:
+            # The old member id may already be in the leader's assignment: start over.
+            self.prepare_rebalance(group, f"Updating metadata for static member {member.member_id} with instance id "
+                                          f"{group_instance_id}; client reason: {reason}")
+        elif state in (GroupState.EMPTY, GroupState.DEAD):
+            raise AssertionError(f"Group {group.group_id} was not supposed to be in the state {state} when the "
+                                 f"unknown static member {group_instance_id} rejoins.")
+
+    def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
+                                     protocols: list[tuple[str, bytes]], rebalance_timeout_ms: int,
+                                     session_timeout_ms: int, reason: str,
+                                     callback: Callable[[JoinGroupResult], None]) -> None:
+        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        self._maybe_prepare_rebalance(group, reason)
+
+    def _maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        if group.can_rebalance:
+            self.prepare_rebalance(group, reason)
+
+    def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
+        """Kafka: ``prepareRebalance`` (package-private there, for tests)."""
+        if group.is_(GroupState.COMPLETING_REBALANCE):
+            self._reset_and_propagate_assignment_error(group, ErrorCode.rebalance_in_progress)
+        self._remove_sync_expiration(group)
+        delay = self.config.group_initial_rebalance_delay_ms
+        operation = InitialDelayedJoin(self, self.rebalance_purgatory, group, delay, delay,
+                                       max(group.rebalance_timeout_ms - delay, 0)) if group.is_(GroupState.EMPTY) \
+            else DelayedJoin(self, group, group.rebalance_timeout_ms)
+        group.transition_to(GroupState.PREPARING_REBALANCE)
+        logger.info("Preparing to rebalance group %s in state %s with old generation %d (%s-%d) (reason: %s)",
+                    group.group_id, group.current_state, group.generation_id, GROUP_METADATA_TOPIC_NAME,
+                    self.partition_for(group.group_id), reason)
+        self.rebalance_purgatory.try_complete_else_watch(operation, [group_join_key(group.group_id)])
+
+    def _remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
+        # A new member may time out with its JoinGroup parked: answer it before it goes, so that it rejoins.
+        group.maybe_invoke_join_callback(member, JoinGroupResult(UNKNOWN_MEMBER_ID, ErrorCode.unknown_member_id))
+        group.remove(member.member_id)
+        state = group.current_state
+        if state in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            self._maybe_prepare_rebalance(group, reason)
+        elif state is GroupState.PREPARING_REBALANCE:
+            self.rebalance_purgatory.check_and_complete(group_join_key(group.group_id))
+
+    def _remove_pending_member_and_update_group(self, group: GroupMetadata, member_id: str) -> None:
+        group.remove(member_id)
+        if group.is_(GroupState.PREPARING_REBALANCE):
+            self.rebalance_purgatory.check_and_complete(group_join_key(group.group_id))
+
+    def try_complete_join(self, group: GroupMetadata, force_complete: Callable[[], bool]) -> bool:
+        """Kafka: ``tryCompleteJoin``."""
+        return force_complete() if group.has_all_members_joined else False
+
+    def on_complete_join(self, group: GroupMetadata) -> None:
+        """Kafka: ``onCompleteJoin``: drop the dynamic members that did not rejoin, then start the next
+        generation and answer every parked JoinGroup (the leader's with the members' metadata)."""
+        gone = [m for m in group.not_yet_rejoined_members().values() if not m.is_static_member]
+        if gone:
+            logger.info("Group %s removed dynamic members who haven't joined: %s", group.group_id,
+                        [m.member_id for m in gone])
+            for member in gone:
+                group.remove(member.member_id)
+                self._remove_heartbeat_for_leaving_member(group, member.member_id)
+        if group.is_(GroupState.DEAD):
+            logger.info("Group %s is dead, skipping rebalance stage", group.group_id)
+        elif not group.maybe_elect_new_joined_leader() and group.all_members:
+            # Nobody rejoined: wait another rebalance timeout for the sessions to expire them.
+            logger.error("Group %s could not complete rebalance because no members rejoined", group.group_id)
+            self.rebalance_purgatory.try_complete_else_watch(DelayedJoin(self, group, group.rebalance_timeout_ms),
+                                                             [group_join_key(group.group_id)])
+        else:
+            group.init_next_generation()
+            if group.is_(GroupState.EMPTY):
+                logger.info("Group %s with generation %d is now empty (%s-%d)", group.group_id, group.generation_id,
+                            GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id))
+
+                def stored(error: ErrorCode) -> None:
+                    if error is not ErrorCode.none:
+                        # Safe to lose: an empty generation has no member to time out.
+                        logger.warning("Failed to write empty metadata for group %s: %s", group.group_id, error.name)
+
+                self.group_manager.store_group(group, {}, stored)
+            else:
+                logger.info("Stabilized group %s generation %d (%s-%d) with %d members", group.group_id,
+                            group.generation_id, GROUP_METADATA_TOPIC_NAME, self.partition_for(group.group_id),
+                            group.size)
+                for member in group.all_member_metadata:
+                    result = self._current_generation_result(group, member.member_id,
+                                                             group.is_leader(member.member_id))
+                    group.maybe_invoke_join_callback(member, result)
+                    self._complete_and_schedule_next_heartbeat_expiration(group, member)
+                    member.is_new = False
+                    group.add_pending_sync_member(member.member_id)
+                self._schedule_pending_sync(group)
+
+    def _remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
+        group.remove_pending_sync_member(member_id)
+        self.rebalance_purgatory.check_and_complete(group_sync_key(group.group_id))
+
+    def _remove_sync_expiration(self, group: GroupMetadata) -> None:
+        group.clear_pending_sync_members()
+        self.rebalance_purgatory.check_and_complete(group_sync_key(group.group_id))
+
+    def _schedule_pending_sync(self, group: GroupMetadata) -> None:
+        self.rebalance_purgatory.try_complete_else_watch(
+            DelayedSync(self, group, group.generation_id, group.rebalance_timeout_ms), [group_sync_key(group.group_id)])
+
+    def try_complete_pending_sync(self, group: GroupMetadata, generation_id: int,
+                                  force_complete: Callable[[], bool]) -> bool:
+        """Kafka: ``tryCompletePendingSync``."""
+        if generation_id != group.generation_id:
+            return force_complete()
+        if group.current_state in (GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE):
+            return force_complete()
+        return force_complete() if group.has_received_sync_from_all_members else False
+
+    def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None:
+        """Kafka: ``onExpirePendingSync``: the members that sent no SyncGroup in time are removed, and the group
+        rebalances."""
+        if generation_id != group.generation_id:
+            logger.error("Received unexpected notification of sync expiration for %s with an old generation %d while "
+                         "the group has %d.", group.group_id, generation_id, group.generation_id)
+        elif group.current_state in (GroupState.DEAD, GroupState.EMPTY, GroupState.PREPARING_REBALANCE):
+            logger.error("Received unexpected notification of sync expiration after group %s already transitioned "
+                         "to the %s state.", group.group_id, group.current_state)
+        elif not group.has_received_sync_from_all_members:
+            pending = group.all_pending_sync_members
+            for member_id in pending:
+                group.remove(member_id)
+                self._remove_heartbeat_for_leaving_member(group, member_id)
+            logger.debug("Group %s removed members who haven't sent their sync request: %s", group.group_id, pending)
+            self.prepare_rebalance(group, f"Removing {sorted(pending)} on pending sync request expiration")
+
+    def try_complete_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool,
+                               force_complete: Callable[[], bool]) -> bool:
+        """Kafka: ``tryCompleteHeartbeat``."""
+        if group.is_(GroupState.DEAD):
+            return force_complete()
+        if is_pending:
+            return force_complete() if group.has(member_id) else False
+        if not group.has(member_id) or group.get(member_id).has_satisfied_heartbeat:
+            return force_complete()
+        return False
+
+    def on_expire_heartbeat(self, group: GroupMetadata, member_id: str, is_pending: bool) -> None:
+        """Kafka: ``onExpireHeartbeat``."""
+        if group.is_(GroupState.DEAD):
+            logger.info("Received notification of heartbeat expiration for member %s after group %s had already been "
+                        "unloaded or deleted.", member_id, group.group_id)
+        elif is_pending:
+            logger.info("Pending member %s in group %s has been removed after session timeout expiration.",
+                        member_id, group.group_id)
+            self._remove_pending_member_and_update_group(group, member_id)
+        elif not group.has(member_id):
+            logger.debug("Member %s has already been removed from the group.", member_id)
+        else:
+            member = group.get(member_id)
+            if not member.has_satisfied_heartbeat:
+                logger.info("Member %s in group %s has failed, removing it from the group", member.member_id,
+                            group.group_id)
+                self._remove_member_and_update_group(group, member, f"removing member {member.member_id} on "
+                                                                    "heartbeat expiration")
+
+    # == the APIs: requests in, responses out (Kafka: GroupCoordinatorAdapter and KafkaApis) ==================
+
+    async def find_coordinator(self, ctx: RequestContext, request: Any) -> Any:
+        """FindCoordinator v0-v6 (Kafka: ``handleFindCoordinatorRequest``): this node for every group and every
+        transactional id; v4+ answers each of ``coordinator_keys``."""
+        version = _version(request)
+        response = _response_class(request)
+        key_type = int(getattr(request, "key_type", COORDINATOR_TYPE_GROUP))
+        if key_type not in (COORDINATOR_TYPE_GROUP, COORDINATOR_TYPE_TRANSACTION):
+            # Kafka: CoordinatorType.forId throws InvalidRequestException for the whole request.
+            error = ErrorCode.invalid_request
+            if version >= 4:
+                return build(response, {"coordinators": [
+                    {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error,
+                     "error_message": f"Unknown coordinator type received: {key_type}"}
+                    for key in request.coordinator_keys]})
+            return build(response, {"error_code": error, "error_message": f"Unknown coordinator type received: "
+                                                                          f"{key_type}", "node_id": -1, "host": "",
+                                    "port": -1})
+        if version >= 4:
+            return build(response, {"coordinators": [
+                {"key": key, "node_id": ctx.node_id, "host": ctx.host, "port": ctx.port, "error_code": ErrorCode.none,
+                 "error_message": None} for key in request.coordinator_keys]})
+        return build(response, {"error_code": ErrorCode.none, "error_message": "NONE", "node_id": ctx.node_id,
+                                "host": ctx.host, "port": ctx.port})
+
+    async def join_group(self, ctx: RequestContext, request: Any) -> Any:
+        """JoinGroup v0-v9: answers when the group's rebalance completes (or at once on an error)."""
+        version = _version(request)
+        future: asyncio.Future[JoinGroupResult] = asyncio.get_running_loop().create_future()
+
+        def callback(result: JoinGroupResult) -> None:
+            if not future.done():
+                future.set_result(result)
+
+        group_instance_id = getattr(request, "group_instance_id", None)
+        session_timeout_ms = ms(request.session_timeout)
+        # JoinGroupRequest v0 has no rebalance timeout: the session timeout stands for it.
+        rebalance_timeout_ms = ms(request.rebalance_timeout) if version >= 1 else session_timeout_ms
+        self.handle_join_group(
+            request.group_id, request.member_id, group_instance_id,
+            require_known_member_id=version >= 4 and group_instance_id is None,
+            support_skipping_assignment=version >= 9, client_id=ctx.client_id, client_host=ctx.client_host,
+            rebalance_timeout_ms=rebalance_timeout_ms, session_timeout_ms=session_timeout_ms,
+            protocol_type=request.protocol_type,
+            protocols=[(p.name, bytes(p.metadata)) for p in request.protocols], callback=callback,
+            reason=getattr(request, "reason", None))
+        result = await future
+        protocol_name = result.protocol_name
+        if version < 7 and protocol_name is None:
+            protocol_name = ""  # JoinGroupResponse: no nullable protocol name before v7
+        elif version >= 7 and protocol_name == "":
+            protocol_name = None
+        return build(_response_class(request), {
+            "error_code": result.error, "generation_id": result.generation_id, "protocol_type": result.protocol_type,
+            "protocol_name": protocol_name, "leader": result.leader_id, "skip_assignment": result.skip_assignment,
+            "member_id": result.member_id,
+            "members": [{"member_id": m, "group_instance_id": i, "metadata": md} for m, i, md in result.members]})
+
+    async def sync_group(self, ctx: RequestContext, request: Any) -> Any:
+        """SyncGroup v0-v5: a follower's answer waits for the leader's assignment."""
+        version = _version(request)
+        response = _response_class(request)
+        protocol_type = getattr(request, "protocol_type", None)
+        protocol_name = getattr(request, "protocol_name", None)
+        if version >= 5 and (protocol_type is None or protocol_name is None):
+            # KafkaApis: from v5 the protocol type and name are mandatory.
+            return build(response, {"error_code": ErrorCode.inconsistent_group_protocol, "assignment": b""})
+        future: asyncio.Future[SyncGroupResult] = asyncio.get_running_loop().create_future()
+
+        def callback(result: SyncGroupResult) -> None:
+            if not future.done():
+                future.set_result(result)
+
+        assignments: dict[str, bytes] = {}
+        for a in request.assignments:
+            assignments[a.member_id] = bytes(a.assignment)
+        self.handle_sync_group(request.group_id, int(request.generation_id), request.member_id, protocol_type,
+                               protocol_name, getattr(request, "group_instance_id", None), assignments, callback)
+        result = await future
+        return build(response, {"error_code": result.error, "protocol_type": result.protocol_type,
+                                "protocol_name": result.protocol_name, "assignment": result.assignment})
+
+    async def heartbeat(self, ctx: RequestContext, request: Any) -> Any:
+        """Heartbeat v0-v4."""
+        error = self.handle_heartbeat(request.group_id, request.member_id, getattr(request, "group_instance_id", None),
+                                      int(request.generation_id))
+        return build(_response_class(request), {"error_code": error})
+
+    async def leave_group(self, ctx: RequestContext, request: Any) -> Any:
+        """LeaveGroup v0-v5: one member before v3, a batch after (Kafka: ``LeaveGroupRequest.normalizedData`` and
+        ``LeaveGroupResponse(data, version)``)."""
+        version = _version(request)
+        members: list[tuple[str, str | None, str | None]]
+        if version < 3:
+            members = [(request.member_id, None, None)]
+        else:
+            members = [(m.member_id, m.group_instance_id, getattr(m, "reason", None)) for m in request.members]
+        top, results = self.handle_leave_group(request.group_id, members)
+        response = _response_class(request)
+        if version >= 3:
+            return build(response, {"error_code": top, "members": [
+                {"member_id": m, "group_instance_id": i, "error_code": e} for m, i, e in results]})
+        if top is not ErrorCode.none:
+            return build(response, {"error_code": top})
+        return build(response, {"error_code": results[0][2]})
+
+    async def offset_commit(self, ctx: RequestContext, request: Any) -> Any:
+        """OffsetCommit v2-v10 (Kafka: ``handleOffsetCommitRequest`` and the adapter's ``commitOffsets``)."""
+        version = _version(request)
+        response = _response_class(request)
+        now = self.timer.time_ms()
+        by_id = version >= 10
+        retention = ms(request.retention_time) if "retention_time" in field_names(type(request)) \
+            else DEFAULT_RETENTION_TIME
+        expire = None if retention == DEFAULT_RETENTION_TIME else now + retention
+        early: dict[tuple[Any, int], ErrorCode] = {}  # (topic key, partition) -> error, answered before the commit
+        offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        keys: dict[TopicPartition, Any] = {}
+        order: list[tuple[Any, int]] = []
+        for topic in request.topics:
+            topic_key = topic.topic_id if by_id else topic.name
+            name = self._topic_name(ctx, topic_key, by_id)
+            for p in topic.partitions:
+                index = int(p.partition_index)
+                order.append((topic_key, index))
+                if name is None:
+                    early[(topic_key, index)] = ErrorCode.unknown_topic_id
+                    continue
+                if ctx.topics is not None and not ctx.topics.partition_exists(name, index):
+                    early[(topic_key, index)] = ErrorCode.unknown_topic_or_partition
+                    continue
+                epoch = int(getattr(p, "committed_leader_epoch", -1))
+                commit_ts = int(getattr(p, "commit_timestamp", DEFAULT_TIMESTAMP))
+                offsets[(name, index)] = OffsetAndMetadata(
+                    offset=int(p.committed_offset), leader_epoch=None if epoch == -1 else epoch,
+                    metadata="" if p.committed_metadata is None else p.committed_metadata,
+                    commit_timestamp=now if commit_ts == DEFAULT_TIMESTAMP else commit_ts, expire_timestamp=expire)
+                keys[(name, index)] = topic_key
+        statuses: dict[tuple[Any, int], ErrorCode] = dict(early)
+        if offsets:
+            result = self.handle_commit_offsets(request.group_id, request.member_id,
+                                                getattr(request, "group_instance_id", None),
+                                                int(request.generation_id_or_member_epoch), offsets)
+            for tp, error in result.items():
+                statuses[(keys[tp], tp[1])] = error
+        return build(response, {"topics": self._by_topic(order, statuses, "topic_id" if by_id else "name")})
+
+    @staticmethod
+    def _topic_name(ctx: RequestContext, topic_key: Any, by_id: bool) -> str | None:
+        if not by_id:
+            return str(topic_key)
+        return None if ctx.topics is None else ctx.topics.topic_name(topic_key)
+
+    @staticmethod
+    def _by_topic(order: list[tuple[Any, int]], statuses: Mapping[tuple[Any, int], ErrorCode],
+                  topic_field: str) -> list[dict[str, Any]]:
+        topics: dict[Any, list[dict[str, Any]]] = {}
+        for key in order:
+            if key in statuses:
+                topics.setdefault(key[0], []).append({"partition_index": key[1], "error_code": statuses[key]})
+        return [{topic_field: t, "partitions": parts} for t, parts in topics.items()]
+
+    async def offset_fetch(self, ctx: RequestContext, request: Any) -> Any:
+        """OffsetFetch v1-v10 (Kafka: ``handleOffsetFetchRequestFromCoordinator``, the adapter's ``fetchOffsets`` /
+        ``fetchAllOffsets`` and ``OffsetFetchResponse(groups, version)``); v8+ fetches several groups."""
+        version = _version(request)
+        response = _response_class(request)
+        require_stable = bool(getattr(request, "require_stable", False))
+        if version >= 8:
+            groups = [self._fetch_group(ctx, g.group_id, g.topics, require_stable, version >= 10)
+                      for g in request.groups]
+            return build(response, {"groups": groups})
+        group = self._fetch_group(ctx, request.group_id, request.topics, require_stable, False)
+        topics = group["topics"]
+        if version < 2 and group["error_code"] is not ErrorCode.none:
+            for t in topics:
+                for p in t["partitions"]:
+                    p.update(error_code=group["error_code"], committed_offset=-1, metadata="",
+                             committed_leader_epoch=-1)
+        return build(response, {"topics": topics, "error_code": group["error_code"]})
+
+    def _fetch_group(self, ctx: RequestContext, group_id: str, topics: Any, require_stable: bool,
+                     by_id: bool) -> dict[str, Any]:
+        field = "topic_id" if by_id else "name"
+        unknown: list[dict[str, Any]] = []
+        partitions: list[TopicPartition] | None = None
+        keys: dict[str, Any] = {}
+        if topics is not None:
+            partitions = []
+            for t in topics:
+                key = t.topic_id if by_id else t.name
+                name = self._topic_name(ctx, key, by_id)
+                if name is None:
+                    unknown.append({field: key, "partitions": [
+                        {"partition_index": int(i), "committed_offset": -1, "committed_leader_epoch": -1,
+                         "metadata": "", "error_code": ErrorCode.unknown_topic_id} for i in t.partition_indexes]})
+                    continue
+                keys[name] = key
+                partitions.extend((name, int(i)) for i in t.partition_indexes)
+        error, results = self.handle_fetch_offsets(group_id, require_stable, partitions)
+        if error is not ErrorCode.none:
+            return {"group_id": group_id, "error_code": error, "topics": []}
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for (topic, index), data in results.items():
+            grouped.setdefault(topic, []).append({
+                "partition_index": index, "committed_offset": data.offset,
+                "committed_leader_epoch": -1 if data.leader_epoch is None else data.leader_epoch,
+                "metadata": data.metadata, "error_code": data.error})
+        out = []
+        for topic, parts in grouped.items():
+            key = keys.get(topic, topic)
+            if by_id and topic not in keys:
+                key = None if ctx.topics is None else ctx.topics.topic_id(topic)
+                if key is None:
+                    continue  # a topic without an id cannot be named in a v10 answer
+            out.append({field: key, "partitions": parts})
+        return {"group_id": group_id, "error_code": ErrorCode.none, "topics": out + unknown}
+
+    async def describe_groups(self, ctx: RequestContext, request: Any) -> Any:
+        """DescribeGroups v0-v6."""
+        include_operations = bool(getattr(request, "include_authorized_operations", False))
+        groups = []
+        for group_id in request.groups:
+            error, summary = self.handle_describe_group(group_id)
+            groups.append({
+                "error_code": error, "group_id": group_id, "group_state": summary.state,
+                "protocol_type": summary.protocol_type, "protocol_data": summary.protocol,
+                "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                             "client_id": m.client_id, "client_host": m.client_host,
+                             "member_metadata": m.metadata, "member_assignment": m.assignment}
+                            for m in summary.members],
+                "authorized_operations": _GROUP_OPERATIONS if include_operations and error is ErrorCode.none
+                else _NO_OPERATIONS})
+        return build(_response_class(request), {"groups": groups})
+
+    async def list_groups(self, ctx: RequestContext, request: Any) -> Any:
+        """ListGroups v0-v5 (v4+ filters by state, v5+ by type)."""
+        states = set(getattr(request, "states_filter", ()) or ())
+        types_ = set(getattr(request, "types_filter", ()) or ())
+        error, groups = self.handle_list_groups(states, types_)
+        return build(_response_class(request), {"error_code": error, "groups": [
+            {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state,
+             "group_type": g.group_type} for g in groups]})
+
+    async def delete_groups(self, ctx: RequestContext, request: Any) -> Any:
+        """DeleteGroups v0-v2 (a group named twice is deleted once, as ``KafkaApis`` does)."""
+        names = list(dict.fromkeys(request.groups_names))
+        errors = self.handle_delete_groups(names)
+        return build(_response_class(request), {"results": [
+            {"group_id": g, "error_code": errors[g]} for g in names]})
+
+    async def offset_delete(self, ctx: RequestContext, request: Any) -> Any:
+        """OffsetDelete v0 (Kafka: ``handleOffsetDeleteRequest``)."""
+        response = _response_class(request)
+        order: list[tuple[Any, int]] = []
+        statuses: dict[tuple[Any, int], ErrorCode] = {}
+        partitions: list[TopicPartition] = []
+        for topic in request.topics:
+            for p in topic.partitions:
+                key = (topic.name, int(p.partition_index))
+                order.append(key)
+                if ctx.topics is not None and not ctx.topics.partition_exists(*key):
+                    statuses[key] = ErrorCode.unknown_topic_or_partition
+                else:
+                    partitions.append(key)
+        group_error, results = self.handle_delete_offsets(request.group_id, partitions)
+        if group_error is not ErrorCode.none:
+            return build(response, {"error_code": group_error})
+        statuses.update(results)
+        return build(response, {"error_code": ErrorCode.none,
+                                "topics": self._by_topic(order, statuses, "name")})
