@@ -172,7 +172,7 @@ def test_the_chinese_pages_get_a_chinese_navigation_and_a_language_switch(tmp_pa
     (src / "other.rst").write_text(":orphan:\n\nOther\n=====\n", encoding="utf-8")
     (src / "zh_CN" / "index.rst").write_text("中文\n====\n\n.. toctree::\n   :caption: 导读\n\n   guide\n",
                                              encoding="utf-8")
-    (src / "zh_CN" / "guide.rst").write_text("指南\n====\n\n正文。\n", encoding="utf-8")
+    (src / "zh_CN" / "guide.rst").write_text("指南\n====\n\n正文分成\n两行，``代码\n不变``。\n", encoding="utf-8")  # noqa: RUF001
     out = tmp_path / "html"
     app = sphinx_app.Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html",
                             status=None, warning=None, freshenv=True)
@@ -180,6 +180,8 @@ def test_the_chinese_pages_get_a_chinese_navigation_and_a_language_switch(tmp_pa
     zh = (out / "zh_CN" / "guide.html").read_text(encoding="utf-8")
     en = (out / "guide.html").read_text(encoding="utf-8")
     assert '<html class="no-js" lang="zh-CN"' in zh
+    # A line break between two Chinese characters would show as a space: it is gone, but not inside a literal.
+    assert "正文分成两行，" in zh and "代码不变" not in zh  # noqa: RUF001
     assert '<span class="caption-text">导读</span>' in zh and "English</span>" not in zh
     assert 'placeholder="搜索"' in zh
     assert 'href="../guide.html" hreflang="en"' in zh

@@ -9,7 +9,10 @@ For those pages this extension changes what the theme (Furo) draws around the te
 - the theme's words (Search, Next, Previous, On this page, ...) come from Sphinx's ``zh_CN`` catalog,
   and for Furo's own words, which Furo does not translate, from :data:`THEME_WORDS`;
 - ``<html lang>`` says ``zh-CN``, so a browser picks Chinese fonts and a reader Chinese voices;
-- the previous and next links at the bottom stay among the Chinese pages.
+- the previous and next links at the bottom stay among the Chinese pages;
+- a line break in the source between two Chinese characters is removed from the text (:func:`join_cjk_lines`):
+  reStructuredText keeps it, and a browser shows a line break inside a paragraph as a space, which Chinese text
+  does not have.  Code, literals and raw markup keep their line breaks.
 
 Every page, in either language, gets a language switch in the sidebar (``_templates/sidebar/language.html``):
 the same page in the other language where it exists, else the other language's start page.
@@ -18,11 +21,13 @@ the same page in the other language where it exists, else the other language's s
 from __future__ import annotations
 
 import gettext
+import re
 from html import escape
 from pathlib import Path
 from typing import Any
 
 import sphinx.locale
+from docutils import nodes
 from furo.navigation import get_navigation_tree
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -121,7 +126,32 @@ def _on_page_context(app: Sphinx, pagename: str, templatename: str, context: dic
             context[key] = None
 
 
+#: A line break (with the spaces around it) between two characters of the CJK ideographs, CJK punctuation or
+#: full-width forms: Chinese text has no space there.
+_CJK = r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CJK_LINE_BREAK = re.compile(rf"(?<=[{_CJK}])[ \t]*\n[ \t]*(?=[{_CJK}])")
+
+
+def join_cjk_lines(text: str) -> str:
+    """``text`` with every line break between two Chinese characters removed."""
+    return _CJK_LINE_BREAK.sub("", text)
+
+
+def _on_doctree_read(app: Sphinx, doctree: nodes.document) -> None:
+    if not app.env.docname.startswith(ZH):
+        return
+    for text in list(doctree.findall(nodes.Text)):
+        parent = text.parent
+        if parent is None or isinstance(parent, (nodes.literal_block, nodes.literal, nodes.raw,
+                                                 nodes.doctest_block, nodes.comment)):
+            continue
+        joined = join_cjk_lines(str(text))
+        if joined != str(text):
+            parent.replace(text, nodes.Text(joined))
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("doctree-read", _on_doctree_read)
     # After Furo's own handler (priority 500), which computes the navigation this replaces.
     app.connect("html-page-context", _on_page_context, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
