@@ -4,27 +4,31 @@ rebalances, each test named after Kafka's and asserting what it asserts.  The co
 (Kafka's test mocks the replica manager); the clock is moved by hand, as Kafka's ``MockTimer`` is.
 
 Kafka tests not ported:
-testOffsetsRetentionMsIntegerOverflow (tests/broker/test_group_config.py covers the derived retention),
-testRequestHandlingWhileLoadingInProgress (test_group_restart.py covers the loading answers),
-testJoinGroupSecondJoinInconsistentProtocol, testStaticMemberReJoinWithExplicitUnknownMemberId and the other
-static-membership rejoin cases (testStaticMemberRejoinWith*, testStaticMemberJoinAsFirstMember*,
-testStaticMemberReJoinWithIllegalStateAsUnknownMember, testStaticMemberFenceDuplicateRejoined*,
-testStaticMemberJoinWithUnknownInstanceIdAndKnownMemberId, testStaticMemberReJoinWithIllegalArgumentAsMissingOldMember,
-testStaticMemberLeaveAndRejoinInStableState, testStaticMemberCommitOffsetIn*, testStaticMemberHeartbeat*,
-testStaticMemberSyncAsLeaderWithInvalidMemberId, testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout,
-testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout, testGetDifferentStaticMemberIdAfterEachRejoin,
-testOffsetCommitDeadGroup, testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout,
-testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout, testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs,
-testJoinGroupReturnsTheProtocolType, testSyncGroupReturnsAnErrorWhenProtocolTypeIsInconsistent,
-testSyncGroupReturnsAnErrorWhenProtocolNameIsInconsistent, testSyncGroupSucceedWhenProtocolTypeAndNameAreNotProvided,
-testSyncGroupSucceedWhenProtocolTypeAndNameAreConsistent, testSecondMemberPartiallyJoinAndTimeout,
-testRebalanceDoesNotTimeOutWhenAllSyncAreReceived, the transactional offset tests (testBasicFetchTxnOffsets,
-testFetchTxnOffsets*, testFetchPendingTxnOffsets*, testTxnCommitOffset*, testVerificationErrorsForTxnOffsetCommits,
-testTxnOffsetMetadataTooLarge: the transaction coordinator's part), testCommitOffsetInCompletingRebalanceFromUnknownMemberId,
-testCommitOffsetInCompletingRebalanceFromIllegalGeneration, testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId,
-testListGroupsWithTypes, testDescribeGroupStableForStaticMember, testDeleteOffsetOfConsumerGroupWithUnparsableProtocol,
-testDeleteOffsetOfEmptyConsumerGroup, testDeleteOffsetOfStableConsumerGroup, testCompleteHeartbeatWithGroupDead,
-testCompleteHeartbeatWithMemberAlreadyRemoved.
+- ``testOffsetsRetentionMsIntegerOverflow``: a config fact, in test_group_config.py.
+- ``testRequestHandlingWhileLoadingInProgress``: the loading answers are in test_group_restart.py.
+- ``testJoinGroupSecondJoinInconsistentProtocol``, ``testStaticMemberReJoinWithExplicitUnknownMemberId``,
+  ``testStaticMemberFenceDuplicateRejoinedFollower``,
+  ``testStaticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged``,
+  ``testStaticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged``,
+  ``testJoinKnownMemberWithSameStaticMember`` and the other static-membership rejoin cases
+  (``testStaticMemberRejoin*``, ``testStaticMemberJoinAsFirstMember*``, ``testStaticMemberCommitOffset*``,
+  ``testStaticMemberHeartbeat*``, ``testGetDifferentStaticMemberIdAfterEachRejoin``,
+  ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
+  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``): not yet, time.
+- ``testOffsetCommitDeadGroup``, ``testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
+  ``testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``, ``testSecondMemberPartiallyJoinAndTimeout``,
+  ``testRebalanceDoesNotTimeOutWhenAllSyncAreReceived``, ``testCommitOffsetInCompletingRebalanceFromUnknownMemberId``,
+  ``testCommitOffsetInCompletingRebalanceFromIllegalGeneration``,
+  ``testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId``,
+  ``testListGroupsWithTypes``, ``testDescribeGroupStableForStaticMember``,
+  ``testDeleteOffsetOfConsumerGroupWithUnparsableProtocol``, ``testDeleteOffsetOfEmptyConsumerGroup``,
+  ``testDeleteOffsetOfStableConsumerGroup``, ``testCompleteHeartbeatWithGroupDead``,
+  ``testCompleteHeartbeatWithMemberAlreadyRemoved``: not yet, time.
+- ``testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs``, ``testJoinGroupReturnsTheProtocolType``: their
+  assertions are on the JoinGroup responses of test_group_apis.py.
+- ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsets*``, ``testFetchPendingTxnOffsets*``, ``testTxnCommitOffset*``,
+  ``testVerificationErrorsForTxnOffsetCommits``, ``testTxnOffsetMetadataTooLarge``: TxnOffsetCommit is the transaction
+  coordinator's part.
 """
 
 from __future__ import annotations
@@ -306,7 +310,7 @@ def test_sync_dead_group(harness: Harness) -> None:
 
 def test_join_group_from_unchanged_follower_does_not_rebalance(harness: Harness) -> None:
     h = harness
-    first, other, generation = _two_members(h)
+    _first, other, generation = _two_members(h)
     follower = h.send_join_group(GROUP_ID, other).get()
     assert follower.error is E.none
     assert follower.generation_id == generation
@@ -522,7 +526,7 @@ def test_sync_group_from_unknown_group(harness: Harness) -> None:
 
 
 def test_sync_group_from_unknown_member(harness: Harness) -> None:
-    member, generation = _stable_group_of_one(harness)
+    _member, generation = _stable_group_of_one(harness)
     assert harness.sync_group_follower(GROUP_ID, generation, "blah").error is E.unknown_member_id
 
 
@@ -605,7 +609,7 @@ def _join_with_n_members(h: Harness, n: int) -> list:  # type: ignore[type-arg]
 
 def test_leader_failure_in_sync_group(harness: Harness) -> None:
     h = harness
-    first, other, generation = _two_members(h)
+    _first, other, generation = _two_members(h)
     follower = h.send_sync_group_follower(GROUP_ID, generation, other)
     h.advance(DEFAULT_SESSION_TIMEOUT + 100)
     assert follower.get().error is E.rebalance_in_progress
@@ -816,7 +820,7 @@ def test_static_members_unknown_instance_batch_leave_group(harness: Harness) -> 
 # -- ListGroups, DescribeGroups, DeleteGroups, OffsetDelete --
 
 def test_list_groups_includes_stable_groups(harness: Harness) -> None:
-    member, generation = _stable_group_of_one(harness)
+    _member, _generation = _stable_group_of_one(harness)
     error, groups = harness.coordinator.handle_list_groups(set(), set())
     assert error is E.none
     assert len(groups) == 1
