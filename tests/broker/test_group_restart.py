@@ -395,6 +395,7 @@ def test_commit_offset(node: Node) -> None:
     data = node.coordinator.group_manager.get_offsets(GROUP_ID, False, [("foo", 0)])
     assert data[("foo", 0)].offset == 37
     [(key, value)] = _records_of(node)
+    assert key == offset_commit_key(GROUP_ID, "foo", 0)
     assert read_offset_message_value(value) == offset
     assert struct.unpack_from(">h", value or b"")[0] == 3  # no expire timestamp: v3
 
