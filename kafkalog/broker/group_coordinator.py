@@ -700,7 +700,27 @@ class GroupCoordinator:
             return ErrorCode.none, GroupSummary(str(GroupState.DEAD), "", "", ())
         return ErrorCode.none, group.summary()
 
-    # -- loading --
+    # -- loading and unloading --
+
+    def on_resignation(self, partition: int) -> None:
+        """Kafka: ``onResignation``: stop coordinating the groups of ``__consumer_offsets-partition``."""
+        logger.info("Resigned as the group coordinator for partition %d", partition)
+        self.group_manager.remove_groups_and_offsets(partition, self._on_group_unloaded)
+
+    def _on_group_unloaded(self, group: GroupMetadata) -> None:
+        """Kafka: ``onGroupUnloaded``: the group dies; parked requests are told NOT_COORDINATOR."""
+        logger.info("Unloading group metadata for %s with generation %d", group.group_id, group.generation_id)
+        previous = group.current_state
+        group.transition_to(GroupState.DEAD)
+        if previous is GroupState.PREPARING_REBALANCE:
+            for member in group.all_member_metadata:
+                group.maybe_invoke_join_callback(member, JoinGroupResult(member.member_id, ErrorCode.not_coordinator))
+            self.rebalance_purgatory.check_and_complete(group_join_key(group.group_id))
+        elif previous in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
+            for member in group.all_member_metadata:
+                group.maybe_invoke_sync_callback(member, SyncGroupResult(ErrorCode.not_coordinator))
+                self.heartbeat_purgatory.check_and_complete(member_key(group.group_id, member.member_id))
+        self._remove_sync_expiration(group)
 
     def _on_group_loaded(self, group: GroupMetadata) -> None:
         """Kafka: ``onGroupLoaded``."""

@@ -460,6 +460,23 @@ class GroupMetadataManager:
                          "cached group with generation %d", group.group_id, group.generation_id,
                          current.generation_id)
 
+    def remove_groups_and_offsets(self, partition: int, on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
+        """Kafka: ``removeGroupsAndOffsets`` (the coordinator's resignation from a partition): stop owning it and
+        drop its groups from the cache.  A single node resigns only when a partition's log goes away."""
+        self._owned_partitions.discard(partition)
+        self._loading_partitions.discard(partition)
+        removed_groups = removed_offsets = 0
+        for group in self.current_groups:
+            if self.partition_for(group.group_id) == partition:
+                on_group_unloaded(group)
+                del self._groups[group.group_id]
+                for groups in self._open_groups_for_producer.values():
+                    groups.discard(group.group_id)
+                removed_groups += 1
+                removed_offsets += group.num_offsets
+        logger.info("Finished unloading %s-%d. Removed %d cached offsets and %d cached groups.",
+                    GROUP_METADATA_TOPIC_NAME, partition, removed_offsets, removed_groups)
+
     # -- expiry and deletion --
 
     def cleanup_expired(self) -> int:

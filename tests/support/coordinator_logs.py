@@ -64,8 +64,9 @@ class _Handle:
 
 
 class ManualTimer:
-    """Kafka's ``MockTimer``: time stands still until :meth:`advance` moves it, running what falls due in
-    order."""
+    """Kafka's ``MockTimer`` (server-common, 3.8.0): time stands still until :meth:`advance` moves it; then every
+    task due strictly before the new time runs, at the new time, in order of due time (tasks they add included).
+    A task of no delay runs at once."""
 
     def __init__(self, now_ms: int = 1_700_000_000_000) -> None:
         self.now = now_ms
@@ -76,19 +77,19 @@ class ManualTimer:
         return self.now
 
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> _Handle:
-        handle = _Handle(self.now + max(delay_ms, 0), next(self._seq), callback)
+        handle = _Handle(self.now + delay_ms, next(self._seq), callback)
+        if delay_ms <= 0:
+            callback()
+            return handle
         heapq.heappush(self._heap, handle)
         return handle
 
     def advance(self, ms: int) -> None:
-        target = self.now + ms
-        while self._heap and self._heap[0].due <= target:
+        self.now += ms
+        while self._heap and self.now > self._heap[0].due:
             handle = heapq.heappop(self._heap)
-            if handle.cancelled:
-                continue
-            self.now = max(self.now, handle.due)
-            handle.callback()
-        self.now = target
+            if not handle.cancelled:
+                handle.callback()
 
     @property
     def pending(self) -> int:

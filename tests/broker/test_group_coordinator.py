@@ -1,0 +1,958 @@
+"""Kafka 3.8.0's ``GroupCoordinatorTest`` (``core/src/test/scala/unit/kafka/coordinator/group/``), ported: the
+classic group coordinator's join, sync, heartbeat, leave, commit, fetch, describe, list and delete paths and its
+rebalances, each test named after Kafka's and asserting what it asserts.  The coordinator writes to real logs
+(Kafka's test mocks the replica manager); the clock is moved by hand, as Kafka's ``MockTimer`` is.
+
+Kafka tests not ported:
+- ``testOffsetsRetentionMsIntegerOverflow``: a config fact, in test_group_config.py.
+- ``testRequestHandlingWhileLoadingInProgress``: the loading answers are in test_group_restart.py.
+- ``testJoinGroupSecondJoinInconsistentProtocol``, ``testStaticMemberReJoinWithExplicitUnknownMemberId``,
+  ``testStaticMemberFenceDuplicateRejoinedFollower``,
+  ``testStaticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged``,
+  ``testStaticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged``,
+  ``testJoinKnownMemberWithSameStaticMember`` and the other static-membership rejoin cases
+  (``testStaticMemberRejoin*``, ``testStaticMemberJoinAsFirstMember*``, ``testStaticMemberCommitOffset*``,
+  ``testStaticMemberHeartbeat*``, ``testGetDifferentStaticMemberIdAfterEachRejoin``,
+  ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
+  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``): not yet, time.
+- ``testOffsetCommitDeadGroup``, ``testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
+  ``testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``, ``testSecondMemberPartiallyJoinAndTimeout``,
+  ``testRebalanceDoesNotTimeOutWhenAllSyncAreReceived``, ``testCommitOffsetInCompletingRebalanceFromUnknownMemberId``,
+  ``testCommitOffsetInCompletingRebalanceFromIllegalGeneration``,
+  ``testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId``,
+  ``testListGroupsWithTypes``, ``testDescribeGroupStableForStaticMember``,
+  ``testDeleteOffsetOfConsumerGroupWithUnparsableProtocol``, ``testDeleteOffsetOfEmptyConsumerGroup``,
+  ``testDeleteOffsetOfStableConsumerGroup``, ``testCompleteHeartbeatWithGroupDead``,
+  ``testCompleteHeartbeatWithMemberAlreadyRemoved``: not yet, time.
+- ``testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs``, ``testJoinGroupReturnsTheProtocolType``: their
+  assertions are on the JoinGroup responses of test_group_apis.py.
+- ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsets*``, ``testFetchPendingTxnOffsets*``, ``testTxnCommitOffset*``,
+  ``testVerificationErrorsForTxnOffsetCommits``, ``testTxnOffsetMetadataTooLarge``: TxnOffsetCommit is the transaction
+  coordinator's part.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from kafkalog.broker.group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
+from kafkalog.broker.group_metadata import GroupMetadata, GroupState, MemberMetadata
+from tests.broker.conftest import (
+    DEFAULT_REBALANCE_TIMEOUT,
+    DEFAULT_SESSION_TIMEOUT,
+    GROUP_ID,
+    GROUP_INITIAL_REBALANCE_DELAY,
+    GROUP_INSTANCE_ID,
+    GROUP_MAX_SESSION_TIMEOUT,
+    GROUP_MAX_SIZE,
+    GROUP_MIN_SESSION_TIMEOUT,
+    MEMBER_ID,
+    METADATA,
+    OTHER_GROUP_ID,
+    PROTOCOL_NAME,
+    PROTOCOL_TYPE,
+    PROTOCOLS,
+    UNKNOWN,
+    Harness,
+    verify_leave_group_result,
+)
+
+E = ErrorCode
+TP = ("topic", 0)
+
+
+def _stable_group_of_one(h: Harness, **join: int) -> tuple[str, int]:
+    result = h.dynamic_join_group(GROUP_ID, UNKNOWN, **join)
+    assert result.error is E.none
+    assert result.leader_id == result.member_id
+    sync = h.sync_group_leader(GROUP_ID, result.generation_id, result.member_id, {result.member_id: b""})
+    assert sync.error is E.none
+    return result.member_id, result.generation_id
+
+
+def _two_members(h: Harness) -> tuple[str, str, int]:
+    """A stable group of one, then a second member joins and the first rejoins: both in the next generation."""
+    first, _ = _stable_group_of_one(h)
+    other = h.send_join_group(GROUP_ID, UNKNOWN)
+    join = h.send_join_group(GROUP_ID, first)
+    join_result, other_result = join.get(), other.get()
+    assert join_result.error is E.none and other_result.error is E.none
+    assert join_result.generation_id == other_result.generation_id
+    assert join_result.leader_id == first and other_result.leader_id == first
+    return first, other_result.member_id, join_result.generation_id
+
+
+# -- JoinGroup --
+
+def test_join_group_wrong_coordinator(harness: Harness) -> None:
+    assert harness.dynamic_join_group(OTHER_GROUP_ID, UNKNOWN).error is E.not_coordinator
+    assert harness.static_join_group(OTHER_GROUP_ID, UNKNOWN, GROUP_INSTANCE_ID).error is E.not_coordinator
+
+
+def test_join_group_should_receive_error_if_group_over_max_size(harness: Harness) -> None:
+    h = harness
+    rebalance_timeout = GROUP_INITIAL_REBALANCE_DELAY * 2
+    boxes = []
+    for i in range(1, GROUP_MAX_SIZE + 1):
+        boxes.append(h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout))
+        if i != 1:
+            h.advance(GROUP_INITIAL_REBALANCE_DELAY)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    assert all(b.get().error is E.none for b in boxes)
+    error = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout).get()
+    assert error.error is E.group_max_size_reached
+
+
+def test_dynamic_members_join_group_with_max_size_and_required_known_member(harness: Harness) -> None:
+    h = harness
+    n = GROUP_MAX_SIZE + 1
+    member_ids = [h.send_join_group(GROUP_ID, UNKNOWN, require_known_member_id=True).get().member_id
+                  for _ in range(n)]
+    boxes = [h.send_join_group(GROUP_ID, m, require_known_member_id=True) for m in member_ids]
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    errors = [b.get().error for b in boxes]
+    assert errors.count(E.none) == GROUP_MAX_SIZE
+    assert errors.count(E.group_max_size_reached) == n - GROUP_MAX_SIZE
+    rejoin = [h.send_join_group(GROUP_ID, m, require_known_member_id=True).get().error for m in member_ids]
+    assert rejoin == errors
+
+
+def test_dynamic_members_join_group_with_max_size(harness: Harness) -> None:
+    h = harness
+    n = GROUP_MAX_SIZE + 1
+    boxes = [h.send_join_group(GROUP_ID, UNKNOWN) for _ in range(n)]
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    results = [b.get() for b in boxes]
+    errors = [r.error for r in results]
+    assert errors.count(E.none) == GROUP_MAX_SIZE
+    assert errors.count(E.group_max_size_reached) == n - GROUP_MAX_SIZE
+    rejoin = [h.send_join_group(GROUP_ID, r.member_id).get().error for r in results]
+    assert rejoin == errors
+
+
+def test_static_members_join_group_with_max_size(harness: Harness) -> None:
+    h = harness
+    n = GROUP_MAX_SIZE + 1
+    instance_ids = [f"instance-id-{i}" for i in range(1, n + 1)]
+    boxes = [h.send_join_group(GROUP_ID, UNKNOWN, group_instance_id=i) for i in instance_ids]
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    results = [b.get() for b in boxes]
+    errors = [r.error for r in results]
+    assert errors.count(E.none) == GROUP_MAX_SIZE
+    assert errors.count(E.group_max_size_reached) == n - GROUP_MAX_SIZE
+    rejoin = [h.send_join_group(GROUP_ID, r.member_id, group_instance_id=i).get().error
+              for i, r in zip(instance_ids, results, strict=True)]
+    assert rejoin == errors
+
+
+def test_dynamic_members_can_re_join_group_with_max_size_while_rebalancing(harness: Harness) -> None:
+    h = harness
+    n = GROUP_MAX_SIZE + 1
+    member_ids = [h.send_join_group(GROUP_ID, UNKNOWN, require_known_member_id=True).get().member_id
+                  for _ in range(n)]
+    for m in member_ids:
+        h.send_join_group(GROUP_ID, m, require_known_member_id=True)
+    boxes = [h.send_join_group(GROUP_ID, m, require_known_member_id=True) for m in member_ids]
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    errors = [b.get().error for b in boxes]
+    assert errors.count(E.none) == GROUP_MAX_SIZE
+    assert errors.count(E.group_max_size_reached) == n - GROUP_MAX_SIZE
+
+
+def test_last_joining_members_are_kicked_out_when_re_joining_group_with_max_size(harness: Harness) -> None:
+    h = harness
+    n = GROUP_MAX_SIZE + 2
+    group = GroupMetadata(GROUP_ID, GroupState.STABLE, h.timer.time_ms)
+    member_ids = [group.generate_member_id("consumer-test", None) for _ in range(n)]
+    for m in member_ids:
+        group.add(MemberMetadata(m, None, "consumer-test", "localhost", DEFAULT_REBALANCE_TIMEOUT,
+                                 GROUP_MAX_SESSION_TIMEOUT, PROTOCOL_TYPE, PROTOCOLS))
+    h.manager.add_group(group)
+    h.coordinator.prepare_rebalance(group, "")
+    boxes = [h.send_join_group(GROUP_ID, m, session_timeout=GROUP_MAX_SESSION_TIMEOUT) for m in member_ids]
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    errors = [b.get().error for b in boxes]
+    assert set(errors[:GROUP_MAX_SIZE]) == {E.none}
+    assert set(errors[GROUP_MAX_SIZE:]) == {E.group_max_size_reached}
+    for m in member_ids[GROUP_MAX_SIZE:]:
+        assert not group.has(m)
+
+
+def test_join_group_session_timeout_too_small(harness: Harness) -> None:
+    result = harness.dynamic_join_group(GROUP_ID, UNKNOWN, session_timeout=GROUP_MIN_SESSION_TIMEOUT - 1)
+    assert result.error is E.invalid_session_timeout
+
+
+def test_join_group_session_timeout_too_large(harness: Harness) -> None:
+    result = harness.dynamic_join_group(GROUP_ID, UNKNOWN, session_timeout=GROUP_MAX_SESSION_TIMEOUT + 1)
+    assert result.error is E.invalid_session_timeout
+
+
+def test_join_group_unknown_consumer_new_group(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, MEMBER_ID).error is E.unknown_member_id
+    assert harness.static_join_group(GROUP_ID, MEMBER_ID, GROUP_INSTANCE_ID).error is E.unknown_member_id
+
+
+def test_invalid_group_id(harness: Harness) -> None:
+    assert harness.dynamic_join_group("", UNKNOWN).error is E.invalid_group_id
+
+
+def test_valid_join_group(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN).error is E.none
+
+
+def test_join_group_inconsistent_protocol_type(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN).error is E.none
+    other = harness.send_join_group(GROUP_ID, UNKNOWN, "connect").get()
+    assert other.error is E.inconsistent_group_protocol
+
+
+def test_join_group_with_empty_protocol_type(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN, "").error is E.inconsistent_group_protocol
+    assert harness.static_join_group(GROUP_ID, UNKNOWN, GROUP_INSTANCE_ID, "").error is E.inconsistent_group_protocol
+
+
+def test_join_group_with_empty_group_protocol(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN, protocols=[]).error is E.inconsistent_group_protocol
+
+
+def test_new_member_timeout_completion(harness: Harness) -> None:
+    h = harness
+    session_timeout = NEW_MEMBER_JOIN_TIMEOUT_MS + 5000
+    box = h.send_join_group(GROUP_ID, UNKNOWN, session_timeout=session_timeout)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    result = box.get()
+    group = h.group()
+    assert result.error is E.none
+    assert sum(1 for m in group.all_member_metadata if m.is_new) == 0
+    sync = h.sync_group_leader(GROUP_ID, result.generation_id, result.member_id, {result.member_id: b""})
+    assert sync.error is E.none
+    assert group.size == 1
+    h.advance(NEW_MEMBER_JOIN_TIMEOUT_MS + 100)
+    assert group.size == 1  # the new-member timeout no longer applies
+    h.advance(session_timeout + 100)
+    assert group.size == 0
+
+
+def test_new_member_join_expiration(harness: Harness) -> None:
+    h = harness
+    session_timeout = NEW_MEMBER_JOIN_TIMEOUT_MS + 5000
+    rebalance_timeout = NEW_MEMBER_JOIN_TIMEOUT_MS * 2
+    first = h.dynamic_join_group(GROUP_ID, UNKNOWN, session_timeout=session_timeout,
+                                 rebalance_timeout=rebalance_timeout)
+    assert first.leader_id == first.member_id
+    assert first.error is E.none
+    group = h.group()
+    assert sum(1 for m in group.all_member_metadata if m.is_new) == 0
+    box = h.send_join_group(GROUP_ID, UNKNOWN, session_timeout=session_timeout, rebalance_timeout=rebalance_timeout)
+    assert not box.done
+    assert len(group.all_members) == 2
+    assert sum(1 for m in group.all_member_metadata if m.is_new) == 1
+    new_member = next(m for m in group.all_member_metadata if m.is_new)
+    assert new_member.member_id != first.member_id
+    h.advance(NEW_MEMBER_JOIN_TIMEOUT_MS + 1)
+    assert box.done
+    assert box.get().error is E.unknown_member_id
+    assert len(group.all_members) == 1
+    assert sum(1 for m in group.all_member_metadata if m.is_new) == 0
+    assert group.all_members[0] == first.member_id
+
+
+def _verify_session_expiration(h: Harness) -> None:
+    h.advance(DEFAULT_SESSION_TIMEOUT + 1)
+    group = h.group()
+    assert group.current_state is GroupState.EMPTY
+    assert not group.all_members
+
+
+def test_new_member_failure_after_join_group_completion(harness: Harness) -> None:
+    _two_members(harness)
+    _verify_session_expiration(harness)
+
+
+def test_new_member_failure_after_sync_group_completion(harness: Harness) -> None:
+    h = harness
+    first, second, generation = _two_members(h)
+    h.send_sync_group_follower(GROUP_ID, generation, second)
+    sync = h.sync_group_leader(GROUP_ID, generation, first, {first: b"", second: b""})
+    assert sync.error is E.none
+    _verify_session_expiration(h)
+
+
+def test_join_group_inconsistent_group_protocol(harness: Harness) -> None:
+    h = harness
+    box = h.send_join_group(GROUP_ID, UNKNOWN, protocols=[("range", METADATA)])
+    other = h.dynamic_join_group(GROUP_ID, UNKNOWN, protocols=[("roundrobin", METADATA)])
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    assert box.get().error is E.none
+    assert other.error is E.inconsistent_group_protocol
+
+
+def test_join_group_unknown_consumer_existing_group(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN).error is E.none
+    assert harness.send_join_group(GROUP_ID, "memberId").get().error is E.unknown_member_id
+
+
+def test_join_group_unknown_consumer_new_dead_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata("deadGroupId", GroupState.DEAD, harness.timer.time_ms))
+    assert harness.dynamic_join_group("deadGroupId", UNKNOWN).error is E.coordinator_not_available
+
+
+def test_sync_dead_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata("deadGroupId", GroupState.DEAD, harness.timer.time_ms))
+    assert harness.sync_group_follower("deadGroupId", 1, "memberId").error is E.coordinator_not_available
+
+
+def test_join_group_from_unchanged_follower_does_not_rebalance(harness: Harness) -> None:
+    h = harness
+    _first, other, generation = _two_members(h)
+    follower = h.send_join_group(GROUP_ID, other).get()
+    assert follower.error is E.none
+    assert follower.generation_id == generation
+
+
+def test_join_group_from_unchanged_leader_should_rebalance(harness: Harness) -> None:
+    h = harness
+    first, generation = _stable_group_of_one(h)
+    second = h.send_join_group(GROUP_ID, first).get()
+    assert second.error is E.none
+    assert second.generation_id != generation
+
+
+# -- pending members (KIP-394) --
+
+def _setup_group_with_pending_member(h: Harness) -> str:
+    """Kafka: ``setupGroupWithPendingMember``."""
+    join1 = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    h.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert h.sync_group_leader(GROUP_ID, join1.generation_id, join1.member_id, {join1.member_id: b""}).error is E.none
+    h.assert_group_state(GroupState.STABLE)
+    second_box = h.send_join_group(GROUP_ID, UNKNOWN)
+    first_box = h.send_join_group(GROUP_ID, join1.member_id)
+    first, second = first_box.get(), second_box.get()
+    h.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert h.sync_group_leader(GROUP_ID, first.generation_id, join1.member_id,
+                               {join1.member_id: b""}).error is E.none
+    h.assert_group_state(GroupState.STABLE)
+    h.send_join_group(GROUP_ID, first.member_id)
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    pending = h.join_group_partial(GROUP_ID, UNKNOWN, session_timeout=100)
+    assert h.group().num_pending == 1
+    h.send_join_group(GROUP_ID, second.member_id)
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    assert h.group().num_pending == 1
+    return pending.member_id
+
+
+def test_join_group_completion_when_pending_member_joins(harness: Harness) -> None:
+    pending = _setup_group_with_pending_member(harness)
+    harness.send_join_group(GROUP_ID, pending).get()
+    harness.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert len(harness.group().all_members) == 3
+    assert harness.group().num_pending == 0
+
+
+def test_join_group_completion_when_pending_member_times_out(harness: Harness) -> None:
+    _setup_group_with_pending_member(harness)
+    harness.advance(120)
+    harness.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert len(harness.group().all_members) == 2
+    assert harness.group().num_pending == 0
+
+
+def test_pending_members_leaves_group(harness: Harness) -> None:
+    pending = _setup_group_with_pending_member(harness)
+    verify_leave_group_result(harness.single_leave_group(GROUP_ID, pending))
+    harness.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert len(harness.group().all_members) == 2
+    assert len(harness.group().all_dynamic_members()) == 2
+    assert harness.group().num_pending == 0
+
+
+def test_pending_member_batch_leave_group(harness: Harness) -> None:
+    pending = _setup_group_with_pending_member(harness)
+    result = harness.batch_leave_group(GROUP_ID, [("", GROUP_INSTANCE_ID), (pending, None)])
+    verify_leave_group_result(result, E.none, [E.unknown_member_id, E.none])
+
+
+# -- heartbeats and sessions --
+
+def test_heartbeat_wrong_coordinator(harness: Harness) -> None:
+    assert harness.heartbeat(OTHER_GROUP_ID, MEMBER_ID, -1) is E.not_coordinator
+
+
+def test_heartbeat_unknown_group(harness: Harness) -> None:
+    assert harness.heartbeat(GROUP_ID, MEMBER_ID, -1) is E.unknown_member_id
+
+
+def test_heartbeat_dead_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata("deadGroupId", GroupState.DEAD, harness.timer.time_ms))
+    assert harness.heartbeat("deadGroupId", "memberId", 1) is E.coordinator_not_available
+
+
+def test_heartbeat_empty_group(harness: Harness) -> None:
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, harness.timer.time_ms)
+    group.add(MemberMetadata("memberId", GROUP_INSTANCE_ID, "consumer-test", "localhost", DEFAULT_REBALANCE_TIMEOUT,
+                             DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE, [("range", b""), ("roundrobin", b"")]))
+    harness.manager.add_group(group)
+    assert harness.heartbeat(GROUP_ID, "memberId", 0) is E.unknown_member_id
+
+
+def test_heartbeat_unknown_consumer_existing_group(harness: Harness) -> None:
+    _stable_group_of_one(harness)
+    assert harness.heartbeat(GROUP_ID, "memberId", 1) is E.unknown_member_id
+
+
+def test_heartbeat_rebalance_in_progress(harness: Harness) -> None:
+    result = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert result.error is E.none
+    assert harness.heartbeat(GROUP_ID, result.member_id, 1) is E.none
+
+
+def test_heartbeat_illegal_generation(harness: Harness) -> None:
+    member, _ = _stable_group_of_one(harness)
+    assert harness.heartbeat(GROUP_ID, member, 2) is E.illegal_generation
+
+
+def test_valid_heartbeat(harness: Harness) -> None:
+    member, _ = _stable_group_of_one(harness)
+    assert harness.heartbeat(GROUP_ID, member, 1) is E.none
+
+
+def test_session_timeout(harness: Harness) -> None:
+    member, _ = _stable_group_of_one(harness)
+    harness.advance(DEFAULT_SESSION_TIMEOUT + 100)
+    assert harness.heartbeat(GROUP_ID, member, 1) is E.unknown_member_id
+
+
+def test_heartbeat_maintains_session(harness: Harness) -> None:
+    session_timeout = 1000
+    member, _ = _stable_group_of_one(harness, rebalance_timeout=session_timeout, session_timeout=session_timeout)
+    harness.advance(session_timeout // 2)
+    assert harness.heartbeat(GROUP_ID, member, 1) is E.none
+    harness.advance(session_timeout // 2 + 100)
+    assert harness.heartbeat(GROUP_ID, member, 1) is E.none
+
+
+def test_commit_maintains_session(harness: Harness) -> None:
+    session_timeout = 1000
+    member, generation = _stable_group_of_one(harness, rebalance_timeout=session_timeout,
+                                              session_timeout=session_timeout)
+    harness.advance(session_timeout // 2)
+    assert harness.commit_offsets(GROUP_ID, member, generation, {TP: harness.offset(0)}) == {TP: E.none}
+    harness.advance(session_timeout // 2 + 100)
+    assert harness.heartbeat(GROUP_ID, member, 1) is E.none
+
+
+def test_session_timeout_during_rebalance(harness: Harness) -> None:
+    h = harness
+    first, generation = _stable_group_of_one(h, rebalance_timeout=2000, session_timeout=1000)
+    other = h.send_join_group(GROUP_ID, UNKNOWN)
+    h.advance(500)
+    assert h.heartbeat(GROUP_ID, first, generation) is E.rebalance_in_progress
+    h.advance(1100)
+    assert h.heartbeat(GROUP_ID, first, generation) is E.unknown_member_id
+    assert other.get().error is E.none
+
+
+def test_rebalance_completes_before_member_joins(harness: Harness) -> None:
+    h = harness
+    first_join = h.static_join_group(GROUP_ID, UNKNOWN, "leader", rebalance_timeout=1200, session_timeout=1000)
+    first, first_generation = first_join.member_id, first_join.generation_id
+    assert first_join.leader_id == first and first_join.error is E.none
+    assert h.sync_group_leader(GROUP_ID, first_generation, first, {first: b""}).error is E.none
+    other_box = h.send_join_group(GROUP_ID, UNKNOWN)
+    for expected in (E.rebalance_in_progress, E.rebalance_in_progress):
+        h.advance(DEFAULT_SESSION_TIMEOUT)
+        assert h.heartbeat(GROUP_ID, first, first_generation) is expected
+    h.advance(DEFAULT_SESSION_TIMEOUT)
+    other_join = other_box.get()
+    other, other_generation = other_join.member_id, other_join.generation_id
+    assert h.sync_group_leader(GROUP_ID, other_generation, other, {other: b""}).error is E.none
+    assert other_join.error is E.none
+    assert h.heartbeat(GROUP_ID, first, first_generation) is E.illegal_generation
+    for expected in (E.none, E.none, E.rebalance_in_progress):
+        h.advance(DEFAULT_SESSION_TIMEOUT)
+        assert h.heartbeat(GROUP_ID, other, other_generation) is expected
+    rejoin = h.send_join_group(GROUP_ID, other).get()
+    assert rejoin.error is E.none
+    assert h.sync_group_leader(GROUP_ID, rejoin.generation_id, other, {other: b""}).error is E.none
+    for _ in range(20):
+        h.advance(500)
+        assert h.heartbeat(GROUP_ID, other, rejoin.generation_id) is E.none
+
+
+def test_heartbeat_during_rebalance_causes_rebalance_in_progress(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    h.send_join_group(GROUP_ID, UNKNOWN)  # a new consumer: a rebalance starts
+    assert h.heartbeat(GROUP_ID, join.member_id, join.generation_id) is E.rebalance_in_progress
+
+
+def test_generation_id_increments_on_rebalance(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.generation_id == 1
+    assert join.error is E.none
+    assert h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""}).error is E.none
+    rejoin = h.send_join_group(GROUP_ID, join.member_id).get()
+    assert rejoin.generation_id == 2
+    assert rejoin.error is E.none
+
+
+# -- SyncGroup --
+
+def test_sync_group_empty_assignment(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    sync = harness.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {})
+    assert sync.error is E.none
+    assert sync.assignment == b""
+    assert harness.heartbeat(GROUP_ID, join.member_id, 1) is E.none
+
+
+def test_sync_group_not_coordinator(harness: Harness) -> None:
+    assert harness.sync_group_follower(OTHER_GROUP_ID, 1, MEMBER_ID).error is E.not_coordinator
+
+
+def test_sync_group_from_unknown_group(harness: Harness) -> None:
+    assert harness.sync_group_follower(GROUP_ID, 1, MEMBER_ID).error is E.unknown_member_id
+
+
+def test_sync_group_from_unknown_member(harness: Harness) -> None:
+    _member, generation = _stable_group_of_one(harness)
+    assert harness.sync_group_follower(GROUP_ID, generation, "blah").error is E.unknown_member_id
+
+
+def test_sync_group_from_illegal_generation(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    sync = harness.sync_group_leader(GROUP_ID, join.generation_id + 1, join.member_id, {join.member_id: b""})
+    assert sync.error is E.illegal_generation
+
+
+@pytest.mark.parametrize(("protocol_type", "protocol_name", "expected"), [
+    (None, None, E.none), (PROTOCOL_TYPE, PROTOCOL_NAME, E.none),
+    ("connect", None, E.inconsistent_group_protocol), (None, "roundrobin", E.inconsistent_group_protocol)])
+def test_sync_group_protocol_type_and_name(harness: Harness, protocol_type: str | None, protocol_name: str | None,
+                                           expected: ErrorCode) -> None:
+    """Kafka: ``testSyncGroupProtocolTypeAndNameWith`` (the four tests that call it)."""
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    leader = h.send_sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""},
+                                      protocol_type, protocol_name).get()
+    assert leader.error is expected
+    if expected is E.none:
+        assert (leader.protocol_type, leader.protocol_name) == (PROTOCOL_TYPE, PROTOCOL_NAME)
+    else:
+        assert (leader.protocol_type, leader.protocol_name) == (None, None)
+
+
+def test_rebalance_times_out_when_sync_request_is_not_received(harness: Harness) -> None:
+    h = harness
+    results = _join_with_n_members(h, 3)
+    assert {r.error for r in results} == {E.none}
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.unknown_member_id
+
+
+def test_rebalance_times_out_when_sync_request_is_not_received_from_followers(harness: Harness) -> None:
+    h = harness
+    results = _join_with_n_members(h, 3)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+    leader = h.send_sync_group_leader(GROUP_ID, results[0].generation_id, results[0].member_id,
+                                      {r.member_id: b"" for r in results}, PROTOCOL_TYPE, PROTOCOL_NAME)
+    assert leader.get().error is E.none
+    assert h.heartbeat(GROUP_ID, results[0].member_id, results[0].generation_id) is E.none
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
+    assert h.heartbeat(GROUP_ID, results[0].member_id, results[0].generation_id) is E.rebalance_in_progress
+    for r in results[1:]:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.unknown_member_id
+
+
+def test_rebalance_times_out_when_sync_request_is_not_received_from_leaders(harness: Harness) -> None:
+    h = harness
+    results = _join_with_n_members(h, 3)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+    followers = [h.send_sync_group_follower(GROUP_ID, r.generation_id, r.member_id, PROTOCOL_TYPE, PROTOCOL_NAME)
+                 for r in results[1:]]
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
+    assert {f.get().error for f in followers} == {E.rebalance_in_progress}
+    assert h.heartbeat(GROUP_ID, results[0].member_id, results[0].generation_id) is E.unknown_member_id
+    for r in results[1:]:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.rebalance_in_progress
+
+
+def _join_with_n_members(h: Harness, n: int) -> list:  # type: ignore[type-arg]
+    """Kafka: ``joinWithNMembers``."""
+    member_ids = [h.send_join_group(GROUP_ID, UNKNOWN, require_known_member_id=True).get().member_id
+                  for _ in range(n)]
+    boxes = [h.send_join_group(GROUP_ID, m, require_known_member_id=True) for m in member_ids]
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    return [b.get() for b in boxes]
+
+
+def test_leader_failure_in_sync_group(harness: Harness) -> None:
+    h = harness
+    _first, other, generation = _two_members(h)
+    follower = h.send_sync_group_follower(GROUP_ID, generation, other)
+    h.advance(DEFAULT_SESSION_TIMEOUT + 100)
+    assert follower.get().error is E.rebalance_in_progress
+
+
+def test_sync_group_follower_after_leader(harness: Harness) -> None:
+    h = harness
+    first, other, generation = _two_members(h)
+    leader = h.sync_group_leader(GROUP_ID, generation, first, {first: b"\x00", other: b"\x01"})
+    assert leader.error is E.none
+    assert leader.assignment == b"\x00"
+    follower = h.sync_group_follower(GROUP_ID, generation, other)
+    assert follower.error is E.none
+    assert follower.assignment == b"\x01"
+
+
+def test_sync_group_leader_after_follower(harness: Harness) -> None:
+    h = harness
+    first, other, generation = _two_members(h)
+    follower = h.send_sync_group_follower(GROUP_ID, generation, other)
+    assert not follower.done
+    leader = h.sync_group_leader(GROUP_ID, generation, first, {first: b"\x00", other: b"\x01"})
+    assert leader.error is E.none
+    assert leader.assignment == b"\x00"
+    assert follower.get().error is E.none
+    assert follower.get().assignment == b"\x01"
+
+
+# -- offsets --
+
+def test_commit_offset_from_unknown_group(harness: Harness) -> None:
+    assert harness.commit_offsets(GROUP_ID, MEMBER_ID, 1, {TP: harness.offset(0)}) == {TP: E.illegal_generation}
+
+
+def test_commit_offset_with_default_generation(harness: Harness) -> None:
+    assert harness.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: harness.offset(0)}) == {TP: E.none}
+
+
+def test_commit_offsets_after_group_is_empty(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: h.offset(0)}) == {TP: E.none}
+    error, data = h.coordinator.handle_fetch_offsets(GROUP_ID, True, [TP])
+    assert error is E.none
+    assert data[TP].offset == 0
+
+
+def test_fetch_offsets(harness: Harness) -> None:
+    h = harness
+    from kafkalog.broker.group_records import OffsetAndMetadata
+    committed = OffsetAndMetadata(97, 15, "some metadata", h.timer.time_ms())
+    assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: committed}) == {TP: E.none}
+    error, data = h.coordinator.handle_fetch_offsets(GROUP_ID, True, [TP])
+    assert error is E.none
+    assert (data[TP].offset, data[TP].metadata, data[TP].leader_epoch) == (97, "some metadata", 15)
+
+
+def test_commit_and_fetch_offsets_with_empty_group(harness: Harness) -> None:
+    h = harness
+    assert h.commit_offsets("", UNKNOWN, -1, {TP: h.offset(0)}) == {TP: E.none}
+    error, data = h.coordinator.handle_fetch_offsets("", True, [TP])
+    assert error is E.none and data[TP].offset == 0
+    describe_error, summary = h.coordinator.handle_describe_group("")
+    assert describe_error is E.none
+    assert summary.state == "Empty"
+    assert h.coordinator.handle_delete_groups([""]) == {"": E.none}
+    error, data = h.coordinator.handle_fetch_offsets("", True, [TP])
+    assert error is E.none and data[TP].offset == -1
+
+
+def test_fetch_offset_for_unknown_partition(harness: Harness) -> None:
+    error, data = harness.coordinator.handle_fetch_offsets(GROUP_ID, True, [TP])
+    assert error is E.none
+    assert data[TP].offset == -1
+
+
+def test_fetch_offset_not_coordinator_for_group(harness: Harness) -> None:
+    error, data = harness.coordinator.handle_fetch_offsets(OTHER_GROUP_ID, True, [TP])
+    assert error is E.not_coordinator
+    assert not data
+
+
+def test_fetch_all_offsets(harness: Harness) -> None:
+    h = harness
+    tp1, tp2, tp3 = ("topic", 0), ("topic", 1), ("other-topic", 0)
+    assert h.coordinator.handle_fetch_offsets(GROUP_ID, True, None) == (E.none, {})
+    result = h.commit_offsets(GROUP_ID, UNKNOWN, -1, {tp1: h.offset(15), tp2: h.offset(16), tp3: h.offset(17)})
+    assert result == {tp1: E.none, tp2: E.none, tp3: E.none}
+    error, data = h.coordinator.handle_fetch_offsets(GROUP_ID, True, None)
+    assert error is E.none
+    assert len(data) == 3
+    assert all(d.error is E.none for d in data.values())
+    assert (data[tp1].offset, data[tp2].offset, data[tp3].offset) == (15, 16, 17)
+
+
+def test_commit_offset_in_completing_rebalance(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    result = harness.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {TP: harness.offset(0)})
+    assert result == {TP: E.rebalance_in_progress}
+
+
+def test_offset_metadata_too_large(harness: Harness) -> None:
+    """The metadata bound (Kafka: ``GroupMetadataManagerTest.testCommitOffsetFailsWithMetadataTooLarge``... as
+    the coordinator answers it: ``OFFSET_METADATA_TOO_LARGE`` and nothing stored)."""
+    from kafkalog.broker.group_records import OffsetAndMetadata
+    h = harness
+    too_large = OffsetAndMetadata(1, None, "x" * (h.config.offset_metadata_max_bytes + 1), h.timer.time_ms())
+    assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: too_large}) == {TP: E.offset_metadata_too_large}
+    assert h.coordinator.handle_fetch_offsets(GROUP_ID, False, [TP])[1][TP].offset == -1
+
+
+# -- LeaveGroup --
+
+def test_leave_group_wrong_coordinator(harness: Harness) -> None:
+    verify_leave_group_result(harness.single_leave_group(OTHER_GROUP_ID, UNKNOWN), E.not_coordinator)
+
+
+def test_leave_group_unknown_group(harness: Harness) -> None:
+    verify_leave_group_result(harness.single_leave_group(GROUP_ID, MEMBER_ID), E.none, [E.unknown_member_id])
+
+
+def test_leave_group_unknown_consumer_existing_group(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN).error is E.none
+    verify_leave_group_result(harness.single_leave_group(GROUP_ID, "consumerId"), E.none, [E.unknown_member_id])
+
+
+def test_single_leave_dead_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata("deadGroupId", GroupState.DEAD, harness.timer.time_ms))
+    verify_leave_group_result(harness.single_leave_group("deadGroupId", MEMBER_ID), E.coordinator_not_available)
+
+
+def test_batch_leave_dead_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata("deadGroupId", GroupState.DEAD, harness.timer.time_ms))
+    result = harness.batch_leave_group("deadGroupId", [(MEMBER_ID, None), (MEMBER_ID, None)])
+    verify_leave_group_result(result, E.coordinator_not_available)
+
+
+def test_valid_leave_group(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    verify_leave_group_result(harness.single_leave_group(GROUP_ID, join.member_id))
+
+
+def _static_members_join_and_rebalance(h: Harness, leader_instance: str = "leader",
+                                       follower_instance: str = "follower") -> tuple[str, str]:
+    """Kafka: ``staticMembersJoinAndRebalance`` (the first rebalance of a group of two static members)."""
+    superset = [(PROTOCOL_NAME, METADATA), ("roundrobin", METADATA)]
+    leader = h.send_join_group(GROUP_ID, UNKNOWN, protocols=superset, group_instance_id=leader_instance)
+    follower = h.send_join_group(GROUP_ID, UNKNOWN, protocols=superset, group_instance_id=follower_instance)
+    # Two advances: the first ends the initial delay (a member was added during it), the second its extension.
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    leader_result, follower_result = leader.get(), follower.get()
+    assert leader_result.error is E.none and leader_result.generation_id == 1
+    assert follower_result.error is E.none and follower_result.generation_id == 1
+    leader_id, follower_id = leader_result.member_id, follower_result.member_id
+    assert h.sync_group_leader(GROUP_ID, 1, leader_id, {leader_id: b""}).error is E.none
+    assert h.group().is_(GroupState.STABLE)
+    assert h.sync_group_follower(GROUP_ID, 1, follower_id).error is E.none
+    assert h.group().is_(GroupState.STABLE)
+    return leader_id, follower_id
+
+
+def test_leave_group_with_fenced_instance_id(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.single_leave_group(GROUP_ID, "some_member", "leader")
+    verify_leave_group_result(result, E.none, [E.fenced_instance_id])
+
+
+def test_leave_group_static_member_with_unknown_member_id(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.single_leave_group(GROUP_ID, UNKNOWN, "leader")
+    verify_leave_group_result(result, E.none, [E.none])
+
+
+def test_static_members_valid_batch_leave_group(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.batch_leave_group(GROUP_ID, [(UNKNOWN, "leader"), (UNKNOWN, "follower")])
+    verify_leave_group_result(result, E.none, [E.none, E.none])
+
+
+def test_static_members_wrong_coordinator_batch_leave_group(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.batch_leave_group(OTHER_GROUP_ID, [(UNKNOWN, "leader"), (UNKNOWN, "follower")])
+    verify_leave_group_result(result, E.not_coordinator)
+
+
+def test_static_members_unknown_group_batch_leave_group(harness: Harness) -> None:
+    result = harness.batch_leave_group(GROUP_ID, [(UNKNOWN, "leader"), (UNKNOWN, "follower")])
+    verify_leave_group_result(result, E.none, [E.unknown_member_id, E.unknown_member_id])
+
+
+def test_static_members_fenced_instance_batch_leave_group(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.batch_leave_group(GROUP_ID, [(UNKNOWN, "leader"), ("invalid-member", "follower")])
+    verify_leave_group_result(result, E.none, [E.none, E.fenced_instance_id])
+
+
+def test_static_members_unknown_instance_batch_leave_group(harness: Harness) -> None:
+    _static_members_join_and_rebalance(harness)
+    result = harness.batch_leave_group(GROUP_ID, [(UNKNOWN, "unknown-instance"), (UNKNOWN, "follower")])
+    verify_leave_group_result(result, E.none, [E.unknown_member_id, E.none])
+
+
+# -- ListGroups, DescribeGroups, DeleteGroups, OffsetDelete --
+
+def test_list_groups_includes_stable_groups(harness: Harness) -> None:
+    _member, _generation = _stable_group_of_one(harness)
+    error, groups = harness.coordinator.handle_list_groups(set(), set())
+    assert error is E.none
+    assert len(groups) == 1
+    assert (groups[0].group_id, groups[0].protocol_type, groups[0].state) == (GROUP_ID, PROTOCOL_TYPE, "Stable")
+
+
+def test_list_groups_includes_rebalancing_groups(harness: Harness) -> None:
+    assert harness.dynamic_join_group(GROUP_ID, UNKNOWN).error is E.none
+    error, groups = harness.coordinator.handle_list_groups(set(), set())
+    assert error is E.none
+    assert [(g.group_id, g.protocol_type, g.state) for g in groups] == [(GROUP_ID, PROTOCOL_TYPE,
+                                                                         "CompletingRebalance")]
+
+
+def test_list_groups_with_states(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+
+    def listed(*states: str) -> list[str]:
+        error, groups = h.coordinator.handle_list_groups(set(states), set())
+        assert error is E.none
+        return [g.group_id for g in groups]
+
+    assert listed("CompletingRebalance") == [GROUP_ID]
+    assert listed("Stable", "Empty") == []
+    h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""})
+    assert listed("stable") == [GROUP_ID]  # case-insensitive
+    assert listed("PreparingRebalance") == []
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    assert listed("Empty") == [GROUP_ID]
+
+
+def test_describe_group_wrong_coordinator(harness: Harness) -> None:
+    assert harness.coordinator.handle_describe_group(OTHER_GROUP_ID)[0] is E.not_coordinator
+
+
+def test_describe_group_inactive_group(harness: Harness) -> None:
+    error, summary = harness.coordinator.handle_describe_group(GROUP_ID)
+    assert error is E.none
+    assert (summary.state, summary.protocol_type, summary.protocol, summary.members) == ("Dead", "", "", ())
+
+
+def test_describe_group_stable_for_dynamic_member(harness: Harness) -> None:
+    member, _ = _stable_group_of_one(harness)
+    error, summary = harness.coordinator.handle_describe_group(GROUP_ID)
+    assert error is E.none
+    assert (summary.protocol_type, summary.protocol) == (PROTOCOL_TYPE, PROTOCOL_NAME)
+    assert [m.member_id for m in summary.members] == [member]
+    assert summary.members[0].group_instance_id is None
+
+
+def test_describe_group_rebalancing(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    error, summary = harness.coordinator.handle_describe_group(GROUP_ID)
+    assert error is E.none
+    assert (summary.protocol_type, summary.protocol, summary.state) == (PROTOCOL_TYPE, "", "CompletingRebalance")
+    assert [m.member_id for m in summary.members] == [join.member_id]
+    assert summary.members[0].metadata == b"" and summary.members[0].assignment == b""
+
+
+def test_delete_non_empty_group(harness: Harness) -> None:
+    harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert harness.coordinator.handle_delete_groups([GROUP_ID]) == {GROUP_ID: E.non_empty_group}
+
+
+def test_delete_group_with_invalid_group_id(harness: Harness) -> None:
+    # DeleteGroups takes the empty group id (Kafka keeps it for the offsets of the empty group): only null is bad.
+    assert harness.coordinator.handle_delete_groups([""]) == {"": E.group_id_not_found}
+
+
+def test_delete_group_with_wrong_coordinator(harness: Harness) -> None:
+    assert harness.coordinator.handle_delete_groups([OTHER_GROUP_ID]) == {OTHER_GROUP_ID: E.not_coordinator}
+
+
+def test_delete_empty_group(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    before = h.coordinator.group_manager.logs.log("__consumer_offsets", 0).log_end_offset
+    assert h.coordinator.handle_delete_groups([GROUP_ID]) == {GROUP_ID: E.none}
+    assert h.manager.get_group(GROUP_ID) is None
+    # the group's tombstone was written (its generation is past 0)
+    log = h.coordinator.group_manager.logs.log("__consumer_offsets", 0)
+    last = list(log.records())[-1]
+    assert log.log_end_offset == before + 1 and last.value is None
+
+
+def test_delete_empty_group_with_stored_offsets(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""}).error is E.none
+    assert h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {TP: h.offset(0)}) == {TP: E.none}
+    assert h.coordinator.handle_describe_group(GROUP_ID)[1].state == "Stable"
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    assert h.coordinator.handle_delete_groups([GROUP_ID]) == {GROUP_ID: E.none}
+    assert h.coordinator.handle_describe_group(GROUP_ID)[1].state == "Dead"
+    # two tombstones: the offset's and the group's
+    log = h.coordinator.group_manager.logs.log("__consumer_offsets", 0)
+    assert [r.value for r in list(log.records())[-2:]] == [None, None]
+
+
+def test_delete_offset_of_non_existing_group(harness: Harness) -> None:
+    error, errors = harness.coordinator.handle_delete_offsets(GROUP_ID, [TP])
+    assert error is E.group_id_not_found
+    assert errors == {}
+
+
+def test_delete_offset_of_non_empty_non_consumer_group(harness: Harness) -> None:
+    harness.dynamic_join_group(GROUP_ID, UNKNOWN, "My Protocol", PROTOCOLS)
+    error, errors = harness.coordinator.handle_delete_offsets(GROUP_ID, [TP])
+    assert error is E.non_empty_group
+    assert errors == {}
+
+
+def test_delete_offset_of_empty_non_consumer_group(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN, "My Protocol", PROTOCOLS)
+    h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""})
+    tp2 = ("topic", 1)
+    assert h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {TP: h.offset(0), tp2: h.offset(1)}) == {
+        TP: E.none, tp2: E.none}
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    error, errors = h.coordinator.handle_delete_offsets(GROUP_ID, [TP])
+    assert error is E.none
+    assert errors == {TP: E.none}
+    assert h.coordinator.handle_fetch_offsets(GROUP_ID, False, [TP, tp2])[1][TP].offset == -1
+    assert h.coordinator.handle_fetch_offsets(GROUP_ID, False, [TP, tp2])[1][tp2].offset == 1
+
+
+def test_delete_offset_of_dead_consumer_group(harness: Harness) -> None:
+    harness.manager.add_group(GroupMetadata(GROUP_ID, GroupState.DEAD, harness.timer.time_ms))
+    error, errors = harness.coordinator.handle_delete_offsets(GROUP_ID, [TP])
+    assert error is E.group_id_not_found
+    assert errors == {}
