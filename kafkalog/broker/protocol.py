@@ -155,5 +155,6 @@ class ApiKey:
     ALTER_CONFIGS: Final = 33
     CREATE_PARTITIONS: Final = 37
     DELETE_GROUPS: Final = 42
+    OFFSET_DELETE: Final = 47
     INCREMENTAL_ALTER_CONFIGS: Final = 44
     DESCRIBE_CLUSTER: Final = 60

@@ -53,6 +53,9 @@ from .config import BrokerConfig
 from .context import RequestContext, build, response_class
 from .data_dirs import prepare_data_dirs
 from .fetch import handle_fetch, handle_list_offsets
+from .group_apis import group_handlers
+from .group_config import GroupCoordinatorConfig
+from .group_coordinator import GroupCoordinator
 from .metadata import handle_describe_cluster, handle_metadata
 from .partitions import PartitionRegistry
 from .produce import handle_produce
@@ -120,6 +123,7 @@ class Broker:
         self._host = ""
         self._stopping = False
         self.producer_ids: ProducerIdManager = None  # type: ignore[assignment]
+        self.groups: GroupCoordinator | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -139,6 +143,11 @@ class Broker:
         try:
             self.producer_ids = ProducerIdManager(config.log_dirs[0])
             self.partitions = PartitionRegistry(self.log_manager, config.topic_defaults, on_append=self._appended)
+            group_props = {name: str(value) for name, value in config.given().items()}
+            self.groups = GroupCoordinator(self.partitions, GroupCoordinatorConfig.from_properties(group_props),
+                                           broker_id=self.node_id)
+            await self.groups.startup()
+            self._handlers.update(group_handlers(self.groups))
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True)
@@ -165,6 +174,9 @@ class Broker:
         for waiter in self._data_waiters:
             if not waiter.done():
                 waiter.cancel()
+        if self.groups is not None:
+            self.groups.shutdown()
+            self.groups = None
         if self.log_manager is not None:
             manager, self.log_manager = self.log_manager, None
             await asyncio.get_running_loop().run_in_executor(None, manager.shutdown)
