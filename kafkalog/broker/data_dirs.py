@@ -20,22 +20,18 @@ from __future__ import annotations
 
 import datetime
 import os
-import uuid
 from pathlib import Path
 
 from ..config.config_def import ConfigError
 from ..fsutil import fsync_dir
 from ..manager.meta_properties import META_PROPERTIES_FILE, read_properties
-from .partitions import topic_id_text
+from .topic_ids import new_id, topic_id_text
 
 __all__ = ["prepare_data_dirs"]
 
 
 def _new_id() -> str:
-    while True:
-        text = topic_id_text(uuid.uuid4())
-        if not text.startswith("-") and text not in ("AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ"):
-            return text
+    return topic_id_text(new_id())
 
 
 def _write(path: Path, props: dict[str, str]) -> None:

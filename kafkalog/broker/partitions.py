@@ -16,7 +16,6 @@ Kafka itself read the directory as a broker's.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import logging
 import uuid
@@ -28,15 +27,16 @@ from ..config import LogConfig
 from ..errors import KafkaLogError
 from ..manager.partition_metadata import read_partition_metadata, write_partition_metadata
 from ..topic import TopicPartition, validate_topic
+from .topic_ids import new_id, topic_id_text, topic_uuid
 
 if TYPE_CHECKING:
     from ..log import Log
     from ..log.append_info import LogAppendInfo
     from ..manager import LogManager
     from ..record import MemoryRecords
+    from .metadata_log import MetadataLog
 
-__all__ = ["INTERNAL_TOPICS", "LEADER_EPOCH", "PartitionRegistry", "Topic", "TopicExistsError", "UnknownTopicError",
-           "topic_id_text", "topic_uuid"]
+__all__ = ["INTERNAL_TOPICS", "LEADER_EPOCH", "PartitionRegistry", "Topic", "TopicExistsError", "UnknownTopicError"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,25 +52,6 @@ class TopicExistsError(KafkaLogError, ValueError):
 
 class UnknownTopicError(KafkaLogError, LookupError):
     """No such topic or partition (Kafka: ``UnknownTopicOrPartitionException``)."""
-
-
-def topic_uuid(text: str) -> uuid.UUID:
-    """A topic id as kafkalog's files write it (URL-safe base64 without padding) as a UUID."""
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-
-
-def topic_id_text(value: uuid.UUID) -> str:
-    """A topic id in Kafka's ``Uuid.toString`` form, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
-
-
-def _new_topic_id() -> uuid.UUID:
-    # Kafka's Uuid.randomUuid: never the zero UUID, and never one whose base64 starts with '-' (a command line
-    # would read it as an option).
-    while True:
-        value = uuid.uuid4()
-        if value.int != 0 and not topic_id_text(value).startswith("-"):
-            return value
 
 
 @dataclasses.dataclass
@@ -96,15 +77,26 @@ class PartitionRegistry:
 
     def __init__(self, log_manager: LogManager, topic_defaults: LogConfig, *,
                  on_append: Callable[[TopicPartition], None] | None = None,
-                 overrides: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 metadata: MetadataLog | None = None) -> None:
         self.log_manager = log_manager
         self.topic_defaults = topic_defaults
         self.on_append = on_append
+        self.metadata = metadata
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
-        self._load(overrides or {})
+        self._load()
 
-    def _load(self, overrides: Mapping[str, Mapping[str, str]]) -> None:
+    def _load(self) -> None:
+        """The topics of the metadata log and of the data directories, made to agree.
+
+        A topic is created in the metadata log before its partitions' logs, and deleted from its logs before the
+        metadata log (:meth:`create_topic`, :meth:`delete_topic`), so a crash leaves one of two things: a topic the
+        metadata log has and no directory holds, whose creation was never answered, and is removed; or
+        directories of a topic the metadata log has not got (its deletion was never answered, or the directories
+        come from elsewhere: a real broker's, kafkalog's writer), which are taken on as a topic with no overrides.
+        """
+        recorded = self.metadata.topic_ids if self.metadata is not None else {}
+        overrides = self.metadata.topic_overrides() if self.metadata is not None else {}
         by_topic: dict[str, dict[int, Log]] = {}
         for log in self.log_manager.all_logs():
             tp = log.topic_partition
@@ -119,12 +111,26 @@ class PartitionRegistry:
             ids = {found for log in logs.values() if (found := read_partition_metadata(log.dir)) is not None}
             if len(ids) > 1:
                 raise KafkaLogError(f"The partitions of topic {name} record different topic ids: {sorted(ids)}")
-            topic_id = topic_uuid(ids.pop()) if ids else _new_topic_id()
+            if name in recorded:
+                topic_id = recorded[name]
+                if ids and topic_uuid(next(iter(ids))) != topic_id:
+                    raise KafkaLogError(f"The partitions of topic {name} record topic id {next(iter(ids))}, but the "
+                                        f"metadata log gives {topic_id_text(topic_id)}")
+            else:
+                topic_id = topic_uuid(ids.pop()) if ids else new_id()
+                logger.info("Taking on topic %s (%d partition(s)) found in the data directories", name, count)
+                if self.metadata is not None:
+                    self.metadata.create_topic(name, topic_id, count, {})
             topic = Topic(name, topic_id, [logs[p] for p in range(count)], dict(overrides.get(name, {})))
             for log in topic.logs:
                 self._ensure_partition_metadata(log, topic_id)
                 self._commit_all(log)
             self._add(topic)
+        for name, topic_id in sorted(recorded.items()):
+            if name not in by_topic and self.metadata is not None:
+                logger.warning("Topic %s is in the metadata log but in no data directory: its creation did not "
+                               "finish; removing it", name)
+                self.metadata.remove_topic(topic_id)
 
     def _config(self, name: str, overrides: Mapping[str, str] | None) -> LogConfig:
         if not overrides:
@@ -188,7 +194,9 @@ class PartitionRegistry:
         """
         overrides = dict(overrides or {})
         config = self.validate_new_topic(name, partitions, overrides)
-        topic = Topic(name, _new_topic_id(), [], overrides)
+        topic = Topic(name, new_id(), [], overrides)
+        if self.metadata is not None:
+            self.metadata.create_topic(name, topic.topic_id, partitions, overrides)
         for p in range(partitions):
             log = self.log_manager.create_log(TopicPartition(name, p), config, is_new=True)
             self._ensure_partition_metadata(log, topic.topic_id)
@@ -201,10 +209,13 @@ class PartitionRegistry:
         """Grow ``name`` to ``total`` partitions (Kafka: CreatePartitions)."""
         topic = self._topics[name]
         config = self._config(name, topic.overrides)
-        for p in range(len(topic.logs), total):
+        start = len(topic.logs)
+        for p in range(start, total):
             log = self.log_manager.create_log(TopicPartition(name, p), config, is_new=True)
             self._ensure_partition_metadata(log, topic.topic_id)
             topic.logs.append(log)
+        if self.metadata is not None:
+            self.metadata.add_partitions(topic.topic_id, start, total)
 
     def delete_topic(self, name: str) -> Topic:
         """Remove a topic; its dirs are renamed ``-delete`` now and removed ``file.delete.delay.ms`` later."""
@@ -212,6 +223,8 @@ class PartitionRegistry:
         del self._by_id[topic.topic_id]
         for log in topic.logs:
             self.log_manager.delete_log(log.topic_partition)
+        if self.metadata is not None:
+            self.metadata.remove_topic(topic.topic_id)
         logger.info("Deleted topic %s", name)
         return topic
 
@@ -219,6 +232,8 @@ class PartitionRegistry:
         """Replace a topic's configuration overrides and apply them to its logs."""
         topic = self._topics[name]
         config = self._config(name, overrides)
+        if self.metadata is not None:
+            self.metadata.set_overrides(name, topic.overrides, overrides)
         topic.overrides = dict(overrides)
         for log in topic.logs:
             log.update_config(config)

@@ -57,6 +57,7 @@ from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
 from .metadata import handle_describe_cluster, handle_metadata
+from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
 from .produce import handle_produce
 from .producer_ids import ProducerIdManager, handle_init_producer_id
@@ -124,6 +125,7 @@ class Broker:
         self._stopping = False
         self.producer_ids: ProducerIdManager = None  # type: ignore[assignment]
         self.groups: GroupCoordinator | None = None
+        self.metadata_log: MetadataLog | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -131,8 +133,10 @@ class Broker:
         """Open the data directories and start listening; returns once the port accepts connections."""
         config = self.config
         self.cluster_id = prepare_data_dirs(config.log_dirs, self.node_id)
+        metadata = MetadataLog(config.log_dirs[0], self.node_id)
         self.log_manager = LogManager(
             config.log_dirs, default_config=config.topic_defaults, cleaner_config=config.cleaner,
+            topic_configs=metadata.topic_overrides(),
             recovery_threads_per_data_dir=config["num.recovery.threads.per.data.dir"],
             flush_check_ms=config["log.flush.scheduler.interval.ms"],
             flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
@@ -142,7 +146,10 @@ class Broker:
         self.log_manager.startup()
         try:
             self.producer_ids = ProducerIdManager(config.log_dirs[0])
-            self.partitions = PartitionRegistry(self.log_manager, config.topic_defaults, on_append=self._appended)
+            metadata.open(self.log_manager.dir_lock(config.log_dirs[0]))
+            self.metadata_log = metadata
+            self.partitions = PartitionRegistry(self.log_manager, config.topic_defaults, on_append=self._appended,
+                                                metadata=metadata)
             group_props = {name: str(value) for name, value in config.given().items()}
             self.groups = GroupCoordinator(self.partitions, GroupCoordinatorConfig.from_properties(group_props),
                                            broker_id=self.node_id)
@@ -152,6 +159,7 @@ class Broker:
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True)
         except BaseException:
+            metadata.close()
             self.log_manager.shutdown()
             raise
         sock = self._server.sockets[0].getsockname()
@@ -177,6 +185,9 @@ class Broker:
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
+        if self.metadata_log is not None:
+            self.metadata_log.close()
+            self.metadata_log = None
         if self.log_manager is not None:
             manager, self.log_manager = self.log_manager, None
             await asyncio.get_running_loop().run_in_executor(None, manager.shutdown)

@@ -1148,5 +1148,10 @@ class LogManager(LogManagerConfigs):
             by_dir.setdefault(log.dir.parent, {})[tp] = log
         return by_dir
 
+    def dir_lock(self, log_dir: str | os.PathLike[str]) -> DirLock | None:
+        """The lock this manager holds on ``log_dir`` (``None``: not one of its live directories), for a log it does
+        not manage in that directory, such as a broker's metadata log, to open under."""
+        return self._dir_locks.get(Path(log_dir).resolve()) or self._dir_locks.get(Path(log_dir))
+
     def __repr__(self) -> str:
         return f"LogManager(log_dirs={[str(d) for d in self.log_dirs]}, logs={len(self._logs)})"
