@@ -27,6 +27,9 @@ from kafkalog.scheduler import MockTime
 from tests.support.golden_data import GOLDEN
 from tests.support.log_test_utils import LogFactory
 
+#: pytester drives the broker fixtures (kafkalog.pytest_plugin) as another project's test run would.
+pytest_plugins = ["pytester"]
+
 REQUIRE_EXTENSION = os.environ.get("KAFKALOG_REQUIRE_EXTENSION", "") not in ("", "0")
 
 

@@ -107,6 +107,8 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
     "producer.id.expiration.ms": _Property("INT", 86_400_000, at_least(1), "how long an idle producer id lives"),
     "producer.id.expiration.check.interval.ms": _Property("INT", 600_000, at_least(1),
                                                           "how often idle producer ids are removed"),
+    "replica.high.watermark.checkpoint.interval.ms": _Property(
+        "LONG", 5000, at_least(1), "how often the high watermarks are written to replication-offset-checkpoint"),
     "max.incremental.fetch.session.cache.slots": _Property("INT", 1000, at_least(0),
                                                            "fetch sessions kept (0: none)"),
 }

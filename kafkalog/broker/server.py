@@ -22,7 +22,9 @@ The storage is a :class:`~kafkalog.manager.LogManager` over ``log.dirs`` with th
 configuration (its retention, flush, checkpoint and cleaner tasks run on its own threads, as Kafka's do); the
 topics are a :class:`~kafkalog.broker.partitions.PartitionRegistry`.  ``stop()`` shuts the log manager down as
 Kafka's controlled shutdown does: every log flushed and closed, the checkpoints written, and
-``.kafka_cleanshutdown`` left in each directory so the next start skips recovery.
+``.kafka_cleanshutdown`` left in each directory so the next start skips recovery; and, as Kafka's ``ReplicaManager``
+does, each directory's ``replication-offset-checkpoint`` written at shutdown and every
+``replica.high.watermark.checkpoint.interval.ms``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any, Final
 
 from kio.schema.errors import ErrorCode
 
+from ..checkpoint import REPLICATION_OFFSET_CHECKPOINT_FILE, OffsetCheckpoint
 from ..manager import LogManager
 from ..topic import TopicPartition
 from .admin import (
@@ -126,6 +129,7 @@ class Broker:
         self.producer_ids: ProducerIdManager = None  # type: ignore[assignment]
         self.groups: GroupCoordinator | None = None
         self.metadata_log: MetadataLog | None = None
+        self._checkpoint_timer: asyncio.TimerHandle | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -162,14 +166,39 @@ class Broker:
             metadata.close()
             self.log_manager.shutdown()
             raise
+        self._schedule_high_watermark_checkpoint()
         sock = self._server.sockets[0].getsockname()
         self._host, self._port = sock[0], sock[1]
         logger.info("kafkalog broker %d of cluster %s listening on %s:%d", self.node_id, self.cluster_id,
                     self._host, self._port)
 
+    def checkpoint_high_watermarks(self) -> None:
+        """Write each data directory's ``replication-offset-checkpoint``: every partition's high watermark (Kafka:
+        ``ReplicaManager.checkpointHighWatermarks``, every ``replica.high.watermark.checkpoint.interval.ms`` and at
+        shutdown).  A broker reads it back on start; with one replica the high watermark is then the log end offset
+        anyway, but the file is there as a broker leaves it."""
+        if self.log_manager is None:
+            return
+        for log_dir, logs in self.log_manager.logs_by_dir().items():
+            try:
+                OffsetCheckpoint(log_dir / REPLICATION_OFFSET_CHECKPOINT_FILE).write(
+                    {tp: log.high_watermark for tp, log in sorted(logs.items())})
+            except OSError as e:
+                logger.error("Error while writing the high watermark checkpoint of %s: %s", log_dir, e)
+
+    def _schedule_high_watermark_checkpoint(self) -> None:
+        def run() -> None:
+            self.checkpoint_high_watermarks()
+            self._schedule_high_watermark_checkpoint()
+        interval_s = self.config["replica.high.watermark.checkpoint.interval.ms"] / 1000
+        self._checkpoint_timer = asyncio.get_running_loop().call_later(interval_s, run)
+
     async def stop(self) -> None:
         """Stop listening, close every connection, and shut the logs down cleanly."""
         self._stopping = True
+        if self._checkpoint_timer is not None:
+            self._checkpoint_timer.cancel()
+            self._checkpoint_timer = None
         if self._server is not None:
             self._server.close()
         for task in list(self._connections):
@@ -185,6 +214,7 @@ class Broker:
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
+        self.checkpoint_high_watermarks()
         if self.metadata_log is not None:
             self.metadata_log.close()
             self.metadata_log = None
