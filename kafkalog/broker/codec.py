@@ -38,7 +38,7 @@ from kio.serial import entity_writer
 
 from ..errors import KafkaLogError
 
-__all__ = ["MalformedRequestError", "entity_reader", "entity_writer", "read_unsigned_varint"]
+__all__ = ["MalformedRequestError", "entity_reader", "read_unsigned_varint"]
 
 #: A field reader: the value at ``pos`` in ``buf`` and the position after it.
 FieldReader = Callable[[memoryview, int], tuple[Any, int]]

@@ -69,6 +69,8 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
     "socket.request.max.bytes": _Property("INT", 100 * 1024 * 1024, at_least(1),
                                           "the largest request frame; a larger one closes the connection"),
     "fetch.max.bytes": _Property("INT", 55 * 1024 * 1024, at_least(1024), "the most bytes one fetch returns"),
+    "socket.listen.backlog.size": _Property("INT", 50, at_least(1),
+                                            "connections waiting to be accepted before new ones are refused"),
     "connections.max.idle.ms": _Property("LONG", 600_000, None, "close a connection idle this long"),
     "num.recovery.threads.per.data.dir": _Property("INT", 1, at_least(1), "threads recovering each data dir"),
     "log.retention.check.interval.ms": _Property("LONG", 300_000, at_least(1), "how often retention runs"),

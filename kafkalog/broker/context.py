@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .partitions import PartitionRegistry
     from .protocol import RequestHeader
 
-__all__ = ["BrokerState", "RequestContext", "build", "response_class"]
+__all__ = ["BrokerState", "ProducerIdSource", "RequestContext", "build", "response_class"]
 
 
 class ProducerIdSource(Protocol):

@@ -7,7 +7,7 @@ Port of ``core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala`` and 
 state                       what it does                                 comes from
 ==========================  ===========================================  ===========================
 ``Empty``                   no members; keeps offsets until they expire  PreparingRebalance
-``PreparingRebalance``      parks JoinGroups until every member rejoined  Stable, CompletingRebalance,
+``PreparingRebalance``      parks JoinGroups until all members rejoin    Stable, CompletingRebalance,
                             or the rebalance timeout passed              Empty
 ``CompletingRebalance``     waits for the leader's SyncGroup             PreparingRebalance
 ``Stable``                  heartbeats answered normally                 CompletingRebalance

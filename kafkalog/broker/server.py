@@ -110,7 +110,7 @@ class Broker:
     ``await broker.start()`` opens the data directories (recovering them as a broker does) and listens;
     ``await broker.stop()`` closes every connection and shuts the logs down cleanly.  Everything runs on the event
     loop that started it (the log manager's background tasks on their own threads).  For a broker on a thread of its
-    own, use :func:`kafkalog.broker.serve`.
+    own, use :func:`kafkalog.broker.running.serve`.
     """
 
     def __init__(self, config: BrokerConfig | Mapping[str, object]) -> None:
@@ -161,7 +161,8 @@ class Broker:
             self._handlers.update(group_handlers(self.groups))
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
-                                                      reuse_address=True)
+                                                      reuse_address=True,
+                                                      backlog=config["socket.listen.backlog.size"])
         except BaseException:
             metadata.close()
             self.log_manager.shutdown()

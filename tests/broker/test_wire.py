@@ -29,6 +29,7 @@ from tests.support.kafka_wire import WireClient
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBroker]:
     with serve(tmp_path_factory.mktemp("wire"), config={"socket.request.max.bytes": "1048576",
+                                                         "socket.listen.backlog.size": "1024",
                                                          "group.initial.rebalance.delay.ms": "0"}) as running:
         yield running
 
