@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
-from kio.serial import entity_writer
 
 from ..errors import KafkaLogError
 

@@ -35,7 +35,9 @@ from kio.schema.index import api_key_map, schema_name_map
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
 
-from .codec import MalformedRequestError, entity_reader, entity_writer
+from kio.serial import entity_writer
+
+from .codec import MalformedRequestError, entity_reader
 
 __all__ = ["API_VERSIONS_KEY", "ApiKey", "ErrorCode", "MalformedRequestError", "RequestHeader", "encode_response",
            "kio_versions", "parse_request_header", "request_reader"]

@@ -1,8 +1,8 @@
 """A broker on a thread of its own: what ``kafkalog.broker.serve()`` and the pytest fixture hand out.
 
 :class:`~kafkalog.broker.server.Broker` runs on an asyncio event loop.  A test or a script that is not itself
-asyncio code wants the broker beside it, started and stopped around a ``with`` block: :func:`~kafkalog.broker.running.serve` starts a daemon
-thread that runs the loop, starts the broker on it, and returns once the port accepts connections; leaving the block
+asyncio code wants the broker beside it, started and stopped around a ``with`` block:
+:func:`~kafkalog.broker.running.serve` starts a daemon thread that runs the loop, starts the broker on it, and returns once the port accepts connections; leaving the block
 stops the broker cleanly (the logs flushed, checkpointed and closed) and ends the thread.  Calls into the broker from
 the caller's thread go through the loop (:meth:`RunningBroker.call`), since everything the broker owns belongs to it.
 """
@@ -66,7 +66,8 @@ class RunningBroker:
         self.call(lambda: self.broker.partitions.create_topic(name, partitions, config))
 
     def stop(self) -> None:
-        """Stop the broker cleanly and end its thread (what leaving :func:`~kafkalog.broker.running.serve`'s block does)."""
+        """Stop the broker cleanly and end its thread (what leaving :func:`~kafkalog.broker.running.serve`'s block
+        does)."""
         if not self._thread.is_alive():
             return
         try:
