@@ -9,7 +9,8 @@ Installed with kafkalog (``pytest11`` entry point), so a project's tests can ask
 Fixtures:
 
 - ``kafkalog_broker``: a :class:`~kafkalog.broker.running.RunningBroker` for the whole session, on a free port of
-  127.0.0.1, its data in a temporary directory (started at first use, in well under a second; stopped cleanly at the end);
+  127.0.0.1, its data in a temporary directory (started at first use, in well under a second; stopped cleanly at the
+  end);
 - ``kafkalog_bootstrap_servers``: its ``host:port``;
 - ``kafkalog_topic``: a new topic for each test (one partition; ask for more with
   ``@pytest.mark.kafkalog_topic(partitions=3, config={"cleanup.policy": "compact"})``), so tests sharing the session's

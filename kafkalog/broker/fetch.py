@@ -5,8 +5,8 @@ Fetch is a port of ``KafkaApis.handleFetchRequest`` with ``ReplicaManager.fetchM
 -1; there are no followers):
 
 - each partition is read from its fetch offset with :meth:`~kafkalog.log.reads.LogReads.read`, bounded by the high
-  watermark (``isolation_level`` 0, read_uncommitted) or the last stable offset (1, read_committed, which also gets the aborted
-  transactions of what it read);
+  watermark (``isolation_level`` 0, read_uncommitted) or the last stable offset (1, read_committed, which also gets the
+  aborted transactions of what it read);
 - the bytes are the segment's, as they lie in the file: nothing is decoded, recompressed or converted;
 - ``partition_max_bytes`` bounds each partition and ``max_bytes`` (at most the broker's ``fetch.max.bytes``) the
   whole response, except that the first partition with data returns at least one whole batch, however large

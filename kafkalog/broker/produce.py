@@ -8,9 +8,10 @@ Port of ``KafkaApis.handleProduceRequest`` (``core/.../server/KafkaApis.scala``)
 2. Per partition: an unknown topic or partition is ``UNKNOWN_TOPIC_OR_PARTITION``; records that are not exactly one
    v2 batch (produce v3+) ``INVALID_RECORD``, zstd before v7 ``UNSUPPORTED_COMPRESSION_TYPE``; an internal topic
    ``INVALID_TOPIC_EXCEPTION`` (clients may not write ``__consumer_offsets``).
-3. The append (:meth:`~kafkalog.log.unified_log.Log.append` as leader, epoch 0): its errors become the partition's
-   code through :func:`~kafkalog.broker.error_codes.error_code_for`, with the rejected records of a batch in ``record_errors``
-   (KIP-467).  A batch that repeats one of its producer's last five returns the offsets it got the first time.
+3. The append (:meth:`~kafkalog.log.unified_log.Log.append` as leader, epoch 0): its errors become the partition's code
+   through :func:`~kafkalog.broker.error_codes.error_code_for`, with the rejected records of a batch in
+   ``record_errors`` (KIP-467). A batch that repeats one of its producer's last five returns the offsets it got the
+   first time.
 4. ``acks=0``: no response at all (the client does not read one); else the response once every append returned.
    With one in-sync replica ``acks=all`` waits for nothing more than ``acks=1``.
 """

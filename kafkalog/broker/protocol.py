@@ -34,7 +34,6 @@ from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map, schema_name_map
 from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
 from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
-
 from kio.serial import entity_writer
 
 from .codec import MalformedRequestError, entity_reader

@@ -1,10 +1,11 @@
 """A broker on a thread of its own: what ``kafkalog.broker.serve()`` and the pytest fixture hand out.
 
-:class:`~kafkalog.broker.server.Broker` runs on an asyncio event loop.  A test or a script that is not itself
-asyncio code wants the broker beside it, started and stopped around a ``with`` block:
-:func:`~kafkalog.broker.running.serve` starts a daemon thread that runs the loop, starts the broker on it, and returns once the port accepts connections; leaving the block
-stops the broker cleanly (the logs flushed, checkpointed and closed) and ends the thread.  Calls into the broker from
-the caller's thread go through the loop (:meth:`RunningBroker.call`), since everything the broker owns belongs to it.
+:class:`~kafkalog.broker.server.Broker` runs on an asyncio event loop. A test or a script that is not itself asyncio
+code wants the broker beside it, started and stopped around a ``with`` block: :func:`~kafkalog.broker.running.serve`
+starts a daemon thread that runs the loop, starts the broker on it, and returns once the port accepts connections;
+leaving the block stops the broker cleanly (the logs flushed, checkpointed and closed) and ends the thread. Calls into
+the broker from the caller's thread go through the loop (:meth:`RunningBroker.call`), since everything the broker owns
+belongs to it.
 """
 
 from __future__ import annotations
