@@ -18,6 +18,8 @@ Where kafkalog's default differs from Kafka's, and why:
 * ``listeners`` is ``PLAINTEXT://127.0.0.1:9092``: Kafka's ``PLAINTEXT://:9092`` listens on every interface; a
   broker meant for tests and local work should not.  ``PLAINTEXT`` is the only security protocol.
 * ``node.id`` is 1: Kafka requires it in KRaft mode and has no default.
+* ``queued.max.request.bytes`` is 256 MiB: Kafka's -1 lets a thousand clients each sending a frame of
+  ``socket.request.max.bytes`` make the broker hold 100 GB.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
     "socket.request.max.bytes": _Property("INT", 100 * 1024 * 1024, at_least(1),
                                           "the largest request frame; a larger one closes the connection"),
     "fetch.max.bytes": _Property("INT", 55 * 1024 * 1024, at_least(1024), "the most bytes one fetch returns"),
+    "queued.max.request.bytes": _Property("LONG", 256 * 1024 * 1024, at_least(-1),
+                                          "the request bytes held at once, all connections together (-1: no bound)"),
     "socket.listen.backlog.size": _Property("INT", 50, at_least(1),
                                             "connections waiting to be accepted before new ones are refused"),
     "connections.max.idle.ms": _Property("LONG", 600_000, None, "close a connection idle this long"),

@@ -5,7 +5,9 @@ Kafka's ``SocketServer`` (``core/.../network/SocketServer.scala``), ``RequestCha
 
 - **Framing.**  A request is an int32 size and that many bytes.  A size below 0 or above
   ``socket.request.max.bytes`` closes the connection before anything is read (Kafka's ``InvalidReceiveException``),
-  so a client cannot make the broker hold more than that per connection.
+  so a client cannot make the broker hold more than that per connection; and the requests being read and handled
+  at once hold at most ``queued.max.request.bytes`` together (:class:`RequestMemoryPool`), so a thousand clients
+  cannot either.
 - **Order.**  Each connection's requests are read, handled and answered one at a time, in order (Kafka mutes a
   channel while its request is in flight, which gives the same order); a connection waiting (a long-poll fetch, a
   join) holds up only itself.  A slow reader holds up only its own connection: its writes wait for the socket.
@@ -130,6 +132,7 @@ class Broker:
         self.groups: GroupCoordinator | None = None
         self.metadata_log: MetadataLog | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
+        self._request_memory = RequestMemoryPool(self.config["queued.max.request.bytes"])
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -336,14 +339,18 @@ class Broker:
                                    "Closing connection from %s:%s: a request size of %d is invalid (%d)",
                                    peer[0], peer[1], size, max_size)
                     return
-                frame = memoryview(await reader.readexactly(size))
+                await self._request_memory.acquire(size)
                 try:
-                    header, start = parse_request_header(frame)
-                    ctx = RequestContext(header, peer[0], peer[1], self)
-                    answer = await self._dispatch(header, frame[start:], ctx)
-                except MalformedRequestError as e:
-                    logger.warning("Closing connection from %s:%s: %s", peer[0], peer[1], e)
-                    return
+                    frame = memoryview(await reader.readexactly(size))
+                    try:
+                        header, start = parse_request_header(frame)
+                        ctx = RequestContext(header, peer[0], peer[1], self)
+                        answer = await self._dispatch(header, frame[start:], ctx)
+                    except MalformedRequestError as e:
+                        logger.warning("Closing connection from %s:%s: %s", peer[0], peer[1], e)
+                        return
+                finally:
+                    self._request_memory.release(size)
                 if answer is not None:
                     writer.write(answer)
                     await writer.drain()
@@ -360,6 +367,32 @@ class Broker:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+
+class RequestMemoryPool:
+    """The bytes of requests being read and handled, across all connections, bounded (Kafka: the ``MemoryPool`` of
+    ``queued.max.request.bytes``, which mutes a channel whose request does not fit until memory is returned).
+
+    A request waits until its size fits beside the others in flight; one alone always goes ahead, however large
+    (``socket.request.max.bytes`` bounds it), so no request waits for ever.  ``capacity`` -1 bounds nothing.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.in_use = 0
+        self.peak = 0
+        self._released = asyncio.Event()
+
+    async def acquire(self, size: int) -> None:
+        while self.capacity >= 0 and self.in_use > 0 and self.in_use + size > self.capacity:
+            self._released.clear()
+            await self._released.wait()
+        self.in_use += size
+        self.peak = max(self.peak, self.in_use)
+
+    def release(self, size: int) -> None:
+        self.in_use -= size
+        self._released.set()
 
 
 def _valid_software(text: str) -> bool:

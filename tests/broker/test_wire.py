@@ -220,3 +220,24 @@ def test_a_slow_reader_holds_up_only_itself(broker: RunningBroker) -> None:
         assert done.is_set()
     finally:
         slow.close()
+
+
+def test_request_memory_is_bounded_across_connections(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """queued.max.request.bytes: six clients each sending a 400 kB produce at once, with 1 MB for all requests
+    together: every request is answered, and never more than 1 MB (or one request alone) is held."""
+    with serve(tmp_path_factory.mktemp("pool"), config={"queued.max.request.bytes": "1000000",
+                                                          "message.max.bytes": "2000000"}) as running:
+        running.create_topic("pooled")
+        clients = [WireClient(running.bootstrap_servers) for _ in range(6)]
+        try:
+            batch = _batch(b"p" * 400_000)
+            for client in clients:
+                client.send_raw(client.frame(_produce("pooled", batch)))
+            answers = [client.read_response(0, 9)[1] for client in clients]
+        finally:
+            for client in clients:
+                client.close()
+        assert all(a.responses[0].partition_responses[0].error_code == ErrorCode.none for a in answers)
+        pool = running.broker._request_memory
+        assert 400_000 < pool.peak <= 1_000_000
+        assert pool.in_use == 0
