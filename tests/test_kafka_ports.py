@@ -60,6 +60,8 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "VerificationGuardTest": ("storage/test_verification_guard.py",),
     "FileRecordsTest": ("storage/test_file_message_set.py",),
     "LogOffsetMetadataTest": ("log/test_fetch.py",),
+    "GroupCoordinatorTest": ("broker/test_group_*.py",),
+    "GroupMetadataManagerTest": ("broker/test_group_restart.py",),
     # 0.10.1.1 only
     "CleanerTest": CLEANER_TEST_MODULES,
     "FileMessageSetTest": ("storage/test_file_message_set.py",),

@@ -4,36 +4,52 @@ rebalances, each test named after Kafka's and asserting what it asserts.  The co
 (Kafka's test mocks the replica manager); the clock is moved by hand, as Kafka's ``MockTimer`` is.
 
 Kafka tests not ported:
-- ``testOffsetsRetentionMsIntegerOverflow``: a config fact, in test_group_config.py.
-- ``testRequestHandlingWhileLoadingInProgress``: the loading answers are in test_group_restart.py.
-- ``testJoinGroupSecondJoinInconsistentProtocol``, ``testStaticMemberReJoinWithExplicitUnknownMemberId``,
-  ``testStaticMemberFenceDuplicateRejoinedFollower``,
-  ``testStaticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged``,
-  ``testStaticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged``,
-  ``testJoinKnownMemberWithSameStaticMember`` and the other static-membership rejoin cases
-  (``testStaticMemberRejoin*``, ``testStaticMemberJoinAsFirstMember*``, ``testStaticMemberCommitOffset*``,
-  ``testStaticMemberHeartbeat*``, ``testGetDifferentStaticMemberIdAfterEachRejoin``,
+- ``staticMemberJoinAsFirstMember``, ``staticMemberReJoinWithExplicitUnknownMemberId``,
+  ``staticMemberFenceDuplicateRejoinedFollower``, ``staticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged``,
+  ``staticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged``, ``staticMemberRejoinWithKnownMemberId``,
+  ``staticMemberRejoinWithLeaderIdAndUnknownMemberId``, ``staticMemberRejoinWithLeaderIdAndKnownMemberId``,
+  ``staticMemberRejoinWithLeaderIdAndUnexpectedDeadGroup``,
+  ``staticMemberRejoinWithLeaderIdAndUnexpectedEmptyGroup``,
+  ``staticMemberRejoinWithFollowerIdAndChangeOfProtocol``,
+  ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged``,
+  ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWhileSelectProtocolUnchangedPersistenceFailure``,
+  ``staticMemberRejoinWithUpdatedSessionAndRebalanceTimeoutsButCannotPersistChange``,
+  ``staticMemberRejoinWithUpdatedSessionAndRebalanceTimeoutsAndPersistChange``,
+  ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWhileSelectProtocolUnchanged``,
+  ``staticMemberRejoinWithKnownLeaderIdToTriggerRebalanceAndFollowerWithChangeofProtocol``,
+  ``staticMemberRejoinAsFollowerWithUnknownMemberId``,
+  ``staticMemberRejoinAsFollowerWithKnownMemberIdAndNoProtocolChange``,
+  ``staticMemberRejoinAsFollowerWithMismatchedMemberId``, ``staticMemberRejoinAsLeaderWithMismatchedMemberId``,
+  ``staticMemberSyncAsLeaderWithInvalidMemberId``, ``staticMemberHeartbeatLeaderWithInvalidMemberId``,
+  ``shouldGetDifferentStaticMemberIdAfterEachRejoin``, ``staticMemberCommitOffsetWithInvalidMemberId``,
+  ``staticMemberJoinWithUnknownInstanceIdAndKnownMemberId``, ``staticMemberReJoinWithIllegalStateAsUnknownMember``,
   ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
-  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``): not yet, time.
-- ``testOffsetCommitDeadGroup``, ``testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
-  ``testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``, ``testSecondMemberPartiallyJoinAndTimeout``,
-  ``testRebalanceDoesNotTimeOutWhenAllSyncAreReceived``, ``testCommitOffsetInCompletingRebalanceFromUnknownMemberId``,
+  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``, ``testDescribeGroupStableForStaticMember``: the
+  static-membership rejoin, fencing and persistence cases; the coordinator ports them
+  (``updateStaticMemberAndRebalance``, ``replaceStaticMember``) and test_group_apis.py drives a stable rejoin at v8
+  and v9, but these cases are not ported yet (time).
+- ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsetsWithAbort``, ``testFetchPendingTxnOffsetsWithAbort``,
+  ``testFetchPendingTxnOffsetsWithCommit``, ``testFetchTxnOffsetsIgnoreSpuriousCommit``,
+  ``testFetchTxnOffsetsOneProducerMultipleGroups``, ``testFetchTxnOffsetsMultipleProducersOneGroup``,
+  ``testTxnCommitOffsetWithFencedInstanceId``, ``testTxnCommitOffsetWithInvalidMemberId``,
+  ``testTxnCommitOffsetWithKnownMemberId``, ``testTxnCommitOffsetWithIllegalGeneration``,
+  ``testTxnCommitOffsetWithLegalGeneration``, ``testVerificationErrorsForTxnOffsetCommits``,
+  ``testTxnOffsetMetadataTooLarge``: TxnOffsetCommit is the transaction coordinator's part (issue 34's later part);
+  the pending offsets it fills are answered by ``require_stable`` already (test_group_restart.py).
+- ``testJoinGroupSecondJoinInconsistentProtocol``, ``testOffsetCommitDeadGroup``,
+  ``testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
+  ``testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
+  ``testSecondMemberPartiallyJoinAndTimeout``, ``testRebalanceDoesNotTimeOutWhenAllSyncAreReceived``,
+  ``testCommitOffsetInCompletingRebalanceFromUnknownMemberId``,
   ``testCommitOffsetInCompletingRebalanceFromIllegalGeneration``,
-  ``testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId``,
-  ``testListGroupsWithTypes``, ``testDescribeGroupStableForStaticMember``,
+  ``testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId``, ``testListGroupsWithTypes``,
   ``testDeleteOffsetOfConsumerGroupWithUnparsableProtocol``, ``testDeleteOffsetOfEmptyConsumerGroup``,
-  ``testDeleteOffsetOfStableConsumerGroup``, ``testCompleteHeartbeatWithGroupDead``,
-  ``testCompleteHeartbeatWithMemberAlreadyRemoved``: not yet, time.
-- ``testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs``, ``testJoinGroupReturnsTheProtocolType``: their
-  assertions are on the JoinGroup responses of test_group_apis.py.
-- ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsets*``, ``testFetchPendingTxnOffsets*``, ``testTxnCommitOffset*``,
-  ``testVerificationErrorsForTxnOffsetCommits``, ``testTxnOffsetMetadataTooLarge``: TxnOffsetCommit is the transaction
-  coordinator's part.
+  ``testDeleteOffsetOfStableConsumerGroup``: not ported yet (time); their paths are covered by the neighbouring
+  ports of the same handler.
 """
 
 from __future__ import annotations
 
-import pytest
 from kio.schema.errors import ErrorCode
 
 from kafkalog.broker.group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
@@ -537,21 +553,36 @@ def test_sync_group_from_illegal_generation(harness: Harness) -> None:
     assert sync.error is E.illegal_generation
 
 
-@pytest.mark.parametrize(("protocol_type", "protocol_name", "expected"), [
-    (None, None, E.none), (PROTOCOL_TYPE, PROTOCOL_NAME, E.none),
-    ("connect", None, E.inconsistent_group_protocol), (None, "roundrobin", E.inconsistent_group_protocol)])
-def test_sync_group_protocol_type_and_name(harness: Harness, protocol_type: str | None, protocol_name: str | None,
-                                           expected: ErrorCode) -> None:
-    """Kafka: ``testSyncGroupProtocolTypeAndNameWith`` (the four tests that call it)."""
-    h = harness
-    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
-    leader = h.send_sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""},
-                                      protocol_type, protocol_name).get()
-    assert leader.error is expected
-    if expected is E.none:
-        assert (leader.protocol_type, leader.protocol_name) == (PROTOCOL_TYPE, PROTOCOL_NAME)
-    else:
-        assert (leader.protocol_type, leader.protocol_name) == (None, None)
+def _sync_group_protocol_type_and_name_with(h: Harness, protocol_type: str | None, protocol_name: str | None,
+                                            expected: ErrorCode) -> None:
+    """Kafka: ``testSyncGroupProtocolTypeAndNameWith``: a leader and a follower, both static, sync with the given
+    protocol type and name; on an error neither is returned."""
+    leader, follower = _join_static_pair(h)
+    leader_box = h.send_sync_group_leader(GROUP_ID, 1, leader, {leader: b""}, protocol_type, protocol_name, "leader")
+    follower_box = h.send_sync_group_follower(GROUP_ID, 1, follower, protocol_type, protocol_name, "follower")
+    for box in (leader_box, follower_box):
+        result = box.get()
+        assert result.error is expected
+        if expected is E.none:
+            assert (result.protocol_type, result.protocol_name) == (PROTOCOL_TYPE, PROTOCOL_NAME)
+        else:
+            assert (result.protocol_type, result.protocol_name) == (None, None)
+
+
+def test_sync_group_returns_an_error_when_protocol_type_is_inconsistent(harness: Harness) -> None:
+    _sync_group_protocol_type_and_name_with(harness, "whatever", None, E.inconsistent_group_protocol)
+
+
+def test_sync_group_returns_an_error_when_protocol_name_is_inconsistent(harness: Harness) -> None:
+    _sync_group_protocol_type_and_name_with(harness, None, "whatever", E.inconsistent_group_protocol)
+
+
+def test_sync_group_succeed_when_protocol_type_and_name_are_not_provided(harness: Harness) -> None:
+    _sync_group_protocol_type_and_name_with(harness, None, None, E.none)
+
+
+def test_sync_group_succeed_when_protocol_type_and_name_are_consistent(harness: Harness) -> None:
+    _sync_group_protocol_type_and_name_with(harness, PROTOCOL_TYPE, PROTOCOL_NAME, E.none)
 
 
 def test_rebalance_times_out_when_sync_request_is_not_received(harness: Harness) -> None:
@@ -756,9 +787,9 @@ def test_valid_leave_group(harness: Harness) -> None:
     verify_leave_group_result(harness.single_leave_group(GROUP_ID, join.member_id))
 
 
-def _static_members_join_and_rebalance(h: Harness, leader_instance: str = "leader",
-                                       follower_instance: str = "follower") -> tuple[str, str]:
-    """Kafka: ``staticMembersJoinAndRebalance`` (the first rebalance of a group of two static members)."""
+def _join_static_pair(h: Harness, leader_instance: str = "leader", follower_instance: str = "follower"
+                      ) -> tuple[str, str]:
+    """Two static members join an empty group: generation 1, not yet synced."""
     superset = [(PROTOCOL_NAME, METADATA), ("roundrobin", METADATA)]
     leader = h.send_join_group(GROUP_ID, UNKNOWN, protocols=superset, group_instance_id=leader_instance)
     follower = h.send_join_group(GROUP_ID, UNKNOWN, protocols=superset, group_instance_id=follower_instance)
@@ -768,7 +799,13 @@ def _static_members_join_and_rebalance(h: Harness, leader_instance: str = "leade
     leader_result, follower_result = leader.get(), follower.get()
     assert leader_result.error is E.none and leader_result.generation_id == 1
     assert follower_result.error is E.none and follower_result.generation_id == 1
-    leader_id, follower_id = leader_result.member_id, follower_result.member_id
+    return leader_result.member_id, follower_result.member_id
+
+
+def _static_members_join_and_rebalance(h: Harness, leader_instance: str = "leader",
+                                       follower_instance: str = "follower") -> tuple[str, str]:
+    """Kafka: ``staticMembersJoinAndRebalance`` (the first rebalance of a group of two static members)."""
+    leader_id, follower_id = _join_static_pair(h, leader_instance, follower_instance)
     assert h.sync_group_leader(GROUP_ID, 1, leader_id, {leader_id: b""}).error is E.none
     assert h.group().is_(GroupState.STABLE)
     assert h.sync_group_follower(GROUP_ID, 1, follower_id).error is E.none
@@ -956,3 +993,62 @@ def test_delete_offset_of_dead_consumer_group(harness: Harness) -> None:
     error, errors = harness.coordinator.handle_delete_offsets(GROUP_ID, [TP])
     assert error is E.group_id_not_found
     assert errors == {}
+
+
+# -- the initial rebalance delay (group.initial.rebalance.delay.ms) --
+
+
+def test_should_delay_initial_rebalance_by_group_initial_rebalance_delay_on_empty_group(harness: Harness) -> None:
+    h = harness
+    first = h.send_join_group(GROUP_ID, UNKNOWN)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY // 2)
+    assert not first.done, "should have timed out as rebalance delay not expired"
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY // 2 + 1)
+    assert first.get().error is E.none
+
+
+def test_should_reset_rebalance_delay_when_new_member_joins_group_in_initial_rebalance(harness: Harness) -> None:
+    h = harness
+    rebalance_timeout = GROUP_INITIAL_REBALANCE_DELAY * 3
+    first = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY - 1)
+    second = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout)
+    h.advance(2)
+    # past the initial delay: extended, since a member joined during it
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY // 2 + 1)
+    assert not first.done and not second.done
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY // 2)
+    assert first.get().error is E.none and second.get().error is E.none
+
+
+def test_should_delay_rebalance_upto_rebalance_timeout(harness: Harness) -> None:
+    h = harness
+    rebalance_timeout = GROUP_INITIAL_REBALANCE_DELAY * 2
+    first = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout)
+    second = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    third = h.send_join_group(GROUP_ID, UNKNOWN, rebalance_timeout=rebalance_timeout)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY)
+    assert not (first.done or second.done or third.done)
+    h.advance(1)  # past the rebalance timeout
+    assert [b.get().error for b in (first, second, third)] == [E.none] * 3
+
+
+def test_complete_heartbeat_with_group_dead(harness: Harness) -> None:
+    h = harness
+    leader, _ = _static_members_join_and_rebalance(h)
+    h.heartbeat(GROUP_ID, leader, 1)
+    group = h.group()
+    group.transition_to(GroupState.DEAD)
+    assert h.coordinator.try_complete_heartbeat(group, leader, False, lambda: True)
+    h.coordinator.on_expire_heartbeat(group, leader, False)
+    assert group.has(leader)
+
+
+def test_complete_heartbeat_with_member_already_removed(harness: Harness) -> None:
+    h = harness
+    leader, _ = _static_members_join_and_rebalance(h)
+    h.heartbeat(GROUP_ID, leader, 1)
+    group = h.group()
+    group.remove(leader)
+    assert h.coordinator.try_complete_heartbeat(group, leader, False, lambda: True)

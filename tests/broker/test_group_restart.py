@@ -4,25 +4,29 @@ over real logs, plus restarts of a whole coordinator (a new one over the reopene
 window, the records read by ``kafkalog dump --offsets-decoder``, and a real broker's ``__consumer_offsets`` loaded.
 
 Kafka tests not ported:
-- ``testLogInfoFromCleanupGroupMetadata``, ``testMetrics``, ``testPartitionLoadMetric``: logging and metrics.
-- ``testLoadOffsetsAndGroupIgnored``, ``testUnloadOffsetsAndGroupIgnored``,
-  ``testUnloadOffsetsAndGroupIgnoredAfterStopReplica``, ``testGroupNotExists``: coordinator epochs and leadership
-  moves; one node leads every partition.
-- ``testGroupLoadedWithPendingCommits``, ``testLoadWithCommittedAndAbortedTransactionalOffsetCommits``,
+- ``testLogInfoFromCleanupGroupMetadata``, ``testMetrics``, ``testPartitionLoadMetric``: logging and metrics, which
+  kafkalog's coordinator does not keep.
+- ``testGroupNotExists``, ``testLoadOffsetsAndGroupIgnored``, ``testUnloadOffsetsAndGroupIgnored``,
+  ``testUnloadOffsetsAndGroupIgnoredAfterStopReplica``, ``testStoreNonEmptyGroupWhenCoordinatorHasMoved``,
+  ``testCommitOffsetWhenCoordinatorHasMoved``: coordinator epochs and partitions moving to another broker; one node
+  leads every partition.
+- ``testLoadWithCommittedAndAbortedTransactionalOffsetCommits``,
   ``testLoadWithCommittedAndAbortedAndPendingTransactionalOffsetCommits``,
   ``testLoadTransactionalOffsetCommitsFromMultipleProducers``,
   ``testGroupLoadWithConsumerAndTransactionalOffsetCommitsConsumerWins``,
-  ``testGroupLoadWithConsumerAndTransactionalOffsetCommitsTransactionWins``, ``testTransactionalCommitOffset*``,
-  ``testTransactionalCommitOffsetWithOffsetMetadataTooLargePartialFailure``: the transaction coordinator's part.
+  ``testGroupLoadWithConsumerAndTransactionalOffsetCommitsTransactionWins``,
+  ``testTransactionalCommitOffsetCommitted``, ``testTransactionalCommitOffsetAppendFailure``,
+  ``testTransactionalCommitOffsetAborted``,
+  ``testTransactionalCommitOffsetWithOffsetMetadataTooLargePartialFailure``: TxnOffsetCommit's appends and markers
+  are the transaction coordinator's part; the load of committed and pending transactional offsets is tested here.
 - ``testLoadGroupWithLargeGroupMetadataRecord``, ``testLoadGroupAndOffsetsWithCorruptedLog``,
-  ``testLoadGroupAndOffsetsFromDifferentSegments``, ``testOffsetWriteAfterGroupRemoved``,
-  ``testStoreGroupErrorMapping``, ``testStoreNonEmptyGroupWhenCoordinatorHasMoved``,
-  ``testCommitOffsetWhenCoordinatorHasMoved``, ``testCommitOffsetPartialFailure``,
-  ``testOffsetMetadataTooLargePartialFailure``, ``testGroupMetadataRemovalWithLogAppendTime``,
-  ``testOffsetExpirationOfActiveGroupSemantics``, ``testLoadOffsetFromOldCommit``,
-  ``testLoadOffsetWithExplicitRetention``, ``testDeserializeFutureOffsetCommitValue``,
-  ``testDeserializeFutureGroupMetadataValue``, ``testLoadOffsetsWithEmptyControlBatch``,
-  ``testLoadConsumerGroupWithFaultyConsumerProtocol``: not yet, time.
+  ``testOffsetWriteAfterGroupRemoved``, ``testLoadGroupAndOffsetsFromDifferentSegments``,
+  ``testLoadConsumerGroupWithFaultyConsumerProtocol``, ``testStoreGroupErrorMapping``,
+  ``testCommitOffsetPartialFailure``, ``testOffsetMetadataTooLargePartialFailure``,
+  ``testGroupMetadataRemovalWithLogAppendTime``, ``testOffsetExpirationOfActiveGroupSemantics``,
+  ``testLoadOffsetFromOldCommit``, ``testLoadOffsetWithExplicitRetention``,
+  ``testDeserializeFutureOffsetCommitValue``, ``testDeserializeFutureGroupMetadataValue``,
+  ``testLoadOffsetsWithEmptyControlBatch``: not ported yet (time).
 """
 
 from __future__ import annotations
@@ -197,8 +201,8 @@ def test_do_not_load_aborted_transactional_offset_commits(node: Node) -> None:
 
 
 def test_load_pending_transactional_offsets_answer_unstable(node: Node) -> None:
-    """A transaction still open at the log end is loaded as pending: ``require_stable`` fetches see
-    UNSTABLE_OFFSET_COMMIT (Kafka: ``testGroupLoadedWithPendingCommits``' assertion, through the fetch)."""
+    """GroupMetadataManagerTest.testGroupLoadedWithPendingCommits, through the fetch: a transaction still open at the
+    log end is loaded as pending, and ``require_stable`` fetches see UNSTABLE_OFFSET_COMMIT."""
     _txn_offsets(node, 1000, 2, {("foo", 0): 5}, commit=None)
     node.reload()
     error, data = node.coordinator.handle_fetch_offsets(GROUP_ID, True, [("foo", 0)])
@@ -261,7 +265,7 @@ def test_load_group_with_tombstone(node: Node) -> None:
 
 
 def test_load_group_with_static_member(node: Node) -> None:
-    """Kafka: ``testloadGroupWithStaticMember``."""
+    """GroupMetadataManagerTest.testloadGroupWithStaticMember, through a record."""
     node.append(MemoryRecords.with_records([stable_group_record(27, "consumer", "range", "member",
                                                                 group_instance_id="group-instance-id")]))
     node.reload()
@@ -301,6 +305,8 @@ def test_should_throw_exception_for_unsupported_group_metadata_version() -> None
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
 def test_current_state_timestamp_for_all_group_metadata_versions(version: int) -> None:
+    """testCurrentStateTimestampForAllGroupMetadataVersions, and GroupMetadataManagerTest.testReadFromOldGroupMetadata
+    (a v0 value's rebalance timeout)."""
     record = write_version_prefixed("GroupMetadataValue", {
         "protocolType": "consumer", "generation": 1, "protocol": "range", "leader": "m",
         **({"currentStateTimestamp": 1500} if version >= 2 else {}),
@@ -425,8 +431,9 @@ def test_offset_metadata_too_large(node: Node) -> None:
 
 @pytest.mark.parametrize(("expire", "version"), [(None, 3), (12345, 1)])
 def test_serde_offset_commit_value(expire: int | None, version: int) -> None:
-    """Kafka: ``testSerdeOffsetCommitValue``, ``...WithExpireTimestamp``, ``...WithNoneExpireTimestamp`` and
-    ``testSerializeOffsetCommitValueToHighestNonFlexibleVersion``."""
+    """testSerdeOffsetCommitValue, with GroupMetadataManagerTest.testSerdeOffsetCommitValueWithExpireTimestamp,
+    GroupMetadataManagerTest.testSerdeOffsetCommitValueWithNoneExpireTimestamp and
+    GroupMetadataManagerTest.testSerializeOffsetCommitValueToHighestNonFlexibleVersion."""
     offset = OffsetAndMetadata(537, 15 if expire is None else None, "metadata", 1000, expire)
     value = offset_commit_value(offset)
     assert struct.unpack_from(">h", value)[0] == version
@@ -436,6 +443,41 @@ def test_serde_offset_commit_value(expire: int | None, version: int) -> None:
 def test_serialize_group_metadata_value_to_highest_non_flexible_version() -> None:
     value = group_metadata_value(GroupMetadataRecord("consumer", 1, "range", None, 5, ()))
     assert struct.unpack_from(">h", value)[0] == 3
+
+
+def test_deserialize_highest_supported_group_metadata_value_version() -> None:
+    value = write_version_prefixed("GroupMetadataValue", {
+        "protocolType": "consumer", "generation": 935, "protocol": "range", "leader": "leader",
+        "members": [{"memberId": "member", "clientId": "client", "clientHost": "host"}]}, 4)
+    record = read_group_message_value(value)
+    assert record is not None
+    group = GroupMetadata.load_group("groupId", record, lambda: 0)
+    assert (group.generation_id, group.protocol_type, group.protocol_name, group.leader_or_null) == (
+        935, "consumer", "range", "leader")
+    [member] = group.all_member_metadata
+    assert (member.member_id, member.client_id, member.client_host) == ("member", "client", "host")
+
+
+def test_add_group(node: Node) -> None:
+    gm = node.coordinator.group_manager
+    group = GroupMetadata("foo", GroupState.EMPTY, node.timer.time_ms)
+    assert gm.add_group(group) is group
+    assert gm.add_group(GroupMetadata("foo", GroupState.EMPTY, node.timer.time_ms)) is group
+
+
+def test_store_empty_simple_group(node: Node) -> None:
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    errors: list[ErrorCode] = []
+    node.coordinator.group_manager.store_group(group, {}, errors.append)
+    assert errors == [E.none]
+    [(_, value)] = _records_of(node)
+    record = read_group_message_value(value)
+    assert record is not None
+    loaded = GroupMetadata.load_group(GROUP_ID, record, lambda: 0)
+    assert loaded.is_(GroupState.EMPTY)
+    assert loaded.generation_id == 0
+    assert loaded.protocol_type is None
 
 
 def test_deserialize_highest_supported_offset_commit_value_version() -> None:
@@ -611,7 +653,7 @@ def test_restart_after_delete_forgets_the_group(node: Node) -> None:
 
 
 def test_requests_while_loading(tmp_path: Path) -> None:
-    """Kafka: ``testRequestHandlingWhileLoadingInProgress``: while a group's partition loads, JoinGroup,
+    """GroupCoordinatorTest.testRequestHandlingWhileLoadingInProgress: while a group's partition loads, JoinGroup,
     OffsetCommit, DescribeGroups, DeleteGroups and ListGroups say COORDINATOR_LOAD_IN_PROGRESS, SyncGroup says
     REBALANCE_IN_PROGRESS and Heartbeat NONE.  The window is the coordinator's yield between two partitions."""
     config = GroupCoordinatorConfig(offsets_topic_num_partitions=2)
