@@ -4,14 +4,7 @@ rebalances, each test named after Kafka's and asserting what it asserts.  The co
 (Kafka's test mocks the replica manager); the clock is moved by hand, as Kafka's ``MockTimer`` is.
 
 Kafka tests not ported:
-- ``staticMemberJoinAsFirstMember``, ``staticMemberReJoinWithExplicitUnknownMemberId``,
-  ``staticMemberFenceDuplicateRejoinedFollower``, ``staticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged``,
-  ``staticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged``, ``staticMemberRejoinWithKnownMemberId``,
-  ``staticMemberRejoinWithLeaderIdAndUnknownMemberId``, ``staticMemberRejoinWithLeaderIdAndKnownMemberId``,
-  ``staticMemberRejoinWithLeaderIdAndUnexpectedDeadGroup``,
-  ``staticMemberRejoinWithLeaderIdAndUnexpectedEmptyGroup``,
-  ``staticMemberRejoinWithFollowerIdAndChangeOfProtocol``,
-  ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged``,
+- ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged``,
   ``staticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWhileSelectProtocolUnchangedPersistenceFailure``,
   ``staticMemberRejoinWithUpdatedSessionAndRebalanceTimeoutsButCannotPersistChange``,
   ``staticMemberRejoinWithUpdatedSessionAndRebalanceTimeoutsAndPersistChange``,
@@ -24,10 +17,9 @@ Kafka tests not ported:
   ``shouldGetDifferentStaticMemberIdAfterEachRejoin``, ``staticMemberCommitOffsetWithInvalidMemberId``,
   ``staticMemberJoinWithUnknownInstanceIdAndKnownMemberId``, ``staticMemberReJoinWithIllegalStateAsUnknownMember``,
   ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
-  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``, ``testDescribeGroupStableForStaticMember``: the
-  static-membership rejoin, fencing and persistence cases; the coordinator ports them
-  (``updateStaticMemberAndRebalance``, ``replaceStaticMember``) and test_group_apis.py drives a stable rejoin at v8
-  and v9, but these cases are not ported yet (time).
+  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``: the static-membership rejoin, fencing and
+  persistence cases; the coordinator ports them (``updateStaticMemberAndRebalance``, ``replaceStaticMember``) and
+  test_group_apis.py drives a stable rejoin at v8 and v9, but these cases are not ported yet (time).
 - ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsetsWithAbort``, ``testFetchPendingTxnOffsetsWithAbort``,
   ``testFetchPendingTxnOffsetsWithCommit``, ``testFetchTxnOffsetsIgnoreSpuriousCommit``,
   ``testFetchTxnOffsetsOneProducerMultipleGroups``, ``testFetchTxnOffsetsMultipleProducersOneGroup``,
@@ -50,10 +42,11 @@ Kafka tests not ported:
 
 from __future__ import annotations
 
+import pytest
 from kio.schema.errors import ErrorCode
 
 from kafkalog.broker.group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
-from kafkalog.broker.group_metadata import GroupMetadata, GroupState, MemberMetadata
+from kafkalog.broker.group_metadata import GroupMetadata, GroupState, JoinGroupResult, MemberMetadata
 from tests.broker.conftest import (
     DEFAULT_REBALANCE_TIMEOUT,
     DEFAULT_SESSION_TIMEOUT,
@@ -1052,3 +1045,203 @@ def test_complete_heartbeat_with_member_already_removed(harness: Harness) -> Non
     group = h.group()
     group.remove(leader)
     assert h.coordinator.try_complete_heartbeat(group, leader, False, lambda: True)
+
+
+# -- static membership (KIP-345) --
+
+LEADER, FOLLOWER = "leader", "follower"
+SUPERSET = [(PROTOCOL_NAME, METADATA), ("roundrobin", METADATA)]
+
+
+def _check_join_group_result(h: Harness, result: JoinGroupResult, error: ErrorCode, generation: int,
+                             instance_ids: set[str], state: GroupState, protocol_type: str | None,
+                             leader_id: str = UNKNOWN, member_id: str = UNKNOWN,
+                             skip_assignment: bool = False) -> None:
+    """Kafka: ``checkJoinGroupResult``."""
+    assert result.error is error
+    assert result.generation_id == generation
+    assert len(result.members) == len(instance_ids)
+    assert {i for _, i, _ in result.members} == instance_ids
+    h.assert_group_state(state)
+    assert result.protocol_type == protocol_type
+    assert result.skip_assignment is skip_assignment
+    if leader_id != UNKNOWN:
+        assert result.leader_id == leader_id
+    if member_id != UNKNOWN:
+        assert result.member_id == member_id
+
+
+def _rebalanced_static_pair(h: Harness, session_timeout: int = DEFAULT_SESSION_TIMEOUT) -> tuple[int, str, str]:
+    """Kafka: ``staticMembersJoinAndRebalance``: (generation, leader id, follower id)."""
+    leader = h.send_join_group(GROUP_ID, UNKNOWN, protocols=SUPERSET, group_instance_id=LEADER,
+                               session_timeout=session_timeout)
+    follower = h.send_join_group(GROUP_ID, UNKNOWN, protocols=SUPERSET, group_instance_id=FOLLOWER,
+                                 session_timeout=session_timeout)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    leader_result, follower_result = leader.get(), follower.get()
+    assert (leader_result.error, leader_result.generation_id) == (E.none, 1)
+    assert (follower_result.error, follower_result.generation_id) == (E.none, 1)
+    leader_id, follower_id = leader_result.member_id, follower_result.member_id
+    assert h.sync_group_leader(GROUP_ID, 1, leader_id, {leader_id: b""}).error is E.none
+    assert h.group().is_(GroupState.STABLE)
+    assert h.sync_group_follower(GROUP_ID, 1, follower_id).error is E.none
+    assert h.group().is_(GroupState.STABLE)
+    return 1, leader_id, follower_id
+
+
+def test_static_member_join_as_first_member(harness: Harness) -> None:
+    assert harness.static_join_group(GROUP_ID, UNKNOWN, GROUP_INSTANCE_ID).error is E.none
+
+
+def test_static_member_re_join_with_explicit_unknown_member_id(harness: Harness) -> None:
+    assert harness.static_join_group(GROUP_ID, UNKNOWN, GROUP_INSTANCE_ID).error is E.none
+    assert harness.static_join_group(GROUP_ID, "unknown_member", GROUP_INSTANCE_ID).error is E.fenced_instance_id
+
+
+def test_static_member_fence_duplicate_rejoined_follower(harness: Harness) -> None:
+    h = harness
+    _, _, follower = _rebalanced_static_pair(h)
+    h.send_join_group(GROUP_ID, UNKNOWN)
+    h.advance(1)
+    assert h.group().is_(GroupState.PREPARING_REBALANCE)
+    h.advance(1)
+    old_follower = h.send_join_group(GROUP_ID, follower, group_instance_id=FOLLOWER)
+    h.advance(1)
+    duplicate = h.send_join_group(GROUP_ID, UNKNOWN, group_instance_id=FOLLOWER)
+    h.advance(1)
+    _check_join_group_result(h, old_follower.get(), E.fenced_instance_id, -1, set(), GroupState.PREPARING_REBALANCE,
+                             None)
+    assert not duplicate.done, "should have timed out as rebalance delay not expired"
+
+
+def test_static_member_fence_duplicate_syncing_follower_after_member_id_changed(harness: Harness) -> None:
+    h = harness
+    generation, leader, follower = _rebalanced_static_pair(h)
+    leader_box = h.send_join_group(GROUP_ID, leader, group_instance_id=LEADER)
+    h.advance(1)
+    assert h.group().is_(GroupState.PREPARING_REBALANCE)
+    h.advance(1)
+    old_follower_box = h.send_join_group(GROUP_ID, follower, group_instance_id=FOLLOWER)
+    h.advance(1)
+    leader_result = leader_box.get()
+    _check_join_group_result(h, leader_result, E.none, generation + 1, {LEADER, FOLLOWER},
+                             GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE)
+    assert (leader_result.member_id, leader_result.leader_id) == (leader, leader)
+    old_follower = old_follower_box.get()
+    _check_join_group_result(h, old_follower, E.none, generation + 1, set(), GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE, leader_id=leader_result.member_id)
+    assert (old_follower.member_id, old_follower.leader_id) == (follower, leader)
+    old_sync = h.send_sync_group_follower(GROUP_ID, old_follower.generation_id, old_follower.member_id,
+                                          PROTOCOL_TYPE, PROTOCOL_NAME, FOLLOWER)
+    duplicate = h.send_join_group(GROUP_ID, UNKNOWN, group_instance_id=FOLLOWER)
+    h.advance(1)
+    assert old_sync.get().error is E.fenced_instance_id
+    assert h.group().is_(GroupState.PREPARING_REBALANCE)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    result = duplicate.get()
+    # this follower becomes the new leader, so it has the member list
+    _check_join_group_result(h, result, E.none, generation + 2, {FOLLOWER}, GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE, leader_id=result.member_id)
+
+
+def test_static_member_fence_duplicate_rejoining_follower_after_member_id_changed(harness: Harness) -> None:
+    h = harness
+    generation, leader, follower = _rebalanced_static_pair(h)
+    leader_box = h.send_join_group(GROUP_ID, leader, group_instance_id=LEADER)
+    h.advance(1)
+    assert h.group().is_(GroupState.PREPARING_REBALANCE)
+    duplicate_box = h.send_join_group(GROUP_ID, UNKNOWN, group_instance_id=FOLLOWER)
+    h.advance(1)
+    old_follower_box = h.send_join_group(GROUP_ID, follower, group_instance_id=FOLLOWER)
+    _check_join_group_result(h, leader_box.get(), E.none, generation + 1, {LEADER, FOLLOWER},
+                             GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE)
+    duplicate = duplicate_box.get()
+    _check_join_group_result(h, duplicate, E.none, generation + 1, set(), GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE)
+    assert duplicate.member_id != follower
+    _check_join_group_result(h, old_follower_box.get(), E.fenced_instance_id, -1, set(),
+                             GroupState.COMPLETING_REBALANCE, None)
+
+
+def test_static_member_rejoin_with_known_member_id(harness: Harness) -> None:
+    h = harness
+    result = h.static_join_group(GROUP_ID, UNKNOWN, GROUP_INSTANCE_ID)
+    assert result.error is E.none
+    member = result.member_id
+    rejoin = h.send_join_group(GROUP_ID, member, group_instance_id=GROUP_INSTANCE_ID)
+    h.advance(1)
+    result = rejoin.get()
+    assert result.error is E.none
+    assert h.group().is_(GroupState.COMPLETING_REBALANCE)
+    sync = h.send_sync_group_leader(GROUP_ID, result.generation_id, member, {member: b""}, PROTOCOL_TYPE,
+                                    PROTOCOL_NAME, GROUP_INSTANCE_ID)
+    h.advance(1)
+    assert sync.get().error is E.none
+    assert h.group().is_(GroupState.STABLE)
+
+
+@pytest.mark.parametrize("support_skipping_assignment", [True, False])
+def test_static_member_rejoin_with_leader_id_and_unknown_member_id(harness: Harness,
+                                                                   support_skipping_assignment: bool) -> None:
+    h = harness
+    generation, leader, _ = _rebalanced_static_pair(h)
+    result = h.static_join_group(GROUP_ID, UNKNOWN, LEADER, protocols=SUPERSET, clock_advance=1,
+                                 support_skipping_assignment=support_skipping_assignment)
+    _check_join_group_result(h, result, E.none, generation,  # the same generation
+                             {LEADER, FOLLOWER} if support_skipping_assignment else set(), GroupState.STABLE,
+                             PROTOCOL_TYPE, result.member_id if support_skipping_assignment else leader,
+                             skip_assignment=support_skipping_assignment)
+    old_leader = h.static_join_group(GROUP_ID, leader, LEADER, protocols=SUPERSET, clock_advance=1)
+    assert old_leader.error is E.fenced_instance_id
+    assert h.sync_group_leader(GROUP_ID, generation, leader, {}, group_instance_id=LEADER).error is \
+        E.fenced_instance_id
+    assert h.sync_group_leader(GROUP_ID, generation, leader, {}).error is E.unknown_member_id
+
+
+def test_static_member_rejoin_with_leader_id_and_known_member_id(harness: Harness) -> None:
+    h = harness
+    generation, leader, _ = _rebalanced_static_pair(h, session_timeout=DEFAULT_REBALANCE_TIMEOUT // 2)
+    result = h.static_join_group(GROUP_ID, leader, LEADER, protocols=SUPERSET,
+                                 clock_advance=DEFAULT_REBALANCE_TIMEOUT + 1)
+    assert not h.group().has_static_member(FOLLOWER)
+    _check_join_group_result(h, result, E.none, generation + 1,  # promoted to the next generation
+                             {LEADER}, GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE, leader, leader)
+
+
+def test_static_member_rejoin_with_leader_id_and_unexpected_dead_group(harness: Harness) -> None:
+    _, leader, _ = _rebalanced_static_pair(harness)
+    harness.group().transition_to(GroupState.DEAD)
+    result = harness.static_join_group(GROUP_ID, leader, LEADER, clock_advance=1)
+    assert result.error is E.coordinator_not_available
+
+
+def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group(harness: Harness) -> None:
+    _, leader, _ = _rebalanced_static_pair(harness)
+    harness.group().transition_to(GroupState.PREPARING_REBALANCE)
+    harness.group().transition_to(GroupState.EMPTY)
+    result = harness.static_join_group(GROUP_ID, leader, LEADER, clock_advance=1)
+    assert result.error is E.unknown_member_id
+
+
+def test_static_member_rejoin_with_follower_id_and_change_of_protocol(harness: Harness) -> None:
+    h = harness
+    generation, _, follower = _rebalanced_static_pair(h, session_timeout=DEFAULT_SESSION_TIMEOUT * 2)
+    result = h.static_join_group(GROUP_ID, follower, FOLLOWER, protocols=[("roundrobin", METADATA)],
+                                 clock_advance=DEFAULT_SESSION_TIMEOUT + 1)
+    assert result.member_id == follower
+    assert h.group().has_static_member(LEADER)
+    assert h.group().is_leader(follower)
+    # a new generation, led by the follower: the old leader's join timed out
+    _check_join_group_result(h, result, E.none, generation + 1, {LEADER, FOLLOWER}, GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE, follower, follower)
+
+
+def test_describe_group_stable_for_static_member(harness: Harness) -> None:
+    h = harness
+    _, leader, follower = _rebalanced_static_pair(h)
+    error, summary = h.coordinator.handle_describe_group(GROUP_ID)
+    assert error is E.none
+    assert (summary.protocol_type, summary.protocol) == (PROTOCOL_TYPE, PROTOCOL_NAME)
+    assert [(m.member_id, m.group_instance_id) for m in summary.members] == [(leader, LEADER), (follower, FOLLOWER)]
