@@ -43,6 +43,10 @@ Where kafkalog differs:
   (:class:`TopicResolver`); OffsetCommit v10 and OffsetFetch v10 (Kafka 4's, by topic id) need it to name topics;
 - the ``inter.broker.protocol.version`` checks (static membership before 2.3) do not apply: this broker is 3.8;
 - version 0 of OffsetCommit and OffsetFetch (ZooKeeper's offsets) is not served: kio has no such version.
+
+Where Kafka throws ``IllegalStateException`` on a state it believes impossible (a static member's rejoin into an
+``Empty`` group, a ``Dead`` group reaching a handler), this raises :class:`~kafkalog.errors.IllegalStateError`; the
+dispatch answers it as Kafka's request handler does, with ``UNKNOWN_SERVER_ERROR``.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
+from ..errors import IllegalStateError
 from .delayed import (
     DelayedHeartbeat,
     DelayedJoin,
@@ -338,7 +343,7 @@ class GroupCoordinator:
             return
         if group.is_pending_member(member_id):
             if group_instance_id is not None:
-                raise AssertionError(f"Received unexpected JoinGroup with groupInstanceId={group_instance_id} for "
+                raise IllegalStateError(f"Received unexpected JoinGroup with groupInstanceId={group_instance_id} for "
                                      f"pending member with memberId={member_id}")
             logger.debug("Pending dynamic member with id %s joins group %s in %s state. Adding to the group now.",
                          member_id, group.group_id, group.current_state)
@@ -460,7 +465,7 @@ class GroupCoordinator:
             callback(SyncGroupResult(ErrorCode.none, group.protocol_type, group.protocol_name, member.assignment))
             self._complete_and_schedule_next_heartbeat_expiration(group, group.get(member_id))
         else:
-            raise AssertionError(f"Reached unexpected condition for Dead group {group.group_id}")
+            raise IllegalStateError(f"Reached unexpected condition for Dead group {group.group_id}")
 
     # -- LeaveGroup --
 
@@ -601,7 +606,7 @@ class GroupCoordinator:
             return ErrorCode.rebalance_in_progress
         if state in (GroupState.COMPLETING_REBALANCE, GroupState.STABLE):
             return ErrorCode.none
-        raise AssertionError(f"Reached unexpected condition for Dead group {group_id}")
+        raise IllegalStateError(f"Reached unexpected condition for Dead group {group_id}")
 
     # -- OffsetCommit, OffsetFetch --
 
@@ -656,7 +661,7 @@ class GroupCoordinator:
         elif state is GroupState.COMPLETING_REBALANCE:
             return {tp: ErrorCode.rebalance_in_progress for tp in offsets}
         else:
-            raise AssertionError(f"Logic error: unexpected group state {state}")
+            raise IllegalStateError(f"Logic error: unexpected group state {state}")
         return result
 
     def handle_fetch_offsets(self, group_id: str, require_stable: bool, partitions: list[TopicPartition] | None
@@ -802,8 +807,9 @@ class GroupCoordinator:
         self._complete_and_schedule_next_heartbeat_expiration(group, member)
         known = group.get(new_member_id)
         old_rebalance_timeout, old_session_timeout = known.rebalance_timeout_ms, known.session_timeout_ms
-        old_protocols = known.supported_protocols
         group.update_member(known, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        # Kafka reads the "old" protocols after the update, so a failed store below keeps the new ones: ported as is.
+        old_protocols = known.supported_protocols
         state = group.current_state
         if state is GroupState.STABLE:
             # A static member back with the same protocols does not rebalance: store the new member id only.
@@ -847,7 +853,7 @@ class GroupCoordinator:
             self.prepare_rebalance(group, f"Updating metadata for static member {member.member_id} with instance id "
                                           f"{group_instance_id}; client reason: {reason}")
         elif state in (GroupState.EMPTY, GroupState.DEAD):
-            raise AssertionError(f"Group {group.group_id} was not supposed to be in the state {state} when the "
+            raise IllegalStateError(f"Group {group.group_id} was not supposed to be in the state {state} when the "
                                  f"unknown static member {group_instance_id} rejoins.")
 
     def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
