@@ -51,6 +51,7 @@ from tests.broker.conftest import (
     PROTOCOL_TYPE,
     PROTOCOLS,
     UNKNOWN,
+    Box,
     Harness,
     verify_leave_group_result,
 )
@@ -1416,3 +1417,23 @@ def test_static_member_re_join_with_illegal_state_as_unknown_member(harness: Har
     with pytest.raises(IllegalStateError) as info:
         h.static_join_group(GROUP_ID, UNKNOWN, FOLLOWER, protocols=SUPERSET, clock_advance=1)
     assert GROUP_ID in str(info.value) and FOLLOWER in str(info.value)
+
+
+def test_names_too_long_for_their_records_are_answered_not_raised(harness: Harness) -> None:
+    """A member id past the 32767 bytes of a record's string (a long client id): the leader's SyncGroup, whose
+    store cannot write the group, answers UNKNOWN_SERVER_ERROR and the group rebalances; an offset of a topic named
+    past that bound fails the same way, and nothing is staged (kafkalog's deviation, group_metadata_manager)."""
+    h = harness
+    box: Box[JoinGroupResult] = Box()
+    h.coordinator.handle_join_group(GROUP_ID, UNKNOWN, None, False, True, "c" * 40000, "host",
+                                    DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE, PROTOCOLS, box)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    join = box.get()
+    assert join.error is E.none
+    sync = h.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""})
+    assert sync.error is E.unknown_server_error
+    assert h.group().is_(GroupState.PREPARING_REBALANCE)
+    long_topic = ("t" * 40000, 0)
+    assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {long_topic: h.offset(1)}) == {long_topic: E.unknown_member_id}
+    assert h.commit_offsets("simple", UNKNOWN, -1, {long_topic: h.offset(1)}) == {long_topic: E.unknown_server_error}
+    assert not h.manager.get_group("simple").has_offsets
