@@ -35,6 +35,14 @@ Kafka runs the handlers on request threads under each group's lock, and delayed 
 here everything runs on the broker's event loop, and no handler awaits before it has changed the group, so each
 one is atomic as Kafka's locked section is.  JoinGroup and SyncGroup await a future their callback completes.
 
+The transaction coordinator's part (TxnOffsetCommit, the markers' completion) plugs in here:
+:meth:`GroupMetadataManager.store_offsets <kafkalog.broker.group_metadata_manager.GroupMetadataManager.store_offsets>`
+with a ``producer_id`` appends a transactional batch and stages its offsets as pending
+(``GroupMetadata.prepare_txn_offset_commit``), which OffsetFetch with ``require_stable`` answers
+``UNSTABLE_OFFSET_COMMIT`` for, as Kafka does; :meth:`GroupCoordinator.schedule_handle_txn_completion` (Kafka's
+``scheduleHandleTxnCompletion``) is what a written COMMIT or ABORT marker calls to move them into the group's offsets
+or drop them; and a restart loads pending and committed transactional offsets from the log's batches and markers.
+
 Where kafkalog differs:
 
 - no authorization: every ACL check passes (the broker has no authorizer); DescribeGroups' authorized operations,
