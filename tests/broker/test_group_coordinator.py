@@ -5,8 +5,8 @@ rebalances, each test named after Kafka's and asserting what it asserts.  The co
 
 Kafka tests not ported:
 - ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
-  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``: a static member that does not rejoin
-  before the rebalance timeout (``groupStuckInRebalanceTimeoutDueToNonjoinedStaticMember``): not ported yet (time).
+  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``: a static member that does not rejoin before the
+  rebalance timeout (``groupStuckInRebalanceTimeoutDueToNonjoinedStaticMember``): not ported yet (time).
 - ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsetsWithAbort``, ``testFetchPendingTxnOffsetsWithAbort``,
   ``testFetchPendingTxnOffsetsWithCommit``, ``testFetchTxnOffsetsIgnoreSpuriousCommit``,
   ``testFetchTxnOffsetsOneProducerMultipleGroups``, ``testFetchTxnOffsetsMultipleProducersOneGroup``,

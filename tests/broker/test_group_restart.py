@@ -20,13 +20,9 @@ Kafka tests not ported:
   ``testTransactionalCommitOffsetWithOffsetMetadataTooLargePartialFailure``: TxnOffsetCommit's appends and markers
   are the transaction coordinator's part; the load of committed and pending transactional offsets is tested here.
 - ``testLoadGroupWithLargeGroupMetadataRecord``, ``testLoadGroupAndOffsetsWithCorruptedLog``,
-  ``testOffsetWriteAfterGroupRemoved``, ``testLoadGroupAndOffsetsFromDifferentSegments``,
-  ``testLoadConsumerGroupWithFaultyConsumerProtocol``, ``testStoreGroupErrorMapping``,
-  ``testCommitOffsetPartialFailure``, ``testOffsetMetadataTooLargePartialFailure``,
-  ``testGroupMetadataRemovalWithLogAppendTime``, ``testOffsetExpirationOfActiveGroupSemantics``,
-  ``testLoadOffsetFromOldCommit``, ``testLoadOffsetWithExplicitRetention``,
-  ``testDeserializeFutureOffsetCommitValue``, ``testDeserializeFutureGroupMetadataValue``,
-  ``testLoadOffsetsWithEmptyControlBatch``: not ported yet (time).
+  ``testOffsetWriteAfterGroupRemoved``, ``testCommitOffsetPartialFailure``,
+  ``testGroupMetadataRemovalWithLogAppendTime``,
+  ``testDeserializeFutureGroupMetadataValue``, ``testLoadOffsetsWithEmptyControlBatch``: not ported yet (time).
 """
 
 from __future__ import annotations
@@ -61,7 +57,13 @@ from kafkalog.broker.group_records import (
     read_offset_message_value,
 )
 from kafkalog.cli import main
-from kafkalog.errors import IllegalStateError, KafkaStorageError
+from kafkalog.errors import (
+    IllegalStateError,
+    KafkaStorageError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalog.manager.log_manager import LogManager
 from kafkalog.messages import write_version_prefixed
 from kafkalog.record.memory import MemoryRecords
@@ -761,3 +763,140 @@ def test_loads_a_real_brokers_consumer_offsets(tmp_path: Path) -> None:
         loaded = {(g.group_id, t, p): o.offset for g in gm.current_groups for (t, p), o in g.all_offsets().items()}
         assert loaded == expected_offsets
         coordinator.shutdown()
+
+
+# -- more of GroupMetadataManagerTest --
+
+@pytest.mark.parametrize("name", ["test_load_offset_from_old_commit", "test_load_offset_with_explicit_retention"])
+def test_loads_offsets_with_an_expire_timestamp(node: Node, name: str) -> None:
+    """GroupMetadataManagerTest.testLoadOffsetFromOldCommit and
+    GroupMetadataManagerTest.testLoadOffsetWithExplicitRetention: offsets written with a retention time (value v1,
+    the only one with an expire timestamp) load with it."""
+    member_id = "98098230493"
+    records = [(offset_commit_key(GROUP_ID, t, p), offset_commit_value(OffsetAndMetadata(o, None, "", 1000, 1100)))
+               for (t, p), o in COMMITTED.items()]
+    assert all(v[:2] == b"\x00\x01" for _, v in records)
+    node.append(MemoryRecords.with_records([*records, stable_group_record(935, "consumer", "range", member_id)]))
+    node.reload()
+    group = node.group()
+    assert (group.current_state, group.leader_or_null, group.generation_id) == (GroupState.STABLE, member_id, 935)
+    assert (group.protocol_type, group.protocol_name, set(group.all_members)) == ("consumer", "range", {member_id})
+    assert len(group.all_offsets()) == len(COMMITTED)
+    for tp, offset in COMMITTED.items():
+        committed = group.offset(tp)
+        assert committed is not None and committed.offset == offset and committed.expire_timestamp == 1100
+
+
+def test_deserialize_future_offset_commit_value() -> None:
+    """A v4 (flexible) value carrying tagged fields this version does not know: read, the fields skipped."""
+    value = (struct.pack(">hqi", 4, 1000, 100) + b"\x09metadata" + struct.pack(">q", 2000)
+             + b"\x02" + b"\x00\x04\x00\x03foo" + b"\x01\x04" + struct.pack(">i", 4000))
+    assert read_offset_message_value(value) == OffsetAndMetadata(1000, 100, "metadata", 2000)
+
+
+def test_offset_metadata_too_large_partial_failure(node: Node) -> None:
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    statuses: list[dict] = []  # type: ignore[type-arg]
+    good, bad = ("foo", 0), ("foo", 1)
+    node.coordinator.group_manager.store_offsets(group, "", {
+        good: OffsetAndMetadata(37, None, "", 1),
+        bad: OffsetAndMetadata(38, None, "A" * (CONFIG.offset_metadata_max_bytes + 1), 1)}, statuses.append)
+    assert statuses == [{good: E.none, bad: E.offset_metadata_too_large}]
+    assert group.offset(good).offset == 37  # type: ignore[union-attr]
+    assert group.offset(bad) is None
+    assert [k for k, _ in _records_of(node)] == [offset_commit_key(GROUP_ID, "foo", 0)]
+
+
+@pytest.mark.parametrize(("failure", "expected"), [
+    (None, E.none),
+    (UnknownTopicOrPartitionError("gone"), E.coordinator_not_available),
+    (KafkaStorageError("disk"), E.not_coordinator),
+    (RecordTooLargeError("large"), E.unknown_server_error),
+    (RecordBatchTooLargeError("larger"), E.unknown_server_error),
+    (IllegalStateError("odd"), E.unknown_server_error),
+])
+def test_store_group_error_mapping(node: Node, failure: Exception | None, expected: ErrorCode) -> None:
+    """GroupMetadataManagerTest.testStoreGroupErrorMapping, from the errors kafkalog's log raises: an append's
+    error as ``storeGroup`` maps it (the replica manager's code for each first, as ``appendRecords`` answers)."""
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    node.logs.fail_with = failure
+    errors: list[ErrorCode] = []
+    node.coordinator.group_manager.store_group(group, {}, errors.append)
+    assert errors == [expected]
+
+
+def test_load_group_and_offsets_from_different_segments(tmp_path: Path) -> None:
+    """Groups and offsets spread over many small segments, some superseded: the last word on each key wins."""
+    config = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_topic_segment_bytes=1024)
+    node = Node(tmp_path / "logs", config)
+    try:
+        for generation in range(1, 9):
+            node.append(MemoryRecords.with_records([*offset_records({("foo", 0): generation * 10,
+                                                                     ("bar", generation): generation}),
+                                                    stable_group_record(generation, "consumer", "range", "m")]))
+        log = node.logs.log(GROUP_METADATA_TOPIC_NAME, PARTITION)
+        assert log.number_of_segments > 1
+        node.restart()
+        group = node.group()
+        assert group.generation_id == 8
+        assert group.offset(("foo", 0)).offset == 80  # type: ignore[union-attr]
+        assert {tp: o.offset for tp, o in group.all_offsets().items()} == {
+            ("foo", 0): 80, **{("bar", g): g for g in range(1, 9)}}
+    finally:
+        node.close()
+
+
+def test_load_consumer_group_with_faulty_consumer_protocol(node: Node) -> None:
+    node.append(MemoryRecords.with_records([(group_metadata_key(GROUP_ID), group_metadata_value(GroupMetadataRecord(
+        "consumer", 27, "protocol", None, 1000,
+        (MemberRecord("member1", "groupInstanceId", "", "", 60000, 10000, b"", b""),))))]))
+    node.reload()
+    group = node.group()
+    assert group.is_(GroupState.STABLE)
+    assert (group.generation_id, group.protocol_type, group.protocol_name) == (27, "consumer", "protocol")
+    assert group.subscribed_topics is None  # the subscription does not read: not known
+    assert group.has("member1")
+
+
+def test_offset_expiration_of_active_group_semantics(node: Node) -> None:
+    """KIP-211 for a stable consumer group: offsets of topics its members subscribe to never expire; once no
+    member subscribes to a topic, its offsets expire ``offsets.retention.minutes`` after their commit."""
+    gm = node.coordinator.group_manager
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    gm.add_group(group)
+
+    def subscription(*topics: str) -> bytes:
+        return write_version_prefixed("ConsumerProtocolSubscription", {"topics": list(topics)}, 3)
+
+    member = MemberMetadata("memberId", "groupInstanceId", "clientId", "localhost", 60000, 10000, "consumer",
+                            [("protocol", subscription("foo", "bar"))])
+    group.add(member, lambda _: None)
+    group.transition_to(GroupState.PREPARING_REBALANCE)
+    group.init_next_generation()
+    group.transition_to(GroupState.STABLE)
+    start = node.timer.time_ms()
+    tps = [("foo", 0), ("foo", 1), ("bar", 0), ("bar", 1)]
+    committed = {tp: OffsetAndMetadata(37, None, "", start) for tp in tps}
+    statuses: list[dict] = []  # type: ignore[type-arg]
+    gm.store_offsets(group, "memberId", committed, statuses.append)
+    assert group.has_offsets and statuses[0][("foo", 0)] is E.none
+    node.timer.advance(CONFIG.offsets_retention_ms + 2)
+    gm.cleanup_expired()
+    assert gm.get_group(GROUP_ID) is group and group.is_(GroupState.STABLE)
+    assert all(group.offset(tp) == committed[tp] for tp in tps)
+    assert [gm.get_offsets(GROUP_ID, True, tps)[tp].offset for tp in tps] == [37] * 4
+    # the member now subscribes to foo only: bar's offsets expire
+    group.transition_to(GroupState.PREPARING_REBALANCE)
+    group.update_member(member, [("protocol", subscription("foo"))], member.rebalance_timeout_ms,
+                        member.session_timeout_ms, None)
+    group.init_next_generation()
+    group.transition_to(GroupState.STABLE)
+    gm.cleanup_expired()
+    assert gm.get_group(GROUP_ID) is group and group.is_(GroupState.STABLE)
+    assert group.offset(("foo", 0)) == committed[("foo", 0)] and group.offset(("foo", 1)) == committed[("foo", 1)]
+    assert group.offset(("bar", 0)) is None and group.offset(("bar", 1)) is None
+    assert [gm.get_offsets(GROUP_ID, True, tps)[tp].offset for tp in tps] == [37, 37, -1, -1]
+    tombstones = sorted(k for k, v in _records_of(node) if v is None)
+    assert tombstones == sorted([offset_commit_key(GROUP_ID, "bar", 0), offset_commit_key(GROUP_ID, "bar", 1)])
