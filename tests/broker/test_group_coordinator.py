@@ -32,7 +32,7 @@ from __future__ import annotations
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkalog.broker.group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
+from kafkalog.broker.classic_group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
 from kafkalog.broker.group_metadata import GroupMetadata, GroupState, JoinGroupResult, MemberMetadata
 from kafkalog.errors import IllegalStateError, RecordTooLargeError
 from tests.broker.conftest import (
