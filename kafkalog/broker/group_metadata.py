@@ -782,6 +782,10 @@ class GroupMetadata:
         """For tests, as Kafka's."""
         return self._pending_offset_commits.get(tp)
 
+    def pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> CommitRecordMetadataAndOffset | None:
+        """For tests, as Kafka's."""
+        return self._pending_transactional_offset_commits.get(producer_id, {}).get(tp)
+
     @property
     def num_offsets(self) -> int:
         return len(self._offsets)
