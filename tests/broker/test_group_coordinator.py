@@ -4,9 +4,6 @@ rebalances, each test named after Kafka's and asserting what it asserts.  The co
 (Kafka's test mocks the replica manager); the clock is moved by hand, as Kafka's ``MockTimer`` is.
 
 Kafka tests not ported:
-- ``testStaticMemberFollowerFailToRejoinBeforeRebalanceTimeout``,
-  ``testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout``: a static member that does not rejoin before the
-  rebalance timeout (``groupStuckInRebalanceTimeoutDueToNonjoinedStaticMember``): not ported yet (time).
 - ``testBasicFetchTxnOffsets``, ``testFetchTxnOffsetsWithAbort``, ``testFetchPendingTxnOffsetsWithAbort``,
   ``testFetchPendingTxnOffsetsWithCommit``, ``testFetchTxnOffsetsIgnoreSpuriousCommit``,
   ``testFetchTxnOffsetsOneProducerMultipleGroups``, ``testFetchTxnOffsetsMultipleProducersOneGroup``,
@@ -15,16 +12,6 @@ Kafka tests not ported:
   ``testTxnCommitOffsetWithLegalGeneration``, ``testVerificationErrorsForTxnOffsetCommits``,
   ``testTxnOffsetMetadataTooLarge``: TxnOffsetCommit is the transaction coordinator's part (issue 34's later part);
   the pending offsets it fills are answered by ``require_stable`` already (test_group_restart.py).
-- ``testJoinGroupSecondJoinInconsistentProtocol``,
-  ``testLeaderFailToRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
-  ``testLeaderRejoinBeforeFinalRebalanceTimeoutWithLongSessionTimeout``,
-  ``testSecondMemberPartiallyJoinAndTimeout``, ``testRebalanceDoesNotTimeOutWhenAllSyncAreReceived``,
-  ``testCommitOffsetInCompletingRebalanceFromUnknownMemberId``,
-  ``testCommitOffsetInCompletingRebalanceFromIllegalGeneration``,
-  ``testManualCommitOffsetShouldNotValidateMemberIdAndInstanceId``, ``testListGroupsWithTypes``,
-  ``testDeleteOffsetOfConsumerGroupWithUnparsableProtocol``, ``testDeleteOffsetOfEmptyConsumerGroup``,
-  ``testDeleteOffsetOfStableConsumerGroup``: not ported yet (time); their paths are covered by the neighbouring
-  ports of the same handler.
 """
 
 from __future__ import annotations
@@ -35,6 +22,7 @@ from kio.schema.errors import ErrorCode
 from kafkalog.broker.classic_group_coordinator import NEW_MEMBER_JOIN_TIMEOUT_MS
 from kafkalog.broker.group_metadata import GroupMetadata, GroupState, JoinGroupResult, MemberMetadata
 from kafkalog.errors import IllegalStateError, RecordTooLargeError
+from kafkalog.messages import write_version_prefixed
 from tests.broker.conftest import (
     DEFAULT_REBALANCE_TIMEOUT,
     DEFAULT_SESSION_TIMEOUT,
@@ -1437,3 +1425,210 @@ def test_names_too_long_for_their_records_are_answered_not_raised(harness: Harne
     assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {long_topic: h.offset(1)}) == {long_topic: E.unknown_member_id}
     assert h.commit_offsets("simple", UNKNOWN, -1, {long_topic: h.offset(1)}) == {long_topic: E.unknown_server_error}
     assert not h.manager.get_group("simple").has_offsets
+
+
+def test_join_group_second_join_inconsistent_protocol(harness: Harness) -> None:
+    h = harness
+    first = h.send_join_group(GROUP_ID, UNKNOWN, require_known_member_id=True).get()
+    assert first.error is E.member_id_required
+    # the second join, with the member id, names no protocol
+    assert h.send_join_group(GROUP_ID, first.member_id, protocols=[],
+                             require_known_member_id=True).get().error is E.inconsistent_group_protocol
+    # and with the protocols it joins
+    box = h.send_join_group(GROUP_ID, first.member_id, require_known_member_id=True)
+    h.advance(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    assert box.get().error is E.none
+
+
+def _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(h: Harness) -> tuple[str, str]:
+    """Kafka: ``groupStuckInRebalanceTimeoutDueToNonjoinedStaticMember``."""
+    long_session_timeout = DEFAULT_SESSION_TIMEOUT * 2
+    _, leader, follower = _rebalanced_static_pair(h, session_timeout=long_session_timeout)
+    dynamic_box = h.send_join_group(GROUP_ID, UNKNOWN, protocols=SUPERSET, session_timeout=long_session_timeout)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    dynamic = dynamic_box.get()
+    assert dynamic.leader_id == dynamic.member_id
+    assert dynamic.error is E.none
+    assert len(dynamic.members) == 3
+    assert dynamic.generation_id == 2
+    h.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    group = h.group()
+    assert set(group.all_members) == {leader, follower, dynamic.member_id}
+    assert group.all_static_members == {LEADER, FOLLOWER}
+    assert group.all_dynamic_members() == {dynamic.member_id}
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, follower))
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    # the dynamic member, not rejoined, is gone; the static leader is kept, and the group waits for it
+    assert not group.all_dynamic_members()
+    assert set(group.all_members) == {leader}
+    assert group.generation_id == 2
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    return leader, follower
+
+
+def test_leader_fail_to_rejoin_before_final_rebalance_timeout_with_long_session_timeout(harness: Harness) -> None:
+    h = harness
+    _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(h)
+    h.advance(DEFAULT_REBALANCE_TIMEOUT + 1)
+    group = h.group()
+    assert group.all_members == []
+    assert group.leader_or_null is None
+    assert group.generation_id == 3
+    h.assert_group_state(GroupState.EMPTY)
+
+
+def test_leader_rejoin_before_final_rebalance_timeout_with_long_session_timeout(harness: Harness) -> None:
+    h = harness
+    _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(h)
+    rejoin = h.static_join_group(GROUP_ID, UNKNOWN, LEADER)
+    _check_join_group_result(h, rejoin, E.none, 3, {LEADER}, GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE)
+    group = h.group()
+    assert group.all_members == [rejoin.member_id]
+    assert group.leader_or_null is not None
+    assert group.generation_id == 3
+
+
+def test_static_member_follower_fail_to_rejoin_before_rebalance_timeout(harness: Harness) -> None:
+    h = harness
+    generation, leader, _ = _rebalanced_static_pair(h, session_timeout=DEFAULT_REBALANCE_TIMEOUT * 2)
+    new_member_box = h.send_join_group(GROUP_ID, UNKNOWN, protocols=SUPERSET, group_instance_id="newMember")
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    rejoin = h.static_join_group(GROUP_ID, leader, LEADER, protocols=SUPERSET,
+                                 clock_advance=DEFAULT_REBALANCE_TIMEOUT + 1)
+    _check_join_group_result(h, rejoin, E.none, generation + 1, {LEADER, FOLLOWER, "newMember"},
+                             GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE, leader, leader)
+    new_member = new_member_box.get()
+    assert new_member.error is E.none
+    _check_join_group_result(h, new_member, E.none, generation + 1, set(), GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE, leader)
+
+
+def test_static_member_leader_fail_to_rejoin_before_rebalance_timeout(harness: Harness) -> None:
+    h = harness
+    generation, _, follower = _rebalanced_static_pair(h, session_timeout=DEFAULT_REBALANCE_TIMEOUT * 2)
+    new_member_box = h.send_join_group(GROUP_ID, UNKNOWN, protocols=SUPERSET, group_instance_id="newMember")
+    h.advance(1)
+    h.assert_group_state(GroupState.PREPARING_REBALANCE)
+    old_follower = h.static_join_group(GROUP_ID, follower, FOLLOWER, protocols=SUPERSET,
+                                       clock_advance=DEFAULT_REBALANCE_TIMEOUT + 1)
+    new_member = new_member_box.get()
+    new_leader, new_follower = ((old_follower, new_member) if old_follower.leader_id == old_follower.member_id
+                                else (new_member, old_follower))
+    _check_join_group_result(h, new_leader, E.none, generation + 1, {LEADER, FOLLOWER, "newMember"},
+                             GroupState.COMPLETING_REBALANCE, PROTOCOL_TYPE)
+    _check_join_group_result(h, new_follower, E.none, generation + 1, set(), GroupState.COMPLETING_REBALANCE,
+                             PROTOCOL_TYPE, new_leader.member_id)
+
+
+def test_second_member_partially_join_and_timeout(harness: Harness) -> None:
+    h = harness
+    first, _ = _stable_group_of_one(h)
+    h.advance(100)
+    group = h.group()
+    assert group.all_members == [first]
+    assert set(group.all_members) == group.all_dynamic_members()
+    assert group.num_pending == 0
+    assert group.current_state is GroupState.STABLE
+    second = h.join_group_partial(GROUP_ID, UNKNOWN)
+    assert second.error is E.member_id_required
+    assert group.num_pending == 1
+    assert group.current_state is GroupState.STABLE
+    assert group.all_members == [first]
+    h.advance(300)
+    assert h.heartbeat(GROUP_ID, first, 1) is E.none
+    h.advance(300)  # the pending member's session (500 ms) is over: it is dropped, the group stays stable
+    assert group.all_members == [first]
+    assert group.num_pending == 0
+    assert group.current_state is GroupState.STABLE
+    assert group.has(first)
+
+
+def test_rebalance_does_not_time_out_when_all_sync_are_received(harness: Harness) -> None:
+    h = harness
+    results = _join_with_n_members(h, 3)
+    assert {r.error for r in results} == {E.none}
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+    leader = h.send_sync_group_leader(GROUP_ID, results[0].generation_id, results[0].member_id,
+                                      {r.member_id: b"" for r in results}, PROTOCOL_TYPE, PROTOCOL_NAME)
+    assert leader.get().error is E.none
+    followers = [h.send_sync_group_follower(GROUP_ID, r.generation_id, r.member_id, PROTOCOL_TYPE, PROTOCOL_NAME)
+                 for r in results[1:]]
+    assert {f.get().error for f in followers} == {E.none}
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2 + 1)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+    h.advance(DEFAULT_REBALANCE_TIMEOUT // 2)
+    for r in results:
+        assert h.heartbeat(GROUP_ID, r.member_id, r.generation_id) is E.none
+
+
+def test_commit_offset_in_completing_rebalance_from_unknown_member_id(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    result = harness.commit_offsets(GROUP_ID, UNKNOWN, join.generation_id, {TP: harness.offset(0)})
+    assert result == {TP: E.unknown_member_id}
+
+
+def test_commit_offset_in_completing_rebalance_from_illegal_generation(harness: Harness) -> None:
+    join = harness.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    result = harness.commit_offsets(GROUP_ID, join.member_id, join.generation_id + 1, {TP: harness.offset(0)})
+    assert result == {TP: E.illegal_generation}
+
+
+def test_manual_commit_offset_should_not_validate_member_id_and_instance_id(harness: Harness) -> None:
+    h = harness
+    assert h.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: h.offset(0)}, "instance-id") == {TP: E.none}
+    assert h.commit_offsets(GROUP_ID, "unknown", -1, {TP: h.offset(0)}) == {TP: E.none}
+
+
+def test_list_groups_with_types(harness: Harness) -> None:
+    from kafkalog.broker.group_metadata import GroupOverview
+    _stable_group_of_one(harness)
+    expected = [GroupOverview(GROUP_ID, "consumer", "Stable", "classic")]
+    for types, groups in [({"classic"}, expected), ({"consumer"}, []), ({"Invalid"}, []), (set(), expected),
+                          ({"Classic"}, expected)]:
+        assert harness.coordinator.handle_list_groups(set(), types) == (E.none, groups)
+
+
+def test_delete_offset_of_consumer_group_with_unparsable_protocol(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert h.sync_group_leader(GROUP_ID, join.generation_id, join.leader_id, {}).error is E.none
+    assert h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {TP: h.offset(37)}) == {TP: E.none}
+    # the subscription does not read: every topic counts as subscribed
+    assert h.coordinator.handle_delete_offsets(GROUP_ID, [TP]) == (E.none, {TP: E.group_subscribed_to_topic})
+
+
+def test_delete_offset_of_empty_consumer_group(harness: Harness) -> None:
+    h = harness
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert join.error is E.none
+    assert h.sync_group_leader(GROUP_ID, join.generation_id, join.leader_id, {}).error is E.none
+    foo, bar = ("foo", 0), ("bar", 0)
+    assert h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {foo: h.offset(37), bar: h.offset(37)}) == {
+        foo: E.none, bar: E.none}
+    verify_leave_group_result(h.single_leave_group(GROUP_ID, join.member_id))
+    assert h.group().is_(GroupState.EMPTY)
+    assert h.coordinator.handle_delete_offsets(GROUP_ID, [foo]) == (E.none, {foo: E.none})
+    cached = h.manager.get_offsets(GROUP_ID, True, [foo, bar])
+    assert (cached[foo].offset, cached[bar].offset) == (-1, 37)
+
+
+def test_delete_offset_of_stable_consumer_group(harness: Harness) -> None:
+    h = harness
+    subscription = write_version_prefixed("ConsumerProtocolSubscription", {"topics": ["bar"]}, 3)
+    join = h.dynamic_join_group(GROUP_ID, UNKNOWN, protocols=[("protocol", subscription)])
+    assert join.error is E.none
+    assert h.sync_group_leader(GROUP_ID, join.generation_id, join.leader_id, {}).error is E.none
+    foo, bar = ("foo", 0), ("bar", 0)
+    assert h.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {foo: h.offset(37), bar: h.offset(37)}) == {
+        foo: E.none, bar: E.none}
+    assert h.group().is_(GroupState.STABLE)
+    assert h.coordinator.handle_delete_offsets(GROUP_ID, [foo, bar]) == (E.none, {
+        foo: E.none, bar: E.group_subscribed_to_topic})
+    cached = h.manager.get_offsets(GROUP_ID, True, [foo, bar])
+    assert (cached[foo].offset, cached[bar].offset) == (-1, 37)
