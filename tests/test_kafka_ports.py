@@ -2,8 +2,10 @@
 
 Kafka's test suites are the executable specification kafkalog is held to.  ``data/kafka_log_tests.json``
 lists the test methods of the suites (names only): every ``@Test`` of ``core/src/test/scala/unit/kafka/log``
-at 3.8.0 (``remote/`` aside) and 0.10.1.1, and of 3.8.0's ``FileRecordsTest`` (clients) and
-``LogOffsetMetadataTest`` (storage).  Each one is either
+at 3.8.0 (``remote/`` aside) and 0.10.1.1, and of 3.8.0's ``FileRecordsTest`` (clients),
+``LogOffsetMetadataTest`` (storage), and the classic group coordinator's ``GroupCoordinatorTest``,
+``GroupMetadataManagerTest`` and ``GroupMetadataTest`` (``core/src/test/scala/unit/kafka/coordinator/group``).
+Each one is either
 
 - **ported**: a test in one of the modules that mirror its suite (:data:`SUITE_MODULES`) is named after it
   in snake_case (``testTruncateTo`` -> ``test_truncate_to``; a name without ``test`` gets the prefix), or
@@ -60,6 +62,9 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
     "VerificationGuardTest": ("storage/test_verification_guard.py",),
     "FileRecordsTest": ("storage/test_file_message_set.py",),
     "LogOffsetMetadataTest": ("log/test_fetch.py",),
+    "GroupCoordinatorTest": ("broker/test_group_*.py",),
+    "GroupMetadataManagerTest": ("broker/test_group_restart.py",),
+    "GroupMetadataTest": ("broker/test_group_metadata.py",),
     # 0.10.1.1 only
     "CleanerTest": CLEANER_TEST_MODULES,
     "FileMessageSetTest": ("storage/test_file_message_set.py",),

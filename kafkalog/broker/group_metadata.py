@@ -3,7 +3,6 @@
 Port of ``core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala`` and ``MemberMetadata.scala`` (tag
 3.8.0).  A group moves between five states:
 
-==========================  ===========================================  ===========================
 state                       what it does                                 comes from
 ==========================  ===========================================  ===========================
 ``Empty``                   no members; keeps offsets until they expire  PreparingRebalance
@@ -13,6 +12,17 @@ state                       what it does                                 comes f
 ``Stable``                  heartbeats answered normally                 CompletingRebalance
 ``Dead``                    removed (deleted, expired, unloaded)         any
 ==========================  ===========================================  ===========================
+=======
+=======================  ======================================================  ===========================
+state                    what it does                                            comes from
+=======================  ======================================================  ===========================
+``Empty``                no members; keeps offsets until they expire             PreparingRebalance
+``PreparingRebalance``   parks JoinGroups until all rejoined or the timeout      Stable, CompletingRebalance,
+                                                                                 Empty
+``CompletingRebalance``  waits for the leader's SyncGroup                        PreparingRebalance
+``Stable``               heartbeats answered normally                            CompletingRebalance
+``Dead``                 removed (deleted, expired, unloaded)                    any
+=======================  ======================================================  ===========================
 
 A transition from a state not in the table is Kafka's ``IllegalStateException``
 (:class:`~kafkalog.errors.IllegalStateError`).  Each transition stamps ``current_state_timestamp`` (the
@@ -781,6 +791,10 @@ class GroupMetadata:
     def pending_offset_commit(self, tp: TopicPartition) -> OffsetAndMetadata | None:
         """For tests, as Kafka's."""
         return self._pending_offset_commits.get(tp)
+
+    def pending_txn_offset_commit(self, producer_id: int, tp: TopicPartition) -> CommitRecordMetadataAndOffset | None:
+        """For tests, as Kafka's."""
+        return self._pending_transactional_offset_commits.get(producer_id, {}).get(tp)
 
     @property
     def num_offsets(self) -> int:

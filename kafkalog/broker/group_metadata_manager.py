@@ -19,9 +19,14 @@ Load order (``doLoadGroupsAndOffsets``): every batch from the log start to the l
 COMMIT marker moves them in (an ABORT drops them); a group record puts or drops a group.  Then the groups with
 their offsets, then the offsets of groups without a group record (standalone consumers'), as ``Empty`` groups.
 
-Where kafkalog differs: a record that does not decode is skipped with an error in the log, where Kafka's load of
-the whole partition fails on it (the partition's groups are then missing until a reload), because a coordinator
-that serves every other group of the partition loses less than one that serves none of them.
+Where kafkalog differs:
+
+- a record that does not decode is skipped with an error in the log, where Kafka's load of the whole partition
+  fails on it (the partition's groups are then missing until a reload), because a coordinator that serves every
+  other group of the partition loses less than one that serves none of them;
+- a group or offset record that cannot be written (a name past the 32767 bytes of its schema's string, which
+  flexible request versions can carry) is answered ``UNKNOWN_SERVER_ERROR`` before anything changes, where Kafka's
+  serializer throws out of the handler with a callback left registered.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from ..errors import (
     RecordTooLargeError,
     UnknownTopicOrPartitionError,
 )
-from ..messages import MessageReadError
+from ..messages import MessageReadError, MessageWriteError
 from ..record.memory import MemoryRecords
 from .group_config import GroupCoordinatorConfig
 from .group_metadata import CommitRecordMetadataAndOffset, GroupMetadata, GroupState, TopicPartition
@@ -243,8 +248,14 @@ class GroupMetadataManager:
             callback(ErrorCode.not_coordinator)  # Kafka: getMagic is None
             return
         timestamp = self.time_ms()
-        key = group_metadata_key(group.group_id)
-        value = group_metadata_value(group.to_record(assignment))
+        try:
+            key = group_metadata_key(group.group_id)
+            value = group_metadata_value(group.to_record(assignment))
+        except MessageWriteError as e:
+            # Kafka's serializer throws out of the handler; here the group's members get the error instead.
+            logger.error("Group %s's metadata cannot be written: %s", group.group_id, e)
+            callback(ErrorCode.unknown_server_error)
+            return
         error, _base = self._append(partition, self._records([(key, value, timestamp)]))
         if error is not ErrorCode.none:
             logger.debug("Metadata from group %s with generation %d failed when appending to log due to %s",
@@ -277,9 +288,15 @@ class GroupMetadataManager:
             return
         is_txn = producer_id != NO_PRODUCER_ID
         timestamp = self.time_ms()
-        records = self._records([(offset_commit_key(group.group_id, tp[0], tp[1]), offset_commit_value(o), timestamp)
-                                 for tp, o in filtered.items()], producer_id=producer_id,
-                                producer_epoch=producer_epoch, is_transactional=is_txn)
+        try:
+            records = self._records([(offset_commit_key(group.group_id, tp[0], tp[1]), offset_commit_value(o),
+                                      timestamp) for tp, o in filtered.items()], producer_id=producer_id,
+                                    producer_epoch=producer_epoch, is_transactional=is_txn)
+        except MessageWriteError as e:
+            # A name too long for its record (Kafka's serializer throws): nothing is staged, every partition fails.
+            logger.error("Offsets of group %s cannot be written: %s", group.group_id, e)
+            callback({tp: ErrorCode.unknown_server_error for tp in offsets})
+            return
         if is_txn:
             self.add_producer_group(producer_id, group.group_id)
             group.prepare_txn_offset_commit(producer_id, filtered)

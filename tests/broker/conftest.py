@@ -18,6 +18,7 @@ from kio.schema.errors import ErrorCode
 from kafkalog.broker.group_config import GroupCoordinatorConfig
 from kafkalog.broker.group_coordinator import GroupCoordinator
 from kafkalog.broker.group_metadata import GroupMetadata, GroupState, JoinGroupResult, SyncGroupResult
+from kafkalog.broker.group_metadata_manager import GroupMetadataManager
 from kafkalog.broker.group_records import OffsetAndMetadata
 from kafkalog.manager.log_manager import LogManager
 from tests.support.coordinator_logs import ManagerCoordinatorLogs, ManualTimer
@@ -66,7 +67,7 @@ class Harness:
     config: GroupCoordinatorConfig
 
     @property
-    def manager(self) -> Any:
+    def manager(self) -> GroupMetadataManager:
         return self.coordinator.group_manager
 
     def group(self, group_id: str = GROUP_ID) -> GroupMetadata:
@@ -180,14 +181,6 @@ def verify_leave_group_result(result: tuple[ErrorCode, list[tuple[str, str | Non
     assert result[0] is top_level
     if member_errors:
         assert [e for _, _, e in result[1]] == member_errors
-
-
-def start_coordinator(directory: Path, manager: LogManager, timer: ManualTimer,
-                      config: GroupCoordinatorConfig) -> GroupCoordinator:
-    logs = ManagerCoordinatorLogs(manager)
-    coordinator = GroupCoordinator(logs, config, timer=timer)
-    asyncio.run(coordinator.startup(enable_metadata_expiration=False))
-    return coordinator
 
 
 KAFKA_TEST_CONFIG = GroupCoordinatorConfig(

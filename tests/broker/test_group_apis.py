@@ -181,8 +181,9 @@ def test_join_sync_heartbeat_leave_at_every_version(api: Api, version: int) -> N
 
 
 def test_join_group_protocol_type_and_name_on_errors(api: Api) -> None:
-    """Kafka: ``testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs`` and ``testJoinGroupReturnsTheProtocolType``,
-    through the responses: an error has no protocol type, and no protocol name (null from v7, empty before)."""
+    """GroupCoordinatorTest.testJoinGroupProtocolTypeIsNotProvidedWhenAnErrorOccurs and
+    GroupCoordinatorTest.testJoinGroupReturnsTheProtocolType, through the responses: an error has no
+    protocol type, and no protocol name (null from v7, empty before)."""
     bad = api.call("join_group", join_request(9, member_id="unknown"))
     assert (bad.error_code, bad.protocol_type, bad.protocol_name) == (E.unknown_member_id, None, None)
     bad6 = api.call("join_group", join_request(6, member_id="unknown"))

@@ -4,25 +4,23 @@ over real logs, plus restarts of a whole coordinator (a new one over the reopene
 window, the records read by ``kafkalog dump --offsets-decoder``, and a real broker's ``__consumer_offsets`` loaded.
 
 Kafka tests not ported:
-- ``testLogInfoFromCleanupGroupMetadata``, ``testMetrics``, ``testPartitionLoadMetric``: logging and metrics.
-- ``testLoadOffsetsAndGroupIgnored``, ``testUnloadOffsetsAndGroupIgnored``,
-  ``testUnloadOffsetsAndGroupIgnoredAfterStopReplica``, ``testGroupNotExists``: coordinator epochs and leadership
-  moves; one node leads every partition.
-- ``testGroupLoadedWithPendingCommits``, ``testLoadWithCommittedAndAbortedTransactionalOffsetCommits``,
-  ``testLoadWithCommittedAndAbortedAndPendingTransactionalOffsetCommits``,
-  ``testLoadTransactionalOffsetCommitsFromMultipleProducers``,
-  ``testGroupLoadWithConsumerAndTransactionalOffsetCommitsConsumerWins``,
-  ``testGroupLoadWithConsumerAndTransactionalOffsetCommitsTransactionWins``, ``testTransactionalCommitOffset*``,
-  ``testTransactionalCommitOffsetWithOffsetMetadataTooLargePartialFailure``: the transaction coordinator's part.
-- ``testLoadGroupWithLargeGroupMetadataRecord``, ``testLoadGroupAndOffsetsWithCorruptedLog``,
-  ``testLoadGroupAndOffsetsFromDifferentSegments``, ``testOffsetWriteAfterGroupRemoved``,
-  ``testStoreGroupErrorMapping``, ``testStoreNonEmptyGroupWhenCoordinatorHasMoved``,
-  ``testCommitOffsetWhenCoordinatorHasMoved``, ``testCommitOffsetPartialFailure``,
-  ``testOffsetMetadataTooLargePartialFailure``, ``testGroupMetadataRemovalWithLogAppendTime``,
-  ``testOffsetExpirationOfActiveGroupSemantics``, ``testLoadOffsetFromOldCommit``,
-  ``testLoadOffsetWithExplicitRetention``, ``testDeserializeFutureOffsetCommitValue``,
-  ``testDeserializeFutureGroupMetadataValue``, ``testLoadOffsetsWithEmptyControlBatch``,
-  ``testLoadConsumerGroupWithFaultyConsumerProtocol``: not yet, time.
+- ``testLogInfoFromCleanupGroupMetadata``, ``testMetrics``, ``testPartitionLoadMetric``: logging and metrics, which
+  kafkalog's coordinator does not keep.
+- ``testGroupNotExists``, ``testLoadOffsetsAndGroupIgnored``, ``testUnloadOffsetsAndGroupIgnored``,
+  ``testUnloadOffsetsAndGroupIgnoredAfterStopReplica``, ``testStoreNonEmptyGroupWhenCoordinatorHasMoved``,
+  ``testCommitOffsetWhenCoordinatorHasMoved``: coordinator epochs and partitions moving to another broker; one node
+  leads every partition.
+- ``testTransactionalCommitOffsetCommitted``, ``testTransactionalCommitOffsetAppendFailure``,
+  ``testTransactionalCommitOffsetAborted``,
+  ``testTransactionalCommitOffsetWithOffsetMetadataTooLargePartialFailure``: TxnOffsetCommit's appends and markers
+  are the transaction coordinator's part; the load of committed and pending transactional offsets is tested here.
+- ``testCommitOffsetPartialFailure``: one commit is one append to one log here, which succeeds or fails whole (a
+  replica manager's per-partition answers do not arise).
+- ``testLoadGroupAndOffsetsWithCorruptedLog``, ``testLoadOffsetsWithEmptyControlBatch``: they hand the loader a
+  mocked log read; kafkalog's loader reads a real log (``test_load_skips_a_record_that_does_not_read`` covers a
+  record that does not decode).
+- ``testGroupMetadataRemovalWithLogAppendTime``: ``__consumer_offsets`` is created with CreateTime, as Kafka's is;
+  not ported yet.
 """
 
 from __future__ import annotations
@@ -57,7 +55,13 @@ from kafkalog.broker.group_records import (
     read_offset_message_value,
 )
 from kafkalog.cli import main
-from kafkalog.errors import IllegalStateError, KafkaStorageError
+from kafkalog.errors import (
+    IllegalStateError,
+    KafkaStorageError,
+    RecordBatchTooLargeError,
+    RecordTooLargeError,
+    UnknownTopicOrPartitionError,
+)
 from kafkalog.manager.log_manager import LogManager
 from kafkalog.messages import write_version_prefixed
 from kafkalog.record.memory import MemoryRecords
@@ -197,8 +201,8 @@ def test_do_not_load_aborted_transactional_offset_commits(node: Node) -> None:
 
 
 def test_load_pending_transactional_offsets_answer_unstable(node: Node) -> None:
-    """A transaction still open at the log end is loaded as pending: ``require_stable`` fetches see
-    UNSTABLE_OFFSET_COMMIT (Kafka: ``testGroupLoadedWithPendingCommits``' assertion, through the fetch)."""
+    """GroupMetadataManagerTest.testGroupLoadedWithPendingCommits, through the fetch: a transaction still open at the
+    log end is loaded as pending, and ``require_stable`` fetches see UNSTABLE_OFFSET_COMMIT."""
     _txn_offsets(node, 1000, 2, {("foo", 0): 5}, commit=None)
     node.reload()
     error, data = node.coordinator.handle_fetch_offsets(GROUP_ID, True, [("foo", 0)])
@@ -261,7 +265,7 @@ def test_load_group_with_tombstone(node: Node) -> None:
 
 
 def test_load_group_with_static_member(node: Node) -> None:
-    """Kafka: ``testloadGroupWithStaticMember``."""
+    """GroupMetadataManagerTest.testloadGroupWithStaticMember, through a record."""
     node.append(MemoryRecords.with_records([stable_group_record(27, "consumer", "range", "member",
                                                                 group_instance_id="group-instance-id")]))
     node.reload()
@@ -301,6 +305,8 @@ def test_should_throw_exception_for_unsupported_group_metadata_version() -> None
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
 def test_current_state_timestamp_for_all_group_metadata_versions(version: int) -> None:
+    """testCurrentStateTimestampForAllGroupMetadataVersions, and GroupMetadataManagerTest.testReadFromOldGroupMetadata
+    (a v0 value's rebalance timeout)."""
     record = write_version_prefixed("GroupMetadataValue", {
         "protocolType": "consumer", "generation": 1, "protocol": "range", "leader": "m",
         **({"currentStateTimestamp": 1500} if version >= 2 else {}),
@@ -425,8 +431,9 @@ def test_offset_metadata_too_large(node: Node) -> None:
 
 @pytest.mark.parametrize(("expire", "version"), [(None, 3), (12345, 1)])
 def test_serde_offset_commit_value(expire: int | None, version: int) -> None:
-    """Kafka: ``testSerdeOffsetCommitValue``, ``...WithExpireTimestamp``, ``...WithNoneExpireTimestamp`` and
-    ``testSerializeOffsetCommitValueToHighestNonFlexibleVersion``."""
+    """testSerdeOffsetCommitValue, with GroupMetadataManagerTest.testSerdeOffsetCommitValueWithExpireTimestamp,
+    GroupMetadataManagerTest.testSerdeOffsetCommitValueWithNoneExpireTimestamp and
+    GroupMetadataManagerTest.testSerializeOffsetCommitValueToHighestNonFlexibleVersion."""
     offset = OffsetAndMetadata(537, 15 if expire is None else None, "metadata", 1000, expire)
     value = offset_commit_value(offset)
     assert struct.unpack_from(">h", value)[0] == version
@@ -436,6 +443,41 @@ def test_serde_offset_commit_value(expire: int | None, version: int) -> None:
 def test_serialize_group_metadata_value_to_highest_non_flexible_version() -> None:
     value = group_metadata_value(GroupMetadataRecord("consumer", 1, "range", None, 5, ()))
     assert struct.unpack_from(">h", value)[0] == 3
+
+
+def test_deserialize_highest_supported_group_metadata_value_version() -> None:
+    value = write_version_prefixed("GroupMetadataValue", {
+        "protocolType": "consumer", "generation": 935, "protocol": "range", "leader": "leader",
+        "members": [{"memberId": "member", "clientId": "client", "clientHost": "host"}]}, 4)
+    record = read_group_message_value(value)
+    assert record is not None
+    group = GroupMetadata.load_group("groupId", record, lambda: 0)
+    assert (group.generation_id, group.protocol_type, group.protocol_name, group.leader_or_null) == (
+        935, "consumer", "range", "leader")
+    [member] = group.all_member_metadata
+    assert (member.member_id, member.client_id, member.client_host) == ("member", "client", "host")
+
+
+def test_add_group(node: Node) -> None:
+    gm = node.coordinator.group_manager
+    group = GroupMetadata("foo", GroupState.EMPTY, node.timer.time_ms)
+    assert gm.add_group(group) is group
+    assert gm.add_group(GroupMetadata("foo", GroupState.EMPTY, node.timer.time_ms)) is group
+
+
+def test_store_empty_simple_group(node: Node) -> None:
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    errors: list[ErrorCode] = []
+    node.coordinator.group_manager.store_group(group, {}, errors.append)
+    assert errors == [E.none]
+    [(_, value)] = _records_of(node)
+    record = read_group_message_value(value)
+    assert record is not None
+    loaded = GroupMetadata.load_group(GROUP_ID, record, lambda: 0)
+    assert loaded.is_(GroupState.EMPTY)
+    assert loaded.generation_id == 0
+    assert loaded.protocol_type is None
 
 
 def test_deserialize_highest_supported_offset_commit_value_version() -> None:
@@ -611,7 +653,7 @@ def test_restart_after_delete_forgets_the_group(node: Node) -> None:
 
 
 def test_requests_while_loading(tmp_path: Path) -> None:
-    """Kafka: ``testRequestHandlingWhileLoadingInProgress``: while a group's partition loads, JoinGroup,
+    """GroupCoordinatorTest.testRequestHandlingWhileLoadingInProgress: while a group's partition loads, JoinGroup,
     OffsetCommit, DescribeGroups, DeleteGroups and ListGroups say COORDINATOR_LOAD_IN_PROGRESS, SyncGroup says
     REBALANCE_IN_PROGRESS and Heartbeat NONE.  The window is the coordinator's yield between two partitions."""
     config = GroupCoordinatorConfig(offsets_topic_num_partitions=2)
@@ -719,3 +761,274 @@ def test_loads_a_real_brokers_consumer_offsets(tmp_path: Path) -> None:
         loaded = {(g.group_id, t, p): o.offset for g in gm.current_groups for (t, p), o in g.all_offsets().items()}
         assert loaded == expected_offsets
         coordinator.shutdown()
+
+
+# -- more of GroupMetadataManagerTest --
+
+@pytest.mark.parametrize("name", ["test_load_offset_from_old_commit", "test_load_offset_with_explicit_retention"])
+def test_loads_offsets_with_an_expire_timestamp(node: Node, name: str) -> None:
+    """GroupMetadataManagerTest.testLoadOffsetFromOldCommit and
+    GroupMetadataManagerTest.testLoadOffsetWithExplicitRetention: offsets written with a retention time (value v1,
+    the only one with an expire timestamp) load with it."""
+    member_id = "98098230493"
+    records = [(offset_commit_key(GROUP_ID, t, p), offset_commit_value(OffsetAndMetadata(o, None, "", 1000, 1100)))
+               for (t, p), o in COMMITTED.items()]
+    assert all(v[:2] == b"\x00\x01" for _, v in records)
+    node.append(MemoryRecords.with_records([*records, stable_group_record(935, "consumer", "range", member_id)]))
+    node.reload()
+    group = node.group()
+    assert (group.current_state, group.leader_or_null, group.generation_id) == (GroupState.STABLE, member_id, 935)
+    assert (group.protocol_type, group.protocol_name, set(group.all_members)) == ("consumer", "range", {member_id})
+    assert len(group.all_offsets()) == len(COMMITTED)
+    for tp, offset in COMMITTED.items():
+        committed = group.offset(tp)
+        assert committed is not None and committed.offset == offset and committed.expire_timestamp == 1100
+
+
+def test_deserialize_future_offset_commit_value() -> None:
+    """A v4 (flexible) value carrying tagged fields this version does not know: read, the fields skipped."""
+    value = (struct.pack(">hqi", 4, 1000, 100) + b"\x09metadata" + struct.pack(">q", 2000)
+             + b"\x02" + b"\x00\x04\x00\x03foo" + b"\x01\x04" + struct.pack(">i", 4000))
+    assert read_offset_message_value(value) == OffsetAndMetadata(1000, 100, "metadata", 2000)
+
+
+def test_offset_metadata_too_large_partial_failure(node: Node) -> None:
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    statuses: list[dict] = []  # type: ignore[type-arg]
+    good, bad = ("foo", 0), ("foo", 1)
+    node.coordinator.group_manager.store_offsets(group, "", {
+        good: OffsetAndMetadata(37, None, "", 1),
+        bad: OffsetAndMetadata(38, None, "A" * (CONFIG.offset_metadata_max_bytes + 1), 1)}, statuses.append)
+    assert statuses == [{good: E.none, bad: E.offset_metadata_too_large}]
+    assert group.offset(good).offset == 37  # type: ignore[union-attr]
+    assert group.offset(bad) is None
+    assert [k for k, _ in _records_of(node)] == [offset_commit_key(GROUP_ID, "foo", 0)]
+
+
+@pytest.mark.parametrize(("failure", "expected"), [
+    (None, E.none),
+    (UnknownTopicOrPartitionError("gone"), E.coordinator_not_available),
+    (KafkaStorageError("disk"), E.not_coordinator),
+    (RecordTooLargeError("large"), E.unknown_server_error),
+    (RecordBatchTooLargeError("larger"), E.unknown_server_error),
+    (IllegalStateError("odd"), E.unknown_server_error),
+])
+def test_store_group_error_mapping(node: Node, failure: Exception | None, expected: ErrorCode) -> None:
+    """GroupMetadataManagerTest.testStoreGroupErrorMapping, from the errors kafkalog's log raises: an append's
+    error as ``storeGroup`` maps it (the replica manager's code for each first, as ``appendRecords`` answers)."""
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    node.coordinator.group_manager.add_group(group)
+    node.logs.fail_with = failure
+    errors: list[ErrorCode] = []
+    node.coordinator.group_manager.store_group(group, {}, errors.append)
+    assert errors == [expected]
+
+
+def test_load_group_and_offsets_from_different_segments(tmp_path: Path) -> None:
+    """Groups and offsets spread over many small segments, some superseded: the last word on each key wins."""
+    config = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_topic_segment_bytes=1024)
+    node = Node(tmp_path / "logs", config)
+    try:
+        for generation in range(1, 9):
+            node.append(MemoryRecords.with_records([*offset_records({("foo", 0): generation * 10,
+                                                                     ("bar", generation): generation}),
+                                                    stable_group_record(generation, "consumer", "range", "m")]))
+        log = node.logs.log(GROUP_METADATA_TOPIC_NAME, PARTITION)
+        assert log.number_of_segments > 1
+        node.restart()
+        group = node.group()
+        assert group.generation_id == 8
+        assert group.offset(("foo", 0)).offset == 80  # type: ignore[union-attr]
+        assert {tp: o.offset for tp, o in group.all_offsets().items()} == {
+            ("foo", 0): 80, **{("bar", g): g for g in range(1, 9)}}
+    finally:
+        node.close()
+
+
+def test_load_consumer_group_with_faulty_consumer_protocol(node: Node) -> None:
+    node.append(MemoryRecords.with_records([(group_metadata_key(GROUP_ID), group_metadata_value(GroupMetadataRecord(
+        "consumer", 27, "protocol", None, 1000,
+        (MemberRecord("member1", "groupInstanceId", "", "", 60000, 10000, b"", b""),))))]))
+    node.reload()
+    group = node.group()
+    assert group.is_(GroupState.STABLE)
+    assert (group.generation_id, group.protocol_type, group.protocol_name) == (27, "consumer", "protocol")
+    assert group.subscribed_topics is None  # the subscription does not read: not known
+    assert group.has("member1")
+
+
+def test_offset_expiration_of_active_group_semantics(node: Node) -> None:
+    """KIP-211 for a stable consumer group: offsets of topics its members subscribe to never expire; once no
+    member subscribes to a topic, its offsets expire ``offsets.retention.minutes`` after their commit."""
+    gm = node.coordinator.group_manager
+    group = GroupMetadata(GROUP_ID, GroupState.EMPTY, node.timer.time_ms)
+    gm.add_group(group)
+
+    def subscription(*topics: str) -> bytes:
+        return write_version_prefixed("ConsumerProtocolSubscription", {"topics": list(topics)}, 3)
+
+    member = MemberMetadata("memberId", "groupInstanceId", "clientId", "localhost", 60000, 10000, "consumer",
+                            [("protocol", subscription("foo", "bar"))])
+    group.add(member, lambda _: None)
+    group.transition_to(GroupState.PREPARING_REBALANCE)
+    group.init_next_generation()
+    group.transition_to(GroupState.STABLE)
+    start = node.timer.time_ms()
+    tps = [("foo", 0), ("foo", 1), ("bar", 0), ("bar", 1)]
+    committed = {tp: OffsetAndMetadata(37, None, "", start) for tp in tps}
+    statuses: list[dict] = []  # type: ignore[type-arg]
+    gm.store_offsets(group, "memberId", committed, statuses.append)
+    assert group.has_offsets and statuses[0][("foo", 0)] is E.none
+    node.timer.advance(CONFIG.offsets_retention_ms + 2)
+    gm.cleanup_expired()
+    assert gm.get_group(GROUP_ID) is group and group.is_(GroupState.STABLE)
+    assert all(group.offset(tp) == committed[tp] for tp in tps)
+    assert [gm.get_offsets(GROUP_ID, True, tps)[tp].offset for tp in tps] == [37] * 4
+    # the member now subscribes to foo only: bar's offsets expire
+    group.transition_to(GroupState.PREPARING_REBALANCE)
+    group.update_member(member, [("protocol", subscription("foo"))], member.rebalance_timeout_ms,
+                        member.session_timeout_ms, None)
+    group.init_next_generation()
+    group.transition_to(GroupState.STABLE)
+    gm.cleanup_expired()
+    assert gm.get_group(GROUP_ID) is group and group.is_(GroupState.STABLE)
+    assert group.offset(("foo", 0)) == committed[("foo", 0)] and group.offset(("foo", 1)) == committed[("foo", 1)]
+    assert group.offset(("bar", 0)) is None and group.offset(("bar", 1)) is None
+    assert [gm.get_offsets(GROUP_ID, True, tps)[tp].offset for tp in tps] == [37, 37, -1, -1]
+    tombstones = sorted(k for k, v in _records_of(node) if v is None)
+    assert tombstones == sorted([offset_commit_key(GROUP_ID, "bar", 0), offset_commit_key(GROUP_ID, "bar", 1)])
+
+
+def _consumer_offsets(node: Node, committed: dict[tuple[str, int], int]) -> int:
+    """Kafka: ``appendConsumerOffsetCommit``: the batch's base offset."""
+    log = node.logs.log(GROUP_METADATA_TOPIC_NAME, PARTITION)
+    base = log.log_end_offset
+    node.append(MemoryRecords.with_records(offset_records(committed)))
+    return base
+
+
+def _txn(node: Node, producer_id: int, epoch: int, committed: dict[tuple[str, int], int], commit: bool | None) -> int:
+    """Kafka: ``appendTransactionalOffsetCommits`` then, unless ``commit`` is None,
+    ``completeTransactionalOffsetCommit``: the offsets' batch's base offset."""
+    base = node.logs.log(GROUP_METADATA_TOPIC_NAME, PARTITION).log_end_offset
+    _txn_offsets(node, producer_id, epoch, committed, commit)
+    return base
+
+
+def test_load_with_committed_and_aborted_transactional_offset_commits(node: Node) -> None:
+    aborted = {("foo", 2): 231, ("foo", 3): 4551, ("bar", 1): 89921}
+    _txn(node, 1000, 2, aborted, commit=False)
+    _txn(node, 1000, 2, COMMITTED, commit=True)
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert len(group.all_offsets()) == len(COMMITTED)
+    assert {tp: o.offset for tp, o in group.all_offsets().items()} == COMMITTED
+    assert not group.has_pending_offset_commits_from_producer(1000)
+
+
+def test_load_with_committed_and_aborted_and_pending_transactional_offset_commits(node: Node) -> None:
+    foo3 = ("foo", 3)
+    aborted = {("foo", 2): 231, foo3: 4551, ("bar", 1): 89921}
+    pending = {foo3: 2312, ("foo", 4): 45512, ("bar", 2): 899212}
+    commit_position = _txn(node, 1000, 2, COMMITTED, commit=True)
+    _txn(node, 1000, 2, aborted, commit=False)
+    _txn(node, 1000, 2, pending, commit=None)
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert {tp: o.offset for tp, o in group.all_offsets().items()} == COMMITTED
+    for tp in COMMITTED:
+        assert group.offset_with_record_metadata(tp).appended_batch_offset == commit_position  # type: ignore[union-attr]
+    assert group.has_pending_offset_commits_from_producer(1000)
+    assert group.has_pending_offset_commits_for_topic_partition(foo3)
+    node.coordinator.group_manager.handle_txn_completion(1000, {PARTITION}, is_commit=True)
+    assert not group.has_pending_offset_commits_from_producer(1000)
+    for tp, offset in pending.items():
+        assert group.offset(tp).offset == offset  # type: ignore[union-attr]
+
+
+def test_load_transactional_offset_commits_from_multiple_producers(node: Node) -> None:
+    first = {("foo", 0): 23, ("foo", 1): 455, ("bar", 0): 8992}
+    second = {("foo", 2): 231, ("foo", 3): 4551, ("bar", 1): 89921}
+    first_position = _txn(node, 1000, 2, first, commit=True)
+    second_position = _txn(node, 1001, 3, second, commit=True)
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert len(group.all_offsets()) == len(first) + len(second)
+    for committed, position in ((first, first_position), (second, second_position)):
+        for tp, offset in committed.items():
+            record = group.offset_with_record_metadata(tp)
+            assert record is not None
+            assert (record.offset_and_metadata.offset, record.appended_batch_offset) == (offset, position)
+
+
+def test_group_load_with_consumer_and_transactional_offset_commits_consumer_wins(node: Node) -> None:
+    _txn(node, 1000, 2, {("foo", 0): 23}, commit=None)
+    consumer_position = _consumer_offsets(node, {("foo", 0): 24})
+    node.append(MemoryRecords.with_end_transaction_marker(1000, 2, EndTransactionMarker(ControlRecordType.COMMIT, 0)))
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert len(group.all_offsets()) == 1 and group.has_offsets
+    assert not group.has_pending_offset_commits_from_producer(1000)
+    record = group.offset_with_record_metadata(("foo", 0))
+    assert record is not None
+    assert (record.offset_and_metadata.offset, record.appended_batch_offset) == (24, consumer_position)
+
+
+def test_group_load_with_consumer_and_transactional_offset_commits_transaction_wins(node: Node) -> None:
+    _consumer_offsets(node, {("foo", 0): 24})
+    _txn(node, 1000, 2, {("foo", 0): 23}, commit=True)
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert len(group.all_offsets()) == 1 and group.has_offsets
+    assert not group.has_pending_offset_commits_from_producer(1000)
+    assert group.offset(("foo", 0)).offset == 23  # type: ignore[union-attr]
+
+
+def test_offset_write_after_group_removed(node: Node) -> None:
+    node.append(MemoryRecords.with_records([stable_group_record(293, "consumer", "range", "98098230493"),
+                                            (group_metadata_key(GROUP_ID), None), *offset_records(COMMITTED)]))
+    node.reload()
+    group = node.group()
+    assert group.current_state is GroupState.EMPTY
+    assert {tp: o.offset for tp, o in group.all_offsets().items()} == COMMITTED
+
+
+def test_load_group_with_large_group_metadata_record(tmp_path: Path) -> None:
+    """A record larger than ``offsets.load.buffer.size``: the load reads it whole all the same."""
+    config = GroupCoordinatorConfig(offsets_topic_num_partitions=3, offsets_load_buffer_size=1024)
+    node = Node(tmp_path / "logs", config)
+    try:
+        node.append(MemoryRecords.with_records([*offset_records(COMMITTED), stable_group_record(
+            15, "consumer", "range", "98098230493", assignment=bytes(1024 + 16))]))
+        node.reload()
+        group = node.group()
+        assert {tp: o.offset for tp, o in group.all_offsets().items()} == COMMITTED
+        assert group.get("98098230493").assignment == bytes(1040)
+    finally:
+        node.close()
+
+
+def test_deserialize_future_group_metadata_value() -> None:
+    """A v4 value whose group and member carry tagged fields this version does not know: read, the fields
+    skipped."""
+
+    def compact(text: str) -> bytes:
+        return bytes([len(text) + 1]) + text.encode()
+
+    unknown_tags = b"\x02" + b"\x00\x04\x00\x03foo" + b"\x01\x04" + struct.pack(">i", 4000)
+    member = (compact("member_id") + compact("group_instance_id") + compact("client_id") + compact("client_host")
+              + struct.pack(">ii", 1, 2) + b"\x01" + b"\x01" + unknown_tags)
+    value = (struct.pack(">h", 4) + compact("consumer") + struct.pack(">i", 10) + compact("range") + compact("leader")
+             + struct.pack(">q", 1000) + b"\x02" + member + unknown_tags)
+    record = read_group_message_value(value)
+    assert record is not None
+    group = GroupMetadata.load_group("group", record, lambda: 0)
+    assert group.protocol_type == "consumer"
+    assert group.leader_or_null == "leader"
+    assert "member_id" in group.all_members

@@ -4,8 +4,6 @@ tests move by hand (Kafka's ``MockTime`` + ``MockTimer``)."""
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections.abc import Callable, Mapping
 
 from kafkalog.config.log_config import LogConfig
@@ -51,46 +49,81 @@ class ManagerCoordinatorLogs:
 
 
 class _Handle:
-    __slots__ = ("callback", "cancelled", "due", "seq")
+    __slots__ = ("callback", "cancelled", "due")
 
-    def __init__(self, due: int, seq: int, callback: Callable[[], None]) -> None:
-        self.due, self.seq, self.callback, self.cancelled = due, seq, callback, False
+    def __init__(self, due: int, callback: Callable[[], None]) -> None:
+        self.due, self.callback, self.cancelled = due, callback, False
 
     def cancel(self) -> None:
         self.cancelled = True
 
-    def __lt__(self, other: _Handle) -> bool:
-        return (self.due, self.seq) < (other.due, other.seq)
-
 
 class ManualTimer:
     """Kafka's ``MockTimer`` (server-common, 3.8.0): time stands still until :meth:`advance` moves it; then every
-    task due strictly before the new time runs, at the new time, in order of due time (tasks they add included).
-    A task of no delay runs at once."""
+    task due strictly before the new time runs, at the new time (tasks they add included).  A task of no delay runs
+    at once.
+
+    The tasks wait in a ``java.util.PriorityQueue`` ordered by due time alone, as in Kafka, so tasks due at the same
+    time come out in the order Java's heap gives them (not the order they were added): Kafka's tests rely on it, for
+    instance when a rebalance and a session expire at the same millisecond.  The queue is Java's binary heap, its
+    ``offer`` and ``poll`` (``siftUp`` / ``siftDown``) ported."""
 
     def __init__(self, now_ms: int = 1_700_000_000_000) -> None:
         self.now = now_ms
-        self._heap: list[_Handle] = []
-        self._seq = itertools.count()
+        self._queue: list[_Handle] = []
 
     def time_ms(self) -> int:
         return self.now
 
     def call_later(self, delay_ms: int, callback: Callable[[], None]) -> _Handle:
-        handle = _Handle(self.now + delay_ms, next(self._seq), callback)
+        handle = _Handle(self.now + delay_ms, callback)
         if delay_ms <= 0:
             callback()
             return handle
-        heapq.heappush(self._heap, handle)
+        self._offer(handle)
         return handle
+
+    def _offer(self, x: _Handle) -> None:
+        queue = self._queue
+        queue.append(x)
+        k = len(queue) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = queue[parent]
+            if x.due >= e.due:
+                break
+            queue[k] = e
+            k = parent
+        queue[k] = x
+
+    def _poll(self) -> _Handle:
+        queue = self._queue
+        result = queue[0]
+        x = queue.pop()
+        n = len(queue)
+        if n > 0:
+            k, half = 0, n >> 1
+            while k < half:
+                child = 2 * k + 1
+                c = queue[child]
+                right = child + 1
+                if right < n and c.due > queue[right].due:
+                    child = right
+                    c = queue[child]
+                if x.due <= c.due:
+                    break
+                queue[k] = c
+                k = child
+            queue[k] = x
+        return result
 
     def advance(self, ms: int) -> None:
         self.now += ms
-        while self._heap and self.now > self._heap[0].due:
-            handle = heapq.heappop(self._heap)
+        while self._queue and self.now > self._queue[0].due:
+            handle = self._poll()
             if not handle.cancelled:
                 handle.callback()
 
     @property
     def pending(self) -> int:
-        return sum(1 for h in self._heap if not h.cancelled)
+        return sum(1 for h in self._queue if not h.cancelled)
