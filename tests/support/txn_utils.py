@@ -1,0 +1,156 @@
+"""The transaction coordinator's test harness: a coordinator over real logs in a directory, on a clock the tests
+move (Kafka's ``MockTime`` / ``MockScheduler``), with the producer ids Kafka's tests hand out (a counter from 0),
+and the data topic ``topic1`` whose partitions transactions write to."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kafkalog.broker.group_coordinator import RequestContext
+from kafkalog.broker.group_records import GROUP_METADATA_TOPIC_NAME
+from kafkalog.broker.txn_config import TransactionCoordinatorConfig
+from kafkalog.broker.txn_coordinator import TransactionCoordinator
+from kafkalog.broker.txn_metadata import TransactionMetadata, TransactionState
+from kafkalog.broker.txn_records import TRANSACTION_STATE_TOPIC_NAME, read_txn_record_key, read_txn_record_value
+from kafkalog.broker.txn_state_manager import CoordinatorEpochAndTxnMetadata, TransactionStateManager
+from kafkalog.log import Log
+from kafkalog.manager.log_manager import LogManager
+from kafkalog.record.memory import MemoryRecords
+from tests.support.coordinator_logs import ManagerCoordinatorLogs, ManualTimer
+
+T = TypeVar("T")
+
+TOPIC = "topic1"
+#: ``__transaction_state`` and ``__consumer_offsets`` partitions of the tests (Kafka's tests use one or two).
+TXN_PARTITIONS = 2
+OFFSETS_PARTITIONS = 2
+CTX = RequestContext(node_id=0, host="localhost", port=9092, client_id="client", client_host="/127.0.0.1",
+                     api_version=0)
+
+
+class CompletionRecorder:
+    """A completion listener that keeps what it hears."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int, bool]] = []
+
+    def on_transaction_completed(self, topic: str, partition: int, producer_id: int, committed: bool) -> None:
+        self.calls.append((topic, partition, producer_id, committed))
+
+
+class TxnHarness:
+    """A started coordinator over a :class:`LogManager` in ``log_dir``; :meth:`restart` makes a new one over the
+    same directory, as a broker restart does."""
+
+    def __init__(self, log_dir: Path, config: TransactionCoordinatorConfig | None = None, *,
+                 start: bool = True, first_producer_id: int = 0) -> None:
+        self.log_dir = log_dir
+        self.config = config if config is not None else TransactionCoordinatorConfig(
+            transaction_state_log_num_partitions=TXN_PARTITIONS)
+        self.timer = ManualTimer()
+        self._ids = itertools.count(first_producer_id)
+        self.listener = CompletionRecorder()
+        self._open()
+        if start:
+            self.start()
+
+    def _open(self) -> None:
+        self.manager = LogManager(self.log_dir)
+        self.logs = ManagerCoordinatorLogs(self.manager)
+        self.coordinator = TransactionCoordinator(self.logs, self.next_producer_id, self.config, timer=self.timer,
+                                                  offsets_topic_num_partitions=OFFSETS_PARTITIONS)
+        self.coordinator.add_completion_listener(self.listener)
+        self.logs.ensure_internal_topic(TOPIC, 3, {})
+        self.logs.ensure_internal_topic(GROUP_METADATA_TOPIC_NAME, OFFSETS_PARTITIONS, {"cleanup.policy": "compact"})
+
+    def next_producer_id(self) -> int:
+        return next(self._ids)
+
+    def start(self) -> None:
+        asyncio.run(self.coordinator.startup())
+
+    def restart(self) -> None:
+        self.coordinator.shutdown()
+        self.manager.shutdown()
+        self._open()
+        self.start()
+
+    def close(self) -> None:
+        self.coordinator.shutdown()
+        self.manager.shutdown()
+
+    @staticmethod
+    def run(coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run(coro)
+
+    # -- the cache --
+
+    @property
+    def txn_manager(self) -> TransactionStateManager:
+        return self.coordinator.txn_manager
+
+    def put(self, metadata: TransactionMetadata) -> TransactionMetadata:
+        """Cache ``metadata`` as its id's (Kafka's tests: ``getTransactionState`` returning it)."""
+        entry = self.txn_manager.put_transaction_state_if_not_exists(metadata)
+        assert entry.transaction_metadata is metadata
+        return metadata
+
+    def metadata(self, transactional_id: str) -> TransactionMetadata:
+        entry = self.txn_manager.get_transaction_state(transactional_id)
+        assert isinstance(entry, CoordinatorEpochAndTxnMetadata), entry
+        return entry.transaction_metadata
+
+    # -- handlers with their callbacks captured --
+
+    def init_pid(self, transactional_id: str | None, timeout_ms: int = 1000,
+                 expected: tuple[int, int] | None = None) -> tuple[int, int, Any]:
+        out: list[tuple[int, int, Any]] = []
+        self.coordinator.handle_init_producer_id(transactional_id, timeout_ms, expected, out.append)
+        assert len(out) == 1
+        return out[0]
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                       partitions: set[tuple[str, int]]) -> Any:
+        return self._one(lambda cb: self.coordinator.handle_add_partitions_to_transaction(
+            transactional_id, producer_id, epoch, partitions, cb))
+
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, committed: bool) -> Any:
+        return self._one(lambda cb: self.coordinator.handle_end_transaction(transactional_id, producer_id, epoch,
+                                                                            committed, cb))
+
+    @staticmethod
+    def _one(call: Callable[[Callable[[Any], None]], None]) -> Any:
+        out: list[Any] = []
+        call(out.append)
+        assert len(out) == 1, out
+        return out[0]
+
+    # -- the logs --
+
+    def log(self, topic: str, partition: int) -> Log:
+        return self.logs.log(topic, partition)
+
+    def txn_log(self, transactional_id: str) -> Log:
+        return self.log(TRANSACTION_STATE_TOPIC_NAME, self.coordinator.partition_for(transactional_id))
+
+    def produce(self, partition: int, producer_id: int, epoch: int, sequence: int, *values: bytes) -> None:
+        """A transactional producer's batch on ``topic1-partition``."""
+        log = self.log(TOPIC, partition)
+        log.append(MemoryRecords.with_records([(None, v) for v in values], producer_id=producer_id,
+                                              producer_epoch=epoch, base_sequence=sequence, is_transactional=True))
+        log.update_high_watermark(log.log_end_offset)
+
+    def states_written(self, transactional_id: str) -> list[TransactionState | None]:
+        """The states of the id's records in ``__transaction_state``, in log order (``None`` for a tombstone)."""
+        out: list[TransactionState | None] = []
+        for record in self.txn_log(transactional_id).records():
+            key = read_txn_record_key(bytes(record.key))
+            if getattr(key, "transactional_id", None) != transactional_id:
+                continue
+            value = read_txn_record_value(transactional_id, None if record.value is None else bytes(record.value))
+            out.append(None if value is None else value.state)
+        return out
