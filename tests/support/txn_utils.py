@@ -144,13 +144,32 @@ class TxnHarness:
                                               producer_epoch=epoch, base_sequence=sequence, is_transactional=True))
         log.update_high_watermark(log.log_end_offset)
 
-    def states_written(self, transactional_id: str) -> list[TransactionState | None]:
-        """The states of the id's records in ``__transaction_state``, in log order (``None`` for a tombstone)."""
-        out: list[TransactionState | None] = []
+    def written(self, transactional_id: str) -> list[TransactionMetadata | None]:
+        """The id's records in ``__transaction_state``, read back, in log order (``None`` for a tombstone)."""
+        out: list[TransactionMetadata | None] = []
         for record in self.txn_log(transactional_id).records():
             key = read_txn_record_key(bytes(record.key))
-            if getattr(key, "transactional_id", None) != transactional_id:
-                continue
-            value = read_txn_record_value(transactional_id, None if record.value is None else bytes(record.value))
-            out.append(None if value is None else value.state)
+            if getattr(key, "transactional_id", None) == transactional_id:
+                out.append(read_txn_record_value(transactional_id,
+                                                 None if record.value is None else bytes(record.value)))
+        return out
+
+    def states_written(self, transactional_id: str) -> list[TransactionState | None]:
+        """The states of the id's records, in log order (``None`` for a tombstone)."""
+        return [None if m is None else m.state for m in self.written(transactional_id)]
+
+    def batches(self, topic: str, partition: int) -> list[tuple[int, bool, int, int]]:
+        """``(base offset, is control, producer id, producer epoch)`` of each batch of a partition."""
+        log = self.log(topic, partition)
+        return [(b.base_offset, b.is_control, b.producer_id, b.producer_epoch)
+                for b in log.read(log.log_start_offset, 1 << 20, isolation="log_end").records.batches()]
+
+    def markers(self, topic: str, partition: int) -> list[tuple[str, int, int, int]]:
+        """``(COMMIT or ABORT, coordinator epoch, producer id, producer epoch)`` of each marker of a partition."""
+        log = self.log(topic, partition)
+        out = []
+        for b in log.read(log.log_start_offset, 1 << 20, isolation="log_end").records.batches():
+            marker = b.end_transaction_marker() if b.is_control else None
+            if marker is not None:
+                out.append((marker.control_type.name, marker.coordinator_epoch, b.producer_id, b.producer_epoch))
         return out
