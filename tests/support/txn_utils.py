@@ -17,7 +17,9 @@ from kafkalog.broker.txn_coordinator import TransactionCoordinator
 from kafkalog.broker.txn_metadata import TransactionMetadata, TransactionState
 from kafkalog.broker.txn_records import TRANSACTION_STATE_TOPIC_NAME, read_txn_record_key, read_txn_record_value
 from kafkalog.broker.txn_state_manager import CoordinatorEpochAndTxnMetadata, TransactionStateManager
+from kafkalog.config.log_config import LogConfig
 from kafkalog.log import Log
+from kafkalog.log.append_info import LogAppendInfo
 from kafkalog.manager.log_manager import LogManager
 from kafkalog.record.memory import MemoryRecords
 from tests.support.coordinator_logs import ManagerCoordinatorLogs, ManualTimer
@@ -30,6 +32,21 @@ TXN_PARTITIONS = 2
 OFFSETS_PARTITIONS = 2
 CTX = RequestContext(node_id=0, host="localhost", port=9092, client_id="client", client_host="/127.0.0.1",
                      api_version=0)
+
+
+class TopicFaultLogs(ManagerCoordinatorLogs):
+    """The broker's storage, whose appends to the topics in :attr:`fail_for` raise the given error (a disk full
+    under one topic's logs) while every other append goes through."""
+
+    def __init__(self, manager: LogManager, default_config: LogConfig | None = None) -> None:
+        super().__init__(manager, default_config)
+        self.fail_for: dict[str, Exception] = {}
+
+    def append_as_coordinator(self, name: str, partition: int, records: MemoryRecords) -> LogAppendInfo:
+        error = self.fail_for.get(name)
+        if error is not None:
+            raise error
+        return super().append_as_coordinator(name, partition, records)
 
 
 class CompletionRecorder:
@@ -47,20 +64,21 @@ class TxnHarness:
     same directory, as a broker restart does."""
 
     def __init__(self, log_dir: Path, config: TransactionCoordinatorConfig | None = None, *,
-                 start: bool = True, first_producer_id: int = 0) -> None:
+                 start: bool = True, first_producer_id: int = 0, log_config: LogConfig | None = None) -> None:
         self.log_dir = log_dir
         self.config = config if config is not None else TransactionCoordinatorConfig(
             transaction_state_log_num_partitions=TXN_PARTITIONS)
         self.timer = ManualTimer()
         self._ids = itertools.count(first_producer_id)
         self.listener = CompletionRecorder()
+        self.log_config = log_config
         self._open()
         if start:
             self.start()
 
     def _open(self) -> None:
         self.manager = LogManager(self.log_dir)
-        self.logs = ManagerCoordinatorLogs(self.manager)
+        self.logs = TopicFaultLogs(self.manager, self.log_config)
         self.coordinator = TransactionCoordinator(self.logs, self.next_producer_id, self.config, timer=self.timer,
                                                   offsets_topic_num_partitions=OFFSETS_PARTITIONS)
         self.coordinator.add_completion_listener(self.listener)
