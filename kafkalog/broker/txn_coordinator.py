@@ -118,6 +118,14 @@ def _invalid_transition(transactional_id: str, state: TransactionState, committe
     return ErrorCode.invalid_txn_state
 
 
+def _start_time(ms_since_epoch: int) -> datetime.datetime:
+    """DescribeTransactions' ``TransactionStartTimeMs`` as kio's datetime field.  kio's ``TZAware`` refuses an
+    instant before the epoch, but Kafka answers -1 for no transaction (an error, or an ``Empty`` id): that one is
+    the plain datetime 1 ms before the epoch, which kio's writer puts on the wire as -1."""
+    instant = datetime.datetime.fromtimestamp(ms_since_epoch / 1000, tz=datetime.UTC)
+    return TZAware.parse(instant) if ms_since_epoch >= 0 else instant
+
+
 class TransactionCoordinator:
     """Kafka: ``TransactionCoordinator``."""
 
@@ -716,9 +724,7 @@ class TransactionCoordinator:
                 transaction_state="" if metadata is None else metadata.state.state_name,
                 transaction_timeout=i32Timedelta.parse(datetime.timedelta(
                     milliseconds=0 if metadata is None else metadata.txn_timeout_ms)),
-                # kio's field is a datetime; -1 (no transaction) is the instant 1 ms before the epoch.
-                transaction_start_time=TZAware.parse(datetime.datetime.fromtimestamp(start_ms / 1000,
-                                                                                     tz=datetime.UTC)),
+                transaction_start_time=_start_time(start_ms),
                 producer_id=NO_PRODUCER_ID if metadata is None else metadata.producer_id,
                 producer_epoch=NO_PRODUCER_EPOCH if metadata is None else metadata.producer_epoch,
                 topics=tuple(build(module.TopicData, {"topic": t, "partitions": p}) for t, p in topics.items())))
