@@ -133,7 +133,9 @@ def test_init_pid_answers_the_generators_failure(h: TxnHarness) -> None:
 def test_should_increment_epoch_and_update_metadata_on_handle_init_pid(h: TxnHarness, state: TransactionState,
                                                                        kafka: str) -> None:
     """TransactionCoordinatorTest.shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingEmptyTransaction,
-    ...WhenExistingCompleteTransaction, ...WhenExistingCompleteCommitTransaction."""
+    TransactionCoordinatorTest.shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteTransaction,
+    TransactionCoordinatorTest.shouldIncrementEpochAndUpdateMetadataOnHandleInitPidWhenExistingCompleteCommitTransaction.
+    """
     m = txn(h, PRODUCER_ID, PRODUCER_ID, PRODUCER_EPOCH, NO_PRODUCER_EPOCH, TXN_TIMEOUT_MS, state)
     assert h.init_pid(TRANSACTIONAL_ID, 10) == (PRODUCER_ID, PRODUCER_EPOCH + 1, E.none)
     assert m.txn_timeout_ms == 10
@@ -147,8 +149,9 @@ def test_should_increment_epoch_and_update_metadata_on_handle_init_pid(h: TxnHar
 ])
 def test_should_wait_for_commit_to_complete_on_handle_init_pid(h: TxnHarness, state: TransactionState,
                                                                kafka: str) -> None:
-    """TransactionCoordinatorTest.shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareCommitState
-    and ...InPrepareAbortState."""
+    """TransactionCoordinatorTest.shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareCommitState,
+    TransactionCoordinatorTest.shouldWaitForCommitToCompleteOnHandleInitPidAndExistingTransactionInPrepareAbortState.
+    """
     txn(h, 0, 0, 0, NO_PRODUCER_EPOCH, 0, state, {("topic", 1)}, 0, 0)
     assert h.init_pid(TRANSACTIONAL_ID, 10) == (*FAILED, E.concurrent_transactions)
     assert h.states_written(TRANSACTIONAL_ID) == []
@@ -315,7 +318,7 @@ def test_verify_partition_handling(h: TxnHarness) -> None:
 def test_should_respond_with_concurrent_transactions_on_add_partitions(h: TxnHarness, state: TransactionState,
                                                                        kafka: str) -> None:
     """TransactionCoordinatorTest.shouldRespondWithConcurrentTransactionsOnAddPartitionsWhenStateIsPrepareCommit,
-    .shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort."""
+    TransactionCoordinatorTest.shouldRespondWithConcurrentTransactionOnAddPartitionsWhenStateIsPrepareAbort."""
     txn(h, 0, 0, 0, NO_PRODUCER_EPOCH, 0, state, set(), 0, 0)
     assert h.add_partitions(TRANSACTIONAL_ID, 0, 0, PARTITIONS) is E.concurrent_transactions
 
@@ -339,8 +342,10 @@ def test_should_respond_with_producer_fenced_on_add_partitions_when_epochs_are_d
 ])
 def test_validate_successful_add_partitions(h: TxnHarness, state: TransactionState, kafka: str) -> None:
     """TransactionCoordinatorTest.shouldAppendNewMetadataToLogOnAddPartitionsWhenPartitionsAdded,
-    .shouldRespondWithSuccessOnAddPartitionsWhenStateIsOngoing, ...IsCompleteCommit, ...IsCompleteAbort: the new
-    partitions are written as an Ongoing record."""
+    TransactionCoordinatorTest.shouldRespondWithSuccessOnAddPartitionsWhenStateIsOngoing,
+    TransactionCoordinatorTest.shouldRespondWithSuccessOnAddPartitionsWhenStateIsCompleteCommit,
+    TransactionCoordinatorTest.shouldRespondWithSuccessOnAddPartitionsWhenStateIsCompleteAbort: the new partitions
+    are written as an Ongoing record."""
     m = txn(h, PRODUCER_ID, PRODUCER_ID, PRODUCER_EPOCH, PRODUCER_EPOCH - 1, TXN_TIMEOUT_MS, state)
     assert h.add_partitions(TRANSACTIONAL_ID, PRODUCER_ID, PRODUCER_EPOCH, PARTITIONS) is E.none
     written = h.written(TRANSACTIONAL_ID)
@@ -408,11 +413,13 @@ def test_should_reply_with_producer_fenced_on_end_txn_when_epoch_is_not_same_as_
 def test_end_txn_by_state(h: TxnHarness, state: TransactionState, committed: bool, error: ErrorCode,
                           kafka: str) -> None:
     """TransactionCoordinatorTest.shouldReturnOkOnEndTxnWhenStatusIsCompleteCommitAndResultIsCommit,
-    .shouldReturnOkOnEndTxnWhenStatusIsCompleteAbortAndResultIsAbort,
-    .shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteAbortAndResultIsNotAbort,
-    .shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteCommitAndResultIsNotCommit,
-    .shouldReturnConcurrentTxnRequestOnEndTxnRequestWhenStatusIsPrepareCommit,
-    .shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsPrepareAbort: the answer of each state, nothing
+    TransactionCoordinatorTest.shouldReturnOkOnEndTxnWhenStatusIsCompleteAbortAndResultIsAbort,
+    TransactionCoordinatorTest.shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteAbortAndResultIsNotAbort,
+    TransactionCoordinatorTest.shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsCompleteCommitAndResultIsNotCommit,
+    TransactionCoordinatorTest.shouldReturnConcurrentTxnRequestOnEndTxnRequestWhenStatusIsPrepareCommit,
+    TransactionCoordinatorTest.shouldReturnInvalidTxnRequestOnEndTxnRequestWhenStatusIsPrepareAbort: the answer of each
+    state,
+    nothing
     written."""
     txn(h, PRODUCER_ID, PRODUCER_ID, 1, NO_PRODUCER_EPOCH, 1, state, set(), 0)
     assert h.end_txn(TRANSACTIONAL_ID, PRODUCER_ID, 1, committed) is error
@@ -428,7 +435,8 @@ def test_end_txn_by_state(h: TxnHarness, state: TransactionState, committed: boo
 def test_should_append_prepare_to_log_on_end_txn_when_status_is_ongoing(
         h: TxnHarness, committed: bool, prepared: TransactionState, completed: TransactionState, kafka: str) -> None:
     """TransactionCoordinatorTest.shouldAppendPrepareCommitToLogOnEndTxnWhenStatusIsOngoingAndResultIsCommit,
-    .shouldAppendPrepareAbortToLogOnEndTxnWhenStatusIsOngoingAndResultIsAbort; then the markers and the
+    TransactionCoordinatorTest.shouldAppendPrepareAbortToLogOnEndTxnWhenStatusIsOngoingAndResultIsAbort; then the
+    markers and the
     completion."""
     txn(h, PRODUCER_ID, PRODUCER_ID, PRODUCER_EPOCH, PRODUCER_EPOCH - 1, TXN_TIMEOUT_MS, S.ONGOING, PARTITIONS)
     assert h.end_txn(TRANSACTIONAL_ID, PRODUCER_ID, PRODUCER_EPOCH, committed) is E.none
@@ -458,7 +466,7 @@ def test_should_respond_with_coordinator_load_in_progress_on_end_txn_when_coordi
 ])
 def test_verify_end_txn_epoch(h: TxnHarness, request_epoch: int, kafka: str) -> None:
     """TransactionCoordinatorTest.shouldReturnInvalidEpochOnEndTxnWhenEpochIsLarger,
-    .shouldReturnInvalidEpochOnEndTxnWhenEpochIsSmaller."""
+    TransactionCoordinatorTest.shouldReturnInvalidEpochOnEndTxnWhenEpochIsSmaller."""
     txn(h, PRODUCER_ID, PRODUCER_ID, 1, 0, 1, S.COMPLETE_COMMIT, set(), 0)
     assert h.end_txn(TRANSACTIONAL_ID, PRODUCER_ID, request_epoch, True) is E.producer_fenced
 

@@ -2,10 +2,8 @@
 (``core/src/test/scala/unit/kafka/coordinator/transaction/TransactionMetadataTest.scala``), plus the transitions'
 own checks.
 
-Kafka tests not ported:
-
-- ``testTransactionStateIdAndNameMapping``: its half on the admin client's ``TransactionState.parse`` has no
-  kafkalog counterpart; the id and name mapping is ``test_transaction_state_id_and_name_mapping`` here.
+Kafka tests not ported: none (``testTransactionStateIdAndNameMapping``'s half on the admin client's
+``TransactionState.parse`` has no kafkalog counterpart and is left out of its port).
 """
 
 from __future__ import annotations
@@ -90,8 +88,10 @@ def test_tolerate_time_shift_during_add_partitions() -> None:
     (S.PREPARE_ABORT, S.COMPLETE_ABORT, "testTolerateTimeShiftDuringCompleteAbort"),
 ])
 def test_tolerate_time_shift_during_end(before: TransactionState, after: TransactionState, kafka: str) -> None:
-    """TransactionMetadataTest.testTolerateTimeShiftDuringPrepareCommit, .testTolerateTimeShiftDuringPrepareAbort,
-    .testTolerateTimeShiftDuringCompleteCommit, .testTolerateTimeShiftDuringCompleteAbort: a transition stamped
+    """TransactionMetadataTest.testTolerateTimeShiftDuringPrepareCommit,
+    TransactionMetadataTest.testTolerateTimeShiftDuringPrepareAbort,
+    TransactionMetadataTest.testTolerateTimeShiftDuringCompleteCommit,
+    TransactionMetadataTest.testTolerateTimeShiftDuringCompleteAbort: a transition stamped
     before the last update is taken as it is."""
     m = metadata(before, epoch=1, start=1)
     transit = m.prepare_abort_or_commit(after, NOW - 1) if before is S.ONGOING else m.prepare_complete(NOW - 1)
@@ -135,8 +135,9 @@ def test_rotate_producer_id() -> None:
     (S.PREPARE_COMMIT, "testRotateProducerIdInPrepareCommitState"),
 ])
 def test_rotate_producer_id_with_pending_transaction(state: TransactionState, kafka: str) -> None:
-    """TransactionMetadataTest.testRotateProducerIdInOngoingState, .testRotateProducerIdInPrepareAbortState,
-    .testRotateProducerIdInPrepareCommitState: no rotation while a transaction is pending."""
+    """TransactionMetadataTest.testRotateProducerIdInOngoingState,
+    TransactionMetadataTest.testRotateProducerIdInPrepareAbortState,
+    TransactionMetadataTest.testRotateProducerIdInPrepareCommitState: no rotation while a transaction is pending."""
     m = metadata(state, epoch=SHORT_MAX - 1, last_producer_id=PRODUCER_ID)
     with pytest.raises(IllegalStateError):
         m.prepare_producer_id_rotation(9893, 30000, NOW, record_last_epoch=False)
@@ -167,7 +168,8 @@ def test_attempted_epoch_bump_with_fenced_epoch() -> None:
 
 
 def test_transaction_state_id_and_name_mapping() -> None:
-    """TransactionMetadataTest.testTransactionStateIdAndNameMapping (the coordinator's half)."""
+    """TransactionMetadataTest.testTransactionStateIdAndNameMapping, the coordinator's half: each state from its id
+    and from its name."""
     for state in S:
         assert S.from_id(state.value) is state
         assert S.from_name(state.state_name) is state

@@ -190,8 +190,10 @@ def test_complete_transition_when_append_succeeded(h: TxnHarness) -> None:
     (RecordTooLargeError("big"), E.unknown_server_error, "testAppendFailToUnknownError"),
 ])
 def test_append_fail(h: TxnHarness, failure: Exception, expected: ErrorCode, kafka: str) -> None:
-    """TransactionStateManagerTest.testAppendFailToCoordinatorNotAvailableError, .testAppendFailToNotCoordinatorError,
-    .testAppendFailToUnknownError: the append's error as the client's, the transition abandoned."""
+    """TransactionStateManagerTest.testAppendFailToCoordinatorNotAvailableError,
+    TransactionStateManagerTest.testAppendFailToNotCoordinatorError,
+    TransactionStateManagerTest.testAppendFailToUnknownError: the append's error as the client's,
+    the transition abandoned."""
     m = manager(h)
     m1 = meta(h, TXN_ID_1, PRODUCER_ID_1)
     m.put_transaction_state_if_not_exists(m1)
@@ -325,7 +327,7 @@ def test_should_only_consider_transactions_in_the_ongoing_state_to_abort(h: TxnH
 def test_should_write_txn_markers_for_transaction_in_prepared_state(h: TxnHarness, state: TransactionState,
                                                                     committed: bool, kafka: str) -> None:
     """TransactionStateManagerTest.shouldWriteTxnMarkersForTransactionInPreparedCommitState,
-    .shouldWriteTxnMarkersForTransactionInPreparedAbortState."""
+    TransactionStateManagerTest.shouldWriteTxnMarkersForTransactionInPreparedAbortState."""
     m = manager(h)
     partition = m.partition_for(TXN_ID_1)
     m1 = meta(h, TXN_ID_1, PRODUCER_ID_1, state)
@@ -365,7 +367,8 @@ def setup_and_run_transactional_id_expiration(h: TxnHarness, state: TransactionS
 ])
 def test_should_remove_expired_transactional_ids(h: TxnHarness, state: TransactionState, kafka: str) -> None:
     """TransactionStateManagerTest.shouldRemoveCompleteCommitExpiredTransactionalIds,
-    .shouldRemoveCompleteAbortExpiredTransactionalIds, .shouldRemoveEmptyExpiredTransactionalIds."""
+    TransactionStateManagerTest.shouldRemoveCompleteAbortExpiredTransactionalIds,
+    TransactionStateManagerTest.shouldRemoveEmptyExpiredTransactionalIds."""
     assert setup_and_run_transactional_id_expiration(h, state) == [key_to_bytes(TXN_ID_1)]
     assert manager(h).get_transaction_state(TXN_ID_1) is None
     assert isinstance(manager(h).get_transaction_state(TXN_ID_2), CoordinatorEpochAndTxnMetadata)
@@ -386,8 +389,10 @@ def test_should_not_remove_expired_transactional_ids_if_log_append_fails(h: TxnH
 ])
 def test_should_not_remove_transactional_ids_in_a_transaction(h: TxnHarness, state: TransactionState,
                                                               kafka: str) -> None:
-    """TransactionStateManagerTest.shouldNotRemoveOngoingTransactionalIds, ...PrepareAbort..., ...PrepareCommit...:
-    nothing written, the id kept and usable."""
+    """TransactionStateManagerTest.shouldNotRemoveOngoingTransactionalIds,
+    TransactionStateManagerTest.shouldNotRemovePrepareAbortTransactionalIds,
+    TransactionStateManagerTest.shouldNotRemovePrepareCommitTransactionalIds: nothing written, the id kept and
+    usable."""
     assert setup_and_run_transactional_id_expiration(h, state) == []
     current = manager(h).get_transaction_state(TXN_ID_1)
     assert isinstance(current, CoordinatorEpochAndTxnMetadata)
@@ -437,7 +442,8 @@ def test_transactional_expiration_with_too_small_batch_size(tmp_path: Path) -> N
 
 
 def test_expiration_skips_a_partition_without_a_log(h: TxnHarness, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kafka's ``testTransactionalExpirationWithOfflineLogDir``: no log, no tombstone; the id stays."""
+    """TransactionStateManagerTest.testTransactionalExpirationWithOfflineLogDir: no log, no tombstone; the id
+    stays."""
     m = manager(h)
     m1 = meta(h, TXN_ID_1, PRODUCER_ID_1)
     m1.txn_last_update_timestamp = h.timer.now - EXPIRATION_MS
