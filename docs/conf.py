@@ -79,7 +79,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(os|io|pathlib|collections\.abc|typing|types|threading|enum|datetime|argparse|mmap|abc|re|"
                r"random|logging|concurrent\.futures|contextlib|dataclasses|numpy|npt|np|pyarrow|pa|pyspark|"
-               r"_thread|tomllib|subprocess|queue|hashlib|zlib|fsspec)(\..*)?"),
+               r"_thread|tomllib|subprocess|queue|hashlib|zlib|fsspec|uuid|asyncio|kio)(\..*)?"),
     (r"py:.*", r"(SparkSession|DataFrame|StructType|InputPartition|DataSource|DataSourceReader|DataSourceWriter|"
                r"DataSourceStreamReader|DataSourceArrowWriter|WriterCommitMessage|ReadLimit|Path|TextIO|BinaryIO|"
                r"Any|Self|NDArray|AbstractFileSystem)(\..*)?"),

@@ -5,20 +5,20 @@ lines), named and defaulted by ``transaction-coordinator/src/main/java/org/apach
 ``TransactionLogConfigs.java`` and ``TransactionStateManagerConfigs.java``, and of the object Kafka builds of them,
 ``TransactionConfig`` (``TransactionStateManager.scala``):
 
-==============================================================  ====  ==========  ==========
-property                                                        type  default     validator
-==============================================================  ====  ==========  ==========
-``transactional.id.expiration.ms``                              INT   604800000   at least 1
-``transaction.max.timeout.ms``                                  INT   900000      at least 1
-``transaction.state.log.num.partitions``                        INT   50          at least 1
-``transaction.state.log.replication.factor``                    SHORT 3           at least 1
-``transaction.state.log.segment.bytes``                         INT   104857600   at least 1
-``transaction.state.log.load.buffer.size``                      INT   5242880     at least 1
-``transaction.state.log.min.isr``                               INT   2           at least 1
-``transaction.abort.timed.out.transaction.cleanup.interval.ms`` INT   10000       at least 1
-``transaction.remove.expired.transaction.cleanup.interval.ms``  INT   3600000     at least 1
-``request.timeout.ms``                                          INT   30000       at least 0
-==============================================================  ====  ==========  ==========
+===============================================================  =====  =========  ==========
+property                                                         type   default    validator
+===============================================================  =====  =========  ==========
+``transactional.id.expiration.ms``                               INT    604800000  at least 1
+``transaction.max.timeout.ms``                                   INT    900000     at least 1
+``transaction.state.log.num.partitions``                         INT    50         at least 1
+``transaction.state.log.replication.factor``                     SHORT  3          at least 1
+``transaction.state.log.segment.bytes``                          INT    104857600  at least 1
+``transaction.state.log.load.buffer.size``                       INT    5242880    at least 1
+``transaction.state.log.min.isr``                                INT    2          at least 1
+``transaction.abort.timed.out.transaction.cleanup.interval.ms``  INT    10000      at least 1
+``transaction.remove.expired.transaction.cleanup.interval.ms``   INT    3600000    at least 1
+``request.timeout.ms``                                           INT    30000      at least 0
+===============================================================  =====  =========  ==========
 
 The replication factor and the minimum in-sync replicas are kept for a configuration written for a real broker
 (``min.insync.replicas`` is one of the topic configs ``__transaction_state`` is created with), but a single node

@@ -46,8 +46,8 @@ Where kafkalog differs:
 - no authorization: every ACL check passes (``TRANSACTIONAL_ID_AUTHORIZATION_FAILED`` is never answered); as in
   Kafka, a client's AddPartitionsToTxn (v0-v3) may not add a partition of an internal topic
   (``TOPIC_AUTHORIZATION_FAILED``): AddOffsetsToTxn does that for it;
-- a partition's existence is checked only when the context can say (:class:`~kafkalog.broker.group_coordinator.
-  TopicResolver`);
+- a partition's existence is checked only when the context can say
+  (:class:`~kafkalog.broker.group_coordinator.TopicResolver`);
 - the coordinator epoch is the one the broker gives (``coordinator_epoch``, 0 by default): one node never loses
   the partition's leadership, where Kafka's is the partition's leader epoch;
 - a failure of the producer id generator is answered ``UNKNOWN_SERVER_ERROR`` unless the exception carries an

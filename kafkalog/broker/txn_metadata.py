@@ -12,19 +12,18 @@ one, sets ``pending_state`` and returns a :class:`TxnTransitMetadata`; the coord
 producer id and epoch, partitions only growing, ...) and makes it current.  While a transition is pending no other
 may be prepared: the coordinator answers ``CONCURRENT_TRANSACTIONS`` instead.
 
-============  ==  =======================================  =============================
-state         id  may follow                               expires (transactional.id.*)
-============  ==  =======================================  =============================
-Empty         0   Empty, CompleteCommit, CompleteAbort     yes
-Ongoing       1   Ongoing, Empty, CompleteCommit,          no
-                  CompleteAbort
-PrepareCommit 2   Ongoing                                  no
-PrepareAbort  3   Ongoing, PrepareEpochFence               no
-CompleteCommit 4  PrepareCommit                            yes
-CompleteAbort 5   PrepareAbort                             yes
-Dead          6   Empty, CompleteAbort, CompleteCommit     no
-PrepareEpochFence 7  Ongoing                               no
-============  ==  =======================================  =============================
+=================  ==  =============================================  ============================
+state              id  may follow                                     expires (transactional.id.*)
+=================  ==  =============================================  ============================
+Empty              0   Empty, CompleteCommit, CompleteAbort           yes
+Ongoing            1   Ongoing, Empty, CompleteCommit, CompleteAbort  no
+PrepareCommit      2   Ongoing                                        no
+PrepareAbort       3   Ongoing, PrepareEpochFence                     no
+CompleteCommit     4   PrepareCommit                                  yes
+CompleteAbort      5   PrepareAbort                                   yes
+Dead               6   Empty, CompleteAbort, CompleteCommit           no
+PrepareEpochFence  7   Ongoing                                        no
+=================  ==  =============================================  ============================
 
 ``Dead`` and ``PrepareEpochFence`` are never written: ``Dead`` marks an id whose tombstone is being written
 (expiration), ``PrepareEpochFence`` an ongoing transaction a newer producer (or a timeout) is about to abort with
