@@ -66,7 +66,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import TZAware, i32Timedelta
 
 from .._common import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
-from ..errors import IllegalStateError
+from ..errors import IllegalArgumentError, IllegalStateError
 from .delayed import LoopTimer, Timer, TimerHandle
 from .group_coordinator import RequestContext
 from .group_metadata_manager import CoordinatorLogs
@@ -74,7 +74,13 @@ from .group_records import GROUP_METADATA_TOPIC_NAME, partition_for
 from .kio_values import build, ms
 from .txn_config import TransactionCoordinatorConfig
 from .txn_markers import TransactionCompletionListener, TransactionMarkerChannelManager
-from .txn_metadata import TopicPartition, TransactionMetadata, TransactionState, TxnTransitMetadata
+from .txn_metadata import (
+    TopicPartition,
+    TransactionMetadata,
+    TransactionState,
+    TxnTransitMetadata,
+    is_epoch_exhausted,
+)
 from .txn_records import TRANSACTION_STATE_TOPIC_NAME
 from .txn_state_manager import (
     CoordinatorEpochAndTxnMetadata,
@@ -300,7 +306,7 @@ class TransactionCoordinator:
         def is_valid_producer_id(producer_id: int, epoch: int) -> bool:
             # A retry after the epoch was exhausted and the id rotated names the last producer id.
             return (metadata.producer_epoch == NO_PRODUCER_EPOCH or producer_id == metadata.producer_id
-                    or (producer_id == metadata.last_producer_id and epoch >= 2**15 - 2))
+                    or (producer_id == metadata.last_producer_id and is_epoch_exhausted(epoch)))
 
         if metadata.pending_transition_in_progress:
             # A previous transition is being written; the client retries (Kafka: CONCURRENT_TRANSACTIONS).
@@ -338,7 +344,7 @@ class TransactionCoordinator:
     def handle_describe_transactions(self, transactional_id: str) -> tuple[ErrorCode, TransactionMetadata | None]:
         """Kafka: ``handleDescribeTransactions``: the error, and the metadata when there is no error."""
         if transactional_id is None:
-            raise ValueError("Invalid null transactionalId")
+            raise IllegalArgumentError("Invalid null transactionalId")
         if not self.is_active:
             return ErrorCode.coordinator_not_available, None
         if not transactional_id:

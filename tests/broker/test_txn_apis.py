@@ -30,6 +30,7 @@ from kafkalog.broker.kio_values import build
 from kafkalog.broker.txn_config import TransactionCoordinatorConfig
 from kafkalog.broker.txn_coordinator import TransactionCoordinator
 from kafkalog.broker.txn_metadata import TransactionState
+from kafkalog.broker.txn_records import TRANSACTION_STATE_TOPIC_NAME
 from kafkalog.errors import KafkaStorageError
 from kafkalog.manager.log_manager import LogManager
 from tests.support.coordinator_logs import ManagerCoordinatorLogs
@@ -325,6 +326,31 @@ def test_restart_in_prepare_commit_completes_the_commit(h: TxnHarness) -> None:
     # The producer carries on from where it was.
     again = init(h, 4, "app", producer_id=pid, producer_epoch=epoch)
     assert (again.error_code, again.producer_id, again.producer_epoch) == (E.none, pid, epoch + 1)
+
+
+def test_restart_after_the_markers_before_the_completion_writes_them_again(h: TxnHarness) -> None:
+    """The markers landed but ``CompleteAbort`` could not be written (the coordinator's own log failed): the next
+    start finds PrepareAbort and writes the markers again, a second ABORT the partition takes as Kafka's does."""
+    pid, epoch = produce_transaction(h, "app", 1, b"dropped")
+    # PrepareAbort must land: only the completion fails, the coordinator's appends after the first marker.
+    original = h.logs.append_as_coordinator
+
+    def fail_after_markers(name: str, partition: int, records: Any) -> Any:
+        if name == TRANSACTION_STATE_TOPIC_NAME and h.markers(TOPIC, 1):
+            raise KafkaStorageError("disk failure")
+        return original(name, partition, records)
+
+    h.logs.append_as_coordinator = fail_after_markers  # type: ignore[method-assign]
+    assert end(h, 3, "app", pid, epoch, False) is E.none
+    assert h.markers(TOPIC, 1) == [("ABORT", 0, pid, epoch)]
+    assert h.metadata("app").state is S.PREPARE_ABORT
+    h.restart()
+    assert h.markers(TOPIC, 1) == [("ABORT", 0, pid, epoch)] * 2
+    assert h.metadata("app").state is S.COMPLETE_ABORT
+    log = h.log(TOPIC, 1)
+    log.update_high_watermark(log.log_end_offset)
+    assert log.last_stable_offset == log.log_end_offset
+    assert [r.value for r in log.records(isolation="read_committed")] == []
 
 
 def test_restart_restores_every_transactional_id(h: TxnHarness) -> None:
