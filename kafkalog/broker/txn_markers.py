@@ -124,9 +124,16 @@ class TransactionMarkerChannelManager:
             logger.info("Replaced an existing pending complete txn %s with %s while adding markers to send.",
                         previous, pending)
             self._cancel_retries(previous)
-        self.add_txn_markers_to_broker_queue(txn_metadata.producer_id, txn_metadata.producer_epoch, committed,
-                                             pending, set(txn_metadata.topic_partitions))
-        self.maybe_write_txn_completion(transactional_id)
+        try:
+            self.add_txn_markers_to_broker_queue(txn_metadata.producer_id, txn_metadata.producer_epoch, committed,
+                                                 pending, set(txn_metadata.topic_partitions))
+            self.maybe_write_txn_completion(transactional_id)
+        except Exception:
+            # Kafka sends markers on its own thread, after the client has its answer: a failure there is logged
+            # and the transaction stays prepared, never the failure of the request that ended it.
+            logger.exception("Sending the transaction markers of %s failed; they are given up until the partition "
+                             "is loaded again", transactional_id)
+            self.remove_markers_for_txn(pending)
 
     def maybe_write_txn_completion(self, transactional_id: str) -> None:
         """Kafka: ``maybeWriteTxnCompletion``: once no partition is left, write ``Complete*``."""
@@ -253,14 +260,13 @@ class TransactionMarkerChannelManager:
         topic, partition = topic_partition
         try:
             log = self.logs.log(topic, partition)
+            if log.config.record_version() < _MAGIC_V2:
+                return ErrorCode.unsupported_for_message_format
+            records = MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch, marker,
+                                                                timestamp=self.timer.time_ms())
+            self.logs.append_as_coordinator(topic, partition, records)
         except UnknownTopicOrPartitionError:
             return None
-        if log.config.record_version() < _MAGIC_V2:
-            return ErrorCode.unsupported_for_message_format
-        records = MemoryRecords.with_end_transaction_marker(producer_id, producer_epoch, marker,
-                                                            timestamp=self.timer.time_ms())
-        try:
-            self.logs.append_as_coordinator(topic, partition, records)
         except KafkaLogError as e:
             logger.info("Append of the transaction marker to %s-%d failed: %s", topic, partition, e)
             return append_error(e)
@@ -284,8 +290,14 @@ class TransactionMarkerChannelManager:
 
         def run() -> None:
             self._retries.pop(key, None)
-            if self._active:
+            if not self._active:
+                return
+            try:
                 action()
+            except Exception:
+                logger.exception("Retrying the transaction markers or completion of %s failed; given up until the "
+                                 "partition is loaded again", pending.transactional_id)
+                self.remove_markers_for_txn(pending)
 
         self._retries[key] = (pending, self.timer.call_later(RETRY_BACKOFF_MS, run))
 

@@ -210,7 +210,7 @@ class TransactionStateManager:
     def _remove_expired_transactional_ids(self, partition: int, entry: TxnMetadataCacheEntry) -> None:
         try:
             max_batch_size = self.logs.log(TRANSACTION_STATE_TOPIC_NAME, partition).config.max_message_size
-        except UnknownTopicOrPartitionError:
+        except KafkaLogError:
             logger.warning("Transaction expiration for partition %s-%d failed because the log config was not "
                            "available, which likely means the partition is not online or is no longer local.",
                            TRANSACTION_STATE_TOPIC_NAME, partition)

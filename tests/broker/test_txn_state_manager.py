@@ -639,3 +639,23 @@ def test_completion_listeners_hear_of_consumer_offsets_markers(h: TxnHarness) ->
     assert h.listener.calls == late.calls == [(GROUP_METADATA_TOPIC_NAME, 1, PRODUCER_ID_1, True)]
     assert h.markers(GROUP_METADATA_TOPIC_NAME, 1) == [("COMMIT", 0, PRODUCER_ID_1, 0)]
     assert m.state is S.COMPLETE_COMMIT
+
+
+def test_a_failure_in_the_marker_path_is_not_the_end_txns(h: TxnHarness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kafka writes markers on its send thread, after EndTxn is answered: an unexpected error there is logged, the
+    transaction stays prepared and the next load completes it."""
+    m = ongoing(h, TXN_ID_1, PRODUCER_ID_1, {("topic1", 0)})
+    real_log = h.logs.log
+
+    def broken(name: str, partition: int) -> object:
+        if name == "topic1":
+            raise RuntimeError("a bug below the coordinator")
+        return real_log(name, partition)
+
+    monkeypatch.setattr(h.logs, "log", broken)
+    assert h.end_txn(TXN_ID_1, PRODUCER_ID_1, 0, True) is E.none
+    assert (m.state, h.coordinator.txn_marker_channel_manager.num_txns_with_pending_markers) == (S.PREPARE_COMMIT, 0)
+    monkeypatch.undo()
+    h.restart()
+    assert h.markers("topic1", 0) == [("COMMIT", 0, PRODUCER_ID_1, 0)]
+    assert h.metadata(TXN_ID_1).state is S.COMPLETE_COMMIT
