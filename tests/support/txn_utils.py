@@ -5,6 +5,7 @@ and the data topic ``topic1`` whose partitions transactions write to."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -22,7 +23,7 @@ from kafkalog.log import Log
 from kafkalog.log.append_info import LogAppendInfo
 from kafkalog.manager.log_manager import LogManager
 from kafkalog.record.memory import MemoryRecords
-from tests.support.coordinator_logs import ManagerCoordinatorLogs, ManualTimer
+from tests.support.coordinator_logs import ManagerCoordinatorLogs
 
 T = TypeVar("T")
 
@@ -32,6 +33,46 @@ TXN_PARTITIONS = 2
 OFFSETS_PARTITIONS = 2
 CTX = RequestContext(node_id=0, host="localhost", port=9092, client_id="client", client_host="/127.0.0.1",
                      api_version=0)
+
+
+class _Task:
+    __slots__ = ("callback", "cancelled", "due", "seq")
+
+    def __init__(self, due: int, seq: int, callback: Callable[[], None]) -> None:
+        self.due, self.seq, self.callback, self.cancelled = due, seq, callback, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def __lt__(self, other: _Task) -> bool:
+        return (self.due, self.seq) < (other.due, other.seq)
+
+
+class ManualScheduler:
+    """Kafka's ``MockTime`` with the ``MockScheduler`` the transaction coordinator's tests drive
+    (``time.sleep(ms); scheduler.tick()``): time stands still until :meth:`advance` moves it, then every task due at
+    or before the new time runs, in due order (then the order added), seeing the new time; tasks they add run in
+    the same advance when due by then."""
+
+    def __init__(self, now_ms: int = 1_700_000_000_000) -> None:
+        self.now = now_ms
+        self._heap: list[_Task] = []
+        self._seq = itertools.count()
+
+    def time_ms(self) -> int:
+        return self.now
+
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> _Task:
+        task = _Task(self.now + max(delay_ms, 0), next(self._seq), callback)
+        heapq.heappush(self._heap, task)
+        return task
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+        while self._heap and self._heap[0].due <= self.now:
+            task = heapq.heappop(self._heap)
+            if not task.cancelled:
+                task.callback()
 
 
 class TopicFaultLogs(ManagerCoordinatorLogs):
@@ -68,7 +109,7 @@ class TxnHarness:
         self.log_dir = log_dir
         self.config = config if config is not None else TransactionCoordinatorConfig(
             transaction_state_log_num_partitions=TXN_PARTITIONS)
-        self.timer = ManualTimer()
+        self.timer = ManualScheduler()
         self._ids = itertools.count(first_producer_id)
         self.listener = CompletionRecorder()
         self.log_config = log_config
