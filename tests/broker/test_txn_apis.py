@@ -24,8 +24,9 @@ from kio.serial import entity_writer
 from kio.static.primitive import i32Timedelta
 
 from kafkalog.broker.delayed import LoopTimer
-from kafkalog.broker.group_coordinator import RequestContext
-from kafkalog.broker.group_records import GROUP_METADATA_TOPIC_NAME, partition_for
+from kafkalog.broker.group_config import GroupCoordinatorConfig
+from kafkalog.broker.group_coordinator import GroupCoordinator, RequestContext
+from kafkalog.broker.group_records import GROUP_METADATA_TOPIC_NAME, OffsetAndMetadata, partition_for
 from kafkalog.broker.kio_values import build
 from kafkalog.broker.txn_config import TransactionCoordinatorConfig
 from kafkalog.broker.txn_coordinator import TransactionCoordinator
@@ -291,6 +292,36 @@ def test_offsets_transaction_tells_the_group_side(h: TxnHarness) -> None:
     partition = partition_for("g", OFFSETS_PARTITIONS)
     assert h.listener.calls == [(GROUP_METADATA_TOPIC_NAME, partition, pid, False)]
     assert h.markers(GROUP_METADATA_TOPIC_NAME, partition) == [("ABORT", 0, pid, 0)]
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_transactional_offsets_reach_the_group_coordinator(h: TxnHarness, committed: bool) -> None:
+    """The contract with the group side: a producer's offsets, stored as pending in its group (what TxnOffsetCommit
+    does), become the group's committed offsets when the COMMIT marker lands, and are dropped on ABORT; the listener
+    is the broker's adapter to ``GroupMetadataManager.handle_txn_completion``."""
+    groups = GroupCoordinator(h.logs, GroupCoordinatorConfig(offsets_topic_num_partitions=OFFSETS_PARTITIONS),
+                              timer=h.timer)
+    asyncio.run(groups.startup(enable_metadata_expiration=False))
+
+    class ToGroups:
+        def on_transaction_completed(self, topic: str, partition: int, producer_id: int, committed: bool) -> None:
+            groups.group_manager.handle_txn_completion(producer_id, {partition}, committed)
+
+    h.coordinator.add_completion_listener(ToGroups())
+    pid = init(h, 3, "app").producer_id
+    call(h, "add_offsets_to_txn", build(kio("add_offsets_to_txn", 3).AddOffsetsToTxnRequest, {
+        "transactional_id": "app", "producer_id": pid, "producer_epoch": 0, "group_id": "g"}))
+    group = groups.group_manager.get_or_maybe_create_group("g", True)
+    assert group is not None
+    stored: list[Any] = []
+    groups.group_manager.store_offsets(group, "", {(TOPIC, 0): OffsetAndMetadata(42, None, "", h.timer.now)},
+                                       stored.append, producer_id=pid, producer_epoch=0)
+    assert stored == [{(TOPIC, 0): E.none}]
+    assert groups.group_manager.get_offsets("g", True, [(TOPIC, 0)])[(TOPIC, 0)].error is E.unstable_offset_commit
+    assert end(h, 3, "app", pid, 0, committed) is E.none
+    fetched = groups.group_manager.get_offsets("g", True, [(TOPIC, 0)])[(TOPIC, 0)]
+    assert (fetched.error, fetched.offset) == (E.none, 42 if committed else -1)
+    groups.shutdown()
 
 
 def test_a_new_producer_aborts_the_old_ones_transaction(h: TxnHarness) -> None:
