@@ -66,7 +66,7 @@ from kio.schema.errors import ErrorCode
 from kio.static.primitive import TZAware, i32Timedelta
 
 from .._common import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
-from ..errors import IllegalArgumentError, IllegalStateError
+from ..errors import IllegalArgumentError, IllegalStateError, UnknownTopicOrPartitionError
 from .delayed import LoopTimer, Timer, TimerHandle
 from .group_coordinator import RequestContext
 from .group_metadata_manager import CoordinatorLogs
@@ -174,9 +174,13 @@ class TransactionCoordinator:
 
     async def startup(self, *, enable_transactional_id_expiration: bool = True) -> None:
         """Kafka: ``startup`` then ``onElection`` for every partition: create ``__transaction_state`` if absent,
-        schedule the abort of timed-out transactions (and the expiration of ids), load every partition."""
+        schedule the abort of timed-out transactions (and the expiration of ids), load every partition.
+
+        The partition count is the topic's when it exists, ``transaction.state.log.num.partitions`` only for a new
+        one (Kafka's ``retrieveTransactionTopicPartitionCount`` asks the metadata first): an id's partition is its
+        hash modulo the count, so a changed setting must not move ids away from their records."""
         logger.info("Starting up.")
-        count = self.config.transaction_state_log_num_partitions
+        count = self._existing_partition_count() or self.config.transaction_state_log_num_partitions
         self.logs.ensure_internal_topic(TRANSACTION_STATE_TOPIC_NAME, count, self.config.transaction_topic_configs())
         self.txn_manager.startup(count)
         for partition in range(count):
@@ -192,6 +196,16 @@ class TransactionCoordinator:
             self.on_election(partition, self.coordinator_epoch)
             await asyncio.sleep(0)  # let requests in: they see the partitions still loading
         logger.info("Startup complete.")
+
+    def _existing_partition_count(self) -> int:
+        """How many ``__transaction_state`` partitions have a log (0, 1, ... up to the first missing)."""
+        count = 0
+        while True:
+            try:
+                self.logs.log(TRANSACTION_STATE_TOPIC_NAME, count)
+            except UnknownTopicOrPartitionError:
+                return count
+            count += 1
 
     def _schedule(self, name: str, interval_ms: int, task: Callable[[], None]) -> None:
         """Kafka: ``scheduler.schedule(name, task, delay = interval, period = interval)``."""

@@ -398,6 +398,18 @@ def test_restart_restores_every_transactional_id(h: TxnHarness) -> None:
     assert h.markers(TOPIC, 1) == [("COMMIT", 0, *ongoing)]
 
 
+def test_restart_keeps_the_topics_partition_count(h: TxnHarness) -> None:
+    """A restart configured with another ``transaction.state.log.num.partitions`` keeps the existing topic's count,
+    as Kafka takes it from the metadata: every id stays on the partition that holds its records."""
+    ids = [f"app-{i}" for i in range(6)]
+    for transactional_id in ids:
+        init(h, 3, transactional_id)
+    h.config = TransactionCoordinatorConfig(transaction_state_log_num_partitions=5)
+    h.restart()
+    assert h.txn_manager.transaction_topic_partition_count == 2
+    assert {h.metadata(t).state for t in ids} == {S.EMPTY}
+
+
 def test_requests_during_the_load_are_load_in_progress(tmp_path: Path) -> None:
     """Startup yields between partitions; a request for an id whose partition has not loaded yet is told so."""
     h = TxnHarness(tmp_path, start=False)
