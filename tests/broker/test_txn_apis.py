@@ -5,7 +5,8 @@ kio requests of every version in, the same version's kio responses out, as Kafka
 every response also encodes with kio's writer.  Then transactions end to end: a commit leaves the data batches then
 a COMMIT marker, an abort an ABORT marker and a ``.txnindex`` entry, and ``read_committed`` reads and the last
 stable offset follow; a crash between PrepareCommit and the markers is completed by the next start; a transaction
-past its timeout is aborted by the coordinator on real asyncio timers of tens of ms.
+past its timeout is aborted by the coordinator on real asyncio timers of tens of ms.  The tests that read what the
+logs hold run on both kernel twins (``impl``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -250,7 +252,7 @@ def produce_transaction(h: TxnHarness, transactional_id: str, partition: int, *v
     return pid, epoch
 
 
-def test_committed_transaction_leaves_its_batches_then_a_commit_marker(h: TxnHarness) -> None:
+def test_committed_transaction_leaves_its_batches_then_a_commit_marker(impl: ModuleType, h: TxnHarness) -> None:
     pid, epoch = produce_transaction(h, "app", 0, b"a", b"b")
     h.produce(0, pid, epoch, 2, b"c")
     log = h.log(TOPIC, 0)
@@ -267,7 +269,7 @@ def test_committed_transaction_leaves_its_batches_then_a_commit_marker(h: TxnHar
     assert h.states_written("app") == [S.EMPTY, S.ONGOING, S.PREPARE_COMMIT, S.COMPLETE_COMMIT]
 
 
-def test_aborted_transaction_leaves_an_abort_marker_and_a_txnindex_entry(h: TxnHarness) -> None:
+def test_aborted_transaction_leaves_an_abort_marker_and_a_txnindex_entry(impl: ModuleType, h: TxnHarness) -> None:
     pid, epoch = produce_transaction(h, "app", 1, b"x", b"y")
     assert end(h, 3, "app", pid, epoch, False) is E.none
     log = h.log(TOPIC, 1)
@@ -324,7 +326,7 @@ def test_transactional_offsets_reach_the_group_coordinator(h: TxnHarness, commit
     groups.shutdown()
 
 
-def test_a_new_producer_aborts_the_old_ones_transaction(h: TxnHarness) -> None:
+def test_a_new_producer_aborts_the_old_ones_transaction(impl: ModuleType, h: TxnHarness) -> None:
     """InitProducerId during an ongoing transaction: CONCURRENT_TRANSACTIONS while the old transaction is aborted
     with a bumped epoch (which fences the old producer), then the new producer's epoch."""
     pid, epoch = produce_transaction(h, "app", 2, b"old")
@@ -338,7 +340,7 @@ def test_a_new_producer_aborts_the_old_ones_transaction(h: TxnHarness) -> None:
     assert [r.value for r in log.records(isolation="read_committed")] == []
 
 
-def test_restart_in_prepare_commit_completes_the_commit(h: TxnHarness) -> None:
+def test_restart_in_prepare_commit_completes_the_commit(impl: ModuleType, h: TxnHarness) -> None:
     """The markers could not be written (a storage error on the data partition) and the broker stopped with the
     transaction in PrepareCommit: the next start reads it back and writes the markers and CompleteCommit."""
     pid, epoch = produce_transaction(h, "app", 0, b"kept")
@@ -359,7 +361,7 @@ def test_restart_in_prepare_commit_completes_the_commit(h: TxnHarness) -> None:
     assert (again.error_code, again.producer_id, again.producer_epoch) == (E.none, pid, epoch + 1)
 
 
-def test_restart_after_the_markers_before_the_completion_writes_them_again(h: TxnHarness) -> None:
+def test_restart_after_the_markers_before_the_completion_writes_them_again(impl: ModuleType, h: TxnHarness) -> None:
     """The markers landed but ``CompleteAbort`` could not be written (the coordinator's own log failed): the next
     start finds PrepareAbort and writes the markers again, a second ABORT the partition takes as Kafka's does."""
     pid, epoch = produce_transaction(h, "app", 1, b"dropped")
@@ -384,7 +386,7 @@ def test_restart_after_the_markers_before_the_completion_writes_them_again(h: Tx
     assert [r.value for r in log.records(isolation="read_committed")] == []
 
 
-def test_restart_restores_every_transactional_id(h: TxnHarness) -> None:
+def test_restart_restores_every_transactional_id(impl: ModuleType, h: TxnHarness) -> None:
     committed = produce_transaction(h, "committed", 0, b"1")
     end(h, 3, "committed", *committed, True)
     ongoing = produce_transaction(h, "ongoing", 1, b"2")
