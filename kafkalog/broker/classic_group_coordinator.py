@@ -580,6 +580,33 @@ class ClassicGroupCoordinator:
             group = self.group_manager.add_group(GroupMetadata(group_id, GroupState.EMPTY, self.timer.time_ms))
         return self._do_commit_offsets(group, member_id, group_instance_id, generation_id, offsets)
 
+    def handle_txn_commit_offsets(self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+                                  group_instance_id: str | None, generation_id: int,
+                                  offsets: Mapping[TopicPartition, OffsetAndMetadata]
+                                  ) -> dict[TopicPartition, ErrorCode]:
+        """Kafka: ``handleTxnCommitOffsets`` and ``doTxnCommitOffsets``: a transactional producer's offsets, validated
+        as a member's commit (a group that only stores offsets takes them from anyone), appended in a transactional
+        batch and staged as pending until the transaction's marker (:meth:`schedule_handle_txn_completion`).  A
+        group that does not exist is created empty, as Kafka does.  Transaction verification (KIP-890) is not
+        asked for: the transaction coordinator is in this process and added the partition itself."""
+        error = self._validate_group_status(group_id, "txn_offset_commit")
+        if error is not None:
+            return {tp: error for tp in offsets}
+        group = self.group_manager.get_group(group_id)
+        if group is None:
+            group = self.group_manager.add_group(GroupMetadata(group_id, GroupState.EMPTY, self.timer.time_ms))
+        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, True)
+        if error is not None:
+            return {tp: error for tp in offsets}
+        result: dict[TopicPartition, ErrorCode] = {}
+
+        def done(status: dict[TopicPartition, ErrorCode]) -> None:
+            result.update(status)
+
+        self.group_manager.store_offsets(group, member_id, offsets, done, producer_id=producer_id,
+                                         producer_epoch=producer_epoch)
+        return result
+
     def _do_commit_offsets(self, group: GroupMetadata, member_id: str, group_instance_id: str | None,
                            generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
                            ) -> dict[TopicPartition, ErrorCode]:

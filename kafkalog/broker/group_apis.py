@@ -19,7 +19,7 @@ from .group_coordinator import GroupCoordinator
 from .group_coordinator import RequestContext as GroupRequestContext
 from .protocol import ApiKey, kio_versions
 
-__all__ = ["GROUP_APIS", "BrokerTopics", "group_handlers"]
+__all__ = ["GROUP_APIS", "BrokerTopics", "group_context", "group_handlers"]
 
 #: The group APIs and the coordinator method that answers each.
 GROUP_APIS: Final = {
@@ -56,6 +56,14 @@ class BrokerTopics:
         return None if found is None else found.topic_id
 
 
+def group_context(ctx: BrokerRequestContext) -> GroupRequestContext:
+    """The coordinators' view of a request's context."""
+    broker = ctx.broker
+    return GroupRequestContext(node_id=broker.node_id, host=broker.advertised_host, port=broker.advertised_port,
+                               client_id=ctx.header.client_id or "", client_host=ctx.client_host,
+                               api_version=ctx.api_version, topics=BrokerTopics(broker))
+
+
 def group_handlers(coordinator: GroupCoordinator) -> dict[int, tuple[int, int, Callable[..., Awaitable[Any]]]]:
     """API key -> (lowest, highest version, handler) for every group API, answered by ``coordinator``."""
     handlers = {}
@@ -63,12 +71,7 @@ def group_handlers(coordinator: GroupCoordinator) -> dict[int, tuple[int, int, C
         method = getattr(coordinator, method_name)
 
         def handler(ctx: BrokerRequestContext, request: Any, method: Any = method) -> Awaitable[Any]:
-            broker = ctx.broker
-            group_ctx = GroupRequestContext(
-                node_id=broker.node_id, host=broker.advertised_host, port=broker.advertised_port,
-                client_id=ctx.header.client_id or "", client_host=ctx.client_host, api_version=ctx.api_version,
-                topics=BrokerTopics(broker))
-            return method(group_ctx, request)  # type: ignore[no-any-return]
+            return method(group_context(ctx), request)  # type: ignore[no-any-return]
 
         lo, hi = kio_versions(api_key)  # type: ignore[misc]
         handlers[api_key] = (lo, hi, handler)

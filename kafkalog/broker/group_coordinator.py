@@ -49,7 +49,7 @@ from typing import Any, Protocol
 
 from kio.schema.errors import ErrorCode
 
-from .classic_group_coordinator import ClassicGroupCoordinator
+from .classic_group_coordinator import UNKNOWN_MEMBER_ID, ClassicGroupCoordinator
 from .group_metadata import (
     JoinGroupResult,
     SyncGroupResult,
@@ -255,6 +255,37 @@ class GroupCoordinator(ClassicGroupCoordinator):
             for tp, error in result.items():
                 statuses[(keys[tp], tp[1])] = error
         return build(response, {"topics": self._by_topic(order, statuses, "topic_id" if by_id else "name")})
+
+    async def txn_offset_commit(self, ctx: RequestContext, request: Any) -> Any:
+        """TxnOffsetCommit v0-v5 (Kafka: ``handleTxnOffsetCommitRequest`` and the adapter's
+        ``commitTransactionalOffsets``): a partition the broker does not have is ``UNKNOWN_TOPIC_OR_PARTITION``, the
+        rest go to :meth:`handle_txn_commit_offsets`, committed now and never expiring."""
+        response = _response_class(request)
+        now = self.timer.time_ms()
+        early: dict[tuple[Any, int], ErrorCode] = {}
+        offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        order: list[tuple[Any, int]] = []
+        for topic in request.topics:
+            for p in topic.partitions:
+                index = int(p.partition_index)
+                order.append((topic.name, index))
+                if ctx.topics is not None and not ctx.topics.partition_exists(topic.name, index):
+                    early[(topic.name, index)] = ErrorCode.unknown_topic_or_partition
+                    continue
+                epoch = int(getattr(p, "committed_leader_epoch", -1))
+                offsets[(topic.name, index)] = OffsetAndMetadata(
+                    offset=int(p.committed_offset), leader_epoch=None if epoch == -1 else epoch,
+                    metadata="" if p.committed_metadata is None else p.committed_metadata, commit_timestamp=now)
+        statuses: dict[tuple[Any, int], ErrorCode] = dict(early)
+        if offsets:
+            fields = field_names(type(request))
+            result = self.handle_txn_commit_offsets(
+                request.group_id, int(request.producer_id), int(request.producer_epoch),
+                request.member_id if "member_id" in fields else UNKNOWN_MEMBER_ID,
+                getattr(request, "group_instance_id", None),
+                int(request.generation_id) if "generation_id" in fields else -1, offsets)
+            statuses.update(result)
+        return build(response, {"throttle_time": 0, "topics": self._by_topic(order, statuses, "name")})
 
     @staticmethod
     def _topic_name(ctx: RequestContext, topic_key: Any, by_id: bool) -> str | None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..append_origin import AppendOrigin
 from ..config import LogConfig
-from ..errors import KafkaLogError
+from ..errors import KafkaLogError, UnknownTopicOrPartitionError
 from ..manager.partition_metadata import read_partition_metadata, write_partition_metadata
 from ..topic import TopicPartition, validate_topic
 from .topic_ids import new_id, topic_id_text, topic_uuid
@@ -50,8 +50,8 @@ class TopicExistsError(KafkaLogError, ValueError):
     """A topic of that name exists (Kafka: ``TopicExistsException``, TOPIC_ALREADY_EXISTS)."""
 
 
-class UnknownTopicError(KafkaLogError, LookupError):
-    """No such topic or partition (Kafka: ``UnknownTopicOrPartitionException``)."""
+class UnknownTopicError(UnknownTopicOrPartitionError):
+    """This broker has no such topic or partition (Kafka: ``UnknownTopicOrPartitionException``)."""
 
 
 @dataclasses.dataclass

@@ -7,9 +7,8 @@ its own in the first data directory, ``kafkalog-producer-ids``: one line, the fi
 (to a temporary file, fsynced, renamed) *before* any id of the new block is handed out.  A crash therefore skips at
 most the rest of a block, and never gives an id twice.
 
-InitProducerId without a transactional id (an idempotent producer) is ``TransactionCoordinator.handleInitProducerId``'s
-first branch: a new producer id with epoch 0, whatever id and epoch the request carries.  With a transactional id it
-is the transaction coordinator's.
+The transaction coordinator (:mod:`kafkalog.broker.txn_coordinator`) hands these ids out, to idempotent producers
+(a new id with epoch 0) and transactional ones alike.
 """
 
 from __future__ import annotations
@@ -17,15 +16,12 @@ from __future__ import annotations
 import datetime
 import os
 from pathlib import Path
-from typing import Any, Final
-
-from kio.schema.errors import ErrorCode
+from typing import Final
 
 from ..errors import KafkaLogError
 from ..fsutil import fsync_dir
-from .context import RequestContext
 
-__all__ = ["BLOCK_SIZE", "PRODUCER_IDS_FILE", "ProducerIdManager", "handle_init_producer_id"]
+__all__ = ["BLOCK_SIZE", "PRODUCER_IDS_FILE", "ProducerIdManager"]
 
 BLOCK_SIZE: Final = 1000
 PRODUCER_IDS_FILE: Final = "kafkalog-producer-ids"
@@ -62,14 +58,3 @@ class ProducerIdManager:
         pid = self._next
         self._next += 1
         return pid
-
-
-async def handle_init_producer_id(ctx: RequestContext, request: Any) -> Any:
-    if request.transactional_id is not None:
-        transactions = getattr(ctx.broker, "transactions", None)
-        if transactions is None:
-            return ctx.response(throttle_time=_NO_THROTTLE, error_code=ErrorCode.coordinator_not_available,
-                                producer_id=-1, producer_epoch=-1)
-        return await transactions.init_producer_id(ctx, request)
-    pid = ctx.broker.producer_ids.generate()
-    return ctx.response(throttle_time=_NO_THROTTLE, error_code=ErrorCode.none, producer_id=pid, producer_epoch=0)

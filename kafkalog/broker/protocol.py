@@ -152,6 +152,10 @@ class ApiKey:
     DELETE_RECORDS: Final = 21
     INIT_PRODUCER_ID: Final = 22
     OFFSET_FOR_LEADER_EPOCH: Final = 23
+    ADD_PARTITIONS_TO_TXN: Final = 24
+    ADD_OFFSETS_TO_TXN: Final = 25
+    END_TXN: Final = 26
+    TXN_OFFSET_COMMIT: Final = 28
     DESCRIBE_CONFIGS: Final = 32
     ALTER_CONFIGS: Final = 33
     CREATE_PARTITIONS: Final = 37
@@ -159,3 +163,5 @@ class ApiKey:
     OFFSET_DELETE: Final = 47
     INCREMENTAL_ALTER_CONFIGS: Final = 44
     DESCRIBE_CLUSTER: Final = 60
+    DESCRIBE_TRANSACTIONS: Final = 65
+    LIST_TRANSACTIONS: Final = 66

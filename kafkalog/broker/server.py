@@ -65,7 +65,7 @@ from .metadata import handle_describe_cluster, handle_metadata
 from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
 from .produce import handle_produce
-from .producer_ids import ProducerIdManager, handle_init_producer_id
+from .producer_ids import ProducerIdManager
 from .protocol import (
     API_VERSIONS_KEY,
     ApiKey,
@@ -76,6 +76,9 @@ from .protocol import (
     parse_request_header,
     request_reader,
 )
+from .txn_apis import GroupCompletion, transaction_handlers
+from .txn_config import TransactionCoordinatorConfig
+from .txn_coordinator import TransactionCoordinator
 
 __all__ = ["Broker", "Handler"]
 
@@ -94,7 +97,6 @@ _HANDLERS: Final[dict[int, tuple[int, int, Handler]]] = {
     ApiKey.LIST_OFFSETS: (1, 10, handle_list_offsets),
     ApiKey.METADATA: (0, 12, handle_metadata),
     ApiKey.DESCRIBE_CLUSTER: (0, 1, handle_describe_cluster),
-    ApiKey.INIT_PRODUCER_ID: (0, 5, handle_init_producer_id),
     ApiKey.CREATE_TOPICS: (2, 7, handle_create_topics),
     ApiKey.DELETE_TOPICS: (1, 6, handle_delete_topics),
     ApiKey.CREATE_PARTITIONS: (0, 3, handle_create_partitions),
@@ -130,6 +132,7 @@ class Broker:
         self._stopping = False
         self.producer_ids: ProducerIdManager = None  # type: ignore[assignment]
         self.groups: GroupCoordinator | None = None
+        self.transactions: TransactionCoordinator | None = None
         self.metadata_log: MetadataLog | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self._request_memory = RequestMemoryPool(self.config["queued.max.request.bytes"])
@@ -149,7 +152,9 @@ class Broker:
             flush_recovery_offset_checkpoint_ms=config["log.flush.offset.checkpoint.interval.ms"],
             flush_start_offset_checkpoint_ms=config["log.flush.start.offset.checkpoint.interval.ms"],
             retention_check_ms=config["log.retention.check.interval.ms"],
-            initial_task_delay_ms=config["log.initial.task.delay.ms"])
+            initial_task_delay_ms=config["log.initial.task.delay.ms"],
+            max_transaction_timeout_ms=config["transaction.max.timeout.ms"],
+            producer_id_expiration_check_interval_ms=config["producer.id.expiration.check.interval.ms"])
         self.log_manager.startup()
         try:
             self.producer_ids = ProducerIdManager(config.log_dirs[0])
@@ -162,6 +167,13 @@ class Broker:
                                            broker_id=self.node_id)
             await self.groups.startup()
             self._handlers.update(group_handlers(self.groups))
+            # After the groups: a marker for a __consumer_offsets partition with no log would be dropped.
+            self.transactions = TransactionCoordinator(
+                self.partitions, self.producer_ids.generate, TransactionCoordinatorConfig.from_properties(group_props),
+                broker_id=self.node_id, offsets_topic_num_partitions=self.groups.config.offsets_topic_num_partitions)
+            self.transactions.add_completion_listener(GroupCompletion(self.groups))
+            await self.transactions.startup()
+            self._handlers.update(transaction_handlers(self.transactions, self.groups))
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True,
@@ -215,6 +227,9 @@ class Broker:
         for waiter in self._data_waiters:
             if not waiter.done():
                 waiter.cancel()
+        if self.transactions is not None:
+            self.transactions.shutdown()
+            self.transactions = None
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
