@@ -80,7 +80,7 @@ from .txn_apis import GroupCompletion, transaction_handlers
 from .txn_config import TransactionCoordinatorConfig
 from .txn_coordinator import TransactionCoordinator
 
-__all__ = ["Broker", "Handler"]
+__all__ = ["Broker", "Handler", "RequestMemoryPool"]
 
 logger = logging.getLogger(__name__)
 
