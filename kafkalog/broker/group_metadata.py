@@ -3,16 +3,6 @@
 Port of ``core/src/main/scala/kafka/coordinator/group/GroupMetadata.scala`` and ``MemberMetadata.scala`` (tag
 3.8.0).  A group moves between five states:
 
-state                       what it does                                 comes from
-==========================  ===========================================  ===========================
-``Empty``                   no members; keeps offsets until they expire  PreparingRebalance
-``PreparingRebalance``      parks JoinGroups until all members rejoin    Stable, CompletingRebalance,
-                            or the rebalance timeout passed              Empty
-``CompletingRebalance``     waits for the leader's SyncGroup             PreparingRebalance
-``Stable``                  heartbeats answered normally                 CompletingRebalance
-``Dead``                    removed (deleted, expired, unloaded)         any
-==========================  ===========================================  ===========================
-=======
 =======================  ======================================================  ===========================
 state                    what it does                                            comes from
 =======================  ======================================================  ===========================
