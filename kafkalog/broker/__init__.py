@@ -7,8 +7,14 @@ A single-node, Kafka-compatible broker in Python (``kafkalog serve``, :func:`ser
   with Kafka's bounds;
 - :mod:`~kafkalog.broker.server`: the listener, connections, and the dispatch of API keys to handlers;
 - the handlers: :mod:`~kafkalog.broker.metadata`, :mod:`~kafkalog.broker.produce`, :mod:`~kafkalog.broker.fetch`,
-  :mod:`~kafkalog.broker.admin`, :mod:`~kafkalog.broker.producer_ids`;
-- the storage behind them: :mod:`~kafkalog.broker.partitions` (topics over a LogManager) and
+  :mod:`~kafkalog.broker.admin`;
+- the coordinators: the classic group coordinator (:mod:`~kafkalog.broker.group_coordinator` and the ``group_*``
+  modules, offsets in ``__consumer_offsets``) and the transaction coordinator
+  (:mod:`~kafkalog.broker.txn_coordinator` and the ``txn_*`` modules, state in ``__transaction_state``), wired to
+  the dispatch by :mod:`~kafkalog.broker.group_apis` and :mod:`~kafkalog.broker.txn_apis`; producer ids from
+  :mod:`~kafkalog.broker.producer_ids`;
+- the storage behind them: :mod:`~kafkalog.broker.partitions` (topics over a LogManager),
+  :mod:`~kafkalog.broker.metadata_log` (topics and their configurations in ``__cluster_metadata-0``) and
   :mod:`~kafkalog.broker.data_dirs` (``meta.properties``);
 - :mod:`~kafkalog.broker.config`: Kafka's broker properties;
 - :mod:`~kafkalog.broker.running`: a broker on a thread of its own.
