@@ -14,7 +14,8 @@ from kafkalog.broker import serve
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-CONFIG = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3"}
+CONFIG = {"group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "3",
+          "transaction.state.log.num.partitions": "1"}
 
 
 def _poll_until(consumers: list[Any], done: Callable[[], bool], timeout: float = 30.0) -> None:

@@ -22,7 +22,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBroker]:
     with serve(tmp_path_factory.mktemp("clients"), config={"group.initial.rebalance.delay.ms": "0",
-                                                            "offsets.topic.num.partitions": "1"}) as running:
+                                                            "offsets.topic.num.partitions": "1",
+                                                            "transaction.state.log.num.partitions": "1"}) as running:
         yield running
 
 

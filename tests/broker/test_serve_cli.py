@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def serving(data: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "kafkalog", "serve", "--log-dirs", str(data),
-                                "--listeners", "PLAINTEXT://127.0.0.1:0", *args],
+                                "--listeners", "PLAINTEXT://127.0.0.1:0", "--config", "offsets.topic.num.partitions=1",
+                                "--config", "transaction.state.log.num.partitions=1", *args],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert process.stdout is not None

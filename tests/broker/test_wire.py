@@ -30,7 +30,9 @@ from tests.support.kafka_wire import WireClient
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBroker]:
     with serve(tmp_path_factory.mktemp("wire"), config={"socket.request.max.bytes": "1048576",
                                                          "socket.listen.backlog.size": "1024",
-                                                         "group.initial.rebalance.delay.ms": "0"}) as running:
+                                                         "group.initial.rebalance.delay.ms": "0",
+                                                         "offsets.topic.num.partitions": "1",
+                                                         "transaction.state.log.num.partitions": "1"}) as running:
         yield running
 
 
@@ -226,7 +228,9 @@ def test_request_memory_is_bounded_across_connections(tmp_path_factory: pytest.T
     """queued.max.request.bytes: six clients each sending a 400 kB produce at once, with 1 MB for all requests
     together: every request is answered, and never more than 1 MB (or one request alone) is held."""
     with serve(tmp_path_factory.mktemp("pool"), config={"queued.max.request.bytes": "1000000",
-                                                          "message.max.bytes": "2000000"}) as running:
+                                                          "message.max.bytes": "2000000",
+                                                          "offsets.topic.num.partitions": "1",
+                                                          "transaction.state.log.num.partitions": "1"}) as running:
         running.create_topic("pooled")
         clients = [WireClient(running.bootstrap_servers) for _ in range(6)]
         try:
