@@ -13,6 +13,9 @@ Fetch is a port of ``KafkaApis.handleFetchRequest`` with ``ReplicaManager.fetchM
   (KIP-74), so that a consumer never stalls behind a batch larger than its limits;
 - when fewer than ``min_bytes`` are ready and no partition failed, the fetch waits until more records arrive or
   ``max_wait`` passes, then reads again (Kafka's ``DelayedFetch``, woken by every append);
+- a partition that fails (unknown, a fenced epoch, an offset out of range, a read error) is answered with its error,
+  no offsets (high watermark, last stable offset and log start offset -1) and an empty record set (Kafka's
+  ``ReplicaManager.createLogReadResult(e)``; a consumer learns where the log starts and ends from ListOffsets);
 - fetch sessions (KIP-227) are not kept: the answer's ``session_id`` is 0, which tells a client that asked for one
   that the broker made none, so it sends full fetches (the protocol allows a broker to decline sessions).
 
@@ -134,10 +137,13 @@ def _partition_response(ctx: RequestContext, read: _Read, read_committed: bool) 
             aborted_type = ctx.response_type("AbortedTransaction")
             aborted = tuple(build(aborted_type, producer_id=txn.producer_id, first_offset=txn.first_offset)
                             for txn in (read.result.aborted_transactions or ()))
-    if log is None or read.refused is not ErrorCode.none:
+    if log is None or read.code is not ErrorCode.none:
+        # Kafka: ReplicaManager.createLogReadResult(e), which every read error ends in (an offset out of range
+        # too, unless tiered storage holds it): no offsets of the partition with the error, and empty records,
+        # not null ones (librdkafka takes a null record set for a broken response and retries for ever).
         return build(ctx.response_type("PartitionData"), partition_index=read.index, error_code=read.code,
                      high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
-                     preferred_read_replica=-1, records=None)
+                     preferred_read_replica=-1, records=b"")
     return build(ctx.response_type("PartitionData"), partition_index=read.index, error_code=read.code,
                  high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                  log_start_offset=log.log_start_offset, aborted_transactions=aborted, preferred_read_replica=-1,
