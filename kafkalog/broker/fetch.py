@@ -22,7 +22,8 @@ Fetch is a port of ``KafkaApis.handleFetchRequest`` with ``ReplicaManager.fetchM
 ListOffsets is ``KafkaApis.handleListOffsetRequest`` with ``Partition.fetchOffsetForTimestamp`` (3.8.0): latest is
 the high watermark (read_uncommitted) or the last stable offset (read_committed); earliest the log start offset;
 max-timestamp the record with the largest timestamp; any other timestamp the first record at or after it, unless
-that is past what the client may read.
+that is past what the client may read.  A partition named twice in one request is answered ``INVALID_REQUEST`` each
+time it is named, as 3.8 does (a 4.4 broker answers it once).
 """
 
 from __future__ import annotations

@@ -851,6 +851,205 @@ def fetch_out_of_range(bootstrap: str, prefix: str) -> dict[str, Any]:
     return result
 
 
+# -- more produce, offsets and metadata ----------------------------------------------------------------------------
+
+def _raw_produce(client: Any, topic: str, partition: int, records: bytes, acks: int = -1) -> tuple[Any, ...]:
+    """One Produce v9 of ``records`` to ``topic``'s ``partition``: the partition's code, base offset, log start
+    offset, the indexes of the records refused (KIP-467) and whether an error message came (its words are the
+    broker's own)."""
+    from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+    from kio.static.primitive import i16, i32, i32Timedelta
+    request = ProduceRequest(transactional_id=None, acks=i16(acks), timeout=i32Timedelta.parse(_ms(5000)),
+                             topic_data=(TopicProduceData(name=topic, partition_data=(
+                                 PartitionProduceData(index=i32(partition), records=records),)),))
+    answer = client.request(request)[1].responses[0].partition_responses[0]
+    return (answer.error_code.name, answer.base_offset, answer.log_start_offset,
+            [e.batch_index for e in answer.record_errors], answer.error_message is not None)
+
+
+def raw_produce_mistakes(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """Produce requests a client library would not send: a good one first; then acks 2 (alone, and with a partition
+    that does not exist or records that are not one batch, which are found first), a partition the topic does not
+    have, a batch whose CRC is wrong, two batches in one partition's records, a v1 message set, a batch larger
+    than the topic's ``max.message.bytes``, a timestamp further ahead than ``message.timestamp.after.max.ms``
+    allows, and a write to ``__consumer_offsets``."""
+    from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
+    from kio.static.primitive import i8
+
+    from kafkalog.record import MemoryRecords
+    from tests.support.kafka_wire import WireClient
+    topic = f"{prefix}raw-produce"
+    _create_topics(bootstrap, {topic: (1, {"max.message.bytes": "2000", "message.timestamp.after.max.ms": "60000"})})
+
+    def batch(*values: bytes, ts: int = BASE_TS, magic: int = 2) -> bytes:
+        return bytes(MemoryRecords.with_records([(None, v, ts) for v in values], magic=magic).buffer)
+
+    corrupt = bytearray(batch(b"payload"))
+    corrupt[-1] ^= 0xFF
+    result: dict[str, Any] = {}
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        result["good"] = _raw_produce(client, topic, 0, batch(b"a", b"b", b"c"))
+        result["acks_2"] = _raw_produce(client, topic, 0, batch(b"x"), acks=2)
+        result["acks_2_unknown_partition"] = _raw_produce(client, topic, 3, batch(b"x"), acks=2)
+        result["acks_2_two_batches"] = _raw_produce(client, topic, 0, batch(b"x") + batch(b"y"), acks=2)
+        result["unknown_partition"] = _raw_produce(client, topic, 3, batch(b"x"))
+        result["corrupt"] = _raw_produce(client, topic, 0, bytes(corrupt))
+        result["two_batches"] = _raw_produce(client, topic, 0, batch(b"x") + batch(b"y"))
+        result["magic_1"] = _raw_produce(client, topic, 0, batch(b"x", magic=1))
+        result["too_large"] = _raw_produce(client, topic, 0, batch(b"x" * 5000))
+        result["future_timestamp"] = _raw_produce(client, topic, 0, batch(b"x", ts=int(time.time() * 1000) + 3_600_000))
+        result["good_again"] = _raw_produce(client, topic, 0, batch(b"d"))
+        # __consumer_offsets is made when a group coordinator is first looked for
+        client.request(FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(f"{prefix}raw-produce-group",)))
+        _wait_for_leaders(bootstrap, {"__consumer_offsets": 1})
+        result["internal_topic"] = _raw_produce(client, "__consumer_offsets", 0, batch(b"x"))[0]
+    return result
+
+
+def confluent_list_offsets(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """The admin client's ListOffsets: earliest, latest, the largest timestamp and timestamps, on an empty topic and
+    on one with records (a timestamp going back), before and after DeleteRecords; and a raw ListOffsets naming a
+    partition twice and one that does not exist."""
+    from confluent_kafka import Producer, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+    from kio.schema.list_offsets.v8.request import ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic
+    from kio.static.primitive import i8, i32, i64
+
+    from tests.support.kafka_wire import WireClient
+    empty, full = f"{prefix}lo-empty", f"{prefix}lo-full"
+    _create_topics(bootstrap, {empty: (1, {}), full: (1, {})})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "logger": quiet_logger()})
+    for i, delta in enumerate((100, 300, 200, 400, 400, 50)):
+        producer.produce(full, value=b"%d" % i, timestamp=BASE_TS + delta)
+        producer.flush(TIMEOUT_S)  # one batch each
+    admin = _admin(bootstrap)
+    specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest(),
+             "max_timestamp": OffsetSpec.max_timestamp(), "at_200": OffsetSpec.for_timestamp(BASE_TS + 200),
+             "at_250": OffsetSpec.for_timestamp(BASE_TS + 250), "after_all": OffsetSpec.for_timestamp(BASE_TS + 401)}
+
+    def offsets(topic: str) -> dict[str, Any]:
+        out = {}
+        for name, spec in specs.items():
+            future = next(iter(admin.list_offsets({TopicPartition(topic, 0): spec}).values()))
+            try:
+                found = future.result(TIMEOUT_S)
+                out[name] = (found.offset, found.timestamp)
+            except Exception as e:
+                out[name] = _error_name(e)
+        return out
+
+    result: dict[str, Any] = {"empty": offsets(empty), "full": offsets(full)}
+    deleted = admin.delete_records([TopicPartition(full, 0, 4)])
+    result["low_watermark"] = next(iter(deleted.values())).result(TIMEOUT_S).low_watermark
+    result["full_after_delete"] = offsets(full)
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        def ask(*partitions: tuple[int, int]) -> list[Any]:
+            request = ListOffsetsRequest(replica_id=i32(-1), isolation_level=i8(0), topics=(ListOffsetsTopic(
+                name=full, partitions=tuple(ListOffsetsPartition(partition_index=i32(p), current_leader_epoch=i32(-1),
+                                                                 timestamp=i64(t)) for p, t in partitions)),))
+            return [(p.partition_index, p.error_code.name, p.offset, p.timestamp)
+                    for p in client.request(request)[1].topics[0].partitions]
+        result["raw_twice"] = ask((0, -1), (0, -2))
+        result["raw_unknown_partition"] = ask((5, -1))
+        result["raw_max_timestamp"] = ask((0, -3))
+    return result
+
+
+def raw_idempotent_producer(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """A producer id from InitProducerId, then batches of its sequence: in order, repeated (the broker answers the
+    first write's offset again and writes nothing), skipping ahead (OUT_OF_ORDER_SEQUENCE_NUMBER), an older epoch;
+    and what a consumer reads."""
+    from kio.schema.init_producer_id.v4.request import InitProducerIdRequest
+    from kio.static.primitive import i16, i32Timedelta, i64
+
+    from kafkalog.record import MemoryRecords
+    from tests.support.kafka_wire import WireClient
+    topic = f"{prefix}idempotent"
+    _create_topics(bootstrap, {topic: (1, {})})
+    result: dict[str, Any] = {}
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        request = InitProducerIdRequest(transactional_id=None, transaction_timeout=i32Timedelta.parse(_ms(60000)),
+                                        producer_id=i64(-1), producer_epoch=i16(-1))
+        # a Kafka broker answers COORDINATOR_LOAD_IN_PROGRESS until its producer id manager has a block of ids
+        init = _wait_for("a producer id", lambda: (found := client.request(request)[1]).error_code.name not in (
+            "coordinator_load_in_progress", "coordinator_not_available", "not_coordinator") and found)
+        result["init"] = (init.error_code.name, init.producer_epoch, init.producer_id >= 0)
+        pid = int(init.producer_id)
+
+        def batch(sequence: int, count: int, epoch: int = 0) -> bytes:
+            return bytes(MemoryRecords.with_records([(None, b"%d" % (sequence + i), BASE_TS) for i in range(count)],
+                                                    producer_id=pid, producer_epoch=epoch,
+                                                    base_sequence=sequence).buffer)
+
+        result["first"] = _raw_produce(client, topic, 0, batch(0, 3))
+        result["second"] = _raw_produce(client, topic, 0, batch(3, 2))
+        result["repeated_second"] = _raw_produce(client, topic, 0, batch(3, 2))
+        result["repeated_first"] = _raw_produce(client, topic, 0, batch(0, 3))
+        result["gap"] = _raw_produce(client, topic, 0, batch(9, 1))
+        result["next"] = _raw_produce(client, topic, 0, batch(5, 1))
+        result["new_epoch_from_zero"] = _raw_produce(client, topic, 0, batch(0, 1, epoch=1))
+        result["old_epoch"] = _raw_produce(client, topic, 0, batch(6, 1, epoch=0))
+        result["new_epoch_gap"] = _raw_produce(client, topic, 0, batch(5, 1, epoch=2))
+    result["read"] = [(r[0], r[4]) for r in _confluent_consume(bootstrap, [(topic, 0)])[(topic, 0)]]
+    return result
+
+
+def confluent_describe(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """The admin client's describe_topics and describe_cluster with the authorized operations (no authorizer:
+    everything), and list_topics' view of a topic, an internal one and one that does not exist."""
+    from confluent_kafka import TopicCollection
+    topic = f"{prefix}described"
+    _create_topics(bootstrap, {topic: (3, {})})
+    admin = _admin(bootstrap)
+    described = admin.describe_topics(TopicCollection([topic]), include_authorized_operations=True)[topic].result(
+        TIMEOUT_S)
+    missing = admin.describe_topics(TopicCollection([f"{prefix}missing"]))[f"{prefix}missing"]
+    cluster = admin.describe_cluster(include_authorized_operations=True).result(TIMEOUT_S)
+    return {
+        "topic": (described.name, described.is_internal,
+                  [(p.id, p.leader.id, [r.id for r in p.replicas], [r.id for r in p.isr])
+                   for p in described.partitions],
+                  sorted(op.name for op in described.authorized_operations or ())),
+        "missing": _outcome(missing),
+        "cluster": (cluster.controller.id, sorted(n.id for n in cluster.nodes),
+                    sorted(op.name for op in cluster.authorized_operations or ())),
+    }
+
+
+def admin_alter_mistakes(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """Configuration changes that must fail: an unknown name, a bad value, APPEND to a configuration that is not a
+    list, a topic that does not exist; and a legacy AlterConfigs, which replaces every override."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    topic = f"{prefix}altered"
+    _create_topics(bootstrap, {topic: (1, {"retention.ms": "3600000", "cleanup.policy": "compact"})})
+    admin = _admin(bootstrap)
+
+    def alter(name: str, *entries: Any) -> str:
+        resource = ConfigResource("topic", name, incremental_configs=list(entries))
+        return _outcome(admin.incremental_alter_configs([resource])[resource])
+
+    result = {
+        "unknown_name": alter(topic, ConfigEntry("no.such.config", "1", incremental_operation=AlterConfigOpType.SET)),
+        "bad_value": alter(topic, ConfigEntry("retention.ms", "soon", incremental_operation=AlterConfigOpType.SET)),
+        "append_not_list": alter(topic, ConfigEntry("retention.ms", "5",
+                                                    incremental_operation=AlterConfigOpType.APPEND)),
+        "unknown_topic": alter(f"{prefix}nope", ConfigEntry("retention.ms", "5",
+                                                            incremental_operation=AlterConfigOpType.SET)),
+        "append_list": alter(topic, ConfigEntry("cleanup.policy", "delete",
+                                                incremental_operation=AlterConfigOpType.APPEND)),
+    }
+    resource = ConfigResource("topic", topic, set_config={"segment.ms": "100000"})
+    result["legacy"] = _outcome(admin.alter_configs([resource])[resource])
+
+    def overrides() -> dict[str, str]:
+        described = ConfigResource("topic", topic)
+        entries = admin.describe_configs([described])[described].result(TIMEOUT_S)
+        return {n: e.value for n, e in entries.items() if e.source == 1}
+    result["overrides"] = _wait_for("the legacy alter", lambda: (found := overrides()) and "segment.ms" in found
+                                    and found)
+    return result
+
+
 #: Every scenario by name, in the order the comparison runs them.
 SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "kafka_python_codecs": kafka_python_codecs,
@@ -866,4 +1065,9 @@ SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "admin_mistakes": admin_mistakes,
     "produce_unknown_topic": produce_unknown_topic,
     "fetch_out_of_range": fetch_out_of_range,
+    "raw_produce_mistakes": raw_produce_mistakes,
+    "confluent_list_offsets": confluent_list_offsets,
+    "raw_idempotent_producer": raw_idempotent_producer,
+    "confluent_describe": confluent_describe,
+    "admin_alter_mistakes": admin_alter_mistakes,
 }
