@@ -16,10 +16,15 @@ Where kafkalog differs:
 
 - the internal topics (``__consumer_offsets``, ``__transaction_state``) cannot be deleted
   (``INVALID_TOPIC_EXCEPTION``): the coordinators keep their logs open.  Kafka lets a client try.
+- a topic's configurations are :class:`~kafkalog.config.LogConfig`'s, Kafka 3.8's: a Kafka 4 broker no longer has
+  ``message.format.version``, ``message.downconversion.enable`` and ``message.timestamp.difference.max.ms``, has
+  six that came after 3.8 (``max.decompressed.message.bytes``, ``errors.deadletterqueue.group.enable``,
+  ``remote.copy.lag.bytes``, ``remote.copy.lag.ms``, ``remote.log.copy.disable``, ``remote.log.delete.on.disable``),
+  and defaults ``message.timestamp.after.max.ms`` to one hour (KIP-1030) where 3.8 allows any.
 - there are no dynamic broker configurations: a topic's configuration not overridden is described as
-  ``DEFAULT_CONFIG`` or ``STATIC_BROKER_CONFIG``.  A Kafka 4 controller writes a cluster-wide ``min.insync.replicas``
-  when the cluster is formatted (KIP-966), so there every topic describes that one as
-  ``DYNAMIC_DEFAULT_BROKER_CONFIG`` (not a default), with the same value.
+  ``STATIC_BROKER_CONFIG`` or ``DEFAULT_CONFIG`` (:func:`topic_config_synonyms`).  A Kafka 4 controller writes a
+  cluster-wide ``min.insync.replicas`` when the cluster is formatted (KIP-966), so there every topic describes that
+  one as ``DYNAMIC_DEFAULT_BROKER_CONFIG`` (not a default), with the same value.
 """
 
 from __future__ import annotations

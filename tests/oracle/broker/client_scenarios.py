@@ -45,7 +45,8 @@ with warnings.catch_warnings():  # kafka-python's import trips a DeprecationWarn
     import kafka
     import kafka.errors
 
-__all__ = ["BROKER_SETTINGS", "DEFAULTS_DIFFERING", "SCENARIOS", "ScenarioError"]
+__all__ = ["BROKER_SETTINGS", "DEFAULTS_DIFFERING", "KAFKA_4_ONLY_TOPIC_CONFIGS", "REMOVED_IN_KAFKA_4", "SCENARIOS",
+           "ScenarioError"]
 
 #: The broker settings the scenarios need, the same on both brokers.
 BROKER_SETTINGS: dict[str, str] = {
@@ -68,6 +69,14 @@ DEFAULTS_DIFFERING: dict[str, str] = {
     "message.timestamp.difference.max.ms": "removed in Kafka 4.0 (deprecated since 3.6, when KIP-937 split it into "
                                            "the before and after bounds)",
 }
+#: Topic configurations a Kafka 4.4 broker describes that kafkalog's LogConfig (Kafka 3.8's) does not have (added in
+#: 3.9 and 4.x).
+KAFKA_4_ONLY_TOPIC_CONFIGS: frozenset[str] = frozenset({
+    "errors.deadletterqueue.group.enable", "max.decompressed.message.bytes", "remote.copy.lag.bytes",
+    "remote.copy.lag.ms", "remote.log.copy.disable", "remote.log.delete.on.disable"})
+#: LogConfig's configurations Kafka 4 removed (and so does not describe).
+REMOVED_IN_KAFKA_4: frozenset[str] = frozenset({
+    "message.format.version", "message.downconversion.enable", "message.timestamp.difference.max.ms"})
 TIMEOUT_S = 30.0
 CODECS = (None, "gzip", "snappy", "lz4", "zstd")
 #: Producer timestamps of the CreateTime scenarios: the start of the hour before this one, the same for both brokers
@@ -130,14 +139,25 @@ def _create_topics(bootstrap: str, topics: Mapping[str, tuple[int, Mapping[str, 
 
 
 def _wait_for_leaders(bootstrap: str, counts: Mapping[str, int]) -> None:
+    """Wait until metadata names this node the leader of every partition, and the partitions answer ListOffsets (a
+    KRaft broker's metadata can name the leader a moment before its replica manager leads the partition, and a
+    write with acks=0 in that moment is lost without a word)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
     admin = _admin(bootstrap)
 
-    def ready() -> bool:
+    def led() -> bool:
         topics = admin.list_topics(timeout=10).topics
         return all(name in topics and topics[name].error is None and len(topics[name].partitions) == n
                    and all(p.leader == NODE_ID and p.error is None for p in topics[name].partitions.values())
                    for name, n in counts.items())
-    _wait_for(f"leaders of {sorted(counts)}", ready)
+
+    def answering() -> bool:
+        futures = admin.list_offsets({TopicPartition(name, p): OffsetSpec.latest()
+                                      for name, n in counts.items() for p in range(n)})
+        return all(_outcome(f) == "ok" for f in futures.values())
+    _wait_for(f"leaders of {sorted(counts)}", led)
+    _wait_for(f"the partitions of {sorted(counts)} to answer", answering)
 
 
 def _records(n: int) -> list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]], int]]:
@@ -621,7 +641,12 @@ def admin_topic_configs(bootstrap: str, prefix: str) -> dict[str, Any]:
         return {name: (entry.value, entry.source, entry.is_default, entry.is_read_only, entry.is_sensitive)
                 for name, entry in sorted(entries.items()) if name in known}
 
-    result: dict[str, Any] = {"plain": described(plain), "tuned": described(tuned),
+    resource = ConfigResource("topic", plain)
+    names = set(admin.describe_configs([resource])[resource].result(TIMEOUT_S))
+    everything = set(LogConfig().to_props())
+    result: dict[str, Any] = {"names_beyond_logconfig": sorted(names - everything),
+                              "logconfig_names_missing": sorted(everything - names),
+                              "plain": described(plain), "tuned": described(tuned),
                               "raw_plain": _raw_describe_configs(bootstrap, plain, known),
                               "raw_tuned": _raw_describe_configs(bootstrap, tuned, known),
                               "raw_created": _raw_create_topic_configs(
