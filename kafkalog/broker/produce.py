@@ -16,7 +16,9 @@ Port of ``KafkaApis.handleProduceRequest`` (``core/.../server/KafkaApis.scala``)
    something other than the errors ``ReplicaManager.appendToLocalLog`` names (then the partition's log start
    offset); its ``error_message`` is set only for records the validator refused (Kafka's
    ``RecordValidationException``, the one error it calls custom), so a client shows the code's own text otherwise.
-6. ``acks=0``: no response at all (the client does not read one); else the response once every append returned.
+6. ``acks=0``: no response at all (the client does not read one), and if any partition failed the connection is
+   closed, so that the client notices and refreshes its metadata (``KafkaApis``); else the response once every
+   append returned.
    With one in-sync replica ``acks=all`` waits for nothing more than ``acks=1``.
 """
 
@@ -42,6 +44,7 @@ from ..record import CompressionType, MemoryRecords
 from .context import RequestContext, build
 from .error_codes import error_code_for
 from .partitions import INTERNAL_TOPICS, UnknownTopicError
+from .protocol import CloseConnection
 
 __all__ = ["handle_produce"]
 
@@ -137,5 +140,13 @@ async def handle_produce(ctx: RequestContext, request: Any) -> Any:
                                      error_message=message))
         topics.append(build(ctx.response_type("TopicProduceResponse"), name=name, partition_responses=tuple(answers)))
     if acks == 0:
+        failed = [(t.name, p.index, p.error_code.name) for t in topics for p in t.partition_responses
+                  if p.error_code is not ErrorCode.none]
+        if failed:
+            # Nothing answers an acks=0 produce: a closed connection is how the client learns that it failed.
+            logger.info("Closing connection due to error during produce request with correlation id %d from client "
+                        "id %s with ack=0; topic and partition to errors: %s", ctx.header.correlation_id,
+                        ctx.header.client_id, ", ".join(f"{t}-{p}: {e}" for t, p, e in failed))
+            raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
     return ctx.response(responses=tuple(topics), throttle_time=_NO_THROTTLE)

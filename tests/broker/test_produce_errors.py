@@ -82,3 +82,28 @@ def test_a_refused_timestamp_has_the_log_start_offset_and_a_message(broker: Runn
 def test_a_sequence_gap_has_the_log_start_offset_and_no_message(broker: RunningBroker) -> None:
     assert _produce(broker, _batch(b"a", b"b", sequence=0))[0] is ErrorCode.none
     assert _produce(broker, _batch(b"c", sequence=7)) == (ErrorCode.out_of_order_sequence_number, -1, 0, False)
+
+
+def _then_api_versions(broker: RunningBroker, records: bytes, partition: int) -> str:
+    """A Produce with acks=0 (no answer), then an ApiVersions on the same connection: answered, or closed."""
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+    request = ProduceRequest(transactional_id=None, acks=0, timeout=datetime.timedelta(seconds=5), topic_data=(
+        TopicProduceData(name=TOPIC, partition_data=(PartitionProduceData(index=partition, records=records),)),))
+    with WireClient(broker.bootstrap_servers) as client:
+        client.send_raw(client.frame(request))
+        try:
+            client.request(ApiVersionsRequest(client_software_name="test", client_software_version="1"))
+        except ConnectionError:
+            return "closed"
+    return "open"
+
+
+def test_a_failed_acks_0_produce_closes_the_connection(broker: RunningBroker) -> None:
+    """Kafka: ``KafkaApis.handleProduceRequest`` closes the connection of an acks=0 produce that failed anywhere,
+    since the client reads no answer and would not know otherwise."""
+    assert _then_api_versions(broker, _batch(b"x"), partition=3) == "closed"
+    assert _then_api_versions(broker, _batch(b"x" * 5000), partition=0) == "closed"
+
+
+def test_a_good_acks_0_produce_keeps_the_connection(broker: RunningBroker) -> None:
+    assert _then_api_versions(broker, _batch(b"x"), partition=0) == "open"

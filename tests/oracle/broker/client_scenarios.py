@@ -892,12 +892,32 @@ def _raw_produce(client: Any, topic: str, partition: int, records: bytes, acks: 
             [e.batch_index for e in answer.record_errors], answer.error_message is not None)
 
 
+def _acks_0_closes(bootstrap: str, topic: str, partition: int, records: bytes) -> str:
+    """Whether the broker closes the connection after a Produce with acks=0 (Kafka does when a partition failed:
+    nothing else would tell the client)."""
+    from kio.schema.api_versions.v3.request import ApiVersionsRequest
+    from kio.schema.produce.v9.request import PartitionProduceData, ProduceRequest, TopicProduceData
+    from kio.static.primitive import i16, i32, i32Timedelta
+
+    from tests.support.kafka_wire import WireClient
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        client.send_raw(client.frame(ProduceRequest(
+            transactional_id=None, acks=i16(0), timeout=i32Timedelta.parse(_ms(5000)), topic_data=(TopicProduceData(
+                name=topic, partition_data=(PartitionProduceData(index=i32(partition), records=records),)),))))
+        try:
+            client.request(ApiVersionsRequest(client_software_name="scenario", client_software_version="1"))
+        except ConnectionError:
+            return "closed"
+    return "open"
+
+
 def raw_produce_mistakes(bootstrap: str, prefix: str) -> dict[str, Any]:
     """Produce requests a client library would not send: a good one first; then acks 2 (alone, and with a partition
     that does not exist or records that are not one batch, which are found first), a partition the topic does not
     have, a batch whose CRC is wrong, two batches in one partition's records, a v1 message set, a batch larger
     than the topic's ``max.message.bytes``, a timestamp further ahead than ``message.timestamp.after.max.ms``
-    allows, and a write to ``__consumer_offsets``."""
+    allows, and a write to ``__consumer_offsets``; and whether the connection stays open after a Produce with acks=0
+    that succeeded and after ones that failed."""
     from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
     from kio.static.primitive import i8
 
@@ -924,6 +944,10 @@ def raw_produce_mistakes(bootstrap: str, prefix: str) -> dict[str, Any]:
         result["too_large"] = _raw_produce(client, topic, 0, batch(b"x" * 5000))
         result["future_timestamp"] = _raw_produce(client, topic, 0, batch(b"x", ts=int(time.time() * 1000) + 3_600_000))
         result["good_again"] = _raw_produce(client, topic, 0, batch(b"d"))
+    result["acks_0"] = _acks_0_closes(bootstrap, topic, 0, batch(b"e"))
+    result["acks_0_unknown_partition"] = _acks_0_closes(bootstrap, topic, 3, batch(b"x"))
+    result["acks_0_too_large"] = _acks_0_closes(bootstrap, topic, 0, batch(b"x" * 5000))
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
         # __consumer_offsets is made when a group coordinator is first looked for
         client.request(FindCoordinatorRequest(key_type=i8(0), coordinator_keys=(f"{prefix}raw-produce-group",)))
         _wait_for_leaders(bootstrap, {"__consumer_offsets": 1})
