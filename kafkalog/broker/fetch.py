@@ -10,7 +10,8 @@ Fetch is a port of ``KafkaApis.handleFetchRequest`` with ``ReplicaManager.fetchM
 - the bytes are the segment's, as they lie in the file: nothing is decoded, recompressed or converted;
 - ``partition_max_bytes`` bounds each partition and ``max_bytes`` (at most the broker's ``fetch.max.bytes``) the
   whole response, except that the first partition with data returns at least one whole batch, however large
-  (KIP-74), so that a consumer never stalls behind a batch larger than its limits;
+  (KIP-74), so that a consumer never stalls behind a batch larger than its limits; a later partition whose first
+  batch does not fit returns nothing rather than the part that fits (Kafka's ``checkFetchDataInfo``);
 - when fewer than ``min_bytes`` are ready and no partition failed, the fetch waits until more records arrive or
   ``max_wait`` passes, then reads again (Kafka's ``DelayedFetch``, woken by every append);
 - a partition that fails (unknown, a fenced epoch, an offset out of range, a read error) is answered with its error,
@@ -36,7 +37,7 @@ from typing import Any, Final
 from kio.schema.errors import ErrorCode
 
 from ..errors import KafkaLogError, OffsetOutOfRangeError
-from ..fetch import FetchIsolation
+from ..fetch import EMPTY_RECORDS, FetchDataInfo, FetchIsolation
 from ..log.reads import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .context import RequestContext, build
 from .error_codes import error_code_for
@@ -119,6 +120,10 @@ def _read_all(ctx: RequestContext, request: Any, topics: list[tuple[Any, list[tu
                                wanted.fetch_offset, e)
                 failed = True
                 continue
+            if info.first_entry_incomplete:
+                # Kafka's ReplicaManager.readFromLog (checkFetchDataInfo): from fetch v3 a batch the limits cut short
+                # is not sent at all, since the client makes progress with the next fetch's larger limits.
+                info = FetchDataInfo(info.fetch_offset_metadata, EMPTY_RECORDS)
             read.result = info
             size = info.records.size_in_bytes()
             if size > 0:
@@ -134,10 +139,10 @@ def _partition_response(ctx: RequestContext, read: _Read, read_committed: bool) 
     records = b""
     if read.result is not None:
         records = _bytes_of(read.result.records)
-        if read_committed:
+        if read_committed and read.result.aborted_transactions is not None:
             aborted_type = ctx.response_type("AbortedTransaction")
             aborted = tuple(build(aborted_type, producer_id=txn.producer_id, first_offset=txn.first_offset)
-                            for txn in (read.result.aborted_transactions or ()))
+                            for txn in read.result.aborted_transactions)
     if log is None or read.code is not ErrorCode.none:
         # Kafka: ReplicaManager.createLogReadResult(e), which every read error ends in (an offset out of range
         # too, unless tiered storage holds it): no offsets of the partition with the error, and empty records,

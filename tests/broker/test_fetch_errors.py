@@ -1,6 +1,7 @@
-"""What a Fetch answers for a partition it cannot read: Kafka's ``ReplicaManager.createLogReadResult(e)`` (3.8.0),
-the error with no offsets (-1) and an empty record set, as a real Kafka 4.4 broker answers the same requests
-(tests/oracle/broker/test_client_scenarios.py, ``fetch_out_of_range``)."""
+"""What a Fetch answers for a partition it cannot read, or not whole: Kafka's ``ReplicaManager.createLogReadResult(e)``
+(3.8.0), the error with no offsets (-1) and an empty record set; and ``checkFetchDataInfo``, nothing rather than
+part of a batch; as a real Kafka 4.4 broker answers the same requests (tests/oracle/broker/test_client_scenarios.py,
+``fetch_out_of_range`` and ``raw_fetch_limits``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningBroker]:
         log = running.call(lambda: running.broker.partitions.log("five", 0))
         running.call(lambda: running.broker.partitions.append(
             log, MemoryRecords.with_records([(None, b"%d" % i) for i in range(5)])))
+        running.create_topic("two", 2)
+        for p in range(2):
+            log = running.call(lambda p=p: running.broker.partitions.log("two", p))
+            running.call(lambda log=log: running.broker.partitions.append(
+                log, MemoryRecords.with_records([(None, b"v" * 100)])))
         yield running
 
 
@@ -53,3 +59,22 @@ def test_the_end_offset_is_in_range(broker: RunningBroker) -> None:
 def test_an_unknown_partition_is_answered_with_empty_records(broker: RunningBroker) -> None:
     """An empty record set, not a null one: librdkafka reads a null record set (size -1) as a broken response."""
     assert _fetch(broker, 3, 0) == (ErrorCode.unknown_topic_or_partition, -1, -1, -1, b"")
+
+
+def test_a_batch_cut_short_is_not_sent(broker: RunningBroker) -> None:
+    """The first partition's batch comes whole whatever the limits (KIP-74); the second's does not fit its
+    partition limit, and Kafka sends none of it (``checkFetchDataInfo``, fetch v3+), where the segment read gave
+    its first bytes."""
+    request = FetchRequest(max_wait=datetime.timedelta(0), min_bytes=0, max_bytes=1 << 20, isolation_level=1,
+                           session_id=0, session_epoch=-1, topics=(FetchTopic(topic="two", partitions=tuple(
+                               FetchPartition(partition=p, current_leader_epoch=-1, fetch_offset=0,
+                                              last_fetched_epoch=-1, log_start_offset=-1, partition_max_bytes=10)
+                               for p in range(2))),),
+                           forgotten_topics_data=(), rack_id="")
+    with WireClient(broker.bootstrap_servers) as client:
+        _, response = client.request(request)
+    first, second = response.responses[0].partitions
+    assert [r.value for r in MemoryRecords(first.records).records()] == [b"v" * 100]
+    assert first.aborted_transactions == ()
+    assert (second.error_code, second.high_watermark, second.records) == (ErrorCode.none, 1, b"")
+    assert second.aborted_transactions is None  # the emptied read has none, as Kafka's EMPTY FetchDataInfo

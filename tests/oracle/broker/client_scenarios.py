@@ -1205,6 +1205,55 @@ def _outcome_of(call: Callable[[], Any]) -> Any:
         return _error_name(e)
 
 
+def raw_fetch_limits(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """The same raw batches written to both brokers, then fetched raw under limits: the whole answer of each
+    partition (code, high watermark, last stable offset, log start offset, the record bytes exactly as the broker
+    sends them), for a fetch from the middle of a batch, a response limit smaller than the first batch (KIP-74:
+    that batch comes whole anyway), partition limits, a partition past its data and one below its log start."""
+    from kio.schema.fetch.v12.request import FetchPartition, FetchRequest, FetchTopic
+    from kio.static.primitive import i8, i32, i32Timedelta, i64
+
+    from kafkalog.record import MemoryRecords
+    from tests.support.kafka_wire import WireClient
+    topic = f"{prefix}fetch-limits"
+    _create_topics(bootstrap, {topic: (3, {})})
+    result: dict[str, Any] = {}
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        for p in range(3):
+            for n in range(4):
+                records = [(b"k%d" % i, b"v" * (50 * (n + 1) + p), BASE_TS + i) for i in range(3)]
+                written = _raw_produce(client, topic, p, bytes(MemoryRecords.with_records(
+                    records, compression="gzip" if n % 2 else "none").buffer))
+                if written[0] != "none":
+                    raise ScenarioError(f"the raw write to {topic}-{p} failed: {written}")
+        admin = _admin(bootstrap)
+        deleted = admin.delete_records([_confluent_tp(topic, 2, 3)])
+        next(iter(deleted.values())).result(TIMEOUT_S)
+
+        def fetch(max_bytes: int, wanted: list[tuple[int, int, int]]) -> list[Any]:
+            request = FetchRequest(
+                replica_id=i32(-1), max_wait=i32Timedelta.parse(_ms(0)), min_bytes=i32(0), max_bytes=i32(max_bytes),
+                isolation_level=i8(0), session_id=i32(0), session_epoch=i32(-1), topics=(FetchTopic(
+                    topic=topic, partitions=tuple(FetchPartition(
+                        partition=i32(p), current_leader_epoch=i32(-1), fetch_offset=i64(offset),
+                        last_fetched_epoch=i32(-1), log_start_offset=i64(-1), partition_max_bytes=i32(limit))
+                        for p, offset, limit in wanted)),),
+                forgotten_topics_data=(), rack_id="")
+            answer = client.request(request)[1]
+            return [(q.partition_index, q.error_code.name, q.high_watermark, q.last_stable_offset, q.log_start_offset,
+                     q.records) for t in answer.responses for q in t.partitions]
+
+        big = 1 << 20
+        result["everything"] = fetch(big, [(0, 0, big), (1, 0, big), (2, 3, big)])
+        result["mid_batch"] = fetch(big, [(0, 4, big)])
+        result["response_limit_below_first_batch"] = fetch(10, [(0, 0, big), (1, 0, big)])
+        result["partition_limit_below_first_batch"] = fetch(big, [(0, 0, 10), (1, 0, 10)])
+        result["partition_limit_two_batches"] = fetch(big, [(0, 0, 400), (1, 3, 500)])
+        result["past_the_data"] = fetch(big, [(0, 12, big), (1, 13, big)])
+        result["below_log_start"] = fetch(big, [(2, 1, big)])
+    return result
+
+
 #: Every scenario by name, in the order the comparison runs them.
 SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "kafka_python_codecs": kafka_python_codecs,
@@ -1226,4 +1275,5 @@ SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "confluent_describe": confluent_describe,
     "admin_alter_mistakes": admin_alter_mistakes,
     "kafka_python_group_admin": kafka_python_group_admin,
+    "raw_fetch_limits": raw_fetch_limits,
 }
