@@ -1254,6 +1254,44 @@ def raw_fetch_limits(bootstrap: str, prefix: str) -> dict[str, Any]:
     return result
 
 
+def raw_leader_epochs(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """OffsetForLeaderEpoch as a consumer validating its position asks it (KIP-320): the end offset of epoch 0 (the
+    only one a single node's partitions have), of a later epoch, of an older one; with the current epoch given right,
+    ahead and behind; for a partition that does not exist; on an empty partition."""
+    from kio.schema.offset_for_leader_epoch.v4.request import (
+        OffsetForLeaderEpochRequest,
+        OffsetForLeaderPartition,
+        OffsetForLeaderTopic,
+    )
+    from kio.static.primitive import i32
+
+    from kafkalog.record import MemoryRecords
+    from tests.support.kafka_wire import WireClient
+    topic = f"{prefix}epochs"
+    _create_topics(bootstrap, {topic: (2, {})})
+    result: dict[str, Any] = {}
+    with WireClient(bootstrap, timeout=TIMEOUT_S) as client:
+        for _ in range(3):
+            _raw_produce(client, topic, 0, bytes(MemoryRecords.with_records([(None, b"v", BASE_TS)] * 2).buffer))
+
+        def ask(partition: int, epoch: int, current: int = -1) -> tuple[Any, ...]:
+            request = OffsetForLeaderEpochRequest(replica_id=i32(-1), topics=(OffsetForLeaderTopic(
+                topic=topic, partitions=(OffsetForLeaderPartition(partition=i32(partition),
+                                                                  current_leader_epoch=i32(current),
+                                                                  leader_epoch=i32(epoch)),)),))
+            answer = client.request(request)[1].topics[0].partitions[0]
+            return answer.error_code.name, answer.leader_epoch, answer.end_offset
+
+        result["epoch_0"] = ask(0, 0)
+        result["epoch_3"] = ask(0, 3)
+        result["epoch_minus_1"] = ask(0, -1)
+        result["current_right"] = ask(0, 0, current=0)
+        result["current_ahead"] = ask(0, 0, current=4)
+        result["empty_partition"] = ask(1, 0)
+        result["unknown_partition"] = ask(7, 0)
+    return result
+
+
 #: Every scenario by name, in the order the comparison runs them.
 SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "kafka_python_codecs": kafka_python_codecs,
@@ -1276,4 +1314,5 @@ SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "admin_alter_mistakes": admin_alter_mistakes,
     "kafka_python_group_admin": kafka_python_group_admin,
     "raw_fetch_limits": raw_fetch_limits,
+    "raw_leader_epochs": raw_leader_epochs,
 }

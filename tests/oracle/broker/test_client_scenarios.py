@@ -83,7 +83,18 @@ def normalise(name: str, result: Any) -> Any:
     return result
 
 
-@pytest.mark.parametrize("name", list(SCENARIOS))
+#: Scenarios that differ because of something kafkalog's broker must change where this branch may not (the
+#: partition registry): strict, so that the fix makes them fail until they are taken off this list.
+KNOWN_DIFFERENCES = {
+    "raw_leader_epochs": "an empty partition's leader epoch 0 ends at -1: kafkalog.broker.partitions does not put the "
+                         "leader epoch in a partition's epoch cache when it starts leading it, as Kafka's "
+                         "Partition.makeLeader does (maybeAssignEpochStartOffset at the log end offset)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[name]))
+    if name in KNOWN_DIFFERENCES else name for name in SCENARIOS])
 def test_the_clients_see_the_same(name: str, kafkalog_bootstrap: str, kafka_bootstrap: str) -> None:
     scenario = SCENARIOS[name]
     ours = normalise(name, scenario(kafkalog_bootstrap, PREFIX))
