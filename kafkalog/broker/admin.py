@@ -12,8 +12,19 @@ Ports of what Kafka 3.8.0's KRaft broker and controller do for each (``Controlle
 - a topic's configuration overrides are checked by :class:`~kafkalog.config.LogConfig` and applied to its logs at
   once; ``validate_only`` checks and changes nothing.
 
-Where kafkalog differs: the internal topics (``__consumer_offsets``, ``__transaction_state``) cannot be deleted
-(``INVALID_TOPIC_EXCEPTION``): the coordinators keep their logs open.  Kafka lets a client try.
+Where kafkalog differs:
+
+- the internal topics (``__consumer_offsets``, ``__transaction_state``) cannot be deleted
+  (``INVALID_TOPIC_EXCEPTION``): the coordinators keep their logs open.  Kafka lets a client try.
+- a topic's configurations are :class:`~kafkalog.config.LogConfig`'s, Kafka 3.8's: a Kafka 4 broker no longer has
+  ``message.format.version``, ``message.downconversion.enable`` and ``message.timestamp.difference.max.ms``, has
+  six that came after 3.8 (``max.decompressed.message.bytes``, ``errors.deadletterqueue.group.enable``,
+  ``remote.copy.lag.bytes``, ``remote.copy.lag.ms``, ``remote.log.copy.disable``, ``remote.log.delete.on.disable``),
+  and defaults ``message.timestamp.after.max.ms`` to one hour (KIP-1030) where 3.8 allows any.
+- there are no dynamic broker configurations: a topic's configuration not overridden is described as
+  ``STATIC_BROKER_CONFIG`` or ``DEFAULT_CONFIG`` (:func:`topic_config_synonyms`).  A Kafka 4 controller writes a
+  cluster-wide ``min.insync.replicas`` when the cluster is formatted (KIP-966), so there every topic describes that
+  one as ``DYNAMIC_DEFAULT_BROKER_CONFIG`` (not a default), with the same value.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from kio.schema.errors import ErrorCode
 
 from ..config import LogConfig
 from ..config.config_def import ConfigError
+from ..config.log_config import ALL_SERVER_CONFIG_SYNONYMS
 from ..errors import KafkaLogError, OffsetOutOfRangeError
 from ..topic import InvalidTopicError
 from .config import ACCEPTED_WITHOUT_EFFECT, BROKER_PROPERTIES
@@ -36,7 +48,7 @@ from .partitions import INTERNAL_TOPICS, LEADER_EPOCH, UnknownTopicError
 
 __all__ = ["handle_alter_configs", "handle_create_partitions", "handle_create_topics", "handle_delete_records",
            "handle_delete_topics", "handle_describe_configs", "handle_incremental_alter_configs",
-           "handle_offset_for_leader_epoch"]
+           "handle_offset_for_leader_epoch", "topic_config_synonyms"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +77,60 @@ def _replication_error(factor: int) -> tuple[ErrorCode, str] | None:
                                                   f"broker(s) are registered.")
 
 
+#: The broker synonyms whose Kafka default is not the topic property's own default (``ServerLogConfigs``, 3.8.0):
+#: ``None``, no default; else the default as Kafka's ``ConfigDef.convertToString`` writes it.  Every other first
+#: synonym defaults to its topic property's default.
+_BROKER_SYNONYM_DEFAULTS: Final[dict[str, str | None]] = {
+    "log.roll.ms": None, "log.roll.hours": "168",
+    "log.roll.jitter.ms": None, "log.roll.jitter.hours": "0",
+    "log.retention.ms": None, "log.retention.minutes": None, "log.retention.hours": "168",
+    "log.flush.interval.ms": None, "log.flush.scheduler.interval.ms": str(2**63 - 1),
+}
+_TOPIC_DEFAULTS: Final = LogConfig().to_props()
+
+
+def _broker_default(topic_name: str, synonym: str) -> str | None:
+    if synonym in _BROKER_SYNONYM_DEFAULTS:
+        return _BROKER_SYNONYM_DEFAULTS[synonym]
+    return _TOPIC_DEFAULTS.get(topic_name)
+
+
+def _as_text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def topic_config_synonyms(ctx: RequestContext, name: str, value: str | None,
+                          overrides: dict[str, str]) -> list[tuple[str, str | None, int]]:
+    """The synonyms of a topic's configuration ``name``, most preferred first, as ``(name, value, source)``; the
+    first one's source is the configuration's (Kafka: ``ConfigHelper.createTopicConfigEntry`` and
+    ``configSynonyms``, 3.8.0).
+
+    The topic's override, if any (``DYNAMIC_TOPIC_CONFIG``); then each broker property that supplies the default
+    (``ALL_SERVER_CONFIG_SYNONYMS``), first those set in the broker's configuration (``STATIC_BROKER_CONFIG``),
+    then those with a default (``DEFAULT_CONFIG``), each group in order of preference, and the whole broker list cut
+    to start at the first synonym's own entry: so ``retention.ms`` lists no broker synonym at all unless
+    ``log.retention.ms`` itself is set, as Kafka's does.  kafkalog has no dynamic broker configurations, which Kafka
+    lists before the static ones.
+    """
+    synonyms = [s.name for s in ALL_SERVER_CONFIG_SYNONYMS.get(name, ())]
+    found: list[tuple[str, str | None, int]] = []
+    if synonyms:
+        given = ctx.broker.config.given()
+        found += [(s, _as_text(given[s]), STATIC_BROKER_CONFIG) for s in synonyms if s in given]
+        found += [(s, default, DEFAULT_CONFIG) for s in synonyms
+                  if (default := _broker_default(name, s)) is not None]
+        while found and found[0][0] != synonyms[0]:
+            found.pop(0)
+    if name in overrides:
+        found.insert(0, (name, value, DYNAMIC_TOPIC_CONFIG))
+    return found
+
+
+def _config_source(ctx: RequestContext, name: str, value: str | None, overrides: dict[str, str]) -> int:
+    found = topic_config_synonyms(ctx, name, value, overrides)
+    return found[0][2] if found else DEFAULT_CONFIG
+
+
 def _config_entries(ctx: RequestContext, name: str, overrides: dict[str, str], type_name: str) -> tuple[Any, ...]:
     entry_type = ctx.response_type(type_name)
     if entry_type is None:
@@ -72,8 +138,7 @@ def _config_entries(ctx: RequestContext, name: str, overrides: dict[str, str], t
     config = ctx.broker.partitions.log(name, 0).config if ctx.broker.partitions.get(name) else None
     props = config.to_props() if config is not None else {}
     return tuple(build(entry_type, name=key, value=value, read_only=False,
-                       config_source=DYNAMIC_TOPIC_CONFIG if key in overrides else DEFAULT_CONFIG,
-                       is_sensitive=False)
+                       config_source=_config_source(ctx, key, value, overrides), is_sensitive=False)
                  for key, value in sorted(props.items()))
 
 
@@ -239,11 +304,11 @@ async def handle_describe_configs(ctx: RequestContext, request: Any) -> Any:
                 for key, value in sorted(props.items()):
                     if keys is not None and key not in keys:
                         continue
-                    source = DYNAMIC_TOPIC_CONFIG if key in topic.overrides else DEFAULT_CONFIG
+                    found = topic_config_synonyms(ctx, key, value, topic.overrides)
+                    source = found[0][2] if found else DEFAULT_CONFIG
                     synonyms: tuple[Any, ...] = ()
-                    if getattr(request, "include_synonyms", False) and synonym_type is not None and \
-                            key in topic.overrides:
-                        synonyms = (build(synonym_type, name=key, value=value, source=DYNAMIC_TOPIC_CONFIG),)
+                    if getattr(request, "include_synonyms", False) and synonym_type is not None:
+                        synonyms = tuple(build(synonym_type, name=n, value=v, source=src) for n, v, src in found)
                     entries.append(build(entry_type, name=key, value=value, read_only=False, config_source=source,
                                          is_default=source == DEFAULT_CONFIG, is_sensitive=False, synonyms=synonyms,
                                          config_type=_CONFIG_TYPES.get(LogConfig.config_type(key) or "", 0),

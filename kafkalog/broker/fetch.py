@@ -10,16 +10,21 @@ Fetch is a port of ``KafkaApis.handleFetchRequest`` with ``ReplicaManager.fetchM
 - the bytes are the segment's, as they lie in the file: nothing is decoded, recompressed or converted;
 - ``partition_max_bytes`` bounds each partition and ``max_bytes`` (at most the broker's ``fetch.max.bytes``) the
   whole response, except that the first partition with data returns at least one whole batch, however large
-  (KIP-74), so that a consumer never stalls behind a batch larger than its limits;
+  (KIP-74), so that a consumer never stalls behind a batch larger than its limits; a later partition whose first
+  batch does not fit returns nothing rather than the part that fits (Kafka's ``checkFetchDataInfo``);
 - when fewer than ``min_bytes`` are ready and no partition failed, the fetch waits until more records arrive or
   ``max_wait`` passes, then reads again (Kafka's ``DelayedFetch``, woken by every append);
+- a partition that fails (unknown, a fenced epoch, an offset out of range, a read error) is answered with its error,
+  no offsets (high watermark, last stable offset and log start offset -1) and an empty record set (Kafka's
+  ``ReplicaManager.createLogReadResult(e)``; a consumer learns where the log starts and ends from ListOffsets);
 - fetch sessions (KIP-227) are not kept: the answer's ``session_id`` is 0, which tells a client that asked for one
   that the broker made none, so it sends full fetches (the protocol allows a broker to decline sessions).
 
 ListOffsets is ``KafkaApis.handleListOffsetRequest`` with ``Partition.fetchOffsetForTimestamp`` (3.8.0): latest is
 the high watermark (read_uncommitted) or the last stable offset (read_committed); earliest the log start offset;
 max-timestamp the record with the largest timestamp; any other timestamp the first record at or after it, unless
-that is past what the client may read.
+that is past what the client may read.  A partition named twice in one request is answered ``INVALID_REQUEST`` each
+time it is named, as 3.8 does (a 4.4 broker answers it once).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any, Final
 from kio.schema.errors import ErrorCode
 
 from ..errors import KafkaLogError, OffsetOutOfRangeError
-from ..fetch import FetchIsolation
+from ..fetch import EMPTY_RECORDS, FetchDataInfo, FetchIsolation
 from ..log.reads import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .context import RequestContext, build
 from .error_codes import error_code_for
@@ -115,6 +120,10 @@ def _read_all(ctx: RequestContext, request: Any, topics: list[tuple[Any, list[tu
                                wanted.fetch_offset, e)
                 failed = True
                 continue
+            if info.first_entry_incomplete:
+                # Kafka's ReplicaManager.readFromLog (checkFetchDataInfo): from fetch v3 a batch the limits cut short
+                # is not sent at all, since the client makes progress with the next fetch's larger limits.
+                info = FetchDataInfo(info.fetch_offset_metadata, EMPTY_RECORDS)
             read.result = info
             size = info.records.size_in_bytes()
             if size > 0:
@@ -130,14 +139,17 @@ def _partition_response(ctx: RequestContext, read: _Read, read_committed: bool) 
     records = b""
     if read.result is not None:
         records = _bytes_of(read.result.records)
-        if read_committed:
+        if read_committed and read.result.aborted_transactions is not None:
             aborted_type = ctx.response_type("AbortedTransaction")
             aborted = tuple(build(aborted_type, producer_id=txn.producer_id, first_offset=txn.first_offset)
-                            for txn in (read.result.aborted_transactions or ()))
-    if log is None or read.refused is not ErrorCode.none:
+                            for txn in read.result.aborted_transactions)
+    if log is None or read.code is not ErrorCode.none:
+        # Kafka: ReplicaManager.createLogReadResult(e), which every read error ends in (an offset out of range
+        # too, unless tiered storage holds it): no offsets of the partition with the error, and empty records,
+        # not null ones (librdkafka takes a null record set for a broken response and retries for ever).
         return build(ctx.response_type("PartitionData"), partition_index=read.index, error_code=read.code,
                      high_watermark=-1, last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
-                     preferred_read_replica=-1, records=None)
+                     preferred_read_replica=-1, records=b"")
     return build(ctx.response_type("PartitionData"), partition_index=read.index, error_code=read.code,
                  high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                  log_start_offset=log.log_start_offset, aborted_transactions=aborted, preferred_read_replica=-1,

@@ -31,7 +31,8 @@ Before the first request, ``await coordinator.startup()`` (it creates and loads 
 Where kafkalog differs:
 
 - no authorization: every ACL check passes (the broker has no authorizer); DescribeGroups' authorized operations,
-  when asked for, are every group operation (READ, DESCRIBE, DELETE), what Kafka answers without an authorizer;
+  when asked for, are every group operation (READ, DESCRIBE, DELETE), what Kafka 3.8 answers without an authorizer
+  (Kafka 4 adds DESCRIBE_CONFIGS and ALTER_CONFIGS, for the group configurations kafkalog does not have);
 - OffsetCommit and OffsetDelete check that a topic partition exists only when the context can say
   (:class:`TopicResolver`); OffsetCommit v10 and OffsetFetch v10 (Kafka 4's, by topic id) need it to name topics;
 - the ``inter.broker.protocol.version`` checks (static membership before 2.3) do not apply: this broker is 3.8;

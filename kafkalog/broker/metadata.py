@@ -7,7 +7,8 @@ topic is created with ``num.partitions`` partitions when the broker's ``auto.cre
 request's ``allow_auto_topic_creation`` (v4+) both allow it, unless it is an internal topic's name.
 
 Where kafkalog differs: a topic created here is answered at once with its partitions, where Kafka's KRaft broker
-answers ``LEADER_NOT_AVAILABLE`` until its controller has made the topic (a client retries either way).
+answers with an error until its controller has made the topic (``LEADER_NOT_AVAILABLE`` in 3.x,
+``UNKNOWN_TOPIC_OR_PARTITION`` in 4.4); a client retries either way.
 """
 
 from __future__ import annotations

@@ -38,12 +38,18 @@ from kio.serial import entity_writer
 
 from .codec import MalformedRequestError, entity_reader
 
-__all__ = ["API_VERSIONS_KEY", "ApiKey", "ErrorCode", "MalformedRequestError", "RequestHeader", "encode_response",
-           "kio_versions", "parse_request_header", "request_reader"]
+__all__ = ["API_VERSIONS_KEY", "ApiKey", "CloseConnection", "ErrorCode", "MalformedRequestError", "RequestHeader",
+           "encode_response", "kio_versions", "parse_request_header", "request_reader"]
 
 API_VERSIONS_KEY: Final = 18
 _HEADER_PREFIX = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
+
+
+class CloseConnection(ConnectionError):
+    """Raised by a handler to end its connection without an answer (Kafka: ``RequestChannel.closeConnection``), as a
+    produce with ``acks=0`` that failed does, so that the client notices.  A ``ConnectionError``: the connection
+    loop ends the connection quietly, as it does when the client goes away."""
 
 
 @dataclass(frozen=True, slots=True)
