@@ -44,7 +44,8 @@ from ..topic import InvalidTopicError
 from .config import ACCEPTED_WITHOUT_EFFECT, BROKER_PROPERTIES
 from .context import RequestContext, build
 from .error_codes import error_code_for
-from .partitions import INTERNAL_TOPICS, LEADER_EPOCH, UnknownTopicError
+from .fetch import epoch_error
+from .partitions import INTERNAL_TOPICS, UnknownTopicError
 
 __all__ = ["handle_alter_configs", "handle_create_partitions", "handle_create_topics", "handle_delete_records",
            "handle_delete_topics", "handle_describe_configs", "handle_incremental_alter_configs",
@@ -438,12 +439,8 @@ async def handle_offset_for_leader_epoch(ctx: RequestContext, request: Any) -> A
             code, epoch, end = ErrorCode.none, -1, -1
             try:
                 log = registry.log(wanted_topic.topic, wanted.partition)
-                current = getattr(wanted, "current_leader_epoch", -1)
-                if current > LEADER_EPOCH:
-                    code = ErrorCode.unknown_leader_epoch
-                elif 0 <= current < LEADER_EPOCH:
-                    code = ErrorCode.fenced_leader_epoch
-                else:
+                code = epoch_error(getattr(wanted, "current_leader_epoch", -1), log)
+                if code is ErrorCode.none:
                     found = log.end_offset_for_epoch(wanted.leader_epoch)
                     if found is not None:
                         epoch, end = found.leader_epoch, found.offset

@@ -41,7 +41,7 @@ from ..fetch import EMPTY_RECORDS, FetchDataInfo, FetchIsolation
 from ..log.reads import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from .context import RequestContext, build
 from .error_codes import error_code_for
-from .partitions import LEADER_EPOCH, UnknownTopicError
+from .partitions import UnknownTopicError, leader_epoch
 
 __all__ = ["handle_fetch", "handle_list_offsets"]
 
@@ -53,11 +53,13 @@ READ_COMMITTED: Final = 1
 LATEST_TIERED_TIMESTAMP: Final = -5
 
 
-def _epoch_error(current_leader_epoch: int) -> ErrorCode:
-    """Kafka: ``Partition.checkCurrentLeaderEpoch`` against the one epoch, 0."""
-    if current_leader_epoch < 0 or current_leader_epoch == LEADER_EPOCH:
+def epoch_error(current_leader_epoch: int, log: Any) -> ErrorCode:
+    """Kafka: ``Partition.checkCurrentLeaderEpoch``: a client's idea of the leader's epoch against the partition's
+    (-1: the client has none, and nothing is checked)."""
+    epoch = leader_epoch(log)
+    if current_leader_epoch < 0 or current_leader_epoch == epoch:
         return ErrorCode.none
-    return ErrorCode.fenced_leader_epoch if current_leader_epoch < LEADER_EPOCH else ErrorCode.unknown_leader_epoch
+    return ErrorCode.fenced_leader_epoch if current_leader_epoch < epoch else ErrorCode.unknown_leader_epoch
 
 
 class _Read:
@@ -88,7 +90,7 @@ def _resolve(ctx: RequestContext, request: Any) -> list[tuple[Any, list[tuple[An
                 code = ErrorCode.unknown_topic_or_partition
             else:
                 log = topic.logs[wanted.partition]
-                code = _epoch_error(getattr(wanted, "current_leader_epoch", -1))
+                code = epoch_error(getattr(wanted, "current_leader_epoch", -1), log)
             parts.append((wanted, _Read(topic, wanted.partition, log, code)))
         topics.append((fetch_topic, parts))
     return topics
@@ -207,7 +209,7 @@ async def handle_list_offsets(ctx: RequestContext, request: Any) -> Any:
             else:
                 try:
                     log = registry.log(wanted_topic.name, wanted.partition_index)
-                    code = _epoch_error(getattr(wanted, "current_leader_epoch", -1))
+                    code = epoch_error(getattr(wanted, "current_leader_epoch", -1), log)
                     if code is ErrorCode.none:
                         found = _offset_for_timestamp(log, wanted.timestamp, read_committed)
                         if found is not None:
@@ -229,7 +231,7 @@ def _offset_for_timestamp(log: Any, timestamp: int, read_committed: bool) -> Any
     from ..file_message_set import TimestampAndOffset
     last_fetchable = log.last_stable_offset if read_committed else log.high_watermark
     if timestamp == LATEST_TIMESTAMP:
-        return TimestampAndOffset(-1, last_fetchable, LEADER_EPOCH)
+        return TimestampAndOffset(-1, last_fetchable, leader_epoch(log))
     if timestamp == LATEST_TIERED_TIMESTAMP:
         return None
     found = log.fetch_offset_by_timestamp(timestamp)

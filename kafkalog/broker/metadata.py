@@ -24,7 +24,7 @@ from ..errors import KafkaLogError
 from ..topic import InvalidTopicError, validate_topic
 from .context import RequestContext, build
 from .error_codes import error_code_for
-from .partitions import INTERNAL_TOPICS, LEADER_EPOCH, Topic
+from .partitions import INTERNAL_TOPICS, Topic, leader_epoch
 
 __all__ = ["handle_describe_cluster", "handle_metadata"]
 
@@ -45,8 +45,8 @@ def _topic_metadata(ctx: RequestContext, topic: Topic, authorized: bool) -> Any:
     partition_type = ctx.response_type("MetadataResponsePartition")
     partitions = tuple(
         build(partition_type, error_code=ErrorCode.none, partition_index=p, leader_id=node,
-              leader_epoch=LEADER_EPOCH, replica_nodes=(node,), isr_nodes=(node,), offline_replicas=())
-        for p in range(len(topic.logs)))
+              leader_epoch=leader_epoch(log), replica_nodes=(node,), isr_nodes=(node,), offline_replicas=())
+        for p, log in enumerate(topic.logs))
     return build(ctx.response_type("MetadataResponseTopic"), error_code=ErrorCode.none, name=topic.name,
                  topic_id=topic.topic_id, is_internal=topic.internal, partitions=partitions,
                  topic_authorized_operations=TOPIC_OPERATIONS if authorized else AUTHORIZED_OPERATIONS_OMITTED)

@@ -36,12 +36,22 @@ if TYPE_CHECKING:
     from ..record import MemoryRecords
     from .metadata_log import MetadataLog
 
-__all__ = ["INTERNAL_TOPICS", "LEADER_EPOCH", "PartitionRegistry", "Topic", "TopicExistsError", "UnknownTopicError"]
+__all__ = ["INTERNAL_TOPICS", "LEADER_EPOCH", "PartitionRegistry", "Topic", "TopicExistsError", "UnknownTopicError",
+           "leader_epoch"]
 
 logger = logging.getLogger(__name__)
 
-#: The leader epoch of every partition: one node leads them all, from the start, for ever.
+#: The leader epoch of a partition this broker creates: one node leads it from the start, for ever.
 LEADER_EPOCH = 0
+
+
+def leader_epoch(log: Log) -> int:
+    """The epoch this broker leads ``log`` in: the latest of its leader-epoch cache, which :meth:`PartitionRegistry`
+    assigns when it starts leading the partition (0 for a partition it created; a log another broker wrote goes on in
+    that broker's latest epoch, so that its cache keeps its history), or 0 for a log with no cache (message format
+    below v2)."""
+    epoch = log.latest_epoch
+    return LEADER_EPOCH if epoch is None else epoch
 #: Kafka's internal topics (``Topic.INTERNAL_TOPICS``): listed in metadata as internal.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -125,6 +135,7 @@ class PartitionRegistry:
             for log in topic.logs:
                 self._ensure_partition_metadata(log, topic_id)
                 self._commit_all(log)
+                self._become_leader(log)
             self._add(topic)
         for name, topic_id in sorted(recorded.items()):
             if name not in by_topic and self.metadata is not None:
@@ -146,6 +157,12 @@ class PartitionRegistry:
     def _commit_all(log: Log) -> None:
         # One replica: what the log holds after recovery is what every acknowledged produce wrote, and more.
         log.update_high_watermark(log.log_end_offset)
+
+    @staticmethod
+    def _become_leader(log: Log) -> None:
+        """Kafka: ``Partition.makeLeader``: the leader's epoch starts at the log end offset in its leader-epoch
+        cache, so that OffsetForLeaderEpoch answers even a partition nothing was written to yet."""
+        log.maybe_assign_epoch_start_offset(leader_epoch(log), log.log_end_offset)
 
     def _add(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
@@ -200,6 +217,7 @@ class PartitionRegistry:
         for p in range(partitions):
             log = self.log_manager.create_log(TopicPartition(name, p), config, is_new=True)
             self._ensure_partition_metadata(log, topic.topic_id)
+            self._become_leader(log)
             topic.logs.append(log)
         self._add(topic)
         logger.info("Created topic %s with %d partition(s) and id %s", name, partitions, topic_id_text(topic.topic_id))
@@ -213,6 +231,7 @@ class PartitionRegistry:
         for p in range(start, total):
             log = self.log_manager.create_log(TopicPartition(name, p), config, is_new=True)
             self._ensure_partition_metadata(log, topic.topic_id)
+            self._become_leader(log)
             topic.logs.append(log)
         if self.metadata is not None:
             self.metadata.add_partitions(topic.topic_id, start, total)
@@ -243,9 +262,9 @@ class PartitionRegistry:
     def append(self, log: Log, records: MemoryRecords, *, origin: AppendOrigin = AppendOrigin.CLIENT,
                required_acks: int = -1) -> LogAppendInfo:
         """Append ``records`` to ``log`` as its leader (Kafka: ``Partition.appendRecordsToLeader``): offsets
-        assigned, leader epoch 0; then the high watermark moves to the log end offset (one in-sync replica) and
-        the waiting fetches are told."""
-        info = log.append(records, leader_epoch=LEADER_EPOCH, origin=origin)
+        assigned, in the partition's leader epoch; then the high watermark moves to the log end offset (one in-sync
+        replica) and the waiting fetches are told."""
+        info = log.append(records, leader_epoch=leader_epoch(log), origin=origin)
         log.update_high_watermark(log.log_end_offset)
         if self.on_append is not None:
             self.on_append(log.topic_partition)

@@ -85,11 +85,7 @@ def normalise(name: str, result: Any) -> Any:
 
 #: Scenarios that differ because of something kafkalog's broker must change where this branch may not (the
 #: partition registry): strict, so that the fix makes them fail until they are taken off this list.
-KNOWN_DIFFERENCES = {
-    "raw_leader_epochs": "an empty partition's leader epoch 0 ends at -1: kafkalog.broker.partitions does not put the "
-                         "leader epoch in a partition's epoch cache when it starts leading it, as Kafka's "
-                         "Partition.makeLeader does (maybeAssignEpochStartOffset at the log end offset)",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name", [
