@@ -18,10 +18,10 @@ The three clients each do what they do best:
 - raw requests (:class:`~tests.support.kafka_wire.WireClient`): what no client lets a script do on purpose, such as
   committing offsets as a member the group does not know, or of a generation that is over.
 
-Transactions are left out: kafkalog's broker has no transaction coordinator yet (no AddPartitionsToTxn, EndTxn,
-...), so a transactional producer cannot run against it; the read_committed views of transactions written by a real
-broker are compared in :mod:`~tests.oracle.broker.test_broker_to_kafkalog`.  What a read_committed consumer sees of
-non-transactional data is compared here (:func:`confluent_read_committed`).
+Transactions: :func:`confluent_transactions` commits, aborts and sends offsets to a transaction, and compares what
+read_committed and read_uncommitted consumers see, the control batches in the log, the last stable offset and the
+group's committed offsets; what a read_committed consumer sees of non-transactional data is
+:func:`confluent_read_committed`.
 
 Every wait is bounded; a scenario that cannot finish raises :class:`ScenarioError` with what it was waiting for.
 """
@@ -54,6 +54,7 @@ BROKER_SETTINGS: dict[str, str] = {
     "num.partitions": "2",
     "group.initial.rebalance.delay.ms": "0",
     "offsets.topic.num.partitions": "1",
+    "transaction.state.log.num.partitions": "1",
     # topic defaults set in the broker's configuration (STATIC_BROKER_CONFIG in DescribeConfigs)
     "log.segment.bytes": str(512 * 1024 * 1024),
     "log.retention.hours": "200",
@@ -1292,11 +1293,58 @@ def raw_leader_epochs(bootstrap: str, prefix: str) -> dict[str, Any]:
     return result
 
 
+def confluent_transactions(bootstrap: str, prefix: str) -> dict[str, Any]:
+    """confluent-kafka's transactional producer over two partitions: a committed transaction, an aborted one (its
+    records flushed to the log first), and one that sends a group's offsets; then what each isolation level reads,
+    where the markers are (a raw fetch of the log's batches: offsets and whether each is a control batch), the
+    latest offsets at both levels, and the group's committed offset."""
+    from confluent_kafka import Consumer, IsolationLevel, Producer, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+    topic, source, group = f"{prefix}txn", f"{prefix}txn-source", f"{prefix}txn-group"
+    _create_topics(bootstrap, {topic: (2, {}), source: (1, {})})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"{prefix}tx", "linger.ms": 5,
+                         "logger": quiet_logger()})
+    producer.init_transactions(TIMEOUT_S)
+    records = _records(6)
+    producer.begin_transaction()
+    for i, (key, value, headers, ts) in enumerate(records):
+        producer.produce(topic, key=key, value=value, headers=headers, timestamp=ts, partition=i % 2)
+    producer.commit_transaction(TIMEOUT_S)
+    producer.begin_transaction()
+    for key, value, headers, ts in records[:3]:
+        producer.produce(topic, key=key, value=b"aborted", headers=headers, timestamp=ts, partition=0)
+    if producer.flush(TIMEOUT_S):
+        raise ScenarioError("the aborted transaction's records were not delivered")
+    producer.abort_transaction(TIMEOUT_S)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "logger": quiet_logger()})
+    try:
+        producer.begin_transaction()
+        producer.produce(topic, key=b"last", value=b"last", partition=1, timestamp=records[0][3])
+        producer.send_offsets_to_transaction([TopicPartition(source, 0, 7)], consumer.consumer_group_metadata(),
+                                             TIMEOUT_S)
+        producer.commit_transaction(TIMEOUT_S)
+        committed = [tp.offset for tp in consumer.committed([TopicPartition(source, 0)], timeout=TIMEOUT_S)]
+    finally:
+        consumer.close()
+    views = {level: _confluent_consume(bootstrap, [(topic, 0), (topic, 1)], isolation=level)
+             for level in ("read_uncommitted", "read_committed")}
+    admin = _admin(bootstrap)
+    latest = {}
+    for name, level in (("uncommitted", IsolationLevel.READ_UNCOMMITTED),
+                        ("committed", IsolationLevel.READ_COMMITTED)):
+        futures = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(2)},
+                                     isolation_level=level)
+        latest[name] = sorted((tp.partition, f.result(TIMEOUT_S).offset) for tp, f in futures.items())
+    return {"views": {level: [rows[(topic, p)] for p in range(2)] for level, rows in views.items()},
+            "latest": latest, "committed": committed}
+
+
 #: Every scenario by name, in the order the comparison runs them.
 SCENARIOS: dict[str, Callable[[str, str], Any]] = {
     "kafka_python_codecs": kafka_python_codecs,
     "confluent_acks": confluent_acks,
     "confluent_read_committed": confluent_read_committed,
+    "confluent_transactions": confluent_transactions,
     "aiokafka_log_append_time": aiokafka_log_append_time,
     "kafka_python_offsets": kafka_python_offsets,
     "auto_created_topics": auto_created_topics,
