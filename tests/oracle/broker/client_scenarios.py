@@ -1311,7 +1311,7 @@ def confluent_transactions(bootstrap: str, prefix: str) -> dict[str, Any]:
         producer.produce(topic, key=key, value=value, headers=headers, timestamp=ts, partition=i % 2)
     producer.commit_transaction(TIMEOUT_S)
     producer.begin_transaction()
-    for key, value, headers, ts in records[:3]:
+    for key, _value, headers, ts in records[:3]:
         producer.produce(topic, key=key, value=b"aborted", headers=headers, timestamp=ts, partition=0)
     if producer.flush(TIMEOUT_S):
         raise ScenarioError("the aborted transaction's records were not delivered")
