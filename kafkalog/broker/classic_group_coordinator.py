@@ -44,7 +44,7 @@ from typing import Any
 
 from kio.schema.errors import ErrorCode
 
-from ..errors import IllegalStateError
+from ..errors import IllegalStateError, UnknownTopicOrPartitionError
 from .delayed import (
     DelayedHeartbeat,
     DelayedJoin,
@@ -94,25 +94,45 @@ class ClassicGroupCoordinator:
         self.rebalance_purgatory = DelayedOperationPurgatory("Rebalance", self.timer)
         self.logs = logs
         self._is_active = False
+        self._topic_ready = False
         self._expiry: TimerHandle | None = None
 
     # -- lifecycle --
 
-    async def startup(self, *, enable_metadata_expiration: bool = True) -> None:
+    async def startup(self, *, enable_metadata_expiration: bool = True, create_topic: bool = True) -> None:
         """Kafka: ``startup`` then ``onElection`` for every partition (one node leads them all): create
-        ``__consumer_offsets`` if absent, load each partition's groups and offsets, start the expiry task."""
+        ``__consumer_offsets`` if absent, load each partition's groups and offsets, start the expiry task.
+
+        With ``create_topic`` False an absent ``__consumer_offsets`` is left absent until :meth:`ensure_topic` (the
+        broker's FindCoordinator for a group, as a Kafka broker creates the topic on that request's behalf): until
+        then no partition is this coordinator's, and a group request is answered ``NOT_COORDINATOR``."""
         logger.info("Starting up.")
+        self._is_active = True
+        if enable_metadata_expiration:
+            self._schedule_expiry(0)
+        if create_topic or self._topic_exists():
+            await self.ensure_topic()
+        logger.info("Startup complete.")
+
+    def _topic_exists(self) -> bool:
+        try:
+            self.logs.log(GROUP_METADATA_TOPIC_NAME, 0)
+        except UnknownTopicOrPartitionError:
+            return False
+        return True
+
+    async def ensure_topic(self) -> None:
+        """Create ``__consumer_offsets`` if absent and load every partition, once."""
+        if self._topic_ready:
+            return
+        self._topic_ready = True
         count = self.config.offsets_topic_num_partitions
         self.logs.ensure_internal_topic(GROUP_METADATA_TOPIC_NAME, count, self.config.offsets_topic_configs())
         for partition in range(count):
             self.group_manager.add_loading_partition(partition)
-        self._is_active = True
-        if enable_metadata_expiration:
-            self._schedule_expiry(0)
         for partition in range(count):
             self.group_manager.load_groups_and_offsets(partition, self._on_group_loaded)
             await asyncio.sleep(0)  # let requests in: they see the partitions still loading
-        logger.info("Startup complete.")
 
     def shutdown(self) -> None:
         """Kafka: ``shutdown``."""

@@ -76,7 +76,7 @@ from .protocol import (
     parse_request_header,
     request_reader,
 )
-from .txn_apis import GroupCompletion, transaction_handlers
+from .txn_apis import GroupCompletion, find_coordinator_handler, transaction_handlers
 from .txn_config import TransactionCoordinatorConfig
 from .txn_coordinator import TransactionCoordinator
 
@@ -165,15 +165,18 @@ class Broker:
             group_props = {name: str(value) for name, value in config.given().items()}
             self.groups = GroupCoordinator(self.partitions, GroupCoordinatorConfig.from_properties(group_props),
                                            broker_id=self.node_id)
-            await self.groups.startup()
+            # The internal topics are created when a client first asks for a coordinator, as a Kafka broker creates
+            # them: a broker that serves no group and no transaction starts without their hundred partitions.
+            await self.groups.startup(create_topic=False)
             self._handlers.update(group_handlers(self.groups))
             # After the groups: a marker for a __consumer_offsets partition with no log would be dropped.
             self.transactions = TransactionCoordinator(
                 self.partitions, self.producer_ids.generate, TransactionCoordinatorConfig.from_properties(group_props),
                 broker_id=self.node_id, offsets_topic_num_partitions=self.groups.config.offsets_topic_num_partitions)
             self.transactions.add_completion_listener(GroupCompletion(self.groups))
-            await self.transactions.startup()
+            await self.transactions.startup(create_topic=False)
             self._handlers.update(transaction_handlers(self.transactions, self.groups))
+            self._handlers[ApiKey.FIND_COORDINATOR] = find_coordinator_handler(self.groups, self.transactions)
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True,

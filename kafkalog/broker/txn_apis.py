@@ -20,10 +20,10 @@ from typing import Any, Final
 from .context import RequestContext as BrokerRequestContext
 from .group_apis import group_context
 from .group_coordinator import GroupCoordinator
-from .protocol import ApiKey
+from .protocol import ApiKey, kio_versions
 from .txn_coordinator import TransactionCoordinator
 
-__all__ = ["TRANSACTION_APIS", "GroupCompletion", "transaction_handlers"]
+__all__ = ["TRANSACTION_APIS", "GroupCompletion", "find_coordinator_handler", "transaction_handlers"]
 
 #: API key -> (lowest, highest version, the transaction coordinator's method).
 TRANSACTION_APIS: Final = {
@@ -63,3 +63,25 @@ def transaction_handlers(transactions: TransactionCoordinator, groups: GroupCoor
         return groups.txn_offset_commit(group_context(ctx), request)
     handlers[ApiKey.TXN_OFFSET_COMMIT] = (*TXN_OFFSET_COMMIT_VERSIONS, txn_offset_commit)
     return handlers
+
+
+#: FindCoordinator's key types (``CoordinatorType``).
+GROUP_KEY_TYPE: Final = 0
+TRANSACTION_KEY_TYPE: Final = 1
+
+
+def find_coordinator_handler(groups: GroupCoordinator, transactions: TransactionCoordinator
+                             ) -> tuple[int, int, Callable[..., Awaitable[Any]]]:
+    """FindCoordinator, answered by the group coordinator once the internal topic its keys live in exists (Kafka:
+    ``KafkaApis.getCoordinator`` asks the auto-topic-creation manager to create ``__consumer_offsets`` or
+    ``__transaction_state`` the first time a coordinator is looked for; here it is created and loaded before the
+    answer, where Kafka answers ``COORDINATOR_NOT_AVAILABLE`` until its controller has made it)."""
+    async def find_coordinator(ctx: BrokerRequestContext, request: Any) -> Any:
+        key_type = getattr(request, "key_type", GROUP_KEY_TYPE)
+        if key_type == GROUP_KEY_TYPE:
+            await groups.ensure_topic()
+        elif key_type == TRANSACTION_KEY_TYPE:
+            await transactions.ensure_topic()
+        return await groups.find_coordinator(group_context(ctx), request)
+    lo, hi = kio_versions(ApiKey.FIND_COORDINATOR)  # type: ignore[misc]
+    return lo, hi, find_coordinator

@@ -149,6 +149,8 @@ class TransactionCoordinator:
         self.txn_marker_channel_manager = TransactionMarkerChannelManager(self.txn_manager, self.timer)
         self.logs = logs
         self.is_active = False
+        self._topic_ready = False
+        self._partition_count = 0
         self._tasks: dict[str, TimerHandle] = {}
 
     def add_completion_listener(self, listener: TransactionCompletionListener) -> None:
@@ -172,19 +174,24 @@ class TransactionCoordinator:
 
     # == lifecycle ==
 
-    async def startup(self, *, enable_transactional_id_expiration: bool = True) -> None:
+    async def startup(self, *, enable_transactional_id_expiration: bool = True, create_topic: bool = True) -> None:
         """Kafka: ``startup`` then ``onElection`` for every partition: create ``__transaction_state`` if absent,
         schedule the abort of timed-out transactions (and the expiration of ids), load every partition.
 
         The partition count is the topic's when it exists, ``transaction.state.log.num.partitions`` only for a new
         one (Kafka's ``retrieveTransactionTopicPartitionCount`` asks the metadata first): an id's partition is its
-        hash modulo the count, so a changed setting must not move ids away from their records."""
+        hash modulo the count, so a changed setting must not move ids away from their records.
+
+        With ``create_topic`` False an absent ``__transaction_state`` is left absent until :meth:`ensure_topic` (the
+        broker's FindCoordinator for a transactional id, as a Kafka broker creates the topic on that request's
+        behalf); until then a transactional request is answered ``NOT_COORDINATOR``."""
         logger.info("Starting up.")
-        count = self._existing_partition_count() or self.config.transaction_state_log_num_partitions
-        self.logs.ensure_internal_topic(TRANSACTION_STATE_TOPIC_NAME, count, self.config.transaction_topic_configs())
+        existing = self._existing_partition_count()
+        count = existing or self.config.transaction_state_log_num_partitions
         self.txn_manager.startup(count)
-        for partition in range(count):
-            self.txn_manager.add_loading_partition(partition, self.coordinator_epoch)
+        self._partition_count = count
+        if create_topic or existing:
+            self._load_topic()
         self.is_active = True
         self._schedule("transaction-abort", self.config.transaction_abort_timed_out_transaction_cleanup_interval_ms,
                        lambda: self.abort_timed_out_transactions(self._on_end_transaction_complete))
@@ -192,10 +199,28 @@ class TransactionCoordinator:
             self._schedule("transactionalId-expiration",
                            self.config.transaction_remove_expired_transaction_cleanup_interval_ms,
                            self.txn_manager.remove_expired_transactional_ids)
+        if self._topic_ready:
+            await self._elect_all()
+        logger.info("Startup complete.")
+
+    def _load_topic(self) -> None:
+        self._topic_ready = True
+        count = self._partition_count
+        self.logs.ensure_internal_topic(TRANSACTION_STATE_TOPIC_NAME, count, self.config.transaction_topic_configs())
         for partition in range(count):
+            self.txn_manager.add_loading_partition(partition, self.coordinator_epoch)
+
+    async def _elect_all(self) -> None:
+        for partition in range(self._partition_count):
             self.on_election(partition, self.coordinator_epoch)
             await asyncio.sleep(0)  # let requests in: they see the partitions still loading
-        logger.info("Startup complete.")
+
+    async def ensure_topic(self) -> None:
+        """Create ``__transaction_state`` if absent and load every partition, once."""
+        if self._topic_ready:
+            return
+        self._load_topic()
+        await self._elect_all()
 
     def _existing_partition_count(self) -> int:
         """How many ``__transaction_state`` partitions have a log (0, 1, ... up to the first missing)."""
