@@ -1,9 +1,9 @@
-"""Reading and writing Kafka's protocol messages: kio's types, kio's writer, and a bounded reader of kafkalog's own.
+"""Reading Kafka's protocol messages: kio's types, read by a bounded reader of kafkalog's own.
 
 The message types are kio's (``kio.schema.<api>.v<N>.request``/``.response``): frozen dataclasses generated from
 Kafka's JSON message schemas, one module per version, whose fields carry what the wire format needs (``kafka_type``,
 the tag of a tagged field, nullability in the annotation, the entity's ``__flexible__``).  Responses are written
-by kio's :func:`kio.serial.entity_writer`.
+by :mod:`~kafkalog.broker.wire_writer` (kio's bytes, from writers generated over the same types).
 
 Requests are *not* read by kio's reader.  kio 0.6 reads with a compiled extension that allocates an array's
 storage from its count before it reads one element, and a count of two billion in a 9-byte request makes the
@@ -34,11 +34,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kio.schema.errors import ErrorCode
-from kio.serial import entity_writer
 
 from ..errors import KafkaLogError
 
-__all__ = ["MalformedRequestError", "entity_reader", "entity_writer", "read_unsigned_varint"]
+__all__ = ["MalformedRequestError", "entity_reader", "read_nullable_legacy_string", "read_unsigned_varint",
+           "skip_tagged_fields"]
 
 #: A field reader: the value at ``pos`` in ``buf`` and the position after it.
 FieldReader = Callable[[memoryview, int], tuple[Any, int]]
@@ -147,6 +147,26 @@ def _utf8(view: memoryview) -> str:
         return str(view, "utf-8")
     except UnicodeDecodeError as e:
         raise MalformedRequestError(f"A string is not valid UTF-8: {e}") from None
+
+
+#: A nullable string of int16 length: the request header's ``client_id`` in every header version.
+read_nullable_legacy_string: FieldReader = _sized(False, False, True, "string", _utf8)
+
+
+def skip_tagged_fields(buf: memoryview, pos: int) -> int:
+    """Past the tagged fields at ``pos`` (a varint count, then each field's tag, size and value), none of which the
+    reader knows; each must end within ``buf``.  The position after them."""
+    count, pos = read_unsigned_varint(buf, pos)
+    if count > len(buf) - pos:
+        raise MalformedRequestError(f"Tried to read {count} tagged field(s), but there are only {len(buf) - pos} "
+                                    "bytes remaining.")
+    for _ in range(count):
+        _, pos = read_unsigned_varint(buf, pos)
+        size, pos = read_unsigned_varint(buf, pos)
+        if pos + size > len(buf):
+            raise MalformedRequestError(f"A tagged field of {size} byte(s) runs past the message's end")
+        pos += size
+    return pos
 
 
 def _ms_timedelta(read: FieldReader) -> FieldReader:
