@@ -53,13 +53,15 @@ from typing import Any
 import pytest
 
 from kafkalog.bench import kafka_broker
+from kafkalog.bench.conftest import QUICK, QUICK_ROUNDS
 
 RECORDS = 200_000
 VALUE_BYTES = 100
 PRODUCE_ROUNDS = 3
 CONSUME_ROUNDS = 3
-START_ROUNDS = 5
-KAFKA_START_ROUNDS = 3
+#: The start rows time their own rounds (a launch each), so ``kafkalog bench --quick`` shortens them here.
+START_ROUNDS = QUICK_ROUNDS if QUICK else 5
+KAFKA_START_ROUNDS = QUICK_ROUNDS if QUICK else 3
 LATENCY_MESSAGES = 2_000
 LATENCY_WARMUP = 100
 #: The issue's goal for the start to the first produce: 0.3 s.
