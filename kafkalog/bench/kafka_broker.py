@@ -119,7 +119,8 @@ class KafkaBrokerJvm:
         while cluster_id.startswith("-"):  # Kafka draws again: a command line would read it as an option
             cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         done = subprocess.run(
-            self._command((*TOOL_HEAP, *JVM_OPTIONS[2:]), "kafka.tools.StorageTool", "format",
+            self._command((*TOOL_HEAP, *(o for o in JVM_OPTIONS if not o.startswith(("-Xms", "-Xmx")))),
+                          "kafka.tools.StorageTool", "format",
                           f"--cluster-id={cluster_id}", f"--config={self.work / 'server.properties'}"),
             capture_output=True, timeout=FORMAT_TIMEOUT_S, cwd=self.work, check=False)
         if done.returncode != 0:

@@ -175,6 +175,7 @@ class _KafkalogServe:
         self.work = work
         self.port = kafka_broker.free_port()
         self._process: subprocess.Popen[bytes] | None = None
+        self._out: Any = None
         self._env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         self._env["PYTHONPYCACHEPREFIX"] = str(bytecode)
 
@@ -205,7 +206,9 @@ class _KafkalogServe:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(10)
-        self._out.close()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
 
 @pytest.fixture(scope="module")
@@ -230,11 +233,11 @@ def _until_ready(broker: Any, topic: str) -> None:
         _wait_for_port(broker.port, deadline, lambda: broker.exited() is None)
         _create_topic(broker.bootstrap, topic, deadline)
         _first_produce(broker.bootstrap, topic)
-    except BaseException:
+    except BaseException as error:
         tail = broker.log_tail()
         broker.stop()
         raise RuntimeError(f"{type(broker).__name__} did not take its first produce; its log ends:\n{tail}") \
-            from None
+            from error
 
 
 @pytest.fixture(scope="module", params=["kafkalog", "kafka"])
@@ -323,7 +326,8 @@ def _high_watermark(bootstrap: str, topic: str) -> int:
 
 
 def _produce_confluent(bootstrap: str, topic: str, values: list[bytes], compression: str) -> Callable[[], int]:
-    """A connected producer that knows ``topic``; the returned function sends every value and flushes."""
+    """A connected producer that knows ``topic``; the returned function sends every value and flushes (librdkafka's
+    producer has nothing to close)."""
     ck = _confluent()
     producer = ck.Producer({"bootstrap.servers": bootstrap, "compression.type": compression, "logger": _logger(),
                             "queue.buffering.max.messages": 1_000_000, **_PRODUCER})
@@ -341,13 +345,15 @@ def _produce_confluent(bootstrap: str, topic: str, values: list[bytes], compress
     return send
 
 
-def _produce_kafka_python(bootstrap: str, topic: str, values: list[bytes]) -> Callable[[], int]:
+def _produce_kafka_python(bootstrap: str, topic: str, values: list[bytes], opened: list[Any]) -> Callable[[], int]:
+    """As :func:`_produce_confluent`; the producer is added to ``opened``, for the caller to close untimed."""
     import warnings
     with warnings.catch_warnings():  # kafka-python's own DeprecationWarning on first import
         warnings.simplefilter("ignore", DeprecationWarning)
         from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, batch_size=64 * 1024, acks="all")
+    opened.append(producer)
     producer.partitions_for(topic)
 
     def send() -> int:
@@ -363,17 +369,24 @@ def test_produce_throughput(benchmark: Any, throughput: Callable[..., None], bro
                             client: str) -> None:
     """200,000 records of 100 bytes produced and flushed, a new topic each round."""
     topics: list[str] = []
+    opened: list[Any] = []
 
     def setup() -> tuple[tuple[Callable[[], int]], dict[str, Any]]:
+        while opened:  # the previous round's producer, closed before this round starts, untimed
+            opened.pop().close()
         topic = f"produce-{client}-{len(topics)}"
         topics.append(topic)
         _create_topic(broker.bootstrap, topic, time.monotonic() + DEADLINE_S)
         if client == "kafka-python":
-            return (_produce_kafka_python(broker.bootstrap, topic, values),), {}
+            return (_produce_kafka_python(broker.bootstrap, topic, values, opened),), {}
         return (_produce_confluent(broker.bootstrap, topic, values, client.removeprefix("confluent-")),), {}
 
     benchmark.group = f"{PRODUCE_GROUP} [{client}]"
-    left = benchmark.pedantic(lambda send: send(), setup=setup, rounds=PRODUCE_ROUNDS, warmup_rounds=1)
+    try:
+        left = benchmark.pedantic(lambda send: send(), setup=setup, rounds=PRODUCE_ROUNDS, warmup_rounds=1)
+    finally:
+        for producer in opened:
+            producer.close()
     assert left == 0
     for topic in topics:
         assert _high_watermark(broker.bootstrap, topic) == RECORDS, topic
@@ -394,10 +407,13 @@ def filled(broker: Any, values: list[bytes]) -> tuple[Any, str]:
     return broker, topic
 
 
-def _consume_confluent(bootstrap: str, topic: str) -> Callable[[], tuple[int, int]]:
+def _consume_confluent(bootstrap: str, topic: str, opened: list[Any]) -> Callable[[], tuple[int, int]]:
+    """A connected consumer (added to ``opened``, for the caller to close untimed); the returned function reads
+    the whole partition from offset 0: the record count and the values' bytes."""
     ck = _confluent()
     consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": "kafkalog-bench", "logger": _logger(),
                             "enable.auto.commit": False})
+    opened.append(consumer)
     consumer.list_topics(topic, timeout=30)
 
     def read() -> tuple[int, int]:
@@ -409,18 +425,19 @@ def _consume_confluent(bootstrap: str, topic: str) -> Callable[[], tuple[int, in
                 if message.error() is None:
                     count += 1
                     size += len(message.value())
-        consumer.close()
         return count, size
     return read
 
 
-def _consume_kafka_python(bootstrap: str, topic: str) -> Callable[[], tuple[int, int]]:
+def _consume_kafka_python(bootstrap: str, topic: str, opened: list[Any]) -> Callable[[], tuple[int, int]]:
+    """As :func:`_consume_confluent`, with kafka-python."""
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None)
+    opened.append(consumer)
     consumer.partitions_for_topic(topic)
 
     def read() -> tuple[int, int]:
@@ -433,7 +450,6 @@ def _consume_kafka_python(bootstrap: str, topic: str) -> Callable[[], tuple[int,
             for batch in consumer.poll(timeout_ms=1000, max_records=10_000).values():
                 count += len(batch)
                 size += sum(len(message.value) for message in batch)
-        consumer.close()
         return count, size
     return read
 
@@ -443,13 +459,20 @@ def test_consume_throughput(benchmark: Any, throughput: Callable[..., None], fil
                             client: str) -> None:
     """The 200,000 records read from offset 0 with ``assign()``, a new consumer each round."""
     broker, topic = filled
+    opened: list[Any] = []
 
     def setup() -> tuple[tuple[Callable[[], tuple[int, int]]], dict[str, Any]]:
+        while opened:  # the previous round's consumer, closed before this round starts, untimed
+            opened.pop().close()
         make = _consume_kafka_python if client == "kafka-python" else _consume_confluent
-        return (make(broker.bootstrap, topic),), {}
+        return (make(broker.bootstrap, topic, opened),), {}
 
     benchmark.group = f"{CONSUME_GROUP} [{client}]"
-    count, size = benchmark.pedantic(lambda read: read(), setup=setup, rounds=CONSUME_ROUNDS, warmup_rounds=1)
+    try:
+        count, size = benchmark.pedantic(lambda read: read(), setup=setup, rounds=CONSUME_ROUNDS, warmup_rounds=1)
+    finally:
+        for consumer in opened:
+            consumer.close()
     assert (count, size) == (RECORDS, RECORDS * VALUE_BYTES)
     throughput(benchmark, f"broker-consume/{client}/{broker.name}", records=RECORDS, nbytes=RECORDS * VALUE_BYTES)
 
