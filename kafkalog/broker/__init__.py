@@ -3,8 +3,8 @@
 A single-node, Kafka-compatible broker in Python (``kafkalog serve``, :func:`serve`, and the pytest fixture of
 :mod:`kafkalog.pytest_plugin`) whose data directories are real Kafka log dirs.  The modules, from the wire in:
 
-- :mod:`~kafkalog.broker.codec` and :mod:`~kafkalog.broker.protocol`: frames, headers, and kio's message types read
-  with Kafka's bounds;
+- :mod:`~kafkalog.broker.codec`, :mod:`~kafkalog.broker.wire_writer` and :mod:`~kafkalog.broker.protocol`: frames,
+  headers, and kio's message types read with Kafka's bounds and written by generated writers;
 - :mod:`~kafkalog.broker.server`: the listener, connections, and the dispatch of API keys to handlers;
 - the handlers: :mod:`~kafkalog.broker.metadata`, :mod:`~kafkalog.broker.produce`, :mod:`~kafkalog.broker.fetch`,
   :mod:`~kafkalog.broker.admin`;

@@ -1,9 +1,9 @@
-"""Reading and writing Kafka's protocol messages: kio's types, kio's writer, and a bounded reader of kafkalog's own.
+"""Reading Kafka's protocol messages: kio's types, read by a bounded reader of kafkalog's own.
 
 The message types are kio's (``kio.schema.<api>.v<N>.request``/``.response``): frozen dataclasses generated from
 Kafka's JSON message schemas, one module per version, whose fields carry what the wire format needs (``kafka_type``,
 the tag of a tagged field, nullability in the annotation, the entity's ``__flexible__``).  Responses are written
-by kio's :func:`kio.serial.entity_writer`.
+by :mod:`~kafkalog.broker.wire_writer` (kio's bytes, from writers generated over the same types).
 
 Requests are *not* read by kio's reader.  kio 0.6 reads with a compiled extension that allocates an array's
 storage from its count before it reads one element, and a count of two billion in a 9-byte request makes the
@@ -37,7 +37,8 @@ from kio.schema.errors import ErrorCode
 
 from ..errors import KafkaLogError
 
-__all__ = ["MalformedRequestError", "entity_reader", "read_unsigned_varint"]
+__all__ = ["MalformedRequestError", "entity_reader", "read_nullable_legacy_string", "read_unsigned_varint",
+           "skip_tagged_fields"]
 
 #: A field reader: the value at ``pos`` in ``buf`` and the position after it.
 FieldReader = Callable[[memoryview, int], tuple[Any, int]]
@@ -148,6 +149,26 @@ def _utf8(view: memoryview) -> str:
         raise MalformedRequestError(f"A string is not valid UTF-8: {e}") from None
 
 
+#: A nullable string of int16 length: the request header's ``client_id`` in every header version.
+read_nullable_legacy_string: FieldReader = _sized(False, False, True, "string", _utf8)
+
+
+def skip_tagged_fields(buf: memoryview, pos: int) -> int:
+    """Past the tagged fields at ``pos`` (a varint count, then each field's tag, size and value), none of which the
+    reader knows; each must end within ``buf``.  The position after them."""
+    count, pos = read_unsigned_varint(buf, pos)
+    if count > len(buf) - pos:
+        raise MalformedRequestError(f"Tried to read {count} tagged field(s), but there are only {len(buf) - pos} "
+                                    "bytes remaining.")
+    for _ in range(count):
+        _, pos = read_unsigned_varint(buf, pos)
+        size, pos = read_unsigned_varint(buf, pos)
+        if pos + size > len(buf):
+            raise MalformedRequestError(f"A tagged field of {size} byte(s) runs past the message's end")
+        pos += size
+    return pos
+
+
 def _ms_timedelta(read: FieldReader) -> FieldReader:
     def as_timedelta(buf: memoryview, pos: int) -> tuple[Any, int]:
         value, pos = read(buf, pos)
@@ -241,65 +262,121 @@ def _field_reader(field: dataclasses.Field[Any], annotation: Any, flexible: bool
     return _primitive(field.metadata["kafka_type"], flexible, nullable)
 
 
+#: Kafka type -> (struct format, the conversion of the unpacked value ``{v}``, or None) of the fixed-size fields a
+#: generated reader unpacks in runs: the same values the single-field readers above give.
+_FIXED_READS: dict[str, tuple[str, str | None]] = {
+    "int8": ("b", None), "int16": ("h", None), "int32": ("i", None), "int64": ("q", None), "uint16": ("H", None),
+    "uint32": ("I", None), "float64": ("d", None), "bool": ("?", None), "error_code": ("h", "_error_code_of({v})"),
+    "uuid": ("16s", "_UUID(bytes={v})"), "timedelta_i32": ("i", "_timedelta(milliseconds={v})"),
+    "timedelta_i64": ("q", "_timedelta(milliseconds={v})"),
+}
+
+
+def _error_code_of(value: int) -> ErrorCode:
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        raise MalformedRequestError(f"Unknown error code {value}") from None
+
+
+def _read_tagged(buf: memoryview, pos: int, tagged: dict[int, tuple[str, FieldReader]],
+                 defaults: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A flexible struct's tagged fields: each known one read within its declared size (which it must fill), each
+    unknown one skipped, the rest left at their defaults."""
+    count, pos = read_unsigned_varint(buf, pos)
+    if count > len(buf) - pos:
+        raise MalformedRequestError(f"Tried to read {count} tagged field(s), but there are only "
+                                    f"{len(buf) - pos} bytes remaining.")
+    values = dict(defaults)
+    for _ in range(count):
+        tag, pos = read_unsigned_varint(buf, pos)
+        size, pos = read_unsigned_varint(buf, pos)
+        end = pos + size
+        if end > len(buf):
+            raise MalformedRequestError(f"A tagged field of {size} byte(s) runs past the message's end")
+        known = tagged.get(tag)
+        if known is not None:
+            name, reader = known
+            values[name], stop = reader(buf[:end], pos)
+            if stop != end:
+                raise MalformedRequestError(f"Tagged field {name} is {size} byte(s) long but its value "
+                                            f"took {stop - pos}")
+        pos = end
+    return values, pos
+
+
 @functools.cache
 def _entity_reader(cls: type, nullable: bool) -> FieldReader:
+    """The reader of ``cls`` (``nullable``: after its KIP-893 marker), as Python source generated from the type and
+    compiled once: runs of fixed-size fields unpacked by one ``struct`` after one bounds check, every other field
+    through its bounded reader, then the tagged fields (flexible versions), then the message built."""
     flexible = bool(cls.__flexible__)  # type: ignore[attr-defined]
     hints = typing.get_type_hints(cls)
     is_header = cls.__name__ == "RequestHeader"
-    plain: list[tuple[str, FieldReader]] = []
+    names: dict[str, Any] = {"_need": _need, "_I8": _INT8.unpack_from, "_error_code_of": _error_code_of,
+                             "_UUID": uuid.UUID, "_timedelta": datetime.timedelta, "_read_tagged": _read_tagged,
+                             "_cls": cls, "Malformed": MalformedRequestError}
+    lines = ["def read(buf, pos):", "    size = len(buf)"]
+    if nullable:
+        lines += ["    if pos + 1 > size:", "        _need(buf, pos, 1)", "    marker = _I8(buf, pos)[0]",
+                  "    pos += 1", "    if marker < 0:", "        return None, pos"]
+    plain: list[str] = []  # the local variable of each plain field, in order
+    run: list[tuple[str, str, str | None]] = []  # (variable, format, conversion) of fixed fields read together
     tagged: dict[int, tuple[str, FieldReader]] = {}
     defaults: dict[str, Any] = {}
-    for field in dataclasses.fields(cls):
+
+    def flush() -> None:
+        if not run:
+            return
+        unpack = struct.Struct(">" + "".join(fmt for _, fmt, _ in run))
+        label = f"_unpack{len(names)}"
+        names[label] = unpack.unpack_from
+        lines.extend([f"    if pos + {unpack.size} > size:", f"        _need(buf, pos, {unpack.size})",
+                      f"    {', '.join(var for var, _, _ in run)}, = {label}(buf, pos)", f"    pos += {unpack.size}"])
+        lines.extend(f"    {var} = {convert.format(v=var)}" for var, _, convert in run if convert is not None)
+        run.clear()
+
+    for index, field in enumerate(dataclasses.fields(cls)):
         tag = field.metadata.get("tag")
         reader = _field_reader(field, hints[field.name], flexible, is_header and field.name == "client_id",
                                tag is not None)
-        if tag is None:
-            plain.append((field.name, reader))
-        else:
+        if tag is not None:
             tagged[int(tag)] = (field.name, reader)
             if field.default is not dataclasses.MISSING:
                 defaults[field.name] = field.default
             elif field.default_factory is not dataclasses.MISSING:
                 defaults[field.name] = field.default_factory()
+            continue
+        var = f"v{index}"
+        plain.append(f"{field.name}={var}")
+        inner, _ = _unwrap_optional(hints[field.name])
+        fixed = None
+        if not (is_header and field.name == "client_id") and typing.get_origin(inner) is not tuple \
+                and not dataclasses.is_dataclass(inner):
+            fixed = _FIXED_READS.get(field.metadata["kafka_type"])
+        if fixed is not None:
+            run.append((var, fixed[0], fixed[1]))
+            continue
+        flush()
+        label = f"_field{index}"
+        names[label] = reader
+        lines.append(f"    {var}, pos = {label}(buf, pos)")
+    flush()
     missing_tag_defaults = [name for name, _ in tagged.values() if name not in defaults]
     if missing_tag_defaults:
         from kio.serial._implicit_defaults import get_tagged_field_default
         by_name = {f.name: f for f in dataclasses.fields(cls)}
         for name in missing_tag_defaults:
             defaults[name] = get_tagged_field_default(by_name[name])
-
-    def read(buf: memoryview, pos: int) -> tuple[Any, int]:
-        if nullable:
-            marker, pos = _read_int8(buf, pos)
-            if marker < 0:
-                return None, pos
-        values: dict[str, Any] = {}
-        for name, reader in plain:
-            values[name], pos = reader(buf, pos)
-        if flexible:
-            count, pos = read_unsigned_varint(buf, pos)
-            if count > len(buf) - pos:
-                raise MalformedRequestError(f"Tried to read {count} tagged field(s), but there are only "
-                                            f"{len(buf) - pos} bytes remaining.")
-            values.update(defaults)
-            for _ in range(count):
-                tag, pos = read_unsigned_varint(buf, pos)
-                size, pos = read_unsigned_varint(buf, pos)
-                end = pos + size
-                if end > len(buf):
-                    raise MalformedRequestError(f"A tagged field of {size} byte(s) runs past the message's end")
-                known = tagged.get(tag)
-                if known is not None:
-                    name, reader = known
-                    values[name], stop = reader(buf[:end], pos)
-                    if stop != end:
-                        raise MalformedRequestError(f"Tagged field {name} is {size} byte(s) long but its value "
-                                                    f"took {stop - pos}")
-                pos = end
-        try:
-            return cls(**values), pos
-        except (TypeError, ValueError) as e:
-            raise MalformedRequestError(f"{cls.__name__}: {e}") from None
+    arguments = ", ".join(plain)
+    if flexible:
+        names["_tagged"], names["_defaults"] = tagged, defaults
+        lines.append("    tags, pos = _read_tagged(buf, pos, _tagged, _defaults)")
+        arguments = f"{arguments}, **tags" if arguments else "**tags"
+    lines += ["    try:", f"        return _cls({arguments}), pos", "    except (TypeError, ValueError) as e:",
+              f"        raise Malformed(f'{cls.__name__}: {{e}}') from None"]
+    exec(compile("\n".join(lines) + "\n", f"<request reader of {cls.__module__}.{cls.__name__}>", "exec"), names)
+    read: FieldReader = names["read"]
     return read
 
 

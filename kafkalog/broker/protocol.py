@@ -24,7 +24,7 @@ can read it (``ApiKeys.responseHeaderVersion``, KIP-511).
 
 from __future__ import annotations
 
-import io
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any, Final
@@ -32,11 +32,9 @@ from typing import Any, Final
 from kio.index import load_request_schema, load_response_schema
 from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map, schema_name_map
-from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
-from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
-from kio.serial import entity_writer
 
-from .codec import MalformedRequestError, entity_reader
+from .codec import MalformedRequestError, entity_reader, read_nullable_legacy_string, skip_tagged_fields
+from .wire_writer import entity_writer
 
 __all__ = ["API_VERSIONS_KEY", "ApiKey", "CloseConnection", "ErrorCode", "MalformedRequestError", "RequestHeader",
            "encode_response", "kio_versions", "parse_request_header", "request_reader"]
@@ -71,13 +69,12 @@ def kio_versions(api_key: int) -> tuple[int, int] | None:
     return min(versions), max(versions)
 
 
-_header_readers = {1: entity_reader(RequestHeaderV1), 2: entity_reader(RequestHeaderV2)}
-
-
+@functools.lru_cache(maxsize=4096)
 def _flexible(api_key: int, version: int, kind: str) -> bool:
     """Whether ``version`` of ``api_key``'s request (``kind`` "request") or response is flexible; a version past
     kio's newest is taken as flexible (every API's newest versions are: Kafka's ``requestHeaderVersion`` for a
-    version it does not know answers so too)."""
+    version it does not know answers so too).  Cached, as every request's header asks; bounded, as a client may
+    send any of 65,536 versions."""
     lo_hi = kio_versions(api_key)
     assert lo_hi is not None
     lo, hi = lo_hi
@@ -88,21 +85,30 @@ def _flexible(api_key: int, version: int, kind: str) -> bool:
     return bool(schema.__flexible__)
 
 
+@functools.cache
+def _known_api(api_key: int) -> bool:
+    return kio_versions(api_key) is not None
+
+
 def parse_request_header(frame: memoryview) -> tuple[RequestHeader, int]:
     """The header at the start of ``frame`` and where the body starts.
+
+    ``RequestHeader`` v1 (int16 key, int16 version, int32 correlation id, then the client id: a nullable string of
+    int16 length) or v2 (the same, then tagged fields, of which the header knows none: each is skipped within the
+    frame), read field by field rather than through a generic reader, as every request has one.
 
     Raises:
         MalformedRequestError: an unknown API key, or a header that does not read.
     """
     if len(frame) < _HEADER_PREFIX.size:
         raise MalformedRequestError(f"A request of {len(frame)} byte(s) is too short for a header")
-    api_key, api_version, _ = _HEADER_PREFIX.unpack_from(frame, 0)
-    if kio_versions(api_key) is None:
+    api_key, api_version, correlation_id = _HEADER_PREFIX.unpack_from(frame, 0)
+    if not _known_api(api_key):
         raise MalformedRequestError(f"Unknown API key {api_key}")
-    header_version = 2 if _flexible(api_key, api_version, "request") else 1
-    header, pos = _header_readers[header_version](frame, 0)
-    return RequestHeader(header.request_api_key, header.request_api_version, header.correlation_id,
-                         header.client_id), pos
+    client_id, pos = read_nullable_legacy_string(frame, _HEADER_PREFIX.size)
+    if _flexible(api_key, api_version, "request"):
+        pos = skip_tagged_fields(frame, pos)
+    return RequestHeader(api_key, api_version, correlation_id, client_id), pos
 
 
 _request_readers: dict[tuple[int, int], Any] = {}
@@ -120,20 +126,20 @@ _response_flexible: dict[tuple[int, int], bool] = {}
 
 
 def encode_response(api_key: int, version: int, correlation_id: int, response: Any) -> bytes:
-    """The whole frame of ``response`` (size, header, body) to the request with ``correlation_id``."""
+    """The whole frame of ``response`` (size, header, body) to the request with ``correlation_id``.
+
+    The body is written by :mod:`~kafkalog.broker.wire_writer` (kio's bytes, as a list of pieces in which a Fetch's
+    record bytes are the ones read from the segment), and the pieces are joined once.
+    """
     flexible = _response_flexible.get((api_key, version))
     if flexible is None:
         flexible = _response_flexible[(api_key, version)] = bool(type(response).__flexible__)
-    out = io.BytesIO()
-    out.write(b"\0\0\0\0")
-    out.write(_SIZE.pack(correlation_id))
+    parts: list[Any] = [b"", _SIZE.pack(correlation_id)]
     if flexible and api_key != API_VERSIONS_KEY:
-        out.write(b"\0")  # no tagged fields in the header
-    entity_writer(type(response))(out, response)
-    frame = out.getbuffer()
-    _SIZE.pack_into(frame, 0, len(frame) - 4)
-    del frame
-    return out.getvalue()
+        parts.append(b"\0")  # no tagged fields in the header
+    entity_writer(type(response))(parts, response)
+    parts[0] = _SIZE.pack(sum(map(len, parts)))
+    return b"".join(parts)
 
 
 class ApiKey:
