@@ -22,11 +22,14 @@ What it does, for each suite, with the client version installed beside kafkalog 
    confluent's ``TestUtils.broker_conf``), stopped with SIGTERM afterwards.
 4. **Run.**  The suite's pytest, pointed at the broker through its own switches (kafka-python: ``KAFKA_URI`` and
    ``KAFKA_VERSION``; confluent: ``BROKERS``), each test bounded by pytest-timeout (``--test-timeout``, signal
-   method, so one hung test fails alone) and the whole run by ``--suite-timeout``.  Test bodies are never changed.
+   method, so one hung test fails alone) and the whole run by ``--suite-timeout``, under the suite's own pytest
+   configuration (its ``pyproject.toml``) less its ``addopts`` (kafka-python's ask for pytest-timeout's thread
+   method, which ends the whole run at the first hung test).  Test bodies are never changed.
 5. **Summary.**  Passed / failed / skipped / errors per suite, each failure's test id and first error line, each
-   skip's reason, the directories not run and why, and against ``EXPECTED`` below (the failures triaged as what a
-   single PLAINTEXT node without transactions cannot do) which failures are new and which expected ones now pass.
-   Printed, and written as JSON to ``--json`` (default ``.oracle/peers/summary.json``).
+   skip's reason, the directories not run and why, and, against each suite's ``expected`` below (the failures
+   triaged: what a single PLAINTEXT node without transactions cannot do, and the APIs kafkalog does not answer
+   yet), which failures are new and which expected ones now pass.  Printed, and written as JSON to ``--json``
+   (default ``.oracle/peers/summary.json``; ``KAFKALOG_PEERS_CACHE`` moves the whole cache).
 
 Exit status: 0 when every failure is an expected one (a suite whose tests cannot be had, confluent's without
 ``--confluent-source``, is reported as not run), 1 when there is an unexpected failure or a suite timed out, 3 when
