@@ -102,7 +102,7 @@ class Suite:
         return None
 
 
-_SINGLE_NODE = "needs a controller or replicas (multiple brokers, KRaft controller APIs): not a single-node broker's"
+_CONTROLLER = "a KRaft controller's API: kafkalog's broker has no Raft quorum"
 _NO_API = "an API kafkalog's broker does not answer yet: "
 _TXN = "transactions: kafkalog's broker does not answer the transaction APIs yet (issue 34, txn_*)"
 
@@ -124,15 +124,16 @@ KAFKA_PYTHON = Suite(
     expected={
         "test/integration/test_admin_integration.py::test_create_describe_delete_acls":
             "ACLs: kafkalog's broker has no authorizer (DescribeAcls, CreateAcls, DeleteAcls not answered)",
-        "test/integration/test_admin_integration.py::test_elect_leaders": _NO_API + "ElectLeaders",
+        "test/integration/test_admin_integration.py::test_elect_leaders":
+            _NO_API + "ElectLeaders (one node: ELECTION_NOT_NEEDED for every partition)",
         "test/integration/test_admin_integration.py::test_describe_log_dirs": _NO_API + "DescribeLogDirs",
         "test/integration/test_admin_integration.py::test_alter_replica_log_dirs":
             _NO_API + "DescribeLogDirs, AlterReplicaLogDirs",
-        "test/integration/test_admin_integration.py::test_describe_metadata_quorum": _SINGLE_NODE + " (DescribeQuorum)",
+        "test/integration/test_admin_integration.py::test_describe_metadata_quorum": _CONTROLLER + " (DescribeQuorum)",
         "test/integration/test_admin_integration.py::test_alter_partition_reassignments":
-            _SINGLE_NODE + " (AlterPartitionReassignments)",
+            _NO_API + "AlterPartitionReassignments (one node: only onto itself, a no-op)",
         "test/integration/test_admin_integration.py::test_list_partition_reassignments":
-            _SINGLE_NODE + " (ListPartitionReassignments)",
+            _NO_API + "ListPartitionReassignments (one node: never one in progress)",
         "test/integration/test_admin_integration.py::test_describe_topic_partitions":
             _NO_API + "DescribeTopicPartitions",
         "test/integration/test_admin_integration.py::test_describe_topic_partitions_pagination":
