@@ -6,6 +6,9 @@
 #                reading the log dirs through an S3-compatible server on 127.0.0.1
 #   make test    build everything into .venv, then lint, type-check, run the whole test suite and build
 #                the docs (their examples run as doctests)
+#   make peers   kafka-python's and confluent-kafka-python's own integration suites against kafkalog serve
+#                (tests/peers; minutes, downloads their sources once, not part of make test):
+#                PEERS_ARGS="--confluent-source PATH" gives confluent's tests, which its sdist does not ship
 #
 # Each target sets up what it needs; nothing has to be installed by hand first but Python 3.11+.
 
@@ -16,7 +19,7 @@ STAMP := $(VENV)/.installed
 SOURCES := $(shell find kafkalog -name '*.py' -o -name '*.pyx' -o -name '*.pxi' -o -name '*.pyi' -o -name '*.h') setup.py pyproject.toml
 
 .PHONY: all demo demo-cluster tour test lint typecheck stubtest pytest docs bench build clean oracle-jars \
-	oracle-run oracle
+	oracle-run oracle peers
 
 all: test
 
@@ -124,6 +127,13 @@ docs: $(STAMP)
 	$(PY) -m sphinx $(DOCS_FLAGS) -b doctest docs docs/_build/doctest
 
 test: lint typecheck stubtest pytest docs
+
+# The peers' own integration suites against kafkalog serve (tests/peers/run_peer_suites.py): a summary on stdout
+# and in .oracle/peers/summary.json.  Slow (minutes per suite) and online the first time, so not part of test.
+PEERS_ARGS ?=
+
+peers: $(STAMP)
+	$(PY) tests/peers/run_peer_suites.py $(PEERS_ARGS)
 
 # Every benchmark (kafkalog/bench, shipped with the package), then bench-report/ (report.md and charts); the
 # rows beside Kafka's own log layer run on the jars oracle-jars fetches (skipped, with a note, without Java);

@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from kio.schema.errors import ErrorCode
 
-from ..config import LogConfig
+from ..config import DEFAULTS, LogConfig
 from ..config.config_def import ConfigError
 from ..config.log_config import ALL_SERVER_CONFIG_SYNONYMS
 from ..errors import KafkaLogError, OffsetOutOfRangeError
@@ -354,9 +354,24 @@ def _alter(ctx: RequestContext, request: Any, incremental: bool) -> Any:
     return ctx.response(throttle_time=_NO_THROTTLE, responses=tuple(results))
 
 
+def _default_text(name: str) -> str:
+    """A topic property's ``ConfigDef`` default as its string (Kafka: ``KafkaConfigSchema.getDefault``, which is
+    ``ConfigDef.convertToString`` of the default: a list joined with commas), ``""`` for none."""
+    value = DEFAULTS.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
 def _new_overrides(current: dict[str, str], changes: Any, incremental: bool) -> dict[str, str]:
     """The overrides after ``changes`` (Kafka: ``ConfigurationControlManager.incrementalAlterConfig`` /
-    ``legacyAlterConfig``: a legacy alter replaces them all)."""
+    ``legacyAlterConfig``: a legacy alter replaces them all).
+
+    APPEND and SUBTRACT work on the topic's current value: its override, or without one the property's default
+    (Kafka's ``getParts``), not the broker's ``log.*`` setting: the controller resolves a list against the topic
+    schema's default, as here."""
     names = [c.name for c in changes]
     if len(names) != len(set(names)):
         raise ConfigError("Error due to duplicate config keys")
@@ -382,7 +397,10 @@ def _new_overrides(current: dict[str, str], changes: Any, incremental: bool) -> 
             if LogConfig.config_type(change.name) != "LIST":
                 raise ConfigError(f"Config value append is not allowed for config key: {change.name}",
                                   name=change.name)
-            items = [x for x in result.get(change.name, "").split(",") if x]
+            # no override yet: the list starts from the property's default, as Kafka's getParts does (APPEND of
+            # compact to a topic without a cleanup.policy of its own gives "delete,compact", not "compact")
+            start = result[change.name] if change.name in result else _default_text(change.name)
+            items = [x for x in start.split(",") if x]
             given = [x.strip() for x in (change.value or "").split(",") if x.strip()]
             if op == APPEND:
                 items += [x for x in given if x not in items]
