@@ -41,13 +41,10 @@ from .._common import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from ..errors import (
     IllegalStateError,
     KafkaLogError,
-    KafkaStorageError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    UnknownTopicOrPartitionError,
 )
 from ..messages import MessageReadError, MessageWriteError
 from ..record.memory import MemoryRecords
+from .error_codes import error_code_for
 from .group_config import GroupCoordinatorConfig
 from .group_metadata import CommitRecordMetadataAndOffset, GroupMetadata, GroupState, TopicPartition
 from .group_records import (
@@ -110,16 +107,9 @@ _INVALID_OFFSET = -1
 
 
 def _append_error(e: Exception) -> ErrorCode:
-    """The error code Kafka's ``ReplicaManager.appendRecords`` would answer for an append that raised ``e``."""
-    if isinstance(e, RecordBatchTooLargeError):
-        return ErrorCode.record_list_too_large
-    if isinstance(e, RecordTooLargeError):
-        return ErrorCode.message_too_large
-    if isinstance(e, UnknownTopicOrPartitionError):
-        return ErrorCode.unknown_topic_or_partition
-    if isinstance(e, KafkaStorageError):
-        return ErrorCode.kafka_storage_error
-    return ErrorCode.unknown_server_error
+    """The error code Kafka's ``ReplicaManager.appendRecords`` answers for an append that raised ``e``
+    (``Errors.forException``: :func:`~kafkalog.broker.error_codes.error_code_for`)."""
+    return error_code_for(e)
 
 
 def maybe_convert_offset_commit_error(error: ErrorCode) -> ErrorCode:

@@ -36,19 +36,13 @@ from dataclasses import dataclass
 from kio.schema.errors import ErrorCode
 
 from ..errors import (
-    CorruptRecordError,
     IllegalStateError,
-    InvalidProducerEpochError,
-    InvalidTxnStateError,
     KafkaLogError,
-    KafkaStorageError,
-    RecordBatchTooLargeError,
-    RecordTooLargeError,
-    TransactionCoordinatorFencedError,
     UnknownTopicOrPartitionError,
 )
 from ..messages import MessageReadError
 from ..record.memory import MemoryRecords
+from .error_codes import error_code_for
 from .group_metadata_manager import CoordinatorLogs
 from .group_records import java_string_hashcode
 from .txn_config import TransactionCoordinatorConfig
@@ -78,24 +72,9 @@ _TOMBSTONE_RECORD_OVERHEAD = 5 + 1 + 10 + 5 + 5 + 1 + 5
 
 
 def append_error(e: Exception) -> ErrorCode:
-    """The error code Kafka's ``ReplicaManager.appendRecords`` answers for an append that raised ``e``."""
-    if isinstance(e, RecordBatchTooLargeError):
-        return ErrorCode.record_list_too_large
-    if isinstance(e, RecordTooLargeError):
-        return ErrorCode.message_too_large
-    if isinstance(e, UnknownTopicOrPartitionError):
-        return ErrorCode.unknown_topic_or_partition
-    if isinstance(e, KafkaStorageError):
-        return ErrorCode.kafka_storage_error
-    if isinstance(e, InvalidProducerEpochError):
-        return ErrorCode.invalid_producer_epoch
-    if isinstance(e, TransactionCoordinatorFencedError):
-        return ErrorCode.transaction_coordinator_fenced
-    if isinstance(e, InvalidTxnStateError):
-        return ErrorCode.invalid_txn_state
-    if isinstance(e, CorruptRecordError):
-        return ErrorCode.corrupt_message
-    return ErrorCode.unknown_server_error
+    """The error code Kafka's ``ReplicaManager.appendRecords`` answers for an append that raised ``e``
+    (``Errors.forException``: :func:`~kafkalog.broker.error_codes.error_code_for`)."""
+    return error_code_for(e)
 
 
 @dataclass
