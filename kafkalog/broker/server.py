@@ -76,6 +76,12 @@ from .protocol import (
     parse_request_header,
     request_reader,
 )
+from .replicas import (
+    handle_alter_partition_reassignments,
+    handle_describe_log_dirs,
+    handle_elect_leaders,
+    handle_list_partition_reassignments,
+)
 from .txn_apis import GroupCompletion, find_coordinator_handler, transaction_handlers
 from .txn_config import TransactionCoordinatorConfig
 from .txn_coordinator import TransactionCoordinator
@@ -105,6 +111,10 @@ _HANDLERS: Final[dict[int, tuple[int, int, Handler]]] = {
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1, handle_incremental_alter_configs),
     ApiKey.DELETE_RECORDS: (0, 2, handle_delete_records),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: (2, 4, handle_offset_for_leader_epoch),
+    ApiKey.ELECT_LEADERS: (0, 2, handle_elect_leaders),
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0, handle_alter_partition_reassignments),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0, handle_list_partition_reassignments),
+    ApiKey.DESCRIBE_LOG_DIRS: (1, 4, handle_describe_log_dirs),
 }
 
 
