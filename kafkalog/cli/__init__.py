@@ -46,7 +46,10 @@ __all__ = ["SUBCOMMANDS", "EXIT_FOUND", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USA
 
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every subcommand, or with ``only`` that one alone (what :func:`main` builds when
+    the command line names it: each subcommand module imports what it runs, and a command that starts a server,
+    ``serve``, should not wait for the imports of all the others)."""
     parser = argparse.ArgumentParser(
         prog="kafkalog",
         description="Read, check, recover and compact Kafka log directories (a port of Kafka's log layer).",
@@ -57,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="never draw progress bars")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in SUBCOMMANDS:
-        importlib.import_module(f"{__name__}.{name}").add_parser(subparsers)
+        if only is None or name == only:
+            importlib.import_module(f"{__name__}.{name}").add_parser(subparsers)
     for subparser in subparsers.choices.values():
         _add_global_flags(subparser)
     return parser
@@ -79,9 +83,12 @@ def _add_global_flags(subparser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    # The top-level flags take no value, so the first word that is not a flag is the subcommand.
+    chosen = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(chosen if chosen in SUBCOMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as e:  # argparse's own exit: --help, --version, a usage error
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     args.verbose += getattr(args, "verbose_after", 0)
