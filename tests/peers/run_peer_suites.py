@@ -104,9 +104,6 @@ class Suite:
 
 _CONTROLLER = "a KRaft controller's API: kafkalog's broker has no Raft quorum"
 _NO_API = "an API kafkalog's broker does not answer yet: "
-_TXN = ("transactions: listed when kafkalog's broker did not answer the transaction APIs; it does now (kafka-python's "
-        "transaction tests pass), and this suite's are to be run again")
-
 KAFKA_PYTHON = Suite(
     name="kafka-python", sdist_prefix="kafka_python",
     paths=("test/integration",),
@@ -161,7 +158,6 @@ CONFLUENT = Suite(
         "tests/integration/admin/test_describe_operations.py::test_describe_operations":
             "SASL/PLAIN and ACLs: its sasl_cluster fixture starts a trivup Kafka 4.2.0 of its own, whatever BROKERS "
             "says (trivup downloads Kafka, which this machine cannot)",
-        "tests/integration/producer/test_transactions.py": _TXN,
         "tests/integration/share_consumer": "share groups (KIP-932): kafkalog's broker answers neither the share "
             "APIs (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) nor GROUP configuration resources "
             "(share.auto.offset.reset is set through IncrementalAlterConfigs first)",
