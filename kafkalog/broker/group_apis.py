@@ -44,8 +44,7 @@ class BrokerTopics:
         self._broker = broker
 
     def partition_exists(self, topic: str, partition: int) -> bool:
-        found = self._broker.partitions.get(topic)
-        return found is not None and 0 <= partition < len(found.logs)
+        return self._broker.partitions.has_partition(topic, partition)
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         found = self._broker.partitions.by_id(topic_id)

@@ -180,6 +180,11 @@ class PartitionRegistry:
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
         return self._by_id.get(topic_id)
 
+    def has_partition(self, name: str, partition: int) -> bool:
+        """Whether this broker has ``name``'s ``partition``."""
+        topic = self._topics.get(name)
+        return topic is not None and 0 <= partition < len(topic.logs)
+
     def log(self, name: str, partition: int) -> Log:
         """The log of ``name``'s ``partition``.
 

@@ -35,11 +35,6 @@ _NO_THROTTLE: Final = datetime.timedelta(0)
 _ELECTION_TYPES: Final = frozenset({0, 1})
 
 
-def _has(ctx: RequestContext, topic: str, partition: int) -> bool:
-    found = ctx.broker.partitions.get(topic)
-    return found is not None and 0 <= partition < len(found.logs)
-
-
 async def handle_elect_leaders(ctx: RequestContext, request: Any) -> Any:
     result_type = ctx.response_type("PartitionResult")
     election_type = getattr(request, "election_type", 0)
@@ -50,7 +45,7 @@ async def handle_elect_leaders(ctx: RequestContext, request: Any) -> Any:
     for wanted in request.topic_partitions or ():
         answers = []
         for partition in wanted.partitions:
-            if _has(ctx, wanted.topic, partition):
+            if ctx.broker.partitions.has_partition(wanted.topic, partition):
                 code, message = ErrorCode.election_not_needed, "Leader election not needed for topic partition."
             else:
                 code, message = ErrorCode.unknown_topic_or_partition, "The topic or partition does not exist."
@@ -72,7 +67,7 @@ async def handle_alter_partition_reassignments(ctx: RequestContext, request: Any
     for wanted in request.topics:
         answers = []
         for partition in wanted.partitions:
-            if not _has(ctx, wanted.name, partition.partition_index):
+            if not ctx.broker.partitions.has_partition(wanted.name, partition.partition_index):
                 code, message = ErrorCode.unknown_topic_or_partition, "The topic or partition does not exist."
             elif partition.replicas is None:
                 code, message = ErrorCode.no_reassignment_in_progress, "No ongoing reassignment to cancel."
