@@ -108,6 +108,38 @@ def test_serve_needs_log_dirs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "needs --log-dirs" in capsys.readouterr().err
 
 
+def test_serving_leaves_hypothesis_unimported_and_importable(tmp_path: Path) -> None:
+    """kio imports hypothesis whenever it is installed, about 0.25 s of the 0.3 s start budget; ``kafkalog serve``
+    imports the broker with hypothesis made unimportable, so a development machine starts as fast as a user's, and
+    the process can still import it afterwards."""
+    script = (
+        "import sys\n"
+        "from kafkalog.cli.serve import _unimportable\n"
+        "with _unimportable('hypothesis'):\n"
+        "    import kafkalog.broker\n"
+        "    try:\n"
+        "        import hypothesis\n"
+        "    except ImportError:\n"
+        "        blocked = True\n"
+        "    else:\n"
+        "        blocked = False\n"
+        "print(blocked, 'hypothesis' in sys.modules, 'kio' in sys.modules)\n"
+        "import hypothesis.strategies\n"
+        "print(hypothesis.strategies.integers is not None)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert done.stdout.split() == ["True", "False", "True", "True"]
+
+
+def test_unimportable_leaves_an_imported_package_alone() -> None:
+    from kafkalog.cli.serve import _unimportable
+    before = sys.modules["pytest"]
+    with _unimportable("pytest"):
+        import pytest as again
+        assert again is before
+    assert sys.modules["pytest"] is before
+
+
 def test_the_pytest_fixtures_in_another_project(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_orders="""
         import pytest
