@@ -223,7 +223,7 @@ def _launcher(name: str, work: Path, bytecode: Path) -> Any:
     found = kafka_broker.find()
     if isinstance(found, str):
         pytest.skip(found)
-    return kafka_broker.KafkaBrokerJvm(found, work)
+    return kafka_broker.KafkaBrokerJvm.from_jvm(found, work)
 
 
 def _until_ready(broker: Any, topic: str) -> None:

@@ -42,9 +42,10 @@ from ..config.log_config import ALL_SERVER_CONFIG_SYNONYMS
 from ..errors import KafkaLogError, OffsetOutOfRangeError
 from ..topic import InvalidTopicError
 from .config import ACCEPTED_WITHOUT_EFFECT, BROKER_PROPERTIES
-from .context import RequestContext, build
+from .context import RequestContext
 from .error_codes import error_code_for
 from .fetch import epoch_error
+from .kio_values import build
 from .partitions import INTERNAL_TOPICS, UnknownTopicError
 
 __all__ = ["handle_alter_configs", "handle_create_partitions", "handle_create_topics", "handle_delete_records",

@@ -8,11 +8,11 @@ handler module imports the server.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kio.index import load_response_schema
+from .kio_values import build
+from .protocol import response_class
 
 if TYPE_CHECKING:
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .partitions import PartitionRegistry
     from .protocol import RequestHeader
 
-__all__ = ["BrokerState", "ProducerIdSource", "RequestContext", "build", "response_class"]
+__all__ = ["BrokerState", "ProducerIdSource", "RequestContext"]
 
 
 class ProducerIdSource(Protocol):
@@ -67,7 +67,8 @@ class RequestContext:
         return self.header.api_version
 
     def response(self, **fields: Any) -> Any:
-        """The response of this request's API and version, from ``fields`` (those this version has)."""
+        """The response of this request's API and version, from ``fields``
+        (:func:`~kafkalog.broker.kio_values.build`)."""
         return build(response_class(self.header.api_key, self.header.api_version), **fields)
 
     def response_type(self, name: str) -> Any:
@@ -76,19 +77,3 @@ class RequestContext:
         cls = response_class(self.header.api_key, self.header.api_version)
         return getattr(sys.modules[cls.__module__], name, None)
 
-
-@functools.cache
-def response_class(api_key: int, version: int) -> type:
-    return load_response_schema(api_key, version)
-
-
-@functools.cache
-def _field_names(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in dataclasses.fields(cls))
-
-
-def build(cls: type, **fields: Any) -> Any:
-    """An instance of the kio entity ``cls`` from ``fields``, leaving out those its version has not got (Kafka's
-    generated writers write only the fields of the version they write)."""
-    names = _field_names(cls)
-    return cls(**{k: v for k, v in fields.items() if k in names})

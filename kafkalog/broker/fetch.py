@@ -39,8 +39,9 @@ from kio.schema.errors import ErrorCode
 from ..errors import KafkaLogError, OffsetOutOfRangeError
 from ..fetch import EMPTY_RECORDS, FetchDataInfo, FetchIsolation
 from ..log.reads import EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
-from .context import RequestContext, build
+from .context import RequestContext
 from .error_codes import error_code_for
+from .kio_values import build
 from .partitions import UnknownTopicError, leader_epoch
 
 __all__ = ["handle_fetch", "handle_list_offsets"]

@@ -58,6 +58,7 @@ from .group_metadata import (
 )
 from .group_records import OffsetAndMetadata
 from .kio_values import build, field_names, ms
+from .protocol import response_class
 
 __all__ = ["GroupCoordinator", "RequestContext", "TopicResolver"]
 
@@ -101,13 +102,6 @@ def _version(request: Any) -> int:
     return int(type(request).__version__)
 
 
-def _response_class(request: Any) -> Any:
-    """The response class of the request's API and version: ``kio.schema.<api>.v<N>.response.<Name>Response``."""
-    module = type(request).__module__.rsplit(".", 1)[0] + ".response"
-    name = type(request).__name__.removesuffix("Request") + "Response"
-    return getattr(__import__(module, fromlist=[name]), name)
-
-
 class GroupCoordinator(ClassicGroupCoordinator):
     """Kafka: ``GroupCoordinatorAdapter`` over the classic ``GroupCoordinator``: one coroutine per group API."""
 
@@ -115,25 +109,24 @@ class GroupCoordinator(ClassicGroupCoordinator):
         """FindCoordinator v0-v6 (Kafka: ``handleFindCoordinatorRequest``): this node for every group and every
         transactional id; v4+ answers each of ``coordinator_keys``."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         key_type = int(getattr(request, "key_type", COORDINATOR_TYPE_GROUP))
         if key_type not in (COORDINATOR_TYPE_GROUP, COORDINATOR_TYPE_TRANSACTION):
             # Kafka: CoordinatorType.forId throws InvalidRequestException for the whole request.
             error = ErrorCode.invalid_request
             if version >= 4:
-                return build(response, {"coordinators": [
+                return build(response, coordinators=[
                     {"key": key, "node_id": -1, "host": "", "port": -1, "error_code": error,
                      "error_message": f"Unknown coordinator type received: {key_type}"}
-                    for key in request.coordinator_keys]})
-            return build(response, {"error_code": error, "error_message": f"Unknown coordinator type received: "
-                                                                          f"{key_type}", "node_id": -1, "host": "",
-                                    "port": -1})
+                    for key in request.coordinator_keys])
+            return build(response, error_code=error,
+                         error_message=f"Unknown coordinator type received: {key_type}", node_id=-1, host="", port=-1)
         if version >= 4:
-            return build(response, {"coordinators": [
+            return build(response, coordinators=[
                 {"key": key, "node_id": ctx.node_id, "host": ctx.host, "port": ctx.port, "error_code": ErrorCode.none,
-                 "error_message": None} for key in request.coordinator_keys]})
-        return build(response, {"error_code": ErrorCode.none, "error_message": "NONE", "node_id": ctx.node_id,
-                                "host": ctx.host, "port": ctx.port})
+                 "error_message": None} for key in request.coordinator_keys])
+        return build(response, error_code=ErrorCode.none, error_message="NONE", node_id=ctx.node_id, host=ctx.host,
+                     port=ctx.port)
 
     async def join_group(self, ctx: RequestContext, request: Any) -> Any:
         """JoinGroup v0-v9: answers when the group's rebalance completes (or at once on an error)."""
@@ -162,21 +155,21 @@ class GroupCoordinator(ClassicGroupCoordinator):
             protocol_name = ""  # JoinGroupResponse: no nullable protocol name before v7
         elif version >= 7 and protocol_name == "":
             protocol_name = None
-        return build(_response_class(request), {
-            "error_code": result.error, "generation_id": result.generation_id, "protocol_type": result.protocol_type,
-            "protocol_name": protocol_name, "leader": result.leader_id, "skip_assignment": result.skip_assignment,
-            "member_id": result.member_id,
-            "members": [{"member_id": m, "group_instance_id": i, "metadata": md} for m, i, md in result.members]})
+        return build(
+            response_class(request.__api_key__, request.__version__), error_code=result.error,
+            generation_id=result.generation_id, protocol_type=result.protocol_type, protocol_name=protocol_name,
+            leader=result.leader_id, skip_assignment=result.skip_assignment, member_id=result.member_id,
+            members=[{"member_id": m, "group_instance_id": i, "metadata": md} for m, i, md in result.members])
 
     async def sync_group(self, ctx: RequestContext, request: Any) -> Any:
         """SyncGroup v0-v5: a follower's answer waits for the leader's assignment."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         protocol_type = getattr(request, "protocol_type", None)
         protocol_name = getattr(request, "protocol_name", None)
         if version >= 5 and (protocol_type is None or protocol_name is None):
             # KafkaApis: from v5 the protocol type and name are mandatory.
-            return build(response, {"error_code": ErrorCode.inconsistent_group_protocol, "assignment": b""})
+            return build(response, error_code=ErrorCode.inconsistent_group_protocol, assignment=b"")
         future: asyncio.Future[SyncGroupResult] = asyncio.get_running_loop().create_future()
 
         def callback(result: SyncGroupResult) -> None:
@@ -189,14 +182,14 @@ class GroupCoordinator(ClassicGroupCoordinator):
         self.handle_sync_group(request.group_id, int(request.generation_id), request.member_id, protocol_type,
                                protocol_name, getattr(request, "group_instance_id", None), assignments, callback)
         result = await future
-        return build(response, {"error_code": result.error, "protocol_type": result.protocol_type,
-                                "protocol_name": result.protocol_name, "assignment": result.assignment})
+        return build(response, error_code=result.error, protocol_type=result.protocol_type,
+                     protocol_name=result.protocol_name, assignment=result.assignment)
 
     async def heartbeat(self, ctx: RequestContext, request: Any) -> Any:
         """Heartbeat v0-v4."""
         error = self.handle_heartbeat(request.group_id, request.member_id, getattr(request, "group_instance_id", None),
                                       int(request.generation_id))
-        return build(_response_class(request), {"error_code": error})
+        return build(response_class(request.__api_key__, request.__version__), error_code=error)
 
     async def leave_group(self, ctx: RequestContext, request: Any) -> Any:
         """LeaveGroup v0-v5: one member before v3, a batch after (Kafka: ``LeaveGroupRequest.normalizedData`` and
@@ -208,18 +201,18 @@ class GroupCoordinator(ClassicGroupCoordinator):
         else:
             members = [(m.member_id, m.group_instance_id, getattr(m, "reason", None)) for m in request.members]
         top, results = self.handle_leave_group(request.group_id, members)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         if version >= 3:
-            return build(response, {"error_code": top, "members": [
-                {"member_id": m, "group_instance_id": i, "error_code": e} for m, i, e in results]})
+            return build(response, error_code=top, members=[
+                {"member_id": m, "group_instance_id": i, "error_code": e} for m, i, e in results])
         if top is not ErrorCode.none:
-            return build(response, {"error_code": top})
-        return build(response, {"error_code": results[0][2]})
+            return build(response, error_code=top)
+        return build(response, error_code=results[0][2])
 
     async def offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         """OffsetCommit v2-v10 (Kafka: ``handleOffsetCommitRequest`` and the adapter's ``commitOffsets``)."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         now = self.timer.time_ms()
         by_id = version >= 10
         retention = ms(request.retention_time) if "retention_time" in field_names(type(request)) \
@@ -255,13 +248,13 @@ class GroupCoordinator(ClassicGroupCoordinator):
                                                 int(request.generation_id_or_member_epoch), offsets)
             for tp, error in result.items():
                 statuses[(keys[tp], tp[1])] = error
-        return build(response, {"topics": self._by_topic(order, statuses, "topic_id" if by_id else "name")})
+        return build(response, topics=self._by_topic(order, statuses, "topic_id" if by_id else "name"))
 
     async def txn_offset_commit(self, ctx: RequestContext, request: Any) -> Any:
         """TxnOffsetCommit v0-v5 (Kafka: ``handleTxnOffsetCommitRequest`` and the adapter's
         ``commitTransactionalOffsets``): a partition the broker does not have is ``UNKNOWN_TOPIC_OR_PARTITION``, the
         rest go to :meth:`handle_txn_commit_offsets`, committed now and never expiring."""
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         now = self.timer.time_ms()
         early: dict[tuple[Any, int], ErrorCode] = {}
         offsets: dict[TopicPartition, OffsetAndMetadata] = {}
@@ -286,7 +279,7 @@ class GroupCoordinator(ClassicGroupCoordinator):
                 getattr(request, "group_instance_id", None),
                 int(request.generation_id) if "generation_id" in fields else -1, offsets)
             statuses.update(result)
-        return build(response, {"throttle_time": 0, "topics": self._by_topic(order, statuses, "name")})
+        return build(response, throttle_time=0, topics=self._by_topic(order, statuses, "name"))
 
     @staticmethod
     def _topic_name(ctx: RequestContext, topic_key: Any, by_id: bool) -> str | None:
@@ -307,12 +300,12 @@ class GroupCoordinator(ClassicGroupCoordinator):
         """OffsetFetch v1-v10 (Kafka: ``handleOffsetFetchRequestFromCoordinator``, the adapter's ``fetchOffsets`` /
         ``fetchAllOffsets`` and ``OffsetFetchResponse(groups, version)``); v8+ fetches several groups."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         require_stable = bool(getattr(request, "require_stable", False))
         if version >= 8:
             groups = [self._fetch_group(ctx, g.group_id, g.topics, require_stable, version >= 10)
                       for g in request.groups]
-            return build(response, {"groups": groups})
+            return build(response, groups=groups)
         group = self._fetch_group(ctx, request.group_id, request.topics, require_stable, False)
         topics = group["topics"]
         if version < 2 and group["error_code"] is not ErrorCode.none:
@@ -320,7 +313,7 @@ class GroupCoordinator(ClassicGroupCoordinator):
                 for p in t["partitions"]:
                     p.update(error_code=group["error_code"], committed_offset=-1, metadata="",
                              committed_leader_epoch=-1)
-        return build(response, {"topics": topics, "error_code": group["error_code"]})
+        return build(response, topics=topics, error_code=group["error_code"])
 
     def _fetch_group(self, ctx: RequestContext, group_id: str, topics: Any, require_stable: bool,
                      by_id: bool) -> dict[str, Any]:
@@ -374,27 +367,27 @@ class GroupCoordinator(ClassicGroupCoordinator):
                             for m in summary.members],
                 "authorized_operations": _GROUP_OPERATIONS if include_operations and error is ErrorCode.none
                 else _NO_OPERATIONS})
-        return build(_response_class(request), {"groups": groups})
+        return build(response_class(request.__api_key__, request.__version__), groups=groups)
 
     async def list_groups(self, ctx: RequestContext, request: Any) -> Any:
         """ListGroups v0-v5 (v4+ filters by state, v5+ by type)."""
         states = set(getattr(request, "states_filter", ()) or ())
         types_ = set(getattr(request, "types_filter", ()) or ())
         error, groups = self.handle_list_groups(states, types_)
-        return build(_response_class(request), {"error_code": error, "groups": [
+        return build(response_class(request.__api_key__, request.__version__), error_code=error, groups=[
             {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state,
-             "group_type": g.group_type} for g in groups]})
+             "group_type": g.group_type} for g in groups])
 
     async def delete_groups(self, ctx: RequestContext, request: Any) -> Any:
         """DeleteGroups v0-v2 (a group named twice is deleted once, as ``KafkaApis`` does)."""
         names = list(dict.fromkeys(request.groups_names))
         errors = self.handle_delete_groups(names)
-        return build(_response_class(request), {"results": [
-            {"group_id": g, "error_code": errors[g]} for g in names]})
+        return build(response_class(request.__api_key__, request.__version__), results=[
+            {"group_id": g, "error_code": errors[g]} for g in names])
 
     async def offset_delete(self, ctx: RequestContext, request: Any) -> Any:
         """OffsetDelete v0 (Kafka: ``handleOffsetDeleteRequest``)."""
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         order: list[tuple[Any, int]] = []
         statuses: dict[tuple[Any, int], ErrorCode] = {}
         partitions: list[TopicPartition] = []
@@ -408,7 +401,6 @@ class GroupCoordinator(ClassicGroupCoordinator):
                     partitions.append(key)
         group_error, results = self.handle_delete_offsets(request.group_id, partitions)
         if group_error is not ErrorCode.none:
-            return build(response, {"error_code": group_error})
+            return build(response, error_code=group_error)
         statuses.update(results)
-        return build(response, {"error_code": ErrorCode.none,
-                                "topics": self._by_topic(order, statuses, "name")})
+        return build(response, error_code=ErrorCode.none, topics=self._by_topic(order, statuses, "name"))

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import IllegalStateError
-from ..messages import MessageReadError, schema, write_version_prefixed
+from ..messages import read_version_prefix, schema, write_version_prefixed
 
 __all__ = ["GROUP_METADATA_TOPIC_NAME", "GroupMetadataKey", "GroupMetadataRecord", "MemberRecord",
            "OffsetAndMetadata", "OffsetKey", "UnknownKey", "group_metadata_key", "group_metadata_value",
@@ -190,12 +190,6 @@ def group_metadata_value(group: GroupMetadataRecord) -> bytes:
 
 # -- reading ---------------------------------------------------------------------------------------------
 
-def _version(data: bytes, what: str) -> int:
-    if len(data) < 2:
-        raise MessageReadError(f"Could not read version from {what}'s buffer.")
-    return int(struct.unpack_from(">h", data)[0])
-
-
 def _read(name: str, data: bytes, version: int) -> dict[str, Any]:
     message, _end = schema(name).read(data, version, pos=2)
     return message
@@ -203,7 +197,7 @@ def _read(name: str, data: bytes, version: int) -> dict[str, Any]:
 
 def read_message_key(key: bytes) -> OffsetKey | GroupMetadataKey | UnknownKey:
     """Kafka: ``GroupMetadataManager.readMessageKey``."""
-    version = _version(key, "key")
+    version = read_version_prefix(key, "key")
     if _OFFSET_KEY_VERSIONS[0] <= version <= _OFFSET_KEY_VERSIONS[1]:
         data = _read("OffsetCommitKey", key, version)
         return OffsetKey(version, data["group"], data["topic"], data["partition"])
@@ -216,7 +210,7 @@ def read_offset_message_value(value: bytes | None) -> OffsetAndMetadata | None:
     """Kafka: ``GroupMetadataManager.readOffsetMessageValue``; ``None`` for a tombstone."""
     if value is None:
         return None
-    version = _version(value, "value")
+    version = read_version_prefix(value, "value")
     low, high = schema("OffsetCommitValue").valid
     if not low <= version <= high:
         raise IllegalStateError(f"Unknown offset message version: {version}")
@@ -235,7 +229,7 @@ def read_group_message_value(value: bytes | None) -> GroupMetadataRecord | None:
     value has no rebalance timeout: the member's session timeout stands for it, as in Kafka."""
     if value is None:
         return None
-    version = _version(value, "value")
+    version = read_version_prefix(value, "value")
     low, high = schema("GroupMetadataValue").valid
     if not low <= version <= high:
         raise IllegalStateError(f"Unknown group metadata message version: {version}")

@@ -22,8 +22,9 @@ from kio.schema.errors import ErrorCode
 
 from ..errors import KafkaLogError
 from ..topic import InvalidTopicError, validate_topic
-from .context import RequestContext, build
+from .context import RequestContext
 from .error_codes import error_code_for
+from .kio_values import build
 from .partitions import INTERNAL_TOPICS, Topic, leader_epoch
 
 __all__ = ["handle_describe_cluster", "handle_metadata"]

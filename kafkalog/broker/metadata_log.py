@@ -43,6 +43,7 @@ from ..record import MemoryRecords
 from ..tools.cluster_metadata import ClusterMetadata, read_metadata_log
 from ..topic import CLUSTER_METADATA_TOPIC_PARTITION
 from .topic_ids import topic_id_text, topic_uuid
+from .wire_writer import uvarint
 
 __all__ = ["RAFT_LEADER_EPOCH", "MetadataLog"]
 
@@ -55,20 +56,11 @@ TOPIC_RESOURCE: Final = 2
 _FRAME_VERSION: Final = 1
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _record(name: str, data: Mapping[str, Any], version: int = 0) -> bytes:
     """A metadata record's value (Kafka: ``MetadataRecordSerde.serialize``)."""
     spec = schema(name)
     assert spec.api_key is not None
-    return _uvarint(_FRAME_VERSION) + _uvarint(spec.api_key) + _uvarint(version) + write_message(spec, data, version)
+    return uvarint(_FRAME_VERSION) + uvarint(spec.api_key) + uvarint(version) + write_message(spec, data, version)
 
 
 class MetadataLog:

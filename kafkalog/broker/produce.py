@@ -42,8 +42,9 @@ from ..errors import (
 )
 from ..log.validator import RecordValidationError
 from ..record import CompressionType, MemoryRecords
-from .context import RequestContext, build
+from .context import RequestContext
 from .error_codes import error_code_for
+from .kio_values import build
 from .partitions import INTERNAL_TOPICS, UnknownTopicError
 from .protocol import CloseConnection
 

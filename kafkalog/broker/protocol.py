@@ -37,7 +37,7 @@ from .codec import MalformedRequestError, entity_reader, read_nullable_legacy_st
 from .wire_writer import entity_writer
 
 __all__ = ["API_VERSIONS_KEY", "ApiKey", "CloseConnection", "ErrorCode", "MalformedRequestError", "RequestHeader",
-           "encode_response", "kio_versions", "parse_request_header", "request_reader"]
+           "encode_response", "kio_versions", "parse_request_header", "request_reader", "response_class"]
 
 API_VERSIONS_KEY: Final = 18
 _HEADER_PREFIX = struct.Struct(">hhi")
@@ -120,6 +120,15 @@ def request_reader(api_key: int, version: int) -> Any:
     if reader is None:
         reader = _request_readers[(api_key, version)] = entity_reader(load_request_schema(api_key, version))
     return reader
+
+
+@functools.cache
+def response_class(api_key: int, version: int) -> type[Any]:
+    """The kio class of ``api_key``'s response at ``version`` (``kio.schema.<api>.v<version>.response``), which kio
+    must have: the one lookup of a response type, for the dispatch (a handler's ``ctx.response``) and the
+    coordinators (``response_class(request.__api_key__, request.__version__)``, the request's own version).
+    Cached: a handful of (key, version) pairs, asked for by every request."""
+    return load_response_schema(api_key, version)
 
 
 _response_flexible: dict[tuple[int, int], bool] = {}

@@ -25,7 +25,8 @@ from typing import Any, Final
 
 from kio.schema.errors import ErrorCode
 
-from .context import RequestContext, build
+from .context import RequestContext
+from .kio_values import build
 
 __all__ = ["handle_alter_partition_reassignments", "handle_describe_log_dirs", "handle_elect_leaders",
            "handle_list_partition_reassignments"]

@@ -55,12 +55,13 @@ from .admin import (
     handle_offset_for_leader_epoch,
 )
 from .config import BrokerConfig
-from .context import RequestContext, build, response_class
+from .context import RequestContext
 from .data_dirs import prepare_data_dirs
 from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
+from .kio_values import build
 from .metadata import handle_describe_cluster, handle_metadata
 from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
@@ -75,6 +76,7 @@ from .protocol import (
     kio_versions,
     parse_request_header,
     request_reader,
+    response_class,
 )
 from .replicas import (
     handle_alter_partition_reassignments,

@@ -72,6 +72,7 @@ from .group_coordinator import RequestContext
 from .group_metadata_manager import CoordinatorLogs
 from .group_records import GROUP_METADATA_TOPIC_NAME, partition_for
 from .kio_values import build, ms
+from .protocol import response_class
 from .txn_config import TransactionCoordinatorConfig
 from .txn_markers import TransactionCompletionListener, TransactionMarkerChannelManager
 from .txn_metadata import (
@@ -102,12 +103,6 @@ _Transit = tuple[int, TxnTransitMetadata]
 
 def _version(request: Any) -> int:
     return int(type(request).__version__)
-
-
-def _response_class(request: Any) -> Any:
-    module = type(request).__module__.rsplit(".", 1)[0] + ".response"
-    name = type(request).__name__.removesuffix("Request") + "Response"
-    return getattr(__import__(module, fromlist=[name]), name)
 
 
 def _illegal_state(transactional_id: str, state: TransactionState) -> IllegalStateError:
@@ -641,14 +636,14 @@ class TransactionCoordinator:
         """InitProducerId v0-v5 (Kafka: ``handleInitProducerIdRequest``); v3+ may name the producer's current id
         and epoch (KIP-360), both or neither."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         producer_id = int(getattr(request, "producer_id", NO_PRODUCER_ID))
         producer_epoch = int(getattr(request, "producer_epoch", NO_PRODUCER_EPOCH))
         if producer_id == NO_PRODUCER_ID and producer_epoch == NO_PRODUCER_EPOCH:
             expected: tuple[int, int] | None = None
         elif producer_id == NO_PRODUCER_ID or producer_epoch == NO_PRODUCER_EPOCH:
-            return build(response, {"error_code": ErrorCode.invalid_request, "producer_id": NO_PRODUCER_ID,
-                                    "producer_epoch": NO_PRODUCER_EPOCH})
+            return build(response, error_code=ErrorCode.invalid_request, producer_id=NO_PRODUCER_ID,
+                         producer_epoch=NO_PRODUCER_EPOCH)
         else:
             expected = (producer_id, producer_epoch)
         results: list[InitProducerIdResult] = []
@@ -657,13 +652,13 @@ class TransactionCoordinator:
         pid, epoch, error = results[0]
         if version < 4 and error is ErrorCode.producer_fenced:
             error = ErrorCode.invalid_producer_epoch
-        return build(response, {"error_code": error, "producer_id": pid, "producer_epoch": epoch})
+        return build(response, error_code=error, producer_id=pid, producer_epoch=epoch)
 
     async def add_partitions_to_txn(self, ctx: RequestContext, request: Any) -> Any:
         """AddPartitionsToTxn v0-v5 (Kafka: ``handleAddPartitionsToTxnRequest``): v0-v3 a client's one
         transaction; v4+ a broker's batch of transactions, each either added or (``verify_only``) checked."""
         version = _version(request)
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         if version < 4:
             transactions = [(request.v3_and_below_transactional_id, int(request.v3_and_below_producer_id),
                              int(request.v3_and_below_producer_epoch), False, request.v3_and_below_topics)]
@@ -677,9 +672,9 @@ class TransactionCoordinator:
                                           partitions)
             results.append((transactional_id, self._topic_results(errors)))
         if version < 4:
-            return build(response, {"results_by_topic_v3_and_below": results[0][1]})
-        return build(response, {"error_code": ErrorCode.none, "results_by_transaction": [
-            {"transactional_id": tid, "topic_results": topic_results} for tid, topic_results in results]})
+            return build(response, results_by_topic_v3_and_below=results[0][1])
+        return build(response, error_code=ErrorCode.none, results_by_transaction=[
+            {"transactional_id": tid, "topic_results": topic_results} for tid, topic_results in results])
 
     def _add_partitions(self, ctx: RequestContext, version: int, transactional_id: str, producer_id: int,
                         producer_epoch: int, verify_only: bool, partitions: list[TopicPartition]
@@ -726,7 +721,7 @@ class TransactionCoordinator:
         error = outcome[0]
         if version < 2 and error is ErrorCode.producer_fenced:
             error = ErrorCode.invalid_producer_epoch
-        return build(_response_class(request), {"error_code": error})
+        return build(response_class(request.__api_key__, request.__version__), error_code=error)
 
     async def end_txn(self, ctx: RequestContext, request: Any) -> Any:
         """EndTxn v0-v4 (Kafka: ``handleEndTxnRequest``): answered once ``PrepareCommit`` / ``PrepareAbort`` is
@@ -738,23 +733,23 @@ class TransactionCoordinator:
         error = outcome[0]
         if version < 2 and error is ErrorCode.producer_fenced:
             error = ErrorCode.invalid_producer_epoch
-        return build(_response_class(request), {"error_code": error})
+        return build(response_class(request.__api_key__, request.__version__), error_code=error)
 
     async def list_transactions(self, ctx: RequestContext, request: Any) -> Any:
         """ListTransactions v0-v1 (Kafka: ``handleListTransactionsRequest``)."""
         error, unknown, states = self.handle_list_transactions(
             [int(p) for p in request.producer_id_filters], list(request.state_filters),
             int(getattr(request, "duration_filter", -1)))
-        return build(_response_class(request), {
-            "error_code": error, "unknown_state_filters": unknown,
-            "transaction_states": [{"transactional_id": t, "producer_id": p, "transaction_state": s}
-                                   for t, p, s in states]})
+        return build(
+            response_class(request.__api_key__, request.__version__), error_code=error, unknown_state_filters=unknown,
+            transaction_states=[{"transactional_id": t, "producer_id": p, "transaction_state": s}
+                                for t, p, s in states])
 
     async def describe_transactions(self, ctx: RequestContext, request: Any) -> Any:
         """DescribeTransactions v0 (Kafka: ``handleDescribeTransactionsRequest``): each id's state, producer,
         timeout, start time and partitions; an id with an error has only its error (Kafka's defaults: empty state,
         timeout 0, start -1, producer -1)."""
-        response = _response_class(request)
+        response = response_class(request.__api_key__, request.__version__)
         module = __import__(response.__module__, fromlist=["TransactionState"])
         states = []
         for transactional_id in request.transactional_ids:
@@ -772,5 +767,5 @@ class TransactionCoordinator:
                 transaction_start_time=_start_time(start_ms),
                 producer_id=NO_PRODUCER_ID if metadata is None else metadata.producer_id,
                 producer_epoch=NO_PRODUCER_EPOCH if metadata is None else metadata.producer_epoch,
-                topics=tuple(build(module.TopicData, {"topic": t, "partitions": p}) for t, p in topics.items())))
+                topics=tuple(build(module.TopicData, topic=t, partitions=p) for t, p in topics.items())))
         return response(throttle_time=i32Timedelta.parse(datetime.timedelta(0)), transaction_states=tuple(states))

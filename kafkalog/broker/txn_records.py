@@ -24,13 +24,12 @@ both orders are the same set.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 from .._common import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from ..errors import IllegalStateError
-from ..messages import MessageReadError, schema, write_version_prefixed
+from ..messages import read_version_prefix, schema, write_version_prefixed
 from .txn_metadata import TransactionMetadata, TransactionState, TxnTransitMetadata
 
 __all__ = ["TRANSACTION_STATE_TOPIC_NAME", "TxnKey", "UnknownKey", "key_to_bytes", "read_txn_record_key",
@@ -92,19 +91,13 @@ def value_to_bytes(transit: TxnTransitMetadata) -> bytes:
     }, _VALUE_VERSION)
 
 
-def _version(data: bytes, what: str) -> int:
-    if len(data) < 2:
-        raise MessageReadError(f"Could not read version from {what}'s buffer.")
-    return int(struct.unpack_from(">h", data)[0])
-
-
 def read_txn_record_key(key: bytes) -> TxnKey | UnknownKey:
     """Kafka: ``TransactionLog.readTxnRecordKey``.
 
     Raises:
         MessageReadError: the key's bytes do not read as its schema.
     """
-    version = _version(key, "key")
+    version = read_version_prefix(key, "key")
     low, high = schema("TransactionLogKey").valid
     if not low <= version <= high:
         return UnknownKey(version)
@@ -122,7 +115,7 @@ def read_txn_record_value(transactional_id: str, value: bytes | None) -> Transac
     """
     if value is None:
         return None
-    version = _version(value, "value")
+    version = read_version_prefix(value, "value")
     low, high = schema("TransactionLogValue").valid
     if not low <= version <= high:
         raise IllegalStateError(f"Unknown version {version} from the transaction log message value")

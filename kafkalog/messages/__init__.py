@@ -15,6 +15,7 @@ from .reader import (
     StructSpec,
     java_double,
     read_api_message,
+    read_version_prefix,
     schema,
     schema_names,
     to_json,
@@ -22,5 +23,5 @@ from .reader import (
 from .writer import MessageWriteError, write_message, write_version_prefixed
 
 __all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "MessageWriteError", "Reader", "StructSpec",
-           "java_double", "read_api_message", "schema", "schema_names", "to_json", "write_message",
-           "write_version_prefixed"]
+           "java_double", "read_api_message", "read_version_prefix", "schema", "schema_names", "to_json",
+           "write_message", "write_version_prefixed"]

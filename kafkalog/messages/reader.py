@@ -85,7 +85,7 @@ from ..errors import IllegalArgumentError, KafkaLogError
 from ..record.kraft import unsigned_varint
 
 __all__ = ["FieldSpec", "MessageReadError", "MessageSchema", "Reader", "StructSpec", "java_double",
-           "read_api_message", "schema", "schema_names", "to_json"]
+           "read_api_message", "read_version_prefix", "schema", "schema_names", "to_json"]
 
 _SCHEMA_DIR = "schemas"  # beside this module, shipped as package data
 _ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID.toString()
@@ -520,6 +520,22 @@ def _unsigned_short(reader: Reader, entity: str) -> int:
     if value > 0x7FFF:
         raise MessageReadError(f"Value for {entity} was too large.")
     return value
+
+
+def read_version_prefix(data: bytes, what: str) -> int:
+    """The ``int16`` version in front of a version-prefixed message (the frame
+    :func:`~kafkalog.messages.writer.write_version_prefixed` writes: every ``__consumer_offsets`` and
+    ``__transaction_state`` key and value); the message follows at byte 2.  ``what`` names the buffer in the error
+    (``"key"``, ``"value"``).
+
+    Kafka: ``CoordinatorRecordSerde.readVersion`` (group-coordinator, 3.8.0), and its message.
+
+    Raises:
+        MessageReadError: fewer than two bytes.
+    """
+    if len(data) < 2:
+        raise MessageReadError(f"Could not read version from {what}'s buffer.")
+    return int(struct.unpack_from(">h", data)[0])
 
 
 def read_api_message(value: bytes | None, schemas: Mapping[int, str]) -> tuple[int, int, dict[str, Any]]:

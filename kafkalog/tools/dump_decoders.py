@@ -33,12 +33,11 @@ line on stderr before going on with the next record.
 from __future__ import annotations
 
 import contextlib
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import KafkaLogError
-from ..messages import MessageReadError, read_api_message, schema, to_json
+from ..messages import MessageReadError, read_api_message, read_version_prefix, schema, to_json
 
 __all__ = ["DECODERS", "ClusterMetadataLogMessageParser", "DecoderError", "MessageParser", "OffsetsMessageParser",
            "RemoteMetadataLogMessageParser", "TransactionLogMessageParser", "metadata_record_types"]
@@ -50,13 +49,6 @@ MessageParser = Callable[[int, bytes | None, bytes | None], Parsed]
 
 class DecoderError(KafkaLogError, ValueError):
     """A record a decoder cannot print at all, where Kafka's tool would stop with an exception."""
-
-
-def _version_prefix(data: bytes, name: str) -> int:
-    """Kafka: ``CoordinatorRecordSerde.readVersion``."""
-    if len(data) < 2:
-        raise MessageReadError(f"Could not read version from {name}'s buffer.")
-    return int(struct.unpack_from(">h", data)[0])
 
 
 # -- __consumer_offsets -----------------------------------------------------------------------------
@@ -98,7 +90,7 @@ def _embedded(member: dict[str, Any], field: str, message: str) -> None:
     if not isinstance(data, bytes):
         return
     with contextlib.suppress(MessageReadError):  # Kafka swallows the failure and keeps the bytes
-        member[field] = schema(message).read(data, _version_prefix(data, field), pos=2)[0]
+        member[field] = schema(message).read(data, read_version_prefix(data, field), pos=2)[0]
 
 
 class OffsetsMessageParser:
@@ -109,7 +101,7 @@ class OffsetsMessageParser:
             raise DecoderError(f"Failed to decode message at offset {offset} using offset topic decoder "
                                "(message had a missing key)")
         try:
-            record_type = _version_prefix(key, "key")
+            record_type = read_version_prefix(key, "key")
             names = _COORDINATOR_RECORDS.get(record_type)
             if names is None:
                 raise _UnknownRecordTypeError(record_type)
@@ -117,7 +109,7 @@ class OffsetsMessageParser:
             key_text = to_json({"type": str(record_type), "data": key_json})
             if value is None:
                 return key_text, "<DELETE>"
-            version = _version_prefix(value, "value")
+            version = read_version_prefix(value, "value")
             value_json = _coordinator_message(names[1], value, version, "value")
             if names[1] == "GroupMetadataValue" and value_json.get("protocolType") == "consumer":
                 for member in value_json.get("members") or []:
@@ -191,7 +183,7 @@ class TransactionLogMessageParser:
         if key is None:
             raise DecoderError(f"record at offset {offset} has no key: not a transaction log record")
         try:
-            version = _version_prefix(key, "key")
+            version = read_version_prefix(key, "key")
             key_schema = schema("TransactionLogKey")
             if not key_schema.valid[0] <= version <= key_schema.valid[1]:
                 return f"unknown::version={version}", None
@@ -206,7 +198,7 @@ class TransactionLogMessageParser:
     @staticmethod
     def _value(value: bytes) -> str:
         """Kafka: ``TransactionLog.readTxnRecordValue``, then the text ``formatRecordKeyAndValue`` makes."""
-        version = _version_prefix(value, "value")
+        version = read_version_prefix(value, "value")
         value_schema = schema("TransactionLogValue")
         if not value_schema.valid[0] <= version <= value_schema.valid[1]:
             raise DecoderError(f"Unknown version {version} from the transaction log message value")

@@ -73,25 +73,24 @@ def call(h: TxnHarness, method: str, request: Any, ctx: RequestContext = CTX) ->
 
 
 def init(h: TxnHarness, version: int, transactional_id: str | None, timeout_ms: int = 60000, **kw: Any) -> Any:
-    return call(h, "init_producer_id", build(kio("init_producer_id", version).InitProducerIdRequest, {
-        "transactional_id": transactional_id, "transaction_timeout": timeout_ms, **kw}))
+    return call(h, "init_producer_id", build(kio("init_producer_id", version).InitProducerIdRequest,
+                                             transactional_id=transactional_id, transaction_timeout=timeout_ms, **kw))
 
 
 def add_partitions_v3(h: TxnHarness, version: int, transactional_id: str, producer_id: int, epoch: int,
                       topics: dict[str, list[int]], ctx: RequestContext = CTX) -> dict[tuple[str, int], ErrorCode]:
     response = call(h, "add_partitions_to_txn", build(
-        kio("add_partitions_to_txn", version).AddPartitionsToTxnRequest, {
-            "v3_and_below_transactional_id": transactional_id, "v3_and_below_producer_id": producer_id,
-            "v3_and_below_producer_epoch": epoch,
-            "v3_and_below_topics": [{"name": t, "partitions": ps} for t, ps in topics.items()]}), ctx)
+        kio("add_partitions_to_txn", version).AddPartitionsToTxnRequest,
+        v3_and_below_transactional_id=transactional_id, v3_and_below_producer_id=producer_id,
+        v3_and_below_producer_epoch=epoch,
+        v3_and_below_topics=[{"name": t, "partitions": ps} for t, ps in topics.items()]), ctx)
     return {(t.name, int(p.partition_index)): p.partition_error_code for t in response.results_by_topic_v3_and_below
             for p in t.results_by_partition}
 
 
 def end(h: TxnHarness, version: int, transactional_id: str, producer_id: int, epoch: int, committed: bool) -> Any:
-    return call(h, "end_txn", build(kio("end_txn", version).EndTxnRequest, {
-        "transactional_id": transactional_id, "producer_id": producer_id, "producer_epoch": epoch,
-        "committed": committed})).error_code
+    return call(h, "end_txn", build(kio("end_txn", version).EndTxnRequest, transactional_id=transactional_id,
+                                    producer_id=producer_id, producer_epoch=epoch, committed=committed)).error_code
 
 
 # -- InitProducerId --
@@ -166,12 +165,12 @@ def test_add_partitions_to_txn_broker_versions(h: TxnHarness, version: int) -> N
     """v4+: a batch of transactions, each added or (``verify_only``) checked against the ongoing transaction."""
     a = init(h, 3, "a").producer_id
     b = init(h, 3, "b").producer_id
-    request = build(kio("add_partitions_to_txn", version).AddPartitionsToTxnRequest, {"transactions": [
+    request = build(kio("add_partitions_to_txn", version).AddPartitionsToTxnRequest, transactions=[
         {"transactional_id": "a", "producer_id": a, "producer_epoch": 0, "verify_only": False,
          "topics": [{"name": TOPIC, "partitions": [0]}]},
         {"transactional_id": "b", "producer_id": b, "producer_epoch": 0, "verify_only": True,
          "topics": [{"name": TOPIC, "partitions": [1]}]},
-    ]})
+    ])
     response = call(h, "add_partitions_to_txn", request)
     assert response.error_code is E.none
     results = {r.transactional_id: {(t.name, int(p.partition_index)): p.partition_error_code
@@ -186,13 +185,13 @@ def test_add_partitions_to_txn_broker_versions(h: TxnHarness, version: int) -> N
 def test_add_offsets_to_txn_adds_the_groups_offsets_partition(h: TxnHarness, version: int) -> None:
     pid = init(h, 3, "app").producer_id
     request = kio("add_offsets_to_txn", version).AddOffsetsToTxnRequest
-    response = call(h, "add_offsets_to_txn", build(request, {
-        "transactional_id": "app", "producer_id": pid, "producer_epoch": 0, "group_id": "my-group"}))
+    response = call(h, "add_offsets_to_txn", build(request, transactional_id="app", producer_id=pid, producer_epoch=0,
+                                                   group_id="my-group"))
     assert response.error_code is E.none
     assert h.metadata("app").topic_partitions == {(GROUP_METADATA_TOPIC_NAME,
                                                    partition_for("my-group", OFFSETS_PARTITIONS))}
-    fenced = call(h, "add_offsets_to_txn", build(request, {
-        "transactional_id": "app", "producer_id": pid, "producer_epoch": 3, "group_id": "my-group"}))
+    fenced = call(h, "add_offsets_to_txn", build(request, transactional_id="app", producer_id=pid, producer_epoch=3,
+                                                 group_id="my-group"))
     assert fenced.error_code is (E.invalid_producer_epoch if version < 2 else E.producer_fenced)
 
 
@@ -217,7 +216,7 @@ def test_list_transactions(h: TxnHarness, version: int) -> None:
     init(h, 3, "idle")
     add_partitions_v3(h, 3, "app", pid, 0, {TOPIC: [0]})
     values: dict[str, Any] = {"state_filters": ["Ongoing", "Nonsense"], "producer_id_filters": []}
-    response = call(h, "list_transactions", build(kio("list_transactions", version).ListTransactionsRequest, values))
+    response = call(h, "list_transactions", build(kio("list_transactions", version).ListTransactionsRequest, **values))
     assert response.error_code is E.none
     assert list(response.unknown_state_filters) == ["Nonsense"]
     assert [(t.transactional_id, t.producer_id, t.transaction_state) for t in response.transaction_states] == \
@@ -228,7 +227,7 @@ def test_describe_transactions(h: TxnHarness) -> None:
     pid = init(h, 3, "app").producer_id
     add_partitions_v3(h, 3, "app", pid, 0, {TOPIC: [2, 0]})
     response = call(h, "describe_transactions", build(kio("describe_transactions", 0).DescribeTransactionsRequest,
-                                                      {"transactional_ids": ["app", "unknown", ""]}))
+                                                      transactional_ids=["app", "unknown", ""]))
     app, unknown, empty = response.transaction_states
     assert (app.error_code, app.transactional_id, app.transaction_state, app.producer_id, app.producer_epoch) == \
         (E.none, "app", "Ongoing", pid, 0)
@@ -288,8 +287,8 @@ def test_aborted_transaction_leaves_an_abort_marker_and_a_txnindex_entry(impl: M
 def test_offsets_transaction_tells_the_group_side(h: TxnHarness) -> None:
     """A transaction with a group's offsets: the marker on ``__consumer_offsets`` is announced to the listeners."""
     pid = init(h, 3, "app").producer_id
-    call(h, "add_offsets_to_txn", build(kio("add_offsets_to_txn", 3).AddOffsetsToTxnRequest, {
-        "transactional_id": "app", "producer_id": pid, "producer_epoch": 0, "group_id": "g"}))
+    call(h, "add_offsets_to_txn", build(kio("add_offsets_to_txn", 3).AddOffsetsToTxnRequest, transactional_id="app",
+                                        producer_id=pid, producer_epoch=0, group_id="g"))
     assert end(h, 3, "app", pid, 0, False) is E.none
     partition = partition_for("g", OFFSETS_PARTITIONS)
     assert h.listener.calls == [(GROUP_METADATA_TOPIC_NAME, partition, pid, False)]
@@ -311,8 +310,8 @@ def test_transactional_offsets_reach_the_group_coordinator(h: TxnHarness, commit
 
     h.coordinator.add_completion_listener(ToGroups())
     pid = init(h, 3, "app").producer_id
-    call(h, "add_offsets_to_txn", build(kio("add_offsets_to_txn", 3).AddOffsetsToTxnRequest, {
-        "transactional_id": "app", "producer_id": pid, "producer_epoch": 0, "group_id": "g"}))
+    call(h, "add_offsets_to_txn", build(kio("add_offsets_to_txn", 3).AddOffsetsToTxnRequest, transactional_id="app",
+                                        producer_id=pid, producer_epoch=0, group_id="g"))
     group = groups.group_manager.get_or_maybe_create_group("g", True)
     assert group is not None
     stored: list[Any] = []
@@ -421,8 +420,8 @@ def test_requests_during_the_load_are_load_in_progress(tmp_path: Path) -> None:
             await asyncio.sleep(0)
             loading = await h.coordinator.init_producer_id(CTX, build(
                 kio("init_producer_id", 4).InitProducerIdRequest,
-                {"transactional_id": next(f"t{i}" for i in range(50) if h.coordinator.partition_for(f"t{i}") == 1),
-                 "transaction_timeout": 1000}))
+                transactional_id=next(f"t{i}" for i in range(50) if h.coordinator.partition_for(f"t{i}") == 1),
+                transaction_timeout=1000))
             await startup
             return [loading]
 
@@ -446,21 +445,23 @@ def test_timed_out_transaction_is_aborted_on_the_loop(tmp_path: Path) -> None:
 
         async def scenario() -> tuple[Any, Any]:
             await coordinator.startup()
-            pid = (await coordinator.init_producer_id(CTX, build(kio("init_producer_id", 4).InitProducerIdRequest, {
-                "transactional_id": "slow", "transaction_timeout": 10}))).producer_id
+            pid = (await coordinator.init_producer_id(CTX, build(
+                kio("init_producer_id", 4).InitProducerIdRequest, transactional_id="slow",
+                transaction_timeout=10))).producer_id
             await coordinator.add_partitions_to_txn(CTX, build(
-                kio("add_partitions_to_txn", 3).AddPartitionsToTxnRequest, {
-                    "v3_and_below_transactional_id": "slow", "v3_and_below_producer_id": pid,
-                    "v3_and_below_producer_epoch": 0,
-                    "v3_and_below_topics": [{"name": TOPIC, "partitions": [0]}]}))
+                kio("add_partitions_to_txn", 3).AddPartitionsToTxnRequest,
+                v3_and_below_transactional_id="slow", v3_and_below_producer_id=pid,
+                v3_and_below_producer_epoch=0,
+                v3_and_below_topics=[{"name": TOPIC, "partitions": [0]}]))
             for _ in range(20):
                 await asyncio.sleep(0.01)
                 state = coordinator.txn_manager.get_transaction_state("slow")
                 if getattr(state, "transaction_metadata", None) is not None and \
                         state.transaction_metadata.state is S.COMPLETE_ABORT:  # type: ignore[union-attr]
                     break
-            commit = await coordinator.end_txn(CTX, build(kio("end_txn", 3).EndTxnRequest, {
-                "transactional_id": "slow", "producer_id": pid, "producer_epoch": 0, "committed": True}))
+            commit = await coordinator.end_txn(CTX, build(
+                kio("end_txn", 3).EndTxnRequest, transactional_id="slow", producer_id=pid, producer_epoch=0,
+                committed=True))
             coordinator.shutdown()
             return state, commit
 

@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from kafkalog.messages import (
+    MessageReadError,
     MessageWriteError,
+    read_version_prefix,
     schema,
     schema_names,
     write_message,
@@ -141,6 +143,17 @@ def test_missing_fields_write_their_defaults() -> None:
     written = write_version_prefixed("OffsetCommitValue", {"offset": 42}, 3)
     read, _ = schema("OffsetCommitValue").read(written, 3, pos=2)
     assert read == {"offset": 42, "leaderEpoch": -1, "metadata": "", "commitTimestamp": 0}
+
+
+def test_the_version_prefix_reads_back() -> None:
+    """``read_version_prefix`` is ``write_version_prefixed``'s inverse for the version (Kafka:
+    ``CoordinatorRecordSerde.readVersion``, whose message ``CoordinatorRecordSerdeTest`` asserts)."""
+    written = write_version_prefixed("OffsetCommitValue", {"offset": 42}, 3)
+    assert read_version_prefix(written, "value") == 3
+    assert read_version_prefix(b"\xff\xfe", "key") == -2
+    for short in (b"", b"\x00"):
+        with pytest.raises(MessageReadError, match=r"^Could not read version from key's buffer\.$"):
+            read_version_prefix(short, "key")
 
 
 def test_a_non_default_field_the_version_lacks_is_refused() -> None:
