@@ -6,6 +6,7 @@ A single-node, Kafka-compatible broker in Python (``kafkalog serve``, :func:`ser
 - :mod:`~kafkalog.broker.codec`, :mod:`~kafkalog.broker.wire_writer` and :mod:`~kafkalog.broker.protocol`: frames,
   headers, and kio's message types read with Kafka's bounds and written by generated writers;
 - :mod:`~kafkalog.broker.server`: the listener, connections, and the dispatch of API keys to handlers;
+  :mod:`~kafkalog.broker.error_responses`: the answer to a request whose handler failed;
 - the handlers: :mod:`~kafkalog.broker.metadata`, :mod:`~kafkalog.broker.produce`, :mod:`~kafkalog.broker.fetch`,
   :mod:`~kafkalog.broker.admin`;
 - the coordinators: the classic group coordinator (:mod:`~kafkalog.broker.group_coordinator` and the ``group_*``

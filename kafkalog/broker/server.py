@@ -16,8 +16,11 @@ Kafka's ``SocketServer`` (``core/.../network/SocketServer.scala``), ``RequestCha
   its response header is always v0.  Any other API at a version outside its range, an unknown API key, or a request
   whose body does not read as its API's message closes the connection (Kafka: ``InvalidRequestException`` in
   ``RequestContext.parseRequest``, then ``closeConnection``).
-- **Failures.**  A handler that raises something unexpected is logged with its traceback and its connection closed;
-  the broker goes on serving everyone else.
+- **Failures.**  A handler that raises something unexpected is logged at ERROR with its traceback and its request
+  answered with the API's own response carrying the error (UNKNOWN_SERVER_ERROR, or the code Kafka maps the error
+  to) in each item the request named (:mod:`~kafkalog.broker.error_responses`, Kafka's ``getErrorResponse``); the
+  connection stays open.  A produce with ``acks=0``, which gets no answer, has its connection closed instead, as
+  Kafka's ``RequestHandlerHelper.sendErrorOrCloseConnection`` does, so that its client notices.
 - **Idle connections** are closed after ``connections.max.idle.ms``.
 
 The storage is a :class:`~kafkalog.manager.LogManager` over ``log.dirs`` with the broker's topic defaults and cleaner
@@ -57,6 +60,7 @@ from .admin import (
 from .config import BrokerConfig
 from .context import RequestContext, build, response_class
 from .data_dirs import prepare_data_dirs
+from .error_responses import error_response
 from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
@@ -69,6 +73,7 @@ from .producer_ids import ProducerIdManager
 from .protocol import (
     API_VERSIONS_KEY,
     ApiKey,
+    CloseConnection,
     MalformedRequestError,
     RequestHeader,
     encode_response,
@@ -339,10 +344,23 @@ class Broker:
         if entry is None or not entry[0] <= version <= entry[1]:
             raise MalformedRequestError(f"Unsupported version {version} of API {key}")
         request, _ = request_reader(key, version)(body, 0)
-        response = await entry[2](ctx, request)
-        if response is None:
-            return None
-        return encode_response(key, version, header.correlation_id, response)
+        try:
+            response = await entry[2](ctx, request)
+            if response is None:
+                return None
+            return encode_response(key, version, header.correlation_id, response)
+        except (MalformedRequestError, CloseConnection):
+            raise
+        except Exception as e:
+            # Kafka: KafkaApis.handle logs it and RequestHandlerHelper.handleError answers getErrorResponse(e)
+            logger.exception("Unexpected error handling request %s (API %d v%d, correlation id %d) from %s:%s",
+                             header.client_id, key, version, header.correlation_id, ctx.client_host,
+                             ctx.client_port)
+            answer = error_response(key, version, request, e)
+            if answer is None:
+                # sendErrorOrCloseConnection: a request that gets no answer (acks=0) has its connection closed
+                raise CloseConnection(f"API {key} v{version} failed and has no response to carry the error") from e
+            return encode_response(key, version, header.correlation_id, answer)
 
     # -- connections -----------------------------------------------------------------------------------------
 
