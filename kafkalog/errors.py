@@ -39,6 +39,7 @@ __all__ = [
     "IndexOffsetOverflowError",
     "OffsetOutOfRangeError",
     "UnknownTopicOrPartitionError",
+    "InvalidRequestError",
     "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
@@ -146,6 +147,11 @@ class OffsetOutOfRangeError(KafkaLogError, ValueError):
 class UnknownTopicOrPartitionError(KafkaLogError, LookupError):
     """A topic or partition that has no log here (Kafka: ``UnknownTopicOrPartitionException``), for the
     producer and consumer of :mod:`kafkalog.clients`."""
+
+
+class InvalidRequestError(KafkaLogError, ValueError):
+    """A request that reads but asks for something its API does not allow (Kafka: ``InvalidRequestException``):
+    the broker answers it with its API's error response, INVALID_REQUEST in each item it named."""
 
 
 class UnexpectedAppendOffsetError(InvalidOffsetError):

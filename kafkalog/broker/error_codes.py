@@ -18,6 +18,7 @@ from ..errors import (
     CorruptRecordError,
     InvalidProducerEpochError,
     InvalidRecordError,
+    InvalidRequestError,
     InvalidTxnStateError,
     KafkaStorageError,
     OffsetOutOfRangeError,
@@ -53,6 +54,7 @@ _CODES: Final[dict[type[BaseException], ErrorCode]] = {
     KafkaStorageError: ErrorCode.kafka_storage_error,
     TopicExistsError: ErrorCode.topic_already_exists,
     ConfigError: ErrorCode.invalid_config,
+    InvalidRequestError: ErrorCode.invalid_request,
 }
 
 
@@ -92,6 +94,9 @@ ERROR_MESSAGES: Final[dict[ErrorCode, str]] = {
     ErrorCode.unsupported_compression_type: ("The requesting client does not support the compression type of given "
                                              "partition."),
     ErrorCode.invalid_record: "This record has failed the validation on broker and hence will be rejected.",
+    ErrorCode.invalid_request: ("This most likely occurs because of a request being malformed by the client library "
+                                "or the message was sent to an incompatible broker. See the broker logs for more "
+                                "details."),
 }
 
 

@@ -65,7 +65,7 @@ from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
-from .metadata import handle_describe_cluster, handle_metadata
+from .metadata import handle_describe_cluster, handle_describe_topic_partitions, handle_metadata
 from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
 from .produce import handle_produce
@@ -120,6 +120,7 @@ _HANDLERS: Final[dict[int, tuple[int, int, Handler]]] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0, handle_alter_partition_reassignments),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0, handle_list_partition_reassignments),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4, handle_describe_log_dirs),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0, handle_describe_topic_partitions),
 }
 
 
