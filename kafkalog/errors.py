@@ -40,6 +40,7 @@ __all__ = [
     "OffsetOutOfRangeError",
     "UnknownTopicOrPartitionError",
     "InvalidRequestError",
+    "LogDirNotFoundError",
     "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
@@ -147,6 +148,10 @@ class OffsetOutOfRangeError(KafkaLogError, ValueError):
 class UnknownTopicOrPartitionError(KafkaLogError, LookupError):
     """A topic or partition that has no log here (Kafka: ``UnknownTopicOrPartitionException``), for the
     producer and consumer of :mod:`kafkalog.clients`."""
+
+
+class LogDirNotFoundError(KafkaLogError, LookupError):
+    """A log directory that is not one of the broker's ``log.dirs`` (Kafka: ``LogDirNotFoundException``)."""
 
 
 class InvalidRequestError(KafkaLogError, ValueError):

@@ -21,6 +21,7 @@ from ..errors import (
     InvalidRequestError,
     InvalidTxnStateError,
     KafkaStorageError,
+    LogDirNotFoundError,
     OffsetOutOfRangeError,
     OutOfOrderSequenceError,
     RecordBatchTooLargeError,
@@ -55,6 +56,7 @@ _CODES: Final[dict[type[BaseException], ErrorCode]] = {
     TopicExistsError: ErrorCode.topic_already_exists,
     ConfigError: ErrorCode.invalid_config,
     InvalidRequestError: ErrorCode.invalid_request,
+    LogDirNotFoundError: ErrorCode.log_dir_not_found,
 }
 
 
@@ -94,6 +96,7 @@ ERROR_MESSAGES: Final[dict[ErrorCode, str]] = {
     ErrorCode.unsupported_compression_type: ("The requesting client does not support the compression type of given "
                                              "partition."),
     ErrorCode.invalid_record: "This record has failed the validation on broker and hence will be rejected.",
+    ErrorCode.log_dir_not_found: "The user-specified log directory is not found in the broker config.",
     ErrorCode.invalid_request: ("This most likely occurs because of a request being malformed by the client library "
                                 "or the message was sent to an incompatible broker. See the broker logs for more "
                                 "details."),

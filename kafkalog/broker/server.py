@@ -65,6 +65,7 @@ from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
+from .log_dir_moves import LogDirMoves
 from .metadata import handle_describe_cluster, handle_describe_topic_partitions, handle_metadata
 from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
@@ -150,6 +151,7 @@ class Broker:
         self.groups: GroupCoordinator | None = None
         self.transactions: TransactionCoordinator | None = None
         self.metadata_log: MetadataLog | None = None
+        self.log_dir_moves: LogDirMoves | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self._request_memory = RequestMemoryPool(self.config["queued.max.request.bytes"])
 
@@ -193,11 +195,17 @@ class Broker:
             await self.transactions.startup(create_topic=False)
             self._handlers.update(transaction_handlers(self.transactions, self.groups))
             self._handlers[ApiKey.FIND_COORDINATOR] = find_coordinator_handler(self.groups, self.transactions)
+            self.log_dir_moves = LogDirMoves(self.partitions)
+            self._handlers[ApiKey.ALTER_REPLICA_LOG_DIRS] = (1, 2, self.log_dir_moves.handle)
+            self.log_dir_moves.resume()
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True,
                                                       backlog=config["socket.listen.backlog.size"])
         except BaseException:
+            if self.log_dir_moves is not None:
+                await self.log_dir_moves.stop()
+                self.log_dir_moves = None
             metadata.close()
             self.log_manager.shutdown()
             raise
@@ -246,6 +254,9 @@ class Broker:
         for waiter in self._data_waiters:
             if not waiter.done():
                 waiter.cancel()
+        if self.log_dir_moves is not None:
+            await self.log_dir_moves.stop()
+            self.log_dir_moves = None
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None
