@@ -42,6 +42,7 @@ import contextlib
 import datetime
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from kio.schema.errors import ErrorCode
@@ -133,7 +134,7 @@ class LogDirMoves:
             if manager.get_log(tp) is None:
                 raise KafkaStorageError(f"Partition {tp} is offline")
             future = manager.get_log(tp, is_future=True)
-            if future is not None and str(future.dir.parent) != destination:
+            if future is not None and future.dir.parent != Path(destination):
                 # the move goes elsewhere now: the one under way stops and its copy goes
                 self._stop_move(tp)
                 manager.delete_log(tp, is_future=True)
@@ -148,13 +149,13 @@ class LogDirMoves:
         """Kafka: ``Partition.maybeCreateFutureReplica``: whether a future log was created for a move to start."""
         manager = self._manager
         current = self.partitions.log(tp.topic, tp.partition)
-        if str(current.dir.parent) == destination:
+        if current.dir.parent == Path(destination):
             logger.info("Current log directory %s is same as requested log dir %s. Skipping future replica "
                         "creation.", current.dir.parent, destination)
             return False
         future = manager.get_log(tp, is_future=True)
         if future is not None:
-            if str(future.dir.parent) != destination:
+            if future.dir.parent != Path(destination):
                 raise KafkaLogError(f"The future log dir {future.dir.parent} of {tp} is different from the "
                                     f"requested log dir {destination}")
             return False

@@ -970,15 +970,17 @@ class LogManager(LogManagerConfigs):
 
     def is_log_dir_online(self, log_dir: str | os.PathLike[str]) -> bool:
         """Whether ``log_dir``, one of the directories given, is online (Kafka: ``isLogDirOnline``).  It must be
-        named as the manager names it (the absolute, canonical path :attr:`log_dirs` and DescribeLogDirs give).
+        named exactly as the manager names it (the absolute, canonical path :attr:`log_dirs` and DescribeLogDirs
+        give).
 
         Raises:
             LogDirNotFoundError: ``log_dir`` is not one of the directories given.
         """
-        path = Path(log_dir)
-        if not path.is_absolute() or path not in self._given_log_dirs:
+        # Kafka compares the path as given with each dir's absolute path: "/data/" is not "/data"
+        found = next((d for d in self._given_log_dirs if str(d) == os.fspath(log_dir)), None)
+        if found is None:
             raise LogDirNotFoundError(f"Log dir {log_dir} is not found in the config.")
-        return path in self.log_dirs
+        return found in self.log_dirs
 
     def maybe_update_preferred_log_dir(self, topic_partition: TopicPartition, log_dir: str | os.PathLike[str]) -> None:
         """Make ``log_dir`` where ``topic_partition``'s next log is created (Kafka: ``maybeUpdatePreferredLogDir``),

@@ -115,6 +115,8 @@ def test_kafkas_errors(two_dirs: tuple[RunningBroker, list[Path]], tmp_path: Pat
     other = next(d for d in dirs if d != current)
     assert _alter(running, {str(tmp_path / "elsewhere"): {TOPIC: [0]}}) == {(TOPIC, 0): ErrorCode.log_dir_not_found}
     assert _alter(running, {"relative/d0": {TOPIC: [0]}}) == {(TOPIC, 0): ErrorCode.log_dir_not_found}
+    # Kafka compares the path as a string with the dir's absolute path
+    assert _alter(running, {f"{current}/": {TOPIC: [0]}}) == {(TOPIC, 0): ErrorCode.log_dir_not_found}
     assert _alter(running, {str(other): {"missing": [0], TOPIC: [7]}}) == {
         ("missing", 0): ErrorCode.unknown_topic_or_partition, (TOPIC, 7): ErrorCode.unknown_topic_or_partition}
     # already there: nothing to do, and no copy is made
