@@ -39,6 +39,8 @@ __all__ = [
     "IndexOffsetOverflowError",
     "OffsetOutOfRangeError",
     "UnknownTopicOrPartitionError",
+    "InvalidRequestError",
+    "LogDirNotFoundError",
     "UnexpectedAppendOffsetError",
     "LogSegmentOffsetOverflowError",
     "KafkaStorageError",
@@ -146,6 +148,15 @@ class OffsetOutOfRangeError(KafkaLogError, ValueError):
 class UnknownTopicOrPartitionError(KafkaLogError, LookupError):
     """A topic or partition that has no log here (Kafka: ``UnknownTopicOrPartitionException``), for the
     producer and consumer of :mod:`kafkalog.clients`."""
+
+
+class LogDirNotFoundError(KafkaLogError, LookupError):
+    """A log directory that is not one of the broker's ``log.dirs`` (Kafka: ``LogDirNotFoundException``)."""
+
+
+class InvalidRequestError(KafkaLogError, ValueError):
+    """A request that reads but asks for something its API does not allow (Kafka: ``InvalidRequestException``):
+    the broker answers it with its API's error response, INVALID_REQUEST in each item it named."""
 
 
 class UnexpectedAppendOffsetError(InvalidOffsetError):

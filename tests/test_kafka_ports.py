@@ -79,7 +79,7 @@ SUITE_MODULES: dict[str, tuple[str, ...]] = {
 NOT_PORTED_HEADING = "Kafka tests not ported:"
 
 #: A floor under the count of ported tests, per tag: raised as ports land, so none is lost unnoticed.
-PORTED_AT_LEAST = {"3.8.0": 924, "0.10.1.1": 131}
+PORTED_AT_LEAST = {"3.8.0": 925, "0.10.1.1": 131}
 
 
 def snake_case(name: str) -> str:

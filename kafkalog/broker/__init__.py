@@ -6,8 +6,10 @@ A single-node, Kafka-compatible broker in Python (``kafkalog serve``, :func:`ser
 - :mod:`~kafkalog.broker.codec`, :mod:`~kafkalog.broker.wire_writer` and :mod:`~kafkalog.broker.protocol`: frames,
   headers, and kio's message types read with Kafka's bounds and written by generated writers;
 - :mod:`~kafkalog.broker.server`: the listener, connections, and the dispatch of API keys to handlers;
+  :mod:`~kafkalog.broker.error_responses`: the answer to a request whose handler failed;
 - the handlers: :mod:`~kafkalog.broker.metadata`, :mod:`~kafkalog.broker.produce`, :mod:`~kafkalog.broker.fetch`,
-  :mod:`~kafkalog.broker.admin`;
+  :mod:`~kafkalog.broker.admin`, :mod:`~kafkalog.broker.replicas`, :mod:`~kafkalog.broker.log_dir_moves` (partitions
+  moved between log dirs);
 - the coordinators: the classic group coordinator (:mod:`~kafkalog.broker.group_coordinator` and the ``group_*``
   modules, offsets in ``__consumer_offsets``) and the transaction coordinator
   (:mod:`~kafkalog.broker.txn_coordinator` and the ``txn_*`` modules, state in ``__transaction_state``), wired to

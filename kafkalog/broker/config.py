@@ -71,6 +71,8 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
     "socket.request.max.bytes": _Property("INT", 100 * 1024 * 1024, at_least(1),
                                           "the largest request frame; a larger one closes the connection"),
     "fetch.max.bytes": _Property("INT", 55 * 1024 * 1024, at_least(1024), "the most bytes one fetch returns"),
+    "max.request.partition.size.limit": _Property("INT", 2000, at_least(1),
+                                                  "the most partitions one DescribeTopicPartitions answers"),
     "queued.max.request.bytes": _Property("LONG", 256 * 1024 * 1024, at_least(-1),
                                           "the request bytes held at once, all connections together (-1: no bound)"),
     "socket.listen.backlog.size": _Property("INT", 50, at_least(1),

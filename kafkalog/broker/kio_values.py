@@ -17,6 +17,12 @@ with one contract:
   built before, a ``timedelta``, an ``ErrorCode``) is kept as it is, so that a record set's bytes are never
   copied.
 
+A second builder, :func:`kafka_data`, answers a different need: an entity as Kafka's generated ``...Data`` class is
+after ``new`` and a few setters, every field not given at the default Kafka's generator gives it (the schema's
+default, else 0, ``""``, false, an empty array, a zero UUID, null records).  It takes kio values as they are,
+converting nothing; the error responses (:mod:`kafkalog.broker.error_responses`) are made with it, because Kafka's
+are made that way, so their bytes are Kafka's.
+
 What a field's conversion is depends only on the class, so it is worked out once a class (:func:`_plan`).
 """
 
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import types
 import typing
 import uuid
@@ -31,9 +38,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from kio.schema.errors import ErrorCode
+from kio.serial._implicit_defaults import get_implicit_default
+from kio.serial._introspect import EntityField, EntityTupleField, PrimitiveTupleField, classify_field
 from kio.static.primitive import i8, i16, i32, i32Timedelta, i64, i64Timedelta
 
-__all__ = ["build", "field_names", "ms"]
+__all__ = ["build", "field_names", "kafka_data", "ms"]
 
 T = TypeVar("T")
 
@@ -149,3 +158,35 @@ def build(cls: type[T], /, **values: Any) -> T:
         elif fallback is not _NO_DEFAULT:
             kwargs[name] = fallback
     return cls(**kwargs)
+
+
+@functools.cache
+def _defaults(cls: type) -> tuple[tuple[str, Callable[[], Any]], ...]:
+    """Each field of the kio entity ``cls`` and how to make the value Kafka's generated class starts it with."""
+    made: list[tuple[str, Callable[[], Any]]] = []
+    for field in dataclasses.fields(cls):
+        if field.default is not dataclasses.MISSING:
+            made.append((field.name, functools.partial(lambda v: v, field.default)))
+            continue
+        kind = classify_field(field)
+        kafka_type = field.metadata.get("kafka_type")
+        if isinstance(kind, EntityTupleField | PrimitiveTupleField):
+            made.append((field.name, tuple))
+        elif isinstance(kind, EntityField):
+            made.append((field.name, functools.partial(kafka_data, kind.type_)))
+        elif kafka_type == "records":
+            made.append((field.name, lambda: None))
+        elif kafka_type == "error_code":
+            made.append((field.name, lambda: ErrorCode.none))
+        elif kafka_type == "bool":
+            made.append((field.name, lambda: False))
+        else:
+            made.append((field.name, functools.partial(get_implicit_default, kind.type_)))
+    return tuple(made)
+
+
+def kafka_data(cls: type, **fields: Any) -> Any:
+    """An instance of the kio entity ``cls`` as Kafka's generated ``...Data`` class is after ``new`` and the setters
+    of ``fields``: every other field at its default.  A name ``cls`` has not got (a field of another version) is
+    left out, as a generated writer leaves out a field its version has not got."""
+    return cls(**{name: fields[name] if name in fields else make() for name, make in _defaults(cls)})

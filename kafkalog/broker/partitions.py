@@ -109,6 +109,8 @@ class PartitionRegistry:
         overrides = self.metadata.topic_overrides() if self.metadata is not None else {}
         by_topic: dict[str, dict[int, Log]] = {}
         for log in self.log_manager.all_logs():
+            if log.is_future:
+                continue  # a move under way: the copy is not the partition's log until it is promoted
             tp = log.topic_partition
             by_topic.setdefault(tp.topic, {})[tp.partition] = log
         for name, logs in sorted(by_topic.items()):
@@ -247,6 +249,9 @@ class PartitionRegistry:
         del self._by_id[topic.topic_id]
         for log in topic.logs:
             self.log_manager.delete_log(log.topic_partition)
+            # a move under way stops with its partition (Kafka's stopPartitions deletes the future log too)
+            if self.log_manager.get_log(log.topic_partition, is_future=True) is not None:
+                self.log_manager.delete_log(log.topic_partition, is_future=True)
         if self.metadata is not None:
             self.metadata.remove_topic(topic.topic_id)
         logger.info("Deleted topic %s", name)
@@ -261,6 +266,31 @@ class PartitionRegistry:
         topic.overrides = dict(overrides)
         for log in topic.logs:
             log.update_config(config)
+            future = self.log_manager.get_log(log.topic_partition, is_future=True)
+            if future is not None:
+                future.update_config(config)
+
+    def promote_future_log(self, name: str, partition: int) -> Log:
+        """Make the future log of ``name``'s ``partition`` (a move to another log dir that has caught up) the
+        partition's log (Kafka: ``Partition.maybeReplaceCurrentWithFutureReplica`` then
+        ``LogManager.replaceCurrentWithFutureLog``), and return it.  Run on the broker's event loop between two
+        appends, so nothing is written to the old log after the copy caught up with it.
+
+        Raises:
+            UnknownTopicError: no such topic or partition.
+            KafkaStorageError: the partition has no future log, or a rename failed.
+        """
+        current = self.log(name, partition)
+        epoch = leader_epoch(current)
+        future = self.log_manager.get_log(current.topic_partition, is_future=True)
+        if future is not None:
+            # the copy holds the epochs of the batches it copied; the epoch this node leads in goes with it
+            future.maybe_assign_epoch_start_offset(epoch, future.log_end_offset)
+        self.log_manager.replace_current_with_future_log(current.topic_partition)
+        promoted = self.log_manager.get_log(current.topic_partition)
+        assert promoted is not None
+        self._topics[name].logs[partition] = promoted
+        return promoted
 
     # -- records ---------------------------------------------------------------------------------------------
 

@@ -16,8 +16,11 @@ Kafka's ``SocketServer`` (``core/.../network/SocketServer.scala``), ``RequestCha
   its response header is always v0.  Any other API at a version outside its range, an unknown API key, or a request
   whose body does not read as its API's message closes the connection (Kafka: ``InvalidRequestException`` in
   ``RequestContext.parseRequest``, then ``closeConnection``).
-- **Failures.**  A handler that raises something unexpected is logged with its traceback and its connection closed;
-  the broker goes on serving everyone else.
+- **Failures.**  A handler that raises something unexpected is logged at ERROR with its traceback and its request
+  answered with the API's own response carrying the error (UNKNOWN_SERVER_ERROR, or the code Kafka maps the error
+  to) in each item the request named (:mod:`~kafkalog.broker.error_responses`, Kafka's ``getErrorResponse``); the
+  connection stays open.  A produce with ``acks=0``, which gets no answer, has its connection closed instead, as
+  Kafka's ``RequestHandlerHelper.sendErrorOrCloseConnection`` does, so that its client notices.
 - **Idle connections** are closed after ``connections.max.idle.ms``.
 
 The storage is a :class:`~kafkalog.manager.LogManager` over ``log.dirs`` with the broker's topic defaults and cleaner
@@ -57,12 +60,14 @@ from .admin import (
 from .config import BrokerConfig
 from .context import RequestContext
 from .data_dirs import prepare_data_dirs
+from .error_responses import error_response
 from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
 from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
 from .kio_values import build
-from .metadata import handle_describe_cluster, handle_metadata
+from .log_dir_moves import LogDirMoves
+from .metadata import handle_describe_cluster, handle_describe_topic_partitions, handle_metadata
 from .metadata_log import MetadataLog
 from .partitions import PartitionRegistry
 from .produce import handle_produce
@@ -70,6 +75,7 @@ from .producer_ids import ProducerIdManager
 from .protocol import (
     API_VERSIONS_KEY,
     ApiKey,
+    CloseConnection,
     MalformedRequestError,
     RequestHeader,
     encode_response,
@@ -117,6 +123,7 @@ _HANDLERS: Final[dict[int, tuple[int, int, Handler]]] = {
     ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0, handle_alter_partition_reassignments),
     ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0, handle_list_partition_reassignments),
     ApiKey.DESCRIBE_LOG_DIRS: (1, 4, handle_describe_log_dirs),
+    ApiKey.DESCRIBE_TOPIC_PARTITIONS: (0, 0, handle_describe_topic_partitions),
 }
 
 
@@ -146,6 +153,7 @@ class Broker:
         self.groups: GroupCoordinator | None = None
         self.transactions: TransactionCoordinator | None = None
         self.metadata_log: MetadataLog | None = None
+        self.log_dir_moves: LogDirMoves | None = None
         self._checkpoint_timer: asyncio.TimerHandle | None = None
         self._request_memory = RequestMemoryPool(self.config["queued.max.request.bytes"])
 
@@ -189,11 +197,17 @@ class Broker:
             await self.transactions.startup(create_topic=False)
             self._handlers.update(transaction_handlers(self.transactions, self.groups))
             self._handlers[ApiKey.FIND_COORDINATOR] = find_coordinator_handler(self.groups, self.transactions)
+            self.log_dir_moves = LogDirMoves(self.partitions)
+            self._handlers[ApiKey.ALTER_REPLICA_LOG_DIRS] = (1, 2, self.log_dir_moves.handle)
+            self.log_dir_moves.resume()
             listener = config.listeners[0]
             self._server = await asyncio.start_server(self._serve_connection, listener.host or None, listener.port,
                                                       reuse_address=True,
                                                       backlog=config["socket.listen.backlog.size"])
         except BaseException:
+            if self.log_dir_moves is not None:
+                await self.log_dir_moves.stop()
+                self.log_dir_moves = None
             metadata.close()
             self.log_manager.shutdown()
             raise
@@ -242,6 +256,9 @@ class Broker:
         for waiter in self._data_waiters:
             if not waiter.done():
                 waiter.cancel()
+        if self.log_dir_moves is not None:
+            await self.log_dir_moves.stop()
+            self.log_dir_moves = None
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None
@@ -341,10 +358,23 @@ class Broker:
         if entry is None or not entry[0] <= version <= entry[1]:
             raise MalformedRequestError(f"Unsupported version {version} of API {key}")
         request, _ = request_reader(key, version)(body, 0)
-        response = await entry[2](ctx, request)
-        if response is None:
-            return None
-        return encode_response(key, version, header.correlation_id, response)
+        try:
+            response = await entry[2](ctx, request)
+            if response is None:
+                return None
+            return encode_response(key, version, header.correlation_id, response)
+        except (MalformedRequestError, CloseConnection):
+            raise
+        except Exception as e:
+            # Kafka: KafkaApis.handle logs it and RequestHandlerHelper.handleError answers getErrorResponse(e)
+            logger.exception("Unexpected error handling request %s (API %d v%d, correlation id %d) from %s:%s",
+                             header.client_id, key, version, header.correlation_id, ctx.client_host,
+                             ctx.client_port)
+            answer = error_response(key, version, request, e)
+            if answer is None:
+                # sendErrorOrCloseConnection: a request that gets no answer (acks=0) has its connection closed
+                raise CloseConnection(f"API {key} v{version} failed and has no response to carry the error") from e
+            return encode_response(key, version, header.correlation_id, answer)
 
     # -- connections -----------------------------------------------------------------------------------------
 

@@ -37,8 +37,10 @@ Where this differs from Kafka 3.8, and why:
   readable directory, a path the file system refuses) are offline, as in Kafka, as long as one is left;
 * a directory entry that is not a partition directory is skipped with a warning where Kafka stops the broker,
   and so is one whose topic is not a legal topic name (``my topic-0``), which Kafka would load;
-* the ``-future`` logs are loaded and kept (checkpointed, flushed, closed) but the replica movement that
-  makes and promotes them is the replica manager's, and not ported;
+* the ``-future`` logs are loaded and kept (checkpointed, flushed, closed), made in a preferred directory
+  (:meth:`LogManager.maybe_update_preferred_log_dir`, ``create_log(is_future=True)``) and promoted
+  (:meth:`LogManager.replace_current_with_future_log`) as Kafka's are; the copying between them is the broker's
+  (:mod:`kafkalog.broker.log_dir_moves`, Kafka's ``ReplicaAlterLogDirsThread``);
 * at shutdown the files of the logs waiting for deletion and of the stray logs are released, where the JVM
   simply exits; a log whose close fails has its files released too.
 """
@@ -62,7 +64,14 @@ from ..checkpoint import (
     OffsetCheckpoint,
 )
 from ..config.log_config import LogConfig
-from ..errors import IllegalArgumentError, IllegalStateError, KafkaLogError, KafkaStorageError, ReadOnlyError
+from ..errors import (
+    IllegalArgumentError,
+    IllegalStateError,
+    KafkaLogError,
+    KafkaStorageError,
+    LogDirNotFoundError,
+    ReadOnlyError,
+)
 from ..filenames import CLEAN_SHUTDOWN_FILE
 from ..fsutil import DirLock, fsync_dir, raise_open_file_limit, storage_error
 from ..log import Log
@@ -83,6 +92,7 @@ from ..topic import (
     TopicPartition,
     log_delete_dir_name,
     log_dir_name,
+    log_future_dir_name,
     log_stray_dir_name,
     parse_topic_partition_name,
     validate_topic,
@@ -206,6 +216,8 @@ class LogManager(LogManagerConfigs):
         self._logs: dict[TopicPartition, Log] = {}
         #: Kafka's ``futureLogs``: ``-future`` copies, loaded and kept but never served by :meth:`get_log`.
         self._future_logs: dict[TopicPartition, Log] = {}
+        #: Kafka's ``preferredLogDirs``: where a partition's next log goes (the target of a move), until created.
+        self._preferred_log_dirs: dict[TopicPartition, Path] = {}
         #: Kafka's ``strayLogs``: set aside, never served, never deleted.
         self._stray_logs: dict[TopicPartition, Log] = {}
         #: Kafka's ``logsToBeDeleted``: (log, when its deletion was scheduled), oldest first.
@@ -869,19 +881,25 @@ class LogManager(LogManagerConfigs):
         return log if log is not None and self._serves(log) else None
 
     def create_log(self, topic_partition: TopicPartition, config: LogConfig | None = None, *,
-                   is_new: bool = False, target_log_directory_id: str | None = None) -> Log:
-        """The log of ``topic_partition``, created if it does not exist (Kafka: ``getOrCreateLog``).
+                   is_new: bool = False, target_log_directory_id: str | None = None,
+                   is_future: bool = False) -> Log:
+        """The log of ``topic_partition``, or with ``is_future`` its future log, created if it does not exist
+        (Kafka: ``getOrCreateLog``).
 
         A new log goes to the directory whose id is ``target_log_directory_id`` (unless that is
         :data:`~kafkalog.manager.meta_properties.DIRECTORY_ID_UNASSIGNED`,
-        :data:`~kafkalog.manager.meta_properties.DIRECTORY_ID_LOST` or no live directory's id), else to the
-        directories holding the fewest logs, trying the next when one fails.  It gets ``config``, or the
-        topic's configuration; a config change while it is created is applied to it (the
-        ``initializingLog`` / ``finishedInitializingLog`` bracket of Kafka's ``Partition``).
+        :data:`~kafkalog.manager.meta_properties.DIRECTORY_ID_LOST` or no live directory's id, or the partition
+        has a preferred directory, :meth:`maybe_update_preferred_log_dir`, which wins), else to the preferred
+        directory, else to the directories holding the fewest logs, trying the next when one fails.  A future log
+        is ``<topic>-<partition>.<uuid>-future`` in the preferred directory, which must not be the current log's.
+        Creating a log satisfies the preference, which is then forgotten.  It gets ``config``, or the topic's
+        configuration; a config change while it is created is applied to it (the ``initializingLog`` /
+        ``finishedInitializingLog`` bracket of Kafka's ``Partition``).
 
         Raises:
             KafkaStorageError: a directory is offline and the partition is not ``is_new`` (its log may be in
                 that directory), or no directory could hold the log.
+            IllegalStateError: a future log without a preferred directory, or with the current log's.
             InvalidTopicError: an illegal topic name (kafkalog's check: Kafka leaves it to the controller).
         """
         if self.read_only:
@@ -890,13 +908,13 @@ class LogManager(LogManagerConfigs):
         if topic_partition.partition < 0:
             raise KafkaLogError(f"Invalid partition {topic_partition.partition} for topic {topic_partition.topic}")
         self._handle_log_dir_failures()
-        existing = self.get_log(topic_partition)
+        existing = self.get_log(topic_partition, is_future)
         if existing is not None:
             return existing
         self.initializing_log(topic_partition)
         log: Log | None = None
         try:
-            log = self._get_or_create_log(topic_partition, config, is_new, target_log_directory_id)
+            log = self._get_or_create_log(topic_partition, config, is_new, target_log_directory_id, is_future)
         finally:
             self.finished_initializing_log(topic_partition, log)
         return log
@@ -904,9 +922,9 @@ class LogManager(LogManagerConfigs):
     get_or_create_log = create_log
 
     def _get_or_create_log(self, topic_partition: TopicPartition, config: LogConfig | None, is_new: bool,
-                           target_log_directory_id: str | None) -> Log:
+                           target_log_directory_id: str | None, is_future: bool = False) -> Log:
         with self._lock:
-            existing = self.get_log(topic_partition)
+            existing = self.get_log(topic_partition, is_future)
             if existing is not None:
                 return existing
             if not is_new and self.offline_log_dirs:
@@ -914,10 +932,21 @@ class LogManager(LogManagerConfigs):
                     f"Can not create log for {topic_partition} because log directories "
                     f"{','.join(map(str, self.offline_log_dirs))} are offline")
             preferred = None
-            if target_log_directory_id not in (None, DIRECTORY_ID_UNASSIGNED, DIRECTORY_ID_LOST):
+            if (target_log_directory_id not in (None, DIRECTORY_ID_UNASSIGNED, DIRECTORY_ID_LOST)
+                    and topic_partition not in self._preferred_log_dirs):
                 preferred = self.directory_path(target_log_directory_id)
+            else:
+                preferred = self._preferred_log_dirs.get(topic_partition)
+            if is_future:
+                current = self.get_log(topic_partition)
+                if preferred is None:
+                    raise IllegalStateError(f"Can not create the future log for {topic_partition} without having "
+                                            "a preferred log directory")
+                if current is not None and current.dir.parent == preferred:
+                    raise IllegalStateError(f"Can not create the future log for {topic_partition} in the current "
+                                            "log directory of this partition")
             candidates = [preferred] if preferred is not None else self._next_log_dirs()
-            name = log_dir_name(topic_partition)
+            name = log_future_dir_name(topic_partition) if is_future else log_dir_name(topic_partition)
             directory = None
             for candidate in candidates:
                 try:
@@ -933,10 +962,82 @@ class LogManager(LogManagerConfigs):
             log = Log(directory, config, scheduler=self.scheduler, time=self.time, had_clean_shutdown=True,
                       topic_partition=topic_partition, dir_lock=self._dir_locks[directory.parent],
                       log_dir_failure_channel=self.log_dir_failure_channel, **self._producer_state_kwargs)
-            self._logs[topic_partition] = log
+            (self._future_logs if is_future else self._logs)[topic_partition] = log
             logger.info("Created log for partition %s in %s with properties %s.", topic_partition,
                         directory, config.overridden_configs_as_loggable_string())
+            self._preferred_log_dirs.pop(topic_partition, None)
             return log
+
+    def is_log_dir_online(self, log_dir: str | os.PathLike[str]) -> bool:
+        """Whether ``log_dir``, one of the directories given, is online (Kafka: ``isLogDirOnline``).  It must be
+        named exactly as the manager names it (the absolute, canonical path :attr:`log_dirs` and DescribeLogDirs
+        give).
+
+        Raises:
+            LogDirNotFoundError: ``log_dir`` is not one of the directories given.
+        """
+        # Kafka compares the path as given with each dir's absolute path: "/data/" is not "/data"
+        found = next((d for d in self._given_log_dirs if str(d) == os.fspath(log_dir)), None)
+        if found is None:
+            raise LogDirNotFoundError(f"Log dir {log_dir} is not found in the config.")
+        return found in self.log_dirs
+
+    def maybe_update_preferred_log_dir(self, topic_partition: TopicPartition, log_dir: str | os.PathLike[str]) -> None:
+        """Make ``log_dir`` where ``topic_partition``'s next log is created (Kafka: ``maybeUpdatePreferredLogDir``),
+        unless its current or future log is already there."""
+        path = Path(log_dir)
+        with self._lock:
+            current = self._logs.get(topic_partition)
+            future = self._future_logs.get(topic_partition)
+            if not (current is not None and current.dir.parent == path) and not (
+                    future is not None and future.dir.parent == path):
+                self._preferred_log_dirs[topic_partition] = path
+
+    def replace_current_with_future_log(self, topic_partition: TopicPartition) -> None:
+        """Make the future log of ``topic_partition`` its log, and delete the old one (Kafka:
+        ``replaceCurrentWithFutureLog``): the future log's directory is renamed ``<topic>-<partition>`` (in its
+        own log dir), it takes the current log's high watermark and place, the cleaner's checkpoint follows it to
+        its directory and cleaning resumes; then the old log is renamed ``-delete``, closed, left out of its
+        directory's checkpoints and queued for deletion.
+
+        On disk the swap is two renames, in Kafka's order: a crash between them leaves the partition's directory
+        under its own name in both log dirs, each holding every record (the copy has caught up before the swap),
+        and the next load refuses to choose between them, as Kafka's does ("Duplicate log directories"): nothing
+        is lost, and removing either directory by hand resolves it.
+
+        Raises:
+            KafkaStorageError: the current or the future log is missing or offline, or a rename failed.
+        """
+        with self._lock:
+            source = self._logs.get(topic_partition)
+            dest = self._future_logs.get(topic_partition)
+            if source is None:
+                raise KafkaStorageError(f"The current replica for {topic_partition} is offline")
+            if dest is None:
+                raise KafkaStorageError(f"The future replica for {topic_partition} is offline")
+            logger.info("Attempting to replace current log %s with %s for %s", source, dest, topic_partition)
+            dest.rename_dir(log_dir_name(topic_partition), should_reinitialize=True)
+            dest.update_high_watermark(source.high_watermark)
+            del self._future_logs[topic_partition]
+            self._logs[topic_partition] = dest
+            cleaner = self._cleaner_in_use()
+            if cleaner is not None:
+                cleaner.cleaner_manager.alter_checkpoint_dir(topic_partition, source.dir.parent, dest.dir.parent)
+                self._resume_cleaning(topic_partition)
+            try:
+                source.rename_dir(log_delete_dir_name(topic_partition), should_reinitialize=True)
+                source.close()
+                source_dir = source.dir.parent
+                logs_in_dir = self.logs_by_dir().get(source_dir, {})
+                self._checkpoint_recovery_offsets_in_dir(source_dir, logs_in_dir)
+                self._checkpoint_log_start_offsets_in_dir(source_dir, logs_in_dir)
+                self._add_log_to_be_deleted(source)
+            except KafkaLogError:
+                # its directory is offline: nothing else would let its files go now that it is out of the map
+                source.close_handlers()
+                raise
+            logger.info("The current replica is successfully replaced with the future replica for %s",
+                        topic_partition)
 
     def _create_log_directory(self, log_dir: Path, log_dir_name: str) -> Path:
         """Make ``log_dir/log_dir_name`` (Kafka: ``createLogDirectory``): a failure takes ``log_dir`` offline.

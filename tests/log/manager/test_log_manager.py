@@ -34,9 +34,6 @@ Kafka tests not ported:
 - ``testLogRecoveryMetrics``, ``testLogRecoveryMetricsShouldBeRemovedAfterLogRecovered``: the Yammer gauges
   ``remainingLogsToRecover`` and ``remainingSegmentsToRecover`` and their registration, which is all they
   check; kafkalog has no metrics registry (recovery progress goes to ``Log``'s ``recovery_progress``).
-- ``testMetricsAreRemovedWhenMovingCurrentToFutureLog``: moving a replica to another log dir
-  (``maybeUpdatePreferredLogDir``, creating a future log, ``replaceCurrentWithFutureLog``) is the replica
-  manager's alter-log-dirs machinery, not ported, and what the test checks is Yammer metrics.
 - ``testCheckpointLogStartOffsetForRemoteTopic``: remote (tiered) storage: the highest offset in remote
   storage and the local log start offset of a topic with remote.storage.enable.
 - ``testIsStrayKraftReplicaWithEmptyImage``, ``testIsStrayKraftReplicaInImage``,
@@ -81,6 +78,7 @@ from kafkalog.segment import LogSegment
 from kafkalog.topic import TopicPartition, parse_topic_partition_name
 from tests.support.manager_utils import (
     CLEAN_SHUTDOWN_FILE,
+    LOG_CONFIG,
     LOG_START_OFFSET_FILE,
     LONG_TASK_PERIOD_MS,
     MAX_LOG_AGE_MS,
@@ -685,3 +683,38 @@ def test_logs_take_the_managers_producer_state_settings(tmp_path: Path, mock_tim
             assert set(log.active_producers_with_last_sequence()) == {pid}
             mock_time.sleep(300)
             assert log.active_producers_with_last_sequence() == {}
+
+
+def test_metrics_are_removed_when_moving_current_to_future_log(make_manager: ManagerFactory, tmp_path: Path,
+                                                                mock_time: MockTime) -> None:
+    """Kafka's ``LogManagerTest.testMetricsAreRemovedWhenMovingCurrentToFutureLog``, with the manager's logs in
+    place of their Yammer metrics (kafkalog has no metrics registry; a log's metrics are there while the log is):
+    a current log in the first dir and a future log in the second (``maybeUpdatePreferredLogDir``, then
+    ``getOrCreateLog`` and ``getOrCreateLog(isFuture)``) are two logs of the partition; after
+    ``replaceCurrentWithFutureLog`` one, the future one gone; and after ``file.delete.delay.ms`` still one, the
+    former current's directory deleted."""
+    dir1, dir2 = (tmp_path / "dir1").resolve(), (tmp_path / "dir2").resolve()
+    manager = make_manager([dir1, dir2])
+    manager.startup()
+    tp = TopicPartition("future-log", 0)
+
+    def logs_of_partition() -> list[Log]:
+        return [log for log in manager.all_logs() if log.topic_partition == tp]
+
+    manager.maybe_update_preferred_log_dir(tp, str(dir1))
+    current = manager.get_or_create_log(tp)
+    manager.maybe_update_preferred_log_dir(tp, str(dir2))
+    future = manager.get_or_create_log(tp, is_future=True)
+    assert len(logs_of_partition()) == 2
+    assert current.dir.parent == dir1 and future.dir.parent == dir2 and future.is_future
+
+    manager.replace_current_with_future_log(tp)
+    assert logs_of_partition() == [future]
+    assert manager.get_log(tp) is future and manager.get_log(tp, is_future=True) is None
+    assert not future.is_future and future.dir == dir2 / "future-log-0"
+
+    deleted_dir = current.dir
+    assert deleted_dir.name.endswith("-delete")
+    mock_time.sleep(LOG_CONFIG.file_delete_delay_ms + 1)
+    assert logs_of_partition() == [future]
+    assert not deleted_dir.exists()
