@@ -30,12 +30,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..cleaner.config import PROPERTY_ATTRIBUTES as CLEANER_PROPERTIES
+from ..cleaner.config import PROPERTY_TYPES as CLEANER_PROPERTY_TYPES
 from ..cleaner.config import CleanerConfig
 from ..config import LogConfig
 from ..config.config_def import ConfigError, Validator, at_least, between, parse_type
 from ..config.log_config import ALL_SERVER_CONFIG_SYNONYMS
+from .coordinator_config import declared_properties
+from .group_config import GroupCoordinatorConfig
+from .txn_config import TransactionCoordinatorConfig
 
-__all__ = ["ACCEPTED_WITHOUT_EFFECT", "BROKER_PROPERTIES", "BrokerConfig", "Listener", "parse_listener"]
+__all__ = ["ACCEPTED_WITHOUT_EFFECT", "BROKER_PROPERTIES", "COORDINATOR_CONFIGS", "BrokerConfig", "Listener",
+           "parse_listener", "property_help"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +56,8 @@ def _listeners(name: str, value: Any) -> None:
         parse_listener(name, item)
 
 
-#: Broker property -> its type, default, check and meaning (Kafka's, unless the module docstring says otherwise).
-BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
+#: The broker's own properties (the coordinators' are declared on their configuration classes).
+_OWN_PROPERTIES: Final[Mapping[str, _Property]] = {
     "listeners": _Property("STRING", "PLAINTEXT://127.0.0.1:9092", _listeners,
                            "where the broker listens: PLAINTEXT://host:port (port 0 picks a free one)"),
     "advertised.listeners": _Property("STRING", None, None,
@@ -86,32 +91,6 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
     "log.flush.start.offset.checkpoint.interval.ms": _Property("INT", 60_000, at_least(0),
                                                                "how often log start offsets are checkpointed"),
     "log.initial.task.delay.ms": _Property("LONG", 30_000, at_least(0), "delay before the first log tasks"),
-    "offsets.topic.num.partitions": _Property("INT", 50, at_least(1), "partitions of __consumer_offsets"),
-    "offsets.topic.segment.bytes": _Property("INT", 100 * 1024 * 1024, at_least(1),
-                                             "segment size of __consumer_offsets"),
-    "offsets.topic.compression.codec": _Property("INT", 0, None, "compression of the offsets records"),
-    "offsets.retention.minutes": _Property("INT", 7 * 24 * 60, at_least(1), "how long committed offsets live"),
-    "offsets.retention.check.interval.ms": _Property("LONG", 600_000, at_least(1),
-                                                     "how often expired offsets are removed"),
-    "offset.metadata.max.bytes": _Property("INT", 4096, None, "the largest offset commit metadata"),
-    "offsets.commit.timeout.ms": _Property("INT", 5000, at_least(1), "how long a commit may wait"),
-    "offsets.load.buffer.size": _Property("INT", 5 * 1024 * 1024, at_least(1), "read size when loading"),
-    "group.min.session.timeout.ms": _Property("INT", 6000, None, "the shortest session a member may ask for"),
-    "group.max.session.timeout.ms": _Property("INT", 1_800_000, None, "the longest session a member may ask for"),
-    "group.initial.rebalance.delay.ms": _Property("INT", 3000, None,
-                                                  "how long a new group waits for more members"),
-    "group.max.size": _Property("INT", 2**31 - 1, at_least(1), "the most members a group may have"),
-    "transaction.state.log.num.partitions": _Property("INT", 50, at_least(1),
-                                                      "partitions of __transaction_state"),
-    "transaction.state.log.segment.bytes": _Property("INT", 100 * 1024 * 1024, at_least(1),
-                                                     "segment size of __transaction_state"),
-    "transaction.max.timeout.ms": _Property("INT", 900_000, at_least(1), "the longest transaction timeout"),
-    "transactional.id.expiration.ms": _Property("INT", 604_800_000, at_least(1),
-                                                "how long an idle transactional id lives"),
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": _Property(
-        "INT", 10_000, at_least(1), "how often timed-out transactions are aborted"),
-    "transaction.remove.expired.transaction.cleanup.interval.ms": _Property(
-        "INT", 3_600_000, at_least(1), "how often expired transactional ids are removed"),
     "producer.id.expiration.ms": _Property("INT", 86_400_000, at_least(1), "how long an idle producer id lives"),
     "producer.id.expiration.check.interval.ms": _Property("INT", 600_000, at_least(1),
                                                           "how often idle producer ids are removed"),
@@ -121,12 +100,23 @@ BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
                                                            "fetch sessions kept (0: none)"),
 }
 
+#: The coordinators' configurations, each declaring its own broker properties (``group.*``, ``offsets.*``,
+#: ``transaction*``): the broker knows their names, types, defaults and checks from there.
+COORDINATOR_CONFIGS: Final = (GroupCoordinatorConfig, TransactionCoordinatorConfig)
+
+#: Broker property -> its type, default, check and meaning (Kafka's, unless the module docstring says otherwise):
+#: the broker's own and the coordinators'.
+BROKER_PROPERTIES: Final[Mapping[str, _Property]] = {
+    **_OWN_PROPERTIES,
+    **{p.name: _Property(p.type_, p.default, p.validator, p.doc)
+       for config in COORDINATOR_CONFIGS for p in declared_properties(config)},
+}
+
 #: Kafka broker properties taken and checked for their type, that change nothing in one process on one node.
 ACCEPTED_WITHOUT_EFFECT: Final[Mapping[str, str]] = {
     "num.network.threads": "INT", "num.io.threads": "INT", "background.threads": "INT",
     "socket.send.buffer.bytes": "INT", "socket.receive.buffer.bytes": "INT", "queued.max.requests": "INT",
-    "offsets.topic.replication.factor": "SHORT", "transaction.state.log.replication.factor": "SHORT",
-    "transaction.state.log.min.isr": "INT", "num.replica.fetchers": "INT", "replica.lag.time.max.ms": "LONG",
+    "num.replica.fetchers": "INT", "replica.lag.time.max.ms": "LONG",
     "process.roles": "LIST", "controller.quorum.voters": "LIST", "controller.listener.names": "STRING",
     "inter.broker.listener.name": "STRING", "listener.security.protocol.map": "STRING",
     "controller.quorum.bootstrap.servers": "LIST", "zookeeper.connect": "STRING",
@@ -166,7 +156,7 @@ def _type_of(name: str) -> str | None:
     if name in BROKER_PROPERTIES:
         return BROKER_PROPERTIES[name].type_
     if name in ACCEPTED_WITHOUT_EFFECT:
-        return ACCEPTED_WITHOUT_EFFECT[name].replace("SHORT", "INT")
+        return ACCEPTED_WITHOUT_EFFECT[name]
     if name in CLEANER_PROPERTIES or name in _TOPIC_SYNONYMS:
         return "STRING"  # checked by CleanerConfig and LogConfig, which parse them
     return None
@@ -176,13 +166,41 @@ def _type_of(name: str) -> str | None:
 _TOPIC_SYNONYMS: Final = frozenset(s.name for synonyms in ALL_SERVER_CONFIG_SYNONYMS.values() for s in synonyms)
 
 
+def property_help() -> list[tuple[str, str, str, str]]:
+    """Every property the broker takes, as rows of (name, type, default, meaning), by name: its own and the
+    coordinators', the topic defaults (``log.*``: the broker synonyms of LogConfig's properties), the cleaner's, and
+    those accepted without effect (``kafkalog serve --help-config`` prints them)."""
+    rows: list[tuple[str, str, str, str]] = []
+    for name, prop in BROKER_PROPERTIES.items():
+        rows.append((name, prop.type_, "" if prop.default is None else _as_text(prop.default), prop.doc))
+    topic_defaults = LogConfig({}).to_props()
+    for topic_name, synonyms in ALL_SERVER_CONFIG_SYNONYMS.items():
+        for synonym in synonyms:
+            if synonym.name in BROKER_PROPERTIES:
+                continue  # message.max.bytes: the broker's own, and a topic default too
+            first = synonym is synonyms[0]
+            rows.append((synonym.name, LogConfig.config_type(topic_name) or "STRING",
+                         topic_defaults.get(topic_name, "") if first else "",
+                         f"the topics' default {topic_name}" + ("" if first else f" (when {synonyms[0].name} is "
+                                                                                  "not given)")))
+    cleaner = CleanerConfig()
+    for name, type_ in CLEANER_PROPERTY_TYPES.items():
+        if name not in BROKER_PROPERTIES:
+            attribute = CLEANER_PROPERTIES[name]
+            rows.append((name, type_, _as_text(getattr(cleaner, attribute)), f"the log cleaner's {attribute}"))
+    for name, type_ in ACCEPTED_WITHOUT_EFFECT.items():
+        rows.append((name, type_, "", "accepted and checked; no effect on one node in one process"))
+    return sorted(rows)
+
+
 class BrokerConfig:
     """The broker's properties, parsed and checked when the object is made.
 
     ``BrokerConfig({"log.dirs": "/data", "num.partitions": "3"})``; values may be strings (as in a
     ``server.properties`` file) or Python values.  ``config["num.partitions"]`` is the parsed value (the default when
     not given); :attr:`topic_defaults` the topics' :class:`~kafkalog.config.LogConfig` defaults and
-    :attr:`cleaner` the :class:`~kafkalog.cleaner.config.CleanerConfig`, both from the same properties.
+    :attr:`cleaner` the :class:`~kafkalog.cleaner.config.CleanerConfig`, :attr:`group_coordinator` and
+    :attr:`transaction_coordinator` the coordinators' configurations, all from the same properties.
 
     Raises:
         ConfigError: an unknown name (all of them are named), or a value Kafka would refuse.
@@ -196,7 +214,7 @@ class BrokerConfig:
                               f"lists the ones it takes)", names=unknown)
         self._given = given
         values: dict[str, object] = {}
-        for name, prop in BROKER_PROPERTIES.items():
+        for name, prop in _OWN_PROPERTIES.items():
             value = given.get(name, prop.default)
             if value is not None:
                 value = parse_type(name, value, prop.type_)
@@ -205,9 +223,18 @@ class BrokerConfig:
             values[name] = value
         for name, type_ in ACCEPTED_WITHOUT_EFFECT.items():
             if name in given:
-                values[name] = parse_type(name, given[name], type_.replace("SHORT", "INT"))
+                values[name] = parse_type(name, given[name], type_)
         if "broker.id" in given and "node.id" not in given and int(values["broker.id"]) >= 0:  # type: ignore[call-overload]
             values["node.id"] = values["broker.id"]
+        # Each coordinator reads, checks and keeps its own properties; the broker shows their values.
+        as_text = {name: _as_text(value) for name, value in given.items()}
+        self.group_coordinator: GroupCoordinatorConfig = GroupCoordinatorConfig.from_properties(as_text)
+        self.transaction_coordinator: TransactionCoordinatorConfig = (
+            TransactionCoordinatorConfig.from_properties(as_text))
+        for coordinator in (self.group_coordinator, self.transaction_coordinator):
+            for f in dataclasses.fields(coordinator):
+                if "property" in f.metadata:
+                    values[f.metadata["property"]] = getattr(coordinator, f.name)
         self._values = values
         self.topic_defaults: LogConfig = LogConfig(self._topic_default_props())
         cleaner_props = {name: given[name] for name in CLEANER_PROPERTIES if name in given}
@@ -222,9 +249,6 @@ class BrokerConfig:
         self.log_dirs: list[str] = [d.strip() for d in str(dirs).split(",") if d.strip()]
         if not self.log_dirs:
             raise ConfigError.invalid("log.dirs", dirs, "At least one data directory is needed")
-        if int(values["group.min.session.timeout.ms"]) > int(values["group.max.session.timeout.ms"]):  # type: ignore[call-overload]
-            raise ConfigError("group.min.session.timeout.ms must not be larger than group.max.session.timeout.ms",
-                              name="group.min.session.timeout.ms")
 
     def _topic_default_props(self) -> dict[str, str]:
         # Kafka's LogConfig defaults from the broker: the first synonym set wins (KafkaConfig.extractLogConfigMap).

@@ -24,18 +24,41 @@ from typing import Any, Self
 
 from ..config.config_def import ConfigError, Validator, parse_type
 
-__all__ = ["CoordinatorConfig", "broker_property"]
+__all__ = ["CoordinatorConfig", "DeclaredProperty", "broker_property", "declared_properties"]
 
 #: The Java integer types a coordinator's property may have, and their ranges.
 _RANGES = {"SHORT": (-(2**15), 2**15 - 1), "INT": (-(2**31), 2**31 - 1), "LONG": (-(2**63), 2**63 - 1)}
 
 
-def broker_property(name: str, type_: str, default: int, validator: Validator | None = None) -> Any:
+def broker_property(name: str, type_: str, default: int, validator: Validator | None = None, *, doc: str) -> Any:
     """A field of a :class:`CoordinatorConfig`: Kafka's property ``name``, its ConfigDef type (``SHORT``, ``INT``
-    or ``LONG``), its default and its validator (``None``: any value of the type)."""
+    or ``LONG``), its default, its validator (``None``: any value of the type) and what it means, in a line (the
+    broker's DescribeConfigs and ``kafkalog serve --help-config`` show it)."""
     if type_ not in _RANGES:
         raise ValueError(f"{name}: a coordinator's property is a SHORT, INT or LONG, not {type_}")
-    return dataclasses.field(default=default, metadata={"property": name, "type": type_, "validator": validator})
+    return dataclasses.field(default=default, metadata={"property": name, "type": type_, "validator": validator,
+                                                         "doc": doc})
+
+
+@dataclasses.dataclass(frozen=True)
+class DeclaredProperty:
+    """One broker property a coordinator's configuration declares (:func:`broker_property`)."""
+
+    name: str
+    type_: str
+    default: int
+    validator: Validator | None
+    doc: str
+
+
+def declared_properties(cls: type[CoordinatorConfig]) -> list[DeclaredProperty]:
+    """The broker properties configuration class ``cls`` declares, in the order of its fields: the broker's own
+    configuration (:class:`~kafkalog.broker.config.BrokerConfig`) knows them from here, so each is declared once."""
+    declared = []
+    for f, name, type_, validator in _properties(cls):
+        assert isinstance(f.default, int)  # broker_property always gives one
+        declared.append(DeclaredProperty(name, type_, f.default, validator, f.metadata["doc"]))
+    return declared
 
 
 def _properties(cls: type[Any]) -> list[tuple[dataclasses.Field[Any], str, str, Validator | None]]:

@@ -51,26 +51,43 @@ class GroupCoordinatorConfig(CoordinatorConfig):
     property names in snake_case, and the defaults Kafka 3.8's (module docstring).  Checked when made, and read from
     a broker's properties by :meth:`~kafkalog.broker.coordinator_config.CoordinatorConfig.from_properties`."""
 
-    group_min_session_timeout_ms: int = broker_property("group.min.session.timeout.ms", "INT", 6000)
-    group_max_session_timeout_ms: int = broker_property("group.max.session.timeout.ms", "INT", 1800000)
-    group_initial_rebalance_delay_ms: int = broker_property("group.initial.rebalance.delay.ms", "INT", 3000)
-    group_max_size: int = broker_property("group.max.size", "INT", INT32_MAX, at_least(1))
-    offset_metadata_max_bytes: int = broker_property("offset.metadata.max.bytes", "INT", 4096)
-    offsets_load_buffer_size: int = broker_property("offsets.load.buffer.size", "INT", 5 * 1024 * 1024, at_least(1))
-    offsets_topic_num_partitions: int = broker_property("offsets.topic.num.partitions", "INT", 50, at_least(1))
-    offsets_topic_segment_bytes: int = broker_property("offsets.topic.segment.bytes", "INT", 100 * 1024 * 1024,
-                                                       at_least(1))
-    offsets_topic_compression_codec: int = broker_property("offsets.topic.compression.codec", "INT", 0)
-    offsets_topic_replication_factor: int = broker_property("offsets.topic.replication.factor", "SHORT", 3,
-                                                            at_least(1))
-    offsets_retention_minutes: int = broker_property("offsets.retention.minutes", "INT", 7 * 24 * 60, at_least(1))
-    offsets_retention_check_interval_ms: int = broker_property("offsets.retention.check.interval.ms", "LONG", 600000,
-                                                               at_least(1))
-    offsets_commit_timeout_ms: int = broker_property("offsets.commit.timeout.ms", "INT", 5000, at_least(1))
-    offsets_commit_required_acks: int = broker_property("offsets.commit.required.acks", "SHORT", -1)
+    group_min_session_timeout_ms: int = broker_property("group.min.session.timeout.ms", "INT", 6000,
+                                                        doc="the shortest session a member may ask for")
+    group_max_session_timeout_ms: int = broker_property("group.max.session.timeout.ms", "INT", 1800000,
+                                                        doc="the longest session a member may ask for")
+    group_initial_rebalance_delay_ms: int = broker_property("group.initial.rebalance.delay.ms", "INT", 3000,
+                                                            doc="how long a new group waits for more members")
+    group_max_size: int = broker_property("group.max.size", "INT", INT32_MAX, at_least(1),
+                                          doc="the most members a group may have")
+    offset_metadata_max_bytes: int = broker_property("offset.metadata.max.bytes", "INT", 4096,
+                                                     doc="the largest offset commit metadata")
+    offsets_load_buffer_size: int = broker_property("offsets.load.buffer.size", "INT", 5 * 1024 * 1024, at_least(1),
+                                                    doc="read size when loading __consumer_offsets")
+    offsets_topic_num_partitions: int = broker_property("offsets.topic.num.partitions", "INT", 50, at_least(1),
+                                                        doc="partitions of __consumer_offsets")
+    offsets_topic_segment_bytes: int = broker_property(
+        "offsets.topic.segment.bytes", "INT", 100 * 1024 * 1024, at_least(1), doc="segment size of __consumer_offsets")
+    offsets_topic_compression_codec: int = broker_property("offsets.topic.compression.codec", "INT", 0,
+                                                           doc="compression of the offsets records")
+    offsets_topic_replication_factor: int = broker_property(
+        "offsets.topic.replication.factor", "SHORT", 3, at_least(1),
+        doc="replicas of __consumer_offsets (one node: kept, not acted on)")
+    offsets_retention_minutes: int = broker_property("offsets.retention.minutes", "INT", 7 * 24 * 60, at_least(1),
+                                                     doc="how long committed offsets live")
+    offsets_retention_check_interval_ms: int = broker_property(
+        "offsets.retention.check.interval.ms", "LONG", 600000, at_least(1), doc="how often expired offsets are removed")
+    offsets_commit_timeout_ms: int = broker_property("offsets.commit.timeout.ms", "INT", 5000, at_least(1),
+                                                     doc="how long a commit may wait")
+    offsets_commit_required_acks: int = broker_property("offsets.commit.required.acks", "SHORT", -1,
+                                                        doc="acks a commit waits for (one node: kept, not acted on)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            # Kafka takes the pair and then refuses every JoinGroup (INVALID_SESSION_TIMEOUT); kafkalog refuses the
+            # configuration, which is the mistake.
+            raise ConfigError("group.min.session.timeout.ms must not be larger than group.max.session.timeout.ms",
+                              name="group.min.session.timeout.ms")
         if self.offsets_topic_compression_codec not in _CODECS:
             raise ConfigError.invalid("offsets.topic.compression.codec", self.offsets_topic_compression_codec,
                                       f"Unknown compression type id: {self.offsets_topic_compression_codec}")

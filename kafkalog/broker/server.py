@@ -63,7 +63,6 @@ from .data_dirs import prepare_data_dirs
 from .error_responses import error_response
 from .fetch import handle_fetch, handle_list_offsets
 from .group_apis import group_handlers
-from .group_config import GroupCoordinatorConfig
 from .group_coordinator import GroupCoordinator
 from .kio_values import build
 from .log_dir_moves import LogDirMoves
@@ -91,7 +90,6 @@ from .replicas import (
     handle_list_partition_reassignments,
 )
 from .txn_apis import GroupCompletion, find_coordinator_handler, transaction_handlers
-from .txn_config import TransactionCoordinatorConfig
 from .txn_coordinator import TransactionCoordinator
 
 __all__ = ["Broker", "Handler", "RequestMemoryPool"]
@@ -182,16 +180,14 @@ class Broker:
             self.metadata_log = metadata
             self.partitions = PartitionRegistry(self.log_manager, config.topic_defaults, on_append=self._appended,
                                                 metadata=metadata)
-            group_props = {name: str(value) for name, value in config.given().items()}
-            self.groups = GroupCoordinator(self.partitions, GroupCoordinatorConfig.from_properties(group_props),
-                                           broker_id=self.node_id)
+            self.groups = GroupCoordinator(self.partitions, config.group_coordinator, broker_id=self.node_id)
             # The internal topics are created when a client first asks for a coordinator, as a Kafka broker creates
             # them: a broker that serves no group and no transaction starts without their hundred partitions.
             await self.groups.startup(create_topic=False)
             self._handlers.update(group_handlers(self.groups))
             # After the groups: a marker for a __consumer_offsets partition with no log would be dropped.
             self.transactions = TransactionCoordinator(
-                self.partitions, self.producer_ids.generate, TransactionCoordinatorConfig.from_properties(group_props),
+                self.partitions, self.producer_ids.generate, config.transaction_coordinator,
                 broker_id=self.node_id, offsets_topic_num_partitions=self.groups.config.offsets_topic_num_partitions)
             self.transactions.add_completion_listener(GroupCompletion(self.groups))
             await self.transactions.startup(create_topic=False)

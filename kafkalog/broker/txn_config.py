@@ -41,24 +41,32 @@ class TransactionCoordinatorConfig(CoordinatorConfig):
     names in snake_case, the defaults Kafka 3.8's (module docstring).  Checked when made, and read from a broker's
     properties by :meth:`~kafkalog.broker.coordinator_config.CoordinatorConfig.from_properties`."""
 
-    transactional_id_expiration_ms: int = broker_property("transactional.id.expiration.ms", "INT",
-                                                          7 * 24 * 3600 * 1000, at_least(1))
-    transaction_max_timeout_ms: int = broker_property("transaction.max.timeout.ms", "INT", 15 * 60 * 1000,
-                                                      at_least(1))
-    transaction_state_log_num_partitions: int = broker_property("transaction.state.log.num.partitions", "INT", 50,
-                                                                at_least(1))
-    transaction_state_log_replication_factor: int = broker_property("transaction.state.log.replication.factor",
-                                                                    "SHORT", 3, at_least(1))
-    transaction_state_log_segment_bytes: int = broker_property("transaction.state.log.segment.bytes", "INT",
-                                                               100 * 1024 * 1024, at_least(1))
-    transaction_state_log_load_buffer_size: int = broker_property("transaction.state.log.load.buffer.size", "INT",
-                                                                  5 * 1024 * 1024, at_least(1))
-    transaction_state_log_min_isr: int = broker_property("transaction.state.log.min.isr", "INT", 2, at_least(1))
+    transactional_id_expiration_ms: int = broker_property(
+        "transactional.id.expiration.ms", "INT", 7 * 24 * 3600 * 1000, at_least(1),
+        doc="how long an idle transactional id lives")
+    transaction_max_timeout_ms: int = broker_property("transaction.max.timeout.ms", "INT", 15 * 60 * 1000, at_least(1),
+                                                      doc="the longest transaction timeout")
+    transaction_state_log_num_partitions: int = broker_property(
+        "transaction.state.log.num.partitions", "INT", 50, at_least(1), doc="partitions of __transaction_state")
+    transaction_state_log_replication_factor: int = broker_property(
+        "transaction.state.log.replication.factor", "SHORT", 3, at_least(1),
+        doc="replicas of __transaction_state (one node: kept, not acted on)")
+    transaction_state_log_segment_bytes: int = broker_property(
+        "transaction.state.log.segment.bytes", "INT", 100 * 1024 * 1024, at_least(1),
+        doc="segment size of __transaction_state")
+    transaction_state_log_load_buffer_size: int = broker_property(
+        "transaction.state.log.load.buffer.size", "INT", 5 * 1024 * 1024, at_least(1),
+        doc="read size when loading __transaction_state")
+    transaction_state_log_min_isr: int = broker_property("transaction.state.log.min.isr", "INT", 2, at_least(1),
+                                                         doc="min.insync.replicas of __transaction_state")
     transaction_abort_timed_out_transaction_cleanup_interval_ms: int = broker_property(
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms", "INT", 10_000, at_least(1))
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms", "INT", 10_000, at_least(1),
+        doc="how often timed-out transactions are aborted")
     transaction_remove_expired_transaction_cleanup_interval_ms: int = broker_property(
-        "transaction.remove.expired.transaction.cleanup.interval.ms", "INT", 3_600_000, at_least(1))
-    request_timeout_ms: int = broker_property("request.timeout.ms", "INT", 30_000, at_least(0))
+        "transaction.remove.expired.transaction.cleanup.interval.ms", "INT", 3_600_000, at_least(1),
+        doc="how often expired transactional ids are removed")
+    request_timeout_ms: int = broker_property("request.timeout.ms", "INT", 30_000, at_least(0),
+                                              doc="how long the coordinator waits on a write of its own")
 
     def transaction_topic_configs(self) -> dict[str, str]:
         """Kafka: ``TransactionStateManager.transactionTopicConfigs``: the topic configs ``__transaction_state`` is

@@ -86,6 +86,7 @@ __all__ = [
     "LOG_CLEANER_ENABLE_PROP",
     "MESSAGE_MAX_BYTES_PROP",
     "PROPERTY_ATTRIBUTES",
+    "PROPERTY_TYPES",
 ]
 
 
@@ -121,6 +122,8 @@ _PROPERTIES: Final[dict[str, tuple[str, str]]] = {
     LOG_CLEANER_ENABLE_PROP: ("BOOLEAN", "enable_cleaner"),
 }
 
+#: Broker property -> its ConfigDef type (``INT``, ``LONG``, ``DOUBLE``, ``BOOLEAN``, ``STRING``).
+PROPERTY_TYPES: Final[Mapping[str, str]] = {name: type_ for name, (type_, _) in _PROPERTIES.items()}
 #: Broker property -> :class:`CleanerConfig` attribute.
 PROPERTY_ATTRIBUTES: Final[Mapping[str, str]] = {name: attr for name, (_, attr) in _PROPERTIES.items()}
 _ATTRIBUTE_PROPERTIES: Final[Mapping[str, str]] = {attr: name for name, attr in PROPERTY_ATTRIBUTES.items()}

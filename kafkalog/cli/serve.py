@@ -40,6 +40,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="a broker property under Kafka's name, e.g. num.partitions=3; repeatable")
     parser.add_argument("--config-file", metavar="FILE",
                         help="a Java properties file of broker properties (server.properties)")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every broker property it takes (name, type, default, meaning) and exit")
     parser.set_defaults(run=run, input_paths=lambda a: [a.config_file] if a.config_file else [])
     return parser
 
@@ -81,6 +83,10 @@ def _unimportable(name: str) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    if args.help_config:
+        from ..broker.config import property_help
+        console.table(["property", "type", "default", "meaning"], property_help())
+        return EXIT_OK
     props = _properties(args)
     try:
         with _unimportable("hypothesis"):
