@@ -531,7 +531,8 @@ class LogManager(LogManagerConfigs):
                 # not UTF-8 cannot be written), so one would cost the whole directory its checkpoints.
                 validate_topic(tp.topic)
             except (InvalidPartitionDirError, InvalidTopicError) as e:
-                logger.warning("Skipping %s, which is not a partition directory: %s", entry, e)
+                logger.warning("Skipping %s, which is not a partition directory: %s", _shown(str(entry)),
+                               _shown(str(e)))
                 continue
             if tp.topic == CLUSTER_METADATA_TOPIC_NAME:
                 # Kafka 3.x: the KRaft metadata log belongs to the Raft layer, never to the LogManager.
@@ -1256,3 +1257,10 @@ class LogManager(LogManagerConfigs):
 
     def __repr__(self) -> str:
         return f"LogManager(log_dirs={[str(d) for d in self.log_dirs]}, logs={len(self._logs)})"
+
+
+def _shown(text: str) -> str:
+    """``text`` with the bytes of a file name that are not UTF-8 (Python's surrogate escapes, ``\\udcff``) shown
+    as ``\\xff``: a log handler writing UTF-8 (a file, a pipe, pytest-xdist's channel) cannot encode a lone
+    surrogate, and would drop the warning."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
