@@ -115,8 +115,14 @@ oracle: $(STAMP) oracle-jars
 	$(PY) -m tests.oracle.run --generate $(ORACLE_SCENARIOS) --seed $(ORACLE_SEED) --keep-going \
 		--shrink-to $(ORACLE_DIR)/shrunk
 
+# The suite on PYTEST_WORKERS processes (pytest-xdist), a test module to a process (loadscope: a module's tests,
+# both kernel twins of each, share one process and its module fixtures: a broker, a Spark cluster, a Kafka JVM).
+# 2 is CI's core count; PYTEST_WORKERS=0 runs it in this process, PYTEST_ARGS adds pytest options.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+
 pytest: $(STAMP) oracle-jars
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # The reference: HTML, then every example in it run by the doctest builder; warnings (nitpicky
 # cross-references included) are errors.  Output in docs/_build/html.

@@ -88,7 +88,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     json_path.unlink(missing_ok=True)
     command = pytest_command(bench_dir, json_path, quick=args.quick, select=args.select)
     console.error(f"kafkalog bench: {' '.join(command[2:])}")
-    env = {**os.environ, "KAFKALOG_BENCH_QUICK": "1"} if args.quick else None
+    # The run is a pytest session of its own: a caller that is itself a pytest-xdist worker (a test suite running
+    # `kafkalog bench`) would hand down its worker's identity, and pytest-benchmark disables every benchmark in
+    # what it then takes for a worker of a distributed run.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}
+    if args.quick:
+        env["KAFKALOG_BENCH_QUICK"] = "1"
     # The child's output is progress, not data: to stderr (fd 2), leaving stdout to the summary.
     console.out.flush()
     status = subprocess.call(command, cwd=bench_dir.parent, env=env, stdout=2)
