@@ -8,8 +8,8 @@ The loops that touch every byte are compiled (``kafkalog._core``) and also writt
 The classes users touch are here: ``kafkalog.Log``, ``kafkalog.LogManager``, ``kafkalog.LogCleaner``,
 ``kafkalog.LogConfig``, ``kafkalog.CleanerConfig``, ``kafkalog.LogSegment``, ``kafkalog.TopicPartition``,
 the record builders and readers, and a producer's and a consumer's conveniences (``kafkalog.Producer``,
-``kafkalog.Consumer``).  The storage classes are imported on first use, so ``import
-kafkalog`` stays light.
+``kafkalog.Consumer``), and ``kafkalog.serve``, a Kafka-compatible broker over kafkalog's logs for the length of a
+``with`` block (the ``broker`` extra).  They are imported on first use, so ``import kafkalog`` stays light.
 """
 
 from importlib import import_module
@@ -34,6 +34,7 @@ from .record import (
 )
 
 if TYPE_CHECKING:
+    from .broker import serve
     from .cleaner import LogCleaner
     from .cleaner.config import CleanerConfig
     from .clients import Consumer, ConsumerRecord, Producer, RecordMetadata
@@ -48,14 +49,25 @@ __version__ = "0.1.0.dev0"
 #: The names loaded on first use, and their modules.
 _LAZY = {"Log": ".log", "LogManager": ".manager", "LogCleaner": ".cleaner", "LogConfig": ".config",
          "CleanerConfig": ".cleaner", "LogSegment": ".segment", "TopicPartition": ".topic",
-         "Producer": ".clients", "Consumer": ".clients", "ConsumerRecord": ".clients", "RecordMetadata": ".clients"}
+         "Producer": ".clients", "Consumer": ".clients", "ConsumerRecord": ".clients", "RecordMetadata": ".clients",
+         "serve": ".broker"}
+
+#: The names whose module needs an extra, and the extra.
+_EXTRAS = {"serve": "broker"}
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
+    try:
+        imported = import_module(module, __name__)
+    except ImportError as e:
+        if name not in _EXTRAS:
+            raise
+        raise ImportError(f"kafkalog.{name} needs the {_EXTRAS[name]} extra: pip install "
+                          f"'kafkalog[{_EXTRAS[name]}]' ({e})") from e
+    value = getattr(imported, name)
     globals()[name] = value
     return value
 
@@ -86,4 +98,5 @@ __all__ = [
     "UnsupportedMagicError",
     "__version__",
     "implementation",
+    "serve",
 ]

@@ -33,6 +33,21 @@ def test_the_storage_classes_are_on_the_package_and_load_on_first_use() -> None:
     assert out.split() == ["False", "LogManager"]
 
 
+def test_serve_is_at_the_top_and_says_which_extra_it_needs() -> None:
+    """Issue 34 names ``with kafkalog.serve(...) as broker``: the broker's :func:`~kafkalog.broker.serve`, loaded on
+    first use; without the broker extra (kio) the error says what to install."""
+    from kafkalog.broker import serve
+    assert kafkalog.serve is serve
+    code = ("import sys; sys.modules['kio'] = None\n"
+            "import kafkalog\n"
+            "try:\n"
+            "    kafkalog.serve\n"
+            "except ImportError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "kafkalog.serve needs the broker extra: pip install 'kafkalog[broker]'" in out
+
+
 def test_every_subpackage_is_in_the_wheel() -> None:
     """pyproject.toml lists the packages by hand; a subpackage missing there would be left out of the wheel."""
     import tomllib
