@@ -45,6 +45,7 @@ from typing import Any
 from kio.schema.errors import ErrorCode
 
 from ..errors import IllegalStateError, UnknownTopicOrPartitionError
+from .coordinator_logs import CoordinatorLogs
 from .delayed import (
     DelayedHeartbeat,
     DelayedJoin,
@@ -68,7 +69,7 @@ from .group_metadata import (
     SyncGroupResult,
     TopicPartition,
 )
-from .group_metadata_manager import CoordinatorLogs, GroupMetadataManager, OffsetFetchPartition
+from .group_metadata_manager import GroupMetadataManager, OffsetFetchPartition
 from .group_records import GROUP_METADATA_TOPIC_NAME, OffsetAndMetadata
 
 __all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "UNKNOWN_MEMBER_ID", "ClassicGroupCoordinator"]

@@ -8,11 +8,11 @@ deleted groups and offsets, with their tombstones) and the transactional bookkee
 (``handleTxnCompletion``, ``addProducerGroup``, ``removeProducerGroup``) that the transaction coordinator's part
 drives.  The records themselves are :mod:`kafkalog.broker.group_records`'.
 
-Storage is the broker's, behind :class:`CoordinatorLogs`: one log per ``__consumer_offsets`` partition, appended
-with the coordinator origin.  A single node leads every partition, so every append is acknowledged at once
-(Kafka's ``acks=-1`` with one replica) and the callbacks Kafka runs when the append completes run before
-``store_*`` returns.  A failed append becomes Kafka's error codes (``maybeConvertOffsetCommitError`` for offsets,
-``storeGroup``'s mapping for a group).
+Storage is the broker's, behind :class:`~kafkalog.broker.coordinator_logs.CoordinatorLogs`: one log per
+``__consumer_offsets`` partition, appended with the coordinator origin.  A single node leads every partition, so
+every append is acknowledged at once (Kafka's ``acks=-1`` with one replica) and the callbacks Kafka runs when the
+append completes run before ``store_*`` returns.  A failed append becomes Kafka's error codes
+(``maybeConvertOffsetCommitError`` for offsets, ``storeGroup``'s mapping for a group).
 
 Load order (``doLoadGroupsAndOffsets``): every batch from the log start to the log end; an offset record puts or
 (as a tombstone) drops a committed offset, a transactional one goes to its producer's pending offsets until a
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from kio.schema.errors import ErrorCode
 
@@ -44,6 +44,7 @@ from ..errors import (
 )
 from ..messages import MessageReadError, MessageWriteError
 from ..record.memory import MemoryRecords
+from .coordinator_logs import CoordinatorLogs
 from .error_codes import error_code_for
 from .group_config import GroupCoordinatorConfig
 from .group_metadata import CommitRecordMetadataAndOffset, GroupMetadata, GroupState, TopicPartition
@@ -63,31 +64,14 @@ from .group_records import (
 )
 
 if TYPE_CHECKING:
-    from ..log.append_info import LogAppendInfo
-    from ..log.unified_log import Log
+    pass
 
-__all__ = ["CoordinatorLogs", "GroupMetadataManager", "OffsetFetchPartition", "maybe_convert_offset_commit_error"]
+__all__ = ["GroupMetadataManager", "OffsetFetchPartition", "maybe_convert_offset_commit_error"]
 
 logger = logging.getLogger(__name__)
 
 #: Kafka: ``ControlRecordType.COMMIT``'s id (a control record's key is ``int16 version, int16 type``).
 _CONTROL_COMMIT = 1
-
-
-class CoordinatorLogs(Protocol):
-    """The storage a coordinator writes through; the broker implements it over its ``LogManager``."""
-
-    def ensure_internal_topic(self, name: str, partitions: int, configs: Mapping[str, str]) -> None:
-        """Create the topic's logs if absent, with ``configs`` (``cleanup.policy=compact`` ...); idempotent."""
-        ...
-
-    def log(self, name: str, partition: int) -> Log:
-        """The :class:`kafkalog.log.Log` of that partition."""
-        ...
-
-    def append_as_coordinator(self, name: str, partition: int, records: MemoryRecords) -> LogAppendInfo:
-        """``Log.append(records, origin="coordinator")``, then the high watermark moves to the log end."""
-        ...
 
 
 class OffsetFetchPartition:

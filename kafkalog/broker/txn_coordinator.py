@@ -67,9 +67,9 @@ from kio.static.primitive import TZAware, i32Timedelta
 
 from .._common import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from ..errors import IllegalArgumentError, IllegalStateError, UnknownTopicOrPartitionError
+from .coordinator_logs import CoordinatorLogs
 from .delayed import LoopTimer, Timer, TimerHandle
 from .group_coordinator import RequestContext
-from .group_metadata_manager import CoordinatorLogs
 from .group_records import GROUP_METADATA_TOPIC_NAME, partition_for
 from .kio_values import build, ms
 from .protocol import response_class

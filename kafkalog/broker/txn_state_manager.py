@@ -9,7 +9,7 @@ partition with its coordinator epoch), the partitions still loading, ``getTransa
 tombstones of ids unused for ``transactional.id.expiration.ms``) and ``listTransactionStates``.
 
 Storage is the broker's, behind the group coordinator's
-:class:`~kafkalog.broker.group_metadata_manager.CoordinatorLogs`: one log per ``__transaction_state`` partition,
+:class:`~kafkalog.broker.coordinator_logs.CoordinatorLogs`: one log per ``__transaction_state`` partition,
 appended with the coordinator origin.  This node leads every partition, so an append is acknowledged when it
 returns (Kafka's ``acks=-1`` with one replica) and the callback Kafka runs on completion runs before
 :meth:`TransactionStateManager.append_transaction_to_log` returns.  A failed append becomes Kafka's error codes:
@@ -42,8 +42,8 @@ from ..errors import (
 )
 from ..messages import MessageReadError
 from ..record.memory import MemoryRecords
+from .coordinator_logs import CoordinatorLogs
 from .error_codes import error_code_for
-from .group_metadata_manager import CoordinatorLogs
 from .group_records import java_string_hashcode
 from .txn_config import TransactionCoordinatorConfig
 from .txn_metadata import TransactionMetadata, TransactionState, TxnTransitMetadata
