@@ -122,12 +122,7 @@ KAFKA_PYTHON = Suite(
     expected={
         "test/integration/test_admin_integration.py::test_create_describe_delete_acls":
             "ACLs: kafkalog's broker has no authorizer (DescribeAcls, CreateAcls, DeleteAcls not answered)",
-        "test/integration/test_admin_integration.py::test_alter_replica_log_dirs": _NO_API + "AlterReplicaLogDirs",
         "test/integration/test_admin_integration.py::test_describe_metadata_quorum": _CONTROLLER + " (DescribeQuorum)",
-        "test/integration/test_admin_integration.py::test_describe_topic_partitions":
-            _NO_API + "DescribeTopicPartitions",
-        "test/integration/test_admin_integration.py::test_describe_topic_partitions_pagination":
-            _NO_API + "DescribeTopicPartitions",
         "test/integration/test_ssl_integration.py::TestSSLConnection::test_ssl_handshake":
             "SSL: the fixture spawns a Kafka of its own with an SSL listener (kafkalog serve is PLAINTEXT only)",
         "test/integration/test_ssl_integration.py::TestSSLConnection::test_legacy_kafka_client_ssl":
