@@ -39,6 +39,7 @@ from typing import Any
 from kafkalog.config import LogConfig
 
 from .broker import NODE_ID, quiet_logger
+from .clients import Row, read_partitions
 
 with warnings.catch_warnings():  # kafka-python's import trips a DeprecationWarning of importlib.resources
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -85,7 +86,6 @@ CODECS = (None, "gzip", "snappy", "lz4", "zstd")
 #: may delete what a scenario reads back).
 BASE_TS = (int(time.time()) // 3600 - 1) * 3600 * 1000
 
-Row = tuple[int, int, int, bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...]]
 
 
 class ScenarioError(AssertionError):
@@ -125,6 +125,17 @@ def _wait_for(what: str, check: Callable[[], Any], timeout: float = TIMEOUT_S) -
         if time.monotonic() > deadline:
             raise ScenarioError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def _fill_partitions(bootstrap: str, topic: str, partitions: int, per_partition: int) -> None:
+    """``per_partition`` records in each partition of ``topic``, valued ``b"<partition>-<i>"``, all delivered."""
+    from confluent_kafka import Producer
+    producer = Producer({"bootstrap.servers": bootstrap, "logger": quiet_logger()})
+    for p in range(partitions):
+        for i in range(per_partition):
+            producer.produce(topic, value=b"%d-%d" % (p, i), partition=p)
+    if producer.flush(TIMEOUT_S):
+        raise ScenarioError("not every record was delivered")
 
 
 def _create_topics(bootstrap: str, topics: Mapping[str, tuple[int, Mapping[str, Any]]]) -> None:
@@ -186,46 +197,17 @@ def _kafka_python_consume(bootstrap: str, topic: str, partitions: Iterable[int],
             if time.monotonic() > deadline:
                 raise ScenarioError(f"kafka-python read {len(rows)} of {count} records of {topic}")
             for messages in consumer.poll(timeout_ms=500).values():
-                rows.extend((m.offset, m.timestamp_type, m.timestamp, m.key, m.value, tuple(m.headers))
+                rows.extend(Row(m.offset, m.timestamp_type, m.timestamp, m.key, m.value, tuple(m.headers))
                             for m in messages)
         return rows
     finally:
         consumer.close()
 
 
-def _confluent_row(message: Any) -> Row:
-    kind, timestamp = message.timestamp()
-    from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME
-    return (message.offset(), 1 if kind == TIMESTAMP_LOG_APPEND_TIME else 0, timestamp, message.key(),
-            message.value(), tuple(message.headers() or ()))
-
-
 def _confluent_consume(bootstrap: str, tps: Iterable[tuple[str, int]], *, isolation: str = "read_uncommitted",
                        start: int | None = None) -> dict[tuple[str, int], list[Row]]:
     """Everything from ``start`` (the beginning) to the end of each partition, read with assign()."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
-    tps = list(tps)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True,
-                         "auto.offset.reset": "error", "logger": quiet_logger()})
-    try:
-        consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING if start is None else start) for t, p in tps])
-        rows: dict[tuple[str, int], list[Row]] = {tp: [] for tp in tps}
-        pending, deadline = set(tps), time.monotonic() + TIMEOUT_S
-        while pending:
-            if time.monotonic() > deadline:
-                raise ScenarioError(f"the consumer did not reach the end of {sorted(pending)}")
-            for message in consumer.consume(500, 0.5):
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        pending.discard((message.topic(), message.partition()))
-                        continue
-                    raise ScenarioError(f"the consumer failed: {error}")
-                rows[(message.topic(), message.partition())].append(_confluent_row(message))
-        return rows
-    finally:
-        consumer.close()
+    return read_partitions(bootstrap, tps, isolation=isolation, start=start, timeout=TIMEOUT_S, failure=ScenarioError)
 
 
 # -- produce and consume -------------------------------------------------------------------------------------------
@@ -446,15 +428,10 @@ def confluent_group(bootstrap: str, prefix: str) -> dict[str, Any]:
     offsets (with metadata); the offsets are fetched by a member and by the admin client; the group is described
     and listed while it has members and after they left; it cannot be deleted while it has members, can be after,
     and is gone then."""
-    from confluent_kafka import Consumer, ConsumerGroupState, Producer, TopicPartition
+    from confluent_kafka import Consumer, ConsumerGroupState, TopicPartition
     topic, group = f"{prefix}grouped", f"{prefix}group"
     _create_topics(bootstrap, {topic: (4, {})})
-    producer = Producer({"bootstrap.servers": bootstrap, "logger": quiet_logger()})
-    for p in range(4):
-        for i in range(6):
-            producer.produce(topic, value=b"%d-%d" % (p, i), partition=p)
-    if producer.flush(TIMEOUT_S):
-        raise ScenarioError("not every record was delivered")
+    _fill_partitions(bootstrap, topic, 4, 6)
     assigned: dict[str, set[int]] = {"a": set(), "b": set()}
 
     def member(name: str) -> Any:
@@ -1136,18 +1113,13 @@ def kafka_python_group_admin(bootstrap: str, prefix: str) -> dict[str, Any]:
     snapshot is taken rebalances again at once, and now and then hangs in that second rebalance, against Kafka's
     broker as against kafkalog's.)
     """
-    from confluent_kafka import Consumer, Producer
+    from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as ConfluentTopicPartition
     from kafka.admin import KafkaAdminClient
     from kafka.structs import OffsetAndMetadata
     topic, group = f"{prefix}kp-grouped", f"{prefix}kp-group"
     _create_topics(bootstrap, {topic: (3, {})})
-    producer = Producer({"bootstrap.servers": bootstrap, "logger": quiet_logger()})
-    for p in range(3):
-        for i in range(4):
-            producer.produce(topic, value=b"%d-%d" % (p, i), partition=p)
-    if producer.flush(TIMEOUT_S):
-        raise ScenarioError("not every record was delivered")
+    _fill_partitions(bootstrap, topic, 3, 4)
     assigned: dict[str, set[int]] = {"a": set(), "b": set()}
 
     def member(name: str) -> Any:

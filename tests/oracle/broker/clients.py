@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .broker import NODE_ID, BrokerError, KafkaBroker, quiet_logger
 
 __all__ = ["Row", "TopicPartitionKey", "admin", "confluent_producer", "consume", "create_topics", "end_offsets",
-           "library_rows", "produce", "wait_for_leaders", "wait_until_stable"]
+           "library_rows", "produce", "read_partitions", "wait_for_leaders", "wait_until_stable"]
 
 #: ``(topic, partition)``.
 TopicPartitionKey = tuple[str, int]
@@ -117,18 +117,21 @@ def wait_until_stable(broker: KafkaBroker, partitions: Iterable[TopicPartitionKe
         time.sleep(0.1)
 
 
-def consume(broker: KafkaBroker, partitions: Iterable[TopicPartitionKey], isolation: str,
-            timeout: float = CLIENT_TIMEOUT_S) -> dict[TopicPartitionKey, list[Row]]:
-    """Everything a consumer of ``isolation`` (``read_committed`` / ``read_uncommitted``) gets from the start of each
-    partition to its end (the end of partition event: the high watermark, or the last stable offset)."""
+def read_partitions(bootstrap: str, partitions: Iterable[TopicPartitionKey], *, isolation: str = "read_uncommitted",
+                    start: int | None = None, timeout: float = CLIENT_TIMEOUT_S,
+                    failure: Callable[[str], Exception] = BrokerError) -> dict[TopicPartitionKey, list[Row]]:
+    """Everything a confluent-kafka consumer of ``isolation`` (``read_committed`` / ``read_uncommitted``) gets, with
+    ``assign()``, from ``start`` (the beginning) of each partition to its end (the end of partition event: the high
+    watermark, or the last stable offset).  A consumer error, or an end not reached in ``timeout`` seconds, is raised
+    as ``failure(message)``."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
     partitions = list(partitions)
-    consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"kafkalog-oracle-{uuid.uuid4().hex}",
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"kafkalog-oracle-{uuid.uuid4().hex}",
                          "enable.auto.commit": False, "isolation.level": isolation, "enable.partition.eof": True,
                          "auto.offset.reset": "error", "check.crcs": True, "logger": quiet_logger()})
     try:
-        consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in partitions])
+        consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING if start is None else start) for t, p in partitions])
         rows: dict[TopicPartitionKey, list[Row]] = {tp: [] for tp in partitions}
         pending, deadline = set(partitions), time.monotonic() + timeout
         while pending:
@@ -138,14 +141,20 @@ def consume(broker: KafkaBroker, partitions: Iterable[TopicPartitionKey], isolat
                     if error.code() == KafkaError._PARTITION_EOF:
                         pending.discard((message.topic(), message.partition()))
                         continue
-                    raise BrokerError(f"the consumer failed: {error}\n{broker.log_tail()}")
+                    raise failure(f"the consumer failed: {error}")
                 rows[(message.topic(), message.partition())].append(_confluent_row(message))
             if pending and time.monotonic() > deadline:
-                raise BrokerError(f"the {isolation} consumer did not reach the end of {sorted(pending)} in "
-                                  f"{timeout:.0f} s\n{broker.log_tail()}")
+                raise failure(f"the {isolation} consumer did not reach the end of {sorted(pending)} in {timeout:.0f} s")
         return rows
     finally:
         consumer.close()
+
+
+def consume(broker: KafkaBroker, partitions: Iterable[TopicPartitionKey], isolation: str,
+            timeout: float = CLIENT_TIMEOUT_S) -> dict[TopicPartitionKey, list[Row]]:
+    """:func:`read_partitions` from the start of each partition of ``broker``, a failure told with the broker's log."""
+    return read_partitions(broker.bootstrap, partitions, isolation=isolation, timeout=timeout,
+                           failure=lambda message: BrokerError(f"{message}\n{broker.log_tail()}"))
 
 
 def confluent_producer(broker: KafkaBroker, **config: Any) -> Any:
