@@ -107,6 +107,16 @@ class FetchDataInfo(NamedTuple):
     first_entry_incomplete: bool = False
     aborted_transactions: list[AbortedTxn] | None = None
 
+    def records_bytes(self) -> bytes:
+        """The records' bytes as they lie in the segment (one read of the file slice) or in memory, undecoded: what
+        a fetch response carries and a follower appends."""
+        records = self.records
+        if records.size_in_bytes() == 0:
+            return b""
+        if isinstance(records, MemoryRecords):
+            return bytes(records.buffer)
+        return bytes(records.read_bytes())
+
 
 class LogOffsetSnapshot(NamedTuple):
     """A log's offsets taken together, each with its position (Kafka: ``LogOffsetSnapshot``, what

@@ -141,7 +141,7 @@ def _partition_response(ctx: RequestContext, read: _Read, read_committed: bool) 
     aborted = None
     records = b""
     if read.result is not None:
-        records = _bytes_of(read.result.records)
+        records = read.result.records_bytes()
         if read_committed and read.result.aborted_transactions is not None:
             aborted_type = ctx.response_type("AbortedTransaction")
             aborted = tuple(build(aborted_type, producer_id=txn.producer_id, first_offset=txn.first_offset)
@@ -157,15 +157,6 @@ def _partition_response(ctx: RequestContext, read: _Read, read_committed: bool) 
                  high_watermark=log.high_watermark, last_stable_offset=log.last_stable_offset,
                  log_start_offset=log.log_start_offset, aborted_transactions=aborted, preferred_read_replica=-1,
                  records=records)
-
-
-def _bytes_of(records: Any) -> bytes:
-    if records.size_in_bytes() == 0:
-        return b""
-    read_bytes = getattr(records, "read_bytes", None)
-    if read_bytes is not None:
-        return bytes(read_bytes())
-    return bytes(records.buffer)
 
 
 async def handle_fetch(ctx: RequestContext, request: Any) -> Any:

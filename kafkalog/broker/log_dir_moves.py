@@ -236,10 +236,8 @@ class LogDirMoves:
                 info = current.read(future.log_end_offset, self.fetch_max_bytes)
             except OffsetOutOfRangeError:
                 return False  # retention moved the start since: the next turn starts over there
-            records = info.records
-            if records.size_in_bytes() > 0:
-                read_bytes = getattr(records, "read_bytes", None)
-                data = bytes(read_bytes()) if read_bytes is not None else bytes(records.buffer)  # type: ignore[union-attr]
+            data = info.records_bytes()
+            if data:
                 future.append_as_follower(data)
         future.update_high_watermark(min(current.high_watermark, future.log_end_offset))
         if current.log_start_offset > future.log_start_offset:
