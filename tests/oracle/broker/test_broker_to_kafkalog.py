@@ -139,8 +139,8 @@ def test_stats_give_the_broker_offsets(broker_to_kafkalog: BrokerRun, impl: Modu
     codecs = {topic: set() for topic, _ in stats}
     for (topic, _), s in stats.items():
         codecs[topic] |= set(s["codecs"])
-    # librdkafka sends a batch uncompressed when compressing it would not make it smaller (a batch cut down to one
-    # short record by timing): every codec is there, and "none" may be beside them
+    # librdkafka sends a batch uncompressed when the compressed one came out larger (rd_kafka_msgset_writer_compress;
+    # a batch cut down to a record or two by timing): every codec is there, and "none" may be beside them
     assert set(CODECS) <= codecs["codecs"] <= set(CODECS) | {"none"}
     assert codecs["recompressed"] == {"zstd"}
     assert codecs["logappend"] == {"lz4", "none"}
